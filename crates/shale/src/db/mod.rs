@@ -1,0 +1,3 @@
+//! placeholder
+#[derive(Clone)]
+pub struct Snapshot;

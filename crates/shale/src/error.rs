@@ -1,0 +1,114 @@
+//! The one public error type of Shale.
+//!
+//! Absence is not an error: `get` returns `Ok(None)`. Everything else that can go wrong is one of
+//! the variants below; each carries enough context (file, offset, option name) to act on it.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// Result alias used throughout Shale.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Every error Shale returns.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Error {
+    /// Bytes on disk are not what they must be. `file` is the file name (may be empty when the
+    /// decoder did not know it), `offset` the byte offset inside it when known.
+    Corruption { file: String, offset: Option<u64>, msg: String },
+    /// A bad option value or a misuse of the API; the message names the option or argument.
+    InvalidArgument(String),
+    /// An operating-system I/O error on `file`.
+    Io { file: String, source: Arc<std::io::Error> },
+    /// The resource is in use (e.g. the DB directory is locked by another opener).
+    Busy(String),
+    /// The operation or format feature is not supported.
+    NotSupported(String),
+    /// A background job (flush, compaction) failed; writes are stopped until `resume()` or reopen.
+    Background(Arc<Error>),
+}
+
+impl Error {
+    /// Corruption in a known file at a known offset.
+    pub fn corruption(file: impl Into<String>, offset: Option<u64>, msg: impl Into<String>) -> Error {
+        Error::Corruption { file: file.into(), offset, msg: msg.into() }
+    }
+    /// Corruption found by a decoder that does not know the file; callers add it with `in_file`.
+    pub fn corrupt(msg: impl Into<String>) -> Error {
+        Error::Corruption { file: String::new(), offset: None, msg: msg.into() }
+    }
+    /// InvalidArgument naming an option or argument.
+    pub fn invalid(msg: impl Into<String>) -> Error {
+        Error::InvalidArgument(msg.into())
+    }
+    /// I/O error on a file.
+    pub fn io(file: impl Into<String>, e: std::io::Error) -> Error {
+        Error::Io { file: file.into(), source: Arc::new(e) }
+    }
+    /// Fill in file (and offset, if not yet known) of a Corruption produced without them.
+    pub fn in_file(self, name: &str, off: Option<u64>) -> Error {
+        match self {
+            Error::Corruption { file, offset, msg } => Error::Corruption {
+                file: if file.is_empty() { name.to_string() } else { file },
+                offset: offset.or(off),
+                msg,
+            },
+            e => e,
+        }
+    }
+    pub fn is_corruption(&self) -> bool {
+        matches!(self, Error::Corruption { .. })
+    }
+    pub fn is_invalid_argument(&self) -> bool {
+        matches!(self, Error::InvalidArgument(_))
+    }
+    pub fn is_io(&self) -> bool {
+        matches!(self, Error::Io { .. })
+    }
+    pub fn is_busy(&self) -> bool {
+        matches!(self, Error::Busy(_))
+    }
+    pub fn is_not_supported(&self) -> bool {
+        matches!(self, Error::NotSupported(_))
+    }
+    /// True for an ENOSPC I/O error (possibly wrapped in a background error).
+    pub fn is_no_space(&self) -> bool {
+        match self {
+            Error::Io { source, .. } => source.raw_os_error() == Some(libc::ENOSPC),
+            Error::Background(e) => e.is_no_space(),
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Corruption { file, offset, msg } => {
+                write!(f, "Corruption: {msg}")?;
+                if !file.is_empty() {
+                    write!(f, " in file {file}")?;
+                }
+                if let Some(o) = offset {
+                    write!(f, " at offset {o}")?;
+                }
+                Ok(())
+            }
+            Error::InvalidArgument(m) => write!(f, "Invalid argument: {m}"),
+            Error::Io { file, source } => write!(f, "IO error: {file}: {source}"),
+            Error::Busy(m) => write!(f, "Resource busy: {m}"),
+            Error::NotSupported(m) => write!(f, "Not implemented: {m}"),
+            Error::Background(e) => write!(f, "Background error (writes stopped): {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source.as_ref()),
+            Error::Background(e) => Some(e.as_ref()),
+            _ => None,
+        }
+    }
+}

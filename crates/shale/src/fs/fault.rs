@@ -1,0 +1,176 @@
+//! A file system wrapper that injects I/O errors, for testing failure handling.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::{name_of, FileLock, FileSystem, RandomAccessFile, WritableFile};
+use crate::error::{Error, Result};
+
+/// Which operations fail while a fault is active.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultKind {
+    /// `append`/`flush` on writable files fail with EIO.
+    WriteEio,
+    /// `append`/`flush` fail with ENOSPC.
+    WriteNoSpace,
+    /// `sync` fails with EIO.
+    SyncEio,
+    /// Reads fail with EIO.
+    ReadEio,
+    /// Creating files fails with EIO.
+    CreateEio,
+}
+
+#[derive(Default)]
+struct Ctl {
+    active: Mutex<Vec<(FaultKind, Option<String>)>>,
+    countdown: AtomicU64,
+    armed: AtomicBool,
+    injected: AtomicU64,
+}
+
+/// Wraps a [`FileSystem`] and fails selected operations on request.
+#[derive(Clone)]
+pub struct FaultFs {
+    inner: Arc<dyn FileSystem>,
+    ctl: Arc<Ctl>,
+}
+
+impl FaultFs {
+    pub fn new(inner: Arc<dyn FileSystem>) -> FaultFs {
+        FaultFs { inner, ctl: Arc::new(Ctl::default()) }
+    }
+    /// Start failing `kind` operations on files whose name contains `pattern` (all files if None).
+    pub fn inject(&self, kind: FaultKind, pattern: Option<&str>) {
+        self.ctl.active.lock().push((kind, pattern.map(|s| s.to_string())));
+    }
+    /// Start failing after `n` more successful matching operations.
+    pub fn inject_after(&self, kind: FaultKind, pattern: Option<&str>, n: u64) {
+        self.ctl.countdown.store(n, Ordering::SeqCst);
+        self.ctl.armed.store(true, Ordering::SeqCst);
+        self.inject(kind, pattern);
+    }
+    /// Stop injecting faults.
+    pub fn clear(&self) {
+        self.ctl.active.lock().clear();
+        self.ctl.armed.store(false, Ordering::SeqCst);
+    }
+    /// Number of faults injected so far.
+    pub fn injected(&self) -> u64 {
+        self.ctl.injected.load(Ordering::SeqCst)
+    }
+}
+
+impl Ctl {
+    fn check(&self, kind: FaultKind, name: &str) -> Result<()> {
+        let hit = self
+            .active
+            .lock()
+            .iter()
+            .any(|(k, p)| *k == kind && p.as_deref().map(|p| name.contains(p)).unwrap_or(true));
+        if !hit {
+            return Ok(());
+        }
+        if self.armed.load(Ordering::SeqCst) {
+            let c = self.countdown.load(Ordering::SeqCst);
+            if c > 0 {
+                self.countdown.store(c - 1, Ordering::SeqCst);
+                return Ok(());
+            }
+        }
+        self.injected.fetch_add(1, Ordering::SeqCst);
+        let errno = if kind == FaultKind::WriteNoSpace { libc::ENOSPC } else { libc::EIO };
+        Err(Error::io(name, std::io::Error::from_raw_os_error(errno)))
+    }
+}
+
+struct FaultWritable {
+    inner: Box<dyn WritableFile>,
+    name: String,
+    ctl: Arc<Ctl>,
+}
+
+impl WritableFile for FaultWritable {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.ctl.check(FaultKind::WriteEio, &self.name)?;
+        self.ctl.check(FaultKind::WriteNoSpace, &self.name)?;
+        self.inner.append(data)
+    }
+    fn flush(&mut self) -> Result<()> {
+        self.ctl.check(FaultKind::WriteEio, &self.name)?;
+        self.ctl.check(FaultKind::WriteNoSpace, &self.name)?;
+        self.inner.flush()
+    }
+    fn sync(&mut self) -> Result<()> {
+        self.ctl.check(FaultKind::SyncEio, &self.name)?;
+        self.inner.sync()
+    }
+    fn size(&self) -> u64 {
+        self.inner.size()
+    }
+}
+
+struct FaultRandom {
+    inner: Arc<dyn RandomAccessFile>,
+    name: String,
+    ctl: Arc<Ctl>,
+}
+
+impl RandomAccessFile for FaultRandom {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.ctl.check(FaultKind::ReadEio, &self.name)?;
+        self.inner.read_exact_at(offset, buf)
+    }
+    fn size(&self) -> u64 {
+        self.inner.size()
+    }
+}
+
+impl FileSystem for FaultFs {
+    fn create_dir_all(&self, path: &Path) -> Result<()> {
+        self.inner.create_dir_all(path)
+    }
+    fn new_writable(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let name = name_of(path);
+        self.ctl.check(FaultKind::CreateEio, &name)?;
+        let inner = self.inner.new_writable(path)?;
+        Ok(Box::new(FaultWritable { inner, name, ctl: self.ctl.clone() }))
+    }
+    fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        let name = name_of(path);
+        let inner = self.inner.open_random(path)?;
+        Ok(Arc::new(FaultRandom { inner, name, ctl: self.ctl.clone() }))
+    }
+    fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
+        self.ctl.check(FaultKind::ReadEio, &name_of(path))?;
+        self.inner.read_all(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn remove_file(&self, path: &Path) -> Result<()> {
+        self.inner.remove_file(path)
+    }
+    fn remove_dir(&self, path: &Path) -> Result<()> {
+        self.inner.remove_dir(path)
+    }
+    fn list(&self, dir: &Path) -> Result<Vec<String>> {
+        self.inner.list(dir)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        self.inner.exists(path)
+    }
+    fn file_size(&self, path: &Path) -> Result<u64> {
+        self.inner.file_size(path)
+    }
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        self.ctl.check(FaultKind::SyncEio, &name_of(dir))?;
+        self.inner.sync_dir(dir)
+    }
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+        self.inner.lock(path)
+    }
+}

@@ -1,0 +1,72 @@
+//! The file-system abstraction: every byte Shale reads or writes goes through [`FileSystem`].
+//!
+//! Implementations: [`PosixFs`] (the real one), [`MemFs`] (in memory, with power-loss
+//! simulation) and [`FaultFs`] (wraps another and injects I/O errors).
+
+mod fault;
+mod mem;
+mod posix;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::error::Result;
+
+pub use fault::{FaultFs, FaultKind};
+pub use mem::MemFs;
+pub use posix::PosixFs;
+
+/// A file opened for appending.
+pub trait WritableFile: Send {
+    /// Append bytes (may be buffered in user space).
+    fn append(&mut self, data: &[u8]) -> Result<()>;
+    /// Push buffered bytes to the operating system (survives a process crash).
+    fn flush(&mut self) -> Result<()>;
+    /// Flush and make the data durable (`fdatasync`; survives power loss).
+    fn sync(&mut self) -> Result<()>;
+    /// Bytes appended so far.
+    fn size(&self) -> u64;
+}
+
+/// A file read at arbitrary offsets, shared between threads.
+pub trait RandomAccessFile: Send + Sync {
+    /// Read exactly `buf.len()` bytes at `offset`; a short read is an error.
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
+    /// File size at open time.
+    fn size(&self) -> u64;
+    /// Read `len` bytes at `offset` into a new vector.
+    fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
+        let mut v = vec![0u8; len];
+        self.read_exact_at(offset, &mut v)?;
+        Ok(v)
+    }
+}
+
+/// A held lock on a file; dropping it releases the lock.
+pub trait FileLock: Send + Sync {}
+
+/// The operations Shale needs from a file system.
+pub trait FileSystem: Send + Sync {
+    fn create_dir_all(&self, path: &Path) -> Result<()>;
+    /// Create (or truncate) a file for writing.
+    fn new_writable(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
+    /// Read a whole file.
+    fn read_all(&self, path: &Path) -> Result<Vec<u8>>;
+    /// Atomically replace `to` with `from`.
+    fn rename(&self, from: &Path, to: &Path) -> Result<()>;
+    fn remove_file(&self, path: &Path) -> Result<()>;
+    fn remove_dir(&self, path: &Path) -> Result<()>;
+    /// Names (not paths) of the entries of a directory.
+    fn list(&self, dir: &Path) -> Result<Vec<String>>;
+    fn exists(&self, path: &Path) -> bool;
+    fn file_size(&self, path: &Path) -> Result<u64>;
+    /// Make creations, renames and removals in `dir` durable.
+    fn sync_dir(&self, dir: &Path) -> Result<()>;
+    /// Take an exclusive lock on `path` (creating it); fails with Busy if already held.
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
+}
+
+pub(crate) fn name_of(p: &Path) -> String {
+    p.display().to_string()
+}

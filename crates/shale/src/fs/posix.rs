@@ -1,0 +1,187 @@
+//! The real file system (std + libc).
+
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::{name_of, FileLock, FileSystem, RandomAccessFile, WritableFile};
+use crate::error::{Error, Result};
+
+/// The operating system's file system.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PosixFs;
+
+const WRITE_BUFFER: usize = 64 * 1024;
+
+struct PosixWritable {
+    file: File,
+    name: String,
+    buf: Vec<u8>,
+    size: u64,
+}
+
+impl WritableFile for PosixWritable {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.size += data.len() as u64;
+        if self.buf.len() + data.len() > WRITE_BUFFER {
+            self.flush()?;
+            if data.len() >= WRITE_BUFFER {
+                return self.file.write_all(data).map_err(|e| Error::io(&self.name, e));
+            }
+        }
+        self.buf.extend_from_slice(data);
+        Ok(())
+    }
+    fn flush(&mut self) -> Result<()> {
+        if !self.buf.is_empty() {
+            self.file.write_all(&self.buf).map_err(|e| Error::io(&self.name, e))?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+    fn sync(&mut self) -> Result<()> {
+        self.flush()?;
+        self.file.sync_data().map_err(|e| Error::io(&self.name, e))
+    }
+    fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+impl Drop for PosixWritable {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}
+
+struct PosixRandom {
+    file: File,
+    name: String,
+    size: u64,
+}
+
+impl RandomAccessFile for PosixRandom {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.file.read_exact_at(buf, offset).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                Error::corruption(&self.name, Some(offset), format!("truncated read of {} bytes", buf.len()))
+            } else {
+                Error::io(&self.name, e)
+            }
+        })
+    }
+    fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+fn locked_set() -> &'static Mutex<HashSet<PathBuf>> {
+    static SET: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
+    SET.get_or_init(|| Mutex::new(HashSet::new()))
+}
+
+struct PosixLock {
+    _file: File,
+    path: PathBuf,
+}
+impl FileLock for PosixLock {}
+impl Drop for PosixLock {
+    fn drop(&mut self) {
+        // closing the file releases the fcntl lock
+        if let Ok(mut s) = locked_set().lock() {
+            s.remove(&self.path);
+        }
+    }
+}
+
+impl FileSystem for PosixFs {
+    fn create_dir_all(&self, path: &Path) -> Result<()> {
+        std::fs::create_dir_all(path).map_err(|e| Error::io(name_of(path), e))
+    }
+    fn new_writable(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| Error::io(name_of(path), e))?;
+        Ok(Box::new(PosixWritable { file, name: name_of(path), buf: Vec::with_capacity(WRITE_BUFFER), size: 0 }))
+    }
+    fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        let file = File::open(path).map_err(|e| Error::io(name_of(path), e))?;
+        let size = file.metadata().map_err(|e| Error::io(name_of(path), e))?.len();
+        Ok(Arc::new(PosixRandom { file, name: name_of(path), size }))
+    }
+    fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
+        std::fs::read(path).map_err(|e| Error::io(name_of(path), e))
+    }
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        std::fs::rename(from, to).map_err(|e| Error::io(name_of(from), e))
+    }
+    fn remove_file(&self, path: &Path) -> Result<()> {
+        std::fs::remove_file(path).map_err(|e| Error::io(name_of(path), e))
+    }
+    fn remove_dir(&self, path: &Path) -> Result<()> {
+        std::fs::remove_dir(path).map_err(|e| Error::io(name_of(path), e))
+    }
+    fn list(&self, dir: &Path) -> Result<Vec<String>> {
+        let rd = std::fs::read_dir(dir).map_err(|e| Error::io(name_of(dir), e))?;
+        let mut out = Vec::new();
+        for ent in rd {
+            let ent = ent.map_err(|e| Error::io(name_of(dir), e))?;
+            out.push(ent.file_name().to_string_lossy().into_owned());
+        }
+        Ok(out)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+    fn file_size(&self, path: &Path) -> Result<u64> {
+        Ok(std::fs::metadata(path).map_err(|e| Error::io(name_of(path), e))?.len())
+    }
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        let f = File::open(dir).map_err(|e| Error::io(name_of(dir), e))?;
+        f.sync_all().map_err(|e| Error::io(name_of(dir), e))
+    }
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+        let canon = path.parent().and_then(|p| p.canonicalize().ok()).map(|p| p.join("LOCK")).unwrap_or_else(|| path.to_path_buf());
+        {
+            let mut set = locked_set().lock().map_err(|_| Error::Busy("lock table poisoned".into()))?;
+            if !set.insert(canon.clone()) {
+                return Err(Error::Busy(format!("lock {}: already held by this process", name_of(path))));
+            }
+        }
+        let release = |canon: &PathBuf| {
+            if let Ok(mut s) = locked_set().lock() {
+                s.remove(canon);
+            }
+        };
+        let file = match OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path) {
+            Ok(f) => f,
+            Err(e) => {
+                release(&canon);
+                return Err(Error::io(name_of(path), e));
+            }
+        };
+        // SAFETY: flock struct is plain data; fcntl is called on a valid open descriptor.
+        let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+        fl.l_type = libc::F_WRLCK as libc::c_short;
+        fl.l_whence = libc::SEEK_SET as libc::c_short;
+        fl.l_start = 0;
+        fl.l_len = 0;
+        let r = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &fl) };
+        if r != 0 {
+            let e = std::io::Error::last_os_error();
+            release(&canon);
+            return Err(Error::Busy(format!(
+                "lock {}: {e} (is another process using this database?)",
+                name_of(path)
+            )));
+        }
+        Ok(Box::new(PosixLock { _file: file, path: canon }))
+    }
+}

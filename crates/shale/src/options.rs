@@ -1,0 +1,299 @@
+//! Public options, mirroring the names of the `rocksdb` crate where they are sound.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::fs::{FileSystem, PosixFs};
+use crate::key::{BytewiseComparator, Comparator};
+
+/// Block checksum algorithm (RocksDB's `ChecksumType`, same numeric values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChecksumType {
+    NoChecksum = 0,
+    CRC32c = 1,
+    XxHash = 2,
+    XxHash64 = 3,
+    XXH3 = 4,
+}
+
+impl ChecksumType {
+    /// From the byte stored in a footer; `None` for an unknown value.
+    pub fn from_u8(v: u8) -> Option<ChecksumType> {
+        Some(match v {
+            0 => ChecksumType::NoChecksum,
+            1 => ChecksumType::CRC32c,
+            2 => ChecksumType::XxHash,
+            3 => ChecksumType::XxHash64,
+            4 => ChecksumType::XXH3,
+            _ => return None,
+        })
+    }
+    /// Parse a name as db_bench spells it (`crc32c`, `xxhash`, `xxhash64`, `xxh3`, `none`) or a number.
+    pub fn parse(s: &str) -> Result<ChecksumType> {
+        let t = match s.to_ascii_lowercase().as_str() {
+            "0" | "none" | "nochecksum" | "knochecksum" => ChecksumType::NoChecksum,
+            "1" | "crc32c" | "kcrc32c" => ChecksumType::CRC32c,
+            "2" | "xxhash" | "kxxhash" => ChecksumType::XxHash,
+            "3" | "xxhash64" | "kxxhash64" => ChecksumType::XxHash64,
+            "4" | "xxh3" | "kxxh3" => ChecksumType::XXH3,
+            _ => return Err(Error::invalid(format!("checksum_type: unknown checksum type {s:?}"))),
+        };
+        Ok(t)
+    }
+}
+
+/// Block compression (RocksDB's `CompressionType`, same numeric values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CompressionType {
+    None = 0,
+    Snappy = 1,
+    Lz4 = 4,
+    Zstd = 7,
+}
+
+impl CompressionType {
+    /// Parse a name as db_bench spells it (`none`, `snappy`, `lz4`, `zstd`).
+    pub fn parse(s: &str) -> Result<CompressionType> {
+        Ok(match s.to_ascii_lowercase().as_str() {
+            "none" | "no" | "nocompression" => CompressionType::None,
+            "snappy" => CompressionType::Snappy,
+            "lz4" => CompressionType::Lz4,
+            "zstd" => CompressionType::Zstd,
+            _ => return Err(Error::invalid(format!("compression_type: unknown or unsupported compression {s:?}"))),
+        })
+    }
+    /// RocksDB's name for the `rocksdb.compression` property.
+    pub fn rocksdb_name(self) -> &'static str {
+        match self {
+            CompressionType::None => "NoCompression",
+            CompressionType::Snappy => "Snappy",
+            CompressionType::Lz4 => "LZ4",
+            CompressionType::Zstd => "ZSTD",
+        }
+    }
+}
+
+/// WAL recovery modes, as RocksDB names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WalRecoveryMode {
+    /// Ignore a torn record at the tail of the last WAL only.
+    TolerateCorruptedTailRecords,
+    /// Any corruption is an error.
+    AbsoluteConsistency,
+    /// Stop replay at the first corrupt record (default).
+    PointInTimeRecovery,
+    /// Skip corrupt records and go on.
+    SkipAnyCorruptedRecords,
+}
+
+/// Options for opening a database.
+#[derive(Clone)]
+pub struct Options {
+    pub create_if_missing: bool,
+    pub error_if_exists: bool,
+    pub paranoid_checks: bool,
+    /// Bytes of a memtable before it is switched and flushed (default 64 MiB).
+    pub write_buffer_size: usize,
+    /// Memtables (mutable + immutable) allowed before writers wait (default 2).
+    pub max_write_buffer_number: usize,
+    /// Target uncompressed data-block size (default 4096).
+    pub block_size: usize,
+    pub block_restart_interval: usize,
+    /// Capacity of the shared block cache in bytes (default 32 MiB; 0 disables it).
+    pub block_cache_capacity: usize,
+    /// Bloom filter bits per key (default 10; 0 disables filters).
+    pub bloom_bits_per_key: f64,
+    pub checksum_type: ChecksumType,
+    pub compression: CompressionType,
+    /// Block-based table format_version written (default 5; 2..=6 accepted).
+    pub format_version: u32,
+    /// Table files kept open (-1 = unlimited, as RocksDB).
+    pub max_open_files: i32,
+    pub comparator: Arc<dyn Comparator>,
+    pub wal_recovery_mode: WalRecoveryMode,
+    pub level0_file_num_compaction_trigger: usize,
+    pub level0_slowdown_writes_trigger: usize,
+    pub level0_stop_writes_trigger: usize,
+    pub max_bytes_for_level_base: u64,
+    pub max_bytes_for_level_multiplier: f64,
+    pub target_file_size_base: u64,
+    pub num_levels: usize,
+    pub disable_auto_compactions: bool,
+    pub max_background_jobs: usize,
+    /// The file system (POSIX by default; tests use `MemFs`).
+    pub env: Arc<dyn FileSystem>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            create_if_missing: false,
+            error_if_exists: false,
+            paranoid_checks: true,
+            write_buffer_size: 64 << 20,
+            max_write_buffer_number: 2,
+            block_size: 4096,
+            block_restart_interval: 16,
+            block_cache_capacity: 32 << 20,
+            bloom_bits_per_key: 10.0,
+            checksum_type: ChecksumType::XXH3,
+            compression: CompressionType::None,
+            format_version: 5,
+            max_open_files: -1,
+            comparator: Arc::new(BytewiseComparator),
+            wal_recovery_mode: WalRecoveryMode::PointInTimeRecovery,
+            level0_file_num_compaction_trigger: 4,
+            level0_slowdown_writes_trigger: 20,
+            level0_stop_writes_trigger: 36,
+            max_bytes_for_level_base: 256 << 20,
+            max_bytes_for_level_multiplier: 10.0,
+            target_file_size_base: 64 << 20,
+            num_levels: 7,
+            disable_auto_compactions: false,
+            max_background_jobs: 2,
+            env: Arc::new(PosixFs),
+        }
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("create_if_missing", &self.create_if_missing)
+            .field("write_buffer_size", &self.write_buffer_size)
+            .field("comparator", &self.comparator.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Options {
+    pub fn create_if_missing(&mut self, v: bool) {
+        self.create_if_missing = v;
+    }
+    pub fn set_error_if_exists(&mut self, v: bool) {
+        self.error_if_exists = v;
+    }
+    pub fn set_write_buffer_size(&mut self, v: usize) {
+        self.write_buffer_size = v;
+    }
+    pub fn set_max_write_buffer_number(&mut self, v: usize) {
+        self.max_write_buffer_number = v;
+    }
+    pub fn set_comparator(&mut self, c: Arc<dyn Comparator>) {
+        self.comparator = c;
+    }
+    pub fn set_env(&mut self, fs: Arc<dyn FileSystem>) {
+        self.env = fs;
+    }
+
+    /// Reject invalid values and combinations; the error names the option.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::invalid(m));
+        if self.write_buffer_size < 4096 {
+            return bad(format!("write_buffer_size must be at least 4096, got {}", self.write_buffer_size));
+        }
+        if self.max_write_buffer_number < 2 {
+            return bad(format!("max_write_buffer_number must be at least 2, got {}", self.max_write_buffer_number));
+        }
+        if self.block_size == 0 || self.block_size > (1 << 30) {
+            return bad(format!("block_size must be in 1..=1GiB, got {}", self.block_size));
+        }
+        if self.block_restart_interval == 0 {
+            return bad("block_restart_interval must be at least 1".into());
+        }
+        if !(self.bloom_bits_per_key >= 0.0 && self.bloom_bits_per_key < 100.0) {
+            return bad(format!("bloom_bits_per_key must be in [0, 100), got {}", self.bloom_bits_per_key));
+        }
+        if !(2..=6).contains(&self.format_version) {
+            return bad(format!("format_version {} is not supported for writing (2..=6)", self.format_version));
+        }
+        if self.max_open_files != -1 && self.max_open_files < 10 {
+            return bad(format!("max_open_files must be -1 or at least 10, got {}", self.max_open_files));
+        }
+        if self.num_levels < 2 || self.num_levels > 64 {
+            return bad(format!("num_levels must be in 2..=64, got {}", self.num_levels));
+        }
+        if self.level0_file_num_compaction_trigger == 0 {
+            return bad("level0_file_num_compaction_trigger must be at least 1".into());
+        }
+        if self.level0_slowdown_writes_trigger > self.level0_stop_writes_trigger {
+            return bad(format!(
+                "level0_slowdown_writes_trigger ({}) must not exceed level0_stop_writes_trigger ({})",
+                self.level0_slowdown_writes_trigger, self.level0_stop_writes_trigger
+            ));
+        }
+        if self.target_file_size_base == 0 {
+            return bad("target_file_size_base must be positive".into());
+        }
+        if self.max_bytes_for_level_base == 0 {
+            return bad("max_bytes_for_level_base must be positive".into());
+        }
+        if self.max_bytes_for_level_multiplier <= 1.0 {
+            return bad("max_bytes_for_level_multiplier must be greater than 1".into());
+        }
+        if self.max_background_jobs == 0 {
+            return bad("max_background_jobs must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// Options for writes.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    /// fdatasync the WAL before acknowledging (survives power loss).
+    pub sync: bool,
+    /// Skip the WAL (the write is lost on crash unless flushed).
+    pub disable_wal: bool,
+}
+
+impl WriteOptions {
+    pub fn set_sync(&mut self, v: bool) {
+        self.sync = v;
+    }
+    pub fn disable_wal(&mut self, v: bool) {
+        self.disable_wal = v;
+    }
+}
+
+/// Options for reads.
+#[derive(Clone)]
+pub struct ReadOptions {
+    pub snapshot: Option<crate::db::Snapshot>,
+    /// Inclusive lower bound for iterators.
+    pub iterate_lower_bound: Option<Vec<u8>>,
+    /// Exclusive upper bound for iterators.
+    pub iterate_upper_bound: Option<Vec<u8>>,
+    pub verify_checksums: bool,
+    pub fill_cache: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            snapshot: None,
+            iterate_lower_bound: None,
+            iterate_upper_bound: None,
+            verify_checksums: true,
+            fill_cache: true,
+        }
+    }
+}
+
+impl ReadOptions {
+    pub fn set_snapshot(&mut self, s: &crate::db::Snapshot) {
+        self.snapshot = Some(s.clone());
+    }
+    pub fn set_iterate_lower_bound(&mut self, k: impl Into<Vec<u8>>) {
+        self.iterate_lower_bound = Some(k.into());
+    }
+    pub fn set_iterate_upper_bound(&mut self, k: impl Into<Vec<u8>>) {
+        self.iterate_upper_bound = Some(k.into());
+    }
+    pub fn set_verify_checksums(&mut self, v: bool) {
+        self.verify_checksums = v;
+    }
+    pub fn fill_cache(&mut self, v: bool) {
+        self.fill_cache = v;
+    }
+}
