@@ -1,23 +1,36 @@
-//! Shale: a persistent LSM key-value store for flash and RAM that keeps RocksDB's on-disk formats.
+//! Shale: a persistent LSM key-value store for flash and RAM that keeps RocksDB's on-disk
+//! formats (WAL, MANIFEST, block-based SST), so RocksDB's tools open Shale's databases and Shale
+//! opens RocksDB's.
+//!
+//! ```no_run
+//! use shale::{Options, DB};
+//! let mut opts = Options::default();
+//! opts.create_if_missing(true);
+//! let db = DB::open(&opts, "/tmp/shale-example").unwrap();
+//! db.put(b"key", b"value").unwrap();
+//! assert_eq!(db.get(b"key").unwrap().as_deref(), Some(&b"value"[..]));
+//! ```
 
+mod cache;
 mod coding;
+mod db;
 mod error;
 mod fs;
+mod hash;
 mod iterator;
 mod key;
+mod log;
+mod memtable;
 mod options;
+mod table;
+mod version_edit;
+mod write_batch;
 
-pub(crate) mod cache;
-pub(crate) mod hash;
-pub(crate) mod log;
-pub(crate) mod memtable;
-pub(crate) mod table;
-pub(crate) mod version_edit;
-pub(crate) mod write_batch;
+pub mod tools;
 
-pub mod db;
-
+pub use db::{DBIterator, DBRawIterator, Direction, IteratorMode, Snapshot, DB};
 pub use error::{Error, Result};
-pub use fs::{FaultFs, FaultKind, FileSystem, MemFs, PosixFs, RandomAccessFile, WritableFile};
+pub use fs::{FaultFs, FaultKind, FileLock, FileSystem, MemFs, PosixFs, RandomAccessFile, WritableFile};
 pub use key::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
 pub use options::{ChecksumType, CompressionType, Options, ReadOptions, WalRecoveryMode, WriteOptions};
+pub use write_batch::WriteBatch;

@@ -1,3 +1,311 @@
-//! placeholder
+//! The database: public handle and shared state. The work is split by concern:
+//! `open` (open, recovery, destroy), `write` (group commit, memtable switch, stalls), `read`
+//! (get, multi_get), `iter` (merging and user iterators), `flush`, `compaction` (picker and job),
+//! `background` (worker threads), `version` (versions and the MANIFEST), `props` (properties).
+
+mod background;
+mod compaction;
+mod filename;
+mod flush;
+mod iter;
+mod open;
+mod props;
+mod read;
+mod table_cache;
+mod version;
+mod write;
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::thread::JoinHandle;
+
+use parking_lot::{Condvar, Mutex, RwLock};
+
+pub use iter::{DBIterator, DBRawIterator, Direction, IteratorMode};
+
+use crate::cache::BlockCache;
+use crate::error::{Error, Result};
+use crate::fs::{FileLock, FileSystem};
+use crate::key::{InternalKeyComparator, SequenceNumber};
+use crate::log;
+use crate::memtable::MemTable;
+use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::write_batch::WriteBatch;
+use table_cache::TableCache;
+use version::{Version, VersionSet};
+use write::Writer;
+
+/// A consistent point-in-time view for reads. Cheap to clone; released when the last clone drops.
 #[derive(Clone)]
-pub struct Snapshot;
+pub struct Snapshot {
+    inner: Arc<SnapshotInner>,
+}
+
+struct SnapshotInner {
+    seq: SequenceNumber,
+    list: Weak<Mutex<BTreeMap<SequenceNumber, usize>>>,
+}
+
+impl Drop for SnapshotInner {
+    fn drop(&mut self) {
+        if let Some(list) = self.list.upgrade() {
+            let mut l = list.lock();
+            if let Some(c) = l.get_mut(&self.seq) {
+                *c -= 1;
+                if *c == 0 {
+                    l.remove(&self.seq);
+                }
+            }
+        }
+    }
+}
+
+impl Snapshot {
+    /// The sequence number this snapshot reads at.
+    pub fn sequence_number(&self) -> u64 {
+        self.inner.seq
+    }
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Snapshot({})", self.inner.seq)
+    }
+}
+
+/// What readers pin: the memtables and the version, switched atomically.
+pub(crate) struct SuperVersion {
+    pub mem: Arc<MemTable>,
+    /// Immutable memtables, newest first.
+    pub imm: Vec<Arc<MemTable>>,
+    pub version: Arc<Version>,
+}
+
+/// An immutable memtable waiting for flush.
+pub(crate) struct ImmMem {
+    pub mem: Arc<MemTable>,
+    /// The WAL that started after this memtable became immutable: once this memtable is
+    /// flushed, WALs numbered below it are obsolete.
+    pub next_log: u64,
+}
+
+/// Mutable state guarded by the DB mutex.
+pub(crate) struct DbState {
+    pub mem: Arc<MemTable>,
+    pub imm: VecDeque<ImmMem>,
+    pub versions: VersionSet,
+    pub bg_error: Option<Error>,
+    pub flush_running: bool,
+    pub compactions_running: usize,
+    pub being_compacted: HashSet<u64>,
+    pub manual_compactions: usize,
+    pub stats: props::CompactionStats,
+}
+
+pub(crate) struct WalState {
+    pub writer: Option<log::Writer>,
+    pub number: u64,
+    /// Bytes appended but not yet synced.
+    pub unsynced: bool,
+}
+
+pub(crate) struct DbInner {
+    pub path: PathBuf,
+    pub opts: Options,
+    pub icmp: InternalKeyComparator,
+    pub fs: Arc<dyn FileSystem>,
+    pub read_only: bool,
+    pub lock: Mutex<Option<Box<dyn FileLock>>>,
+    pub state: Mutex<DbState>,
+    /// Signalled whenever background work finishes or fails.
+    pub bg_cv: Condvar,
+    /// Background threads wait here for work.
+    pub work_cv: Condvar,
+    pub sv: RwLock<Arc<SuperVersion>>,
+    /// Last sequence number visible to readers.
+    pub last_seq: AtomicU64,
+    pub writers: Mutex<VecDeque<Arc<Writer>>>,
+    pub writers_cv: Condvar,
+    pub wal: Mutex<WalState>,
+    pub table_cache: TableCache,
+    pub block_cache: Option<Arc<BlockCache>>,
+    pub snapshots: Arc<Mutex<BTreeMap<SequenceNumber, usize>>>,
+    pub shutting_down: AtomicBool,
+    pub db_id: String,
+    pub session_id: String,
+    pub bg_threads: Mutex<Vec<JoinHandle<()>>>,
+    pub write_stats: props::WriteStats,
+}
+
+impl DbInner {
+    pub(crate) fn super_version(&self) -> Arc<SuperVersion> {
+        self.sv.read().clone()
+    }
+
+    /// Publish a new SuperVersion from the state (call with the DB mutex held).
+    pub(crate) fn install_super_version(&self, st: &DbState) {
+        let sv = SuperVersion {
+            mem: st.mem.clone(),
+            imm: st.imm.iter().rev().map(|m| m.mem.clone()).collect(),
+            version: st.versions.current.clone(),
+        };
+        *self.sv.write() = Arc::new(sv);
+    }
+
+    pub(crate) fn snapshot_list(&self) -> Vec<SequenceNumber> {
+        self.snapshots.lock().keys().copied().collect()
+    }
+
+    pub(crate) fn check_bg_error(st: &DbState) -> Result<()> {
+        match &st.bg_error {
+            Some(e) => Err(Error::Background(Arc::new(e.clone()))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A Shale database. `Send + Sync`: share it between threads (e.g. in an `Arc`).
+pub struct DB {
+    inner: Arc<DbInner>,
+}
+
+impl std::fmt::Debug for DB {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DB({})", self.inner.path.display())
+    }
+}
+
+impl DB {
+    /// Open (or create, with `create_if_missing`) the database at `path`.
+    pub fn open(opts: &Options, path: impl AsRef<Path>) -> Result<DB> {
+        open::open(opts, path.as_ref(), false, false).map(|inner| DB { inner })
+    }
+
+    /// Open with default options and `create_if_missing = true`.
+    pub fn open_default(path: impl AsRef<Path>) -> Result<DB> {
+        let opts = Options { create_if_missing: true, ..Options::default() };
+        DB::open(&opts, path)
+    }
+
+    /// Open without writing anything: no WAL, no new MANIFEST, no background work.
+    pub fn open_for_read_only(opts: &Options, path: impl AsRef<Path>, error_if_wal_file_exists: bool) -> Result<DB> {
+        open::open(opts, path.as_ref(), true, error_if_wal_file_exists).map(|inner| DB { inner })
+    }
+
+    /// Delete every file of the database at `path` (fails with Busy if it is open).
+    pub fn destroy(opts: &Options, path: impl AsRef<Path>) -> Result<()> {
+        open::destroy(opts, path.as_ref())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        self.put_opt(key, value, &WriteOptions::default())
+    }
+    pub fn put_opt(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.put(key, value);
+        write::write(&self.inner, wo, b, false)
+    }
+    pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
+        self.delete_opt(key, &WriteOptions::default())
+    }
+    pub fn delete_opt(&self, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.delete(key);
+        write::write(&self.inner, wo, b, false)
+    }
+    /// Apply a batch atomically.
+    pub fn write(&self, batch: WriteBatch) -> Result<()> {
+        self.write_opt(batch, &WriteOptions::default())
+    }
+    pub fn write_opt(&self, batch: WriteBatch, wo: &WriteOptions) -> Result<()> {
+        write::validate_batch(&batch)?;
+        write::write(&self.inner, wo, batch, true)
+    }
+
+    /// The value of `key`, or `None` if it does not exist.
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        read::get(&self.inner, &ReadOptions::default(), key.as_ref())
+    }
+    pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
+        read::get(&self.inner, ro, key.as_ref())
+    }
+    /// Look up several keys at one consistent point in time.
+    pub fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>> {
+        self.multi_get_opt(keys, &ReadOptions::default())
+    }
+    pub fn multi_get_opt<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
+        &self,
+        keys: I,
+        ro: &ReadOptions,
+    ) -> Vec<Result<Option<Vec<u8>>>> {
+        read::multi_get(&self.inner, ro, keys)
+    }
+
+    /// A snapshot of the current state.
+    pub fn snapshot(&self) -> Snapshot {
+        let seq = self.inner.last_seq.load(Ordering::Acquire);
+        *self.inner.snapshots.lock().entry(seq).or_insert(0) += 1;
+        Snapshot { inner: Arc::new(SnapshotInner { seq, list: Arc::downgrade(&self.inner.snapshots) }) }
+    }
+
+    /// A cursor-style iterator (seek / next / prev), as the `rocksdb` crate's `DBRawIterator`.
+    pub fn raw_iterator(&self) -> DBRawIterator {
+        self.raw_iterator_opt(ReadOptions::default())
+    }
+    pub fn raw_iterator_opt(&self, ro: ReadOptions) -> DBRawIterator {
+        iter::new_raw_iterator(&self.inner, ro)
+    }
+    /// A Rust iterator over `(key, value)` pairs starting at `mode`.
+    pub fn iterator(&self, mode: IteratorMode<'_>) -> DBIterator {
+        self.iterator_opt(mode, ReadOptions::default())
+    }
+    pub fn iterator_opt(&self, mode: IteratorMode<'_>, ro: ReadOptions) -> DBIterator {
+        DBIterator::new(self.raw_iterator_opt(ro), mode)
+    }
+
+    /// Flush the memtable to an L0 table and wait for it.
+    pub fn flush(&self) -> Result<()> {
+        flush::flush_and_wait(&self.inner)
+    }
+
+    /// Compact every file overlapping `[begin, end]` down to the bottom level, and wait.
+    pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        compaction::compact_range(&self.inner, begin, end)
+    }
+
+    /// Wait until no flush or compaction is pending or running.
+    pub fn wait_for_compact(&self) -> Result<()> {
+        background::wait_for_compact(&self.inner)
+    }
+
+    /// The value of a property such as `rocksdb.stats` or `rocksdb.num-files-at-level0`.
+    pub fn property_value(&self, name: &str) -> Result<Option<String>> {
+        props::property_value(&self.inner, name)
+    }
+    /// A numeric property.
+    pub fn property_int_value(&self, name: &str) -> Result<Option<u64>> {
+        Ok(self.property_value(name)?.and_then(|s| s.trim().parse().ok()))
+    }
+
+    /// The sequence number of the last write.
+    pub fn latest_sequence_number(&self) -> u64 {
+        self.inner.last_seq.load(Ordering::Acquire)
+    }
+
+    /// Clear a background error and let writes resume (after the cause was fixed).
+    pub fn resume(&self) -> Result<()> {
+        background::resume(&self.inner)
+    }
+}
+
+impl Drop for DB {
+    fn drop(&mut self) {
+        background::shutdown(&self.inner);
+    }
+}

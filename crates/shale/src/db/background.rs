@@ -1,0 +1,175 @@
+//! Background threads: flushes first, then compactions. A failure or a panic in a job becomes
+//! the DB's background error (writes stop; `resume()` or reopen clears it).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::MutexGuard;
+
+use super::compaction::{pick_compaction, picker_config, run_compaction};
+use super::filename::table_name;
+use super::flush::run_flush;
+use super::{write, DbInner, DbState};
+use crate::error::{Error, Result};
+
+pub(crate) fn start(db: &Arc<DbInner>) -> Result<()> {
+    let mut threads = db.bg_threads.lock();
+    for i in 0..db.opts.max_background_jobs {
+        let d = db.clone();
+        let h = std::thread::Builder::new()
+            .name(format!("shale-bg-{i}"))
+            .spawn(move || bg_loop(&d, i))
+            .map_err(|e| Error::io("spawn background thread", e))?;
+        threads.push(h);
+    }
+    Ok(())
+}
+
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".into()
+    }
+}
+
+fn record_error(db: &DbInner, st: &mut DbState, e: Error) {
+    if db.shutting_down.load(Ordering::Acquire) {
+        return;
+    }
+    if st.bg_error.is_none() {
+        st.bg_error = Some(e);
+    }
+}
+
+fn bg_loop(db: &Arc<DbInner>, id: usize) {
+    let max_compactions = db.opts.max_background_jobs.saturating_sub(1).max(1);
+    let mut st = db.state.lock();
+    loop {
+        if db.shutting_down.load(Ordering::Acquire) {
+            break;
+        }
+        if st.bg_error.is_none() {
+            if !st.imm.is_empty() && !st.flush_running {
+                st.flush_running = true;
+                let r = catch_unwind(AssertUnwindSafe(|| run_flush(db, &mut st)));
+                st.flush_running = false;
+                match r {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => record_error(db, &mut st, e),
+                    Err(p) => record_error(db, &mut st, Error::Busy(format!("flush panicked: {}", panic_message(p)))),
+                }
+                purge_obsolete(db, &mut st);
+                db.bg_cv.notify_all();
+                db.work_cv.notify_all();
+                continue;
+            }
+            // With two or more jobs, one thread stays free for flushes.
+            let may_compact = !db.opts.disable_auto_compactions
+                && st.manual_compactions == 0
+                && st.compactions_running < max_compactions
+                && (id > 0 || db.opts.max_background_jobs == 1 || st.imm.is_empty());
+            if may_compact {
+                let cfg = picker_config(db);
+                let pick = pick_compaction(
+                    &st.versions.current,
+                    &cfg,
+                    &st.being_compacted,
+                    &st.versions.compact_cursor,
+                );
+                if let Some(pick) = pick {
+                    let r = catch_unwind(AssertUnwindSafe(|| run_compaction(db, &mut st, pick)));
+                    match r {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => record_error(db, &mut st, e),
+                        Err(p) => record_error(
+                            db,
+                            &mut st,
+                            Error::Busy(format!("compaction panicked: {}", panic_message(p))),
+                        ),
+                    }
+                    purge_obsolete(db, &mut st);
+                    db.bg_cv.notify_all();
+                    db.work_cv.notify_all();
+                    continue;
+                }
+            }
+        }
+        db.work_cv.wait_for(&mut st, Duration::from_millis(500));
+    }
+}
+
+/// Delete table files that a synced MANIFEST edit removed and no version references any more.
+pub(crate) fn purge_obsolete(db: &DbInner, _st: &mut MutexGuard<'_, DbState>) {
+    for n in db_reaper_take(db, _st) {
+        db.table_cache.evict(n);
+        let _ = db.fs.remove_file(&table_name(&db.path, n));
+    }
+}
+
+fn db_reaper_take(_db: &DbInner, st: &mut MutexGuard<'_, DbState>) -> Vec<u64> {
+    st.versions.reaper.take()
+}
+
+/// Wait until no flush or compaction is pending or running.
+pub(crate) fn wait_for_compact(db: &Arc<DbInner>) -> Result<()> {
+    if db.read_only {
+        return Ok(());
+    }
+    let mut st = db.state.lock();
+    loop {
+        DbInner::check_bg_error(&st)?;
+        let pending_compaction = !db.opts.disable_auto_compactions
+            && pick_compaction(&st.versions.current, &picker_config(db), &st.being_compacted, &st.versions.compact_cursor)
+                .is_some();
+        if st.imm.is_empty() && !st.flush_running && st.compactions_running == 0 && !pending_compaction {
+            purge_obsolete(db, &mut st);
+            return Ok(());
+        }
+        db.work_cv.notify_all();
+        db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
+    }
+}
+
+/// Clear the background error; the memtable is switched to a fresh WAL so nothing is appended
+/// after a possibly torn record.
+pub(crate) fn resume(db: &Arc<DbInner>) -> Result<()> {
+    {
+        let mut st = db.state.lock();
+        if st.bg_error.is_none() {
+            return Ok(());
+        }
+        st.bg_error = None;
+    }
+    write::force_switch(db)?;
+    db.work_cv.notify_all();
+    Ok(())
+}
+
+pub(crate) fn shutdown(db: &Arc<DbInner>) {
+    db.shutting_down.store(true, Ordering::Release);
+    {
+        let _st = db.state.lock();
+        db.work_cv.notify_all();
+        db.bg_cv.notify_all();
+    }
+    let threads: Vec<_> = std::mem::take(&mut *db.bg_threads.lock());
+    for t in threads {
+        let _ = t.join();
+    }
+    {
+        let mut st = db.state.lock();
+        purge_obsolete(db, &mut st);
+    }
+    let mut wal = db.wal.lock();
+    if let Some(w) = wal.writer.as_mut() {
+        let _ = w.flush();
+    }
+    wal.writer = None;
+    drop(wal);
+    *db.lock.lock() = None;
+}

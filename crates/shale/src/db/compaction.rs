@@ -1,0 +1,526 @@
+//! Leveled compaction: a pure picker over a version, the job that merges input files into new
+//! table files (dropping versions no snapshot can see), and manual `compact_range`.
+
+use std::cmp::Ordering;
+use std::collections::HashSet;
+use std::sync::atomic::Ordering as AtOrd;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use parking_lot::MutexGuard;
+
+use super::filename::table_name;
+use super::iter::MergingIterator;
+use super::version::{FileMeta, Version};
+use super::{DbInner, DbState};
+use crate::error::{Error, Result};
+use crate::iterator::InternalIterator;
+use crate::key::{parse_internal_key, user_key, vt, InternalKeyComparator, SequenceNumber};
+use crate::table::{TableBuilder, TableBuilderOptions};
+use crate::version_edit::{FileMetaData, VersionEdit};
+
+/// Size targets and triggers the picker needs (a pure function of these and the version).
+#[derive(Debug, Clone)]
+pub(crate) struct PickerConfig {
+    pub l0_trigger: usize,
+    pub max_bytes_for_level_base: u64,
+    pub multiplier: f64,
+}
+
+/// A chosen compaction.
+#[derive(Clone)]
+pub(crate) struct Pick {
+    pub level: usize,
+    pub output_level: usize,
+    pub inputs: Vec<Arc<FileMeta>>,
+    pub next_inputs: Vec<Arc<FileMeta>>,
+    pub score: f64,
+}
+
+impl Pick {
+    /// A move of one file to the next level without rewriting it.
+    pub(crate) fn is_trivial_move(&self) -> bool {
+        self.inputs.len() == 1 && self.next_inputs.is_empty()
+    }
+    pub(crate) fn all_inputs(&self) -> impl Iterator<Item = &Arc<FileMeta>> {
+        self.inputs.iter().chain(self.next_inputs.iter())
+    }
+}
+
+pub(crate) fn max_bytes_for_level(cfg: &PickerConfig, level: usize) -> f64 {
+    let mut b = cfg.max_bytes_for_level_base as f64;
+    for _ in 1..level {
+        b *= cfg.multiplier;
+    }
+    b
+}
+
+/// Compaction score of each level except the last (RocksDB's rule: L0 by file count, others by
+/// bytes over target).
+pub(crate) fn level_scores(v: &Version, cfg: &PickerConfig) -> Vec<f64> {
+    let n = v.num_levels();
+    let mut scores = vec![0.0; n];
+    if n == 0 {
+        return scores;
+    }
+    scores[0] = v.num_files(0) as f64 / cfg.l0_trigger as f64;
+    for (level, s) in scores.iter_mut().enumerate().take(n - 1).skip(1) {
+        *s = v.level_bytes(level) as f64 / max_bytes_for_level(cfg, level);
+    }
+    scores
+}
+
+fn user_range(files: &[Arc<FileMeta>], icmp: &InternalKeyComparator) -> Option<(Vec<u8>, Vec<u8>)> {
+    let mut lo: Option<&[u8]> = None;
+    let mut hi: Option<&[u8]> = None;
+    for f in files {
+        let s = f.smallest_user();
+        let l = f.largest_user();
+        if lo.map(|x| icmp.compare_user(s, x) == Ordering::Less).unwrap_or(true) {
+            lo = Some(s);
+        }
+        if hi.map(|x| icmp.compare_user(l, x) == Ordering::Greater).unwrap_or(true) {
+            hi = Some(l);
+        }
+    }
+    Some((lo?.to_vec(), hi?.to_vec()))
+}
+
+/// Pick the next compaction: a pure function of the version, the files already being compacted
+/// and the per-level cursors. Returns `None` when no level needs compaction.
+pub(crate) fn pick_compaction(
+    v: &Version,
+    cfg: &PickerConfig,
+    busy: &HashSet<u64>,
+    cursors: &[Vec<u8>],
+) -> Option<Pick> {
+    let scores = level_scores(v, cfg);
+    let mut order: Vec<usize> = (0..scores.len()).filter(|&l| scores[l] >= 1.0).collect();
+    order.sort_by(|a, b| scores[*b].partial_cmp(&scores[*a]).unwrap_or(Ordering::Equal));
+    for level in order {
+        if let Some(p) = pick_at_level(v, level, busy, cursors) {
+            return Some(Pick { score: scores[level], ..p });
+        }
+    }
+    None
+}
+
+fn pick_at_level(v: &Version, level: usize, busy: &HashSet<u64>, cursors: &[Vec<u8>]) -> Option<Pick> {
+    let icmp = &v.icmp;
+    let output_level = level + 1;
+    if output_level >= v.num_levels() {
+        return None;
+    }
+    let is_busy = |fs: &[Arc<FileMeta>]| fs.iter().any(|f| busy.contains(&f.number()));
+    if level == 0 {
+        let inputs: Vec<Arc<FileMeta>> = v.files[0].clone();
+        if inputs.is_empty() || is_busy(&inputs) {
+            return None;
+        }
+        let (lo, hi) = user_range(&inputs, icmp)?;
+        let next = v.overlapping(1, Some(&lo), Some(&hi));
+        if is_busy(&next) {
+            return None;
+        }
+        return Some(Pick { level, output_level, inputs, next_inputs: next, score: 0.0 });
+    }
+    let files = &v.files[level];
+    if files.is_empty() {
+        return None;
+    }
+    // Round-robin: start after the cursor of this level.
+    let cursor = cursors.get(level).map(|c| c.as_slice()).unwrap_or(&[]);
+    let start = if cursor.is_empty() {
+        0
+    } else {
+        files.partition_point(|f| icmp.compare(&f.meta.largest, cursor) != Ordering::Greater)
+    };
+    for i in 0..files.len() {
+        let f = &files[(start + i) % files.len()];
+        if busy.contains(&f.number()) {
+            continue;
+        }
+        let next = v.overlapping(output_level, Some(f.smallest_user()), Some(f.largest_user()));
+        if is_busy(&next) {
+            continue;
+        }
+        return Some(Pick { level, output_level, inputs: vec![f.clone()], next_inputs: next, score: 0.0 });
+    }
+    None
+}
+
+/// How output tables are written.
+pub(crate) struct OutputParams {
+    pub output_level: usize,
+    /// Nothing older than the inputs can exist below the output for any key in
+    /// `deeper_ranges`' complement: deletions may be dropped where no deeper file overlaps.
+    pub bottommost: bool,
+    pub target_file_size: u64,
+    pub epoch: u64,
+    /// Live snapshots, ascending.
+    pub snapshots: Vec<SequenceNumber>,
+    /// User-key ranges of files in levels below the output level.
+    pub deeper_ranges: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+pub(crate) fn table_options(db: &DbInner, file_number: u64, level: usize) -> TableBuilderOptions {
+    let _ = level;
+    TableBuilderOptions {
+        icmp: db.icmp.clone(),
+        block_size: db.opts.block_size,
+        block_restart_interval: db.opts.block_restart_interval,
+        format_version: db.opts.format_version,
+        checksum: db.opts.checksum_type,
+        compression: db.opts.compression,
+        bloom_bits_per_key: db.opts.bloom_bits_per_key,
+        column_family_name: "default".to_string(),
+        db_id: db.db_id.clone(),
+        db_session_id: db.session_id.clone(),
+        file_number,
+        creation_time: now_secs(),
+        merge_operator_name: None,
+    }
+}
+
+struct OpenOutput {
+    builder: TableBuilder,
+    number: u64,
+}
+
+/// Write the entries of `input` (in internal-key order) to new table files, dropping entries no
+/// reader can see. Returns the metadata of the files written (synced).
+pub(crate) fn build_tables(
+    db: &Arc<DbInner>,
+    input: &mut dyn InternalIterator,
+    p: &OutputParams,
+) -> Result<Vec<FileMetaData>> {
+    let mut outputs: Vec<FileMetaData> = Vec::new();
+    let mut cur: Option<OpenOutput> = None;
+    let mut written: Vec<u64> = Vec::new();
+    let r = (|| -> Result<()> {
+        let ucmp = db.icmp.clone();
+        let mut cur_key: Vec<u8> = Vec::new();
+        let mut has_key = false;
+        let mut prev_stripe: Option<usize> = None;
+        let mut zeroed = Vec::new();
+        input.seek_to_first();
+        while input.valid() {
+            if db.shutting_down.load(AtOrd::Acquire) {
+                return Err(Error::Busy("shutdown in progress".into()));
+            }
+            let ikey = input.key();
+            let pk = parse_internal_key(ikey)?;
+            let new_key = !has_key || ucmp.compare_user(pk.user_key, &cur_key) != Ordering::Equal;
+            if new_key {
+                cur_key.clear();
+                cur_key.extend_from_slice(pk.user_key);
+                has_key = true;
+                prev_stripe = None;
+            }
+            let stripe = p.snapshots.partition_point(|&s| s < pk.seq);
+            let mut drop_it = false;
+            if prev_stripe == Some(stripe) {
+                drop_it = true; // hidden by a newer entry of the same key visible to the same readers
+            } else if (pk.vtype == vt::DELETION || pk.vtype == vt::SINGLE_DELETION)
+                && stripe == 0
+                && p.bottommost
+                && !p.deeper_ranges.iter().any(|(lo, hi)| {
+                    ucmp.compare_user(pk.user_key, lo) != Ordering::Less
+                        && ucmp.compare_user(pk.user_key, hi) != Ordering::Greater
+                })
+            {
+                drop_it = true; // a deletion with nothing older beneath it
+            }
+            prev_stripe = Some(stripe);
+            if !drop_it {
+                // Cut the output at the target size, but only between user keys.
+                if let Some(o) = &cur {
+                    if new_key && o.builder.file_size_estimate() >= p.target_file_size {
+                        let o = cur.take().ok_or_else(|| Error::corrupt("no output"))?;
+                        outputs.push(finish_output(db, o, p.epoch)?);
+                    }
+                }
+                if cur.is_none() {
+                    let number = db.state.lock().versions.new_file_number();
+                    written.push(number);
+                    let file = db.fs.new_writable(&table_name(&db.path, number))?;
+                    let builder = TableBuilder::new(table_options(db, number, p.output_level), file);
+                    cur = Some(OpenOutput { builder, number });
+                }
+                let o = cur.as_mut().ok_or_else(|| Error::corrupt("no output"))?;
+                // At the bottom, the newest visible value of the oldest stripe gets sequence 0,
+                // as RocksDB does (better compression, and the key can never be shadowed).
+                if p.bottommost
+                    && stripe == 0
+                    && pk.vtype == vt::VALUE
+                    && pk.seq != 0
+                    && !p.deeper_ranges.iter().any(|(lo, hi)| {
+                        ucmp.compare_user(pk.user_key, lo) != Ordering::Less
+                            && ucmp.compare_user(pk.user_key, hi) != Ordering::Greater
+                    })
+                {
+                    zeroed.clear();
+                    crate::key::append_internal_key(&mut zeroed, pk.user_key, 0, vt::VALUE);
+                    o.builder.add(&zeroed, input.value())?;
+                } else {
+                    o.builder.add(ikey, input.value())?;
+                }
+            }
+            input.next();
+        }
+        input.status()?;
+        if let Some(o) = cur.take() {
+            outputs.push(finish_output(db, o, p.epoch)?);
+        }
+        Ok(())
+    })();
+    if let Err(e) = r {
+        // Remove partial outputs; they are in no version.
+        drop(cur);
+        for n in written {
+            let _ = db.fs.remove_file(&table_name(&db.path, n));
+        }
+        return Err(e);
+    }
+    Ok(outputs)
+}
+
+fn finish_output(db: &DbInner, o: OpenOutput, epoch: u64) -> Result<FileMetaData> {
+    let (info, mut file) = o.builder.finish()?;
+    file.sync()?;
+    drop(file);
+    let now = now_secs();
+    Ok(FileMetaData {
+        number: o.number,
+        file_size: info.file_size,
+        smallest: info.smallest,
+        largest: info.largest,
+        smallest_seqno: info.smallest_seqno,
+        largest_seqno: info.largest_seqno,
+        oldest_ancester_time: now,
+        file_creation_time: now,
+        epoch_number: epoch,
+        ..Default::default()
+    })
+    .map(|m| {
+        let _ = db;
+        m
+    })
+}
+
+/// Run one picked compaction. Called by a background thread holding the DB mutex; the mutex is
+/// released while files are merged.
+pub(crate) fn run_compaction(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, pick: Pick) -> Result<()> {
+    let start = Instant::now();
+    for f in pick.all_inputs() {
+        st.being_compacted.insert(f.number());
+    }
+    st.compactions_running += 1;
+    let r = run_compaction_inner(db, st, &pick, start);
+    st.compactions_running -= 1;
+    for f in pick.all_inputs() {
+        st.being_compacted.remove(&f.number());
+    }
+    r
+}
+
+fn run_compaction_inner(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, pick: &Pick, start: Instant) -> Result<()> {
+    let version = st.versions.current.clone();
+    if pick.is_trivial_move() && pick.level > 0 || (pick.level == 0 && pick.is_trivial_move() && version.num_files(0) == 1)
+    {
+        let f = &pick.inputs[0];
+        let mut edit = VersionEdit::default();
+        edit.deleted_files.push((pick.level as u32, f.number()));
+        edit.new_files.push((pick.output_level as u32, f.meta.clone()));
+        let last = db.last_seq.load(AtOrd::Acquire);
+        st.versions.log_and_apply(&mut edit, last, db.opts.paranoid_checks)?;
+        if let Some(c) = st.versions.compact_cursor.get_mut(pick.level) {
+            *c = f.meta.largest.clone();
+        }
+        db.install_super_version(st);
+        st.stats.record_move(pick.output_level, f.meta.file_size);
+        return Ok(());
+    }
+    let mut deeper_ranges = Vec::new();
+    for level in pick.output_level + 1..version.num_levels() {
+        for f in &version.files[level] {
+            deeper_ranges.push((f.smallest_user().to_vec(), f.largest_user().to_vec()));
+        }
+    }
+    let epoch = pick.all_inputs().map(|f| f.meta.epoch_number).min().unwrap_or(0);
+    let params = OutputParams {
+        output_level: pick.output_level,
+        bottommost: true,
+        target_file_size: db.opts.target_file_size_base,
+        epoch,
+        snapshots: db.snapshot_list(),
+        deeper_ranges,
+    };
+    let in_bytes: u64 = pick.all_inputs().map(|f| f.meta.file_size).sum();
+    let outputs = parking_lot::MutexGuard::unlocked(st, || -> Result<Vec<FileMetaData>> {
+        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+        for f in pick.all_inputs() {
+            let t = db.table_cache.get(f)?;
+            children.push(Box::new(t.iter(true, false)));
+        }
+        let mut it = MergingIterator::new(db.icmp.clone(), children);
+        build_tables(db, &mut it, &params)
+    })?;
+    let mut edit = VersionEdit::default();
+    for f in &pick.inputs {
+        edit.deleted_files.push((pick.level as u32, f.number()));
+    }
+    for f in &pick.next_inputs {
+        edit.deleted_files.push((pick.output_level as u32, f.number()));
+    }
+    let mut out_bytes = 0;
+    for f in &outputs {
+        out_bytes += f.file_size;
+        edit.new_files.push((pick.output_level as u32, f.clone()));
+    }
+    let last = db.last_seq.load(AtOrd::Acquire);
+    if let Err(e) = st.versions.log_and_apply(&mut edit, last, db.opts.paranoid_checks) {
+        for f in &outputs {
+            let _ = db.fs.remove_file(&table_name(&db.path, f.number));
+        }
+        return Err(e);
+    }
+    if pick.level > 0 {
+        if let Some(last_in) = pick.inputs.last() {
+            if let Some(c) = st.versions.compact_cursor.get_mut(pick.level) {
+                *c = last_in.meta.largest.clone();
+            }
+        }
+    }
+    db.install_super_version(st);
+    st.stats.record_compaction(pick.level, pick.output_level, in_bytes, out_bytes, outputs.len(), start.elapsed());
+    Ok(())
+}
+
+pub(crate) fn picker_config(db: &DbInner) -> PickerConfig {
+    PickerConfig {
+        l0_trigger: db.opts.level0_file_num_compaction_trigger,
+        max_bytes_for_level_base: db.opts.max_bytes_for_level_base,
+        multiplier: db.opts.max_bytes_for_level_multiplier,
+    }
+}
+
+/// Manual compaction of `[begin, end]` down to the bottom-most non-empty level.
+pub(crate) fn compact_range(db: &Arc<DbInner>, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+    if db.read_only {
+        return Err(Error::NotSupported("compact_range on a database opened read-only".into()));
+    }
+    super::flush::flush_and_wait(db)?;
+    let mut st = db.state.lock();
+    st.manual_compactions += 1;
+    let r = (|| -> Result<()> {
+        // Wait for running automatic compactions to finish so inputs are stable.
+        while st.compactions_running > 0 {
+            DbInner::check_bg_error(&st)?;
+            db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
+        }
+        let v = st.versions.current.clone();
+        let mut bottom = 0;
+        for l in 0..v.num_levels() {
+            if v.num_files(l) > 0 {
+                bottom = l;
+            }
+        }
+        let last = bottom.max(1).min(v.num_levels() - 1);
+        for level in 0..last {
+            let v = st.versions.current.clone();
+            let inputs = if level == 0 { v.files[0].clone() } else { v.overlapping(level, begin, end) };
+            if inputs.is_empty() {
+                continue;
+            }
+            let (lo, hi) = match user_range(&inputs, &v.icmp) {
+                Some(r) => r,
+                None => continue,
+            };
+            let next = v.overlapping(level + 1, Some(&lo), Some(&hi));
+            let pick = Pick { level, output_level: level + 1, inputs, next_inputs: next, score: 0.0 };
+            if pick.is_trivial_move() && level > 0 {
+                // still rewrite: manual compaction to the bottom should drop garbage
+            }
+            run_compaction_forced(db, &mut st, pick)?;
+        }
+        Ok(())
+    })();
+    st.manual_compactions -= 1;
+    db.work_cv.notify_all();
+    r
+}
+
+fn run_compaction_forced(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, pick: Pick) -> Result<()> {
+    if pick.is_trivial_move() {
+        // A rewrite, not a move: merge the single file with nothing so garbage is dropped.
+        let p = Pick { next_inputs: Vec::new(), ..pick };
+        return run_rewrite(db, st, p);
+    }
+    run_compaction(db, st, pick)
+}
+
+fn run_rewrite(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, pick: Pick) -> Result<()> {
+    // Same as a normal compaction, but never take the trivial-move shortcut.
+    let start = Instant::now();
+    for f in pick.all_inputs() {
+        st.being_compacted.insert(f.number());
+    }
+    st.compactions_running += 1;
+    let v = st.versions.current.clone();
+    let mut deeper_ranges = Vec::new();
+    for level in pick.output_level + 1..v.num_levels() {
+        for f in &v.files[level] {
+            deeper_ranges.push((f.smallest_user().to_vec(), f.largest_user().to_vec()));
+        }
+    }
+    let params = OutputParams {
+        output_level: pick.output_level,
+        bottommost: true,
+        target_file_size: db.opts.target_file_size_base,
+        epoch: pick.all_inputs().map(|f| f.meta.epoch_number).min().unwrap_or(0),
+        snapshots: db.snapshot_list(),
+        deeper_ranges,
+    };
+    let in_bytes: u64 = pick.all_inputs().map(|f| f.meta.file_size).sum();
+    let r = (|| -> Result<()> {
+        let outputs = parking_lot::MutexGuard::unlocked(st, || -> Result<Vec<FileMetaData>> {
+            let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+            for f in pick.all_inputs() {
+                let t = db.table_cache.get(f)?;
+                children.push(Box::new(t.iter(true, false)));
+            }
+            let mut it = MergingIterator::new(db.icmp.clone(), children);
+            build_tables(db, &mut it, &params)
+        })?;
+        let mut edit = VersionEdit::default();
+        for f in &pick.inputs {
+            edit.deleted_files.push((pick.level as u32, f.number()));
+        }
+        let mut out_bytes = 0;
+        for f in &outputs {
+            out_bytes += f.file_size;
+            edit.new_files.push((pick.output_level as u32, f.clone()));
+        }
+        let last = db.last_seq.load(AtOrd::Acquire);
+        st.versions.log_and_apply(&mut edit, last, db.opts.paranoid_checks)?;
+        db.install_super_version(st);
+        st.stats.record_compaction(pick.level, pick.output_level, in_bytes, out_bytes, outputs.len(), start.elapsed());
+        Ok(())
+    })();
+    st.compactions_running -= 1;
+    for f in pick.all_inputs() {
+        st.being_compacted.remove(&f.number());
+    }
+    r
+}
+
+/// The user key of an internal key, for tests of the picker.
+#[allow(dead_code)]
+pub(crate) fn ukey(ikey: &[u8]) -> &[u8] {
+    user_key(ikey)
+}

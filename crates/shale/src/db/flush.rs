@@ -1,0 +1,81 @@
+//! Flush: an immutable memtable becomes an L0 table file.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::MutexGuard;
+
+use super::compaction::{build_tables, OutputParams};
+use super::filename::wal_name;
+use super::{write, DbInner, DbState};
+use crate::error::{Error, Result};
+use crate::iterator::InternalIterator;
+use crate::version_edit::VersionEdit;
+
+/// Switch the memtable and wait until every immutable memtable is flushed.
+pub(crate) fn flush_and_wait(db: &Arc<DbInner>) -> Result<()> {
+    if db.read_only {
+        return Err(Error::NotSupported("flush on a database opened read-only".into()));
+    }
+    write::force_switch(db)?;
+    let mut st = db.state.lock();
+    loop {
+        DbInner::check_bg_error(&st)?;
+        if st.imm.is_empty() {
+            return Ok(());
+        }
+        db.work_cv.notify_all();
+        db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
+    }
+}
+
+/// Flush the oldest immutable memtable. Called by a background thread holding the DB mutex;
+/// the mutex is released while the table is written.
+pub(crate) fn run_flush(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>) -> Result<()> {
+    let (mem, next_log) = match st.imm.front() {
+        Some(m) => (m.mem.clone(), m.next_log),
+        None => return Ok(()),
+    };
+    let start = Instant::now();
+    let epoch = st.versions.next_epoch;
+    st.versions.next_epoch += 1;
+    let snapshots = db.snapshot_list();
+    let params = OutputParams {
+        output_level: 0,
+        bottommost: false,
+        target_file_size: u64::MAX,
+        epoch,
+        snapshots,
+        deeper_ranges: Vec::new(),
+    };
+    let outputs = parking_lot::MutexGuard::unlocked(st, || {
+        let mut it: Box<dyn InternalIterator> = Box::new(mem.iter());
+        build_tables(db, &mut *it, &params)
+    })?;
+    let mut edit = VersionEdit { log_number: Some(next_log), ..Default::default() };
+    let mut bytes = 0;
+    for f in &outputs {
+        bytes += f.file_size;
+        edit.new_files.push((0, f.clone()));
+    }
+    let last = db.last_seq.load(std::sync::atomic::Ordering::Acquire);
+    st.versions.log_and_apply(&mut edit, last, db.opts.paranoid_checks)?;
+    st.imm.pop_front();
+    db.install_super_version(st);
+    st.stats.record_flush(bytes, outputs.len(), start.elapsed());
+    // WALs below the new log number hold nothing that is not in a table any more.
+    delete_obsolete_wals(db, st.versions.log_number);
+    Ok(())
+}
+
+pub(crate) fn delete_obsolete_wals(db: &DbInner, min_log: u64) {
+    if let Ok(names) = db.fs.list(&db.path) {
+        for n in names {
+            if let Some(super::filename::FileType::Wal(num)) = super::filename::parse_file_name(&n) {
+                if num < min_log {
+                    let _ = db.fs.remove_file(&wal_name(&db.path, num));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,719 @@
+//! Iterators: a merging iterator over memtables and tables, a level iterator that opens the
+//! files of one sorted level lazily, and the user-facing iterator that applies snapshots,
+//! deletions and bounds. Iterators own an `Arc` pin of the data, never a borrow of the DB.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use super::version::FileMeta;
+use super::{DbInner, SuperVersion};
+use crate::error::{Error, Result};
+use crate::iterator::InternalIterator;
+use crate::key::{append_internal_key, parse_internal_key, user_key, vt, InternalKeyComparator, MAX_SEQUENCE};
+use crate::options::ReadOptions;
+use crate::table::TableIterator;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Dir {
+    Forward,
+    Reverse,
+}
+
+/// Merges sorted children into one sorted stream (both directions), as LevelDB's merger.
+pub(crate) struct MergingIterator {
+    icmp: InternalKeyComparator,
+    children: Vec<Box<dyn InternalIterator>>,
+    current: Option<usize>,
+    dir: Dir,
+}
+
+impl MergingIterator {
+    pub(crate) fn new(icmp: InternalKeyComparator, children: Vec<Box<dyn InternalIterator>>) -> Self {
+        MergingIterator { icmp, children, current: None, dir: Dir::Forward }
+    }
+    fn find_smallest(&mut self) {
+        let mut best: Option<usize> = None;
+        for i in 0..self.children.len() {
+            if !self.children[i].valid() {
+                continue;
+            }
+            best = match best {
+                None => Some(i),
+                Some(b) => {
+                    if self.icmp.compare(self.children[i].key(), self.children[b].key()) == Ordering::Less {
+                        Some(i)
+                    } else {
+                        Some(b)
+                    }
+                }
+            };
+        }
+        self.current = best;
+    }
+    fn find_largest(&mut self) {
+        let mut best: Option<usize> = None;
+        for i in (0..self.children.len()).rev() {
+            if !self.children[i].valid() {
+                continue;
+            }
+            best = match best {
+                None => Some(i),
+                Some(b) => {
+                    if self.icmp.compare(self.children[i].key(), self.children[b].key()) == Ordering::Greater {
+                        Some(i)
+                    } else {
+                        Some(b)
+                    }
+                }
+            };
+        }
+        self.current = best;
+    }
+}
+
+impl InternalIterator for MergingIterator {
+    fn valid(&self) -> bool {
+        self.current.is_some()
+    }
+    fn seek_to_first(&mut self) {
+        for c in &mut self.children {
+            c.seek_to_first();
+        }
+        self.find_smallest();
+        self.dir = Dir::Forward;
+    }
+    fn seek_to_last(&mut self) {
+        for c in &mut self.children {
+            c.seek_to_last();
+        }
+        self.find_largest();
+        self.dir = Dir::Reverse;
+    }
+    fn seek(&mut self, target: &[u8]) {
+        for c in &mut self.children {
+            c.seek(target);
+        }
+        self.find_smallest();
+        self.dir = Dir::Forward;
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        for c in &mut self.children {
+            c.seek_for_prev(target);
+        }
+        self.find_largest();
+        self.dir = Dir::Reverse;
+    }
+    fn next(&mut self) {
+        let cur = match self.current {
+            Some(c) => c,
+            None => return,
+        };
+        if self.dir != Dir::Forward {
+            let key = self.children[cur].key().to_vec();
+            for i in 0..self.children.len() {
+                if i == cur {
+                    continue;
+                }
+                let c = &mut self.children[i];
+                c.seek(&key);
+                if c.valid() && self.icmp.compare(&key, c.key()) == Ordering::Equal {
+                    c.next();
+                }
+            }
+            self.dir = Dir::Forward;
+        }
+        self.children[cur].next();
+        self.find_smallest();
+    }
+    fn prev(&mut self) {
+        let cur = match self.current {
+            Some(c) => c,
+            None => return,
+        };
+        if self.dir != Dir::Reverse {
+            let key = self.children[cur].key().to_vec();
+            for i in 0..self.children.len() {
+                if i == cur {
+                    continue;
+                }
+                let c = &mut self.children[i];
+                c.seek(&key);
+                if c.valid() {
+                    c.prev();
+                } else {
+                    c.seek_to_last();
+                }
+            }
+            self.dir = Dir::Reverse;
+        }
+        self.children[cur].prev();
+        self.find_largest();
+    }
+    fn key(&self) -> &[u8] {
+        match self.current {
+            Some(c) => self.children[c].key(),
+            None => &[],
+        }
+    }
+    fn value(&self) -> &[u8] {
+        match self.current {
+            Some(c) => self.children[c].value(),
+            None => &[],
+        }
+    }
+    fn status(&self) -> Result<()> {
+        for c in &self.children {
+            c.status()?;
+        }
+        Ok(())
+    }
+}
+
+/// Iterates the files of one sorted level (L1+), opening each table only when reached.
+pub(crate) struct LevelIterator {
+    db: Arc<DbInner>,
+    files: Vec<Arc<FileMeta>>,
+    idx: usize,
+    cur: Option<TableIterator>,
+    verify: bool,
+    fill: bool,
+    err: Option<Error>,
+}
+
+impl LevelIterator {
+    pub(crate) fn new(db: Arc<DbInner>, files: Vec<Arc<FileMeta>>, verify: bool, fill: bool) -> Self {
+        LevelIterator { db, files, idx: 0, cur: None, verify, fill, err: None }
+    }
+    fn open(&mut self, idx: usize) -> bool {
+        self.idx = idx;
+        self.cur = None;
+        let f = match self.files.get(idx) {
+            Some(f) => f,
+            None => return false,
+        };
+        match self.db.table_cache.get(f) {
+            Ok(t) => {
+                self.cur = Some(t.iter(self.verify, self.fill));
+                true
+            }
+            Err(e) => {
+                self.err = Some(e);
+                false
+            }
+        }
+    }
+    fn skip_forward(&mut self) {
+        loop {
+            match &self.cur {
+                Some(c) if c.valid() => return,
+                Some(c) => {
+                    if let Err(e) = c.status() {
+                        self.err = Some(e);
+                        self.cur = None;
+                        return;
+                    }
+                }
+                None => return,
+            }
+            if !self.open(self.idx + 1) {
+                self.cur = None;
+                return;
+            }
+            if let Some(c) = &mut self.cur {
+                c.seek_to_first();
+            }
+        }
+    }
+    fn skip_backward(&mut self) {
+        loop {
+            match &self.cur {
+                Some(c) if c.valid() => return,
+                Some(c) => {
+                    if let Err(e) = c.status() {
+                        self.err = Some(e);
+                        self.cur = None;
+                        return;
+                    }
+                }
+                None => return,
+            }
+            if self.idx == 0 || !self.open(self.idx - 1) {
+                self.cur = None;
+                return;
+            }
+            if let Some(c) = &mut self.cur {
+                c.seek_to_last();
+            }
+        }
+    }
+}
+
+impl InternalIterator for LevelIterator {
+    fn valid(&self) -> bool {
+        self.cur.as_ref().map(|c| c.valid()).unwrap_or(false)
+    }
+    fn seek_to_first(&mut self) {
+        if self.open(0) {
+            if let Some(c) = &mut self.cur {
+                c.seek_to_first();
+            }
+            self.skip_forward();
+        }
+    }
+    fn seek_to_last(&mut self) {
+        if !self.files.is_empty() && self.open(self.files.len() - 1) {
+            if let Some(c) = &mut self.cur {
+                c.seek_to_last();
+            }
+            self.skip_backward();
+        }
+    }
+    fn seek(&mut self, target: &[u8]) {
+        let icmp = &self.db.icmp;
+        let i = self.files.partition_point(|f| icmp.compare(&f.meta.largest, target) == Ordering::Less);
+        if self.open(i) {
+            if let Some(c) = &mut self.cur {
+                c.seek(target);
+            }
+            self.skip_forward();
+        }
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        if self.files.is_empty() {
+            self.cur = None;
+            return;
+        }
+        let icmp = &self.db.icmp;
+        let mut i = self.files.partition_point(|f| icmp.compare(&f.meta.largest, target) == Ordering::Less);
+        if i >= self.files.len() {
+            i = self.files.len() - 1;
+        }
+        if self.open(i) {
+            if let Some(c) = &mut self.cur {
+                c.seek_for_prev(target);
+            }
+            self.skip_backward();
+        }
+    }
+    fn next(&mut self) {
+        if let Some(c) = &mut self.cur {
+            c.next();
+        }
+        self.skip_forward();
+    }
+    fn prev(&mut self) {
+        if let Some(c) = &mut self.cur {
+            c.prev();
+        }
+        self.skip_backward();
+    }
+    fn key(&self) -> &[u8] {
+        self.cur.as_ref().map(|c| c.key()).unwrap_or(&[])
+    }
+    fn value(&self) -> &[u8] {
+        self.cur.as_ref().map(|c| c.value()).unwrap_or(&[])
+    }
+    fn status(&self) -> Result<()> {
+        if let Some(e) = &self.err {
+            return Err(e.clone());
+        }
+        match &self.cur {
+            Some(c) => c.status(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Build the merged internal iterator over a SuperVersion.
+pub(crate) fn internal_iterator(db: &Arc<DbInner>, sv: &SuperVersion, verify: bool, fill: bool) -> MergingIterator {
+    let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+    children.push(Box::new(sv.mem.iter()));
+    for m in &sv.imm {
+        children.push(Box::new(m.iter()));
+    }
+    for f in &sv.version.files[0] {
+        match db.table_cache.get(f) {
+            Ok(t) => children.push(Box::new(t.iter(verify, fill))),
+            Err(e) => children.push(Box::new(crate::iterator::EmptyIterator(Some(e)))),
+        }
+    }
+    for level in 1..sv.version.num_levels() {
+        if !sv.version.files[level].is_empty() {
+            children.push(Box::new(LevelIterator::new(db.clone(), sv.version.files[level].clone(), verify, fill)));
+        }
+    }
+    MergingIterator::new(db.icmp.clone(), children)
+}
+
+/// The user-facing cursor (RocksDB's `DBIter`): hides old versions and deletions, honours the
+/// snapshot and the bounds.
+pub struct DBRawIterator {
+    inner: MergingIterator,
+    icmp: InternalKeyComparator,
+    seq: u64,
+    dir: Dir,
+    valid: bool,
+    saved_key: Vec<u8>,
+    saved_value: Vec<u8>,
+    lower: Option<Vec<u8>>,
+    upper: Option<Vec<u8>>,
+    err: Option<Error>,
+    scratch: Vec<u8>,
+    _sv: Arc<SuperVersion>,
+    _snapshot: Option<super::Snapshot>,
+}
+
+pub(crate) fn new_raw_iterator(db: &Arc<DbInner>, ro: ReadOptions) -> DBRawIterator {
+    let seq = super::read::read_seq(db, &ro);
+    let sv = db.super_version();
+    let inner = internal_iterator(db, &sv, ro.verify_checksums, ro.fill_cache);
+    DBRawIterator {
+        inner,
+        icmp: db.icmp.clone(),
+        seq,
+        dir: Dir::Forward,
+        valid: false,
+        saved_key: Vec::new(),
+        saved_value: Vec::new(),
+        lower: ro.iterate_lower_bound,
+        upper: ro.iterate_upper_bound,
+        err: None,
+        scratch: Vec::new(),
+        _sv: sv,
+        _snapshot: ro.snapshot,
+    }
+}
+
+impl DBRawIterator {
+    pub fn valid(&self) -> bool {
+        self.valid
+    }
+    /// The current key, or `None` when not positioned.
+    pub fn key(&self) -> Option<&[u8]> {
+        if !self.valid {
+            return None;
+        }
+        Some(match self.dir {
+            Dir::Forward => user_key(self.inner.key()),
+            Dir::Reverse => &self.saved_key,
+        })
+    }
+    /// The current value, or `None` when not positioned.
+    pub fn value(&self) -> Option<&[u8]> {
+        if !self.valid {
+            return None;
+        }
+        Some(match self.dir {
+            Dir::Forward => self.inner.value(),
+            Dir::Reverse => &self.saved_value,
+        })
+    }
+    /// The first error met, if any (the iterator is then invalid).
+    pub fn status(&self) -> Result<()> {
+        if let Some(e) = &self.err {
+            return Err(e.clone());
+        }
+        self.inner.status()
+    }
+
+    fn above_upper(&self, uk: &[u8]) -> bool {
+        self.upper.as_deref().map(|u| self.icmp.compare_user(uk, u) != Ordering::Less).unwrap_or(false)
+    }
+    fn below_lower(&self, uk: &[u8]) -> bool {
+        self.lower.as_deref().map(|l| self.icmp.compare_user(uk, l) == Ordering::Less).unwrap_or(false)
+    }
+
+    fn set_error(&mut self, e: Error) {
+        self.err = Some(e);
+        self.valid = false;
+    }
+
+    /// Forward: skip to the next visible, live entry (skipping `saved_key` when `skipping`).
+    fn find_next_user_entry(&mut self, mut skipping: bool) {
+        while self.inner.valid() {
+            let ikey = self.inner.key();
+            let pk = match parse_internal_key(ikey) {
+                Ok(p) => p,
+                Err(e) => return self.set_error(e),
+            };
+            if self.above_upper(pk.user_key) {
+                break;
+            }
+            if pk.seq <= self.seq {
+                match pk.vtype {
+                    vt::DELETION | vt::SINGLE_DELETION => {
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(pk.user_key);
+                        skipping = true;
+                    }
+                    vt::VALUE => {
+                        if !(skipping && self.icmp.compare_user(pk.user_key, &self.saved_key) != Ordering::Greater) {
+                            self.valid = true;
+                            self.saved_key.clear();
+                            return;
+                        }
+                    }
+                    t => {
+                        return self.set_error(Error::NotSupported(format!(
+                            "value type {t:#x} in iteration (merge operands need a merge operator)"
+                        )))
+                    }
+                }
+            }
+            self.inner.next();
+        }
+        self.valid = false;
+        self.saved_key.clear();
+    }
+
+    /// Reverse: find the newest visible entry of the previous user key.
+    fn find_prev_user_entry(&mut self) {
+        let mut vtype = vt::DELETION;
+        while self.inner.valid() {
+            let ikey = self.inner.key();
+            let pk = match parse_internal_key(ikey) {
+                Ok(p) => p,
+                Err(e) => return self.set_error(e),
+            };
+            if self.below_lower(pk.user_key) {
+                break;
+            }
+            if pk.seq <= self.seq {
+                if vtype != vt::DELETION && self.icmp.compare_user(pk.user_key, &self.saved_key) == Ordering::Less {
+                    break;
+                }
+                match pk.vtype {
+                    vt::DELETION | vt::SINGLE_DELETION => {
+                        vtype = vt::DELETION;
+                        self.saved_key.clear();
+                        self.saved_value.clear();
+                    }
+                    vt::VALUE => {
+                        vtype = vt::VALUE;
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(pk.user_key);
+                        self.saved_value.clear();
+                        self.saved_value.extend_from_slice(self.inner.value());
+                    }
+                    t => {
+                        return self.set_error(Error::NotSupported(format!(
+                            "value type {t:#x} in iteration (merge operands need a merge operator)"
+                        )))
+                    }
+                }
+            }
+            self.inner.prev();
+        }
+        if vtype == vt::DELETION {
+            self.valid = false;
+            self.saved_key.clear();
+            self.saved_value.clear();
+            self.dir = Dir::Forward;
+        } else {
+            self.valid = true;
+        }
+    }
+
+    pub fn seek_to_first(&mut self) {
+        if let Some(l) = self.lower.clone() {
+            return self.seek(l);
+        }
+        self.dir = Dir::Forward;
+        self.saved_value.clear();
+        self.inner.seek_to_first();
+        self.find_next_user_entry(false);
+        self.check_inner();
+    }
+
+    pub fn seek_to_last(&mut self) {
+        self.dir = Dir::Reverse;
+        self.saved_value.clear();
+        match self.upper.clone() {
+            Some(u) => {
+                self.scratch.clear();
+                append_internal_key(&mut self.scratch, &u, MAX_SEQUENCE, vt::FOR_SEEK);
+                let t = std::mem::take(&mut self.scratch);
+                self.inner.seek(&t);
+                self.scratch = t;
+                if self.inner.valid() {
+                    self.inner.prev();
+                } else {
+                    self.inner.seek_to_last();
+                }
+            }
+            None => self.inner.seek_to_last(),
+        }
+        self.find_prev_user_entry();
+        self.check_inner();
+    }
+
+    /// Position at the first key >= `key` (and >= the lower bound).
+    pub fn seek(&mut self, key: impl AsRef<[u8]>) {
+        let mut k = key.as_ref();
+        let lower = self.lower.clone();
+        if let Some(l) = lower.as_deref() {
+            if self.icmp.compare_user(k, l) == Ordering::Less {
+                k = l;
+            }
+        }
+        self.dir = Dir::Forward;
+        self.saved_value.clear();
+        self.scratch.clear();
+        append_internal_key(&mut self.scratch, k, self.seq, vt::FOR_SEEK);
+        let t = std::mem::take(&mut self.scratch);
+        self.inner.seek(&t);
+        self.scratch = t;
+        self.find_next_user_entry(false);
+        self.check_inner();
+    }
+
+    /// Position at the last key <= `key` (and below the upper bound).
+    pub fn seek_for_prev(&mut self, key: impl AsRef<[u8]>) {
+        let k = key.as_ref();
+        if self.above_upper(k) {
+            return self.seek_to_last();
+        }
+        self.dir = Dir::Reverse;
+        self.saved_value.clear();
+        self.scratch.clear();
+        append_internal_key(&mut self.scratch, k, 0, 0);
+        let t = std::mem::take(&mut self.scratch);
+        self.inner.seek_for_prev(&t);
+        self.scratch = t;
+        self.find_prev_user_entry();
+        self.check_inner();
+    }
+
+    pub fn next(&mut self) {
+        if !self.valid {
+            return;
+        }
+        if self.dir == Dir::Reverse {
+            self.dir = Dir::Forward;
+            // inner is just before the entries of saved_key: step into them, then skip them.
+            if !self.inner.valid() {
+                self.inner.seek_to_first();
+            } else {
+                self.inner.next();
+            }
+            if !self.inner.valid() {
+                self.valid = false;
+                self.saved_key.clear();
+                self.check_inner();
+                return;
+            }
+        } else {
+            let uk = user_key(self.inner.key());
+            self.saved_key.clear();
+            self.saved_key.extend_from_slice(uk);
+            self.inner.next();
+        }
+        self.find_next_user_entry(true);
+        self.check_inner();
+    }
+
+    pub fn prev(&mut self) {
+        if !self.valid {
+            return;
+        }
+        if self.dir == Dir::Forward {
+            // Step back past every entry of the current user key.
+            self.saved_key.clear();
+            self.saved_key.extend_from_slice(user_key(self.inner.key()));
+            loop {
+                self.inner.prev();
+                if !self.inner.valid() {
+                    self.valid = false;
+                    self.saved_key.clear();
+                    self.saved_value.clear();
+                    self.check_inner();
+                    return;
+                }
+                if self.icmp.compare_user(user_key(self.inner.key()), &self.saved_key) == Ordering::Less {
+                    break;
+                }
+            }
+            self.dir = Dir::Reverse;
+        }
+        self.find_prev_user_entry();
+        self.check_inner();
+    }
+
+    fn check_inner(&mut self) {
+        if self.err.is_none() {
+            if let Err(e) = self.inner.status() {
+                self.set_error(e);
+            }
+        }
+    }
+}
+
+/// Where a [`DBIterator`] starts.
+#[derive(Debug, Clone, Copy)]
+pub enum IteratorMode<'a> {
+    Start,
+    End,
+    From(&'a [u8], Direction),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Forward,
+    Reverse,
+}
+
+/// A Rust iterator over `(key, value)` pairs, as the `rocksdb` crate's `DBIterator`.
+pub struct DBIterator {
+    raw: DBRawIterator,
+    direction: Direction,
+    done: bool,
+}
+
+impl DBIterator {
+    pub(crate) fn new(mut raw: DBRawIterator, mode: IteratorMode<'_>) -> DBIterator {
+        let direction = match mode {
+            IteratorMode::Start => {
+                raw.seek_to_first();
+                Direction::Forward
+            }
+            IteratorMode::End => {
+                raw.seek_to_last();
+                Direction::Reverse
+            }
+            IteratorMode::From(k, Direction::Forward) => {
+                raw.seek(k);
+                Direction::Forward
+            }
+            IteratorMode::From(k, Direction::Reverse) => {
+                raw.seek_for_prev(k);
+                Direction::Reverse
+            }
+        };
+        DBIterator { raw, direction, done: false }
+    }
+}
+
+impl Iterator for DBIterator {
+    type Item = Result<(Box<[u8]>, Box<[u8]>)>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        if !self.raw.valid() {
+            self.done = true;
+            return match self.raw.status() {
+                Ok(()) => None,
+                Err(e) => Some(Err(e)),
+            };
+        }
+        let item = (
+            Box::<[u8]>::from(self.raw.key().unwrap_or(&[])),
+            Box::<[u8]>::from(self.raw.value().unwrap_or(&[])),
+        );
+        match self.direction {
+            Direction::Forward => self.raw.next(),
+            Direction::Reverse => self.raw.prev(),
+        }
+        Some(Ok(item))
+    }
+}

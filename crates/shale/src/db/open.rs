@@ -1,0 +1,380 @@
+//! Opening a database: lock, create or recover the MANIFEST, replay WALs (point-in-time by
+//! default), write the recovered data to L0, start a new MANIFEST and WAL, remove obsolete files.
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use parking_lot::{Condvar, Mutex, RwLock};
+
+use super::compaction::{build_tables, OutputParams};
+use super::filename::{
+    current_name, identity_name, lock_name, manifest_name, parse_file_name, table_name, temp_name, wal_name, FileType,
+};
+use super::table_cache::TableCache;
+use super::version::VersionSet;
+use super::write::{arena_block_size, MemInserter};
+use super::{background, props, DbInner, DbState, SuperVersion, WalState};
+use crate::cache::BlockCache;
+use crate::error::{Error, Result};
+use crate::fs::{name_of, FileSystem};
+use crate::iterator::InternalIterator;
+use crate::key::InternalKeyComparator;
+use crate::log;
+use crate::memtable::MemTable;
+use crate::options::{Options, WalRecoveryMode};
+use crate::version_edit::VersionEdit;
+use crate::write_batch::WriteBatch;
+
+fn random_u128() -> u128 {
+    use std::sync::atomic::AtomicU64 as A;
+    static COUNTER: A = A::new(0);
+    let t = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let local = 0u8;
+    let mut seed = Vec::with_capacity(48);
+    seed.extend_from_slice(&t.to_le_bytes());
+    seed.extend_from_slice(&std::process::id().to_le_bytes());
+    seed.extend_from_slice(&(&local as *const u8 as usize).to_le_bytes());
+    seed.extend_from_slice(&COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    xxhash_rust::xxh3::xxh3_128(&seed)
+}
+
+/// A random version-4 UUID string, as RocksDB writes into IDENTITY.
+pub(crate) fn new_uuid() -> String {
+    let mut b = random_u128().to_le_bytes();
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+}
+
+/// A 20-character base-36 session id, as RocksDB's.
+pub(crate) fn new_session_id() -> String {
+    let mut v = random_u128();
+    const DIGITS: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    (0..20)
+        .map(|_| {
+            let d = DIGITS[(v % 36) as usize] as char;
+            v /= 36;
+            d
+        })
+        .collect()
+}
+
+/// Write a brand-new empty database: MANIFEST-000001 and CURRENT.
+fn new_db(fs: &Arc<dyn FileSystem>, dir: &Path, comparator: &str) -> Result<()> {
+    let edit = VersionEdit {
+        comparator: Some(comparator.to_string()),
+        log_number: Some(0),
+        next_file_number: Some(2),
+        last_sequence: Some(0),
+        ..Default::default()
+    };
+    let mut buf = Vec::new();
+    edit.encode(&mut buf);
+    let mpath = manifest_name(dir, 1);
+    let mut w = log::Writer::new(fs.new_writable(&mpath)?);
+    w.add_record(&buf)?;
+    w.sync()?;
+    drop(w);
+    let tmp = temp_name(dir, 1);
+    let mut f = fs.new_writable(&tmp)?;
+    f.append(b"MANIFEST-000001\n")?;
+    f.sync()?;
+    drop(f);
+    fs.rename(&tmp, &current_name(dir))?;
+    fs.sync_dir(dir)
+}
+
+fn read_identity(fs: &Arc<dyn FileSystem>, dir: &Path) -> Option<String> {
+    let p = identity_name(dir);
+    if !fs.exists(&p) {
+        return None;
+    }
+    let data = fs.read_all(&p).ok()?;
+    let s = String::from_utf8_lossy(&data).trim().to_string();
+    if s.is_empty() {
+        None
+    } else {
+        Some(s)
+    }
+}
+
+pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: bool) -> Result<Arc<DbInner>> {
+    opts.validate()?;
+    let fs = opts.env.clone();
+    let icmp = InternalKeyComparator::new(opts.comparator.clone());
+    let cmp_name = opts.comparator.name().to_string();
+    let exists = fs.exists(&current_name(path));
+    if !read_only && !fs.exists(path) {
+        if !opts.create_if_missing {
+            return Err(Error::invalid(format!(
+                "{}: does not exist (create_if_missing is false)",
+                path.display()
+            )));
+        }
+        fs.create_dir_all(path)?;
+    }
+    let lock = if read_only { None } else { Some(fs.lock(&lock_name(path))?) };
+    if exists && opts.error_if_exists {
+        return Err(Error::invalid(format!("{}: exists (error_if_exists is true)", path.display())));
+    }
+    if !exists {
+        if read_only || !opts.create_if_missing {
+            return Err(Error::invalid(format!(
+                "{}: does not exist (create_if_missing is false)",
+                path.display()
+            )));
+        }
+        new_db(&fs, path, &cmp_name)?;
+    }
+    let mut vs = VersionSet::recover(path, fs.clone(), icmp.clone(), opts.num_levels, opts.paranoid_checks)?;
+    let db_id = read_identity(&fs, path).or_else(|| vs.db_id.clone()).unwrap_or_else(new_uuid);
+    // Every numbered file in the directory raises the file counter (as RocksDB does).
+    let names = fs.list(path)?;
+    let mut wals = Vec::new();
+    for n in &names {
+        match parse_file_name(n) {
+            Some(FileType::Wal(num)) => {
+                vs.mark_file_number_used(num);
+                if num >= vs.log_number || num == vs.prev_log_number {
+                    wals.push(num);
+                }
+            }
+            Some(FileType::Table(num)) | Some(FileType::Manifest(num)) | Some(FileType::Options(num)) => {
+                vs.mark_file_number_used(num)
+            }
+            Some(FileType::Temp(num)) => vs.mark_file_number_used(num),
+            _ => {}
+        }
+    }
+    wals.sort_unstable();
+    if read_only && error_if_wal {
+        for &w in &wals {
+            if fs.file_size(&wal_name(path, w)).unwrap_or(0) > 0 {
+                return Err(Error::invalid(format!(
+                    "{}: write-ahead log file exists (error_if_wal_file_exists)",
+                    name_of(&wal_name(path, w))
+                )));
+            }
+        }
+    }
+    if !read_only {
+        let mut f = fs.new_writable(&identity_name(path))?;
+        f.append(db_id.as_bytes())?;
+        f.sync()?;
+        drop(f);
+        vs.db_id = Some(db_id.clone());
+        vs.write_new_manifest(&db_id, &cmp_name)?;
+    }
+    let block_cache =
+        if opts.block_cache_capacity > 0 { Some(Arc::new(BlockCache::new(opts.block_cache_capacity))) } else { None };
+    let table_cache = TableCache::new(
+        path.to_path_buf(),
+        fs.clone(),
+        icmp.clone(),
+        block_cache.clone(),
+        opts.bloom_bits_per_key > 0.0,
+        opts.max_open_files,
+        opts.paranoid_checks,
+    );
+    let mem = Arc::new(MemTable::new(icmp.clone(), arena_block_size(opts.write_buffer_size)));
+    let last = vs.last_sequence;
+    let sv = SuperVersion { mem: mem.clone(), imm: Vec::new(), version: vs.current.clone() };
+    let db = Arc::new(DbInner {
+        path: path.to_path_buf(),
+        opts: opts.clone(),
+        icmp,
+        fs: fs.clone(),
+        read_only,
+        lock: Mutex::new(lock),
+        state: Mutex::new(DbState {
+            mem,
+            imm: VecDeque::new(),
+            versions: vs,
+            bg_error: None,
+            flush_running: false,
+            compactions_running: 0,
+            being_compacted: HashSet::new(),
+            manual_compactions: 0,
+            stats: props::CompactionStats::default(),
+        }),
+        bg_cv: Condvar::new(),
+        work_cv: Condvar::new(),
+        sv: RwLock::new(Arc::new(sv)),
+        last_seq: AtomicU64::new(last),
+        writers: Mutex::new(VecDeque::new()),
+        writers_cv: Condvar::new(),
+        wal: Mutex::new(WalState { writer: None, number: 0, unsynced: false }),
+        table_cache,
+        block_cache,
+        snapshots: Arc::new(Mutex::new(BTreeMap::new())),
+        shutting_down: AtomicBool::new(false),
+        db_id,
+        session_id: new_session_id(),
+        bg_threads: Mutex::new(Vec::new()),
+        write_stats: props::WriteStats::default(),
+    });
+    replay_wals(&db, &wals)?;
+    if !read_only {
+        // Recovered data is now in L0 tables: start a fresh WAL and record its number.
+        let mut st = db.state.lock();
+        let num = st.versions.new_file_number();
+        let file = fs.new_writable(&wal_name(path, num))?;
+        fs.sync_dir(path)?;
+        *db.wal.lock() = WalState { writer: Some(log::Writer::new(file)), number: num, unsynced: false };
+        let mut edit = VersionEdit { log_number: Some(num), prev_log_number: Some(0), ..Default::default() };
+        let last = db.last_seq.load(Ordering::Acquire);
+        st.versions.log_and_apply(&mut edit, last, opts.paranoid_checks)?;
+        db.install_super_version(&st);
+        delete_obsolete_files(&db, &st.versions)?;
+        drop(st);
+        background::start(&db)?;
+        db.work_cv.notify_all();
+    } else {
+        let st = db.state.lock();
+        db.install_super_version(&st);
+    }
+    Ok(db)
+}
+
+/// Flush the recovery memtable to L0 (read-write open only).
+fn flush_recovered(db: &Arc<DbInner>) -> Result<()> {
+    let mut st = db.state.lock();
+    let mem = st.mem.clone();
+    if mem.num_entries() == 0 {
+        return Ok(());
+    }
+    let epoch = st.versions.next_epoch;
+    st.versions.next_epoch += 1;
+    drop(st);
+    let params = OutputParams {
+        output_level: 0,
+        bottommost: false,
+        target_file_size: u64::MAX,
+        epoch,
+        snapshots: Vec::new(),
+        deeper_ranges: Vec::new(),
+    };
+    let mut it: Box<dyn InternalIterator> = Box::new(mem.iter());
+    let outputs = build_tables(db, &mut *it, &params)?;
+    let mut st = db.state.lock();
+    let mut edit = VersionEdit::default();
+    for f in outputs {
+        edit.new_files.push((0, f));
+    }
+    let last = db.last_seq.load(Ordering::Acquire);
+    st.versions.log_and_apply(&mut edit, last, db.opts.paranoid_checks)?;
+    st.mem = Arc::new(MemTable::new(db.icmp.clone(), arena_block_size(db.opts.write_buffer_size)));
+    Ok(())
+}
+
+fn replay_wals(db: &Arc<DbInner>, wals: &[u64]) -> Result<()> {
+    let mode = db.opts.wal_recovery_mode;
+    let mut stopped_at: Option<(String, u64, String)> = None;
+    for &num in wals {
+        let path = wal_name(&db.path, num);
+        let name = name_of(&path);
+        let data = db.fs.read_all(&path)?;
+        let mut reader = log::Reader::new(data, name.clone(), num, mode);
+        loop {
+            let off = reader.position();
+            let rec = match reader.read_record()? {
+                Some(r) => r,
+                None => break,
+            };
+            if let Some((sfile, soff, why)) = &stopped_at {
+                return Err(Error::corruption(
+                    sfile.clone(),
+                    Some(*soff),
+                    format!("{why}; a later WAL ({name}) has records after the corruption"),
+                ));
+            }
+            let batch = match WriteBatch::from_data(rec) {
+                Ok(b) => b,
+                Err(e) => {
+                    let e = e.in_file(&name, Some(off));
+                    match mode {
+                        WalRecoveryMode::SkipAnyCorruptedRecords => continue,
+                        WalRecoveryMode::PointInTimeRecovery => {
+                            stopped_at = Some((name.clone(), off, e.to_string()));
+                            break;
+                        }
+                        _ => return Err(e),
+                    }
+                }
+            };
+            let seq = batch.sequence();
+            let count = batch.count() as u64;
+            if count == 0 {
+                continue;
+            }
+            {
+                let st = db.state.lock();
+                let mut ins = MemInserter { mem: &st.mem, seq };
+                batch.iterate(&mut ins).map_err(|e| e.in_file(&name, Some(off)))?;
+            }
+            let end = seq + count - 1;
+            if end > db.last_seq.load(Ordering::Acquire) {
+                db.last_seq.store(end, Ordering::Release);
+            }
+            if !db.read_only {
+                let full = db.state.lock().mem.approximate_memory_usage() >= db.opts.write_buffer_size;
+                if full {
+                    flush_recovered(db)?;
+                }
+            }
+        }
+        if stopped_at.is_none() {
+            if let Some((off, why)) = reader.corruption() {
+                if mode == WalRecoveryMode::PointInTimeRecovery {
+                    stopped_at = Some((name.clone(), off, why));
+                }
+            }
+        }
+    }
+    if !db.read_only {
+        flush_recovered(db)?;
+    }
+    Ok(())
+}
+
+/// Remove files no live version references: unreferenced tables, WALs below the log number,
+/// old MANIFESTs and temp files.
+fn delete_obsolete_files(db: &DbInner, vs: &VersionSet) -> Result<()> {
+    let live: HashSet<u64> = vs.current.all_files().map(|(_, f)| f.number()).collect();
+    for n in db.fs.list(&db.path)? {
+        let remove = match parse_file_name(&n) {
+            Some(FileType::Table(num)) => !live.contains(&num),
+            Some(FileType::Wal(num)) => num < vs.log_number,
+            Some(FileType::Manifest(num)) => num != vs.manifest_number,
+            Some(FileType::Temp(_)) => true,
+            _ => false,
+        };
+        if remove {
+            let _ = db.fs.remove_file(&db.path.join(&n));
+        }
+    }
+    let _ = table_name;
+    Ok(())
+}
+
+pub(crate) fn destroy(opts: &Options, path: &Path) -> Result<()> {
+    let fs = opts.env.clone();
+    if !fs.exists(path) {
+        return Ok(());
+    }
+    let lock = fs.lock(&lock_name(path))?;
+    for n in fs.list(path)? {
+        match parse_file_name(&n) {
+            Some(FileType::Lock) | None => {}
+            Some(_) => fs.remove_file(&path.join(&n))?,
+        }
+    }
+    drop(lock);
+    let _ = fs.remove_file(&lock_name(path));
+    let _ = fs.remove_dir(path);
+    Ok(())
+}

@@ -1,0 +1,469 @@
+//! Versions (the set of live table files per level) and the VersionSet that persists them in the
+//! MANIFEST, as RocksDB's `version_set.cc` / `version_builder.cc` do.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering as AtOrd};
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
+
+use super::filename::{current_name, manifest_name, temp_name};
+use crate::error::{Error, Result};
+use crate::fs::{name_of, FileSystem};
+use crate::key::{user_key, InternalKeyComparator};
+use crate::log;
+use crate::options::WalRecoveryMode;
+use crate::table::Table;
+use crate::version_edit::{FileMetaData, VersionEdit};
+
+/// Collects numbers of table files that became obsolete (removed by a synced MANIFEST edit and
+/// no longer referenced by any version).
+#[derive(Default)]
+pub(crate) struct Reaper {
+    pending: Mutex<Vec<u64>>,
+}
+
+impl Reaper {
+    pub(crate) fn take(&self) -> Vec<u64> {
+        std::mem::take(&mut *self.pending.lock())
+    }
+}
+
+/// A live table file.
+pub(crate) struct FileMeta {
+    pub meta: FileMetaData,
+    /// The opened table, pinned here when the table cache is unbounded.
+    pub table: OnceLock<Arc<Table>>,
+    /// Set once a synced MANIFEST edit removed this file.
+    pub obsolete: AtomicBool,
+    reaper: Arc<Reaper>,
+}
+
+impl FileMeta {
+    pub(crate) fn new(meta: FileMetaData, reaper: Arc<Reaper>) -> Arc<FileMeta> {
+        Arc::new(FileMeta { meta, table: OnceLock::new(), obsolete: AtomicBool::new(false), reaper })
+    }
+    pub(crate) fn number(&self) -> u64 {
+        self.meta.number
+    }
+    pub(crate) fn smallest_user(&self) -> &[u8] {
+        user_key(&self.meta.smallest)
+    }
+    pub(crate) fn largest_user(&self) -> &[u8] {
+        user_key(&self.meta.largest)
+    }
+}
+
+impl Drop for FileMeta {
+    fn drop(&mut self) {
+        if self.obsolete.load(AtOrd::Acquire) {
+            self.reaper.pending.lock().push(self.meta.number);
+        }
+    }
+}
+
+/// An immutable view of the table files of every level.
+pub(crate) struct Version {
+    pub files: Vec<Vec<Arc<FileMeta>>>,
+    pub icmp: InternalKeyComparator,
+}
+
+impl Version {
+    pub(crate) fn empty(num_levels: usize, icmp: InternalKeyComparator) -> Version {
+        Version { files: vec![Vec::new(); num_levels], icmp }
+    }
+    pub(crate) fn num_levels(&self) -> usize {
+        self.files.len()
+    }
+    pub(crate) fn num_files(&self, level: usize) -> usize {
+        self.files.get(level).map(|f| f.len()).unwrap_or(0)
+    }
+    pub(crate) fn level_bytes(&self, level: usize) -> u64 {
+        self.files.get(level).map(|f| f.iter().map(|m| m.meta.file_size).sum()).unwrap_or(0)
+    }
+    /// Files of `level` whose user-key range intersects `[lo, hi]` (None = unbounded).
+    pub(crate) fn overlapping(&self, level: usize, lo: Option<&[u8]>, hi: Option<&[u8]>) -> Vec<Arc<FileMeta>> {
+        let ucmp = &self.icmp;
+        self.files[level]
+            .iter()
+            .filter(|f| {
+                let before = hi.map(|h| ucmp.compare_user(f.smallest_user(), h) == Ordering::Greater).unwrap_or(false);
+                let after = lo.map(|l| ucmp.compare_user(f.largest_user(), l) == Ordering::Less).unwrap_or(false);
+                !before && !after
+            })
+            .cloned()
+            .collect()
+    }
+    /// For L1+: index of the first file whose largest key >= ikey.
+    pub(crate) fn find_file(&self, level: usize, ikey: &[u8]) -> usize {
+        let files = &self.files[level];
+        files.partition_point(|f| self.icmp.compare(&f.meta.largest, ikey) == Ordering::Less)
+    }
+    pub(crate) fn all_files(&self) -> impl Iterator<Item = (usize, &Arc<FileMeta>)> {
+        self.files.iter().enumerate().flat_map(|(l, fs)| fs.iter().map(move |f| (l, f)))
+    }
+}
+
+/// Order L0 newest first: by epoch number, then largest sequence, then file number.
+fn sort_l0(files: &mut [Arc<FileMeta>]) {
+    files.sort_by(|a, b| {
+        b.meta
+            .epoch_number
+            .cmp(&a.meta.epoch_number)
+            .then(b.meta.largest_seqno.cmp(&a.meta.largest_seqno))
+            .then(b.meta.number.cmp(&a.meta.number))
+    });
+}
+
+/// Build a version from per-level file maps; checks that L1+ files do not overlap.
+fn build_version(
+    levels: &[BTreeMap<u64, Arc<FileMeta>>],
+    icmp: &InternalKeyComparator,
+    check: bool,
+) -> Result<Version> {
+    let mut files: Vec<Vec<Arc<FileMeta>>> = levels.iter().map(|m| m.values().cloned().collect()).collect();
+    if let Some(l0) = files.first_mut() {
+        sort_l0(l0);
+    }
+    for (level, fs) in files.iter_mut().enumerate().skip(1) {
+        fs.sort_by(|a, b| icmp.compare(&a.meta.smallest, &b.meta.smallest));
+        if check {
+            for w in fs.windows(2) {
+                if icmp.compare(&w[0].meta.largest, &w[1].meta.smallest) != Ordering::Less {
+                    return Err(Error::corrupt(format!(
+                        "files {} and {} overlap in level {level}",
+                        w[0].meta.number, w[1].meta.number
+                    )));
+                }
+            }
+        }
+    }
+    Ok(Version { files, icmp: icmp.clone() })
+}
+
+/// The persistent state: current version, counters and the open MANIFEST.
+pub(crate) struct VersionSet {
+    pub dir: PathBuf,
+    pub fs: Arc<dyn FileSystem>,
+    pub icmp: InternalKeyComparator,
+    pub current: Arc<Version>,
+    pub next_file_number: u64,
+    /// Last sequence persisted in the MANIFEST (the DB tracks the live one).
+    pub last_sequence: u64,
+    pub log_number: u64,
+    pub prev_log_number: u64,
+    pub min_log_number_to_keep: u64,
+    pub manifest_number: u64,
+    pub next_epoch: u64,
+    pub db_id: Option<String>,
+    pub reaper: Arc<Reaper>,
+    manifest: Option<log::Writer>,
+    /// Per-level key where the next size compaction of that level starts.
+    pub compact_cursor: Vec<Vec<u8>>,
+}
+
+impl VersionSet {
+    pub(crate) fn new_empty(dir: &Path, fs: Arc<dyn FileSystem>, icmp: InternalKeyComparator, num_levels: usize) -> Self {
+        VersionSet {
+            dir: dir.to_path_buf(),
+            fs,
+            current: Arc::new(Version::empty(num_levels, icmp.clone())),
+            icmp,
+            next_file_number: 2,
+            last_sequence: 0,
+            log_number: 0,
+            prev_log_number: 0,
+            min_log_number_to_keep: 0,
+            manifest_number: 0,
+            next_epoch: 1,
+            db_id: None,
+            reaper: Arc::new(Reaper::default()),
+            manifest: None,
+            compact_cursor: vec![Vec::new(); num_levels],
+        }
+    }
+
+    pub(crate) fn new_file_number(&mut self) -> u64 {
+        let n = self.next_file_number;
+        self.next_file_number += 1;
+        n
+    }
+
+    /// Make sure future file numbers are above `n`.
+    pub(crate) fn mark_file_number_used(&mut self, n: u64) {
+        if self.next_file_number <= n {
+            self.next_file_number = n + 1;
+        }
+    }
+
+    /// Replay CURRENT and the MANIFEST it names.
+    pub(crate) fn recover(
+        dir: &Path,
+        fs: Arc<dyn FileSystem>,
+        icmp: InternalKeyComparator,
+        num_levels: usize,
+        paranoid: bool,
+    ) -> Result<VersionSet> {
+        let cur_path = current_name(dir);
+        let cur = fs.read_all(&cur_path)?;
+        let cur_name = name_of(&cur_path);
+        if cur.last() != Some(&b'\n') {
+            return Err(Error::corruption(cur_name, Some(cur.len() as u64), "CURRENT file does not end with newline"));
+        }
+        let mname = std::str::from_utf8(&cur[..cur.len() - 1])
+            .map_err(|_| Error::corruption(&cur_name, Some(0), "CURRENT file is not valid UTF-8"))?;
+        let mnum = match super::filename::parse_file_name(mname) {
+            Some(super::filename::FileType::Manifest(n)) => n,
+            _ => return Err(Error::corruption(&cur_name, Some(0), format!("CURRENT names {mname:?}, not a MANIFEST"))),
+        };
+        let mpath = manifest_name(dir, mnum);
+        let mfile = name_of(&mpath);
+        let data = fs.read_all(&mpath).map_err(|e| match e {
+            Error::Io { file, source } if source.kind() == std::io::ErrorKind::NotFound => {
+                Error::corruption(file, None, "MANIFEST named by CURRENT is missing")
+            }
+            e => e,
+        })?;
+        let mut vs = VersionSet::new_empty(dir, fs.clone(), icmp.clone(), num_levels);
+        vs.manifest_number = mnum;
+        let reaper = vs.reaper.clone();
+        let mut levels: Vec<BTreeMap<u64, FileMetaData>> = vec![BTreeMap::new(); num_levels];
+        let mut have_log = false;
+        let mut have_next = false;
+        let mut have_last = false;
+        let mut reader = log::Reader::new(data, mfile.clone(), 0, WalRecoveryMode::AbsoluteConsistency);
+        loop {
+            let rec_off = reader.position();
+            let rec = match reader.read_record()? {
+                Some(r) => r,
+                None => break,
+            };
+            let edit = VersionEdit::decode(&rec).map_err(|e| e.in_file(&mfile, Some(rec_off)))?;
+            if let Some(name) = &edit.column_family_add {
+                return Err(Error::NotSupported(format!(
+                    "{mfile}: column family {name:?} (only the default column family is supported)"
+                )));
+            }
+            if edit.column_family != 0 {
+                return Err(Error::NotSupported(format!(
+                    "{mfile}: edit for column family {} (only the default column family is supported)",
+                    edit.column_family
+                )));
+            }
+            if let Some(c) = &edit.comparator {
+                if c != icmp.user_comparator().name() {
+                    return Err(Error::invalid(format!(
+                        "comparator: the database was created with comparator {c:?}, but was opened with {:?}",
+                        icmp.user_comparator().name()
+                    )));
+                }
+            }
+            if let Some(n) = edit.log_number {
+                if n >= vs.log_number {
+                    vs.log_number = n;
+                }
+                have_log = true;
+            }
+            if let Some(n) = edit.prev_log_number {
+                vs.prev_log_number = n;
+            }
+            if let Some(n) = edit.next_file_number {
+                vs.next_file_number = n;
+                have_next = true;
+            }
+            if let Some(n) = edit.last_sequence {
+                vs.last_sequence = vs.last_sequence.max(n);
+                have_last = true;
+            }
+            if let Some(n) = edit.min_log_number_to_keep {
+                vs.min_log_number_to_keep = vs.min_log_number_to_keep.max(n);
+            }
+            if let Some(id) = &edit.db_id {
+                vs.db_id = Some(id.clone());
+            }
+            for (level, num) in &edit.deleted_files {
+                if let Some(l) = levels.get_mut(*level as usize) {
+                    l.remove(num);
+                }
+            }
+            for (level, f) in &edit.new_files {
+                let level = *level as usize;
+                if level >= num_levels {
+                    return Err(Error::corruption(
+                        &mfile,
+                        Some(rec_off),
+                        format!("file {} at level {level}, but num_levels is {num_levels}", f.number),
+                    ));
+                }
+                levels[level].insert(f.number, f.clone());
+            }
+        }
+        if !(have_log && have_next && have_last) {
+            return Err(Error::corruption(
+                &mfile,
+                None,
+                "no log_file_number, next_file_number or last_sequence entry in MANIFEST",
+            ));
+        }
+        // Infer epoch numbers if any live file lacks one (as RocksDB does).
+        let any_missing = levels.iter().any(|l| l.values().any(|f| f.epoch_number == 0));
+        let mut max_epoch = 0;
+        if any_missing {
+            let mut epoch = 1u64;
+            for level in (1..num_levels).rev() {
+                if !levels[level].is_empty() {
+                    for f in levels[level].values_mut() {
+                        f.epoch_number = epoch;
+                    }
+                    epoch += 1;
+                }
+            }
+            let mut l0: Vec<&mut FileMetaData> = levels[0].values_mut().collect();
+            l0.sort_by_key(|f| (f.largest_seqno, f.number));
+            for f in l0 {
+                f.epoch_number = epoch;
+                epoch += 1;
+            }
+            max_epoch = epoch - 1;
+        } else {
+            for l in &levels {
+                for f in l.values() {
+                    max_epoch = max_epoch.max(f.epoch_number);
+                }
+            }
+        }
+        vs.next_epoch = max_epoch + 1;
+        let mut max_num = 0;
+        let mut max_seq = 0;
+        let metas: Vec<BTreeMap<u64, Arc<FileMeta>>> = levels
+            .into_iter()
+            .map(|l| {
+                l.into_iter()
+                    .map(|(n, f)| {
+                        max_num = max_num.max(n);
+                        max_seq = max_seq.max(f.largest_seqno);
+                        (n, FileMeta::new(f, reaper.clone()))
+                    })
+                    .collect()
+            })
+            .collect();
+        vs.current = Arc::new(build_version(&metas, &icmp, paranoid).map_err(|e| e.in_file(&mfile, None))?);
+        vs.mark_file_number_used(max_num);
+        vs.mark_file_number_used(mnum);
+        if max_seq > vs.last_sequence {
+            if paranoid {
+                return Err(Error::corruption(
+                    &mfile,
+                    None,
+                    format!("last_sequence {} is below the largest sequence {max_seq} of a live file", vs.last_sequence),
+                ));
+            }
+            vs.last_sequence = max_seq;
+        }
+        Ok(vs)
+    }
+
+    /// Start a new MANIFEST holding the whole current state, then point CURRENT at it.
+    pub(crate) fn write_new_manifest(&mut self, db_id: &str, comparator: &str) -> Result<()> {
+        let num = self.new_file_number();
+        let path = manifest_name(&self.dir, num);
+        let file = self.fs.new_writable(&path)?;
+        let mut w = log::Writer::new(file);
+        let mut e = VersionEdit { db_id: Some(db_id.to_string()), ..Default::default() };
+        let mut buf = Vec::new();
+        e.encode(&mut buf);
+        w.add_record(&buf)?;
+        e = VersionEdit { comparator: Some(comparator.to_string()), ..Default::default() };
+        buf.clear();
+        e.encode(&mut buf);
+        w.add_record(&buf)?;
+        let mut snap = VersionEdit {
+            log_number: Some(self.log_number),
+            prev_log_number: Some(self.prev_log_number),
+            next_file_number: Some(self.next_file_number),
+            last_sequence: Some(self.last_sequence),
+            ..Default::default()
+        };
+        if self.min_log_number_to_keep > 0 {
+            snap.min_log_number_to_keep = Some(self.min_log_number_to_keep);
+        }
+        for (level, f) in self.current.all_files() {
+            snap.new_files.push((level as u32, f.meta.clone()));
+        }
+        buf.clear();
+        snap.encode(&mut buf);
+        w.add_record(&buf)?;
+        w.sync()?;
+        self.set_current(num)?;
+        self.manifest = Some(w);
+        let old = self.manifest_number;
+        self.manifest_number = num;
+        if old != 0 && old != num {
+            let _ = self.fs.remove_file(&manifest_name(&self.dir, old));
+        }
+        Ok(())
+    }
+
+    /// Atomically replace CURRENT: temp file, sync, rename, directory sync.
+    fn set_current(&mut self, manifest_num: u64) -> Result<()> {
+        let tmp = temp_name(&self.dir, manifest_num);
+        let mut f = self.fs.new_writable(&tmp)?;
+        f.append(format!("MANIFEST-{manifest_num:06}\n").as_bytes())?;
+        f.sync()?;
+        drop(f);
+        self.fs.rename(&tmp, &current_name(&self.dir))?;
+        self.fs.sync_dir(&self.dir)
+    }
+
+    /// Append `edit` to the MANIFEST (synced), then install the resulting version.
+    /// Files the edit deletes become obsolete once no version references them.
+    pub(crate) fn log_and_apply(&mut self, edit: &mut VersionEdit, last_sequence: u64, paranoid: bool) -> Result<()> {
+        if let Some(n) = edit.log_number {
+            if n < self.log_number {
+                edit.log_number = Some(self.log_number);
+            }
+        }
+        self.last_sequence = self.last_sequence.max(last_sequence);
+        edit.next_file_number = Some(self.next_file_number);
+        edit.last_sequence = Some(self.last_sequence);
+        let num_levels = self.current.num_levels();
+        let mut levels: Vec<BTreeMap<u64, Arc<FileMeta>>> =
+            self.current.files.iter().map(|l| l.iter().map(|f| (f.number(), f.clone())).collect()).collect();
+        let mut removed = Vec::new();
+        for (level, num) in &edit.deleted_files {
+            if let Some(f) = levels.get_mut(*level as usize).and_then(|l| l.remove(num)) {
+                removed.push(f);
+            }
+        }
+        for (level, f) in &edit.new_files {
+            let level = *level as usize;
+            if level >= num_levels {
+                return Err(Error::invalid(format!("level {level} out of range")));
+            }
+            levels[level].insert(f.number, FileMeta::new(f.clone(), self.reaper.clone()));
+        }
+        let v = build_version(&levels, &self.icmp, paranoid)?;
+        let mut buf = Vec::new();
+        edit.encode(&mut buf);
+        let w = self.manifest.as_mut().ok_or_else(|| Error::invalid("database is read-only"))?;
+        w.add_record(&buf)?;
+        w.sync()?;
+        if let Some(n) = edit.log_number {
+            self.log_number = n;
+        }
+        if let Some(n) = edit.min_log_number_to_keep {
+            self.min_log_number_to_keep = n;
+        }
+        // Files moved between levels (trivial moves) are re-added: they must not be reaped.
+        for f in removed {
+            let moved = edit.new_files.iter().any(|(_, nf)| nf.number == f.number());
+            if !moved {
+                f.obsolete.store(true, AtOrd::Release);
+            }
+        }
+        self.current = Arc::new(v);
+        Ok(())
+    }
+}

@@ -1,0 +1,307 @@
+//! The write path: group commit (one WAL write and at most one sync for a whole group of
+//! waiting writers), memtable insert, then publication of the new last sequence. Also the
+//! memtable switch and write stalls.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use super::filename::wal_name;
+use super::{DbInner, DbState, ImmMem};
+use crate::error::{Error, Result};
+use crate::key::vt;
+use crate::log;
+use crate::memtable::MemTable;
+use crate::options::WriteOptions;
+use crate::write_batch::{BatchHandler, WriteBatch};
+
+/// A writer waiting in the queue.
+pub(crate) struct Writer {
+    batch: Mutex<Option<WriteBatch>>,
+    sync: bool,
+    disable_wal: bool,
+    /// Switch the memtable (used by `flush()`), no data.
+    force_switch: bool,
+    result: Mutex<Option<Result<()>>>,
+}
+
+/// Most bytes one group carries (as RocksDB: 1 MiB, or less when the leader is small).
+const MAX_GROUP_BYTES: usize = 1 << 20;
+
+struct Validate;
+impl BatchHandler for Validate {
+    fn put(&mut self, _k: &[u8], _v: &[u8]) -> Result<()> {
+        Ok(())
+    }
+    fn delete(&mut self, _k: &[u8]) -> Result<()> {
+        Ok(())
+    }
+    fn single_delete(&mut self, _k: &[u8]) -> Result<()> {
+        Ok(())
+    }
+    fn delete_range(&mut self, _b: &[u8], _e: &[u8]) -> Result<()> {
+        Err(Error::NotSupported("delete_range is not supported yet".into()))
+    }
+    fn merge(&mut self, _k: &[u8], _v: &[u8]) -> Result<()> {
+        Err(Error::invalid("merge: no merge operator is configured"))
+    }
+}
+
+/// Check that every record of a user batch can be applied (before anything reaches the WAL).
+pub(crate) fn validate_batch(b: &WriteBatch) -> Result<()> {
+    b.iterate(&mut Validate)
+}
+
+/// Inserts a batch's records into a memtable with consecutive sequence numbers.
+pub(crate) struct MemInserter<'a> {
+    pub mem: &'a MemTable,
+    pub seq: u64,
+}
+
+impl BatchHandler for MemInserter<'_> {
+    fn put(&mut self, k: &[u8], v: &[u8]) -> Result<()> {
+        self.mem.add(self.seq, vt::VALUE, k, v);
+        self.seq += 1;
+        Ok(())
+    }
+    fn delete(&mut self, k: &[u8]) -> Result<()> {
+        self.mem.add(self.seq, vt::DELETION, k, &[]);
+        self.seq += 1;
+        Ok(())
+    }
+    fn single_delete(&mut self, k: &[u8]) -> Result<()> {
+        self.mem.add(self.seq, vt::SINGLE_DELETION, k, &[]);
+        self.seq += 1;
+        Ok(())
+    }
+    fn delete_range(&mut self, _b: &[u8], _e: &[u8]) -> Result<()> {
+        Err(Error::NotSupported("range deletions are not supported yet".into()))
+    }
+    fn merge(&mut self, _k: &[u8], _v: &[u8]) -> Result<()> {
+        Err(Error::NotSupported("merge operands are not supported yet".into()))
+    }
+}
+
+pub(crate) fn write(db: &Arc<DbInner>, wo: &WriteOptions, batch: WriteBatch, _user_batch: bool) -> Result<()> {
+    if db.read_only {
+        return Err(Error::NotSupported("write to a database opened read-only".into()));
+    }
+    if wo.sync && wo.disable_wal {
+        return Err(Error::invalid("WriteOptions: sync and disable_wal are mutually exclusive"));
+    }
+    let w = Arc::new(Writer {
+        batch: Mutex::new(Some(batch)),
+        sync: wo.sync,
+        disable_wal: wo.disable_wal,
+        force_switch: false,
+        result: Mutex::new(None),
+    });
+    run_writer(db, w)
+}
+
+/// Switch the memtable through the write queue (so no write is in flight).
+pub(crate) fn force_switch(db: &Arc<DbInner>) -> Result<()> {
+    let w = Arc::new(Writer {
+        batch: Mutex::new(None),
+        sync: false,
+        disable_wal: true,
+        force_switch: true,
+        result: Mutex::new(None),
+    });
+    run_writer(db, w)
+}
+
+fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
+    let mut q = db.writers.lock();
+    q.push_back(w.clone());
+    loop {
+        if let Some(r) = w.result.lock().take() {
+            return r;
+        }
+        if q.front().map(|f| Arc::ptr_eq(f, &w)).unwrap_or(false) {
+            break;
+        }
+        db.writers_cv.wait(&mut q);
+    }
+    // We lead: gather a group of compatible writers from the front of the queue.
+    let mut group: Vec<Arc<Writer>> = vec![w.clone()];
+    if !w.force_switch {
+        let lead_size = w.batch.lock().as_ref().map(|b| b.size_in_bytes()).unwrap_or(0);
+        let max = if lead_size <= 128 << 10 { lead_size + (128 << 10) } else { MAX_GROUP_BYTES };
+        let mut size = lead_size;
+        for other in q.iter().skip(1) {
+            if other.force_switch || other.disable_wal != w.disable_wal {
+                break;
+            }
+            let s = other.batch.lock().as_ref().map(|b| b.size_in_bytes()).unwrap_or(0);
+            if size + s > max {
+                break;
+            }
+            size += s;
+            group.push(other.clone());
+        }
+    }
+    drop(q);
+    let r = if w.force_switch { switch_now(db) } else { write_group(db, &group) };
+    let mut q = db.writers.lock();
+    for (i, g) in group.iter().enumerate() {
+        q.pop_front();
+        if i > 0 {
+            *g.result.lock() = Some(r.clone());
+        }
+    }
+    db.writers_cv.notify_all();
+    drop(q);
+    r
+}
+
+fn switch_now(db: &Arc<DbInner>) -> Result<()> {
+    let mut st = db.state.lock();
+    DbInner::check_bg_error(&st)?;
+    if st.mem.num_entries() == 0 {
+        return Ok(());
+    }
+    // wait for room in the immutable list
+    while st.imm.len() + 1 >= db.opts.max_write_buffer_number.max(2) {
+        DbInner::check_bg_error(&st)?;
+        db.bg_cv.wait_for(&mut st, Duration::from_millis(100));
+    }
+    switch_memtable(db, &mut st)
+}
+
+fn write_group(db: &Arc<DbInner>, group: &[Arc<Writer>]) -> Result<()> {
+    let mem = make_room(db)?;
+    let sync = group.iter().any(|g| g.sync);
+    let disable_wal = group[0].disable_wal;
+    let mut batch = group[0].batch.lock().take().unwrap_or_default();
+    for g in &group[1..] {
+        if let Some(b) = g.batch.lock().take() {
+            batch.append_batch(&b);
+        }
+    }
+    let count = batch.count() as u64;
+    if count == 0 {
+        return Ok(());
+    }
+    let first = db.last_seq.load(Ordering::Acquire) + 1;
+    batch.set_sequence(first);
+    if !disable_wal {
+        let mut wal = db.wal.lock();
+        let r = (|| {
+            let w = wal.writer.as_mut().ok_or_else(|| Error::invalid("no WAL is open"))?;
+            w.add_record(batch.data())?;
+            w.flush()?;
+            if sync {
+                w.sync()?;
+            }
+            Ok(())
+        })();
+        match r {
+            Ok(()) => wal.unsynced = !sync,
+            Err(e) => {
+                drop(wal);
+                // Fail-stop: no later write may succeed after a WAL failure.
+                let mut st = db.state.lock();
+                if st.bg_error.is_none() {
+                    st.bg_error = Some(e.clone());
+                }
+                db.bg_cv.notify_all();
+                return Err(e);
+            }
+        }
+    }
+    let mut ins = MemInserter { mem: &mem, seq: first };
+    batch.iterate(&mut ins)?;
+    db.last_seq.store(first + count - 1, Ordering::Release);
+    db.write_stats.record(group.len() as u64, count, batch.size_in_bytes() as u64, sync);
+    Ok(())
+}
+
+/// Ensure the memtable has room, switching it (and the WAL) when full, and stalling writers
+/// when flushes or L0 compactions fall behind. Returns the memtable to insert into.
+fn make_room(db: &Arc<DbInner>) -> Result<Arc<MemTable>> {
+    let mut st = db.state.lock();
+    let mut delayed = false;
+    let stall_start = Instant::now();
+    let mut stalled = false;
+    loop {
+        DbInner::check_bg_error(&st)?;
+        let l0 = st.versions.current.num_files(0);
+        let auto = !db.opts.disable_auto_compactions;
+        if auto && !delayed && l0 >= db.opts.level0_slowdown_writes_trigger {
+            // Slow down each write group a little so compaction can catch up (RocksDB delays by
+            // rate; 1 ms per group is LevelDB's rule).
+            delayed = true;
+            db.write_stats.slowdowns.fetch_add(1, Ordering::Relaxed);
+            parking_lot::MutexGuard::unlocked(&mut st, || std::thread::sleep(Duration::from_millis(1)));
+            continue;
+        }
+        if st.mem.approximate_memory_usage() < db.opts.write_buffer_size {
+            break;
+        }
+        if st.imm.len() + 1 >= db.opts.max_write_buffer_number {
+            stalled = true;
+            db.work_cv.notify_all();
+            db.bg_cv.wait_for(&mut st, Duration::from_millis(100));
+            continue;
+        }
+        if auto && l0 >= db.opts.level0_stop_writes_trigger {
+            stalled = true;
+            db.work_cv.notify_all();
+            db.bg_cv.wait_for(&mut st, Duration::from_millis(100));
+            continue;
+        }
+        switch_memtable(db, &mut st)?;
+    }
+    if stalled {
+        db.write_stats.stops.fetch_add(1, Ordering::Relaxed);
+        db.write_stats.stall_micros.fetch_add(stall_start.elapsed().as_micros() as u64, Ordering::Relaxed);
+    }
+    Ok(st.mem.clone())
+}
+
+/// Make the memtable immutable, start a new WAL and memtable, and wake the flusher.
+/// Called by the write leader with the DB mutex held.
+pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState) -> Result<()> {
+    let num = st.versions.new_file_number();
+    let file = match db.fs.new_writable(&wal_name(&db.path, num)) {
+        Ok(f) => f,
+        Err(e) => {
+            st.bg_error = Some(e.clone());
+            return Err(e);
+        }
+    };
+    {
+        let mut wal = db.wal.lock();
+        // Sync the old WAL so that a later synced write can never survive a power loss that
+        // loses an earlier write (recovered state must be a prefix of the history).
+        if let Some(w) = wal.writer.as_mut() {
+            if wal.unsynced {
+                if let Err(e) = w.sync() {
+                    st.bg_error = Some(e.clone());
+                    return Err(e);
+                }
+            }
+        }
+        wal.writer = Some(log::Writer::new(file));
+        wal.number = num;
+        wal.unsynced = false;
+    }
+    // The new WAL's directory entry must be durable before a synced write relies on it.
+    if let Err(e) = db.fs.sync_dir(&db.path) {
+        st.bg_error = Some(e.clone());
+        return Err(e);
+    }
+    let new_mem = Arc::new(MemTable::new(db.icmp.clone(), arena_block_size(db.opts.write_buffer_size)));
+    let old = std::mem::replace(&mut st.mem, new_mem);
+    st.imm.push_back(ImmMem { mem: old, next_log: num });
+    db.install_super_version(st);
+    db.work_cv.notify_all();
+    Ok(())
+}
+
+pub(crate) fn arena_block_size(write_buffer_size: usize) -> usize {
+    (write_buffer_size / 8).clamp(4096, 4 << 20)
+}
