@@ -1,1 +1,836 @@
-//! placeholder
+//! `VersionEdit`: one MANIFEST record, encoded as RocksDB does (`db/version_edit.cc`).
+//!
+//! An edit is a sequence of `tag varint32 | field`. The encoder writes what RocksDB 7.8 writes
+//! (plus tag 8201 after the comparator, as 8.x+ do; it is safe-ignored by 7.8). The decoder
+//! accepts every tag of RocksDB 7.8 – 11.x.
+
+use std::fmt::{self, Write as _};
+
+use crate::coding::{put_fixed64, put_lpslice, put_varint32, put_varint64, Reader};
+use crate::error::{Error, Result};
+
+/// Bits of a NewFile file number that hold the number (the top two held a path id).
+pub(crate) const FILE_NUMBER_MASK: u64 = 0x3FFF_FFFF_FFFF_FFFF;
+
+/// VersionEdit tags.
+pub(crate) mod tag {
+    pub const COMPARATOR: u32 = 1;
+    pub const LOG_NUMBER: u32 = 2;
+    pub const NEXT_FILE_NUMBER: u32 = 3;
+    pub const LAST_SEQUENCE: u32 = 4;
+    pub const COMPACT_CURSOR: u32 = 5;
+    pub const DELETED_FILE: u32 = 6;
+    pub const NEW_FILE: u32 = 7;
+    pub const PREV_LOG_NUMBER: u32 = 9;
+    pub const MIN_LOG_NUMBER_TO_KEEP: u32 = 10;
+    pub const NEW_FILE2: u32 = 100;
+    pub const NEW_FILE3: u32 = 102;
+    pub const NEW_FILE4: u32 = 103;
+    pub const COLUMN_FAMILY: u32 = 200;
+    pub const COLUMN_FAMILY_ADD: u32 = 201;
+    pub const COLUMN_FAMILY_DROP: u32 = 202;
+    pub const MAX_COLUMN_FAMILY: u32 = 203;
+    pub const IN_ATOMIC_GROUP: u32 = 300;
+    pub const BLOB_FILE_ADDITION: u32 = 400;
+    pub const BLOB_FILE_GARBAGE: u32 = 401;
+    pub const SAFE_IGNORE_MASK: u32 = 1 << 13;
+    pub const DB_ID: u32 = 8193;
+    pub const BLOB_FILE_ADDITION_DEPRECATED: u32 = 8194;
+    pub const BLOB_FILE_GARBAGE_DEPRECATED: u32 = 8195;
+    pub const WAL_ADDITION: u32 = 8196;
+    pub const WAL_DELETION: u32 = 8197;
+    pub const FULL_HISTORY_TS_LOW: u32 = 8198;
+    pub const WAL_ADDITION2: u32 = 8199;
+    pub const WAL_DELETION2: u32 = 8200;
+    pub const PERSIST_USER_DEFINED_TIMESTAMPS: u32 = 8201;
+    pub const SUBCOMPACTION_PROGRESS: u32 = 8202;
+    pub const LAST_COMPACTED_MANIFEST_FILE_SIZE: u32 = 8203;
+}
+
+/// NewFile4 custom field tags.
+pub(crate) mod nf4 {
+    pub const TERMINATE: u32 = 1;
+    pub const NEED_COMPACTION: u32 = 2;
+    pub const MIN_LOG_NUMBER_TO_KEEP_HACK: u32 = 3;
+    pub const OLDEST_BLOB_FILE_NUMBER: u32 = 4;
+    pub const OLDEST_ANCESTER_TIME: u32 = 5;
+    pub const FILE_CREATION_TIME: u32 = 6;
+    pub const FILE_CHECKSUM: u32 = 7;
+    pub const FILE_CHECKSUM_FUNC_NAME: u32 = 8;
+    pub const TEMPERATURE: u32 = 9;
+    pub const MIN_TIMESTAMP: u32 = 10;
+    pub const MAX_TIMESTAMP: u32 = 11;
+    pub const UNIQUE_ID: u32 = 12;
+    pub const EPOCH_NUMBER: u32 = 13;
+    pub const COMPENSATED_RANGE_DELETION_SIZE: u32 = 14;
+    pub const TAIL_SIZE: u32 = 15;
+    pub const USER_DEFINED_TIMESTAMPS_PERSISTED: u32 = 16;
+    pub const FILE_OPEN_METADATA: u32 = 17;
+    pub const PATH_ID: u32 = 65;
+    /// Custom tags with this bit must be understood by the reader.
+    pub const NON_SAFE_IGNORE_MASK: u32 = 1 << 6;
+}
+
+/// The name RocksDB writes for "no checksum function".
+pub(crate) const UNKNOWN_CHECKSUM_FUNC_NAME: &str = "Unknown";
+
+/// Metadata of one table file, as recorded in NewFile4.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct FileMetaData {
+    pub number: u64,
+    /// Index into `db_paths` (always 0 for Shale; other values are rejected when decoding).
+    pub path_id: u32,
+    pub file_size: u64,
+    /// Smallest internal key (user key ‖ fixed64 trailer).
+    pub smallest: Vec<u8>,
+    /// Largest internal key (for a range tombstone end: the §4 sentinel).
+    pub largest: Vec<u8>,
+    pub smallest_seqno: u64,
+    pub largest_seqno: u64,
+    pub marked_for_compaction: bool,
+    /// 0 = none.
+    pub oldest_blob_file_number: u64,
+    pub oldest_ancester_time: u64,
+    pub file_creation_time: u64,
+    /// 0 = unknown (RocksDB then infers epoch numbers on open).
+    pub epoch_number: u64,
+    pub file_checksum: Vec<u8>,
+    pub file_checksum_func_name: String,
+    /// 0 = unknown.
+    pub temperature: u8,
+    /// The internal unique id (two u64s), if recorded.
+    pub unique_id: Option<[u64; 2]>,
+    pub compensated_range_deletion_size: u64,
+    pub tail_size: u64,
+}
+
+impl Default for FileMetaData {
+    fn default() -> Self {
+        FileMetaData {
+            number: 0,
+            path_id: 0,
+            file_size: 0,
+            smallest: Vec::new(),
+            largest: Vec::new(),
+            smallest_seqno: 0,
+            largest_seqno: 0,
+            marked_for_compaction: false,
+            oldest_blob_file_number: 0,
+            oldest_ancester_time: 0,
+            file_creation_time: 0,
+            epoch_number: 0,
+            file_checksum: Vec::new(),
+            file_checksum_func_name: UNKNOWN_CHECKSUM_FUNC_NAME.to_string(),
+            temperature: 0,
+            unique_id: None,
+            compensated_range_deletion_size: 0,
+            tail_size: 0,
+        }
+    }
+}
+
+/// A blob file added by an edit (decoded, not used by Shale).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub(crate) struct BlobFileAddition {
+    pub blob_file_number: u64,
+    pub total_blob_count: u64,
+    pub total_blob_bytes: u64,
+    pub checksum_method: Vec<u8>,
+    pub checksum_value: Vec<u8>,
+}
+
+/// Garbage recorded for a blob file (decoded, not used by Shale).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub(crate) struct BlobFileGarbage {
+    pub blob_file_number: u64,
+    pub garbage_blob_count: u64,
+    pub garbage_blob_bytes: u64,
+}
+
+/// A WAL tracked in the MANIFEST (`track_and_verify_wals_in_manifest`; decoded and ignored).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub(crate) struct WalAddition {
+    pub log_number: u64,
+    pub synced_size: Option<u64>,
+}
+
+/// One MANIFEST record.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub(crate) struct VersionEdit {
+    pub db_id: Option<String>,
+    pub comparator: Option<String>,
+    /// Tag 8201; written right after the comparator when set.
+    pub persist_user_defined_timestamps: Option<bool>,
+    pub log_number: Option<u64>,
+    pub prev_log_number: Option<u64>,
+    pub next_file_number: Option<u64>,
+    pub max_column_family: Option<u32>,
+    pub min_log_number_to_keep: Option<u64>,
+    pub last_sequence: Option<u64>,
+    pub compact_cursors: Vec<(u32, Vec<u8>)>,
+    /// (level, file number)
+    pub deleted_files: Vec<(u32, u64)>,
+    /// (level, file)
+    pub new_files: Vec<(u32, FileMetaData)>,
+    pub blob_file_additions: Vec<BlobFileAddition>,
+    pub blob_file_garbages: Vec<BlobFileGarbage>,
+    pub wal_additions: Vec<WalAddition>,
+    /// WALs below this number are no longer tracked.
+    pub wal_deletion: Option<u64>,
+    /// Column family the edit applies to (0 = default).
+    pub column_family: u32,
+    pub column_family_add: Option<String>,
+    pub column_family_drop: bool,
+    /// Some(n): the edit is in an atomic group with n edits remaining after it.
+    pub remaining_entries: Option<u32>,
+    pub full_history_ts_low: Option<Vec<u8>>,
+    /// Tag 8203 (11.3+).
+    pub last_compacted_manifest_file_size: Option<u64>,
+}
+
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn put_varint64_field(dst: &mut Vec<u8>, custom_tag: u32, v: u64) {
+    put_varint32(dst, custom_tag);
+    let mut tmp = Vec::with_capacity(10);
+    put_varint64(&mut tmp, v);
+    put_lpslice(dst, &tmp);
+}
+
+impl VersionEdit {
+    pub(crate) fn new() -> VersionEdit {
+        VersionEdit::default()
+    }
+
+    /// Set the comparator name, and (as RocksDB 8.x+ do) PersistUserDefinedTimestamps = true.
+    pub(crate) fn set_comparator(&mut self, name: &str) {
+        self.comparator = Some(name.to_string());
+        self.persist_user_defined_timestamps = Some(true);
+    }
+
+    pub(crate) fn add_file(&mut self, level: u32, f: FileMetaData) {
+        self.new_files.push((level, f));
+    }
+
+    pub(crate) fn delete_file(&mut self, level: u32, number: u64) {
+        self.deleted_files.push((level, number));
+    }
+
+    /// True if the edit carries nothing.
+    pub(crate) fn is_empty(&self) -> bool {
+        *self == VersionEdit::default()
+    }
+
+    /// Serialize (RocksDB `VersionEdit::EncodeTo`). Boundary keys shorter than 8 bytes are a bug
+    /// of the caller (RocksDB refuses to encode them); they are written as given.
+    pub(crate) fn encode(&self, dst: &mut Vec<u8>) {
+        if let Some(id) = &self.db_id {
+            put_varint32(dst, tag::DB_ID);
+            put_lpslice(dst, id.as_bytes());
+        }
+        if let Some(c) = &self.comparator {
+            put_varint32(dst, tag::COMPARATOR);
+            put_lpslice(dst, c.as_bytes());
+        }
+        if let Some(p) = self.persist_user_defined_timestamps {
+            put_varint32(dst, tag::PERSIST_USER_DEFINED_TIMESTAMPS);
+            put_lpslice(dst, &[p as u8]);
+        }
+        if let Some(v) = self.log_number {
+            put_varint32(dst, tag::LOG_NUMBER);
+            put_varint64(dst, v);
+        }
+        if let Some(v) = self.prev_log_number {
+            put_varint32(dst, tag::PREV_LOG_NUMBER);
+            put_varint64(dst, v);
+        }
+        if let Some(v) = self.next_file_number {
+            put_varint32(dst, tag::NEXT_FILE_NUMBER);
+            put_varint64(dst, v);
+        }
+        if let Some(v) = self.max_column_family {
+            put_varint32(dst, tag::MAX_COLUMN_FAMILY);
+            put_varint32(dst, v);
+        }
+        if let Some(v) = self.min_log_number_to_keep {
+            put_varint32(dst, tag::MIN_LOG_NUMBER_TO_KEEP);
+            put_varint64(dst, v);
+        }
+        if let Some(v) = self.last_sequence {
+            put_varint32(dst, tag::LAST_SEQUENCE);
+            put_varint64(dst, v);
+        }
+        for (level, key) in &self.compact_cursors {
+            put_varint32(dst, tag::COMPACT_CURSOR);
+            put_varint32(dst, *level);
+            put_lpslice(dst, key);
+        }
+        for &(level, number) in &self.deleted_files {
+            put_varint32(dst, tag::DELETED_FILE);
+            put_varint32(dst, level);
+            put_varint64(dst, number);
+        }
+        let mut min_log_written = false;
+        for (level, f) in &self.new_files {
+            put_varint32(dst, tag::NEW_FILE4);
+            put_varint32(dst, *level);
+            put_varint64(dst, f.number & FILE_NUMBER_MASK);
+            put_varint64(dst, f.file_size);
+            put_lpslice(dst, &f.smallest);
+            put_lpslice(dst, &f.largest);
+            put_varint64(dst, f.smallest_seqno);
+            put_varint64(dst, f.largest_seqno);
+            // Custom fields, in the order RocksDB writes them.
+            put_varint64_field(dst, nf4::OLDEST_ANCESTER_TIME, f.oldest_ancester_time);
+            put_varint64_field(dst, nf4::FILE_CREATION_TIME, f.file_creation_time);
+            if f.epoch_number != 0 {
+                put_varint64_field(dst, nf4::EPOCH_NUMBER, f.epoch_number);
+            }
+            put_varint32(dst, nf4::FILE_CHECKSUM);
+            put_lpslice(dst, &f.file_checksum);
+            put_varint32(dst, nf4::FILE_CHECKSUM_FUNC_NAME);
+            put_lpslice(dst, f.file_checksum_func_name.as_bytes());
+            if f.path_id != 0 {
+                put_varint32(dst, nf4::PATH_ID);
+                put_lpslice(dst, &[f.path_id as u8]);
+            }
+            if f.temperature != 0 {
+                put_varint32(dst, nf4::TEMPERATURE);
+                put_lpslice(dst, &[f.temperature]);
+            }
+            if f.marked_for_compaction {
+                put_varint32(dst, nf4::NEED_COMPACTION);
+                put_lpslice(dst, &[1]);
+            }
+            if let (Some(v), false) = (self.min_log_number_to_keep, min_log_written) {
+                put_varint32(dst, nf4::MIN_LOG_NUMBER_TO_KEEP_HACK);
+                let mut tmp = Vec::with_capacity(8);
+                put_fixed64(&mut tmp, v);
+                put_lpslice(dst, &tmp);
+                min_log_written = true;
+            }
+            if f.oldest_blob_file_number != 0 {
+                put_varint64_field(dst, nf4::OLDEST_BLOB_FILE_NUMBER, f.oldest_blob_file_number);
+            }
+            if let Some(id) = f.unique_id {
+                put_varint32(dst, nf4::UNIQUE_ID);
+                let mut tmp = Vec::with_capacity(16);
+                put_fixed64(&mut tmp, id[0]);
+                put_fixed64(&mut tmp, id[1]);
+                put_lpslice(dst, &tmp);
+            }
+            if f.compensated_range_deletion_size != 0 {
+                put_varint64_field(dst, nf4::COMPENSATED_RANGE_DELETION_SIZE, f.compensated_range_deletion_size);
+            }
+            if f.tail_size != 0 {
+                put_varint64_field(dst, nf4::TAIL_SIZE, f.tail_size);
+            }
+            put_varint32(dst, nf4::TERMINATE);
+        }
+        for b in &self.blob_file_additions {
+            put_varint32(dst, tag::BLOB_FILE_ADDITION);
+            put_varint64(dst, b.blob_file_number);
+            put_varint64(dst, b.total_blob_count);
+            put_varint64(dst, b.total_blob_bytes);
+            put_lpslice(dst, &b.checksum_method);
+            put_lpslice(dst, &b.checksum_value);
+            put_varint32(dst, 1);
+        }
+        for g in &self.blob_file_garbages {
+            put_varint32(dst, tag::BLOB_FILE_GARBAGE);
+            put_varint64(dst, g.blob_file_number);
+            put_varint64(dst, g.garbage_blob_count);
+            put_varint64(dst, g.garbage_blob_bytes);
+            put_varint32(dst, 1);
+        }
+        for w in &self.wal_additions {
+            let mut tmp = Vec::new();
+            put_varint64(&mut tmp, w.log_number);
+            if let Some(s) = w.synced_size {
+                put_varint32(&mut tmp, 2);
+                put_varint64(&mut tmp, s);
+            }
+            put_varint32(&mut tmp, 1);
+            put_varint32(dst, tag::WAL_ADDITION2);
+            put_lpslice(dst, &tmp);
+        }
+        if let Some(n) = self.wal_deletion {
+            let mut tmp = Vec::new();
+            put_varint64(&mut tmp, n);
+            put_varint32(dst, tag::WAL_DELETION2);
+            put_lpslice(dst, &tmp);
+        }
+        if self.column_family != 0 {
+            put_varint32(dst, tag::COLUMN_FAMILY);
+            put_varint32(dst, self.column_family);
+        }
+        if let Some(name) = &self.column_family_add {
+            put_varint32(dst, tag::COLUMN_FAMILY_ADD);
+            put_lpslice(dst, name.as_bytes());
+        }
+        if self.column_family_drop {
+            put_varint32(dst, tag::COLUMN_FAMILY_DROP);
+        }
+        if let Some(n) = self.remaining_entries {
+            put_varint32(dst, tag::IN_ATOMIC_GROUP);
+            put_varint32(dst, n);
+        }
+        if let Some(ts) = &self.full_history_ts_low {
+            put_varint32(dst, tag::FULL_HISTORY_TS_LOW);
+            put_lpslice(dst, ts);
+        }
+        if let Some(v) = self.last_compacted_manifest_file_size {
+            let mut tmp = Vec::new();
+            put_varint64(&mut tmp, v);
+            put_varint32(dst, tag::LAST_COMPACTED_MANIFEST_FILE_SIZE);
+            put_lpslice(dst, &tmp);
+        }
+    }
+
+    /// Serialize into a new vector.
+    pub(crate) fn encoded(&self) -> Vec<u8> {
+        let mut v = Vec::new();
+        self.encode(&mut v);
+        v
+    }
+
+    /// Parse one MANIFEST record (RocksDB `VersionEdit::DecodeFrom`). Errors are Corruption
+    /// ("VersionEdit: …") except a NewFile path id other than 0 (NotSupported).
+    pub(crate) fn decode(data: &[u8]) -> Result<VersionEdit> {
+        let mut e = VersionEdit::default();
+        let mut r = Reader::new(data);
+        fn bad(what: &str) -> Error {
+            Error::corrupt(format!("VersionEdit: {what}"))
+        }
+        while !r.is_empty() {
+            let Some(t) = r.varint32() else {
+                return Err(bad("invalid tag"));
+            };
+            match t {
+                tag::COMPARATOR => e.comparator = Some(lossy(r.lpslice().ok_or_else(|| bad("comparator name"))?)),
+                tag::LOG_NUMBER => e.log_number = Some(r.varint64().ok_or_else(|| bad("log number"))?),
+                tag::PREV_LOG_NUMBER => {
+                    e.prev_log_number = Some(r.varint64().ok_or_else(|| bad("previous log number"))?)
+                }
+                tag::NEXT_FILE_NUMBER => {
+                    e.next_file_number = Some(r.varint64().ok_or_else(|| bad("next file number"))?)
+                }
+                tag::MAX_COLUMN_FAMILY => {
+                    e.max_column_family = Some(r.varint32().ok_or_else(|| bad("max column family"))?)
+                }
+                tag::MIN_LOG_NUMBER_TO_KEEP => {
+                    e.min_log_number_to_keep = Some(r.varint64().ok_or_else(|| bad("min log number to kee"))?)
+                }
+                tag::LAST_SEQUENCE => e.last_sequence = Some(r.varint64().ok_or_else(|| bad("last sequence number"))?),
+                tag::COMPACT_CURSOR => {
+                    let level = r.varint32();
+                    let key = r.lpslice().filter(|k| k.len() >= 8);
+                    match (level, key) {
+                        (Some(l), Some(k)) => e.compact_cursors.push((l, k.to_vec())),
+                        _ => return Err(bad("compaction cursor")),
+                    }
+                }
+                tag::DELETED_FILE => match (r.varint32(), r.varint64()) {
+                    (Some(l), Some(n)) => e.deleted_files.push((l, n)),
+                    _ => return Err(bad("deleted file")),
+                },
+                tag::NEW_FILE | tag::NEW_FILE2 | tag::NEW_FILE3 => {
+                    let f = decode_old_new_file(&mut r, t).ok_or_else(|| bad("new-file entry"))?;
+                    check_path_id(f.1.path_id)?;
+                    e.new_files.push(f);
+                }
+                tag::NEW_FILE4 => {
+                    let f = decode_new_file4(&mut r, &mut e)?;
+                    e.new_files.push(f);
+                }
+                tag::BLOB_FILE_ADDITION | tag::BLOB_FILE_ADDITION_DEPRECATED => {
+                    e.blob_file_additions.push(decode_blob_addition(&mut r)?);
+                }
+                tag::BLOB_FILE_GARBAGE | tag::BLOB_FILE_GARBAGE_DEPRECATED => {
+                    e.blob_file_garbages.push(decode_blob_garbage(&mut r)?);
+                }
+                tag::WAL_ADDITION => e.wal_additions.push(decode_wal_addition(&mut r)?),
+                tag::WAL_ADDITION2 => {
+                    let s = r.lpslice().ok_or_else(|| bad("wal addition"))?;
+                    let mut sub = Reader::new(s);
+                    e.wal_additions.push(decode_wal_addition(&mut sub)?);
+                }
+                tag::WAL_DELETION => {
+                    e.wal_deletion = Some(r.varint64().ok_or_else(|| bad("WalDeletion: Error decoding WAL log number"))?)
+                }
+                tag::WAL_DELETION2 => {
+                    let s = r.lpslice().ok_or_else(|| bad("wal deletion"))?;
+                    let n = Reader::new(s).varint64().ok_or_else(|| bad("WalDeletion: Error decoding WAL log number"))?;
+                    e.wal_deletion = Some(n);
+                }
+                tag::COLUMN_FAMILY => e.column_family = r.varint32().ok_or_else(|| bad("set column family id"))?,
+                tag::COLUMN_FAMILY_ADD => {
+                    e.column_family_add = Some(lossy(r.lpslice().ok_or_else(|| bad("column family add"))?))
+                }
+                tag::COLUMN_FAMILY_DROP => e.column_family_drop = true,
+                tag::IN_ATOMIC_GROUP => e.remaining_entries = Some(r.varint32().ok_or_else(|| bad("remaining entries"))?),
+                tag::FULL_HISTORY_TS_LOW => {
+                    let s = r.lpslice().ok_or_else(|| bad("full_history_ts_low"))?;
+                    if s.is_empty() {
+                        return Err(bad("full_history_ts_low: empty"));
+                    }
+                    e.full_history_ts_low = Some(s.to_vec());
+                }
+                tag::DB_ID => e.db_id = Some(lossy(r.lpslice().ok_or_else(|| bad("db id"))?)),
+                tag::PERSIST_USER_DEFINED_TIMESTAMPS => {
+                    let s = r.lpslice().ok_or_else(|| bad("persist_user_defined_timestamps"))?;
+                    if s.len() != 1 {
+                        return Err(bad("persist_user_defined_timestamps field wrong size"));
+                    }
+                    e.persist_user_defined_timestamps = Some(s[0] == 1);
+                }
+                tag::LAST_COMPACTED_MANIFEST_FILE_SIZE => {
+                    let s = r.lpslice().ok_or_else(|| bad("last_compacted_manifest_file_size"))?;
+                    e.last_compacted_manifest_file_size = Reader::new(s).varint64();
+                }
+                t if t & tag::SAFE_IGNORE_MASK != 0 => {
+                    // A tag from the future (or 8202) that can be skipped: length-prefixed.
+                    r.lpslice().ok_or_else(|| bad("safe_ignore_entry"))?;
+                }
+                t => return Err(bad(&format!("unknown tag {t}"))),
+            }
+        }
+        Ok(e)
+    }
+
+    /// `VersionEdit::DebugString` as printed by `ldb manifest_dump --verbose` (keys as raw text
+    /// with non-printable bytes escaped, or hex when `hex`). Ends with "}\n".
+    pub(crate) fn debug_string(&self, hex: bool) -> String {
+        let mut r = String::from("VersionEdit {");
+        if let Some(id) = &self.db_id {
+            let _ = write!(r, "\n  DB ID: {id}");
+        }
+        if let Some(c) = &self.comparator {
+            let _ = write!(r, "\n  Comparator: {c}");
+        }
+        if let Some(p) = self.persist_user_defined_timestamps {
+            let _ = write!(r, "\n  PersistUserDefinedTimestamps: {p}");
+        }
+        if let Some(v) = self.log_number {
+            let _ = write!(r, "\n  LogNumber: {v}");
+        }
+        if let Some(v) = self.prev_log_number {
+            let _ = write!(r, "\n  PrevLogNumber: {v}");
+        }
+        if let Some(v) = self.next_file_number {
+            let _ = write!(r, "\n  NextFileNumber: {v}");
+        }
+        if let Some(v) = self.max_column_family {
+            let _ = write!(r, "\n  MaxColumnFamily: {v}");
+        }
+        if let Some(v) = self.min_log_number_to_keep {
+            let _ = write!(r, "\n  MinLogNumberToKeep: {v}");
+        }
+        if let Some(v) = self.last_sequence {
+            let _ = write!(r, "\n  LastSeq: {v}");
+        }
+        for (level, key) in &self.compact_cursors {
+            let _ = write!(r, "\n  CompactCursor: {level} {}", ikey_debug(key, hex));
+        }
+        for (level, n) in &self.deleted_files {
+            let _ = write!(r, "\n  DeleteFile: {level} {n}");
+        }
+        for (level, f) in &self.new_files {
+            let _ = write!(
+                r,
+                "\n  AddFile: {level} {} {} {} .. {}",
+                f.number,
+                f.file_size,
+                ikey_debug(&f.smallest, hex),
+                ikey_debug(&f.largest, hex)
+            );
+            if f.oldest_blob_file_number != 0 {
+                let _ = write!(r, " blob_file:{}", f.oldest_blob_file_number);
+            }
+            let _ = write!(r, " oldest_ancester_time:{}", f.oldest_ancester_time);
+            let _ = write!(r, " file_creation_time:{}", f.file_creation_time);
+            if f.epoch_number != 0 {
+                let _ = write!(r, " epoch_number:{}", f.epoch_number);
+            }
+            let _ = write!(r, " file_checksum:{}", to_hex(&f.file_checksum));
+            let _ = write!(r, " file_checksum_func_name: {}", f.file_checksum_func_name);
+            if f.temperature != 0 {
+                let _ = write!(r, " temperature: {}", f.temperature);
+            }
+            if let Some(id) = f.unique_id {
+                let _ = write!(r, " unique_id(internal): {{{},{}}}", id[0], id[1]);
+            }
+        }
+        for b in &self.blob_file_additions {
+            let _ = write!(
+                r,
+                "\n  BlobFileAddition: blob_file_number: {} total_blob_count: {} total_blob_bytes: {} checksum_method: {} checksum_value: {}",
+                b.blob_file_number,
+                b.total_blob_count,
+                b.total_blob_bytes,
+                lossy(&b.checksum_method),
+                to_hex(&b.checksum_value)
+            );
+        }
+        for g in &self.blob_file_garbages {
+            let _ = write!(
+                r,
+                "\n  BlobFileGarbage: blob_file_number: {} garbage_blob_count: {} garbage_blob_bytes: {}",
+                g.blob_file_number, g.garbage_blob_count, g.garbage_blob_bytes
+            );
+        }
+        for w in &self.wal_additions {
+            let _ = write!(r, "\n  WalAddition: log_number: {}", w.log_number);
+            if let Some(s) = w.synced_size {
+                let _ = write!(r, " synced_size_in_bytes: {s}");
+            }
+        }
+        if let Some(n) = self.wal_deletion {
+            let _ = write!(r, "\n  WalDeletion: log_number: {n}");
+        }
+        let _ = write!(r, "\n  ColumnFamily: {}", self.column_family);
+        if let Some(name) = &self.column_family_add {
+            let _ = write!(r, "\n  ColumnFamilyAdd: {name}");
+        }
+        if self.column_family_drop {
+            r.push_str("\n  ColumnFamilyDrop");
+        }
+        if let Some(n) = self.remaining_entries {
+            let _ = write!(r, "\n  AtomicGroup: {n} entries remains");
+        }
+        if let Some(ts) = &self.full_history_ts_low {
+            let _ = write!(r, "\n FullHistoryTsLow: {}", to_hex(ts));
+        }
+        r.push_str("\n}\n");
+        r
+    }
+}
+
+impl fmt::Display for VersionEdit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.debug_string(false))
+    }
+}
+
+/// Uppercase hex without prefix (RocksDB `Slice::ToString(true)`).
+pub(crate) fn to_hex(b: &[u8]) -> String {
+    let mut s = String::with_capacity(b.len() * 2);
+    for x in b {
+        let _ = write!(s, "{x:02X}");
+    }
+    s
+}
+
+/// Printable ASCII as is, other bytes as `\xNN` (RocksDB prints raw bytes).
+pub(crate) fn escape(b: &[u8]) -> String {
+    let mut s = String::with_capacity(b.len());
+    for &x in b {
+        if (0x20..0x7f).contains(&x) {
+            s.push(x as char);
+        } else {
+            let _ = write!(s, "\\x{x:02x}");
+        }
+    }
+    s
+}
+
+/// `InternalKey::DebugString`: `'user_key' seq:N, type:T`, or `(bad)…` if shorter than 8 bytes.
+pub(crate) fn ikey_debug(ikey: &[u8], hex: bool) -> String {
+    if ikey.len() < 8 {
+        return format!("(bad){}", escape(ikey));
+    }
+    let (uk, tr) = ikey.split_at(ikey.len() - 8);
+    let t = u64::from_le_bytes(tr.try_into().unwrap_or([0; 8]));
+    let uk = if hex { to_hex(uk) } else { escape(uk) };
+    format!("'{uk}' seq:{}, type:{}", t >> 8, t & 0xff)
+}
+
+fn check_path_id(path_id: u32) -> Result<()> {
+    if path_id != 0 {
+        return Err(Error::NotSupported(format!("table file in db_paths[{path_id}] (path id {path_id})")));
+    }
+    Ok(())
+}
+
+/// A boundary key: an lpslice of at least 8 bytes (any type byte is accepted).
+fn get_internal_key(r: &mut Reader<'_>) -> Option<Vec<u8>> {
+    r.lpslice().filter(|k| k.len() >= 8).map(|k| k.to_vec())
+}
+
+/// NewFile (7), NewFile2 (100), NewFile3 (102).
+fn decode_old_new_file(r: &mut Reader<'_>, t: u32) -> Option<(u32, FileMetaData)> {
+    let level = r.varint32()?;
+    let number = r.varint64()? & FILE_NUMBER_MASK;
+    let path_id = if t == tag::NEW_FILE3 { r.varint32()? } else { 0 };
+    let file_size = r.varint64()?;
+    let smallest = get_internal_key(r)?;
+    let largest = get_internal_key(r)?;
+    let (smallest_seqno, largest_seqno) = if t == tag::NEW_FILE { (0, 0) } else { (r.varint64()?, r.varint64()?) };
+    Some((
+        level,
+        FileMetaData {
+            number,
+            path_id,
+            file_size,
+            smallest,
+            largest,
+            smallest_seqno,
+            largest_seqno,
+            file_checksum_func_name: UNKNOWN_CHECKSUM_FUNC_NAME.to_string(),
+            ..FileMetaData::default()
+        },
+    ))
+}
+
+fn decode_new_file4(r: &mut Reader<'_>, e: &mut VersionEdit) -> Result<(u32, FileMetaData)> {
+    fn bad(what: &str) -> Error {
+        Error::corrupt(format!("VersionEdit: {what}"))
+    }
+    let head = (|| {
+        let level = r.varint32()?;
+        let number = r.varint64()? & FILE_NUMBER_MASK;
+        let file_size = r.varint64()?;
+        let smallest = get_internal_key(r)?;
+        let largest = get_internal_key(r)?;
+        let smallest_seqno = r.varint64()?;
+        let largest_seqno = r.varint64()?;
+        Some((level, number, file_size, smallest, largest, smallest_seqno, largest_seqno))
+    })();
+    let Some((level, number, file_size, smallest, largest, smallest_seqno, largest_seqno)) = head else {
+        return Err(bad("new-file4 entry"));
+    };
+    let mut f = FileMetaData {
+        number,
+        file_size,
+        smallest,
+        largest,
+        smallest_seqno,
+        largest_seqno,
+        file_checksum_func_name: String::new(),
+        ..FileMetaData::default()
+    };
+    let mut saw_func_name = false;
+    loop {
+        let ct = r.varint32().ok_or_else(|| bad("new-file4 custom field"))?;
+        if ct == nf4::TERMINATE {
+            break;
+        }
+        let field = r.lpslice().ok_or_else(|| bad("new-file4 custom field"))?;
+        let varint = |what: &str| -> Result<u64> {
+            let mut fr = Reader::new(field);
+            fr.varint64().ok_or_else(|| bad(what))
+        };
+        match ct {
+            nf4::PATH_ID => {
+                if field.len() != 1 {
+                    return Err(bad("path_id field wrong size"));
+                }
+                f.path_id = field[0] as u32;
+                check_path_id(f.path_id)?;
+            }
+            nf4::OLDEST_ANCESTER_TIME => f.oldest_ancester_time = varint("invalid oldest ancester time")?,
+            nf4::FILE_CREATION_TIME => f.file_creation_time = varint("invalid file creation time")?,
+            nf4::FILE_CHECKSUM => f.file_checksum = field.to_vec(),
+            nf4::FILE_CHECKSUM_FUNC_NAME => {
+                f.file_checksum_func_name = lossy(field);
+                saw_func_name = true;
+            }
+            nf4::NEED_COMPACTION => {
+                if field.len() != 1 {
+                    return Err(bad("need_compaction field wrong size"));
+                }
+                f.marked_for_compaction = field[0] == 1;
+            }
+            nf4::MIN_LOG_NUMBER_TO_KEEP_HACK => {
+                let v = Reader::new(field).fixed64().ok_or_else(|| bad("deleted log number malformatted"))?;
+                e.min_log_number_to_keep = Some(v);
+            }
+            nf4::OLDEST_BLOB_FILE_NUMBER => f.oldest_blob_file_number = varint("invalid oldest blob file number")?,
+            nf4::TEMPERATURE => {
+                if field.len() != 1 {
+                    return Err(bad("temperature field wrong size"));
+                }
+                f.temperature = field[0];
+            }
+            nf4::UNIQUE_ID => {
+                let mut fr = Reader::new(field);
+                match (field.len(), fr.fixed64(), fr.fixed64()) {
+                    (16, Some(a), Some(b)) => f.unique_id = Some([a, b]),
+                    _ => return Err(bad("invalid unique id")),
+                }
+            }
+            nf4::EPOCH_NUMBER => f.epoch_number = varint("invalid epoch number")?,
+            nf4::COMPENSATED_RANGE_DELETION_SIZE => {
+                f.compensated_range_deletion_size = varint("Invalid compensated range deletion size")?
+            }
+            nf4::TAIL_SIZE => f.tail_size = varint("invalid tail start offset")?,
+            nf4::MIN_TIMESTAMP
+            | nf4::MAX_TIMESTAMP
+            | nf4::USER_DEFINED_TIMESTAMPS_PERSISTED
+            | nf4::FILE_OPEN_METADATA => {}
+            ct if ct & nf4::NON_SAFE_IGNORE_MASK != 0 => {
+                return Err(bad(&format!("new-file4 custom field with tag {ct} not supported (must understand)")));
+            }
+            _ => {}
+        }
+    }
+    if !saw_func_name {
+        f.file_checksum_func_name = UNKNOWN_CHECKSUM_FUNC_NAME.to_string();
+    }
+    Ok((level, f))
+}
+
+/// Skip the custom fields of a blob record (tag varint32 + lpslice, ended by 1).
+fn skip_blob_custom_fields(r: &mut Reader<'_>, class: &str) -> Result<()> {
+    loop {
+        let t = r.varint32().ok_or_else(|| Error::corrupt(format!("{class}: Error decoding custom field tag")))?;
+        if t == 1 {
+            return Ok(());
+        }
+        r.lpslice().ok_or_else(|| Error::corrupt(format!("{class}: Error decoding custom field value")))?;
+        if t & nf4::NON_SAFE_IGNORE_MASK != 0 {
+            return Err(Error::corrupt(format!("{class}: Forward incompatible custom field encountered")));
+        }
+    }
+}
+
+fn decode_blob_addition(r: &mut Reader<'_>) -> Result<BlobFileAddition> {
+    let c = "BlobFileAddition";
+    let err = |m: &str| Error::corrupt(format!("{c}: {m}"));
+    let blob_file_number = r.varint64().ok_or_else(|| err("Error decoding blob file number"))?;
+    let total_blob_count = r.varint64().ok_or_else(|| err("Error decoding total blob count"))?;
+    let total_blob_bytes = r.varint64().ok_or_else(|| err("Error decoding total blob bytes"))?;
+    let checksum_method = r.lpslice().ok_or_else(|| err("Error decoding checksum method"))?.to_vec();
+    let checksum_value = r.lpslice().ok_or_else(|| err("Error decoding checksum value"))?.to_vec();
+    skip_blob_custom_fields(r, c)?;
+    Ok(BlobFileAddition { blob_file_number, total_blob_count, total_blob_bytes, checksum_method, checksum_value })
+}
+
+fn decode_blob_garbage(r: &mut Reader<'_>) -> Result<BlobFileGarbage> {
+    let c = "BlobFileGarbage";
+    let err = |m: &str| Error::corrupt(format!("{c}: {m}"));
+    let blob_file_number = r.varint64().ok_or_else(|| err("Error decoding blob file number"))?;
+    let garbage_blob_count = r.varint64().ok_or_else(|| err("Error decoding garbage blob count"))?;
+    let garbage_blob_bytes = r.varint64().ok_or_else(|| err("Error decoding garbage blob bytes"))?;
+    skip_blob_custom_fields(r, c)?;
+    Ok(BlobFileGarbage { blob_file_number, garbage_blob_count, garbage_blob_bytes })
+}
+
+fn decode_wal_addition(r: &mut Reader<'_>) -> Result<WalAddition> {
+    let err = |m: &str| Error::corrupt(format!("WalAddition: {m}"));
+    let log_number = r.varint64().ok_or_else(|| err("Error decoding WAL log number"))?;
+    let mut w = WalAddition { log_number, synced_size: None };
+    loop {
+        match r.varint32() {
+            Some(1) => return Ok(w),
+            Some(2) => w.synced_size = Some(r.varint64().ok_or_else(|| err("Error decoding WAL file size"))?),
+            Some(t) => return Err(err(&format!("Unknown tag {t}"))),
+            None => return Err(err("Error decoding tag")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {}

@@ -1,1 +1,451 @@
-//! placeholder
+//! `WriteBatch`: an atomic group of updates, encoded exactly as RocksDB encodes it in the WAL
+//! (`db/write_batch.cc`):
+//!
+//! ```text
+//! batch  := sequence fixed64 | count fixed32 | record*
+//! record := tag u8 | fields
+//! ```
+
+use std::fmt;
+
+use crate::coding::{decode_fixed32, decode_fixed64, put_varint32, Reader};
+use crate::error::{Error, Result};
+
+/// Size of the batch header (sequence + count).
+pub(crate) const HEADER: usize = 12;
+
+/// WriteBatch record tags (`ValueType` values used in the WAL).
+pub(crate) mod tag {
+    pub const DELETION: u8 = 0x00;
+    pub const VALUE: u8 = 0x01;
+    pub const MERGE: u8 = 0x02;
+    pub const LOG_DATA: u8 = 0x03;
+    pub const CF_DELETION: u8 = 0x04;
+    pub const CF_VALUE: u8 = 0x05;
+    pub const CF_MERGE: u8 = 0x06;
+    pub const SINGLE_DELETION: u8 = 0x07;
+    pub const CF_SINGLE_DELETION: u8 = 0x08;
+    pub const BEGIN_PREPARE_XID: u8 = 0x09;
+    pub const END_PREPARE_XID: u8 = 0x0A;
+    pub const COMMIT_XID: u8 = 0x0B;
+    pub const ROLLBACK_XID: u8 = 0x0C;
+    pub const NOOP: u8 = 0x0D;
+    pub const CF_RANGE_DELETION: u8 = 0x0E;
+    pub const RANGE_DELETION: u8 = 0x0F;
+    pub const CF_BLOB_INDEX: u8 = 0x10;
+    pub const BLOB_INDEX: u8 = 0x11;
+    pub const BEGIN_PERSISTED_PREPARE_XID: u8 = 0x12;
+    pub const BEGIN_UNPREPARE_XID: u8 = 0x13;
+    pub const COMMIT_XID_AND_TIMESTAMP: u8 = 0x15;
+    pub const WIDE_COLUMN_ENTITY: u8 = 0x16;
+    pub const CF_WIDE_COLUMN_ENTITY: u8 = 0x17;
+    pub const TIMED_PUT: u8 = 0x18;
+    pub const CF_TIMED_PUT: u8 = 0x19;
+}
+
+/// An atomic group of writes (puts, deletes, merges, range deletions), applied by `DB::write`.
+///
+/// The in-memory representation is RocksDB's WAL encoding, so [`WriteBatch::data`] is exactly
+/// the payload of the WAL record.
+#[derive(Clone, PartialEq, Eq)]
+pub struct WriteBatch {
+    rep: Vec<u8>,
+    /// A key or value longer than 4 GiB − 1 was given (the op was not recorded).
+    oversize: bool,
+}
+
+impl Default for WriteBatch {
+    fn default() -> Self {
+        WriteBatch::new()
+    }
+}
+
+impl fmt::Debug for WriteBatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WriteBatch")
+            .field("sequence", &self.sequence())
+            .field("count", &self.count())
+            .field("size_in_bytes", &self.rep.len())
+            .finish()
+    }
+}
+
+#[inline]
+fn fits(b: &[u8]) -> bool {
+    b.len() <= u32::MAX as usize
+}
+
+impl WriteBatch {
+    /// An empty batch.
+    pub fn new() -> WriteBatch {
+        WriteBatch { rep: vec![0u8; HEADER], oversize: false }
+    }
+
+    /// An empty batch with room for `bytes` bytes of records.
+    pub fn with_capacity(bytes: usize) -> WriteBatch {
+        let mut rep = Vec::with_capacity(HEADER + bytes);
+        rep.resize(HEADER, 0);
+        WriteBatch { rep, oversize: false }
+    }
+
+    fn bump_count(&mut self) {
+        let c = self.count().wrapping_add(1);
+        self.set_count(c);
+    }
+
+    fn push_kv(&mut self, t: u8, k: &[u8], v: &[u8]) {
+        if !fits(k) || !fits(v) {
+            self.oversize = true;
+            return;
+        }
+        self.rep.reserve(1 + 10 + k.len() + v.len());
+        self.rep.push(t);
+        put_varint32(&mut self.rep, k.len() as u32);
+        self.rep.extend_from_slice(k);
+        put_varint32(&mut self.rep, v.len() as u32);
+        self.rep.extend_from_slice(v);
+    }
+
+    fn push_k(&mut self, t: u8, k: &[u8]) {
+        if !fits(k) {
+            self.oversize = true;
+            return;
+        }
+        self.rep.reserve(1 + 5 + k.len());
+        self.rep.push(t);
+        put_varint32(&mut self.rep, k.len() as u32);
+        self.rep.extend_from_slice(k);
+    }
+
+    /// Insert `key` → `value`.
+    pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
+        let before = self.rep.len();
+        self.push_kv(tag::VALUE, key.as_ref(), value.as_ref());
+        if self.rep.len() != before {
+            self.bump_count();
+        }
+    }
+
+    /// Delete `key`.
+    pub fn delete(&mut self, key: impl AsRef<[u8]>) {
+        let before = self.rep.len();
+        self.push_k(tag::DELETION, key.as_ref());
+        if self.rep.len() != before {
+            self.bump_count();
+        }
+    }
+
+    /// Delete `key`, which must have been put at most once since its last delete.
+    pub fn single_delete(&mut self, key: impl AsRef<[u8]>) {
+        let before = self.rep.len();
+        self.push_k(tag::SINGLE_DELETION, key.as_ref());
+        if self.rep.len() != before {
+            self.bump_count();
+        }
+    }
+
+    /// Delete every key in `[begin, end)`.
+    pub fn delete_range(&mut self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>) {
+        let before = self.rep.len();
+        self.push_kv(tag::RANGE_DELETION, begin.as_ref(), end.as_ref());
+        if self.rep.len() != before {
+            self.bump_count();
+        }
+    }
+
+    /// Merge `value` into `key` with the DB's merge operator.
+    pub fn merge(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
+        let before = self.rep.len();
+        self.push_kv(tag::MERGE, key.as_ref(), value.as_ref());
+        if self.rep.len() != before {
+            self.bump_count();
+        }
+    }
+
+    /// Append a blob that is stored in the WAL but not applied to the DB (not counted).
+    pub fn put_log_data(&mut self, blob: impl AsRef<[u8]>) {
+        self.push_k(tag::LOG_DATA, blob.as_ref());
+    }
+
+    /// Remove every record.
+    pub fn clear(&mut self) {
+        self.rep.clear();
+        self.rep.resize(HEADER, 0);
+        self.oversize = false;
+    }
+
+    /// Number of counted records (everything but `put_log_data`).
+    pub fn len(&self) -> usize {
+        self.count() as usize
+    }
+
+    /// True if there are no counted records.
+    pub fn is_empty(&self) -> bool {
+        self.count() == 0
+    }
+
+    /// Size of the encoded batch.
+    pub fn size_in_bytes(&self) -> usize {
+        self.rep.len()
+    }
+
+    /// The encoded batch (RocksDB's WAL record payload).
+    pub fn data(&self) -> &[u8] {
+        &self.rep
+    }
+
+    // ---- crate-internal -----------------------------------------------------------------------
+
+    /// A batch from its encoding (a WAL record). Checks the header and that every record decodes
+    /// and the counted records match the header's count.
+    pub(crate) fn from_data(data: Vec<u8>) -> Result<WriteBatch> {
+        if data.len() < HEADER {
+            return Err(Error::corrupt("malformed WriteBatch (too small)"));
+        }
+        let wb = WriteBatch { rep: data, oversize: false };
+        let mut found = 0u32;
+        for r in wb.records() {
+            if r?.is_counted() {
+                found = found.wrapping_add(1);
+            }
+        }
+        if found != wb.count() {
+            return Err(Error::corrupt("WriteBatch has wrong count"));
+        }
+        Ok(wb)
+    }
+
+    /// A batch from its encoding, checking only the header length (for dumps).
+    pub(crate) fn from_data_unchecked(data: Vec<u8>) -> Result<WriteBatch> {
+        if data.len() < HEADER {
+            return Err(Error::corrupt("malformed WriteBatch (too small)"));
+        }
+        Ok(WriteBatch { rep: data, oversize: false })
+    }
+
+    /// InvalidArgument if a key or value longer than `u32::MAX` was given to this batch.
+    pub(crate) fn validate(&self) -> Result<()> {
+        if self.oversize {
+            return Err(Error::invalid("WriteBatch: key or value too large (>= 4 GiB)"));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn sequence(&self) -> u64 {
+        decode_fixed64(&self.rep).unwrap_or(0)
+    }
+
+    pub(crate) fn set_sequence(&mut self, seq: u64) {
+        self.rep[..8].copy_from_slice(&seq.to_le_bytes());
+    }
+
+    pub(crate) fn count(&self) -> u32 {
+        decode_fixed32(&self.rep[8..]).unwrap_or(0)
+    }
+
+    pub(crate) fn set_count(&mut self, n: u32) {
+        self.rep[8..12].copy_from_slice(&n.to_le_bytes());
+    }
+
+    /// Append `other`'s records (group commit); counts add up.
+    pub(crate) fn append_batch(&mut self, other: &WriteBatch) {
+        self.rep.extend_from_slice(&other.rep[HEADER..]);
+        let c = self.count().wrapping_add(other.count());
+        self.set_count(c);
+        self.oversize |= other.oversize;
+    }
+
+    /// Every record, including the ones `iterate` rejects.
+    pub(crate) fn records(&self) -> Records<'_> {
+        Records { r: Reader::new(&self.rep[HEADER..]), failed: false }
+    }
+
+    /// Feed every record to `handler` (column family 0 only). Errors: NotSupported for other
+    /// column families, blob indexes, wide-column entities and timed puts; Corruption for
+    /// undecodable records or a count mismatch.
+    pub(crate) fn iterate(&self, handler: &mut impl BatchHandler) -> Result<()> {
+        let mut found = 0u32;
+        for r in self.records() {
+            let r = r?;
+            if let Some(cf) = r.column_family() {
+                if cf != 0 {
+                    return Err(Error::NotSupported(format!("column family {cf}")));
+                }
+            }
+            if r.is_counted() {
+                found = found.wrapping_add(1);
+            }
+            match r {
+                BatchRecord::Put { key, value, .. } => handler.put(key, value)?,
+                BatchRecord::Delete { key, .. } => handler.delete(key)?,
+                BatchRecord::SingleDelete { key, .. } => handler.single_delete(key)?,
+                BatchRecord::DeleteRange { begin, end, .. } => handler.delete_range(begin, end)?,
+                BatchRecord::Merge { key, value, .. } => handler.merge(key, value)?,
+                BatchRecord::LogData(blob) => handler.log_data(blob)?,
+                BatchRecord::BlobIndex { .. } => {
+                    return Err(Error::NotSupported("WriteBatch: blob index (tag 0x11/0x10)".into()))
+                }
+                BatchRecord::WideColumnEntity { .. } => {
+                    return Err(Error::NotSupported("WriteBatch: wide-column entity (tag 0x16/0x17)".into()))
+                }
+                BatchRecord::TimedPut { .. } => {
+                    return Err(Error::NotSupported("WriteBatch: timed put (tag 0x18/0x19)".into()))
+                }
+                BatchRecord::Noop
+                | BatchRecord::BeginPrepare { .. }
+                | BatchRecord::EndPrepare(_)
+                | BatchRecord::Commit(_)
+                | BatchRecord::CommitWithTimestamp { .. }
+                | BatchRecord::Rollback(_) => {}
+            }
+        }
+        if found != self.count() {
+            return Err(Error::corrupt("WriteBatch has wrong count"));
+        }
+        Ok(())
+    }
+}
+
+/// Receives the records of a batch from [`WriteBatch::iterate`].
+pub(crate) trait BatchHandler {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()>;
+    fn delete(&mut self, key: &[u8]) -> Result<()>;
+    fn single_delete(&mut self, key: &[u8]) -> Result<()>;
+    fn delete_range(&mut self, begin: &[u8], end: &[u8]) -> Result<()>;
+    fn merge(&mut self, key: &[u8], value: &[u8]) -> Result<()>;
+    fn log_data(&mut self, _blob: &[u8]) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// One decoded WriteBatch record. `cf` is the column family id (0 for the non-CF tags).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BatchRecord<'a> {
+    Put { cf: u32, key: &'a [u8], value: &'a [u8] },
+    Delete { cf: u32, key: &'a [u8] },
+    SingleDelete { cf: u32, key: &'a [u8] },
+    DeleteRange { cf: u32, begin: &'a [u8], end: &'a [u8] },
+    Merge { cf: u32, key: &'a [u8], value: &'a [u8] },
+    LogData(&'a [u8]),
+    BlobIndex { cf: u32, key: &'a [u8], value: &'a [u8] },
+    WideColumnEntity { cf: u32, key: &'a [u8], value: &'a [u8] },
+    /// value = user value ‖ fixed64 write time.
+    TimedPut { cf: u32, key: &'a [u8], value: &'a [u8] },
+    Noop,
+    /// `unprepare` for tag 0x13; tags 0x09 and 0x12 give false.
+    BeginPrepare { unprepare: bool },
+    EndPrepare(&'a [u8]),
+    Commit(&'a [u8]),
+    CommitWithTimestamp { ts: &'a [u8], xid: &'a [u8] },
+    Rollback(&'a [u8]),
+}
+
+impl BatchRecord<'_> {
+    /// Whether the record consumes a sequence number / counts in the header.
+    pub(crate) fn is_counted(&self) -> bool {
+        matches!(
+            self,
+            BatchRecord::Put { .. }
+                | BatchRecord::Delete { .. }
+                | BatchRecord::SingleDelete { .. }
+                | BatchRecord::DeleteRange { .. }
+                | BatchRecord::Merge { .. }
+                | BatchRecord::BlobIndex { .. }
+                | BatchRecord::WideColumnEntity { .. }
+                | BatchRecord::TimedPut { .. }
+        )
+    }
+
+    /// The column family of a data record.
+    pub(crate) fn column_family(&self) -> Option<u32> {
+        match *self {
+            BatchRecord::Put { cf, .. }
+            | BatchRecord::Delete { cf, .. }
+            | BatchRecord::SingleDelete { cf, .. }
+            | BatchRecord::DeleteRange { cf, .. }
+            | BatchRecord::Merge { cf, .. }
+            | BatchRecord::BlobIndex { cf, .. }
+            | BatchRecord::WideColumnEntity { cf, .. }
+            | BatchRecord::TimedPut { cf, .. } => Some(cf),
+            _ => None,
+        }
+    }
+}
+
+/// Iterator over the records of a batch; yields one `Err` on malformed input, then stops.
+pub(crate) struct Records<'a> {
+    r: Reader<'a>,
+    failed: bool,
+}
+
+impl<'a> Records<'a> {
+    fn decode(&mut self) -> Option<BatchRecord<'a>> {
+        let r = &mut self.r;
+        let t = r.u8()?;
+        let cf_tag = matches!(
+            t,
+            tag::CF_DELETION
+                | tag::CF_VALUE
+                | tag::CF_MERGE
+                | tag::CF_SINGLE_DELETION
+                | tag::CF_RANGE_DELETION
+                | tag::CF_BLOB_INDEX
+                | tag::CF_WIDE_COLUMN_ENTITY
+                | tag::CF_TIMED_PUT
+        );
+        let cf = if cf_tag { r.varint32()? } else { 0 };
+        Some(match t {
+            tag::VALUE | tag::CF_VALUE => BatchRecord::Put { cf, key: r.lpslice()?, value: r.lpslice()? },
+            tag::DELETION | tag::CF_DELETION => BatchRecord::Delete { cf, key: r.lpslice()? },
+            tag::SINGLE_DELETION | tag::CF_SINGLE_DELETION => BatchRecord::SingleDelete { cf, key: r.lpslice()? },
+            tag::RANGE_DELETION | tag::CF_RANGE_DELETION => {
+                BatchRecord::DeleteRange { cf, begin: r.lpslice()?, end: r.lpslice()? }
+            }
+            tag::MERGE | tag::CF_MERGE => BatchRecord::Merge { cf, key: r.lpslice()?, value: r.lpslice()? },
+            tag::LOG_DATA => BatchRecord::LogData(r.lpslice()?),
+            tag::BLOB_INDEX | tag::CF_BLOB_INDEX => {
+                BatchRecord::BlobIndex { cf, key: r.lpslice()?, value: r.lpslice()? }
+            }
+            tag::WIDE_COLUMN_ENTITY | tag::CF_WIDE_COLUMN_ENTITY => {
+                BatchRecord::WideColumnEntity { cf, key: r.lpslice()?, value: r.lpslice()? }
+            }
+            tag::TIMED_PUT | tag::CF_TIMED_PUT => BatchRecord::TimedPut { cf, key: r.lpslice()?, value: r.lpslice()? },
+            tag::NOOP => BatchRecord::Noop,
+            tag::BEGIN_PREPARE_XID | tag::BEGIN_PERSISTED_PREPARE_XID => BatchRecord::BeginPrepare { unprepare: false },
+            tag::BEGIN_UNPREPARE_XID => BatchRecord::BeginPrepare { unprepare: true },
+            tag::END_PREPARE_XID => BatchRecord::EndPrepare(r.lpslice()?),
+            tag::COMMIT_XID => BatchRecord::Commit(r.lpslice()?),
+            tag::ROLLBACK_XID => BatchRecord::Rollback(r.lpslice()?),
+            tag::COMMIT_XID_AND_TIMESTAMP => BatchRecord::CommitWithTimestamp { ts: r.lpslice()?, xid: r.lpslice()? },
+            _ => return None,
+        })
+    }
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = Result<BatchRecord<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.r.is_empty() {
+            return None;
+        }
+        let start = self.r.pos();
+        let t = self.r.remaining()[0];
+        match self.decode() {
+            Some(rec) => Some(Ok(rec)),
+            None => {
+                self.failed = true;
+                let known = t <= tag::BEGIN_UNPREPARE_XID || (tag::COMMIT_XID_AND_TIMESTAMP..=tag::CF_TIMED_PUT).contains(&t);
+                let msg = if known {
+                    format!("bad WriteBatch record (tag {t:#04x}) at batch offset {}", start + HEADER)
+                } else {
+                    format!("unknown WriteBatch tag {t:#04x} at batch offset {}", start + HEADER)
+                };
+                Some(Err(Error::corrupt(msg)))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {}
