@@ -1,1 +1,382 @@
-//! placeholder
+//! The memtable: a concurrent skiplist of RocksDB-encoded entries in an arena.
+//!
+//! Each entry is stored inline in its skiplist node exactly as RocksDB encodes it:
+//!
+//! ```text
+//! varint32(internal_key_len) | internal_key | varint32(value_len) | value
+//! ```
+//!
+//! where `internal_key = user_key | fixed64(seq << 8 | type)`.
+//!
+//! Range tombstones (`vt::RANGE_DELETION`) will live in a separate skiplist of this memtable
+//! (RocksDB's `range_del_table_`); that is a later issue and not built here. `add` does not
+//! reject them, but `get` and the iterator treat the point list only.
+
+pub(crate) mod arena;
+pub(crate) mod skiplist;
+
+use std::cmp::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering as AO};
+use std::sync::Arc;
+
+use crate::coding::{get_varint32, varint_len};
+use crate::error::Result;
+use crate::iterator::InternalIterator;
+use crate::key::{trailer, user_key, vt, InternalKeyComparator, SequenceNumber};
+
+use self::skiplist::{Iter, KeyComparator, ListRef, SkipList};
+
+/// Default arena block size for a memtable of `write_buffer_size` bytes:
+/// `min(write_buffer_size / 8, 4 MiB)`, at least 4 KiB.
+pub(crate) fn default_arena_block_size(write_buffer_size: usize) -> usize {
+    (write_buffer_size / 8).clamp(arena::MIN_BLOCK_SIZE, 4 << 20)
+}
+
+/// Decode the internal key of an encoded entry.
+#[inline(always)]
+fn entry_ikey(entry: &[u8]) -> &[u8] {
+    let (klen, n) = get_varint32(entry).unwrap_or((0, 0));
+    &entry[n..n + klen as usize]
+}
+
+/// Split an encoded entry into (internal key, value).
+#[inline(always)]
+fn split_entry(entry: &[u8]) -> (&[u8], &[u8]) {
+    let (klen, n) = get_varint32(entry).unwrap_or((0, 0));
+    let kend = n + klen as usize;
+    let rest = &entry[kend..];
+    let (vlen, m) = get_varint32(rest).unwrap_or((0, 0));
+    (&entry[n..kend], &rest[m..m + vlen as usize])
+}
+
+/// Write `v` as a varint32 at the start of `buf`; returns the bytes written.
+#[inline(always)]
+fn write_varint32(buf: &mut [u8], mut v: u32) -> usize {
+    let mut i = 0;
+    while v >= 0x80 {
+        buf[i] = (v as u8) | 0x80;
+        v >>= 7;
+        i += 1;
+    }
+    buf[i] = v as u8;
+    i + 1
+}
+
+/// Orders memtable entries by their internal keys.
+pub(crate) struct MemKeyCmp(InternalKeyComparator);
+
+impl KeyComparator for MemKeyCmp {
+    #[inline(always)]
+    fn key<'a>(&self, entry: &'a [u8]) -> &'a [u8] {
+        entry_ikey(entry)
+    }
+    #[inline(always)]
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        self.0.compare(a, b)
+    }
+}
+
+/// Result of a memtable point lookup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum MemGet {
+    /// The newest visible entry is a value (`vt::VALUE`; other value-like types — blob index,
+    /// wide-column entity, value-preferred-seqno — are returned raw here for now).
+    Value(Vec<u8>),
+    /// The newest visible entry is a deletion (`DELETION`, `SINGLE_DELETION`,
+    /// `DELETION_WITH_TIMESTAMP`).
+    Deleted,
+    /// The newest visible entries are merge operands. `operands` are newest-first. `base` is
+    /// `None` if the memtable has nothing older for the key (keep looking in older data),
+    /// `Some(None)` if a deletion ends the chain, `Some(Some(v))` if value `v` does.
+    Merge { operands: Vec<Vec<u8>>, base: Option<Option<Vec<u8>>> },
+}
+
+/// Counter updates of a run of `add_deferred` calls, applied with
+/// [`MemTable::apply_counters`] (RocksDB's `MemTablePostProcessInfo`): saves the atomic
+/// read-modify-writes per entry when a write batch inserts many entries.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AddCounters {
+    pub entries: u64,
+    pub deletes: u64,
+    pub data_size: u64,
+    pub min_seq: SequenceNumber,
+    pub max_seq: SequenceNumber,
+}
+
+impl Default for AddCounters {
+    fn default() -> Self {
+        AddCounters { entries: 0, deletes: 0, data_size: 0, min_seq: u64::MAX, max_seq: 0 }
+    }
+}
+
+/// An in-memory sorted buffer of writes. All methods take `&self` and are safe to call from
+/// many threads at once (concurrent `add`s and reads).
+pub(crate) struct MemTable {
+    list: SkipList<MemKeyCmp>,
+    num_entries: AtomicU64,
+    num_deletes: AtomicU64,
+    /// Sum of encoded entry sizes.
+    data_size: AtomicU64,
+    /// Smallest sequence inserted (u64::MAX while empty).
+    first_seq: AtomicU64,
+    /// Largest sequence inserted (0 while empty).
+    largest_seq: AtomicU64,
+}
+
+impl std::fmt::Debug for MemTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemTable")
+            .field("entries", &self.num_entries())
+            .field("deletes", &self.num_deletes())
+            .field("memory", &self.approximate_memory_usage())
+            .field("first_seqno", &self.first_seqno())
+            .field("largest_seqno", &self.largest_seqno())
+            .finish()
+    }
+}
+
+impl MemTable {
+    /// An empty memtable whose arena uses blocks of `arena_block_size` bytes (see
+    /// [`default_arena_block_size`]).
+    pub(crate) fn new(icmp: InternalKeyComparator, arena_block_size: usize) -> MemTable {
+        MemTable {
+            list: SkipList::new(MemKeyCmp(icmp), arena_block_size),
+            num_entries: AtomicU64::new(0),
+            num_deletes: AtomicU64::new(0),
+            data_size: AtomicU64::new(0),
+            first_seq: AtomicU64::new(u64::MAX),
+            largest_seq: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn icmp(&self) -> &InternalKeyComparator {
+        &self.list.comparator().0
+    }
+
+    /// Insert `user_key` at `seq` with type `vtype`. Returns false (and inserts nothing) if the
+    /// same (user key, seq, type) is already present. Callable concurrently.
+    #[inline]
+    pub(crate) fn add(&self, seq: SequenceNumber, vtype: u8, user_key: &[u8], value: &[u8]) -> bool {
+        let mut c = AddCounters::default();
+        let ok = self.add_deferred(seq, vtype, user_key, value, &mut c);
+        if ok {
+            self.apply_counters(&c);
+        }
+        ok
+    }
+
+    /// [`add`](Self::add) without updating the counters: they accumulate in `counters` until
+    /// [`apply_counters`](Self::apply_counters). The entry itself is visible immediately.
+    #[inline]
+    pub(crate) fn add_deferred(
+        &self,
+        seq: SequenceNumber,
+        vtype: u8,
+        user_key: &[u8],
+        value: &[u8],
+        counters: &mut AddCounters,
+    ) -> bool {
+        let ikey_len = user_key.len() + 8;
+        let klen = u32::try_from(ikey_len).expect("key too large for a memtable entry");
+        let vlen = u32::try_from(value.len()).expect("value too large for a memtable entry");
+        let entry_len = varint_len(ikey_len as u64) + ikey_len + varint_len(value.len() as u64) + value.len();
+        let trailer = ((seq << 8) | vtype as u64).to_le_bytes();
+        let ok = self.list.insert_with(entry_len, |buf| {
+            let mut p = write_varint32(buf, klen);
+            buf[p..p + user_key.len()].copy_from_slice(user_key);
+            p += user_key.len();
+            buf[p..p + 8].copy_from_slice(&trailer);
+            p += 8;
+            p += write_varint32(&mut buf[p..], vlen);
+            buf[p..].copy_from_slice(value);
+        });
+        if ok {
+            counters.entries += 1;
+            if matches!(vtype, vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP) {
+                counters.deletes += 1;
+            }
+            counters.data_size += entry_len as u64;
+            counters.min_seq = counters.min_seq.min(seq);
+            counters.max_seq = counters.max_seq.max(seq);
+        }
+        ok
+    }
+
+    /// Apply counters accumulated by [`add_deferred`](Self::add_deferred).
+    #[inline]
+    pub(crate) fn apply_counters(&self, c: &AddCounters) {
+        if c.entries == 0 {
+            return;
+        }
+        self.num_entries.fetch_add(c.entries, AO::Relaxed);
+        if c.deletes != 0 {
+            self.num_deletes.fetch_add(c.deletes, AO::Relaxed);
+        }
+        self.data_size.fetch_add(c.data_size, AO::Relaxed);
+        if c.min_seq < self.first_seq.load(AO::Relaxed) {
+            self.first_seq.fetch_min(c.min_seq, AO::Relaxed);
+        }
+        if c.max_seq > self.largest_seq.load(AO::Relaxed) {
+            self.largest_seq.fetch_max(c.max_seq, AO::Relaxed);
+        }
+    }
+
+    /// Point lookup. `lookup_ikey` is `user_key | fixed64(snapshot_seq << 8 | vt::FOR_SEEK)`;
+    /// only entries with sequence <= `snapshot_seq` are visible. None if the user key has no
+    /// visible entry here.
+    pub(crate) fn get(&self, lookup_ikey: &[u8]) -> Option<MemGet> {
+        let icmp = self.icmp();
+        let ukey = user_key(lookup_ikey);
+        let mut it = self.list.iter();
+        it.seek(lookup_ikey);
+        let mut operands: Vec<Vec<u8>> = Vec::new();
+        while it.valid() {
+            let (ikey, value) = split_entry(it.entry());
+            if icmp.compare_user(user_key(ikey), ukey) != Ordering::Equal {
+                break;
+            }
+            match (trailer(ikey) & 0xff) as u8 {
+                vt::MERGE => operands.push(value.to_vec()),
+                vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP => {
+                    return Some(if operands.is_empty() {
+                        MemGet::Deleted
+                    } else {
+                        MemGet::Merge { operands, base: Some(None) }
+                    });
+                }
+                // Range tombstones belong to the (future) range-deletion list; skip here.
+                vt::RANGE_DELETION => {}
+                _ => {
+                    return Some(if operands.is_empty() {
+                        MemGet::Value(value.to_vec())
+                    } else {
+                        MemGet::Merge { operands, base: Some(Some(value.to_vec())) }
+                    });
+                }
+            }
+            it.next();
+        }
+        if operands.is_empty() {
+            None
+        } else {
+            Some(MemGet::Merge { operands, base: None })
+        }
+    }
+
+    /// Whether an entry with exactly this internal key exists.
+    pub(crate) fn contains(&self, ikey: &[u8]) -> bool {
+        self.list.contains(ikey)
+    }
+
+    /// An iterator over all entries (internal keys, values borrowed from the arena). It keeps
+    /// the memtable alive and sees entries added after it was created.
+    pub(crate) fn iter(self: &Arc<Self>) -> MemTableIterator {
+        MemTableIterator { inner: Iter::new(Arc::clone(self)) }
+    }
+
+    /// Memory consumed, as RocksDB counts it: arena blocks minus the unused tail of the current
+    /// block. Compare with `write_buffer_size` to decide when to switch memtables.
+    pub(crate) fn approximate_memory_usage(&self) -> usize {
+        self.list.allocated_bytes()
+    }
+
+    /// Bytes reserved from the allocator (whole arena blocks).
+    pub(crate) fn reserved_memory(&self) -> usize {
+        self.list.memory_usage()
+    }
+
+    pub(crate) fn num_entries(&self) -> u64 {
+        self.num_entries.load(AO::Relaxed)
+    }
+
+    pub(crate) fn num_deletes(&self) -> u64 {
+        self.num_deletes.load(AO::Relaxed)
+    }
+
+    /// Sum of the encoded sizes of all entries.
+    pub(crate) fn data_size(&self) -> u64 {
+        self.data_size.load(AO::Relaxed)
+    }
+
+    /// Smallest sequence number inserted; 0 while empty (as RocksDB's `GetFirstSequenceNumber`).
+    pub(crate) fn first_seqno(&self) -> SequenceNumber {
+        match self.first_seq.load(AO::Relaxed) {
+            u64::MAX => 0,
+            s => s,
+        }
+    }
+
+    /// Largest sequence number inserted; 0 while empty.
+    pub(crate) fn largest_seqno(&self) -> SequenceNumber {
+        self.largest_seq.load(AO::Relaxed)
+    }
+
+    /// True if no entry has been inserted (checks the list itself, so it is exact even while
+    /// `add_deferred` counters are pending).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+}
+
+// SAFETY: `list()` always returns the same field of the memtable, which the Arc keeps alive at a
+// stable heap address.
+unsafe impl ListRef for Arc<MemTable> {
+    type Cmp = MemKeyCmp;
+    #[inline]
+    fn list(&self) -> &SkipList<MemKeyCmp> {
+        &self.list
+    }
+}
+
+/// Iterator over a memtable's entries in internal-key order. `key()` and `value()` borrow the
+/// arena (no copies). `prev` costs a search (as in LevelDB/RocksDB).
+pub(crate) struct MemTableIterator {
+    inner: Iter<Arc<MemTable>>,
+}
+
+impl MemTableIterator {
+    pub(crate) fn memtable(&self) -> &Arc<MemTable> {
+        self.inner.handle()
+    }
+}
+
+impl InternalIterator for MemTableIterator {
+    #[inline]
+    fn valid(&self) -> bool {
+        self.inner.valid()
+    }
+    fn seek_to_first(&mut self) {
+        self.inner.seek_to_first()
+    }
+    fn seek_to_last(&mut self) {
+        self.inner.seek_to_last()
+    }
+    #[inline]
+    fn seek(&mut self, target: &[u8]) {
+        self.inner.seek(target)
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.inner.seek_for_prev(target)
+    }
+    #[inline]
+    fn next(&mut self) {
+        self.inner.next()
+    }
+    fn prev(&mut self) {
+        self.inner.prev()
+    }
+    #[inline]
+    fn key(&self) -> &[u8] {
+        entry_ikey(self.inner.entry())
+    }
+    #[inline]
+    fn value(&self) -> &[u8] {
+        split_entry(self.inner.entry()).1
+    }
+    fn status(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

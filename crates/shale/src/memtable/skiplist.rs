@@ -1,0 +1,1001 @@
+//! A concurrent, arena-allocated skiplist with entries stored inline, after RocksDB's
+//! `InlineSkipList` (our own code).
+//!
+//! # Node layout
+//!
+//! A node of height `h` is one arena allocation:
+//!
+//! ```text
+//! [next[h-1]] ... [next[1]] [next[0]] [len: u32] [entry bytes ...]
+//!                           ^ node pointer
+//! ```
+//!
+//! so `next[i]` lives `i` pointers *before* the node pointer and the entry follows the header.
+//!
+//! # Concurrency
+//!
+//! Readers never lock: links are loaded with `Acquire`. Writers (any number, concurrently) build
+//! the node privately, then link it bottom-up with a `compare_exchange` (`AcqRel`) per level; the
+//! release publishes the entry bytes. A node is reachable at level `i` only after it is linked at
+//! every level below, and nodes are never unlinked or freed before the list drops.
+//!
+//! # Comparison savings (from RocksDB)
+//!
+//! * a search for "first >= key" stops as soon as a comparison says *equal*;
+//! * when descending a level, a node that was already found to be bigger at the upper level is
+//!   not compared again (`last_bigger`);
+//! * inserts reuse a [`Splice`] (the `prev`/`next` nodes around the previous insert at every
+//!   level). Sequential inserts then cost about one comparison. [`SkipList::insert`] keeps one
+//!   splice per thread and list; [`SkipList::insert_with_hint`] uses a caller-owned one.
+
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering as AO};
+
+use super::arena::Arena;
+
+/// Maximum node height.
+pub(crate) const MAX_HEIGHT: usize = 12;
+/// log2 of the branching factor (4).
+const BRANCHING_BITS: u32 = 2;
+/// Bytes between the node pointer and the entry: `next[0]` plus the u32 entry length.
+const NODE_HEADER: usize = std::mem::size_of::<AtomicPtr<Node>>() + 4;
+
+/// Orders the entries of a skiplist. `key` extracts the ordered part of an encoded entry
+/// (without allocating); searches take such keys directly.
+pub(crate) trait KeyComparator: Send + Sync {
+    fn key<'a>(&self, entry: &'a [u8]) -> &'a [u8];
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering;
+}
+
+/// Opaque node: only `next[0]` is a Rust field, everything else is reached by pointer offsets.
+#[repr(C)]
+pub(crate) struct Node {
+    next0: AtomicPtr<Node>,
+}
+
+impl Node {
+    /// The level-`level` link of `n`.
+    ///
+    /// # Safety
+    /// `n` must point to an initialized node of a live list whose height is greater than `level`.
+    #[inline(always)]
+    unsafe fn link<'a>(n: *mut Node, level: usize) -> &'a AtomicPtr<Node> {
+        // SAFETY: per the contract, the link slots n-level..=n are inside n's allocation and were
+        // initialized in `alloc_node`; `n` carries the provenance of the whole arena block.
+        unsafe { &*(n as *const AtomicPtr<Node>).sub(level) }
+    }
+
+    /// The entry bytes of `n`.
+    ///
+    /// # Safety
+    /// `n` must point to an initialized node of a list that outlives `'a`, whose entry has been
+    /// written (it was published, or the caller wrote it).
+    #[inline(always)]
+    unsafe fn entry<'a>(n: *const Node) -> &'a [u8] {
+        // SAFETY: the u32 length follows next[0] (4-aligned since nodes are 8-aligned) and the
+        // entry follows it; both were written before publication and never change afterwards.
+        unsafe {
+            let p = n as *const u8;
+            let len = *(p.add(8) as *const u32) as usize;
+            std::slice::from_raw_parts(p.add(NODE_HEADER), len)
+        }
+    }
+}
+
+/// Cached insert position: for every level, the nodes just before and after the last insert.
+/// Bound to the list it was last used with (by id); using it with another list just resets it.
+pub(crate) struct Splice {
+    list_id: u64,
+    /// Levels `0..height` are valid; `prev[height]`/`next[height]` are head/null sentinels.
+    height: usize,
+    prev: [*mut Node; MAX_HEIGHT + 1],
+    next: [*mut Node; MAX_HEIGHT + 1],
+}
+
+impl Splice {
+    pub(crate) const fn new() -> Splice {
+        Splice {
+            list_id: 0,
+            height: 0,
+            prev: [ptr::null_mut(); MAX_HEIGHT + 1],
+            next: [ptr::null_mut(); MAX_HEIGHT + 1],
+        }
+    }
+}
+
+impl Default for Splice {
+    fn default() -> Self {
+        Splice::new()
+    }
+}
+
+/// Per-thread splices for [`SkipList::insert`], indexed by list id (direct-mapped).
+const TLS_SPLICES: usize = 4;
+
+thread_local! {
+    static SPLICES: RefCell<[Splice; TLS_SPLICES]> =
+        const { RefCell::new([Splice::new(), Splice::new(), Splice::new(), Splice::new()]) };
+    static RNG: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// List ids start at 1 (0 means "no list" in a fresh splice) and are never reused.
+static NEXT_LIST_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Random height with P(h > k) = 4^-k, capped at MAX_HEIGHT, from a thread-local xorshift.
+#[inline]
+fn random_height() -> usize {
+    let r = RNG.with(|c| {
+        let mut x = c.get();
+        if x == 0 {
+            // Seed from a global counter and the thread-local's address, through splitmix64.
+            static SEED: AtomicU64 = AtomicU64::new(0x9E37_79B9_7F4A_7C15);
+            let mut z = SEED.fetch_add(0x9E37_79B9_7F4A_7C15, AO::Relaxed) ^ (c as *const _ as u64);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            x = (z ^ (z >> 31)) | 1;
+        }
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        c.set(x);
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32
+    });
+    let h = 1 + ((r as u32).trailing_zeros() / BRANCHING_BITS) as usize;
+    h.min(MAX_HEIGHT)
+}
+
+/// The skiplist. See the module documentation.
+pub(crate) struct SkipList<C> {
+    head: *mut Node,
+    max_height: AtomicUsize,
+    id: u64,
+    cmp: C,
+    arena: Arena,
+}
+
+// SAFETY: nodes live in the arena (Send + Sync) until the list drops; after publication a node
+// is only mutated through its atomic links, and entry bytes are immutable. `head` is such a node.
+unsafe impl<C: Send> Send for SkipList<C> {}
+// SAFETY: as above; concurrent inserts synchronize through CAS on the links.
+unsafe impl<C: Sync> Sync for SkipList<C> {}
+
+impl<C: KeyComparator> SkipList<C> {
+    pub(crate) fn new(cmp: C, arena_block_size: usize) -> SkipList<C> {
+        let mut list = SkipList {
+            head: ptr::null_mut(),
+            max_height: AtomicUsize::new(1),
+            id: NEXT_LIST_ID.fetch_add(1, AO::Relaxed),
+            cmp,
+            arena: Arena::new(arena_block_size),
+        };
+        list.head = list.alloc_node(MAX_HEIGHT, 0);
+        list
+    }
+
+    pub(crate) fn comparator(&self) -> &C {
+        &self.cmp
+    }
+
+    /// Bytes reserved by the arena.
+    pub(crate) fn memory_usage(&self) -> usize {
+        self.arena.memory_usage()
+    }
+
+    /// Bytes consumed from the arena (excludes the unused tail of the current block).
+    pub(crate) fn allocated_bytes(&self) -> usize {
+        self.arena.allocated_bytes()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        // SAFETY: head has MAX_HEIGHT levels.
+        unsafe { Node::link(self.head, 0) }.load(AO::Acquire).is_null()
+    }
+
+    /// Allocate a node of `height` with room for `entry_len` entry bytes; links are null, the
+    /// entry is uninitialized.
+    fn alloc_node(&self, height: usize, entry_len: usize) -> *mut Node {
+        let len32 = u32::try_from(entry_len).expect("skiplist entry larger than 4 GiB");
+        let link = std::mem::size_of::<AtomicPtr<Node>>();
+        let prefix = link * (height - 1);
+        let raw = self.arena.allocate_aligned(prefix + NODE_HEADER + entry_len).as_ptr();
+        // SAFETY: the allocation is `prefix + NODE_HEADER + entry_len` bytes, aligned for
+        // AtomicPtr, and exclusively ours; we initialize every link slot and the length.
+        unsafe {
+            let node = raw.add(prefix) as *mut Node;
+            for i in 0..height {
+                ptr::write((node as *mut AtomicPtr<Node>).sub(i), AtomicPtr::new(ptr::null_mut()));
+            }
+            ptr::write((node as *mut u8).add(link) as *mut u32, len32);
+            node
+        }
+    }
+
+    /// Compare the key of node `n` with `key`.
+    #[inline(always)]
+    fn cmp_node(&self, n: *mut Node, key: &[u8]) -> Ordering {
+        // SAFETY: callers pass published nodes of this list (or the node being inserted).
+        let e = unsafe { Node::entry(n) };
+        self.cmp.compare(self.cmp.key(e), key)
+    }
+
+    #[inline(always)]
+    fn next(&self, n: *mut Node, level: usize) -> *mut Node {
+        // SAFETY: searches only reach a node at `level` through a link at `level`, so its height
+        // exceeds `level`; head has every level.
+        unsafe { Node::link(n, level) }.load(AO::Acquire)
+    }
+
+    /// Insert an entry (copied). Returns false if an entry with an equal key exists (the
+    /// entry is then not inserted). Safe to call from many threads at once; uses a per-thread
+    /// splice so sequential keys cost about one comparison each.
+    pub(crate) fn insert(&self, entry: &[u8]) -> bool {
+        self.insert_with(entry.len(), |buf| buf.copy_from_slice(entry))
+    }
+
+    /// Like [`insert`](Self::insert) but the entry is written in place by `fill` (given exactly
+    /// `entry_len` bytes), avoiding a copy.
+    #[inline]
+    pub(crate) fn insert_with(&self, entry_len: usize, fill: impl FnOnce(&mut [u8])) -> bool {
+        let (x, height) = self.prepare(entry_len, fill);
+        let r = SPLICES.try_with(|cell| match cell.try_borrow_mut() {
+            Ok(mut splices) => {
+                let s = &mut splices[(self.id as usize) % TLS_SPLICES];
+                self.insert_node(x, height, s, false)
+            }
+            Err(_) => self.insert_node(x, height, &mut Splice::new(), false),
+        });
+        r.unwrap_or_else(|_| self.insert_node(x, height, &mut Splice::new(), false))
+    }
+
+    /// Insert using the caller's splice as the position hint (and update it). Correct with
+    /// concurrent inserters; a stale or foreign splice only costs comparisons.
+    pub(crate) fn insert_with_hint(&self, entry: &[u8], splice: &mut Splice) -> bool {
+        let (x, height) = self.prepare(entry.len(), |buf| buf.copy_from_slice(entry));
+        self.insert_node(x, height, splice, true)
+    }
+
+    /// Insert without a hint: search from the top.
+    pub(crate) fn insert_concurrently(&self, entry: &[u8]) -> bool {
+        let (x, height) = self.prepare(entry.len(), |buf| buf.copy_from_slice(entry));
+        self.insert_node(x, height, &mut Splice::new(), false)
+    }
+
+    #[inline]
+    fn prepare(&self, entry_len: usize, fill: impl FnOnce(&mut [u8])) -> (*mut Node, usize) {
+        let height = random_height();
+        let x = self.alloc_node(height, entry_len);
+        // SAFETY: `x` is fresh and unreachable by others; its entry area has `entry_len` bytes.
+        // They are zeroed first because a `&mut [u8]` must not cover uninitialized memory
+        // (cheap: the bytes are hot in cache when `fill` overwrites them).
+        let buf = unsafe {
+            let p = (x as *mut u8).add(NODE_HEADER);
+            ptr::write_bytes(p, 0, entry_len);
+            std::slice::from_raw_parts_mut(p, entry_len)
+        };
+        fill(buf);
+        (x, height)
+    }
+
+    /// Link `x` (height `height`, entry written) into the list using and updating `splice`.
+    /// `allow_partial`: on a splice miss, walk up only the levels that do not bracket the key
+    /// (good for caller hints with locality); otherwise recompute the whole splice (good for the
+    /// sequential-insert cache, where a miss means no locality).
+    fn insert_node(&self, x: *mut Node, height: usize, splice: &mut Splice, allow_partial: bool) -> bool {
+        if splice.list_id != self.id {
+            splice.list_id = self.id;
+            splice.height = 0;
+        }
+        // Until we finish, the splice counts as invalid (a panicking comparator must not leave
+        // a half-updated splice behind).
+        let saved_height = splice.height;
+        splice.height = 0;
+        let (inserted, valid_height) = self.insert_inner(x, height, splice, saved_height, allow_partial);
+        splice.height = valid_height;
+        inserted
+    }
+
+    /// Returns (inserted, splice height to keep: 0 = invalid).
+    #[inline]
+    fn insert_inner(
+        &self,
+        x: *mut Node,
+        height: usize,
+        splice: &mut Splice,
+        splice_height: usize,
+        allow_partial: bool,
+    ) -> (bool, usize) {
+        // SAFETY: `x`'s entry was written in `prepare` and the node lives in our arena.
+        let key = self.cmp.key(unsafe { Node::entry(x) });
+
+        let mut max_height = self.max_height.load(AO::Relaxed);
+        while height > max_height {
+            match self.max_height.compare_exchange_weak(max_height, height, AO::Relaxed, AO::Relaxed) {
+                Ok(_) => {
+                    max_height = height;
+                    break;
+                }
+                Err(h) => max_height = h,
+            }
+        }
+
+        // Levels below `recompute` must be searched again.
+        let mut recompute = 0;
+        if splice_height < max_height {
+            splice.prev[max_height] = self.head;
+            splice.next[max_height] = ptr::null_mut();
+            recompute = max_height;
+        } else {
+            while recompute < max_height {
+                let l = recompute;
+                let (p, n) = (splice.prev[l], splice.next[l]);
+                if self.next(p, l) != n {
+                    // Not tight: others inserted here. Move up without spending comparisons.
+                    recompute += 1;
+                    continue;
+                }
+                if p != self.head {
+                    match self.cmp_node(p, key) {
+                        Ordering::Less => {}
+                        Ordering::Equal => return (false, max_height),
+                        Ordering::Greater => {
+                            // Key is before the splice.
+                            if allow_partial {
+                                while splice.prev[recompute] == p {
+                                    recompute += 1;
+                                }
+                            } else {
+                                recompute = max_height;
+                            }
+                            continue;
+                        }
+                    }
+                }
+                if !n.is_null() {
+                    match self.cmp_node(n, key) {
+                        Ordering::Greater => {}
+                        Ordering::Equal => return (false, max_height),
+                        Ordering::Less => {
+                            // Key is after the splice.
+                            if allow_partial {
+                                while splice.next[recompute] == n {
+                                    recompute += 1;
+                                }
+                            } else {
+                                recompute = max_height;
+                            }
+                            continue;
+                        }
+                    }
+                }
+                break; // this level brackets the key
+            }
+        }
+        for i in (0..recompute).rev() {
+            match self.find_splice_for_level(key, splice.prev[i + 1], splice.next[i + 1], i) {
+                Some((p, n)) => {
+                    splice.prev[i] = p;
+                    splice.next[i] = n;
+                }
+                // Levels i+1.. are still a valid splice, but lower ones are not; drop it.
+                None => return (false, 0),
+            }
+        }
+
+        // Link bottom-up. Invariant: prev[i] < key < next[i] for every level.
+        let mut splice_valid = true;
+        let mut linked = height;
+        'levels: for i in 0..height {
+            loop {
+                // SAFETY: `x` has `height` levels; level i is not yet published.
+                unsafe { Node::link(x, i) }.store(splice.next[i], AO::Relaxed);
+                // SAFETY: prev[i] is head or a node linked at level i.
+                let pl = unsafe { Node::link(splice.prev[i], i) };
+                if pl.compare_exchange(splice.next[i], x, AO::AcqRel, AO::Acquire).is_ok() {
+                    break;
+                }
+                // Someone inserted between prev[i] and next[i]: search forward from prev[i].
+                match self.find_splice_for_level(key, splice.prev[i], ptr::null_mut(), i) {
+                    Some((p, n)) => {
+                        splice.prev[i] = p;
+                        splice.next[i] = n;
+                    }
+                    None if i == 0 => return (false, max_height), // duplicate, x unlinked
+                    None => {
+                        // Unreachable (equal keys collide at level 0); keep x shorter.
+                        debug_assert!(false, "duplicate key found above level 0");
+                        linked = i;
+                        splice_valid = false;
+                        break 'levels;
+                    }
+                }
+                if i > 0 {
+                    // Narrowing level i may break the nesting between levels i and i-1.
+                    splice_valid = false;
+                }
+            }
+        }
+        if splice_valid {
+            for p in &mut splice.prev[..linked] {
+                *p = x;
+            }
+            (true, max_height)
+        } else {
+            (true, 0)
+        }
+    }
+
+    /// At `level`, starting from `before` (< key) and knowing `after` (> key, or null for the
+    /// end) follows it at some distance, find the adjacent pair (prev < key < next).
+    /// Returns None if a node with an equal key exists.
+    #[inline]
+    fn find_splice_for_level(
+        &self,
+        key: &[u8],
+        mut before: *mut Node,
+        after: *mut Node,
+        level: usize,
+    ) -> Option<(*mut Node, *mut Node)> {
+        loop {
+            let next = self.next(before, level);
+            if next == after || next.is_null() {
+                return Some((before, next));
+            }
+            match self.cmp_node(next, key) {
+                Ordering::Less => before = next,
+                Ordering::Greater => return Some((before, next)),
+                Ordering::Equal => return None,
+            }
+        }
+    }
+
+    /// First node with key >= `key` (null if none), and whether its key is equal.
+    #[inline]
+    fn find_greater_or_equal(&self, key: &[u8]) -> (*mut Node, bool) {
+        let mut x = self.head;
+        let mut level = self.max_height.load(AO::Relaxed) - 1;
+        let mut last_bigger: *mut Node = ptr::null_mut();
+        loop {
+            let next = self.next(x, level);
+            let ord = if next.is_null() || next == last_bigger {
+                Ordering::Greater
+            } else {
+                self.cmp_node(next, key)
+            };
+            match ord {
+                Ordering::Equal => return (next, true),
+                Ordering::Less => x = next,
+                Ordering::Greater => {
+                    if level == 0 {
+                        return (next, false);
+                    }
+                    last_bigger = next;
+                    level -= 1;
+                }
+            }
+        }
+    }
+
+    /// Last node with key < `key` (or <= if `inclusive`); head if none.
+    #[inline]
+    fn find_less_than(&self, key: &[u8], inclusive: bool) -> *mut Node {
+        let mut x = self.head;
+        let mut level = self.max_height.load(AO::Relaxed) - 1;
+        let mut last_not_after: *mut Node = ptr::null_mut();
+        loop {
+            let next = self.next(x, level);
+            if next != last_not_after && !next.is_null() {
+                match self.cmp_node(next, key) {
+                    Ordering::Less => {
+                        x = next;
+                        continue;
+                    }
+                    Ordering::Equal if inclusive => return next,
+                    _ => {}
+                }
+            }
+            if level == 0 {
+                return x;
+            }
+            last_not_after = next;
+            level -= 1;
+        }
+    }
+
+    /// Last node; head if empty.
+    fn find_last(&self) -> *mut Node {
+        let mut x = self.head;
+        let mut level = self.max_height.load(AO::Relaxed) - 1;
+        loop {
+            let next = self.next(x, level);
+            if !next.is_null() {
+                x = next;
+            } else if level == 0 {
+                return x;
+            } else {
+                level -= 1;
+            }
+        }
+    }
+
+    /// Whether an entry with a key equal to `key` exists.
+    pub(crate) fn contains(&self, key: &[u8]) -> bool {
+        self.find_greater_or_equal(key).1
+    }
+
+    pub(crate) fn iter(&self) -> Iter<&SkipList<C>> {
+        Iter::new(self)
+    }
+}
+
+/// A handle that gives access to one skiplist, used by [`Iter`] (a reference, or an owner such
+/// as `Arc<MemTable>`).
+///
+/// # Safety
+/// `list()` must return the same list every time, and that list must stay alive (not move or
+/// drop) for as long as the handle exists.
+pub(crate) unsafe trait ListRef {
+    type Cmp: KeyComparator;
+    fn list(&self) -> &SkipList<Self::Cmp>;
+}
+
+// SAFETY: a shared reference always points to the same list and keeps it alive and in place.
+unsafe impl<C: KeyComparator> ListRef for &SkipList<C> {
+    type Cmp = C;
+    #[inline]
+    fn list(&self) -> &SkipList<C> {
+        self
+    }
+}
+
+// SAFETY: the Arc keeps the list alive at a stable heap address.
+unsafe impl<C: KeyComparator> ListRef for std::sync::Arc<SkipList<C>> {
+    type Cmp = C;
+    #[inline]
+    fn list(&self) -> &SkipList<C> {
+        self
+    }
+}
+
+/// A cursor over a skiplist; sees entries inserted concurrently (each `next`/`seek` observes the
+/// list at that moment). Starts invalid.
+pub(crate) struct Iter<R: ListRef> {
+    list: R,
+    node: *mut Node,
+}
+
+// SAFETY: `node` points into the list kept alive by `list`; sending the iterator is like sending
+// the handle plus a read-only position.
+unsafe impl<R: ListRef + Send> Send for Iter<R> {}
+// SAFETY: all methods through `&self` only read immutable entry bytes.
+unsafe impl<R: ListRef + Sync> Sync for Iter<R> {}
+
+impl<R: ListRef> Iter<R> {
+    pub(crate) fn new(list: R) -> Iter<R> {
+        Iter { list, node: ptr::null_mut() }
+    }
+
+    pub(crate) fn handle(&self) -> &R {
+        &self.list
+    }
+
+    #[inline]
+    pub(crate) fn valid(&self) -> bool {
+        !self.node.is_null()
+    }
+
+    /// The current entry. Panics if not valid.
+    #[inline]
+    pub(crate) fn entry(&self) -> &[u8] {
+        assert!(self.valid(), "skiplist iterator is not valid");
+        // SAFETY: `node` is a published node of `self.list`, which outlives `&self`.
+        unsafe { Node::entry(self.node) }
+    }
+
+    /// The current entry's key (as the comparator extracts it).
+    #[inline]
+    pub(crate) fn key(&self) -> &[u8] {
+        self.list.list().cmp.key(self.entry())
+    }
+
+    #[inline]
+    pub(crate) fn next(&mut self) {
+        assert!(self.valid(), "skiplist iterator is not valid");
+        self.node = self.list.list().next(self.node, 0);
+    }
+
+    /// Step back: searches for the last node before the current one.
+    pub(crate) fn prev(&mut self) {
+        assert!(self.valid(), "skiplist iterator is not valid");
+        let list = self.list.list();
+        // SAFETY: as in `entry`.
+        let key = list.cmp.key(unsafe { Node::entry(self.node) });
+        let n = list.find_less_than(key, false);
+        self.node = if n == list.head { ptr::null_mut() } else { n };
+    }
+
+    /// Position at the first entry with key >= `key`.
+    #[inline]
+    pub(crate) fn seek(&mut self, key: &[u8]) {
+        self.node = self.list.list().find_greater_or_equal(key).0;
+    }
+
+    /// Position at the last entry with key <= `key`.
+    pub(crate) fn seek_for_prev(&mut self, key: &[u8]) {
+        let list = self.list.list();
+        let n = list.find_less_than(key, true);
+        self.node = if n == list.head { ptr::null_mut() } else { n };
+    }
+
+    pub(crate) fn seek_to_first(&mut self) {
+        let list = self.list.list();
+        self.node = list.next(list.head, 0);
+    }
+
+    pub(crate) fn seek_to_last(&mut self) {
+        let list = self.list.list();
+        let n = list.find_last();
+        self.node = if n == list.head { ptr::null_mut() } else { n };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::collections::{BTreeSet, HashSet};
+    use std::sync::Arc;
+
+    /// Entries are the keys themselves, bytewise.
+    struct Bytewise;
+    impl KeyComparator for Bytewise {
+        fn key<'a>(&self, entry: &'a [u8]) -> &'a [u8] {
+            entry
+        }
+        fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+            a.cmp(b)
+        }
+    }
+
+    thread_local! {
+        static COUNT: Cell<u64> = const { Cell::new(0) };
+        /// Addresses of the node keys compared since the last reset (for the last_bigger test).
+        static SEEN: std::cell::RefCell<Option<Vec<usize>>> = const { std::cell::RefCell::new(None) };
+    }
+
+    /// Counts comparisons made by this thread (and optionally records node addresses).
+    struct Counting;
+    impl KeyComparator for Counting {
+        fn key<'a>(&self, entry: &'a [u8]) -> &'a [u8] {
+            entry
+        }
+        fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+            COUNT.with(|c| c.set(c.get() + 1));
+            SEEN.with(|s| {
+                if let Some(v) = s.borrow_mut().as_mut() {
+                    v.push(a.as_ptr() as usize);
+                }
+            });
+            a.cmp(b)
+        }
+    }
+    fn count() -> u64 {
+        COUNT.with(|c| c.get())
+    }
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+    }
+
+    fn k(v: u64) -> [u8; 8] {
+        v.to_be_bytes()
+    }
+
+    #[test]
+    fn empty_list() {
+        let l = SkipList::new(Bytewise, 4096);
+        assert!(l.is_empty());
+        let mut it = l.iter();
+        assert!(!it.valid());
+        it.seek_to_first();
+        assert!(!it.valid());
+        it.seek_to_last();
+        assert!(!it.valid());
+        it.seek(b"a");
+        assert!(!it.valid());
+        it.seek_for_prev(b"a");
+        assert!(!it.valid());
+        assert!(!l.contains(b"a"));
+    }
+
+    #[test]
+    fn model_random() {
+        let l = SkipList::new(Bytewise, 4096);
+        let mut model = BTreeSet::new();
+        let mut rng = Rng(0x1234_5678);
+        for _ in 0..3000 {
+            let v = rng.next() % 10_000 * 2; // even keys; odd ones are probes between them
+            let ins = l.insert(&k(v));
+            assert_eq!(ins, model.insert(v), "insert {v}");
+        }
+        assert!(!l.insert(&k(*model.iter().next().unwrap())), "duplicate rejected");
+        // full forward and backward walks
+        let mut it = l.iter();
+        it.seek_to_first();
+        for &v in &model {
+            assert_eq!(it.key(), k(v));
+            it.next();
+        }
+        assert!(!it.valid());
+        it.seek_to_last();
+        for &v in model.iter().rev() {
+            assert_eq!(it.key(), k(v));
+            it.prev();
+        }
+        assert!(!it.valid());
+        // seeks both ways, plus short walks
+        for _ in 0..2000 {
+            let t = rng.next() % 20_002;
+            assert_eq!(l.contains(&k(t)), model.contains(&t));
+            it.seek(&k(t));
+            let mut m = model.range(t..);
+            for _ in 0..3 {
+                match m.next() {
+                    Some(&v) => {
+                        assert_eq!(it.key(), k(v));
+                        it.next();
+                    }
+                    None => {
+                        assert!(!it.valid());
+                        break;
+                    }
+                }
+            }
+            it.seek_for_prev(&k(t));
+            let mut m = model.range(..=t).rev();
+            for _ in 0..3 {
+                match m.next() {
+                    Some(&v) => {
+                        assert_eq!(it.key(), k(v));
+                        it.prev();
+                    }
+                    None => {
+                        assert!(!it.valid());
+                        break;
+                    }
+                }
+            }
+            // prev then next returns to the same place
+            it.seek(&k(t));
+            if it.valid() {
+                let here = it.key().to_vec();
+                it.prev();
+                if it.valid() {
+                    it.next();
+                    assert_eq!(it.key(), &here[..]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn hint_paths_match_model() {
+        // sequential, reverse, and interleaved runs through every insert flavour
+        let l = SkipList::new(Bytewise, 4096);
+        let mut model = BTreeSet::new();
+        let mut sp = Splice::new();
+        for v in 0..2000u64 {
+            assert!(l.insert_with_hint(&k(v * 3), &mut sp));
+            model.insert(v * 3);
+        }
+        for v in (0..2000u64).rev() {
+            assert!(l.insert(&k(v * 3 + 1)));
+            model.insert(v * 3 + 1);
+        }
+        let mut rng = Rng(99);
+        for _ in 0..2000 {
+            let v = rng.next() % 6000;
+            let v = v - v % 3 + 2;
+            let r = if v % 2 == 0 { l.insert_with_hint(&k(v), &mut sp) } else { l.insert_concurrently(&k(v)) };
+            assert_eq!(r, model.insert(v));
+        }
+        // a splice used with another list is reset, not misused
+        let other = SkipList::new(Bytewise, 4096);
+        assert!(other.insert_with_hint(&k(5), &mut sp));
+        assert!(l.insert_with_hint(&k(1_000_000), &mut sp));
+        model.insert(1_000_000);
+        let got: Vec<Vec<u8>> = {
+            let mut it = l.iter();
+            it.seek_to_first();
+            let mut v = Vec::new();
+            while it.valid() {
+                v.push(it.key().to_vec());
+                it.next();
+            }
+            v
+        };
+        let want: Vec<Vec<u8>> = model.iter().map(|&v| k(v).to_vec()).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn splice_hint_saves_comparisons() {
+        const N: u64 = 5000;
+        let seq = SkipList::new(Counting, 1 << 16);
+        let c0 = count();
+        for v in 0..N {
+            assert!(seq.insert(&k(v)));
+        }
+        let seq_cmps = count() - c0;
+
+        let mut sp = Splice::new();
+        let seq2 = SkipList::new(Counting, 1 << 16);
+        let c0 = count();
+        for v in 0..N {
+            assert!(seq2.insert_with_hint(&k(v), &mut sp));
+        }
+        let hint_cmps = count() - c0;
+
+        let nohint = SkipList::new(Counting, 1 << 16);
+        let c0 = count();
+        for v in 0..N {
+            assert!(nohint.insert_concurrently(&k(v)));
+        }
+        let nohint_cmps = count() - c0;
+
+        let mut keys: Vec<u64> = (0..N).collect();
+        let mut rng = Rng(7);
+        for i in (1..keys.len()).rev() {
+            keys.swap(i, rng.next() as usize % (i + 1));
+        }
+        let rand = SkipList::new(Counting, 1 << 16);
+        let c0 = count();
+        for &v in &keys {
+            assert!(rand.insert(&k(v)));
+        }
+        let rand_cmps = count() - c0;
+        // Sequential inserts with the splice: about one comparison each.
+        assert!(seq_cmps <= 2 * N, "sequential {seq_cmps}");
+        assert!(hint_cmps <= 2 * N, "explicit hint {hint_cmps}");
+        assert!(seq_cmps * 4 < rand_cmps, "sequential {seq_cmps} vs random {rand_cmps}");
+        assert!(seq_cmps * 4 < nohint_cmps, "sequential {seq_cmps} vs unhinted {nohint_cmps}");
+    }
+
+    #[test]
+    fn equal_key_early_exit_and_last_bigger() {
+        let l = SkipList::new(Counting, 1 << 16);
+        for v in 0..3000u64 {
+            assert!(l.insert_concurrently(&k(v * 2 + 2)));
+        }
+        let (mut exact_total, mut before_total) = (0, 0);
+        for v in 0..3000u64 {
+            let c0 = count();
+            assert!(l.contains(&k(v * 2 + 2)));
+            let exact = count() - c0;
+            let c0 = count();
+            let mut it = l.iter();
+            it.seek(&k(v * 2 + 1)); // same search path, but never equal
+            assert_eq!(it.key(), k(v * 2 + 2));
+            let before = count() - c0;
+            assert!(exact <= before, "key {v}: exact {exact} > before {before}");
+            exact_total += exact;
+            before_total += before;
+        }
+        // Tall nodes are found at their top level: clearly fewer comparisons overall.
+        assert!(exact_total < before_total, "{exact_total} vs {before_total}");
+
+        // last_bigger: no node is compared twice within one search.
+        for t in [0u64, 1, 777, 2999, 4001, 6003, 9999] {
+            for exact in [false, true] {
+                SEEN.with(|s| *s.borrow_mut() = Some(Vec::new()));
+                let mut it = l.iter();
+                if exact {
+                    it.seek_for_prev(&k(t));
+                } else {
+                    it.seek(&k(t));
+                }
+                let seen = SEEN.with(|s| s.borrow_mut().take().unwrap());
+                let uniq: HashSet<_> = seen.iter().collect();
+                assert_eq!(uniq.len(), seen.len(), "a node was compared twice seeking {t}");
+            }
+        }
+    }
+
+    #[test]
+    fn heights_are_geometric() {
+        let mut hist = [0usize; MAX_HEIGHT + 1];
+        for _ in 0..100_000 {
+            hist[random_height()] += 1;
+        }
+        assert_eq!(hist[0], 0);
+        assert!((70_000..80_000).contains(&hist[1]), "{hist:?}");
+        assert!((15_000..22_000).contains(&hist[2]), "{hist:?}");
+    }
+
+    #[test]
+    fn concurrent_insert_and_iterate() {
+        const WRITERS: u64 = 4;
+        const PER: u64 = 20_000;
+        let l = Arc::new(SkipList::new(Bytewise, 1 << 16));
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let mut writers = Vec::new();
+            for t in 0..WRITERS {
+                let l = &l;
+                writers.push(s.spawn(move || {
+                    let mut rng = Rng(t + 1);
+                    let mut sp = Splice::new();
+                    for i in 0..PER {
+                        // disjoint: key % WRITERS == t; mix random and sequential runs
+                        let v = if i % 2 == 0 { rng.next() >> 8 } else { i << 20 };
+                        let v = v - v % WRITERS + t;
+                        let e = k(v);
+                        match i % 3 {
+                            0 => l.insert(&e),
+                            1 => l.insert_with_hint(&e, &mut sp),
+                            _ => l.insert_concurrently(&e),
+                        };
+                    }
+                }));
+            }
+            for _ in 0..2 {
+                let (l, done) = (&l, &done);
+                s.spawn(move || {
+                    let mut rounds = 0;
+                    while !done.load(AO::Relaxed) || rounds < 2 {
+                        let mut it = Iter::new(Arc::clone(l));
+                        it.seek_to_first();
+                        let mut prev: Option<Vec<u8>> = None;
+                        while it.valid() {
+                            if let Some(p) = &prev {
+                                assert!(p.as_slice() < it.key(), "unsorted iteration");
+                            }
+                            prev = Some(it.key().to_vec());
+                            it.next();
+                        }
+                        // and a backward probe from a random point
+                        it.seek_to_last();
+                        for _ in 0..10 {
+                            if !it.valid() {
+                                break;
+                            }
+                            let cur = it.key().to_vec();
+                            it.prev();
+                            if it.valid() {
+                                assert!(it.key() < cur.as_slice());
+                            }
+                        }
+                        rounds += 1;
+                    }
+                });
+            }
+            for w in writers {
+                w.join().unwrap();
+            }
+            done.store(true, AO::Relaxed);
+        });
+        // everything each writer inserted is present
+        let mut all = BTreeSet::new();
+        for t in 0..WRITERS {
+            let mut rng = Rng(t + 1);
+            for i in 0..PER {
+                let v = if i % 2 == 0 { rng.next() >> 8 } else { i << 20 };
+                all.insert(v - v % WRITERS + t);
+            }
+        }
+        let mut it = l.iter();
+        it.seek_to_first();
+        for v in &all {
+            assert_eq!(it.key(), k(*v));
+            it.next();
+        }
+        assert!(!it.valid());
+    }
+}

@@ -1,0 +1,337 @@
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+
+use super::*;
+use crate::coding::put_varint32;
+use crate::key::{make_internal_key, ReverseBytewiseComparator, MAX_SEQUENCE};
+
+fn mem() -> Arc<MemTable> {
+    Arc::new(MemTable::new(InternalKeyComparator::default(), 64 << 10))
+}
+
+fn lookup(k: &[u8], snap: u64) -> Vec<u8> {
+    make_internal_key(k, snap, vt::FOR_SEEK)
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+fn collect(it: &mut MemTableIterator) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut v = Vec::new();
+    it.seek_to_first();
+    while it.valid() {
+        v.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    v
+}
+
+#[test]
+fn entry_encoding_is_rocksdb_format() {
+    let m = mem();
+    let big = vec![7u8; 300]; // two-byte varint length
+    assert!(m.add(5, vt::VALUE, b"key", &big));
+    assert!(m.add(6, vt::DELETION, b"k2", b""));
+    let mut want1 = Vec::new();
+    put_varint32(&mut want1, 11);
+    want1.extend_from_slice(&make_internal_key(b"key", 5, vt::VALUE));
+    put_varint32(&mut want1, 300);
+    want1.extend_from_slice(&big);
+    let mut want2 = Vec::new();
+    put_varint32(&mut want2, 10);
+    want2.extend_from_slice(&make_internal_key(b"k2", 6, vt::DELETION));
+    put_varint32(&mut want2, 0);
+    let mut it = m.list.iter();
+    it.seek_to_first();
+    assert_eq!(it.entry(), &want2[..]); // "k2" < "key"
+    it.next();
+    assert_eq!(it.entry(), &want1[..]);
+    it.next();
+    assert!(!it.valid());
+    assert_eq!(m.data_size(), (want1.len() + want2.len()) as u64);
+}
+
+#[test]
+fn get_with_snapshots() {
+    let m = mem();
+    assert!(m.is_empty());
+    assert_eq!(m.get(&lookup(b"a", MAX_SEQUENCE)), None);
+    m.add(10, vt::VALUE, b"a", b"a10");
+    m.add(20, vt::VALUE, b"a", b"a20");
+    m.add(30, vt::DELETION, b"a", b"");
+    m.add(40, vt::VALUE, b"a", b"a40");
+    m.add(15, vt::VALUE, b"b", b"b15");
+    m.add(25, vt::SINGLE_DELETION, b"b", b"");
+    m.add(12, vt::VALUE, b"ab", b"ab12"); // a neighbour that must not leak into "a"
+    m.add(50, vt::MERGE, b"c", b"m50");
+    m.add(45, vt::MERGE, b"c", b"m45");
+    m.add(41, vt::VALUE, b"c", b"c41");
+    m.add(35, vt::DELETION, b"c", b"");
+    m.add(60, vt::MERGE, b"d", b"d60");
+    m.add(55, vt::MERGE, b"d", b"d55");
+    m.add(70, vt::MERGE, b"e", b"e70");
+    m.add(65, vt::DELETION, b"e", b"");
+
+    let g = |k: &[u8], s| m.get(&lookup(k, s));
+    let val = |v: &[u8]| Some(MemGet::Value(v.to_vec()));
+    assert_eq!(g(b"a", 9), None);
+    assert_eq!(g(b"a", 10), val(b"a10"));
+    assert_eq!(g(b"a", 19), val(b"a10"));
+    assert_eq!(g(b"a", 20), val(b"a20"));
+    assert_eq!(g(b"a", 29), val(b"a20"));
+    assert_eq!(g(b"a", 30), Some(MemGet::Deleted));
+    assert_eq!(g(b"a", 39), Some(MemGet::Deleted));
+    assert_eq!(g(b"a", 40), val(b"a40"));
+    assert_eq!(g(b"a", MAX_SEQUENCE), val(b"a40"));
+    assert_eq!(g(b"b", 14), None);
+    assert_eq!(g(b"b", 24), val(b"b15"));
+    assert_eq!(g(b"b", 25), Some(MemGet::Deleted));
+    assert_eq!(g(b"ab", 11), None);
+    assert_eq!(g(b"ab", 12), val(b"ab12"));
+    assert_eq!(g(b"", 100), None);
+    assert_eq!(g(b"zz", 100), None);
+    assert_eq!(g(b"aa", 100), None);
+    // merges: operands newest-first, base after them
+    let ops = |v: &[&[u8]]| v.iter().map(|o| o.to_vec()).collect::<Vec<_>>();
+    assert_eq!(g(b"c", 100), Some(MemGet::Merge { operands: ops(&[b"m50", b"m45"]), base: Some(Some(b"c41".to_vec())) }));
+    assert_eq!(g(b"c", 49), Some(MemGet::Merge { operands: ops(&[b"m45"]), base: Some(Some(b"c41".to_vec())) }));
+    assert_eq!(g(b"c", 44), val(b"c41"));
+    assert_eq!(g(b"c", 40), Some(MemGet::Deleted));
+    assert_eq!(g(b"c", 34), None);
+    assert_eq!(g(b"d", 100), Some(MemGet::Merge { operands: ops(&[b"d60", b"d55"]), base: None }));
+    assert_eq!(g(b"d", 55), Some(MemGet::Merge { operands: ops(&[b"d55"]), base: None }));
+    assert_eq!(g(b"e", 100), Some(MemGet::Merge { operands: ops(&[b"e70"]), base: Some(None) }));
+
+    assert!(!m.is_empty());
+    assert_eq!(m.num_entries(), 15);
+    assert_eq!(m.num_deletes(), 4);
+    assert_eq!(m.first_seqno(), 10);
+    assert_eq!(m.largest_seqno(), 70);
+    assert!(m.contains(&make_internal_key(b"a", 20, vt::VALUE)));
+    assert!(!m.contains(&make_internal_key(b"a", 21, vt::VALUE)));
+    // duplicates are rejected and not counted
+    assert!(!m.add(20, vt::VALUE, b"a", b"again"));
+    assert_eq!(m.num_entries(), 15);
+    assert_eq!(g(b"a", 20), val(b"a20"));
+}
+
+#[test]
+fn counters_and_memory() {
+    let m = mem();
+    assert_eq!((m.first_seqno(), m.largest_seqno(), m.num_entries()), (0, 0, 0));
+    let mut c = AddCounters::default();
+    for i in 0..1000u64 {
+        let t = if i % 10 == 0 { vt::DELETION } else { vt::VALUE };
+        assert!(m.add_deferred(1000 - i, t, format!("key{i:05}").as_bytes(), &[1u8; 100], &mut c));
+    }
+    assert!(!m.is_empty());
+    assert_eq!(m.num_entries(), 0, "deferred");
+    m.apply_counters(&c);
+    assert_eq!(m.num_entries(), 1000);
+    assert_eq!(m.num_deletes(), 100);
+    assert_eq!(m.first_seqno(), 1);
+    assert_eq!(m.largest_seqno(), 1000);
+    let used = m.approximate_memory_usage();
+    assert!(used >= 1000 * (8 + 100 + 16) && used <= m.reserved_memory(), "{used}");
+    assert!(m.reserved_memory() < 1000 * 200 + (64 << 10) * 2);
+}
+
+/// Internal keys ordered like the memtable (user key asc, seq desc), for the model.
+fn model_key(uk: &[u8], seq: u64, t: u8) -> (Vec<u8>, std::cmp::Reverse<u64>) {
+    (uk.to_vec(), std::cmp::Reverse((seq << 8) | t as u64))
+}
+
+#[test]
+fn iterator_model() {
+    let m = mem();
+    let mut model = BTreeMap::new();
+    let mut rng = Rng(42);
+    let mut seq = 1;
+    for _ in 0..4000 {
+        let uk = format!("{:06}", rng.next() % 1500).into_bytes();
+        let t = if rng.next() % 5 == 0 { vt::DELETION } else { vt::VALUE };
+        let v = format!("v{seq}").into_bytes();
+        assert!(m.add(seq, t, &uk, &v));
+        model.insert(model_key(&uk, seq, t), v);
+        seq += 1;
+    }
+    let ik = |k: &(Vec<u8>, std::cmp::Reverse<u64>)| {
+        let mut v = k.0.clone();
+        v.extend_from_slice(&k.1 .0.to_le_bytes());
+        v
+    };
+    let want: Vec<(Vec<u8>, Vec<u8>)> = model.iter().map(|(k, v)| (ik(k), v.clone())).collect();
+    let mut it = m.iter();
+    assert_eq!(collect(&mut it), want);
+    // backward
+    it.seek_to_last();
+    for (k, v) in want.iter().rev() {
+        assert!(it.valid());
+        assert_eq!((it.key(), it.value()), (&k[..], &v[..]));
+        it.prev();
+    }
+    assert!(!it.valid());
+    // seeks with snapshots in both directions
+    for _ in 0..1500 {
+        let uk = format!("{:06}", rng.next() % 1600).into_bytes();
+        let snap = rng.next() % (seq + 10);
+        let target = lookup(&uk, snap);
+        let tkey = model_key(&uk, snap, vt::FOR_SEEK);
+        it.seek(&target);
+        let mut m_it = model.range(tkey.clone()..);
+        for _ in 0..4 {
+            match m_it.next() {
+                Some((k, v)) => {
+                    assert_eq!((it.key(), it.value()), (&ik(k)[..], &v[..]));
+                    it.next();
+                }
+                None => {
+                    assert!(!it.valid());
+                    break;
+                }
+            }
+        }
+        it.seek_for_prev(&target);
+        let mut m_it = model.range(..=tkey).rev();
+        for _ in 0..4 {
+            match m_it.next() {
+                Some((k, v)) => {
+                    assert_eq!((it.key(), it.value()), (&ik(k)[..], &v[..]));
+                    it.prev();
+                }
+                None => {
+                    assert!(!it.valid());
+                    break;
+                }
+            }
+        }
+        // exact seek_for_prev on an existing key lands on it
+        if let Some((k, _)) = model.range(model_key(&uk, snap, vt::FOR_SEEK)..).next() {
+            let e = ik(k);
+            it.seek_for_prev(&e);
+            assert_eq!(it.key(), &e[..]);
+        }
+    }
+    // get agrees with the model: newest entry <= snapshot for the user key
+    for _ in 0..1500 {
+        let uk = format!("{:06}", rng.next() % 1600).into_bytes();
+        let snap = rng.next() % (seq + 10);
+        let want = model
+            .range(model_key(&uk, snap, vt::FOR_SEEK)..)
+            .next()
+            .filter(|(k, _)| k.0 == uk)
+            .map(|(k, v)| if (k.1 .0 & 0xff) as u8 == vt::DELETION { MemGet::Deleted } else { MemGet::Value(v.clone()) });
+        assert_eq!(m.get(&lookup(&uk, snap)), want);
+    }
+}
+
+#[test]
+fn sequential_hint_path() {
+    // fillseq shape: increasing keys and sequence numbers; iteration sees them all in order
+    let m = mem();
+    for i in 0..20_000u64 {
+        assert!(m.add(i + 1, vt::VALUE, &i.to_be_bytes(), b"v"));
+    }
+    let mut it = m.iter();
+    it.seek_to_first();
+    for i in 0..20_000u64 {
+        assert_eq!(user_key(it.key()), &i.to_be_bytes());
+        it.next();
+    }
+    assert!(!it.valid());
+    // same user key, increasing seq: each new entry sorts *before* the previous one
+    let m = mem();
+    for s in 1..=5000u64 {
+        assert!(m.add(s, vt::VALUE, b"hot", &s.to_le_bytes()));
+    }
+    assert_eq!(m.get(&lookup(b"hot", 4321)), Some(MemGet::Value(4321u64.to_le_bytes().to_vec())));
+    let mut it = m.iter();
+    it.seek_to_first();
+    assert_eq!(trailer(it.key()) >> 8, 5000);
+    it.seek_to_last();
+    assert_eq!(trailer(it.key()) >> 8, 1);
+}
+
+#[test]
+fn custom_comparator() {
+    let icmp = InternalKeyComparator::new(Arc::new(ReverseBytewiseComparator));
+    let m = Arc::new(MemTable::new(icmp, 4096));
+    for (i, k) in [&b"a"[..], b"c", b"b"].iter().enumerate() {
+        m.add(i as u64 + 1, vt::VALUE, k, k);
+    }
+    let keys: Vec<Vec<u8>> = collect(&mut m.iter()).into_iter().map(|(k, _)| user_key(&k).to_vec()).collect();
+    assert_eq!(keys, vec![b"c".to_vec(), b"b".to_vec(), b"a".to_vec()]);
+    assert_eq!(m.get(&lookup(b"b", 10)), Some(MemGet::Value(b"b".to_vec())));
+}
+
+#[test]
+fn concurrent_adds_and_iteration() {
+    const WRITERS: u64 = 4;
+    const PER: u64 = 15_000;
+    let m = mem();
+    let done = AtomicBool::new(false);
+    let key = |t: u64, r: u64| {
+        let v = (r >> 16) - (r >> 16) % WRITERS + t; // disjoint by residue
+        format!("{v:020}").into_bytes()
+    };
+    std::thread::scope(|s| {
+        let mut writers = Vec::new();
+        for t in 0..WRITERS {
+            let m = &m;
+            writers.push(s.spawn(move || {
+                let mut rng = Rng(t * 7 + 3);
+                for i in 0..PER {
+                    let seq = 1 + t * PER + i; // unique across threads
+                    assert!(m.add(seq, vt::VALUE, &key(t, rng.next()), &seq.to_le_bytes()));
+                }
+            }));
+        }
+        for _ in 0..2 {
+            let (m, done) = (&m, &done);
+            s.spawn(move || {
+                let icmp = m.icmp().clone();
+                let mut rounds = 0;
+                while !done.load(AO::Relaxed) || rounds < 2 {
+                    let mut it = m.iter();
+                    it.seek_to_first();
+                    let mut prev: Option<Vec<u8>> = None;
+                    let mut n = 0;
+                    while it.valid() {
+                        if let Some(p) = &prev {
+                            assert_eq!(icmp.compare(p, it.key()), Ordering::Less, "unsorted");
+                        }
+                        assert_eq!(it.value().len(), 8);
+                        prev = Some(it.key().to_vec());
+                        it.next();
+                        n += 1;
+                    }
+                    assert!(n <= (WRITERS * PER) as usize);
+                    rounds += 1;
+                }
+            });
+        }
+        for w in writers {
+            w.join().unwrap();
+        }
+        done.store(true, AO::Relaxed);
+    });
+    assert_eq!(m.num_entries(), WRITERS * PER);
+    assert_eq!(m.first_seqno(), 1);
+    assert_eq!(m.largest_seqno(), WRITERS * PER);
+    for t in 0..WRITERS {
+        let mut rng = Rng(t * 7 + 3);
+        for i in 0..PER {
+            let seq = 1 + t * PER + i;
+            let k = key(t, rng.next());
+            assert!(m.contains(&make_internal_key(&k, seq, vt::VALUE)), "missing {t}/{i}");
+        }
+    }
+    assert_eq!(collect(&mut m.iter()).len() as u64, WRITERS * PER);
+}
