@@ -1,1 +1,258 @@
-//! Library side of the `shale ldb` and `shale sst_dump` tools (filled in later).
+//! The library side of the `shale ldb` and `shale sst_dump` commands (as RocksDB's
+//! `ldb_tool.h` / `sst_file_dumper.cc`): everything returns text, the CLI prints it.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::fs::{name_of, FileSystem, PosixFs};
+use crate::iterator::InternalIterator;
+use crate::key::{parse_internal_key, user_key, InternalKeyComparator};
+use crate::options::Options;
+use crate::table::{Table, TableReaderOptions};
+
+fn fs() -> Arc<dyn FileSystem> {
+    Arc::new(PosixFs)
+}
+
+fn hex_upper(b: &[u8]) -> String {
+    let mut s = String::with_capacity(2 + b.len() * 2);
+    s.push_str("0x");
+    for x in b {
+        let _ = write!(s, "{x:02X}");
+    }
+    s
+}
+
+fn printable(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// `ldb manifest_dump`: `path` is a MANIFEST file, or a DB directory (its CURRENT manifest).
+pub fn manifest_dump(path: &Path, verbose: bool, hex: bool) -> Result<String> {
+    let fs = fs();
+    let file = if fs.exists(&path.join("CURRENT")) {
+        let cur = fs.read_all(&path.join("CURRENT"))?;
+        let name = String::from_utf8_lossy(&cur).trim().to_string();
+        path.join(name)
+    } else {
+        path.to_path_buf()
+    };
+    let data = fs.read_all(&file)?;
+    crate::log::dump_manifest_with(&data, &name_of(&file), verbose, hex)
+}
+
+/// `ldb dump_wal --walfile=PATH [--header] [--print_value]`: returns (stdout, stderr).
+pub fn dump_wal(path: &Path, header: bool, print_value: bool) -> Result<(String, String)> {
+    let data = fs().read_all(path)?;
+    crate::log::dump_wal_with(&data, &name_of(path), header, print_value)
+}
+
+/// `ldb checkconsistency`: every file the MANIFEST names exists with the recorded size and
+/// every table's blocks pass their checksums.
+pub fn check_consistency(db: &Path, opts: &Options) -> Result<String> {
+    let db = crate::db::DB::open_for_read_only(opts, db, false)?;
+    crate::db::verify_all_tables(&db)?;
+    Ok("OK\n".to_string())
+}
+
+/// Options of `sst_dump`.
+#[derive(Debug, Clone, Default)]
+pub struct SstDumpOptions {
+    /// `scan`, `verify`, `raw`, `check` or `none`.
+    pub command: String,
+    pub show_properties: bool,
+    pub from: Option<Vec<u8>>,
+    pub to: Option<Vec<u8>>,
+    pub read_num: Option<u64>,
+    pub output_hex: bool,
+    pub verify_checksum: bool,
+}
+
+fn open_sst(path: &Path) -> Result<Arc<Table>> {
+    let fs = fs();
+    let file = fs.open_random(path)?;
+    let size = file.size();
+    Table::open(
+        file,
+        name_of(path),
+        size,
+        TableReaderOptions {
+            icmp: InternalKeyComparator::default(),
+            block_cache: None,
+            cache_id: 0,
+            use_filter: true,
+            verify_checksums: true,
+        },
+    )
+}
+
+fn sst_files(path: &Path) -> Result<Vec<PathBuf>> {
+    if path.is_dir() {
+        let mut v: Vec<PathBuf> = fs()
+            .list(path)?
+            .into_iter()
+            .filter(|n| n.ends_with(".sst") || n.ends_with(".ldb"))
+            .map(|n| path.join(n))
+            .collect();
+        v.sort();
+        Ok(v)
+    } else {
+        Ok(vec![path.to_path_buf()])
+    }
+}
+
+/// `sst_dump --file=PATH --command=...`: returns the text sst_dump prints. A directory dumps
+/// every table file in it.
+pub fn sst_dump(path: &Path, o: &SstDumpOptions) -> Result<String> {
+    let mut out = String::new();
+    let fmt = |b: Option<&Vec<u8>>| b.map(|k| if o.output_hex { hex_upper(k) } else { printable(k) }).unwrap_or_default();
+    let _ = writeln!(out, "from [{}] to [{}]", fmt(o.from.as_ref()), fmt(o.to.as_ref()));
+    for file in sst_files(path)? {
+        let _ = writeln!(out, "Process {}", file.display());
+        let t = open_sst(&file)?;
+        let _ = writeln!(out, "Sst file format: block-based");
+        match o.command.as_str() {
+            "verify" | "check" => {
+                t.verify_checksums()?;
+                // also decode every entry
+                let mut it = t.iter(true, false);
+                it.seek_to_first();
+                while it.valid() {
+                    parse_internal_key(it.key())?;
+                    it.next();
+                }
+                it.status()?;
+                let _ = writeln!(out, "The file is ok");
+            }
+            "scan" => {
+                let mut it = t.iter(o.verify_checksum, false);
+                match &o.from {
+                    Some(f) => {
+                        let mut k = f.clone();
+                        k.extend_from_slice(&((crate::key::MAX_SEQUENCE << 8) | 0xff).to_le_bytes());
+                        it.seek(&k)
+                    }
+                    None => it.seek_to_first(),
+                }
+                let mut n = 0u64;
+                while it.valid() {
+                    if let Some(to) = &o.to {
+                        if user_key(it.key()) >= to.as_slice() {
+                            break;
+                        }
+                    }
+                    if o.read_num.map(|r| n >= r).unwrap_or(false) {
+                        break;
+                    }
+                    let pk = parse_internal_key(it.key())?;
+                    let (k, v) = if o.output_hex {
+                        (hex_upper(pk.user_key), hex_upper(it.value()))
+                    } else {
+                        (printable(pk.user_key), printable(it.value()))
+                    };
+                    let _ = writeln!(out, "'{k}' seq:{}, type:{} => {v}", pk.seq, pk.vtype);
+                    n += 1;
+                    it.next();
+                }
+                it.status()?;
+            }
+            "raw" => {
+                let dump = raw_dump(&t)?;
+                let mut dump_path = file.clone().into_os_string();
+                dump_path.push("_dump.txt");
+                let dump_path = PathBuf::from(dump_path);
+                std::fs::write(&dump_path, dump).map_err(|e| Error::io(name_of(&dump_path), e))?;
+                let _ = writeln!(out, "raw dump written to file {}", dump_path.display());
+            }
+            "none" | "" => {}
+            c => return Err(Error::invalid(format!("--command: unknown command {c:?} (scan, verify, raw, check, none)"))),
+        }
+        if o.show_properties {
+            out.push_str(&properties_text(&t));
+        }
+    }
+    Ok(out)
+}
+
+fn properties_text(t: &Table) -> String {
+    let p = t.properties();
+    let mut s = String::new();
+    let _ = writeln!(s, "Table Properties:");
+    let _ = writeln!(s, "------------------------------");
+    let _ = writeln!(s, "  # data blocks: {}", p.num_data_blocks);
+    let _ = writeln!(s, "  # entries: {}", p.num_entries);
+    let _ = writeln!(s, "  # deletions: {}", p.num_deletions);
+    let _ = writeln!(s, "  # merge operands: {}", p.num_merge_operands);
+    let _ = writeln!(s, "  # range deletions: {}", p.num_range_deletions);
+    let _ = writeln!(s, "  raw key size: {}", p.raw_key_size);
+    let _ = writeln!(s, "  raw average key size: {}", p.raw_key_size as f64 / p.num_entries.max(1) as f64);
+    let _ = writeln!(s, "  raw value size: {}", p.raw_value_size);
+    let _ = writeln!(s, "  raw average value size: {}", p.raw_value_size as f64 / p.num_entries.max(1) as f64);
+    let _ = writeln!(s, "  data block size: {}", p.data_size);
+    let _ = writeln!(
+        s,
+        "  index block size (user-key? {}, delta-value? {}): {}",
+        p.index_key_is_user_key as u8, p.index_value_is_delta_encoded as u8, p.index_size
+    );
+    let _ = writeln!(s, "  filter block size: {}", p.filter_size);
+    let _ = writeln!(s, "  # entries for filter: {}", p.num_filter_entries);
+    let _ = writeln!(s, "  (estimated) table size: {}", p.data_size + p.index_size + p.filter_size);
+    let _ = writeln!(s, "  filter policy name: {}", if p.filter_policy_name.is_empty() { "N/A" } else { &p.filter_policy_name });
+    let _ = writeln!(s, "  column family ID: {}", p.column_family_id);
+    let _ = writeln!(s, "  column family name: {}", p.column_family_name);
+    let _ = writeln!(s, "  comparator name: {}", p.comparator_name);
+    let _ = writeln!(s, "  merge operator name: {}", p.merge_operator_name);
+    let _ = writeln!(s, "  property collectors names: {}", p.property_collectors_names);
+    let _ = writeln!(s, "  SST file compression algo: {}", p.compression_name);
+    let _ = writeln!(s, "  SST file compression options: {}", p.compression_options);
+    let _ = writeln!(s, "  creation time: {}", p.creation_time);
+    let _ = writeln!(s, "  time stamp of earliest key: {}", p.oldest_key_time);
+    let _ = writeln!(s, "  file creation time: {}", p.file_creation_time);
+    let _ = writeln!(s, "  DB identity: {}", p.db_id);
+    let _ = writeln!(s, "  DB session identity: {}", p.db_session_id);
+    let _ = writeln!(s, "  DB host id: {}", p.db_host_id);
+    let _ = writeln!(s, "  original file number: {}", p.orig_file_number);
+    let _ = writeln!(s, "  format version (footer): {}", t.format_version());
+    let _ = writeln!(s, "  checksum type (footer): {:?}", t.checksum_type());
+    s
+}
+
+fn raw_dump(t: &Arc<Table>) -> Result<String> {
+    let mut s = String::new();
+    let _ = writeln!(s, "Footer Details:");
+    let _ = writeln!(s, "--------------------------------------");
+    let _ = writeln!(s, "  metaindex handle: {:?}", t.metaindex_handle());
+    let _ = writeln!(s, "  index handle: {:?}", t.index_handle());
+    let _ = writeln!(s, "  table_magic_number: 9863518390377041911");
+    let _ = writeln!(s, "  format version: {}", t.format_version());
+    let _ = writeln!(s, "  checksum type: {:?}\n", t.checksum_type());
+    let _ = writeln!(s, "Metaindex Details:");
+    let _ = writeln!(s, "--------------------------------------");
+    for (name, h) in t.meta_blocks() {
+        let _ = writeln!(s, "  {name}: {h:?}");
+    }
+    s.push('\n');
+    s.push_str(&properties_text(t));
+    let _ = writeln!(s, "\nData Block Details:");
+    let _ = writeln!(s, "--------------------------------------");
+    let mut it = t.iter(true, false);
+    it.seek_to_first();
+    while it.valid() {
+        let pk = parse_internal_key(it.key())?;
+        let _ = writeln!(
+            s,
+            "  HEX    {}: {}  seq:{} type:{}",
+            hex_upper(pk.user_key).trim_start_matches("0x"),
+            hex_upper(it.value()).trim_start_matches("0x"),
+            pk.seq,
+            pk.vtype
+        );
+        let _ = writeln!(s, "  ASCII  {} : {}", printable(pk.user_key), printable(it.value()));
+        let _ = writeln!(s, "  ------");
+        it.next();
+    }
+    it.status()?;
+    Ok(s)
+}

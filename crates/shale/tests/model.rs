@@ -156,7 +156,7 @@ fn model_with_flush_compaction_reopen_and_snapshots() {
         let opts = small_opts(&fs);
         let mut db = DB::open(&opts, path).unwrap();
         let mut m = Model::new();
-        let mut rng = Rng(seed * 0x9E37_79B9_7F4A_7C15);
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let wo = WriteOptions::default();
         let mut snaps: Vec<(shale::Snapshot, Model)> = Vec::new();
         for step in 0..3000 {

@@ -276,6 +276,10 @@ pub(crate) fn build_tables(
         if let Some(o) = cur.take() {
             outputs.push(finish_output(db, o, p.epoch)?);
         }
+        if !outputs.is_empty() {
+            // The new files' directory entries must be durable before a MANIFEST names them.
+            db.fs.sync_dir(&db.path)?;
+        }
         Ok(())
     })();
     if let Err(e) = r {
@@ -523,4 +527,105 @@ fn run_rewrite(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, pick: Pick) 
 #[allow(dead_code)]
 pub(crate) fn ukey(ikey: &[u8]) -> &[u8] {
     user_key(ikey)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::version::Reaper;
+    use crate::key::make_internal_key;
+
+    fn file(n: u64, lo: &str, hi: &str, size: u64) -> Arc<FileMeta> {
+        FileMeta::new(
+            FileMetaData {
+                number: n,
+                file_size: size,
+                smallest: make_internal_key(lo.as_bytes(), n * 10, vt::VALUE),
+                largest: make_internal_key(hi.as_bytes(), n * 10, vt::VALUE),
+                smallest_seqno: n * 10,
+                largest_seqno: n * 10,
+                epoch_number: n,
+                ..Default::default()
+            },
+            Arc::new(Reaper::default()),
+        )
+    }
+
+    fn version(levels: Vec<Vec<Arc<FileMeta>>>) -> Version {
+        let mut files = levels;
+        files.resize(7, Vec::new());
+        Version { files, icmp: InternalKeyComparator::default() }
+    }
+
+    fn cfg() -> PickerConfig {
+        PickerConfig { l0_trigger: 4, max_bytes_for_level_base: 1000, multiplier: 10.0 }
+    }
+
+    fn nums(fs: &[Arc<FileMeta>]) -> Vec<u64> {
+        fs.iter().map(|f| f.number()).collect()
+    }
+
+    #[test]
+    fn nothing_to_do_below_triggers() {
+        let v = version(vec![vec![file(1, "a", "c", 10)], vec![file(2, "a", "z", 900)]]);
+        assert!(pick_compaction(&v, &cfg(), &HashSet::new(), &[]).is_none());
+    }
+
+    #[test]
+    fn l0_trigger_picks_all_l0_and_overlapping_l1() {
+        let v = version(vec![
+            vec![file(10, "c", "f", 1), file(9, "a", "d", 1), file(8, "e", "g", 1), file(7, "b", "c", 1)],
+            vec![file(1, "a", "b", 10), file(2, "f", "h", 10), file(3, "x", "z", 10)],
+        ]);
+        let p = pick_compaction(&v, &cfg(), &HashSet::new(), &[]).unwrap();
+        assert_eq!((p.level, p.output_level), (0, 1));
+        assert_eq!(nums(&p.inputs).len(), 4);
+        assert_eq!(nums(&p.next_inputs), vec![1, 2]);
+        assert!(p.score >= 1.0);
+        // a busy L1 file blocks the L0 compaction
+        let busy: HashSet<u64> = [2].into_iter().collect();
+        assert!(pick_compaction(&v, &cfg(), &busy, &[]).is_none());
+    }
+
+    #[test]
+    fn size_trigger_picks_highest_score_and_round_robins() {
+        // L1 target 1000 bytes: 3000 bytes => score 3; L2 target 10000: 5000 => 0.5
+        let v = version(vec![
+            vec![],
+            vec![file(1, "a", "c", 1000), file(2, "d", "f", 1000), file(3, "g", "i", 1000)],
+            vec![file(4, "b", "e", 2500), file(5, "h", "k", 2500)],
+        ]);
+        let p = pick_compaction(&v, &cfg(), &HashSet::new(), &[]).unwrap();
+        assert_eq!((p.level, p.output_level), (1, 2));
+        assert_eq!(nums(&p.inputs), vec![1]);
+        assert_eq!(nums(&p.next_inputs), vec![4]);
+        // the cursor moves the next pick to the following file
+        let mut cursors = vec![Vec::new(); 7];
+        cursors[1] = v.files[1][0].meta.largest.clone();
+        let p = pick_compaction(&v, &cfg(), &HashSet::new(), &cursors).unwrap();
+        assert_eq!(nums(&p.inputs), vec![2]);
+        assert_eq!(nums(&p.next_inputs), vec![4]);
+        cursors[1] = v.files[1][2].meta.largest.clone();
+        let p = pick_compaction(&v, &cfg(), &HashSet::new(), &cursors).unwrap();
+        assert_eq!(nums(&p.inputs), vec![1], "wraps around");
+    }
+
+    #[test]
+    fn trivial_move_when_nothing_overlaps_below() {
+        let v = version(vec![vec![], vec![file(1, "a", "c", 5000)], vec![file(2, "x", "z", 10)]]);
+        let p = pick_compaction(&v, &cfg(), &HashSet::new(), &[]).unwrap();
+        assert!(p.is_trivial_move());
+        // busy input file: skipped
+        let busy: HashSet<u64> = [1].into_iter().collect();
+        assert!(pick_compaction(&v, &cfg(), &busy, &[]).is_none());
+    }
+
+    #[test]
+    fn last_level_is_never_compacted() {
+        let mut levels = vec![Vec::new(); 7];
+        levels[6] = vec![file(1, "a", "z", 1 << 40)];
+        let v = version(levels);
+        assert!(pick_compaction(&v, &cfg(), &HashSet::new(), &[]).is_none());
+        assert_eq!(level_scores(&v, &cfg())[6], 0.0);
+    }
 }

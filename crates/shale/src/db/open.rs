@@ -280,11 +280,11 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64]) -> Result<()> {
         let data = db.fs.read_all(&path)?;
         let mut reader = log::Reader::new(data, name.clone(), num, mode);
         loop {
-            let off = reader.position();
             let rec = match reader.read_record()? {
-                Some(r) => r,
+                Some(r) => r.to_vec(),
                 None => break,
             };
+            let off = reader.last_record_offset();
             if let Some((sfile, soff, why)) = &stopped_at {
                 return Err(Error::corruption(
                     sfile.clone(),

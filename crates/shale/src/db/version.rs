@@ -235,12 +235,13 @@ impl VersionSet {
         let mut have_last = false;
         let mut reader = log::Reader::new(data, mfile.clone(), 0, WalRecoveryMode::AbsoluteConsistency);
         loop {
-            let rec_off = reader.position();
             let rec = match reader.read_record()? {
                 Some(r) => r,
                 None => break,
             };
-            let edit = VersionEdit::decode(&rec).map_err(|e| e.in_file(&mfile, Some(rec_off)))?;
+            let edit = VersionEdit::decode(rec);
+            let rec_off = reader.last_record_offset();
+            let edit = edit.map_err(|e| e.in_file(&mfile, Some(rec_off)))?;
             if let Some(name) = &edit.column_family_add {
                 return Err(Error::NotSupported(format!(
                     "{mfile}: column family {name:?} (only the default column family is supported)"

@@ -189,7 +189,7 @@ fn write_group(db: &Arc<DbInner>, group: &[Arc<Writer>]) -> Result<()> {
     batch.set_sequence(first);
     if !disable_wal {
         let mut wal = db.wal.lock();
-        let r = (|| {
+        let r = (|| -> Result<()> {
             let w = wal.writer.as_mut().ok_or_else(|| Error::invalid("no WAL is open"))?;
             w.add_record(batch.data())?;
             w.flush()?;
@@ -274,7 +274,8 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState) -> Result<()>
         }
     };
     {
-        let mut wal = db.wal.lock();
+        let mut guard = db.wal.lock();
+        let wal = &mut *guard;
         // Sync the old WAL so that a later synced write can never survive a power loss that
         // loses an earlier write (recovered state must be a prefix of the history).
         if let Some(w) = wal.writer.as_mut() {

@@ -11,7 +11,7 @@ mod reader;
 mod writer;
 
 #[allow(unused_imports)]
-pub(crate) use dump::{dump_manifest, dump_wal, dump_wal_with};
+pub(crate) use dump::{dump_manifest, dump_manifest_with, dump_wal, dump_wal_with};
 #[allow(unused_imports)]
 pub(crate) use reader::Reader;
 #[allow(unused_imports)]
