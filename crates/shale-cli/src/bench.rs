@@ -54,23 +54,32 @@ fn fail(msg: impl std::fmt::Display) -> String {
 }
 
 /// Build engine options from db_bench flags.
+// Field-by-field on purpose: works even if `Options` becomes `#[non_exhaustive]`.
+#[allow(clippy::field_reassign_with_default)]
 pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
     let mut o = Options::default();
-    o.write_buffer_size = usize::try_from(fl.i64("write_buffer_size")).map_err(|_| fail("ERROR: --write_buffer_size must not be negative"))?;
-    o.max_write_buffer_number = usize::try_from(fl.i64("max_write_buffer_number")).map_err(|_| fail("ERROR: --max_write_buffer_number must not be negative"))?;
+    o.write_buffer_size = usize::try_from(fl.i64("write_buffer_size"))
+        .map_err(|_| fail("ERROR: --write_buffer_size must not be negative"))?;
+    o.max_write_buffer_number = usize::try_from(fl.i64("max_write_buffer_number"))
+        .map_err(|_| fail("ERROR: --max_write_buffer_number must not be negative"))?;
     o.block_cache_capacity = fl.i64("cache_size").max(0) as usize;
     let bloom = fl.i64("bloom_bits");
     o.bloom_bits_per_key = if bloom < 0 { 0.0 } else { bloom as f64 };
-    o.compression = CompressionType::parse(fl.str("compression_type")).map_err(|e| format!("ERROR: --compression_type: {e}"))?;
-    o.checksum_type = ChecksumType::parse(fl.str("checksum_type")).map_err(|e| format!("ERROR: --checksum_type: {e}"))?;
-    o.block_size = usize::try_from(fl.i64("block_size")).map_err(|_| fail("ERROR: --block_size must not be negative"))?;
+    o.compression = CompressionType::parse(fl.str("compression_type"))
+        .map_err(|e| format!("ERROR: --compression_type: {e}"))?;
+    o.checksum_type = ChecksumType::parse(fl.str("checksum_type"))
+        .map_err(|e| format!("ERROR: --checksum_type: {e}"))?;
+    o.block_size = usize::try_from(fl.i64("block_size"))
+        .map_err(|_| fail("ERROR: --block_size must not be negative"))?;
     let fv = fl.i64("format_version");
     if fv >= 0 {
         o.format_version = fv as u32;
     }
     let of = fl.i64("open_files");
     o.max_open_files = if of == 0 { -1 } else { of as i32 };
-    let nonneg = |n: &str| usize::try_from(fl.i64(n)).map_err(|_| format!("ERROR: --{n} must not be negative"));
+    let nonneg = |n: &str| {
+        usize::try_from(fl.i64(n)).map_err(|_| format!("ERROR: --{n} must not be negative"))
+    };
     o.level0_file_num_compaction_trigger = nonneg("level0_file_num_compaction_trigger")?;
     o.level0_slowdown_writes_trigger = nonneg("level0_slowdown_writes_trigger")?;
     o.level0_stop_writes_trigger = nonneg("level0_stop_writes_trigger")?;
@@ -114,7 +123,8 @@ impl Config {
             seed: fl.i64("seed"),
             duration: fl.i64("duration").max(0) as u64,
             ops_between_duration_checks: fl.i64("ops_between_duration_checks").max(1),
-            progress: fl.bool("progress") || (fl.bool("progress_reports") && std::io::stderr().is_terminal()),
+            progress: fl.bool("progress")
+                || (fl.bool("progress_reports") && std::io::stderr().is_terminal()),
         };
         if c.num < 0 {
             return Err("ERROR: --num must not be negative".into());
@@ -228,7 +238,14 @@ struct Duration<'a> {
 
 impl<'a> Duration<'a> {
     fn new(ctx: &Ctx, shared: &'a Shared, max_seconds: u64, max_ops: i64) -> Duration<'a> {
-        Duration { max_seconds, max_ops, ops: 0, start_at: now_micros(), granularity: ctx.granularity, abort: &shared.fatal }
+        Duration {
+            max_seconds,
+            max_ops,
+            ops: 0,
+            start_at: now_micros(),
+            granularity: ctx.granularity,
+            abort: &shared.fatal,
+        }
     }
     fn done(&mut self, increment: i64) -> bool {
         let increment = increment.max(1);
@@ -238,7 +255,9 @@ impl<'a> Duration<'a> {
             if self.abort.load(Ordering::Relaxed) {
                 return true;
             }
-            if self.max_seconds > 0 && (now_micros() - self.start_at) / 1_000_000 >= self.max_seconds {
+            if self.max_seconds > 0
+                && (now_micros() - self.start_at) / 1_000_000 >= self.max_seconds
+            {
                 return true;
             }
         }
@@ -284,7 +303,8 @@ fn do_write(ctx: &Ctx, sh: &Shared, t: &mut ThreadState, random: bool) {
             sh.set_fatal(format!("put error: {e}"));
             break;
         }
-        t.stats.finished_ops(ctx.entries_per_batch as u64, OpType::Write);
+        t.stats
+            .finished_ops(ctx.entries_per_batch as u64, OpType::Write);
     }
     t.stats.add_bytes(bytes);
 }
@@ -384,12 +404,17 @@ fn do_delete(ctx: &Ctx, sh: &Shared, t: &mut ThreadState, seq: bool) {
         t.rand.next(); // SelectDB(thread)
         let mut batch = WriteBatch::new();
         for j in 0..ctx.entries_per_batch {
-            let k = if seq { (i + j) as u64 } else { t.rand.next() % modulus };
+            let k = if seq {
+                (i + j) as u64
+            } else {
+                t.rand.next() % modulus
+            };
             generate_key_from_int(k, ctx.key_size, &mut key);
             batch.delete(&key);
         }
         let r = ctx.db.write_opt(batch, &ctx.write_options);
-        t.stats.finished_ops(ctx.entries_per_batch as u64, OpType::Delete);
+        t.stats
+            .finished_ops(ctx.entries_per_batch as u64, OpType::Delete);
         if let Err(e) = r {
             sh.set_fatal(format!("del error: {e}"));
             break;
@@ -473,7 +498,13 @@ impl Benchmark {
         self.db = None;
     }
 
-    fn run_benchmark(&mut self, n: usize, name: &str, method: Method, ctx: &Ctx) -> Result<(), String> {
+    fn run_benchmark(
+        &mut self,
+        n: usize,
+        name: &str,
+        method: Method,
+        ctx: &Ctx,
+    ) -> Result<(), String> {
         let shared = Shared {
             total: n,
             num_done: AtomicUsize::new(0),
@@ -485,7 +516,11 @@ impl Benchmark {
         for i in 0..n {
             self.total_thread_count += 1;
             let seed = self.seed_base.wrapping_add(self.total_thread_count) as u64;
-            states.push(ThreadState { tid: i, rand: Random64::new(seed), stats: Stats::new(self.stats_cfg) });
+            states.push(ThreadState {
+                tid: i,
+                rand: Random64::new(seed),
+                stats: Stats::new(self.stats_cfg),
+            });
         }
         let shared_ref = &shared;
         let finished: Vec<ThreadState> = std::thread::scope(|s| {
@@ -502,7 +537,10 @@ impl Benchmark {
                     })
                 })
                 .collect();
-            handles.into_iter().map(|h| h.join().expect("benchmark thread panicked")).collect()
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("benchmark thread panicked"))
+                .collect()
         });
         let mut merged = Stats::new(self.stats_cfg);
         for t in &finished {
@@ -549,7 +587,12 @@ impl Benchmark {
     fn run(&mut self) -> Result<(), String> {
         self.open()?;
         self.print_header();
-        let names: Vec<String> = self.cfg.benchmarks.split(',').map(|s| s.to_string()).collect();
+        let names: Vec<String> = self
+            .cfg
+            .benchmarks
+            .split(',')
+            .map(|s| s.to_string())
+            .collect();
         for name in names {
             if name.is_empty() {
                 continue;
@@ -560,9 +603,13 @@ impl Benchmark {
             let writes = if c.writes < 0 { c.num } else { c.writes };
             let deletes = if c.deletes < 0 { c.num } else { c.deletes };
             let mut entries_per_batch = c.batch_size;
-            let mut write_options = WriteOptions { sync: c.sync, disable_wal: c.disable_wal };
+            let mut write_options = WriteOptions {
+                sync: c.sync,
+                disable_wal: c.disable_wal,
+            };
             let mut num_threads = c.threads;
-            let action = Self::action(&name).ok_or_else(|| format!("unknown benchmark '{name}'"))?;
+            let action =
+                Self::action(&name).ok_or_else(|| format!("unknown benchmark '{name}'"))?;
             match name.as_str() {
                 "fillbatch" => entries_per_batch = 1000,
                 "fillsync" => {
@@ -588,7 +635,8 @@ impl Benchmark {
                     // db_bench gives background threads 5 s to wake before waiting.
                     std::thread::sleep(std::time::Duration::from_secs(5));
                     if let Some(db) = &self.db {
-                        db.wait_for_compact().map_err(|e| format!("WaitForCompact failed: {e}"))?;
+                        db.wait_for_compact()
+                            .map_err(|e| format!("WaitForCompact failed: {e}"))?;
                     }
                     continue;
                 }
@@ -603,10 +651,13 @@ impl Benchmark {
                     continue;
                 }
                 self.close();
-                DB::destroy(&self.opts, &self.db_path).map_err(|e| format!("destroy error: {e}"))?;
+                DB::destroy(&self.opts, &self.db_path)
+                    .map_err(|e| format!("destroy error: {e}"))?;
                 self.open()?;
             }
-            let Some(db) = self.db.clone() else { return Err("no database is open".into()) };
+            let Some(db) = self.db.clone() else {
+                return Err("no database is open".into());
+            };
             println!("DB path: [{}]", self.db_path.display());
             let ctx = Ctx {
                 db,
@@ -623,7 +674,11 @@ impl Benchmark {
                 duration: self.cfg.duration,
                 granularity: self.cfg.ops_between_duration_checks,
                 write_options,
-                read_options: ReadOptions { verify_checksums: self.cfg.verify_checksum, fill_cache: true, ..ReadOptions::default() },
+                read_options: ReadOptions {
+                    verify_checksums: self.cfg.verify_checksum,
+                    fill_cache: true,
+                    ..ReadOptions::default()
+                },
             };
             self.run_benchmark(num_threads, &name, method, &ctx)?;
         }
@@ -639,7 +694,10 @@ impl Benchmark {
         print_environment();
         let c = &self.cfg;
         let mut out = String::new();
-        out.push_str(&format!("Keys:       {} bytes each (+ 0 bytes user-defined timestamp)\n", c.key_size));
+        out.push_str(&format!(
+            "Keys:       {} bytes each (+ 0 bytes user-defined timestamp)\n",
+            c.key_size
+        ));
         out.push_str(&format!(
             "Values:     {} bytes each ({} bytes after compression)\n",
             c.value_size,
@@ -648,14 +706,21 @@ impl Benchmark {
         out.push_str(&format!("Entries:    {}\n", c.num));
         out.push_str("Prefix:    0 bytes\n");
         out.push_str("Keys per prefix:    0\n");
-        out.push_str(&format!("RawSize:    {:.1} MB (estimated)\n", ((c.key_size + c.value_size) as i64 * c.num) as f64 / 1_048_576.0));
+        out.push_str(&format!(
+            "RawSize:    {:.1} MB (estimated)\n",
+            ((c.key_size + c.value_size) as i64 * c.num) as f64 / 1_048_576.0
+        ));
         out.push_str(&format!(
             "FileSize:   {:.1} MB (estimated)\n",
-            ((c.key_size as f64 + c.value_size as f64 * c.compression_ratio) * c.num as f64) / 1_048_576.0
+            ((c.key_size as f64 + c.value_size as f64 * c.compression_ratio) * c.num as f64)
+                / 1_048_576.0
         ));
         out.push_str("Write rate: 0 bytes/second\n");
         out.push_str("Read rate: 0 ops/second\n");
-        out.push_str(&format!("Compression: {}\n", self.opts.compression.rocksdb_name()));
+        out.push_str(&format!(
+            "Compression: {}\n",
+            self.opts.compression.rocksdb_name()
+        ));
         out.push_str("Compression sampling rate: 0\n");
         out.push_str("Memtablerep: SkipListFactory\n");
         out.push_str("Perf Level: 1\n");
@@ -671,15 +736,23 @@ impl Benchmark {
 /// db_bench's `PrintEnvironment` (stderr): version, date, CPU.
 fn print_environment() {
     let mut e = String::new();
-    e.push_str(&format!("Shale:      version {}\n", env!("CARGO_PKG_VERSION")));
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    e.push_str(&format!(
+        "Shale:      version {}\n",
+        env!("CARGO_PKG_VERSION")
+    ));
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     e.push_str(&format!("Date:       {}\n", ctime_utc(secs)));
     if let Ok(cpuinfo) = std::fs::read_to_string("/proc/cpuinfo") {
         let mut num_cpus = 0;
         let mut cpu_type = String::new();
         let mut cache_size = String::new();
         for line in cpuinfo.lines() {
-            let Some((k, v)) = line.split_once(':') else { continue };
+            let Some((k, v)) = line.split_once(':') else {
+                continue;
+            };
             match k.trim() {
                 "model name" => {
                     num_cpus += 1;
@@ -710,7 +783,9 @@ pub fn ctime_utc(secs: u64) -> String {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
     const WD: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MO: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    const MO: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
     format!(
         "{} {} {:>2} {:02}:{:02}:{:02} {}",
         WD[(days.rem_euclid(7)) as usize],
@@ -725,8 +800,14 @@ pub fn ctime_utc(secs: u64) -> String {
 
 /// Entry point of `shale bench`; returns the process exit code.
 pub fn main(args: &[String]) -> i32 {
-    if args.iter().any(|a| a == "--help" || a == "-help" || a == "--helpfull") {
-        print!("shale bench: db_bench-compatible benchmark\n\n  Flags:\n{}", help_text(BENCH_FLAGS));
+    if args
+        .iter()
+        .any(|a| a == "--help" || a == "-help" || a == "--helpfull")
+    {
+        print!(
+            "shale bench: db_bench-compatible benchmark\n\n  Flags:\n{}",
+            help_text(BENCH_FLAGS)
+        );
         return 0;
     }
     let fl = match Flags::parse(BENCH_FLAGS, args) {
@@ -757,15 +838,24 @@ pub fn main(args: &[String]) -> i32 {
         }
     }
     let seed_base = if cfg.seed == 0 {
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or(1);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as i64)
+            .unwrap_or(1);
         println!("Set seed to {now} because --seed was 0");
         now
     } else {
         cfg.seed
     };
     let (db_path, temp_db) = if cfg.db.is_empty() {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
-        (std::env::temp_dir().join(format!("shale-bench-{}-{nanos}", std::process::id())), true)
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        (
+            std::env::temp_dir().join(format!("shale-bench-{}-{nanos}", std::process::id())),
+            true,
+        )
     } else {
         (PathBuf::from(&cfg.db), false)
     };
@@ -775,8 +865,20 @@ pub fn main(args: &[String]) -> i32 {
             return 1;
         }
     }
-    let stats_cfg = StatsConfig { histogram: cfg.histogram, progress: cfg.progress };
-    let mut b = Benchmark { cfg, opts, db_path, temp_db, db: None, seed_base, total_thread_count: 0, stats_cfg };
+    let stats_cfg = StatsConfig {
+        histogram: cfg.histogram,
+        progress: cfg.progress,
+    };
+    let mut b = Benchmark {
+        cfg,
+        opts,
+        db_path,
+        temp_db,
+        db: None,
+        seed_base,
+        total_thread_count: 0,
+        stats_cfg,
+    };
     let r = b.run();
     b.close();
     if b.temp_db && !b.cfg.use_existing_db {
@@ -799,7 +901,10 @@ mod tests {
     fn keys_match_db_bench_bytes() {
         let mut k = Vec::new();
         generate_key_from_int(1, 16, &mut k);
-        assert_eq!(k, [0, 0, 0, 0, 0, 0, 0, 1, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30]);
+        assert_eq!(
+            k,
+            [0, 0, 0, 0, 0, 0, 0, 1, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30]
+        );
         generate_key_from_int(0x0102_0304_0506_0708, 10, &mut k);
         assert_eq!(k, [1, 2, 3, 4, 5, 6, 7, 8, b'0', b'0']);
         // Shorter than 8 bytes: the low bytes, big-endian.
@@ -825,10 +930,16 @@ mod tests {
 
     #[test]
     fn flag_mapping_to_options() {
-        let args: Vec<String> = ["--bloom_bits=-1", "--cache_size=1048576", "--compression_type=zstd", "--checksum_type=crc32c", "--open_files=0"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let args: Vec<String> = [
+            "--bloom_bits=-1",
+            "--cache_size=1048576",
+            "--compression_type=zstd",
+            "--checksum_type=crc32c",
+            "--open_files=0",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let fl = Flags::parse(BENCH_FLAGS, &args).unwrap();
         let o = options_from_flags(&fl).unwrap();
         assert_eq!(o.bloom_bits_per_key, 0.0);
@@ -838,6 +949,8 @@ mod tests {
         assert_eq!(o.max_open_files, -1);
         assert_eq!(o.write_buffer_size, 64 << 20);
         let fl = Flags::parse(BENCH_FLAGS, &["--compression_type=brotli".to_string()]).unwrap();
-        assert!(options_from_flags(&fl).unwrap_err().contains("compression_type"));
+        assert!(options_from_flags(&fl)
+            .unwrap_err()
+            .contains("compression_type"));
     }
 }

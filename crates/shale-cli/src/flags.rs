@@ -40,7 +40,12 @@ pub struct FlagDef {
 }
 
 const fn f(name: &'static str, kind: Kind, default: &'static str, help: &'static str) -> FlagDef {
-    FlagDef { name, kind, default, help }
+    FlagDef {
+        name,
+        kind,
+        default,
+        help,
+    }
 }
 
 /// A command-line error; the message names the offending flag, in gflags' words.
@@ -81,14 +86,22 @@ fn check_value(def: &FlagDef, v: &str) -> Result<(), FlagError> {
     if ok {
         Ok(())
     } else {
-        Err(FlagError(format!("illegal value '{}' specified for {} flag '{}'", v, def.kind.name(), def.name)))
+        Err(FlagError(format!(
+            "illegal value '{}' specified for {} flag '{}'",
+            v,
+            def.kind.name(),
+            def.name
+        )))
     }
 }
 
 impl Flags {
     /// Parse `args` (without the program/subcommand name) against `defs`.
     pub fn parse(defs: &[FlagDef], args: &[String]) -> Result<Flags, FlagError> {
-        let mut values: HashMap<&'static str, String> = defs.iter().map(|d| (d.name, d.default.to_string())).collect();
+        let mut values: HashMap<&'static str, String> = defs
+            .iter()
+            .map(|d| (d.name, d.default.to_string()))
+            .collect();
         let find = |n: &str| defs.iter().find(|d| d.name == n);
         let mut i = 0;
         while i < args.len() {
@@ -102,7 +115,11 @@ impl Flags {
             }
             let body = match arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) {
                 Some(b) if !b.is_empty() => b,
-                _ => return Err(FlagError(format!("unexpected argument '{arg}' (flags are --name=value)"))),
+                _ => {
+                    return Err(FlagError(format!(
+                        "unexpected argument '{arg}' (flags are --name=value)"
+                    )))
+                }
             };
             let (name, value) = match body.split_once('=') {
                 Some((n, v)) => (n, Some(v.to_string())),
@@ -113,7 +130,9 @@ impl Flags {
                 None => {
                     // --noflag for a boolean flag.
                     match name.strip_prefix("no").and_then(find) {
-                        Some(d) if d.kind == Kind::Bool && value.is_none() => (d, Some("false".to_string())),
+                        Some(d) if d.kind == Kind::Bool && value.is_none() => {
+                            (d, Some("false".to_string()))
+                        }
                         _ => return Err(FlagError(format!("unknown command line flag '{name}'"))),
                     }
                 }
@@ -126,7 +145,12 @@ impl Flags {
                         i += 1;
                         v.clone()
                     }
-                    None => return Err(FlagError(format!("flag '{}' is missing its argument", def.name))),
+                    None => {
+                        return Err(FlagError(format!(
+                            "flag '{}' is missing its argument",
+                            def.name
+                        )))
+                    }
                 },
             };
             check_value(def, &value)?;
@@ -136,7 +160,9 @@ impl Flags {
     }
 
     fn raw(&self, name: &str) -> &str {
-        self.values.get(name).unwrap_or_else(|| panic!("flag {name} is not defined"))
+        self.values
+            .get(name)
+            .unwrap_or_else(|| panic!("flag {name} is not defined"))
     }
     pub fn bool(&self, name: &str) -> bool {
         parse_bool(self.raw(name)).expect("checked at parse")
@@ -159,13 +185,20 @@ impl Flags {
 pub fn help_text(defs: &[FlagDef]) -> String {
     let mut s = String::new();
     for d in defs {
-        s.push_str(&format!("    --{} ({}) type: {} default: {}\n", d.name, d.help, d.kind.name(), d.default));
+        s.push_str(&format!(
+            "    --{} ({}) type: {} default: {}\n",
+            d.name,
+            d.help,
+            d.kind.name(),
+            d.default
+        ));
     }
     s
 }
 
 /// Default benchmark list: db_bench's default list restricted to what `shale bench` runs.
-pub const DEFAULT_BENCHMARKS: &str = "fillseq,fillsync,fillrandom,overwrite,readrandom,seekrandom,readseq,readreverse,\
+pub const DEFAULT_BENCHMARKS: &str =
+    "fillseq,fillsync,fillrandom,overwrite,readrandom,seekrandom,readseq,readreverse,\
 compact,flush,waitforcompaction,readseq,readtocache,readreverse,readwhilewriting";
 
 /// The flags `shale bench` accepts (db_bench names; db_bench defaults unless noted).
@@ -223,7 +256,17 @@ mod tests {
     fn good_flags() {
         let fl = Flags::parse(
             BENCH_FLAGS,
-            &a(&["--num=500", "-value_size=20", "--sync", "--disable_wal=1", "--histogram=true", "--threads", "4", "--nouse_existing_db", "--benchmarks=fillseq,readrandom"]),
+            &a(&[
+                "--num=500",
+                "-value_size=20",
+                "--sync",
+                "--disable_wal=1",
+                "--histogram=true",
+                "--threads",
+                "4",
+                "--nouse_existing_db",
+                "--benchmarks=fillseq,readrandom",
+            ]),
         )
         .unwrap();
         assert_eq!(fl.i64("num"), 500);
@@ -236,7 +279,11 @@ mod tests {
         assert_eq!(fl.str("benchmarks"), "fillseq,readrandom");
         assert_eq!(fl.i64("reads"), -1);
         assert_eq!(fl.f64("compression_ratio"), 0.5);
-        let fl = Flags::parse(BENCH_FLAGS, &a(&["--sync=false", "--sync=0", "--statistics=yes"])).unwrap();
+        let fl = Flags::parse(
+            BENCH_FLAGS,
+            &a(&["--sync=false", "--sync=0", "--statistics=yes"]),
+        )
+        .unwrap();
         assert!(!fl.bool("sync"));
         assert!(fl.bool("statistics"));
     }
@@ -244,9 +291,15 @@ mod tests {
     #[test]
     fn bad_flags_name_the_flag() {
         let e = Flags::parse(BENCH_FLAGS, &a(&["--num=10", "--bogus_flag=3"])).unwrap_err();
-        assert_eq!(e.to_string(), "ERROR: unknown command line flag 'bogus_flag'");
+        assert_eq!(
+            e.to_string(),
+            "ERROR: unknown command line flag 'bogus_flag'"
+        );
         let e = Flags::parse(BENCH_FLAGS, &a(&["--num=abc"])).unwrap_err();
-        assert_eq!(e.to_string(), "ERROR: illegal value 'abc' specified for int64 flag 'num'");
+        assert_eq!(
+            e.to_string(),
+            "ERROR: illegal value 'abc' specified for int64 flag 'num'"
+        );
         let e = Flags::parse(BENCH_FLAGS, &a(&["--sync=maybe"])).unwrap_err();
         assert!(e.to_string().contains("'sync'"));
         let e = Flags::parse(BENCH_FLAGS, &a(&["--num"])).unwrap_err();

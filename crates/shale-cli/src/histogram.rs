@@ -55,7 +55,14 @@ impl Default for Histogram {
 impl Histogram {
     pub fn new() -> Histogram {
         let b = bucket_values();
-        Histogram { min: *b.last().unwrap(), max: 0, num: 0, sum: 0, sum_squares: 0, buckets: vec![0; b.len()] }
+        Histogram {
+            min: *b.last().unwrap(),
+            max: 0,
+            num: 0,
+            sum: 0,
+            sum_squares: 0,
+            buckets: vec![0; b.len()],
+        }
     }
 
     pub fn add(&mut self, value: u64) {
@@ -95,7 +102,11 @@ impl Histogram {
                 let left_sum = cumulative - bucket_value;
                 let right_sum = cumulative;
                 let diff = right_sum - left_sum;
-                let pos = if diff != 0 { (threshold - left_sum as f64) / diff as f64 } else { 0.0 };
+                let pos = if diff != 0 {
+                    (threshold - left_sum as f64) / diff as f64
+                } else {
+                    0.0
+                };
                 let mut r = left_point as f64 + (right_point - left_point) as f64 * pos;
                 if r < self.min as f64 {
                     r = self.min as f64;
@@ -136,7 +147,13 @@ impl Histogram {
     pub fn to_rocksdb_string(&self) -> String {
         let mut r = String::new();
         let n = self.num;
-        let _ = writeln!(r, "Count: {} Average: {:.4}  StdDev: {:.2}", n, self.average(), self.standard_deviation());
+        let _ = writeln!(
+            r,
+            "Count: {} Average: {:.4}  StdDev: {:.2}",
+            n,
+            self.average(),
+            self.standard_deviation()
+        );
         let _ = writeln!(
             r,
             "Min: {}  Median: {:.4}  Max: {}",
@@ -190,7 +207,10 @@ mod tests {
     #[test]
     fn bucket_boundaries_match_rocksdb() {
         let b = bucket_values();
-        assert_eq!(&b[..16], &[1, 2, 3, 4, 6, 10, 15, 22, 34, 51, 76, 110, 170, 250, 380, 580]);
+        assert_eq!(
+            &b[..16],
+            &[1, 2, 3, 4, 6, 10, 15, 22, 34, 51, 76, 110, 170, 250, 380, 580]
+        );
         // RocksDB's HistogramStat has exactly 109 buckets.
         assert_eq!(b.len(), 109);
         assert_eq!(index_for_value(0), 0);
@@ -216,10 +236,22 @@ mod tests {
         let lines: Vec<&str> = s.lines().collect();
         assert_eq!(lines[0], "Count: 10 Average: 5.5000  StdDev: 2.87");
         assert_eq!(lines[1], "Min: 1  Median: 5.0000  Max: 10");
-        assert_eq!(lines[2], "Percentiles: P50: 5.00 P75: 7.50 P99: 9.90 P99.9: 9.99 P99.99: 10.00");
-        assert_eq!(lines[3], "------------------------------------------------------");
-        assert_eq!(lines[4], "[       0,       1 ]        1  10.000%  10.000% ##");
-        assert_eq!(lines[9], "(       6,      10 ]        4  40.000% 100.000% ########");
+        assert_eq!(
+            lines[2],
+            "Percentiles: P50: 5.00 P75: 7.50 P99: 9.90 P99.9: 9.99 P99.99: 10.00"
+        );
+        assert_eq!(
+            lines[3],
+            "------------------------------------------------------"
+        );
+        assert_eq!(
+            lines[4],
+            "[       0,       1 ]        1  10.000%  10.000% ##"
+        );
+        assert_eq!(
+            lines[9],
+            "(       6,      10 ]        4  40.000% 100.000% ########"
+        );
         assert_eq!(lines.len(), 10);
 
         let mut m = Histogram::new();
@@ -227,6 +259,8 @@ mod tests {
         m.merge(&h);
         assert_eq!(m.count(), 11);
         assert_eq!(m.percentile(100.0), 1000.0);
-        assert!(Histogram::new().to_rocksdb_string().starts_with("Count: 0 Average: 0.0000  StdDev: 0.00\n"));
+        assert!(Histogram::new()
+            .to_rocksdb_string()
+            .starts_with("Count: 0 Average: 0.0000  StdDev: 0.00\n"));
     }
 }

@@ -138,32 +138,40 @@ impl Cmd<'_> {
         PathBuf::from(self.opt("db").unwrap_or_default())
     }
 
+    #[allow(clippy::field_reassign_with_default)]
     fn options(&self) -> Result<Options, String> {
         let mut o = Options::default();
         o.create_if_missing = self.flag("create_if_missing");
         if let Some(v) = self.opt("bloom_bits") {
-            let b: i64 = v.parse().map_err(|_| "bloom_bits has an invalid value.".to_string())?;
+            let b: i64 = v
+                .parse()
+                .map_err(|_| "bloom_bits has an invalid value.".to_string())?;
             if b <= 0 {
                 return Err("bloom_bits must be > 0.".into());
             }
             o.bloom_bits_per_key = b as f64;
         }
         if let Some(v) = self.opt("block_size") {
-            let b: i64 = v.parse().map_err(|_| "block_size has an invalid value.".to_string())?;
+            let b: i64 = v
+                .parse()
+                .map_err(|_| "block_size has an invalid value.".to_string())?;
             if b <= 0 {
                 return Err("block_size must be > 0.".into());
             }
             o.block_size = b as usize;
         }
         if let Some(v) = self.opt("write_buffer_size") {
-            let b: i64 = v.parse().map_err(|_| "write_buffer_size has an invalid value.".to_string())?;
+            let b: i64 = v
+                .parse()
+                .map_err(|_| "write_buffer_size has an invalid value.".to_string())?;
             if b <= 0 {
                 return Err("write_buffer_size must be > 0.".into());
             }
             o.write_buffer_size = b as usize;
         }
         if let Some(v) = self.opt("compression_type") {
-            o.compression = CompressionType::parse(v).map_err(|_| format!("Unknown compression type: {v}"))?;
+            o.compression =
+                CompressionType::parse(v).map_err(|_| format!("Unknown compression type: {v}"))?;
         }
         if let Some(v) = self.opt("auto_compaction") {
             o.disable_auto_compactions = !string_to_bool(v)?;
@@ -173,7 +181,11 @@ impl Cmd<'_> {
 
     fn open(&self, read_only: bool) -> Result<DB, String> {
         let o = self.options()?;
-        let r = if read_only { DB::open_for_read_only(&o, self.db_path(), false) } else { DB::open(&o, self.db_path()) };
+        let r = if read_only {
+            DB::open_for_read_only(&o, self.db_path(), false)
+        } else {
+            DB::open(&o, self.db_path())
+        };
         r.map_err(|e| e.to_string())
     }
 }
@@ -194,9 +206,21 @@ fn command_options(cmd: &str) -> Option<(&'static [&'static str], bool)> {
         "put" => (&[], true),
         "delete" => (&[], true),
         "scan" => (&["from", "to", "max_keys", "no_value"], true),
-        "dump" => (&["from", "to", "max_keys", "count_only", "stats", "path"], true),
+        "dump" => (
+            &["from", "to", "max_keys", "count_only", "stats", "path"],
+            true,
+        ),
         "manifest_dump" => (&["verbose", "path", "json"], false),
-        "dump_wal" => (&["walfile", "header", "print_value", "only_print_seqno_gaps", "write_committed"], false),
+        "dump_wal" => (
+            &[
+                "walfile",
+                "header",
+                "print_value",
+                "only_print_seqno_gaps",
+                "write_committed",
+            ],
+            false,
+        ),
         "checkconsistency" => (&[], true),
         _ => return None,
     })
@@ -225,11 +249,31 @@ fn help() -> String {
 
 /// Run one command; `Ok(())` is success, `Err(msg)` prints `Failed: msg`.
 fn execute(p: &Parsed, out: &mut dyn Write) -> Result<(), String> {
-    let hex = p.flags.iter().any(|f| f == "hex") || p.options.get("hex").map(|v| string_to_bool(v)).transpose()?.unwrap_or(false);
-    let key_hex = hex || p.flags.iter().any(|f| f == "key_hex") || p.options.get("key_hex").map(|v| string_to_bool(v)).transpose()?.unwrap_or(false);
-    let value_hex =
-        hex || p.flags.iter().any(|f| f == "value_hex") || p.options.get("value_hex").map(|v| string_to_bool(v)).transpose()?.unwrap_or(false);
-    let c = Cmd { p, key_hex, value_hex };
+    let hex = p.flags.iter().any(|f| f == "hex")
+        || p.options
+            .get("hex")
+            .map(|v| string_to_bool(v))
+            .transpose()?
+            .unwrap_or(false);
+    let key_hex = hex
+        || p.flags.iter().any(|f| f == "key_hex")
+        || p.options
+            .get("key_hex")
+            .map(|v| string_to_bool(v))
+            .transpose()?
+            .unwrap_or(false);
+    let value_hex = hex
+        || p.flags.iter().any(|f| f == "value_hex")
+        || p.options
+            .get("value_hex")
+            .map(|v| string_to_bool(v))
+            .transpose()?
+            .unwrap_or(false);
+    let c = Cmd {
+        p,
+        key_hex,
+        value_hex,
+    };
     let w = |out: &mut dyn Write, b: &[u8]| out.write_all(b).map_err(|e| e.to_string());
     match p.cmd.as_str() {
         "get" => {
@@ -275,7 +319,11 @@ fn execute(p: &Parsed, out: &mut dyn Write) -> Result<(), String> {
             let from = c.opt("from").map(|s| c.key(s)).transpose()?;
             let to = c.opt("to").map(|s| c.key(s)).transpose()?;
             let max_keys: i64 = match c.opt("max_keys") {
-                Some(v) => v.trim().parse::<i32>().map_err(|_| "max_keys has an invalid value".to_string())? as i64,
+                Some(v) => v
+                    .trim()
+                    .parse::<i32>()
+                    .map_err(|_| "max_keys has an invalid value".to_string())?
+                    as i64,
                 None => -1,
             };
             let no_value = !is_dump && c.flag("no_value");
@@ -330,12 +378,20 @@ fn execute(p: &Parsed, out: &mut dyn Write) -> Result<(), String> {
                 it.next();
             }
             if let Err(e) = it.status() {
-                return Err(if is_dump { format!("Iterator error: {e}") } else { e.to_string() });
+                return Err(if is_dump {
+                    format!("Iterator error: {e}")
+                } else {
+                    e.to_string()
+                });
             }
             if is_dump {
                 w(out, format!("Keys in range: {count}\n").as_bytes())?;
                 if count_only {
-                    w(out, format!("Value size distribution: \n{}\n", vsize.to_rocksdb_string()).as_bytes())?;
+                    w(
+                        out,
+                        format!("Value size distribution: \n{}\n", vsize.to_rocksdb_string())
+                            .as_bytes(),
+                    )?;
                 }
             }
             Ok(())
@@ -452,7 +508,15 @@ mod tests {
 
     #[test]
     fn parse_like_ldb() {
-        let p = parse_args(&a(&["--db=/x", "--hex", "put", "k", "v", "--max_keys=3", "--from=a=b"]));
+        let p = parse_args(&a(&[
+            "--db=/x",
+            "--hex",
+            "put",
+            "k",
+            "v",
+            "--max_keys=3",
+            "--from=a=b",
+        ]));
         assert_eq!(p.cmd, "put");
         assert_eq!(p.params, vec!["k", "v"]);
         assert_eq!(p.options["db"], "/x");
@@ -474,21 +538,45 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = format!("--db={}", dir.path().join("db").display());
         assert_eq!(run(&[&db, "get", "a"]).0, 1);
-        assert_eq!(run(&[&db, "--create_if_missing", "put", "a", "b"]), (0, "OK\n".into()));
+        assert_eq!(
+            run(&[&db, "--create_if_missing", "put", "a", "b"]),
+            (0, "OK\n".into())
+        );
         assert_eq!(run(&[&db, "put", "c", "d"]), (0, "OK\n".into()));
-        assert_eq!(run(&[&db, "put", "--hex", "0x6566", "0x00FF"]), (0, "OK\n".into()));
+        assert_eq!(
+            run(&[&db, "put", "--hex", "0x6566", "0x00FF"]),
+            (0, "OK\n".into())
+        );
         assert_eq!(run(&[&db, "get", "a"]), (0, "b\n".into()));
         assert_eq!(run(&[&db, "get", "a", "--value_hex"]), (0, "0x62\n".into()));
         assert_eq!(run(&[&db, "get", "0x61", "--hex"]), (0, "0x62\n".into()));
-        assert_eq!(run(&[&db, "get", "--key_hex", "0x6566", "--value_hex"]), (0, "0x00FF\n".into()));
+        assert_eq!(
+            run(&[&db, "get", "--key_hex", "0x6566", "--value_hex"]),
+            (0, "0x00FF\n".into())
+        );
         assert_eq!(run(&[&db, "get", "zz"]), (0, "Key not found\n".into()));
-        assert_eq!(run(&[&db, "scan", "--value_hex"]), (0, "a ==> 0x62\nc ==> 0x64\nef ==> 0x00FF\n".into()));
-        assert_eq!(run(&[&db, "scan", "--from=b", "--to=e"]), (0, "c ==> d\n".into()));
-        assert_eq!(run(&[&db, "scan", "--max_keys=1", "--no_value"]), (0, "a\n".into()));
-        assert_eq!(run(&[&db, "dump", "--to=ef"]), (0, "a ==> b\nc ==> d\nKeys in range: 2\n".into()));
+        assert_eq!(
+            run(&[&db, "scan", "--value_hex"]),
+            (0, "a ==> 0x62\nc ==> 0x64\nef ==> 0x00FF\n".into())
+        );
+        assert_eq!(
+            run(&[&db, "scan", "--from=b", "--to=e"]),
+            (0, "c ==> d\n".into())
+        );
+        assert_eq!(
+            run(&[&db, "scan", "--max_keys=1", "--no_value"]),
+            (0, "a\n".into())
+        );
+        assert_eq!(
+            run(&[&db, "dump", "--to=ef"]),
+            (0, "a ==> b\nc ==> d\nKeys in range: 2\n".into())
+        );
         let (code, o) = run(&[&db, "dump", "--count_only"]);
         assert_eq!(code, 0);
-        assert!(o.starts_with("Keys in range: 3\nValue size distribution: \nCount: 3 "), "{o}");
+        assert!(
+            o.starts_with("Keys in range: 3\nValue size distribution: \nCount: 3 "),
+            "{o}"
+        );
         assert_eq!(run(&[&db, "delete", "a"]), (0, "OK\n".into()));
         assert_eq!(run(&[&db, "get", "a"]), (0, "Key not found\n".into()));
         // Errors.

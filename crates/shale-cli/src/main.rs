@@ -27,7 +27,10 @@ Run `shale <command> --help` for the flags of a command.
 ";
 
 fn run(argv: &[String]) -> i32 {
-    let prog = argv.first().map(|s| s.rsplit('/').next().unwrap_or(s).to_string()).unwrap_or_default();
+    let prog = argv
+        .first()
+        .map(|s| s.rsplit('/').next().unwrap_or(s).to_string())
+        .unwrap_or_default();
     match prog.as_str() {
         "db_bench" => return bench::main(&argv[1..]),
         "ldb" => return ldb::main(&argv[1..]),
@@ -60,7 +63,9 @@ fn run(argv: &[String]) -> i32 {
 }
 
 fn main() {
-    let argv: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    let argv: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let code = run(&argv);
     std::process::exit(code);
 }

@@ -17,7 +17,9 @@ impl Random {
 
     pub fn new(s: u32) -> Random {
         let s = s & Self::M;
-        Random { seed: if s != 0 { s } else { 1 } }
+        Random {
+            seed: if s != 0 { s } else { 1 },
+        }
     }
 
     pub fn next(&mut self) -> u32 {
@@ -133,7 +135,13 @@ impl RandomGenerator {
         while data.len() < target {
             data.extend_from_slice(&compressible_string(&mut rnd, compression_ratio, 100));
         }
-        RandomGenerator { data, pos: 0, rnd, value_size, same_value_percentage: 0 }
+        RandomGenerator {
+            data,
+            pos: 0,
+            rnd,
+            value_size,
+            same_value_percentage: 0,
+        }
     }
 
     /// The whole backing buffer (for tests).

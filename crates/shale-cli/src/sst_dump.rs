@@ -42,7 +42,11 @@ const HELP: &str = "sst_dump --file=<data_dir_OR_sst_file> [--command=check|scan
 
 /// Parse `sst_dump` arguments; `Err((message, exit_code))` when they are unusable.
 pub fn parse(args: &[String]) -> Result<Vec<SstDumpArgs>, (String, i32)> {
-    let mut a = SstDumpArgs { command: "check".into(), read_num: -1, ..Default::default() };
+    let mut a = SstDumpArgs {
+        command: "check".into(),
+        read_num: -1,
+        ..Default::default()
+    };
     let mut files: Vec<PathBuf> = Vec::new();
     let (mut from, mut to) = (None::<String>, None::<String>);
     let mut i = 0;
@@ -56,7 +60,9 @@ pub fn parse(args: &[String]) -> Result<Vec<SstDumpArgs>, (String, i32)> {
         } else if s == "--input_key_hex" {
             a.input_key_hex = true;
         } else if let Some(v) = s.strip_prefix("--read_num=") {
-            a.read_num = v.parse().map_err(|_| ("read_num must be numeric".to_string(), 1))?;
+            a.read_num = v
+                .parse()
+                .map_err(|_| ("read_num must be numeric".to_string(), 1))?;
         } else if s == "--verify_checksum" {
             a.verify_checksum = true;
         } else if let Some(v) = s.strip_prefix("--command=") {
@@ -76,7 +82,10 @@ pub fn parse(args: &[String]) -> Result<Vec<SstDumpArgs>, (String, i32)> {
             files.push(PathBuf::from(s));
         }
     }
-    if !matches!(a.command.as_str(), "check" | "scan" | "raw" | "verify" | "identify") {
+    if !matches!(
+        a.command.as_str(),
+        "check" | "scan" | "raw" | "verify" | "identify"
+    ) {
         return Err((format!("Unknown command '{}'\n\n{HELP}", a.command), 1));
     }
     let conv = |k: String| -> Result<Vec<u8>, (String, i32)> {
@@ -91,7 +100,13 @@ pub fn parse(args: &[String]) -> Result<Vec<SstDumpArgs>, (String, i32)> {
     if files.is_empty() {
         return Err((format!("file or directory must be specified.\n\n{HELP}"), 1));
     }
-    Ok(files.into_iter().map(|f| SstDumpArgs { file: f, ..a.clone() }).collect())
+    Ok(files
+        .into_iter()
+        .map(|f| SstDumpArgs {
+            file: f,
+            ..a.clone()
+        })
+        .collect())
 }
 
 /// Entry point of `shale sst_dump`; returns the exit code.
@@ -138,7 +153,16 @@ mod tests {
 
     #[test]
     fn parses_sst_dump_flags() {
-        let j = parse(&a(&["--file=/x/000001.sst", "--command=scan", "--show_properties", "--from=a", "--to=b", "--read_num=5", "--output_hex"])).unwrap();
+        let j = parse(&a(&[
+            "--file=/x/000001.sst",
+            "--command=scan",
+            "--show_properties",
+            "--from=a",
+            "--to=b",
+            "--read_num=5",
+            "--output_hex",
+        ]))
+        .unwrap();
         assert_eq!(j.len(), 1);
         assert_eq!(j[0].command, "scan");
         assert!(j[0].show_properties && j[0].output_hex);
@@ -148,8 +172,14 @@ mod tests {
         let j = parse(&a(&["--file=/x", "--input_key_hex", "--from=0x6162"])).unwrap();
         assert_eq!(j[0].command, "check");
         assert_eq!(j[0].from.as_deref(), Some(&b"ab"[..]));
-        assert!(parse(&a(&["--file=/x", "--bogus"])).unwrap_err().0.starts_with("Unrecognized argument '--bogus'"));
-        assert!(parse(&a(&["--command=scan"])).unwrap_err().0.starts_with("file or directory must be specified."));
+        assert!(parse(&a(&["--file=/x", "--bogus"]))
+            .unwrap_err()
+            .0
+            .starts_with("Unrecognized argument '--bogus'"));
+        assert!(parse(&a(&["--command=scan"]))
+            .unwrap_err()
+            .0
+            .starts_with("file or directory must be specified."));
         assert!(parse(&a(&["--file=/x", "--command=explode"])).is_err());
         assert!(parse(&a(&["--file=/x", "--read_num=z"])).is_err());
     }

@@ -3,7 +3,10 @@
 use std::process::{Command, Output};
 
 fn shale(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_shale")).args(args).output().expect("run shale")
+    Command::new(env!("CARGO_BIN_EXE_shale"))
+        .args(args)
+        .output()
+        .expect("run shale")
 }
 
 fn stdout(o: &Output) -> String {
@@ -14,84 +17,120 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// db_bench's `"%-12s : %11.3f micros/op %ld ops/sec %.3f seconds %" PRIu64 " operations;%s%s\n"`.
-fn result_line_re() -> regex_lite::Regex {
-    regex_lite::Regex::new(
-        r"^(?P<name>[a-z0-9]+) +: +(?P<us>\d+\.\d{3}) micros/op (?P<ops>\d+) ops/sec (?P<secs>\d+\.\d{3}) seconds (?P<n>\d+) operations;(?P<extra>.*)$",
-    )
-    .unwrap()
+/// One parsed result line.
+struct ResultLine {
+    name: String,
+    n: u64,
+    extra: String,
 }
 
-mod regex_lite {
-    //! A tiny matcher for the one result-line pattern (no regex crate available offline).
-    pub struct Regex;
-    pub struct Caps(pub std::collections::HashMap<&'static str, String>);
-    impl Caps {
-        pub fn name(&self, n: &str) -> Option<&str> {
-            self.0.get(n).map(|s| s.as_str())
-        }
+/// Strict parser for db_bench's result line, i.e. the C format
+/// `"%-12s : %11.3f micros/op %ld ops/sec %.3f seconds %" PRIu64 " operations;%s%s\n"`
+/// (the pattern `^[a-z0-9]+ *: +\d+\.\d{3} micros/op \d+ ops/sec \d+\.\d{3} seconds \d+ operations;.*$`
+/// with the name padded to 12 and the micros/op field to 11 characters). No regex crate is
+/// available offline, so the pattern is checked by hand.
+fn parse_result_line(line: &str) -> Option<ResultLine> {
+    let three_decimals = |s: &str| {
+        s.split_once('.').is_some_and(|(a, b)| {
+            !a.is_empty()
+                && a.bytes().all(|c| c.is_ascii_digit())
+                && b.len() == 3
+                && b.bytes().all(|c| c.is_ascii_digit())
+        })
+    };
+    let (head, rest) = line.split_once(" : ")?;
+    let name = head.trim_end();
+    if head.len() < 12
+        || name.is_empty()
+        || !name
+            .bytes()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+    {
+        return None;
     }
-    impl Regex {
-        pub fn new(_p: &str) -> Result<Regex, ()> {
-            Ok(Regex)
-        }
-        /// Parses `NAME : US micros/op OPS ops/sec SECS seconds N operations;EXTRA` exactly.
-        pub fn captures(&self, line: &str) -> Option<Caps> {
-            let (head, rest) = line.split_once(" : ")?;
-            if head.len() < 12 || !head.trim_end().chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()) {
-                return None;
-            }
-            let name = head.trim_end().to_string();
-            let (us, rest) = rest.split_once(" micros/op ")?;
-            if us.len() < 11 {
-                return None;
-            }
-            let us = us.trim_start();
-            let three_decimals = |s: &str| s.split_once('.').is_some_and(|(a, b)| !a.is_empty() && a.bytes().all(|c| c.is_ascii_digit()) && b.len() == 3 && b.bytes().all(|c| c.is_ascii_digit()));
-            if !three_decimals(us) {
-                return None;
-            }
-            let (ops, rest) = rest.split_once(" ops/sec ")?;
-            ops.parse::<u64>().ok()?;
-            let (secs, rest) = rest.split_once(" seconds ")?;
-            if !three_decimals(secs) {
-                return None;
-            }
-            let (n, extra) = rest.split_once(" operations;")?;
-            n.parse::<u64>().ok()?;
-            let mut m = std::collections::HashMap::new();
-            m.insert("name", name);
-            m.insert("us", us.to_string());
-            m.insert("ops", ops.to_string());
-            m.insert("secs", secs.to_string());
-            m.insert("n", n.to_string());
-            m.insert("extra", extra.to_string());
-            Some(Caps(m))
-        }
+    let (us, rest) = rest.split_once(" micros/op ")?;
+    if us.len() < 11 || !three_decimals(us.trim_start()) {
+        return None;
     }
+    let (ops, rest) = rest.split_once(" ops/sec ")?;
+    ops.parse::<u64>().ok()?;
+    let (secs, rest) = rest.split_once(" seconds ")?;
+    if !three_decimals(secs) {
+        return None;
+    }
+    let (n, extra) = rest.split_once(" operations;")?;
+    Some(ResultLine {
+        name: name.to_string(),
+        n: n.parse().ok()?,
+        extra: extra.to_string(),
+    })
+}
+
+#[test]
+fn result_line_parser() {
+    let r = parse_result_line("fillrandom   :       8.262 micros/op 121038 ops/sec 8.262 seconds 1000000 operations;   13.4 MB/s").unwrap();
+    assert_eq!(
+        (r.name.as_str(), r.n, r.extra.as_str()),
+        ("fillrandom", 1000000, "   13.4 MB/s")
+    );
+    assert!(parse_result_line(
+        "fillrandom : 8.262 micros/op 1 ops/sec 8.262 seconds 1 operations;"
+    )
+    .is_none());
+    assert!(parse_result_line(
+        "fillrandom   :       8.26 micros/op 1 ops/sec 8.262 seconds 1 operations;"
+    )
+    .is_none());
 }
 
 #[test]
 fn bench_fillseq_readrandom_output_format() {
-    let o = shale(&["bench", "--benchmarks=fillseq,readrandom", "--num=2000", "--seed=42"]);
+    let o = shale(&[
+        "bench",
+        "--benchmarks=fillseq,readrandom",
+        "--num=2000",
+        "--seed=42",
+    ]);
     let out = stdout(&o);
-    assert!(o.status.success(), "stdout:\n{out}\nstderr:\n{}", stderr(&o));
-    for l in ["Keys:       16 bytes each (+ 0 bytes user-defined timestamp)", "Values:     100 bytes each (50 bytes after compression)", "Entries:    2000", "RawSize:    0.2 MB (estimated)", "FileSize:   0.1 MB (estimated)", "Compression: Snappy", "------------------------------------------------"] {
-        assert!(out.lines().any(|x| x == l), "missing header line {l:?} in\n{out}");
+    assert!(
+        o.status.success(),
+        "stdout:\n{out}\nstderr:\n{}",
+        stderr(&o)
+    );
+    for l in [
+        "Keys:       16 bytes each (+ 0 bytes user-defined timestamp)",
+        "Values:     100 bytes each (50 bytes after compression)",
+        "Entries:    2000",
+        "RawSize:    0.2 MB (estimated)",
+        "FileSize:   0.1 MB (estimated)",
+        "Compression: Snappy",
+        "------------------------------------------------",
+    ] {
+        assert!(
+            out.lines().any(|x| x == l),
+            "missing header line {l:?} in\n{out}"
+        );
     }
-    let re = result_line_re();
-    let results: Vec<_> = out.lines().filter_map(|l| re.captures(l)).collect();
+    let results: Vec<_> = out.lines().filter_map(parse_result_line).collect();
     assert_eq!(results.len(), 2, "{out}");
-    assert_eq!(results[0].name("name"), Some("fillseq"));
-    assert_eq!(results[0].name("n"), Some("2000"));
-    assert!(results[0].name("extra").unwrap().ends_with(" MB/s"), "{out}");
-    assert_eq!(results[1].name("name"), Some("readrandom"));
-    assert_eq!(results[1].name("n"), Some("2000"));
+    assert_eq!(results[0].name, "fillseq");
+    assert_eq!(results[0].n, 2000);
+    assert!(results[0].extra.ends_with(" MB/s"), "{out}");
+    assert_eq!(results[1].name, "readrandom");
+    assert_eq!(results[1].n, 2000);
     // Every key in [0, num) was written, so every random read finds its key.
-    assert!(results[1].name("extra").unwrap().ends_with(" MB/s (2000 of 2000 found)"), "{out}");
+    assert!(
+        results[1].extra.ends_with(" MB/s (2000 of 2000 found)"),
+        "{out}"
+    );
     assert!(out.contains("DB path: ["));
     // The temporary DB is removed at exit.
-    let path = out.lines().find_map(|l| l.strip_prefix("DB path: [")).unwrap().trim_end_matches(']').to_string();
+    let path = out
+        .lines()
+        .find_map(|l| l.strip_prefix("DB path: ["))
+        .unwrap()
+        .trim_end_matches(']')
+        .to_string();
     assert!(!std::path::Path::new(&path).exists(), "{path} left behind");
 }
 
@@ -111,11 +150,38 @@ fn bench_threads_histogram_and_more_workloads() {
         "--seed=7",
     ]);
     let out = stdout(&o);
-    assert!(o.status.success(), "stdout:\n{out}\nstderr:\n{}", stderr(&o));
-    let re = result_line_re();
-    let names: Vec<String> = out.lines().filter_map(|l| re.captures(l)).map(|c| c.name("name").unwrap().to_string()).collect();
-    assert_eq!(names, ["fillrandom", "overwrite", "readseq", "readreverse", "seekrandom", "readwhilewriting", "deleteseq", "deleterandom", "compact"], "{out}");
-    let ops = |name: &str| -> u64 { out.lines().filter_map(|l| re.captures(l)).find(|c| c.name("name") == Some(name)).unwrap().name("n").unwrap().parse().unwrap() };
+    assert!(
+        o.status.success(),
+        "stdout:\n{out}\nstderr:\n{}",
+        stderr(&o)
+    );
+    let names: Vec<String> = out
+        .lines()
+        .filter_map(parse_result_line)
+        .map(|c| c.name)
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "fillrandom",
+            "overwrite",
+            "readseq",
+            "readreverse",
+            "seekrandom",
+            "readwhilewriting",
+            "deleteseq",
+            "deleterandom",
+            "compact"
+        ],
+        "{out}"
+    );
+    let ops = |name: &str| -> u64 {
+        out.lines()
+            .filter_map(parse_result_line)
+            .find(|c| c.name == name)
+            .unwrap()
+            .n
+    };
     // Two threads each do --num ops (batches of 2).
     assert_eq!(ops("fillrandom"), 2000);
     assert_eq!(ops("seekrandom"), 2000);
@@ -127,17 +193,31 @@ fn bench_threads_histogram_and_more_workloads() {
     // --db given: kept.
     assert!(dir.path().join("db").exists());
     // use_existing_db skips fill benchmarks.
-    let o = shale(&["bench", &db, "--use_existing_db", "--benchmarks=fillseq,readrandom", "--num=1000", "--seed=1"]);
+    let o = shale(&[
+        "bench",
+        &db,
+        "--use_existing_db",
+        "--benchmarks=fillseq,readrandom",
+        "--num=1000",
+        "--seed=1",
+    ]);
     let out = stdout(&o);
     assert!(o.status.success(), "{out}{}", stderr(&o));
-    assert!(out.contains("fillseq      : skipped (--use_existing_db is true)"), "{out}");
+    assert!(
+        out.contains("fillseq      : skipped (--use_existing_db is true)"),
+        "{out}"
+    );
 }
 
 #[test]
 fn bench_rejects_unknown_flags_and_benchmarks() {
     let o = shale(&["bench", "--num=10", "--no_such_flag=1"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("unknown command line flag 'no_such_flag'"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unknown command line flag 'no_such_flag'"),
+        "{}",
+        stderr(&o)
+    );
     let o = shale(&["bench", "--num=ten"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("'num'"));
@@ -165,7 +245,10 @@ fn ldb_put_then_get() {
     assert_eq!(stdout(&o), "a ==> b\n");
     let o = shale(&["ldb", &db, "get"]);
     assert_eq!(o.status.code(), Some(1));
-    assert_eq!(stderr(&o), "Failed: <key> must be specified for the get command\n");
+    assert_eq!(
+        stderr(&o),
+        "Failed: <key> must be specified for the get command\n"
+    );
     let o = shale(&["ldb", "--db=/nonexistent/shale/db", "get", "a"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).starts_with("Failed: "));
