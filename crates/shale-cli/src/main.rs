@@ -1,1 +1,71 @@
-fn main() {}
+//! `shale`: the command-line tool of Shale.
+//!
+//! * `shale bench ...`    — db_bench (same flags, workloads, keys, values and output)
+//! * `shale ldb ...`      — RocksDB's ldb
+//! * `shale sst_dump ...` — RocksDB's sst_dump
+//!
+//! When the binary is invoked through a link named `db_bench`, `ldb` or `sst_dump`, it behaves
+//! as that tool directly.
+
+mod bench;
+mod flags;
+mod histogram;
+mod ldb;
+mod random;
+mod sst_dump;
+mod stats;
+mod tools_bridge;
+
+const USAGE: &str = "usage: shale <command> [args]
+
+commands:
+  bench     db_bench-compatible benchmark   (shale bench --benchmarks=fillseq,readrandom --num=1000000)
+  ldb       RocksDB ldb-compatible tool     (shale ldb --db=/path get KEY)
+  sst_dump  RocksDB sst_dump-compatible tool (shale sst_dump --file=/path/000012.sst --command=scan)
+
+Run `shale <command> --help` for the flags of a command.
+";
+
+fn run(argv: &[String]) -> i32 {
+    let prog = argv
+        .first()
+        .map(|s| s.rsplit('/').next().unwrap_or(s).to_string())
+        .unwrap_or_default();
+    match prog.as_str() {
+        "db_bench" => return bench::main(&argv[1..]),
+        "ldb" => return ldb::main(&argv[1..]),
+        "sst_dump" => return sst_dump::main(&argv[1..]),
+        _ => {}
+    }
+    let Some(cmd) = argv.get(1) else {
+        eprint!("{USAGE}");
+        return 1;
+    };
+    let rest = &argv[2..];
+    match cmd.as_str() {
+        "bench" | "db_bench" => bench::main(rest),
+        "ldb" => ldb::main(rest),
+        "sst_dump" => sst_dump::main(rest),
+        "--help" | "-h" | "help" => {
+            print!("{USAGE}");
+            0
+        }
+        "--version" | "-V" => {
+            println!("shale {}", env!("CARGO_PKG_VERSION"));
+            0
+        }
+        other => {
+            eprintln!("shale: unknown command '{other}'\n");
+            eprint!("{USAGE}");
+            1
+        }
+    }
+}
+
+fn main() {
+    let argv: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let code = run(&argv);
+    std::process::exit(code);
+}

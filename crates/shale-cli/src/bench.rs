@@ -1,0 +1,956 @@
+//! `shale bench`: db_bench's workloads, keys, values, seeding, threading and output.
+
+use std::io::{IsTerminal, Write as _};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
+
+use shale::{ChecksumType, CompressionType, Options, ReadOptions, WriteBatch, WriteOptions, DB};
+
+use crate::flags::{help_text, Flags, BENCH_FLAGS};
+use crate::random::{Random64, RandomGenerator};
+use crate::stats::{now_micros, OpType, Stats, StatsConfig};
+
+/// db_bench's `GenerateKeyFromInt` without a prefix: the big-endian integer (its low
+/// `min(key_size, 8)` bytes) followed by `'0'` padding up to `key_size`.
+pub fn generate_key_from_int(v: u64, key_size: usize, out: &mut Vec<u8>) {
+    out.clear();
+    let n = key_size.min(8);
+    for i in 0..n {
+        out.push((v >> ((n - i - 1) * 8)) as u8);
+    }
+    out.resize(key_size, b'0');
+}
+
+/// Typed flag values.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub benchmarks: String,
+    pub num: i64,
+    pub reads: i64,
+    pub writes: i64,
+    pub deletes: i64,
+    pub value_size: usize,
+    pub key_size: usize,
+    pub threads: usize,
+    pub batch_size: i64,
+    pub seek_nexts: i64,
+    pub db: String,
+    pub use_existing_db: bool,
+    pub sync: bool,
+    pub disable_wal: bool,
+    pub compression_ratio: f64,
+    pub verify_checksum: bool,
+    pub histogram: bool,
+    pub statistics: bool,
+    pub seed: i64,
+    pub duration: u64,
+    pub ops_between_duration_checks: i64,
+    pub progress: bool,
+}
+
+fn fail(msg: impl std::fmt::Display) -> String {
+    msg.to_string()
+}
+
+/// Build engine options from db_bench flags.
+// Field-by-field on purpose: works even if `Options` becomes `#[non_exhaustive]`.
+#[allow(clippy::field_reassign_with_default)]
+pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
+    let mut o = Options::default();
+    o.write_buffer_size = usize::try_from(fl.i64("write_buffer_size"))
+        .map_err(|_| fail("ERROR: --write_buffer_size must not be negative"))?;
+    o.max_write_buffer_number = usize::try_from(fl.i64("max_write_buffer_number"))
+        .map_err(|_| fail("ERROR: --max_write_buffer_number must not be negative"))?;
+    o.block_cache_capacity = fl.i64("cache_size").max(0) as usize;
+    let bloom = fl.i64("bloom_bits");
+    o.bloom_bits_per_key = if bloom < 0 { 0.0 } else { bloom as f64 };
+    o.compression = CompressionType::parse(fl.str("compression_type"))
+        .map_err(|e| format!("ERROR: --compression_type: {e}"))?;
+    o.checksum_type = ChecksumType::parse(fl.str("checksum_type"))
+        .map_err(|e| format!("ERROR: --checksum_type: {e}"))?;
+    o.block_size = usize::try_from(fl.i64("block_size"))
+        .map_err(|_| fail("ERROR: --block_size must not be negative"))?;
+    let fv = fl.i64("format_version");
+    if fv >= 0 {
+        o.format_version = fv as u32;
+    }
+    let of = fl.i64("open_files");
+    o.max_open_files = if of == 0 { -1 } else { of as i32 };
+    let nonneg = |n: &str| {
+        usize::try_from(fl.i64(n)).map_err(|_| format!("ERROR: --{n} must not be negative"))
+    };
+    o.level0_file_num_compaction_trigger = nonneg("level0_file_num_compaction_trigger")?;
+    o.level0_slowdown_writes_trigger = nonneg("level0_slowdown_writes_trigger")?;
+    o.level0_stop_writes_trigger = nonneg("level0_stop_writes_trigger")?;
+    o.max_bytes_for_level_base = fl.u64("max_bytes_for_level_base");
+    o.target_file_size_base = fl.i64("target_file_size_base").max(0) as u64;
+    o.max_background_jobs = nonneg("max_background_jobs")?;
+    o.disable_auto_compactions = fl.bool("disable_auto_compactions");
+    o.validate().map_err(|e| format!("ERROR: {e}"))?;
+    Ok(o)
+}
+
+impl Config {
+    pub fn from_flags(fl: &Flags) -> Result<Config, String> {
+        let pos = |n: &str| -> Result<usize, String> {
+            let v = fl.i64(n);
+            if v < 0 {
+                Err(format!("ERROR: --{n} must not be negative"))
+            } else {
+                Ok(v as usize)
+            }
+        };
+        let c = Config {
+            benchmarks: fl.str("benchmarks").to_string(),
+            num: fl.i64("num"),
+            reads: fl.i64("reads"),
+            writes: fl.i64("writes"),
+            deletes: fl.i64("deletes"),
+            value_size: pos("value_size")?,
+            key_size: pos("key_size")?,
+            threads: pos("threads")?.max(1),
+            batch_size: fl.i64("batch_size").max(1),
+            seek_nexts: fl.i64("seek_nexts"),
+            db: fl.str("db").to_string(),
+            use_existing_db: fl.bool("use_existing_db"),
+            sync: fl.bool("sync"),
+            disable_wal: fl.bool("disable_wal"),
+            compression_ratio: fl.f64("compression_ratio"),
+            verify_checksum: fl.bool("verify_checksum"),
+            histogram: fl.bool("histogram"),
+            statistics: fl.bool("statistics"),
+            seed: fl.i64("seed"),
+            duration: fl.i64("duration").max(0) as u64,
+            ops_between_duration_checks: fl.i64("ops_between_duration_checks").max(1),
+            progress: fl.bool("progress")
+                || (fl.bool("progress_reports") && std::io::stderr().is_terminal()),
+        };
+        if c.num < 0 {
+            return Err("ERROR: --num must not be negative".into());
+        }
+        if c.compression_ratio > 1.0 {
+            return Err("compression_ratio should be between 0 and 1".into());
+        }
+        if c.value_size > 1 << 30 {
+            return Err("ERROR: --value_size is too large".into());
+        }
+        Ok(c)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Method {
+    WriteSeq,
+    WriteRandom,
+    ReadSequential,
+    ReadReverse,
+    ReadRandom,
+    SeekRandom,
+    DeleteSeq,
+    DeleteRandom,
+    ReadWhileWriting,
+    Compact,
+}
+
+/// What one benchmark name means.
+#[derive(Debug, Clone, Copy)]
+enum Action {
+    Run { method: Method, fresh_db: bool },
+    Flush,
+    WaitForCompaction,
+    Stats,
+}
+
+/// Names `shale bench` knows. Everything else is "unknown benchmark".
+pub const KNOWN_BENCHMARKS: &[&str] = &[
+    "fillseq",
+    "fillbatch",
+    "fillrandom",
+    "overwrite",
+    "fillsync",
+    "readseq",
+    "readtocache",
+    "readreverse",
+    "readrandom",
+    "seekrandom",
+    "deleteseq",
+    "deleterandom",
+    "readwhilewriting",
+    "compact",
+    "flush",
+    "waitforcompaction",
+    "stats",
+];
+
+/// Per-benchmark parameters (db_bench's members sanitized at the top of each benchmark).
+struct Ctx {
+    db: Arc<DB>,
+    num: i64,
+    flags_num: i64,
+    reads: i64,
+    writes: i64,
+    deletes: i64,
+    value_size: usize,
+    key_size: usize,
+    entries_per_batch: i64,
+    seek_nexts: i64,
+    compression_ratio: f64,
+    duration: u64,
+    granularity: i64,
+    write_options: WriteOptions,
+    read_options: ReadOptions,
+}
+
+struct Shared {
+    total: usize,
+    num_done: AtomicUsize,
+    fatal: AtomicBool,
+    fatal_msg: Mutex<Option<String>>,
+    barrier: Barrier,
+}
+
+impl Shared {
+    fn set_fatal(&self, msg: String) {
+        let mut m = self.fatal_msg.lock().unwrap();
+        if m.is_none() {
+            *m = Some(msg);
+        }
+        self.fatal.store(true, Ordering::SeqCst);
+    }
+}
+
+struct ThreadState {
+    tid: usize,
+    rand: Random64,
+    stats: Stats,
+}
+
+/// db_bench's `Duration`: stop after `max_ops` ops, or after `max_seconds` when that is set.
+struct Duration<'a> {
+    max_seconds: u64,
+    max_ops: i64,
+    ops: i64,
+    start_at: u64,
+    granularity: i64,
+    abort: &'a AtomicBool,
+}
+
+impl<'a> Duration<'a> {
+    fn new(ctx: &Ctx, shared: &'a Shared, max_seconds: u64, max_ops: i64) -> Duration<'a> {
+        Duration {
+            max_seconds,
+            max_ops,
+            ops: 0,
+            start_at: now_micros(),
+            granularity: ctx.granularity,
+            abort: &shared.fatal,
+        }
+    }
+    fn done(&mut self, increment: i64) -> bool {
+        let increment = increment.max(1);
+        let prev = self.ops;
+        self.ops += increment;
+        if self.ops / self.granularity != prev / self.granularity {
+            if self.abort.load(Ordering::Relaxed) {
+                return true;
+            }
+            if self.max_seconds > 0
+                && (now_micros() - self.start_at) / 1_000_000 >= self.max_seconds
+            {
+                return true;
+            }
+        }
+        if self.max_seconds > 0 {
+            false
+        } else {
+            self.ops > self.max_ops
+        }
+    }
+}
+
+fn do_write(ctx: &Ctx, sh: &Shared, t: &mut ThreadState, random: bool) {
+    let test_duration = if random { ctx.duration } else { 0 };
+    let num_ops = if ctx.writes == 0 { ctx.num } else { ctx.writes };
+    let mut duration = Duration::new(ctx, sh, test_duration, num_ops);
+    let num_per_key_gen = ctx.num as u64;
+    if ctx.num != ctx.flags_num {
+        t.stats.add_message(&format!("({} ops)", ctx.num));
+    }
+    let mut gen = RandomGenerator::new(ctx.value_size, ctx.compression_ratio);
+    let mut bytes: u64 = 0;
+    let mut key = Vec::with_capacity(ctx.key_size);
+    let mut next_seq: u64 = 0;
+    while num_per_key_gen != 0 && !duration.done(ctx.entries_per_batch) {
+        if random {
+            // db_bench picks the DB for the batch: rand.Next() % num_dbs.
+            t.rand.next();
+        }
+        let mut batch = WriteBatch::new();
+        for _ in 0..ctx.entries_per_batch {
+            let k = if random {
+                t.rand.next() % num_per_key_gen
+            } else {
+                next_seq += 1;
+                next_seq - 1
+            };
+            generate_key_from_int(k, ctx.key_size, &mut key);
+            let val = gen.generate();
+            batch.put(&key, val);
+            bytes += (val.len() + ctx.key_size) as u64;
+        }
+        if let Err(e) = ctx.db.write_opt(batch, &ctx.write_options) {
+            sh.set_fatal(format!("put error: {e}"));
+            break;
+        }
+        t.stats
+            .finished_ops(ctx.entries_per_batch as u64, OpType::Write);
+    }
+    t.stats.add_bytes(bytes);
+}
+
+fn read_sequential(ctx: &Ctx, sh: &Shared, t: &mut ThreadState, reverse: bool) {
+    let mut it = ctx.db.raw_iterator_opt(ctx.read_options.clone());
+    let mut i: i64 = 0;
+    let mut bytes: u64 = 0;
+    if reverse {
+        it.seek_to_last();
+    } else {
+        it.seek_to_first();
+    }
+    while i < ctx.reads && it.valid() {
+        bytes += (it.key().map_or(0, |k| k.len()) + it.value().map_or(0, |v| v.len())) as u64;
+        t.stats.finished_ops(1, OpType::Read);
+        i += 1;
+        if reverse {
+            it.prev();
+        } else {
+            it.next();
+        }
+    }
+    if let Err(e) = it.status() {
+        sh.set_fatal(format!("Iterator error: {e}"));
+    }
+    t.stats.add_bytes(bytes);
+}
+
+fn read_random(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
+    let mut read: u64 = 0;
+    let mut found: u64 = 0;
+    let mut bytes: u64 = 0;
+    let mut key = Vec::with_capacity(ctx.key_size);
+    let modulus = ctx.flags_num.max(1) as u64;
+    let mut duration = Duration::new(ctx, sh, ctx.duration, ctx.reads);
+    while !duration.done(1) {
+        t.rand.next(); // db_bench's SelectDBWithCfh(thread)
+        let k = t.rand.next() % modulus; // GetRandomKey
+        generate_key_from_int(k, ctx.key_size, &mut key);
+        read += 1;
+        match ctx.db.get_opt(&key, &ctx.read_options) {
+            Ok(Some(v)) => {
+                found += 1;
+                bytes += (key.len() + v.len()) as u64;
+            }
+            Ok(None) => {}
+            Err(e) => {
+                sh.set_fatal(format!("Get returned an error: {e}"));
+                break;
+            }
+        }
+        t.stats.finished_ops(1, OpType::Read);
+    }
+    t.stats.add_bytes(bytes);
+    t.stats.add_message(&format!("({found} of {read} found)\n"));
+}
+
+fn seek_random(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
+    let mut read: u64 = 0;
+    let mut found: u64 = 0;
+    let mut bytes: u64 = 0;
+    let mut key = Vec::with_capacity(ctx.key_size);
+    let modulus = ctx.flags_num.max(1) as u64;
+    let mut duration = Duration::new(ctx, sh, ctx.duration, ctx.reads);
+    while !duration.done(1) {
+        let pos = t.rand.next() % modulus;
+        generate_key_from_int(pos, ctx.key_size, &mut key);
+        let mut it = ctx.db.raw_iterator_opt(ctx.read_options.clone());
+        it.seek(&key);
+        read += 1;
+        if it.valid() && it.key() == Some(key.as_slice()) {
+            found += 1;
+        }
+        let mut j = 0;
+        while j < ctx.seek_nexts && it.valid() {
+            bytes += (it.key().map_or(0, |k| k.len()) + it.value().map_or(0, |v| v.len())) as u64;
+            it.next();
+            j += 1;
+        }
+        if let Err(e) = it.status() {
+            sh.set_fatal(format!("Iterator error: {e}"));
+            break;
+        }
+        t.stats.finished_ops(1, OpType::Seek);
+    }
+    t.stats.add_bytes(bytes);
+    t.stats.add_message(&format!("({found} of {read} found)\n"));
+}
+
+fn do_delete(ctx: &Ctx, sh: &Shared, t: &mut ThreadState, seq: bool) {
+    let mut duration = Duration::new(ctx, sh, if seq { 0 } else { ctx.duration }, ctx.deletes);
+    let mut i: i64 = 0;
+    let mut key = Vec::with_capacity(ctx.key_size);
+    let modulus = ctx.flags_num.max(1) as u64;
+    while !duration.done(ctx.entries_per_batch) {
+        t.rand.next(); // SelectDB(thread)
+        let mut batch = WriteBatch::new();
+        for j in 0..ctx.entries_per_batch {
+            let k = if seq {
+                (i + j) as u64
+            } else {
+                t.rand.next() % modulus
+            };
+            generate_key_from_int(k, ctx.key_size, &mut key);
+            batch.delete(&key);
+        }
+        let r = ctx.db.write_opt(batch, &ctx.write_options);
+        t.stats
+            .finished_ops(ctx.entries_per_batch as u64, OpType::Delete);
+        if let Err(e) = r {
+            sh.set_fatal(format!("del error: {e}"));
+            break;
+        }
+        i += ctx.entries_per_batch;
+    }
+}
+
+fn bg_writer(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
+    let mut gen = RandomGenerator::new(ctx.value_size, ctx.compression_ratio);
+    let mut bytes: u64 = 0;
+    t.stats.set_exclude_from_merge();
+    let mut key = Vec::with_capacity(ctx.key_size);
+    let keyspace = ctx.flags_num.max(1) as u64;
+    loop {
+        t.rand.next(); // SelectDB(thread)
+        if sh.num_done.load(Ordering::SeqCst) + 1 >= sh.total || sh.fatal.load(Ordering::Relaxed) {
+            break;
+        }
+        generate_key_from_int(t.rand.next() % keyspace, ctx.key_size, &mut key);
+        let val = gen.generate();
+        match ctx.db.put_opt(&key, val, &ctx.write_options) {
+            Ok(()) => bytes += (key.len() + val.len()) as u64,
+            Err(e) => {
+                sh.set_fatal(format!("put or merge error: {e}"));
+                break;
+            }
+        }
+        t.stats.finished_ops(1, OpType::Write);
+    }
+    t.stats.add_bytes(bytes);
+}
+
+fn run_method(m: Method, ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
+    match m {
+        Method::WriteSeq => do_write(ctx, sh, t, false),
+        Method::WriteRandom => do_write(ctx, sh, t, true),
+        Method::ReadSequential => read_sequential(ctx, sh, t, false),
+        Method::ReadReverse => read_sequential(ctx, sh, t, true),
+        Method::ReadRandom => read_random(ctx, sh, t),
+        Method::SeekRandom => seek_random(ctx, sh, t),
+        Method::DeleteSeq => do_delete(ctx, sh, t, true),
+        Method::DeleteRandom => do_delete(ctx, sh, t, false),
+        Method::ReadWhileWriting => {
+            if t.tid > 0 {
+                read_random(ctx, sh, t)
+            } else {
+                bg_writer(ctx, sh, t)
+            }
+        }
+        Method::Compact => {
+            t.rand.next(); // SelectDB(thread)
+            if let Err(e) = ctx.db.compact_range(None, None) {
+                sh.set_fatal(format!("compact error: {e}"));
+            }
+        }
+    }
+}
+
+struct Benchmark {
+    cfg: Config,
+    opts: Options,
+    db_path: PathBuf,
+    temp_db: bool,
+    db: Option<Arc<DB>>,
+    seed_base: i64,
+    total_thread_count: i64,
+    stats_cfg: StatsConfig,
+}
+
+impl Benchmark {
+    fn open(&mut self) -> Result<(), String> {
+        let mut o = self.opts.clone();
+        o.create_if_missing = !self.cfg.use_existing_db;
+        let db = DB::open(&o, &self.db_path).map_err(|e| format!("open error: {e}"))?;
+        self.db = Some(Arc::new(db));
+        Ok(())
+    }
+
+    fn close(&mut self) {
+        self.db = None;
+    }
+
+    fn run_benchmark(
+        &mut self,
+        n: usize,
+        name: &str,
+        method: Method,
+        ctx: &Ctx,
+    ) -> Result<(), String> {
+        let shared = Shared {
+            total: n,
+            num_done: AtomicUsize::new(0),
+            fatal: AtomicBool::new(false),
+            fatal_msg: Mutex::new(None),
+            barrier: Barrier::new(n),
+        };
+        let mut states = Vec::with_capacity(n);
+        for i in 0..n {
+            self.total_thread_count += 1;
+            let seed = self.seed_base.wrapping_add(self.total_thread_count) as u64;
+            states.push(ThreadState {
+                tid: i,
+                rand: Random64::new(seed),
+                stats: Stats::new(self.stats_cfg),
+            });
+        }
+        let shared_ref = &shared;
+        let finished: Vec<ThreadState> = std::thread::scope(|s| {
+            let handles: Vec<_> = states
+                .into_iter()
+                .map(|mut t| {
+                    s.spawn(move || {
+                        shared_ref.barrier.wait();
+                        t.stats.start(t.tid as i32);
+                        run_method(method, ctx, shared_ref, &mut t);
+                        t.stats.stop();
+                        shared_ref.num_done.fetch_add(1, Ordering::SeqCst);
+                        t
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("benchmark thread panicked"))
+                .collect()
+        });
+        let mut merged = Stats::new(self.stats_cfg);
+        for t in &finished {
+            merged.merge(&t.stats);
+        }
+        print!("{}", merged.report(name));
+        let _ = std::io::stdout().flush();
+        if shared.fatal.load(Ordering::SeqCst) {
+            let msg = shared.fatal_msg.lock().unwrap().take().unwrap_or_default();
+            return Err(format!("Fatal error during \"{name}\": {msg}"));
+        }
+        Ok(())
+    }
+
+    fn action(name: &str) -> Option<Action> {
+        let run = |method, fresh_db| Some(Action::Run { method, fresh_db });
+        match name {
+            "fillseq" | "fillbatch" => run(Method::WriteSeq, true),
+            "fillrandom" | "fillsync" => run(Method::WriteRandom, true),
+            "overwrite" => run(Method::WriteRandom, false),
+            "readseq" | "readtocache" => run(Method::ReadSequential, false),
+            "readreverse" => run(Method::ReadReverse, false),
+            "readrandom" => run(Method::ReadRandom, false),
+            "seekrandom" => run(Method::SeekRandom, false),
+            "deleteseq" => run(Method::DeleteSeq, false),
+            "deleterandom" => run(Method::DeleteRandom, false),
+            "readwhilewriting" => run(Method::ReadWhileWriting, false),
+            "compact" => run(Method::Compact, false),
+            "flush" => Some(Action::Flush),
+            "waitforcompaction" => Some(Action::WaitForCompaction),
+            "stats" => Some(Action::Stats),
+            _ => None,
+        }
+    }
+
+    fn print_stats(&self, key: &str) {
+        let s = match self.db.as_ref().map(|d| d.property_value(key)) {
+            Some(Ok(Some(s))) => s,
+            _ => "(failed)".to_string(),
+        };
+        println!("\n{s}");
+    }
+
+    fn run(&mut self) -> Result<(), String> {
+        self.open()?;
+        self.print_header();
+        let names: Vec<String> = self
+            .cfg
+            .benchmarks
+            .split(',')
+            .map(|s| s.to_string())
+            .collect();
+        for name in names {
+            if name.is_empty() {
+                continue;
+            }
+            let c = &self.cfg;
+            let mut num = c.num;
+            let mut reads = if c.reads < 0 { c.num } else { c.reads };
+            let writes = if c.writes < 0 { c.num } else { c.writes };
+            let deletes = if c.deletes < 0 { c.num } else { c.deletes };
+            let mut entries_per_batch = c.batch_size;
+            let mut write_options = WriteOptions {
+                sync: c.sync,
+                disable_wal: c.disable_wal,
+            };
+            let mut num_threads = c.threads;
+            let action =
+                Self::action(&name).ok_or_else(|| format!("unknown benchmark '{name}'"))?;
+            match name.as_str() {
+                "fillbatch" => entries_per_batch = 1000,
+                "fillsync" => {
+                    num /= 1000;
+                    write_options.sync = true;
+                }
+                "readtocache" => {
+                    num_threads = 1;
+                    reads = num;
+                }
+                "readwhilewriting" => num_threads += 1,
+                _ => {}
+            }
+            let (method, fresh_db) = match action {
+                Action::Run { method, fresh_db } => (method, fresh_db),
+                Action::Flush => {
+                    if let Some(db) = &self.db {
+                        db.flush().map_err(|e| format!("Flush failed: {e}"))?;
+                    }
+                    continue;
+                }
+                Action::WaitForCompaction => {
+                    // db_bench gives background threads 5 s to wake before waiting.
+                    std::thread::sleep(std::time::Duration::from_secs(5));
+                    if let Some(db) = &self.db {
+                        db.wait_for_compact()
+                            .map_err(|e| format!("WaitForCompact failed: {e}"))?;
+                    }
+                    continue;
+                }
+                Action::Stats => {
+                    self.print_stats("rocksdb.stats");
+                    continue;
+                }
+            };
+            if fresh_db {
+                if self.cfg.use_existing_db {
+                    println!("{name:<12} : skipped (--use_existing_db is true)");
+                    continue;
+                }
+                self.close();
+                DB::destroy(&self.opts, &self.db_path)
+                    .map_err(|e| format!("destroy error: {e}"))?;
+                self.open()?;
+            }
+            let Some(db) = self.db.clone() else {
+                return Err("no database is open".into());
+            };
+            println!("DB path: [{}]", self.db_path.display());
+            let ctx = Ctx {
+                db,
+                num,
+                flags_num: self.cfg.num,
+                reads,
+                writes,
+                deletes,
+                value_size: self.cfg.value_size,
+                key_size: self.cfg.key_size,
+                entries_per_batch,
+                seek_nexts: self.cfg.seek_nexts,
+                compression_ratio: self.cfg.compression_ratio,
+                duration: self.cfg.duration,
+                granularity: self.cfg.ops_between_duration_checks,
+                write_options,
+                read_options: ReadOptions {
+                    verify_checksums: self.cfg.verify_checksum,
+                    fill_cache: true,
+                    ..ReadOptions::default()
+                },
+            };
+            self.run_benchmark(num_threads, &name, method, &ctx)?;
+        }
+        if self.cfg.statistics {
+            if let Some(Ok(Some(s))) = self.db.as_ref().map(|d| d.property_value("rocksdb.stats")) {
+                println!("STATISTICS:\n{s}");
+            }
+        }
+        Ok(())
+    }
+
+    fn print_header(&self) {
+        print_environment();
+        let c = &self.cfg;
+        let mut out = String::new();
+        out.push_str(&format!(
+            "Keys:       {} bytes each (+ 0 bytes user-defined timestamp)\n",
+            c.key_size
+        ));
+        out.push_str(&format!(
+            "Values:     {} bytes each ({} bytes after compression)\n",
+            c.value_size,
+            (c.value_size as f64 * c.compression_ratio + 0.5) as i32
+        ));
+        out.push_str(&format!("Entries:    {}\n", c.num));
+        out.push_str("Prefix:    0 bytes\n");
+        out.push_str("Keys per prefix:    0\n");
+        out.push_str(&format!(
+            "RawSize:    {:.1} MB (estimated)\n",
+            ((c.key_size + c.value_size) as i64 * c.num) as f64 / 1_048_576.0
+        ));
+        out.push_str(&format!(
+            "FileSize:   {:.1} MB (estimated)\n",
+            ((c.key_size as f64 + c.value_size as f64 * c.compression_ratio) * c.num as f64)
+                / 1_048_576.0
+        ));
+        out.push_str("Write rate: 0 bytes/second\n");
+        out.push_str("Read rate: 0 ops/second\n");
+        out.push_str(&format!(
+            "Compression: {}\n",
+            self.opts.compression.rocksdb_name()
+        ));
+        out.push_str("Compression sampling rate: 0\n");
+        out.push_str("Memtablerep: SkipListFactory\n");
+        out.push_str("Perf Level: 1\n");
+        if cfg!(debug_assertions) {
+            out.push_str("WARNING: Assertions are enabled; benchmarks unnecessarily slow\n");
+        }
+        out.push_str("------------------------------------------------\n");
+        print!("{out}");
+        let _ = std::io::stdout().flush();
+    }
+}
+
+/// db_bench's `PrintEnvironment` (stderr): version, date, CPU.
+fn print_environment() {
+    let mut e = String::new();
+    e.push_str(&format!(
+        "Shale:      version {}\n",
+        env!("CARGO_PKG_VERSION")
+    ));
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    e.push_str(&format!("Date:       {}\n", ctime_utc(secs)));
+    if let Ok(cpuinfo) = std::fs::read_to_string("/proc/cpuinfo") {
+        let mut num_cpus = 0;
+        let mut cpu_type = String::new();
+        let mut cache_size = String::new();
+        for line in cpuinfo.lines() {
+            let Some((k, v)) = line.split_once(':') else {
+                continue;
+            };
+            match k.trim() {
+                "model name" => {
+                    num_cpus += 1;
+                    cpu_type = v.trim().to_string();
+                }
+                "cache size" => cache_size = v.trim().to_string(),
+                _ => {}
+            }
+        }
+        e.push_str(&format!("CPU:        {num_cpus} * {cpu_type}\n"));
+        e.push_str(&format!("CPUCache:   {cache_size}\n"));
+    }
+    eprint!("{e}");
+}
+
+/// `ctime`-style text for a Unix time, in UTC (e.g. `Thu Jan  1 00:00:00 1970`).
+pub fn ctime_utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil-from-days (Howard Hinnant).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    const WD: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MO: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{} {} {:>2} {:02}:{:02}:{:02} {}",
+        WD[(days.rem_euclid(7)) as usize],
+        MO[(m - 1) as usize],
+        d,
+        rem / 3600,
+        (rem / 60) % 60,
+        rem % 60,
+        y
+    )
+}
+
+/// Entry point of `shale bench`; returns the process exit code.
+pub fn main(args: &[String]) -> i32 {
+    if args
+        .iter()
+        .any(|a| a == "--help" || a == "-help" || a == "--helpfull")
+    {
+        print!(
+            "shale bench: db_bench-compatible benchmark\n\n  Flags:\n{}",
+            help_text(BENCH_FLAGS)
+        );
+        return 0;
+    }
+    let fl = match Flags::parse(BENCH_FLAGS, args) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("{e}");
+            return 1;
+        }
+    };
+    let cfg = match Config::from_flags(&fl) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return 1;
+        }
+    };
+    let opts = match options_from_flags(&fl) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{e}");
+            return 1;
+        }
+    };
+    for name in cfg.benchmarks.split(',') {
+        if !name.is_empty() && !KNOWN_BENCHMARKS.contains(&name) {
+            eprintln!("unknown benchmark '{name}'");
+            return 1;
+        }
+    }
+    let seed_base = if cfg.seed == 0 {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as i64)
+            .unwrap_or(1);
+        println!("Set seed to {now} because --seed was 0");
+        now
+    } else {
+        cfg.seed
+    };
+    let (db_path, temp_db) = if cfg.db.is_empty() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        (
+            std::env::temp_dir().join(format!("shale-bench-{}-{nanos}", std::process::id())),
+            true,
+        )
+    } else {
+        (PathBuf::from(&cfg.db), false)
+    };
+    if !cfg.use_existing_db {
+        if let Err(e) = DB::destroy(&opts, &db_path) {
+            eprintln!("destroy error: {e}");
+            return 1;
+        }
+    }
+    let stats_cfg = StatsConfig {
+        histogram: cfg.histogram,
+        progress: cfg.progress,
+    };
+    let mut b = Benchmark {
+        cfg,
+        opts,
+        db_path,
+        temp_db,
+        db: None,
+        seed_base,
+        total_thread_count: 0,
+        stats_cfg,
+    };
+    let r = b.run();
+    b.close();
+    if b.temp_db && !b.cfg.use_existing_db {
+        let _ = std::fs::remove_dir_all(&b.db_path);
+    }
+    match r {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("{e}");
+            1
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_match_db_bench_bytes() {
+        let mut k = Vec::new();
+        generate_key_from_int(1, 16, &mut k);
+        assert_eq!(
+            k,
+            [0, 0, 0, 0, 0, 0, 0, 1, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30]
+        );
+        generate_key_from_int(0x0102_0304_0506_0708, 10, &mut k);
+        assert_eq!(k, [1, 2, 3, 4, 5, 6, 7, 8, b'0', b'0']);
+        // Shorter than 8 bytes: the low bytes, big-endian.
+        generate_key_from_int(0x0102_0304_0506_0708, 4, &mut k);
+        assert_eq!(k, [5, 6, 7, 8]);
+        generate_key_from_int(999_999, 8, &mut k);
+        assert_eq!(k, 999_999u64.to_be_bytes());
+    }
+
+    #[test]
+    fn ctime_format() {
+        assert_eq!(ctime_utc(0), "Thu Jan  1 00:00:00 1970");
+        assert_eq!(ctime_utc(1_700_000_000), "Tue Nov 14 22:13:20 2023");
+    }
+
+    #[test]
+    fn every_known_benchmark_has_an_action() {
+        for n in KNOWN_BENCHMARKS {
+            assert!(Benchmark::action(n).is_some(), "{n}");
+        }
+        assert!(Benchmark::action("nosuch").is_none());
+    }
+
+    #[test]
+    fn flag_mapping_to_options() {
+        let args: Vec<String> = [
+            "--bloom_bits=-1",
+            "--cache_size=1048576",
+            "--compression_type=zstd",
+            "--checksum_type=crc32c",
+            "--open_files=0",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let fl = Flags::parse(BENCH_FLAGS, &args).unwrap();
+        let o = options_from_flags(&fl).unwrap();
+        assert_eq!(o.bloom_bits_per_key, 0.0);
+        assert_eq!(o.block_cache_capacity, 1 << 20);
+        assert_eq!(o.compression, CompressionType::Zstd);
+        assert_eq!(o.checksum_type, ChecksumType::CRC32c);
+        assert_eq!(o.max_open_files, -1);
+        assert_eq!(o.write_buffer_size, 64 << 20);
+        let fl = Flags::parse(BENCH_FLAGS, &["--compression_type=brotli".to_string()]).unwrap();
+        assert!(options_from_flags(&fl)
+            .unwrap_err()
+            .contains("compression_type"));
+    }
+}

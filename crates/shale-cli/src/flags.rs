@@ -1,0 +1,314 @@
+//! A gflags-compatible command-line parser (the syntax db_bench uses) and the table of
+//! `shale bench` flags with db_bench's names and defaults.
+//!
+//! Accepted forms, as gflags: `--name=value`, `-name=value`, `--name value` (non-boolean flags),
+//! `--flag` / `--noflag` for booleans, boolean values `1/0/true/false/t/f/yes/no/y/n`.
+
+use std::collections::HashMap;
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Bool,
+    Int32,
+    Int64,
+    Uint64,
+    Double,
+    Str,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Bool => "bool",
+            Kind::Int32 => "int32",
+            Kind::Int64 => "int64",
+            Kind::Uint64 => "uint64",
+            Kind::Double => "double",
+            Kind::Str => "string",
+        }
+    }
+}
+
+/// One flag: name, type, default (as text) and help.
+#[derive(Debug, Clone, Copy)]
+pub struct FlagDef {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub default: &'static str,
+    pub help: &'static str,
+}
+
+const fn f(name: &'static str, kind: Kind, default: &'static str, help: &'static str) -> FlagDef {
+    FlagDef {
+        name,
+        kind,
+        default,
+        help,
+    }
+}
+
+/// A command-line error; the message names the offending flag, in gflags' words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlagError(pub String);
+
+impl fmt::Display for FlagError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ERROR: {}", self.0)
+    }
+}
+
+impl std::error::Error for FlagError {}
+
+/// Parsed flag values (every defined flag has a value: given or default).
+#[derive(Debug, Clone)]
+pub struct Flags {
+    values: HashMap<&'static str, String>,
+}
+
+pub fn parse_bool(s: &str) -> Option<bool> {
+    match s.to_ascii_lowercase().as_str() {
+        "1" | "t" | "true" | "y" | "yes" => Some(true),
+        "0" | "f" | "false" | "n" | "no" => Some(false),
+        _ => None,
+    }
+}
+
+fn check_value(def: &FlagDef, v: &str) -> Result<(), FlagError> {
+    let ok = match def.kind {
+        Kind::Bool => parse_bool(v).is_some(),
+        Kind::Int32 => v.trim().parse::<i32>().is_ok(),
+        Kind::Int64 => v.trim().parse::<i64>().is_ok(),
+        Kind::Uint64 => v.trim().parse::<u64>().is_ok(),
+        Kind::Double => v.trim().parse::<f64>().is_ok(),
+        Kind::Str => true,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(FlagError(format!(
+            "illegal value '{}' specified for {} flag '{}'",
+            v,
+            def.kind.name(),
+            def.name
+        )))
+    }
+}
+
+impl Flags {
+    /// Parse `args` (without the program/subcommand name) against `defs`.
+    pub fn parse(defs: &[FlagDef], args: &[String]) -> Result<Flags, FlagError> {
+        let mut values: HashMap<&'static str, String> = defs
+            .iter()
+            .map(|d| (d.name, d.default.to_string()))
+            .collect();
+        let find = |n: &str| defs.iter().find(|d| d.name == n);
+        let mut i = 0;
+        while i < args.len() {
+            let arg = &args[i];
+            i += 1;
+            if arg == "--" {
+                if let Some(extra) = args.get(i) {
+                    return Err(FlagError(format!("unexpected argument '{extra}'")));
+                }
+                break;
+            }
+            let body = match arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) {
+                Some(b) if !b.is_empty() => b,
+                _ => {
+                    return Err(FlagError(format!(
+                        "unexpected argument '{arg}' (flags are --name=value)"
+                    )))
+                }
+            };
+            let (name, value) = match body.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (body, None),
+            };
+            let (def, value) = match find(name) {
+                Some(d) => (d, value),
+                None => {
+                    // --noflag for a boolean flag.
+                    match name.strip_prefix("no").and_then(find) {
+                        Some(d) if d.kind == Kind::Bool && value.is_none() => {
+                            (d, Some("false".to_string()))
+                        }
+                        _ => return Err(FlagError(format!("unknown command line flag '{name}'"))),
+                    }
+                }
+            };
+            let value = match (value, def.kind) {
+                (Some(v), _) => v,
+                (None, Kind::Bool) => "true".to_string(),
+                (None, _) => match args.get(i) {
+                    Some(v) => {
+                        i += 1;
+                        v.clone()
+                    }
+                    None => {
+                        return Err(FlagError(format!(
+                            "flag '{}' is missing its argument",
+                            def.name
+                        )))
+                    }
+                },
+            };
+            check_value(def, &value)?;
+            values.insert(def.name, value);
+        }
+        Ok(Flags { values })
+    }
+
+    fn raw(&self, name: &str) -> &str {
+        self.values
+            .get(name)
+            .unwrap_or_else(|| panic!("flag {name} is not defined"))
+    }
+    pub fn bool(&self, name: &str) -> bool {
+        parse_bool(self.raw(name)).expect("checked at parse")
+    }
+    pub fn i64(&self, name: &str) -> i64 {
+        self.raw(name).trim().parse().expect("checked at parse")
+    }
+    pub fn u64(&self, name: &str) -> u64 {
+        self.raw(name).trim().parse().expect("checked at parse")
+    }
+    pub fn f64(&self, name: &str) -> f64 {
+        self.raw(name).trim().parse().expect("checked at parse")
+    }
+    pub fn str(&self, name: &str) -> &str {
+        self.raw(name)
+    }
+}
+
+/// Render `--help` text for a flag table.
+pub fn help_text(defs: &[FlagDef]) -> String {
+    let mut s = String::new();
+    for d in defs {
+        s.push_str(&format!(
+            "    --{} ({}) type: {} default: {}\n",
+            d.name,
+            d.help,
+            d.kind.name(),
+            d.default
+        ));
+    }
+    s
+}
+
+/// Default benchmark list: db_bench's default list restricted to what `shale bench` runs.
+pub const DEFAULT_BENCHMARKS: &str =
+    "fillseq,fillsync,fillrandom,overwrite,readrandom,seekrandom,readseq,readreverse,\
+compact,flush,waitforcompaction,readseq,readtocache,readreverse,readwhilewriting";
+
+/// The flags `shale bench` accepts (db_bench names; db_bench defaults unless noted).
+pub const BENCH_FLAGS: &[FlagDef] = &[
+    f("benchmarks", Kind::Str, DEFAULT_BENCHMARKS, "Comma-separated list of operations to run in the specified order"),
+    f("num", Kind::Int64, "1000000", "Number of key/values to place in database"),
+    f("reads", Kind::Int64, "-1", "Number of read operations to do. If negative, do FLAGS_num reads."),
+    f("writes", Kind::Int64, "-1", "Number of write operations to do. If negative, do --num reads."),
+    f("deletes", Kind::Int64, "-1", "Number of delete operations to do. If negative, do FLAGS_num deletions."),
+    f("value_size", Kind::Int32, "100", "Size of each value in fixed distribution"),
+    f("key_size", Kind::Int32, "16", "size of each key"),
+    f("threads", Kind::Int32, "1", "Number of concurrent threads to run."),
+    f("batch_size", Kind::Int64, "1", "Batch size"),
+    f("seek_nexts", Kind::Int32, "0", "How many times to call Next() after Seek() in seekrandom"),
+    f("db", Kind::Str, "", "Use the db with the following name (default: a temporary directory removed at exit)"),
+    f("use_existing_db", Kind::Bool, "false", "If true, do not destroy the existing database"),
+    f("sync", Kind::Bool, "false", "Sync all writes to disk"),
+    f("disable_wal", Kind::Bool, "false", "If true, do not write WAL for write."),
+    f("write_buffer_size", Kind::Int64, "67108864", "Number of bytes to buffer in memtable before compacting"),
+    f("max_write_buffer_number", Kind::Int32, "2", "The number of in-memory memtables"),
+    f("cache_size", Kind::Int64, "33554432", "Number of bytes to use as a cache of uncompressed data"),
+    f("bloom_bits", Kind::Int32, "-1", "Bloom filter bits per key. Negative means use default (no filter). Zero disables."),
+    f("compression_type", Kind::Str, "snappy", "Algorithm to use to compress the database (none|snappy|lz4|zstd)"),
+    f("compression_ratio", Kind::Double, "0.5", "Arrange to generate values that shrink to this fraction of their original size after compression"),
+    f("checksum_type", Kind::Str, "4", "ChecksumType as an int (or name: crc32c|xxhash|xxhash64|xxh3)"),
+    f("block_size", Kind::Int32, "4096", "Number of bytes in a block."),
+    f("format_version", Kind::Int32, "-1", "Format version of SST files (-1: the engine default)"),
+    f("open_files", Kind::Int32, "-1", "Maximum number of files to keep open at the same time (use default if == 0)"),
+    f("level0_file_num_compaction_trigger", Kind::Int32, "4", "Number of files in level-0 when compactions start."),
+    f("level0_slowdown_writes_trigger", Kind::Int32, "20", "Number of files in level-0 that will slow down writes."),
+    f("level0_stop_writes_trigger", Kind::Int32, "36", "Number of files in level-0 that will trigger put stop."),
+    f("max_bytes_for_level_base", Kind::Uint64, "268435456", "Max bytes for level-1"),
+    f("target_file_size_base", Kind::Int64, "67108864", "Target file size at level-1"),
+    f("max_background_jobs", Kind::Int32, "2", "The maximum number of concurrent background jobs"),
+    f("disable_auto_compactions", Kind::Bool, "false", "Do not auto trigger compactions"),
+    f("verify_checksum", Kind::Bool, "true", "Verify checksum for every block read from storage"),
+    f("histogram", Kind::Bool, "false", "Print histogram of operation timings"),
+    f("statistics", Kind::Bool, "false", "Database statistics (prints rocksdb.stats at the end)"),
+    f("seed", Kind::Int64, "0", "Seed base for random number generators. When 0 it is derived from the current time."),
+    f("duration", Kind::Int32, "0", "Time in seconds for the random-ops tests to run. When 0 then num & reads determine the test duration"),
+    f("ops_between_duration_checks", Kind::Int32, "1000", "Check duration limit every x ops"),
+    f("progress_reports", Kind::Bool, "true", "If true, report number of finished operations (on a terminal)."),
+    f("progress", Kind::Bool, "false", "Force the progress report on stderr even when it is not a terminal"),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn good_flags() {
+        let fl = Flags::parse(
+            BENCH_FLAGS,
+            &a(&[
+                "--num=500",
+                "-value_size=20",
+                "--sync",
+                "--disable_wal=1",
+                "--histogram=true",
+                "--threads",
+                "4",
+                "--nouse_existing_db",
+                "--benchmarks=fillseq,readrandom",
+            ]),
+        )
+        .unwrap();
+        assert_eq!(fl.i64("num"), 500);
+        assert_eq!(fl.i64("value_size"), 20);
+        assert!(fl.bool("sync"));
+        assert!(fl.bool("disable_wal"));
+        assert!(fl.bool("histogram"));
+        assert_eq!(fl.i64("threads"), 4);
+        assert!(!fl.bool("use_existing_db"));
+        assert_eq!(fl.str("benchmarks"), "fillseq,readrandom");
+        assert_eq!(fl.i64("reads"), -1);
+        assert_eq!(fl.f64("compression_ratio"), 0.5);
+        let fl = Flags::parse(
+            BENCH_FLAGS,
+            &a(&["--sync=false", "--sync=0", "--statistics=yes"]),
+        )
+        .unwrap();
+        assert!(!fl.bool("sync"));
+        assert!(fl.bool("statistics"));
+    }
+
+    #[test]
+    fn bad_flags_name_the_flag() {
+        let e = Flags::parse(BENCH_FLAGS, &a(&["--num=10", "--bogus_flag=3"])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "ERROR: unknown command line flag 'bogus_flag'"
+        );
+        let e = Flags::parse(BENCH_FLAGS, &a(&["--num=abc"])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "ERROR: illegal value 'abc' specified for int64 flag 'num'"
+        );
+        let e = Flags::parse(BENCH_FLAGS, &a(&["--sync=maybe"])).unwrap_err();
+        assert!(e.to_string().contains("'sync'"));
+        let e = Flags::parse(BENCH_FLAGS, &a(&["--num"])).unwrap_err();
+        assert_eq!(e.to_string(), "ERROR: flag 'num' is missing its argument");
+        let e = Flags::parse(BENCH_FLAGS, &a(&["--nonum"])).unwrap_err();
+        assert!(e.to_string().contains("'nonum'"));
+        let e = Flags::parse(BENCH_FLAGS, &a(&["fillseq"])).unwrap_err();
+        assert!(e.to_string().contains("'fillseq'"));
+        let e = Flags::parse(BENCH_FLAGS, &a(&["--threads=99999999999"])).unwrap_err();
+        assert!(e.to_string().contains("int32 flag 'threads'"));
+    }
+}

@@ -1,0 +1,591 @@
+//! `shale ldb`: RocksDB's `ldb` syntax and output (`tools/ldb_cmd.cc`, `tools/ldb_tool.cc`).
+//!
+//! `--name=value` arguments are options, `--name` arguments are flags, anything else is the
+//! command and its parameters. Success prints nothing extra and exits 0; a failure prints
+//! `Failed: <message>` on stderr and exits 1.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+
+use shale::{CompressionType, Options, ReadOptions, DB};
+
+use crate::histogram::Histogram;
+use crate::tools_bridge;
+
+const DELIM: &str = " ==> ";
+
+/// Options and flags every command accepts (ldb's `BuildCmdLineOptions` globals we support).
+const GLOBAL: &[&str] = &[
+    "db",
+    "create_if_missing",
+    "hex",
+    "key_hex",
+    "value_hex",
+    "try_load_options",
+    "ignore_unknown_options",
+    "bloom_bits",
+    "block_size",
+    "compression_type",
+    "write_buffer_size",
+    "auto_compaction",
+];
+
+#[derive(Debug, Default)]
+pub struct Parsed {
+    pub cmd: String,
+    pub params: Vec<String>,
+    pub options: BTreeMap<String, String>,
+    pub flags: Vec<String>,
+}
+
+/// ldb's `ParseSingleParam` over all arguments.
+pub fn parse_args(args: &[String]) -> Parsed {
+    let mut p = Parsed::default();
+    let mut tokens = Vec::new();
+    for a in args {
+        if let Some(body) = a.strip_prefix("--") {
+            match body.split_once('=') {
+                Some((k, v)) => {
+                    p.options.insert(k.to_string(), v.to_string());
+                }
+                None => p.flags.push(body.to_string()),
+            }
+        } else {
+            tokens.push(a.clone());
+        }
+    }
+    let mut it = tokens.into_iter();
+    p.cmd = it.next().unwrap_or_default();
+    p.params = it.collect();
+    p
+}
+
+/// ldb's `StringToHex`: `0x` + uppercase hex.
+pub fn to_hex(b: &[u8]) -> String {
+    let mut s = String::with_capacity(2 + 2 * b.len());
+    s.push_str("0x");
+    for c in b {
+        s.push_str(&format!("{c:02X}"));
+    }
+    s
+}
+
+/// ldb's `HexToString`: requires a `0x` prefix.
+pub fn from_hex(s: &str) -> Result<Vec<u8>, String> {
+    let Some(h) = s.strip_prefix("0x") else {
+        eprintln!("Invalid hex input {s}.  Must start with 0x");
+        return Err("Invalid hex input".into());
+    };
+    if h.len() % 2 != 0 {
+        return Err("Invalid hex input".into());
+    }
+    (0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&h[i..i + 2], 16).map_err(|_| "Invalid hex input".to_string()))
+        .collect()
+}
+
+struct Cmd<'a> {
+    p: &'a Parsed,
+    key_hex: bool,
+    value_hex: bool,
+}
+
+impl Cmd<'_> {
+    fn flag(&self, n: &str) -> bool {
+        self.p.flags.iter().any(|f| f == n)
+    }
+    fn opt(&self, n: &str) -> Option<&str> {
+        self.p.options.get(n).map(|s| s.as_str())
+    }
+    fn key(&self, s: &str) -> Result<Vec<u8>, String> {
+        if self.key_hex {
+            from_hex(s)
+        } else {
+            Ok(s.as_bytes().to_vec())
+        }
+    }
+    fn value(&self, s: &str) -> Result<Vec<u8>, String> {
+        if self.value_hex {
+            from_hex(s)
+        } else {
+            Ok(s.as_bytes().to_vec())
+        }
+    }
+    fn fmt_key(&self, k: &[u8]) -> Vec<u8> {
+        if self.key_hex {
+            to_hex(k).into_bytes()
+        } else {
+            k.to_vec()
+        }
+    }
+    fn fmt_value(&self, v: &[u8]) -> Vec<u8> {
+        if self.value_hex {
+            to_hex(v).into_bytes()
+        } else {
+            v.to_vec()
+        }
+    }
+    fn kv_line(&self, k: &[u8], v: &[u8]) -> Vec<u8> {
+        let mut l = self.fmt_key(k);
+        l.extend_from_slice(DELIM.as_bytes());
+        l.extend_from_slice(&self.fmt_value(v));
+        l.push(b'\n');
+        l
+    }
+    fn db_path(&self) -> PathBuf {
+        PathBuf::from(self.opt("db").unwrap_or_default())
+    }
+
+    #[allow(clippy::field_reassign_with_default)]
+    fn options(&self) -> Result<Options, String> {
+        let mut o = Options::default();
+        o.create_if_missing = self.flag("create_if_missing");
+        if let Some(v) = self.opt("bloom_bits") {
+            let b: i64 = v
+                .parse()
+                .map_err(|_| "bloom_bits has an invalid value.".to_string())?;
+            if b <= 0 {
+                return Err("bloom_bits must be > 0.".into());
+            }
+            o.bloom_bits_per_key = b as f64;
+        }
+        if let Some(v) = self.opt("block_size") {
+            let b: i64 = v
+                .parse()
+                .map_err(|_| "block_size has an invalid value.".to_string())?;
+            if b <= 0 {
+                return Err("block_size must be > 0.".into());
+            }
+            o.block_size = b as usize;
+        }
+        if let Some(v) = self.opt("write_buffer_size") {
+            let b: i64 = v
+                .parse()
+                .map_err(|_| "write_buffer_size has an invalid value.".to_string())?;
+            if b <= 0 {
+                return Err("write_buffer_size must be > 0.".into());
+            }
+            o.write_buffer_size = b as usize;
+        }
+        if let Some(v) = self.opt("compression_type") {
+            o.compression =
+                CompressionType::parse(v).map_err(|_| format!("Unknown compression type: {v}"))?;
+        }
+        if let Some(v) = self.opt("auto_compaction") {
+            o.disable_auto_compactions = !string_to_bool(v)?;
+        }
+        Ok(o)
+    }
+
+    fn open(&self, read_only: bool) -> Result<DB, String> {
+        let o = self.options()?;
+        let r = if read_only {
+            DB::open_for_read_only(&o, self.db_path(), false)
+        } else {
+            DB::open(&o, self.db_path())
+        };
+        r.map_err(|e| e.to_string())
+    }
+}
+
+fn string_to_bool(v: &str) -> Result<bool, String> {
+    match v.to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err("Invalid value for boolean argument".into()),
+    }
+}
+
+/// Command-specific options/flags (ldb's per-command `BuildCmdLineOptions` lists).
+fn command_options(cmd: &str) -> Option<(&'static [&'static str], bool)> {
+    // (valid options, opens a DB)
+    Some(match cmd {
+        "get" => (&[], true),
+        "put" => (&[], true),
+        "delete" => (&[], true),
+        "scan" => (&["from", "to", "max_keys", "no_value"], true),
+        "dump" => (
+            &["from", "to", "max_keys", "count_only", "stats", "path"],
+            true,
+        ),
+        "manifest_dump" => (&["verbose", "path", "json"], false),
+        "dump_wal" => (
+            &[
+                "walfile",
+                "header",
+                "print_value",
+                "only_print_seqno_gaps",
+                "write_committed",
+            ],
+            false,
+        ),
+        "checkconsistency" => (&[], true),
+        _ => return None,
+    })
+}
+
+fn help() -> String {
+    let mut s = String::new();
+    s.push_str("shale ldb - RocksDB-compatible ldb tool\n\n");
+    s.push_str("commands MUST specify --db=<full_path_to_db_directory> when necessary\n\n");
+    s.push_str("The following optional parameters control if keys/values are input/output as hex or as plain strings:\n");
+    s.push_str("  --key_hex : Keys are input/output as hex\n  --value_hex : Values are input/output as hex\n  --hex : Both keys and values are input/output as hex\n\n");
+    s.push_str("The following optional parameters control the database internals:\n");
+    s.push_str("  --create_if_missing\n  --bloom_bits=<int,e.g.:14>\n  --block_size=<block_size_in_bytes>\n  --compression_type=<no|snappy|lz4|zstd>\n  --write_buffer_size=<int>\n  --auto_compaction=<true|false>\n\n");
+    s.push_str("Data Access Commands:\n");
+    s.push_str("  get <key> [--hex] [--key_hex] [--value_hex]\n");
+    s.push_str("  put <key> <value> [--create_if_missing] [--hex] [--key_hex] [--value_hex]\n");
+    s.push_str("  delete <key> [--hex] [--key_hex]\n");
+    s.push_str("  scan [--from] [--to] [--max_keys=<N>q] [--no_value] [--hex]\n\n");
+    s.push_str("Admin Commands:\n");
+    s.push_str("  dump [--from] [--to] [--max_keys=<N>] [--count_only] [--stats] [--hex]\n");
+    s.push_str("  manifest_dump [--verbose] [--json] [--path=<path_to_manifest_file>]\n");
+    s.push_str("  dump_wal --walfile=<write_ahead_log_file_path> [--header] [--print_value]\n");
+    s.push_str("  checkconsistency\n");
+    s
+}
+
+/// Run one command; `Ok(())` is success, `Err(msg)` prints `Failed: msg`.
+fn execute(p: &Parsed, out: &mut dyn Write) -> Result<(), String> {
+    let hex = p.flags.iter().any(|f| f == "hex")
+        || p.options
+            .get("hex")
+            .map(|v| string_to_bool(v))
+            .transpose()?
+            .unwrap_or(false);
+    let key_hex = hex
+        || p.flags.iter().any(|f| f == "key_hex")
+        || p.options
+            .get("key_hex")
+            .map(|v| string_to_bool(v))
+            .transpose()?
+            .unwrap_or(false);
+    let value_hex = hex
+        || p.flags.iter().any(|f| f == "value_hex")
+        || p.options
+            .get("value_hex")
+            .map(|v| string_to_bool(v))
+            .transpose()?
+            .unwrap_or(false);
+    let c = Cmd {
+        p,
+        key_hex,
+        value_hex,
+    };
+    let w = |out: &mut dyn Write, b: &[u8]| out.write_all(b).map_err(|e| e.to_string());
+    match p.cmd.as_str() {
+        "get" => {
+            if p.params.len() != 1 {
+                return Err("<key> must be specified for the get command".into());
+            }
+            let key = c.key(&p.params[0])?;
+            let db = c.open(true)?;
+            match db.get_opt(&key, &ReadOptions::default()) {
+                Ok(Some(v)) => {
+                    let mut l = c.fmt_value(&v);
+                    l.push(b'\n');
+                    w(out, &l)
+                }
+                Ok(None) => w(out, b"Key not found\n"),
+                Err(e) => Err(format!("Get failed: {e}")),
+            }
+        }
+        "put" => {
+            if p.params.len() != 2 {
+                return Err("<key> and <value> must be specified for the put command".into());
+            }
+            let key = c.key(&p.params[0])?;
+            let value = c.value(&p.params[1])?;
+            let db = c.open(false)?;
+            db.put(&key, &value).map_err(|e| e.to_string())?;
+            w(out, b"OK\n")
+        }
+        "delete" => {
+            if p.params.len() != 1 {
+                return Err("KEY must be specified for the delete command".into());
+            }
+            let key = c.key(&p.params[0])?;
+            let db = c.open(false)?;
+            db.delete(&key).map_err(|e| e.to_string())?;
+            w(out, b"OK\n")
+        }
+        "scan" | "dump" => {
+            let is_dump = p.cmd == "dump";
+            if is_dump && c.opt("path").is_some() {
+                return Err(format!("dump --path: {}", "not yet available"));
+            }
+            let from = c.opt("from").map(|s| c.key(s)).transpose()?;
+            let to = c.opt("to").map(|s| c.key(s)).transpose()?;
+            let max_keys: i64 = match c.opt("max_keys") {
+                Some(v) => v
+                    .trim()
+                    .parse::<i32>()
+                    .map_err(|_| "max_keys has an invalid value".to_string())?
+                    as i64,
+                None => -1,
+            };
+            let no_value = !is_dump && c.flag("no_value");
+            let count_only = is_dump && c.flag("count_only");
+            let db = c.open(true)?;
+            if is_dump && c.flag("stats") {
+                if let Ok(Some(s)) = db.property_value("rocksdb.stats") {
+                    w(out, format!("{s}\n").as_bytes())?;
+                }
+            }
+            let mut it = db.raw_iterator();
+            match &from {
+                Some(f) => it.seek(f),
+                None => it.seek_to_first(),
+            }
+            let mut count: u64 = 0;
+            let mut remaining = max_keys;
+            let mut vsize = Histogram::new();
+            while it.valid() {
+                let (k, v) = (it.key().unwrap_or_default(), it.value().unwrap_or_default());
+                if let Some(t) = &to {
+                    if k >= t.as_slice() {
+                        break;
+                    }
+                }
+                if is_dump {
+                    if remaining == 0 {
+                        break;
+                    }
+                    if remaining > 0 {
+                        remaining -= 1;
+                    }
+                    count += 1;
+                    if count_only {
+                        vsize.add(v.len() as u64);
+                    } else {
+                        w(out, &c.kv_line(k, v))?;
+                    }
+                } else {
+                    if no_value {
+                        let mut l = c.fmt_key(k);
+                        l.push(b'\n');
+                        w(out, &l)?;
+                    } else {
+                        w(out, &c.kv_line(k, v))?;
+                    }
+                    count += 1;
+                    if max_keys >= 0 && count as i64 >= max_keys {
+                        break;
+                    }
+                }
+                it.next();
+            }
+            if let Err(e) = it.status() {
+                return Err(if is_dump {
+                    format!("Iterator error: {e}")
+                } else {
+                    e.to_string()
+                });
+            }
+            if is_dump {
+                w(out, format!("Keys in range: {count}\n").as_bytes())?;
+                if count_only {
+                    w(
+                        out,
+                        format!("Value size distribution: \n{}\n", vsize.to_rocksdb_string())
+                            .as_bytes(),
+                    )?;
+                }
+            }
+            Ok(())
+        }
+        "manifest_dump" => {
+            let path = c.opt("path").map(PathBuf::from);
+            if let Some(pp) = c.opt("path") {
+                if pp.is_empty() {
+                    return Err("--path: missing pathname".into());
+                }
+            }
+            let args = tools_bridge::ManifestDumpArgs {
+                db: c.opt("db").map(PathBuf::from),
+                path,
+                verbose: c.flag("verbose"),
+                hex: key_hex,
+                json: c.flag("json"),
+            };
+            tools_bridge::manifest_dump(&args, out)
+        }
+        "dump_wal" => {
+            let Some(walfile) = c.opt("walfile") else {
+                return Err("Argument walfile needs to be specified.".into());
+            };
+            let args = tools_bridge::DumpWalArgs {
+                walfile: PathBuf::from(walfile),
+                print_header: c.flag("header"),
+                print_values: c.flag("print_value"),
+                only_print_seqno_gaps: c.flag("only_print_seqno_gaps"),
+                hex: value_hex,
+            };
+            tools_bridge::dump_wal(&args, out)
+        }
+        "checkconsistency" => {
+            let o = c.options()?;
+            tools_bridge::check_consistency(&o, &c.db_path())?;
+            w(out, b"OK\n")
+        }
+        _ => Err(format!("unknown command {}", p.cmd)),
+    }
+}
+
+/// Entry point of `shale ldb`; returns the exit code.
+pub fn main(args: &[String]) -> i32 {
+    main_with(args, &mut std::io::stdout().lock())
+}
+
+pub fn main_with(args: &[String], out: &mut dyn Write) -> i32 {
+    if args.is_empty() {
+        eprint!("{}", help());
+        return 1;
+    }
+    if args.len() == 1 && args[0] == "--version" {
+        let _ = writeln!(out, "ldb from Shale {}", env!("CARGO_PKG_VERSION"));
+        return 0;
+    }
+    if args.len() == 1 && args[0] == "--help" {
+        let _ = write!(out, "{}", help());
+        return 0;
+    }
+    let p = parse_args(args);
+    if p.cmd.is_empty() {
+        eprintln!("Command not specified!");
+        eprint!("{}", help());
+        return 1;
+    }
+    let Some((valid, opens_db)) = command_options(&p.cmd) else {
+        eprintln!("Unknown command");
+        eprint!("{}", help());
+        return 1;
+    };
+    let valid_name = |n: &str| GLOBAL.contains(&n) || valid.contains(&n);
+    for k in p.options.keys() {
+        if !valid_name(k) {
+            eprintln!("Invalid command-line option {k}");
+            return 1;
+        }
+    }
+    for f in &p.flags {
+        if !valid_name(f) {
+            eprintln!("Invalid command-line flag {f}");
+            return 1;
+        }
+    }
+    let needs_db = opens_db || (p.cmd == "manifest_dump" && !p.options.contains_key("path"));
+    if needs_db && !p.options.contains_key("db") && !p.options.contains_key("path") {
+        eprintln!("Either db or path must be specified.");
+        return 1;
+    }
+    let r = execute(&p, out);
+    let _ = out.flush();
+    match r {
+        Ok(()) => 0,
+        Err(m) => {
+            eprintln!("Failed: {m}");
+            1
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn run(v: &[&str]) -> (i32, String) {
+        let mut out = Vec::new();
+        let code = main_with(&a(v), &mut out);
+        (code, String::from_utf8_lossy(&out).into_owned())
+    }
+
+    #[test]
+    fn parse_like_ldb() {
+        let p = parse_args(&a(&[
+            "--db=/x",
+            "--hex",
+            "put",
+            "k",
+            "v",
+            "--max_keys=3",
+            "--from=a=b",
+        ]));
+        assert_eq!(p.cmd, "put");
+        assert_eq!(p.params, vec!["k", "v"]);
+        assert_eq!(p.options["db"], "/x");
+        assert_eq!(p.options["from"], "a=b");
+        assert_eq!(p.flags, vec!["hex"]);
+    }
+
+    #[test]
+    fn hex_round_trip() {
+        assert_eq!(to_hex(b"\x01\xab"), "0x01AB");
+        assert_eq!(from_hex("0x01ab").unwrap(), b"\x01\xab");
+        assert_eq!(from_hex("0x01AB").unwrap(), b"\x01\xab");
+        assert!(from_hex("01ab").is_err());
+        assert!(from_hex("0x1").is_err());
+    }
+
+    #[test]
+    fn commands_end_to_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = format!("--db={}", dir.path().join("db").display());
+        assert_eq!(run(&[&db, "get", "a"]).0, 1);
+        assert_eq!(
+            run(&[&db, "--create_if_missing", "put", "a", "b"]),
+            (0, "OK\n".into())
+        );
+        assert_eq!(run(&[&db, "put", "c", "d"]), (0, "OK\n".into()));
+        assert_eq!(
+            run(&[&db, "put", "--hex", "0x6566", "0x00FF"]),
+            (0, "OK\n".into())
+        );
+        assert_eq!(run(&[&db, "get", "a"]), (0, "b\n".into()));
+        assert_eq!(run(&[&db, "get", "a", "--value_hex"]), (0, "0x62\n".into()));
+        assert_eq!(run(&[&db, "get", "0x61", "--hex"]), (0, "0x62\n".into()));
+        assert_eq!(
+            run(&[&db, "get", "--key_hex", "0x6566", "--value_hex"]),
+            (0, "0x00FF\n".into())
+        );
+        assert_eq!(run(&[&db, "get", "zz"]), (0, "Key not found\n".into()));
+        assert_eq!(
+            run(&[&db, "scan", "--value_hex"]),
+            (0, "a ==> 0x62\nc ==> 0x64\nef ==> 0x00FF\n".into())
+        );
+        assert_eq!(
+            run(&[&db, "scan", "--from=b", "--to=e"]),
+            (0, "c ==> d\n".into())
+        );
+        assert_eq!(
+            run(&[&db, "scan", "--max_keys=1", "--no_value"]),
+            (0, "a\n".into())
+        );
+        assert_eq!(
+            run(&[&db, "dump", "--to=ef"]),
+            (0, "a ==> b\nc ==> d\nKeys in range: 2\n".into())
+        );
+        let (code, o) = run(&[&db, "dump", "--count_only"]);
+        assert_eq!(code, 0);
+        assert!(
+            o.starts_with("Keys in range: 3\nValue size distribution: \nCount: 3 "),
+            "{o}"
+        );
+        assert_eq!(run(&[&db, "delete", "a"]), (0, "OK\n".into()));
+        assert_eq!(run(&[&db, "get", "a"]), (0, "Key not found\n".into()));
+        // Errors.
+        assert_eq!(run(&[&db, "get"]).0, 1);
+        assert_eq!(run(&[&db, "get", "a", "--bogus=1"]).0, 1);
+        assert_eq!(run(&[&db, "frobnicate"]).0, 1);
+        assert_eq!(run(&["get", "a"]).0, 1);
+        assert_eq!(run(&[&db, "get", "--hex", "nothex"]).0, 1);
+        assert_eq!(run(&[&db, "dump_wal"]).0, 1);
+        assert_eq!(run(&[&db, "manifest_dump"]).0, 1); // not yet available
+    }
+}

@@ -1,0 +1,267 @@
+//! End-to-end tests of the `shale` binary.
+
+use std::process::{Command, Output};
+
+fn shale(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_shale"))
+        .args(args)
+        .output()
+        .expect("run shale")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// One parsed result line.
+struct ResultLine {
+    name: String,
+    n: u64,
+    extra: String,
+}
+
+/// Strict parser for db_bench's result line, i.e. the C format
+/// `"%-12s : %11.3f micros/op %ld ops/sec %.3f seconds %" PRIu64 " operations;%s%s\n"`
+/// (the pattern `^[a-z0-9]+ *: +\d+\.\d{3} micros/op \d+ ops/sec \d+\.\d{3} seconds \d+ operations;.*$`
+/// with the name padded to 12 and the micros/op field to 11 characters). No regex crate is
+/// available offline, so the pattern is checked by hand.
+fn parse_result_line(line: &str) -> Option<ResultLine> {
+    let three_decimals = |s: &str| {
+        s.split_once('.').is_some_and(|(a, b)| {
+            !a.is_empty()
+                && a.bytes().all(|c| c.is_ascii_digit())
+                && b.len() == 3
+                && b.bytes().all(|c| c.is_ascii_digit())
+        })
+    };
+    let (head, rest) = line.split_once(" : ")?;
+    let name = head.trim_end();
+    if head.len() < 12
+        || name.is_empty()
+        || !name
+            .bytes()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+    {
+        return None;
+    }
+    let (us, rest) = rest.split_once(" micros/op ")?;
+    if us.len() < 11 || !three_decimals(us.trim_start()) {
+        return None;
+    }
+    let (ops, rest) = rest.split_once(" ops/sec ")?;
+    ops.parse::<u64>().ok()?;
+    let (secs, rest) = rest.split_once(" seconds ")?;
+    if !three_decimals(secs) {
+        return None;
+    }
+    let (n, extra) = rest.split_once(" operations;")?;
+    Some(ResultLine {
+        name: name.to_string(),
+        n: n.parse().ok()?,
+        extra: extra.to_string(),
+    })
+}
+
+#[test]
+fn result_line_parser() {
+    let r = parse_result_line("fillrandom   :       8.262 micros/op 121038 ops/sec 8.262 seconds 1000000 operations;   13.4 MB/s").unwrap();
+    assert_eq!(
+        (r.name.as_str(), r.n, r.extra.as_str()),
+        ("fillrandom", 1000000, "   13.4 MB/s")
+    );
+    assert!(parse_result_line(
+        "fillrandom : 8.262 micros/op 1 ops/sec 8.262 seconds 1 operations;"
+    )
+    .is_none());
+    assert!(parse_result_line(
+        "fillrandom   :       8.26 micros/op 1 ops/sec 8.262 seconds 1 operations;"
+    )
+    .is_none());
+}
+
+#[test]
+fn bench_fillseq_readrandom_output_format() {
+    let o = shale(&[
+        "bench",
+        "--benchmarks=fillseq,readrandom",
+        "--num=2000",
+        "--seed=42",
+    ]);
+    let out = stdout(&o);
+    assert!(
+        o.status.success(),
+        "stdout:\n{out}\nstderr:\n{}",
+        stderr(&o)
+    );
+    for l in [
+        "Keys:       16 bytes each (+ 0 bytes user-defined timestamp)",
+        "Values:     100 bytes each (50 bytes after compression)",
+        "Entries:    2000",
+        "RawSize:    0.2 MB (estimated)",
+        "FileSize:   0.1 MB (estimated)",
+        "Compression: Snappy",
+        "------------------------------------------------",
+    ] {
+        assert!(
+            out.lines().any(|x| x == l),
+            "missing header line {l:?} in\n{out}"
+        );
+    }
+    let results: Vec<_> = out.lines().filter_map(parse_result_line).collect();
+    assert_eq!(results.len(), 2, "{out}");
+    assert_eq!(results[0].name, "fillseq");
+    assert_eq!(results[0].n, 2000);
+    assert!(results[0].extra.ends_with(" MB/s"), "{out}");
+    assert_eq!(results[1].name, "readrandom");
+    assert_eq!(results[1].n, 2000);
+    // Every key in [0, num) was written, so every random read finds its key.
+    assert!(
+        results[1].extra.ends_with(" MB/s (2000 of 2000 found)"),
+        "{out}"
+    );
+    assert!(out.contains("DB path: ["));
+    // The temporary DB is removed at exit.
+    let path = out
+        .lines()
+        .find_map(|l| l.strip_prefix("DB path: ["))
+        .unwrap()
+        .trim_end_matches(']')
+        .to_string();
+    assert!(!std::path::Path::new(&path).exists(), "{path} left behind");
+}
+
+#[test]
+fn bench_threads_histogram_and_more_workloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("--db={}", dir.path().join("db").display());
+    let o = shale(&[
+        "bench",
+        &db,
+        "--benchmarks=fillrandom,overwrite,readseq,readreverse,seekrandom,readwhilewriting,deleteseq,deleterandom,flush,compact,stats",
+        "--num=1000",
+        "--threads=2",
+        "--seek_nexts=2",
+        "--histogram",
+        "--batch_size=2",
+        "--seed=7",
+    ]);
+    let out = stdout(&o);
+    assert!(
+        o.status.success(),
+        "stdout:\n{out}\nstderr:\n{}",
+        stderr(&o)
+    );
+    let names: Vec<String> = out
+        .lines()
+        .filter_map(parse_result_line)
+        .map(|c| c.name)
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "fillrandom",
+            "overwrite",
+            "readseq",
+            "readreverse",
+            "seekrandom",
+            "readwhilewriting",
+            "deleteseq",
+            "deleterandom",
+            "compact"
+        ],
+        "{out}"
+    );
+    let ops = |name: &str| -> u64 {
+        out.lines()
+            .filter_map(parse_result_line)
+            .find(|c| c.name == name)
+            .unwrap()
+            .n
+    };
+    // Two threads each do --num ops (batches of 2).
+    assert_eq!(ops("fillrandom"), 2000);
+    assert_eq!(ops("seekrandom"), 2000);
+    // Only the readers count in readwhilewriting (the writer is excluded from the merge).
+    assert_eq!(ops("readwhilewriting"), 2000);
+    assert!(out.contains("Microseconds per write:\nCount: "), "{out}");
+    assert!(out.contains("Microseconds per seek:\nCount: "), "{out}");
+    assert!(out.contains("Percentiles: P50: "), "{out}");
+    // --db given: kept.
+    assert!(dir.path().join("db").exists());
+    // use_existing_db skips fill benchmarks.
+    let o = shale(&[
+        "bench",
+        &db,
+        "--use_existing_db",
+        "--benchmarks=fillseq,readrandom",
+        "--num=1000",
+        "--seed=1",
+    ]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(
+        out.contains("fillseq      : skipped (--use_existing_db is true)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn bench_rejects_unknown_flags_and_benchmarks() {
+    let o = shale(&["bench", "--num=10", "--no_such_flag=1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("unknown command line flag 'no_such_flag'"),
+        "{}",
+        stderr(&o)
+    );
+    let o = shale(&["bench", "--num=ten"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("'num'"));
+    let o = shale(&["bench", "--benchmarks=fillseq,frobnicate", "--num=10"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("unknown benchmark 'frobnicate'"));
+    let o = shale(&["bench", "--compression_type=brotli", "--num=10"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("compression_type"));
+}
+
+#[test]
+fn ldb_put_then_get() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("--db={}", dir.path().join("db").display());
+    let o = shale(&["ldb", &db, "--create_if_missing", "put", "a", "b"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "OK\n");
+    let o = shale(&["ldb", &db, "get", "a"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "b\n");
+    let o = shale(&["ldb", &db, "get", "0x61", "--hex"]);
+    assert_eq!(stdout(&o), "0x62\n");
+    let o = shale(&["ldb", &db, "scan"]);
+    assert_eq!(stdout(&o), "a ==> b\n");
+    let o = shale(&["ldb", &db, "get"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        "Failed: <key> must be specified for the get command\n"
+    );
+    let o = shale(&["ldb", "--db=/nonexistent/shale/db", "get", "a"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).starts_with("Failed: "));
+}
+
+#[test]
+fn sst_dump_and_tool_stubs() {
+    let o = shale(&["sst_dump", "--file=/nonexistent.sst", "--command=scan"]);
+    assert_eq!(o.status.code(), Some(1));
+    let o = shale(&["sst_dump", "--bogus"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).starts_with("Unrecognized argument '--bogus'"));
+    let o = shale(&["ldb", "dump_wal", "--walfile=/nonexistent.log"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).starts_with("Failed: "));
+}
