@@ -166,6 +166,9 @@ pub fn sst_dump(path: &Path, o: &SstDumpOptions) -> Result<String> {
                 std::fs::write(&dump_path, dump).map_err(|e| Error::io(name_of(&dump_path), e))?;
                 let _ = writeln!(out, "raw dump written to file {}", dump_path.display());
             }
+            "identify" => {
+                let _ = writeln!(out, "{} is a valid SST file", file.display());
+            }
             "none" | "" => {}
             c => return Err(Error::invalid(format!("--command: unknown command {c:?} (scan, verify, raw, check, none)"))),
         }
