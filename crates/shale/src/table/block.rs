@@ -215,7 +215,7 @@ impl BlockIter {
         if shared != 0 {
             return None;
         }
-        if self.format == EntryFormat::Data {
+        if !matches!(self.format, EntryFormat::Index { delta: true, .. }) {
             r.varint32()?;
         }
         r.bytes(non_shared as usize)
