@@ -567,3 +567,40 @@ fn v7_compression_property() {
     assert!(ok(";04;").unwrap_err().is_corruption());
     let _ = BLOCK_TRAILER_LEN;
 }
+
+/// Writes sample SSTs to `$SHALE_DUMP_SST` (a directory) for cross-checking with the Python
+/// reference tools (`shared/tools/rocksdb-py/sst2.py`); no-op otherwise. Also reads any
+/// `py_*.sst` files found there (written by the Python writers) and checks them.
+#[test]
+fn dump_for_python_crosscheck() {
+    let Ok(dir) = std::env::var("SHALE_DUMP_SST") else { return };
+    let es = entries(3000, 1);
+    for fv in 2..=6u32 {
+        for ck in [ChecksumType::NoChecksum, ChecksumType::CRC32c, ChecksumType::XxHash, ChecksumType::XxHash64, ChecksumType::XXH3] {
+            let opts = TableBuilderOptions { format_version: fv, checksum: ck, block_restart_interval: 16, ..Default::default() };
+            let (_, bytes) = build(opts, &es, &[(make_internal_key(b"key", 7, vt::RANGE_DELETION), b"kez".to_vec())]);
+            std::fs::write(format!("{dir}/rs_fv{fv}_ck{}.sst", ck as u8), bytes).unwrap();
+        }
+    }
+    let (_, bytes) = build(tiny_opts(), &abc(), &[]);
+    std::fs::write(format!("{dir}/rs_tiny.sst"), bytes).unwrap();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if name.starts_with("py_") && name.ends_with(".sst") {
+            let t = open(std::fs::read(&p).unwrap()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            t.verify_checksums().unwrap();
+            let mut it = t.iter(true, true);
+            it.seek_to_first();
+            let mut n = 0;
+            while it.valid() {
+                let got = t.get(it.key(), true, true).unwrap().unwrap();
+                assert_eq!(got.0, it.key());
+                n += 1;
+                it.next();
+            }
+            it.status().unwrap();
+            eprintln!("{name}: fv {} ck {:?} {n} entries OK", t.format_version(), t.checksum_type());
+        }
+    }
+}
