@@ -9,7 +9,7 @@ const LEGACY_BLOOM_SEED: u32 = 0xBC9F_1D34;
 
 /// `millibits_per_key` as RocksDB's BloomFilterPolicy computes it; 0 = no filter.
 pub(crate) fn millibits_per_key(bits_per_key: f64) -> u32 {
-    if !(bits_per_key >= 0.5) {
+    if bits_per_key.is_nan() || bits_per_key < 0.5 {
         return 0;
     }
     let b = bits_per_key.clamp(1.0, 100.0);
@@ -133,7 +133,7 @@ impl FilterBuilder {
         let n = self.hashes32.len() as u64;
         let mut total_bits = (n * bits_per_key).min(0xffff_0000);
         let mut num_lines = total_bits.div_ceil(512);
-        if num_lines % 2 == 0 {
+        if num_lines.is_multiple_of(2) {
             num_lines += 1;
         }
         total_bits = num_lines * 512;
@@ -205,7 +205,7 @@ impl FilterReader {
         }
         let num_probes = raw_probes as u32;
         let num_lines = u32::from_le_bytes(contents[len + 1..len + 5].try_into().unwrap());
-        if num_lines == 0 || len % num_lines as usize != 0 {
+        if num_lines == 0 || !len.is_multiple_of(num_lines as usize) {
             return FilterReader::AlwaysTrue;
         }
         let line_bytes = len / num_lines as usize;
