@@ -230,8 +230,7 @@ impl BlockIter {
             self.current = limit;
             return false;
         }
-        let block = Arc::clone(&self.block);
-        let d = &block.data[..limit];
+        let d = &self.block.data[..limit];
         let mut p = self.current;
         macro_rules! varint {
             () => {{
@@ -341,8 +340,9 @@ impl BlockIter {
                     self.corrupt("bad first key in index entry");
                     return false;
                 }
+                let end = p + r.pos();
                 self.set_handle(h);
-                self.next = p + r.pos();
+                self.next = end;
             }
         }
         // keep restart_index = last restart point <= current

@@ -604,3 +604,28 @@ fn dump_for_python_crosscheck() {
         }
     }
 }
+
+#[test]
+fn through_memfs() {
+    use crate::fs::{FileSystem, MemFs};
+    use std::path::Path;
+    let fs = MemFs::new();
+    fs.create_dir_all(Path::new("/db")).unwrap();
+    let p = Path::new("/db/000007.sst");
+    let w = fs.new_writable(p).unwrap();
+    let mut b = TableBuilder::new(TableBuilderOptions { compression: CompressionType::Lz4, ..Default::default() }, w);
+    let es = entries(500, 1);
+    for (k, v) in &es {
+        b.add(k, v).unwrap();
+    }
+    assert_eq!(b.num_entries(), 500);
+    assert!(b.file_size_estimate() > 0);
+    let (info, mut w) = b.finish().unwrap();
+    w.sync().unwrap();
+    drop(w);
+    assert_eq!(fs.file_size(p).unwrap(), info.file_size);
+    let r = fs.open_random(p).unwrap();
+    let t = Table::open(r, "000007.sst".into(), info.file_size, TableReaderOptions::default()).unwrap();
+    check_table(&t, &es);
+    assert_eq!(t.properties().compression_name, "LZ4");
+}
