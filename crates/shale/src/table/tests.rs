@@ -629,3 +629,33 @@ fn through_memfs() {
     check_table(&t, &es);
     assert_eq!(t.properties().compression_name, "LZ4");
 }
+
+#[test]
+#[ignore]
+fn perf_smoke() {
+    let es = entries(200_000, 1);
+    let (_, bytes) = build(TableBuilderOptions::default(), &es, &[]);
+    let cache = Arc::new(BlockCache::new(64 << 20));
+    let n = bytes.len() as u64;
+    let t = Table::open(Arc::new(ReadFile(bytes)), "p.sst".into(), n, TableReaderOptions { block_cache: Some(cache), ..Default::default() }).unwrap();
+    let start = std::time::Instant::now();
+    let mut it = t.iter(true, true);
+    it.seek_to_first();
+    let mut c = 0;
+    while it.valid() {
+        c += it.key().len();
+        it.next();
+    }
+    eprintln!("scan: {:?} ({c})", start.elapsed());
+    let start = std::time::Instant::now();
+    for (k, _) in es.iter().step_by(3) {
+        assert!(t.get(k, true, true).unwrap().is_some());
+    }
+    eprintln!("get x{}: {:?}", es.len() / 3, start.elapsed());
+    let start = std::time::Instant::now();
+    it.seek_to_last();
+    while it.valid() {
+        it.prev();
+    }
+    eprintln!("reverse scan: {:?}", start.elapsed());
+}
