@@ -1,0 +1,528 @@
+//! Writing block-based tables exactly as RocksDB 7.8 does (`rocksdb-format.md` §6, §12.3;
+//! format_version 6 per `rocksdb-format-modern.md` §1).
+//!
+//! Layout written: data blocks, filter, index, range-del, properties, metaindex, footer.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use crate::coding::{put_fixed32, put_varint64, put_varsigned64};
+use crate::error::{Error, Result};
+use crate::fs::WritableFile;
+use crate::key::{make_internal_key, trailer, user_key, vt, InternalKeyComparator, MAX_SEQUENCE};
+use crate::options::{ChecksumType, CompressionType};
+use crate::table::block::BlockBuilder;
+use crate::table::filter::{FilterBuilder, FilterKind};
+use crate::table::format::{compress_block, trailer_checksum, BlockHandle, Footer, BLOCK_TRAILER_LEN};
+
+/// Metaindex name of the full filter RocksDB writes for its built-in Bloom/Ribbon policies.
+pub(crate) const FULL_FILTER_NAME: &str = "fullfilter.rocksdb.BuiltinBloomFilter";
+pub(crate) const PROPERTIES_NAME: &str = "rocksdb.properties";
+pub(crate) const RANGE_DEL_NAME: &str = "rocksdb.range_del";
+pub(crate) const INDEX_NAME: &str = "rocksdb.index";
+
+/// Options for [`TableBuilder`].
+#[derive(Clone, Debug)]
+pub(crate) struct TableBuilderOptions {
+    pub icmp: InternalKeyComparator,
+    /// Target uncompressed data-block size (RocksDB `block_size`, default 4096).
+    pub block_size: usize,
+    /// Data-block restart interval (default 16).
+    pub block_restart_interval: usize,
+    /// Block-based format_version to write, 2..=6 (default 5).
+    pub format_version: u32,
+    pub checksum: ChecksumType,
+    pub compression: CompressionType,
+    /// Bloom bits per key; 0 = no filter.
+    pub bloom_bits_per_key: f64,
+    pub column_family_name: String,
+    pub db_id: String,
+    pub db_session_id: String,
+    pub file_number: u64,
+    /// Seconds since the epoch (`rocksdb.creation.time` and `rocksdb.oldest.key.time`).
+    pub creation_time: u64,
+    pub merge_operator_name: Option<String>,
+}
+
+impl Default for TableBuilderOptions {
+    fn default() -> Self {
+        TableBuilderOptions {
+            icmp: InternalKeyComparator::default(),
+            block_size: 4096,
+            block_restart_interval: 16,
+            format_version: 5,
+            checksum: ChecksumType::XXH3,
+            compression: CompressionType::None,
+            bloom_bits_per_key: 10.0,
+            column_family_name: "default".into(),
+            db_id: String::new(),
+            db_session_id: String::new(),
+            file_number: 0,
+            creation_time: 0,
+            merge_operator_name: None,
+        }
+    }
+}
+
+/// What [`TableBuilder::finish`] reports about the file it wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct TableInfo {
+    pub file_size: u64,
+    /// Smallest internal key (range tombstone starts included). Empty if the table is empty.
+    pub smallest: Vec<u8>,
+    /// Largest internal key; a range tombstone contributes `end | (MAX_SEQ, 0x0F)`.
+    pub largest: Vec<u8>,
+    pub smallest_seqno: u64,
+    pub largest_seqno: u64,
+    /// Point entries + range tombstones.
+    pub num_entries: u64,
+    /// Deletions + single deletions + range tombstones.
+    pub num_deletions: u64,
+    pub num_range_deletions: u64,
+    pub raw_key_size: u64,
+    pub raw_value_size: u64,
+    pub num_data_blocks: u64,
+}
+
+/// Writes one SST file. Call [`TableBuilder::add`] with strictly increasing internal keys, then
+/// [`TableBuilder::finish`] (flushes, does not sync; the file is handed back so the caller can
+/// sync it) or [`TableBuilder::abandon`].
+pub(crate) struct TableBuilder {
+    opts: TableBuilderOptions,
+    file: Box<dyn WritableFile>,
+    offset: u64,
+    data_block: BlockBuilder,
+    index_entries: Vec<(Vec<u8>, BlockHandle)>,
+    pending_handle: Option<BlockHandle>,
+    last_key: Vec<u8>,
+    filter: Option<FilterBuilder>,
+    range_dels: Vec<(Vec<u8>, Vec<u8>)>,
+    key_plus_seq: bool,
+    base_context_checksum: u32,
+    compress_buf: Vec<u8>,
+    err: Option<Error>,
+    // statistics
+    num_points: u64,
+    num_entries: u64,
+    num_deletions: u64,
+    num_merges: u64,
+    num_range_deletions: u64,
+    raw_key_size: u64,
+    raw_value_size: u64,
+    num_data_blocks: u64,
+    smallest_seqno: u64,
+    largest_seqno: u64,
+    first_key: Vec<u8>,
+}
+
+fn random_nonzero_u32(salt: u64) -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(salt);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    h.write_u64(nanos);
+    let v = h.finish();
+    let x = (v as u32) ^ ((v >> 32) as u32);
+    if x == 0 {
+        0x5ea1_5ea1
+    } else {
+        x
+    }
+}
+
+fn hostname() -> String {
+    static HOST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HOST.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_default()
+    })
+    .clone()
+}
+
+impl TableBuilder {
+    /// Start a table. Invalid options (format_version outside 2..=6, zero block size) make every
+    /// later call fail with InvalidArgument.
+    pub(crate) fn new(opts: TableBuilderOptions, file: Box<dyn WritableFile>) -> TableBuilder {
+        let mut err = None;
+        if !(2..=6).contains(&opts.format_version) {
+            err = Some(Error::invalid(format!(
+                "format_version {} is not supported for writing (2..=6)",
+                opts.format_version
+            )));
+        }
+        if opts.block_size == 0 {
+            err = Some(Error::invalid("block_size must be positive"));
+        }
+        let kind = if opts.format_version >= 5 { FilterKind::FastLocalBloom } else { FilterKind::LegacyBloom };
+        let filter = FilterBuilder::new(kind, opts.bloom_bits_per_key);
+        let base = if opts.format_version >= 6 { random_nonzero_u32(opts.file_number) } else { 0 };
+        let offset = file.size();
+        TableBuilder {
+            data_block: BlockBuilder::new(opts.block_restart_interval.max(1), false),
+            key_plus_seq: opts.format_version <= 2,
+            opts,
+            file,
+            offset,
+            index_entries: Vec::new(),
+            pending_handle: None,
+            last_key: Vec::new(),
+            filter,
+            range_dels: Vec::new(),
+            base_context_checksum: base,
+            compress_buf: Vec::new(),
+            err,
+            num_points: 0,
+            num_entries: 0,
+            num_deletions: 0,
+            num_merges: 0,
+            num_range_deletions: 0,
+            raw_key_size: 0,
+            raw_value_size: 0,
+            num_data_blocks: 0,
+            smallest_seqno: u64::MAX,
+            largest_seqno: 0,
+            first_key: Vec::new(),
+        }
+    }
+
+    fn check(&self) -> Result<()> {
+        match &self.err {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    fn count(&mut self, ikey: &[u8], value: &[u8]) {
+        let t = trailer(ikey);
+        let seq = t >> 8;
+        self.smallest_seqno = self.smallest_seqno.min(seq);
+        self.largest_seqno = self.largest_seqno.max(seq);
+        self.num_entries += 1;
+        self.raw_key_size += ikey.len() as u64;
+        self.raw_value_size += value.len() as u64;
+        match (t & 0xff) as u8 {
+            vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP => self.num_deletions += 1,
+            vt::RANGE_DELETION => {
+                self.num_deletions += 1;
+                self.num_range_deletions += 1;
+            }
+            vt::MERGE => self.num_merges += 1,
+            _ => {}
+        }
+    }
+
+    /// Add a point entry. Keys must be strictly increasing under the internal comparator.
+    /// An entry of type RangeDeletion is forwarded to [`TableBuilder::add_range_tombstone`].
+    pub(crate) fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        self.check()?;
+        if ikey.len() < 8 {
+            return Err(Error::invalid(format!("internal key too short ({} bytes)", ikey.len())));
+        }
+        if ikey[ikey.len() - 8] == vt::RANGE_DELETION {
+            return self.add_range_tombstone(ikey, value);
+        }
+        if self.num_points > 0 && self.opts.icmp.compare(ikey, &self.last_key) != Ordering::Greater {
+            return Err(Error::invalid("table builder: keys added out of order"));
+        }
+        if self.should_flush(ikey.len(), value.len()) {
+            self.flush_data_block()?;
+        }
+        if let Some(h) = self.pending_handle.take() {
+            self.add_index_entry(Some(ikey), h);
+        }
+        if let Some(f) = &mut self.filter {
+            let uk = user_key(ikey);
+            if self.num_points == 0 || user_key(&self.last_key) != uk {
+                f.add_key(uk);
+            }
+        }
+        self.data_block.add(ikey, value);
+        if self.num_points == 0 {
+            self.first_key = ikey.to_vec();
+        }
+        self.last_key.clear();
+        self.last_key.extend_from_slice(ikey);
+        self.num_points += 1;
+        self.count(ikey, value);
+        Ok(())
+    }
+
+    /// Add a range tombstone `[user_key(start_ikey), end_user_key)` at the start key's sequence
+    /// number. Written to the `rocksdb.range_del` block (sorted at finish).
+    pub(crate) fn add_range_tombstone(&mut self, start_ikey: &[u8], end_user_key: &[u8]) -> Result<()> {
+        self.check()?;
+        if start_ikey.len() < 8 {
+            return Err(Error::invalid("range tombstone start key too short"));
+        }
+        let mut k = start_ikey.to_vec();
+        let n = k.len();
+        k[n - 8] = vt::RANGE_DELETION;
+        self.count(&k, end_user_key);
+        self.range_dels.push((k, end_user_key.to_vec()));
+        Ok(())
+    }
+
+    /// Entries added so far (points + tombstones).
+    pub(crate) fn num_entries(&self) -> u64 {
+        self.num_entries
+    }
+
+    /// Bytes written so far plus the pending data block.
+    pub(crate) fn file_size_estimate(&self) -> u64 {
+        let pending = if self.data_block.is_empty() { 0 } else { self.data_block.current_size_estimate() };
+        self.offset + pending as u64
+    }
+
+    fn should_flush(&self, key_len: usize, value_len: usize) -> bool {
+        if self.data_block.is_empty() {
+            return false;
+        }
+        let bs = self.opts.block_size;
+        let curr = self.data_block.current_size_estimate();
+        if curr >= bs {
+            return true;
+        }
+        let deviation_limit = (bs * 90).div_ceil(100);
+        self.data_block.estimate_size_after_kv(key_len, value_len) > bs && curr > deviation_limit
+    }
+
+    fn write_block(&mut self, raw: &[u8], compress: bool) -> Result<BlockHandle> {
+        let mut ty = 0u8;
+        let mut use_compressed = false;
+        if compress && self.opts.compression != CompressionType::None {
+            let mut buf = std::mem::take(&mut self.compress_buf);
+            if compress_block(self.opts.compression, raw, &mut buf) {
+                ty = self.opts.compression as u8;
+                use_compressed = true;
+            }
+            self.compress_buf = buf;
+        }
+        let contents: &[u8] = if use_compressed { &self.compress_buf } else { raw };
+        let handle = BlockHandle::new(self.offset, contents.len() as u64);
+        let ck = trailer_checksum(self.opts.checksum, contents, ty, self.base_context_checksum, self.offset);
+        let mut tr = [0u8; BLOCK_TRAILER_LEN];
+        tr[0] = ty;
+        tr[1..].copy_from_slice(&ck.to_le_bytes());
+        let r = self.file.append(contents).and_then(|_| self.file.append(&tr));
+        if let Err(e) = r {
+            self.err = Some(e.clone());
+            return Err(e);
+        }
+        self.offset += contents.len() as u64 + BLOCK_TRAILER_LEN as u64;
+        Ok(handle)
+    }
+
+    fn flush_data_block(&mut self) -> Result<()> {
+        if self.data_block.is_empty() {
+            return Ok(());
+        }
+        let raw = self.data_block.finish();
+        let h = self.write_block(&raw, true);
+        self.data_block.reset_with(raw);
+        let h = h?;
+        self.num_data_blocks += 1;
+        self.pending_handle = Some(h);
+        Ok(())
+    }
+
+    /// Index entry for the block just flushed; `next` is the first key of the next block.
+    fn add_index_entry(&mut self, next: Option<&[u8]>, h: BlockHandle) {
+        let sep = match next {
+            Some(next) => {
+                let ucmp = self.opts.icmp.user_comparator();
+                let start = user_key(&self.last_key);
+                let limit = user_key(next);
+                if !self.key_plus_seq && self.opts.icmp.compare_user(start, limit) == Ordering::Equal {
+                    self.key_plus_seq = true;
+                }
+                match ucmp.find_shortest_separator(start, limit) {
+                    Some(s) if s.len() <= start.len() && self.opts.icmp.compare_user(start, &s) == Ordering::Less => {
+                        make_internal_key(&s, MAX_SEQUENCE, vt::SEPARATOR)
+                    }
+                    _ => self.last_key.clone(),
+                }
+            }
+            None => self.last_key.clone(),
+        };
+        self.index_entries.push((sep, h));
+    }
+
+    /// Give up on the table (the caller deletes the file).
+    pub(crate) fn abandon(self) {}
+
+    /// Write filter, index, range-del, properties, metaindex and footer; flush the file (no
+    /// sync). Returns the table's summary and the file (for the caller to sync and close).
+    pub(crate) fn finish(mut self) -> Result<(TableInfo, Box<dyn WritableFile>)> {
+        self.check()?;
+        self.flush_data_block()?;
+        if let Some(h) = self.pending_handle.take() {
+            self.add_index_entry(None, h);
+        }
+        let data_size = self.offset;
+        let fv = self.opts.format_version;
+        let mut meta: BTreeMap<&'static str, BlockHandle> = BTreeMap::new();
+
+        // filter
+        let mut filter_size = 0u64;
+        let mut num_filter_entries = 0u64;
+        let mut has_filter = false;
+        if let Some(mut f) = self.filter.take() {
+            has_filter = true;
+            num_filter_entries = f.num_entries() as u64;
+            if let Some(bytes) = f.finish() {
+                let h = self.write_block(&bytes, false)?;
+                filter_size = bytes.len() as u64;
+                meta.insert(FULL_FILTER_NAME, h);
+            }
+        }
+
+        // index
+        let user_key_index = fv >= 3 && !self.key_plus_seq;
+        let delta = fv >= 4;
+        let mut ib = BlockBuilder::new(1, delta);
+        let mut prev: Option<BlockHandle> = None;
+        let mut full = Vec::with_capacity(BlockHandle::MAX_ENCODED_LEN);
+        let mut dv = Vec::with_capacity(10);
+        for (sep, h) in &self.index_entries {
+            let key: &[u8] = if user_key_index { user_key(sep) } else { sep };
+            full.clear();
+            h.encode_to(&mut full);
+            dv.clear();
+            if let Some(p) = prev {
+                put_varsigned64(&mut dv, h.size as i64 - p.size as i64);
+            }
+            ib.add_with_delta(key, &full, prev.map(|_| dv.as_slice()));
+            prev = Some(*h);
+        }
+        let index_raw = ib.finish();
+        let index_handle = self.write_block(&index_raw, true)?;
+
+        // range deletions
+        if !self.range_dels.is_empty() {
+            let icmp = self.opts.icmp.clone();
+            self.range_dels.sort_by(|a, b| icmp.compare(&a.0, &b.0));
+            let mut rb = BlockBuilder::new(1, false);
+            for (k, v) in &self.range_dels {
+                rb.add(k, v);
+            }
+            let raw = rb.finish();
+            let h = self.write_block(&raw, false)?;
+            meta.insert(RANGE_DEL_NAME, h);
+        }
+
+        // properties
+        let mut props: BTreeMap<&'static str, Vec<u8>> = BTreeMap::new();
+        let mut u = |name: &'static str, v: u64| {
+            let mut b = Vec::new();
+            put_varint64(&mut b, v);
+            props.insert(name, b);
+        };
+        u("rocksdb.data.size", data_size);
+        u("rocksdb.index.size", index_handle.size + BLOCK_TRAILER_LEN as u64);
+        u("rocksdb.index.key.is.user.key", user_key_index as u64);
+        u("rocksdb.index.value.is.delta.encoded", delta as u64);
+        u("rocksdb.filter.size", filter_size);
+        u("rocksdb.raw.key.size", self.raw_key_size);
+        u("rocksdb.raw.value.size", self.raw_value_size);
+        u("rocksdb.num.data.blocks", self.num_data_blocks);
+        u("rocksdb.num.entries", self.num_entries);
+        u("rocksdb.num.filter_entries", num_filter_entries);
+        u("rocksdb.deleted.keys", self.num_deletions);
+        u("rocksdb.merge.operands", self.num_merges);
+        u("rocksdb.num.range-deletions", self.num_range_deletions);
+        u("rocksdb.format.version", 0);
+        u("rocksdb.fixed.key.length", 0);
+        let cf_id = if self.opts.column_family_name == "default" { 0 } else { 0x7fff_ffff };
+        u("rocksdb.column.family.id", cf_id);
+        u("rocksdb.creation.time", self.opts.creation_time);
+        u("rocksdb.oldest.key.time", self.opts.creation_time);
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+        if now > 0 {
+            u("rocksdb.file.creation.time", now);
+        }
+        u("rocksdb.original.file.number", self.opts.file_number);
+        let mut s = |name: &'static str, v: &[u8]| {
+            props.insert(name, v.to_vec());
+        };
+        s("rocksdb.column.family.name", self.opts.column_family_name.as_bytes());
+        s("rocksdb.comparator", self.opts.icmp.user_comparator().name().as_bytes());
+        s(
+            "rocksdb.merge.operator",
+            self.opts.merge_operator_name.as_deref().unwrap_or("nullptr").as_bytes(),
+        );
+        s("rocksdb.prefix.extractor.name", b"nullptr");
+        s("rocksdb.property.collectors", b"[]");
+        s("rocksdb.compression", self.opts.compression.rocksdb_name().as_bytes());
+        s(
+            "rocksdb.compression_options",
+            b"window_bits=-14; level=32767; strategy=0; max_dict_bytes=0; zstd_max_train_bytes=0; enabled=0; max_dict_buffer_bytes=0; use_zstd_dict_trainer=1; ",
+        );
+        s("rocksdb.creating.db.identity", self.opts.db_id.as_bytes());
+        s("rocksdb.creating.session.identity", self.opts.db_session_id.as_bytes());
+        s("rocksdb.creating.host.identity", hostname().as_bytes());
+        if has_filter {
+            s("rocksdb.filter.policy", b"bloomfilter");
+        }
+        let mut it = Vec::new();
+        put_fixed32(&mut it, 0);
+        s("rocksdb.block.based.table.index.type", &it);
+        s("rocksdb.block.based.table.whole.key.filtering", b"1");
+        s("rocksdb.block.based.table.prefix.filtering", b"0");
+        let mut pb = BlockBuilder::new(usize::MAX, false);
+        for (k, v) in &props {
+            pb.add(k.as_bytes(), v);
+        }
+        let raw = pb.finish();
+        let ph = self.write_block(&raw, false)?;
+        meta.insert(PROPERTIES_NAME, ph);
+
+        // metaindex + footer
+        if fv >= 6 {
+            meta.insert(INDEX_NAME, index_handle);
+        }
+        let mut mb = BlockBuilder::new(1, false);
+        for (k, h) in &meta {
+            mb.add(k.as_bytes(), &h.encoded());
+        }
+        let raw = mb.finish();
+        let mh = self.write_block(&raw, false)?;
+        let footer = Footer {
+            checksum: self.opts.checksum,
+            format_version: fv,
+            metaindex: mh,
+            index: index_handle,
+            base_context_checksum: self.base_context_checksum,
+        };
+        let fb = footer.encode(self.offset);
+        self.file.append(&fb)?;
+        self.offset += fb.len() as u64;
+        self.file.flush()?;
+
+        // file bounds
+        let icmp = self.opts.icmp.clone();
+        let mut smallest = self.first_key.clone();
+        let mut largest = self.last_key.clone();
+        for (k, end) in &self.range_dels {
+            if smallest.is_empty() || icmp.compare(k, &smallest) == Ordering::Less {
+                smallest = k.clone();
+            }
+            let sentinel = make_internal_key(end, MAX_SEQUENCE, vt::RANGE_DELETION);
+            if largest.is_empty() || icmp.compare(&sentinel, &largest) == Ordering::Greater {
+                largest = sentinel;
+            }
+        }
+        let info = TableInfo {
+            file_size: self.offset,
+            smallest,
+            largest,
+            smallest_seqno: if self.num_entries == 0 { 0 } else { self.smallest_seqno },
+            largest_seqno: self.largest_seqno,
+            num_entries: self.num_entries,
+            num_deletions: self.num_deletions,
+            num_range_deletions: self.num_range_deletions,
+            raw_key_size: self.raw_key_size,
+            raw_value_size: self.raw_value_size,
+            num_data_blocks: self.num_data_blocks,
+        };
+        Ok((info, self.file))
+    }
+}

@@ -1,0 +1,727 @@
+//! Reading block-based tables written by RocksDB (format_version 0..=7) or by Shale.
+//!
+//! The index block, filter and properties are loaded at open and pinned in the [`Table`]; data
+//! blocks go through the optional shared [`BlockCache`].
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::cache::BlockCache;
+use crate::coding::get_varint64;
+use crate::error::{Error, Result};
+use crate::fs::RandomAccessFile;
+use crate::iterator::InternalIterator;
+use crate::key::{parse_internal_key, user_key, vt, InternalKeyComparator};
+use crate::options::ChecksumType;
+use crate::table::block::{Block, BlockIter, EntryFormat, KeyOrder};
+use crate::table::builder::{INDEX_NAME, PROPERTIES_NAME, RANGE_DEL_NAME};
+use crate::table::filter::FilterReader;
+use crate::table::format::{decompress_block, trailer_checksum, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
+
+/// Options for [`Table::open`].
+#[derive(Clone)]
+pub(crate) struct TableReaderOptions {
+    pub icmp: InternalKeyComparator,
+    pub block_cache: Option<Arc<BlockCache>>,
+    /// Unique per open table within the cache (e.g. the file number).
+    pub cache_id: u64,
+    /// Consult the full filter in `get` / `key_may_match`.
+    pub use_filter: bool,
+    /// Verify checksums of the blocks read at open (metaindex, properties, index, filter).
+    pub verify_checksums: bool,
+}
+
+impl Default for TableReaderOptions {
+    fn default() -> Self {
+        TableReaderOptions {
+            icmp: InternalKeyComparator::default(),
+            block_cache: None,
+            cache_id: 0,
+            use_filter: true,
+            verify_checksums: true,
+        }
+    }
+}
+
+/// Decoded table properties (the common ones) plus every raw property.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TableProperties {
+    pub data_size: u64,
+    pub index_size: u64,
+    pub filter_size: u64,
+    pub raw_key_size: u64,
+    pub raw_value_size: u64,
+    pub num_data_blocks: u64,
+    pub num_entries: u64,
+    pub num_filter_entries: u64,
+    pub num_deletions: u64,
+    pub num_merge_operands: u64,
+    pub num_range_deletions: u64,
+    pub format_version: u64,
+    pub fixed_key_len: u64,
+    pub column_family_id: u64,
+    pub creation_time: u64,
+    pub oldest_key_time: u64,
+    pub file_creation_time: u64,
+    pub orig_file_number: u64,
+    pub index_key_is_user_key: bool,
+    pub index_value_is_delta_encoded: bool,
+    /// `rocksdb.block.based.table.index.type` (0 when absent).
+    pub index_type: u32,
+    pub column_family_name: String,
+    pub comparator_name: String,
+    pub merge_operator_name: String,
+    pub prefix_extractor_name: String,
+    pub property_collectors_names: String,
+    pub compression_name: String,
+    pub compression_options: String,
+    pub filter_policy_name: String,
+    pub db_id: String,
+    pub db_session_id: String,
+    pub db_host_id: String,
+    /// Every property as stored (name → raw bytes), for sst_dump.
+    pub raw: BTreeMap<String, Vec<u8>>,
+}
+
+impl TableProperties {
+    fn parse(raw: BTreeMap<String, Vec<u8>>) -> Result<TableProperties> {
+        let num = |n: &str| -> u64 { raw.get(n).and_then(|v| get_varint64(v)).map(|(v, _)| v).unwrap_or(0) };
+        let st = |n: &str| -> String { raw.get(n).map(|v| String::from_utf8_lossy(v).into_owned()).unwrap_or_default() };
+        let flag = |n: &str| -> Result<bool> {
+            match raw.get(n) {
+                None => Ok(false),
+                Some(v) => match get_varint64(v) {
+                    Some((x, _)) => Ok(x != 0),
+                    None => Err(Error::corrupt(format!("malformed property {n}"))),
+                },
+            }
+        };
+        let index_type = match raw.get("rocksdb.block.based.table.index.type") {
+            None => 0,
+            Some(v) if v.len() >= 4 => u32::from_le_bytes(v[..4].try_into().unwrap()),
+            Some(_) => return Err(Error::corrupt("malformed property rocksdb.block.based.table.index.type")),
+        };
+        Ok(TableProperties {
+            data_size: num("rocksdb.data.size"),
+            index_size: num("rocksdb.index.size"),
+            filter_size: num("rocksdb.filter.size"),
+            raw_key_size: num("rocksdb.raw.key.size"),
+            raw_value_size: num("rocksdb.raw.value.size"),
+            num_data_blocks: num("rocksdb.num.data.blocks"),
+            num_entries: num("rocksdb.num.entries"),
+            num_filter_entries: num("rocksdb.num.filter_entries"),
+            num_deletions: num("rocksdb.deleted.keys"),
+            num_merge_operands: num("rocksdb.merge.operands"),
+            num_range_deletions: num("rocksdb.num.range-deletions"),
+            format_version: num("rocksdb.format.version"),
+            fixed_key_len: num("rocksdb.fixed.key.length"),
+            column_family_id: num("rocksdb.column.family.id"),
+            creation_time: num("rocksdb.creation.time"),
+            oldest_key_time: num("rocksdb.oldest.key.time"),
+            file_creation_time: num("rocksdb.file.creation.time"),
+            orig_file_number: num("rocksdb.original.file.number"),
+            index_key_is_user_key: flag("rocksdb.index.key.is.user.key")?,
+            index_value_is_delta_encoded: flag("rocksdb.index.value.is.delta.encoded")?,
+            index_type,
+            column_family_name: st("rocksdb.column.family.name"),
+            comparator_name: st("rocksdb.comparator"),
+            merge_operator_name: st("rocksdb.merge.operator"),
+            prefix_extractor_name: st("rocksdb.prefix.extractor.name"),
+            property_collectors_names: st("rocksdb.property.collectors"),
+            compression_name: st("rocksdb.compression"),
+            compression_options: st("rocksdb.compression_options"),
+            filter_policy_name: st("rocksdb.filter.policy"),
+            db_id: st("rocksdb.creating.db.identity"),
+            db_session_id: st("rocksdb.creating.session.identity"),
+            db_host_id: st("rocksdb.creating.host.identity"),
+            raw,
+        })
+    }
+}
+
+/// Filter policy names RocksDB's built-in policies accept after `fullfilter.`.
+const FILTER_NAMES: &[&str] = &[
+    "rocksdb.BuiltinBloomFilter",
+    "bloomfilter",
+    "ribbonfilter",
+    "rocksdb.internal.LegacyBloomFilter",
+    "rocksdb.internal.FastLocalBloomFilter",
+    "rocksdb.internal.Standard128RibbonFilter",
+    "rocksdb.internal.DeprecatedBlockBasedBloomFilter",
+];
+
+/// Check the format_version >= 7 `rocksdb.compression` property (modern §2).
+fn check_v7_compression_property(v: &[u8]) -> Result<()> {
+    let s = std::str::from_utf8(v).map_err(|_| Error::corrupt("rocksdb.compression property is not UTF-8"))?;
+    let mut parts = s.splitn(3, ';');
+    let name = parts.next().unwrap_or("");
+    let types = parts.next().ok_or_else(|| Error::corrupt(format!("bad rocksdb.compression property {s:?}")))?;
+    if parts.next().is_none() {
+        return Err(Error::corrupt(format!("bad rocksdb.compression property {s:?}")));
+    }
+    if types.len() % 2 != 0 || !types.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Error::corrupt(format!("bad compression types in rocksdb.compression property {s:?}")));
+    }
+    for i in (0..types.len()).step_by(2) {
+        let t = u8::from_str_radix(&types[i..i + 2], 16).unwrap_or(0);
+        if t == 0 || t == 0xff {
+            return Err(Error::corrupt(format!("bad compression type in rocksdb.compression property {s:?}")));
+        }
+    }
+    match name {
+        "BuiltinV2" => Ok(()),
+        "" if types.is_empty() => Ok(()),
+        "" => Err(Error::corrupt(format!("compression types listed without a compression manager: {s:?}"))),
+        other => Err(Error::NotSupported(format!("unsupported custom compression manager {other:?}"))),
+    }
+}
+
+/// An open SST file.
+pub(crate) struct Table {
+    file: Arc<dyn RandomAccessFile>,
+    file_name: String,
+    file_size: u64,
+    footer: Footer,
+    icmp: InternalKeyComparator,
+    cache: Option<Arc<BlockCache>>,
+    cache_id: u64,
+    use_filter: bool,
+    index_block: Arc<Block>,
+    index_order: KeyOrder,
+    index_format: EntryFormat,
+    filter: Option<FilterReader>,
+    props: TableProperties,
+    meta: BTreeMap<String, BlockHandle>,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Table({}, {} bytes, fv {})", self.file_name, self.file_size, self.footer.format_version)
+    }
+}
+
+impl Table {
+    /// Open a table: footer, metaindex, properties, index, filter.
+    pub(crate) fn open(
+        file: Arc<dyn RandomAccessFile>,
+        file_name: String,
+        file_size: u64,
+        opts: TableReaderOptions,
+    ) -> Result<Arc<Table>> {
+        let n = file_size.min(FOOTER_LEN as u64) as usize;
+        let foff = file_size - n as u64;
+        let tail = file.read_at(foff, n).map_err(|e| e.in_file(&file_name, Some(foff)))?;
+        let mut footer = Footer::decode(&tail, file_size).map_err(|e| e.in_file(&file_name, Some(foff)))?;
+        let mut t = Table {
+            file,
+            file_name,
+            file_size,
+            footer: footer.clone(),
+            icmp: opts.icmp.clone(),
+            cache: opts.block_cache.clone(),
+            cache_id: opts.cache_id,
+            use_filter: opts.use_filter,
+            index_block: Arc::new(Block::empty()),
+            index_order: KeyOrder::Bytewise,
+            index_format: EntryFormat::Index { delta: false, first_key: false },
+            filter: None,
+            props: TableProperties::default(),
+            meta: BTreeMap::new(),
+        };
+        let verify = opts.verify_checksums;
+
+        // metaindex
+        let mblock = t.read_parsed_block(footer.metaindex, verify)?;
+        let mut it = BlockIter::new(Arc::new(mblock), KeyOrder::Bytewise, EntryFormat::Data);
+        it.seek_to_first();
+        while it.valid() {
+            let name = String::from_utf8_lossy(it.key()).into_owned();
+            let (h, _) = BlockHandle::decode(it.value())
+                .ok_or_else(|| t.corruption(footer.metaindex.offset, format!("bad block handle for meta block {name}")))?;
+            t.meta.insert(name, h);
+            it.next();
+        }
+        it.status().map_err(|e| e.in_file(&t.file_name, Some(footer.metaindex.offset)))?;
+
+        // properties
+        let ph = t.meta.get(PROPERTIES_NAME).or_else(|| t.meta.get("rocksdb.stats")).copied();
+        if let Some(ph) = ph {
+            let pblock = t.read_parsed_block(ph, verify)?;
+            let mut raw = BTreeMap::new();
+            let mut it = BlockIter::new(Arc::new(pblock), KeyOrder::Bytewise, EntryFormat::Data);
+            it.seek_to_first();
+            while it.valid() {
+                raw.insert(String::from_utf8_lossy(it.key()).into_owned(), it.value().to_vec());
+                it.next();
+            }
+            it.status().map_err(|e| e.in_file(&t.file_name, Some(ph.offset)))?;
+            t.props = TableProperties::parse(raw).map_err(|e| e.in_file(&t.file_name, Some(ph.offset)))?;
+        }
+        if footer.format_version >= 7 {
+            if let Some(v) = t.props.raw.get("rocksdb.compression") {
+                check_v7_compression_property(v).map_err(|e| e.in_file(&t.file_name, ph.map(|h| h.offset)))?;
+            }
+        }
+        if t.props.raw.contains_key("rocksdb.embedded.blob.stats") {
+            return Err(Error::NotSupported(format!("{}: sst file with embedded blobs", t.file_name)));
+        }
+
+        // index
+        if footer.format_version >= 6 {
+            footer.index = *t
+                .meta
+                .get(INDEX_NAME)
+                .ok_or_else(|| t.corruption(footer.metaindex.offset, "metaindex has no rocksdb.index entry".into()))?;
+            t.footer.index = footer.index;
+        }
+        let first_key = match t.props.index_type {
+            0 | 1 => false,
+            3 => true,
+            2 => {
+                return Err(Error::NotSupported(format!(
+                    "{}: partitioned index (kTwoLevelIndexSearch) is not supported",
+                    t.file_name
+                )))
+            }
+            x => return Err(t.corruption(footer.index.offset, format!("unknown index type {x}"))),
+        };
+        t.index_format = EntryFormat::Index { delta: t.props.index_value_is_delta_encoded, first_key };
+        t.index_order = if t.props.index_key_is_user_key {
+            KeyOrder::UserKeyIndex(t.icmp.clone())
+        } else {
+            KeyOrder::Internal(t.icmp.clone())
+        };
+        t.index_block = Arc::new(t.read_parsed_block(footer.index, verify)?);
+
+        // filter
+        if opts.use_filter {
+            let fh = t.meta.iter().find_map(|(name, h)| {
+                let rest = name.strip_prefix("fullfilter.")?;
+                FILTER_NAMES.contains(&rest).then_some(*h)
+            });
+            if let Some(fh) = fh {
+                let contents = t.read_block(fh, verify)?;
+                t.filter = Some(FilterReader::new(contents));
+            }
+        }
+        Ok(Arc::new(t))
+    }
+
+    fn corruption(&self, off: u64, msg: String) -> Error {
+        Error::corruption(&self.file_name, Some(off), msg)
+    }
+
+    /// Read a block's contents (checksum verified if `verify`, decompressed).
+    pub(crate) fn read_block(&self, h: BlockHandle, verify: bool) -> Result<Vec<u8>> {
+        let end = h.offset.checked_add(h.size).and_then(|e| e.checked_add(BLOCK_TRAILER_LEN as u64));
+        match end {
+            Some(e) if e <= self.file_size => {}
+            _ => {
+                return Err(self.corruption(
+                    h.offset,
+                    format!("block handle ({}, {}) extends past the end of the file ({})", h.offset, h.size, self.file_size),
+                ))
+            }
+        }
+        let size = h.size as usize;
+        let mut buf = self.file.read_at(h.offset, size + BLOCK_TRAILER_LEN).map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
+        let ty = buf[size];
+        if verify && self.footer.checksum != ChecksumType::NoChecksum {
+            let stored = u32::from_le_bytes(buf[size + 1..size + 5].try_into().unwrap());
+            let calc = trailer_checksum(self.footer.checksum, &buf[..size], ty, self.footer.base_context_checksum, h.offset);
+            if stored != calc {
+                return Err(self.corruption(
+                    h.offset,
+                    format!("block checksum mismatch: stored = {stored:#010x}, computed = {calc:#010x}, type = {}", self.footer.checksum as u8),
+                ));
+            }
+        }
+        if ty == 0 {
+            buf.truncate(size);
+            Ok(buf)
+        } else {
+            decompress_block(ty, &buf[..size], self.footer.format_version).map_err(|e| e.in_file(&self.file_name, Some(h.offset)))
+        }
+    }
+
+    fn read_parsed_block(&self, h: BlockHandle, verify: bool) -> Result<Block> {
+        let raw = self.read_block(h, verify)?;
+        Block::new(raw).map_err(|e| e.in_file(&self.file_name, Some(h.offset)))
+    }
+
+    /// A data block, through the block cache.
+    pub(crate) fn data_block(&self, h: BlockHandle, verify: bool, fill_cache: bool) -> Result<Arc<Block>> {
+        if let Some(c) = &self.cache {
+            if let Some(b) = c.get((self.cache_id, h.offset)) {
+                return Ok(b);
+            }
+        }
+        let b = Arc::new(self.read_parsed_block(h, verify)?);
+        if fill_cache {
+            if let Some(c) = &self.cache {
+                c.insert((self.cache_id, h.offset), b.clone(), b.memory());
+            }
+        }
+        Ok(b)
+    }
+
+    fn index_iter(&self) -> BlockIter {
+        BlockIter::new(self.index_block.clone(), self.index_order.clone(), self.index_format)
+    }
+
+    fn data_iter(&self, b: Arc<Block>) -> BlockIter {
+        BlockIter::new(b, KeyOrder::Internal(self.icmp.clone()), EntryFormat::Data)
+    }
+
+    /// Whether the filter (if loaded) admits `user_key`.
+    pub(crate) fn key_may_match(&self, user_key: &[u8]) -> bool {
+        match &self.filter {
+            Some(f) if self.use_filter => f.key_may_match(user_key),
+            _ => true,
+        }
+    }
+
+    /// The first entry with internal key >= `lookup_ikey` if it has the same user key.
+    pub(crate) fn get(&self, lookup_ikey: &[u8], verify: bool, fill_cache: bool) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        let uk = user_key(lookup_ikey);
+        if !self.key_may_match(uk) {
+            return Ok(None);
+        }
+        let mut idx = self.index_iter();
+        idx.seek(lookup_ikey);
+        loop {
+            if !idx.valid() {
+                idx.status().map_err(|e| e.in_file(&self.file_name, Some(self.footer.index.offset)))?;
+                return Ok(None);
+            }
+            let h = idx.handle();
+            let block = self.data_block(h, verify, fill_cache)?;
+            let mut it = self.data_iter(block);
+            it.seek(lookup_ikey);
+            if it.valid() {
+                if self.icmp.compare_user(user_key(it.key()), uk) == Ordering::Equal {
+                    return Ok(Some((it.key().to_vec(), it.value().to_vec())));
+                }
+                return Ok(None);
+            }
+            it.status().map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
+            idx.next();
+        }
+    }
+
+    /// A two-level iterator over the whole table.
+    pub(crate) fn iter(self: &Arc<Self>, verify: bool, fill_cache: bool) -> TableIterator {
+        TableIterator {
+            index: self.index_iter(),
+            table: self.clone(),
+            data: None,
+            cur_block: None,
+            positioned: false,
+            verify,
+            fill_cache,
+            err: None,
+        }
+    }
+
+    pub(crate) fn properties(&self) -> &TableProperties {
+        &self.props
+    }
+
+    /// All range tombstones: (start internal key, end user key), as stored.
+    pub(crate) fn range_tombstones(&self) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let Some(&h) = self.meta.get(RANGE_DEL_NAME) else { return Ok(Vec::new()) };
+        let b = self.read_parsed_block(h, true)?;
+        let mut it = self.data_iter(Arc::new(b));
+        let mut out = Vec::new();
+        it.seek_to_first();
+        while it.valid() {
+            let pk = parse_internal_key(it.key()).map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
+            if pk.vtype != vt::RANGE_DELETION {
+                return Err(self.corruption(h.offset, format!("range deletion block has an entry of type {:#x}", pk.vtype)));
+            }
+            out.push((it.key().to_vec(), it.value().to_vec()));
+            it.next();
+        }
+        it.status().map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
+        Ok(out)
+    }
+
+    /// Read and verify every block of the file (sst_dump --command=verify), and parse every
+    /// data-block entry.
+    pub(crate) fn verify_checksums(&self) -> Result<()> {
+        self.read_parsed_block(self.footer.metaindex, true)?;
+        for h in self.meta.values() {
+            self.read_block(*h, true)?;
+        }
+        self.read_parsed_block(self.footer.index, true)?;
+        let mut idx = self.index_iter();
+        idx.seek_to_first();
+        while idx.valid() {
+            let h = idx.handle();
+            let b = self.read_parsed_block(h, true)?;
+            let mut it = self.data_iter(Arc::new(b));
+            it.seek_to_first();
+            while it.valid() {
+                parse_internal_key(it.key()).map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
+                it.next();
+            }
+            it.status().map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
+            idx.next();
+        }
+        idx.status().map_err(|e| e.in_file(&self.file_name, Some(self.footer.index.offset)))
+    }
+
+    /// Approximate file offset where `ikey` would be (for size estimates).
+    pub(crate) fn approximate_offset_of(&self, ikey: &[u8]) -> u64 {
+        let mut idx = self.index_iter();
+        idx.seek(ikey);
+        if idx.valid() {
+            idx.handle().offset
+        } else if self.props.data_size > 0 {
+            self.props.data_size
+        } else {
+            self.footer.metaindex.offset
+        }
+    }
+
+    /// Memory pinned by this reader (index, filter, properties).
+    pub(crate) fn approximate_memory_usage(&self) -> usize {
+        self.index_block.memory()
+            + self.filter.as_ref().map_or(0, |f| f.memory())
+            + self.props.raw.iter().map(|(k, v)| k.len() + v.len() + 48).sum::<usize>()
+            + std::mem::size_of::<Table>()
+    }
+
+    pub(crate) fn checksum_type(&self) -> ChecksumType {
+        self.footer.checksum
+    }
+    pub(crate) fn format_version(&self) -> u32 {
+        self.footer.format_version
+    }
+    pub(crate) fn footer(&self) -> &Footer {
+        &self.footer
+    }
+    pub(crate) fn index_handle(&self) -> BlockHandle {
+        self.footer.index
+    }
+    pub(crate) fn metaindex_handle(&self) -> BlockHandle {
+        self.footer.metaindex
+    }
+    /// Metaindex entries (meta block name → handle).
+    pub(crate) fn meta_blocks(&self) -> &BTreeMap<String, BlockHandle> {
+        &self.meta
+    }
+    pub(crate) fn file_name(&self) -> &str {
+        &self.file_name
+    }
+    pub(crate) fn file_size(&self) -> u64 {
+        self.file_size
+    }
+    pub(crate) fn has_filter(&self) -> bool {
+        self.filter.is_some()
+    }
+}
+
+/// Two-level iterator over a table: index block → data blocks. Owns an `Arc<Table>`.
+pub(crate) struct TableIterator {
+    table: Arc<Table>,
+    index: BlockIter,
+    data: Option<BlockIter>,
+    cur_block: Option<u64>,
+    positioned: bool,
+    verify: bool,
+    fill_cache: bool,
+    err: Option<Error>,
+}
+
+impl TableIterator {
+    fn set_err(&mut self, e: Error) {
+        if self.err.is_none() {
+            self.err = Some(e);
+        }
+        self.positioned = false;
+    }
+
+    /// Load the block the index points at. Returns false on error / no block.
+    fn init_data_block(&mut self) -> bool {
+        if !self.index.valid() {
+            if let Err(e) = self.index.status() {
+                let off = self.table.footer.index.offset;
+                let e = e.in_file(&self.table.file_name, Some(off));
+                self.set_err(e);
+            }
+            self.positioned = false;
+            return false;
+        }
+        let h = self.index.handle();
+        if self.cur_block == Some(h.offset) && self.data.is_some() {
+            self.positioned = true;
+            return true;
+        }
+        match self.table.data_block(h, self.verify, self.fill_cache) {
+            Ok(b) => {
+                match &mut self.data {
+                    Some(d) => d.reset(b),
+                    None => self.data = Some(self.table.data_iter(b)),
+                }
+                self.cur_block = Some(h.offset);
+                self.positioned = true;
+                true
+            }
+            Err(e) => {
+                self.cur_block = None;
+                self.set_err(e);
+                false
+            }
+        }
+    }
+
+    fn data_status(&mut self) -> bool {
+        if let Some(d) = &self.data {
+            if let Err(e) = d.status() {
+                let e = e.in_file(&self.table.file_name, self.cur_block);
+                self.cur_block = None;
+                self.set_err(e);
+                return false;
+            }
+        }
+        true
+    }
+
+    fn skip_forward(&mut self) {
+        loop {
+            if !self.positioned || self.err.is_some() {
+                return;
+            }
+            if self.data.as_ref().is_some_and(|d| d.valid()) {
+                return;
+            }
+            if !self.data_status() {
+                return;
+            }
+            self.index.next();
+            if !self.init_data_block() {
+                return;
+            }
+            if let Some(d) = &mut self.data {
+                d.seek_to_first();
+            }
+        }
+    }
+
+    fn skip_backward(&mut self) {
+        loop {
+            if !self.positioned || self.err.is_some() {
+                return;
+            }
+            if self.data.as_ref().is_some_and(|d| d.valid()) {
+                return;
+            }
+            if !self.data_status() {
+                return;
+            }
+            self.index.prev();
+            if !self.init_data_block() {
+                return;
+            }
+            if let Some(d) = &mut self.data {
+                d.seek_to_last();
+            }
+        }
+    }
+}
+
+impl InternalIterator for TableIterator {
+    #[inline]
+    fn valid(&self) -> bool {
+        self.positioned && self.err.is_none() && self.data.as_ref().is_some_and(|d| d.valid())
+    }
+
+    fn seek_to_first(&mut self) {
+        self.err = None;
+        self.index.seek_to_first();
+        if self.init_data_block() {
+            if let Some(d) = &mut self.data {
+                d.seek_to_first();
+            }
+            self.skip_forward();
+        }
+    }
+
+    fn seek_to_last(&mut self) {
+        self.err = None;
+        self.index.seek_to_last();
+        if self.init_data_block() {
+            if let Some(d) = &mut self.data {
+                d.seek_to_last();
+            }
+            self.skip_backward();
+        }
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        self.err = None;
+        self.index.seek(target);
+        if self.init_data_block() {
+            if let Some(d) = &mut self.data {
+                d.seek(target);
+            }
+            self.skip_forward();
+        }
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.err = None;
+        self.index.seek(target);
+        if !self.index.valid() {
+            if self.index.status().is_err() {
+                self.init_data_block();
+                return;
+            }
+            self.index.seek_to_last();
+        }
+        if self.init_data_block() {
+            if let Some(d) = &mut self.data {
+                d.seek_for_prev(target);
+            }
+            self.skip_backward();
+        }
+    }
+
+    fn next(&mut self) {
+        if let Some(d) = &mut self.data {
+            d.next();
+        }
+        self.skip_forward();
+    }
+
+    fn prev(&mut self) {
+        if let Some(d) = &mut self.data {
+            d.prev();
+        }
+        self.skip_backward();
+    }
+
+    #[inline]
+    fn key(&self) -> &[u8] {
+        self.data.as_ref().map_or(&[], |d| d.key())
+    }
+
+    #[inline]
+    fn value(&self) -> &[u8] {
+        self.data.as_ref().map_or(&[], |d| d.value())
+    }
+
+    fn status(&self) -> Result<()> {
+        match &self.err {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) fn tests_check_v7(v: &[u8]) -> Result<()> {
+    check_v7_compression_property(v)
+}
