@@ -548,3 +548,77 @@ fn fuzz_reader_never_panics() {
         let _ = dump_manifest(&input, "MANIFEST-000001", true);
     }
 }
+
+#[test]
+fn dump_wal_all_ops() {
+    let mut b = WriteBatch::new();
+    b.put("bp", "v");
+    b.delete("k17");
+    b.delete_range("k18", "k19");
+    b.put_log_data("blob!");
+    b.set_sequence(25);
+    let mut b2 = WriteBatch::new();
+    b2.single_delete("k15");
+    b2.merge("m", "x");
+    b2.set_sequence(28);
+    let mut data = Vec::new();
+    let off = encode_records(0, b.data(), &mut data);
+    let second = data.len();
+    encode_records(off, b2.data(), &mut data);
+    let (out, err) = dump_wal_with(&data, "000009.log", false, true).unwrap();
+    assert_eq!(
+        out,
+        format!(
+            "25,3,{},0,PUT(0) : 0x6270 : 0x76 DELETE(0) : 0x6B3137 DELETE_RANGE(0) : 0x6B3138 0x6B3139 \n\
+             28,2,{},{second},SINGLE_DELETE(0) : 0x6B3135 MERGE(0) : 0x6D : 0x78 \n",
+            b.size_in_bytes(),
+            b2.size_in_bytes()
+        )
+    );
+    assert!(err.is_empty());
+    // A corrupt record is skipped and reported on "stderr".
+    data[10] ^= 1;
+    let (out, err) = dump_wal_with(&data, "000009.log", false, false).unwrap();
+    assert_eq!(out, "");
+    assert!(err.contains("checksum mismatch"), "{err}");
+}
+
+#[test]
+fn dump_manifest_with_files() {
+    use crate::key::make_internal_key;
+    use crate::version_edit::FileMetaData;
+    let f = |n: u64, lo: &[u8], hi: &[u8], s: u64, l: u64| FileMetaData {
+        number: n,
+        file_size: 1000 + n,
+        smallest: make_internal_key(lo, s, 1),
+        largest: make_internal_key(hi, l, 1),
+        smallest_seqno: s,
+        largest_seqno: l,
+        ..FileMetaData::default()
+    };
+    let mut e1 = VersionEdit::new();
+    e1.set_comparator("leveldb.BytewiseComparator");
+    let mut e2 = VersionEdit { log_number: Some(5), next_file_number: Some(10), last_sequence: Some(30), ..Default::default() };
+    e2.add_file(0, f(7, b"a", b"c", 1, 10));
+    e2.add_file(0, f(8, b"b", b"d", 11, 20));
+    e2.add_file(1, f(9, b"x", b"z", 0, 0));
+    let mut e3 = VersionEdit { next_file_number: Some(11), ..Default::default() };
+    e3.delete_file(0, 7);
+    e3.add_file(1, f(6, b"m", b"n", 0, 0));
+    let mut data = Vec::new();
+    let mut off = 0;
+    for e in [&e1, &e2, &e3] {
+        off = encode_records(off, &e.encoded(), &mut data);
+    }
+    let out = dump_manifest(&data, "MANIFEST-000003", true).unwrap();
+    assert!(out.contains("VersionEdit {\n  Comparator: leveldb.BytewiseComparator\n  PersistUserDefinedTimestamps: true\n  ColumnFamily: 0\n}\n"));
+    assert!(out.contains("  DeleteFile: 0 7\n  AddFile: 1 6 1006 'm' seq:0, type:1 .. 'n' seq:0, type:1 oldest_ancester_time:0 file_creation_time:0 file_checksum: file_checksum_func_name: Unknown\n"), "{out}");
+    assert!(out.contains("log number: 5\n"));
+    assert!(out.contains("--- level 0 --- version# 1 ---\n 8:1008[11 .. 20]['b' seq:11, type:1 .. 'd' seq:20, type:1]\n--- level 1 --- version# 1 ---\n 6:1006[0 .. 0]['m' seq:0, type:1 .. 'n' seq:0, type:1]\n 9:1009[0 .. 0]['x' seq:0, type:1 .. 'z' seq:0, type:1]\n--- level 2"), "{out}");
+    assert!(out.ends_with("next_file_number 12 last_sequence 30  prev_log_number 0 max_column_family 0 min_log_number_to_keep 0\n"));
+    // Missing entries.
+    let mut d2 = Vec::new();
+    encode_records(0, &e1.encoded(), &mut d2);
+    let out = dump_manifest(&d2, "MANIFEST-000003", false).unwrap();
+    assert_eq!(out, "Corruption: no log_file_number, next_file_number, last_sequence entry in MANIFEST\n");
+}
