@@ -833,4 +833,279 @@ fn decode_wal_addition(r: &mut Reader<'_>) -> Result<WalAddition> {
 }
 
 #[cfg(test)]
-mod tests {}
+mod tests {
+    use super::*;
+    use crate::key::make_internal_key;
+
+    fn unhex(s: &str) -> Vec<u8> {
+        let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    }
+
+    /// The real 9.8.4 NewFile4 record of modern §3.2 (unique id bytes replaced by 0x11..0x20).
+    fn newfile4_984() -> Vec<u8> {
+        let mut v = unhex("67 00 09 bc08 09 61 0101000000000000 09 63 0103000000000000 01 03");
+        v.extend(unhex("05 05 ecc388d806 06 05 ecc388d806 0d 01 01 07 00 08 07"));
+        v.extend(b"Unknown");
+        v.extend(unhex("0c 10"));
+        v.extend(0x11u8..=0x20);
+        v.extend(unhex("0f 02 8808 01"));
+        v
+    }
+
+    #[test]
+    fn newfile4_984_decode_and_reencode() {
+        let bytes = newfile4_984();
+        let e = VersionEdit::decode(&bytes).unwrap();
+        assert_eq!(e.new_files.len(), 1);
+        let (level, f) = &e.new_files[0];
+        assert_eq!(*level, 0);
+        assert_eq!((f.number, f.file_size), (9, 1084));
+        assert_eq!(f.smallest, make_internal_key(b"a", 1, 1));
+        assert_eq!(f.largest, make_internal_key(b"c", 3, 1));
+        assert_eq!((f.smallest_seqno, f.largest_seqno), (1, 3));
+        assert_eq!(f.oldest_ancester_time, f.file_creation_time);
+        assert_eq!(f.epoch_number, 1);
+        assert_eq!(f.file_checksum, b"");
+        assert_eq!(f.file_checksum_func_name, "Unknown");
+        assert_eq!(f.tail_size, 1032);
+        let id0 = u64::from_le_bytes([0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18]);
+        assert_eq!(f.unique_id.unwrap()[0], id0);
+        // Our encoder writes the same fields in the same order.
+        assert_eq!(e.encoded(), bytes);
+        let s = e.debug_string(false);
+        assert!(
+            s.contains(&format!(
+                "AddFile: 0 9 1084 'a' seq:1, type:1 .. 'c' seq:3, type:1 oldest_ancester_time:{t} file_creation_time:{t} epoch_number:1 file_checksum: file_checksum_func_name: Unknown unique_id(internal): {{{id0},",
+                t = f.oldest_ancester_time
+            )),
+            "{s}"
+        );
+        assert!(e.debug_string(true).contains("AddFile: 0 9 1084 '61' seq:1, type:1 .. '63' seq:3"));
+        // Every truncation fails cleanly.
+        for n in 0..bytes.len() {
+            assert!(VersionEdit::decode(&bytes[..n]).is_err() || n == 0, "n={n}");
+        }
+    }
+
+    fn full_edit() -> VersionEdit {
+        let f = FileMetaData {
+            number: 12,
+            file_size: 4096,
+            smallest: make_internal_key(b"aa", 5, 1),
+            largest: make_internal_key(b"zz", crate::key::MAX_SEQUENCE, 0x0f),
+            smallest_seqno: 5,
+            largest_seqno: 90,
+            oldest_ancester_time: 1_700_000_000,
+            file_creation_time: 1_700_000_001,
+            epoch_number: 3,
+            marked_for_compaction: true,
+            temperature: 2,
+            unique_id: Some([7, 8]),
+            compensated_range_deletion_size: 10,
+            tail_size: 300,
+            oldest_blob_file_number: 0,
+            ..FileMetaData::default()
+        };
+        let mut e = VersionEdit::new();
+        e.db_id = Some("78b40747-2b51-41e3-a8d1-e606d2f6feef".into());
+        e.set_comparator("leveldb.BytewiseComparator");
+        e.log_number = Some(5);
+        e.prev_log_number = Some(0);
+        e.next_file_number = Some(14);
+        e.max_column_family = Some(0);
+        e.min_log_number_to_keep = Some(5);
+        e.last_sequence = Some(1000);
+        e.compact_cursors.push((1, make_internal_key(b"m", 3, 1)));
+        e.delete_file(0, 8);
+        e.add_file(1, f.clone());
+        e.add_file(2, FileMetaData { number: 13, epoch_number: 0, unique_id: None, ..f });
+        e.wal_additions.push(WalAddition { log_number: 4, synced_size: Some(100) });
+        e.wal_additions.push(WalAddition { log_number: 6, synced_size: None });
+        e.wal_deletion = Some(3);
+        e.remaining_entries = Some(2);
+        e.last_compacted_manifest_file_size = Some(99);
+        e
+    }
+
+    #[test]
+    fn round_trips() {
+        let e = full_edit();
+        let d = VersionEdit::decode(&e.encoded()).unwrap();
+        assert_eq!(d, e);
+        // Column family records.
+        let mut c = VersionEdit::new();
+        c.column_family = 3;
+        c.column_family_add = Some("cf3".into());
+        c.blob_file_additions.push(BlobFileAddition {
+            blob_file_number: 9,
+            total_blob_count: 2,
+            total_blob_bytes: 3,
+            checksum_method: b"crc".to_vec(),
+            checksum_value: vec![1, 2],
+        });
+        c.blob_file_garbages.push(BlobFileGarbage { blob_file_number: 9, garbage_blob_count: 1, garbage_blob_bytes: 1 });
+        c.full_history_ts_low = Some(vec![0; 8]);
+        assert_eq!(VersionEdit::decode(&c.encoded()).unwrap(), c);
+        let mut dr = VersionEdit::new();
+        dr.column_family = 3;
+        dr.column_family_drop = true;
+        assert_eq!(VersionEdit::decode(&dr.encoded()).unwrap(), dr);
+        let s = c.debug_string(false);
+        assert!(s.contains("ColumnFamily: 3\n  ColumnFamilyAdd: cf3"), "{s}");
+        // Minimal 7.8-style edit: default CF is not written.
+        let m = VersionEdit { log_number: Some(0), last_sequence: Some(0), ..Default::default() };
+        assert_eq!(m.encoded(), vec![2, 0, 4, 0]);
+        assert_eq!(m.to_string(), "VersionEdit {\n  LogNumber: 0\n  LastSeq: 0\n  ColumnFamily: 0\n}\n");
+    }
+
+    #[test]
+    fn min_log_number_hack_written_once() {
+        let e = full_edit();
+        let bytes = e.encoded();
+        let needle = [3u8, 8, 5, 0, 0, 0, 0, 0, 0, 0];
+        let count = bytes.windows(needle.len()).filter(|w| *w == needle).count();
+        assert_eq!(count, 1);
+    }
+
+    fn nf4_with_custom(custom: &[u8]) -> Vec<u8> {
+        let mut v = unhex("67 01 05 10 09 61 0101000000000000 09 63 0103000000000000 01 03");
+        v.extend_from_slice(custom);
+        v.push(1);
+        v
+    }
+
+    #[test]
+    fn newfile4_custom_tags() {
+        // Unknown ignorable custom tag (no bit 6) and tags 10/11/16/17: ignored.
+        for c in [&b"\x1e\x02ab"[..], b"\x0a\x01x", b"\x0b\x01x", b"\x10\x01\x00", b"\x11\x03abc"] {
+            let e = VersionEdit::decode(&nf4_with_custom(c)).unwrap();
+            assert_eq!(e.new_files[0].1.number, 5);
+        }
+        // Must-understand unknown tag.
+        let e = VersionEdit::decode(&nf4_with_custom(b"\x42\x01x")).unwrap_err();
+        assert!(e.is_corruption() && e.to_string().contains("must understand"), "{e}");
+        // Path id: 0 accepted, anything else NotSupported; wrong size is corruption.
+        assert!(VersionEdit::decode(&nf4_with_custom(b"\x41\x01\x00")).is_ok());
+        assert!(VersionEdit::decode(&nf4_with_custom(b"\x41\x01\x01")).unwrap_err().is_not_supported());
+        assert!(VersionEdit::decode(&nf4_with_custom(b"\x41\x02\x00\x00")).unwrap_err().is_corruption());
+        // MinLogNumberToKeepHack sets the edit's field.
+        let e = VersionEdit::decode(&nf4_with_custom(b"\x03\x08\x07\x00\x00\x00\x00\x00\x00\x00")).unwrap();
+        assert_eq!(e.min_log_number_to_keep, Some(7));
+        // NeedCompaction, temperature, bad unique id.
+        let e = VersionEdit::decode(&nf4_with_custom(b"\x02\x01\x01\x09\x01\x03")).unwrap();
+        assert!(e.new_files[0].1.marked_for_compaction);
+        assert_eq!(e.new_files[0].1.temperature, 3);
+        assert!(VersionEdit::decode(&nf4_with_custom(b"\x0c\x03abc")).is_err());
+        // File number mask.
+        let mut v = vec![0x67, 0];
+        crate::coding::put_varint64(&mut v, (1u64 << 62) | 77);
+        v.extend(unhex("10 09 61 0101000000000000 09 63 0103000000000000 01 03 01"));
+        assert_eq!(VersionEdit::decode(&v).unwrap().new_files[0].1.number, 77);
+        // Boundary keys: any type byte accepted, but at least 8 bytes.
+        let v = unhex("67 01 05 10 09 61 01010000000000ff 09 63 01ff000000000000 01 03 01");
+        assert!(VersionEdit::decode(&v).is_ok());
+        let v = unhex("67 01 05 10 01 61 09 63 0103000000000000 01 03 01");
+        assert!(VersionEdit::decode(&v).is_err());
+    }
+
+    #[test]
+    fn old_new_file_formats() {
+        let keys = unhex("09 61 0101000000000000 09 63 0103000000000000");
+        let mut nf = unhex("07 02 0a 20");
+        nf.extend(&keys);
+        let e = VersionEdit::decode(&nf).unwrap();
+        assert_eq!((e.new_files[0].0, e.new_files[0].1.number, e.new_files[0].1.file_size), (2, 10, 32));
+        let mut nf2 = unhex("64 02 0a 20");
+        nf2.extend(&keys);
+        nf2.extend([1, 3]);
+        let e = VersionEdit::decode(&nf2).unwrap();
+        assert_eq!(e.new_files[0].1.largest_seqno, 3);
+        let mut nf3 = unhex("66 02 0a 00 20");
+        nf3.extend(&keys);
+        nf3.extend([1, 3]);
+        let e = VersionEdit::decode(&nf3).unwrap();
+        assert_eq!(e.new_files[0].1.file_size, 32);
+        let mut nf3b = unhex("66 02 0a 01 20");
+        nf3b.extend(&keys);
+        nf3b.extend([1, 3]);
+        assert!(VersionEdit::decode(&nf3b).unwrap_err().is_not_supported());
+    }
+
+    #[test]
+    fn tags_safe_ignore_unknown_and_misc() {
+        // Safe-ignore tags (8202 and a future 8300) are skipped.
+        let mut v = unhex("8a40 03 010203 ac40 02 0909 02 07");
+        let e = VersionEdit::decode(&v).unwrap();
+        assert_eq!(e.log_number, Some(7));
+        v.push(0x80); // dangling varint
+        assert!(VersionEdit::decode(&v).unwrap_err().to_string().contains("invalid tag"));
+        // Safe-ignore with a length past the end.
+        assert!(VersionEdit::decode(&unhex("ac40 05 01")).is_err());
+        // Unknown tags without bit 13.
+        for t in [8u8, 11, 50, 101] {
+            let e = VersionEdit::decode(&[t, 0]).unwrap_err();
+            assert!(e.is_corruption() && e.to_string().contains(&format!("unknown tag {t}")), "{e}");
+        }
+        // Old-style WAL addition/deletion (not length-prefixed), new style, atomic group, max CF.
+        let v = unhex("8440 04 02 64 01  8540 03  c801 05  cb01 06  ac02 02");
+        let e = VersionEdit::decode(&v).unwrap();
+        assert_eq!(e.wal_additions, vec![WalAddition { log_number: 4, synced_size: Some(100) }]);
+        assert_eq!(e.wal_deletion, Some(3));
+        assert_eq!(e.column_family, 5);
+        assert_eq!(e.max_column_family, Some(6));
+        assert_eq!(e.remaining_entries, Some(2));
+        assert!(VersionEdit::decode(&unhex("8440 04 07 01")).is_err(), "unknown WalAddition subtag");
+        // Deprecated blob tags (no length prefix).
+        let v = unhex("8240 01 02 03 00 00 01  8340 01 02 03 01");
+        let e = VersionEdit::decode(&v).unwrap();
+        assert_eq!(e.blob_file_additions.len(), 1);
+        assert_eq!(e.blob_file_garbages.len(), 1);
+        assert!(VersionEdit::decode(&unhex("9003 01 02 03 00 00 42 00 01")).is_err(), "must-understand blob field");
+        // PersistUDT wrong size; empty FullHistoryTsLow.
+        assert!(VersionEdit::decode(&unhex("8940 02 0101")).is_err());
+        assert!(VersionEdit::decode(&unhex("8640 00")).is_err());
+        // DbId record of TV6 shape.
+        let mut v = unhex("8140 24");
+        v.extend(b"581cc87f-0000-0000-0000-bf181f63891b");
+        assert_eq!(VersionEdit::decode(&v).unwrap().db_id.as_deref(), Some("581cc87f-0000-0000-0000-bf181f63891b"));
+    }
+
+    #[test]
+    fn fuzz_never_panics() {
+        let mut x: u64 = 0xdead_beef_1234_5677;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let base = full_edit().encoded();
+        let nf = newfile4_984();
+        for i in 0..30000 {
+            let data: Vec<u8> = match i % 3 {
+                0 => (0..(next() % 40) as usize).map(|_| next() as u8).collect(),
+                1 => {
+                    let mut d = base.clone();
+                    for _ in 0..1 + next() % 3 {
+                        let p = (next() as usize) % d.len();
+                        d[p] = next() as u8;
+                    }
+                    d.truncate((next() as usize) % (d.len() + 1));
+                    d
+                }
+                _ => {
+                    let mut d = nf.clone();
+                    let p = (next() as usize) % d.len();
+                    d[p] = next() as u8;
+                    d
+                }
+            };
+            if let Ok(e) = VersionEdit::decode(&data) {
+                let _ = e.debug_string(i % 2 == 0);
+                let again = VersionEdit::decode(&e.encoded());
+                assert!(again.is_ok(), "re-encode of a decoded edit must decode: {data:?}");
+            }
+        }
+    }
+}

@@ -448,4 +448,184 @@ impl<'a> Iterator for Records<'a> {
 }
 
 #[cfg(test)]
-mod tests {}
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Collect(Vec<String>);
+    impl BatchHandler for Collect {
+        fn put(&mut self, k: &[u8], v: &[u8]) -> Result<()> {
+            self.0.push(format!("put {} {}", String::from_utf8_lossy(k), String::from_utf8_lossy(v)));
+            Ok(())
+        }
+        fn delete(&mut self, k: &[u8]) -> Result<()> {
+            self.0.push(format!("del {}", String::from_utf8_lossy(k)));
+            Ok(())
+        }
+        fn single_delete(&mut self, k: &[u8]) -> Result<()> {
+            self.0.push(format!("sdel {}", String::from_utf8_lossy(k)));
+            Ok(())
+        }
+        fn delete_range(&mut self, b: &[u8], e: &[u8]) -> Result<()> {
+            self.0.push(format!("range {} {}", String::from_utf8_lossy(b), String::from_utf8_lossy(e)));
+            Ok(())
+        }
+        fn merge(&mut self, k: &[u8], v: &[u8]) -> Result<()> {
+            self.0.push(format!("merge {} {}", String::from_utf8_lossy(k), String::from_utf8_lossy(v)));
+            Ok(())
+        }
+        fn log_data(&mut self, b: &[u8]) -> Result<()> {
+            self.0.push(format!("log {}", String::from_utf8_lossy(b)));
+            Ok(())
+        }
+    }
+
+    fn example_12_6() -> WriteBatch {
+        let mut b = WriteBatch::new();
+        b.put("bp", "v");
+        b.delete("k17");
+        b.delete_range("k18", "k19");
+        b.put_log_data("blob!");
+        b.set_sequence(25);
+        b
+    }
+
+    #[test]
+    fn encoding_12_6() {
+        let b = example_12_6();
+        assert_eq!(b.len(), 3, "LogData is not counted");
+        assert_eq!(b.count(), 3);
+        assert_eq!(b.sequence(), 25);
+        let mut want = vec![25, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0];
+        want.extend(b"\x01\x02bp\x01v");
+        want.extend(b"\x00\x03k17");
+        want.extend(b"\x0f\x03k18\x03k19");
+        want.extend(b"\x03\x05blob!");
+        assert_eq!(b.data(), &want[..]);
+        assert_eq!(b.size_in_bytes(), want.len());
+        let mut c = Collect::default();
+        b.iterate(&mut c).unwrap();
+        assert_eq!(c.0, vec!["put bp v", "del k17", "range k18 k19", "log blob!"]);
+        let d = WriteBatch::from_data(want).unwrap();
+        assert_eq!(d, b);
+        assert!(format!("{b:?}").contains("count: 3"));
+    }
+
+    #[test]
+    fn ldb_put_k_v_payload() {
+        let mut b = WriteBatch::new();
+        b.put(b"k", b"v");
+        b.set_sequence(1);
+        assert_eq!(b.data(), &[1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 1, b'k', 1, b'v']);
+    }
+
+    #[test]
+    fn api_basics() {
+        let mut b = WriteBatch::default();
+        assert!(b.is_empty());
+        assert_eq!(b.size_in_bytes(), 12);
+        b.put("a", "1");
+        b.merge("a", "2");
+        b.single_delete("x");
+        b.delete(String::from("y"));
+        b.put_log_data(vec![1u8, 2]);
+        assert_eq!(b.len(), 4);
+        let mut c = Collect::default();
+        b.iterate(&mut c).unwrap();
+        assert_eq!(c.0, vec!["put a 1", "merge a 2", "sdel x", "del y", "log \u{1}\u{2}"]);
+        let mut other = WriteBatch::new();
+        other.put("z", "9");
+        let snapshot = b.clone();
+        b.append_batch(&other);
+        assert_eq!(b.len(), 5);
+        assert_eq!(b.size_in_bytes(), snapshot.size_in_bytes() + other.size_in_bytes() - 12);
+        assert!(WriteBatch::from_data(b.data().to_vec()).is_ok());
+        b.clear();
+        assert!(b.is_empty());
+        assert_eq!(b.data(), &[0u8; 12]);
+        assert!(b.validate().is_ok());
+    }
+
+    #[test]
+    fn wrong_count_and_truncation() {
+        let b = example_12_6();
+        let mut bad = b.data().to_vec();
+        bad[8] = 4;
+        let e = WriteBatch::from_data(bad.clone()).unwrap_err();
+        assert!(e.is_corruption() && e.to_string().contains("wrong count"), "{e}");
+        let raw = WriteBatch::from_data_unchecked(bad).unwrap();
+        assert!(raw.iterate(&mut Collect::default()).unwrap_err().to_string().contains("wrong count"));
+        let full = b.data();
+        let without_logdata = full.len() - 7;
+        for n in 0..full.len() {
+            let r = WriteBatch::from_data(full[..n].to_vec());
+            if n == without_logdata {
+                assert!(r.is_ok());
+            } else {
+                assert!(r.unwrap_err().is_corruption(), "n={n}");
+            }
+        }
+    }
+
+    #[test]
+    fn column_families_and_unsupported_tags() {
+        let hdr = |count: u8| vec![0, 0, 0, 0, 0, 0, 0, 0, count, 0, 0, 0];
+        // CF variants with cf 0 are fine.
+        let mut d = hdr(5);
+        d.extend(b"\x05\x00\x01a\x01b\x04\x00\x01c\x06\x00\x01d\x01e\x08\x00\x01f\x0e\x00\x01g\x01h");
+        d.extend(b"\x0d\x09\x0a\x01x\x0b\x01x\x0c\x01x\x12\x13\x15\x01t\x01x");
+        let b = WriteBatch::from_data(d).unwrap();
+        let mut c = Collect::default();
+        b.iterate(&mut c).unwrap();
+        assert_eq!(c.0, vec!["put a b", "del c", "merge d e", "sdel f", "range g h"]);
+        // Other CFs are not supported.
+        let mut d = hdr(1);
+        d.extend(b"\x05\x03\x01a\x01b");
+        let e = WriteBatch::from_data(d).unwrap().iterate(&mut Collect::default()).unwrap_err();
+        assert!(e.is_not_supported() && e.to_string().contains("column family 3"), "{e}");
+        // Blob index, wide columns, timed put: NotSupported.
+        for t in [&b"\x11\x01a\x01b"[..], b"\x10\x00\x01a\x01b", b"\x16\x01a\x01b", b"\x17\x00\x01a\x01b", b"\x18\x01a\x01b", b"\x19\x00\x01a\x01b"] {
+            let mut d = hdr(1);
+            d.extend(t);
+            let b = WriteBatch::from_data(d).unwrap();
+            assert!(b.iterate(&mut Collect::default()).unwrap_err().is_not_supported());
+        }
+        // Unknown tags: Corruption.
+        for t in [0x14u8, 0x1a, 0x7f, 0xff] {
+            let mut d = hdr(0);
+            d.extend([t, 1, b'a']);
+            let e = WriteBatch::from_data(d).unwrap_err();
+            assert!(e.is_corruption() && e.to_string().contains("unknown WriteBatch tag"), "{e}");
+        }
+    }
+
+    #[test]
+    fn fuzz_never_panics() {
+        let mut x: u64 = 0x1234_5678_9abc_def1;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let base = example_12_6().data().to_vec();
+        for i in 0..20000 {
+            let data: Vec<u8> = if i % 2 == 0 {
+                let n = (next() % 64) as usize;
+                (0..n).map(|_| (next() % 0x1c) as u8).collect()
+            } else {
+                let mut d = base.clone();
+                let p = (next() as usize) % d.len();
+                d[p] = next() as u8;
+                d
+            };
+            if let Ok(b) = WriteBatch::from_data(data.clone()) {
+                let _ = b.iterate(&mut Collect::default());
+            }
+            if let Ok(b) = WriteBatch::from_data_unchecked(data) {
+                let _ = b.iterate(&mut Collect::default());
+                let _ = b.records().count();
+            }
+        }
+    }
+}
