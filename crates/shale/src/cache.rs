@@ -183,16 +183,6 @@ impl BlockCache {
     }
 }
 
-// TEMPORARY: the foundation's `fs/mem.rs` test calls `unwrap_err()` on a `Result<Box<dyn
-// FileLock>>`, which needs `Debug` for `dyn FileLock`; without this `cargo test --lib` does not
-// compile. Remove once `fs` provides it.
-#[cfg(test)]
-impl std::fmt::Debug for dyn crate::fs::FileLock {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("FileLock")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

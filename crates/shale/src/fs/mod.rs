@@ -45,6 +45,12 @@ pub trait RandomAccessFile: Send + Sync {
 /// A held lock on a file; dropping it releases the lock.
 pub trait FileLock: Send + Sync {}
 
+impl std::fmt::Debug for dyn FileLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FileLock")
+    }
+}
+
 /// The operations Shale needs from a file system.
 pub trait FileSystem: Send + Sync {
     fn create_dir_all(&self, path: &Path) -> Result<()>;
