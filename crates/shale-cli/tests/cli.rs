@@ -242,7 +242,7 @@ fn ldb_put_then_get() {
     let o = shale(&["ldb", &db, "get", "0x61", "--hex"]);
     assert_eq!(stdout(&o), "0x62\n");
     let o = shale(&["ldb", &db, "scan"]);
-    assert_eq!(stdout(&o), "a ==> b\n");
+    assert_eq!(stdout(&o), "a : b\n");
     let o = shale(&["ldb", &db, "get"]);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
