@@ -403,3 +403,13 @@ fn bytewise_fast_compare_matches_slices() {
         assert_eq!(c.compare(&ia, &ib), InternalKeyComparator::default().compare(&ia, &ib));
     }
 }
+
+#[test]
+fn thread_safety_bounds() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<MemTable>();
+    send_sync::<skiplist::SkipList<MemKeyCmp>>();
+    send_sync::<arena::Arena>();
+    fn send<T: Send>() {}
+    send::<MemTableIterator>();
+}
