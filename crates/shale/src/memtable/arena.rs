@@ -205,7 +205,7 @@ mod tests {
             // SAFETY: the allocation has at least 1 byte and is ours.
             unsafe { p.as_ptr().write(i as u8) };
         }
-        assert!(a.memory_usage() >= 4096 && a.memory_usage() % 4096 == 0);
+        assert!(a.memory_usage() >= 4096 && a.memory_usage().is_multiple_of(4096));
         assert!(a.allocated_bytes() <= a.memory_usage());
         let before = a.memory_usage();
         let big = a.allocate_aligned(3000); // > block/4: own block

@@ -156,7 +156,7 @@ fn iterator_model() {
     let mut seq = 1;
     for _ in 0..4000 {
         let uk = format!("{:06}", rng.next() % 1500).into_bytes();
-        let t = if rng.next() % 5 == 0 { vt::DELETION } else { vt::VALUE };
+        let t = if rng.next().is_multiple_of(5) { vt::DELETION } else { vt::VALUE };
         let v = format!("v{seq}").into_bytes();
         assert!(m.add(seq, t, &uk, &v));
         model.insert(model_key(&uk, seq, t), v);
@@ -334,4 +334,82 @@ fn concurrent_adds_and_iteration() {
         }
     }
     assert_eq!(collect(&mut m.iter()).len() as u64, WRITERS * PER);
+}
+
+/// Micro-benchmark of the write hot path (db_bench fillseq/fillrandom shapes: 1M entries,
+/// 16-byte keys, 100-byte values). Run with
+/// `cargo test --release -p shale --lib memtable::tests::bench_fill -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn bench_fill() {
+    const N: u64 = 1_000_000;
+    let value = [b'x'; 100];
+    let key16 = |v: u64| {
+        let mut k = [b'0'; 16];
+        k[..8].copy_from_slice(&v.to_be_bytes());
+        k
+    };
+    let mut rng = Rng(0x2545_F491);
+    let rand_keys: Vec<u64> = (0..N).map(|_| rng.next() % N).collect();
+    let phases: Vec<(&str, bool)> = match std::env::var("MEMBENCH").as_deref() {
+        Ok("seq") => vec![("fillseq", false); 3],
+        Ok("random") => vec![("fillrandom", true); 2],
+        _ => vec![("fillseq", false), ("fillrandom", true), ("fillseq", false), ("fillrandom", true)],
+    };
+    for (name, random) in phases {
+        let m = Arc::new(MemTable::new(InternalKeyComparator::default(), 4 << 20));
+        let t = std::time::Instant::now();
+        for i in 0..N {
+            let k = if random { rand_keys[i as usize] } else { i };
+            m.add(i + 1, vt::VALUE, &key16(k), &value);
+        }
+        let el = t.elapsed();
+        let t2 = std::time::Instant::now();
+        let mut found = 0;
+        for i in 0..if std::env::var("MEMBENCH_NOGET").is_ok() { 0 } else { N } {
+            let k = rand_keys[i as usize];
+            if m.get(&lookup(&key16(k), MAX_SEQUENCE)).is_some() {
+                found += 1;
+            }
+        }
+        let el2 = t2.elapsed();
+        println!(
+            "{name:>10}: {:6.1} ns/add, get {:6.1} ns ({found} found), mem {} MiB",
+            el.as_nanos() as f64 / N as f64,
+            el2.as_nanos() as f64 / N as f64,
+            m.approximate_memory_usage() >> 20
+        );
+    }
+}
+
+#[test]
+fn bytewise_fast_compare_matches_slices() {
+    let mut rng = Rng(5);
+    for _ in 0..20_000 {
+        let la = (rng.next() % 20) as usize;
+        let lb = (rng.next() % 20) as usize;
+        let a: Vec<u8> = (0..la).map(|_| (rng.next() % 3) as u8 * 127).collect();
+        let mut b: Vec<u8> = (0..lb).map(|_| (rng.next() % 3) as u8 * 127).collect();
+        if rng.next().is_multiple_of(2) {
+            b = a.clone();
+            if !b.is_empty() && rng.next().is_multiple_of(2) {
+                let i = (rng.next() as usize) % b.len();
+                b[i] = b[i].wrapping_add(1);
+            }
+        }
+        assert_eq!(bytewise_compare(&a, &b), a.cmp(&b), "{a:?} {b:?}");
+        let c = MemKeyCmp::new(InternalKeyComparator::default());
+        let (ia, ib) = (make_internal_key(&a, rng.next() % 4, vt::VALUE), make_internal_key(&b, rng.next() % 4, vt::VALUE));
+        assert_eq!(c.compare(&ia, &ib), InternalKeyComparator::default().compare(&ia, &ib));
+    }
+}
+
+#[test]
+fn thread_safety_bounds() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<MemTable>();
+    send_sync::<skiplist::SkipList<MemKeyCmp>>();
+    send_sync::<arena::Arena>();
+    fn send<T: Send>() {}
+    send::<MemTableIterator>();
 }
