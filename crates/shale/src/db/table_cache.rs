@@ -65,7 +65,7 @@ impl TableCache {
                 format!("table file size is {size} but the MANIFEST records {expected_size}"),
             ));
         }
-        Table::open(
+        let t = Table::open(
             file,
             name_of(&path),
             size,
@@ -76,7 +76,17 @@ impl TableCache {
                 use_filter: self.use_filter,
                 verify_checksums: self.paranoid,
             },
-        )
+        )?;
+        // Until range deletions are supported, refuse to read around them rather than return
+        // keys they delete.
+        if t.properties().num_range_deletions > 0 {
+            return Err(Error::NotSupported(format!(
+                "{}: the table holds {} range deletion(s), which this version cannot apply",
+                name_of(&path),
+                t.properties().num_range_deletions
+            )));
+        }
+        Ok(t)
     }
 
     /// The table of a live file, opening it if needed.
