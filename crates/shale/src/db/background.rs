@@ -82,7 +82,7 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
                     &st.versions.compact_cursor,
                 );
                 if let Some(pick) = pick {
-                    let r = catch_unwind(AssertUnwindSafe(|| run_compaction(db, &mut st, pick)));
+                    let r = catch_unwind(AssertUnwindSafe(|| run_compaction(db, &mut st, pick, true)));
                     match r {
                         Ok(Ok(())) => {}
                         Ok(Err(e)) => record_error(db, &mut st, e),

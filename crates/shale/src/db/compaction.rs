@@ -15,7 +15,7 @@ use super::version::{FileMeta, Version};
 use super::{DbInner, DbState};
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
-use crate::key::{parse_internal_key, user_key, vt, InternalKeyComparator, SequenceNumber};
+use crate::key::{parse_internal_key, vt, InternalKeyComparator, SequenceNumber};
 use crate::table::{TableBuilder, TableBuilderOptions};
 use crate::version_edit::{FileMetaData, VersionEdit};
 
@@ -241,7 +241,7 @@ pub(crate) fn build_tables(
                 if let Some(o) = &cur {
                     if new_key && o.builder.file_size_estimate() >= p.target_file_size {
                         let o = cur.take().ok_or_else(|| Error::corrupt("no output"))?;
-                        outputs.push(finish_output(db, o, p.epoch)?);
+                        outputs.push(finish_output(o, p.epoch)?);
                     }
                 }
                 if cur.is_none() {
@@ -274,7 +274,7 @@ pub(crate) fn build_tables(
         }
         input.status()?;
         if let Some(o) = cur.take() {
-            outputs.push(finish_output(db, o, p.epoch)?);
+            outputs.push(finish_output(o, p.epoch)?);
         }
         if !outputs.is_empty() {
             // The new files' directory entries must be durable before a MANIFEST names them.
@@ -293,7 +293,7 @@ pub(crate) fn build_tables(
     Ok(outputs)
 }
 
-fn finish_output(db: &DbInner, o: OpenOutput, epoch: u64) -> Result<FileMetaData> {
+fn finish_output(o: OpenOutput, epoch: u64) -> Result<FileMetaData> {
     let (info, mut file) = o.builder.finish()?;
     file.sync()?;
     drop(file);
@@ -310,21 +310,23 @@ fn finish_output(db: &DbInner, o: OpenOutput, epoch: u64) -> Result<FileMetaData
         epoch_number: epoch,
         ..Default::default()
     })
-    .map(|m| {
-        let _ = db;
-        m
-    })
 }
 
 /// Run one picked compaction. Called by a background thread holding the DB mutex; the mutex is
 /// released while files are merged.
-pub(crate) fn run_compaction(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, pick: Pick) -> Result<()> {
+/// `allow_move`: a single input with no overlap below may be moved without rewriting.
+pub(crate) fn run_compaction(
+    db: &Arc<DbInner>,
+    st: &mut MutexGuard<'_, DbState>,
+    pick: Pick,
+    allow_move: bool,
+) -> Result<()> {
     let start = Instant::now();
     for f in pick.all_inputs() {
         st.being_compacted.insert(f.number());
     }
     st.compactions_running += 1;
-    let r = run_compaction_inner(db, st, &pick, start);
+    let r = run_compaction_inner(db, st, &pick, start, allow_move);
     st.compactions_running -= 1;
     for f in pick.all_inputs() {
         st.being_compacted.remove(&f.number());
@@ -332,10 +334,15 @@ pub(crate) fn run_compaction(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>
     r
 }
 
-fn run_compaction_inner(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, pick: &Pick, start: Instant) -> Result<()> {
+fn run_compaction_inner(
+    db: &Arc<DbInner>,
+    st: &mut MutexGuard<'_, DbState>,
+    pick: &Pick,
+    start: Instant,
+    allow_move: bool,
+) -> Result<()> {
     let version = st.versions.current.clone();
-    if pick.is_trivial_move() && pick.level > 0 || (pick.level == 0 && pick.is_trivial_move() && version.num_files(0) == 1)
-    {
+    if allow_move && pick.is_trivial_move() {
         let f = &pick.inputs[0];
         let mut edit = VersionEdit::default();
         edit.deleted_files.push((pick.level as u32, f.number()));
@@ -447,86 +454,14 @@ pub(crate) fn compact_range(db: &Arc<DbInner>, begin: Option<&[u8]>, end: Option
             };
             let next = v.overlapping(level + 1, Some(&lo), Some(&hi));
             let pick = Pick { level, output_level: level + 1, inputs, next_inputs: next, score: 0.0 };
-            if pick.is_trivial_move() && level > 0 {
-                // still rewrite: manual compaction to the bottom should drop garbage
-            }
-            run_compaction_forced(db, &mut st, pick)?;
+            // A manual compaction rewrites even a lone file, so that garbage is dropped.
+            run_compaction(db, &mut st, pick, false)?;
         }
         Ok(())
     })();
     st.manual_compactions -= 1;
     db.work_cv.notify_all();
     r
-}
-
-fn run_compaction_forced(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, pick: Pick) -> Result<()> {
-    if pick.is_trivial_move() {
-        // A rewrite, not a move: merge the single file with nothing so garbage is dropped.
-        let p = Pick { next_inputs: Vec::new(), ..pick };
-        return run_rewrite(db, st, p);
-    }
-    run_compaction(db, st, pick)
-}
-
-fn run_rewrite(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, pick: Pick) -> Result<()> {
-    // Same as a normal compaction, but never take the trivial-move shortcut.
-    let start = Instant::now();
-    for f in pick.all_inputs() {
-        st.being_compacted.insert(f.number());
-    }
-    st.compactions_running += 1;
-    let v = st.versions.current.clone();
-    let mut deeper_ranges = Vec::new();
-    for level in pick.output_level + 1..v.num_levels() {
-        for f in &v.files[level] {
-            deeper_ranges.push((f.smallest_user().to_vec(), f.largest_user().to_vec()));
-        }
-    }
-    let params = OutputParams {
-        output_level: pick.output_level,
-        bottommost: true,
-        target_file_size: db.opts.target_file_size_base,
-        epoch: pick.all_inputs().map(|f| f.meta.epoch_number).min().unwrap_or(0),
-        snapshots: db.snapshot_list(),
-        deeper_ranges,
-    };
-    let in_bytes: u64 = pick.all_inputs().map(|f| f.meta.file_size).sum();
-    let r = (|| -> Result<()> {
-        let outputs = parking_lot::MutexGuard::unlocked(st, || -> Result<Vec<FileMetaData>> {
-            let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
-            for f in pick.all_inputs() {
-                let t = db.table_cache.get(f)?;
-                children.push(Box::new(t.iter(true, false)));
-            }
-            let mut it = MergingIterator::new(db.icmp.clone(), children);
-            build_tables(db, &mut it, &params)
-        })?;
-        let mut edit = VersionEdit::default();
-        for f in &pick.inputs {
-            edit.deleted_files.push((pick.level as u32, f.number()));
-        }
-        let mut out_bytes = 0;
-        for f in &outputs {
-            out_bytes += f.file_size;
-            edit.new_files.push((pick.output_level as u32, f.clone()));
-        }
-        let last = db.last_seq.load(AtOrd::Acquire);
-        st.versions.log_and_apply(&mut edit, last, db.opts.paranoid_checks)?;
-        db.install_super_version(st);
-        st.stats.record_compaction(pick.level, pick.output_level, in_bytes, out_bytes, outputs.len(), start.elapsed());
-        Ok(())
-    })();
-    st.compactions_running -= 1;
-    for f in pick.all_inputs() {
-        st.being_compacted.remove(&f.number());
-    }
-    r
-}
-
-/// The user key of an internal key, for tests of the picker.
-#[allow(dead_code)]
-pub(crate) fn ukey(ikey: &[u8]) -> &[u8] {
-    user_key(ikey)
 }
 
 #[cfg(test)]
