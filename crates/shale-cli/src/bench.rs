@@ -151,6 +151,8 @@ enum Method {
     DeleteRandom,
     ReadWhileWriting,
     Compact,
+    /// db_bench's checksum benchmarks: `crc32c`, `xxhash`, `xxhash64`, `xxh3`.
+    Checksum(&'static str),
 }
 
 /// What one benchmark name means.
@@ -181,6 +183,10 @@ pub const KNOWN_BENCHMARKS: &[&str] = &[
     "flush",
     "waitforcompaction",
     "stats",
+    "crc32c",
+    "xxhash",
+    "xxhash64",
+    "xxh3",
 ];
 
 /// Per-benchmark parameters (db_bench's members sanitized at the top of each benchmark).
@@ -195,6 +201,7 @@ struct Ctx {
     key_size: usize,
     entries_per_batch: i64,
     seek_nexts: i64,
+    block_size: usize,
     compression_ratio: f64,
     duration: u64,
     granularity: i64,
@@ -465,6 +472,7 @@ fn run_method(m: Method, ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
                 bg_writer(ctx, sh, t)
             }
         }
+        Method::Checksum(kind) => checksum(ctx, t, kind),
         Method::Compact => {
             t.rand.next(); // SelectDB(thread)
             if let Err(e) = ctx.db.compact_range(None, None) {
@@ -472,6 +480,25 @@ fn run_method(m: Method, ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
             }
         }
     }
+}
+
+/// db_bench's Crc32c / xxHash / xxHash64 / xxh3 benchmarks: hash `--block_size` bytes of 'x'
+/// per op until 5000 MiB have been hashed (as db_bench does).
+fn checksum(ctx: &Ctx, t: &mut ThreadState, kind: &str) {
+    let size = ctx.block_size.max(1);
+    let data = vec![b'x'; size];
+    let op = if kind == "crc32c" { OpType::Crc } else { OpType::Hash };
+    let mut bytes: u64 = 0;
+    let mut acc: u64 = 0;
+    while bytes < 5000 * 1048576 {
+        acc ^= shale::tools::bench_hash(kind, &data).unwrap_or(0);
+        t.stats.finished_ops(1, op);
+        bytes += size as u64;
+    }
+    // print so the result is not dead code
+    eprint!("... {kind}=0x{acc:x}\r");
+    t.stats.add_bytes(bytes);
+    t.stats.add_message(&format!("({size} per op)"));
 }
 
 struct Benchmark {
@@ -569,6 +596,10 @@ impl Benchmark {
             "deleterandom" => run(Method::DeleteRandom, false),
             "readwhilewriting" => run(Method::ReadWhileWriting, false),
             "compact" => run(Method::Compact, false),
+            "crc32c" => run(Method::Checksum("crc32c"), false),
+            "xxhash" => run(Method::Checksum("xxhash"), false),
+            "xxhash64" => run(Method::Checksum("xxhash64"), false),
+            "xxh3" => run(Method::Checksum("xxh3"), false),
             "flush" => Some(Action::Flush),
             "waitforcompaction" => Some(Action::WaitForCompaction),
             "stats" => Some(Action::Stats),
@@ -670,6 +701,7 @@ impl Benchmark {
                 key_size: self.cfg.key_size,
                 entries_per_batch,
                 seek_nexts: self.cfg.seek_nexts,
+                block_size: self.opts.block_size,
                 compression_ratio: self.cfg.compression_ratio,
                 duration: self.cfg.duration,
                 granularity: self.cfg.ops_between_duration_checks,

@@ -21,6 +21,8 @@ pub enum OpType {
     Write,
     Delete,
     Seek,
+    Crc,
+    Hash,
 }
 
 impl OpType {
@@ -30,6 +32,8 @@ impl OpType {
             OpType::Write => "write",
             OpType::Delete => "delete",
             OpType::Seek => "seek",
+            OpType::Crc => "crc",
+            OpType::Hash => "hash",
         }
     }
 }
