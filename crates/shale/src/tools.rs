@@ -108,11 +108,11 @@ fn sst_files(path: &Path) -> Result<Vec<PathBuf>> {
 pub fn sst_dump(path: &Path, o: &SstDumpOptions) -> Result<String> {
     let mut out = String::new();
     let fmt = |b: Option<&Vec<u8>>| b.map(|k| if o.output_hex { hex_upper(k) } else { printable(k) }).unwrap_or_default();
-    let _ = writeln!(out, "from [{}] to [{}]", fmt(o.from.as_ref()), fmt(o.to.as_ref()));
     for file in sst_files(path)? {
         let _ = writeln!(out, "Process {}", file.display());
         let t = open_sst(&file)?;
         let _ = writeln!(out, "Sst file format: block-based");
+        let _ = writeln!(out, "from [{}] to [{}]", fmt(o.from.as_ref()), fmt(o.to.as_ref()));
         match o.command.as_str() {
             "verify" | "check" => {
                 t.verify_checksums()?;
@@ -147,8 +147,9 @@ pub fn sst_dump(path: &Path, o: &SstDumpOptions) -> Result<String> {
                         break;
                     }
                     let pk = parse_internal_key(it.key())?;
+                    // sst_dump prints hex without the 0x prefix
                     let (k, v) = if o.output_hex {
-                        (hex_upper(pk.user_key), hex_upper(it.value()))
+                        (hex_upper(pk.user_key)[2..].to_string(), hex_upper(it.value())[2..].to_string())
                     } else {
                         (printable(pk.user_key), printable(it.value()))
                     };
