@@ -131,6 +131,7 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
         new_db(&fs, path, &cmp_name)?;
     }
     let mut vs = VersionSet::recover(path, fs.clone(), icmp.clone(), opts.num_levels, opts.paranoid_checks)?;
+    check_live_tables(&fs, path, &vs)?;
     let db_id = read_identity(&fs, path).or_else(|| vs.db_id.clone()).unwrap_or_else(new_uuid);
     // Every numbered file in the directory raises the file counter (as RocksDB does).
     let names = fs.list(path)?;
@@ -238,6 +239,28 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
         db.install_super_version(&st);
     }
     Ok(db)
+}
+
+/// Every table file of the recovered version must exist with the size the MANIFEST records
+/// (RocksDB checks this when it opens the DB); checked before anything is written.
+fn check_live_tables(fs: &Arc<dyn FileSystem>, dir: &Path, vs: &VersionSet) -> Result<()> {
+    for (_, f) in vs.current.all_files() {
+        let p = table_name(dir, f.number());
+        let size = fs.file_size(&p).map_err(|e| match e {
+            Error::Io { file, source } if source.kind() == std::io::ErrorKind::NotFound => {
+                Error::corruption(file, None, "table file referenced by the MANIFEST is missing")
+            }
+            e => e,
+        })?;
+        if size != f.meta.file_size {
+            return Err(Error::corruption(
+                name_of(&p),
+                None,
+                format!("table file size is {size} but the MANIFEST records {}", f.meta.file_size),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Flush the recovery memtable to L0 (read-write open only).
@@ -357,7 +380,6 @@ fn delete_obsolete_files(db: &DbInner, vs: &VersionSet) -> Result<()> {
             let _ = db.fs.remove_file(&db.path.join(&n));
         }
     }
-    let _ = table_name;
     Ok(())
 }
 
