@@ -232,8 +232,11 @@ fn manifest_with_flush_edits_byte_flips_are_detected() {
         d[off] ^= 0x01;
         write_file(&fs2, &mpath, &d);
         open_and_check(&mem_opts(&fs2), &m, &format!("flip at {off}"), |e| {
+            // A flip in the length of a record can make it run past the end of the file, which
+            // reads as a torn tail (RocksDB too); the edits after it are then missing, and the
+            // tables they removed are found missing: still an error, never wrong data.
             assert!(
-                matches!(e, Error::Corruption { file, .. } if file.contains(&mname))
+                matches!(e, Error::Corruption { file, .. } if file.contains(&mname) || file.ends_with(".sst"))
                     || matches!(e, Error::NotSupported(_) | Error::InvalidArgument(_)),
                 "flip at {off}: {e:?}"
             )
@@ -722,3 +725,4 @@ fn api_misuse() {
     // and a read-only open does not block a writer? (it takes no lock, as RocksDB)
     let _ = Path::new("");
 }
+
