@@ -233,7 +233,10 @@ impl VersionSet {
         let mut have_log = false;
         let mut have_next = false;
         let mut have_last = false;
-        let mut reader = log::Reader::new(data, mfile.clone(), 0, WalRecoveryMode::AbsoluteConsistency);
+        // As RocksDB (VersionSet::Recover reads with kTolerateCorruptedTailRecords): a record torn by
+        // a crash in the middle of an append ends the MANIFEST; a bad record before the end is
+        // still an error. Only fully synced edits were acted upon, so the torn one is not needed.
+        let mut reader = log::Reader::new(data, mfile.clone(), 0, WalRecoveryMode::TolerateCorruptedTailRecords);
         loop {
             let rec = match reader.read_record()? {
                 Some(r) => r,
