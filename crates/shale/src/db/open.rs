@@ -357,6 +357,14 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64]) -> Result<()> {
                 }
             }
         }
+        // A torn tail is only a tail if nothing follows: records in a later WAL after a torn
+        // record mean acknowledged writes were lost in between (RocksDB's point-in-time mode
+        // reports a truncated record as corruption for the same reason).
+        if stopped_at.is_none() && mode != WalRecoveryMode::SkipAnyCorruptedRecords {
+            if let Some((off, why)) = reader.torn_tail() {
+                stopped_at = Some((name.clone(), off, why));
+            }
+        }
     }
     if !db.read_only {
         flush_recovered(db)?;
