@@ -245,7 +245,7 @@ fn read_eio_is_an_error_not_wrong_data() {
 #[test]
 fn power_loss_random_points_keep_synced_writes_and_a_prefix() {
     let start = std::time::Instant::now();
-    for seed in 1..=12u64 {
+    for seed in 1..=40u64 {
         let fs = MemFs::new();
         let mut opts = mem_opts(&fs);
         opts.write_buffer_size = 4096;
