@@ -33,15 +33,16 @@ pub fn dir() -> &'static Path {
 
 /// Small options over `fs` so that flushes and compactions happen quickly.
 pub fn small_opts(fs: Arc<dyn FileSystem>) -> Options {
-    let mut o = Options::default();
-    o.create_if_missing = true;
-    o.env = fs;
-    o.write_buffer_size = 8 << 10;
-    o.block_size = 256;
-    o.target_file_size_base = 16 << 10;
-    o.max_bytes_for_level_base = 64 << 10;
-    o.level0_file_num_compaction_trigger = 2;
-    o
+    Options {
+        create_if_missing: true,
+        env: fs,
+        write_buffer_size: 8 << 10,
+        block_size: 256,
+        target_file_size_base: 16 << 10,
+        max_bytes_for_level_base: 64 << 10,
+        level0_file_num_compaction_trigger: 2,
+        ..Options::default()
+    }
 }
 
 pub fn mem_opts(fs: &MemFs) -> Options {
