@@ -131,6 +131,7 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
         new_db(&fs, path, &cmp_name)?;
     }
     let mut vs = VersionSet::recover(path, fs.clone(), icmp.clone(), opts.num_levels, opts.paranoid_checks)?;
+    check_live_tables(&fs, path, &vs)?;
     let db_id = read_identity(&fs, path).or_else(|| vs.db_id.clone()).unwrap_or_else(new_uuid);
     // Every numbered file in the directory raises the file counter (as RocksDB does).
     let names = fs.list(path)?;
@@ -240,6 +241,28 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
     Ok(db)
 }
 
+/// Every table file of the recovered version must exist with the size the MANIFEST records
+/// (RocksDB checks this when it opens the DB); checked before anything is written.
+fn check_live_tables(fs: &Arc<dyn FileSystem>, dir: &Path, vs: &VersionSet) -> Result<()> {
+    for (_, f) in vs.current.all_files() {
+        let p = table_name(dir, f.number());
+        let size = fs.file_size(&p).map_err(|e| match e {
+            Error::Io { file, source } if source.kind() == std::io::ErrorKind::NotFound => {
+                Error::corruption(file, None, "table file referenced by the MANIFEST is missing")
+            }
+            e => e,
+        })?;
+        if size != f.meta.file_size {
+            return Err(Error::corruption(
+                name_of(&p),
+                None,
+                format!("table file size is {size} but the MANIFEST records {}", f.meta.file_size),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Flush the recovery memtable to L0 (read-write open only).
 fn flush_recovered(db: &Arc<DbInner>) -> Result<()> {
     let mut st = db.state.lock();
@@ -279,11 +302,8 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64]) -> Result<()> {
         let name = name_of(&path);
         let data = db.fs.read_all(&path)?;
         let mut reader = log::Reader::new(data, name.clone(), num, mode);
-        loop {
-            let rec = match reader.read_record()? {
-                Some(r) => r.to_vec(),
-                None => break,
-            };
+        while let Some(r) = reader.read_record()? {
+            let rec = r.to_vec();
             let off = reader.last_record_offset();
             if let Some((sfile, soff, why)) = &stopped_at {
                 return Err(Error::corruption(
@@ -334,6 +354,14 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64]) -> Result<()> {
                 }
             }
         }
+        // A torn tail is only a tail if nothing follows: records in a later WAL after a torn
+        // record mean acknowledged writes were lost in between (RocksDB's point-in-time mode
+        // reports a truncated record as corruption for the same reason).
+        if stopped_at.is_none() && mode != WalRecoveryMode::SkipAnyCorruptedRecords {
+            if let Some((off, why)) = reader.torn_tail() {
+                stopped_at = Some((name.clone(), off, why));
+            }
+        }
     }
     if !db.read_only {
         flush_recovered(db)?;
@@ -357,7 +385,6 @@ fn delete_obsolete_files(db: &DbInner, vs: &VersionSet) -> Result<()> {
             let _ = db.fs.remove_file(&db.path.join(&n));
         }
     }
-    let _ = table_name;
     Ok(())
 }
 

@@ -233,12 +233,11 @@ impl VersionSet {
         let mut have_log = false;
         let mut have_next = false;
         let mut have_last = false;
-        let mut reader = log::Reader::new(data, mfile.clone(), 0, WalRecoveryMode::AbsoluteConsistency);
-        loop {
-            let rec = match reader.read_record()? {
-                Some(r) => r,
-                None => break,
-            };
+        // As RocksDB (VersionSet::Recover reads with kTolerateCorruptedTailRecords): a record torn by
+        // a crash in the middle of an append ends the MANIFEST; a bad record before the end is
+        // still an error. Only fully synced edits were acted upon, so the torn one is not needed.
+        let mut reader = log::Reader::new(data, mfile.clone(), 0, WalRecoveryMode::TolerateCorruptedTailRecords);
+        while let Some(rec) = reader.read_record()? {
             let edit = VersionEdit::decode(rec);
             let rec_off = reader.last_record_offset();
             let edit = edit.map_err(|e| e.in_file(&mfile, Some(rec_off)))?;

@@ -201,6 +201,9 @@ fn write_group(db: &Arc<DbInner>, group: &[Arc<Writer>]) -> Result<()> {
         match r {
             Ok(()) => wal.unsynced = !sync,
             Err(e) => {
+                // The record may have reached the WAL and be replayed by recovery: its sequence
+                // numbers are used up, so a write after `resume()` can never reuse them.
+                db.last_seq.store(first + count - 1, Ordering::Release);
                 drop(wal);
                 // Fail-stop: no later write may succeed after a WAL failure.
                 let mut st = db.state.lock();
