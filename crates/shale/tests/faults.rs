@@ -148,6 +148,9 @@ fn flush_eio_stops_writes_until_resume() {
     }
     f.clear();
     db.resume().unwrap();
+    // resume flushed the memtable that was pending when the error struck
+    assert_eq!(db.property_int_value("rocksdb.num-immutable-mem-table").unwrap(), Some(0));
+    assert!(db.property_int_value("rocksdb.num-files-at-level0").unwrap().unwrap() >= 1);
     fill(&db, &mut m, 40, 400, &WriteOptions::default());
     db.flush().unwrap();
     db.wait_for_compact().unwrap();
@@ -200,6 +203,8 @@ fn enospc_during_compaction_is_surfaced_and_data_intact() {
     let e = db.compact_range(None, None).expect_err("compaction with ENOSPC");
     assert!(e.is_no_space(), "{e:?}");
     assert!(dump(&db) == m, "reads after a failed compaction");
+    // a failed manual compaction stops writes, as an automatic one does
+    assert!(matches!(db.put(b"x", b"y"), Err(Error::Background(_))));
     f.clear();
     db.resume().unwrap();
     db.compact_range(None, None).unwrap();

@@ -11,7 +11,7 @@ use parking_lot::MutexGuard;
 use super::compaction::{pick_compaction, picker_config, run_compaction};
 use super::filename::table_name;
 use super::flush::run_flush;
-use super::{write, DbInner, DbState};
+use super::{DbInner, DbState};
 use crate::error::{Error, Result};
 
 pub(crate) fn start(db: &Arc<DbInner>) -> Result<()> {
@@ -135,8 +135,9 @@ pub(crate) fn wait_for_compact(db: &Arc<DbInner>) -> Result<()> {
     }
 }
 
-/// Clear the background error; the memtable is switched to a fresh WAL so nothing is appended
-/// after a possibly torn record.
+/// Clear the background error. As RocksDB does, the memtable is switched to a fresh WAL (so
+/// nothing is appended after a possibly torn record) and flushed before `resume` returns, so the
+/// WAL that saw the failure is no longer needed for recovery.
 pub(crate) fn resume(db: &Arc<DbInner>) -> Result<()> {
     {
         let mut st = db.state.lock();
@@ -145,9 +146,8 @@ pub(crate) fn resume(db: &Arc<DbInner>) -> Result<()> {
         }
         st.bg_error = None;
     }
-    write::force_switch(db)?;
     db.work_cv.notify_all();
-    Ok(())
+    super::flush::flush_and_wait(db)
 }
 
 pub(crate) fn shutdown(db: &Arc<DbInner>) {

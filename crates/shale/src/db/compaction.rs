@@ -460,6 +460,13 @@ pub(crate) fn compact_range(db: &Arc<DbInner>, begin: Option<&[u8]>, end: Option
         Ok(())
     })();
     st.manual_compactions -= 1;
+    // An I/O failure in a manual compaction stops writes like one in an automatic compaction.
+    if let Err(e) = &r {
+        if e.is_io() && st.bg_error.is_none() {
+            st.bg_error = Some(e.clone());
+            db.bg_cv.notify_all();
+        }
+    }
     db.work_cv.notify_all();
     r
 }
