@@ -277,14 +277,16 @@ pub(crate) fn compact_key(key: &[u8], entries: Vec<KEntry>, ctx: &KeyCtx<'_>) ->
                     x.vtype == vt::VALUE && stripe(ctx.snapshots, x.seq) == s && !ctx.covered(x.seq)
                 });
                 if next_put.is_some() {
+                    // Both vanish; nothing is written that would hide older entries, so those
+                    // are still judged on their own.
                     i += 2;
                 } else {
                     if !(ctx.bottom && s == 0) {
                         out.push(e.clone());
                     }
+                    hidden = Some(s);
                     i += 1;
                 }
-                hidden = Some(s);
             }
             vt::MERGE => {
                 let mut j = i + 1;
@@ -427,6 +429,9 @@ mod tests {
         // SD over a Delete: kept (not at the bottom)
         let got = run(vec![e(5, vt::SINGLE_DELETION, ""), e(3, vt::DELETION, "")], &[], false, &[]);
         assert_eq!(got, vec![e(5, vt::SINGLE_DELETION, "")]);
+        // after cancelling, an older deletion is still written
+        let got = run(vec![e(5, vt::SINGLE_DELETION, ""), e(4, vt::VALUE, "b"), e(3, vt::DELETION, "")], &[], false, &[]);
+        assert_eq!(got, vec![e(3, vt::DELETION, "")]);
         // SD alone at the bottom: dropped
         assert_eq!(run(vec![e(5, vt::SINGLE_DELETION, "")], &[], true, &[]), vec![]);
     }
