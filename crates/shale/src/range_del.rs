@@ -39,12 +39,18 @@ impl FragmentedRangeTombstoneList {
     /// consecutive boundaries carrying the seqnos of every active tombstone (descending).
     pub(crate) fn new(icmp: &InternalKeyComparator, mut tombstones: Vec<RangeTombstone>) -> Self {
         tombstones.retain(|t| icmp.compare_user(&t.start, &t.end) == Ordering::Less);
-        tombstones.sort_by(|a, b| icmp.compare_user(&a.start, &b.start).then(b.seq.cmp(&a.seq)));
+        tombstones.sort_by(|a, b| {
+            icmp.compare_user(&a.start, &b.start)
+                .then(b.seq.cmp(&a.seq))
+        });
         let mut fragments: Vec<Fragment> = Vec::new();
         // active: (end, seq), kept sorted by end
         let mut active: Vec<(Vec<u8>, SequenceNumber)> = Vec::new();
         let mut cur: Option<Vec<u8>> = None;
-        let emit = |fragments: &mut Vec<Fragment>, active: &mut Vec<(Vec<u8>, SequenceNumber)>, cur: &mut Option<Vec<u8>>, next: Option<&[u8]>| {
+        let emit = |fragments: &mut Vec<Fragment>,
+                    active: &mut Vec<(Vec<u8>, SequenceNumber)>,
+                    cur: &mut Option<Vec<u8>>,
+                    next: Option<&[u8]>| {
             // Emit fragments from `cur` up to `next` (or to the largest active end).
             while let Some(c) = cur.clone() {
                 if active.is_empty() {
@@ -53,14 +59,20 @@ impl FragmentedRangeTombstoneList {
                 }
                 let smallest_end = active[0].0.clone();
                 let (to, reached_next) = match next {
-                    Some(n) if icmp.compare_user(n, &smallest_end) != Ordering::Greater => (n.to_vec(), true),
+                    Some(n) if icmp.compare_user(n, &smallest_end) != Ordering::Greater => {
+                        (n.to_vec(), true)
+                    }
                     _ => (smallest_end, false),
                 };
                 if icmp.compare_user(&c, &to) == Ordering::Less {
                     let mut seqs: Vec<SequenceNumber> = active.iter().map(|a| a.1).collect();
                     seqs.sort_unstable_by(|a, b| b.cmp(a));
                     seqs.dedup();
-                    fragments.push(Fragment { start: c, end: to.clone(), seqs });
+                    fragments.push(Fragment {
+                        start: c,
+                        end: to.clone(),
+                        seqs,
+                    });
                 }
                 active.retain(|a| icmp.compare_user(&a.0, &to) == Ordering::Greater);
                 *cur = Some(to);
@@ -90,8 +102,14 @@ impl FragmentedRangeTombstoneList {
     }
 
     /// The fragment containing `key`, by binary search.
-    pub(crate) fn fragment_for(&self, icmp: &InternalKeyComparator, key: &[u8]) -> Option<&Fragment> {
-        let i = self.fragments.partition_point(|f| icmp.compare_user(&f.end, key) != Ordering::Greater);
+    pub(crate) fn fragment_for(
+        &self,
+        icmp: &InternalKeyComparator,
+        key: &[u8],
+    ) -> Option<&Fragment> {
+        let i = self
+            .fragments
+            .partition_point(|f| icmp.compare_user(&f.end, key) != Ordering::Greater);
         let f = self.fragments.get(i)?;
         if icmp.compare_user(&f.start, key) != Ordering::Greater {
             Some(f)
@@ -102,7 +120,12 @@ impl FragmentedRangeTombstoneList {
 
     /// The largest tombstone seqno `<= read_seq` covering `key`, or 0.
     #[inline]
-    pub(crate) fn max_covering_seq(&self, icmp: &InternalKeyComparator, key: &[u8], read_seq: SequenceNumber) -> SequenceNumber {
+    pub(crate) fn max_covering_seq(
+        &self,
+        icmp: &InternalKeyComparator,
+        key: &[u8],
+        read_seq: SequenceNumber,
+    ) -> SequenceNumber {
         if self.fragments.is_empty() {
             return 0;
         }
@@ -115,7 +138,11 @@ impl FragmentedRangeTombstoneList {
     /// Every (fragment, seq) as plain tombstones (to re-fragment a union of lists).
     pub(crate) fn tombstones(&self) -> impl Iterator<Item = RangeTombstone> + '_ {
         self.fragments.iter().flat_map(|f| {
-            f.seqs.iter().map(move |&s| RangeTombstone { start: f.start.clone(), end: f.end.clone(), seq: s })
+            f.seqs.iter().map(move |&s| RangeTombstone {
+                start: f.start.clone(),
+                end: f.end.clone(),
+                seq: s,
+            })
         })
     }
 }
@@ -127,7 +154,11 @@ pub(crate) fn max_covering(
     key: &[u8],
     read_seq: SequenceNumber,
 ) -> SequenceNumber {
-    lists.iter().map(|l| l.max_covering_seq(icmp, key, read_seq)).max().unwrap_or(0)
+    lists
+        .iter()
+        .map(|l| l.max_covering_seq(icmp, key, read_seq))
+        .max()
+        .unwrap_or(0)
 }
 
 /// A memtable's range tombstones (RocksDB's `range_del_table_`) with the cached fragmented list.
@@ -157,14 +188,14 @@ impl MemRangeDels {
         !self.any.load(AO::Acquire)
     }
 
-    pub(crate) fn len(&self) -> usize {
-        self.raw.lock().len()
-    }
-
     /// Add a tombstone; the fragmented list is rebuilt by [`refresh`](Self::refresh) (the
     /// writer calls it once per write group).
     pub(crate) fn add(&self, start: &[u8], end: &[u8], seq: SequenceNumber) {
-        self.raw.lock().push(RangeTombstone { start: start.to_vec(), end: end.to_vec(), seq });
+        self.raw.lock().push(RangeTombstone {
+            start: start.to_vec(),
+            end: end.to_vec(),
+            seq,
+        });
         self.dirty.store(true, AO::Release);
         self.any.store(true, AO::Release);
     }
@@ -185,7 +216,10 @@ impl MemRangeDels {
     /// The fragmented list (None when there are no tombstones). Rebuilds only if a writer has
     /// not refreshed yet (e.g. during recovery).
     #[inline]
-    pub(crate) fn fragmented(&self, icmp: &InternalKeyComparator) -> Option<Arc<FragmentedRangeTombstoneList>> {
+    pub(crate) fn fragmented(
+        &self,
+        icmp: &InternalKeyComparator,
+    ) -> Option<Arc<FragmentedRangeTombstoneList>> {
         if self.is_empty() {
             return None;
         }
@@ -201,7 +235,11 @@ mod tests {
     use super::*;
 
     fn t(s: &str, e: &str, seq: u64) -> RangeTombstone {
-        RangeTombstone { start: s.as_bytes().to_vec(), end: e.as_bytes().to_vec(), seq }
+        RangeTombstone {
+            start: s.as_bytes().to_vec(),
+            end: e.as_bytes().to_vec(),
+            seq,
+        }
     }
 
     fn frag(ts: Vec<RangeTombstone>) -> Vec<(String, String, Vec<u64>)> {
@@ -209,25 +247,48 @@ mod tests {
         FragmentedRangeTombstoneList::new(&icmp, ts)
             .fragments
             .into_iter()
-            .map(|f| (String::from_utf8(f.start).unwrap(), String::from_utf8(f.end).unwrap(), f.seqs))
+            .map(|f| {
+                (
+                    String::from_utf8(f.start).unwrap(),
+                    String::from_utf8(f.end).unwrap(),
+                    f.seqs,
+                )
+            })
             .collect()
     }
 
     fn g(v: &[(&str, &str, &[u64])]) -> Vec<(String, String, Vec<u64>)> {
-        v.iter().map(|(s, e, q)| (s.to_string(), e.to_string(), q.to_vec())).collect()
+        v.iter()
+            .map(|(s, e, q)| (s.to_string(), e.to_string(), q.to_vec()))
+            .collect()
     }
 
     #[test]
     fn rocksdb_example() {
         // §12.6: [k03,k08)@21 and [k05,k12)@22
         let got = frag(vec![t("k05", "k12", 22), t("k03", "k08", 21)]);
-        assert_eq!(got, g(&[("k03", "k05", &[21]), ("k05", "k08", &[22, 21]), ("k08", "k12", &[22])]));
+        assert_eq!(
+            got,
+            g(&[
+                ("k03", "k05", &[21]),
+                ("k05", "k08", &[22, 21]),
+                ("k08", "k12", &[22])
+            ])
+        );
     }
 
     #[test]
     fn overlapping_and_disjoint() {
         let got = frag(vec![t("a", "c", 5), t("b", "d", 3), t("f", "g", 9)]);
-        assert_eq!(got, g(&[("a", "b", &[5]), ("b", "c", &[5, 3]), ("c", "d", &[3]), ("f", "g", &[9])]));
+        assert_eq!(
+            got,
+            g(&[
+                ("a", "b", &[5]),
+                ("b", "c", &[5, 3]),
+                ("c", "d", &[3]),
+                ("f", "g", &[9])
+            ])
+        );
     }
 
     #[test]
@@ -235,7 +296,12 @@ mod tests {
         let got = frag(vec![t("a", "z", 1), t("c", "e", 7), t("d", "e", 9)]);
         assert_eq!(
             got,
-            g(&[("a", "c", &[1]), ("c", "d", &[7, 1]), ("d", "e", &[9, 7, 1]), ("e", "z", &[1])])
+            g(&[
+                ("a", "c", &[1]),
+                ("c", "d", &[7, 1]),
+                ("d", "e", &[9, 7, 1]),
+                ("e", "z", &[1])
+            ])
         );
     }
 
@@ -257,8 +323,21 @@ mod tests {
 
     #[test]
     fn adjacent_and_chain() {
-        let got = frag(vec![t("a", "b", 1), t("b", "c", 2), t("b", "d", 3), t("c", "f", 4)]);
-        assert_eq!(got, g(&[("a", "b", &[1]), ("b", "c", &[3, 2]), ("c", "d", &[4, 3]), ("d", "f", &[4])]));
+        let got = frag(vec![
+            t("a", "b", 1),
+            t("b", "c", 2),
+            t("b", "d", 3),
+            t("c", "f", 4),
+        ]);
+        assert_eq!(
+            got,
+            g(&[
+                ("a", "b", &[1]),
+                ("b", "c", &[3, 2]),
+                ("c", "d", &[4, 3]),
+                ("d", "f", &[4])
+            ])
+        );
     }
 
     #[test]
@@ -277,7 +356,11 @@ mod tests {
                 .map(|i| {
                     let a = rnd(20);
                     let b = a + rnd(8);
-                    RangeTombstone { start: vec![a as u8], end: vec![b as u8], seq: i as u64 + 1 }
+                    RangeTombstone {
+                        start: vec![a as u8],
+                        end: vec![b as u8],
+                        seq: i as u64 + 1,
+                    }
                 })
                 .collect();
             let l = FragmentedRangeTombstoneList::new(&icmp, ts.clone());

@@ -301,10 +301,12 @@ fn shale_reads_rocksdict_databases() {
 fn rocksdb_reads_shale_range_deletions_and_single_deletes() {
     let Some(t) = tools() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let mut o = Options::default();
-    o.create_if_missing = true;
-    o.write_buffer_size = 64 << 10;
-    o.target_file_size_base = 32 << 10;
+    let o = Options {
+        create_if_missing: true,
+        write_buffer_size: 64 << 10,
+        target_file_size_base: 32 << 10,
+        ..Options::default()
+    };
     let db = DB::open(&o, dir.path()).unwrap();
     let k = |i: u32| format!("k{i:05}").into_bytes();
     for i in 0..3000 {
@@ -325,7 +327,7 @@ fn rocksdb_reads_shale_range_deletions_and_single_deletes() {
     db.flush().unwrap();
     db.delete_range(k(2500), k(2600)).unwrap(); // only in the WAL
     let expect = shale_dump(&db);
-    assert!(expect.get(&k(200)).is_none() && expect.get(&k(7)).is_none());
+    assert!(!expect.contains_key(&k(200)) && !expect.contains_key(&k(7)));
     assert_eq!(expect.get(&k(400)).map(|v| v.as_slice()), Some(&b"again"[..]));
     drop(db);
     assert_eq!(ldb_scan(&t, dir.path()), expect, "ldb scan");
@@ -387,8 +389,7 @@ fn shale_reads_db_bench_merge_operands() {
     ]));
     let expect = ldb_scan(&t, dir.path());
     assert!(!expect.is_empty());
-    let mut o = Options::default();
-    o.merge_operator = shale::merge::merge_operator_by_name("uint64add");
+    let o = Options { merge_operator: shale::merge::merge_operator_by_name("uint64add"), ..Options::default() };
     let db = DB::open_for_read_only(&o, dir.path(), false).unwrap();
     assert_eq!(shale_dump(&db), expect, "read-only");
     for k in expect.keys().take(200) {

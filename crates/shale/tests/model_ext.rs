@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use shale::merge::merge_operator_by_name;
-use shale::{MemFs, Options, ReadOptions, WriteBatch, WriteOptions, DB};
+use shale::{MemFs, Options, ReadOptions, WriteBatch, DB};
 
 struct Rng(u64);
 impl Rng {
@@ -28,20 +28,24 @@ fn key(i: u64) -> Vec<u8> {
 }
 
 fn small_opts(fs: &MemFs) -> Options {
-    let mut o = Options::default();
-    o.create_if_missing = true;
-    o.env = Arc::new(fs.clone());
-    o.write_buffer_size = 8 << 10;
-    o.block_size = 256;
-    o.target_file_size_base = 16 << 10;
-    o.max_bytes_for_level_base = 64 << 10;
-    o.level0_file_num_compaction_trigger = 2;
-    o
+    Options {
+        create_if_missing: true,
+        env: Arc::new(fs.clone()),
+        write_buffer_size: 8 << 10,
+        block_size: 256,
+        target_file_size_base: 16 << 10,
+        max_bytes_for_level_base: 64 << 10,
+        level0_file_num_compaction_trigger: 2,
+        ..Options::default()
+    }
 }
 
 fn range_scan(m: &Model, lo: Option<&[u8]>, hi: Option<&[u8]>) -> Vec<(Vec<u8>, Vec<u8>)> {
     m.iter()
-        .filter(|(k, _)| lo.map(|l| k.as_slice() >= l).unwrap_or(true) && hi.map(|h| k.as_slice() < h).unwrap_or(true))
+        .filter(|(k, _)| {
+            lo.map(|l| k.as_slice() >= l).unwrap_or(true)
+                && hi.map(|h| k.as_slice() < h).unwrap_or(true)
+        })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
 }
@@ -50,7 +54,12 @@ fn check_full(db: &DB, m: &Model, rng: &mut Rng, ro: &ReadOptions) {
     // point reads
     for _ in 0..50 {
         let k = key(rng.below(400));
-        assert_eq!(db.get_opt(&k, ro).unwrap(), m.get(&k).cloned(), "get {:?}", String::from_utf8_lossy(&k));
+        assert_eq!(
+            db.get_opt(&k, ro).unwrap(),
+            m.get(&k).cloned(),
+            "get {:?}",
+            String::from_utf8_lossy(&k)
+        );
     }
     // multi_get
     let keys: Vec<Vec<u8>> = (0..20).map(|_| key(rng.below(400))).collect();
@@ -60,8 +69,16 @@ fn check_full(db: &DB, m: &Model, rng: &mut Rng, ro: &ReadOptions) {
     }
     // iterators with random bounds, both directions
     let mut ro2 = ro.clone();
-    let lo = if rng.below(2) == 0 { Some(key(rng.below(400))) } else { None };
-    let hi = if rng.below(2) == 0 { Some(key(rng.below(400))) } else { None };
+    let lo = if rng.below(2) == 0 {
+        Some(key(rng.below(400)))
+    } else {
+        None
+    };
+    let hi = if rng.below(2) == 0 {
+        Some(key(rng.below(400)))
+    } else {
+        None
+    };
     ro2.iterate_lower_bound = lo.clone();
     ro2.iterate_upper_bound = hi.clone();
     let expect = range_scan(m, lo.as_deref(), hi.as_deref());
@@ -118,7 +135,6 @@ fn check_full(db: &DB, m: &Model, rng: &mut Rng, ro: &ReadOptions) {
     }
 }
 
-
 #[derive(Clone, Copy, PartialEq)]
 enum Op {
     Append,
@@ -133,7 +149,9 @@ fn merge_model(op: Op, existing: Option<&Vec<u8>>, v: &[u8]) -> Vec<u8> {
         },
         Op::Add => {
             let d = |x: &[u8]| <[u8; 8]>::try_from(x).map(u64::from_le_bytes).unwrap_or(0);
-            (existing.map(|e| d(e)).unwrap_or(0).wrapping_add(d(v))).to_le_bytes().to_vec()
+            (existing.map(|e| d(e)).unwrap_or(0).wrapping_add(d(v)))
+                .to_le_bytes()
+                .to_vec()
         }
     }
 }
@@ -200,7 +218,10 @@ fn random_write(db: &DB, m: &mut Model, sd: &mut SdState, rng: &mut Rng, op: Op)
             let b = a + rng.below(w);
             let (ka, kb) = (key(a), key(b));
             db.delete_range(&ka, &kb).unwrap();
-            let gone: Vec<Vec<u8>> = m.range(ka.clone()..kb.clone()).map(|(k, _)| k.clone()).collect();
+            let gone: Vec<Vec<u8>> = m
+                .range(ka.clone()..kb.clone())
+                .map(|(k, _)| k.clone())
+                .collect();
             for k in gone {
                 m.remove(&k);
             }
@@ -229,7 +250,10 @@ fn random_write(db: &DB, m: &mut Model, sd: &mut SdState, rng: &mut Rng, op: Op)
                         let e = key(rng.below(400));
                         if k <= e {
                             wb.delete_range(&k, &e);
-                            let gone: Vec<Vec<u8>> = m.range(k.clone()..e.clone()).map(|(k, _)| k.clone()).collect();
+                            let gone: Vec<Vec<u8>> = m
+                                .range(k.clone()..e.clone())
+                                .map(|(k, _)| k.clone())
+                                .collect();
                             for g in gone {
                                 m.remove(&g);
                                 sd.clear(&g);
@@ -254,7 +278,11 @@ fn run_model(op: Op, seeds: std::ops::RangeInclusive<u64>, steps: usize) {
         let fs = MemFs::new();
         let path = Path::new("/db");
         let mut opts = small_opts(&fs);
-        opts.merge_operator = merge_operator_by_name(if op == Op::Add { "uint64add" } else { "stringappend" });
+        opts.merge_operator = merge_operator_by_name(if op == Op::Add {
+            "uint64add"
+        } else {
+            "stringappend"
+        });
         let mut db = DB::open(&opts, path).unwrap();
         let mut m = Model::new();
         let mut sd = SdState::default();
@@ -316,7 +344,10 @@ fn bad_input() {
     let fs = MemFs::new();
     let opts = small_opts(&fs);
     let db = DB::open(&opts, "/db").unwrap();
-    assert!(db.delete_range(b"b", b"a").unwrap_err().is_invalid_argument());
+    assert!(db
+        .delete_range(b"b", b"a")
+        .unwrap_err()
+        .is_invalid_argument());
     let seq = db.latest_sequence_number();
     db.delete_range(b"a", b"a").unwrap();
     assert_eq!(db.latest_sequence_number(), seq, "empty range is a no-op");

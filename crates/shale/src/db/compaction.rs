@@ -283,7 +283,6 @@ pub(crate) fn build_tables(
         if !entries.is_empty() {
             emit(&cur_key, std::mem::take(&mut entries), &mut cur, &mut lower)?;
         }
-        drop(emit);
         if cur.is_none() && !tombs.is_empty() {
             cur = Some(open_output(db, p, &mut written)?);
         }

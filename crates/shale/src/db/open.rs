@@ -280,11 +280,8 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64]) -> Result<()> {
         let name = name_of(&path);
         let data = db.fs.read_all(&path)?;
         let mut reader = log::Reader::new(data, name.clone(), num, mode);
-        loop {
-            let rec = match reader.read_record()? {
-                Some(r) => r.to_vec(),
-                None => break,
-            };
+        while let Some(r) = reader.read_record()? {
+            let rec = r.to_vec();
             let off = reader.last_record_offset();
             if let Some((sfile, soff, why)) = &stopped_at {
                 return Err(Error::corruption(

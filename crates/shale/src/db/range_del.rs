@@ -16,14 +16,18 @@ use crate::range_del::{FragmentedRangeTombstoneList, RangeTombstone};
 
 pub(crate) fn validate_range(db: &DbInner, begin: &[u8], end: &[u8]) -> Result<()> {
     if db.icmp.compare_user(begin, end) == Ordering::Greater {
-        return Err(Error::invalid("delete_range: begin key comes after end key"));
+        return Err(Error::invalid(
+            "delete_range: begin key comes after end key",
+        ));
     }
     Ok(())
 }
 
 pub(crate) fn validate_merge(db: &DbInner) -> Result<()> {
     if db.opts.merge_operator.is_none() {
-        return Err(Error::invalid("merge: no merge operator is configured (Options::merge_operator)"));
+        return Err(Error::invalid(
+            "merge: no merge operator is configured (Options::merge_operator)",
+        ));
     }
     Ok(())
 }
@@ -36,21 +40,37 @@ pub(crate) fn merge_op(db: &DbInner) -> Result<&dyn MergeOperator> {
 }
 
 /// Insert a range tombstone into a memtable's range-deletion list at `seq`.
-pub(crate) fn mem_add_range_tombstone(mem: &MemTable, seq: SequenceNumber, begin: &[u8], end: &[u8]) {
+pub(crate) fn mem_add_range_tombstone(
+    mem: &MemTable,
+    seq: SequenceNumber,
+    begin: &[u8],
+    end: &[u8],
+) {
     if mem.icmp().compare_user(begin, end) == Ordering::Less {
         mem.range_dels.add(begin, end, seq);
     }
     let size = (begin.len() + 8 + end.len() + 2) as u64;
-    mem.apply_counters(&AddCounters { entries: 1, deletes: 1, data_size: size, min_seq: seq, max_seq: seq });
+    mem.apply_counters(&AddCounters {
+        entries: 1,
+        deletes: 1,
+        data_size: size,
+        min_seq: seq,
+        max_seq: seq,
+    });
 }
 
 /// The fragmented tombstones of a table file (loaded once, cached in the `FileMeta`).
-pub(crate) fn file_tombstones(db: &DbInner, f: &FileMeta) -> Result<Option<Arc<FragmentedRangeTombstoneList>>> {
+pub(crate) fn file_tombstones(
+    db: &DbInner,
+    f: &FileMeta,
+) -> Result<Option<Arc<FragmentedRangeTombstoneList>>> {
     if let Some(l) = f.range_dels.get() {
         return Ok(l.clone());
     }
     let t = db.table_cache.get(f)?;
-    let list = if t.properties().num_range_deletions == 0 && !t.meta_blocks().contains_key("rocksdb.range_del") {
+    let list = if t.properties().num_range_deletions == 0
+        && !t.meta_blocks().contains_key("rocksdb.range_del")
+    {
         None
     } else {
         let raw = t.range_tombstones()?;
@@ -58,7 +78,11 @@ pub(crate) fn file_tombstones(db: &DbInner, f: &FileMeta) -> Result<Option<Arc<F
             .into_iter()
             .map(|(k, end)| {
                 let pk = parse_internal_key(&k)?;
-                Ok(RangeTombstone { start: pk.user_key.to_vec(), end, seq: pk.seq })
+                Ok(RangeTombstone {
+                    start: pk.user_key.to_vec(),
+                    end,
+                    seq: pk.seq,
+                })
             })
             .collect::<Result<_>>()?;
         let l = FragmentedRangeTombstoneList::new(&db.icmp, ts);
@@ -83,17 +107,31 @@ pub(crate) struct Chain {
 
 impl Chain {
     pub(crate) fn new() -> Chain {
-        Chain { operands: Vec::new(), max_tomb: 0 }
+        Chain {
+            operands: Vec::new(),
+            max_tomb: 0,
+        }
     }
 
-    pub(crate) fn add_tombstones(&mut self, l: Option<&FragmentedRangeTombstoneList>, icmp: &InternalKeyComparator, key: &[u8], seq: SequenceNumber) {
+    pub(crate) fn add_tombstones(
+        &mut self,
+        l: Option<&FragmentedRangeTombstoneList>,
+        icmp: &InternalKeyComparator,
+        key: &[u8],
+        seq: SequenceNumber,
+    ) {
         if let Some(l) = l {
             self.max_tomb = self.max_tomb.max(l.max_covering_seq(icmp, key, seq));
         }
     }
 
     /// End the lookup with `base` (None: no value / deleted).
-    pub(crate) fn finish(&mut self, db: &DbInner, key: &[u8], base: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn finish(
+        &mut self,
+        db: &DbInner,
+        key: &[u8],
+        base: Option<&[u8]>,
+    ) -> Result<Option<Vec<u8>>> {
         if self.operands.is_empty() {
             return Ok(base.map(|b| b.to_vec()));
         }
@@ -102,23 +140,39 @@ impl Chain {
     }
 
     /// One entry found for `key` (newest visible in its source). `Some` when it decides.
-    pub(crate) fn entry(&mut self, db: &DbInner, key: &[u8], seq: SequenceNumber, t: u8, value: &[u8]) -> Result<Option<Option<Vec<u8>>>> {
+    pub(crate) fn entry(
+        &mut self,
+        db: &DbInner,
+        key: &[u8],
+        seq: SequenceNumber,
+        t: u8,
+        value: &[u8],
+    ) -> Result<Option<Option<Vec<u8>>>> {
         if seq < self.max_tomb {
             return self.finish(db, key, None).map(Some);
         }
         match t {
             vt::VALUE => self.finish(db, key, Some(value)).map(Some),
-            vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP => self.finish(db, key, None).map(Some),
+            vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP => {
+                self.finish(db, key, None).map(Some)
+            }
             vt::MERGE => {
                 self.operands.push(value.to_vec());
                 Ok(None)
             }
-            t => Err(Error::NotSupported(format!("value type {t:#x} is not supported"))),
+            t => Err(Error::NotSupported(format!(
+                "value type {t:#x} is not supported"
+            ))),
         }
     }
 
     /// Walk the entries of `key` from the iterator's position (all visible to the read).
-    pub(crate) fn scan(&mut self, db: &DbInner, it: &mut dyn InternalIterator, key: &[u8]) -> Result<Option<Option<Vec<u8>>>> {
+    pub(crate) fn scan(
+        &mut self,
+        db: &DbInner,
+        it: &mut dyn InternalIterator,
+        key: &[u8],
+    ) -> Result<Option<Option<Vec<u8>>>> {
         while it.valid() {
             let pk = parse_internal_key(it.key())?;
             if db.icmp.compare_user(pk.user_key, key) != Ordering::Equal {
@@ -144,7 +198,12 @@ pub(crate) fn mem_lookup(
     lookup: &[u8],
 ) -> Result<Option<Option<Vec<u8>>>> {
     if !m.range_dels.is_empty() {
-        chain.add_tombstones(m.range_dels.fragmented(&db.icmp).as_deref(), &db.icmp, key, seq);
+        chain.add_tombstones(
+            m.range_dels.fragmented(&db.icmp).as_deref(),
+            &db.icmp,
+            key,
+            seq,
+        );
     }
     if chain.max_tomb == 0 {
         use crate::memtable::MemGet;
@@ -174,12 +233,14 @@ pub(crate) fn table_lookup(
     key: &[u8],
     seq: SequenceNumber,
     lookup: &[u8],
-    verify: bool,
-    fill: bool,
+    ro: &crate::options::ReadOptions,
 ) -> Result<Option<Option<Vec<u8>>>> {
+    let (verify, fill) = (ro.verify_checksums, ro.fill_cache);
     chain.add_tombstones(file_tombstones(db, f)?.as_deref(), &db.icmp, key, seq);
     let t = db.table_cache.get(f)?;
-    let Some((ikey, value)) = t.get(lookup, verify, fill)? else { return Ok(None) };
+    let Some((ikey, value)) = t.get(lookup, verify, fill)? else {
+        return Ok(None);
+    };
     let pk = parse_internal_key(&ikey)?;
     if pk.vtype != vt::MERGE || pk.seq < chain.max_tomb {
         return chain.entry(db, key, pk.seq, pk.vtype, &value);
@@ -191,7 +252,10 @@ pub(crate) fn table_lookup(
 }
 
 /// Every tombstone list a reader at any sequence may need (memtables and files that have any).
-pub(crate) fn all_tombstone_lists(db: &DbInner, sv: &super::SuperVersion) -> Result<Vec<Arc<FragmentedRangeTombstoneList>>> {
+pub(crate) fn all_tombstone_lists(
+    db: &DbInner,
+    sv: &super::SuperVersion,
+) -> Result<Vec<Arc<FragmentedRangeTombstoneList>>> {
     let mut out = Vec::new();
     for m in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
         if let Some(l) = m.range_dels.fragmented(&db.icmp) {
@@ -252,7 +316,11 @@ impl KeyCtx<'_> {
 /// bottom) is in the same stripe, partially merged otherwise; a SingleDelete meeting a Put
 /// directly below it in the same stripe removes both; at the bottom, deletions of the oldest
 /// stripe are dropped.
-pub(crate) fn compact_key(key: &[u8], entries: Vec<KEntry>, ctx: &KeyCtx<'_>) -> Result<Vec<KEntry>> {
+pub(crate) fn compact_key(
+    key: &[u8],
+    entries: Vec<KEntry>,
+    ctx: &KeyCtx<'_>,
+) -> Result<Vec<KEntry>> {
     let n = entries.len();
     let mut out = Vec::with_capacity(n.min(4));
     let mut hidden: Option<usize> = None;
@@ -317,13 +385,22 @@ pub(crate) fn compact_key(key: &[u8], entries: Vec<KEntry>, ctx: &KeyCtx<'_>) ->
                 match (ctx.merge_op, base) {
                     (Some(op), Some(b)) => {
                         let v = full_merge_newest_first(op, key, b, &ops)?;
-                        out.push(KEntry { seq: e.seq, vtype: vt::VALUE, value: v });
+                        out.push(KEntry {
+                            seq: e.seq,
+                            vtype: vt::VALUE,
+                            value: v,
+                        });
                         hidden = Some(s);
                     }
                     (Some(op), None) if ops.len() > 1 => {
-                        let oldest_first: Vec<&[u8]> = ops.iter().rev().map(|v| v.as_slice()).collect();
+                        let oldest_first: Vec<&[u8]> =
+                            ops.iter().rev().map(|v| v.as_slice()).collect();
                         match op.partial_merge(key, &oldest_first) {
-                            Some(v) => out.push(KEntry { seq: e.seq, vtype: vt::MERGE, value: v }),
+                            Some(v) => out.push(KEntry {
+                                seq: e.seq,
+                                vtype: vt::MERGE,
+                                value: v,
+                            }),
                             None => out.extend(entries[i..j].iter().cloned()),
                         }
                     }
@@ -366,7 +443,11 @@ pub(crate) fn output_tombstones(
             }
         }
         if !seqs.is_empty() {
-            out.fragments.push(crate::range_del::Fragment { start: f.start.clone(), end: f.end.clone(), seqs });
+            out.fragments.push(crate::range_del::Fragment {
+                start: f.start.clone(),
+                end: f.end.clone(),
+                seqs,
+            });
         }
     }
     out
@@ -411,36 +492,83 @@ mod tests {
     use crate::merge::merge_operator_by_name;
 
     fn e(seq: u64, t: u8, v: &str) -> KEntry {
-        KEntry { seq, vtype: t, value: v.as_bytes().to_vec() }
+        KEntry {
+            seq,
+            vtype: t,
+            value: v.as_bytes().to_vec(),
+        }
     }
 
     fn run(entries: Vec<KEntry>, snaps: &[u64], bottom: bool, tombs: &[u64]) -> Vec<KEntry> {
         let op = merge_operator_by_name("stringappend").unwrap();
-        let ctx = KeyCtx { snapshots: snaps, merge_op: Some(op.as_ref()), bottom, tomb_seqs: tombs };
+        let ctx = KeyCtx {
+            snapshots: snaps,
+            merge_op: Some(op.as_ref()),
+            bottom,
+            tomb_seqs: tombs,
+        };
         compact_key(b"k", entries, &ctx).unwrap()
     }
 
     #[test]
     fn single_delete_cancels_put_in_same_stripe() {
-        assert_eq!(run(vec![e(5, vt::SINGLE_DELETION, ""), e(3, vt::VALUE, "a")], &[], false, &[]), vec![]);
+        assert_eq!(
+            run(
+                vec![e(5, vt::SINGLE_DELETION, ""), e(3, vt::VALUE, "a")],
+                &[],
+                false,
+                &[]
+            ),
+            vec![]
+        );
         // a snapshot between them keeps both
-        let got = run(vec![e(5, vt::SINGLE_DELETION, ""), e(3, vt::VALUE, "a")], &[4], false, &[]);
-        assert_eq!(got, vec![e(5, vt::SINGLE_DELETION, ""), e(3, vt::VALUE, "a")]);
+        let got = run(
+            vec![e(5, vt::SINGLE_DELETION, ""), e(3, vt::VALUE, "a")],
+            &[4],
+            false,
+            &[],
+        );
+        assert_eq!(
+            got,
+            vec![e(5, vt::SINGLE_DELETION, ""), e(3, vt::VALUE, "a")]
+        );
         // SD over a Delete: kept (not at the bottom)
-        let got = run(vec![e(5, vt::SINGLE_DELETION, ""), e(3, vt::DELETION, "")], &[], false, &[]);
+        let got = run(
+            vec![e(5, vt::SINGLE_DELETION, ""), e(3, vt::DELETION, "")],
+            &[],
+            false,
+            &[],
+        );
         assert_eq!(got, vec![e(5, vt::SINGLE_DELETION, "")]);
         // after cancelling, an older deletion is still written
-        let got = run(vec![e(5, vt::SINGLE_DELETION, ""), e(4, vt::VALUE, "b"), e(3, vt::DELETION, "")], &[], false, &[]);
+        let got = run(
+            vec![
+                e(5, vt::SINGLE_DELETION, ""),
+                e(4, vt::VALUE, "b"),
+                e(3, vt::DELETION, ""),
+            ],
+            &[],
+            false,
+            &[],
+        );
         assert_eq!(got, vec![e(3, vt::DELETION, "")]);
         // SD alone at the bottom: dropped
-        assert_eq!(run(vec![e(5, vt::SINGLE_DELETION, "")], &[], true, &[]), vec![]);
+        assert_eq!(
+            run(vec![e(5, vt::SINGLE_DELETION, "")], &[], true, &[]),
+            vec![]
+        );
     }
 
     #[test]
     fn merges_full_partial_and_snapshots() {
         let m = vt::MERGE;
         // base in stripe: full merge
-        let got = run(vec![e(9, m, "c"), e(8, m, "b"), e(7, vt::VALUE, "a")], &[], false, &[]);
+        let got = run(
+            vec![e(9, m, "c"), e(8, m, "b"), e(7, vt::VALUE, "a")],
+            &[],
+            false,
+            &[],
+        );
         assert_eq!(got, vec![e(9, vt::VALUE, "a,b,c")]);
         // no base, not bottom: partial merge
         let got = run(vec![e(9, m, "c"), e(8, m, "b")], &[], false, &[]);
@@ -449,10 +577,20 @@ mod tests {
         let got = run(vec![e(9, m, "c"), e(8, m, "b")], &[], true, &[]);
         assert_eq!(got, vec![e(9, vt::VALUE, "b,c")]);
         // a snapshot at 8 splits the operands
-        let got = run(vec![e(9, m, "c"), e(8, m, "b"), e(7, vt::VALUE, "a")], &[8], false, &[]);
+        let got = run(
+            vec![e(9, m, "c"), e(8, m, "b"), e(7, vt::VALUE, "a")],
+            &[8],
+            false,
+            &[],
+        );
         assert_eq!(got, vec![e(9, m, "c"), e(8, vt::VALUE, "a,b")]);
         // deletion as base
-        let got = run(vec![e(9, m, "c"), e(8, vt::DELETION, ""), e(7, vt::VALUE, "a")], &[], false, &[]);
+        let got = run(
+            vec![e(9, m, "c"), e(8, vt::DELETION, ""), e(7, vt::VALUE, "a")],
+            &[],
+            false,
+            &[],
+        );
         assert_eq!(got, vec![e(9, vt::VALUE, "c")]);
     }
 
@@ -461,9 +599,17 @@ mod tests {
         // tombstone at 6 covers the put at 3
         assert_eq!(run(vec![e(3, vt::VALUE, "a")], &[], false, &[6]), vec![]);
         // a snapshot at 4 needs the put
-        assert_eq!(run(vec![e(3, vt::VALUE, "a")], &[4], false, &[6]), vec![e(3, vt::VALUE, "a")]);
+        assert_eq!(
+            run(vec![e(3, vt::VALUE, "a")], &[4], false, &[6]),
+            vec![e(3, vt::VALUE, "a")]
+        );
         // operand above the tombstone merges with nothing
-        let got = run(vec![e(9, vt::MERGE, "x"), e(3, vt::VALUE, "a")], &[], false, &[6]);
+        let got = run(
+            vec![e(9, vt::MERGE, "x"), e(3, vt::VALUE, "a")],
+            &[],
+            false,
+            &[6],
+        );
         assert_eq!(got, vec![e(9, vt::VALUE, "x")]);
     }
 
@@ -473,9 +619,21 @@ mod tests {
         let l = FragmentedRangeTombstoneList::new(
             &icmp,
             vec![
-                RangeTombstone { start: b"a".to_vec(), end: b"c".to_vec(), seq: 3 },
-                RangeTombstone { start: b"a".to_vec(), end: b"c".to_vec(), seq: 5 },
-                RangeTombstone { start: b"a".to_vec(), end: b"c".to_vec(), seq: 9 },
+                RangeTombstone {
+                    start: b"a".to_vec(),
+                    end: b"c".to_vec(),
+                    seq: 3,
+                },
+                RangeTombstone {
+                    start: b"a".to_vec(),
+                    end: b"c".to_vec(),
+                    seq: 5,
+                },
+                RangeTombstone {
+                    start: b"a".to_vec(),
+                    end: b"c".to_vec(),
+                    seq: 9,
+                },
             ],
         );
         let o = output_tombstones(&l, &[], |_, _| false);

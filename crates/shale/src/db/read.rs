@@ -46,7 +46,6 @@ fn get_in(
     }
     let v = &sv.version;
     let icmp = &v.icmp;
-    let (verify, fill) = (ro.verify_checksums, ro.fill_cache);
     // L0: every file whose range contains the key, newest first.
     for f in &v.files[0] {
         if icmp.compare_user(key, f.smallest_user()) == Ordering::Less
@@ -54,7 +53,7 @@ fn get_in(
         {
             continue;
         }
-        if let Some(r) = table_lookup(db, f, &mut chain, key, seq, lookup, verify, fill)? {
+        if let Some(r) = table_lookup(db, f, &mut chain, key, seq, lookup, ro)? {
             return Ok(r);
         }
     }
@@ -66,7 +65,7 @@ fn get_in(
         let i = v.find_file(level, lookup);
         if let Some(f) = files.get(i) {
             if icmp.compare_user(key, f.smallest_user()) != Ordering::Less {
-                if let Some(r) = table_lookup(db, f, &mut chain, key, seq, lookup, verify, fill)? {
+                if let Some(r) = table_lookup(db, f, &mut chain, key, seq, lookup, ro)? {
                     return Ok(r);
                 }
             }
