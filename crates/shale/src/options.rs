@@ -122,6 +122,8 @@ pub struct Options {
     pub max_background_jobs: usize,
     /// The file system (POSIX by default; tests use `MemFs`).
     pub env: Arc<dyn FileSystem>,
+    /// The merge operator for [`DB::merge`](crate::DB::merge) operands (None: merges fail).
+    pub merge_operator: Option<Arc<dyn crate::merge::MergeOperator>>,
 }
 
 impl Default for Options {
@@ -152,6 +154,7 @@ impl Default for Options {
             disable_auto_compactions: false,
             max_background_jobs: 2,
             env: Arc::new(PosixFs),
+            merge_operator: None,
         }
     }
 }
@@ -181,6 +184,9 @@ impl Options {
     }
     pub fn set_comparator(&mut self, c: Arc<dyn Comparator>) {
         self.comparator = c;
+    }
+    pub fn set_merge_operator(&mut self, op: Arc<dyn crate::merge::MergeOperator>) {
+        self.merge_operator = Some(op);
     }
     pub fn set_env(&mut self, fs: Arc<dyn FileSystem>) {
         self.env = fs;

@@ -294,3 +294,115 @@ fn shale_reads_rocksdict_databases() {
         assert_eq!(shale_dump(&db), expect, "rocksdict {comp} (read-write)");
     }
 }
+
+/// Range tombstones (overlapping, flushed, compacted, some only in the WAL) and single deletes
+/// written by Shale read the same in RocksDB 7.8's `ldb` and in rocksdict.
+#[test]
+fn rocksdb_reads_shale_range_deletions_and_single_deletes() {
+    let Some(t) = tools() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let o = Options {
+        create_if_missing: true,
+        write_buffer_size: 64 << 10,
+        target_file_size_base: 32 << 10,
+        ..Options::default()
+    };
+    let db = DB::open(&o, dir.path()).unwrap();
+    let k = |i: u32| format!("k{i:05}").into_bytes();
+    for i in 0..3000 {
+        db.put(k(i), format!("v{i}")).unwrap();
+    }
+    db.delete_range(k(100), k(400)).unwrap();
+    db.delete_range(k(300), k(700)).unwrap();
+    for i in (0..3000).step_by(7) {
+        db.single_delete(k(i)).unwrap();
+    }
+    db.flush().unwrap();
+    for i in 350..450 {
+        db.put(k(i), b"again").unwrap();
+    }
+    db.delete_range(k(1000), k(1500)).unwrap();
+    db.compact_range(None, None).unwrap();
+    db.delete_range(k(2000), k(2100)).unwrap();
+    db.flush().unwrap();
+    db.delete_range(k(2500), k(2600)).unwrap(); // only in the WAL
+    let expect = shale_dump(&db);
+    assert!(!expect.contains_key(&k(200)) && !expect.contains_key(&k(7)));
+    assert_eq!(expect.get(&k(400)).map(|v| v.as_slice()), Some(&b"again"[..]));
+    drop(db);
+    assert_eq!(ldb_scan(&t, dir.path()), expect, "ldb scan");
+    assert_eq!(rocksdict_dump(&t, dir.path(), &[]), expect, "rocksdict");
+    for f in sst_files(dir.path()) {
+        run(Command::new(&t.sst_dump).arg(format!("--file={}", f.display())).arg("--command=verify"));
+    }
+}
+
+/// Range deletions written by rocksdict (RocksDB 9.x) are honoured by Shale.
+#[test]
+fn shale_reads_rocksdict_range_deletions() {
+    let Some(t) = tools() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"
+import sys
+from rocksdict import Options, Rdict
+db = Rdict(sys.argv[1], options=Options(raw_mode=True))
+for i in range(2000):
+    db[b"k%05d" % i] = b"v%d" % i
+db.delete_range(b"k00100", b"k00400")
+db.flush()
+db.delete_range(b"k00300", b"k00900")
+for i in range(500, 600):
+    db[b"k%05d" % i] = b"again"
+db.flush()
+db.delete_range(b"k01500", b"k01600")
+db.close()
+"#;
+    run(Command::new(&t.python).args(["-c", script]).arg(dir.path()));
+    let expect = rocksdict_dump(&t, dir.path(), &[]);
+    assert_eq!(expect.len(), 2000 - 800 + 100 - 100);
+    let db = open_ro(dir.path());
+    assert_eq!(shale_dump(&db), expect, "read-only");
+    assert_eq!(db.get(b"k00150").unwrap(), None);
+    drop(db);
+    let db = DB::open(&Options::default(), dir.path()).unwrap();
+    db.compact_range(None, None).unwrap();
+    assert_eq!(shale_dump(&db), expect, "after Shale's compaction");
+    drop(db);
+    // (ldb 7.8 refuses rocksdict's OPTIONS file, so rocksdict checks Shale's output)
+    assert_eq!(rocksdict_dump(&t, dir.path(), &[]), expect, "rocksdict after Shale's compaction");
+}
+
+/// Merge operands written by RocksDB's db_bench (`mergerandom`, `uint64add`) read the same in
+/// Shale with its `uint64add` as in ldb (which loads the operator from db_bench's OPTIONS file),
+/// and Shale's compaction of them stays readable by ldb.
+#[test]
+fn shale_reads_db_bench_merge_operands() {
+    let Some(t) = tools() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    run(Command::new(&t.db_bench).args([
+        "--benchmarks=mergerandom",
+        "--num=3000",
+        "--value_size=8",
+        "--merge_operator=uint64add",
+        "--write_buffer_size=65536",
+        &format!("--db={}", dir.path().display()),
+    ]));
+    let expect = ldb_scan(&t, dir.path());
+    assert!(!expect.is_empty());
+    let o = Options { merge_operator: shale::merge::merge_operator_by_name("uint64add"), ..Options::default() };
+    let db = DB::open_for_read_only(&o, dir.path(), false).unwrap();
+    assert_eq!(shale_dump(&db), expect, "read-only");
+    for k in expect.keys().take(200) {
+        assert_eq!(db.get(k).unwrap().as_ref(), expect.get(k));
+    }
+    drop(db);
+    let db = DB::open(&o, dir.path()).unwrap();
+    db.compact_range(None, None).unwrap();
+    assert_eq!(shale_dump(&db), expect, "after Shale's compaction");
+    drop(db);
+    for f in sst_files(dir.path()) {
+        let out = run(Command::new(&t.sst_dump).arg(format!("--file={}", f.display())).arg("--show_properties"));
+        assert!(out.contains("UInt64AddOperator"), "merge operator name in the properties");
+    }
+    assert_eq!(ldb_scan(&t, dir.path()), expect, "ldb after Shale's compaction");
+}

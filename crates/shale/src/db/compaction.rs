@@ -11,10 +11,12 @@ use parking_lot::MutexGuard;
 
 use super::filename::table_name;
 use super::iter::MergingIterator;
+use super::range_del::{add_clipped, compact_key, file_tombstones, output_tombstones, stripe, KEntry, KeyCtx};
 use super::version::{FileMeta, Version};
 use super::{DbInner, DbState};
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
+use crate::range_del::FragmentedRangeTombstoneList;
 use crate::key::{parse_internal_key, vt, InternalKeyComparator, SequenceNumber};
 use crate::table::{TableBuilder, TableBuilderOptions};
 use crate::version_edit::{FileMetaData, VersionEdit};
@@ -161,6 +163,8 @@ pub(crate) struct OutputParams {
     pub snapshots: Vec<SequenceNumber>,
     /// User-key ranges of files in levels below the output level.
     pub deeper_ranges: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Range tombstones of the inputs, fragmented.
+    pub tombstones: FragmentedRangeTombstoneList,
 }
 
 fn now_secs() -> u64 {
@@ -182,7 +186,7 @@ pub(crate) fn table_options(db: &DbInner, file_number: u64, level: usize) -> Tab
         db_session_id: db.session_id.clone(),
         file_number,
         creation_time: now_secs(),
-        merge_operator_name: None,
+        merge_operator_name: db.opts.merge_operator.as_ref().map(|m| m.name().to_string()),
     }
 }
 
@@ -191,8 +195,9 @@ struct OpenOutput {
     number: u64,
 }
 
-/// Write the entries of `input` (in internal-key order) to new table files, dropping entries no
-/// reader can see. Returns the metadata of the files written (synced).
+/// Write the entries of `input` (in internal-key order) and the range tombstones of
+/// `p.tombstones` to new table files, dropping entries no reader can see (per-key rules in
+/// `range_del::compact_key`). Returns the metadata of the files written (synced).
 pub(crate) fn build_tables(
     db: &Arc<DbInner>,
     input: &mut dyn InternalIterator,
@@ -201,79 +206,88 @@ pub(crate) fn build_tables(
     let mut outputs: Vec<FileMetaData> = Vec::new();
     let mut cur: Option<OpenOutput> = None;
     let mut written: Vec<u64> = Vec::new();
+    let ucmp = db.icmp.clone();
+    let in_deeper = |lo_k: &[u8], hi_k: &[u8]| {
+        p.deeper_ranges.iter().any(|(lo, hi)| {
+            ucmp.compare_user(lo_k, hi) != Ordering::Greater && ucmp.compare_user(lo, hi_k) != Ordering::Greater
+        })
+    };
+    let tombs = output_tombstones(&p.tombstones, &p.snapshots, |s, e| {
+        p.bottommost
+            && !p.deeper_ranges.iter().any(|(lo, hi)| {
+                ucmp.compare_user(s, hi) != Ordering::Greater && ucmp.compare_user(lo, e) == Ordering::Less
+            })
+    });
+    let merge_op = db.opts.merge_operator.as_deref();
     let r = (|| -> Result<()> {
-        let ucmp = db.icmp.clone();
         let mut cur_key: Vec<u8> = Vec::new();
-        let mut has_key = false;
-        let mut prev_stripe: Option<usize> = None;
+        let mut entries: Vec<KEntry> = Vec::new();
+        // Lower user-key bound of the current output (tombstones are clipped to it).
+        let mut lower: Option<Vec<u8>> = None;
         let mut zeroed = Vec::new();
+        let mut emit = |key: &[u8], entries: Vec<KEntry>, cur: &mut Option<OpenOutput>, lower: &mut Option<Vec<u8>>| -> Result<()> {
+            let bottom = p.bottommost && !in_deeper(key, key);
+            let tomb_seqs: &[SequenceNumber] = match p.tombstones.fragment_for(&ucmp, key) {
+                Some(f) => &f.seqs,
+                None => &[],
+            };
+            let ctx = KeyCtx { snapshots: &p.snapshots, merge_op, bottom, tomb_seqs };
+            let keep = if entries.len() == 1 && tomb_seqs.is_empty() && entries[0].vtype == vt::VALUE {
+                entries
+            } else {
+                compact_key(key, entries, &ctx)?
+            };
+            if keep.is_empty() {
+                return Ok(());
+            }
+            // Cut the output at the target size, but only between user keys.
+            if let Some(o) = cur.as_mut() {
+                if o.builder.file_size_estimate() >= p.target_file_size {
+                    add_clipped(&mut o.builder, &ucmp, &tombs, lower.as_deref(), Some(key))?;
+                    let o = cur.take().ok_or_else(|| Error::corrupt("no output"))?;
+                    outputs.push(finish_output(o, p.epoch)?);
+                    *lower = Some(key.to_vec());
+                }
+            }
+            if cur.is_none() {
+                *cur = Some(open_output(db, p, &mut written)?);
+            }
+            let o = cur.as_mut().ok_or_else(|| Error::corrupt("no output"))?;
+            for e in &keep {
+                // At the bottom, the newest visible value of the oldest stripe gets sequence 0,
+                // as RocksDB does (better compression, and the key can never be shadowed).
+                let seq = if bottom && e.vtype == vt::VALUE && stripe(&p.snapshots, e.seq) == 0 { 0 } else { e.seq };
+                zeroed.clear();
+                crate::key::append_internal_key(&mut zeroed, key, seq, e.vtype);
+                o.builder.add(&zeroed, &e.value)?;
+            }
+            Ok(())
+        };
         input.seek_to_first();
         while input.valid() {
             if db.shutting_down.load(AtOrd::Acquire) {
                 return Err(Error::Busy("shutdown in progress".into()));
             }
-            let ikey = input.key();
-            let pk = parse_internal_key(ikey)?;
-            let new_key = !has_key || ucmp.compare_user(pk.user_key, &cur_key) != Ordering::Equal;
-            if new_key {
+            let pk = parse_internal_key(input.key())?;
+            if !entries.is_empty() && ucmp.compare_user(pk.user_key, &cur_key) != Ordering::Equal {
+                emit(&cur_key, std::mem::take(&mut entries), &mut cur, &mut lower)?;
+            }
+            if entries.is_empty() {
                 cur_key.clear();
                 cur_key.extend_from_slice(pk.user_key);
-                has_key = true;
-                prev_stripe = None;
             }
-            let stripe = p.snapshots.partition_point(|&s| s < pk.seq);
-            let mut drop_it = false;
-            if prev_stripe == Some(stripe) {
-                drop_it = true; // hidden by a newer entry of the same key visible to the same readers
-            } else if (pk.vtype == vt::DELETION || pk.vtype == vt::SINGLE_DELETION)
-                && stripe == 0
-                && p.bottommost
-                && !p.deeper_ranges.iter().any(|(lo, hi)| {
-                    ucmp.compare_user(pk.user_key, lo) != Ordering::Less
-                        && ucmp.compare_user(pk.user_key, hi) != Ordering::Greater
-                })
-            {
-                drop_it = true; // a deletion with nothing older beneath it
-            }
-            prev_stripe = Some(stripe);
-            if !drop_it {
-                // Cut the output at the target size, but only between user keys.
-                if let Some(o) = &cur {
-                    if new_key && o.builder.file_size_estimate() >= p.target_file_size {
-                        let o = cur.take().ok_or_else(|| Error::corrupt("no output"))?;
-                        outputs.push(finish_output(o, p.epoch)?);
-                    }
-                }
-                if cur.is_none() {
-                    let number = db.state.lock().versions.new_file_number();
-                    written.push(number);
-                    let file = db.fs.new_writable(&table_name(&db.path, number))?;
-                    let builder = TableBuilder::new(table_options(db, number, p.output_level), file);
-                    cur = Some(OpenOutput { builder, number });
-                }
-                let o = cur.as_mut().ok_or_else(|| Error::corrupt("no output"))?;
-                // At the bottom, the newest visible value of the oldest stripe gets sequence 0,
-                // as RocksDB does (better compression, and the key can never be shadowed).
-                if p.bottommost
-                    && stripe == 0
-                    && pk.vtype == vt::VALUE
-                    && pk.seq != 0
-                    && !p.deeper_ranges.iter().any(|(lo, hi)| {
-                        ucmp.compare_user(pk.user_key, lo) != Ordering::Less
-                            && ucmp.compare_user(pk.user_key, hi) != Ordering::Greater
-                    })
-                {
-                    zeroed.clear();
-                    crate::key::append_internal_key(&mut zeroed, pk.user_key, 0, vt::VALUE);
-                    o.builder.add(&zeroed, input.value())?;
-                } else {
-                    o.builder.add(ikey, input.value())?;
-                }
-            }
+            entries.push(KEntry { seq: pk.seq, vtype: pk.vtype, value: input.value().to_vec() });
             input.next();
         }
         input.status()?;
-        if let Some(o) = cur.take() {
+        if !entries.is_empty() {
+            emit(&cur_key, std::mem::take(&mut entries), &mut cur, &mut lower)?;
+        }
+        if cur.is_none() && !tombs.is_empty() {
+            cur = Some(open_output(db, p, &mut written)?);
+        }
+        if let Some(mut o) = cur.take() {
+            add_clipped(&mut o.builder, &ucmp, &tombs, lower.as_deref(), None)?;
             outputs.push(finish_output(o, p.epoch)?);
         }
         if !outputs.is_empty() {
@@ -291,6 +305,14 @@ pub(crate) fn build_tables(
         return Err(e);
     }
     Ok(outputs)
+}
+
+fn open_output(db: &Arc<DbInner>, p: &OutputParams, written: &mut Vec<u64>) -> Result<OpenOutput> {
+    let number = db.state.lock().versions.new_file_number();
+    written.push(number);
+    let file = db.fs.new_writable(&table_name(&db.path, number))?;
+    let builder = TableBuilder::new(table_options(db, number, p.output_level), file);
+    Ok(OpenOutput { builder, number })
 }
 
 fn finish_output(o: OpenOutput, epoch: u64) -> Result<FileMetaData> {
@@ -363,7 +385,14 @@ fn run_compaction_inner(
         }
     }
     let epoch = pick.all_inputs().map(|f| f.meta.epoch_number).min().unwrap_or(0);
+    let mut raw_tombs = Vec::new();
+    for f in pick.all_inputs() {
+        if let Some(l) = file_tombstones(db, f)? {
+            raw_tombs.extend(l.tombstones());
+        }
+    }
     let params = OutputParams {
+        tombstones: FragmentedRangeTombstoneList::new(&db.icmp, raw_tombs),
         output_level: pick.output_level,
         bottommost: true,
         target_file_size: db.opts.target_file_size_base,

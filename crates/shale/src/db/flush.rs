@@ -47,6 +47,7 @@ pub(crate) fn run_flush(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>) -> 
         epoch,
         snapshots,
         deeper_ranges: Vec::new(),
+        tombstones: mem.range_dels.fragmented(&db.icmp).map(|l| (*l).clone()).unwrap_or_default(),
     };
     let outputs = parking_lot::MutexGuard::unlocked(st, || {
         let mut it: Box<dyn InternalIterator> = Box::new(mem.iter());

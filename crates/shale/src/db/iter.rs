@@ -359,6 +359,13 @@ pub struct DBRawIterator {
     upper: Option<Vec<u8>>,
     err: Option<Error>,
     scratch: Vec<u8>,
+    /// Range tombstones of every source that has any (empty: no check at all).
+    tombs: Vec<Arc<crate::range_del::FragmentedRangeTombstoneList>>,
+    merge_op: Option<Arc<dyn crate::merge::MergeOperator>>,
+    /// Forward and positioned on a merged value: the key and value are in `saved_*` and
+    /// `inner` is past the key's entries.
+    merged: bool,
+    operands: Vec<Vec<u8>>,
     _sv: Arc<SuperVersion>,
     _snapshot: Option<super::Snapshot>,
 }
@@ -367,7 +374,15 @@ pub(crate) fn new_raw_iterator(db: &Arc<DbInner>, ro: ReadOptions) -> DBRawItera
     let seq = super::read::read_seq(db, &ro);
     let sv = db.super_version();
     let inner = internal_iterator(db, &sv, ro.verify_checksums, ro.fill_cache);
+    let (tombs, err) = match super::range_del::all_tombstone_lists(db, &sv) {
+        Ok(t) => (t, None),
+        Err(e) => (Vec::new(), Some(e)),
+    };
     DBRawIterator {
+        tombs,
+        merge_op: db.opts.merge_operator.clone(),
+        merged: false,
+        operands: Vec::new(),
         inner,
         icmp: db.icmp.clone(),
         seq,
@@ -377,7 +392,7 @@ pub(crate) fn new_raw_iterator(db: &Arc<DbInner>, ro: ReadOptions) -> DBRawItera
         saved_value: Vec::new(),
         lower: ro.iterate_lower_bound,
         upper: ro.iterate_upper_bound,
-        err: None,
+        err,
         scratch: Vec::new(),
         _sv: sv,
         _snapshot: ro.snapshot,
@@ -394,8 +409,8 @@ impl DBRawIterator {
             return None;
         }
         Some(match self.dir {
-            Dir::Forward => user_key(self.inner.key()),
-            Dir::Reverse => &self.saved_key,
+            Dir::Forward if !self.merged => user_key(self.inner.key()),
+            _ => &self.saved_key,
         })
     }
     /// The current value, or `None` when not positioned.
@@ -404,8 +419,8 @@ impl DBRawIterator {
             return None;
         }
         Some(match self.dir {
-            Dir::Forward => self.inner.value(),
-            Dir::Reverse => &self.saved_value,
+            Dir::Forward if !self.merged => self.inner.value(),
+            _ => &self.saved_value,
         })
     }
     /// The first error met, if any (the iterator is then invalid).
@@ -428,8 +443,19 @@ impl DBRawIterator {
         self.valid = false;
     }
 
+    /// The type an entry counts as: a deletion when a visible range tombstone covers it.
+    #[inline]
+    fn effective_type(&self, uk: &[u8], seq: u64, t: u8) -> u8 {
+        if !self.tombs.is_empty() && crate::range_del::max_covering(&self.tombs, &self.icmp, uk, self.seq) > seq {
+            vt::DELETION
+        } else {
+            t
+        }
+    }
+
     /// Forward: skip to the next visible, live entry (skipping `saved_key` when `skipping`).
     fn find_next_user_entry(&mut self, mut skipping: bool) {
+        self.merged = false;
         while self.inner.valid() {
             let ikey = self.inner.key();
             let pk = match parse_internal_key(ikey) {
@@ -440,24 +466,28 @@ impl DBRawIterator {
                 break;
             }
             if pk.seq <= self.seq {
-                match pk.vtype {
+                let skip = skipping && self.icmp.compare_user(pk.user_key, &self.saved_key) != Ordering::Greater;
+                match self.effective_type(pk.user_key, pk.seq, pk.vtype) {
                     vt::DELETION | vt::SINGLE_DELETION => {
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(pk.user_key);
                         skipping = true;
                     }
                     vt::VALUE => {
-                        if !(skipping && self.icmp.compare_user(pk.user_key, &self.saved_key) != Ordering::Greater) {
+                        if !skip {
                             self.valid = true;
                             self.saved_key.clear();
                             return;
                         }
                     }
-                    t => {
-                        return self.set_error(Error::NotSupported(format!(
-                            "value type {t:#x} in iteration (merge operands need a merge operator)"
-                        )))
+                    vt::MERGE => {
+                        if !skip {
+                            self.saved_key.clear();
+                            self.saved_key.extend_from_slice(pk.user_key);
+                            return self.merge_forward();
+                        }
                     }
+                    t => return self.set_error(Error::NotSupported(format!("value type {t:#x} in iteration"))),
                 }
             }
             self.inner.next();
@@ -466,9 +496,63 @@ impl DBRawIterator {
         self.saved_key.clear();
     }
 
+    /// Forward on the newest operand of `saved_key`: collect the operands down to a base and
+    /// merge them into `saved_value`.
+    fn merge_forward(&mut self) {
+        self.operands.clear();
+        self.operands.push(self.inner.value().to_vec());
+        self.inner.next();
+        let mut base: Option<Vec<u8>> = None;
+        while self.inner.valid() {
+            let pk = match parse_internal_key(self.inner.key()) {
+                Ok(p) => p,
+                Err(e) => return self.set_error(e),
+            };
+            if self.icmp.compare_user(pk.user_key, &self.saved_key) != Ordering::Equal {
+                break;
+            }
+            match self.effective_type(pk.user_key, pk.seq, pk.vtype) {
+                vt::MERGE => self.operands.push(self.inner.value().to_vec()),
+                vt::VALUE => {
+                    base = Some(self.inner.value().to_vec());
+                    break;
+                }
+                vt::DELETION | vt::SINGLE_DELETION => break,
+                t => return self.set_error(Error::NotSupported(format!("value type {t:#x} in iteration"))),
+            }
+            self.inner.next();
+        }
+        self.resolve_merge(base.as_deref(), false);
+        self.merged = self.valid;
+    }
+
+    /// Merge `operands` (newest first when `oldest_first` is false) with `base` into
+    /// `saved_value`; sets `valid` (or the error).
+    fn resolve_merge(&mut self, base: Option<&[u8]>, oldest_first: bool) {
+        let Some(op) = self.merge_op.clone() else {
+            return self.set_error(Error::invalid(
+                "the database holds merge operands but no merge operator is configured (Options::merge_operator)",
+            ));
+        };
+        let mut ops: Vec<&[u8]> = self.operands.iter().map(|v| v.as_slice()).collect();
+        if !oldest_first {
+            ops.reverse();
+        }
+        match op.full_merge(&self.saved_key, base, &ops) {
+            Some(v) => {
+                self.saved_value = v;
+                self.valid = true;
+            }
+            None => self.set_error(Error::corrupt(format!("merge operator {} failed", op.name()))),
+        }
+    }
+
     /// Reverse: find the newest visible entry of the previous user key.
     fn find_prev_user_entry(&mut self) {
+        self.merged = false;
         let mut vtype = vt::DELETION;
+        let mut has_base = false;
+        self.operands.clear();
         while self.inner.valid() {
             let ikey = self.inner.key();
             let pk = match parse_internal_key(ikey) {
@@ -482,24 +566,32 @@ impl DBRawIterator {
                 if vtype != vt::DELETION && self.icmp.compare_user(pk.user_key, &self.saved_key) == Ordering::Less {
                     break;
                 }
-                match pk.vtype {
+                match self.effective_type(pk.user_key, pk.seq, pk.vtype) {
                     vt::DELETION | vt::SINGLE_DELETION => {
                         vtype = vt::DELETION;
+                        has_base = false;
+                        self.operands.clear();
                         self.saved_key.clear();
                         self.saved_value.clear();
                     }
                     vt::VALUE => {
                         vtype = vt::VALUE;
+                        has_base = true;
+                        self.operands.clear();
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(pk.user_key);
                         self.saved_value.clear();
                         self.saved_value.extend_from_slice(self.inner.value());
                     }
-                    t => {
-                        return self.set_error(Error::NotSupported(format!(
-                            "value type {t:#x} in iteration (merge operands need a merge operator)"
-                        )))
+                    vt::MERGE => {
+                        if vtype == vt::DELETION {
+                            self.saved_key.clear();
+                            self.saved_key.extend_from_slice(pk.user_key);
+                        }
+                        self.operands.push(self.inner.value().to_vec());
+                        vtype = vt::MERGE;
                     }
+                    t => return self.set_error(Error::NotSupported(format!("value type {t:#x} in iteration"))),
                 }
             }
             self.inner.prev();
@@ -509,6 +601,9 @@ impl DBRawIterator {
             self.saved_key.clear();
             self.saved_value.clear();
             self.dir = Dir::Forward;
+        } else if vtype == vt::MERGE {
+            let base = if has_base { Some(std::mem::take(&mut self.saved_value)) } else { None };
+            self.resolve_merge(base.as_deref(), true);
         } else {
             self.valid = true;
         }
@@ -602,7 +697,7 @@ impl DBRawIterator {
                 self.check_inner();
                 return;
             }
-        } else {
+        } else if !self.merged {
             let uk = user_key(self.inner.key());
             self.saved_key.clear();
             self.saved_key.extend_from_slice(uk);
@@ -618,8 +713,18 @@ impl DBRawIterator {
         }
         if self.dir == Dir::Forward {
             // Step back past every entry of the current user key.
-            self.saved_key.clear();
-            self.saved_key.extend_from_slice(user_key(self.inner.key()));
+            if self.merged {
+                // inner is past the key: return to its first entry
+                self.scratch.clear();
+                append_internal_key(&mut self.scratch, &self.saved_key, MAX_SEQUENCE, vt::FOR_SEEK);
+                let t = std::mem::take(&mut self.scratch);
+                self.inner.seek(&t);
+                self.scratch = t;
+                self.merged = false;
+            } else {
+                self.saved_key.clear();
+                self.saved_key.extend_from_slice(user_key(self.inner.key()));
+            }
             loop {
                 self.inner.prev();
                 if !self.inner.valid() {

@@ -10,6 +10,7 @@ mod flush;
 mod iter;
 mod open;
 mod props;
+mod range_del;
 mod read;
 mod table_cache;
 mod version;
@@ -219,12 +220,47 @@ impl DB {
         b.delete(key);
         write::write(&self.inner, wo, b, false)
     }
+    /// Delete `key`, cancelling exactly one earlier Put (RocksDB's `SingleDelete`: use it only
+    /// for keys written once since their last deletion).
+    pub fn single_delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
+        self.single_delete_opt(key, &WriteOptions::default())
+    }
+    pub fn single_delete_opt(&self, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.single_delete(key);
+        write::write(&self.inner, wo, b, false)
+    }
+    /// Add a merge operand for `key` (needs `Options::merge_operator`).
+    pub fn merge(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        self.merge_opt(key, value, &WriteOptions::default())
+    }
+    pub fn merge_opt(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
+        range_del::validate_merge(&self.inner)?;
+        let mut b = WriteBatch::new();
+        b.merge(key, value);
+        write::write(&self.inner, wo, b, false)
+    }
+    /// Delete every key in `[begin, end)`. `begin > end` is InvalidArgument; `begin == end`
+    /// does nothing.
+    pub fn delete_range(&self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>) -> Result<()> {
+        self.delete_range_opt(begin, end, &WriteOptions::default())
+    }
+    pub fn delete_range_opt(&self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
+        let (b, e) = (begin.as_ref(), end.as_ref());
+        range_del::validate_range(&self.inner, b, e)?;
+        if self.inner.icmp.compare_user(b, e) == std::cmp::Ordering::Equal {
+            return Ok(());
+        }
+        let mut batch = WriteBatch::new();
+        batch.delete_range(b, e);
+        write::write(&self.inner, wo, batch, false)
+    }
     /// Apply a batch atomically.
     pub fn write(&self, batch: WriteBatch) -> Result<()> {
         self.write_opt(batch, &WriteOptions::default())
     }
     pub fn write_opt(&self, batch: WriteBatch, wo: &WriteOptions) -> Result<()> {
-        write::validate_batch(&batch)?;
+        write::validate_batch(&self.inner, &batch)?;
         write::write(&self.inner, wo, batch, true)
     }
 

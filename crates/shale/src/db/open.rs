@@ -280,6 +280,7 @@ fn flush_recovered(db: &Arc<DbInner>) -> Result<()> {
         epoch,
         snapshots: Vec::new(),
         deeper_ranges: Vec::new(),
+        tombstones: mem.range_dels.fragmented(&db.icmp).map(|l| (*l).clone()).unwrap_or_default(),
     };
     let mut it: Box<dyn InternalIterator> = Box::new(mem.iter());
     let outputs = build_tables(db, &mut *it, &params)?;

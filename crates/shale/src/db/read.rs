@@ -5,9 +5,9 @@ use std::sync::atomic::Ordering as AtOrd;
 use std::sync::Arc;
 
 use super::{DbInner, SuperVersion};
-use crate::error::{Error, Result};
-use crate::key::{make_internal_key, parse_internal_key, vt, SequenceNumber};
-use crate::memtable::MemGet;
+use crate::error::Result;
+use crate::key::{make_internal_key, vt, SequenceNumber};
+use super::range_del::{mem_lookup, table_lookup, Chain};
 use crate::options::ReadOptions;
 
 pub(crate) fn read_seq(db: &DbInner, ro: &ReadOptions) -> SequenceNumber {
@@ -24,14 +24,6 @@ pub(crate) fn get(db: &Arc<DbInner>, ro: &ReadOptions, key: &[u8]) -> Result<Opt
     get_in(db, &sv, ro, key, seq, &mut lookup)
 }
 
-fn mem_result(r: MemGet) -> Result<Option<Vec<u8>>> {
-    match r {
-        MemGet::Value(v) => Ok(Some(v)),
-        MemGet::Deleted => Ok(None),
-        MemGet::Merge { .. } => Err(Error::NotSupported("merge operands need a merge operator".into())),
-    }
-}
-
 fn get_in(
     db: &DbInner,
     sv: &SuperVersion,
@@ -42,12 +34,14 @@ fn get_in(
 ) -> Result<Option<Vec<u8>>> {
     lookup.clear();
     crate::key::append_internal_key(lookup, key, seq, vt::FOR_SEEK);
-    if let Some(r) = sv.mem.get(lookup) {
-        return mem_result(r);
+    // Merge operands collected newest first, and the newest covering range tombstone.
+    let mut chain = Chain::new();
+    if let Some(r) = mem_lookup(db, &sv.mem, &mut chain, key, seq, lookup)? {
+        return Ok(r);
     }
     for m in &sv.imm {
-        if let Some(r) = m.get(lookup) {
-            return mem_result(r);
+        if let Some(r) = mem_lookup(db, m, &mut chain, key, seq, lookup)? {
+            return Ok(r);
         }
     }
     let v = &sv.version;
@@ -59,7 +53,7 @@ fn get_in(
         {
             continue;
         }
-        if let Some(r) = table_get(db, f, lookup, ro)? {
+        if let Some(r) = table_lookup(db, f, &mut chain, key, seq, lookup, ro)? {
             return Ok(r);
         }
     }
@@ -71,35 +65,13 @@ fn get_in(
         let i = v.find_file(level, lookup);
         if let Some(f) = files.get(i) {
             if icmp.compare_user(key, f.smallest_user()) != Ordering::Less {
-                if let Some(r) = table_get(db, f, lookup, ro)? {
+                if let Some(r) = table_lookup(db, f, &mut chain, key, seq, lookup, ro)? {
                     return Ok(r);
                 }
             }
         }
     }
-    Ok(None)
-}
-
-/// `Some(result)` when the table decides the lookup, `None` to continue to older data.
-fn table_get(
-    db: &DbInner,
-    f: &super::version::FileMeta,
-    lookup: &[u8],
-    ro: &ReadOptions,
-) -> Result<Option<Option<Vec<u8>>>> {
-    let t = db.table_cache.get(f)?;
-    match t.get(lookup, ro.verify_checksums, ro.fill_cache)? {
-        None => Ok(None),
-        Some((ikey, value)) => {
-            let pk = parse_internal_key(&ikey)?;
-            match pk.vtype {
-                vt::VALUE => Ok(Some(Some(value))),
-                vt::DELETION | vt::SINGLE_DELETION => Ok(Some(None)),
-                vt::MERGE => Err(Error::NotSupported("merge operands need a merge operator".into())),
-                t => Err(Error::NotSupported(format!("value type {t:#x} is not supported"))),
-            }
-        }
-    }
+    chain.finish(db, key, None)
 }
 
 pub(crate) fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(

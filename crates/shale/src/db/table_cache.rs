@@ -77,15 +77,6 @@ impl TableCache {
                 verify_checksums: self.paranoid,
             },
         )?;
-        // Until range deletions are supported, refuse to read around them rather than return
-        // keys they delete.
-        if t.properties().num_range_deletions > 0 {
-            return Err(Error::NotSupported(format!(
-                "{}: the table holds {} range deletion(s), which this version cannot apply",
-                name_of(&path),
-                t.properties().num_range_deletions
-            )));
-        }
         Ok(t)
     }
 

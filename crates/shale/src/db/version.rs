@@ -36,6 +36,8 @@ pub(crate) struct FileMeta {
     pub meta: FileMetaData,
     /// The opened table, pinned here when the table cache is unbounded.
     pub table: OnceLock<Arc<Table>>,
+    /// The table's fragmented range tombstones (None: it has none), loaded on first use.
+    pub range_dels: OnceLock<Option<Arc<crate::range_del::FragmentedRangeTombstoneList>>>,
     /// Set once a synced MANIFEST edit removed this file.
     pub obsolete: AtomicBool,
     reaper: Arc<Reaper>,
@@ -43,7 +45,7 @@ pub(crate) struct FileMeta {
 
 impl FileMeta {
     pub(crate) fn new(meta: FileMetaData, reaper: Arc<Reaper>) -> Arc<FileMeta> {
-        Arc::new(FileMeta { meta, table: OnceLock::new(), obsolete: AtomicBool::new(false), reaper })
+        Arc::new(FileMeta { meta, table: OnceLock::new(), range_dels: OnceLock::new(), obsolete: AtomicBool::new(false), reaper })
     }
     pub(crate) fn number(&self) -> u64 {
         self.meta.number

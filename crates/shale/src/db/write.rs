@@ -30,8 +30,10 @@ pub(crate) struct Writer {
 /// Most bytes one group carries (as RocksDB: 1 MiB, or less when the leader is small).
 const MAX_GROUP_BYTES: usize = 1 << 20;
 
-struct Validate;
-impl BatchHandler for Validate {
+struct Validate<'a> {
+    db: &'a DbInner,
+}
+impl BatchHandler for Validate<'_> {
     fn put(&mut self, _k: &[u8], _v: &[u8]) -> Result<()> {
         Ok(())
     }
@@ -41,17 +43,17 @@ impl BatchHandler for Validate {
     fn single_delete(&mut self, _k: &[u8]) -> Result<()> {
         Ok(())
     }
-    fn delete_range(&mut self, _b: &[u8], _e: &[u8]) -> Result<()> {
-        Err(Error::NotSupported("delete_range is not supported yet".into()))
+    fn delete_range(&mut self, b: &[u8], e: &[u8]) -> Result<()> {
+        super::range_del::validate_range(self.db, b, e)
     }
     fn merge(&mut self, _k: &[u8], _v: &[u8]) -> Result<()> {
-        Err(Error::invalid("merge: no merge operator is configured"))
+        super::range_del::validate_merge(self.db)
     }
 }
 
 /// Check that every record of a user batch can be applied (before anything reaches the WAL).
-pub(crate) fn validate_batch(b: &WriteBatch) -> Result<()> {
-    b.iterate(&mut Validate)
+pub(crate) fn validate_batch(db: &DbInner, b: &WriteBatch) -> Result<()> {
+    b.iterate(&mut Validate { db })
 }
 
 /// Inserts a batch's records into a memtable with consecutive sequence numbers.
@@ -76,11 +78,15 @@ impl BatchHandler for MemInserter<'_> {
         self.seq += 1;
         Ok(())
     }
-    fn delete_range(&mut self, _b: &[u8], _e: &[u8]) -> Result<()> {
-        Err(Error::NotSupported("range deletions are not supported yet".into()))
+    fn delete_range(&mut self, b: &[u8], e: &[u8]) -> Result<()> {
+        super::range_del::mem_add_range_tombstone(self.mem, self.seq, b, e);
+        self.seq += 1;
+        Ok(())
     }
-    fn merge(&mut self, _k: &[u8], _v: &[u8]) -> Result<()> {
-        Err(Error::NotSupported("merge operands are not supported yet".into()))
+    fn merge(&mut self, k: &[u8], v: &[u8]) -> Result<()> {
+        self.mem.add(self.seq, vt::MERGE, k, v);
+        self.seq += 1;
+        Ok(())
     }
 }
 
@@ -160,7 +166,7 @@ fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
 fn switch_now(db: &Arc<DbInner>) -> Result<()> {
     let mut st = db.state.lock();
     DbInner::check_bg_error(&st)?;
-    if st.mem.num_entries() == 0 {
+    if st.mem.num_entries() == 0 && st.mem.range_dels.is_empty() {
         return Ok(());
     }
     // wait for room in the immutable list
@@ -217,6 +223,8 @@ fn write_group(db: &Arc<DbInner>, group: &[Arc<Writer>]) -> Result<()> {
     }
     let mut ins = MemInserter { mem: &mem, seq: first };
     batch.iterate(&mut ins)?;
+    // Fragment the memtable's range tombstones once, here, so readers never do.
+    mem.range_dels.refresh(&db.icmp);
     db.last_seq.store(first + count - 1, Ordering::Release);
     db.write_stats.record(group.len() as u64, count, batch.size_in_bytes() as u64, sync);
     Ok(())

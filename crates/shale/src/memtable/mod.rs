@@ -154,6 +154,8 @@ pub(crate) struct MemTable {
     first_seq: AtomicU64,
     /// Largest sequence inserted (0 while empty).
     largest_seq: AtomicU64,
+    /// Range tombstones (RocksDB's `range_del_table_`), with their cached fragmented list.
+    pub(crate) range_dels: crate::range_del::MemRangeDels,
 }
 
 impl std::fmt::Debug for MemTable {
@@ -179,6 +181,7 @@ impl MemTable {
             data_size: AtomicU64::new(0),
             first_seq: AtomicU64::new(u64::MAX),
             largest_seq: AtomicU64::new(0),
+            range_dels: Default::default(),
         }
     }
 
