@@ -696,11 +696,12 @@ fn api_misuse() {
     b.put(b"c", b"3");
     b.merge(b"a", b"x");
     assert!(matches!(db.write(b), Err(Error::InvalidArgument(m)) if m.contains("merge")));
-    // delete_range: not supported yet, nothing applied
+    // delete_range with begin > end: InvalidArgument, nothing of the batch applied
     let mut b = WriteBatch::new();
     b.put(b"d", b"4");
-    b.delete_range(b"a", b"z");
-    assert!(matches!(db.write(b), Err(Error::NotSupported(_))));
+    b.delete_range(b"z", b"a");
+    assert!(matches!(db.write(b), Err(Error::InvalidArgument(_))));
+    assert!(matches!(db.delete_range(b"z", b"a"), Err(Error::InvalidArgument(_))));
     assert_eq!(db.get(b"c").unwrap(), None);
     assert_eq!(db.get(b"d").unwrap(), None);
     assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
