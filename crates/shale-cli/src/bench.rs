@@ -47,6 +47,15 @@ pub struct Config {
     pub duration: u64,
     pub ops_between_duration_checks: i64,
     pub progress: bool,
+    pub writes_before_delete_range: i64,
+    pub writes_per_range_tombstone: i64,
+    pub range_tombstone_width: i64,
+    pub max_num_range_tombstones: i64,
+    pub expand_range_tombstones: bool,
+    pub merge_operator: String,
+    pub merge_keys: i64,
+    pub readwritepercent: i64,
+    pub mergereadpercent: i64,
 }
 
 fn fail(msg: impl std::fmt::Display) -> String {
@@ -87,11 +96,40 @@ pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
     o.target_file_size_base = fl.i64("target_file_size_base").max(0) as u64;
     o.max_background_jobs = nonneg("max_background_jobs")?;
     o.disable_auto_compactions = fl.bool("disable_auto_compactions");
+    // --min_write_buffer_number_to_merge is accepted but has no engine counterpart: Shale
+    // flushes every immutable memtable on its own (RocksDB's default of 1).
+    let mo = fl.str("merge_operator");
+    if !mo.is_empty() {
+        o.merge_operator = Some(shale::merge::merge_operator_by_name(mo).ok_or_else(|| {
+            format!(
+                "invalid merge operator[{mo}]: Not implemented: Could not load MergeOperator: {mo}"
+            )
+        })?);
+    }
     o.validate().map_err(|e| format!("ERROR: {e}"))?;
     Ok(o)
 }
 
 impl Config {
+    /// db_bench's `merge_keys_`: `--merge_keys`, or `--num` when negative.
+    pub fn merge_keys(&self) -> i64 {
+        if self.merge_keys < 0 {
+            self.num
+        } else {
+            self.merge_keys
+        }
+    }
+
+    /// db_bench's `readwrites_`: `--num` when both `--reads` and `--writes` are negative, else
+    /// the larger of the two flag values.
+    pub fn readwrites(&self) -> i64 {
+        if self.writes < 0 && self.reads < 0 {
+            self.num
+        } else {
+            self.writes.max(self.reads)
+        }
+    }
+
     pub fn from_flags(fl: &Flags) -> Result<Config, String> {
         let pos = |n: &str| -> Result<usize, String> {
             let v = fl.i64(n);
@@ -125,7 +163,30 @@ impl Config {
             ops_between_duration_checks: fl.i64("ops_between_duration_checks").max(1),
             progress: fl.bool("progress")
                 || (fl.bool("progress_reports") && std::io::stderr().is_terminal()),
+            writes_before_delete_range: fl.i64("writes_before_delete_range"),
+            writes_per_range_tombstone: fl.i64("writes_per_range_tombstone"),
+            range_tombstone_width: fl.i64("range_tombstone_width"),
+            max_num_range_tombstones: fl.i64("max_num_range_tombstones"),
+            expand_range_tombstones: fl.bool("expand_range_tombstones"),
+            merge_operator: fl.str("merge_operator").to_string(),
+            merge_keys: fl.i64("merge_keys"),
+            readwritepercent: fl.i64("readwritepercent"),
+            mergereadpercent: fl.i64("mergereadpercent"),
         };
+        // db_bench registers gflags' ValidateInt32Percent for --readwritepercent.
+        if c.readwritepercent <= 0 || c.readwritepercent >= 100 {
+            return Err(format!(
+                "Invalid value for --readwritepercent: {v}, 0< pct <100 \n\
+                 ERROR: failed validation of new value '{v}' for flag 'readwritepercent'",
+                v = c.readwritepercent
+            ));
+        }
+        if c.range_tombstone_width < 0 {
+            return Err("ERROR: --range_tombstone_width must not be negative".into());
+        }
+        if c.max_num_range_tombstones < 0 {
+            return Err("ERROR: --max_num_range_tombstones must not be negative".into());
+        }
         if c.num < 0 {
             return Err("ERROR: --num must not be negative".into());
         }
@@ -150,6 +211,8 @@ enum Method {
     DeleteSeq,
     DeleteRandom,
     ReadWhileWriting,
+    MergeRandom,
+    ReadRandomMergeRandom,
     Compact,
     /// db_bench's checksum benchmarks: `crc32c`, `xxhash`, `xxhash64`, `xxh3`.
     Checksum(&'static str),
@@ -179,6 +242,8 @@ pub const KNOWN_BENCHMARKS: &[&str] = &[
     "deleteseq",
     "deleterandom",
     "readwhilewriting",
+    "mergerandom",
+    "readrandommergerandom",
     "compact",
     "flush",
     "waitforcompaction",
@@ -207,6 +272,17 @@ struct Ctx {
     granularity: i64,
     write_options: WriteOptions,
     read_options: ReadOptions,
+    writes_before_delete_range: i64,
+    writes_per_range_tombstone: i64,
+    range_tombstone_width: i64,
+    max_num_range_tombstones: i64,
+    expand_range_tombstones: bool,
+    /// db_bench's `merge_keys_` (`--merge_keys`, or `--num` when negative).
+    merge_keys: i64,
+    /// db_bench's `readwrites_`: `--num` when both `--reads` and `--writes` are negative,
+    /// else the larger of the two (raw flag values).
+    readwrites: i64,
+    mergereadpercent: i64,
 }
 
 struct Shared {
@@ -276,18 +352,45 @@ impl<'a> Duration<'a> {
     }
 }
 
+/// db_bench's `KeyGenerator` for the SEQUENTIAL and RANDOM write modes.
+struct KeyGen {
+    random: bool,
+    num: u64,
+    next: u64,
+}
+
+impl KeyGen {
+    fn next(&mut self, rand: &mut Random64) -> u64 {
+        if self.random {
+            rand.next() % self.num
+        } else {
+            self.next += 1;
+            self.next - 1
+        }
+    }
+}
+
 fn do_write(ctx: &Ctx, sh: &Shared, t: &mut ThreadState, random: bool) {
     let test_duration = if random { ctx.duration } else { 0 };
     let num_ops = if ctx.writes == 0 { ctx.num } else { ctx.writes };
     let mut duration = Duration::new(ctx, sh, test_duration, num_ops);
-    let num_per_key_gen = ctx.num as u64;
+    // db_bench widens the key space by the number of range tombstones.
+    let num_per_key_gen = (ctx.num as u64).wrapping_add(ctx.max_num_range_tombstones as u64);
+    let mut key_gen = KeyGen {
+        random,
+        num: num_per_key_gen,
+        next: 0,
+    };
     if ctx.num != ctx.flags_num {
         t.stats.add_message(&format!("({} ops)", ctx.num));
     }
     let mut gen = RandomGenerator::new(ctx.value_size, ctx.compression_ratio);
     let mut bytes: u64 = 0;
     let mut key = Vec::with_capacity(ctx.key_size);
-    let mut next_seq: u64 = 0;
+    let mut begin_key = Vec::with_capacity(ctx.key_size);
+    let mut end_key = Vec::with_capacity(ctx.key_size);
+    let mut num_written: i64 = 0;
+    let mut num_range_deletions: i64 = 0;
     while num_per_key_gen != 0 && !duration.done(ctx.entries_per_batch) {
         if random {
             // db_bench picks the DB for the batch: rand.Next() % num_dbs.
@@ -295,16 +398,42 @@ fn do_write(ctx: &Ctx, sh: &Shared, t: &mut ThreadState, random: bool) {
         }
         let mut batch = WriteBatch::new();
         for _ in 0..ctx.entries_per_batch {
-            let k = if random {
-                t.rand.next() % num_per_key_gen
-            } else {
-                next_seq += 1;
-                next_seq - 1
-            };
+            let k = key_gen.next(&mut t.rand);
             generate_key_from_int(k, ctx.key_size, &mut key);
             let val = gen.generate();
             batch.put(&key, val);
             bytes += (val.len() + ctx.key_size) as u64;
+            num_written += 1;
+            // db_bench: a range tombstone after every `writes_per_range_tombstone` writes past
+            // `writes_before_delete_range`, at most `max_num_range_tombstones` of them.
+            let wprt = ctx.writes_per_range_tombstone;
+            let past = num_written.wrapping_sub(ctx.writes_before_delete_range);
+            if wprt > 0
+                && num_written > ctx.writes_before_delete_range
+                && past / wprt <= ctx.max_num_range_tombstones
+                && past % wprt == 0
+            {
+                num_range_deletions += 1;
+                let begin_num = key_gen.next(&mut t.rand);
+                if ctx.expand_range_tombstones {
+                    for offset in 0..ctx.range_tombstone_width {
+                        generate_key_from_int(
+                            begin_num.wrapping_add(offset as u64),
+                            ctx.key_size,
+                            &mut begin_key,
+                        );
+                        batch.delete(&begin_key);
+                    }
+                } else {
+                    generate_key_from_int(begin_num, ctx.key_size, &mut begin_key);
+                    generate_key_from_int(
+                        begin_num.wrapping_add(ctx.range_tombstone_width as u64),
+                        ctx.key_size,
+                        &mut end_key,
+                    );
+                    batch.delete_range(&begin_key, &end_key);
+                }
+            }
         }
         if let Err(e) = ctx.db.write_opt(batch, &ctx.write_options) {
             sh.set_fatal(format!("put error: {e}"));
@@ -313,7 +442,77 @@ fn do_write(ctx: &Ctx, sh: &Shared, t: &mut ThreadState, random: bool) {
         t.stats
             .finished_ops(ctx.entries_per_batch as u64, OpType::Write);
     }
+    if num_range_deletions > 0 {
+        println!("Number of range deletions: {num_range_deletions}");
+    }
     t.stats.add_bytes(bytes);
+}
+
+/// db_bench's `MergeRandom`: `readwrites` merges of generated values into random keys of
+/// `[0, merge_keys)`.
+fn merge_random(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
+    let mut gen = RandomGenerator::new(ctx.value_size, ctx.compression_ratio);
+    let mut bytes: u64 = 0;
+    let mut key = Vec::with_capacity(ctx.key_size);
+    let modulus = ctx.merge_keys.max(1) as u64;
+    let mut duration = Duration::new(ctx, sh, ctx.duration, ctx.readwrites);
+    while !duration.done(1) {
+        t.rand.next(); // SelectDBWithCfh(thread)
+        let k = t.rand.next() % modulus;
+        generate_key_from_int(k, ctx.key_size, &mut key);
+        let val = gen.generate();
+        if let Err(e) = ctx.db.merge_opt(&key, val, &ctx.write_options) {
+            eprintln!("merge error: {e}");
+            sh.set_fatal(format!("MergeRandom merge error: {e}"));
+            return;
+        }
+        bytes += (key.len() + val.len()) as u64;
+        t.stats.finished_ops(1, OpType::Merge);
+    }
+    t.stats.add_bytes(bytes);
+    t.stats
+        .add_message(&format!("( updates:{})", ctx.readwrites));
+}
+
+/// db_bench's `ReadRandomMergeRandom`: each op merges (with probability `mergereadpercent`%)
+/// or gets a random key of `[0, merge_keys)`.
+fn read_random_merge_random(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
+    let mut gen = RandomGenerator::new(ctx.value_size, ctx.compression_ratio);
+    let (mut num_hits, mut num_gets, mut num_merges) = (0u64, 0u64, 0u64);
+    let mut max_length = 0usize;
+    let mut key = Vec::with_capacity(ctx.key_size);
+    let modulus = ctx.merge_keys.max(1) as u64;
+    let mut duration = Duration::new(ctx, sh, ctx.duration, ctx.readwrites);
+    while !duration.done(1) {
+        t.rand.next(); // SelectDB(thread)
+        generate_key_from_int(t.rand.next() % modulus, ctx.key_size, &mut key);
+        let do_merge = ((t.rand.next() % 100) as i64) < ctx.mergereadpercent;
+        if do_merge {
+            if let Err(e) = ctx.db.merge_opt(&key, gen.generate(), &ctx.write_options) {
+                eprintln!("merge error: {e}");
+                sh.set_fatal(format!("ReadRandomMergeRandom merge error: {e}"));
+                return;
+            }
+            num_merges += 1;
+            t.stats.finished_ops(1, OpType::Merge);
+        } else {
+            match ctx.db.get_opt(&key, &ctx.read_options) {
+                Ok(Some(v)) => {
+                    max_length = max_length.max(v.len());
+                    num_hits += 1;
+                }
+                Ok(None) => {}
+                // db_bench reports and carries on so that more errors can be found.
+                Err(e) => eprintln!("get error: {e}"),
+            }
+            num_gets += 1;
+            t.stats.finished_ops(1, OpType::Read);
+        }
+    }
+    t.stats.add_message(&format!(
+        "(reads:{num_gets} merges:{num_merges} total:{} hits:{num_hits} maxlength:{max_length})",
+        ctx.readwrites
+    ));
 }
 
 fn read_sequential(ctx: &Ctx, sh: &Shared, t: &mut ThreadState, reverse: bool) {
@@ -472,6 +671,8 @@ fn run_method(m: Method, ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
                 bg_writer(ctx, sh, t)
             }
         }
+        Method::MergeRandom => merge_random(ctx, sh, t),
+        Method::ReadRandomMergeRandom => read_random_merge_random(ctx, sh, t),
         Method::Checksum(kind) => checksum(ctx, t, kind),
         Method::Compact => {
             t.rand.next(); // SelectDB(thread)
@@ -487,7 +688,11 @@ fn run_method(m: Method, ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
 fn checksum(ctx: &Ctx, t: &mut ThreadState, kind: &str) {
     let size = ctx.block_size.max(1);
     let data = vec![b'x'; size];
-    let op = if kind == "crc32c" { OpType::Crc } else { OpType::Hash };
+    let op = if kind == "crc32c" {
+        OpType::Crc
+    } else {
+        OpType::Hash
+    };
     let mut bytes: u64 = 0;
     let mut acc: u64 = 0;
     while bytes < 5000 * 1048576 {
@@ -595,6 +800,8 @@ impl Benchmark {
             "deleteseq" => run(Method::DeleteSeq, false),
             "deleterandom" => run(Method::DeleteRandom, false),
             "readwhilewriting" => run(Method::ReadWhileWriting, false),
+            "mergerandom" => run(Method::MergeRandom, false),
+            "readrandommergerandom" => run(Method::ReadRandomMergeRandom, false),
             "compact" => run(Method::Compact, false),
             "crc32c" => run(Method::Checksum("crc32c"), false),
             "xxhash" => run(Method::Checksum("xxhash"), false),
@@ -652,6 +859,11 @@ impl Benchmark {
                     reads = num;
                 }
                 "readwhilewriting" => num_threads += 1,
+                "mergerandom" | "readrandommergerandom" if c.merge_operator.is_empty() => {
+                    // db_bench prints this on stdout and exits with status 1.
+                    println!("{name:<12} : skipped (--merge_operator is unknown)");
+                    return Err(String::new());
+                }
                 _ => {}
             }
             let (method, fresh_db) = match action {
@@ -711,6 +923,14 @@ impl Benchmark {
                     fill_cache: true,
                     ..ReadOptions::default()
                 },
+                writes_before_delete_range: self.cfg.writes_before_delete_range,
+                writes_per_range_tombstone: self.cfg.writes_per_range_tombstone,
+                range_tombstone_width: self.cfg.range_tombstone_width,
+                max_num_range_tombstones: self.cfg.max_num_range_tombstones,
+                expand_range_tombstones: self.cfg.expand_range_tombstones,
+                merge_keys: self.cfg.merge_keys(),
+                readwrites: self.cfg.readwrites(),
+                mergereadpercent: self.cfg.mergereadpercent,
             };
             self.run_benchmark(num_threads, &name, method, &ctx)?;
         }
@@ -919,7 +1139,10 @@ pub fn main(args: &[String]) -> i32 {
     match r {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("{e}");
+            // An empty message: the reason is already on stdout (as db_bench does).
+            if !e.is_empty() {
+                eprintln!("{e}");
+            }
             1
         }
     }
@@ -958,6 +1181,72 @@ mod tests {
             assert!(Benchmark::action(n).is_some(), "{n}");
         }
         assert!(Benchmark::action("nosuch").is_none());
+    }
+
+    fn parse(v: &[&str]) -> Flags {
+        let args: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+        Flags::parse(BENCH_FLAGS, &args).unwrap()
+    }
+
+    #[test]
+    fn range_tombstone_and_merge_flags() {
+        let c = Config::from_flags(&parse(&[])).unwrap();
+        assert_eq!(c.writes_per_range_tombstone, 0);
+        assert_eq!(c.max_num_range_tombstones, 0);
+        assert_eq!(c.range_tombstone_width, 100);
+        assert_eq!(c.writes_before_delete_range, 0);
+        assert!(!c.expand_range_tombstones);
+        assert_eq!(c.merge_operator, "");
+        assert_eq!(c.merge_keys(), 1_000_000);
+        assert_eq!(c.readwrites(), 1_000_000);
+        assert_eq!((c.readwritepercent, c.mergereadpercent), (90, 70));
+        let c = Config::from_flags(&parse(&[
+            "--writes_per_range_tombstone=1",
+            "--max_num_range_tombstones=1000",
+            "--range_tombstone_width=7",
+            "--expand_range_tombstones",
+            "--merge_operator=stringappend",
+            "--merge_keys=50",
+            "--num=10",
+            "--reads=30",
+            "--mergereadpercent=20",
+            "--readwritepercent=99",
+            "--min_write_buffer_number_to_merge=100",
+        ]))
+        .unwrap();
+        assert_eq!(c.writes_per_range_tombstone, 1);
+        assert_eq!(c.max_num_range_tombstones, 1000);
+        assert_eq!(c.range_tombstone_width, 7);
+        assert!(c.expand_range_tombstones);
+        assert_eq!(c.merge_operator, "stringappend");
+        assert_eq!(c.merge_keys(), 50);
+        // readwrites_: the larger of the raw --reads/--writes (-1 for writes here).
+        assert_eq!(c.readwrites(), 30);
+        assert_eq!((c.readwritepercent, c.mergereadpercent), (99, 20));
+        for bad in ["--readwritepercent=0", "--readwritepercent=100"] {
+            let e = Config::from_flags(&parse(&[bad])).unwrap_err();
+            assert!(e.contains("flag 'readwritepercent'"), "{e}");
+        }
+        assert!(Config::from_flags(&parse(&["--range_tombstone_width=-1"])).is_err());
+    }
+
+    #[test]
+    fn merge_operator_flag_to_options() {
+        assert!(options_from_flags(&parse(&[]))
+            .unwrap()
+            .merge_operator
+            .is_none());
+        for name in ["uint64add", "UInt64AddOperator", "stringappend"] {
+            let o = options_from_flags(&parse(&[&format!("--merge_operator={name}")])).unwrap();
+            assert!(o.merge_operator.is_some(), "{name}");
+        }
+        let e = options_from_flags(&parse(&["--merge_operator=bogus"])).unwrap_err();
+        assert_eq!(
+            e,
+            "invalid merge operator[bogus]: Not implemented: Could not load MergeOperator: bogus"
+        );
+        // Accepted without effect (Shale has no min_write_buffer_number_to_merge).
+        assert!(options_from_flags(&parse(&["--min_write_buffer_number_to_merge=100"])).is_ok());
     }
 
     #[test]

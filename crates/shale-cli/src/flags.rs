@@ -240,6 +240,16 @@ pub const BENCH_FLAGS: &[FlagDef] = &[
     f("seed", Kind::Int64, "0", "Seed base for random number generators. When 0 it is derived from the current time."),
     f("duration", Kind::Int32, "0", "Time in seconds for the random-ops tests to run. When 0 then num & reads determine the test duration"),
     f("ops_between_duration_checks", Kind::Int32, "1000", "Check duration limit every x ops"),
+    f("writes_before_delete_range", Kind::Int64, "0", "Number of writes before DeleteRange is called regularly."),
+    f("writes_per_range_tombstone", Kind::Int64, "0", "Number of writes between range tombstones"),
+    f("range_tombstone_width", Kind::Int64, "100", "Number of keys in tombstone's range"),
+    f("max_num_range_tombstones", Kind::Int64, "0", "Maximum number of range tombstones to insert."),
+    f("expand_range_tombstones", Kind::Bool, "false", "Expand range tombstone into sequential regular tombstones."),
+    f("merge_operator", Kind::Str, "", "The merge operator to use with the database (uint64add|stringappend; empty: none)"),
+    f("merge_keys", Kind::Int64, "-1", "Number of distinct keys to use for MergeRandom and ReadRandomMergeRandom. If negative, there will be FLAGS_num keys."),
+    f("min_write_buffer_number_to_merge", Kind::Int32, "1", "The minimum number of write buffers that will be merged together before writing to storage (accepted for db_bench compatibility; Shale flushes each memtable on its own, so it has no effect)"),
+    f("readwritepercent", Kind::Int32, "90", "Ratio of reads to reads/writes (expressed as percentage) for the ReadRandomWriteRandom workload (accepted; shale bench has no readrandomwriterandom)"),
+    f("mergereadpercent", Kind::Int32, "70", "Ratio of merges to merges&reads (expressed as percentage) for the ReadRandomMergeRandom workload. The default value 70 means 70% out of all read and merge operations are merges."),
     f("progress_reports", Kind::Bool, "true", "If true, report number of finished operations (on a terminal)."),
     f("progress", Kind::Bool, "false", "Force the progress report on stderr even when it is not a terminal"),
 ];
@@ -286,6 +296,52 @@ mod tests {
         .unwrap();
         assert!(!fl.bool("sync"));
         assert!(fl.bool("statistics"));
+    }
+
+    #[test]
+    fn range_tombstone_and_merge_flags_parse() {
+        let fl = Flags::parse(BENCH_FLAGS, &a(&[])).unwrap();
+        assert_eq!(fl.i64("writes_per_range_tombstone"), 0);
+        assert_eq!(fl.i64("max_num_range_tombstones"), 0);
+        assert_eq!(fl.i64("range_tombstone_width"), 100);
+        assert!(!fl.bool("expand_range_tombstones"));
+        assert_eq!(fl.str("merge_operator"), "");
+        assert_eq!(fl.i64("merge_keys"), -1);
+        assert_eq!(fl.i64("min_write_buffer_number_to_merge"), 1);
+        assert_eq!(fl.i64("readwritepercent"), 90);
+        assert_eq!(fl.i64("mergereadpercent"), 70);
+        assert_eq!(fl.i64("writes"), -1);
+        let fl = Flags::parse(
+            BENCH_FLAGS,
+            &a(&[
+                "--writes_per_range_tombstone=1",
+                "--max_num_range_tombstones",
+                "1000",
+                "--range_tombstone_width=10",
+                "--expand_range_tombstones",
+                "--merge_operator=uint64add",
+                "--merge_keys=5",
+                "--min_write_buffer_number_to_merge=100",
+                "--mergereadpercent=30",
+                "--writes=500000",
+            ]),
+        )
+        .unwrap();
+        assert_eq!(fl.i64("writes_per_range_tombstone"), 1);
+        assert_eq!(fl.i64("max_num_range_tombstones"), 1000);
+        assert_eq!(fl.i64("range_tombstone_width"), 10);
+        assert!(fl.bool("expand_range_tombstones"));
+        assert_eq!(fl.str("merge_operator"), "uint64add");
+        assert_eq!(fl.i64("merge_keys"), 5);
+        assert_eq!(fl.i64("min_write_buffer_number_to_merge"), 100);
+        assert_eq!(fl.i64("mergereadpercent"), 30);
+        assert_eq!(fl.i64("writes"), 500000);
+        let e = Flags::parse(BENCH_FLAGS, &a(&["--writes_per_range_tombstone=x"])).unwrap_err();
+        assert!(e
+            .to_string()
+            .contains("int64 flag 'writes_per_range_tombstone'"));
+        let e = Flags::parse(BENCH_FLAGS, &a(&["--noexpand_range_tombstones=1"])).unwrap_err();
+        assert!(e.to_string().contains("'noexpand_range_tombstones'"));
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub enum OpType {
     Write,
     Delete,
     Seek,
+    Merge,
     Crc,
     Hash,
 }
@@ -32,6 +33,7 @@ impl OpType {
             OpType::Write => "write",
             OpType::Delete => "delete",
             OpType::Seek => "seek",
+            OpType::Merge => "merge",
             OpType::Crc => "crc",
             OpType::Hash => "hash",
         }

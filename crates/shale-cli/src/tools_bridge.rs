@@ -18,6 +18,7 @@ pub struct ManifestDumpArgs {
     pub path: Option<PathBuf>,
     pub verbose: bool,
     pub hex: bool,
+    #[allow(dead_code)] // parsed for ldb compatibility; not used by the tools yet
     pub json: bool,
 }
 
@@ -27,7 +28,9 @@ pub struct DumpWalArgs {
     pub walfile: PathBuf,
     pub print_header: bool,
     pub print_values: bool,
+    #[allow(dead_code)] // parsed for ldb compatibility; not used by the tools yet
     pub only_print_seqno_gaps: bool,
+    #[allow(dead_code)]
     pub hex: bool,
 }
 

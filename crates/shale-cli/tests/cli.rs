@@ -317,3 +317,189 @@ fn tools_on_a_real_database() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "OK\n");
 }
+
+fn ops_of(out: &str, name: &str) -> ResultLine {
+    out.lines()
+        .filter_map(parse_result_line)
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no {name} result line in\n{out}"))
+}
+
+#[test]
+fn bench_range_tombstones_are_counted_and_applied() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "bench",
+            "--benchmarks=fillrandom,readseq,readrandom",
+            "--num=2000",
+            "--seed=11",
+        ];
+        args.extend_from_slice(extra);
+        let o = shale(&args);
+        let out = stdout(&o);
+        assert!(
+            o.status.success(),
+            "stdout:\n{out}\nstderr:\n{}",
+            stderr(&o)
+        );
+        out
+    };
+    // At most --max_num_range_tombstones of them, one after every 10 writes.
+    let out = run(&[
+        "--writes_per_range_tombstone=10",
+        "--max_num_range_tombstones=5",
+    ]);
+    let counts: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("Number of range deletions"))
+        .collect();
+    assert_eq!(counts, ["Number of range deletions: 5"], "{out}");
+    // db_bench prints it before the result line of the write benchmark.
+    let at = out.find("Number of range deletions").unwrap();
+    assert!(at < out.find("fillrandom   :").unwrap(), "{out}");
+    assert_eq!(ops_of(&out, "fillrandom").n, 2000);
+
+    // max_num_range_tombstones=0 (the default) means none, as in db_bench.
+    let out = run(&["--writes_per_range_tombstone=10"]);
+    assert!(!out.contains("Number of range deletions"), "{out}");
+
+    // Wide tombstones late in the load delete keys: range tombstones and their expansion into
+    // point deletes consume the same random numbers and leave the same keys.
+    let wide = [
+        "--writes_per_range_tombstone=100",
+        "--max_num_range_tombstones=20",
+        "--range_tombstone_width=40",
+    ];
+    let ranged = run(&wide);
+    let mut w = wide.to_vec();
+    w.push("--expand_range_tombstones");
+    let expanded = run(&w);
+    assert!(
+        ranged.contains("Number of range deletions: 20\n"),
+        "{ranged}"
+    );
+    assert!(
+        expanded.contains("Number of range deletions: 20\n"),
+        "{expanded}"
+    );
+    let plain = run(&[]);
+    let (r, e, p) = (
+        ops_of(&ranged, "readseq").n,
+        ops_of(&expanded, "readseq").n,
+        ops_of(&plain, "readseq").n,
+    );
+    assert_eq!(r, e, "range vs expanded:\n{ranged}\n{expanded}");
+    assert!(r < p, "tombstones deleted nothing: {r} vs {p}");
+    let found = |out: &str| {
+        let x = ops_of(out, "readrandom").extra;
+        x[x.find('(').unwrap_or_else(|| panic!("{out}"))..].to_string()
+    };
+    assert_eq!(found(&ranged), found(&expanded));
+}
+
+#[test]
+fn bench_mergerandom_then_readrandom() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("--db={}", dir.path().join("db").display());
+    let o = shale(&[
+        "bench",
+        &db,
+        "--benchmarks=mergerandom,readrandom,readrandommergerandom",
+        "--merge_operator=uint64add",
+        "--value_size=8",
+        "--num=1000",
+        "--seed=5",
+    ]);
+    let out = stdout(&o);
+    assert!(
+        o.status.success(),
+        "stdout:\n{out}\nstderr:\n{}",
+        stderr(&o)
+    );
+    let m = ops_of(&out, "mergerandom");
+    assert_eq!(m.n, 1000);
+    assert!(m.extra.ends_with(" MB/s ( updates:1000)"), "{out}");
+    let r = ops_of(&out, "readrandom");
+    assert_eq!(r.n, 1000);
+    // ~1 - 1/e of the keys got merge operands; each is found.
+    let found: u64 = r
+        .extra
+        .split_once('(')
+        .and_then(|(_, x)| x.split_once(" of 1000 found)"))
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!((500..=800).contains(&found), "{out}");
+    let rm = ops_of(&out, "readrandommergerandom");
+    assert_eq!(rm.n, 1000);
+    // "(reads:R merges:M total:1000 hits:H maxlength:8)", R + M == 1000, no MB/s.
+    let x = rm.extra.trim();
+    let field = |k: &str| -> u64 {
+        x.split([' ', '(', ')'])
+            .find_map(|f| f.strip_prefix(k))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{k} in {x}"))
+    };
+    assert!(x.starts_with("(reads:") && x.ends_with(')'), "{x}");
+    assert_eq!(field("reads:") + field("merges:"), 1000, "{x}");
+    assert_eq!(field("total:"), 1000, "{x}");
+    assert!(
+        field("hits:") > 0 && field("hits:") <= field("reads:"),
+        "{x}"
+    );
+    assert_eq!(field("maxlength:"), 8, "{x}");
+    // About 70% merges by default (--mergereadpercent=70).
+    assert!((600..=800).contains(&field("merges:")), "{x}");
+
+    // Reopened with the operator, the merged keys are still there.
+    let o = shale(&[
+        "bench",
+        &db,
+        "--use_existing_db",
+        "--benchmarks=readrandom",
+        "--merge_operator=uint64add",
+        "--num=1000",
+        "--seed=5",
+    ]);
+    let out = stdout(&o);
+    assert!(
+        o.status.success(),
+        "stdout:\n{out}\nstderr:\n{}",
+        stderr(&o)
+    );
+    assert!(!ops_of(&out, "readrandom").extra.contains("(0 of"), "{out}");
+}
+
+#[test]
+fn bench_merge_benchmarks_need_a_merge_operator() {
+    for name in ["mergerandom", "readrandommergerandom"] {
+        let o = shale(&[
+            "bench",
+            &format!("--benchmarks=fillseq,{name},readrandom"),
+            "--num=100",
+            "--seed=3",
+        ]);
+        let out = stdout(&o);
+        assert_eq!(o.status.code(), Some(1), "{out}");
+        // As db_bench: earlier benchmarks run, then the skip line on stdout and exit 1.
+        assert_eq!(ops_of(&out, "fillseq").n, 100);
+        assert!(
+            out.contains(&format!(
+                "{name:<12} : skipped (--merge_operator is unknown)\n"
+            )),
+            "{out}"
+        );
+        assert!(!out.contains("readrandom   :"), "{out}");
+    }
+    let o = shale(&[
+        "bench",
+        "--benchmarks=mergerandom",
+        "--merge_operator=bogus",
+        "--num=10",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("invalid merge operator[bogus]: "),
+        "{}",
+        stderr(&o)
+    );
+}
