@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use parking_lot::MutexGuard;
 
-use super::compaction::{pick_compaction, picker_config, run_compaction};
+use super::compaction::{pick_compaction, picker_config, run_compaction, RunningRange};
 use super::filename::table_name;
 use super::flush::run_flush;
 use super::{DbInner, DbState};
@@ -79,6 +79,7 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
                     &st.versions.current,
                     &cfg,
                     &st.being_compacted,
+                    &running_ranges(&st),
                     &st.versions.compact_cursor,
                 );
                 if let Some(pick) = pick {
@@ -103,6 +104,10 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
     }
 }
 
+fn running_ranges(st: &DbState) -> Vec<RunningRange> {
+    st.running_compactions.iter().map(|(_, r)| r.clone()).collect()
+}
+
 /// Delete table files that a synced MANIFEST edit removed and no version references any more.
 pub(crate) fn purge_obsolete(db: &DbInner, _st: &mut MutexGuard<'_, DbState>) {
     for n in db_reaper_take(db, _st) {
@@ -124,7 +129,7 @@ pub(crate) fn wait_for_compact(db: &Arc<DbInner>) -> Result<()> {
     loop {
         DbInner::check_bg_error(&st)?;
         let pending_compaction = !db.opts.disable_auto_compactions
-            && pick_compaction(&st.versions.current, &picker_config(db), &st.being_compacted, &st.versions.compact_cursor)
+            && pick_compaction(&st.versions.current, &picker_config(db), &st.being_compacted, &running_ranges(&st), &st.versions.compact_cursor)
                 .is_some();
         if st.imm.is_empty() && !st.flush_running && st.compactions_running == 0 && !pending_compaction {
             purge_obsolete(db, &mut st);

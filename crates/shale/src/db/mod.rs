@@ -8,10 +8,12 @@ mod compaction;
 mod filename;
 mod flush;
 mod iter;
+mod level_targets;
 mod open;
 mod props;
 mod range_del;
 mod read;
+mod subcompaction;
 mod table_cache;
 mod version;
 mod write;
@@ -101,6 +103,9 @@ pub(crate) struct DbState {
     pub flush_running: bool,
     pub compactions_running: usize,
     pub being_compacted: HashSet<u64>,
+    /// Output level and key range of each running compaction, by id.
+    pub running_compactions: Vec<(u64, compaction::RunningRange)>,
+    pub next_compaction_id: u64,
     pub manual_compactions: usize,
     pub stats: props::CompactionStats,
 }

@@ -199,6 +199,8 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
             flush_running: false,
             compactions_running: 0,
             being_compacted: HashSet::new(),
+            running_compactions: Vec::new(),
+            next_compaction_id: 0,
             manual_compactions: 0,
             stats: props::CompactionStats::default(),
         }),
@@ -273,15 +275,12 @@ fn flush_recovered(db: &Arc<DbInner>) -> Result<()> {
     let epoch = st.versions.next_epoch;
     st.versions.next_epoch += 1;
     drop(st);
-    let params = OutputParams {
-        output_level: 0,
-        bottommost: false,
-        target_file_size: u64::MAX,
+    let params = OutputParams::for_l0(
+        db,
         epoch,
-        snapshots: Vec::new(),
-        deeper_ranges: Vec::new(),
-        tombstones: mem.range_dels.fragmented(&db.icmp).map(|l| (*l).clone()).unwrap_or_default(),
-    };
+        Vec::new(),
+        mem.range_dels.fragmented(&db.icmp).map(|l| (*l).clone()).unwrap_or_default(),
+    );
     let mut it: Box<dyn InternalIterator> = Box::new(mem.iter());
     let outputs = build_tables(db, &mut *it, &params)?;
     let mut st = db.state.lock();
