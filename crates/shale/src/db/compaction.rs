@@ -496,7 +496,8 @@ fn run_compaction_inner(
         grandparents,
         max_grandparent_overlap: max_grandparent_overlap(&cfg),
     };
-    let in_bytes: u64 = pick.all_inputs().map(|f| f.meta.file_size).sum();
+    let rn_bytes: u64 = pick.inputs.iter().map(|f| f.meta.file_size).sum();
+    let rnp1_bytes: u64 = pick.next_inputs.iter().map(|f| f.meta.file_size).sum();
     let max_subs = db.opts.max_subcompactions;
     let outputs = parking_lot::MutexGuard::unlocked(st, || -> Result<Vec<FileMetaData>> {
         run_subcompactions(db, pick, &params, max_subs)
@@ -528,19 +529,12 @@ fn run_compaction_inner(
         }
     }
     db.install_super_version(st);
-    st.stats.record_compaction(pick.level, pick.output_level, in_bytes, out_bytes, outputs.len(), start.elapsed());
+    st.stats.record_compaction(pick.output_level, rn_bytes, rnp1_bytes, out_bytes, outputs.len(), start.elapsed());
     Ok(())
 }
 
 pub(crate) fn picker_config(db: &DbInner) -> PickerConfig {
-    PickerConfig {
-        l0_trigger: db.opts.level0_file_num_compaction_trigger,
-        max_bytes_for_level_base: db.opts.max_bytes_for_level_base,
-        multiplier: db.opts.max_bytes_for_level_multiplier,
-        dynamic: db.opts.level_compaction_dynamic_level_bytes,
-        target_file_size_base: db.opts.target_file_size_base,
-        target_file_size_multiplier: db.opts.target_file_size_multiplier,
-    }
+    PickerConfig::from_options(&db.opts)
 }
 
 /// Manual compaction of `[begin, end]` down to the bottom-most non-empty level (with dynamic

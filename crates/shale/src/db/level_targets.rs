@@ -19,6 +19,16 @@ pub(crate) struct PickerConfig {
 }
 
 impl PickerConfig {
+    pub(crate) fn from_options(opts: &crate::options::Options) -> PickerConfig {
+        PickerConfig {
+            l0_trigger: opts.level0_file_num_compaction_trigger,
+            max_bytes_for_level_base: opts.max_bytes_for_level_base,
+            multiplier: opts.max_bytes_for_level_multiplier,
+            dynamic: opts.level_compaction_dynamic_level_bytes,
+            target_file_size_base: opts.target_file_size_base,
+            target_file_size_multiplier: opts.target_file_size_multiplier,
+        }
+    }
     /// Static level targets, as the tests of the original picker use them.
     #[cfg(test)]
     pub(crate) fn fixed(l0_trigger: usize, base: u64, multiplier: f64) -> PickerConfig {

@@ -13,6 +13,7 @@ mod open;
 mod props;
 mod range_del;
 mod read;
+mod stall;
 mod subcompaction;
 mod table_cache;
 mod version;
@@ -100,6 +101,9 @@ pub(crate) struct DbState {
     pub imm: VecDeque<ImmMem>,
     pub versions: VersionSet,
     pub bg_error: Option<Error>,
+    /// A soft background error (ENOSPC in a compaction): writes go on, compactions are retried
+    /// after a delay, and the first one that succeeds clears it (RocksDB's kSoftError).
+    pub soft_error: Option<Error>,
     pub flush_running: bool,
     pub compactions_running: usize,
     pub being_compacted: HashSet<u64>,
@@ -143,6 +147,8 @@ pub(crate) struct DbInner {
     pub session_id: String,
     pub bg_threads: Mutex<Vec<JoinHandle<()>>>,
     pub write_stats: props::WriteStats,
+    /// Write-stall condition and delayed-write token bucket.
+    pub stall: stall::StallController,
 }
 
 impl DbInner {
@@ -157,6 +163,7 @@ impl DbInner {
             imm: st.imm.iter().rev().map(|m| m.mem.clone()).collect(),
             version: st.versions.current.clone(),
         };
+        self.stall.recalc(&self.opts, &sv.version, sv.imm.len());
         *self.sv.write() = Arc::new(sv);
     }
 

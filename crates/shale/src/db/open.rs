@@ -196,13 +196,14 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
             imm: VecDeque::new(),
             versions: vs,
             bg_error: None,
+            soft_error: None,
             flush_running: false,
             compactions_running: 0,
             being_compacted: HashSet::new(),
             running_compactions: Vec::new(),
             next_compaction_id: 0,
             manual_compactions: 0,
-            stats: props::CompactionStats::default(),
+            stats: props::CompactionStats::new(),
         }),
         bg_cv: Condvar::new(),
         work_cv: Condvar::new(),
@@ -219,6 +220,7 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
         session_id: new_session_id(),
         bg_threads: Mutex::new(Vec::new()),
         write_stats: props::WriteStats::default(),
+        stall: super::stall::StallController::new(opts),
     });
     replay_wals(&db, &wals)?;
     if !read_only {
