@@ -519,6 +519,11 @@ fn run_compaction_inner(
         for f in &outputs {
             let _ = db.fs.remove_file(&table_name(&db.path, f.number));
         }
+        // A failed MANIFEST write is a hard error whatever its cause (even ENOSPC): the
+        // MANIFEST may end in a torn record.
+        if st.bg_error.is_none() && !db.shutting_down.load(AtOrd::Acquire) {
+            st.bg_error = Some(e.clone());
+        }
         return Err(e);
     }
     if pick.level > 0 {
@@ -592,12 +597,15 @@ pub(crate) fn compact_range(db: &Arc<DbInner>, begin: Option<&[u8]>, end: Option
         Ok(())
     })();
     st.manual_compactions -= 1;
-    // An I/O failure in a manual compaction stops writes like one in an automatic compaction.
-    if let Err(e) = &r {
-        if e.is_io() && st.bg_error.is_none() {
-            st.bg_error = Some(e.clone());
+    // An I/O failure in a manual compaction is handled like one in an automatic compaction:
+    // ENOSPC while writing tables is a soft error, anything else stops writes.
+    match &r {
+        Err(e) if e.is_io() => {
+            super::background::record_compaction_error(db, &mut st, e.clone());
             db.bg_cv.notify_all();
         }
+        Ok(()) => super::background::compaction_succeeded(&mut st),
+        _ => {}
     }
     db.work_cv.notify_all();
     r

@@ -47,6 +47,7 @@ pub(crate) fn run_flush(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>) -> 
         mem.range_dels.fragmented(&db.icmp).map(|l| (*l).clone()).unwrap_or_default(),
     );
     let outputs = parking_lot::MutexGuard::unlocked(st, || {
+        let _io = crate::fs::ActivityGuard::set(crate::fs::IoActivity::Flush);
         let mut it: Box<dyn InternalIterator> = Box::new(mem.iter());
         build_tables(db, &mut *it, &params)
     })?;

@@ -104,6 +104,9 @@ pub(crate) struct DbState {
     /// A soft background error (ENOSPC in a compaction): writes go on, compactions are retried
     /// after a delay, and the first one that succeeds clears it (RocksDB's kSoftError).
     pub soft_error: Option<Error>,
+    /// While a soft error is set: no compaction starts before this time; and the next delay.
+    pub compaction_retry_at: Option<std::time::Instant>,
+    pub compaction_retry_delay: std::time::Duration,
     pub flush_running: bool,
     pub compactions_running: usize,
     pub being_compacted: HashSet<u64>,

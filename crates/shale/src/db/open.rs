@@ -197,6 +197,8 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
             versions: vs,
             bg_error: None,
             soft_error: None,
+            compaction_retry_at: None,
+            compaction_retry_delay: super::background::FIRST_RETRY_DELAY,
             flush_running: false,
             compactions_running: 0,
             being_compacted: HashSet::new(),

@@ -153,7 +153,7 @@ pub(crate) fn property_value(db: &Arc<DbInner>, name: &str) -> Result<Option<Str
         "rocksdb.num-snapshots" => db.snapshots.lock().values().sum::<usize>().to_string(),
         "rocksdb.background-errors" => {
             let st = db.state.lock();
-            (st.bg_error.is_some() as u32).to_string()
+            (st.bg_error.is_some() as u32 + st.soft_error.is_some() as u32).to_string()
         }
         "rocksdb.is-write-stopped" => ((db.stall.state().0 == Condition::Stopped) as u32).to_string(),
         "rocksdb.actual-delayed-write-rate" => db.stall.actual_delayed_write_rate().to_string(),

@@ -11,6 +11,7 @@ use super::filename::table_name;
 use super::iter::MergingIterator;
 use super::DbInner;
 use crate::error::Result;
+use crate::fs::{ActivityGuard, IoActivity};
 use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, user_key, InternalKeyComparator, MAX_SEQUENCE};
 use crate::range_del::{Fragment, FragmentedRangeTombstoneList};
@@ -153,6 +154,7 @@ pub(crate) fn run_subcompactions(
     let files: Vec<(Vec<u8>, u64)> =
         pick.all_inputs().map(|f| (f.smallest_user().to_vec(), f.meta.file_size)).collect();
     let bounds = subcompaction_boundaries(&db.icmp, &files, max_subs);
+    let _io = ActivityGuard::set(IoActivity::Compaction);
     if bounds.is_empty() {
         let mut it = merge_inputs(db, pick)?;
         return build_tables(db, &mut it, params);
@@ -177,6 +179,7 @@ pub(crate) fn run_subcompactions(
                 };
                 let (lo, hi) = (lo.clone(), hi.clone());
                 s.spawn(move || -> Result<Vec<FileMetaData>> {
+                    let _io = ActivityGuard::set(IoActivity::Compaction);
                     let it = merge_inputs(db, pick)?;
                     let mut it = RangeIter::new(it, db.icmp.clone(), lo, hi);
                     build_tables(db, &mut it, &sub)
