@@ -11,7 +11,13 @@ use common::*;
 use shale::{MemFs, Options, ReadOptions, WriteBatch, DB};
 
 fn level_files(db: &DB) -> Vec<u64> {
-    (0..7).map(|l| db.property_int_value(&format!("rocksdb.num-files-at-level{l}")).unwrap().unwrap()).collect()
+    (0..7)
+        .map(|l| {
+            db.property_int_value(&format!("rocksdb.num-files-at-level{l}"))
+                .unwrap()
+                .unwrap()
+        })
+        .collect()
 }
 
 fn key(i: u64) -> Vec<u8> {
@@ -20,13 +26,18 @@ fn key(i: u64) -> Vec<u8> {
 
 fn val(i: u64, round: u64) -> Vec<u8> {
     let mut v = format!("v{i}-{round}-").into_bytes();
-    v.resize(v.len() + ((i * 7 + round) % 90) as usize, b'a' + (round % 26) as u8);
+    v.resize(
+        v.len() + ((i * 7 + round) % 90) as usize,
+        b'a' + (round % 26) as u8,
+    );
     v
 }
 
 /// Writer threads on interleaved keys with puts, deletes and batches; returns the model.
 fn hammer(db: &Arc<DB>, threads: u64, ops: u64, keyspace: u64, seed: u64) -> Model {
-    let models: Vec<Arc<Mutex<Model>>> = (0..threads).map(|_| Arc::new(Mutex::new(Model::new()))).collect();
+    let models: Vec<Arc<Mutex<Model>>> = (0..threads)
+        .map(|_| Arc::new(Mutex::new(Model::new())))
+        .collect();
     let mut hs = Vec::new();
     for t in 0..threads {
         let (db, m) = (db.clone(), models[t as usize].clone());
@@ -74,13 +85,22 @@ fn hammer(db: &Arc<DB>, threads: u64, ops: u64, keyspace: u64, seed: u64) -> Mod
 #[test]
 fn dynamic_levels_fill_from_the_last_level_up() {
     let fs = MemFs::new();
-    let opts = Options { max_bytes_for_level_base: 32 << 10, ..mem_opts(&fs) };
-    assert!(opts.level_compaction_dynamic_level_bytes, "on by default, as in RocksDB");
+    let opts = Options {
+        max_bytes_for_level_base: 32 << 10,
+        ..mem_opts(&fs)
+    };
+    assert!(
+        opts.level_compaction_dynamic_level_bytes,
+        "on by default, as in RocksDB"
+    );
     let db = Arc::new(DB::open(&opts, dir()).unwrap());
     let m = hammer(&db, 2, 3000, 4000, 1);
     db.wait_for_compact().unwrap();
     let files = level_files(&db);
-    assert!(files[6] > 0, "L0 compacts straight into the last level first: {files:?}");
+    assert!(
+        files[6] > 0,
+        "L0 compacts straight into the last level first: {files:?}"
+    );
     // the non-empty levels below L0 are the bottom ones: nothing above the base level
     let first = (1..7).find(|&l| files[l] > 0).unwrap();
     assert!(first >= 4, "{files:?}");
@@ -92,7 +112,10 @@ fn dynamic_levels_fill_from_the_last_level_up() {
     assert!(dump(&db) == m);
     // static levels fill from L1 down
     let fs = MemFs::new();
-    let opts = Options { level_compaction_dynamic_level_bytes: false, ..mem_opts(&fs) };
+    let opts = Options {
+        level_compaction_dynamic_level_bytes: false,
+        ..mem_opts(&fs)
+    };
     let db = Arc::new(DB::open(&opts, dir()).unwrap());
     let m = hammer(&db, 2, 1500, 4000, 2);
     db.wait_for_compact().unwrap();
@@ -124,7 +147,10 @@ fn parallel_compactions_never_produce_overlapping_files() {
             let (db, stop, max_running) = (db.clone(), stop.clone(), max_running.clone());
             thread::spawn(move || {
                 while !stop.load(Ordering::Acquire) {
-                    let n = db.property_int_value("rocksdb.num-running-compactions").unwrap().unwrap();
+                    let n = db
+                        .property_int_value("rocksdb.num-running-compactions")
+                        .unwrap()
+                        .unwrap();
                     max_running.fetch_max(n, Ordering::Relaxed);
                     thread::sleep(std::time::Duration::from_micros(200));
                 }
@@ -135,8 +161,14 @@ fn parallel_compactions_never_produce_overlapping_files() {
         stop.store(true, Ordering::Release);
         sampler.join().unwrap();
         assert!(dump(&db) == m, "dynamic={dynamic}");
-        assert_eq!(db.property_int_value("rocksdb.background-errors").unwrap(), Some(0));
-        eprintln!("dynamic={dynamic}: most compactions at once: {}", max_running.load(Ordering::Relaxed));
+        assert_eq!(
+            db.property_int_value("rocksdb.background-errors").unwrap(),
+            Some(0)
+        );
+        eprintln!(
+            "dynamic={dynamic}: most compactions at once: {}",
+            max_running.load(Ordering::Relaxed)
+        );
         drop(db);
         let db = DB::open(&opts, dir()).unwrap();
         assert!(dump(&db) == m, "dynamic={dynamic}: after reopen");
@@ -195,7 +227,10 @@ fn subcompactions_keep_every_key_and_snapshot() {
         assert!(dump(&db) == m, "subs={subs}");
         let mut ro = ReadOptions::default();
         ro.set_snapshot(snap.as_ref().unwrap());
-        assert!(scan(&db, ro).unwrap() == *snap_view.as_ref().unwrap(), "subs={subs}: snapshot view");
+        assert!(
+            scan(&db, ro).unwrap() == *snap_view.as_ref().unwrap(),
+            "subs={subs}: snapshot view"
+        );
         drop(snap);
         db.compact_range(None, None).unwrap();
         assert!(dump(&db) == m);
@@ -307,7 +342,10 @@ fn randomized_model_many_flushes_and_compactions_across_threads() {
                             ro.set_snapshot(&s);
                             ro.set_iterate_lower_bound(format!("t{t}-"));
                             ro.set_iterate_upper_bound(format!("t{t}."));
-                            assert!(scan(&db, ro).unwrap() == sm, "thread {t}: snapshot view changed");
+                            assert!(
+                                scan(&db, ro).unwrap() == sm,
+                                "thread {t}: snapshot view changed"
+                            );
                         }
                     }
                     97 => {
@@ -318,7 +356,10 @@ fn randomized_model_many_flushes_and_compactions_across_threads() {
                         let mut ro = ReadOptions::default();
                         ro.set_iterate_lower_bound(format!("t{t}-"));
                         ro.set_iterate_upper_bound(format!("t{t}."));
-                        assert!(scan(&db, ro).unwrap() == m, "thread {t} op {n}: own range differs");
+                        assert!(
+                            scan(&db, ro).unwrap() == m,
+                            "thread {t} op {n}: own range differs"
+                        );
                     }
                 }
                 if n % 97 == 0 {
@@ -330,7 +371,10 @@ fn randomized_model_many_flushes_and_compactions_across_threads() {
                 ro.set_snapshot(&s);
                 ro.set_iterate_lower_bound(format!("t{t}-"));
                 ro.set_iterate_upper_bound(format!("t{t}."));
-                assert!(scan(&db, ro).unwrap() == sm, "thread {t}: snapshot view changed");
+                assert!(
+                    scan(&db, ro).unwrap() == sm,
+                    "thread {t}: snapshot view changed"
+                );
             }
             m
         }));
@@ -348,7 +392,10 @@ fn randomized_model_many_flushes_and_compactions_across_threads() {
     let files = level_files(&db);
     assert!(files[1..].iter().sum::<u64>() > 0, "{files:?}");
     let stats = db.property_value("rocksdb.stats").unwrap().unwrap();
-    assert!(stats.contains("Cumulative compaction:") && stats.contains("Interval compaction:"), "{stats}");
+    assert!(
+        stats.contains("Cumulative compaction:") && stats.contains("Interval compaction:"),
+        "{stats}"
+    );
     drop(db);
     let db = DB::open(&opts, dir()).unwrap();
     assert!(dump(&db) == all, "after reopen");

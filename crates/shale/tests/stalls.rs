@@ -26,15 +26,29 @@ fn l0_slowdown_delays_writes_to_the_delayed_write_rate() {
         ..mem_opts(&fs)
     };
     let db = DB::open(&opts, dir()).unwrap();
-    assert_eq!(db.property_int_value("rocksdb.actual-delayed-write-rate").unwrap(), Some(0));
+    assert_eq!(
+        db.property_int_value("rocksdb.actual-delayed-write-rate")
+            .unwrap(),
+        Some(0)
+    );
     for r in 0..2u64 {
         db.put(format!("k{r}"), "v").unwrap();
         db.flush().unwrap();
     }
-    assert_eq!(db.property_int_value("rocksdb.num-files-at-level0").unwrap(), Some(2));
-    let rate = db.property_int_value("rocksdb.actual-delayed-write-rate").unwrap().unwrap();
+    assert_eq!(
+        db.property_int_value("rocksdb.num-files-at-level0")
+            .unwrap(),
+        Some(2)
+    );
+    let rate = db
+        .property_int_value("rocksdb.actual-delayed-write-rate")
+        .unwrap()
+        .unwrap();
     assert_eq!(rate, 256 << 10);
-    assert_eq!(db.property_int_value("rocksdb.is-write-stopped").unwrap(), Some(0));
+    assert_eq!(
+        db.property_int_value("rocksdb.is-write-stopped").unwrap(),
+        Some(0)
+    );
     // 96 KiB at 256 KiB/s: about 0.375 s (no flush can lower L0 here)
     let start = Instant::now();
     let v = vec![b'x'; 1000];
@@ -42,7 +56,10 @@ fn l0_slowdown_delays_writes_to_the_delayed_write_rate() {
         db.put(format!("key{i:04}"), &v).unwrap();
     }
     let took = start.elapsed();
-    assert!(took >= Duration::from_millis(250), "writes were not delayed: {took:?}");
+    assert!(
+        took >= Duration::from_millis(250),
+        "writes were not delayed: {took:?}"
+    );
     assert!(took < Duration::from_secs(5), "{took:?}");
     let s = stats(&db);
     eprintln!("{s}");
@@ -85,7 +102,10 @@ fn stops_clear_when_compactions_catch_up() {
             hs.push(std::thread::spawn(move || {
                 let mut m = Model::new();
                 for i in 0..800u64 {
-                    let (k, v) = (format!("t{t}-{:05}", i % 500).into_bytes(), format!("v{i}-{}", "p".repeat(40)).into_bytes());
+                    let (k, v) = (
+                        format!("t{t}-{:05}", i % 500).into_bytes(),
+                        format!("v{i}-{}", "p".repeat(40)).into_bytes(),
+                    );
                     db.put(&k, &v).unwrap();
                     m.insert(k, v);
                 }
@@ -99,10 +119,23 @@ fn stops_clear_when_compactions_catch_up() {
         db.wait_for_compact().unwrap();
         assert!(dump(&db) == all, "{name}");
         let s = stats(&db);
-        let stopped = s.split(name).nth(1).and_then(|r| r.split("stopped ").nth(1)).unwrap();
+        let stopped = s
+            .split(name)
+            .nth(1)
+            .and_then(|r| r.split("stopped ").nth(1))
+            .unwrap();
         let n: u64 = stopped.split(' ').next().unwrap().parse().unwrap();
         assert!(n > 0, "{name}: no stop counted\n{s}");
-        assert_eq!(db.property_int_value("rocksdb.is-write-stopped").unwrap(), Some(0), "{name}");
-        assert_eq!(db.property_int_value("rocksdb.estimate-pending-compaction-bytes").unwrap(), Some(0), "{name}");
+        assert_eq!(
+            db.property_int_value("rocksdb.is-write-stopped").unwrap(),
+            Some(0),
+            "{name}"
+        );
+        assert_eq!(
+            db.property_int_value("rocksdb.estimate-pending-compaction-bytes")
+                .unwrap(),
+            Some(0),
+            "{name}"
+        );
     }
 }

@@ -34,6 +34,8 @@ pub(crate) struct Pick {
     pub output_level: usize,
     pub inputs: Vec<Arc<FileMeta>>,
     pub next_inputs: Vec<Arc<FileMeta>>,
+    /// The score of the level when picked (checked by the picker tests).
+    #[allow(dead_code)]
     pub score: f64,
     /// The level L0 compacts into when this was picked (sizes output files, compression).
     pub base_level: usize,
@@ -182,7 +184,6 @@ fn pick_at_level(
 
 /// How output tables are written.
 pub(crate) struct OutputParams {
-    pub output_level: usize,
     /// Nothing older than the inputs can exist below the output for any key in
     /// `deeper_ranges`' complement: deletions may be dropped where no deeper file overlaps.
     pub bottommost: bool,
@@ -211,7 +212,6 @@ impl OutputParams {
         tombstones: FragmentedRangeTombstoneList,
     ) -> OutputParams {
         OutputParams {
-            output_level: 0,
             bottommost: false,
             target_file_size: u64::MAX,
             epoch,
@@ -282,10 +282,7 @@ pub(crate) fn build_tables(
         // Lower user-key bound of the current output (tombstones are clipped to it).
         let mut lower: Option<Vec<u8>> = None;
         let mut zeroed = Vec::new();
-        // Grandparent overlap of the current output (LevelDB's / RocksDB's ShouldStopBefore).
-        let mut gp_idx = 0usize;
-        let mut gp_overlap = 0u64;
-        let mut gp_seen_key = false;
+        let mut gp = GrandparentCut::new(&p.grandparents, p.max_grandparent_overlap);
         let mut emit = |key: &[u8], entries: Vec<KEntry>, cur: &mut Option<OpenOutput>, lower: &mut Option<Vec<u8>>| -> Result<()> {
             let bottom = p.bottommost && !in_deeper(key, key);
             let tomb_seqs: &[SequenceNumber] = match p.tombstones.fragment_for(&ucmp, key) {
@@ -301,17 +298,7 @@ pub(crate) fn build_tables(
             if keep.is_empty() {
                 return Ok(());
             }
-            while gp_idx < p.grandparents.len() && ucmp.compare_user(key, &p.grandparents[gp_idx].1) == Ordering::Greater {
-                if gp_seen_key {
-                    gp_overlap += p.grandparents[gp_idx].2;
-                }
-                gp_idx += 1;
-            }
-            gp_seen_key = true;
-            let gp_cut = gp_overlap > p.max_grandparent_overlap;
-            if gp_cut {
-                gp_overlap = 0;
-            }
+            let gp_cut = gp.should_cut(&ucmp, key);
             // Cut the output at the target size or the grandparent overlap, only between user keys.
             if let Some(o) = cur.as_mut() {
                 if gp_cut || o.builder.file_size_estimate() >= p.target_file_size {
@@ -377,6 +364,39 @@ pub(crate) fn build_tables(
         return Err(e);
     }
     Ok(outputs)
+}
+
+/// Cuts an output file once it overlaps too many bytes of the level below the output level
+/// (LevelDB's / RocksDB's `ShouldStopBefore`), so that a later compaction of that file does not
+/// have to rewrite too much of the next level.
+pub(crate) struct GrandparentCut<'a> {
+    /// (smallest user key, largest user key, size) of each grandparent file, in key order.
+    files: &'a [(Vec<u8>, Vec<u8>, u64)],
+    max: u64,
+    idx: usize,
+    overlap: u64,
+    seen_key: bool,
+}
+
+impl<'a> GrandparentCut<'a> {
+    pub(crate) fn new(files: &'a [(Vec<u8>, Vec<u8>, u64)], max: u64) -> Self {
+        GrandparentCut { files, max, idx: 0, overlap: 0, seen_key: false }
+    }
+    /// Called with each output user key in order: true if the output should be cut before it.
+    pub(crate) fn should_cut(&mut self, icmp: &InternalKeyComparator, key: &[u8]) -> bool {
+        while self.idx < self.files.len() && icmp.compare_user(key, &self.files[self.idx].1) == Ordering::Greater {
+            if self.seen_key {
+                self.overlap += self.files[self.idx].2;
+            }
+            self.idx += 1;
+        }
+        self.seen_key = true;
+        if self.overlap > self.max {
+            self.overlap = 0;
+            return true;
+        }
+        false
+    }
 }
 
 fn open_output(db: &Arc<DbInner>, p: &OutputParams, written: &mut Vec<u64>) -> Result<OpenOutput> {
@@ -486,7 +506,6 @@ fn run_compaction_inner(
     let is_bottom_level = deeper_ranges.is_empty();
     let params = OutputParams {
         tombstones: FragmentedRangeTombstoneList::new(&db.icmp, raw_tombs),
-        output_level: pick.output_level,
         bottommost: true,
         target_file_size: target_file_size(&cfg, pick.base_level, pick.output_level),
         epoch,
@@ -827,6 +846,23 @@ mod tests {
         let v = version(vec![vec![file(10, "a", "b", 1), file(11, "c", "d", 1), file(12, "a", "d", 1), file(13, "b", "c", 1)]]);
         let running = vec![RunningRange { output_level: 1, smallest: b"d".to_vec(), largest: b"f".to_vec() }];
         assert!(pick_compaction(&v, &cfg(), &HashSet::new(), &running, &[]).is_none());
+    }
+
+    #[test]
+    fn grandparent_overlap_cuts_outputs() {
+        let icmp = InternalKeyComparator::default();
+        let g = |lo: &str, hi: &str, n: u64| (lo.as_bytes().to_vec(), hi.as_bytes().to_vec(), n);
+        let files = vec![g("b", "c", 100), g("e", "f", 100), g("h", "i", 100), g("k", "l", 100)];
+        let mut c = GrandparentCut::new(&files, 150);
+        let cuts: Vec<&str> = ["a", "d", "g", "j", "m"].into_iter().filter(|k| c.should_cut(&icmp, k.as_bytes())).collect();
+        // a: nothing passed; d: b-c passed (100); g: e-f (200 > 150) -> cut, reset;
+        // j: h-i (100); m: k-l (200) -> cut
+        assert_eq!(cuts, vec!["g", "m"]);
+        // files passed before the first key do not count
+        let mut c = GrandparentCut::new(&files, 150);
+        assert!(!c.should_cut(&icmp, b"j"));
+        assert!(!c.should_cut(&icmp, b"k"));
+        assert!(!c.should_cut(&icmp, b"z"));
     }
 
     #[test]

@@ -84,7 +84,10 @@ pub(crate) fn compute_targets(v: &Version, cfg: &PickerConfig) -> LevelTargets {
             }
             *m = b;
         }
-        return LevelTargets { base_level: 1, max_bytes };
+        return LevelTargets {
+            base_level: 1,
+            max_bytes,
+        };
     }
     let mut max_level_size = 0u64;
     let mut first_non_empty = None;
@@ -97,7 +100,12 @@ pub(crate) fn compute_targets(v: &Version, cfg: &PickerConfig) -> LevelTargets {
     }
     let first_non_empty = match first_non_empty {
         // No data below L0: L0 compacts into the last level directly.
-        None => return LevelTargets { base_level: n - 1, max_bytes },
+        None => {
+            return LevelTargets {
+                base_level: n - 1,
+                max_bytes,
+            }
+        }
         Some(l) => l,
     };
     let base_max = cfg.max_bytes_for_level_base;
@@ -130,13 +138,21 @@ pub(crate) fn compute_targets(v: &Version, cfg: &PickerConfig) -> LevelTargets {
         // No level target below the base size: L1+ smaller than L0 would starve L0.
         *m = size.max(base_max);
     }
-    LevelTargets { base_level, max_bytes }
+    LevelTargets {
+        base_level,
+        max_bytes,
+    }
 }
 
 /// RocksDB's `ComputeCompactionScore` for leveled compaction: L0 by file count (and size),
 /// other levels by bytes over target, de-prioritised by the bytes about to come down into them.
 /// The last level scores 0. Files in `busy` are not counted.
-pub(crate) fn compute_scores(v: &Version, cfg: &PickerConfig, t: &LevelTargets, busy: &HashSet<u64>) -> Vec<f64> {
+pub(crate) fn compute_scores(
+    v: &Version,
+    cfg: &PickerConfig,
+    t: &LevelTargets,
+    busy: &HashSet<u64>,
+) -> Vec<f64> {
     let n = v.num_levels();
     let mut scores = vec![0.0; n];
     if n < 2 {
@@ -178,8 +194,11 @@ pub(crate) fn compute_scores(v: &Version, cfg: &PickerConfig, t: &LevelTargets, 
                 continue;
             }
             let total = v.level_bytes(level);
-            let not_busy: u64 =
-                v.files[level].iter().filter(|f| !busy.contains(&f.number())).map(|f| f.meta.file_size).sum();
+            let not_busy: u64 = v.files[level]
+                .iter()
+                .filter(|f| !busy.contains(&f.number()))
+                .map(|f| f.meta.file_size)
+                .sum();
             if !cfg.dynamic || not_busy < target {
                 s = not_busy as f64 / target as f64;
             } else {
@@ -196,7 +215,11 @@ pub(crate) fn compute_scores(v: &Version, cfg: &PickerConfig, t: &LevelTargets, 
 
 /// RocksDB's `EstimateCompactionBytesNeeded`: bytes compactions must rewrite to bring every
 /// level under its target (drives the pending-compaction-bytes stalls).
-pub(crate) fn estimate_pending_compaction_bytes(v: &Version, cfg: &PickerConfig, t: &LevelTargets) -> u64 {
+pub(crate) fn estimate_pending_compaction_bytes(
+    v: &Version,
+    cfg: &PickerConfig,
+    t: &LevelTargets,
+) -> u64 {
     let n = v.num_levels();
     if n < 2 {
         return 0;

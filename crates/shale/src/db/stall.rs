@@ -76,10 +76,18 @@ impl StallCounters {
         let (count, time) = match (c, cause) {
             (Condition::Delayed, Cause::L0FileCount) => (&self.l0_slowdowns, &self.l0_delay_micros),
             (Condition::Stopped, Cause::L0FileCount) => (&self.l0_stops, &self.l0_stop_micros),
-            (Condition::Delayed, Cause::PendingCompactionBytes) => (&self.pending_slowdowns, &self.pending_delay_micros),
-            (Condition::Stopped, Cause::PendingCompactionBytes) => (&self.pending_stops, &self.pending_stop_micros),
-            (Condition::Delayed, Cause::MemtableLimit) => (&self.memtable_slowdowns, &self.memtable_delay_micros),
-            (Condition::Stopped, Cause::MemtableLimit) => (&self.memtable_stops, &self.memtable_stop_micros),
+            (Condition::Delayed, Cause::PendingCompactionBytes) => {
+                (&self.pending_slowdowns, &self.pending_delay_micros)
+            }
+            (Condition::Stopped, Cause::PendingCompactionBytes) => {
+                (&self.pending_stops, &self.pending_stop_micros)
+            }
+            (Condition::Delayed, Cause::MemtableLimit) => {
+                (&self.memtable_slowdowns, &self.memtable_delay_micros)
+            }
+            (Condition::Stopped, Cause::MemtableLimit) => {
+                (&self.memtable_stops, &self.memtable_stop_micros)
+            }
             _ => return,
         };
         count.fetch_add(1, Ordering::Relaxed);
@@ -108,9 +116,17 @@ pub(crate) struct StallController {
 }
 
 /// RocksDB's `GetWriteStallConditionAndCause`, plus whether the condition is near a stop.
-pub(crate) fn stall_condition(opts: &Options, l0_files: usize, imm: usize, pending: u64) -> (Condition, Cause, bool) {
+pub(crate) fn stall_condition(
+    opts: &Options,
+    l0_files: usize,
+    imm: usize,
+    pending: u64,
+) -> (Condition, Cause, bool) {
     let auto = !opts.disable_auto_compactions;
-    let (soft, hard) = (opts.soft_pending_compaction_bytes_limit, opts.hard_pending_compaction_bytes_limit);
+    let (soft, hard) = (
+        opts.soft_pending_compaction_bytes_limit,
+        opts.hard_pending_compaction_bytes_limit,
+    );
     if imm >= opts.max_write_buffer_number {
         (Condition::Stopped, Cause::MemtableLimit, true)
     } else if auto && l0_files >= opts.level0_stop_writes_trigger {
@@ -163,14 +179,16 @@ impl StallController {
                 if opts.disable_auto_compactions || self.max_rate <= MIN_WRITE_RATE {
                 } else if was_delayed || was_stopped {
                     if was_stopped || near_stop {
-                        c.rate = ((c.rate as f64 * NEAR_STOP_SLOWDOWN_RATIO) as u64).max(MIN_WRITE_RATE);
+                        c.rate =
+                            ((c.rate as f64 * NEAR_STOP_SLOWDOWN_RATIO) as u64).max(MIN_WRITE_RATE);
                     } else if c.pending_bytes > 0 && c.pending_bytes <= pending {
                         c.rate = ((c.rate as f64 * INC_SLOWDOWN_RATIO) as u64).max(MIN_WRITE_RATE);
                     } else if c.pending_bytes > pending {
                         c.rate = ((c.rate as f64 * DEC_SLOWDOWN_RATIO) as u64).min(self.max_rate);
                     }
                 } else if near_stop {
-                    c.rate = ((c.rate as f64 * NEAR_STOP_SLOWDOWN_RATIO) as u64).max(MIN_WRITE_RATE);
+                    c.rate =
+                        ((c.rate as f64 * NEAR_STOP_SLOWDOWN_RATIO) as u64).max(MIN_WRITE_RATE);
                 }
             }
             Condition::Normal if was_delayed || was_stopped => {
@@ -242,7 +260,11 @@ impl StallController {
 
 /// Delay a write group of `bytes` while writes are delayed, then wait while they are stopped
 /// (RocksDB's `DBImpl::DelayWrite`). Called by the write leader with the DB mutex held.
-pub(crate) fn delay_or_stop_write(db: &DbInner, st: &mut MutexGuard<'_, DbState>, bytes: u64) -> Result<()> {
+pub(crate) fn delay_or_stop_write(
+    db: &DbInner,
+    st: &mut MutexGuard<'_, DbState>,
+    bytes: u64,
+) -> Result<()> {
     let (cond, cause) = db.stall.state();
     if cond == Condition::Normal {
         return Ok(());
@@ -257,7 +279,11 @@ pub(crate) fn delay_or_stop_write(db: &DbInner, st: &mut MutexGuard<'_, DbState>
                     std::thread::sleep(SLEEP_STEP.min(delay - start.elapsed().min(delay)));
                 }
             });
-            db.stall.counters.record(Condition::Delayed, cause, start.elapsed().as_micros() as u64);
+            db.stall.counters.record(
+                Condition::Delayed,
+                cause,
+                start.elapsed().as_micros() as u64,
+            );
         }
     }
     let (cond, cause) = db.stall.state();
@@ -271,7 +297,11 @@ pub(crate) fn delay_or_stop_write(db: &DbInner, st: &mut MutexGuard<'_, DbState>
             db.work_cv.notify_all();
             db.bg_cv.wait_for(st, Duration::from_millis(100));
         }
-        db.stall.counters.record(Condition::Stopped, cause, start.elapsed().as_micros() as u64);
+        db.stall.counters.record(
+            Condition::Stopped,
+            cause,
+            start.elapsed().as_micros() as u64,
+        );
     }
     DbInner::check_bg_error(st)
 }
@@ -302,21 +332,46 @@ mod tests {
         assert_eq!(stall_condition(&o, 8, 0, 0), (Delayed, L0FileCount, false));
         assert_eq!(stall_condition(&o, 10, 0, 0), (Delayed, L0FileCount, true));
         assert_eq!(stall_condition(&o, 12, 0, 0), (Stopped, L0FileCount, true));
-        assert_eq!(stall_condition(&o, 0, 0, 1000), (Delayed, PendingCompactionBytes, false));
-        assert_eq!(stall_condition(&o, 0, 0, 4500), (Delayed, PendingCompactionBytes, true));
-        assert_eq!(stall_condition(&o, 0, 0, 5000), (Stopped, PendingCompactionBytes, true));
-        assert_eq!(stall_condition(&o, 0, 3, 0), (Delayed, MemtableLimit, false));
-        assert_eq!(stall_condition(&o, 20, 4, 9999), (Stopped, MemtableLimit, true));
+        assert_eq!(
+            stall_condition(&o, 0, 0, 1000),
+            (Delayed, PendingCompactionBytes, false)
+        );
+        assert_eq!(
+            stall_condition(&o, 0, 0, 4500),
+            (Delayed, PendingCompactionBytes, true)
+        );
+        assert_eq!(
+            stall_condition(&o, 0, 0, 5000),
+            (Stopped, PendingCompactionBytes, true)
+        );
+        assert_eq!(
+            stall_condition(&o, 0, 3, 0),
+            (Delayed, MemtableLimit, false)
+        );
+        assert_eq!(
+            stall_condition(&o, 20, 4, 9999),
+            (Stopped, MemtableLimit, true)
+        );
         // limits of 0 are off; no compaction-driven stall without auto compactions
-        let o2 = Options { soft_pending_compaction_bytes_limit: 0, hard_pending_compaction_bytes_limit: 0, ..opts() };
+        let o2 = Options {
+            soft_pending_compaction_bytes_limit: 0,
+            hard_pending_compaction_bytes_limit: 0,
+            ..opts()
+        };
         assert_eq!(stall_condition(&o2, 0, 0, u64::MAX), (Normal, None, false));
-        let o3 = Options { disable_auto_compactions: true, ..opts() };
+        let o3 = Options {
+            disable_auto_compactions: true,
+            ..opts()
+        };
         assert_eq!(stall_condition(&o3, 50, 0, u64::MAX), (Normal, None, false));
     }
 
     #[test]
     fn token_bucket_delays_to_the_rate() {
-        let o = Options { delayed_write_rate: 1 << 20, ..opts() };
+        let o = Options {
+            delayed_write_rate: 1 << 20,
+            ..opts()
+        };
         let s = StallController::new(&o);
         assert_eq!(s.get_delay(1 << 20), Duration::ZERO, "not delayed");
         s.ctl.lock().condition = Condition::Delayed;
@@ -326,7 +381,10 @@ mod tests {
         for _ in 0..16 {
             total = s.get_delay(64 << 10);
         }
-        assert!(total >= Duration::from_millis(900) && total <= Duration::from_millis(1100), "{total:?}");
+        assert!(
+            total >= Duration::from_millis(900) && total <= Duration::from_millis(1100),
+            "{total:?}"
+        );
         // small writes within the refill credit are free
         let s = StallController::new(&o);
         s.ctl.lock().condition = Condition::Delayed;

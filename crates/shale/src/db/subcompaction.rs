@@ -21,6 +21,9 @@ use crate::version_edit::FileMetaData;
 /// same user key and sequence.
 const TYPE_FOR_SEEK: u8 = 0x18;
 
+/// A piece's user-key range `[lo, hi)`; None is unbounded.
+type KeyRange = (Option<Vec<u8>>, Option<Vec<u8>>);
+
 /// Split points (user keys) for at most `max_subs` pieces of a compaction over `files`
 /// (smallest user key and size of each input file). Pure; empty when no split is worthwhile.
 pub(crate) fn subcompaction_boundaries(
@@ -40,7 +43,10 @@ pub(crate) fn subcompaction_boundaries(
     for (i, f) in sorted.iter().enumerate() {
         // A boundary at a file's smallest key once the bytes before it fill the next piece.
         if i > 0 && acc as f64 >= per * (out.len() + 1) as f64 && out.len() + 1 < max_subs {
-            let dup = out.last().map(|l| icmp.compare_user(l, &f.0) == Ordering::Equal).unwrap_or(false);
+            let dup = out
+                .last()
+                .map(|l| icmp.compare_user(l, &f.0) == Ordering::Equal)
+                .unwrap_or(false);
             let is_first = icmp.compare_user(&sorted[0].0, &f.0) == Ordering::Equal;
             if !dup && !is_first {
                 out.push(f.0.clone());
@@ -69,7 +75,11 @@ pub(crate) fn clip_tombstones(
             _ => f.end.clone(),
         };
         if icmp.compare_user(&start, &end) == Ordering::Less {
-            out.fragments.push(Fragment { start, end, seqs: f.seqs.clone() });
+            out.fragments.push(Fragment {
+                start,
+                end,
+                seqs: f.seqs.clone(),
+            });
         }
     }
     out
@@ -84,8 +94,18 @@ pub(crate) struct RangeIter<I: InternalIterator> {
 }
 
 impl<I: InternalIterator> RangeIter<I> {
-    pub(crate) fn new(inner: I, icmp: InternalKeyComparator, lo: Option<Vec<u8>>, hi: Option<Vec<u8>>) -> Self {
-        RangeIter { inner, icmp, lo, hi }
+    pub(crate) fn new(
+        inner: I,
+        icmp: InternalKeyComparator,
+        lo: Option<Vec<u8>>,
+        hi: Option<Vec<u8>>,
+    ) -> Self {
+        RangeIter {
+            inner,
+            icmp,
+            lo,
+            hi,
+        }
     }
 }
 
@@ -151,15 +171,17 @@ pub(crate) fn run_subcompactions(
     params: &OutputParams,
     max_subs: usize,
 ) -> Result<Vec<FileMetaData>> {
-    let files: Vec<(Vec<u8>, u64)> =
-        pick.all_inputs().map(|f| (f.smallest_user().to_vec(), f.meta.file_size)).collect();
+    let files: Vec<(Vec<u8>, u64)> = pick
+        .all_inputs()
+        .map(|f| (f.smallest_user().to_vec(), f.meta.file_size))
+        .collect();
     let bounds = subcompaction_boundaries(&db.icmp, &files, max_subs);
     let _io = ActivityGuard::set(IoActivity::Compaction);
     if bounds.is_empty() {
         let mut it = merge_inputs(db, pick)?;
         return build_tables(db, &mut it, params);
     }
-    let mut ranges: Vec<(Option<Vec<u8>>, Option<Vec<u8>>)> = Vec::new();
+    let mut ranges: Vec<KeyRange> = Vec::new();
     let mut lo = None;
     for b in &bounds {
         ranges.push((lo.take(), Some(b.clone())));
@@ -171,7 +193,12 @@ pub(crate) fn run_subcompactions(
             .iter()
             .map(|(lo, hi)| {
                 let sub = OutputParams {
-                    tombstones: clip_tombstones(&db.icmp, &params.tombstones, lo.as_deref(), hi.as_deref()),
+                    tombstones: clip_tombstones(
+                        &db.icmp,
+                        &params.tombstones,
+                        lo.as_deref(),
+                        hi.as_deref(),
+                    ),
                     snapshots: params.snapshots.clone(),
                     deeper_ranges: params.deeper_ranges.clone(),
                     grandparents: params.grandparents.clone(),
@@ -188,7 +215,11 @@ pub(crate) fn run_subcompactions(
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(crate::error::Error::Busy("subcompaction panicked".into()))))
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(crate::error::Error::Busy("subcompaction panicked".into()))
+                })
+            })
             .collect()
     });
     let mut outputs = Vec::new();
@@ -223,14 +254,26 @@ mod tests {
         let icmp = InternalKeyComparator::default();
         let files = vec![f("a", 10), f("c", 10), f("e", 10), f("g", 10)];
         assert!(subcompaction_boundaries(&icmp, &files, 1).is_empty());
-        assert_eq!(subcompaction_boundaries(&icmp, &files, 2), vec![b"e".to_vec()]);
-        assert_eq!(subcompaction_boundaries(&icmp, &files, 4), vec![b"c".to_vec(), b"e".to_vec(), b"g".to_vec()]);
+        assert_eq!(
+            subcompaction_boundaries(&icmp, &files, 2),
+            vec![b"e".to_vec()]
+        );
+        assert_eq!(
+            subcompaction_boundaries(&icmp, &files, 4),
+            vec![b"c".to_vec(), b"e".to_vec(), b"g".to_vec()]
+        );
         // never more pieces than files, never a boundary at the smallest key, no duplicates
         let files = vec![f("a", 10), f("a", 10), f("b", 10)];
-        assert_eq!(subcompaction_boundaries(&icmp, &files, 8), vec![b"b".to_vec()]);
+        assert_eq!(
+            subcompaction_boundaries(&icmp, &files, 8),
+            vec![b"b".to_vec()]
+        );
         // a big file takes a piece of its own
         let files = vec![f("a", 100), f("b", 1), f("c", 1), f("d", 1)];
-        assert_eq!(subcompaction_boundaries(&icmp, &files, 2), vec![b"b".to_vec()]);
+        assert_eq!(
+            subcompaction_boundaries(&icmp, &files, 2),
+            vec![b"b".to_vec()]
+        );
     }
 
     #[test]
@@ -238,13 +281,27 @@ mod tests {
         let icmp = InternalKeyComparator::default();
         let list = FragmentedRangeTombstoneList {
             fragments: vec![
-                Fragment { start: b"a".to_vec(), end: b"d".to_vec(), seqs: vec![5] },
-                Fragment { start: b"x".to_vec(), end: b"z".to_vec(), seqs: vec![3] },
+                Fragment {
+                    start: b"a".to_vec(),
+                    end: b"d".to_vec(),
+                    seqs: vec![5],
+                },
+                Fragment {
+                    start: b"x".to_vec(),
+                    end: b"z".to_vec(),
+                    seqs: vec![3],
+                },
             ],
         };
         let c = clip_tombstones(&icmp, &list, Some(b"b"), Some(b"y"));
-        let got: Vec<(&[u8], &[u8])> = c.fragments.iter().map(|f| (&f.start[..], &f.end[..])).collect();
+        let got: Vec<(&[u8], &[u8])> = c
+            .fragments
+            .iter()
+            .map(|f| (&f.start[..], &f.end[..]))
+            .collect();
         assert_eq!(got, vec![(&b"b"[..], &b"d"[..]), (&b"x"[..], &b"y"[..])]);
-        assert!(clip_tombstones(&icmp, &list, Some(b"e"), Some(b"w")).fragments.is_empty());
+        assert!(clip_tombstones(&icmp, &list, Some(b"e"), Some(b"w"))
+            .fragments
+            .is_empty());
     }
 }

@@ -38,7 +38,7 @@ thread_local! {
 }
 
 /// The activity of the current thread.
-pub fn current_io_activity() -> IoActivity {
+fn current_io_activity() -> IoActivity {
     ACTIVITY.with(|a| a.get())
 }
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::error::Result;
 
 pub(crate) use fault::ActivityGuard;
-pub use fault::{current_io_activity, FaultFs, FaultKind, IoActivity};
+pub use fault::{FaultFs, FaultKind, IoActivity};
 pub use mem::MemFs;
 pub use posix::PosixFs;
 
