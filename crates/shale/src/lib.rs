@@ -32,7 +32,7 @@ pub mod tools;
 
 pub use db::{DBIterator, DBRawIterator, Direction, IteratorMode, Snapshot, DB};
 pub use error::{Error, Result};
-pub use fs::{FaultFs, FaultKind, FileLock, FileSystem, MemFs, PosixFs, RandomAccessFile, WritableFile};
+pub use fs::{FaultFs, FaultKind, FileLock, IoActivity, FileSystem, MemFs, PosixFs, RandomAccessFile, WritableFile};
 pub use key::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
 pub use merge::{AssociativeMergeOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use options::{ChecksumType, CompressionType, Options, ReadOptions, WalRecoveryMode, WriteOptions};

@@ -117,8 +117,31 @@ pub struct Options {
     pub max_bytes_for_level_base: u64,
     pub max_bytes_for_level_multiplier: f64,
     pub target_file_size_base: u64,
+    /// Output files of level `base_level + n` target `target_file_size_base * multiplier^n`
+    /// (RocksDB's `target_file_size_multiplier`, default 1).
+    pub target_file_size_multiplier: u64,
+    /// Size level targets from the last level up, as RocksDB's
+    /// `level_compaction_dynamic_level_bytes` (default true): L0 compacts into the base level and
+    /// the levels above it stay empty.
+    pub level_compaction_dynamic_level_bytes: bool,
+    /// Threads one compaction may be split across by key range (default 1: no split).
+    pub max_subcompactions: usize,
+    /// Writes are delayed once compactions are behind by this many bytes (default 64 GiB; 0 off).
+    pub soft_pending_compaction_bytes_limit: u64,
+    /// Writes stop once compactions are behind by this many bytes (default 256 GiB; 0 off).
+    pub hard_pending_compaction_bytes_limit: u64,
+    /// Bytes per second writes are limited to while delayed (default 16 MiB/s; 0 means the
+    /// default, as RocksDB sanitizes it).
+    pub delayed_write_rate: u64,
+    /// Compression per level (empty: `compression` everywhere). As in RocksDB, with dynamic level
+    /// bytes entry 1 applies to the base level, entry 2 to the one below, and so on; the last
+    /// entry applies to every deeper level.
+    pub compression_per_level: Vec<CompressionType>,
+    /// Compression of files written to the bottommost level (None: as the level's).
+    pub bottommost_compression: Option<CompressionType>,
     pub num_levels: usize,
     pub disable_auto_compactions: bool,
+    /// Background threads (flushes and compactions, default 2; one is kept for flushes).
     pub max_background_jobs: usize,
     /// The file system (POSIX by default; tests use `MemFs`).
     pub env: Arc<dyn FileSystem>,
@@ -150,6 +173,14 @@ impl Default for Options {
             max_bytes_for_level_base: 256 << 20,
             max_bytes_for_level_multiplier: 10.0,
             target_file_size_base: 64 << 20,
+            target_file_size_multiplier: 1,
+            level_compaction_dynamic_level_bytes: true,
+            max_subcompactions: 1,
+            soft_pending_compaction_bytes_limit: 64 << 30,
+            hard_pending_compaction_bytes_limit: 256 << 30,
+            delayed_write_rate: 16 << 20,
+            compression_per_level: Vec::new(),
+            bottommost_compression: None,
             num_levels: 7,
             disable_auto_compactions: false,
             max_background_jobs: 2,
@@ -240,7 +271,52 @@ impl Options {
         if self.max_background_jobs == 0 {
             return bad("max_background_jobs must be at least 1".into());
         }
+        if self.target_file_size_multiplier == 0 {
+            return bad("target_file_size_multiplier must be at least 1".into());
+        }
+        if self.max_subcompactions == 0 {
+            return bad("max_subcompactions must be at least 1".into());
+        }
+        if self.hard_pending_compaction_bytes_limit != 0
+            && self.soft_pending_compaction_bytes_limit > self.hard_pending_compaction_bytes_limit
+        {
+            return bad(format!(
+                "soft_pending_compaction_bytes_limit ({}) must not exceed hard_pending_compaction_bytes_limit ({})",
+                self.soft_pending_compaction_bytes_limit, self.hard_pending_compaction_bytes_limit
+            ));
+        }
+        if self.compression_per_level.len() > self.num_levels {
+            return bad(format!(
+                "compression_per_level has {} entries, more than num_levels ({})",
+                self.compression_per_level.len(),
+                self.num_levels
+            ));
+        }
         Ok(())
+    }
+
+    /// `delayed_write_rate` with 0 replaced by RocksDB's default (16 MiB/s).
+    pub(crate) fn effective_delayed_write_rate(&self) -> u64 {
+        if self.delayed_write_rate == 0 {
+            16 << 20
+        } else {
+            self.delayed_write_rate
+        }
+    }
+
+    /// The compression of a file written to `level` when levels start at `base_level` (1 without
+    /// dynamic level bytes), as RocksDB's `GetCompressionType`.
+    pub(crate) fn compression_for_level(&self, level: usize, base_level: usize, bottommost: bool) -> CompressionType {
+        if bottommost {
+            if let Some(c) = self.bottommost_compression {
+                return c;
+            }
+        }
+        if self.compression_per_level.is_empty() {
+            return self.compression;
+        }
+        let idx = if level == 0 { 0 } else { level.saturating_sub(base_level.max(1)) + 1 };
+        self.compression_per_level[idx.min(self.compression_per_level.len() - 1)]
     }
 }
 
@@ -301,5 +377,45 @@ impl ReadOptions {
     }
     pub fn fill_cache(&mut self, v: bool) {
         self.fill_cache = v;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compression_per_level_follows_base_level() {
+        use CompressionType::*;
+        let o = Options { compression_per_level: vec![None, Snappy, Lz4, Zstd], ..Options::default() };
+        assert_eq!(o.compression_for_level(0, 4, false), None);
+        assert_eq!(o.compression_for_level(4, 4, false), Snappy);
+        assert_eq!(o.compression_for_level(5, 4, false), Lz4);
+        assert_eq!(o.compression_for_level(6, 4, false), Zstd);
+        assert_eq!(o.compression_for_level(2, 1, false), Lz4);
+        assert_eq!(o.compression_for_level(6, 1, false), Zstd);
+        let o = Options { bottommost_compression: Some(Zstd), compression: Lz4, ..Options::default() };
+        assert_eq!(o.compression_for_level(3, 1, false), Lz4);
+        assert_eq!(o.compression_for_level(3, 1, true), Zstd);
+    }
+
+    #[test]
+    fn invalid_compaction_options_name_the_option() {
+        let cases: Vec<(Options, &str)> = vec![
+            (Options { target_file_size_multiplier: 0, ..Options::default() }, "target_file_size_multiplier"),
+            (Options { max_subcompactions: 0, ..Options::default() }, "max_subcompactions"),
+            (
+                Options { soft_pending_compaction_bytes_limit: 10, hard_pending_compaction_bytes_limit: 5, ..Options::default() },
+                "soft_pending_compaction_bytes_limit",
+            ),
+            (Options { compression_per_level: vec![CompressionType::None; 8], ..Options::default() }, "compression_per_level"),
+            (Options { max_background_jobs: 0, ..Options::default() }, "max_background_jobs"),
+        ];
+        for (o, name) in cases {
+            let e = o.validate().expect_err(name);
+            assert!(e.is_invalid_argument() && e.to_string().contains(name), "{name}: {e}");
+        }
+        let ok = Options { soft_pending_compaction_bytes_limit: 10, hard_pending_compaction_bytes_limit: 0, ..Options::default() };
+        ok.validate().unwrap();
     }
 }

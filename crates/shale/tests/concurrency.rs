@@ -142,8 +142,10 @@ fn writers_readers_flushes_compactions_and_snapshots() {
                     assert!(db.get(tkey(0, i)).unwrap().is_some(), "acknowledged t0 key {i} not visible");
                 }
                 // a snapshot holds a prefix of thread 0's sequence, and is stable
-                let snap = db.snapshot();
+                // (acknowledged before the snapshot is taken: loading the counter after it races
+                // with a write acknowledged in between)
                 let before = seq_done.load(Ordering::Acquire);
+                let snap = db.snapshot();
                 let mut ro = ReadOptions::default();
                 ro.set_snapshot(&snap);
                 let all = checked_scan(&db, ro.clone());

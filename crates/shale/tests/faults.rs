@@ -7,7 +7,7 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use shale::{Error, FaultFs, FaultKind, IteratorMode, MemFs, Options, WriteBatch, WriteOptions, DB};
+use shale::{Error, FaultFs, FaultKind, IoActivity, IteratorMode, MemFs, Options, WriteBatch, WriteOptions, DB};
 
 fn fault_opts(mem: &MemFs) -> (FaultFs, Options) {
     let f = FaultFs::new(Arc::new(mem.clone()));
@@ -203,11 +203,15 @@ fn enospc_during_compaction_is_surfaced_and_data_intact() {
     let e = db.compact_range(None, None).expect_err("compaction with ENOSPC");
     assert!(e.is_no_space(), "{e:?}");
     assert!(dump(&db) == m, "reads after a failed compaction");
-    // a failed manual compaction stops writes, as an automatic one does
-    assert!(matches!(db.put(b"x", b"y"), Err(Error::Background(_))));
+    // ENOSPC in a compaction is a soft error (as RocksDB's): it is reported, writes go on
+    assert_eq!(db.property_int_value("rocksdb.background-errors").unwrap(), Some(1));
+    let (k, v) = kv(5000);
+    db.put(&k, &v).unwrap();
+    m.insert(k, v);
     f.clear();
-    db.resume().unwrap();
+    // the next successful compaction clears it, without resume()
     db.compact_range(None, None).unwrap();
+    assert_eq!(db.property_int_value("rocksdb.background-errors").unwrap(), Some(0));
     assert!(dump(&db) == m);
     drop(db);
     let db = DB::open(&mem_opts(&mem), dir()).unwrap();
@@ -322,4 +326,84 @@ fn power_loss_random_points_keep_synced_writes_and_a_prefix() {
         }
     }
     assert!(start.elapsed().as_secs() < 60, "too slow: {:?}", start.elapsed());
+}
+
+/// ENOSPC on every table a compaction writes: a soft error. Writes (and flushes) go on,
+/// compactions are retried after a delay, and once space returns the first successful
+/// compaction clears the error by itself, without `resume()`. Nothing is lost.
+#[test]
+fn enospc_in_automatic_compaction_is_soft_and_clears_itself() {
+    let mem = MemFs::new();
+    let (f, opts) = fault_opts(&mem);
+    let opts = Options { level0_slowdown_writes_trigger: 1000, level0_stop_writes_trigger: 1000, ..opts };
+    let db = DB::open(&opts, dir()).unwrap();
+    f.inject_for(FaultKind::WriteNoSpace, Some(".sst"), IoActivity::Compaction);
+    let mut m = Model::new();
+    let mut i = 0;
+    while db.property_int_value("rocksdb.background-errors").unwrap() == Some(0) {
+        fill(&db, &mut m, i, i + 50, &WriteOptions::default());
+        i += 50;
+        assert!(i < 50_000, "no compaction failed");
+    }
+    assert!(f.injected() > 0);
+    let e = db.wait_for_compact().expect_err("wait_for_compact reports the soft error");
+    assert!(e.is_no_space(), "{e:?}");
+    // writes and flushes go on
+    fill(&db, &mut m, i, i + 400, &WriteOptions::default());
+    db.flush().unwrap();
+    let l0 = db.property_int_value("rocksdb.num-files-at-level0").unwrap().unwrap();
+    assert!(l0 >= 2, "compactions cannot run: L0 grows ({l0})");
+    assert!(dump(&db) == m);
+    // space returns: a retried compaction succeeds and clears the error
+    f.clear();
+    let start = std::time::Instant::now();
+    while db.property_int_value("rocksdb.background-errors").unwrap() != Some(0) {
+        assert!(start.elapsed() < std::time::Duration::from_secs(20), "soft error never cleared");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    db.wait_for_compact().unwrap();
+    assert!(db.property_int_value("rocksdb.num-files-at-level0").unwrap().unwrap() < l0);
+    assert!(dump(&db) == m);
+    drop(db);
+    let db = DB::open(&mem_opts(&mem), dir()).unwrap();
+    assert!(dump(&db) == m);
+}
+
+/// EIO in a compaction is a hard error: writes stop (with a Background error) until `resume()`,
+/// reads go on, and nothing acknowledged is lost.
+#[test]
+fn eio_in_automatic_compaction_stops_writes_until_resume() {
+    let mem = MemFs::new();
+    let (f, opts) = fault_opts(&mem);
+    let db = DB::open(&opts, dir()).unwrap();
+    f.inject_for(FaultKind::WriteEio, Some(".sst"), IoActivity::Compaction);
+    let mut m = Model::new();
+    let mut i = 0u64;
+    let err = loop {
+        let (k, v) = kv(i);
+        match db.put(&k, &v) {
+            Ok(()) => {
+                m.insert(k, v);
+            }
+            Err(e) => break e,
+        }
+        i += 1;
+        assert!(i < 100_000, "compaction EIO never stopped writes");
+    };
+    assert!(matches!(err, Error::Background(_)), "{err:?}");
+    assert!(f.injected() > 0);
+    assert!(matches!(db.put(b"x", b"y"), Err(Error::Background(_))));
+    assert!(matches!(db.wait_for_compact(), Err(Error::Background(_))));
+    assert!(dump(&db) == m, "reads go on");
+    // clearing the fault is not enough: the error stays until resume()
+    f.clear();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(matches!(db.put(b"x", b"y"), Err(Error::Background(_))));
+    db.resume().unwrap();
+    fill(&db, &mut m, 200_000, 200_400, &WriteOptions::default());
+    db.wait_for_compact().unwrap();
+    assert!(dump(&db) == m);
+    drop(db);
+    let db = DB::open(&mem_opts(&mem), dir()).unwrap();
+    assert!(dump(&db) == m);
 }

@@ -4,11 +4,11 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::MutexGuard;
 
-use super::compaction::{pick_compaction, picker_config, run_compaction};
+use super::compaction::{pick_compaction, picker_config, run_compaction, RunningRange};
 use super::filename::table_name;
 use super::flush::run_flush;
 use super::{DbInner, DbState};
@@ -46,6 +46,34 @@ fn record_error(db: &DbInner, st: &mut DbState, e: Error) {
     }
 }
 
+/// First delay before a compaction is retried after a soft error; it doubles up to
+/// `MAX_RETRY_DELAY` while the error persists.
+pub(crate) const FIRST_RETRY_DELAY: Duration = Duration::from_millis(100);
+const MAX_RETRY_DELAY: Duration = Duration::from_secs(5);
+
+/// Classify a compaction failure as RocksDB's error handler does: ENOSPC while writing tables is
+/// a soft error (writes go on, compactions are retried after a delay and the first success
+/// clears it); anything else is a hard error that stops writes until `resume()`.
+pub(crate) fn record_compaction_error(db: &DbInner, st: &mut DbState, e: Error) {
+    if db.shutting_down.load(Ordering::Acquire) {
+        return;
+    }
+    if e.is_no_space() && st.bg_error.is_none() {
+        st.soft_error = Some(e);
+        st.compaction_retry_at = Some(Instant::now() + st.compaction_retry_delay);
+        st.compaction_retry_delay = (st.compaction_retry_delay * 2).min(MAX_RETRY_DELAY);
+    } else {
+        record_error(db, st, e);
+    }
+}
+
+/// A compaction finished: a soft error is over.
+pub(crate) fn compaction_succeeded(st: &mut DbState) {
+    st.soft_error = None;
+    st.compaction_retry_at = None;
+    st.compaction_retry_delay = FIRST_RETRY_DELAY;
+}
+
 fn bg_loop(db: &Arc<DbInner>, id: usize) {
     let max_compactions = db.opts.max_background_jobs.saturating_sub(1).max(1);
     let mut st = db.state.lock();
@@ -69,7 +97,9 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
                 continue;
             }
             // With two or more jobs, one thread stays free for flushes.
+            let retry_wait = st.compaction_retry_at.map(|t| t.saturating_duration_since(Instant::now()));
             let may_compact = !db.opts.disable_auto_compactions
+                && retry_wait.map(|w| w.is_zero()).unwrap_or(true)
                 && st.manual_compactions == 0
                 && st.compactions_running < max_compactions
                 && (id > 0 || db.opts.max_background_jobs == 1 || st.imm.is_empty());
@@ -79,13 +109,14 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
                     &st.versions.current,
                     &cfg,
                     &st.being_compacted,
+                    &running_ranges(&st),
                     &st.versions.compact_cursor,
                 );
                 if let Some(pick) = pick {
                     let r = catch_unwind(AssertUnwindSafe(|| run_compaction(db, &mut st, pick, true)));
                     match r {
-                        Ok(Ok(())) => {}
-                        Ok(Err(e)) => record_error(db, &mut st, e),
+                        Ok(Ok(())) => compaction_succeeded(&mut st),
+                        Ok(Err(e)) => record_compaction_error(db, &mut st, e),
                         Err(p) => record_error(
                             db,
                             &mut st,
@@ -99,8 +130,17 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
                 }
             }
         }
-        db.work_cv.wait_for(&mut st, Duration::from_millis(500));
+        let wait = st
+            .compaction_retry_at
+            .map(|t| t.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)))
+            .unwrap_or(Duration::from_millis(500))
+            .min(Duration::from_millis(500));
+        db.work_cv.wait_for(&mut st, wait);
     }
+}
+
+fn running_ranges(st: &DbState) -> Vec<RunningRange> {
+    st.running_compactions.iter().map(|(_, r)| r.clone()).collect()
 }
 
 /// Delete table files that a synced MANIFEST edit removed and no version references any more.
@@ -123,8 +163,12 @@ pub(crate) fn wait_for_compact(db: &Arc<DbInner>) -> Result<()> {
     let mut st = db.state.lock();
     loop {
         DbInner::check_bg_error(&st)?;
+        // As RocksDB's WaitForCompact, a (soft) background error ends the wait.
+        if let Some(e) = &st.soft_error {
+            return Err(Error::Background(Arc::new(e.clone())));
+        }
         let pending_compaction = !db.opts.disable_auto_compactions
-            && pick_compaction(&st.versions.current, &picker_config(db), &st.being_compacted, &st.versions.compact_cursor)
+            && pick_compaction(&st.versions.current, &picker_config(db), &st.being_compacted, &running_ranges(&st), &st.versions.compact_cursor)
                 .is_some();
         if st.imm.is_empty() && !st.flush_running && st.compactions_running == 0 && !pending_compaction {
             purge_obsolete(db, &mut st);
@@ -141,6 +185,9 @@ pub(crate) fn wait_for_compact(db: &Arc<DbInner>) -> Result<()> {
 pub(crate) fn resume(db: &Arc<DbInner>) -> Result<()> {
     {
         let mut st = db.state.lock();
+        st.soft_error = None;
+        st.compaction_retry_at = None;
+        st.compaction_retry_delay = FIRST_RETRY_DELAY;
         if st.bg_error.is_none() {
             return Ok(());
         }

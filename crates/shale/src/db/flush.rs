@@ -40,16 +40,14 @@ pub(crate) fn run_flush(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>) -> 
     let epoch = st.versions.next_epoch;
     st.versions.next_epoch += 1;
     let snapshots = db.snapshot_list();
-    let params = OutputParams {
-        output_level: 0,
-        bottommost: false,
-        target_file_size: u64::MAX,
+    let params = OutputParams::for_l0(
+        db,
         epoch,
         snapshots,
-        deeper_ranges: Vec::new(),
-        tombstones: mem.range_dels.fragmented(&db.icmp).map(|l| (*l).clone()).unwrap_or_default(),
-    };
+        mem.range_dels.fragmented(&db.icmp).map(|l| (*l).clone()).unwrap_or_default(),
+    );
     let outputs = parking_lot::MutexGuard::unlocked(st, || {
+        let _io = crate::fs::ActivityGuard::set(crate::fs::IoActivity::Flush);
         let mut it: Box<dyn InternalIterator> = Box::new(mem.iter());
         build_tables(db, &mut *it, &params)
     })?;

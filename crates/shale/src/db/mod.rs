@@ -8,10 +8,13 @@ mod compaction;
 mod filename;
 mod flush;
 mod iter;
+mod level_targets;
 mod open;
 mod props;
 mod range_del;
 mod read;
+mod stall;
+mod subcompaction;
 mod table_cache;
 mod version;
 mod write;
@@ -98,9 +101,18 @@ pub(crate) struct DbState {
     pub imm: VecDeque<ImmMem>,
     pub versions: VersionSet,
     pub bg_error: Option<Error>,
+    /// A soft background error (ENOSPC in a compaction): writes go on, compactions are retried
+    /// after a delay, and the first one that succeeds clears it (RocksDB's kSoftError).
+    pub soft_error: Option<Error>,
+    /// While a soft error is set: no compaction starts before this time; and the next delay.
+    pub compaction_retry_at: Option<std::time::Instant>,
+    pub compaction_retry_delay: std::time::Duration,
     pub flush_running: bool,
     pub compactions_running: usize,
     pub being_compacted: HashSet<u64>,
+    /// Output level and key range of each running compaction, by id.
+    pub running_compactions: Vec<(u64, compaction::RunningRange)>,
+    pub next_compaction_id: u64,
     pub manual_compactions: usize,
     pub stats: props::CompactionStats,
 }
@@ -138,6 +150,8 @@ pub(crate) struct DbInner {
     pub session_id: String,
     pub bg_threads: Mutex<Vec<JoinHandle<()>>>,
     pub write_stats: props::WriteStats,
+    /// Write-stall condition and delayed-write token bucket.
+    pub stall: stall::StallController,
 }
 
 impl DbInner {
@@ -152,6 +166,7 @@ impl DbInner {
             imm: st.imm.iter().rev().map(|m| m.mem.clone()).collect(),
             version: st.versions.current.clone(),
         };
+        self.stall.recalc(&self.opts, &sv.version, sv.imm.len());
         *self.sv.write() = Arc::new(sv);
     }
 

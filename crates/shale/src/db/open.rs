@@ -196,11 +196,16 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
             imm: VecDeque::new(),
             versions: vs,
             bg_error: None,
+            soft_error: None,
+            compaction_retry_at: None,
+            compaction_retry_delay: super::background::FIRST_RETRY_DELAY,
             flush_running: false,
             compactions_running: 0,
             being_compacted: HashSet::new(),
+            running_compactions: Vec::new(),
+            next_compaction_id: 0,
             manual_compactions: 0,
-            stats: props::CompactionStats::default(),
+            stats: props::CompactionStats::new(),
         }),
         bg_cv: Condvar::new(),
         work_cv: Condvar::new(),
@@ -217,6 +222,7 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
         session_id: new_session_id(),
         bg_threads: Mutex::new(Vec::new()),
         write_stats: props::WriteStats::default(),
+        stall: super::stall::StallController::new(opts),
     });
     replay_wals(&db, &wals)?;
     if !read_only {
@@ -273,15 +279,12 @@ fn flush_recovered(db: &Arc<DbInner>) -> Result<()> {
     let epoch = st.versions.next_epoch;
     st.versions.next_epoch += 1;
     drop(st);
-    let params = OutputParams {
-        output_level: 0,
-        bottommost: false,
-        target_file_size: u64::MAX,
+    let params = OutputParams::for_l0(
+        db,
         epoch,
-        snapshots: Vec::new(),
-        deeper_ranges: Vec::new(),
-        tombstones: mem.range_dels.fragmented(&db.icmp).map(|l| (*l).clone()).unwrap_or_default(),
-    };
+        Vec::new(),
+        mem.range_dels.fragmented(&db.icmp).map(|l| (*l).clone()).unwrap_or_default(),
+    );
     let mut it: Box<dyn InternalIterator> = Box::new(mem.iter());
     let outputs = build_tables(db, &mut *it, &params)?;
     let mut st = db.state.lock();

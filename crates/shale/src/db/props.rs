@@ -6,13 +6,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::compaction::{level_scores, picker_config};
+use super::level_targets::compute_targets;
+use super::stall::Condition;
 use super::DbInner;
 use crate::error::Result;
 
 /// Per-level compaction counters.
 #[derive(Default, Clone)]
 pub(crate) struct LevelStats {
+    /// Bytes read from the input level (RocksDB's Rn) and from this, the output level (Rnp1).
     pub read_bytes: u64,
+    pub read_next_bytes: u64,
     pub write_bytes: u64,
     pub moved_bytes: u64,
     pub compactions: u64,
@@ -25,9 +29,31 @@ pub(crate) struct CompactionStats {
     pub levels: Vec<LevelStats>,
     pub flush_bytes: u64,
     pub flushes: u64,
+    /// Values at the previous `rocksdb.stats` dump, for the "Interval" lines.
+    last_dump: Option<IntervalMark>,
+    opened: Option<std::time::Instant>,
+}
+
+#[derive(Clone, Copy)]
+struct IntervalMark {
+    at: std::time::Instant,
+    comp_write: u64,
+    comp_read: u64,
+    comp_micros: u64,
+    flush_bytes: u64,
+    writes: u64,
+    keys: u64,
+    groups: u64,
+    user_bytes: u64,
+    syncs: u64,
+    stall_micros: u64,
+    stalls: u64,
 }
 
 impl CompactionStats {
+    pub(crate) fn new() -> CompactionStats {
+        CompactionStats { opened: Some(std::time::Instant::now()), ..CompactionStats::default() }
+    }
     fn level(&mut self, l: usize) -> &mut LevelStats {
         if self.levels.len() <= l {
             self.levels.resize(l + 1, LevelStats::default());
@@ -46,9 +72,10 @@ impl CompactionStats {
     pub(crate) fn record_move(&mut self, to: usize, bytes: u64) {
         self.level(to).moved_bytes += bytes;
     }
-    pub(crate) fn record_compaction(&mut self, _from: usize, to: usize, rd: u64, wr: u64, files: usize, d: Duration) {
+    pub(crate) fn record_compaction(&mut self, to: usize, rn: u64, rnp1: u64, wr: u64, files: usize, d: Duration) {
         let s = self.level(to);
-        s.read_bytes += rd;
+        s.read_bytes += rn;
+        s.read_next_bytes += rnp1;
         s.write_bytes += wr;
         s.files_out += files as u64;
         s.compactions += 1;
@@ -64,9 +91,6 @@ pub(crate) struct WriteStats {
     pub keys: AtomicU64,
     pub bytes: AtomicU64,
     pub syncs: AtomicU64,
-    pub slowdowns: AtomicU64,
-    pub stops: AtomicU64,
-    pub stall_micros: AtomicU64,
 }
 
 impl WriteStats {
@@ -129,13 +153,12 @@ pub(crate) fn property_value(db: &Arc<DbInner>, name: &str) -> Result<Option<Str
         "rocksdb.num-snapshots" => db.snapshots.lock().values().sum::<usize>().to_string(),
         "rocksdb.background-errors" => {
             let st = db.state.lock();
-            (st.bg_error.is_some() as u32).to_string()
+            (st.bg_error.is_some() as u32 + st.soft_error.is_some() as u32).to_string()
         }
-        "rocksdb.is-write-stopped" => {
-            let l0 = v.num_files(0);
-            ((l0 >= db.opts.level0_stop_writes_trigger || sv.imm.len() + 1 >= db.opts.max_write_buffer_number) as u32)
-                .to_string()
-        }
+        "rocksdb.is-write-stopped" => ((db.stall.state().0 == Condition::Stopped) as u32).to_string(),
+        "rocksdb.actual-delayed-write-rate" => db.stall.actual_delayed_write_rate().to_string(),
+        "rocksdb.estimate-pending-compaction-bytes" => db.stall.pending_compaction_bytes().to_string(),
+        "rocksdb.base-level" => compute_targets(v, &picker_config(db)).base_level.to_string(),
         "rocksdb.num-running-compactions" => db.state.lock().compactions_running.to_string(),
         "rocksdb.num-running-flushes" => (db.state.lock().flush_running as u32).to_string(),
         "rocksdb.levelstats" => {
@@ -151,18 +174,27 @@ pub(crate) fn property_value(db: &Arc<DbInner>, name: &str) -> Result<Option<Str
     Ok(Some(r))
 }
 
+fn hms(micros: u64) -> String {
+    let secs = micros as f64 / 1e6;
+    let h = (secs / 3600.0) as u64;
+    let m = ((secs - h as f64 * 3600.0) / 60.0) as u64;
+    format!("{:02}:{:02}:{:06.3} H:M:S", h, m, secs - h as f64 * 3600.0 - m as f64 * 60.0)
+}
+
 fn stats_text(db: &Arc<DbInner>) -> String {
     let sv = db.super_version();
     let v = &sv.version;
-    let st = db.state.lock();
+    let mut st = db.state.lock();
+    let now = std::time::Instant::now();
+    let opened = *st.stats.opened.get_or_insert(now);
     let scores = level_scores(v, &picker_config(db));
     let mut s = String::new();
     let _ = writeln!(s, "\n** Compaction Stats [default] **");
     let _ = writeln!(
         s,
-        "Level    Files   Size(MB) Score Read(GB)  Write(GB) Moved(GB) W-Amp Comp(sec) Comp(cnt)"
+        "Level    Files   Size(MB) Score Read(GB)  Rn(GB) Rnp1(GB) Write(GB) Moved(GB) W-Amp Comp(sec) Comp(cnt)"
     );
-    let _ = writeln!(s, "{}", "-".repeat(88));
+    let _ = writeln!(s, "{}", "-".repeat(104));
     let gb = |b: u64| b as f64 / (1u64 << 30) as f64;
     let mut tot = LevelStats::default();
     let mut tot_files = 0;
@@ -171,16 +203,26 @@ fn stats_text(db: &Arc<DbInner>) -> String {
         let ls = st.stats.levels.get(l).cloned().unwrap_or_default();
         let files = v.num_files(l);
         let bytes = v.level_bytes(l);
-        if files == 0 && ls.compactions == 0 {
+        if files == 0 && ls.compactions == 0 && ls.moved_bytes == 0 {
             continue;
         }
-        let wamp = if l == 0 || ls.read_bytes == 0 { 0.0 } else { ls.write_bytes as f64 / ls.read_bytes as f64 };
+        // RocksDB: bytes written over bytes read from the input level (a flush writes what it
+        // ingests: 1.0).
+        let wamp = if l == 0 {
+            if ls.write_bytes > 0 { 1.0 } else { 0.0 }
+        } else if ls.read_bytes == 0 {
+            0.0
+        } else {
+            ls.write_bytes as f64 / ls.read_bytes as f64
+        };
         let _ = writeln!(
             s,
-            "  L{l:<4} {files:>6} {:>10.2} {:>5.2} {:>8.3} {:>10.3} {:>9.3} {:>5.1} {:>9.3} {:>9}",
+            "  L{l:<4} {files:>6} {:>10.2} {:>5.2} {:>8.3} {:>7.3} {:>8.3} {:>9.3} {:>9.3} {:>5.1} {:>9.3} {:>9}",
             mb(bytes),
             scores.get(l).copied().unwrap_or(0.0),
+            gb(ls.read_bytes + ls.read_next_bytes),
             gb(ls.read_bytes),
+            gb(ls.read_next_bytes),
             gb(ls.write_bytes),
             gb(ls.moved_bytes),
             wamp,
@@ -188,6 +230,7 @@ fn stats_text(db: &Arc<DbInner>) -> String {
             ls.compactions
         );
         tot.read_bytes += ls.read_bytes;
+        tot.read_next_bytes += ls.read_next_bytes;
         tot.write_bytes += ls.write_bytes;
         tot.moved_bytes += ls.moved_bytes;
         tot.micros += ls.micros;
@@ -195,14 +238,17 @@ fn stats_text(db: &Arc<DbInner>) -> String {
         tot_files += files;
         tot_bytes += bytes;
     }
-    let user_bytes = db.write_stats.bytes.load(Ordering::Relaxed);
-    let wamp = if user_bytes == 0 { 0.0 } else { tot.write_bytes as f64 / user_bytes as f64 };
+    // RocksDB: total bytes written (flushes and compactions) over bytes flushed.
+    let flushed = st.stats.flush_bytes;
+    let wamp = if flushed == 0 { 0.0 } else { tot.write_bytes as f64 / flushed as f64 };
     let _ = writeln!(
         s,
-        " Sum   {tot_files:>6} {:>10.2} {:>5} {:>8.3} {:>10.3} {:>9.3} {:>5.1} {:>9.3} {:>9}",
+        " Sum   {tot_files:>6} {:>10.2} {:>5} {:>8.3} {:>7.3} {:>8.3} {:>9.3} {:>9.3} {:>5.1} {:>9.3} {:>9}",
         mb(tot_bytes),
         "",
+        gb(tot.read_bytes + tot.read_next_bytes),
         gb(tot.read_bytes),
+        gb(tot.read_next_bytes),
         gb(tot.write_bytes),
         gb(tot.moved_bytes),
         wamp,
@@ -210,24 +256,138 @@ fn stats_text(db: &Arc<DbInner>) -> String {
         tot.compactions
     );
     let ws = &db.write_stats;
+    let sc = &db.stall.counters;
+    let ld = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    let stall_micros = sc.total_micros();
+    let stalls = ld(&sc.l0_slowdowns)
+        + ld(&sc.l0_stops)
+        + ld(&sc.pending_slowdowns)
+        + ld(&sc.pending_stops)
+        + ld(&sc.memtable_stops)
+        + ld(&sc.memtable_slowdowns);
+    let cur = IntervalMark {
+        at: now,
+        comp_write: tot.write_bytes - st.stats.flush_bytes.min(tot.write_bytes),
+        comp_read: tot.read_bytes + tot.read_next_bytes,
+        comp_micros: tot.micros,
+        flush_bytes: st.stats.flush_bytes,
+        writes: ld(&ws.writers),
+        keys: ld(&ws.keys),
+        groups: ld(&ws.groups),
+        user_bytes: ld(&ws.bytes),
+        syncs: ld(&ws.syncs),
+        stall_micros,
+        stalls,
+    };
+    let prev = st.stats.last_dump.unwrap_or(IntervalMark {
+        at: opened,
+        comp_write: 0,
+        comp_read: 0,
+        comp_micros: 0,
+        flush_bytes: 0,
+        writes: 0,
+        keys: 0,
+        groups: 0,
+        user_bytes: 0,
+        syncs: 0,
+        stall_micros: 0,
+        stalls: 0,
+    });
+    st.stats.last_dump = Some(cur);
+    let uptime = now.duration_since(opened).as_secs_f64().max(1e-3);
+    let interval = now.duration_since(prev.at).as_secs_f64().max(1e-3);
+    let _ = writeln!(s, "\nUptime(secs): {uptime:.1} total, {interval:.1} interval");
+    let _ = writeln!(
+        s,
+        "Flush(GB): cumulative {:.3}, interval {:.3}",
+        gb(cur.flush_bytes),
+        gb(cur.flush_bytes - prev.flush_bytes)
+    );
+    let comp_line = |name: &str, w: u64, r: u64, micros: u64, secs: f64| {
+        format!(
+            "{name} compaction: {:.2} GB write, {:.2} MB/s write, {:.2} GB read, {:.2} MB/s read, {:.1} seconds",
+            gb(w),
+            mb(w) / secs,
+            gb(r),
+            mb(r) / secs,
+            micros as f64 / 1e6
+        )
+    };
+    let _ = writeln!(s, "{}", comp_line("Cumulative", cur.comp_write, cur.comp_read, cur.comp_micros, uptime));
+    let _ = writeln!(
+        s,
+        "{}",
+        comp_line(
+            "Interval",
+            cur.comp_write - prev.comp_write,
+            cur.comp_read - prev.comp_read,
+            cur.comp_micros - prev.comp_micros,
+            interval
+        )
+    );
+    let _ = writeln!(
+        s,
+        "Estimated pending compaction bytes: {}; actual delayed write rate: {}",
+        db.stall.pending_compaction_bytes(),
+        db.stall.actual_delayed_write_rate()
+    );
+    let _ = writeln!(
+        s,
+        "Stalls(count): {} level0_slowdown, {} level0_numfiles, {} slowdown for pending_compaction_bytes, \
+         {} stop for pending_compaction_bytes, {} memtable_compaction, {} memtable_slowdown, interval {} total count",
+        ld(&sc.l0_slowdowns),
+        ld(&sc.l0_stops),
+        ld(&sc.pending_slowdowns),
+        ld(&sc.pending_stops),
+        ld(&sc.memtable_stops),
+        ld(&sc.memtable_slowdowns),
+        cur.stalls - prev.stalls
+    );
     let _ = writeln!(s, "\n** DB Stats **");
+    let _ = writeln!(s, "Uptime(secs): {uptime:.1} total, {interval:.1} interval");
+    let writes_line = |name: &str, w: u64, k: u64, g: u64, b: u64| {
+        format!(
+            "{name} writes: {w} writes, {k} keys, {g} commit groups, {:.1} writes per commit group, ingest: {:.2} GB",
+            w as f64 / g.max(1) as f64,
+            gb(b)
+        )
+    };
+    let _ = writeln!(s, "{}", writes_line("Cumulative", cur.writes, cur.keys, cur.groups, cur.user_bytes));
+    let _ = writeln!(s, "Cumulative WAL: {} syncs", cur.syncs);
     let _ = writeln!(
         s,
-        "Cumulative writes: {} writes, {} keys, {} commit groups, {:.1} writes per commit group, ingest: {:.2} GB",
-        ws.writers.load(Ordering::Relaxed),
-        ws.keys.load(Ordering::Relaxed),
-        ws.groups.load(Ordering::Relaxed),
-        ws.writers.load(Ordering::Relaxed) as f64 / ws.groups.load(Ordering::Relaxed).max(1) as f64,
-        gb(user_bytes)
+        "Cumulative stall: {}, {:.1} percent; L0 file count limit: delayed {} ({:.3} s), stopped {} ({:.3} s); \
+         pending compaction bytes: delayed {} ({:.3} s), stopped {} ({:.3} s); memtable limit: delayed {} ({:.3} s), \
+         stopped {} ({:.3} s)",
+        hms(stall_micros),
+        stall_micros as f64 / 1e4 / uptime,
+        ld(&sc.l0_slowdowns),
+        ld(&sc.l0_delay_micros) as f64 / 1e6,
+        ld(&sc.l0_stops),
+        ld(&sc.l0_stop_micros) as f64 / 1e6,
+        ld(&sc.pending_slowdowns),
+        ld(&sc.pending_delay_micros) as f64 / 1e6,
+        ld(&sc.pending_stops),
+        ld(&sc.pending_stop_micros) as f64 / 1e6,
+        ld(&sc.memtable_slowdowns),
+        ld(&sc.memtable_delay_micros) as f64 / 1e6,
+        ld(&sc.memtable_stops),
+        ld(&sc.memtable_stop_micros) as f64 / 1e6,
     );
-    let _ = writeln!(s, "Cumulative WAL: {} syncs", ws.syncs.load(Ordering::Relaxed));
     let _ = writeln!(
         s,
-        "Cumulative stall: {:.3} seconds; slowdowns: {}, stops: {}",
-        ws.stall_micros.load(Ordering::Relaxed) as f64 / 1e6,
-        ws.slowdowns.load(Ordering::Relaxed),
-        ws.stops.load(Ordering::Relaxed)
+        "{}",
+        writes_line(
+            "Interval",
+            cur.writes - prev.writes,
+            cur.keys - prev.keys,
+            cur.groups - prev.groups,
+            cur.user_bytes - prev.user_bytes
+        )
     );
+    let _ = writeln!(s, "Interval WAL: {} syncs", cur.syncs - prev.syncs);
+    let ist = cur.stall_micros - prev.stall_micros;
+    let _ = writeln!(s, "Interval stall: {}, {:.1} percent", hms(ist), ist as f64 / 1e4 / interval);
     let _ = writeln!(s, "Flushes: {}, flushed bytes: {:.2} MB", st.stats.flushes, mb(st.stats.flush_bytes));
     let _ = writeln!(
         s,
@@ -237,6 +397,9 @@ fn stats_text(db: &Arc<DbInner>) -> String {
     );
     if let Some(e) = &st.bg_error {
         let _ = writeln!(s, "Background error: {e}");
+    }
+    if let Some(e) = &st.soft_error {
+        let _ = writeln!(s, "Background soft error (compactions retrying): {e}");
     }
     s
 }

@@ -178,7 +178,6 @@ fn switch_now(db: &Arc<DbInner>) -> Result<()> {
 }
 
 fn write_group(db: &Arc<DbInner>, group: &[Arc<Writer>]) -> Result<()> {
-    let mem = make_room(db)?;
     let sync = group.iter().any(|g| g.sync);
     let disable_wal = group[0].disable_wal;
     let mut batch = group[0].batch.lock().take().unwrap_or_default();
@@ -187,6 +186,7 @@ fn write_group(db: &Arc<DbInner>, group: &[Arc<Writer>]) -> Result<()> {
             batch.append_batch(&b);
         }
     }
+    let mem = make_room(db, batch.size_in_bytes() as u64)?;
     let count = batch.count() as u64;
     if count == 0 {
         return Ok(());
@@ -230,25 +230,15 @@ fn write_group(db: &Arc<DbInner>, group: &[Arc<Writer>]) -> Result<()> {
     Ok(())
 }
 
-/// Ensure the memtable has room, switching it (and the WAL) when full, and stalling writers
-/// when flushes or L0 compactions fall behind. Returns the memtable to insert into.
-fn make_room(db: &Arc<DbInner>) -> Result<Arc<MemTable>> {
+/// Ensure the memtable has room, switching it (and the WAL) when full, then delay or stop the
+/// write group as RocksDB's write controller says (see `stall`). Returns the memtable to insert
+/// into.
+fn make_room(db: &Arc<DbInner>, bytes: u64) -> Result<Arc<MemTable>> {
     let mut st = db.state.lock();
-    let mut delayed = false;
     let stall_start = Instant::now();
     let mut stalled = false;
     loop {
         DbInner::check_bg_error(&st)?;
-        let l0 = st.versions.current.num_files(0);
-        let auto = !db.opts.disable_auto_compactions;
-        if auto && !delayed && l0 >= db.opts.level0_slowdown_writes_trigger {
-            // Slow down each write group a little so compaction can catch up (RocksDB delays by
-            // rate; 1 ms per group is LevelDB's rule).
-            delayed = true;
-            db.write_stats.slowdowns.fetch_add(1, Ordering::Relaxed);
-            parking_lot::MutexGuard::unlocked(&mut st, || std::thread::sleep(Duration::from_millis(1)));
-            continue;
-        }
         if st.mem.approximate_memory_usage() < db.opts.write_buffer_size {
             break;
         }
@@ -258,18 +248,13 @@ fn make_room(db: &Arc<DbInner>) -> Result<Arc<MemTable>> {
             db.bg_cv.wait_for(&mut st, Duration::from_millis(100));
             continue;
         }
-        if auto && l0 >= db.opts.level0_stop_writes_trigger {
-            stalled = true;
-            db.work_cv.notify_all();
-            db.bg_cv.wait_for(&mut st, Duration::from_millis(100));
-            continue;
-        }
         switch_memtable(db, &mut st)?;
     }
     if stalled {
-        db.write_stats.stops.fetch_add(1, Ordering::Relaxed);
-        db.write_stats.stall_micros.fetch_add(stall_start.elapsed().as_micros() as u64, Ordering::Relaxed);
+        let micros = stall_start.elapsed().as_micros() as u64;
+        db.stall.counters.record(super::stall::Condition::Stopped, super::stall::Cause::MemtableLimit, micros);
     }
+    super::stall::delay_or_stop_write(db, &mut st, bytes)?;
     Ok(st.mem.clone())
 }
 

@@ -24,9 +24,44 @@ pub enum FaultKind {
     CreateEio,
 }
 
+/// What the thread doing an I/O is working on (as RocksDB's `Env::IOActivity`), so that tests
+/// can fail the I/O of one kind of background job only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoActivity {
+    Other,
+    Flush,
+    Compaction,
+}
+
+thread_local! {
+    static ACTIVITY: std::cell::Cell<IoActivity> = const { std::cell::Cell::new(IoActivity::Other) };
+}
+
+/// The activity of the current thread.
+fn current_io_activity() -> IoActivity {
+    ACTIVITY.with(|a| a.get())
+}
+
+/// Marks the current thread's I/O as `a` until dropped.
+pub(crate) struct ActivityGuard(IoActivity);
+
+impl ActivityGuard {
+    pub(crate) fn set(a: IoActivity) -> ActivityGuard {
+        ActivityGuard(ACTIVITY.with(|c| c.replace(a)))
+    }
+}
+
+impl Drop for ActivityGuard {
+    fn drop(&mut self) {
+        ACTIVITY.with(|c| c.set(self.0));
+    }
+}
+
+type Rule = (FaultKind, Option<String>, Option<IoActivity>);
+
 #[derive(Default)]
 struct Ctl {
-    active: Mutex<Vec<(FaultKind, Option<String>)>>,
+    active: Mutex<Vec<Rule>>,
     countdown: AtomicU64,
     armed: AtomicBool,
     injected: AtomicU64,
@@ -45,7 +80,11 @@ impl FaultFs {
     }
     /// Start failing `kind` operations on files whose name contains `pattern` (all files if None).
     pub fn inject(&self, kind: FaultKind, pattern: Option<&str>) {
-        self.ctl.active.lock().push((kind, pattern.map(|s| s.to_string())));
+        self.ctl.active.lock().push((kind, pattern.map(|s| s.to_string()), None));
+    }
+    /// Like `inject`, for I/O done by threads working on `activity` only (e.g. compactions).
+    pub fn inject_for(&self, kind: FaultKind, pattern: Option<&str>, activity: IoActivity) {
+        self.ctl.active.lock().push((kind, pattern.map(|s| s.to_string()), Some(activity)));
     }
     /// Start failing after `n` more successful matching operations.
     pub fn inject_after(&self, kind: FaultKind, pattern: Option<&str>, n: u64) {
@@ -70,7 +109,11 @@ impl Ctl {
             .active
             .lock()
             .iter()
-            .any(|(k, p)| *k == kind && p.as_deref().map(|p| name.contains(p)).unwrap_or(true));
+            .any(|(k, p, a)| {
+                *k == kind
+                    && p.as_deref().map(|p| name.contains(p)).unwrap_or(true)
+                    && a.map(|a| a == current_io_activity()).unwrap_or(true)
+            });
         if !hit {
             return Ok(());
         }

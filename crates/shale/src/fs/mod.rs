@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use crate::error::Result;
 
-pub use fault::{FaultFs, FaultKind};
+pub(crate) use fault::ActivityGuard;
+pub use fault::{FaultFs, FaultKind, IoActivity};
 pub use mem::MemFs;
 pub use posix::PosixFs;
 
