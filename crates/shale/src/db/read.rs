@@ -88,18 +88,16 @@ fn table_get(
     ro: &ReadOptions,
 ) -> Result<Option<Option<Vec<u8>>>> {
     let t = db.table_cache.get(f)?;
-    match t.get(lookup, ro.verify_checksums, ro.fill_cache)? {
-        None => Ok(None),
-        Some((ikey, value)) => {
-            let pk = parse_internal_key(&ikey)?;
-            match pk.vtype {
-                vt::VALUE => Ok(Some(Some(value))),
-                vt::DELETION | vt::SINGLE_DELETION => Ok(Some(None)),
-                vt::MERGE => Err(Error::NotSupported("merge operands need a merge operator".into())),
-                t => Err(Error::NotSupported(format!("value type {t:#x} is not supported"))),
-            }
+    let r = t.get_with(lookup, ro.verify_checksums, ro.fill_cache, |ikey, value| -> Result<Option<Vec<u8>>> {
+        let pk = parse_internal_key(ikey)?;
+        match pk.vtype {
+            vt::VALUE => Ok(Some(value.to_vec())),
+            vt::DELETION | vt::SINGLE_DELETION => Ok(None),
+            vt::MERGE => Err(Error::NotSupported("merge operands need a merge operator".into())),
+            t => Err(Error::NotSupported(format!("value type {t:#x} is not supported"))),
         }
-    }
+    })?;
+    r.transpose()
 }
 
 pub(crate) fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(

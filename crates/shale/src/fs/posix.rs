@@ -77,6 +77,37 @@ impl RandomAccessFile for PosixRandom {
     fn size(&self) -> u64 {
         self.size
     }
+    /// Read into fresh, uninitialized capacity (no zero fill: block reads are hot).
+    fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
+        let mut v: Vec<u8> = Vec::with_capacity(len);
+        let mut done = 0usize;
+        while done < len {
+            // SAFETY: the destination is the vector's spare capacity (`len - done` bytes
+            // starting `done` bytes in), which pread only writes to; the descriptor is open.
+            let n = unsafe {
+                libc::pread(
+                    self.file.as_raw_fd(),
+                    v.as_mut_ptr().add(done) as *mut libc::c_void,
+                    len - done,
+                    (offset + done as u64) as libc::off_t,
+                )
+            };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(Error::io(&self.name, e));
+            }
+            if n == 0 {
+                return Err(Error::corruption(&self.name, Some(offset), format!("truncated read of {len} bytes")));
+            }
+            done += n as usize;
+        }
+        // SAFETY: pread initialized all `len` bytes above.
+        unsafe { v.set_len(len) };
+        Ok(v)
+    }
 }
 
 fn locked_set() -> &'static Mutex<HashSet<PathBuf>> {

@@ -384,6 +384,18 @@ impl Table {
 
     /// The first entry with internal key >= `lookup_ikey` if it has the same user key.
     pub(crate) fn get(&self, lookup_ikey: &[u8], verify: bool, fill_cache: bool) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        self.get_with(lookup_ikey, verify, fill_cache, |k, v| (k.to_vec(), v.to_vec()))
+    }
+
+    /// Like [`get`](Self::get) but hands the found entry (internal key, value) to `found`
+    /// while it is still in the block, so callers copy only what they need.
+    pub(crate) fn get_with<R>(
+        &self,
+        lookup_ikey: &[u8],
+        verify: bool,
+        fill_cache: bool,
+        found: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Result<Option<R>> {
         let uk = user_key(lookup_ikey);
         if !self.key_may_match(uk) {
             return Ok(None);
@@ -401,7 +413,7 @@ impl Table {
             it.seek(lookup_ikey);
             if it.valid() {
                 if self.icmp.compare_user(user_key(it.key()), uk) == Ordering::Equal {
-                    return Ok(Some((it.key().to_vec(), it.value().to_vec())));
+                    return Ok(Some(found(it.key(), it.value())));
                 }
                 return Ok(None);
             }
