@@ -13,7 +13,7 @@ use super::{DbInner, DbState, ImmMem};
 use crate::error::{Error, Result};
 use crate::key::vt;
 use crate::log;
-use crate::memtable::MemTable;
+use crate::memtable::{AddCounters, MemTable};
 use crate::options::WriteOptions;
 use crate::write_batch::{BatchHandler, WriteBatch};
 
@@ -54,26 +54,42 @@ pub(crate) fn validate_batch(b: &WriteBatch) -> Result<()> {
     b.iterate(&mut Validate)
 }
 
-/// Inserts a batch's records into a memtable with consecutive sequence numbers.
+/// Inserts a batch's records into a memtable with consecutive sequence numbers. The memtable's
+/// counters are updated once, when the inserter is dropped (not once per record).
 pub(crate) struct MemInserter<'a> {
-    pub mem: &'a MemTable,
-    pub seq: u64,
+    mem: &'a MemTable,
+    seq: u64,
+    counters: AddCounters,
+}
+
+impl<'a> MemInserter<'a> {
+    pub(crate) fn new(mem: &'a MemTable, seq: u64) -> Self {
+        MemInserter { mem, seq, counters: AddCounters::default() }
+    }
+    #[inline]
+    fn add(&mut self, vtype: u8, k: &[u8], v: &[u8]) {
+        self.mem.add_deferred(self.seq, vtype, k, v, &mut self.counters);
+        self.seq += 1;
+    }
+}
+
+impl Drop for MemInserter<'_> {
+    fn drop(&mut self) {
+        self.mem.apply_counters(&self.counters);
+    }
 }
 
 impl BatchHandler for MemInserter<'_> {
     fn put(&mut self, k: &[u8], v: &[u8]) -> Result<()> {
-        self.mem.add(self.seq, vt::VALUE, k, v);
-        self.seq += 1;
+        self.add(vt::VALUE, k, v);
         Ok(())
     }
     fn delete(&mut self, k: &[u8]) -> Result<()> {
-        self.mem.add(self.seq, vt::DELETION, k, &[]);
-        self.seq += 1;
+        self.add(vt::DELETION, k, &[]);
         Ok(())
     }
     fn single_delete(&mut self, k: &[u8]) -> Result<()> {
-        self.mem.add(self.seq, vt::SINGLE_DELETION, k, &[]);
-        self.seq += 1;
+        self.add(vt::SINGLE_DELETION, k, &[]);
         Ok(())
     }
     fn delete_range(&mut self, _b: &[u8], _e: &[u8]) -> Result<()> {
@@ -212,8 +228,10 @@ fn write_group(db: &Arc<DbInner>, group: &[Arc<Writer>]) -> Result<()> {
             }
         }
     }
-    let mut ins = MemInserter { mem: &mem, seq: first };
-    batch.iterate(&mut ins)?;
+    {
+        let mut ins = MemInserter::new(&mem, first);
+        batch.iterate(&mut ins)?;
+    }
     db.last_seq.store(first + count - 1, Ordering::Release);
     db.write_stats.record(group.len() as u64, count, batch.size_in_bytes() as u64, sync);
     Ok(())
