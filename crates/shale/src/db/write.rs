@@ -141,8 +141,9 @@ fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
         }
         db.writers_cv.wait(&mut q);
     }
-    // We lead: gather a group of compatible writers from the front of the queue.
-    let mut group: Vec<Arc<Writer>> = vec![w.clone()];
+    // We lead: gather a group of compatible writers from the front of the queue (followers
+    // only; no allocation when we write alone).
+    let mut followers: Vec<Arc<Writer>> = Vec::new();
     if !w.force_switch {
         let lead_size = w.batch.lock().as_ref().map(|b| b.size_in_bytes()).unwrap_or(0);
         let max = if lead_size <= 128 << 10 { lead_size + (128 << 10) } else { MAX_GROUP_BYTES };
@@ -156,17 +157,16 @@ fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
                 break;
             }
             size += s;
-            group.push(other.clone());
+            followers.push(other.clone());
         }
     }
     drop(q);
-    let r = if w.force_switch { switch_now(db) } else { write_group(db, &group) };
+    let r = if w.force_switch { switch_now(db) } else { write_group(db, &w, &followers) };
     let mut q = db.writers.lock();
-    for (i, g) in group.iter().enumerate() {
+    q.pop_front();
+    for g in &followers {
         q.pop_front();
-        if i > 0 {
-            *g.result.lock() = Some(r.clone());
-        }
+        *g.result.lock() = Some(r.clone());
     }
     db.writers_cv.notify_all();
     drop(q);
@@ -187,12 +187,12 @@ fn switch_now(db: &Arc<DbInner>) -> Result<()> {
     switch_memtable(db, &mut st)
 }
 
-fn write_group(db: &Arc<DbInner>, group: &[Arc<Writer>]) -> Result<()> {
+fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) -> Result<()> {
     let mem = make_room(db)?;
-    let sync = group.iter().any(|g| g.sync);
-    let disable_wal = group[0].disable_wal;
-    let mut batch = group[0].batch.lock().take().unwrap_or_default();
-    for g in &group[1..] {
+    let sync = leader.sync || followers.iter().any(|g| g.sync);
+    let disable_wal = leader.disable_wal;
+    let mut batch = leader.batch.lock().take().unwrap_or_default();
+    for g in followers {
         if let Some(b) = g.batch.lock().take() {
             batch.append_batch(&b);
         }
@@ -233,7 +233,7 @@ fn write_group(db: &Arc<DbInner>, group: &[Arc<Writer>]) -> Result<()> {
         batch.iterate(&mut ins)?;
     }
     db.last_seq.store(first + count - 1, Ordering::Release);
-    db.write_stats.record(group.len() as u64, count, batch.size_in_bytes() as u64, sync);
+    db.write_stats.record(1 + followers.len() as u64, count, batch.size_in_bytes() as u64, sync);
     Ok(())
 }
 
@@ -242,8 +242,8 @@ fn write_group(db: &Arc<DbInner>, group: &[Arc<Writer>]) -> Result<()> {
 fn make_room(db: &Arc<DbInner>) -> Result<Arc<MemTable>> {
     let mut st = db.state.lock();
     let mut delayed = false;
-    let stall_start = Instant::now();
-    let mut stalled = false;
+    // Read the clock only when a stall begins (not on every write).
+    let mut stall_start: Option<Instant> = None;
     loop {
         DbInner::check_bg_error(&st)?;
         let l0 = st.versions.current.num_files(0);
@@ -260,20 +260,20 @@ fn make_room(db: &Arc<DbInner>) -> Result<Arc<MemTable>> {
             break;
         }
         if st.imm.len() + 1 >= db.opts.max_write_buffer_number {
-            stalled = true;
+            stall_start.get_or_insert_with(Instant::now);
             db.work_cv.notify_all();
             db.bg_cv.wait_for(&mut st, Duration::from_millis(100));
             continue;
         }
         if auto && l0 >= db.opts.level0_stop_writes_trigger {
-            stalled = true;
+            stall_start.get_or_insert_with(Instant::now);
             db.work_cv.notify_all();
             db.bg_cv.wait_for(&mut st, Duration::from_millis(100));
             continue;
         }
         switch_memtable(db, &mut st)?;
     }
-    if stalled {
+    if let Some(stall_start) = stall_start {
         db.write_stats.stops.fetch_add(1, Ordering::Relaxed);
         db.write_stats.stall_micros.fetch_add(stall_start.elapsed().as_micros() as u64, Ordering::Relaxed);
     }
