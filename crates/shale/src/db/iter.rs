@@ -27,21 +27,68 @@ enum Dir {
 pub(crate) struct MergingIterator {
     icmp: InternalKeyComparator,
     children: Vec<Box<dyn InternalIterator>>,
+    /// Each child's current key (None when invalid), refreshed after every move of that child
+    /// (as RocksDB's `IteratorWrapper`): comparisons need no virtual calls.
+    keys: Vec<Option<KeyRef>>,
     current: Option<usize>,
     dir: Dir,
     /// Forward only: indices of the valid children, a min-heap by (key, index).
     heap: Vec<usize>,
 }
 
+/// A child's current key, borrowed from the child. Children are boxed and only moved through
+/// `MergingIterator`, which refreshes the reference after each move, and an iterator's
+/// `key()` stays valid until the iterator is moved.
+#[derive(Clone, Copy)]
+struct KeyRef {
+    ptr: *const u8,
+    len: usize,
+}
+
+// SAFETY: a KeyRef points into the child iterator it was taken from, which is Send and moves
+// together with the MergingIterator that owns both.
+unsafe impl Send for KeyRef {}
+
 impl MergingIterator {
     pub(crate) fn new(icmp: InternalKeyComparator, children: Vec<Box<dyn InternalIterator>>) -> Self {
         let heap = Vec::with_capacity(children.len());
-        MergingIterator { icmp, children, current: None, dir: Dir::Forward, heap }
+        let keys = vec![None; children.len()];
+        MergingIterator { icmp, children, keys, current: None, dir: Dir::Forward, heap }
+    }
+    /// Re-read child `i`'s validity and key after it moved.
+    #[inline]
+    fn refresh(&mut self, i: usize) {
+        let c = &self.children[i];
+        self.keys[i] = if c.valid() {
+            let k = c.key();
+            Some(KeyRef { ptr: k.as_ptr(), len: k.len() })
+        } else {
+            None
+        };
+    }
+    fn refresh_all(&mut self) {
+        for i in 0..self.children.len() {
+            self.refresh(i);
+        }
+    }
+    #[inline]
+    fn child_valid(&self, i: usize) -> bool {
+        self.keys[i].is_some()
+    }
+    /// Child `i`'s current key (it must be valid).
+    #[inline]
+    fn ckey(&self, i: usize) -> &[u8] {
+        match self.keys[i] {
+            // SAFETY: see `KeyRef`: the child has not moved since `refresh(i)` took this
+            // reference, so its key is still alive and unchanged.
+            Some(k) => unsafe { std::slice::from_raw_parts(k.ptr, k.len) },
+            None => &[],
+        }
     }
     /// Whether child `a` orders before child `b` (both valid).
     #[inline]
     fn less(&self, a: usize, b: usize) -> bool {
-        match self.icmp.compare(self.children[a].key(), self.children[b].key()) {
+        match self.icmp.compare(self.ckey(a), self.ckey(b)) {
             Ordering::Less => true,
             Ordering::Greater => false,
             Ordering::Equal => a < b,
@@ -71,7 +118,7 @@ impl MergingIterator {
     fn find_smallest(&mut self) {
         self.heap.clear();
         for i in 0..self.children.len() {
-            if self.children[i].valid() {
+            if self.child_valid(i) {
                 self.heap.push(i);
             }
         }
@@ -84,13 +131,13 @@ impl MergingIterator {
         self.heap.clear();
         let mut best: Option<usize> = None;
         for i in (0..self.children.len()).rev() {
-            if !self.children[i].valid() {
+            if !self.child_valid(i) {
                 continue;
             }
             best = match best {
                 None => Some(i),
                 Some(b) => {
-                    if self.icmp.compare(self.children[i].key(), self.children[b].key()) == Ordering::Greater {
+                    if self.icmp.compare(self.ckey(i), self.ckey(b)) == Ordering::Greater {
                         Some(i)
                     } else {
                         Some(b)
@@ -110,6 +157,7 @@ impl InternalIterator for MergingIterator {
         for c in &mut self.children {
             c.seek_to_first();
         }
+        self.refresh_all();
         self.dir = Dir::Forward;
         self.find_smallest();
     }
@@ -117,6 +165,7 @@ impl InternalIterator for MergingIterator {
         for c in &mut self.children {
             c.seek_to_last();
         }
+        self.refresh_all();
         self.find_largest();
         self.dir = Dir::Reverse;
     }
@@ -124,6 +173,7 @@ impl InternalIterator for MergingIterator {
         for c in &mut self.children {
             c.seek(target);
         }
+        self.refresh_all();
         self.dir = Dir::Forward;
         self.find_smallest();
     }
@@ -131,6 +181,7 @@ impl InternalIterator for MergingIterator {
         for c in &mut self.children {
             c.seek_for_prev(target);
         }
+        self.refresh_all();
         self.find_largest();
         self.dir = Dir::Reverse;
     }
@@ -140,7 +191,7 @@ impl InternalIterator for MergingIterator {
             None => return,
         };
         if self.dir != Dir::Forward {
-            let key = self.children[cur].key().to_vec();
+            let key = self.ckey(cur).to_vec();
             for i in 0..self.children.len() {
                 if i == cur {
                     continue;
@@ -153,13 +204,15 @@ impl InternalIterator for MergingIterator {
             }
             self.dir = Dir::Forward;
             self.children[cur].next();
+            self.refresh_all();
             self.find_smallest();
             return;
         }
         // Forward: `cur` is the heap's top.
         debug_assert_eq!(self.heap.first(), Some(&cur));
         self.children[cur].next();
-        if !self.children[cur].valid() {
+        self.refresh(cur);
+        if !self.child_valid(cur) {
             let last = self.heap.pop();
             if !self.heap.is_empty() {
                 if let Some(l) = last {
@@ -176,7 +229,7 @@ impl InternalIterator for MergingIterator {
             None => return,
         };
         if self.dir != Dir::Reverse {
-            let key = self.children[cur].key().to_vec();
+            let key = self.ckey(cur).to_vec();
             for i in 0..self.children.len() {
                 if i == cur {
                     continue;
@@ -188,15 +241,17 @@ impl InternalIterator for MergingIterator {
                 } else {
                     c.seek_to_last();
                 }
+                self.refresh(i);
             }
             self.dir = Dir::Reverse;
         }
         self.children[cur].prev();
+        self.refresh(cur);
         self.find_largest();
     }
     fn key(&self) -> &[u8] {
         match self.current {
-            Some(c) => self.children[c].key(),
+            Some(c) => self.ckey(c),
             None => &[],
         }
     }
