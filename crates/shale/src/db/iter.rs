@@ -862,7 +862,9 @@ mod merging_tests {
         }
     }
 
-    fn build(seed: u64, nchildren: usize) -> (MergingIterator, Vec<(Vec<u8>, Vec<u8>)>) {
+    type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+    fn build(seed: u64, nchildren: usize) -> (MergingIterator, Entries) {
         let icmp = InternalKeyComparator::default();
         let mut x = seed;
         let mut rnd = move || {
