@@ -396,7 +396,9 @@ fn do_write(ctx: &Ctx, sh: &Shared, t: &mut ThreadState, random: bool) {
             // db_bench picks the DB for the batch: rand.Next() % num_dbs.
             t.rand.next();
         }
-        let mut batch = WriteBatch::new();
+        // One allocation per batch, sized for its records (db_bench reuses one batch; the
+        // engine takes ownership of ours).
+        let mut batch = WriteBatch::with_capacity(ctx.entries_per_batch as usize * (ctx.key_size + ctx.value_size + 11));
         for _ in 0..ctx.entries_per_batch {
             let k = key_gen.next(&mut t.rand);
             generate_key_from_int(k, ctx.key_size, &mut key);

@@ -59,6 +59,27 @@ pub(crate) fn user_key(ikey: &[u8]) -> &[u8] {
     &ikey[..ikey.len().saturating_sub(8)]
 }
 
+/// Bytewise (memcmp) order, comparing 8 bytes at a time as big-endian words: inlined, and
+/// faster than a `memcmp` call for the short keys typical of internal keys.
+#[inline(always)]
+pub(crate) fn bytewise_compare(a: &[u8], b: &[u8]) -> Ordering {
+    let n = a.len().min(b.len());
+    let (mut ac, mut bc) = (a[..n].chunks_exact(8), b[..n].chunks_exact(8));
+    for (x, y) in (&mut ac).zip(&mut bc) {
+        let x = u64::from_be_bytes(x.try_into().unwrap_or_default());
+        let y = u64::from_be_bytes(y.try_into().unwrap_or_default());
+        if x != y {
+            return x.cmp(&y);
+        }
+    }
+    for (x, y) in ac.remainder().iter().zip(bc.remainder()) {
+        if x != y {
+            return x.cmp(y);
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
 /// The packed trailer of an internal key (0 if too short).
 #[inline]
 pub(crate) fn trailer(ikey: &[u8]) -> u64 {
@@ -199,7 +220,7 @@ impl InternalKeyComparator {
     #[inline]
     pub(crate) fn compare_user(&self, a: &[u8], b: &[u8]) -> Ordering {
         if self.bytewise {
-            a.cmp(b)
+            bytewise_compare(a, b)
         } else {
             self.user.compare(a, b)
         }

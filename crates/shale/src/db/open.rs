@@ -337,7 +337,7 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64]) -> Result<()> {
             }
             {
                 let st = db.state.lock();
-                let mut ins = MemInserter { mem: &st.mem, seq };
+                let mut ins = MemInserter::new(&st.mem, seq);
                 batch.iterate(&mut ins).map_err(|e| e.in_file(&name, Some(off)))?;
             }
             let end = seq + count - 1;

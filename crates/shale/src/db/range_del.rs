@@ -238,17 +238,26 @@ pub(crate) fn table_lookup(
     let (verify, fill) = (ro.verify_checksums, ro.fill_cache);
     chain.add_tombstones(file_tombstones(db, f)?.as_deref(), &db.icmp, key, seq);
     let t = db.table_cache.get(f)?;
-    let Some((ikey, value)) = t.get(lookup, verify, fill)? else {
-        return Ok(None);
-    };
-    let pk = parse_internal_key(&ikey)?;
-    if pk.vtype != vt::MERGE || pk.seq < chain.max_tomb {
-        return chain.entry(db, key, pk.seq, pk.vtype, &value);
+    // The common case decides inside the block, copying only the value it returns.
+    let found = t.get_with(lookup, verify, fill, |ikey, value| -> Result<Result<Option<Option<Vec<u8>>>, Vec<u8>>> {
+        let pk = parse_internal_key(ikey)?;
+        if pk.vtype != vt::MERGE || pk.seq < chain.max_tomb {
+            return Ok(Ok(chain.entry(db, key, pk.seq, pk.vtype, value)?));
+        }
+        Ok(Err(ikey.to_vec()))
+    })?;
+    match found {
+        None => Ok(None),
+        Some(r) => match r? {
+            Ok(decided) => Ok(decided),
+            Err(ikey) => {
+                // A merge operand: walk the rest of the key's entries in this table.
+                let mut it = t.iter(verify, fill);
+                it.seek(&ikey);
+                chain.scan(db, &mut it, key)
+            }
+        },
     }
-    // A merge operand: walk the rest of the key's entries in this table.
-    let mut it = t.iter(verify, fill);
-    it.seek(&ikey);
-    chain.scan(db, &mut it, key)
 }
 
 /// Every tombstone list a reader at any sequence may need (memtables and files that have any).

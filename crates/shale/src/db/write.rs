@@ -13,7 +13,7 @@ use super::{DbInner, DbState, ImmMem};
 use crate::error::{Error, Result};
 use crate::key::vt;
 use crate::log;
-use crate::memtable::MemTable;
+use crate::memtable::{AddCounters, MemTable};
 use crate::options::WriteOptions;
 use crate::write_batch::{BatchHandler, WriteBatch};
 
@@ -56,26 +56,42 @@ pub(crate) fn validate_batch(db: &DbInner, b: &WriteBatch) -> Result<()> {
     b.iterate(&mut Validate { db })
 }
 
-/// Inserts a batch's records into a memtable with consecutive sequence numbers.
+/// Inserts a batch's records into a memtable with consecutive sequence numbers. The memtable's
+/// counters are updated once, when the inserter is dropped (not once per record).
 pub(crate) struct MemInserter<'a> {
-    pub mem: &'a MemTable,
-    pub seq: u64,
+    mem: &'a MemTable,
+    seq: u64,
+    counters: AddCounters,
+}
+
+impl<'a> MemInserter<'a> {
+    pub(crate) fn new(mem: &'a MemTable, seq: u64) -> Self {
+        MemInserter { mem, seq, counters: AddCounters::default() }
+    }
+    #[inline]
+    fn add(&mut self, vtype: u8, k: &[u8], v: &[u8]) {
+        self.mem.add_deferred(self.seq, vtype, k, v, &mut self.counters);
+        self.seq += 1;
+    }
+}
+
+impl Drop for MemInserter<'_> {
+    fn drop(&mut self) {
+        self.mem.apply_counters(&self.counters);
+    }
 }
 
 impl BatchHandler for MemInserter<'_> {
     fn put(&mut self, k: &[u8], v: &[u8]) -> Result<()> {
-        self.mem.add(self.seq, vt::VALUE, k, v);
-        self.seq += 1;
+        self.add(vt::VALUE, k, v);
         Ok(())
     }
     fn delete(&mut self, k: &[u8]) -> Result<()> {
-        self.mem.add(self.seq, vt::DELETION, k, &[]);
-        self.seq += 1;
+        self.add(vt::DELETION, k, &[]);
         Ok(())
     }
     fn single_delete(&mut self, k: &[u8]) -> Result<()> {
-        self.mem.add(self.seq, vt::SINGLE_DELETION, k, &[]);
-        self.seq += 1;
+        self.add(vt::SINGLE_DELETION, k, &[]);
         Ok(())
     }
     fn delete_range(&mut self, b: &[u8], e: &[u8]) -> Result<()> {
@@ -84,8 +100,7 @@ impl BatchHandler for MemInserter<'_> {
         Ok(())
     }
     fn merge(&mut self, k: &[u8], v: &[u8]) -> Result<()> {
-        self.mem.add(self.seq, vt::MERGE, k, v);
-        self.seq += 1;
+        self.add(vt::MERGE, k, v);
         Ok(())
     }
 }
@@ -131,8 +146,9 @@ fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
         }
         db.writers_cv.wait(&mut q);
     }
-    // We lead: gather a group of compatible writers from the front of the queue.
-    let mut group: Vec<Arc<Writer>> = vec![w.clone()];
+    // We lead: gather a group of compatible writers from the front of the queue (followers
+    // only; no allocation when we write alone).
+    let mut followers: Vec<Arc<Writer>> = Vec::new();
     if !w.force_switch {
         let lead_size = w.batch.lock().as_ref().map(|b| b.size_in_bytes()).unwrap_or(0);
         let max = if lead_size <= 128 << 10 { lead_size + (128 << 10) } else { MAX_GROUP_BYTES };
@@ -146,17 +162,16 @@ fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
                 break;
             }
             size += s;
-            group.push(other.clone());
+            followers.push(other.clone());
         }
     }
     drop(q);
-    let r = if w.force_switch { switch_now(db) } else { write_group(db, &group) };
+    let r = if w.force_switch { switch_now(db) } else { write_group(db, &w, &followers) };
     let mut q = db.writers.lock();
-    for (i, g) in group.iter().enumerate() {
+    q.pop_front();
+    for g in &followers {
         q.pop_front();
-        if i > 0 {
-            *g.result.lock() = Some(r.clone());
-        }
+        *g.result.lock() = Some(r.clone());
     }
     db.writers_cv.notify_all();
     drop(q);
@@ -177,11 +192,11 @@ fn switch_now(db: &Arc<DbInner>) -> Result<()> {
     switch_memtable(db, &mut st)
 }
 
-fn write_group(db: &Arc<DbInner>, group: &[Arc<Writer>]) -> Result<()> {
-    let sync = group.iter().any(|g| g.sync);
-    let disable_wal = group[0].disable_wal;
-    let mut batch = group[0].batch.lock().take().unwrap_or_default();
-    for g in &group[1..] {
+fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) -> Result<()> {
+    let sync = leader.sync || followers.iter().any(|g| g.sync);
+    let disable_wal = leader.disable_wal;
+    let mut batch = leader.batch.lock().take().unwrap_or_default();
+    for g in followers {
         if let Some(b) = g.batch.lock().take() {
             batch.append_batch(&b);
         }
@@ -221,12 +236,14 @@ fn write_group(db: &Arc<DbInner>, group: &[Arc<Writer>]) -> Result<()> {
             }
         }
     }
-    let mut ins = MemInserter { mem: &mem, seq: first };
-    batch.iterate(&mut ins)?;
+    {
+        let mut ins = MemInserter::new(&mem, first);
+        batch.iterate(&mut ins)?;
+    }
     // Fragment the memtable's range tombstones once, here, so readers never do.
     mem.range_dels.refresh(&db.icmp);
     db.last_seq.store(first + count - 1, Ordering::Release);
-    db.write_stats.record(group.len() as u64, count, batch.size_in_bytes() as u64, sync);
+    db.write_stats.record(1 + followers.len() as u64, count, batch.size_in_bytes() as u64, sync);
     Ok(())
 }
 
@@ -235,22 +252,22 @@ fn write_group(db: &Arc<DbInner>, group: &[Arc<Writer>]) -> Result<()> {
 /// into.
 fn make_room(db: &Arc<DbInner>, bytes: u64) -> Result<Arc<MemTable>> {
     let mut st = db.state.lock();
-    let stall_start = Instant::now();
-    let mut stalled = false;
+    // Read the clock only when a stall begins (not on every write).
+    let mut stall_start: Option<Instant> = None;
     loop {
         DbInner::check_bg_error(&st)?;
         if st.mem.approximate_memory_usage() < db.opts.write_buffer_size {
             break;
         }
         if st.imm.len() + 1 >= db.opts.max_write_buffer_number {
-            stalled = true;
+            stall_start.get_or_insert_with(Instant::now);
             db.work_cv.notify_all();
             db.bg_cv.wait_for(&mut st, Duration::from_millis(100));
             continue;
         }
         switch_memtable(db, &mut st)?;
     }
-    if stalled {
+    if let Some(stall_start) = stall_start {
         let micros = stall_start.elapsed().as_micros() as u64;
         db.stall.counters.record(super::stall::Condition::Stopped, super::stall::Cause::MemtableLimit, micros);
     }

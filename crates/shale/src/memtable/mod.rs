@@ -52,25 +52,7 @@ fn split_entry(entry: &[u8]) -> (&[u8], &[u8]) {
     (&entry[n..kend], &rest[m..m + vlen as usize])
 }
 
-/// Bytewise order, eight bytes at a time (short keys dominate: no `memcmp` call).
-#[inline(always)]
-fn bytewise_compare(a: &[u8], b: &[u8]) -> Ordering {
-    let n = a.len().min(b.len());
-    let (mut ac, mut bc) = (a[..n].chunks_exact(8), b[..n].chunks_exact(8));
-    for (x, y) in (&mut ac).zip(&mut bc) {
-        let x = u64::from_be_bytes(x.try_into().unwrap_or_default());
-        let y = u64::from_be_bytes(y.try_into().unwrap_or_default());
-        if x != y {
-            return x.cmp(&y);
-        }
-    }
-    for (x, y) in ac.remainder().iter().zip(bc.remainder()) {
-        if x != y {
-            return x.cmp(y);
-        }
-    }
-    a.len().cmp(&b.len())
-}
+pub(crate) use crate::key::bytewise_compare;
 
 /// Orders memtable entries by their internal keys (user key ascending, trailer descending).
 pub(crate) struct MemKeyCmp {

@@ -312,20 +312,29 @@ impl Table {
         Error::corruption(&self.file_name, Some(off), msg)
     }
 
-    /// Read a block's contents (checksum verified if `verify`, decompressed).
-    pub(crate) fn read_block(&self, h: BlockHandle, verify: bool) -> Result<Vec<u8>> {
+    /// Check that a block handle lies inside the file.
+    fn check_handle(&self, h: BlockHandle) -> Result<()> {
         let end = h.offset.checked_add(h.size).and_then(|e| e.checked_add(BLOCK_TRAILER_LEN as u64));
         match end {
-            Some(e) if e <= self.file_size => {}
-            _ => {
-                return Err(self.corruption(
-                    h.offset,
-                    format!("block handle ({}, {}) extends past the end of the file ({})", h.offset, h.size, self.file_size),
-                ))
-            }
+            Some(e) if e <= self.file_size => Ok(()),
+            _ => Err(self.corruption(
+                h.offset,
+                format!("block handle ({}, {}) extends past the end of the file ({})", h.offset, h.size, self.file_size),
+            )),
         }
+    }
+
+    /// Read a block's contents (checksum verified if `verify`, decompressed).
+    pub(crate) fn read_block(&self, h: BlockHandle, verify: bool) -> Result<Vec<u8>> {
+        self.check_handle(h)?;
         let size = h.size as usize;
-        let mut buf = self.file.read_at(h.offset, size + BLOCK_TRAILER_LEN).map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
+        let buf = self.file.read_at(h.offset, size + BLOCK_TRAILER_LEN).map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
+        self.finish_block(h, verify, buf)
+    }
+
+    /// Verify (if asked) and decompress the raw bytes of a block (`h.size` + trailer).
+    fn finish_block(&self, h: BlockHandle, verify: bool, mut buf: Vec<u8>) -> Result<Vec<u8>> {
+        let size = h.size as usize;
         let ty = buf[size];
         if verify && self.footer.checksum != ChecksumType::NoChecksum {
             let stored = u32::from_le_bytes(buf[size + 1..size + 5].try_into().unwrap());
@@ -343,6 +352,34 @@ impl Table {
         } else {
             decompress_block(ty, &buf[..size], self.footer.format_version).map_err(|e| e.in_file(&self.file_name, Some(h.offset)))
         }
+    }
+
+    /// A data block for a forward scan: through the block cache, and on a miss read through
+    /// `ra`, which switches to growing readahead once reads are sequential (as RocksDB's
+    /// automatic iterator readahead: after 2 sequential reads, 8 KiB doubling to 256 KiB).
+    fn data_block_ra(&self, h: BlockHandle, verify: bool, fill_cache: bool, ra: &mut Readahead) -> Result<Arc<Block>> {
+        let n = h.size as usize + BLOCK_TRAILER_LEN;
+        let sequential = ra.track(h.offset, n);
+        if let Some(c) = &self.cache {
+            if let Some(b) = c.get((self.cache_id, h.offset)) {
+                return Ok(b);
+            }
+        }
+        self.check_handle(h)?;
+        let raw = if sequential {
+            ra.read(&*self.file, self.file_size, h.offset, n)
+        } else {
+            self.file.read_at(h.offset, n)
+        }
+        .map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
+        let data = self.finish_block(h, verify, raw)?;
+        let b = Arc::new(Block::new(data).map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?);
+        if fill_cache {
+            if let Some(c) = &self.cache {
+                c.insert((self.cache_id, h.offset), b.clone(), b.memory());
+            }
+        }
+        Ok(b)
     }
 
     fn read_parsed_block(&self, h: BlockHandle, verify: bool) -> Result<Block> {
@@ -384,6 +421,18 @@ impl Table {
 
     /// The first entry with internal key >= `lookup_ikey` if it has the same user key.
     pub(crate) fn get(&self, lookup_ikey: &[u8], verify: bool, fill_cache: bool) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        self.get_with(lookup_ikey, verify, fill_cache, |k, v| (k.to_vec(), v.to_vec()))
+    }
+
+    /// Like [`get`](Self::get) but hands the found entry (internal key, value) to `found`
+    /// while it is still in the block, so callers copy only what they need.
+    pub(crate) fn get_with<R>(
+        &self,
+        lookup_ikey: &[u8],
+        verify: bool,
+        fill_cache: bool,
+        found: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Result<Option<R>> {
         let uk = user_key(lookup_ikey);
         if !self.key_may_match(uk) {
             return Ok(None);
@@ -401,7 +450,7 @@ impl Table {
             it.seek(lookup_ikey);
             if it.valid() {
                 if self.icmp.compare_user(user_key(it.key()), uk) == Ordering::Equal {
-                    return Ok(Some((it.key().to_vec(), it.value().to_vec())));
+                    return Ok(Some(found(it.key(), it.value())));
                 }
                 return Ok(None);
             }
@@ -421,6 +470,7 @@ impl Table {
             verify,
             fill_cache,
             err: None,
+            ra: Readahead::default(),
         }
     }
 
@@ -533,6 +583,54 @@ pub(crate) struct TableIterator {
     verify: bool,
     fill_cache: bool,
     err: Option<Error>,
+    ra: Readahead,
+}
+
+/// Readahead state of one table iterator.
+#[derive(Default)]
+pub(crate) struct Readahead {
+    /// Bytes read ahead, starting at file offset `start`.
+    buf: Vec<u8>,
+    start: u64,
+    /// End of the last block requested, and how many requests in a row started there.
+    prev_end: u64,
+    sequential: u32,
+    /// Next readahead size.
+    size: usize,
+}
+
+impl Readahead {
+    const INITIAL: usize = 8 << 10;
+    const MAX: usize = 256 << 10;
+    /// Reads in a row before readahead starts.
+    const TRIGGER: u32 = 2;
+
+    /// Note a block request (`n` bytes at `off`); true if readahead should serve it.
+    fn track(&mut self, off: u64, n: usize) -> bool {
+        if off == self.prev_end && self.prev_end != 0 {
+            self.sequential = self.sequential.saturating_add(1);
+        } else {
+            self.sequential = 0;
+            self.size = Self::INITIAL;
+            self.buf.clear();
+        }
+        self.prev_end = off + n as u64;
+        self.sequential >= Self::TRIGGER
+    }
+
+    /// `n` bytes at `off`, from the buffer or after refilling it from `off`.
+    fn read(&mut self, file: &dyn RandomAccessFile, file_size: u64, off: u64, n: usize) -> Result<Vec<u8>> {
+        let end = off + n as u64;
+        if off >= self.start && end <= self.start + self.buf.len() as u64 {
+            let i = (off - self.start) as usize;
+            return Ok(self.buf[i..i + n].to_vec());
+        }
+        let want = (self.size.max(n) as u64).min(file_size.saturating_sub(off)).max(n as u64) as usize;
+        self.buf = file.read_at(off, want)?;
+        self.start = off;
+        self.size = (self.size * 2).clamp(Self::INITIAL, Self::MAX);
+        Ok(self.buf[..n].to_vec())
+    }
 }
 
 impl TableIterator {
@@ -559,7 +657,7 @@ impl TableIterator {
             self.positioned = true;
             return true;
         }
-        match self.table.data_block(h, self.verify, self.fill_cache) {
+        match self.table.data_block_ra(h, self.verify, self.fill_cache, &mut self.ra) {
             Ok(b) => {
                 match &mut self.data {
                     Some(d) => d.reset(b),
@@ -724,4 +822,76 @@ impl InternalIterator for TableIterator {
 #[cfg(test)]
 pub(crate) fn tests_check_v7(v: &[u8]) -> Result<()> {
     check_v7_compression_property(v)
+}
+
+#[cfg(test)]
+mod readahead_tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering as AO};
+
+    struct CountingFile {
+        data: Vec<u8>,
+        reads: AtomicUsize,
+    }
+    impl RandomAccessFile for CountingFile {
+        fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+            self.reads.fetch_add(1, AO::Relaxed);
+            let o = offset as usize;
+            buf.copy_from_slice(&self.data[o..o + buf.len()]);
+            Ok(())
+        }
+        fn size(&self) -> u64 {
+            self.data.len() as u64
+        }
+    }
+
+    /// What a TableIterator does per block: track, then read through readahead or directly.
+    fn get(ra: &mut Readahead, f: &CountingFile, off: u64, n: usize) -> Vec<u8> {
+        if ra.track(off, n) {
+            ra.read(f, f.size(), off, n).unwrap()
+        } else {
+            f.read_at(off, n).unwrap()
+        }
+    }
+
+    #[test]
+    fn sequential_blocks_are_read_ahead_and_exact() {
+        let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+        let f = CountingFile { data: data.clone(), reads: AtomicUsize::new(0) };
+        let mut ra = Readahead::default();
+        let mut off = 0u64;
+        let mut blocks = 0;
+        while off < data.len() as u64 {
+            let n = (4096 + (blocks * 37) % 300).min(data.len() - off as usize);
+            assert_eq!(get(&mut ra, &f, off, n), &data[off as usize..off as usize + n], "block at {off}");
+            off += n as u64;
+            blocks += 1;
+        }
+        let reads = f.reads.load(AO::Relaxed);
+        assert!(reads * 10 < blocks, "{reads} reads for {blocks} blocks");
+        assert!(ra.size <= Readahead::MAX);
+    }
+
+    #[test]
+    fn random_access_resets_and_reads_directly() {
+        let data: Vec<u8> = (0..1_000_000u32).map(|i| (i % 253) as u8).collect();
+        let f = CountingFile { data: data.clone(), reads: AtomicUsize::new(0) };
+        let mut ra = Readahead::default();
+        // sequential start, then a jump backwards and forwards
+        for (off, n) in [(0u64, 4000usize), (4000, 4000), (8000, 4000), (12000, 4000), (500, 100), (900_000, 5000), (905_000, 5000)] {
+            assert_eq!(get(&mut ra, &f, off, n), &data[off as usize..off as usize + n]);
+        }
+        // the jump dropped the buffer; the tail after the jump is only one sequential read
+        assert_eq!(ra.sequential, 1);
+        assert!(ra.buf.is_empty());
+        // a block at the very end of the file: readahead is clamped to the file size
+        let mut ra = Readahead::default();
+        let bs = 4096usize;
+        let mut off = (data.len() - 5 * bs) as u64;
+        ra.track(off - 1, 1);
+        for _ in 0..5 {
+            assert_eq!(get(&mut ra, &f, off, bs), &data[off as usize..off as usize + bs]);
+            off += bs as u64;
+        }
+    }
 }
