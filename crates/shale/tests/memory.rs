@@ -136,7 +136,7 @@ fn a_shared_write_buffer_manager_bounds_two_dbs() {
 }
 
 /// Many small tables and a small cache: reads stay correct and the cache within its capacity.
-fn many_tables(fs: &MemFs, extra: Options) -> (DB, Model, Options) {
+fn many_tables(extra: Options) -> (DB, Model, Options) {
     let opts = Options {
         block_cache_capacity: 512 << 10,
         disable_auto_compactions: true,
@@ -175,7 +175,7 @@ fn read_all_bounded(db: &DB, model: &Model, rounds: usize) {
 #[test]
 fn block_cache_is_charged_for_table_held_index_and_filter_blocks() {
     let fs = MemFs::new();
-    let (db, model, opts) = many_tables(&fs, mem_opts(&fs));
+    let (db, model, opts) = many_tables(mem_opts(&fs));
     // a first read of each table opens it: its index and filter are charged to the cache
     for k in model.keys().step_by(50) {
         db.get(k).unwrap();
@@ -197,7 +197,7 @@ fn block_cache_is_charged_for_table_held_index_and_filter_blocks() {
 #[test]
 fn index_and_filter_blocks_live_in_the_block_cache() {
     let fs = MemFs::new();
-    let (db, model, opts) = many_tables(&fs, Options { cache_index_and_filter_blocks: true, ..mem_opts(&fs) });
+    let (db, model, opts) = many_tables(Options { cache_index_and_filter_blocks: true, ..mem_opts(&fs) });
     for k in model.keys().step_by(50) {
         db.get(k).unwrap();
     }

@@ -141,8 +141,4 @@ impl TableCache {
     pub(crate) fn evict(&self, number: u64) {
         self.lru.lock().map.remove(&number);
     }
-
-    pub(crate) fn open_count(&self) -> usize {
-        self.lru.lock().map.len()
-    }
 }
