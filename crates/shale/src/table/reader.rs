@@ -187,6 +187,17 @@ fn check_v7_compression_property(v: &[u8]) -> Result<()> {
     }
 }
 
+/// Where a table's filter is.
+enum FilterHolder {
+    None,
+    /// Held by the table (the default).
+    Owned(FilterReader),
+    /// Held by the table and pinned in the block cache.
+    Shared(Arc<FilterReader>),
+    /// In the block cache (loaded on a miss).
+    Cached(BlockHandle),
+}
+
 /// An open SST file.
 pub(crate) struct Table {
     file: Arc<dyn RandomAccessFile>,
@@ -202,10 +213,7 @@ pub(crate) struct Table {
     index_block: Option<Arc<Block>>,
     index_order: KeyOrder,
     index_format: EntryFormat,
-    /// The filter when the table holds it.
-    filter: Option<Arc<FilterReader>>,
-    /// The filter block's handle when the filter lives in the block cache.
-    filter_handle: Option<BlockHandle>,
+    filter: FilterHolder,
     props: TableProperties,
     meta: BTreeMap<String, BlockHandle>,
     /// Bytes of index and filter the table holds outside the cache (charged to it as a
@@ -258,8 +266,7 @@ impl Table {
             index_block: None,
             index_order: KeyOrder::Bytewise,
             index_format: EntryFormat::Index { delta: false, first_key: false },
-            filter: None,
-            filter_handle: None,
+            filter: FilterHolder::None,
             props: TableProperties::default(),
             meta: BTreeMap::new(),
             owned_mem: 0,
@@ -355,19 +362,21 @@ impl Table {
                 FILTER_NAMES.contains(&rest).then_some(*h)
             });
             if let Some(fh) = fh {
-                let f = Arc::new(FilterReader::new(t.read_block(fh, verify)?));
+                let f = FilterReader::new(t.read_block(fh, verify)?);
                 let charge = f.memory();
                 if in_cache {
                     let key = (t.cache_id, fh.offset);
+                    let f = Arc::new(f);
                     if t.cache_put(key, CacheValue::Filter(f.clone()), charge, pin) && !pin {
-                        t.filter_handle = Some(fh);
+                        t.filter = FilterHolder::Cached(fh);
                     } else {
                         t.owned_mem += if pin && t.pinned.contains(&key) { 0 } else { charge };
-                        t.filter = Some(f);
+                        t.filter = FilterHolder::Shared(f);
                     }
                 } else {
+                    // held inline: no extra pointer to chase on every lookup
                     t.owned_mem += charge;
-                    t.filter = Some(f);
+                    t.filter = FilterHolder::Owned(f);
                 }
             }
         }
@@ -534,12 +543,11 @@ impl Table {
         if !self.use_filter {
             return true;
         }
-        if let Some(f) = &self.filter {
-            return f.key_may_match(user_key);
-        }
-        match self.filter_handle {
-            Some(h) => self.cached_filter(h).is_none_or(|f| f.key_may_match(user_key)),
-            None => true,
+        match &self.filter {
+            FilterHolder::Owned(f) => f.key_may_match(user_key),
+            FilterHolder::Shared(f) => f.key_may_match(user_key),
+            FilterHolder::Cached(h) => self.cached_filter(*h).is_none_or(|f| f.key_may_match(user_key)),
+            FilterHolder::None => true,
         }
     }
 
@@ -698,7 +706,7 @@ impl Table {
         self.file_size
     }
     pub(crate) fn has_filter(&self) -> bool {
-        self.filter.is_some() || self.filter_handle.is_some()
+        !matches!(self.filter, FilterHolder::None)
     }
     /// Bytes of index and filter this table charges to the block cache as a reservation.
     pub(crate) fn cache_reservation(&self) -> usize {
