@@ -27,6 +27,7 @@ mod range_del;
 mod table;
 mod version_edit;
 mod write_batch;
+mod write_buffer_manager;
 
 pub mod tools;
 
@@ -37,3 +38,4 @@ pub use key::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
 pub use merge::{AssociativeMergeOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use options::{ChecksumType, CompressionType, Options, ReadOptions, WalRecoveryMode, WriteOptions};
 pub use write_batch::WriteBatch;
+pub use write_buffer_manager::WriteBufferManager;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, PosixFs};
 use crate::key::{BytewiseComparator, Comparator};
+use crate::write_buffer_manager::WriteBufferManager;
 
 /// Block checksum algorithm (RocksDB's `ChecksumType`, same numeric values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -101,6 +102,19 @@ pub struct Options {
     pub block_restart_interval: usize,
     /// Capacity of the shared block cache in bytes (default 32 MiB; 0 disables it).
     pub block_cache_capacity: usize,
+    /// Keep index and filter blocks in the block cache, loaded on demand and evictable like data
+    /// blocks (RocksDB's `BlockBasedTableOptions::cache_index_and_filter_blocks`, default false:
+    /// each open table holds them, and their bytes are charged to the block cache).
+    pub cache_index_and_filter_blocks: bool,
+    /// With `cache_index_and_filter_blocks`: the index and filter blocks of L0 files stay pinned
+    /// in the cache while the file is open (RocksDB's `pin_l0_filter_and_index_blocks_in_cache`).
+    pub pin_l0_filter_and_index_blocks_in_cache: bool,
+    /// One budget in bytes for the memtables of this DB (RocksDB's `db_write_buffer_size`;
+    /// 0 = unlimited). Ignored when `write_buffer_manager` is set.
+    pub db_write_buffer_size: usize,
+    /// A memtable budget shared with other DBs (RocksDB's `write_buffer_manager`); it may also
+    /// stall writers while the budget is used up.
+    pub write_buffer_manager: Option<Arc<WriteBufferManager>>,
     /// Bloom filter bits per key (default 10; 0 disables filters).
     pub bloom_bits_per_key: f64,
     pub checksum_type: ChecksumType,
@@ -160,6 +174,10 @@ impl Default for Options {
             block_size: 4096,
             block_restart_interval: 16,
             block_cache_capacity: 32 << 20,
+            cache_index_and_filter_blocks: false,
+            pin_l0_filter_and_index_blocks_in_cache: false,
+            db_write_buffer_size: 0,
+            write_buffer_manager: None,
             bloom_bits_per_key: 10.0,
             checksum_type: ChecksumType::XXH3,
             compression: CompressionType::None,
@@ -221,6 +239,36 @@ impl Options {
     }
     pub fn set_env(&mut self, fs: Arc<dyn FileSystem>) {
         self.env = fs;
+    }
+    pub fn set_db_write_buffer_size(&mut self, v: usize) {
+        self.db_write_buffer_size = v;
+    }
+    pub fn set_write_buffer_manager(&mut self, wbm: Arc<WriteBufferManager>) {
+        self.write_buffer_manager = Some(wbm);
+    }
+
+    /// The write buffer manager this DB charges its memtables to: the shared one, or one of its
+    /// own for `db_write_buffer_size` (None: no budget).
+    pub(crate) fn effective_write_buffer_manager(&self) -> Option<Arc<WriteBufferManager>> {
+        match &self.write_buffer_manager {
+            Some(w) => Some(w.clone()),
+            None if self.db_write_buffer_size > 0 => Some(WriteBufferManager::new(self.db_write_buffer_size, false)),
+            None => None,
+        }
+    }
+
+    /// Arena block size of a memtable: an eighth of the write buffer, at most 4 MiB, and at
+    /// most an eighth of the memtable budget if there is one.
+    pub(crate) fn arena_block_size(&self) -> usize {
+        let mut wb = self.write_buffer_size;
+        let budget = match &self.write_buffer_manager {
+            Some(w) => w.buffer_size(),
+            None => self.db_write_buffer_size,
+        };
+        if budget > 0 {
+            wb = wb.min(budget);
+        }
+        crate::memtable::default_arena_block_size(wb)
     }
 
     /// Reject invalid values and combinations; the error names the option.

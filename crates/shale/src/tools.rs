@@ -84,6 +84,7 @@ fn open_sst(path: &Path) -> Result<Arc<Table>> {
             cache_id: 0,
             use_filter: true,
             verify_checksums: true,
+            ..Default::default()
         },
     )
 }

@@ -144,6 +144,8 @@ pub(crate) struct DbInner {
     pub wal: Mutex<WalState>,
     pub table_cache: TableCache,
     pub block_cache: Option<Arc<BlockCache>>,
+    /// Where memtables charge their memory (the DB total and the write buffer manager).
+    pub mem_account: Arc<crate::write_buffer_manager::MemAccount>,
     pub snapshots: Arc<Mutex<BTreeMap<SequenceNumber, usize>>>,
     pub shutting_down: AtomicBool,
     pub db_id: String,
@@ -168,6 +170,17 @@ impl DbInner {
         };
         self.stall.recalc(&self.opts, &sv.version, sv.imm.len());
         *self.sv.write() = Arc::new(sv);
+    }
+
+    /// A new, empty memtable charged to the DB's memory account.
+    pub(crate) fn new_memtable(&self) -> Arc<MemTable> {
+        Arc::new(MemTable::new(self.icmp.clone(), self.opts.arena_block_size()).with_account(&self.mem_account))
+    }
+
+    /// The write buffer manager, if memtables have a budget.
+    #[inline]
+    pub(crate) fn write_buffer_manager(&self) -> Option<&Arc<crate::write_buffer_manager::WriteBufferManager>> {
+        self.mem_account.wbm.as_ref()
     }
 
     pub(crate) fn snapshot_list(&self) -> Vec<SequenceNumber> {

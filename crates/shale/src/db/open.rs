@@ -15,7 +15,8 @@ use super::filename::{
 };
 use super::table_cache::TableCache;
 use super::version::VersionSet;
-use super::write::{arena_block_size, MemInserter};
+use super::write::MemInserter;
+use crate::write_buffer_manager::MemAccount;
 use super::{background, props, DbInner, DbState, SuperVersion, WalState};
 use crate::cache::BlockCache;
 use crate::error::{Error, Result};
@@ -177,11 +178,10 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
         fs.clone(),
         icmp.clone(),
         block_cache.clone(),
-        opts.bloom_bits_per_key > 0.0,
-        opts.max_open_files,
-        opts.paranoid_checks,
+        opts,
     );
-    let mem = Arc::new(MemTable::new(icmp.clone(), arena_block_size(opts.write_buffer_size)));
+    let mem_account = MemAccount::new(opts.effective_write_buffer_manager());
+    let mem = Arc::new(MemTable::new(icmp.clone(), opts.arena_block_size()).with_account(&mem_account));
     let last = vs.last_sequence;
     let sv = SuperVersion { mem: mem.clone(), imm: Vec::new(), version: vs.current.clone() };
     let db = Arc::new(DbInner {
@@ -216,6 +216,7 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
         wal: Mutex::new(WalState { writer: None, number: 0, unsynced: false }),
         table_cache,
         block_cache,
+        mem_account,
         snapshots: Arc::new(Mutex::new(BTreeMap::new())),
         shutting_down: AtomicBool::new(false),
         db_id,
@@ -294,7 +295,7 @@ fn flush_recovered(db: &Arc<DbInner>) -> Result<()> {
     }
     let last = db.last_seq.load(Ordering::Acquire);
     st.versions.log_and_apply(&mut edit, last, db.opts.paranoid_checks)?;
-    st.mem = Arc::new(MemTable::new(db.icmp.clone(), arena_block_size(db.opts.write_buffer_size)));
+    st.mem = db.new_memtable();
     Ok(())
 }
 
@@ -339,6 +340,8 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64]) -> Result<()> {
                 let st = db.state.lock();
                 let mut ins = MemInserter::new(&st.mem, seq);
                 batch.iterate(&mut ins).map_err(|e| e.in_file(&name, Some(off)))?;
+                drop(ins);
+                st.mem.update_charge();
             }
             let end = seq + count - 1;
             if end > db.last_seq.load(Ordering::Acquire) {

@@ -132,8 +132,15 @@ pub(crate) fn property_value(db: &Arc<DbInner>, name: &str) -> Result<Option<Str
         }
         "rocksdb.num-immutable-mem-table" => sv.imm.len().to_string(),
         "rocksdb.cur-size-active-mem-table" => mem_bytes(&sv.mem).to_string(),
-        "rocksdb.cur-size-all-mem-tables" | "rocksdb.size-all-mem-tables" => {
+        // Active and unflushed immutable memtables.
+        "rocksdb.cur-size-all-mem-tables" => {
             (mem_bytes(&sv.mem) + sv.imm.iter().map(|m| mem_bytes(m)).sum::<u64>()).to_string()
+        }
+        // Also flushed memtables still pinned by readers: every live memtable's charge.
+        "rocksdb.size-all-mem-tables" => {
+            let cur = mem_bytes(&sv.mem) + sv.imm.iter().map(|m| mem_bytes(m)).sum::<u64>();
+            let all = db.mem_account.total.load(Ordering::Relaxed) as u64;
+            all.max(cur).to_string()
         }
         "rocksdb.num-entries-active-mem-table" => sv.mem.num_entries().to_string(),
         "rocksdb.total-sst-files-size" | "rocksdb.live-sst-files-size" => {
@@ -141,10 +148,13 @@ pub(crate) fn property_value(db: &Arc<DbInner>, name: &str) -> Result<Option<Str
         }
         "rocksdb.block-cache-usage" => db.block_cache.as_ref().map(|c| c.usage()).unwrap_or(0).to_string(),
         "rocksdb.block-cache-capacity" => db.block_cache.as_ref().map(|c| c.capacity()).unwrap_or(0).to_string(),
+        "rocksdb.block-cache-pinned-usage" => db.block_cache.as_ref().map(|c| c.pinned_usage()).unwrap_or(0).to_string(),
+        // Memory of open table readers outside the block cache (index and filter blocks they
+        // hold, properties); index and filter blocks kept in the cache are not counted.
         "rocksdb.estimate-table-readers-mem" => {
             let mut n = 0u64;
             for (_, f) in v.all_files() {
-                if let Some(t) = f.table.get() {
+                if let Some(t) = db.table_cache.peek(f) {
                     n += t.approximate_memory_usage() as u64;
                 }
             }

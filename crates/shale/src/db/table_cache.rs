@@ -16,6 +16,7 @@ use crate::cache::BlockCache;
 use crate::error::{Error, Result};
 use crate::fs::{name_of, FileSystem};
 use crate::key::InternalKeyComparator;
+use crate::options::Options;
 use crate::table::{Table, TableReaderOptions};
 
 pub(crate) struct TableCache {
@@ -25,6 +26,8 @@ pub(crate) struct TableCache {
     block_cache: Option<Arc<BlockCache>>,
     use_filter: bool,
     paranoid: bool,
+    cache_index_and_filter_blocks: bool,
+    pin_l0: bool,
     capacity: Option<usize>,
     lru: Mutex<Lru>,
 }
@@ -41,15 +44,25 @@ impl TableCache {
         fs: Arc<dyn FileSystem>,
         icmp: InternalKeyComparator,
         block_cache: Option<Arc<BlockCache>>,
-        use_filter: bool,
-        max_open_files: i32,
-        paranoid: bool,
+        opts: &Options,
     ) -> TableCache {
+        let max_open_files = opts.max_open_files;
         let capacity = if max_open_files < 0 { None } else { Some((max_open_files as usize).saturating_sub(10).max(16)) };
-        TableCache { dir, fs, icmp, block_cache, use_filter, paranoid, capacity, lru: Mutex::new(Lru::default()) }
+        TableCache {
+            dir,
+            fs,
+            icmp,
+            block_cache,
+            use_filter: opts.bloom_bits_per_key > 0.0,
+            paranoid: opts.paranoid_checks,
+            cache_index_and_filter_blocks: opts.cache_index_and_filter_blocks,
+            pin_l0: opts.cache_index_and_filter_blocks && opts.pin_l0_filter_and_index_blocks_in_cache,
+            capacity,
+            lru: Mutex::new(Lru::default()),
+        }
     }
 
-    pub(crate) fn open_table(&self, number: u64, expected_size: u64) -> Result<Arc<Table>> {
+    pub(crate) fn open_table(&self, number: u64, expected_size: u64, level0: bool) -> Result<Arc<Table>> {
         let path = table_name(&self.dir, number);
         let file = self.fs.open_random(&path).map_err(|e| match e {
             Error::Io { file, source } if source.kind() == std::io::ErrorKind::NotFound => {
@@ -75,6 +88,8 @@ impl TableCache {
                 cache_id: number,
                 use_filter: self.use_filter,
                 verify_checksums: self.paranoid,
+                cache_index_and_filter_blocks: self.cache_index_and_filter_blocks,
+                pin_index_and_filter_in_cache: self.pin_l0 && level0,
             },
         )?;
         Ok(t)
@@ -87,7 +102,7 @@ impl TableCache {
                 if let Some(t) = f.table.get() {
                     return Ok(t.clone());
                 }
-                let t = self.open_table(f.number(), f.meta.file_size)?;
+                let t = self.open_table(f.number(), f.meta.file_size, f.level0)?;
                 let _ = f.table.set(t.clone());
                 return Ok(f.table.get().cloned().unwrap_or(t));
             }
@@ -102,7 +117,7 @@ impl TableCache {
                 return Ok(e.0.clone());
             }
         }
-        let t = self.open_table(f.number(), f.meta.file_size)?;
+        let t = self.open_table(f.number(), f.meta.file_size, f.level0)?;
         let mut lru = self.lru.lock();
         lru.tick += 1;
         let tick = lru.tick;
@@ -115,11 +130,15 @@ impl TableCache {
         Ok(t)
     }
 
-    pub(crate) fn evict(&self, number: u64) {
-        self.lru.lock().map.remove(&number);
+    /// The table of a live file if it is open (does not open it).
+    pub(crate) fn peek(&self, f: &FileMeta) -> Option<Arc<Table>> {
+        match self.capacity {
+            None => f.table.get().cloned(),
+            Some(_) => self.lru.lock().map.get(&f.number()).map(|e| e.0.clone()),
+        }
     }
 
-    pub(crate) fn open_count(&self) -> usize {
-        self.lru.lock().map.len()
+    pub(crate) fn evict(&self, number: u64) {
+        self.lru.lock().map.remove(&number);
     }
 }

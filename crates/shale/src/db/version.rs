@@ -40,12 +40,25 @@ pub(crate) struct FileMeta {
     pub range_dels: OnceLock<Option<Arc<crate::range_del::FragmentedRangeTombstoneList>>>,
     /// Set once a synced MANIFEST edit removed this file.
     pub obsolete: AtomicBool,
+    /// Whether the file was added at level 0 (its table may pin index and filter in the cache).
+    pub level0: bool,
     reaper: Arc<Reaper>,
 }
 
 impl FileMeta {
+    #[cfg(test)]
     pub(crate) fn new(meta: FileMetaData, reaper: Arc<Reaper>) -> Arc<FileMeta> {
-        Arc::new(FileMeta { meta, table: OnceLock::new(), range_dels: OnceLock::new(), obsolete: AtomicBool::new(false), reaper })
+        FileMeta::new_at(meta, reaper, 0)
+    }
+    pub(crate) fn new_at(meta: FileMetaData, reaper: Arc<Reaper>, level: usize) -> Arc<FileMeta> {
+        Arc::new(FileMeta {
+            meta,
+            table: OnceLock::new(),
+            range_dels: OnceLock::new(),
+            obsolete: AtomicBool::new(false),
+            level0: level == 0,
+            reaper,
+        })
     }
     pub(crate) fn number(&self) -> u64 {
         self.meta.number
@@ -341,12 +354,13 @@ impl VersionSet {
         let mut max_seq = 0;
         let metas: Vec<BTreeMap<u64, Arc<FileMeta>>> = levels
             .into_iter()
-            .map(|l| {
+            .enumerate()
+            .map(|(level, l)| {
                 l.into_iter()
                     .map(|(n, f)| {
                         max_num = max_num.max(n);
                         max_seq = max_seq.max(f.largest_seqno);
-                        (n, FileMeta::new(f, reaper.clone()))
+                        (n, FileMeta::new_at(f, reaper.clone(), level))
                     })
                     .collect()
             })
@@ -444,7 +458,7 @@ impl VersionSet {
             if level >= num_levels {
                 return Err(Error::invalid(format!("level {level} out of range")));
             }
-            levels[level].insert(f.number, FileMeta::new(f.clone(), self.reaper.clone()));
+            levels[level].insert(f.number, FileMeta::new_at(f.clone(), self.reaper.clone(), level));
         }
         let v = build_version(&levels, &self.icmp, paranoid)?;
         let mut buf = Vec::new();

@@ -240,6 +240,7 @@ fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) ->
         let mut ins = MemInserter::new(&mem, first);
         batch.iterate(&mut ins)?;
     }
+    mem.update_charge();
     // Fragment the memtable's range tombstones once, here, so readers never do.
     mem.range_dels.refresh(&db.icmp);
     db.last_seq.store(first + count - 1, Ordering::Release);
@@ -254,18 +255,31 @@ fn make_room(db: &Arc<DbInner>, bytes: u64) -> Result<Arc<MemTable>> {
     let mut st = db.state.lock();
     // Read the clock only when a stall begins (not on every write).
     let mut stall_start: Option<Instant> = None;
+    let wbm = db.write_buffer_manager();
     loop {
         DbInner::check_bg_error(&st)?;
-        if st.mem.approximate_memory_usage() < db.opts.write_buffer_size {
-            break;
-        }
-        if st.imm.len() + 1 >= db.opts.max_write_buffer_number {
-            stall_start.get_or_insert_with(Instant::now);
-            db.work_cv.notify_all();
-            db.bg_cv.wait_for(&mut st, Duration::from_millis(100));
+        // Full: at write_buffer_size, or the write buffer manager wants memory back (RocksDB's
+        // `WriteBufferManager::ShouldFlush`: the DB switches its mutable memtable and flushes).
+        let full = st.mem.approximate_memory_usage() >= db.opts.write_buffer_size
+            || (wbm.is_some_and(|w| w.should_flush()) && !st.mem.is_empty());
+        if full {
+            if st.imm.len() + 1 >= db.opts.max_write_buffer_number {
+                stall_start.get_or_insert_with(Instant::now);
+                db.work_cv.notify_all();
+                db.bg_cv.wait_for(&mut st, Duration::from_millis(100));
+                continue;
+            }
+            switch_memtable(db, &mut st)?;
             continue;
         }
-        switch_memtable(db, &mut st)?;
+        // All memtables use the whole budget: wait for flushes to free some (allow_stall).
+        if let Some(w) = wbm.filter(|w| w.should_stall()) {
+            stall_start.get_or_insert_with(Instant::now);
+            db.work_cv.notify_all();
+            parking_lot::MutexGuard::unlocked(&mut st, || w.wait_for_free(Duration::from_millis(10)));
+            continue;
+        }
+        break;
     }
     if let Some(stall_start) = stall_start {
         let micros = stall_start.elapsed().as_micros() as u64;
@@ -308,14 +322,11 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState) -> Result<()>
         st.bg_error = Some(e.clone());
         return Err(e);
     }
-    let new_mem = Arc::new(MemTable::new(db.icmp.clone(), arena_block_size(db.opts.write_buffer_size)));
+    let new_mem = db.new_memtable();
     let old = std::mem::replace(&mut st.mem, new_mem);
+    old.mark_immutable();
     st.imm.push_back(ImmMem { mem: old, next_log: num });
     db.install_super_version(st);
     db.work_cv.notify_all();
     Ok(())
-}
-
-pub(crate) fn arena_block_size(write_buffer_size: usize) -> usize {
-    (write_buffer_size / 8).clamp(4096, 4 << 20)
 }

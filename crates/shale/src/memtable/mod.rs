@@ -138,6 +138,8 @@ pub(crate) struct MemTable {
     largest_seq: AtomicU64,
     /// Range tombstones (RocksDB's `range_del_table_`), with their cached fragmented list.
     pub(crate) range_dels: crate::range_del::MemRangeDels,
+    /// Where this memtable charges its memory (the DB's total and write buffer manager).
+    charge: Option<crate::write_buffer_manager::MemCharge>,
 }
 
 impl std::fmt::Debug for MemTable {
@@ -164,6 +166,29 @@ impl MemTable {
             first_seq: AtomicU64::new(u64::MAX),
             largest_seq: AtomicU64::new(0),
             range_dels: Default::default(),
+            charge: None,
+        }
+    }
+
+    /// Charge this memtable's memory to `account` (see [`update_charge`](Self::update_charge)).
+    pub(crate) fn with_account(mut self, account: &Arc<crate::write_buffer_manager::MemAccount>) -> MemTable {
+        self.charge = Some(crate::write_buffer_manager::MemCharge::new(account.clone()));
+        self.update_charge();
+        self
+    }
+
+    /// Bring the charged memory up to date (after inserts).
+    #[inline]
+    pub(crate) fn update_charge(&self) {
+        if let Some(c) = &self.charge {
+            c.update(self.approximate_memory_usage());
+        }
+    }
+
+    /// The memtable is no longer the mutable one.
+    pub(crate) fn mark_immutable(&self) {
+        if let Some(c) = &self.charge {
+            c.mark_immutable(self.approximate_memory_usage());
         }
     }
 

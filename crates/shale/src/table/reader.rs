@@ -1,13 +1,16 @@
 //! Reading block-based tables written by RocksDB (format_version 0..=7) or by Shale.
 //!
-//! The index block, filter and properties are loaded at open and pinned in the [`Table`]; data
-//! blocks go through the optional shared [`BlockCache`].
+//! The properties are loaded at open and kept in the [`Table`]; data blocks go through the
+//! optional shared [`BlockCache`]. Index and filter blocks are, as RocksDB's
+//! `cache_index_and_filter_blocks` says, either pinned in the table with their bytes charged to
+//! the block cache as a reservation (the default), or kept in the block cache like data blocks
+//! (loaded on a miss, evictable; optionally pinned there while the table is open).
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::cache::BlockCache;
+use crate::cache::{BlockCache, CacheKey, CacheValue};
 use crate::coding::get_varint64;
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
@@ -30,6 +33,11 @@ pub(crate) struct TableReaderOptions {
     pub use_filter: bool,
     /// Verify checksums of the blocks read at open (metaindex, properties, index, filter).
     pub verify_checksums: bool,
+    /// Keep the index and filter blocks in the block cache instead of the table.
+    pub cache_index_and_filter_blocks: bool,
+    /// With `cache_index_and_filter_blocks`: pin them in the cache while the table is open
+    /// (RocksDB's `pin_l0_filter_and_index_blocks_in_cache`, decided by the caller per level).
+    pub pin_index_and_filter_in_cache: bool,
 }
 
 impl Default for TableReaderOptions {
@@ -40,6 +48,8 @@ impl Default for TableReaderOptions {
             cache_id: 0,
             use_filter: true,
             verify_checksums: true,
+            cache_index_and_filter_blocks: false,
+            pin_index_and_filter_in_cache: false,
         }
     }
 }
@@ -177,6 +187,17 @@ fn check_v7_compression_property(v: &[u8]) -> Result<()> {
     }
 }
 
+/// Where a table's filter is.
+enum FilterHolder {
+    None,
+    /// Held by the table (the default).
+    Owned(FilterReader),
+    /// Held by the table and pinned in the block cache.
+    Shared(Arc<FilterReader>),
+    /// In the block cache (loaded on a miss).
+    Cached(BlockHandle),
+}
+
 /// An open SST file.
 pub(crate) struct Table {
     file: Arc<dyn RandomAccessFile>,
@@ -187,12 +208,31 @@ pub(crate) struct Table {
     cache: Option<Arc<BlockCache>>,
     cache_id: u64,
     use_filter: bool,
-    index_block: Arc<Block>,
+    verify_meta: bool,
+    /// The index block when the table holds it (None: look it up in the block cache).
+    index_block: Option<Arc<Block>>,
     index_order: KeyOrder,
     index_format: EntryFormat,
-    filter: Option<FilterReader>,
+    filter: FilterHolder,
     props: TableProperties,
     meta: BTreeMap<String, BlockHandle>,
+    /// Bytes of index and filter the table holds outside the cache (charged to it as a
+    /// reservation when there is a cache).
+    owned_mem: usize,
+    reserved: usize,
+    /// Cache entries pinned for this table (unpinned when it closes).
+    pinned: Vec<CacheKey>,
+}
+
+impl Drop for Table {
+    fn drop(&mut self) {
+        if let Some(c) = &self.cache {
+            c.release(self.reserved);
+            for k in &self.pinned {
+                c.unpin(*k);
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for Table {
@@ -222,12 +262,16 @@ impl Table {
             cache: opts.block_cache.clone(),
             cache_id: opts.cache_id,
             use_filter: opts.use_filter,
-            index_block: Arc::new(Block::empty()),
+            verify_meta: opts.verify_checksums,
+            index_block: None,
             index_order: KeyOrder::Bytewise,
             index_format: EntryFormat::Index { delta: false, first_key: false },
-            filter: None,
+            filter: FilterHolder::None,
             props: TableProperties::default(),
             meta: BTreeMap::new(),
+            owned_mem: 0,
+            reserved: 0,
+            pinned: Vec::new(),
         };
         let verify = opts.verify_checksums;
 
@@ -292,7 +336,24 @@ impl Table {
         } else {
             KeyOrder::Internal(t.icmp.clone())
         };
-        t.index_block = Arc::new(t.read_parsed_block(footer.index, verify)?);
+        // Read (and so validate) the index and filter now; keep them in the table or put them
+        // in the cache (RocksDB prefetches them into the cache at open too).
+        let index = Arc::new(t.read_parsed_block(footer.index, verify)?);
+        let in_cache = opts.cache_index_and_filter_blocks && t.cache.is_some();
+        let pin = in_cache && opts.pin_index_and_filter_in_cache;
+        if in_cache {
+            let key = (t.cache_id, footer.index.offset);
+            let charge = index.memory();
+            if t.cache_put(key, CacheValue::Block(index.clone()), charge, pin) && !pin {
+                // evictable: looked up in the cache from now on
+            } else {
+                t.owned_mem += if pin && t.pinned.contains(&key) { 0 } else { charge };
+                t.index_block = Some(index);
+            }
+        } else {
+            t.owned_mem += index.memory();
+            t.index_block = Some(index);
+        }
 
         // filter
         if opts.use_filter {
@@ -301,11 +362,42 @@ impl Table {
                 FILTER_NAMES.contains(&rest).then_some(*h)
             });
             if let Some(fh) = fh {
-                let contents = t.read_block(fh, verify)?;
-                t.filter = Some(FilterReader::new(contents));
+                let f = FilterReader::new(t.read_block(fh, verify)?);
+                let charge = f.memory();
+                if in_cache {
+                    let key = (t.cache_id, fh.offset);
+                    let f = Arc::new(f);
+                    if t.cache_put(key, CacheValue::Filter(f.clone()), charge, pin) && !pin {
+                        t.filter = FilterHolder::Cached(fh);
+                    } else {
+                        t.owned_mem += if pin && t.pinned.contains(&key) { 0 } else { charge };
+                        t.filter = FilterHolder::Shared(f);
+                    }
+                } else {
+                    // held inline: no extra pointer to chase on every lookup
+                    t.owned_mem += charge;
+                    t.filter = FilterHolder::Owned(f);
+                }
             }
         }
+        if let Some(c) = &t.cache {
+            // What the table holds itself is charged to the cache (RocksDB's default
+            // `cache_index_and_filter_blocks = false` with table-reader memory charged).
+            let own = t.owned_mem;
+            c.reserve(own);
+            t.reserved = own;
+        }
         Ok(Arc::new(t))
+    }
+
+    /// Insert an index or filter block into the cache (pinned if asked). False if it did not fit.
+    fn cache_put(&mut self, key: CacheKey, v: CacheValue, charge: usize, pin: bool) -> bool {
+        let Some(c) = &self.cache else { return false };
+        let ok = c.insert_value(key, v, charge, pin);
+        if ok && pin {
+            self.pinned.push(key);
+        }
+        ok
     }
 
     fn corruption(&self, off: u64, msg: String) -> Error {
@@ -403,8 +495,43 @@ impl Table {
         Ok(b)
     }
 
-    fn index_iter(&self) -> BlockIter {
-        BlockIter::new(self.index_block.clone(), self.index_order.clone(), self.index_format)
+    /// An iterator over the index block (from the block cache if it lives there).
+    #[inline]
+    fn index_iter(&self) -> Result<BlockIter> {
+        let b = match &self.index_block {
+            Some(b) => b.clone(),
+            None => self.cached_index()?,
+        };
+        Ok(BlockIter::new(b, self.index_order.clone(), self.index_format))
+    }
+
+    /// The index block through the cache, read and inserted on a miss.
+    fn cached_index(&self) -> Result<Arc<Block>> {
+        let h = self.footer.index;
+        let key = (self.cache_id, h.offset);
+        if let Some(c) = &self.cache {
+            if let Some(b) = c.get(key) {
+                return Ok(b);
+            }
+        }
+        let b = Arc::new(self.read_parsed_block(h, self.verify_meta)?);
+        if let Some(c) = &self.cache {
+            c.insert(key, b.clone(), b.memory());
+        }
+        Ok(b)
+    }
+
+    /// The filter through the cache, read and inserted on a miss (None on a read error: the
+    /// filter is then not consulted).
+    fn cached_filter(&self, h: BlockHandle) -> Option<Arc<FilterReader>> {
+        let key = (self.cache_id, h.offset);
+        let c = self.cache.as_ref()?;
+        if let Some(f) = c.get_filter(key) {
+            return Some(f);
+        }
+        let f = Arc::new(FilterReader::new(self.read_block(h, self.verify_meta).ok()?));
+        c.insert_value(key, CacheValue::Filter(f.clone()), f.memory(), false);
+        Some(f)
     }
 
     fn data_iter(&self, b: Arc<Block>) -> BlockIter {
@@ -413,9 +540,14 @@ impl Table {
 
     /// Whether the filter (if loaded) admits `user_key`.
     pub(crate) fn key_may_match(&self, user_key: &[u8]) -> bool {
+        if !self.use_filter {
+            return true;
+        }
         match &self.filter {
-            Some(f) if self.use_filter => f.key_may_match(user_key),
-            _ => true,
+            FilterHolder::Owned(f) => f.key_may_match(user_key),
+            FilterHolder::Shared(f) => f.key_may_match(user_key),
+            FilterHolder::Cached(h) => self.cached_filter(*h).is_none_or(|f| f.key_may_match(user_key)),
+            FilterHolder::None => true,
         }
     }
 
@@ -437,7 +569,7 @@ impl Table {
         if !self.key_may_match(uk) {
             return Ok(None);
         }
-        let mut idx = self.index_iter();
+        let mut idx = self.index_iter()?;
         idx.seek(lookup_ikey);
         loop {
             if !idx.valid() {
@@ -461,8 +593,13 @@ impl Table {
 
     /// A two-level iterator over the whole table.
     pub(crate) fn iter(self: &Arc<Self>, verify: bool, fill_cache: bool) -> TableIterator {
+        let (index, open_err) = match self.index_iter() {
+            Ok(i) => (i, None),
+            Err(e) => (BlockIter::new(Arc::new(Block::empty()), self.index_order.clone(), self.index_format), Some(e)),
+        };
         TableIterator {
-            index: self.index_iter(),
+            index,
+            open_err,
             table: self.clone(),
             data: None,
             cur_block: None,
@@ -505,7 +642,7 @@ impl Table {
             self.read_block(*h, true)?;
         }
         self.read_parsed_block(self.footer.index, true)?;
-        let mut idx = self.index_iter();
+        let mut idx = self.index_iter()?;
         idx.seek_to_first();
         while idx.valid() {
             let h = idx.handle();
@@ -524,7 +661,7 @@ impl Table {
 
     /// Approximate file offset where `ikey` would be (for size estimates).
     pub(crate) fn approximate_offset_of(&self, ikey: &[u8]) -> u64 {
-        let mut idx = self.index_iter();
+        let Ok(mut idx) = self.index_iter() else { return 0 };
         idx.seek(ikey);
         if idx.valid() {
             idx.handle().offset
@@ -535,10 +672,10 @@ impl Table {
         }
     }
 
-    /// Memory pinned by this reader (index, filter, properties).
+    /// Memory held by this reader outside the block cache (index and filter when the table
+    /// holds them, properties), as RocksDB's `ApproximateMemoryUsage` of a table reader.
     pub(crate) fn approximate_memory_usage(&self) -> usize {
-        self.index_block.memory()
-            + self.filter.as_ref().map_or(0, |f| f.memory())
+        self.owned_mem
             + self.props.raw.iter().map(|(k, v)| k.len() + v.len() + 48).sum::<usize>()
             + std::mem::size_of::<Table>()
     }
@@ -569,7 +706,11 @@ impl Table {
         self.file_size
     }
     pub(crate) fn has_filter(&self) -> bool {
-        self.filter.is_some()
+        !matches!(self.filter, FilterHolder::None)
+    }
+    /// Bytes of index and filter this table charges to the block cache as a reservation.
+    pub(crate) fn cache_reservation(&self) -> usize {
+        self.reserved
     }
 }
 
@@ -577,6 +718,8 @@ impl Table {
 pub(crate) struct TableIterator {
     table: Arc<Table>,
     index: BlockIter,
+    /// The index could not be loaded: every positioning fails with this.
+    open_err: Option<Error>,
     data: Option<BlockIter>,
     cur_block: Option<u64>,
     positioned: bool,
@@ -737,7 +880,7 @@ impl InternalIterator for TableIterator {
     }
 
     fn seek_to_first(&mut self) {
-        self.err = None;
+        self.err = self.open_err.clone();
         self.index.seek_to_first();
         if self.init_data_block() {
             if let Some(d) = &mut self.data {
@@ -748,7 +891,7 @@ impl InternalIterator for TableIterator {
     }
 
     fn seek_to_last(&mut self) {
-        self.err = None;
+        self.err = self.open_err.clone();
         self.index.seek_to_last();
         if self.init_data_block() {
             if let Some(d) = &mut self.data {
@@ -759,7 +902,7 @@ impl InternalIterator for TableIterator {
     }
 
     fn seek(&mut self, target: &[u8]) {
-        self.err = None;
+        self.err = self.open_err.clone();
         self.index.seek(target);
         if self.init_data_block() {
             if let Some(d) = &mut self.data {
@@ -770,7 +913,7 @@ impl InternalIterator for TableIterator {
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
-        self.err = None;
+        self.err = self.open_err.clone();
         self.index.seek(target);
         if !self.index.valid() {
             if self.index.status().is_err() {

@@ -659,3 +659,94 @@ fn perf_smoke() {
     }
     eprintln!("reverse scan: {:?}", start.elapsed());
 }
+
+/// Index and filter charged to the cache as a reservation by default; kept in the cache (evicted
+/// and reloaded transparently) with `cache_index_and_filter_blocks`; pinned there if asked.
+#[test]
+fn index_and_filter_in_block_cache() {
+    let es = entries(2000, 1);
+    let (_, bytes) = build(TableBuilderOptions::default(), &es, &[]);
+    let n = bytes.len() as u64;
+    let open_with = |cache: &Arc<BlockCache>, id: u64, in_cache: bool, pin: bool| {
+        Table::open(
+            Arc::new(ReadFile(bytes.clone())),
+            "c.sst".into(),
+            n,
+            TableReaderOptions {
+                block_cache: Some(cache.clone()),
+                cache_id: id,
+                cache_index_and_filter_blocks: in_cache,
+                pin_index_and_filter_in_cache: pin,
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    };
+
+    // default: held by the table, charged as a reservation, released at close
+    let cache = Arc::new(BlockCache::new(1 << 20));
+    let t = open_with(&cache, 1, false, false);
+    let charge = t.cache_reservation();
+    assert!(charge > 0);
+    assert_eq!(cache.usage(), charge);
+    assert!(cache.pinned_usage() >= charge);
+    let held_mem = t.approximate_memory_usage();
+    assert!(held_mem >= charge);
+    check_table(&t, &es);
+    drop(t);
+    assert_eq!(cache.reserved(), 0);
+
+    // in the cache: entries at the index and filter offsets, not in the reader's memory
+    let cache = Arc::new(BlockCache::new(1 << 20));
+    let t = open_with(&cache, 2, true, false);
+    let index_key = (2, t.index_handle().offset);
+    let fh = t.meta_blocks()["fullfilter.rocksdb.BuiltinBloomFilter"];
+    let filter_key = (2, fh.offset);
+    assert!(cache.contains(index_key) && cache.contains(filter_key));
+    assert_eq!(t.cache_reservation(), 0);
+    assert!(cache.usage() >= charge);
+    assert_eq!(t.approximate_memory_usage() + charge, held_mem);
+    // evicted: lookups reload them
+    cache.erase(index_key);
+    cache.erase(filter_key);
+    let _ = t.key_may_match(b"nokey-xyz");
+    assert!(cache.contains(filter_key));
+    check_table(&t, &es);
+    assert!(cache.contains(index_key));
+    let misses = (0..1000).filter(|i| t.key_may_match(format!("nokey{i}").as_bytes())).count();
+    assert!(misses < 40, "{misses}");
+    // a reader holding the index while it is evicted keeps working
+    let mut it = t.iter(true, true);
+    cache.erase(index_key);
+    it.seek_to_first();
+    let mut count = 0;
+    while it.valid() {
+        count += 1;
+        it.next();
+    }
+    assert_eq!(count, es.len());
+
+    // a cache too small for them: evicted by data blocks, reloaded, usage bounded
+    let small = Arc::new(BlockCache::new(16 * 2048));
+    let t = open_with(&small, 3, true, false);
+    for _ in 0..3 {
+        check_table(&t, &es);
+        assert!(small.usage() <= small.capacity());
+    }
+
+    // pinned: survives a flood of data blocks, unpinned when the table closes
+    let cache = Arc::new(BlockCache::new(1 << 20));
+    let t = open_with(&cache, 4, true, true);
+    let index_key = (4, t.index_handle().offset);
+    assert!(cache.pinned_usage() > 0);
+    for i in 0..10_000u64 {
+        cache.insert((99, i), Arc::new(crate::table::block::Block::empty()), 500);
+    }
+    assert!(cache.contains(index_key));
+    check_table(&t, &es);
+    drop(t);
+    for i in 0..10_000u64 {
+        cache.insert((98, i), Arc::new(crate::table::block::Block::empty()), 500);
+    }
+    assert!(!cache.contains(index_key));
+}
