@@ -36,6 +36,6 @@ pub use error::{Error, Result};
 pub use fs::{FaultFs, FaultKind, FileLock, IoActivity, FileSystem, MemFs, PosixFs, RandomAccessFile, WritableFile};
 pub use key::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
 pub use merge::{AssociativeMergeOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
-pub use options::{ChecksumType, CompressionType, Options, ReadOptions, WalRecoveryMode, WriteOptions};
+pub use options::{CompactionPri, ChecksumType, CompressionType, Options, ReadOptions, WalRecoveryMode, WriteOptions};
 pub use write_batch::WriteBatch;
 pub use write_buffer_manager::WriteBufferManager;

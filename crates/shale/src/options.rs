@@ -74,6 +74,17 @@ impl CompressionType {
     }
 }
 
+/// Which file of a level a size-triggered compaction takes (RocksDB's `CompactionPri`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompactionPri {
+    /// The file whose overlap with the next level is smallest relative to its own size (RocksDB's
+    /// default, `kMinOverlappingRatio`): least rewriting per byte moved down.
+    #[default]
+    MinOverlappingRatio,
+    /// Files in key order, continuing after the last one compacted (`kRoundRobin`).
+    RoundRobin,
+}
+
 /// WAL recovery modes, as RocksDB names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WalRecoveryMode {
@@ -138,6 +149,9 @@ pub struct Options {
     /// `level_compaction_dynamic_level_bytes` (default true): L0 compacts into the base level and
     /// the levels above it stay empty.
     pub level_compaction_dynamic_level_bytes: bool,
+    /// How a level's file is chosen for a size-triggered compaction (default
+    /// `MinOverlappingRatio`, as RocksDB).
+    pub compaction_pri: CompactionPri,
     /// Threads one compaction may be split across by key range (default 1: no split).
     pub max_subcompactions: usize,
     /// Writes are delayed once compactions are behind by this many bytes (default 64 GiB; 0 off).
@@ -193,6 +207,7 @@ impl Default for Options {
             target_file_size_base: 64 << 20,
             target_file_size_multiplier: 1,
             level_compaction_dynamic_level_bytes: true,
+            compaction_pri: CompactionPri::default(),
             max_subcompactions: 1,
             soft_pending_compaction_bytes_limit: 64 << 30,
             hard_pending_compaction_bytes_limit: 256 << 30,

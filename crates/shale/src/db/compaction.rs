@@ -14,6 +14,7 @@ use super::range_del::{add_clipped, compact_key, file_tombstones, output_tombsto
 use super::version::{FileMeta, Version};
 use super::{DbInner, DbState};
 use crate::error::{Error, Result};
+use crate::options::CompactionPri;
 use crate::iterator::InternalIterator;
 use crate::range_del::FragmentedRangeTombstoneList;
 use crate::key::{parse_internal_key, vt, InternalKeyComparator, SequenceNumber};
@@ -101,7 +102,7 @@ pub(crate) fn pick_compaction(
     let mut order: Vec<usize> = (0..scores.len()).filter(|&l| scores[l] >= 1.0).collect();
     order.sort_by(|a, b| scores[*b].partial_cmp(&scores[*a]).unwrap_or(Ordering::Equal));
     for level in order {
-        if let Some(p) = pick_at_level(v, &targets, level, busy, running, cursors) {
+        if let Some(p) = pick_at_level(v, &targets, cfg.pri, level, busy, running, cursors) {
             return Some(Pick { score: scores[level], ..p });
         }
     }
@@ -120,6 +121,7 @@ fn conflicts(running: &[RunningRange], level: usize, lo: &[u8], hi: &[u8], icmp:
 fn pick_at_level(
     v: &Version,
     targets: &LevelTargets,
+    pri: CompactionPri,
     level: usize,
     busy: &HashSet<u64>,
     running: &[RunningRange],
@@ -156,15 +158,37 @@ fn pick_at_level(
     if files.is_empty() {
         return None;
     }
-    // Round-robin: start after the cursor of this level.
-    let cursor = cursors.get(level).map(|c| c.as_slice()).unwrap_or(&[]);
-    let start = if cursor.is_empty() {
-        0
-    } else {
-        files.partition_point(|f| icmp.compare(&f.meta.largest, cursor) != Ordering::Greater)
+    let order: Vec<usize> = match pri {
+        CompactionPri::RoundRobin => {
+            // Start after the cursor of this level.
+            let cursor = cursors.get(level).map(|c| c.as_slice()).unwrap_or(&[]);
+            let start = if cursor.is_empty() {
+                0
+            } else {
+                files.partition_point(|f| icmp.compare(&f.meta.largest, cursor) != Ordering::Greater)
+            };
+            (0..files.len()).map(|i| (start + i) % files.len()).collect()
+        }
+        CompactionPri::MinOverlappingRatio => {
+            // Bytes the next level would rewrite per byte moved down, scaled as RocksDB does.
+            let mut by_ratio: Vec<(u128, usize)> = files
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    let overlap: u64 = v
+                        .overlapping(output_level, Some(f.smallest_user()), Some(f.largest_user()))
+                        .iter()
+                        .map(|o| o.meta.file_size)
+                        .sum();
+                    (overlap as u128 * 1024 / f.meta.file_size.max(1) as u128, i)
+                })
+                .collect();
+            by_ratio.sort_unstable();
+            by_ratio.into_iter().map(|(_, i)| i).collect()
+        }
     };
-    for i in 0..files.len() {
-        let f = &files[(start + i) % files.len()];
+    for i in order {
+        let f = &files[i];
         if busy.contains(&f.number()) {
             continue;
         }
@@ -631,6 +655,11 @@ pub(crate) fn compact_range(db: &Arc<DbInner>, begin: Option<&[u8]>, end: Option
 }
 
 #[cfg(test)]
+fn cfg_for_tests() -> PickerConfig {
+    PickerConfig::fixed(4, 1000, 10.0)
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::db::version::Reaper;
@@ -659,7 +688,7 @@ mod tests {
     }
 
     fn cfg() -> PickerConfig {
-        PickerConfig::fixed(4, 1000, 10.0)
+        super::cfg_for_tests()
     }
 
     fn nums(fs: &[Arc<FileMeta>]) -> Vec<u64> {
@@ -689,7 +718,34 @@ mod tests {
     }
 
     #[test]
+    fn min_overlapping_ratio_picks_the_cheapest_file() {
+        // L1 over target; file 2 overlaps 100 bytes of L2, files 1 and 3 overlap much more.
+        let v = version(vec![
+            vec![],
+            vec![file(1, "a", "c", 1000), file(2, "d", "f", 1000), file(3, "g", "i", 1000)],
+            vec![file(4, "a", "c", 5000), file(5, "e", "e", 100), file(6, "g", "h", 3000)],
+        ]);
+        let p = pick_compaction(&v, &cfg(), &HashSet::new(), &[], &[]).unwrap();
+        assert_eq!(nums(&p.inputs), vec![2]);
+        assert_eq!(nums(&p.next_inputs), vec![5]);
+        // the cheapest file busy: the next cheapest (3: 3000/1000 < 1: 5000/1000)
+        let busy: HashSet<u64> = [2].into_iter().collect();
+        let p = pick_compaction(&v, &cfg(), &busy, &[], &[]).unwrap();
+        assert_eq!(nums(&p.inputs), vec![3]);
+        // a file with no overlap at all costs nothing and is taken first (a trivial move)
+        let v = version(vec![
+            vec![],
+            vec![file(1, "a", "c", 1000), file(2, "d", "f", 1000), file(3, "x", "z", 1000)],
+            vec![file(4, "a", "f", 5000)],
+        ]);
+        let p = pick_compaction(&v, &cfg(), &HashSet::new(), &[], &[]).unwrap();
+        assert_eq!(nums(&p.inputs), vec![3]);
+        assert!(p.is_trivial_move());
+    }
+
+    #[test]
     fn size_trigger_picks_highest_score_and_round_robins() {
+        let cfg = || PickerConfig { pri: CompactionPri::RoundRobin, ..super::cfg_for_tests() };
         // L1 target 1000 bytes: 3000 bytes => score 3; L2 target 10000: 5000 => 0.5
         let v = version(vec![
             vec![],

@@ -16,6 +16,7 @@ pub(crate) struct PickerConfig {
     pub dynamic: bool,
     pub target_file_size_base: u64,
     pub target_file_size_multiplier: u64,
+    pub pri: crate::options::CompactionPri,
 }
 
 impl PickerConfig {
@@ -27,6 +28,7 @@ impl PickerConfig {
             dynamic: opts.level_compaction_dynamic_level_bytes,
             target_file_size_base: opts.target_file_size_base,
             target_file_size_multiplier: opts.target_file_size_multiplier,
+            pri: opts.compaction_pri,
         }
     }
     /// Static level targets, as the tests of the original picker use them.
@@ -39,6 +41,7 @@ impl PickerConfig {
             dynamic: false,
             target_file_size_base: 64 << 20,
             target_file_size_multiplier: 1,
+            pri: crate::options::CompactionPri::default(),
         }
     }
 }
