@@ -31,9 +31,40 @@ pub(crate) struct Fragment {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct FragmentedRangeTombstoneList {
     pub fragments: Vec<Fragment>,
+    /// The fragments' end keys packed into one buffer (built on the first lookup), so a binary
+    /// search touches one small allocation instead of one per probe.
+    ends: std::sync::OnceLock<PackedKeys>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct PackedKeys {
+    buf: Vec<u8>,
+    /// `offs[i]..offs[i + 1]` is key `i`.
+    offs: Vec<u32>,
+}
+
+impl PackedKeys {
+    fn new<'a>(keys: impl Iterator<Item = &'a [u8]>) -> PackedKeys {
+        let mut p = PackedKeys { buf: Vec::new(), offs: vec![0] };
+        for k in keys {
+            p.buf.extend_from_slice(k);
+            p.offs.push(p.buf.len() as u32);
+        }
+        p
+    }
+    #[inline]
+    fn get(&self, i: usize) -> &[u8] {
+        &self.buf[self.offs[i] as usize..self.offs[i + 1] as usize]
+    }
 }
 
 impl FragmentedRangeTombstoneList {
+    /// A list from fragments that are already sorted and disjoint.
+    #[cfg(test)]
+    pub(crate) fn from_fragments(fragments: Vec<Fragment>) -> Self {
+        FragmentedRangeTombstoneList { fragments, ends: Default::default() }
+    }
+
     /// Fragment `tombstones` (any order; overlapping allowed) as RocksDB does: walk the distinct
     /// start keys keeping the active tombstones; emit a fragment for each segment between
     /// consecutive boundaries carrying the seqnos of every active tombstone (descending).
@@ -94,7 +125,7 @@ impl FragmentedRangeTombstoneList {
             active.insert(pos, (t.end, t.seq));
         }
         emit(&mut fragments, &mut active, &mut cur, None);
-        FragmentedRangeTombstoneList { fragments }
+        FragmentedRangeTombstoneList { fragments, ends: Default::default() }
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -107,10 +138,18 @@ impl FragmentedRangeTombstoneList {
         icmp: &InternalKeyComparator,
         key: &[u8],
     ) -> Option<&Fragment> {
-        let i = self
-            .fragments
-            .partition_point(|f| icmp.compare_user(&f.end, key) != Ordering::Greater);
-        let f = self.fragments.get(i)?;
+        let ends = self.ends.get_or_init(|| PackedKeys::new(self.fragments.iter().map(|f| f.end.as_slice())));
+        // first fragment whose end is > key
+        let (mut lo, mut hi) = (0usize, self.fragments.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if icmp.compare_user(ends.get(mid), key) != Ordering::Greater {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let f = self.fragments.get(lo)?;
         if icmp.compare_user(&f.start, key) != Ordering::Greater {
             Some(f)
         } else {

@@ -279,8 +279,7 @@ mod tests {
     #[test]
     fn tombstones_are_clipped_to_the_piece() {
         let icmp = InternalKeyComparator::default();
-        let list = FragmentedRangeTombstoneList {
-            fragments: vec![
+        let list = FragmentedRangeTombstoneList::from_fragments(vec![
                 Fragment {
                     start: b"a".to_vec(),
                     end: b"d".to_vec(),
@@ -291,8 +290,7 @@ mod tests {
                     end: b"z".to_vec(),
                     seqs: vec![3],
                 },
-            ],
-        };
+        ]);
         let c = clip_tombstones(&icmp, &list, Some(b"b"), Some(b"y"));
         let got: Vec<(&[u8], &[u8])> = c
             .fragments
