@@ -218,6 +218,7 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
         block_cache,
         snapshots: Arc::new(Mutex::new(BTreeMap::new())),
         shutting_down: AtomicBool::new(false),
+        unpersisted_data: AtomicBool::new(false),
         db_id,
         session_id: new_session_id(),
         bg_threads: Mutex::new(Vec::new()),
