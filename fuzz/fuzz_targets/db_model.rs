@@ -103,7 +103,7 @@ fuzz_target!(|data: &[u8]| {
             7 => d.compact_range(Some(&key(a)), Some(&key(b))).unwrap(),
             8 => {
                 // Clean close and reopen (the WAL, flushed tables and MANIFEST are replayed).
-                db = None;
+                drop(db.take());
                 db = Some(DB::open(&opts, "/db").unwrap());
             }
             _ => check(d, &m, a),

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use shale::{MemFs, WriteBatch, WriteOptions, DB};
 
 use crate::flags::Flags;
+use crate::hookfs::{Cutter, HookFs};
 use crate::stress::{
     decode_value, expected_path, key_bytes, merge_operand, pad_len, parse_phys, phys_key, random_options, sd_start,
     value_of, BuggyFs, Rng, MAX_VID,
@@ -74,6 +75,7 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
     let mut rng = Rng::new(seed ^ 0xC0FFEE);
     let start = Instant::now();
     let (mut kills, mut clean_exits, mut ops, mut verified, mut runs, mut wal_disabled_runs) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut kill_points: BTreeMap<String, u64> = BTreeMap::new();
     let common = |child_seed: u64| -> Vec<String> {
         let mut a = vec![
             "stress".to_string(),
@@ -107,6 +109,33 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
         if runs == 0 {
             args.push("--destroy_db_initially".into());
         }
+        // Every other run also ends itself at a random kill point (a durability boundary seen
+        // at the file system); the timed SIGKILL stays as the fallback.
+        // Odd runs cycle through named points (with odds fitting how often each happens); the
+        // timed SIGKILL stays the fallback when a point is not reached (e.g. wal.sync when no
+        // write syncs).
+        const POINTS: &[(&str, u64)] = &[
+            ("", 5000),
+            ("wal.append", 3000),
+            ("wal.flush", 3000),
+            ("wal.sync", 20),
+            ("wal.create", 2),
+            ("sst.append", 200),
+            ("sst.sync", 3),
+            ("sst.create", 3),
+            ("manifest.append", 3),
+            ("manifest.sync", 3),
+            ("manifest.create", 2),
+            ("current.rename", 2),
+            ("other.syncdir", 3),
+            ("sst.remove", 3),
+            ("wal.remove", 2),
+        ];
+        if runs % 2 == 1 {
+            let (point, odds) = POINTS[(runs / 2) as usize % POINTS.len()];
+            args.push(format!("--kill_odds={}", odds + rng.below(odds)));
+            args.push(format!("--kill_point={point}"));
+        }
         let logf = std::fs::File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
         let logf2 = logf.try_clone().map_err(|e| e.to_string())?;
         let mut child = Command::new(&exe)
@@ -131,6 +160,17 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
         };
         match status {
             Some(st) if st.success() => clean_exits += 1,
+            Some(st) if st.code() == Some(crate::hookfs::KILL_POINT_EXIT) => {
+                kills += 1;
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                let point = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("kill point: "))
+                    .and_then(|r| r.split_whitespace().next())
+                    .unwrap_or("?")
+                    .to_string();
+                *kill_points.entry(point).or_default() += 1;
+            }
             Some(st) => {
                 return Err(format!(
                     "run {runs} (seed {child_seed}) exited with {st} before it was killed; log {}:\n{}",
@@ -169,6 +209,10 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
          ops={ops} keys_verified={verified} failures=0",
         start.elapsed().as_secs_f64()
     );
+    if !kill_points.is_empty() {
+        let list: Vec<String> = kill_points.iter().map(|(k, n)| format!("{k}={n}")).collect();
+        println!("crash test: kill points hit: {}", list.join(" "));
+    }
     if kills == 0 {
         return Err(format!("no child was killed in {runs} runs: the crash test did not test crashes"));
     }
@@ -200,6 +244,8 @@ fn power_loss_inner(fl: &Flags) -> Result<(), String> {
     let max_key = fl.u64("max_key").min(2000);
     let start = Instant::now();
     let (mut losses, mut episodes, mut writes, mut keys_checked) = (0u64, 0u64, 0u64, 0u64);
+    let mut cut_points: BTreeMap<String, u64> = BTreeMap::new();
+    let cutter = Arc::new(Cutter::default());
     let dir = Path::new("/powerloss/db");
     println!("power loss test: duration={}s seed={seed} max_key={max_key}", duration.as_secs());
     while start.elapsed() < duration {
@@ -210,11 +256,12 @@ fn power_loss_inner(fl: &Flags) -> Result<(), String> {
         // Small memtables so WAL switches and flushes happen often.
         opts.write_buffer_size = opts.write_buffer_size.min(64 << 10);
         let env: Arc<dyn shale::FileSystem> = Arc::new(fs.clone());
-        opts.env = if fl.str("inject_bug").is_empty() {
+        let env: Arc<dyn shale::FileSystem> = if fl.str("inject_bug").is_empty() {
             env
         } else {
             Arc::new(BuggyFs { inner: env, bug: fl.str("inject_bug").to_string() })
         };
+        opts.env = Arc::new(HookFs { inner: env, hook: cutter.hook() });
         let sync_rate = match cfg.sync {
             1 => 1,
             0 => 0,
@@ -229,15 +276,31 @@ fn power_loss_inner(fl: &Flags) -> Result<(), String> {
             if start.elapsed() >= duration && round > 0 {
                 break;
             }
-            let db = DB::open(&opts, dir).map_err(|e| fail(round, format!("open: {e}")))?;
+            let steps = 20 + rng.below(400);
+            // Where the power goes: during the open (recovery) in 1 round in 8, else at a random
+            // file-system operation of the round in 3 of 4, else after the DB is closed.
+            let cut_in_open = rng.below(8) == 0;
+            cutter.arm(if cut_in_open { 1 + rng.below(40) as i64 } else { i64::MAX });
+            let db = match DB::open(&opts, dir) {
+                Ok(db) => Some(db),
+                Err(_) if cutter.is_cut() => None,
+                Err(e) => return Err(fail(round, format!("open: {e}"))),
+            };
+            if !cut_in_open && rng.below(4) != 0 {
+                cutter.arm(1 + rng.below(steps * 3) as i64);
+            }
             let mut state = durable.clone();
             let mut history: Vec<Step> = Vec::new();
             let mut last_synced = 0usize;
-            let steps = 20 + rng.below(400);
             for _ in 0..steps {
+                let Some(db) = db.as_ref() else { break };
                 let sync = sync_rate != 0 && rng.below(sync_rate) == 0;
                 let wo = WriteOptions { sync, disable_wal: false };
-                let step = pl_write(&db, &mut rng, &state, max_key, &wo).map_err(|e| fail(round, e))?;
+                let step = match pl_write(db, &mut rng, &state, max_key, &wo) {
+                    Ok(s) => s,
+                    Err(_) if cutter.is_cut() => break,
+                    Err(e) => return Err(fail(round, e)),
+                };
                 for &(k, v) in &step {
                     if v == 0 {
                         state.remove(&k);
@@ -250,21 +313,27 @@ fn power_loss_inner(fl: &Flags) -> Result<(), String> {
                 if sync {
                     last_synced = history.len();
                 }
-                match rng.below(100) {
-                    0 => {
-                        db.flush().map_err(|e| fail(round, format!("flush: {e}")))?;
-                        last_synced = history.len();
-                    }
-                    1 => {
-                        db.compact_range(None, None).map_err(|e| fail(round, format!("compact_range: {e}")))?;
-                        last_synced = history.len();
-                    }
-                    _ => {}
+                let r = match rng.below(100) {
+                    0 => db.flush().map_err(|e| format!("flush: {e}")),
+                    1 => db.compact_range(None, None).map_err(|e| format!("compact_range: {e}")),
+                    _ => continue,
+                };
+                match r {
+                    Ok(()) => last_synced = history.len(),
+                    Err(_) if cutter.is_cut() => break,
+                    Err(e) => return Err(fail(round, e)),
                 }
             }
+            // The DB is closed with the power already off (its last writes fail), then the
+            // file system loses what was not synced.
             drop(db);
             fs.power_loss();
             losses += 1;
+            match cutter.point() {
+                Some(p) => *cut_points.entry(p).or_default() += 1,
+                None => *cut_points.entry("after-close".into()).or_default() += 1,
+            }
+            cutter.arm(i64::MAX);
             let db = DB::open(&opts, dir).map_err(|e| fail(round, format!("reopen after power loss: {e}")))?;
             let got = dump(&db, max_key).map_err(|e| fail(round, e))?;
             keys_checked += max_key;
@@ -314,6 +383,8 @@ fn power_loss_inner(fl: &Flags) -> Result<(), String> {
         "power loss test: duration={:.1}s episodes={episodes} power_losses={losses} writes={writes} keys_verified={keys_checked} failures=0",
         start.elapsed().as_secs_f64()
     );
+    let list: Vec<String> = cut_points.iter().map(|(k, n)| format!("{k}={n}")).collect();
+    println!("power loss test: power cut at: {}", list.join(" "));
     if losses == 0 {
         return Err("no power loss was simulated".into());
     }

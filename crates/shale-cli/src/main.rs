@@ -12,6 +12,7 @@ mod bench;
 mod crash;
 mod flags;
 mod histogram;
+mod hookfs;
 mod ldb;
 mod random;
 mod sst_dump;

@@ -58,6 +58,8 @@ pub const FLAGS: &[FlagDef] = &[
     f("crash_test", Kind::Bool, "false", "crash test: run this tool as a child and SIGKILL it repeatedly"),
     f("kill_interval", Kind::Double, "2", "crash test: mean seconds between SIGKILLs"),
     f("power_loss", Kind::Bool, "false", "simulated power-loss test on an in-memory file system"),
+    f("kill_odds", Kind::Uint64, "0", "kill point: end the process at 1 in N file-system operations that change durable state (0: off)"),
+    f("kill_point", Kind::Str, "", "with --kill_odds: only this point, <file>.<op> (e.g. wal.sync, sst.append, manifest.sync, current.rename, other.syncdir)"),
     f("inject_bug", Kind::Str, "", "test the tester: wal_no_sync | wal_no_flush (a broken durability step)"),
 ];
 
@@ -660,6 +662,10 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     let (mut opts, cfg) = random_options(seed, fl.i64("sync"), fl.i64("disable_wal"));
     if !fl.str("inject_bug").is_empty() {
         opts.env = Arc::new(BuggyFs { inner: opts.env.clone(), bug: fl.str("inject_bug").to_string() });
+    }
+    if fl.u64("kill_odds") > 0 {
+        let hook = crate::hookfs::kill_hook(fl.u64("kill_odds"), mix(seed ^ 0x4B11), fl.str("kill_point").to_string());
+        opts.env = Arc::new(crate::hookfs::HookFs { inner: opts.env.clone(), hook });
     }
     if fl.bool("destroy_db_initially") {
         if path.exists() {
