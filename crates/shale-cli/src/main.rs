@@ -3,17 +3,21 @@
 //! * `shale bench ...`    — db_bench (same flags, workloads, keys, values and output)
 //! * `shale ldb ...`      — RocksDB's ldb
 //! * `shale sst_dump ...` — RocksDB's sst_dump
+//! * `shale stress ...`   — db_stress-style stress and crash tests (see `stress.rs`, `crash.rs`)
 //!
 //! When the binary is invoked through a link named `db_bench`, `ldb` or `sst_dump`, it behaves
 //! as that tool directly.
 
 mod bench;
+mod crash;
 mod flags;
 mod histogram;
+mod hookfs;
 mod ldb;
 mod random;
 mod sst_dump;
 mod stats;
+mod stress;
 mod tools_bridge;
 
 const USAGE: &str = "usage: shale <command> [args]
@@ -22,6 +26,7 @@ commands:
   bench     db_bench-compatible benchmark   (shale bench --benchmarks=fillseq,readrandom --num=1000000)
   ldb       RocksDB ldb-compatible tool     (shale ldb --db=/path get KEY)
   sst_dump  RocksDB sst_dump-compatible tool (shale sst_dump --file=/path/000012.sst --command=scan)
+  stress    db_stress-style stress test      (shale stress --db=/path --threads=4 --crash_test --duration=60)
 
 Run `shale <command> --help` for the flags of a command.
 ";
@@ -46,6 +51,7 @@ fn run(argv: &[String]) -> i32 {
         "bench" | "db_bench" => bench::main(rest),
         "ldb" => ldb::main(rest),
         "sst_dump" => sst_dump::main(rest),
+        "stress" | "db_stress" => stress::main(rest),
         "--help" | "-h" | "help" => {
             print!("{USAGE}");
             0

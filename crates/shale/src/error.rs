@@ -53,6 +53,7 @@ impl Error {
                 offset: offset.or(off),
                 msg,
             },
+            Error::NotSupported(m) if !name.is_empty() && !m.contains(name) => Error::NotSupported(format!("{name}: {m}")),
             e => e,
         }
     }

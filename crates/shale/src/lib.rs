@@ -31,6 +31,11 @@ mod write_buffer_manager;
 
 pub mod tools;
 
+/// Internal decoders for the fuzz targets (`fuzz/`); not a stable API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
+
 pub use db::{DBIterator, DBRawIterator, Direction, IteratorMode, Snapshot, DB};
 pub use error::{Error, Result};
 pub use fs::{FaultFs, FaultKind, FileLock, IoActivity, FileSystem, MemFs, PosixFs, RandomAccessFile, WritableFile};

@@ -148,6 +148,9 @@ pub(crate) struct DbInner {
     pub mem_account: Arc<crate::write_buffer_manager::MemAccount>,
     pub snapshots: Arc<Mutex<BTreeMap<SequenceNumber, usize>>>,
     pub shutting_down: AtomicBool,
+    /// A write skipped the WAL (RocksDB's `has_unpersisted_data_`): the memtables are flushed
+    /// when the DB is closed, so a clean close loses nothing.
+    pub unpersisted_data: AtomicBool,
     pub db_id: String,
     pub session_id: String,
     pub bg_threads: Mutex<Vec<JoinHandle<()>>>,
@@ -370,6 +373,11 @@ impl DB {
 
 impl Drop for DB {
     fn drop(&mut self) {
+        // As RocksDB (unless avoid_flush_during_shutdown): writes that skipped the WAL live only
+        // in the memtables, so flush them before closing.
+        if self.inner.unpersisted_data.load(std::sync::atomic::Ordering::Acquire) && !self.inner.read_only {
+            let _ = flush::flush_and_wait(&self.inner);
+        }
         background::shutdown(&self.inner);
     }
 }

@@ -219,13 +219,18 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
         mem_account,
         snapshots: Arc::new(Mutex::new(BTreeMap::new())),
         shutting_down: AtomicBool::new(false),
+        unpersisted_data: AtomicBool::new(false),
         db_id,
         session_id: new_session_id(),
         bg_threads: Mutex::new(Vec::new()),
         write_stats: props::WriteStats::default(),
         stall: super::stall::StallController::new(opts),
     });
-    replay_wals(&db, &wals)?;
+    // The L0 tables recovery writes are recorded in the same MANIFEST edit as the new log
+    // number (as RocksDB): a crash before that edit leaves the MANIFEST naming neither, and the
+    // next open replays the WALs again from scratch (merge operands must not apply twice).
+    let mut recovered = VersionEdit::default();
+    replay_wals(&db, &wals, &mut recovered)?;
     if !read_only {
         // Recovered data is now in L0 tables: start a fresh WAL and record its number.
         let mut st = db.state.lock();
@@ -233,7 +238,7 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
         let file = fs.new_writable(&wal_name(path, num))?;
         fs.sync_dir(path)?;
         *db.wal.lock() = WalState { writer: Some(log::Writer::new(file)), number: num, unsynced: false };
-        let mut edit = VersionEdit { log_number: Some(num), prev_log_number: Some(0), ..Default::default() };
+        let mut edit = VersionEdit { log_number: Some(num), prev_log_number: Some(0), ..recovered };
         let last = db.last_seq.load(Ordering::Acquire);
         st.versions.log_and_apply(&mut edit, last, opts.paranoid_checks)?;
         db.install_super_version(&st);
@@ -271,7 +276,7 @@ fn check_live_tables(fs: &Arc<dyn FileSystem>, dir: &Path, vs: &VersionSet) -> R
 }
 
 /// Flush the recovery memtable to L0 (read-write open only).
-fn flush_recovered(db: &Arc<DbInner>) -> Result<()> {
+fn flush_recovered(db: &Arc<DbInner>, recovered: &mut VersionEdit) -> Result<()> {
     let mut st = db.state.lock();
     let mem = st.mem.clone();
     if mem.num_entries() == 0 {
@@ -289,17 +294,14 @@ fn flush_recovered(db: &Arc<DbInner>) -> Result<()> {
     let mut it: Box<dyn InternalIterator> = Box::new(mem.iter());
     let outputs = build_tables(db, &mut *it, &params)?;
     let mut st = db.state.lock();
-    let mut edit = VersionEdit::default();
     for f in outputs {
-        edit.new_files.push((0, f));
+        recovered.new_files.push((0, f));
     }
-    let last = db.last_seq.load(Ordering::Acquire);
-    st.versions.log_and_apply(&mut edit, last, db.opts.paranoid_checks)?;
     st.mem = db.new_memtable();
     Ok(())
 }
 
-fn replay_wals(db: &Arc<DbInner>, wals: &[u64]) -> Result<()> {
+fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut VersionEdit) -> Result<()> {
     let mode = db.opts.wal_recovery_mode;
     let mut stopped_at: Option<(String, u64, String)> = None;
     for &num in wals {
@@ -350,7 +352,7 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64]) -> Result<()> {
             if !db.read_only {
                 let full = db.state.lock().mem.approximate_memory_usage() >= db.opts.write_buffer_size;
                 if full {
-                    flush_recovered(db)?;
+                    flush_recovered(db, recovered)?;
                 }
             }
         }
@@ -371,7 +373,7 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64]) -> Result<()> {
         }
     }
     if !db.read_only {
-        flush_recovered(db)?;
+        flush_recovered(db, recovered)?;
     }
     Ok(())
 }

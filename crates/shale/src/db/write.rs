@@ -208,7 +208,9 @@ fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) ->
     }
     let first = db.last_seq.load(Ordering::Acquire) + 1;
     batch.set_sequence(first);
-    if !disable_wal {
+    if disable_wal {
+        db.unpersisted_data.store(true, Ordering::Release);
+    } else {
         let mut wal = db.wal.lock();
         let r = (|| -> Result<()> {
             let w = wal.writer.as_mut().ok_or_else(|| Error::invalid("no WAL is open"))?;

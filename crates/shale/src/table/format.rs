@@ -159,11 +159,6 @@ impl Footer {
                     if base == 0 {
                         return Err(Error::corrupt("Invalid base context checksum in footer"));
                     }
-                    if f[33..41].iter().any(|&b| b != 0) {
-                        return Err(Error::NotSupported(
-                            "sst footer uses a future feature (non-zero reserved bytes)".into(),
-                        ));
-                    }
                     let footer_off = file_size.saturating_sub(FOOTER_LEN as u64);
                     let mut z = [0u8; FOOTER_LEN];
                     z.copy_from_slice(f);
@@ -175,6 +170,12 @@ impl Footer {
                             "",
                             Some(footer_off),
                             format!("footer checksum mismatch (stored {stored:#010x}, computed {calc:#010x})"),
+                        ));
+                    }
+                    // Only after the checksum: a flipped reserved byte is corruption, not a feature.
+                    if f[33..41].iter().any(|&b| b != 0) {
+                        return Err(Error::NotSupported(
+                            "sst footer uses a future feature (non-zero reserved bytes)".into(),
                         ));
                     }
                     let end = footer_off
