@@ -48,10 +48,6 @@ pub(crate) fn decode_fixed32(b: &[u8]) -> Option<u32> {
 pub(crate) fn decode_fixed64(b: &[u8]) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(..8)?.try_into().ok()?))
 }
-#[inline]
-pub(crate) fn decode_fixed16(b: &[u8]) -> Option<u16> {
-    Some(u16::from_le_bytes(b.get(..2)?.try_into().ok()?))
-}
 
 /// Decode a varint64 of at most 10 bytes; returns (value, bytes used).
 #[inline]
@@ -117,11 +113,7 @@ impl<'a> Reader<'a> {
         self.pos += 1;
         Some(v)
     }
-    pub(crate) fn fixed16(&mut self) -> Option<u16> {
-        let v = decode_fixed16(self.remaining())?;
-        self.pos += 2;
-        Some(v)
-    }
+    #[cfg(test)]
     pub(crate) fn fixed32(&mut self) -> Option<u32> {
         let v = decode_fixed32(self.remaining())?;
         self.pos += 4;

@@ -12,6 +12,7 @@ pub(crate) type SequenceNumber = u64;
 pub(crate) const MAX_SEQUENCE: SequenceNumber = (1u64 << 56) - 1;
 
 /// Value types that may appear in internal keys.
+#[allow(dead_code)] // every value type of the format, some only matched in tests
 pub(crate) mod vt {
     pub const DELETION: u8 = 0x00;
     pub const VALUE: u8 = 0x01;

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 pub(crate) const FILE_NUMBER_MASK: u64 = 0x3FFF_FFFF_FFFF_FFFF;
 
 /// VersionEdit tags.
+#[allow(dead_code)] // every tag of the format
 pub(crate) mod tag {
     pub const COMPARATOR: u32 = 1;
     pub const LOG_NUMBER: u32 = 2;
@@ -200,25 +201,30 @@ fn put_varint64_field(dst: &mut Vec<u8>, custom_tag: u32, v: u64) {
 }
 
 impl VersionEdit {
+    #[allow(dead_code)] // builder helpers, exercised by tests
     pub(crate) fn new() -> VersionEdit {
         VersionEdit::default()
     }
 
     /// Set the comparator name, and (as RocksDB 8.x+ do) PersistUserDefinedTimestamps = true.
+    #[allow(dead_code)] // builder helpers, exercised by tests
     pub(crate) fn set_comparator(&mut self, name: &str) {
         self.comparator = Some(name.to_string());
         self.persist_user_defined_timestamps = Some(true);
     }
 
+    #[allow(dead_code)] // builder helpers, exercised by tests
     pub(crate) fn add_file(&mut self, level: u32, f: FileMetaData) {
         self.new_files.push((level, f));
     }
 
+    #[allow(dead_code)] // builder helpers, exercised by tests
     pub(crate) fn delete_file(&mut self, level: u32, number: u64) {
         self.deleted_files.push((level, number));
     }
 
     /// True if the edit carries nothing.
+    #[allow(dead_code)] // builder helpers, exercised by tests
     pub(crate) fn is_empty(&self) -> bool {
         *self == VersionEdit::default()
     }
@@ -390,6 +396,7 @@ impl VersionEdit {
     }
 
     /// Serialize into a new vector.
+    #[allow(dead_code)] // builder helpers, exercised by tests
     pub(crate) fn encoded(&self) -> Vec<u8> {
         let mut v = Vec::new();
         self.encode(&mut v);

@@ -224,6 +224,7 @@ impl WriteBatch {
     }
 
     /// InvalidArgument if a key or value longer than `u32::MAX` was given to this batch.
+    #[cfg(test)]
     pub(crate) fn validate(&self) -> Result<()> {
         if self.oversize {
             return Err(Error::invalid("WriteBatch: key or value too large (>= 4 GiB)"));

@@ -3,6 +3,7 @@
 //!
 //! When a tool is missing the tests say so loudly and return; with `SHALE_REQUIRE_ROCKSDB=1`
 //! (set by `.ci/run`) a missing tool fails the test instead.
+#![allow(clippy::field_reassign_with_default)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

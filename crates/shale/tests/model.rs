@@ -1,5 +1,6 @@
 //! Randomized model tests: Shale against a `BTreeMap`, across flushes, compactions, reopens and
 //! simulated power loss, with snapshots and iterators in both directions with bounds.
+#![allow(clippy::field_reassign_with_default)]
 
 use std::collections::BTreeMap;
 use std::path::Path;

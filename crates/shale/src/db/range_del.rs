@@ -226,6 +226,10 @@ pub(crate) fn mem_lookup(
 }
 
 /// Lookup in a table file.
+/// A table lookup's outcome: decided (`Ok`: the value, a deletion, or continue), or a merge
+/// operand found at this internal key (`Err`) whose older entries must be walked.
+type Lookup = std::result::Result<Option<Option<Vec<u8>>>, Vec<u8>>;
+
 pub(crate) fn table_lookup(
     db: &DbInner,
     f: &FileMeta,
@@ -239,7 +243,7 @@ pub(crate) fn table_lookup(
     chain.add_tombstones(file_tombstones(db, f)?.as_deref(), &db.icmp, key, seq);
     let t = db.table_cache.get(f)?;
     // The common case decides inside the block, copying only the value it returns.
-    let found = t.get_with(lookup, verify, fill, |ikey, value| -> Result<Result<Option<Option<Vec<u8>>>, Vec<u8>>> {
+    let found = t.get_with(lookup, verify, fill, |ikey, value| -> Result<Lookup> {
         let pk = parse_internal_key(ikey)?;
         if pk.vtype != vt::MERGE || pk.seq < chain.max_tomb {
             return Ok(Ok(chain.entry(db, key, pk.seq, pk.vtype, value)?));

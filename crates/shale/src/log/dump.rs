@@ -24,6 +24,7 @@ fn file_number(file_name: &str) -> u64 {
 
 /// `ldb dump_wal --header [--print_value]`: the header line, then one line per batch:
 /// `seq,count,byte_size,physical_offset,OPS` (e.g. `1,1,17,0,PUT(0) : 0x6B `).
+#[cfg(test)]
 pub(crate) fn dump_wal(data: &[u8], file_name: &str, print_values: bool) -> Result<String> {
     Ok(dump_wal_with(data, file_name, true, print_values)?.0)
 }
@@ -157,6 +158,7 @@ fn ikey_cmp(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
 }
 
 /// `ldb manifest_dump [--verbose]` (keys as text; see [`dump_manifest_with`] for hex keys).
+#[cfg(test)]
 pub(crate) fn dump_manifest(data: &[u8], file_name: &str, verbose: bool) -> Result<String> {
     dump_manifest_with(data, file_name, verbose, false)
 }

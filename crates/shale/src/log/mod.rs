@@ -11,11 +11,17 @@ mod reader;
 mod writer;
 
 #[allow(unused_imports)]
-pub(crate) use dump::{dump_manifest, dump_manifest_with, dump_wal, dump_wal_with};
+pub(crate) use dump::{dump_manifest_with, dump_wal_with};
+#[cfg(test)]
+#[allow(unused_imports)]
+pub(crate) use dump::{dump_manifest, dump_wal};
 #[allow(unused_imports)]
 pub(crate) use reader::Reader;
 #[allow(unused_imports)]
-pub(crate) use writer::{encode_records, encode_records_recyclable, Writer};
+pub(crate) use writer::{encode_records, Writer};
+#[cfg(test)]
+#[allow(unused_imports)]
+pub(crate) use writer::encode_records_recyclable;
 
 /// Size of a log block.
 pub(crate) const BLOCK_SIZE: usize = 32768;
@@ -25,6 +31,7 @@ pub(crate) const HEADER_SIZE: usize = 7;
 pub(crate) const RECYCLABLE_HEADER_SIZE: usize = 11;
 
 /// Physical record types.
+#[allow(dead_code)] // every record type of the format
 pub(crate) mod rt {
     pub const ZERO: u8 = 0;
     pub const FULL: u8 = 1;

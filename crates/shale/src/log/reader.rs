@@ -127,11 +127,6 @@ impl Reader {
         self.skipped
     }
 
-    /// The file name given to `new`.
-    pub(crate) fn file_name(&self) -> &str {
-        &self.file
-    }
-
     fn corruption_error(&self, off: usize, msg: &str) -> Error {
         Error::corruption(self.file.clone(), Some(off as u64), msg)
     }

@@ -13,6 +13,7 @@ pub(crate) fn encode_records(block_offset: usize, payload: &[u8], out: &mut Vec<
 
 /// Like [`encode_records`] but with recyclable headers (types 5–8) carrying the low 32 bits of
 /// `log_number`. RocksDB writes these only with `recycle_log_file_num > 0`.
+#[cfg(test)]
 pub(crate) fn encode_records_recyclable(
     block_offset: usize,
     payload: &[u8],
@@ -108,6 +109,7 @@ impl Writer {
 
     /// Append bytes already framed by [`encode_records`] starting at [`Writer::block_offset`];
     /// `new_block_offset` is the value `encode_records` returned.
+    #[allow(dead_code)] // group-commit and tooling helpers, exercised by tests
     pub(crate) fn add_framed(&mut self, framed: &[u8], new_block_offset: usize) -> Result<()> {
         self.file.append(framed)?;
         self.block_offset = new_block_offset;
@@ -115,6 +117,7 @@ impl Writer {
     }
 
     /// Current offset inside the current block (input to [`encode_records`]).
+    #[allow(dead_code)] // group-commit and tooling helpers, exercised by tests
     pub(crate) fn block_offset(&self) -> usize {
         self.block_offset
     }
@@ -127,10 +130,12 @@ impl Writer {
         self.file.sync()
     }
 
+    #[allow(dead_code)] // group-commit and tooling helpers, exercised by tests
     pub(crate) fn file_size(&self) -> u64 {
         self.file.size()
     }
 
+    #[allow(dead_code)] // group-commit and tooling helpers, exercised by tests
     pub(crate) fn into_file(self) -> Box<dyn WritableFile> {
         self.file
     }
