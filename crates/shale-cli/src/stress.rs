@@ -55,6 +55,7 @@ pub const FLAGS: &[FlagDef] = &[
     f("verify", Kind::Bool, "true", "verify an existing expected state before running"),
     f("sync", Kind::Int32, "-1", "WAL sync: 0 never, 1 every write, 2 one write in 16, -1 random per seed"),
     f("disable_wal", Kind::Int32, "-1", "0/1, or -1 random per seed (1 run in 6)"),
+    f("dynamic_levels", Kind::Int32, "-1", "level_compaction_dynamic_level_bytes: 0/1, -1 random per seed (the crash test: per DB), -2 (crash test) random per run"),
     f("crash_test", Kind::Bool, "false", "crash test: run this tool as a child and SIGKILL it repeatedly"),
     f("kill_interval", Kind::Double, "2", "crash test: mean seconds between SIGKILLs"),
     f("power_loss", Kind::Bool, "false", "simulated power-loss test on an in-memory file system"),
@@ -95,6 +96,9 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
     }
     if !(-1..=2).contains(&fl.i64("sync")) {
         return Err(format!("ERROR: --sync must be -1, 0, 1 or 2, got {}", fl.i64("sync")));
+    }
+    if !(-2..=1).contains(&fl.i64("dynamic_levels")) {
+        return Err(format!("ERROR: --dynamic_levels must be -2, -1, 0 or 1, got {}", fl.i64("dynamic_levels")));
     }
     if !(-1..=1).contains(&fl.i64("disable_wal")) {
         return Err(format!("ERROR: --disable_wal must be -1, 0 or 1, got {}", fl.i64("disable_wal")));
@@ -422,7 +426,7 @@ pub struct RunCfg {
     pub desc: String,
 }
 
-pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64) -> (Options, RunCfg) {
+pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) -> (Options, RunCfg) {
     let mut r = Rng::new(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x0123);
     let mut o = Options::default();
     o.create_if_missing = true;
@@ -446,6 +450,9 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64) -> (Options, Ru
     o.max_bytes_for_level_base = r.pick(&[256 << 10, 1 << 20, 8 << 20]);
     o.max_subcompactions = 1 + r.below(2) as usize;
     o.level_compaction_dynamic_level_bytes = r.below(4) != 0;
+    if dyn_flag >= 0 {
+        o.level_compaction_dynamic_level_bytes = dyn_flag == 1;
+    }
     o.merge_operator = Some(shale::merge::merge_operator_by_name("uint64add").expect("uint64add"));
     let sync = match sync_flag {
         -1 => r.pick(&[0u8, 0, 1, 2, 2]),
@@ -659,7 +666,7 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     let epath = expected_path(fl);
     let seed = fl.u64("seed");
     let max_key = fl.u64("max_key");
-    let (mut opts, cfg) = random_options(seed, fl.i64("sync"), fl.i64("disable_wal"));
+    let (mut opts, cfg) = random_options(seed, fl.i64("sync"), fl.i64("disable_wal"), fl.i64("dynamic_levels"));
     if !fl.str("inject_bug").is_empty() {
         opts.env = Arc::new(BuggyFs { inner: opts.env.clone(), bug: fl.str("inject_bug").to_string() });
     }
