@@ -74,21 +74,19 @@ pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
     o.block_cache_capacity = fl.i64("cache_size").max(0) as usize;
     let bloom = fl.i64("bloom_bits");
     o.bloom_bits_per_key = if bloom < 0 { 0.0 } else { bloom as f64 };
-    o.compression = CompressionType::parse(fl.str("compression_type"))
-        .map_err(|e| format!("ERROR: --compression_type: {e}"))?;
-    o.checksum_type = ChecksumType::parse(fl.str("checksum_type"))
-        .map_err(|e| format!("ERROR: --checksum_type: {e}"))?;
-    o.block_size = usize::try_from(fl.i64("block_size"))
-        .map_err(|_| fail("ERROR: --block_size must not be negative"))?;
+    o.compression =
+        CompressionType::parse(fl.str("compression_type")).map_err(|e| format!("ERROR: --compression_type: {e}"))?;
+    o.checksum_type =
+        ChecksumType::parse(fl.str("checksum_type")).map_err(|e| format!("ERROR: --checksum_type: {e}"))?;
+    o.block_size =
+        usize::try_from(fl.i64("block_size")).map_err(|_| fail("ERROR: --block_size must not be negative"))?;
     let fv = fl.i64("format_version");
     if fv >= 0 {
         o.format_version = fv as u32;
     }
     let of = fl.i64("open_files");
     o.max_open_files = if of == 0 { -1 } else { of as i32 };
-    let nonneg = |n: &str| {
-        usize::try_from(fl.i64(n)).map_err(|_| format!("ERROR: --{n} must not be negative"))
-    };
+    let nonneg = |n: &str| usize::try_from(fl.i64(n)).map_err(|_| format!("ERROR: --{n} must not be negative"));
     o.level0_file_num_compaction_trigger = nonneg("level0_file_num_compaction_trigger")?;
     o.level0_slowdown_writes_trigger = nonneg("level0_slowdown_writes_trigger")?;
     o.level0_stop_writes_trigger = nonneg("level0_stop_writes_trigger")?;
@@ -101,9 +99,7 @@ pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
     let mo = fl.str("merge_operator");
     if !mo.is_empty() {
         o.merge_operator = Some(shale::merge::merge_operator_by_name(mo).ok_or_else(|| {
-            format!(
-                "invalid merge operator[{mo}]: Not implemented: Could not load MergeOperator: {mo}"
-            )
+            format!("invalid merge operator[{mo}]: Not implemented: Could not load MergeOperator: {mo}")
         })?);
     }
     o.validate().map_err(|e| format!("ERROR: {e}"))?;
@@ -161,8 +157,7 @@ impl Config {
             seed: fl.i64("seed"),
             duration: fl.i64("duration").max(0) as u64,
             ops_between_duration_checks: fl.i64("ops_between_duration_checks").max(1),
-            progress: fl.bool("progress")
-                || (fl.bool("progress_reports") && std::io::stderr().is_terminal()),
+            progress: fl.bool("progress") || (fl.bool("progress_reports") && std::io::stderr().is_terminal()),
             writes_before_delete_range: fl.i64("writes_before_delete_range"),
             writes_per_range_tombstone: fl.i64("writes_per_range_tombstone"),
             range_tombstone_width: fl.i64("range_tombstone_width"),
@@ -338,9 +333,7 @@ impl<'a> Duration<'a> {
             if self.abort.load(Ordering::Relaxed) {
                 return true;
             }
-            if self.max_seconds > 0
-                && (now_micros() - self.start_at) / 1_000_000 >= self.max_seconds
-            {
+            if self.max_seconds > 0 && (now_micros() - self.start_at) / 1_000_000 >= self.max_seconds {
                 return true;
             }
         }
@@ -398,7 +391,8 @@ fn do_write(ctx: &Ctx, sh: &Shared, t: &mut ThreadState, random: bool) {
         }
         // One allocation per batch, sized for its records (db_bench reuses one batch; the
         // engine takes ownership of ours).
-        let mut batch = WriteBatch::with_capacity(ctx.entries_per_batch as usize * (ctx.key_size + ctx.value_size + 11));
+        let mut batch =
+            WriteBatch::with_capacity(ctx.entries_per_batch as usize * (ctx.key_size + ctx.value_size + 11));
         for _ in 0..ctx.entries_per_batch {
             let k = key_gen.next(&mut t.rand);
             generate_key_from_int(k, ctx.key_size, &mut key);
@@ -419,11 +413,7 @@ fn do_write(ctx: &Ctx, sh: &Shared, t: &mut ThreadState, random: bool) {
                 let begin_num = key_gen.next(&mut t.rand);
                 if ctx.expand_range_tombstones {
                     for offset in 0..ctx.range_tombstone_width {
-                        generate_key_from_int(
-                            begin_num.wrapping_add(offset as u64),
-                            ctx.key_size,
-                            &mut begin_key,
-                        );
+                        generate_key_from_int(begin_num.wrapping_add(offset as u64), ctx.key_size, &mut begin_key);
                         batch.delete(&begin_key);
                     }
                 } else {
@@ -441,8 +431,7 @@ fn do_write(ctx: &Ctx, sh: &Shared, t: &mut ThreadState, random: bool) {
             sh.set_fatal(format!("put error: {e}"));
             break;
         }
-        t.stats
-            .finished_ops(ctx.entries_per_batch as u64, OpType::Write);
+        t.stats.finished_ops(ctx.entries_per_batch as u64, OpType::Write);
     }
     if num_range_deletions > 0 {
         println!("Number of range deletions: {num_range_deletions}");
@@ -472,8 +461,7 @@ fn merge_random(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
         t.stats.finished_ops(1, OpType::Merge);
     }
     t.stats.add_bytes(bytes);
-    t.stats
-        .add_message(&format!("( updates:{})", ctx.readwrites));
+    t.stats.add_message(&format!("( updates:{})", ctx.readwrites));
 }
 
 /// db_bench's `ReadRandomMergeRandom`: each op merges (with probability `mergereadpercent`%)
@@ -612,17 +600,12 @@ fn do_delete(ctx: &Ctx, sh: &Shared, t: &mut ThreadState, seq: bool) {
         t.rand.next(); // SelectDB(thread)
         let mut batch = WriteBatch::new();
         for j in 0..ctx.entries_per_batch {
-            let k = if seq {
-                (i + j) as u64
-            } else {
-                t.rand.next() % modulus
-            };
+            let k = if seq { (i + j) as u64 } else { t.rand.next() % modulus };
             generate_key_from_int(k, ctx.key_size, &mut key);
             batch.delete(&key);
         }
         let r = ctx.db.write_opt(batch, &ctx.write_options);
-        t.stats
-            .finished_ops(ctx.entries_per_batch as u64, OpType::Delete);
+        t.stats.finished_ops(ctx.entries_per_batch as u64, OpType::Delete);
         if let Err(e) = r {
             sh.set_fatal(format!("del error: {e}"));
             break;
@@ -690,11 +673,7 @@ fn run_method(m: Method, ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
 fn checksum(ctx: &Ctx, t: &mut ThreadState, kind: &str) {
     let size = ctx.block_size.max(1);
     let data = vec![b'x'; size];
-    let op = if kind == "crc32c" {
-        OpType::Crc
-    } else {
-        OpType::Hash
-    };
+    let op = if kind == "crc32c" { OpType::Crc } else { OpType::Hash };
     let mut bytes: u64 = 0;
     let mut acc: u64 = 0;
     while bytes < 5000 * 1048576 {
@@ -732,13 +711,7 @@ impl Benchmark {
         self.db = None;
     }
 
-    fn run_benchmark(
-        &mut self,
-        n: usize,
-        name: &str,
-        method: Method,
-        ctx: &Ctx,
-    ) -> Result<(), String> {
+    fn run_benchmark(&mut self, n: usize, name: &str, method: Method, ctx: &Ctx) -> Result<(), String> {
         let shared = Shared {
             total: n,
             num_done: AtomicUsize::new(0),
@@ -827,12 +800,7 @@ impl Benchmark {
     fn run(&mut self) -> Result<(), String> {
         self.open()?;
         self.print_header();
-        let names: Vec<String> = self
-            .cfg
-            .benchmarks
-            .split(',')
-            .map(|s| s.to_string())
-            .collect();
+        let names: Vec<String> = self.cfg.benchmarks.split(',').map(|s| s.to_string()).collect();
         for name in names {
             if name.is_empty() {
                 continue;
@@ -848,8 +816,7 @@ impl Benchmark {
                 disable_wal: c.disable_wal,
             };
             let mut num_threads = c.threads;
-            let action =
-                Self::action(&name).ok_or_else(|| format!("unknown benchmark '{name}'"))?;
+            let action = Self::action(&name).ok_or_else(|| format!("unknown benchmark '{name}'"))?;
             match name.as_str() {
                 "fillbatch" => entries_per_batch = 1000,
                 "fillsync" => {
@@ -896,8 +863,7 @@ impl Benchmark {
                     continue;
                 }
                 self.close();
-                DB::destroy(&self.opts, &self.db_path)
-                    .map_err(|e| format!("destroy error: {e}"))?;
+                DB::destroy(&self.opts, &self.db_path).map_err(|e| format!("destroy error: {e}"))?;
                 self.open()?;
             }
             let Some(db) = self.db.clone() else {
@@ -966,15 +932,11 @@ impl Benchmark {
         ));
         out.push_str(&format!(
             "FileSize:   {:.1} MB (estimated)\n",
-            ((c.key_size as f64 + c.value_size as f64 * c.compression_ratio) * c.num as f64)
-                / 1_048_576.0
+            ((c.key_size as f64 + c.value_size as f64 * c.compression_ratio) * c.num as f64) / 1_048_576.0
         ));
         out.push_str("Write rate: 0 bytes/second\n");
         out.push_str("Read rate: 0 ops/second\n");
-        out.push_str(&format!(
-            "Compression: {}\n",
-            self.opts.compression.rocksdb_name()
-        ));
+        out.push_str(&format!("Compression: {}\n", self.opts.compression.rocksdb_name()));
         out.push_str("Compression sampling rate: 0\n");
         out.push_str("Memtablerep: SkipListFactory\n");
         out.push_str("Perf Level: 1\n");
@@ -990,10 +952,7 @@ impl Benchmark {
 /// db_bench's `PrintEnvironment` (stderr): version, date, CPU.
 fn print_environment() {
     let mut e = String::new();
-    e.push_str(&format!(
-        "Shale:      version {}\n",
-        env!("CARGO_PKG_VERSION")
-    ));
+    e.push_str(&format!("Shale:      version {}\n", env!("CARGO_PKG_VERSION")));
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -1054,10 +1013,7 @@ pub fn ctime_utc(secs: u64) -> String {
 
 /// Entry point of `shale bench`; returns the process exit code.
 pub fn main(args: &[String]) -> i32 {
-    if args
-        .iter()
-        .any(|a| a == "--help" || a == "-help" || a == "--helpfull")
-    {
+    if args.iter().any(|a| a == "--help" || a == "-help" || a == "--helpfull") {
         print!(
             "shale bench: db_bench-compatible benchmark\n\n  Flags:\n{}",
             help_text(BENCH_FLAGS)
@@ -1234,10 +1190,7 @@ mod tests {
 
     #[test]
     fn merge_operator_flag_to_options() {
-        assert!(options_from_flags(&parse(&[]))
-            .unwrap()
-            .merge_operator
-            .is_none());
+        assert!(options_from_flags(&parse(&[])).unwrap().merge_operator.is_none());
         for name in ["uint64add", "UInt64AddOperator", "stringappend"] {
             let o = options_from_flags(&parse(&[&format!("--merge_operator={name}")])).unwrap();
             assert!(o.merge_operator.is_some(), "{name}");
@@ -1272,8 +1225,6 @@ mod tests {
         assert_eq!(o.max_open_files, -1);
         assert_eq!(o.write_buffer_size, 64 << 20);
         let fl = Flags::parse(BENCH_FLAGS, &["--compression_type=brotli".to_string()]).unwrap();
-        assert!(options_from_flags(&fl)
-            .unwrap_err()
-            .contains("compression_type"));
+        assert!(options_from_flags(&fl).unwrap_err().contains("compression_type"));
     }
 }

@@ -37,7 +37,11 @@ fn parse_log(path: &Path) -> ChildStats {
     let Ok(f) = std::fs::File::open(path) else { return s };
     for line in BufReader::new(f).lines().map_while(Result::ok) {
         if let Some(r) = line.strip_prefix("stress: progress ops=") {
-            s.ops = r.split_whitespace().next().and_then(|x| x.parse().ok()).unwrap_or(s.ops);
+            s.ops = r
+                .split_whitespace()
+                .next()
+                .and_then(|x| x.parse().ok())
+                .unwrap_or(s.ops);
         } else if let Some(r) = line.strip_prefix("stress: verified ") {
             s.verified += r.split_whitespace().next().and_then(|x| x.parse().ok()).unwrap_or(0);
         } else if line.starts_with("stress: opened") {
@@ -74,7 +78,8 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
     let seed = fl.u64("seed");
     let mut rng = Rng::new(seed ^ 0xC0FFEE);
     let start = Instant::now();
-    let (mut kills, mut clean_exits, mut ops, mut verified, mut runs, mut wal_disabled_runs) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut kills, mut clean_exits, mut ops, mut verified, mut runs, mut wal_disabled_runs) =
+        (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
     let mut kill_points: BTreeMap<String, u64> = BTreeMap::new();
     // level_compaction_dynamic_level_bytes stays the same for the whole DB: changing it on an
     // existing DB is a migration (see docs/reliability.md, open problems), not a crash case.
@@ -222,7 +227,9 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
         println!("crash test: kill points hit: {}", list.join(" "));
     }
     if kills == 0 {
-        return Err(format!("no child was killed in {runs} runs: the crash test did not test crashes"));
+        return Err(format!(
+            "no child was killed in {runs} runs: the crash test did not test crashes"
+        ));
     }
     if ops == 0 {
         return Err("the children did no operations before they were killed".into());
@@ -255,7 +262,10 @@ fn power_loss_inner(fl: &Flags) -> Result<(), String> {
     let mut cut_points: BTreeMap<String, u64> = BTreeMap::new();
     let cutter = Arc::new(Cutter::default());
     let dir = Path::new("/powerloss/db");
-    println!("power loss test: duration={}s seed={seed} max_key={max_key}", duration.as_secs());
+    println!(
+        "power loss test: duration={}s seed={seed} max_key={max_key}",
+        duration.as_secs()
+    );
     while start.elapsed() < duration {
         let ep_seed = seed.wrapping_add(episodes * 7_777_777);
         episodes += 1;
@@ -267,9 +277,15 @@ fn power_loss_inner(fl: &Flags) -> Result<(), String> {
         let env: Arc<dyn shale::FileSystem> = if fl.str("inject_bug").is_empty() {
             env
         } else {
-            Arc::new(BuggyFs { inner: env, bug: fl.str("inject_bug").to_string() })
+            Arc::new(BuggyFs {
+                inner: env,
+                bug: fl.str("inject_bug").to_string(),
+            })
         };
-        opts.env = Arc::new(HookFs { inner: env, hook: cutter.hook() });
+        opts.env = Arc::new(HookFs {
+            inner: env,
+            hook: cutter.hook(),
+        });
         let sync_rate = match cfg.sync {
             1 => 1,
             0 => 0,
@@ -278,7 +294,10 @@ fn power_loss_inner(fl: &Flags) -> Result<(), String> {
         let mut rng = Rng::new(ep_seed);
         let mut durable: BTreeMap<u64, u32> = BTreeMap::new();
         let fail = |round: u64, msg: String| {
-            format!("episode seed {ep_seed} round {round}: {msg} (options: {}; rerun with --seed={ep_seed} --duration=1)", cfg.desc)
+            format!(
+                "episode seed {ep_seed} round {round}: {msg} (options: {}; rerun with --seed={ep_seed} --duration=1)",
+                cfg.desc
+            )
         };
         for round in 0..5u64 {
             if start.elapsed() >= duration && round > 0 {
@@ -288,7 +307,11 @@ fn power_loss_inner(fl: &Flags) -> Result<(), String> {
             // Where the power goes: during the open (recovery) in 1 round in 8, else at a random
             // file-system operation of the round in 3 of 4, else after the DB is closed.
             let cut_in_open = rng.below(8) == 0;
-            cutter.arm(if cut_in_open { 1 + rng.below(40) as i64 } else { i64::MAX });
+            cutter.arm(if cut_in_open {
+                1 + rng.below(40) as i64
+            } else {
+                i64::MAX
+            });
             let db = match DB::open(&opts, dir) {
                 Ok(db) => Some(db),
                 Err(_) if cutter.is_cut() => None,
@@ -303,7 +326,10 @@ fn power_loss_inner(fl: &Flags) -> Result<(), String> {
             for _ in 0..steps {
                 let Some(db) = db.as_ref() else { break };
                 let sync = sync_rate != 0 && rng.below(sync_rate) == 0;
-                let wo = WriteOptions { sync, disable_wal: false };
+                let wo = WriteOptions {
+                    sync,
+                    disable_wal: false,
+                };
                 let step = match pl_write(db, &mut rng, &state, max_key, &wo) {
                     Ok(s) => s,
                     Err(_) if cutter.is_cut() => break,
@@ -348,7 +374,12 @@ fn power_loss_inner(fl: &Flags) -> Result<(), String> {
             // Replay the history, tracking how many keys differ from what was recovered.
             let differs = |st: &BTreeMap<u64, u32>, k: u64| st.get(&k) != got.get(&k);
             let mut cur = durable.clone();
-            let mut ndiff = cur.keys().chain(got.keys()).filter(|k| differs(&cur, **k)).collect::<std::collections::BTreeSet<_>>().len();
+            let mut ndiff = cur
+                .keys()
+                .chain(got.keys())
+                .filter(|k| differs(&cur, **k))
+                .collect::<std::collections::BTreeSet<_>>()
+                .len();
             let mut best = (ndiff == 0).then_some(0usize);
             for (i, step) in history.iter().enumerate() {
                 for &(k, v) in step {
@@ -416,7 +447,8 @@ fn pl_write(db: &DB, rng: &mut Rng, state: &BTreeMap<u64, u32>, mk: u64, wo: &Wr
         0..=3 => {
             let k = rng.below(mk);
             if k >= sd_start && cur(k) != 0 {
-                db.single_delete_opt(pk(k, cur(k)), wo).map_err(|x| e("single_delete", x))?;
+                db.single_delete_opt(pk(k, cur(k)), wo)
+                    .map_err(|x| e("single_delete", x))?;
                 step.push((k, 0));
             } else {
                 let n = new_vid(rng, k, false);
@@ -433,14 +465,16 @@ fn pl_write(db: &DB, rng: &mut Rng, state: &BTreeMap<u64, u32>, mk: u64, wo: &Wr
             let lo = rng.below(sd_start.max(1));
             let hi = (lo + 1 + rng.below(16)).min(sd_start);
             if lo < hi {
-                db.delete_range_opt(key_bytes(lo), key_bytes(hi), wo).map_err(|x| e("delete_range", x))?;
+                db.delete_range_opt(key_bytes(lo), key_bytes(hi), wo)
+                    .map_err(|x| e("delete_range", x))?;
                 step.extend((lo..hi).map(|k| (k, 0)));
             }
         }
         6 | 7 => {
             let k = rng.below(sd_start.max(1)).min(sd_start.saturating_sub(1));
             let n = new_vid(rng, k, true);
-            db.merge_opt(key_bytes(k), merge_operand(k, cur(k), n), wo).map_err(|x| e("merge", x))?;
+            db.merge_opt(key_bytes(k), merge_operand(k, cur(k), n), wo)
+                .map_err(|x| e("merge", x))?;
             step.push((k, n));
         }
         _ => {

@@ -98,10 +98,7 @@ fn check_value(def: &FlagDef, v: &str) -> Result<(), FlagError> {
 impl Flags {
     /// Parse `args` (without the program/subcommand name) against `defs`.
     pub fn parse(defs: &[FlagDef], args: &[String]) -> Result<Flags, FlagError> {
-        let mut values: HashMap<&'static str, String> = defs
-            .iter()
-            .map(|d| (d.name, d.default.to_string()))
-            .collect();
+        let mut values: HashMap<&'static str, String> = defs.iter().map(|d| (d.name, d.default.to_string())).collect();
         let find = |n: &str| defs.iter().find(|d| d.name == n);
         let mut i = 0;
         while i < args.len() {
@@ -130,9 +127,7 @@ impl Flags {
                 None => {
                     // --noflag for a boolean flag.
                     match name.strip_prefix("no").and_then(find) {
-                        Some(d) if d.kind == Kind::Bool && value.is_none() => {
-                            (d, Some("false".to_string()))
-                        }
+                        Some(d) if d.kind == Kind::Bool && value.is_none() => (d, Some("false".to_string())),
                         _ => return Err(FlagError(format!("unknown command line flag '{name}'"))),
                     }
                 }
@@ -145,12 +140,7 @@ impl Flags {
                         i += 1;
                         v.clone()
                     }
-                    None => {
-                        return Err(FlagError(format!(
-                            "flag '{}' is missing its argument",
-                            def.name
-                        )))
-                    }
+                    None => return Err(FlagError(format!("flag '{}' is missing its argument", def.name))),
                 },
             };
             check_value(def, &value)?;
@@ -197,8 +187,7 @@ pub fn help_text(defs: &[FlagDef]) -> String {
 }
 
 /// Default benchmark list: db_bench's default list restricted to what `shale bench` runs.
-pub const DEFAULT_BENCHMARKS: &str =
-    "fillseq,fillsync,fillrandom,overwrite,readrandom,seekrandom,readseq,readreverse,\
+pub const DEFAULT_BENCHMARKS: &str = "fillseq,fillsync,fillrandom,overwrite,readrandom,seekrandom,readseq,readreverse,\
 compact,flush,waitforcompaction,readseq,readtocache,readreverse,readwhilewriting";
 
 /// The flags `shale bench` accepts (db_bench names; db_bench defaults unless noted).
@@ -289,11 +278,7 @@ mod tests {
         assert_eq!(fl.str("benchmarks"), "fillseq,readrandom");
         assert_eq!(fl.i64("reads"), -1);
         assert_eq!(fl.f64("compression_ratio"), 0.5);
-        let fl = Flags::parse(
-            BENCH_FLAGS,
-            &a(&["--sync=false", "--sync=0", "--statistics=yes"]),
-        )
-        .unwrap();
+        let fl = Flags::parse(BENCH_FLAGS, &a(&["--sync=false", "--sync=0", "--statistics=yes"])).unwrap();
         assert!(!fl.bool("sync"));
         assert!(fl.bool("statistics"));
     }
@@ -337,9 +322,7 @@ mod tests {
         assert_eq!(fl.i64("mergereadpercent"), 30);
         assert_eq!(fl.i64("writes"), 500000);
         let e = Flags::parse(BENCH_FLAGS, &a(&["--writes_per_range_tombstone=x"])).unwrap_err();
-        assert!(e
-            .to_string()
-            .contains("int64 flag 'writes_per_range_tombstone'"));
+        assert!(e.to_string().contains("int64 flag 'writes_per_range_tombstone'"));
         let e = Flags::parse(BENCH_FLAGS, &a(&["--noexpand_range_tombstones=1"])).unwrap_err();
         assert!(e.to_string().contains("'noexpand_range_tombstones'"));
     }
@@ -347,10 +330,7 @@ mod tests {
     #[test]
     fn bad_flags_name_the_flag() {
         let e = Flags::parse(BENCH_FLAGS, &a(&["--num=10", "--bogus_flag=3"])).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "ERROR: unknown command line flag 'bogus_flag'"
-        );
+        assert_eq!(e.to_string(), "ERROR: unknown command line flag 'bogus_flag'");
         let e = Flags::parse(BENCH_FLAGS, &a(&["--num=abc"])).unwrap_err();
         assert_eq!(
             e.to_string(),

@@ -12,7 +12,10 @@ use shale::{FileLock, FileSystem, RandomAccessFile, WritableFile};
 
 /// The kind of file a path names, as RocksDB's kill points group them.
 pub fn file_kind(p: &Path) -> &'static str {
-    let n = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let n = p
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     if n.ends_with(".log") {
         "wal"
     } else if n.ends_with(".sst") {
@@ -67,7 +70,11 @@ impl FileSystem for HookFs {
     fn new_writable(&self, p: &Path) -> shale::Result<Box<dyn WritableFile>> {
         (self.hook)("create", p)?;
         let inner = self.inner.new_writable(p)?;
-        Ok(Box::new(HookFile { inner, path: p.to_path_buf(), hook: self.hook.clone() }))
+        Ok(Box::new(HookFile {
+            inner,
+            path: p.to_path_buf(),
+            hook: self.hook.clone(),
+        }))
     }
     fn open_random(&self, p: &Path) -> shale::Result<Arc<dyn RandomAccessFile>> {
         self.inner.open_random(p)
@@ -133,7 +140,10 @@ impl Cutter {
                 if !me.cut.swap(true, Ordering::AcqRel) {
                     *me.point.lock().unwrap() = Some(format!("{}.{op}", file_kind(p)));
                 }
-                return Err(shale::Error::io(p.display().to_string(), std::io::Error::other("simulated power cut")));
+                return Err(shale::Error::io(
+                    p.display().to_string(),
+                    std::io::Error::other("simulated power cut"),
+                ));
             }
             Ok(())
         })
@@ -158,7 +168,7 @@ pub fn kill_hook(odds: u64, seed: u64, only: String) -> Hook {
         x ^= x >> 7;
         x ^= x << 17;
         state.store(x, Ordering::Relaxed);
-        if x % odds == 0 {
+        if x.is_multiple_of(odds) {
             println!("kill point: {}.{op} {}", file_kind(p), p.display());
             std::process::exit(KILL_POINT_EXIT);
         }

@@ -145,18 +145,14 @@ impl Cmd<'_> {
         let mut o = Options::default();
         o.create_if_missing = self.flag("create_if_missing");
         if let Some(v) = self.opt("bloom_bits") {
-            let b: i64 = v
-                .parse()
-                .map_err(|_| "bloom_bits has an invalid value.".to_string())?;
+            let b: i64 = v.parse().map_err(|_| "bloom_bits has an invalid value.".to_string())?;
             if b <= 0 {
                 return Err("bloom_bits must be > 0.".into());
             }
             o.bloom_bits_per_key = b as f64;
         }
         if let Some(v) = self.opt("block_size") {
-            let b: i64 = v
-                .parse()
-                .map_err(|_| "block_size has an invalid value.".to_string())?;
+            let b: i64 = v.parse().map_err(|_| "block_size has an invalid value.".to_string())?;
             if b <= 0 {
                 return Err("block_size must be > 0.".into());
             }
@@ -172,8 +168,7 @@ impl Cmd<'_> {
             o.write_buffer_size = b as usize;
         }
         if let Some(v) = self.opt("compression_type") {
-            o.compression =
-                CompressionType::parse(v).map_err(|_| format!("Unknown compression type: {v}"))?;
+            o.compression = CompressionType::parse(v).map_err(|_| format!("Unknown compression type: {v}"))?;
         }
         if let Some(v) = self.opt("auto_compaction") {
             o.disable_auto_compactions = !string_to_bool(v)?;
@@ -208,10 +203,7 @@ fn command_options(cmd: &str) -> Option<(&'static [&'static str], bool)> {
         "put" => (&[], true),
         "delete" => (&[], true),
         "scan" => (&["from", "to", "max_keys", "no_value"], true),
-        "dump" => (
-            &["from", "to", "max_keys", "count_only", "stats", "path"],
-            true,
-        ),
+        "dump" => (&["from", "to", "max_keys", "count_only", "stats", "path"], true),
         "manifest_dump" => (&["verbose", "path", "json"], false),
         "dump_wal" => (
             &[
@@ -232,7 +224,9 @@ fn help() -> String {
     let mut s = String::new();
     s.push_str("shale ldb - RocksDB-compatible ldb tool\n\n");
     s.push_str("commands MUST specify --db=<full_path_to_db_directory> when necessary\n\n");
-    s.push_str("The following optional parameters control if keys/values are input/output as hex or as plain strings:\n");
+    s.push_str(
+        "The following optional parameters control if keys/values are input/output as hex or as plain strings:\n",
+    );
     s.push_str("  --key_hex : Keys are input/output as hex\n  --value_hex : Values are input/output as hex\n  --hex : Both keys and values are input/output as hex\n\n");
     s.push_str("The following optional parameters control the database internals:\n");
     s.push_str("  --create_if_missing\n  --bloom_bits=<int,e.g.:14>\n  --block_size=<block_size_in_bytes>\n  --compression_type=<no|snappy|lz4|zstd>\n  --write_buffer_size=<int>\n  --auto_compaction=<true|false>\n\n");
@@ -271,11 +265,7 @@ fn execute(p: &Parsed, out: &mut dyn Write) -> Result<(), String> {
             .map(|v| string_to_bool(v))
             .transpose()?
             .unwrap_or(false);
-    let c = Cmd {
-        p,
-        key_hex,
-        value_hex,
-    };
+    let c = Cmd { p, key_hex, value_hex };
     let w = |out: &mut dyn Write, b: &[u8]| out.write_all(b).map_err(|e| e.to_string());
     match p.cmd.as_str() {
         "get" => {
@@ -325,8 +315,7 @@ fn execute(p: &Parsed, out: &mut dyn Write) -> Result<(), String> {
                 Some(v) => v
                     .trim()
                     .parse::<i32>()
-                    .map_err(|_| "max_keys has an invalid value".to_string())?
-                    as i64,
+                    .map_err(|_| "max_keys has an invalid value".to_string())? as i64,
                 None => -1,
             };
             let no_value = !is_dump && c.flag("no_value");
@@ -392,8 +381,7 @@ fn execute(p: &Parsed, out: &mut dyn Write) -> Result<(), String> {
                 if count_only {
                     w(
                         out,
-                        format!("Value size distribution: \n{}\n", vsize.to_rocksdb_string())
-                            .as_bytes(),
+                        format!("Value size distribution: \n{}\n", vsize.to_rocksdb_string()).as_bytes(),
                     )?;
                 }
             }
@@ -511,15 +499,7 @@ mod tests {
 
     #[test]
     fn parse_like_ldb() {
-        let p = parse_args(&a(&[
-            "--db=/x",
-            "--hex",
-            "put",
-            "k",
-            "v",
-            "--max_keys=3",
-            "--from=a=b",
-        ]));
+        let p = parse_args(&a(&["--db=/x", "--hex", "put", "k", "v", "--max_keys=3", "--from=a=b"]));
         assert_eq!(p.cmd, "put");
         assert_eq!(p.params, vec!["k", "v"]);
         assert_eq!(p.options["db"], "/x");
@@ -541,15 +521,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = format!("--db={}", dir.path().join("db").display());
         assert_eq!(run(&[&db, "get", "a"]).0, 1);
-        assert_eq!(
-            run(&[&db, "--create_if_missing", "put", "a", "b"]),
-            (0, "OK\n".into())
-        );
+        assert_eq!(run(&[&db, "--create_if_missing", "put", "a", "b"]), (0, "OK\n".into()));
         assert_eq!(run(&[&db, "put", "c", "d"]), (0, "OK\n".into()));
-        assert_eq!(
-            run(&[&db, "put", "--hex", "0x6566", "0x00FF"]),
-            (0, "OK\n".into())
-        );
+        assert_eq!(run(&[&db, "put", "--hex", "0x6566", "0x00FF"]), (0, "OK\n".into()));
         assert_eq!(run(&[&db, "get", "a"]), (0, "b\n".into()));
         assert_eq!(run(&[&db, "get", "a", "--value_hex"]), (0, "0x62\n".into()));
         assert_eq!(run(&[&db, "get", "0x61", "--hex"]), (0, "0x62\n".into()));
@@ -562,14 +536,8 @@ mod tests {
             run(&[&db, "scan", "--value_hex"]),
             (0, "a : 0x62\nc : 0x64\nef : 0x00FF\n".into())
         );
-        assert_eq!(
-            run(&[&db, "scan", "--from=b", "--to=e"]),
-            (0, "c : d\n".into())
-        );
-        assert_eq!(
-            run(&[&db, "scan", "--max_keys=1", "--no_value"]),
-            (0, "a\n".into())
-        );
+        assert_eq!(run(&[&db, "scan", "--from=b", "--to=e"]), (0, "c : d\n".into()));
+        assert_eq!(run(&[&db, "scan", "--max_keys=1", "--no_value"]), (0, "a\n".into()));
         assert_eq!(
             run(&[&db, "dump", "--to=ef"]),
             (0, "a ==> b\nc ==> d\nKeys in range: 2\n".into())

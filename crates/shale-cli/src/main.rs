@@ -69,9 +69,7 @@ fn run(argv: &[String]) -> i32 {
 }
 
 fn main() {
-    let argv: Vec<String> = std::env::args_os()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
+    let argv: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
     let code = run(&argv);
     std::process::exit(code);
 }

@@ -60,9 +60,7 @@ pub fn parse(args: &[String]) -> Result<Vec<SstDumpArgs>, (String, i32)> {
         } else if s == "--input_key_hex" {
             a.input_key_hex = true;
         } else if let Some(v) = s.strip_prefix("--read_num=") {
-            a.read_num = v
-                .parse()
-                .map_err(|_| ("read_num must be numeric".to_string(), 1))?;
+            a.read_num = v.parse().map_err(|_| ("read_num must be numeric".to_string(), 1))?;
         } else if s == "--verify_checksum" {
             a.verify_checksum = true;
         } else if let Some(v) = s.strip_prefix("--command=") {
@@ -82,10 +80,7 @@ pub fn parse(args: &[String]) -> Result<Vec<SstDumpArgs>, (String, i32)> {
             files.push(PathBuf::from(s));
         }
     }
-    if !matches!(
-        a.command.as_str(),
-        "check" | "scan" | "raw" | "verify" | "identify"
-    ) {
+    if !matches!(a.command.as_str(), "check" | "scan" | "raw" | "verify" | "identify") {
         return Err((format!("Unknown command '{}'\n\n{HELP}", a.command), 1));
     }
     let conv = |k: String| -> Result<Vec<u8>, (String, i32)> {
@@ -102,10 +97,7 @@ pub fn parse(args: &[String]) -> Result<Vec<SstDumpArgs>, (String, i32)> {
     }
     Ok(files
         .into_iter()
-        .map(|f| SstDumpArgs {
-            file: f,
-            ..a.clone()
-        })
+        .map(|f| SstDumpArgs { file: f, ..a.clone() })
         .collect())
 }
 

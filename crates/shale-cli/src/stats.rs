@@ -201,11 +201,7 @@ impl Stats {
         );
         if self.cfg.histogram {
             for (t, h) in &self.hist {
-                out.push_str(&format!(
-                    "Microseconds per {}:\n{}\n",
-                    t.name(),
-                    h.to_rocksdb_string()
-                ));
+                out.push_str(&format!("Microseconds per {}:\n{}\n", t.name(), h.to_rocksdb_string()));
             }
         }
         out
@@ -260,9 +256,7 @@ mod tests {
         let r = m.report("x");
         // elapsed = 3.0 - 0.000005 s, summed thread seconds = 3.0 s
         assert!(
-            r.starts_with(
-                "x            :    7500.000 micros/op 133 ops/sec 3.000 seconds 400 operations;"
-            ),
+            r.starts_with("x            :    7500.000 micros/op 133 ops/sec 3.000 seconds 400 operations;"),
             "{r}"
         );
     }

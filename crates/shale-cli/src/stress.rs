@@ -32,13 +32,19 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 use shale::{
-    ChecksumType, CompressionType, FileLock, FileSystem, Options, RandomAccessFile, ReadOptions, WritableFile, WriteBatch, WriteOptions, DB,
+    ChecksumType, CompressionType, FileLock, FileSystem, Options, RandomAccessFile, ReadOptions, WritableFile,
+    WriteBatch, WriteOptions, DB,
 };
 
 use crate::flags::{help_text, FlagDef, Flags, Kind};
 
 const fn f(name: &'static str, kind: Kind, default: &'static str, help: &'static str) -> FlagDef {
-    FlagDef { name, kind, default, help }
+    FlagDef {
+        name,
+        kind,
+        default,
+        help,
+    }
 }
 
 pub const FLAGS: &[FlagDef] = &[
@@ -98,17 +104,26 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
         return Err(format!("ERROR: --sync must be -1, 0, 1 or 2, got {}", fl.i64("sync")));
     }
     if !(-2..=1).contains(&fl.i64("dynamic_levels")) {
-        return Err(format!("ERROR: --dynamic_levels must be -2, -1, 0 or 1, got {}", fl.i64("dynamic_levels")));
+        return Err(format!(
+            "ERROR: --dynamic_levels must be -2, -1, 0 or 1, got {}",
+            fl.i64("dynamic_levels")
+        ));
     }
     if !(-1..=1).contains(&fl.i64("disable_wal")) {
-        return Err(format!("ERROR: --disable_wal must be -1, 0 or 1, got {}", fl.i64("disable_wal")));
+        return Err(format!(
+            "ERROR: --disable_wal must be -1, 0 or 1, got {}",
+            fl.i64("disable_wal")
+        ));
     }
     let ki = fl.f64("kill_interval");
     if !(ki > 0.0 && ki <= 3600.0) {
         return Err(format!("ERROR: --kill_interval must be in (0, 3600] seconds, got {ki}"));
     }
     if !matches!(fl.str("inject_bug"), "" | "wal_no_sync" | "wal_no_flush") {
-        return Err(format!("ERROR: --inject_bug: unknown bug '{}' (wal_no_sync, wal_no_flush)", fl.str("inject_bug")));
+        return Err(format!(
+            "ERROR: --inject_bug: unknown bug '{}' (wal_no_sync, wal_no_flush)",
+            fl.str("inject_bug")
+        ));
     }
     if fl.bool("crash_test") && fl.bool("power_loss") {
         return Err("ERROR: --crash_test and --power_loss are exclusive".into());
@@ -232,7 +247,7 @@ fn base(k: u64, vid: u32) -> u64 {
 /// merge targets), up to 99 bytes otherwise.
 pub fn pad_len(k: u64, vid: u32) -> usize {
     let h = mix(k.wrapping_mul(31) ^ ((vid as u64) << 32) ^ 0x5BD1_E995);
-    if h % 3 == 0 {
+    if h.is_multiple_of(3) {
         0
     } else {
         ((h >> 8) % 100) as usize
@@ -260,7 +275,11 @@ pub fn decode_value(k: u64, v: &[u8]) -> Option<u32> {
 
 /// The `uint64add` operand that turns the value (k, old) into (k, new); `new` must have no pad.
 pub fn merge_operand(k: u64, old: u32, new: u32) -> [u8; 8] {
-    let prev = if old != 0 && pad_len(k, old) == 0 { base(k, old) } else { 0 };
+    let prev = if old != 0 && pad_len(k, old) == 0 {
+        base(k, old)
+    } else {
+        0
+    };
     base(k, new).wrapping_sub(prev).to_le_bytes()
 }
 
@@ -271,7 +290,11 @@ pub fn describe(k: u64, v: Option<&[u8]>) -> String {
             Some(id) => format!("value id {id} ({} bytes)", v.len()),
             None => {
                 let hex: String = v.iter().take(24).map(|b| format!("{b:02x}")).collect();
-                format!("garbage {} bytes: {hex}{}", v.len(), if v.len() > 24 { "..." } else { "" })
+                format!(
+                    "garbage {} bytes: {hex}{}",
+                    v.len(),
+                    if v.len() > 24 { "..." } else { "" }
+                )
             }
         },
     }
@@ -324,7 +347,11 @@ impl Entry {
     }
     fn describe(self) -> String {
         match self.pending {
-            Some(n) => format!("{} or {} (write pending at the crash)", vid_desc(self.committed), vid_desc(n)),
+            Some(n) => format!(
+                "{} or {} (write pending at the crash)",
+                vid_desc(self.committed),
+                vid_desc(n)
+            ),
             None => vid_desc(self.committed),
         }
     }
@@ -378,7 +405,14 @@ impl Expected {
             file.sync_all().map_err(|e| e.to_string())?;
             mem.extend((0..max_key).map(|_| AtomicU64::new(0)));
         }
-        Ok((Expected { file, mem, lossy: AtomicBool::new(lossy) }, existed))
+        Ok((
+            Expected {
+                file,
+                mem,
+                lossy: AtomicBool::new(lossy),
+            },
+            existed,
+        ))
     }
 
     pub fn get(&self, k: u64) -> Entry {
@@ -396,12 +430,24 @@ impl Expected {
     /// Before the DB write.
     pub fn set_pending(&self, k: u64, new: u32) -> Result<(), String> {
         let c = self.get(k).committed;
-        self.store(k, Entry { committed: c, pending: Some(new) })
+        self.store(
+            k,
+            Entry {
+                committed: c,
+                pending: Some(new),
+            },
+        )
     }
 
     /// After the DB acknowledged it.
     pub fn commit(&self, k: u64, new: u32) -> Result<(), String> {
-        self.store(k, Entry { committed: new, pending: None })
+        self.store(
+            k,
+            Entry {
+                committed: new,
+                pending: None,
+            },
+        )
     }
 
     pub fn lossy(&self) -> bool {
@@ -426,6 +472,7 @@ pub struct RunCfg {
     pub desc: String,
 }
 
+#[allow(clippy::field_reassign_with_default)] // one randomized field per line reads best here
 pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) -> (Options, RunCfg) {
     let mut r = Rng::new(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x0123);
     let mut o = Options::default();
@@ -434,7 +481,12 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) 
     o.max_write_buffer_number = 2 + r.below(3) as usize;
     o.block_size = r.pick(&[256, 1024, 4096, 16384]);
     o.block_restart_interval = r.pick(&[1, 4, 16]);
-    o.compression = r.pick(&[CompressionType::None, CompressionType::Snappy, CompressionType::Lz4, CompressionType::Zstd]);
+    o.compression = r.pick(&[
+        CompressionType::None,
+        CompressionType::Snappy,
+        CompressionType::Lz4,
+        CompressionType::Zstd,
+    ]);
     o.checksum_type = r.pick(&[
         ChecksumType::NoChecksum,
         ChecksumType::CRC32c,
@@ -487,7 +539,14 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) 
         ["never", "always", "1/16"][sync as usize],
         disable_wal
     );
-    (o, RunCfg { sync, disable_wal, desc })
+    (
+        o,
+        RunCfg {
+            sync,
+            disable_wal,
+            desc,
+        },
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -546,7 +605,12 @@ impl FileSystem for BuggyFs {
     fn new_writable(&self, p: &Path) -> shale::Result<Box<dyn WritableFile>> {
         let w = self.inner.new_writable(p)?;
         if p.extension().is_some_and(|e| e == "log") {
-            Ok(Box::new(BuggyFile { inner: w, bug: self.bug.clone(), buf: Vec::new(), size: 0 }))
+            Ok(Box::new(BuggyFile {
+                inner: w,
+                bug: self.bug.clone(),
+                buf: Vec::new(),
+                size: 0,
+            }))
         } else {
             Ok(w)
         }
@@ -668,11 +732,21 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     let max_key = fl.u64("max_key");
     let (mut opts, cfg) = random_options(seed, fl.i64("sync"), fl.i64("disable_wal"), fl.i64("dynamic_levels"));
     if !fl.str("inject_bug").is_empty() {
-        opts.env = Arc::new(BuggyFs { inner: opts.env.clone(), bug: fl.str("inject_bug").to_string() });
+        opts.env = Arc::new(BuggyFs {
+            inner: opts.env.clone(),
+            bug: fl.str("inject_bug").to_string(),
+        });
     }
     if fl.u64("kill_odds") > 0 {
-        let hook = crate::hookfs::kill_hook(fl.u64("kill_odds"), mix(seed ^ 0x4B11), fl.str("kill_point").to_string());
-        opts.env = Arc::new(crate::hookfs::HookFs { inner: opts.env.clone(), hook });
+        let hook = crate::hookfs::kill_hook(
+            fl.u64("kill_odds"),
+            mix(seed ^ 0x4B11),
+            fl.str("kill_point").to_string(),
+        );
+        opts.env = Arc::new(crate::hookfs::HookFs {
+            inner: opts.env.clone(),
+            hook,
+        });
     }
     if fl.bool("destroy_db_initially") {
         if path.exists() {
@@ -691,8 +765,21 @@ pub fn run(fl: &Flags) -> Result<(), String> {
             epath.display()
         ));
     }
-    if !db_existed && existed && (0..max_key).any(|k| exp.get(k) != Entry { committed: 0, pending: None }) {
-        return Err(format!("the expected state {} is not empty but the database {} is missing", epath.display(), path.display()));
+    if !db_existed
+        && existed
+        && (0..max_key).any(|k| {
+            exp.get(k)
+                != Entry {
+                    committed: 0,
+                    pending: None,
+                }
+        })
+    {
+        return Err(format!(
+            "the expected state {} is not empty but the database {} is missing",
+            epath.display(),
+            path.display()
+        ));
     }
     println!("stress: seed={seed} db={} {}", path.display(), cfg.desc);
     let t0 = Instant::now();
@@ -731,12 +818,18 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     let mut hs = Vec::new();
     for tid in 0..threads {
         let ctx = ctx.clone();
-        hs.push(std::thread::spawn(move || worker(&ctx, tid, duration, ops_per_thread, reopen, start)));
+        hs.push(std::thread::spawn(move || {
+            worker(&ctx, tid, duration, ops_per_thread, reopen, start)
+        }));
     }
     // Progress lines for the crash test driver.
     while !hs.iter().all(|h| h.is_finished()) {
         std::thread::sleep(Duration::from_millis(200));
-        println!("stress: progress ops={} reads_checked={}", ctx.ops.load(Ordering::Relaxed), ctx.reads_checked.load(Ordering::Relaxed));
+        println!(
+            "stress: progress ops={} reads_checked={}",
+            ctx.ops.load(Ordering::Relaxed),
+            ctx.reads_checked.load(Ordering::Relaxed)
+        );
     }
     for h in hs {
         if h.join().is_err() {
@@ -780,7 +873,9 @@ fn verify_all(ctx: &Ctx) -> Result<u64, String> {
         let e = ctx.exp.get(k);
         // What the DB holds for k: Some(value id, 0 = absent) or None (not a valid value).
         let (got, actual) = if k < sd {
-            let actual = db.get(key_bytes(k)).map_err(|e| format!("get key {k} during verification: {e}"))?;
+            let actual = db
+                .get(key_bytes(k))
+                .map_err(|e| format!("get key {k} during verification: {e}"))?;
             let got = match &actual {
                 None => Some(0),
                 Some(v) => decode_value(k, v),
@@ -797,7 +892,8 @@ fn verify_all(ctx: &Ctx) -> Result<u64, String> {
                 found.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
                 it.next();
             }
-            it.status().map_err(|e| format!("scan of key {k} during verification: {e}"))?;
+            it.status()
+                .map_err(|e| format!("scan of key {k} during verification: {e}"))?;
             match found.as_slice() {
                 [] => (Some(0), "absent".to_string()),
                 [(key, v)] => match parse_phys(key, ctx.max_key) {
@@ -967,8 +1063,10 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
             let lo = rng.below(mk);
             let hi = (lo + 1 + rng.below(32)).min(mk);
             let _ls: Vec<_> = (lo..hi).map(|k| ctx.lock_key(k)).collect();
-            let want: Vec<(u64, u32)> =
-                (lo..hi).map(|k| (k, ctx.exp.get(k).committed)).filter(|(_, v)| *v != 0).collect();
+            let want: Vec<(u64, u32)> = (lo..hi)
+                .map(|k| (k, ctx.exp.get(k).committed))
+                .filter(|(_, v)| *v != 0)
+                .collect();
             scan_check(ctx, db, rng, lo, hi, &want, None)?;
         }
         // snapshot: record, let others write, read through the snapshot
@@ -1007,7 +1105,8 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
             let wo = ctx.wo(rng);
             if k >= sd_start && old != 0 {
                 ctx.exp.set_pending(k, 0)?;
-                db.single_delete_opt(pk(k, old), &wo).map_err(|x| e("single_delete", x))?;
+                db.single_delete_opt(pk(k, old), &wo)
+                    .map_err(|x| e("single_delete", x))?;
                 ctx.exp.commit(k, 0)?;
             } else {
                 let new = new_vid(rng, k, false);
@@ -1040,7 +1139,8 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
             for k in lo..hi {
                 ctx.exp.set_pending(k, 0)?;
             }
-            db.delete_range_opt(key_bytes(lo), key_bytes(hi), &wo).map_err(|x| e("delete_range", x))?;
+            db.delete_range_opt(key_bytes(lo), key_bytes(hi), &wo)
+                .map_err(|x| e("delete_range", x))?;
             for k in lo..hi {
                 ctx.exp.commit(k, 0)?;
             }
@@ -1056,7 +1156,8 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
             let new = new_vid(rng, k, true);
             let wo = ctx.wo(rng);
             ctx.exp.set_pending(k, new)?;
-            db.merge_opt(key_bytes(k), merge_operand(k, old, new), &wo).map_err(|x| e("merge", x))?;
+            db.merge_opt(key_bytes(k), merge_operand(k, old, new), &wo)
+                .map_err(|x| e("merge", x))?;
             ctx.exp.commit(k, new)?;
         }
         // write batch of distinct keys, mixed operations
@@ -1110,7 +1211,8 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
         _ => {
             let lo = rng.below(mk);
             let hi = (lo + 1 + rng.below(mk / 4 + 1)).min(mk);
-            db.compact_range(Some(&key_bytes(lo)), Some(&key_bytes(hi))).map_err(|x| e("compact_range", x))?;
+            db.compact_range(Some(&key_bytes(lo)), Some(&key_bytes(hi)))
+                .map_err(|x| e("compact_range", x))?;
         }
     }
     Ok(())
@@ -1164,13 +1266,21 @@ fn scan_check(
         got.reverse();
     }
     let what = if forward { "forward scan" } else { "backward scan" };
-    let what = if snap.is_some() { format!("snapshot {what} [{lo}, {hi})") } else { format!("{what} [{lo}, {hi})") };
+    let what = if snap.is_some() {
+        format!("snapshot {what} [{lo}, {hi})")
+    } else {
+        format!("{what} [{lo}, {hi})")
+    };
     ctx.reads_checked.fetch_add(want.len().max(1) as u64, Ordering::Relaxed);
     for i in 0..want.len().max(got.len()) {
         let g = got.get(i).map(|(key, v)| (parse_phys(key, ctx.max_key), key, v));
         match (want.get(i), g) {
             (_, Some((None, key, v))) => {
-                ctx.fail(format!("MISMATCH in {what}: a foreign key 0x{} (value {} bytes)", hex(key), v.len()));
+                ctx.fail(format!(
+                    "MISMATCH in {what}: a foreign key 0x{} (value {} bytes)",
+                    hex(key),
+                    v.len()
+                ));
                 return Ok(());
             }
             (Some(&(k, vid)), Some((Some((gk, suf)), _, v))) if gk == k => {
@@ -1179,7 +1289,10 @@ fn scan_check(
                         Some(s) if s != vid => format!("a version with value id {s} in its key"),
                         _ => describe(k, Some(v)),
                     };
-                    ctx.fail(format!("MISMATCH in {what}: key {k} expected {}, actual {actual}", vid_desc(vid)));
+                    ctx.fail(format!(
+                        "MISMATCH in {what}: key {k} expected {}, actual {actual}",
+                        vid_desc(vid)
+                    ));
                 }
                 if ctx.failed.load(Ordering::Acquire) {
                     return Ok(());
@@ -1218,7 +1331,11 @@ mod tests {
             assert_eq!(value_of(k, b).len(), 8);
             let op = merge_operand(k, a, b);
             let existing = value_of(k, a);
-            let prev = if existing.len() == 8 { u64::from_le_bytes(existing[..8].try_into().unwrap()) } else { 0 };
+            let prev = if existing.len() == 8 {
+                u64::from_le_bytes(existing[..8].try_into().unwrap())
+            } else {
+                0
+            };
             let res = prev.wrapping_add(u64::from_le_bytes(op)).to_le_bytes();
             assert_eq!(decode_value(k, &res), Some(b));
         }
@@ -1227,9 +1344,18 @@ mod tests {
     #[test]
     fn entries_encode() {
         for e in [
-            Entry { committed: 0, pending: None },
-            Entry { committed: MAX_VID, pending: Some(0) },
-            Entry { committed: 5, pending: Some(MAX_VID) },
+            Entry {
+                committed: 0,
+                pending: None,
+            },
+            Entry {
+                committed: MAX_VID,
+                pending: Some(0),
+            },
+            Entry {
+                committed: 5,
+                pending: Some(MAX_VID),
+            },
         ] {
             assert_eq!(Entry::decode(e.encode()), e);
         }

@@ -4,7 +4,6 @@
 //! the library; until then these return "not yet available". Rewire each body to the library
 //! call; the argument structs carry everything the commands parse.
 
-
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -79,7 +78,9 @@ pub fn dump_wal(args: &DumpWalArgs, out: &mut dyn Write) -> Result<(), String> {
 /// Open the DB and verify every live file exists with the size the MANIFEST records and that
 /// its blocks pass their checksums (`ldb checkconsistency`); the caller prints `OK`.
 pub fn check_consistency(opts: &Options, db: &std::path::Path) -> Result<(), String> {
-    shale::tools::check_consistency(db, opts).map(|_| ()).map_err(|e| e.to_string())
+    shale::tools::check_consistency(db, opts)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// Run `sst_dump` on a file or directory.
@@ -89,7 +90,11 @@ pub fn sst_dump(args: &SstDumpArgs, out: &mut dyn Write) -> Result<(), String> {
         show_properties: args.show_properties,
         from: args.from.clone(),
         to: args.to.clone(),
-        read_num: if args.read_num < 0 { None } else { Some(args.read_num as u64) },
+        read_num: if args.read_num < 0 {
+            None
+        } else {
+            Some(args.read_num as u64)
+        },
         output_hex: args.output_hex,
         verify_checksum: args.verify_checksum,
     };

@@ -40,12 +40,7 @@ fn parse_result_line(line: &str) -> Option<ResultLine> {
     };
     let (head, rest) = line.split_once(" : ")?;
     let name = head.trim_end();
-    if head.len() < 12
-        || name.is_empty()
-        || !name
-            .bytes()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-    {
+    if head.len() < 12 || name.is_empty() || !name.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()) {
         return None;
     }
     let (us, rest) = rest.split_once(" micros/op ")?;
@@ -68,35 +63,23 @@ fn parse_result_line(line: &str) -> Option<ResultLine> {
 
 #[test]
 fn result_line_parser() {
-    let r = parse_result_line("fillrandom   :       8.262 micros/op 121038 ops/sec 8.262 seconds 1000000 operations;   13.4 MB/s").unwrap();
+    let r = parse_result_line(
+        "fillrandom   :       8.262 micros/op 121038 ops/sec 8.262 seconds 1000000 operations;   13.4 MB/s",
+    )
+    .unwrap();
     assert_eq!(
         (r.name.as_str(), r.n, r.extra.as_str()),
         ("fillrandom", 1000000, "   13.4 MB/s")
     );
-    assert!(parse_result_line(
-        "fillrandom : 8.262 micros/op 1 ops/sec 8.262 seconds 1 operations;"
-    )
-    .is_none());
-    assert!(parse_result_line(
-        "fillrandom   :       8.26 micros/op 1 ops/sec 8.262 seconds 1 operations;"
-    )
-    .is_none());
+    assert!(parse_result_line("fillrandom : 8.262 micros/op 1 ops/sec 8.262 seconds 1 operations;").is_none());
+    assert!(parse_result_line("fillrandom   :       8.26 micros/op 1 ops/sec 8.262 seconds 1 operations;").is_none());
 }
 
 #[test]
 fn bench_fillseq_readrandom_output_format() {
-    let o = shale(&[
-        "bench",
-        "--benchmarks=fillseq,readrandom",
-        "--num=2000",
-        "--seed=42",
-    ]);
+    let o = shale(&["bench", "--benchmarks=fillseq,readrandom", "--num=2000", "--seed=42"]);
     let out = stdout(&o);
-    assert!(
-        o.status.success(),
-        "stdout:\n{out}\nstderr:\n{}",
-        stderr(&o)
-    );
+    assert!(o.status.success(), "stdout:\n{out}\nstderr:\n{}", stderr(&o));
     for l in [
         "Keys:       16 bytes each (+ 0 bytes user-defined timestamp)",
         "Values:     100 bytes each (50 bytes after compression)",
@@ -106,10 +89,7 @@ fn bench_fillseq_readrandom_output_format() {
         "Compression: Snappy",
         "------------------------------------------------",
     ] {
-        assert!(
-            out.lines().any(|x| x == l),
-            "missing header line {l:?} in\n{out}"
-        );
+        assert!(out.lines().any(|x| x == l), "missing header line {l:?} in\n{out}");
     }
     let results: Vec<_> = out.lines().filter_map(parse_result_line).collect();
     assert_eq!(results.len(), 2, "{out}");
@@ -119,10 +99,7 @@ fn bench_fillseq_readrandom_output_format() {
     assert_eq!(results[1].name, "readrandom");
     assert_eq!(results[1].n, 2000);
     // Every key in [0, num) was written, so every random read finds its key.
-    assert!(
-        results[1].extra.ends_with(" MB/s (2000 of 2000 found)"),
-        "{out}"
-    );
+    assert!(results[1].extra.ends_with(" MB/s (2000 of 2000 found)"), "{out}");
     assert!(out.contains("DB path: ["));
     // The temporary DB is removed at exit.
     let path = out
@@ -150,16 +127,8 @@ fn bench_threads_histogram_and_more_workloads() {
         "--seed=7",
     ]);
     let out = stdout(&o);
-    assert!(
-        o.status.success(),
-        "stdout:\n{out}\nstderr:\n{}",
-        stderr(&o)
-    );
-    let names: Vec<String> = out
-        .lines()
-        .filter_map(parse_result_line)
-        .map(|c| c.name)
-        .collect();
+    assert!(o.status.success(), "stdout:\n{out}\nstderr:\n{}", stderr(&o));
+    let names: Vec<String> = out.lines().filter_map(parse_result_line).map(|c| c.name).collect();
     assert_eq!(
         names,
         [
@@ -245,10 +214,7 @@ fn ldb_put_then_get() {
     assert_eq!(stdout(&o), "a : b\n");
     let o = shale(&["ldb", &db, "get"]);
     assert_eq!(o.status.code(), Some(1));
-    assert_eq!(
-        stderr(&o),
-        "Failed: <key> must be specified for the get command\n"
-    );
+    assert_eq!(stderr(&o), "Failed: <key> must be specified for the get command\n");
     let o = shale(&["ldb", "--db=/nonexistent/shale/db", "get", "a"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).starts_with("Failed: "));
@@ -285,7 +251,13 @@ fn tools_on_a_real_database() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
     let dbf = format!("--db={}", db.display());
-    let o = shale(&["bench", "--benchmarks=fillseq,flush", "--num=2000", "--compression_type=none", &dbf]);
+    let o = shale(&[
+        "bench",
+        "--benchmarks=fillseq,flush",
+        "--num=2000",
+        "--compression_type=none",
+        &dbf,
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let o = shale(&["ldb", &dbf, "put", "walkey", "walvalue"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -337,18 +309,11 @@ fn bench_range_tombstones_are_counted_and_applied() {
         args.extend_from_slice(extra);
         let o = shale(&args);
         let out = stdout(&o);
-        assert!(
-            o.status.success(),
-            "stdout:\n{out}\nstderr:\n{}",
-            stderr(&o)
-        );
+        assert!(o.status.success(), "stdout:\n{out}\nstderr:\n{}", stderr(&o));
         out
     };
     // At most --max_num_range_tombstones of them, one after every 10 writes.
-    let out = run(&[
-        "--writes_per_range_tombstone=10",
-        "--max_num_range_tombstones=5",
-    ]);
+    let out = run(&["--writes_per_range_tombstone=10", "--max_num_range_tombstones=5"]);
     let counts: Vec<&str> = out
         .lines()
         .filter(|l| l.starts_with("Number of range deletions"))
@@ -374,14 +339,8 @@ fn bench_range_tombstones_are_counted_and_applied() {
     let mut w = wide.to_vec();
     w.push("--expand_range_tombstones");
     let expanded = run(&w);
-    assert!(
-        ranged.contains("Number of range deletions: 20\n"),
-        "{ranged}"
-    );
-    assert!(
-        expanded.contains("Number of range deletions: 20\n"),
-        "{expanded}"
-    );
+    assert!(ranged.contains("Number of range deletions: 20\n"), "{ranged}");
+    assert!(expanded.contains("Number of range deletions: 20\n"), "{expanded}");
     let plain = run(&[]);
     let (r, e, p) = (
         ops_of(&ranged, "readseq").n,
@@ -411,11 +370,7 @@ fn bench_mergerandom_then_readrandom() {
         "--seed=5",
     ]);
     let out = stdout(&o);
-    assert!(
-        o.status.success(),
-        "stdout:\n{out}\nstderr:\n{}",
-        stderr(&o)
-    );
+    assert!(o.status.success(), "stdout:\n{out}\nstderr:\n{}", stderr(&o));
     let m = ops_of(&out, "mergerandom");
     assert_eq!(m.n, 1000);
     assert!(m.extra.ends_with(" MB/s ( updates:1000)"), "{out}");
@@ -442,10 +397,7 @@ fn bench_mergerandom_then_readrandom() {
     assert!(x.starts_with("(reads:") && x.ends_with(')'), "{x}");
     assert_eq!(field("reads:") + field("merges:"), 1000, "{x}");
     assert_eq!(field("total:"), 1000, "{x}");
-    assert!(
-        field("hits:") > 0 && field("hits:") <= field("reads:"),
-        "{x}"
-    );
+    assert!(field("hits:") > 0 && field("hits:") <= field("reads:"), "{x}");
     assert_eq!(field("maxlength:"), 8, "{x}");
     // About 70% merges by default (--mergereadpercent=70).
     assert!((600..=800).contains(&field("merges:")), "{x}");
@@ -461,11 +413,7 @@ fn bench_mergerandom_then_readrandom() {
         "--seed=5",
     ]);
     let out = stdout(&o);
-    assert!(
-        o.status.success(),
-        "stdout:\n{out}\nstderr:\n{}",
-        stderr(&o)
-    );
+    assert!(o.status.success(), "stdout:\n{out}\nstderr:\n{}", stderr(&o));
     assert!(!ops_of(&out, "readrandom").extra.contains("(0 of"), "{out}");
 }
 
@@ -483,9 +431,7 @@ fn bench_merge_benchmarks_need_a_merge_operator() {
         // As db_bench: earlier benchmarks run, then the skip line on stdout and exit 1.
         assert_eq!(ops_of(&out, "fillseq").n, 100);
         assert!(
-            out.contains(&format!(
-                "{name:<12} : skipped (--merge_operator is unknown)\n"
-            )),
+            out.contains(&format!("{name:<12} : skipped (--merge_operator is unknown)\n")),
             "{out}"
         );
         assert!(!out.contains("readrandom   :"), "{out}");
@@ -497,9 +443,5 @@ fn bench_merge_benchmarks_need_a_merge_operator() {
         "--num=10",
     ]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(
-        stderr(&o).contains("invalid merge operator[bogus]: "),
-        "{}",
-        stderr(&o)
-    );
+    assert!(stderr(&o).contains("invalid merge operator[bogus]: "), "{}", stderr(&o));
 }

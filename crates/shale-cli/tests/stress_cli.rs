@@ -4,7 +4,10 @@
 use std::process::{Command, Output};
 
 fn shale(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_shale")).args(args).output().expect("run shale")
+    Command::new(env!("CARGO_BIN_EXE_shale"))
+        .args(args)
+        .output()
+        .expect("run shale")
 }
 
 fn text(o: &Output) -> String {
@@ -18,13 +21,27 @@ fn stress_runs_verify_and_reopen() {
     let dbf = format!("--db={}", db.display());
     for (seed, dwal) in [("1", "0"), ("2", "1"), ("3", "-1")] {
         let o = shale(&[
-            "stress", &dbf, "--threads=3", "--ops_per_thread=3000", "--max_key=400", "--reopen=2",
-            "--destroy_db_initially", &format!("--seed={seed}"), &format!("--disable_wal={dwal}"),
+            "stress",
+            &dbf,
+            "--threads=3",
+            "--ops_per_thread=3000",
+            "--max_key=400",
+            "--reopen=2",
+            "--destroy_db_initially",
+            &format!("--seed={seed}"),
+            &format!("--disable_wal={dwal}"),
         ]);
         assert!(o.status.success(), "seed {seed}: {}", text(&o));
         assert!(text(&o).contains("stress: OK"), "{}", text(&o));
         // A second run verifies what the first left, then goes on.
-        let o = shale(&["stress", &dbf, "--threads=2", "--ops_per_thread=500", "--max_key=400", "--seed=9"]);
+        let o = shale(&[
+            "stress",
+            &dbf,
+            "--threads=2",
+            "--ops_per_thread=500",
+            "--max_key=400",
+            "--seed=9",
+        ]);
         assert!(o.status.success(), "{}", text(&o));
         assert!(text(&o).contains("stress: verified 400 keys"), "{}", text(&o));
     }
@@ -42,18 +59,30 @@ fn stress_flags_are_validated() {
         (vec!["stress", &dbf, "--threads=x"], "threads"),
         (vec!["stress", &dbf, "--max_key=0"], "--max_key"),
         (vec!["stress", "--threads=2"], "--db"),
-        (vec!["stress", &dbf, "--crash_test", "--duration=1", "--kill_interval=0"], "--kill_interval"),
+        (
+            vec!["stress", &dbf, "--crash_test", "--duration=1", "--kill_interval=0"],
+            "--kill_interval",
+        ),
         (vec!["stress", &dbf, "--crash_test"], "--duration"),
         (vec!["stress", &dbf, "--inject_bug=nope"], "--inject_bug"),
         (vec!["stress", &dbf, "--sync=7"], "--sync"),
-        (vec!["stress", &dbf, "--crash_test", "--power_loss", "--duration=1"], "exclusive"),
+        (
+            vec!["stress", &dbf, "--crash_test", "--power_loss", "--duration=1"],
+            "exclusive",
+        ),
     ] {
         let o = shale(&args);
         assert!(!o.status.success(), "{args:?} was accepted");
         assert!(text(&o).contains(needle), "{args:?}: {}", text(&o));
     }
     // An expected state for another key space is refused, not silently reused.
-    let o = shale(&["stress", &dbf, "--max_key=100", "--ops_per_thread=10", "--destroy_db_initially"]);
+    let o = shale(&[
+        "stress",
+        &dbf,
+        "--max_key=100",
+        "--ops_per_thread=10",
+        "--destroy_db_initially",
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     let o = shale(&["stress", &dbf, "--max_key=200", "--ops_per_thread=10"]);
     assert!(!o.status.success() && text(&o).contains("max_key"), "{}", text(&o));
@@ -63,11 +92,27 @@ fn stress_flags_are_validated() {
 fn crash_test_kills_restarts_and_verifies() {
     let dir = tempfile::tempdir().unwrap();
     let dbf = format!("--db={}", dir.path().join("db").display());
-    let o = shale(&["stress", "--crash-test", &dbf, "--duration=5", "--kill-interval=0.4", "--max_key=2000", "--threads=3"]);
+    let o = shale(&[
+        "stress",
+        "--crash-test",
+        &dbf,
+        "--duration=5",
+        "--kill-interval=0.4",
+        "--max_key=2000",
+        "--threads=3",
+    ]);
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     let line = t.lines().find(|l| l.starts_with("crash test: duration=")).expect(&t);
-    let kills: u64 = line.split("kills=").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+    let kills: u64 = line
+        .split("kills=")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(kills >= 3, "{line}");
     assert!(line.contains("failures=0"), "{line}");
 }
@@ -77,8 +122,16 @@ fn crash_test_catches_acknowledged_writes_left_in_a_user_space_buffer() {
     let dir = tempfile::tempdir().unwrap();
     let dbf = format!("--db={}", dir.path().join("db").display());
     let o = shale(&[
-        "stress", "--crash_test", &dbf, "--duration=8", "--kill_interval=0.5", "--max_key=2000", "--threads=3",
-        "--sync=0", "--disable_wal=0", "--inject_bug=wal_no_flush",
+        "stress",
+        "--crash_test",
+        &dbf,
+        "--duration=8",
+        "--kill_interval=0.5",
+        "--max_key=2000",
+        "--threads=3",
+        "--sync=0",
+        "--disable_wal=0",
+        "--inject_bug=wal_no_flush",
     ]);
     let t = text(&o);
     assert!(!o.status.success(), "the broken WAL flush went unnoticed:\n{t}");
@@ -87,7 +140,13 @@ fn crash_test_catches_acknowledged_writes_left_in_a_user_space_buffer() {
 
 #[test]
 fn crash_test_fails_loudly_when_the_child_cannot_run() {
-    let o = shale(&["stress", "--crash_test", "--db=/proc/no/such/dir/db", "--duration=2", "--kill_interval=0.5"]);
+    let o = shale(&[
+        "stress",
+        "--crash_test",
+        "--db=/proc/no/such/dir/db",
+        "--duration=2",
+        "--kill_interval=0.5",
+    ]);
     assert!(!o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("FAILED"), "{}", text(&o));
 }
@@ -98,8 +157,18 @@ fn power_loss_test_passes_and_catches_a_skipped_wal_sync() {
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     assert!(t.contains("failures=0") && !t.contains("power_losses=0 "), "{t}");
-    let o = shale(&["stress", "--power_loss", "--duration=5", "--seed=5", "--sync=1", "--inject_bug=wal_no_sync"]);
+    let o = shale(&[
+        "stress",
+        "--power_loss",
+        "--duration=5",
+        "--seed=5",
+        "--sync=1",
+        "--inject_bug=wal_no_sync",
+    ]);
     let t = text(&o);
     assert!(!o.status.success(), "the skipped WAL sync went unnoticed:\n{t}");
-    assert!(t.contains("synced writes were lost") || t.contains("not the state after any prefix"), "{t}");
+    assert!(
+        t.contains("synced writes were lost") || t.contains("not the state after any prefix"),
+        "{t}"
+    );
 }

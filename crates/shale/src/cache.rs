@@ -221,7 +221,13 @@ impl BlockCache {
                 return false;
             }
         }
-        let slot = Slot { key, value: Some(value), charge, pinned, referenced: AtomicBool::new(false) };
+        let slot = Slot {
+            key,
+            value: Some(value),
+            charge,
+            pinned,
+            referenced: AtomicBool::new(false),
+        };
         let i = match shard.free.pop() {
             Some(i) => {
                 shard.slots[i] = slot;
@@ -291,7 +297,13 @@ impl BlockCache {
         for s in &self.shards {
             let s = s.read();
             n += s.pinned_usage;
-            n += s.map.values().map(|&i| &s.slots[i]).filter(|e| !e.pinned && e.in_use()).map(|e| e.charge).sum::<usize>();
+            n += s
+                .map
+                .values()
+                .map(|&i| &s.slots[i])
+                .filter(|e| !e.pinned && e.in_use())
+                .map(|e| e.charge)
+                .sum::<usize>();
         }
         n
     }

@@ -15,7 +15,11 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     /// Bytes on disk are not what they must be. `file` is the file name (may be empty when the
     /// decoder did not know it), `offset` the byte offset inside it when known.
-    Corruption { file: String, offset: Option<u64>, msg: String },
+    Corruption {
+        file: String,
+        offset: Option<u64>,
+        msg: String,
+    },
     /// A bad option value or a misuse of the API; the message names the option or argument.
     InvalidArgument(String),
     /// An operating-system I/O error on `file`.
@@ -31,11 +35,19 @@ pub enum Error {
 impl Error {
     /// Corruption in a known file at a known offset.
     pub fn corruption(file: impl Into<String>, offset: Option<u64>, msg: impl Into<String>) -> Error {
-        Error::Corruption { file: file.into(), offset, msg: msg.into() }
+        Error::Corruption {
+            file: file.into(),
+            offset,
+            msg: msg.into(),
+        }
     }
     /// Corruption found by a decoder that does not know the file; callers add it with `in_file`.
     pub fn corrupt(msg: impl Into<String>) -> Error {
-        Error::Corruption { file: String::new(), offset: None, msg: msg.into() }
+        Error::Corruption {
+            file: String::new(),
+            offset: None,
+            msg: msg.into(),
+        }
     }
     /// InvalidArgument naming an option or argument.
     pub fn invalid(msg: impl Into<String>) -> Error {
@@ -43,7 +55,10 @@ impl Error {
     }
     /// I/O error on a file.
     pub fn io(file: impl Into<String>, e: std::io::Error) -> Error {
-        Error::Io { file: file.into(), source: Arc::new(e) }
+        Error::Io {
+            file: file.into(),
+            source: Arc::new(e),
+        }
     }
     /// Fill in file (and offset, if not yet known) of a Corruption produced without them.
     pub fn in_file(self, name: &str, off: Option<u64>) -> Error {
@@ -53,7 +68,9 @@ impl Error {
                 offset: offset.or(off),
                 msg,
             },
-            Error::NotSupported(m) if !name.is_empty() && !m.contains(name) => Error::NotSupported(format!("{name}: {m}")),
+            Error::NotSupported(m) if !name.is_empty() && !m.contains(name) => {
+                Error::NotSupported(format!("{name}: {m}"))
+            }
             e => e,
         }
     }

@@ -52,8 +52,20 @@ pub fn block_decode(data: &[u8], selector: u8) -> Result<usize> {
     let formats = [
         (KeyOrder::Internal(icmp.clone()), EntryFormat::Data),
         (KeyOrder::Bytewise, EntryFormat::Data),
-        (KeyOrder::Internal(icmp.clone()), EntryFormat::Index { delta: selector & 1 != 0, first_key: selector & 2 != 0 }),
-        (KeyOrder::UserKeyIndex(icmp), EntryFormat::Index { delta: selector & 4 != 0, first_key: false }),
+        (
+            KeyOrder::Internal(icmp.clone()),
+            EntryFormat::Index {
+                delta: selector & 1 != 0,
+                first_key: selector & 2 != 0,
+            },
+        ),
+        (
+            KeyOrder::UserKeyIndex(icmp),
+            EntryFormat::Index {
+                delta: selector & 4 != 0,
+                first_key: false,
+            },
+        ),
     ];
     for (order, format) in formats {
         let mut it = BlockIter::new(block.clone(), order, format);
@@ -73,7 +85,10 @@ pub fn table_read(data: &[u8]) -> Result<usize> {
     w.sync()?;
     drop(w);
     let file = fs.open_random(path)?;
-    let opts = TableReaderOptions { verify_checksums: data.first().is_some_and(|b| b & 1 == 0), ..Default::default() };
+    let opts = TableReaderOptions {
+        verify_checksums: data.first().is_some_and(|b| b & 1 == 0),
+        ..Default::default()
+    };
     let t = Table::open(file, "000007.sst".into(), data.len() as u64, opts)?;
     let probe: Vec<u8> = data.iter().take(16).copied().collect();
     let mut n = 0;
@@ -153,7 +168,12 @@ pub fn version_edit_decode(data: &[u8]) -> Result<()> {
 
 /// Read a MANIFEST file: log records, each a VersionEdit.
 pub fn manifest_replay(data: &[u8]) -> Result<usize> {
-    let mut r = crate::log::Reader::new(data.to_vec(), "MANIFEST-000001", 1, WalRecoveryMode::AbsoluteConsistency);
+    let mut r = crate::log::Reader::new(
+        data.to_vec(),
+        "MANIFEST-000001",
+        1,
+        WalRecoveryMode::AbsoluteConsistency,
+    );
     let mut n = 0;
     while let Some(rec) = r.read_record()? {
         crate::version_edit::VersionEdit::decode(rec)?;

@@ -108,7 +108,11 @@ pub(crate) fn parse_internal_key(ikey: &[u8]) -> Result<ParsedKey<'_>> {
     if !vt::is_valid(vtype) {
         return Err(Error::corrupt(format!("bad value type {vtype:#x} in internal key")));
     }
-    Ok(ParsedKey { user_key: &ikey[..ikey.len() - 8], seq: t >> 8, vtype })
+    Ok(ParsedKey {
+        user_key: &ikey[..ikey.len() - 8],
+        seq: t >> 8,
+        vtype,
+    })
 }
 
 /// A total order over user keys. Implementations must be thread-safe.
@@ -269,12 +273,19 @@ mod tests {
     fn bytewise_separator_rules() {
         let c = BytewiseComparator;
         assert_eq!(c.find_shortest_separator(b"abc", b"abe"), Some(b"abd".to_vec()));
-        assert_eq!(c.find_shortest_separator(b"abc", b"abd"), None.or(c.find_shortest_separator(b"abc", b"abd")));
+        assert_eq!(
+            c.find_shortest_separator(b"abc", b"abd"),
+            None.or(c.find_shortest_separator(b"abc", b"abd"))
+        );
         assert_eq!(c.find_shortest_separator(b"ab", b"abc"), None);
         assert_eq!(c.find_shortest_separator(b"abc", b"abdz"), Some(b"abd".to_vec()));
         assert_eq!(c.find_shortest_separator(b"abc1", b"abd"), Some(b"abc2".to_vec()));
         assert_eq!(c.find_shortest_separator(b"b", b"a"), None);
-        for (s, l) in [(&b"abc1"[..], &b"abd"[..]), (b"a\xff\xff", b"b"), (b"key0001", b"key0002")] {
+        for (s, l) in [
+            (&b"abc1"[..], &b"abd"[..]),
+            (b"a\xff\xff", b"b"),
+            (b"key0001", b"key0002"),
+        ] {
             if let Some(sep) = c.find_shortest_separator(s, l) {
                 assert!(s <= sep.as_slice() && sep.as_slice() < l, "{s:?} {l:?} {sep:?}");
             }

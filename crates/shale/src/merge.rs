@@ -14,12 +14,7 @@ pub trait MergeOperator: Send + Sync {
     fn name(&self) -> &str;
     /// Combine `existing` (None: no value, or deleted) with `operands`. None = corruption: the
     /// read fails.
-    fn full_merge(
-        &self,
-        key: &[u8],
-        existing: Option<&[u8]>,
-        operands: &[&[u8]],
-    ) -> Option<Vec<u8>>;
+    fn full_merge(&self, key: &[u8], existing: Option<&[u8]>, operands: &[&[u8]]) -> Option<Vec<u8>>;
     /// Combine several operands into one (used by compaction when no base value is at hand).
     /// None = cannot (the operands are kept as they are).
     fn partial_merge(&self, _key: &[u8], _operands: &[&[u8]]) -> Option<Vec<u8>> {
@@ -43,12 +38,7 @@ impl<T: AssociativeMergeOperator> MergeOperator for Associative<T> {
     fn name(&self) -> &str {
         self.0.name()
     }
-    fn full_merge(
-        &self,
-        key: &[u8],
-        existing: Option<&[u8]>,
-        operands: &[&[u8]],
-    ) -> Option<Vec<u8>> {
+    fn full_merge(&self, key: &[u8], existing: Option<&[u8]>, operands: &[&[u8]]) -> Option<Vec<u8>> {
         let mut acc: Option<Vec<u8>> = existing.map(|e| e.to_vec());
         for op in operands {
             acc = Some(self.0.merge(key, acc.as_deref(), op)?);
@@ -133,9 +123,7 @@ impl AssociativeMergeOperator for StringAppendOperator {
 pub fn merge_operator_by_name(name: &str) -> Option<Arc<dyn MergeOperator>> {
     match name {
         "uint64add" | "UInt64AddOperator" => Some(Arc::new(Associative(UInt64AddOperator))),
-        "stringappend" | "StringAppendOperator" => {
-            Some(Arc::new(Associative(StringAppendOperator::default())))
-        }
+        "stringappend" | "StringAppendOperator" => Some(Arc::new(Associative(StringAppendOperator::default()))),
         _ => None,
     }
 }
@@ -164,19 +152,10 @@ mod tests {
         let five = 5u64.to_le_bytes();
         let r = op.full_merge(b"k", Some(&five), &[&one, &one]).unwrap();
         assert_eq!(r, 7u64.to_le_bytes());
-        assert_eq!(
-            op.full_merge(b"k", None, &[&one]).unwrap(),
-            1u64.to_le_bytes()
-        );
-        assert_eq!(
-            op.partial_merge(b"k", &[&one, &five]).unwrap(),
-            6u64.to_le_bytes()
-        );
+        assert_eq!(op.full_merge(b"k", None, &[&one]).unwrap(), 1u64.to_le_bytes());
+        assert_eq!(op.partial_merge(b"k", &[&one, &five]).unwrap(), 6u64.to_le_bytes());
         // a malformed value counts as zero
-        assert_eq!(
-            op.full_merge(b"k", Some(b"xyz"), &[&one]).unwrap(),
-            1u64.to_le_bytes()
-        );
+        assert_eq!(op.full_merge(b"k", Some(b"xyz"), &[&one]).unwrap(), 1u64.to_le_bytes());
     }
 
     #[test]
@@ -185,10 +164,7 @@ mod tests {
         assert_eq!(op.name(), "StringAppendOperator");
         assert_eq!(op.full_merge(b"k", None, &[b"a", b"b"]).unwrap(), b"a,b");
         assert_eq!(op.full_merge(b"k", Some(b"x"), &[b"a"]).unwrap(), b"x,a");
-        assert_eq!(
-            op.partial_merge(b"k", &[b"a", b"b", b"c"]).unwrap(),
-            b"a,b,c"
-        );
+        assert_eq!(op.partial_merge(b"k", &[b"a", b"b", b"c"]).unwrap(), b"a,b,c");
         let op = Associative(StringAppendOperator::new("--"));
         assert_eq!(op.full_merge(b"k", Some(b"x"), &[b"a"]).unwrap(), b"x--a");
     }

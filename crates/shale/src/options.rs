@@ -60,7 +60,11 @@ impl CompressionType {
             "snappy" => CompressionType::Snappy,
             "lz4" => CompressionType::Lz4,
             "zstd" => CompressionType::Zstd,
-            _ => return Err(Error::invalid(format!("compression_type: unknown or unsupported compression {s:?}"))),
+            _ => {
+                return Err(Error::invalid(format!(
+                    "compression_type: unknown or unsupported compression {s:?}"
+                )))
+            }
         })
     }
     /// RocksDB's name for the `rocksdb.compression` property.
@@ -290,10 +294,16 @@ impl Options {
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::invalid(m));
         if self.write_buffer_size < 4096 {
-            return bad(format!("write_buffer_size must be at least 4096, got {}", self.write_buffer_size));
+            return bad(format!(
+                "write_buffer_size must be at least 4096, got {}",
+                self.write_buffer_size
+            ));
         }
         if self.max_write_buffer_number < 2 {
-            return bad(format!("max_write_buffer_number must be at least 2, got {}", self.max_write_buffer_number));
+            return bad(format!(
+                "max_write_buffer_number must be at least 2, got {}",
+                self.max_write_buffer_number
+            ));
         }
         if self.block_size == 0 || self.block_size > (1 << 30) {
             return bad(format!("block_size must be in 1..=1GiB, got {}", self.block_size));
@@ -302,13 +312,22 @@ impl Options {
             return bad("block_restart_interval must be at least 1".into());
         }
         if !(self.bloom_bits_per_key >= 0.0 && self.bloom_bits_per_key < 100.0) {
-            return bad(format!("bloom_bits_per_key must be in [0, 100), got {}", self.bloom_bits_per_key));
+            return bad(format!(
+                "bloom_bits_per_key must be in [0, 100), got {}",
+                self.bloom_bits_per_key
+            ));
         }
         if !(2..=6).contains(&self.format_version) {
-            return bad(format!("format_version {} is not supported for writing (2..=6)", self.format_version));
+            return bad(format!(
+                "format_version {} is not supported for writing (2..=6)",
+                self.format_version
+            ));
         }
         if self.max_open_files != -1 && self.max_open_files < 10 {
-            return bad(format!("max_open_files must be -1 or at least 10, got {}", self.max_open_files));
+            return bad(format!(
+                "max_open_files must be -1 or at least 10, got {}",
+                self.max_open_files
+            ));
         }
         if self.num_levels < 2 || self.num_levels > 64 {
             return bad(format!("num_levels must be in 2..=64, got {}", self.num_levels));
@@ -378,7 +397,11 @@ impl Options {
         if self.compression_per_level.is_empty() {
             return self.compression;
         }
-        let idx = if level == 0 { 0 } else { level.saturating_sub(base_level.max(1)) + 1 };
+        let idx = if level == 0 {
+            0
+        } else {
+            level.saturating_sub(base_level.max(1)) + 1
+        };
         self.compression_per_level[idx.min(self.compression_per_level.len() - 1)]
     }
 }
@@ -450,14 +473,21 @@ mod tests {
     #[test]
     fn compression_per_level_follows_base_level() {
         use CompressionType::*;
-        let o = Options { compression_per_level: vec![None, Snappy, Lz4, Zstd], ..Options::default() };
+        let o = Options {
+            compression_per_level: vec![None, Snappy, Lz4, Zstd],
+            ..Options::default()
+        };
         assert_eq!(o.compression_for_level(0, 4, false), None);
         assert_eq!(o.compression_for_level(4, 4, false), Snappy);
         assert_eq!(o.compression_for_level(5, 4, false), Lz4);
         assert_eq!(o.compression_for_level(6, 4, false), Zstd);
         assert_eq!(o.compression_for_level(2, 1, false), Lz4);
         assert_eq!(o.compression_for_level(6, 1, false), Zstd);
-        let o = Options { bottommost_compression: Some(Zstd), compression: Lz4, ..Options::default() };
+        let o = Options {
+            bottommost_compression: Some(Zstd),
+            compression: Lz4,
+            ..Options::default()
+        };
         assert_eq!(o.compression_for_level(3, 1, false), Lz4);
         assert_eq!(o.compression_for_level(3, 1, true), Zstd);
     }
@@ -465,20 +495,52 @@ mod tests {
     #[test]
     fn invalid_compaction_options_name_the_option() {
         let cases: Vec<(Options, &str)> = vec![
-            (Options { target_file_size_multiplier: 0, ..Options::default() }, "target_file_size_multiplier"),
-            (Options { max_subcompactions: 0, ..Options::default() }, "max_subcompactions"),
             (
-                Options { soft_pending_compaction_bytes_limit: 10, hard_pending_compaction_bytes_limit: 5, ..Options::default() },
+                Options {
+                    target_file_size_multiplier: 0,
+                    ..Options::default()
+                },
+                "target_file_size_multiplier",
+            ),
+            (
+                Options {
+                    max_subcompactions: 0,
+                    ..Options::default()
+                },
+                "max_subcompactions",
+            ),
+            (
+                Options {
+                    soft_pending_compaction_bytes_limit: 10,
+                    hard_pending_compaction_bytes_limit: 5,
+                    ..Options::default()
+                },
                 "soft_pending_compaction_bytes_limit",
             ),
-            (Options { compression_per_level: vec![CompressionType::None; 8], ..Options::default() }, "compression_per_level"),
-            (Options { max_background_jobs: 0, ..Options::default() }, "max_background_jobs"),
+            (
+                Options {
+                    compression_per_level: vec![CompressionType::None; 8],
+                    ..Options::default()
+                },
+                "compression_per_level",
+            ),
+            (
+                Options {
+                    max_background_jobs: 0,
+                    ..Options::default()
+                },
+                "max_background_jobs",
+            ),
         ];
         for (o, name) in cases {
             let e = o.validate().expect_err(name);
             assert!(e.is_invalid_argument() && e.to_string().contains(name), "{name}: {e}");
         }
-        let ok = Options { soft_pending_compaction_bytes_limit: 10, hard_pending_compaction_bytes_limit: 0, ..Options::default() };
+        let ok = Options {
+            soft_pending_compaction_bytes_limit: 10,
+            hard_pending_compaction_bytes_limit: 0,
+            ..Options::default()
+        };
         ok.validate().unwrap();
     }
 }

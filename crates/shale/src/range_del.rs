@@ -45,7 +45,10 @@ struct PackedKeys {
 
 impl PackedKeys {
     fn new<'a>(keys: impl Iterator<Item = &'a [u8]>) -> PackedKeys {
-        let mut p = PackedKeys { buf: Vec::new(), offs: vec![0] };
+        let mut p = PackedKeys {
+            buf: Vec::new(),
+            offs: vec![0],
+        };
         for k in keys {
             p.buf.extend_from_slice(k);
             p.offs.push(p.buf.len() as u32);
@@ -62,7 +65,10 @@ impl FragmentedRangeTombstoneList {
     /// A list from fragments that are already sorted and disjoint.
     #[cfg(test)]
     pub(crate) fn from_fragments(fragments: Vec<Fragment>) -> Self {
-        FragmentedRangeTombstoneList { fragments, ends: Default::default() }
+        FragmentedRangeTombstoneList {
+            fragments,
+            ends: Default::default(),
+        }
     }
 
     /// Fragment `tombstones` (any order; overlapping allowed) as RocksDB does: walk the distinct
@@ -70,10 +76,7 @@ impl FragmentedRangeTombstoneList {
     /// consecutive boundaries carrying the seqnos of every active tombstone (descending).
     pub(crate) fn new(icmp: &InternalKeyComparator, mut tombstones: Vec<RangeTombstone>) -> Self {
         tombstones.retain(|t| icmp.compare_user(&t.start, &t.end) == Ordering::Less);
-        tombstones.sort_by(|a, b| {
-            icmp.compare_user(&a.start, &b.start)
-                .then(b.seq.cmp(&a.seq))
-        });
+        tombstones.sort_by(|a, b| icmp.compare_user(&a.start, &b.start).then(b.seq.cmp(&a.seq)));
         let mut fragments: Vec<Fragment> = Vec::new();
         // active: (end, seq), kept sorted by end
         let mut active: Vec<(Vec<u8>, SequenceNumber)> = Vec::new();
@@ -90,9 +93,7 @@ impl FragmentedRangeTombstoneList {
                 }
                 let smallest_end = active[0].0.clone();
                 let (to, reached_next) = match next {
-                    Some(n) if icmp.compare_user(n, &smallest_end) != Ordering::Greater => {
-                        (n.to_vec(), true)
-                    }
+                    Some(n) if icmp.compare_user(n, &smallest_end) != Ordering::Greater => (n.to_vec(), true),
                     _ => (smallest_end, false),
                 };
                 if icmp.compare_user(&c, &to) == Ordering::Less {
@@ -125,7 +126,10 @@ impl FragmentedRangeTombstoneList {
             active.insert(pos, (t.end, t.seq));
         }
         emit(&mut fragments, &mut active, &mut cur, None);
-        FragmentedRangeTombstoneList { fragments, ends: Default::default() }
+        FragmentedRangeTombstoneList {
+            fragments,
+            ends: Default::default(),
+        }
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -133,12 +137,10 @@ impl FragmentedRangeTombstoneList {
     }
 
     /// The fragment containing `key`, by binary search.
-    pub(crate) fn fragment_for(
-        &self,
-        icmp: &InternalKeyComparator,
-        key: &[u8],
-    ) -> Option<&Fragment> {
-        let ends = self.ends.get_or_init(|| PackedKeys::new(self.fragments.iter().map(|f| f.end.as_slice())));
+    pub(crate) fn fragment_for(&self, icmp: &InternalKeyComparator, key: &[u8]) -> Option<&Fragment> {
+        let ends = self
+            .ends
+            .get_or_init(|| PackedKeys::new(self.fragments.iter().map(|f| f.end.as_slice())));
         // first fragment whose end is > key
         let (mut lo, mut hi) = (0usize, self.fragments.len());
         while lo < hi {
@@ -255,10 +257,7 @@ impl MemRangeDels {
     /// The fragmented list (None when there are no tombstones). Rebuilds only if a writer has
     /// not refreshed yet (e.g. during recovery).
     #[inline]
-    pub(crate) fn fragmented(
-        &self,
-        icmp: &InternalKeyComparator,
-    ) -> Option<Arc<FragmentedRangeTombstoneList>> {
+    pub(crate) fn fragmented(&self, icmp: &InternalKeyComparator) -> Option<Arc<FragmentedRangeTombstoneList>> {
         if self.is_empty() {
             return None;
         }
@@ -308,11 +307,7 @@ mod tests {
         let got = frag(vec![t("k05", "k12", 22), t("k03", "k08", 21)]);
         assert_eq!(
             got,
-            g(&[
-                ("k03", "k05", &[21]),
-                ("k05", "k08", &[22, 21]),
-                ("k08", "k12", &[22])
-            ])
+            g(&[("k03", "k05", &[21]), ("k05", "k08", &[22, 21]), ("k08", "k12", &[22])])
         );
     }
 
@@ -362,12 +357,7 @@ mod tests {
 
     #[test]
     fn adjacent_and_chain() {
-        let got = frag(vec![
-            t("a", "b", 1),
-            t("b", "c", 2),
-            t("b", "d", 3),
-            t("c", "f", 4),
-        ]);
+        let got = frag(vec![t("a", "b", 1), t("b", "c", 2), t("b", "d", 3), t("c", "f", 4)]);
         assert_eq!(
             got,
             g(&[

@@ -108,7 +108,10 @@ fn sst_files(path: &Path) -> Result<Vec<PathBuf>> {
 /// every table file in it.
 pub fn sst_dump(path: &Path, o: &SstDumpOptions) -> Result<String> {
     let mut out = String::new();
-    let fmt = |b: Option<&Vec<u8>>| b.map(|k| if o.output_hex { hex_upper(k) } else { printable(k) }).unwrap_or_default();
+    let fmt = |b: Option<&Vec<u8>>| {
+        b.map(|k| if o.output_hex { hex_upper(k) } else { printable(k) })
+            .unwrap_or_default()
+    };
     for file in sst_files(path)? {
         let _ = writeln!(out, "Process {}", file.display());
         let t = open_sst(&file)?;
@@ -150,7 +153,10 @@ pub fn sst_dump(path: &Path, o: &SstDumpOptions) -> Result<String> {
                     let pk = parse_internal_key(it.key())?;
                     // sst_dump prints hex without the 0x prefix
                     let (k, v) = if o.output_hex {
-                        (hex_upper(pk.user_key)[2..].to_string(), hex_upper(it.value())[2..].to_string())
+                        (
+                            hex_upper(pk.user_key)[2..].to_string(),
+                            hex_upper(it.value())[2..].to_string(),
+                        )
                     } else {
                         (printable(pk.user_key), printable(it.value()))
                     };
@@ -172,7 +178,11 @@ pub fn sst_dump(path: &Path, o: &SstDumpOptions) -> Result<String> {
                 let _ = writeln!(out, "{} is a valid SST file", file.display());
             }
             "none" | "" => {}
-            c => return Err(Error::invalid(format!("--command: unknown command {c:?} (scan, verify, raw, check, none)"))),
+            c => {
+                return Err(Error::invalid(format!(
+                    "--command: unknown command {c:?} (scan, verify, raw, check, none)"
+                )))
+            }
         }
         if o.show_properties {
             out.push_str(&properties_text(&t));
@@ -192,9 +202,17 @@ fn properties_text(t: &Table) -> String {
     let _ = writeln!(s, "  # merge operands: {}", p.num_merge_operands);
     let _ = writeln!(s, "  # range deletions: {}", p.num_range_deletions);
     let _ = writeln!(s, "  raw key size: {}", p.raw_key_size);
-    let _ = writeln!(s, "  raw average key size: {}", p.raw_key_size as f64 / p.num_entries.max(1) as f64);
+    let _ = writeln!(
+        s,
+        "  raw average key size: {}",
+        p.raw_key_size as f64 / p.num_entries.max(1) as f64
+    );
     let _ = writeln!(s, "  raw value size: {}", p.raw_value_size);
-    let _ = writeln!(s, "  raw average value size: {}", p.raw_value_size as f64 / p.num_entries.max(1) as f64);
+    let _ = writeln!(
+        s,
+        "  raw average value size: {}",
+        p.raw_value_size as f64 / p.num_entries.max(1) as f64
+    );
     let _ = writeln!(s, "  data block size: {}", p.data_size);
     let _ = writeln!(
         s,
@@ -203,8 +221,20 @@ fn properties_text(t: &Table) -> String {
     );
     let _ = writeln!(s, "  filter block size: {}", p.filter_size);
     let _ = writeln!(s, "  # entries for filter: {}", p.num_filter_entries);
-    let _ = writeln!(s, "  (estimated) table size: {}", p.data_size + p.index_size + p.filter_size);
-    let _ = writeln!(s, "  filter policy name: {}", if p.filter_policy_name.is_empty() { "N/A" } else { &p.filter_policy_name });
+    let _ = writeln!(
+        s,
+        "  (estimated) table size: {}",
+        p.data_size + p.index_size + p.filter_size
+    );
+    let _ = writeln!(
+        s,
+        "  filter policy name: {}",
+        if p.filter_policy_name.is_empty() {
+            "N/A"
+        } else {
+            &p.filter_policy_name
+        }
+    );
     let _ = writeln!(s, "  column family ID: {}", p.column_family_id);
     let _ = writeln!(s, "  column family name: {}", p.column_family_name);
     let _ = writeln!(s, "  comparator name: {}", p.comparator_name);

@@ -328,7 +328,11 @@ impl VersionEdit {
                 put_lpslice(dst, &tmp);
             }
             if f.compensated_range_deletion_size != 0 {
-                put_varint64_field(dst, nf4::COMPENSATED_RANGE_DELETION_SIZE, f.compensated_range_deletion_size);
+                put_varint64_field(
+                    dst,
+                    nf4::COMPENSATED_RANGE_DELETION_SIZE,
+                    f.compensated_range_deletion_size,
+                );
             }
             if f.tail_size != 0 {
                 put_varint64_field(dst, nf4::TAIL_SIZE, f.tail_size);
@@ -465,11 +469,16 @@ impl VersionEdit {
                     e.wal_additions.push(decode_wal_addition(&mut sub)?);
                 }
                 tag::WAL_DELETION => {
-                    e.wal_deletion = Some(r.varint64().ok_or_else(|| bad("WalDeletion: Error decoding WAL log number"))?)
+                    e.wal_deletion = Some(
+                        r.varint64()
+                            .ok_or_else(|| bad("WalDeletion: Error decoding WAL log number"))?,
+                    )
                 }
                 tag::WAL_DELETION2 => {
                     let s = r.lpslice().ok_or_else(|| bad("wal deletion"))?;
-                    let n = Reader::new(s).varint64().ok_or_else(|| bad("WalDeletion: Error decoding WAL log number"))?;
+                    let n = Reader::new(s)
+                        .varint64()
+                        .ok_or_else(|| bad("WalDeletion: Error decoding WAL log number"))?;
                     e.wal_deletion = Some(n);
                 }
                 tag::COLUMN_FAMILY => e.column_family = r.varint32().ok_or_else(|| bad("set column family id"))?,
@@ -477,7 +486,9 @@ impl VersionEdit {
                     e.column_family_add = Some(lossy(r.lpslice().ok_or_else(|| bad("column family add"))?))
                 }
                 tag::COLUMN_FAMILY_DROP => e.column_family_drop = true,
-                tag::IN_ATOMIC_GROUP => e.remaining_entries = Some(r.varint32().ok_or_else(|| bad("remaining entries"))?),
+                tag::IN_ATOMIC_GROUP => {
+                    e.remaining_entries = Some(r.varint32().ok_or_else(|| bad("remaining entries"))?)
+                }
                 tag::FULL_HISTORY_TS_LOW => {
                     let s = r.lpslice().ok_or_else(|| bad("full_history_ts_low"))?;
                     if s.is_empty() {
@@ -656,7 +667,9 @@ pub(crate) fn ikey_debug(ikey: &[u8], hex: bool) -> String {
 
 fn check_path_id(path_id: u32) -> Result<()> {
     if path_id != 0 {
-        return Err(Error::NotSupported(format!("table file in db_paths[{path_id}] (path id {path_id})")));
+        return Err(Error::NotSupported(format!(
+            "table file in db_paths[{path_id}] (path id {path_id})"
+        )));
     }
     Ok(())
 }
@@ -674,7 +687,11 @@ fn decode_old_new_file(r: &mut Reader<'_>, t: u32) -> Option<(u32, FileMetaData)
     let file_size = r.varint64()?;
     let smallest = get_internal_key(r)?;
     let largest = get_internal_key(r)?;
-    let (smallest_seqno, largest_seqno) = if t == tag::NEW_FILE { (0, 0) } else { (r.varint64()?, r.varint64()?) };
+    let (smallest_seqno, largest_seqno) = if t == tag::NEW_FILE {
+        (0, 0)
+    } else {
+        (r.varint64()?, r.varint64()?)
+    };
     Some((
         level,
         FileMetaData {
@@ -703,7 +720,15 @@ fn decode_new_file4(r: &mut Reader<'_>, e: &mut VersionEdit) -> Result<(u32, Fil
         let largest = get_internal_key(r)?;
         let smallest_seqno = r.varint64()?;
         let largest_seqno = r.varint64()?;
-        Some((level, number, file_size, smallest, largest, smallest_seqno, largest_seqno))
+        Some((
+            level,
+            number,
+            file_size,
+            smallest,
+            largest,
+            smallest_seqno,
+            largest_seqno,
+        ))
     })();
     let Some((level, number, file_size, smallest, largest, smallest_seqno, largest_seqno)) = head else {
         return Err(bad("new-file4 entry"));
@@ -751,7 +776,9 @@ fn decode_new_file4(r: &mut Reader<'_>, e: &mut VersionEdit) -> Result<(u32, Fil
                 f.marked_for_compaction = field[0] == 1;
             }
             nf4::MIN_LOG_NUMBER_TO_KEEP_HACK => {
-                let v = Reader::new(field).fixed64().ok_or_else(|| bad("deleted log number malformatted"))?;
+                let v = Reader::new(field)
+                    .fixed64()
+                    .ok_or_else(|| bad("deleted log number malformatted"))?;
                 e.min_log_number_to_keep = Some(v);
             }
             nf4::OLDEST_BLOB_FILE_NUMBER => f.oldest_blob_file_number = varint("invalid oldest blob file number")?,
@@ -778,7 +805,9 @@ fn decode_new_file4(r: &mut Reader<'_>, e: &mut VersionEdit) -> Result<(u32, Fil
             | nf4::USER_DEFINED_TIMESTAMPS_PERSISTED
             | nf4::FILE_OPEN_METADATA => {}
             ct if ct & nf4::NON_SAFE_IGNORE_MASK != 0 => {
-                return Err(bad(&format!("new-file4 custom field with tag {ct} not supported (must understand)")));
+                return Err(bad(&format!(
+                    "new-file4 custom field with tag {ct} not supported (must understand)"
+                )));
             }
             _ => {}
         }
@@ -792,13 +821,18 @@ fn decode_new_file4(r: &mut Reader<'_>, e: &mut VersionEdit) -> Result<(u32, Fil
 /// Skip the custom fields of a blob record (tag varint32 + lpslice, ended by 1).
 fn skip_blob_custom_fields(r: &mut Reader<'_>, class: &str) -> Result<()> {
     loop {
-        let t = r.varint32().ok_or_else(|| Error::corrupt(format!("{class}: Error decoding custom field tag")))?;
+        let t = r
+            .varint32()
+            .ok_or_else(|| Error::corrupt(format!("{class}: Error decoding custom field tag")))?;
         if t == 1 {
             return Ok(());
         }
-        r.lpslice().ok_or_else(|| Error::corrupt(format!("{class}: Error decoding custom field value")))?;
+        r.lpslice()
+            .ok_or_else(|| Error::corrupt(format!("{class}: Error decoding custom field value")))?;
         if t & nf4::NON_SAFE_IGNORE_MASK != 0 {
-            return Err(Error::corrupt(format!("{class}: Forward incompatible custom field encountered")));
+            return Err(Error::corrupt(format!(
+                "{class}: Forward incompatible custom field encountered"
+            )));
         }
     }
 }
@@ -809,10 +843,22 @@ fn decode_blob_addition(r: &mut Reader<'_>) -> Result<BlobFileAddition> {
     let blob_file_number = r.varint64().ok_or_else(|| err("Error decoding blob file number"))?;
     let total_blob_count = r.varint64().ok_or_else(|| err("Error decoding total blob count"))?;
     let total_blob_bytes = r.varint64().ok_or_else(|| err("Error decoding total blob bytes"))?;
-    let checksum_method = r.lpslice().ok_or_else(|| err("Error decoding checksum method"))?.to_vec();
-    let checksum_value = r.lpslice().ok_or_else(|| err("Error decoding checksum value"))?.to_vec();
+    let checksum_method = r
+        .lpslice()
+        .ok_or_else(|| err("Error decoding checksum method"))?
+        .to_vec();
+    let checksum_value = r
+        .lpslice()
+        .ok_or_else(|| err("Error decoding checksum value"))?
+        .to_vec();
     skip_blob_custom_fields(r, c)?;
-    Ok(BlobFileAddition { blob_file_number, total_blob_count, total_blob_bytes, checksum_method, checksum_value })
+    Ok(BlobFileAddition {
+        blob_file_number,
+        total_blob_count,
+        total_blob_bytes,
+        checksum_method,
+        checksum_value,
+    })
 }
 
 fn decode_blob_garbage(r: &mut Reader<'_>) -> Result<BlobFileGarbage> {
@@ -822,13 +868,20 @@ fn decode_blob_garbage(r: &mut Reader<'_>) -> Result<BlobFileGarbage> {
     let garbage_blob_count = r.varint64().ok_or_else(|| err("Error decoding garbage blob count"))?;
     let garbage_blob_bytes = r.varint64().ok_or_else(|| err("Error decoding garbage blob bytes"))?;
     skip_blob_custom_fields(r, c)?;
-    Ok(BlobFileGarbage { blob_file_number, garbage_blob_count, garbage_blob_bytes })
+    Ok(BlobFileGarbage {
+        blob_file_number,
+        garbage_blob_count,
+        garbage_blob_bytes,
+    })
 }
 
 fn decode_wal_addition(r: &mut Reader<'_>) -> Result<WalAddition> {
     let err = |m: &str| Error::corrupt(format!("WalAddition: {m}"));
     let log_number = r.varint64().ok_or_else(|| err("Error decoding WAL log number"))?;
-    let mut w = WalAddition { log_number, synced_size: None };
+    let mut w = WalAddition {
+        log_number,
+        synced_size: None,
+    };
     loop {
         match r.varint32() {
             Some(1) => return Ok(w),
@@ -846,7 +899,10 @@ mod tests {
 
     fn unhex(s: &str) -> Vec<u8> {
         let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
     }
 
     /// The real 9.8.4 NewFile4 record of modern §3.2 (unique id bytes replaced by 0x11..0x20).
@@ -888,7 +944,9 @@ mod tests {
             )),
             "{s}"
         );
-        assert!(e.debug_string(true).contains("AddFile: 0 9 1084 '61' seq:1, type:1 .. '63' seq:3"));
+        assert!(e
+            .debug_string(true)
+            .contains("AddFile: 0 9 1084 '61' seq:1, type:1 .. '63' seq:3"));
         // Every truncation fails cleanly.
         for n in 0..bytes.len() {
             assert!(VersionEdit::decode(&bytes[..n]).is_err() || n == 0, "n={n}");
@@ -926,9 +984,23 @@ mod tests {
         e.compact_cursors.push((1, make_internal_key(b"m", 3, 1)));
         e.delete_file(0, 8);
         e.add_file(1, f.clone());
-        e.add_file(2, FileMetaData { number: 13, epoch_number: 0, unique_id: None, ..f });
-        e.wal_additions.push(WalAddition { log_number: 4, synced_size: Some(100) });
-        e.wal_additions.push(WalAddition { log_number: 6, synced_size: None });
+        e.add_file(
+            2,
+            FileMetaData {
+                number: 13,
+                epoch_number: 0,
+                unique_id: None,
+                ..f
+            },
+        );
+        e.wal_additions.push(WalAddition {
+            log_number: 4,
+            synced_size: Some(100),
+        });
+        e.wal_additions.push(WalAddition {
+            log_number: 6,
+            synced_size: None,
+        });
         e.wal_deletion = Some(3);
         e.remaining_entries = Some(2);
         e.last_compacted_manifest_file_size = Some(99);
@@ -951,7 +1023,11 @@ mod tests {
             checksum_method: b"crc".to_vec(),
             checksum_value: vec![1, 2],
         });
-        c.blob_file_garbages.push(BlobFileGarbage { blob_file_number: 9, garbage_blob_count: 1, garbage_blob_bytes: 1 });
+        c.blob_file_garbages.push(BlobFileGarbage {
+            blob_file_number: 9,
+            garbage_blob_count: 1,
+            garbage_blob_bytes: 1,
+        });
         c.full_history_ts_low = Some(vec![0; 8]);
         assert_eq!(VersionEdit::decode(&c.encoded()).unwrap(), c);
         let mut dr = VersionEdit::new();
@@ -961,9 +1037,16 @@ mod tests {
         let s = c.debug_string(false);
         assert!(s.contains("ColumnFamily: 3\n  ColumnFamilyAdd: cf3"), "{s}");
         // Minimal 7.8-style edit: default CF is not written.
-        let m = VersionEdit { log_number: Some(0), last_sequence: Some(0), ..Default::default() };
+        let m = VersionEdit {
+            log_number: Some(0),
+            last_sequence: Some(0),
+            ..Default::default()
+        };
         assert_eq!(m.encoded(), vec![2, 0, 4, 0]);
-        assert_eq!(m.to_string(), "VersionEdit {\n  LogNumber: 0\n  LastSeq: 0\n  ColumnFamily: 0\n}\n");
+        assert_eq!(
+            m.to_string(),
+            "VersionEdit {\n  LogNumber: 0\n  LastSeq: 0\n  ColumnFamily: 0\n}\n"
+        );
     }
 
     #[test]
@@ -985,7 +1068,13 @@ mod tests {
     #[test]
     fn newfile4_custom_tags() {
         // Unknown ignorable custom tag (no bit 6) and tags 10/11/16/17: ignored.
-        for c in [&b"\x1e\x02ab"[..], b"\x0a\x01x", b"\x0b\x01x", b"\x10\x01\x00", b"\x11\x03abc"] {
+        for c in [
+            &b"\x1e\x02ab"[..],
+            b"\x0a\x01x",
+            b"\x0b\x01x",
+            b"\x10\x01\x00",
+            b"\x11\x03abc",
+        ] {
             let e = VersionEdit::decode(&nf4_with_custom(c)).unwrap();
             assert_eq!(e.new_files[0].1.number, 5);
         }
@@ -994,8 +1083,12 @@ mod tests {
         assert!(e.is_corruption() && e.to_string().contains("must understand"), "{e}");
         // Path id: 0 accepted, anything else NotSupported; wrong size is corruption.
         assert!(VersionEdit::decode(&nf4_with_custom(b"\x41\x01\x00")).is_ok());
-        assert!(VersionEdit::decode(&nf4_with_custom(b"\x41\x01\x01")).unwrap_err().is_not_supported());
-        assert!(VersionEdit::decode(&nf4_with_custom(b"\x41\x02\x00\x00")).unwrap_err().is_corruption());
+        assert!(VersionEdit::decode(&nf4_with_custom(b"\x41\x01\x01"))
+            .unwrap_err()
+            .is_not_supported());
+        assert!(VersionEdit::decode(&nf4_with_custom(b"\x41\x02\x00\x00"))
+            .unwrap_err()
+            .is_corruption());
         // MinLogNumberToKeepHack sets the edit's field.
         let e = VersionEdit::decode(&nf4_with_custom(b"\x03\x08\x07\x00\x00\x00\x00\x00\x00\x00")).unwrap();
         assert_eq!(e.min_log_number_to_keep, Some(7));
@@ -1022,7 +1115,10 @@ mod tests {
         let mut nf = unhex("07 02 0a 20");
         nf.extend(&keys);
         let e = VersionEdit::decode(&nf).unwrap();
-        assert_eq!((e.new_files[0].0, e.new_files[0].1.number, e.new_files[0].1.file_size), (2, 10, 32));
+        assert_eq!(
+            (e.new_files[0].0, e.new_files[0].1.number, e.new_files[0].1.file_size),
+            (2, 10, 32)
+        );
         let mut nf2 = unhex("64 02 0a 20");
         nf2.extend(&keys);
         nf2.extend([1, 3]);
@@ -1052,30 +1148,48 @@ mod tests {
         // Unknown tags without bit 13.
         for t in [8u8, 11, 50, 101] {
             let e = VersionEdit::decode(&[t, 0]).unwrap_err();
-            assert!(e.is_corruption() && e.to_string().contains(&format!("unknown tag {t}")), "{e}");
+            assert!(
+                e.is_corruption() && e.to_string().contains(&format!("unknown tag {t}")),
+                "{e}"
+            );
         }
         // Old-style WAL addition/deletion (not length-prefixed), new style, atomic group, max CF.
         let v = unhex("8440 04 02 64 01  8540 03  c801 05  cb01 06  ac02 02");
         let e = VersionEdit::decode(&v).unwrap();
-        assert_eq!(e.wal_additions, vec![WalAddition { log_number: 4, synced_size: Some(100) }]);
+        assert_eq!(
+            e.wal_additions,
+            vec![WalAddition {
+                log_number: 4,
+                synced_size: Some(100)
+            }]
+        );
         assert_eq!(e.wal_deletion, Some(3));
         assert_eq!(e.column_family, 5);
         assert_eq!(e.max_column_family, Some(6));
         assert_eq!(e.remaining_entries, Some(2));
-        assert!(VersionEdit::decode(&unhex("8440 04 07 01")).is_err(), "unknown WalAddition subtag");
+        assert!(
+            VersionEdit::decode(&unhex("8440 04 07 01")).is_err(),
+            "unknown WalAddition subtag"
+        );
         // Deprecated blob tags (no length prefix).
         let v = unhex("8240 01 02 03 00 00 01  8340 01 02 03 01");
         let e = VersionEdit::decode(&v).unwrap();
         assert_eq!(e.blob_file_additions.len(), 1);
         assert_eq!(e.blob_file_garbages.len(), 1);
-        assert!(VersionEdit::decode(&unhex("9003 01 02 03 00 00 42 00 01")).is_err(), "must-understand blob field");
+        assert!(
+            VersionEdit::decode(&unhex("9003 01 02 03 00 00 42 00 01")).is_err(),
+            "must-understand blob field"
+        );
         // PersistUDT wrong size; empty FullHistoryTsLow.
         assert!(VersionEdit::decode(&unhex("8940 02 0101")).is_err());
         assert!(VersionEdit::decode(&unhex("8640 00")).is_err());
         // DbId record of TV6 shape.
         let mut v = unhex("8140 24");
         v.extend(b"581cc87f-0000-0000-0000-bf181f63891b");
-        assert_eq!(VersionEdit::decode(&v).unwrap().db_id.as_deref(), Some("581cc87f-0000-0000-0000-bf181f63891b"));
+        assert_eq!(
+            VersionEdit::decode(&v).unwrap().db_id.as_deref(),
+            Some("581cc87f-0000-0000-0000-bf181f63891b")
+        );
     }
 
     #[test]

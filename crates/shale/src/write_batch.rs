@@ -78,7 +78,10 @@ fn fits(b: &[u8]) -> bool {
 impl WriteBatch {
     /// An empty batch.
     pub fn new() -> WriteBatch {
-        WriteBatch { rep: vec![0u8; HEADER], oversize: false }
+        WriteBatch {
+            rep: vec![0u8; HEADER],
+            oversize: false,
+        }
     }
 
     /// An empty batch with room for `bytes` bytes of records.
@@ -202,7 +205,10 @@ impl WriteBatch {
         if data.len() < HEADER {
             return Err(Error::corrupt("malformed WriteBatch (too small)"));
         }
-        let wb = WriteBatch { rep: data, oversize: false };
+        let wb = WriteBatch {
+            rep: data,
+            oversize: false,
+        };
         let mut found = 0u32;
         for r in wb.records() {
             if r?.is_counted() {
@@ -220,7 +226,10 @@ impl WriteBatch {
         if data.len() < HEADER {
             return Err(Error::corrupt("malformed WriteBatch (too small)"));
         }
-        Ok(WriteBatch { rep: data, oversize: false })
+        Ok(WriteBatch {
+            rep: data,
+            oversize: false,
+        })
     }
 
     /// InvalidArgument if a key or value longer than `u32::MAX` was given to this batch.
@@ -258,7 +267,10 @@ impl WriteBatch {
 
     /// Every record, including the ones `iterate` rejects.
     pub(crate) fn records(&self) -> Records<'_> {
-        Records { r: Reader::new(&self.rep[HEADER..]), failed: false }
+        Records {
+            r: Reader::new(&self.rep[HEADER..]),
+            failed: false,
+        }
     }
 
     /// Feed every record to `handler` (column family 0 only). Errors: NotSupported for other
@@ -287,7 +299,9 @@ impl WriteBatch {
                     return Err(Error::NotSupported("WriteBatch: blob index (tag 0x11/0x10)".into()))
                 }
                 BatchRecord::WideColumnEntity { .. } => {
-                    return Err(Error::NotSupported("WriteBatch: wide-column entity (tag 0x16/0x17)".into()))
+                    return Err(Error::NotSupported(
+                        "WriteBatch: wide-column entity (tag 0x16/0x17)".into(),
+                    ))
                 }
                 BatchRecord::TimedPut { .. } => {
                     return Err(Error::NotSupported("WriteBatch: timed put (tag 0x18/0x19)".into()))
@@ -322,22 +336,57 @@ pub(crate) trait BatchHandler {
 /// One decoded WriteBatch record. `cf` is the column family id (0 for the non-CF tags).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum BatchRecord<'a> {
-    Put { cf: u32, key: &'a [u8], value: &'a [u8] },
-    Delete { cf: u32, key: &'a [u8] },
-    SingleDelete { cf: u32, key: &'a [u8] },
-    DeleteRange { cf: u32, begin: &'a [u8], end: &'a [u8] },
-    Merge { cf: u32, key: &'a [u8], value: &'a [u8] },
+    Put {
+        cf: u32,
+        key: &'a [u8],
+        value: &'a [u8],
+    },
+    Delete {
+        cf: u32,
+        key: &'a [u8],
+    },
+    SingleDelete {
+        cf: u32,
+        key: &'a [u8],
+    },
+    DeleteRange {
+        cf: u32,
+        begin: &'a [u8],
+        end: &'a [u8],
+    },
+    Merge {
+        cf: u32,
+        key: &'a [u8],
+        value: &'a [u8],
+    },
     LogData(&'a [u8]),
-    BlobIndex { cf: u32, key: &'a [u8], value: &'a [u8] },
-    WideColumnEntity { cf: u32, key: &'a [u8], value: &'a [u8] },
+    BlobIndex {
+        cf: u32,
+        key: &'a [u8],
+        value: &'a [u8],
+    },
+    WideColumnEntity {
+        cf: u32,
+        key: &'a [u8],
+        value: &'a [u8],
+    },
     /// value = user value ‖ fixed64 write time.
-    TimedPut { cf: u32, key: &'a [u8], value: &'a [u8] },
+    TimedPut {
+        cf: u32,
+        key: &'a [u8],
+        value: &'a [u8],
+    },
     Noop,
     /// `unprepare` for tag 0x13; tags 0x09 and 0x12 give false.
-    BeginPrepare { unprepare: bool },
+    BeginPrepare {
+        unprepare: bool,
+    },
     EndPrepare(&'a [u8]),
     Commit(&'a [u8]),
-    CommitWithTimestamp { ts: &'a [u8], xid: &'a [u8] },
+    CommitWithTimestamp {
+        ts: &'a [u8],
+        xid: &'a [u8],
+    },
     Rollback(&'a [u8]),
 }
 
@@ -396,28 +445,49 @@ impl<'a> Records<'a> {
         );
         let cf = if cf_tag { r.varint32()? } else { 0 };
         Some(match t {
-            tag::VALUE | tag::CF_VALUE => BatchRecord::Put { cf, key: r.lpslice()?, value: r.lpslice()? },
+            tag::VALUE | tag::CF_VALUE => BatchRecord::Put {
+                cf,
+                key: r.lpslice()?,
+                value: r.lpslice()?,
+            },
             tag::DELETION | tag::CF_DELETION => BatchRecord::Delete { cf, key: r.lpslice()? },
             tag::SINGLE_DELETION | tag::CF_SINGLE_DELETION => BatchRecord::SingleDelete { cf, key: r.lpslice()? },
-            tag::RANGE_DELETION | tag::CF_RANGE_DELETION => {
-                BatchRecord::DeleteRange { cf, begin: r.lpslice()?, end: r.lpslice()? }
-            }
-            tag::MERGE | tag::CF_MERGE => BatchRecord::Merge { cf, key: r.lpslice()?, value: r.lpslice()? },
+            tag::RANGE_DELETION | tag::CF_RANGE_DELETION => BatchRecord::DeleteRange {
+                cf,
+                begin: r.lpslice()?,
+                end: r.lpslice()?,
+            },
+            tag::MERGE | tag::CF_MERGE => BatchRecord::Merge {
+                cf,
+                key: r.lpslice()?,
+                value: r.lpslice()?,
+            },
             tag::LOG_DATA => BatchRecord::LogData(r.lpslice()?),
-            tag::BLOB_INDEX | tag::CF_BLOB_INDEX => {
-                BatchRecord::BlobIndex { cf, key: r.lpslice()?, value: r.lpslice()? }
-            }
-            tag::WIDE_COLUMN_ENTITY | tag::CF_WIDE_COLUMN_ENTITY => {
-                BatchRecord::WideColumnEntity { cf, key: r.lpslice()?, value: r.lpslice()? }
-            }
-            tag::TIMED_PUT | tag::CF_TIMED_PUT => BatchRecord::TimedPut { cf, key: r.lpslice()?, value: r.lpslice()? },
+            tag::BLOB_INDEX | tag::CF_BLOB_INDEX => BatchRecord::BlobIndex {
+                cf,
+                key: r.lpslice()?,
+                value: r.lpslice()?,
+            },
+            tag::WIDE_COLUMN_ENTITY | tag::CF_WIDE_COLUMN_ENTITY => BatchRecord::WideColumnEntity {
+                cf,
+                key: r.lpslice()?,
+                value: r.lpslice()?,
+            },
+            tag::TIMED_PUT | tag::CF_TIMED_PUT => BatchRecord::TimedPut {
+                cf,
+                key: r.lpslice()?,
+                value: r.lpslice()?,
+            },
             tag::NOOP => BatchRecord::Noop,
             tag::BEGIN_PREPARE_XID | tag::BEGIN_PERSISTED_PREPARE_XID => BatchRecord::BeginPrepare { unprepare: false },
             tag::BEGIN_UNPREPARE_XID => BatchRecord::BeginPrepare { unprepare: true },
             tag::END_PREPARE_XID => BatchRecord::EndPrepare(r.lpslice()?),
             tag::COMMIT_XID => BatchRecord::Commit(r.lpslice()?),
             tag::ROLLBACK_XID => BatchRecord::Rollback(r.lpslice()?),
-            tag::COMMIT_XID_AND_TIMESTAMP => BatchRecord::CommitWithTimestamp { ts: r.lpslice()?, xid: r.lpslice()? },
+            tag::COMMIT_XID_AND_TIMESTAMP => BatchRecord::CommitWithTimestamp {
+                ts: r.lpslice()?,
+                xid: r.lpslice()?,
+            },
             _ => return None,
         })
     }
@@ -436,9 +506,13 @@ impl<'a> Iterator for Records<'a> {
             Some(rec) => Some(Ok(rec)),
             None => {
                 self.failed = true;
-                let known = t <= tag::BEGIN_UNPREPARE_XID || (tag::COMMIT_XID_AND_TIMESTAMP..=tag::CF_TIMED_PUT).contains(&t);
+                let known =
+                    t <= tag::BEGIN_UNPREPARE_XID || (tag::COMMIT_XID_AND_TIMESTAMP..=tag::CF_TIMED_PUT).contains(&t);
                 let msg = if known {
-                    format!("bad WriteBatch record (tag {t:#04x}) at batch offset {}", start + HEADER)
+                    format!(
+                        "bad WriteBatch record (tag {t:#04x}) at batch offset {}",
+                        start + HEADER
+                    )
                 } else {
                     format!("unknown WriteBatch tag {t:#04x} at batch offset {}", start + HEADER)
                 };
@@ -456,7 +530,11 @@ mod tests {
     struct Collect(Vec<String>);
     impl BatchHandler for Collect {
         fn put(&mut self, k: &[u8], v: &[u8]) -> Result<()> {
-            self.0.push(format!("put {} {}", String::from_utf8_lossy(k), String::from_utf8_lossy(v)));
+            self.0.push(format!(
+                "put {} {}",
+                String::from_utf8_lossy(k),
+                String::from_utf8_lossy(v)
+            ));
             Ok(())
         }
         fn delete(&mut self, k: &[u8]) -> Result<()> {
@@ -468,11 +546,19 @@ mod tests {
             Ok(())
         }
         fn delete_range(&mut self, b: &[u8], e: &[u8]) -> Result<()> {
-            self.0.push(format!("range {} {}", String::from_utf8_lossy(b), String::from_utf8_lossy(e)));
+            self.0.push(format!(
+                "range {} {}",
+                String::from_utf8_lossy(b),
+                String::from_utf8_lossy(e)
+            ));
             Ok(())
         }
         fn merge(&mut self, k: &[u8], v: &[u8]) -> Result<()> {
-            self.0.push(format!("merge {} {}", String::from_utf8_lossy(k), String::from_utf8_lossy(v)));
+            self.0.push(format!(
+                "merge {} {}",
+                String::from_utf8_lossy(k),
+                String::from_utf8_lossy(v)
+            ));
             Ok(())
         }
         fn log_data(&mut self, b: &[u8]) -> Result<()> {
@@ -555,7 +641,11 @@ mod tests {
         let e = WriteBatch::from_data(bad.clone()).unwrap_err();
         assert!(e.is_corruption() && e.to_string().contains("wrong count"), "{e}");
         let raw = WriteBatch::from_data_unchecked(bad).unwrap();
-        assert!(raw.iterate(&mut Collect::default()).unwrap_err().to_string().contains("wrong count"));
+        assert!(raw
+            .iterate(&mut Collect::default())
+            .unwrap_err()
+            .to_string()
+            .contains("wrong count"));
         let full = b.data();
         let without_logdata = full.len() - 7;
         for n in 0..full.len() {
@@ -582,10 +672,20 @@ mod tests {
         // Other CFs are not supported.
         let mut d = hdr(1);
         d.extend(b"\x05\x03\x01a\x01b");
-        let e = WriteBatch::from_data(d).unwrap().iterate(&mut Collect::default()).unwrap_err();
+        let e = WriteBatch::from_data(d)
+            .unwrap()
+            .iterate(&mut Collect::default())
+            .unwrap_err();
         assert!(e.is_not_supported() && e.to_string().contains("column family 3"), "{e}");
         // Blob index, wide columns, timed put: NotSupported.
-        for t in [&b"\x11\x01a\x01b"[..], b"\x10\x00\x01a\x01b", b"\x16\x01a\x01b", b"\x17\x00\x01a\x01b", b"\x18\x01a\x01b", b"\x19\x00\x01a\x01b"] {
+        for t in [
+            &b"\x11\x01a\x01b"[..],
+            b"\x10\x00\x01a\x01b",
+            b"\x16\x01a\x01b",
+            b"\x17\x00\x01a\x01b",
+            b"\x18\x01a\x01b",
+            b"\x19\x00\x01a\x01b",
+        ] {
             let mut d = hdr(1);
             d.extend(t);
             let b = WriteBatch::from_data(d).unwrap();
@@ -596,7 +696,10 @@ mod tests {
             let mut d = hdr(0);
             d.extend([t, 1, b'a']);
             let e = WriteBatch::from_data(d).unwrap_err();
-            assert!(e.is_corruption() && e.to_string().contains("unknown WriteBatch tag"), "{e}");
+            assert!(
+                e.is_corruption() && e.to_string().contains("unknown WriteBatch tag"),
+                "{e}"
+            );
         }
     }
 

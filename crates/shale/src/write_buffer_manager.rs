@@ -131,7 +131,10 @@ pub(crate) struct MemAccount {
 
 impl MemAccount {
     pub(crate) fn new(wbm: Option<Arc<WriteBufferManager>>) -> Arc<MemAccount> {
-        Arc::new(MemAccount { total: AtomicUsize::new(0), wbm })
+        Arc::new(MemAccount {
+            total: AtomicUsize::new(0),
+            wbm,
+        })
     }
 }
 
@@ -145,7 +148,11 @@ pub(crate) struct MemCharge {
 
 impl MemCharge {
     pub(crate) fn new(account: Arc<MemAccount>) -> MemCharge {
-        MemCharge { account, charged: AtomicUsize::new(0), active: std::sync::atomic::AtomicBool::new(true) }
+        MemCharge {
+            account,
+            charged: AtomicUsize::new(0),
+            active: std::sync::atomic::AtomicBool::new(true),
+        }
     }
 
     /// Bring the charge to `now` bytes.

@@ -36,19 +36,40 @@ fn basic_operations_and_properties() {
     db.write(batch).unwrap();
     let got = db.multi_get([&b"a"[..], b"b", b"c", b"d", b"e"]);
     let got: Vec<Option<Vec<u8>>> = got.into_iter().map(|r| r.unwrap()).collect();
-    assert_eq!(got, vec![None, None, Some(b"3".to_vec()), Some(b"4".to_vec()), Some(b"5".to_vec())]);
-    assert_eq!(db.property_value("rocksdb.num-files-at-level0").unwrap().as_deref(), Some("0"));
+    assert_eq!(
+        got,
+        vec![
+            None,
+            None,
+            Some(b"3".to_vec()),
+            Some(b"4".to_vec()),
+            Some(b"5".to_vec())
+        ]
+    );
+    assert_eq!(
+        db.property_value("rocksdb.num-files-at-level0").unwrap().as_deref(),
+        Some("0")
+    );
     db.flush().unwrap();
-    assert_eq!(db.property_value("rocksdb.num-files-at-level0").unwrap().as_deref(), Some("1"));
+    assert_eq!(
+        db.property_value("rocksdb.num-files-at-level0").unwrap().as_deref(),
+        Some("1")
+    );
     // RocksDB's estimate: entries - 2 * deletions (5 entries, 2 of them deletions)
     assert_eq!(db.property_int_value("rocksdb.estimate-num-keys").unwrap(), Some(1));
     let stats = db.property_value("rocksdb.stats").unwrap().unwrap();
     assert!(stats.contains("Compaction Stats") && stats.contains("L0"), "{stats}");
     assert_eq!(db.property_value("rocksdb.no-such-property").unwrap(), None);
     db.compact_range(None, None).unwrap();
-    assert_eq!(db.property_value("rocksdb.num-files-at-level0").unwrap().as_deref(), Some("0"));
+    assert_eq!(
+        db.property_value("rocksdb.num-files-at-level0").unwrap().as_deref(),
+        Some("0")
+    );
     // with dynamic level bytes (the default, as RocksDB) a full compaction goes to the last level
-    assert_eq!(db.property_value("rocksdb.num-files-at-level6").unwrap().as_deref(), Some("1"));
+    assert_eq!(
+        db.property_value("rocksdb.num-files-at-level6").unwrap().as_deref(),
+        Some("1")
+    );
     // the bottommost compaction dropped the deletions
     assert_eq!(db.property_int_value("rocksdb.estimate-num-keys").unwrap(), Some(3));
     // reverse iteration through the Rust iterator
@@ -96,7 +117,11 @@ fn snapshots_and_bounds() {
     it.seek_for_prev(b"k999");
     assert_eq!(it.key(), Some(&b"k019"[..]), "seek_for_prev clamps to the upper bound");
     drop(snap);
-    assert_eq!(db.property_int_value("rocksdb.num-snapshots").unwrap(), Some(1), "the iterator holds it");
+    assert_eq!(
+        db.property_int_value("rocksdb.num-snapshots").unwrap(),
+        Some(1),
+        "the iterator holds it"
+    );
     drop(it);
     assert_eq!(db.property_int_value("rocksdb.num-snapshots").unwrap(), Some(0));
 }

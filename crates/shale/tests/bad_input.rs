@@ -38,14 +38,21 @@ fn flushed_db(fs: &MemFs) -> Model {
 /// Open after damage: either an error satisfying `check_err` (returns false), or exactly `m`
 /// (returns true). Never a panic.
 fn open_and_check(opts: &Options, m: &Model, what: &str, check_err: impl Fn(&Error)) -> bool {
-    let r = catch_unwind(AssertUnwindSafe(|| match DB::open(opts, dir()).and_then(|db| scan(&db, ReadOptions::default())) {
-        Ok(got) => {
-            assert!(got == *m, "{what}: open succeeded with different data ({} keys vs {})", got.len(), m.len());
-            true
-        }
-        Err(e) => {
-            check_err(&e);
-            false
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        match DB::open(opts, dir()).and_then(|db| scan(&db, ReadOptions::default())) {
+            Ok(got) => {
+                assert!(
+                    got == *m,
+                    "{what}: open succeeded with different data ({} keys vs {})",
+                    got.len(),
+                    m.len()
+                );
+                true
+            }
+            Err(e) => {
+                check_err(&e);
+                false
+            }
         }
     }));
     r.unwrap_or_else(|_| panic!("{what}: panicked"))
@@ -61,13 +68,13 @@ fn current_damaged_is_corruption_and_loses_nothing() {
     let cur = dir().join("CURRENT");
     let good = base.read_all(&cur).unwrap();
     let mut cases: Vec<(Vec<u8>, &str)> = vec![
-        (good[..good.len() - 1].to_vec(), "CURRENT"),     // missing newline
-        (b"garbage\n".to_vec(), "CURRENT"),               // not a MANIFEST name
-        (b"\xff\xfe\xfd\n".to_vec(), "CURRENT"),          // not UTF-8
-        (b"000005.log\n".to_vec(), "CURRENT"),            // another kind of file
-        (b"MANIFEST-\n".to_vec(), "CURRENT"),             // no number
+        (good[..good.len() - 1].to_vec(), "CURRENT"),       // missing newline
+        (b"garbage\n".to_vec(), "CURRENT"),                 // not a MANIFEST name
+        (b"\xff\xfe\xfd\n".to_vec(), "CURRENT"),            // not UTF-8
+        (b"000005.log\n".to_vec(), "CURRENT"),              // another kind of file
+        (b"MANIFEST-\n".to_vec(), "CURRENT"),               // no number
         (b"MANIFEST-999999\n".to_vec(), "MANIFEST-999999"), // names a missing MANIFEST
-        (Vec::new(), "CURRENT"),                          // empty
+        (Vec::new(), "CURRENT"),                            // empty
     ];
     for len in 0..good.len() {
         cases.push((good[..len].to_vec(), "CURRENT")); // truncated
@@ -254,9 +261,11 @@ fn regression_open_checks_tables_named_by_manifest() {
         let good = base.read_all(sst).unwrap();
         let mut bigger = good.clone();
         bigger.push(0);
-        for (what, content) in
-            [("missing", None), ("short by one", Some(good[..good.len() - 1].to_vec())), ("one longer", Some(bigger))]
-        {
+        for (what, content) in [
+            ("missing", None),
+            ("short by one", Some(good[..good.len() - 1].to_vec())),
+            ("one longer", Some(bigger)),
+        ] {
             let fs = copy_fs(&base, dir());
             match &content {
                 None => fs.remove_file(sst).unwrap(),
@@ -281,7 +290,10 @@ fn regression_open_checks_tables_named_by_manifest() {
 /// A DB whose writes are all in one WAL (never flushed). Returns the history of states and the
 /// WAL size after each write (`ends[i]` = end of write i+1's record).
 fn wal_only_db(fs: &MemFs, n: u64, big_at: Option<u64>) -> (Vec<Model>, Vec<u64>) {
-    let opts = Options { write_buffer_size: 64 << 20, ..mem_opts(fs) };
+    let opts = Options {
+        write_buffer_size: 64 << 20,
+        ..mem_opts(fs)
+    };
     let db = DB::open(&opts, dir()).unwrap();
     let wal = newest(fs, dir(), "", ".log");
     let mut m = Model::new();
@@ -339,7 +351,10 @@ fn wal_truncated_at_every_length_recovers_a_prefix() {
         let got = dump(&db);
         // exactly the writes whose records end within the first `len` bytes
         let expect = ends.iter().filter(|&&e| e <= len as u64).count();
-        assert!(got == states[expect], "WAL truncated to {len}: expected the first {expect} writes");
+        assert!(
+            got == states[expect],
+            "WAL truncated to {len}: expected the first {expect} writes"
+        );
         // AbsoluteConsistency refuses a torn tail (unless the cut is on a record boundary)
         drop(db);
     }
@@ -363,12 +378,18 @@ fn wal_flipped_byte_point_in_time_and_absolute_consistency() {
             .unwrap_or_else(|_| panic!("flip at {off}: panicked"))
             .unwrap_or_else(|e| panic!("flip at {off}: {e}"));
         let expect = ends.iter().filter(|&&e| e <= off as u64).count();
-        assert!(dump(&db) == states[expect], "flip at {off}: expected the first {expect} writes");
+        assert!(
+            dump(&db) == states[expect],
+            "flip at {off}: expected the first {expect} writes"
+        );
         drop(db);
         // AbsoluteConsistency: Corruption naming the WAL and the offset of the damaged record
         let fs = copy_fs(&base, dir());
         write_file(&fs, &wal, &d);
-        let opts = Options { wal_recovery_mode: WalRecoveryMode::AbsoluteConsistency, ..mem_opts(&fs) };
+        let opts = Options {
+            wal_recovery_mode: WalRecoveryMode::AbsoluteConsistency,
+            ..mem_opts(&fs)
+        };
         match DB::open(&opts, dir()) {
             Err(Error::Corruption { file, offset, .. }) => {
                 assert!(file.contains(&wname), "flip at {off}: names {file}");
@@ -380,7 +401,10 @@ fn wal_flipped_byte_point_in_time_and_absolute_consistency() {
         // and nothing was lost by the refused open
         write_file(&fs, &wal, &good);
         let db = DB::open(&opts, dir()).unwrap();
-        assert!(dump(&db) == *states.last().unwrap(), "flip at {off}: data lost after a refused open");
+        assert!(
+            dump(&db) == *states.last().unwrap(),
+            "flip at {off}: data lost after a refused open"
+        );
     }
 }
 
@@ -389,7 +413,10 @@ fn wal_flipped_byte_point_in_time_and_absolute_consistency() {
 /// successor back, which is what a crash between a memtable switch and its flush leaves).
 fn two_wals() -> (MemFs, std::path::PathBuf, std::path::PathBuf, Model) {
     let fs = MemFs::new();
-    let opts = Options { write_buffer_size: 64 << 20, ..mem_opts(&fs) };
+    let opts = Options {
+        write_buffer_size: 64 << 20,
+        ..mem_opts(&fs)
+    };
     let mut m = Model::new();
     let db = DB::open(&opts, dir()).unwrap();
     for i in 0..20 {
@@ -400,7 +427,14 @@ fn two_wals() -> (MemFs, std::path::PathBuf, std::path::PathBuf, Model) {
     drop(db);
     let old = newest(&fs, dir(), "", ".log");
     let copy = copy_fs(&fs, dir());
-    let db = DB::open(&Options { env: Arc::new(copy.clone()), ..opts.clone() }, dir()).unwrap();
+    let db = DB::open(
+        &Options {
+            env: Arc::new(copy.clone()),
+            ..opts.clone()
+        },
+        dir(),
+    )
+    .unwrap();
     for i in 20..40 {
         let (k, v) = kv(i);
         db.put(&k, &v).unwrap();
@@ -437,13 +471,22 @@ fn regression_wal_hole_after_corruption() {
         damaged.push((format!("cut {cut} bytes"), good[..good.len() - cut].to_vec()));
     }
     for (what, d) in damaged {
-        for mode in [WalRecoveryMode::PointInTimeRecovery, WalRecoveryMode::AbsoluteConsistency] {
+        for mode in [
+            WalRecoveryMode::PointInTimeRecovery,
+            WalRecoveryMode::AbsoluteConsistency,
+        ] {
             let fs = copy_fs(&base, dir());
             write_file(&fs, &old, &d);
-            let opts = Options { wal_recovery_mode: mode, ..mem_opts(&fs) };
+            let opts = Options {
+                wal_recovery_mode: mode,
+                ..mem_opts(&fs)
+            };
             match DB::open(&opts, dir()) {
                 Err(e) => assert_corruption_in(&e, &oname),
-                Ok(db) => panic!("{what} ({mode:?}): opened with {} keys despite the hole", dump(&db).len()),
+                Ok(db) => panic!(
+                    "{what} ({mode:?}): opened with {} keys despite the hole",
+                    dump(&db).len()
+                ),
             }
         }
     }
@@ -453,7 +496,10 @@ fn regression_wal_hole_after_corruption() {
 // SST
 
 fn sst_db(fs: &MemFs, checksum: ChecksumType) -> Model {
-    let opts = Options { checksum_type: checksum, ..mem_opts(fs) };
+    let opts = Options {
+        checksum_type: checksum,
+        ..mem_opts(fs)
+    };
     let db = DB::open(&opts, dir()).unwrap();
     let mut m = Model::new();
     for i in 0..150 {
@@ -481,7 +527,8 @@ fn sst_flipped_bytes_and_truncation_never_give_wrong_data() {
     offs.dedup();
     let check_err = |what: &str, e: &Error| {
         assert!(
-            matches!(e, Error::Corruption { file, .. } if file.contains(&name)) || matches!(e, Error::NotSupported(m) if m.contains(&name)),
+            matches!(e, Error::Corruption { file, .. } if file.contains(&name))
+                || matches!(e, Error::NotSupported(m) if m.contains(&name)),
             "{what}: {e:?}"
         )
     };
@@ -581,7 +628,10 @@ fn sst_footer_unknown_checksum_format_version_and_compression() {
         match r {
             Err(Error::Corruption { file, .. }) => assert!(file.contains(&name), "{what}: names {file}"),
             Err(Error::NotSupported(msg)) => assert!(msg.contains(&name), "{what}: {msg}"),
-            other => panic!("{what}: expected Corruption/NotSupported naming {name}, got {:?}", other.map(|g| g.len())),
+            other => panic!(
+                "{what}: expected Corruption/NotSupported naming {name}, got {:?}",
+                other.map(|g| g.len())
+            ),
         }
         let _ = &m;
     }
@@ -627,14 +677,18 @@ fn invalid_options_name_the_option() {
         ("max_open_files", |o| o.max_open_files = -2),
         ("num_levels", |o| o.num_levels = 1),
         ("num_levels", |o| o.num_levels = 65),
-        ("level0_file_num_compaction_trigger", |o| o.level0_file_num_compaction_trigger = 0),
+        ("level0_file_num_compaction_trigger", |o| {
+            o.level0_file_num_compaction_trigger = 0
+        }),
         ("level0_slowdown_writes_trigger", |o| {
             o.level0_slowdown_writes_trigger = 40;
             o.level0_stop_writes_trigger = 30
         }),
         ("target_file_size_base", |o| o.target_file_size_base = 0),
         ("max_bytes_for_level_base", |o| o.max_bytes_for_level_base = 0),
-        ("max_bytes_for_level_multiplier", |o| o.max_bytes_for_level_multiplier = 1.0),
+        ("max_bytes_for_level_multiplier", |o| {
+            o.max_bytes_for_level_multiplier = 1.0
+        }),
         ("max_background_jobs", |o| o.max_background_jobs = 0),
     ];
     for (name, edit) in cases {
@@ -651,7 +705,10 @@ fn invalid_options_name_the_option() {
             other => panic!("{name}: open gave {other:?}"),
         }
         // nothing was created
-        assert!(!fs.exists(&dir().join("CURRENT")), "{name}: open with invalid options created files");
+        assert!(
+            !fs.exists(&dir().join("CURRENT")),
+            "{name}: open with invalid options created files"
+        );
     }
 }
 
@@ -664,7 +721,10 @@ fn open_missing_or_existing_db() {
         Err(Error::InvalidArgument(msg)) => assert!(msg.contains("create_if_missing"), "{msg}"),
         other => panic!("{other:?}"),
     }
-    assert!(matches!(DB::open_for_read_only(&o, dir(), false), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        DB::open_for_read_only(&o, dir(), false),
+        Err(Error::InvalidArgument(_))
+    ));
     // a directory that exists but holds no DB
     fs.create_dir_all(dir()).unwrap();
     assert!(matches!(DB::open(&o, dir()), Err(Error::InvalidArgument(_))));
@@ -689,7 +749,10 @@ fn api_misuse() {
     let db = DB::open(&o, dir()).unwrap();
     db.put(b"a", b"1").unwrap();
     // sync + disable_wal
-    let wo = WriteOptions { sync: true, disable_wal: true };
+    let wo = WriteOptions {
+        sync: true,
+        disable_wal: true,
+    };
     assert!(matches!(db.put_opt(b"b", b"2", &wo), Err(Error::InvalidArgument(m)) if m.contains("disable_wal")));
     // merge without an operator: rejected at the call, nothing applied
     let mut b = WriteBatch::new();
@@ -725,4 +788,3 @@ fn api_misuse() {
     // and a read-only open does not block a writer? (it takes no lock, as RocksDB)
     let _ = Path::new("");
 }
-

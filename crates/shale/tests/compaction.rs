@@ -26,18 +26,13 @@ fn key(i: u64) -> Vec<u8> {
 
 fn val(i: u64, round: u64) -> Vec<u8> {
     let mut v = format!("v{i}-{round}-").into_bytes();
-    v.resize(
-        v.len() + ((i * 7 + round) % 90) as usize,
-        b'a' + (round % 26) as u8,
-    );
+    v.resize(v.len() + ((i * 7 + round) % 90) as usize, b'a' + (round % 26) as u8);
     v
 }
 
 /// Writer threads on interleaved keys with puts, deletes and batches; returns the model.
 fn hammer(db: &Arc<DB>, threads: u64, ops: u64, keyspace: u64, seed: u64) -> Model {
-    let models: Vec<Arc<Mutex<Model>>> = (0..threads)
-        .map(|_| Arc::new(Mutex::new(Model::new())))
-        .collect();
+    let models: Vec<Arc<Mutex<Model>>> = (0..threads).map(|_| Arc::new(Mutex::new(Model::new()))).collect();
     let mut hs = Vec::new();
     for t in 0..threads {
         let (db, m) = (db.clone(), models[t as usize].clone());
@@ -161,10 +156,7 @@ fn parallel_compactions_never_produce_overlapping_files() {
         stop.store(true, Ordering::Release);
         sampler.join().unwrap();
         assert!(dump(&db) == m, "dynamic={dynamic}");
-        assert_eq!(
-            db.property_int_value("rocksdb.background-errors").unwrap(),
-            Some(0)
-        );
+        assert_eq!(db.property_int_value("rocksdb.background-errors").unwrap(), Some(0));
         eprintln!(
             "dynamic={dynamic}: most compactions at once: {}",
             max_running.load(Ordering::Relaxed)
@@ -342,10 +334,7 @@ fn randomized_model_many_flushes_and_compactions_across_threads() {
                             ro.set_snapshot(&s);
                             ro.set_iterate_lower_bound(format!("t{t}-"));
                             ro.set_iterate_upper_bound(format!("t{t}."));
-                            assert!(
-                                scan(&db, ro).unwrap() == sm,
-                                "thread {t}: snapshot view changed"
-                            );
+                            assert!(scan(&db, ro).unwrap() == sm, "thread {t}: snapshot view changed");
                         }
                     }
                     97 => {
@@ -356,10 +345,7 @@ fn randomized_model_many_flushes_and_compactions_across_threads() {
                         let mut ro = ReadOptions::default();
                         ro.set_iterate_lower_bound(format!("t{t}-"));
                         ro.set_iterate_upper_bound(format!("t{t}."));
-                        assert!(
-                            scan(&db, ro).unwrap() == m,
-                            "thread {t} op {n}: own range differs"
-                        );
+                        assert!(scan(&db, ro).unwrap() == m, "thread {t} op {n}: own range differs");
                     }
                 }
                 if n % 97 == 0 {
@@ -371,10 +357,7 @@ fn randomized_model_many_flushes_and_compactions_across_threads() {
                 ro.set_snapshot(&s);
                 ro.set_iterate_lower_bound(format!("t{t}-"));
                 ro.set_iterate_upper_bound(format!("t{t}."));
-                assert!(
-                    scan(&db, ro).unwrap() == sm,
-                    "thread {t}: snapshot view changed"
-                );
+                assert!(scan(&db, ro).unwrap() == sm, "thread {t}: snapshot view changed");
             }
             m
         }));

@@ -24,14 +24,32 @@ fn which(name: &str) -> Option<PathBuf> {
 }
 
 fn tools() -> Option<Tools> {
-    let python = std::env::var_os("SHALE_PYTHON").map(PathBuf::from).or_else(|| which("python3"));
+    let python = std::env::var_os("SHALE_PYTHON")
+        .map(PathBuf::from)
+        .or_else(|| which("python3"));
     let has_rocksdict = python
         .as_ref()
-        .map(|p| Command::new(p).args(["-c", "import rocksdict"]).output().map(|o| o.status.success()).unwrap_or(false))
+        .map(|p| {
+            Command::new(p)
+                .args(["-c", "import rocksdict"])
+                .output()
+                .map(|o| o.status.success())
+                .unwrap_or(false)
+        })
         .unwrap_or(false);
-    let found = (which("ldb"), which("sst_dump"), which("db_bench"), python.filter(|_| has_rocksdict));
+    let found = (
+        which("ldb"),
+        which("sst_dump"),
+        which("db_bench"),
+        python.filter(|_| has_rocksdict),
+    );
     match found {
-        (Some(ldb), Some(sst_dump), Some(db_bench), Some(python)) => Some(Tools { ldb, sst_dump, db_bench, python }),
+        (Some(ldb), Some(sst_dump), Some(db_bench), Some(python)) => Some(Tools {
+            ldb,
+            sst_dump,
+            db_bench,
+            python,
+        }),
         (l, s, d, p) => {
             let missing: Vec<&str> = [
                 (l.is_none(), "ldb"),
@@ -44,7 +62,10 @@ fn tools() -> Option<Tools> {
             .map(|(_, n)| *n)
             .collect();
             let msg = format!("RocksDB compatibility test needs: {}", missing.join(", "));
-            if std::env::var("SHALE_REQUIRE_ROCKSDB").map(|v| v == "1").unwrap_or(false) {
+            if std::env::var("SHALE_REQUIRE_ROCKSDB")
+                .map(|v| v == "1")
+                .unwrap_or(false)
+            {
                 panic!("{msg} (SHALE_REQUIRE_ROCKSDB=1)");
             }
             eprintln!("\n************************************************************");
@@ -69,7 +90,10 @@ fn run(cmd: &mut Command) -> String {
 
 fn unhex(s: &str) -> Vec<u8> {
     let s = s.trim().trim_start_matches("0x");
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
 }
 
 type Kv = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -78,7 +102,9 @@ type Kv = BTreeMap<Vec<u8>, Vec<u8>>;
 fn ldb_scan(t: &Tools, db: &Path) -> Kv {
     let copy = tempfile::tempdir().unwrap();
     copy_dir(db, copy.path());
-    let out = run(Command::new(&t.ldb).arg(format!("--db={}", copy.path().display())).args(["scan", "--hex"]));
+    let out = run(Command::new(&t.ldb)
+        .arg(format!("--db={}", copy.path().display()))
+        .args(["scan", "--hex"]));
     out.lines()
         .filter(|l| l.contains(" : "))
         .map(|l| {
@@ -186,11 +212,17 @@ fn rocksdb_reads_shale_databases() {
         let ssts = sst_files(dir.path());
         assert!(!ssts.is_empty());
         for f in &ssts {
-            let out = run(Command::new(&t.sst_dump).arg(format!("--file={}", f.display())).arg("--command=verify"));
+            let out = run(Command::new(&t.sst_dump)
+                .arg(format!("--file={}", f.display()))
+                .arg("--command=verify"));
             assert!(out.contains("is ok"), "sst_dump verify {}: {out}", f.display());
         }
         assert_eq!(ldb_scan(&t, dir.path()), expect, "ldb scan ({ck:?}, {comp:?}, fv{fv})");
-        assert_eq!(rocksdict_dump(&t, dir.path(), &[]), expect, "rocksdict ({ck:?}, {comp:?}, fv{fv})");
+        assert_eq!(
+            rocksdict_dump(&t, dir.path(), &[]),
+            expect,
+            "rocksdict ({ck:?}, {comp:?}, fv{fv})"
+        );
     }
 }
 
@@ -214,7 +246,10 @@ fn rocksdb_bloom_finds_keys_in_shale_tables() {
     for (k, v) in &expect {
         assert_eq!(got.get(k), Some(v), "key {:?}", String::from_utf8_lossy(k));
     }
-    assert_eq!(got.get(&b"key-absent-1\n"[..]).map(|v| v.as_slice()), Some(&b"MISSING"[..]));
+    assert_eq!(
+        got.get(&b"key-absent-1\n"[..]).map(|v| v.as_slice()),
+        Some(&b"MISSING"[..])
+    );
 }
 
 fn hex(b: &[u8]) -> String {
@@ -257,7 +292,11 @@ fn shale_reads_db_bench_databases() {
             let db = open_ro(dir.path());
             assert_eq!(shale_dump(&db), expect, "fv{fv} ck{ck} {comp} (read-only)");
             for k in expect.keys().take(500) {
-                assert_eq!(db.get(k).unwrap().as_ref(), expect.get(k), "get via Shale's Bloom filter");
+                assert_eq!(
+                    db.get(k).unwrap().as_ref(),
+                    expect.get(k),
+                    "get via Shale's Bloom filter"
+                );
             }
             drop(db);
             let mut o = Options::default();
@@ -282,7 +321,11 @@ fn shale_reads_rocksdict_databases() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compat/rd_write.py");
     for comp in ["default", "none", "snappy", "lz4", "zstd"] {
         let dir = tempfile::tempdir().unwrap();
-        run(Command::new(&t.python).arg(&script).arg(dir.path()).arg("3000").arg(comp));
+        run(Command::new(&t.python)
+            .arg(&script)
+            .arg(dir.path())
+            .arg("3000")
+            .arg(comp));
         let expect = rocksdict_dump(&t, dir.path(), &[]);
         assert!(expect.len() > 2000);
         let db = open_ro(dir.path());
@@ -334,7 +377,9 @@ fn rocksdb_reads_shale_range_deletions_and_single_deletes() {
     assert_eq!(ldb_scan(&t, dir.path()), expect, "ldb scan");
     assert_eq!(rocksdict_dump(&t, dir.path(), &[]), expect, "rocksdict");
     for f in sst_files(dir.path()) {
-        run(Command::new(&t.sst_dump).arg(format!("--file={}", f.display())).arg("--command=verify"));
+        run(Command::new(&t.sst_dump)
+            .arg(format!("--file={}", f.display()))
+            .arg("--command=verify"));
     }
 }
 
@@ -370,7 +415,11 @@ db.close()
     assert_eq!(shale_dump(&db), expect, "after Shale's compaction");
     drop(db);
     // (ldb 7.8 refuses rocksdict's OPTIONS file, so rocksdict checks Shale's output)
-    assert_eq!(rocksdict_dump(&t, dir.path(), &[]), expect, "rocksdict after Shale's compaction");
+    assert_eq!(
+        rocksdict_dump(&t, dir.path(), &[]),
+        expect,
+        "rocksdict after Shale's compaction"
+    );
 }
 
 /// Merge operands written by RocksDB's db_bench (`mergerandom`, `uint64add`) read the same in
@@ -390,7 +439,10 @@ fn shale_reads_db_bench_merge_operands() {
     ]));
     let expect = ldb_scan(&t, dir.path());
     assert!(!expect.is_empty());
-    let o = Options { merge_operator: shale::merge::merge_operator_by_name("uint64add"), ..Options::default() };
+    let o = Options {
+        merge_operator: shale::merge::merge_operator_by_name("uint64add"),
+        ..Options::default()
+    };
     let db = DB::open_for_read_only(&o, dir.path(), false).unwrap();
     assert_eq!(shale_dump(&db), expect, "read-only");
     for k in expect.keys().take(200) {
@@ -402,8 +454,13 @@ fn shale_reads_db_bench_merge_operands() {
     assert_eq!(shale_dump(&db), expect, "after Shale's compaction");
     drop(db);
     for f in sst_files(dir.path()) {
-        let out = run(Command::new(&t.sst_dump).arg(format!("--file={}", f.display())).arg("--show_properties"));
-        assert!(out.contains("UInt64AddOperator"), "merge operator name in the properties");
+        let out = run(Command::new(&t.sst_dump)
+            .arg(format!("--file={}", f.display()))
+            .arg("--show_properties"));
+        assert!(
+            out.contains("UInt64AddOperator"),
+            "merge operator name in the properties"
+        );
     }
     assert_eq!(ldb_scan(&t, dir.path()), expect, "ldb after Shale's compaction");
 }

@@ -28,7 +28,12 @@ fn tval(k: &[u8], version: u64) -> Vec<u8> {
 
 #[track_caller]
 fn check_value(k: &[u8], v: &[u8]) {
-    assert!(v.starts_with(k) && v.get(k.len()) == Some(&b':'), "value {:?} for key {:?}", String::from_utf8_lossy(v), String::from_utf8_lossy(k));
+    assert!(
+        v.starts_with(k) && v.get(k.len()) == Some(&b':'),
+        "value {:?} for key {:?}",
+        String::from_utf8_lossy(v),
+        String::from_utf8_lossy(k)
+    );
 }
 
 /// Scan with `ro`: sorted, no duplicates, values belong to their keys.
@@ -38,7 +43,12 @@ fn checked_scan(db: &DB, ro: ReadOptions) -> Model {
     for r in db.iterator_opt(IteratorMode::Start, ro) {
         let (k, v) = r.unwrap();
         if let Some(p) = &prev {
-            assert!(p.as_slice() < &*k, "scan not strictly sorted: {:?} then {:?}", String::from_utf8_lossy(p), String::from_utf8_lossy(&k));
+            assert!(
+                p.as_slice() < &*k,
+                "scan not strictly sorted: {:?} then {:?}",
+                String::from_utf8_lossy(p),
+                String::from_utf8_lossy(&k)
+            );
         }
         check_value(&k, &v);
         prev = Some(k.to_vec());
@@ -139,7 +149,10 @@ fn writers_readers_flushes_compactions_and_snapshots() {
                 let done = seq_done.load(Ordering::Acquire);
                 if done > 0 {
                     let i = rng.below(done);
-                    assert!(db.get(tkey(0, i)).unwrap().is_some(), "acknowledged t0 key {i} not visible");
+                    assert!(
+                        db.get(tkey(0, i)).unwrap().is_some(),
+                        "acknowledged t0 key {i} not visible"
+                    );
                 }
                 // a snapshot holds a prefix of thread 0's sequence, and is stable
                 // (acknowledged before the snapshot is taken: loading the counter after it races
@@ -186,7 +199,10 @@ fn writers_readers_flushes_compactions_and_snapshots() {
 #[test]
 fn iterator_outlives_db_handle() {
     let fs = MemFs::new();
-    let opts = Options { block_cache_capacity: 0, ..mem_opts(&fs) };
+    let opts = Options {
+        block_cache_capacity: 0,
+        ..mem_opts(&fs)
+    };
     let db = DB::open(&opts, dir()).unwrap();
     let mut m = Model::new();
     for i in 0..2000 {
@@ -220,7 +236,10 @@ fn iterator_outlives_db_handle() {
 #[test]
 fn files_pinned_by_an_iterator_survive_compaction() {
     let fs = MemFs::new();
-    let opts = Options { block_cache_capacity: 0, ..mem_opts(&fs) };
+    let opts = Options {
+        block_cache_capacity: 0,
+        ..mem_opts(&fs)
+    };
     let db = DB::open(&opts, dir()).unwrap();
     let mut m = Model::new();
     for i in 0..1500 {
@@ -230,7 +249,10 @@ fn files_pinned_by_an_iterator_survive_compaction() {
     }
     db.flush().unwrap();
     db.wait_for_compact().unwrap();
-    let before: Vec<String> = all_with(&fs, dir(), ".sst").iter().map(|p| p.display().to_string()).collect();
+    let before: Vec<String> = all_with(&fs, dir(), ".sst")
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
     let mut it = db.raw_iterator();
     it.seek_to_first();
     // rewrite everything and compact: the old tables are no longer live
@@ -239,8 +261,14 @@ fn files_pinned_by_an_iterator_survive_compaction() {
     }
     db.compact_range(None, None).unwrap();
     db.wait_for_compact().unwrap();
-    let live: Vec<String> = all_with(&fs, dir(), ".sst").iter().map(|p| p.display().to_string()).collect();
-    assert!(before.iter().any(|b| live.contains(b)), "files read by the iterator were deleted");
+    let live: Vec<String> = all_with(&fs, dir(), ".sst")
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(
+        before.iter().any(|b| live.contains(b)),
+        "files read by the iterator were deleted"
+    );
     let mut got = Model::new();
     while it.valid() {
         got.insert(it.key().unwrap().to_vec(), it.value().unwrap().to_vec());
@@ -253,8 +281,14 @@ fn files_pinned_by_an_iterator_survive_compaction() {
     db.put(b"zz", b"1").unwrap();
     db.flush().unwrap();
     db.wait_for_compact().unwrap();
-    let after: Vec<String> = all_with(&fs, dir(), ".sst").iter().map(|p| p.display().to_string()).collect();
-    assert!(!before.iter().any(|b| after.contains(b)), "obsolete files kept after the iterator was dropped: {before:?} {after:?}");
+    let after: Vec<String> = all_with(&fs, dir(), ".sst")
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(
+        !before.iter().any(|b| after.contains(b)),
+        "obsolete files kept after the iterator was dropped: {before:?} {after:?}"
+    );
 }
 
 #[test]
@@ -269,7 +303,11 @@ fn second_open_in_process_is_busy() {
 
     let tmp = tempfile::tempdir().unwrap();
     let p = tmp.path().join("db");
-    let popts = Options { create_if_missing: true, env: Arc::new(PosixFs), ..Options::default() };
+    let popts = Options {
+        create_if_missing: true,
+        env: Arc::new(PosixFs),
+        ..Options::default()
+    };
     let db = DB::open(&popts, &p).unwrap();
     db.put(b"k", b"v").unwrap();
     assert!(matches!(DB::open(&popts, &p), Err(Error::Busy(_))));
@@ -285,7 +323,10 @@ const CHILD_ENV: &str = "SHALE_TEST_LOCK_CHILD_DB";
 #[test]
 fn lock_child_process() {
     let Ok(dir) = std::env::var(CHILD_ENV) else { return };
-    let opts = Options { env: Arc::new(PosixFs), ..Options::default() };
+    let opts = Options {
+        env: Arc::new(PosixFs),
+        ..Options::default()
+    };
     let code = match DB::open(&opts, &dir) {
         Ok(db) => {
             let ok = db.get(b"k").ok().flatten().as_deref() == Some(&b"v"[..]);
@@ -316,7 +357,11 @@ fn child_open(dir: &std::path::Path) -> i32 {
 fn second_open_from_another_process_is_busy() {
     let tmp = tempfile::tempdir().unwrap();
     let p = tmp.path().join("db");
-    let popts = Options { create_if_missing: true, env: Arc::new(PosixFs), ..Options::default() };
+    let popts = Options {
+        create_if_missing: true,
+        env: Arc::new(PosixFs),
+        ..Options::default()
+    };
     let db = DB::open(&popts, &p).unwrap();
     db.put(b"k", b"v").unwrap();
     db.flush().unwrap();

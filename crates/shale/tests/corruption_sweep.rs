@@ -56,12 +56,13 @@ fn sweep(fv: u32, checksum: ChecksumType, compression: CompressionType) -> usize
     let ok_err = |what: &str, e: &Error| {
         // Without block checksums the damage is found later (by the block or key decoders, which
         // do not always know the file name) or not at all: only "no panic" is required there.
-        let fine = checksum == ChecksumType::NoChecksum || match e {
-            Error::Corruption { file, .. } => file.contains(&name),
-            Error::NotSupported(msg) => msg.contains(&name),
-            Error::Io { .. } => true,
-            _ => false,
-        };
+        let fine = checksum == ChecksumType::NoChecksum
+            || match e {
+                Error::Corruption { file, .. } => file.contains(&name),
+                Error::NotSupported(msg) => msg.contains(&name),
+                Error::Io { .. } => true,
+                _ => false,
+            };
         assert!(fine, "{what_fmt} {what}: unexpected error {e:?}");
     };
     let mut cases = 0;
@@ -79,7 +80,10 @@ fn sweep(fv: u32, checksum: ChecksumType, compression: CompressionType) -> usize
             match scan(&db, ReadOptions::default()) {
                 // Without block checksums a flipped value byte may go unnoticed: only the
                 // checksummed formats must never return wrong data.
-                Ok(got) => assert!(got == m || checksum == ChecksumType::NoChecksum, "{what_fmt} {what}: scan returned wrong data"),
+                Ok(got) => assert!(
+                    got == m || checksum == ChecksumType::NoChecksum,
+                    "{what_fmt} {what}: scan returned wrong data"
+                ),
                 Err(e) => ok_err(&what, &e),
             }
             for (i, (k, v)) in m.iter().enumerate() {
@@ -87,7 +91,10 @@ fn sweep(fv: u32, checksum: ChecksumType, compression: CompressionType) -> usize
                     continue;
                 }
                 match db.get(k) {
-                    Ok(got) => assert!(got.as_ref() == Some(v) || checksum == ChecksumType::NoChecksum, "{what_fmt} {what}: get {k:?}"),
+                    Ok(got) => assert!(
+                        got.as_ref() == Some(v) || checksum == ChecksumType::NoChecksum,
+                        "{what_fmt} {what}: get {k:?}"
+                    ),
                     Err(e) => ok_err(&what, &e),
                 }
             }
@@ -115,9 +122,19 @@ fn sweep(fv: u32, checksum: ChecksumType, compression: CompressionType) -> usize
 #[test]
 fn sst_of_every_format_version_checksum_and_compression_survives_flips_and_truncation() {
     let start = std::time::Instant::now();
-    let checksums =
-        [ChecksumType::CRC32c, ChecksumType::XxHash, ChecksumType::XxHash64, ChecksumType::XXH3, ChecksumType::NoChecksum];
-    let compressions = [CompressionType::None, CompressionType::Snappy, CompressionType::Lz4, CompressionType::Zstd];
+    let checksums = [
+        ChecksumType::CRC32c,
+        ChecksumType::XxHash,
+        ChecksumType::XxHash64,
+        ChecksumType::XXH3,
+        ChecksumType::NoChecksum,
+    ];
+    let compressions = [
+        CompressionType::None,
+        CompressionType::Snappy,
+        CompressionType::Lz4,
+        CompressionType::Zstd,
+    ];
     let mut cases = 0;
     for fv in 2..=6u32 {
         // Each format version with two checksum types and two compressions (every one covered).
@@ -150,5 +167,8 @@ fn regression_fv6_footer_reserved_byte_flip_is_corruption_naming_the_file() {
         Err(e) => e,
         Ok(db) => scan(&db, ReadOptions::default()).unwrap_err(),
     };
-    assert!(matches!(&err, Error::Corruption { file, .. } if file.contains(&name)), "{err:?}");
+    assert!(
+        matches!(&err, Error::Corruption { file, .. } if file.contains(&name)),
+        "{err:?}"
+    );
 }

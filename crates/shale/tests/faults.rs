@@ -29,13 +29,27 @@ fn assert_has_all(got: &Model, m: &Model, maybe: &Model) {
     for (k, v) in m {
         if let Some(mv) = maybe.get(k) {
             let g = got.get(k);
-            assert!(g == Some(v) || g == Some(mv), "{:?}: {:?}", String::from_utf8_lossy(k), g);
+            assert!(
+                g == Some(v) || g == Some(mv),
+                "{:?}: {:?}",
+                String::from_utf8_lossy(k),
+                g
+            );
         } else {
-            assert_eq!(got.get(k), Some(v), "acknowledged {:?} lost", String::from_utf8_lossy(k));
+            assert_eq!(
+                got.get(k),
+                Some(v),
+                "acknowledged {:?} lost",
+                String::from_utf8_lossy(k)
+            );
         }
     }
     for (k, v) in got {
-        assert!(m.contains_key(k) || maybe.get(k) == Some(v), "unexpected {:?}", String::from_utf8_lossy(k));
+        assert!(
+            m.contains_key(k) || maybe.get(k) == Some(v),
+            "unexpected {:?}",
+            String::from_utf8_lossy(k)
+        );
     }
 }
 
@@ -43,7 +57,10 @@ fn wal_failure_is_fail_stop(kind: FaultKind, sync: bool, after: u64) {
     let mem = MemFs::new();
     let (f, opts) = fault_opts(&mem);
     let db = DB::open(&opts, dir()).unwrap();
-    let wo = WriteOptions { sync, disable_wal: false };
+    let wo = WriteOptions {
+        sync,
+        disable_wal: false,
+    };
     let mut m = Model::new();
     fill(&db, &mut m, 0, 50, &wo);
     f.inject_after(kind, Some(".log"), after);
@@ -107,7 +124,10 @@ fn regression_failed_wal_write_sequence_reused_after_resume() {
     for after in [0u64, 1] {
         let mem = MemFs::new();
         let (f, opts) = fault_opts(&mem);
-        let opts = Options { write_buffer_size: 1 << 20, ..opts };
+        let opts = Options {
+            write_buffer_size: 1 << 20,
+            ..opts
+        };
         let db = DB::open(&opts, dir()).unwrap();
         let mut m = Model::new();
         fill(&db, &mut m, 0, 30, &WriteOptions::default());
@@ -149,7 +169,10 @@ fn flush_eio_stops_writes_until_resume() {
     f.clear();
     db.resume().unwrap();
     // resume flushed the memtable that was pending when the error struck
-    assert_eq!(db.property_int_value("rocksdb.num-immutable-mem-table").unwrap(), Some(0));
+    assert_eq!(
+        db.property_int_value("rocksdb.num-immutable-mem-table").unwrap(),
+        Some(0)
+    );
     assert!(db.property_int_value("rocksdb.num-files-at-level0").unwrap().unwrap() >= 1);
     fill(&db, &mut m, 40, 400, &WriteOptions::default());
     db.flush().unwrap();
@@ -162,7 +185,12 @@ fn flush_eio_stops_writes_until_resume() {
 
 #[test]
 fn flush_failures_of_every_kind_lose_nothing() {
-    for kind in [FaultKind::WriteEio, FaultKind::WriteNoSpace, FaultKind::SyncEio, FaultKind::CreateEio] {
+    for kind in [
+        FaultKind::WriteEio,
+        FaultKind::WriteNoSpace,
+        FaultKind::SyncEio,
+        FaultKind::CreateEio,
+    ] {
         for pattern in [".sst", "MANIFEST"] {
             if kind == FaultKind::CreateEio && pattern == "MANIFEST" {
                 continue; // a flush appends to the MANIFEST, it does not create one
@@ -192,7 +220,10 @@ fn flush_failures_of_every_kind_lose_nothing() {
 fn enospc_during_compaction_is_surfaced_and_data_intact() {
     let mem = MemFs::new();
     let (f, opts) = fault_opts(&mem);
-    let opts = Options { disable_auto_compactions: true, ..opts };
+    let opts = Options {
+        disable_auto_compactions: true,
+        ..opts
+    };
     let db = DB::open(&opts, dir()).unwrap();
     let mut m = Model::new();
     for r in 0..4 {
@@ -234,7 +265,10 @@ fn enospc_during_compaction_is_surfaced_and_data_intact() {
 fn read_eio_is_an_error_not_wrong_data() {
     let mem = MemFs::new();
     let (f, opts) = fault_opts(&mem);
-    let opts = Options { block_cache_capacity: 0, ..opts };
+    let opts = Options {
+        block_cache_capacity: 0,
+        ..opts
+    };
     let db = DB::open(&opts, dir()).unwrap();
     let mut m = Model::new();
     fill(&db, &mut m, 0, 300, &WriteOptions::default());
@@ -269,7 +303,10 @@ fn power_loss_random_points_keep_synced_writes_and_a_prefix() {
             let steps = 20 + rng.below(200);
             for _ in 0..steps {
                 let sync = rng.below(6) == 0;
-                let wo = WriteOptions { sync, disable_wal: false };
+                let wo = WriteOptions {
+                    sync,
+                    disable_wal: false,
+                };
                 match rng.below(10) {
                     0..=5 => {
                         let (k, _) = kv(rng.below(300));
@@ -319,7 +356,10 @@ fn power_loss_random_points_keep_synced_writes_and_a_prefix() {
             let db = DB::open(&opts, dir()).unwrap_or_else(|e| panic!("seed {seed} round {round}: {e}"));
             let got = dump(&db);
             match states.iter().rposition(|s| *s == got) {
-                Some(i) => assert!(i >= last_synced, "seed {seed} round {round}: prefix {i} < last synced {last_synced}"),
+                Some(i) => assert!(
+                    i >= last_synced,
+                    "seed {seed} round {round}: prefix {i} < last synced {last_synced}"
+                ),
                 None => panic!("seed {seed} round {round}: recovered state is not a prefix of the history"),
             }
             durable = got;
@@ -335,7 +375,11 @@ fn power_loss_random_points_keep_synced_writes_and_a_prefix() {
 fn enospc_in_automatic_compaction_is_soft_and_clears_itself() {
     let mem = MemFs::new();
     let (f, opts) = fault_opts(&mem);
-    let opts = Options { level0_slowdown_writes_trigger: 1000, level0_stop_writes_trigger: 1000, ..opts };
+    let opts = Options {
+        level0_slowdown_writes_trigger: 1000,
+        level0_stop_writes_trigger: 1000,
+        ..opts
+    };
     let db = DB::open(&opts, dir()).unwrap();
     f.inject_for(FaultKind::WriteNoSpace, Some(".sst"), IoActivity::Compaction);
     let mut m = Model::new();
@@ -346,7 +390,9 @@ fn enospc_in_automatic_compaction_is_soft_and_clears_itself() {
         assert!(i < 50_000, "no compaction failed");
     }
     assert!(f.injected() > 0);
-    let e = db.wait_for_compact().expect_err("wait_for_compact reports the soft error");
+    let e = db
+        .wait_for_compact()
+        .expect_err("wait_for_compact reports the soft error");
     assert!(e.is_no_space(), "{e:?}");
     // writes and flushes go on
     fill(&db, &mut m, i, i + 400, &WriteOptions::default());
@@ -358,7 +404,10 @@ fn enospc_in_automatic_compaction_is_soft_and_clears_itself() {
     f.clear();
     let start = std::time::Instant::now();
     while db.property_int_value("rocksdb.background-errors").unwrap() != Some(0) {
-        assert!(start.elapsed() < std::time::Duration::from_secs(20), "soft error never cleared");
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "soft error never cleared"
+        );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     db.wait_for_compact().unwrap();

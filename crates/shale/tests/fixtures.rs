@@ -37,7 +37,11 @@ fn tables(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn rocksdb_11_fixtures_have_the_formats_they_claim() {
-    for (name, fv, comp) in [("fv7_lz4", 7, "LZ4"), ("fv6_zstd", 6, "ZSTD"), ("fv5_none", 5, "NoCompression")] {
+    for (name, fv, comp) in [
+        ("fv7_lz4", 7, "LZ4"),
+        ("fv6_zstd", 6, "ZSTD"),
+        ("fv5_none", 5, "NoCompression"),
+    ] {
         let dir = fixture(name);
         let ssts = tables(dir.path());
         assert!(!ssts.is_empty(), "{name}");
@@ -51,9 +55,15 @@ fn rocksdb_11_fixtures_have_the_formats_they_claim() {
             assert!(out.contains("The file is ok"), "{name}: {out}");
             assert!(out.contains(&format!("format version (footer): {fv}")), "{name}: {out}");
             if fv == 7 {
-                assert!(out.contains("SST file compression algo: BuiltinV2;04;"), "{name}: {out}");
+                assert!(
+                    out.contains("SST file compression algo: BuiltinV2;04;"),
+                    "{name}: {out}"
+                );
             } else {
-                assert!(out.contains(&format!("SST file compression algo: {comp}")), "{name}: {out}");
+                assert!(
+                    out.contains(&format!("SST file compression algo: {comp}")),
+                    "{name}: {out}"
+                );
             }
         }
     }

@@ -10,7 +10,9 @@ use common::*;
 use shale::{MemFs, Options, ReadOptions, WriteBufferManager, DB};
 
 fn prop(db: &DB, name: &str) -> u64 {
-    db.property_int_value(name).unwrap().unwrap_or_else(|| panic!("no property {name}"))
+    db.property_int_value(name)
+        .unwrap()
+        .unwrap_or_else(|| panic!("no property {name}"))
 }
 
 fn key(i: u64) -> Vec<u8> {
@@ -40,7 +42,10 @@ fn memtables_stay_within_the_budget_while_writing_far_more() {
     let fs = MemFs::new();
     let budget = 256 << 10;
     let wbm = WriteBufferManager::new(budget, true);
-    let opts = Options { write_buffer_manager: Some(wbm.clone()), ..budget_opts(&fs) };
+    let opts = Options {
+        write_buffer_manager: Some(wbm.clone()),
+        ..budget_opts(&fs)
+    };
     // arena blocks are an eighth of the budget
     let arena_block = budget / 8;
     let db = DB::open(&opts, dir()).unwrap();
@@ -52,7 +57,10 @@ fn memtables_stay_within_the_budget_while_writing_far_more() {
         model.insert(k, v);
         let used = wbm.memory_usage();
         max_seen = max_seen.max(used);
-        assert!(used <= budget + arena_block + 1024, "memtables use {used} bytes, budget {budget}");
+        assert!(
+            used <= budget + arena_block + 1024,
+            "memtables use {used} bytes, budget {budget}"
+        );
         if i % 1000 == 0 {
             let all = prop(&db, "rocksdb.size-all-mem-tables") as usize;
             assert!(all <= budget + arena_block + 1024, "size-all-mem-tables {all}");
@@ -76,7 +84,10 @@ fn memtables_stay_within_the_budget_while_writing_far_more() {
 fn db_write_buffer_size_switches_memtables_early() {
     let fs = MemFs::new();
     let budget = 128 << 10;
-    let opts = Options { db_write_buffer_size: budget, ..budget_opts(&fs) };
+    let opts = Options {
+        db_write_buffer_size: budget,
+        ..budget_opts(&fs)
+    };
     let db = DB::open(&opts, dir()).unwrap();
     let mut model = Model::new();
     for i in 0..5_000u64 {
@@ -88,7 +99,9 @@ fn db_write_buffer_size_switches_memtables_early() {
         assert!(active <= budget / 8 * 7 + budget / 8 + 1024, "active memtable {active}");
     }
     db.wait_for_compact().unwrap();
-    let files: u64 = (0..7).map(|l| prop(&db, &format!("rocksdb.num-files-at-level{l}"))).sum();
+    let files: u64 = (0..7)
+        .map(|l| prop(&db, &format!("rocksdb.num-files-at-level{l}")))
+        .sum();
     assert!(files > 0, "no flush although 8 MiB write_buffer_size was never reached");
     assert_eq!(dump(&db), model);
     drop(db);
@@ -102,7 +115,10 @@ fn a_shared_write_buffer_manager_bounds_two_dbs() {
     let budget = 192 << 10;
     let wbm = WriteBufferManager::new(budget, true);
     let open = |d: &str| {
-        let opts = Options { write_buffer_manager: Some(wbm.clone()), ..budget_opts(&fs) };
+        let opts = Options {
+            write_buffer_manager: Some(wbm.clone()),
+            ..budget_opts(&fs)
+        };
         (DB::open(&opts, d).unwrap(), opts)
     };
     let (a, opts_a) = open("/a");
@@ -197,7 +213,10 @@ fn block_cache_is_charged_for_table_held_index_and_filter_blocks() {
 #[test]
 fn index_and_filter_blocks_live_in_the_block_cache() {
     let fs = MemFs::new();
-    let (db, model, opts) = many_tables(Options { cache_index_and_filter_blocks: true, ..mem_opts(&fs) });
+    let (db, model, opts) = many_tables(Options {
+        cache_index_and_filter_blocks: true,
+        ..mem_opts(&fs)
+    });
     for k in model.keys().step_by(50) {
         db.get(k).unwrap();
     }
@@ -205,24 +224,36 @@ fn index_and_filter_blocks_live_in_the_block_cache() {
     read_all_bounded(&db, &model, 6_000);
     // a tiny cache: index and filter blocks are evicted by data blocks and reloaded
     drop(db);
-    let small = Options { block_cache_capacity: 32 << 10, ..opts.clone() };
+    let small = Options {
+        block_cache_capacity: 32 << 10,
+        ..opts.clone()
+    };
     let db = DB::open(&small, dir()).unwrap();
     read_all_bounded(&db, &model, 3_000);
     assert_eq!(dump(&db), model);
     drop(db);
 
     // the same tables with index and filter held by the readers
-    let held = Options { cache_index_and_filter_blocks: false, ..opts.clone() };
+    let held = Options {
+        cache_index_and_filter_blocks: false,
+        ..opts.clone()
+    };
     let db = DB::open(&held, dir()).unwrap();
     for k in model.keys().step_by(50) {
         db.get(k).unwrap();
     }
     let held_readers = prop(&db, "rocksdb.estimate-table-readers-mem");
-    assert!(in_cache_readers < held_readers, "in cache {in_cache_readers}, held {held_readers}");
+    assert!(
+        in_cache_readers < held_readers,
+        "in cache {in_cache_readers}, held {held_readers}"
+    );
     drop(db);
 
     // pinned L0 index and filter blocks count as pinned usage
-    let pin = Options { pin_l0_filter_and_index_blocks_in_cache: true, ..opts };
+    let pin = Options {
+        pin_l0_filter_and_index_blocks_in_cache: true,
+        ..opts
+    };
     let db = DB::open(&pin, dir()).unwrap();
     for k in model.keys().step_by(50) {
         db.get(k).unwrap();
@@ -235,7 +266,10 @@ fn index_and_filter_blocks_live_in_the_block_cache() {
 #[test]
 fn memtable_properties_follow_switches_flushes_and_pins() {
     let fs = MemFs::new();
-    let opts = Options { write_buffer_size: 1 << 20, ..mem_opts(&fs) };
+    let opts = Options {
+        write_buffer_size: 1 << 20,
+        ..mem_opts(&fs)
+    };
     let db = DB::open(&opts, dir()).unwrap();
     let empty = prop(&db, "rocksdb.cur-size-all-mem-tables");
     for i in 0..2_000u64 {

@@ -50,7 +50,12 @@ fn check_full(db: &DB, m: &Model, rng: &mut Rng, ro: &ReadOptions) {
     // point reads
     for _ in 0..50 {
         let k = key(rng.below(400));
-        assert_eq!(db.get_opt(&k, ro).unwrap(), m.get(&k).cloned(), "get {:?}", String::from_utf8_lossy(&k));
+        assert_eq!(
+            db.get_opt(&k, ro).unwrap(),
+            m.get(&k).cloned(),
+            "get {:?}",
+            String::from_utf8_lossy(&k)
+        );
     }
     // multi_get
     let keys: Vec<Vec<u8>> = (0..20).map(|_| key(rng.below(400))).collect();
@@ -60,8 +65,16 @@ fn check_full(db: &DB, m: &Model, rng: &mut Rng, ro: &ReadOptions) {
     }
     // iterators with random bounds, both directions
     let mut ro2 = ro.clone();
-    let lo = if rng.below(2) == 0 { Some(key(rng.below(400))) } else { None };
-    let hi = if rng.below(2) == 0 { Some(key(rng.below(400))) } else { None };
+    let lo = if rng.below(2) == 0 {
+        Some(key(rng.below(400)))
+    } else {
+        None
+    };
+    let hi = if rng.below(2) == 0 {
+        Some(key(rng.below(400)))
+    } else {
+        None
+    };
     ro2.iterate_lower_bound = lo.clone();
     ro2.iterate_upper_bound = hi.clone();
     let expect = range_scan(m, lo.as_deref(), hi.as_deref());
@@ -212,7 +225,10 @@ fn power_loss_keeps_synced_writes_and_a_prefix() {
             let mut last_synced = 0;
             for _ in 0..150 {
                 let sync = rng.below(8) == 0;
-                let wo = WriteOptions { sync, disable_wal: false };
+                let wo = WriteOptions {
+                    sync,
+                    disable_wal: false,
+                };
                 random_write(&db, &mut m, &mut rng, &wo);
                 states.push(m.clone());
                 if sync {
@@ -228,13 +244,19 @@ fn power_loss_keeps_synced_writes_and_a_prefix() {
             drop(db);
             fs.power_loss();
             let db = DB::open(&opts, path).unwrap();
-            let got: Model = db.iterator(shale::IteratorMode::Start).map(|r| {
-                let (k, v) = r.unwrap();
-                (k.to_vec(), v.to_vec())
-            }).collect();
+            let got: Model = db
+                .iterator(shale::IteratorMode::Start)
+                .map(|r| {
+                    let (k, v) = r.unwrap();
+                    (k.to_vec(), v.to_vec())
+                })
+                .collect();
             let idx = states.iter().rposition(|s| *s == got);
             match idx {
-                Some(i) => assert!(i >= last_synced, "seed {seed}: recovered prefix {i} < last synced {last_synced}"),
+                Some(i) => assert!(
+                    i >= last_synced,
+                    "seed {seed}: recovered prefix {i} < last synced {last_synced}"
+                ),
                 None => panic!("seed {seed}: recovered state is not a prefix of the history"),
             }
             durable = got;

@@ -42,10 +42,7 @@ fn small_opts(fs: &MemFs) -> Options {
 
 fn range_scan(m: &Model, lo: Option<&[u8]>, hi: Option<&[u8]>) -> Vec<(Vec<u8>, Vec<u8>)> {
     m.iter()
-        .filter(|(k, _)| {
-            lo.map(|l| k.as_slice() >= l).unwrap_or(true)
-                && hi.map(|h| k.as_slice() < h).unwrap_or(true)
-        })
+        .filter(|(k, _)| lo.map(|l| k.as_slice() >= l).unwrap_or(true) && hi.map(|h| k.as_slice() < h).unwrap_or(true))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
 }
@@ -218,10 +215,7 @@ fn random_write(db: &DB, m: &mut Model, sd: &mut SdState, rng: &mut Rng, op: Op)
             let b = a + rng.below(w);
             let (ka, kb) = (key(a), key(b));
             db.delete_range(&ka, &kb).unwrap();
-            let gone: Vec<Vec<u8>> = m
-                .range(ka.clone()..kb.clone())
-                .map(|(k, _)| k.clone())
-                .collect();
+            let gone: Vec<Vec<u8>> = m.range(ka.clone()..kb.clone()).map(|(k, _)| k.clone()).collect();
             for k in gone {
                 m.remove(&k);
             }
@@ -250,10 +244,7 @@ fn random_write(db: &DB, m: &mut Model, sd: &mut SdState, rng: &mut Rng, op: Op)
                         let e = key(rng.below(400));
                         if k <= e {
                             wb.delete_range(&k, &e);
-                            let gone: Vec<Vec<u8>> = m
-                                .range(k.clone()..e.clone())
-                                .map(|(k, _)| k.clone())
-                                .collect();
+                            let gone: Vec<Vec<u8>> = m.range(k.clone()..e.clone()).map(|(k, _)| k.clone()).collect();
                             for g in gone {
                                 m.remove(&g);
                                 sd.clear(&g);
@@ -278,11 +269,7 @@ fn run_model(op: Op, seeds: std::ops::RangeInclusive<u64>, steps: usize) {
         let fs = MemFs::new();
         let path = Path::new("/db");
         let mut opts = small_opts(&fs);
-        opts.merge_operator = merge_operator_by_name(if op == Op::Add {
-            "uint64add"
-        } else {
-            "stringappend"
-        });
+        opts.merge_operator = merge_operator_by_name(if op == Op::Add { "uint64add" } else { "stringappend" });
         let mut db = DB::open(&opts, path).unwrap();
         let mut m = Model::new();
         let mut sd = SdState::default();
@@ -344,10 +331,7 @@ fn bad_input() {
     let fs = MemFs::new();
     let opts = small_opts(&fs);
     let db = DB::open(&opts, "/db").unwrap();
-    assert!(db
-        .delete_range(b"b", b"a")
-        .unwrap_err()
-        .is_invalid_argument());
+    assert!(db.delete_range(b"b", b"a").unwrap_err().is_invalid_argument());
     let seq = db.latest_sequence_number();
     db.delete_range(b"a", b"a").unwrap();
     assert_eq!(db.latest_sequence_number(), seq, "empty range is a no-op");

@@ -27,28 +27,20 @@ fn l0_slowdown_delays_writes_to_the_delayed_write_rate() {
     };
     let db = DB::open(&opts, dir()).unwrap();
     assert_eq!(
-        db.property_int_value("rocksdb.actual-delayed-write-rate")
-            .unwrap(),
+        db.property_int_value("rocksdb.actual-delayed-write-rate").unwrap(),
         Some(0)
     );
     for r in 0..2u64 {
         db.put(format!("k{r}"), "v").unwrap();
         db.flush().unwrap();
     }
-    assert_eq!(
-        db.property_int_value("rocksdb.num-files-at-level0")
-            .unwrap(),
-        Some(2)
-    );
+    assert_eq!(db.property_int_value("rocksdb.num-files-at-level0").unwrap(), Some(2));
     let rate = db
         .property_int_value("rocksdb.actual-delayed-write-rate")
         .unwrap()
         .unwrap();
     assert_eq!(rate, 256 << 10);
-    assert_eq!(
-        db.property_int_value("rocksdb.is-write-stopped").unwrap(),
-        Some(0)
-    );
+    assert_eq!(db.property_int_value("rocksdb.is-write-stopped").unwrap(), Some(0));
     // 96 KiB at 256 KiB/s: about 0.375 s (no flush can lower L0 here)
     let start = Instant::now();
     let v = vec![b'x'; 1000];
@@ -56,10 +48,7 @@ fn l0_slowdown_delays_writes_to_the_delayed_write_rate() {
         db.put(format!("key{i:04}"), &v).unwrap();
     }
     let took = start.elapsed();
-    assert!(
-        took >= Duration::from_millis(250),
-        "writes were not delayed: {took:?}"
-    );
+    assert!(took >= Duration::from_millis(250), "writes were not delayed: {took:?}");
     assert!(took < Duration::from_secs(5), "{took:?}");
     let s = stats(&db);
     eprintln!("{s}");
@@ -119,11 +108,7 @@ fn stops_clear_when_compactions_catch_up() {
         db.wait_for_compact().unwrap();
         assert!(dump(&db) == all, "{name}");
         let s = stats(&db);
-        let stopped = s
-            .split(name)
-            .nth(1)
-            .and_then(|r| r.split("stopped ").nth(1))
-            .unwrap();
+        let stopped = s.split(name).nth(1).and_then(|r| r.split("stopped ").nth(1)).unwrap();
         let n: u64 = stopped.split(' ').next().unwrap().parse().unwrap();
         assert!(n > 0, "{name}: no stop counted\n{s}");
         assert_eq!(

@@ -20,7 +20,10 @@ fn mem_opts(fs: &MemFs) -> Options {
 fn clean_close_keeps_writes_made_without_wal() {
     let fs = MemFs::new();
     let opts = mem_opts(&fs);
-    let wo = WriteOptions { sync: false, disable_wal: true };
+    let wo = WriteOptions {
+        sync: false,
+        disable_wal: true,
+    };
     {
         let db = DB::open(&opts, "/db").unwrap();
         db.put_opt(b"a", b"1", &wo).unwrap();
@@ -87,7 +90,10 @@ impl FileSystem for CrashAfter {
     }
     fn new_writable(&self, p: &Path) -> shale::Result<Box<dyn WritableFile>> {
         spend(&self.budget)?;
-        Ok(Box::new(CrashAfterFile { inner: self.inner.new_writable(p)?, budget: self.budget.clone() }))
+        Ok(Box::new(CrashAfterFile {
+            inner: self.inner.new_writable(p)?,
+            budget: self.budget.clone(),
+        }))
     }
     fn open_random(&self, p: &Path) -> shale::Result<Arc<dyn RandomAccessFile>> {
         self.inner.open_random(p)
@@ -149,7 +155,10 @@ fn recovery_interrupted_at_any_point_applies_each_wal_merge_once() {
         fs.process_crash();
         let b = Arc::new(std::sync::atomic::AtomicI64::new(budget));
         let mut o2 = opts.clone();
-        o2.env = Arc::new(CrashAfter { inner: Arc::new(fs.clone()), budget: b.clone() });
+        o2.env = Arc::new(CrashAfter {
+            inner: Arc::new(fs.clone()),
+            budget: b.clone(),
+        });
         match DB::open(&o2, "/db") {
             Ok(db) => drop(db),
             Err(_) => crashes += 1,
@@ -157,10 +166,21 @@ fn recovery_interrupted_at_any_point_applies_each_wal_merge_once() {
         fs.process_crash();
         let db = DB::open(&opts, "/db").unwrap();
         for c in 0..20 {
-            let v = db.get(format!("c{c}")).unwrap().unwrap_or_else(|| panic!("budget {budget}: c{c} missing"));
-            assert_eq!(u64::from_le_bytes(v[..8].try_into().unwrap()), 15, "budget {budget}: counter c{c}");
+            let v = db
+                .get(format!("c{c}"))
+                .unwrap()
+                .unwrap_or_else(|| panic!("budget {budget}: c{c} missing"));
+            assert_eq!(
+                u64::from_le_bytes(v[..8].try_into().unwrap()),
+                15,
+                "budget {budget}: counter c{c}"
+            );
         }
-        assert_eq!(db.get("p0299").unwrap().as_deref(), Some(&[7u8; 40][..]), "budget {budget}");
+        assert_eq!(
+            db.get("p0299").unwrap().as_deref(),
+            Some(&[7u8; 40][..]),
+            "budget {budget}"
+        );
     }
     assert!(crashes > 20, "the crash points were not reached ({crashes})");
 }

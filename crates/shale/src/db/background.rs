@@ -89,7 +89,11 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
                 match r {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => record_error(db, &mut st, e),
-                    Err(p) => record_error(db, &mut st, Error::Busy(format!("flush panicked: {}", panic_message(p)))),
+                    Err(p) => record_error(
+                        db,
+                        &mut st,
+                        Error::Busy(format!("flush panicked: {}", panic_message(p))),
+                    ),
                 }
                 purge_obsolete(db, &mut st);
                 db.bg_cv.notify_all();
@@ -97,7 +101,9 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
                 continue;
             }
             // With two or more jobs, one thread stays free for flushes.
-            let retry_wait = st.compaction_retry_at.map(|t| t.saturating_duration_since(Instant::now()));
+            let retry_wait = st
+                .compaction_retry_at
+                .map(|t| t.saturating_duration_since(Instant::now()));
             let may_compact = !db.opts.disable_auto_compactions
                 && retry_wait.map(|w| w.is_zero()).unwrap_or(true)
                 && st.manual_compactions == 0
@@ -132,7 +138,10 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
         }
         let wait = st
             .compaction_retry_at
-            .map(|t| t.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)))
+            .map(|t| {
+                t.saturating_duration_since(Instant::now())
+                    .max(Duration::from_millis(1))
+            })
             .unwrap_or(Duration::from_millis(500))
             .min(Duration::from_millis(500));
         db.work_cv.wait_for(&mut st, wait);
@@ -168,8 +177,14 @@ pub(crate) fn wait_for_compact(db: &Arc<DbInner>) -> Result<()> {
             return Err(Error::Background(Arc::new(e.clone())));
         }
         let pending_compaction = !db.opts.disable_auto_compactions
-            && pick_compaction(&st.versions.current, &picker_config(db), &st.being_compacted, &running_ranges(&st), &st.versions.compact_cursor)
-                .is_some();
+            && pick_compaction(
+                &st.versions.current,
+                &picker_config(db),
+                &st.being_compacted,
+                &running_ranges(&st),
+                &st.versions.compact_cursor,
+            )
+            .is_some();
         if st.imm.is_empty() && !st.flush_running && st.compactions_running == 0 && !pending_compaction {
             purge_obsolete(db, &mut st);
             return Ok(());

@@ -14,18 +14,16 @@ use super::range_del::{add_clipped, compact_key, file_tombstones, output_tombsto
 use super::version::{FileMeta, Version};
 use super::{DbInner, DbState};
 use crate::error::{Error, Result};
-use crate::options::CompactionPri;
 use crate::iterator::InternalIterator;
-use crate::range_del::FragmentedRangeTombstoneList;
 use crate::key::{parse_internal_key, vt, InternalKeyComparator, SequenceNumber};
-use crate::table::{TableBuilder, TableBuilderOptions};
+use crate::options::CompactionPri;
 use crate::options::CompressionType;
+use crate::range_del::FragmentedRangeTombstoneList;
+use crate::table::{TableBuilder, TableBuilderOptions};
 use crate::version_edit::{FileMetaData, VersionEdit};
 
 pub(crate) use super::level_targets::PickerConfig;
-use super::level_targets::{
-    compute_scores, compute_targets, max_grandparent_overlap, target_file_size, LevelTargets,
-};
+use super::level_targets::{compute_scores, compute_targets, max_grandparent_overlap, target_file_size, LevelTargets};
 use super::subcompaction::run_subcompactions;
 
 /// A chosen compaction.
@@ -103,7 +101,10 @@ pub(crate) fn pick_compaction(
     order.sort_by(|a, b| scores[*b].partial_cmp(&scores[*a]).unwrap_or(Ordering::Equal));
     for level in order {
         if let Some(p) = pick_at_level(v, &targets, cfg.pri, level, busy, running, cursors) {
-            return Some(Pick { score: scores[level], ..p });
+            return Some(Pick {
+                score: scores[level],
+                ..p
+            });
         }
     }
     None
@@ -152,7 +153,14 @@ fn pick_at_level(
         if conflicts(running, output_level, &lo, &hi, icmp) {
             return None;
         }
-        return Some(Pick { level, output_level, inputs, next_inputs: next, score: 0.0, base_level });
+        return Some(Pick {
+            level,
+            output_level,
+            inputs,
+            next_inputs: next,
+            score: 0.0,
+            base_level,
+        });
     }
     let files = &v.files[level];
     if files.is_empty() {
@@ -201,7 +209,14 @@ fn pick_at_level(
         if conflicts(running, output_level, &lo, &hi, icmp) {
             continue;
         }
-        return Some(Pick { level, output_level, inputs, next_inputs: next, score: 0.0, base_level });
+        return Some(Pick {
+            level,
+            output_level,
+            inputs,
+            next_inputs: next,
+            score: 0.0,
+            base_level,
+        });
     }
     None
 }
@@ -250,7 +265,10 @@ impl OutputParams {
 }
 
 fn now_secs() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 pub(crate) fn table_options(db: &DbInner, file_number: u64, compression: CompressionType) -> TableBuilderOptions {
@@ -307,13 +325,22 @@ pub(crate) fn build_tables(
         let mut lower: Option<Vec<u8>> = None;
         let mut zeroed = Vec::new();
         let mut gp = GrandparentCut::new(&p.grandparents, p.max_grandparent_overlap);
-        let mut emit = |key: &[u8], entries: Vec<KEntry>, cur: &mut Option<OpenOutput>, lower: &mut Option<Vec<u8>>| -> Result<()> {
+        let mut emit = |key: &[u8],
+                        entries: Vec<KEntry>,
+                        cur: &mut Option<OpenOutput>,
+                        lower: &mut Option<Vec<u8>>|
+         -> Result<()> {
             let bottom = p.bottommost && !in_deeper(key, key);
             let tomb_seqs: &[SequenceNumber] = match p.tombstones.fragment_for(&ucmp, key) {
                 Some(f) => &f.seqs,
                 None => &[],
             };
-            let ctx = KeyCtx { snapshots: &p.snapshots, merge_op, bottom, tomb_seqs };
+            let ctx = KeyCtx {
+                snapshots: &p.snapshots,
+                merge_op,
+                bottom,
+                tomb_seqs,
+            };
             let keep = if entries.len() == 1 && tomb_seqs.is_empty() && entries[0].vtype == vt::VALUE {
                 entries
             } else {
@@ -339,7 +366,11 @@ pub(crate) fn build_tables(
             for e in &keep {
                 // At the bottom, the newest visible value of the oldest stripe gets sequence 0,
                 // as RocksDB does (better compression, and the key can never be shadowed).
-                let seq = if bottom && e.vtype == vt::VALUE && stripe(&p.snapshots, e.seq) == 0 { 0 } else { e.seq };
+                let seq = if bottom && e.vtype == vt::VALUE && stripe(&p.snapshots, e.seq) == 0 {
+                    0
+                } else {
+                    e.seq
+                };
                 zeroed.clear();
                 crate::key::append_internal_key(&mut zeroed, key, seq, e.vtype);
                 o.builder.add(&zeroed, &e.value)?;
@@ -359,7 +390,11 @@ pub(crate) fn build_tables(
                 cur_key.clear();
                 cur_key.extend_from_slice(pk.user_key);
             }
-            entries.push(KEntry { seq: pk.seq, vtype: pk.vtype, value: input.value().to_vec() });
+            entries.push(KEntry {
+                seq: pk.seq,
+                vtype: pk.vtype,
+                value: input.value().to_vec(),
+            });
             input.next();
         }
         input.status()?;
@@ -404,7 +439,13 @@ pub(crate) struct GrandparentCut<'a> {
 
 impl<'a> GrandparentCut<'a> {
     pub(crate) fn new(files: &'a [(Vec<u8>, Vec<u8>, u64)], max: u64) -> Self {
-        GrandparentCut { files, max, idx: 0, overlap: 0, seen_key: false }
+        GrandparentCut {
+            files,
+            max,
+            idx: 0,
+            overlap: 0,
+            seen_key: false,
+        }
     }
     /// Called with each output user key in order: true if the output should be cut before it.
     pub(crate) fn should_cut(&mut self, icmp: &InternalKeyComparator, key: &[u8]) -> bool {
@@ -535,7 +576,9 @@ fn run_compaction_inner(
         epoch,
         snapshots: db.snapshot_list(),
         deeper_ranges,
-        compression: db.opts.compression_for_level(pick.output_level, pick.base_level, is_bottom_level),
+        compression: db
+            .opts
+            .compression_for_level(pick.output_level, pick.base_level, is_bottom_level),
         grandparents,
         max_grandparent_overlap: max_grandparent_overlap(&cfg),
     };
@@ -577,7 +620,14 @@ fn run_compaction_inner(
         }
     }
     db.install_super_version(st);
-    st.stats.record_compaction(pick.output_level, rn_bytes, rnp1_bytes, out_bytes, outputs.len(), start.elapsed());
+    st.stats.record_compaction(
+        pick.output_level,
+        rn_bytes,
+        rnp1_bytes,
+        out_bytes,
+        outputs.len(),
+        start.elapsed(),
+    );
     Ok(())
 }
 
@@ -590,7 +640,9 @@ pub(crate) fn picker_config(db: &DbInner) -> PickerConfig {
 /// stay empty).
 pub(crate) fn compact_range(db: &Arc<DbInner>, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
     if db.read_only {
-        return Err(Error::NotSupported("compact_range on a database opened read-only".into()));
+        return Err(Error::NotSupported(
+            "compact_range on a database opened read-only".into(),
+        ));
     }
     super::flush::flush_and_wait(db)?;
     let mut st = db.state.lock();
@@ -617,9 +669,17 @@ pub(crate) fn compact_range(db: &Arc<DbInner>, begin: Option<&[u8]>, end: Option
         };
         let mut level = 0;
         while level < last {
-            let output_level = if level == 0 && cfg.dynamic { targets.base_level.min(last) } else { level + 1 };
+            let output_level = if level == 0 && cfg.dynamic {
+                targets.base_level.min(last)
+            } else {
+                level + 1
+            };
             let v = st.versions.current.clone();
-            let inputs = if level == 0 { v.files[0].clone() } else { v.overlapping(level, begin, end) };
+            let inputs = if level == 0 {
+                v.files[0].clone()
+            } else {
+                v.overlapping(level, begin, end)
+            };
             if !inputs.is_empty() {
                 if let Some((lo, hi)) = user_range(&inputs, &v.icmp) {
                     let next = v.overlapping(output_level, Some(&lo), Some(&hi));
@@ -684,7 +744,10 @@ mod tests {
     fn version(levels: Vec<Vec<Arc<FileMeta>>>) -> Version {
         let mut files = levels;
         files.resize(7, Vec::new());
-        Version { files, icmp: InternalKeyComparator::default() }
+        Version {
+            files,
+            icmp: InternalKeyComparator::default(),
+        }
     }
 
     fn cfg() -> PickerConfig {
@@ -704,7 +767,12 @@ mod tests {
     #[test]
     fn l0_trigger_picks_all_l0_and_overlapping_l1() {
         let v = version(vec![
-            vec![file(10, "c", "f", 1), file(9, "a", "d", 1), file(8, "e", "g", 1), file(7, "b", "c", 1)],
+            vec![
+                file(10, "c", "f", 1),
+                file(9, "a", "d", 1),
+                file(8, "e", "g", 1),
+                file(7, "b", "c", 1),
+            ],
             vec![file(1, "a", "b", 10), file(2, "f", "h", 10), file(3, "x", "z", 10)],
         ]);
         let p = pick_compaction(&v, &cfg(), &HashSet::new(), &[], &[]).unwrap();
@@ -722,7 +790,11 @@ mod tests {
         // L1 over target; file 2 overlaps 100 bytes of L2, files 1 and 3 overlap much more.
         let v = version(vec![
             vec![],
-            vec![file(1, "a", "c", 1000), file(2, "d", "f", 1000), file(3, "g", "i", 1000)],
+            vec![
+                file(1, "a", "c", 1000),
+                file(2, "d", "f", 1000),
+                file(3, "g", "i", 1000),
+            ],
             vec![file(4, "a", "c", 5000), file(5, "e", "e", 100), file(6, "g", "h", 3000)],
         ]);
         let p = pick_compaction(&v, &cfg(), &HashSet::new(), &[], &[]).unwrap();
@@ -735,7 +807,11 @@ mod tests {
         // a file with no overlap at all costs nothing and is taken first (a trivial move)
         let v = version(vec![
             vec![],
-            vec![file(1, "a", "c", 1000), file(2, "d", "f", 1000), file(3, "x", "z", 1000)],
+            vec![
+                file(1, "a", "c", 1000),
+                file(2, "d", "f", 1000),
+                file(3, "x", "z", 1000),
+            ],
             vec![file(4, "a", "f", 5000)],
         ]);
         let p = pick_compaction(&v, &cfg(), &HashSet::new(), &[], &[]).unwrap();
@@ -745,11 +821,18 @@ mod tests {
 
     #[test]
     fn size_trigger_picks_highest_score_and_round_robins() {
-        let cfg = || PickerConfig { pri: CompactionPri::RoundRobin, ..super::cfg_for_tests() };
+        let cfg = || PickerConfig {
+            pri: CompactionPri::RoundRobin,
+            ..super::cfg_for_tests()
+        };
         // L1 target 1000 bytes: 3000 bytes => score 3; L2 target 10000: 5000 => 0.5
         let v = version(vec![
             vec![],
-            vec![file(1, "a", "c", 1000), file(2, "d", "f", 1000), file(3, "g", "i", 1000)],
+            vec![
+                file(1, "a", "c", 1000),
+                file(2, "d", "f", 1000),
+                file(3, "g", "i", 1000),
+            ],
             vec![file(4, "b", "e", 2500), file(5, "h", "k", 2500)],
         ]);
         let p = pick_compaction(&v, &cfg(), &HashSet::new(), &[], &[]).unwrap();
@@ -787,7 +870,11 @@ mod tests {
     }
 
     fn dyn_cfg() -> PickerConfig {
-        PickerConfig { dynamic: true, target_file_size_base: 100, ..PickerConfig::fixed(4, 1000, 10.0) }
+        PickerConfig {
+            dynamic: true,
+            target_file_size_base: 100,
+            ..PickerConfig::fixed(4, 1000, 10.0)
+        }
     }
 
     fn at(level: usize, fs: Vec<Arc<FileMeta>>) -> Version {
@@ -798,7 +885,12 @@ mod tests {
 
     #[test]
     fn dynamic_empty_db_compacts_l0_into_the_last_level() {
-        let v = version(vec![vec![file(4, "a", "b", 10), file(3, "c", "d", 10), file(2, "e", "f", 10), file(1, "g", "h", 10)]]);
+        let v = version(vec![vec![
+            file(4, "a", "b", 10),
+            file(3, "c", "d", 10),
+            file(2, "e", "f", 10),
+            file(1, "g", "h", 10),
+        ]]);
         let t = compute_targets(&v, &dyn_cfg());
         assert_eq!(t.base_level, 6);
         assert!(t.max_bytes.iter().all(|&b| b == u64::MAX));
@@ -824,7 +916,10 @@ mod tests {
         // Huge: even L1 is above base_max -> L1 gets base_max and the multiplier downwards
         let t = compute_targets(&at(6, vec![file(1, "a", "z", 500_000_000)]), &dyn_cfg());
         assert_eq!(t.base_level, 1);
-        assert_eq!(t.max_bytes, vec![m, 1000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000]);
+        assert_eq!(
+            t.max_bytes,
+            vec![m, 1000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000]
+        );
         // Small last level: it is the base level itself
         let t = compute_targets(&at(6, vec![file(1, "a", "z", 500)]), &dyn_cfg());
         assert_eq!((t.base_level, t.max_bytes[6]), (6, 1000));
@@ -845,8 +940,17 @@ mod tests {
     fn dynamic_l0_compacts_into_base_level_and_levels_above_stay_untouched() {
         // base level 4 (see above); L0 over trigger: L0 -> L4 with the overlapping L4 files
         let mut levels = vec![Vec::new(); 7];
-        levels[0] = vec![file(20, "c", "f", 10), file(21, "d", "k", 10), file(22, "a", "b", 10), file(23, "e", "e", 10)];
-        levels[4] = vec![file(10, "a", "c", 300), file(11, "j", "m", 300), file(12, "x", "z", 300)];
+        levels[0] = vec![
+            file(20, "c", "f", 10),
+            file(21, "d", "k", 10),
+            file(22, "a", "b", 10),
+            file(23, "e", "e", 10),
+        ];
+        levels[4] = vec![
+            file(10, "a", "c", 300),
+            file(11, "j", "m", 300),
+            file(12, "x", "z", 300),
+        ];
         levels[6] = vec![file(1, "a", "z", 50_000)];
         let v = version(levels);
         let p = pick_compaction(&v, &dyn_cfg(), &HashSet::new(), &[], &[]).unwrap();
@@ -888,19 +992,40 @@ mod tests {
         // next file in round-robin order is taken instead.
         let v = version(vec![
             vec![],
-            vec![file(1, "a", "c", 1000), file(2, "m", "p", 1000), file(3, "s", "u", 1000)],
+            vec![
+                file(1, "a", "c", 1000),
+                file(2, "m", "p", 1000),
+                file(3, "s", "u", 1000),
+            ],
             vec![file(4, "x", "z", 100)],
         ]);
-        let running = vec![RunningRange { output_level: 2, smallest: b"b".to_vec(), largest: b"d".to_vec() }];
+        let running = vec![RunningRange {
+            output_level: 2,
+            smallest: b"b".to_vec(),
+            largest: b"d".to_vec(),
+        }];
         let p = pick_compaction(&v, &cfg(), &HashSet::new(), &running, &[]).unwrap();
         assert_eq!(nums(&p.inputs), vec![2]);
         // a running range in another output level does not matter
-        let running = vec![RunningRange { output_level: 3, smallest: b"a".to_vec(), largest: b"z".to_vec() }];
+        let running = vec![RunningRange {
+            output_level: 3,
+            smallest: b"a".to_vec(),
+            largest: b"z".to_vec(),
+        }];
         let p = pick_compaction(&v, &cfg(), &HashSet::new(), &running, &[]).unwrap();
         assert_eq!(nums(&p.inputs), vec![1]);
         // L0 -> L1 is blocked by a running compaction into L1 that overlaps the L0 range
-        let v = version(vec![vec![file(10, "a", "b", 1), file(11, "c", "d", 1), file(12, "a", "d", 1), file(13, "b", "c", 1)]]);
-        let running = vec![RunningRange { output_level: 1, smallest: b"d".to_vec(), largest: b"f".to_vec() }];
+        let v = version(vec![vec![
+            file(10, "a", "b", 1),
+            file(11, "c", "d", 1),
+            file(12, "a", "d", 1),
+            file(13, "b", "c", 1),
+        ]]);
+        let running = vec![RunningRange {
+            output_level: 1,
+            smallest: b"d".to_vec(),
+            largest: b"f".to_vec(),
+        }];
         assert!(pick_compaction(&v, &cfg(), &HashSet::new(), &running, &[]).is_none());
     }
 
@@ -910,7 +1035,10 @@ mod tests {
         let g = |lo: &str, hi: &str, n: u64| (lo.as_bytes().to_vec(), hi.as_bytes().to_vec(), n);
         let files = vec![g("b", "c", 100), g("e", "f", 100), g("h", "i", 100), g("k", "l", 100)];
         let mut c = GrandparentCut::new(&files, 150);
-        let cuts: Vec<&str> = ["a", "d", "g", "j", "m"].into_iter().filter(|k| c.should_cut(&icmp, k.as_bytes())).collect();
+        let cuts: Vec<&str> = ["a", "d", "g", "j", "m"]
+            .into_iter()
+            .filter(|k| c.should_cut(&icmp, k.as_bytes()))
+            .collect();
         // a: nothing passed; d: b-c passed (100); g: e-f (200 > 150) -> cut, reset;
         // j: h-i (100); m: k-l (200) -> cut
         assert_eq!(cuts, vec!["g", "m"]);
@@ -924,7 +1052,10 @@ mod tests {
     #[test]
     fn output_file_sizes_and_pending_bytes() {
         use crate::db::level_targets::estimate_pending_compaction_bytes;
-        let c = PickerConfig { target_file_size_multiplier: 2, ..dyn_cfg() };
+        let c = PickerConfig {
+            target_file_size_multiplier: 2,
+            ..dyn_cfg()
+        };
         assert_eq!(target_file_size(&c, 4, 4), 100);
         assert_eq!(target_file_size(&c, 4, 5), 200);
         assert_eq!(target_file_size(&c, 4, 6), 400);

@@ -44,14 +44,20 @@ pub(crate) fn run_flush(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>) -> 
         db,
         epoch,
         snapshots,
-        mem.range_dels.fragmented(&db.icmp).map(|l| (*l).clone()).unwrap_or_default(),
+        mem.range_dels
+            .fragmented(&db.icmp)
+            .map(|l| (*l).clone())
+            .unwrap_or_default(),
     );
     let outputs = parking_lot::MutexGuard::unlocked(st, || {
         let _io = crate::fs::ActivityGuard::set(crate::fs::IoActivity::Flush);
         let mut it: Box<dyn InternalIterator> = Box::new(mem.iter());
         build_tables(db, &mut *it, &params)
     })?;
-    let mut edit = VersionEdit { log_number: Some(next_log), ..Default::default() };
+    let mut edit = VersionEdit {
+        log_number: Some(next_log),
+        ..Default::default()
+    };
     let mut bytes = 0;
     for f in &outputs {
         bytes += f.file_size;

@@ -53,7 +53,14 @@ impl MergingIterator {
     pub(crate) fn new(icmp: InternalKeyComparator, children: Vec<Box<dyn InternalIterator>>) -> Self {
         let heap = Vec::with_capacity(children.len());
         let keys = vec![None; children.len()];
-        MergingIterator { icmp, children, keys, current: None, dir: Dir::Forward, heap }
+        MergingIterator {
+            icmp,
+            children,
+            keys,
+            current: None,
+            dir: Dir::Forward,
+            heap,
+        }
     }
     /// Re-read child `i`'s validity and key after it moved.
     #[inline]
@@ -61,7 +68,10 @@ impl MergingIterator {
         let c = &self.children[i];
         self.keys[i] = if c.valid() {
             let k = c.key();
-            Some(KeyRef { ptr: k.as_ptr(), len: k.len() })
+            Some(KeyRef {
+                ptr: k.as_ptr(),
+                len: k.len(),
+            })
         } else {
             None
         };
@@ -282,7 +292,15 @@ pub(crate) struct LevelIterator {
 
 impl LevelIterator {
     pub(crate) fn new(db: Arc<DbInner>, files: Vec<Arc<FileMeta>>, verify: bool, fill: bool) -> Self {
-        LevelIterator { db, files, idx: 0, cur: None, verify, fill, err: None }
+        LevelIterator {
+            db,
+            files,
+            idx: 0,
+            cur: None,
+            verify,
+            fill,
+            err: None,
+        }
     }
     fn open(&mut self, idx: usize) -> bool {
         self.idx = idx;
@@ -370,7 +388,9 @@ impl InternalIterator for LevelIterator {
     }
     fn seek(&mut self, target: &[u8]) {
         let icmp = &self.db.icmp;
-        let i = self.files.partition_point(|f| icmp.compare(&f.meta.largest, target) == Ordering::Less);
+        let i = self
+            .files
+            .partition_point(|f| icmp.compare(&f.meta.largest, target) == Ordering::Less);
         if self.open(i) {
             if let Some(c) = &mut self.cur {
                 c.seek(target);
@@ -384,7 +404,9 @@ impl InternalIterator for LevelIterator {
             return;
         }
         let icmp = &self.db.icmp;
-        let mut i = self.files.partition_point(|f| icmp.compare(&f.meta.largest, target) == Ordering::Less);
+        let mut i = self
+            .files
+            .partition_point(|f| icmp.compare(&f.meta.largest, target) == Ordering::Less);
         if i >= self.files.len() {
             i = self.files.len() - 1;
         }
@@ -439,7 +461,12 @@ pub(crate) fn internal_iterator(db: &Arc<DbInner>, sv: &SuperVersion, verify: bo
     }
     for level in 1..sv.version.num_levels() {
         if !sv.version.files[level].is_empty() {
-            children.push(Box::new(LevelIterator::new(db.clone(), sv.version.files[level].clone(), verify, fill)));
+            children.push(Box::new(LevelIterator::new(
+                db.clone(),
+                sv.version.files[level].clone(),
+                verify,
+                fill,
+            )));
         }
     }
     MergingIterator::new(db.icmp.clone(), children)
@@ -532,10 +559,16 @@ impl DBRawIterator {
     }
 
     fn above_upper(&self, uk: &[u8]) -> bool {
-        self.upper.as_deref().map(|u| self.icmp.compare_user(uk, u) != Ordering::Less).unwrap_or(false)
+        self.upper
+            .as_deref()
+            .map(|u| self.icmp.compare_user(uk, u) != Ordering::Less)
+            .unwrap_or(false)
     }
     fn below_lower(&self, uk: &[u8]) -> bool {
-        self.lower.as_deref().map(|l| self.icmp.compare_user(uk, l) == Ordering::Less).unwrap_or(false)
+        self.lower
+            .as_deref()
+            .map(|l| self.icmp.compare_user(uk, l) == Ordering::Less)
+            .unwrap_or(false)
     }
 
     fn set_error(&mut self, e: Error) {
@@ -702,7 +735,11 @@ impl DBRawIterator {
             self.saved_value.clear();
             self.dir = Dir::Forward;
         } else if vtype == vt::MERGE {
-            let base = if has_base { Some(std::mem::take(&mut self.saved_value)) } else { None };
+            let base = if has_base {
+                Some(std::mem::take(&mut self.saved_value))
+            } else {
+                None
+            };
             self.resolve_merge(base.as_deref(), true);
         } else {
             self.valid = true;
@@ -894,7 +931,11 @@ impl DBIterator {
                 Direction::Reverse
             }
         };
-        DBIterator { raw, direction, done: false }
+        DBIterator {
+            raw,
+            direction,
+            done: false,
+        }
     }
 }
 
@@ -945,13 +986,21 @@ mod merging_tests {
             self.pos = self.items.len().checked_sub(1);
         }
         fn seek(&mut self, t: &[u8]) {
-            self.pos = self.items.iter().position(|(k, _)| self.icmp.compare(k, t) != Ordering::Less);
+            self.pos = self
+                .items
+                .iter()
+                .position(|(k, _)| self.icmp.compare(k, t) != Ordering::Less);
         }
         fn seek_for_prev(&mut self, t: &[u8]) {
-            self.pos = self.items.iter().rposition(|(k, _)| self.icmp.compare(k, t) != Ordering::Greater);
+            self.pos = self
+                .items
+                .iter()
+                .rposition(|(k, _)| self.icmp.compare(k, t) != Ordering::Greater);
         }
         fn next(&mut self) {
-            self.pos = self.pos.and_then(|p| if p + 1 < self.items.len() { Some(p + 1) } else { None });
+            self.pos = self
+                .pos
+                .and_then(|p| if p + 1 < self.items.len() { Some(p + 1) } else { None });
         }
         fn prev(&mut self) {
             self.pos = self.pos.and_then(|p| p.checked_sub(1));
@@ -992,7 +1041,11 @@ mod merging_tests {
                 .collect();
             items.sort_by(|a, b| icmp.compare(&a.0, &b.0));
             all.extend(items.iter().cloned());
-            children.push(Box::new(VecIter { icmp: icmp.clone(), items, pos: None }));
+            children.push(Box::new(VecIter {
+                icmp: icmp.clone(),
+                items,
+                pos: None,
+            }));
         }
         all.sort_by(|a, b| icmp.compare(&a.0, &b.0));
         (MergingIterator::new(icmp, children), all)
@@ -1043,7 +1096,11 @@ mod merging_tests {
         let icmp = InternalKeyComparator::default();
         let k = make_internal_key(b"a", 5, vt::VALUE);
         let mk = |v: &str| -> Box<dyn InternalIterator> {
-            Box::new(VecIter { icmp: icmp.clone(), items: vec![(k.clone(), v.as_bytes().to_vec())], pos: None })
+            Box::new(VecIter {
+                icmp: icmp.clone(),
+                items: vec![(k.clone(), v.as_bytes().to_vec())],
+                pos: None,
+            })
         };
         let mut m = MergingIterator::new(icmp.clone(), vec![mk("0"), mk("1"), mk("2")]);
         m.seek_to_first();

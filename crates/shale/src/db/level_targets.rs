@@ -141,21 +141,13 @@ pub(crate) fn compute_targets(v: &Version, cfg: &PickerConfig) -> LevelTargets {
         // No level target below the base size: L1+ smaller than L0 would starve L0.
         *m = size.max(base_max);
     }
-    LevelTargets {
-        base_level,
-        max_bytes,
-    }
+    LevelTargets { base_level, max_bytes }
 }
 
 /// RocksDB's `ComputeCompactionScore` for leveled compaction: L0 by file count (and size),
 /// other levels by bytes over target, de-prioritised by the bytes about to come down into them.
 /// The last level scores 0. Files in `busy` are not counted.
-pub(crate) fn compute_scores(
-    v: &Version,
-    cfg: &PickerConfig,
-    t: &LevelTargets,
-    busy: &HashSet<u64>,
-) -> Vec<f64> {
+pub(crate) fn compute_scores(v: &Version, cfg: &PickerConfig, t: &LevelTargets, busy: &HashSet<u64>) -> Vec<f64> {
     let n = v.num_levels();
     let mut scores = vec![0.0; n];
     if n < 2 {
@@ -218,11 +210,7 @@ pub(crate) fn compute_scores(
 
 /// RocksDB's `EstimateCompactionBytesNeeded`: bytes compactions must rewrite to bring every
 /// level under its target (drives the pending-compaction-bytes stalls).
-pub(crate) fn estimate_pending_compaction_bytes(
-    v: &Version,
-    cfg: &PickerConfig,
-    t: &LevelTargets,
-) -> u64 {
+pub(crate) fn estimate_pending_compaction_bytes(v: &Version, cfg: &PickerConfig, t: &LevelTargets) -> u64 {
     let n = v.num_levels();
     if n < 2 {
         return 0;

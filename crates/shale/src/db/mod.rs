@@ -217,7 +217,10 @@ impl DB {
 
     /// Open with default options and `create_if_missing = true`.
     pub fn open_default(path: impl AsRef<Path>) -> Result<DB> {
-        let opts = Options { create_if_missing: true, ..Options::default() };
+        let opts = Options {
+            create_if_missing: true,
+            ..Options::default()
+        };
         DB::open(&opts, path)
     }
 
@@ -318,7 +321,12 @@ impl DB {
     pub fn snapshot(&self) -> Snapshot {
         let seq = self.inner.last_seq.load(Ordering::Acquire);
         *self.inner.snapshots.lock().entry(seq).or_insert(0) += 1;
-        Snapshot { inner: Arc::new(SnapshotInner { seq, list: Arc::downgrade(&self.inner.snapshots) }) }
+        Snapshot {
+            inner: Arc::new(SnapshotInner {
+                seq,
+                list: Arc::downgrade(&self.inner.snapshots),
+            }),
+        }
     }
 
     /// A cursor-style iterator (seek / next / prev), as the `rocksdb` crate's `DBRawIterator`.

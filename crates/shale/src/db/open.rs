@@ -16,7 +16,6 @@ use super::filename::{
 use super::table_cache::TableCache;
 use super::version::VersionSet;
 use super::write::MemInserter;
-use crate::write_buffer_manager::MemAccount;
 use super::{background, props, DbInner, DbState, SuperVersion, WalState};
 use crate::cache::BlockCache;
 use crate::error::{Error, Result};
@@ -28,11 +27,15 @@ use crate::memtable::MemTable;
 use crate::options::{Options, WalRecoveryMode};
 use crate::version_edit::VersionEdit;
 use crate::write_batch::WriteBatch;
+use crate::write_buffer_manager::MemAccount;
 
 fn random_u128() -> u128 {
     use std::sync::atomic::AtomicU64 as A;
     static COUNTER: A = A::new(0);
-    let t = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let t = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
     let local = 0u8;
     let mut seed = Vec::with_capacity(48);
     seed.extend_from_slice(&t.to_le_bytes());
@@ -48,7 +51,14 @@ pub(crate) fn new_uuid() -> String {
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
 }
 
 /// A 20-character base-36 session id, as RocksDB's.
@@ -118,9 +128,16 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
         }
         fs.create_dir_all(path)?;
     }
-    let lock = if read_only { None } else { Some(fs.lock(&lock_name(path))?) };
+    let lock = if read_only {
+        None
+    } else {
+        Some(fs.lock(&lock_name(path))?)
+    };
     if exists && opts.error_if_exists {
-        return Err(Error::invalid(format!("{}: exists (error_if_exists is true)", path.display())));
+        return Err(Error::invalid(format!(
+            "{}: exists (error_if_exists is true)",
+            path.display()
+        )));
     }
     if !exists {
         if read_only || !opts.create_if_missing {
@@ -133,7 +150,9 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
     }
     let mut vs = VersionSet::recover(path, fs.clone(), icmp.clone(), opts.num_levels, opts.paranoid_checks)?;
     check_live_tables(&fs, path, &vs)?;
-    let db_id = read_identity(&fs, path).or_else(|| vs.db_id.clone()).unwrap_or_else(new_uuid);
+    let db_id = read_identity(&fs, path)
+        .or_else(|| vs.db_id.clone())
+        .unwrap_or_else(new_uuid);
     // Every numbered file in the directory raises the file counter (as RocksDB does).
     let names = fs.list(path)?;
     let mut wals = Vec::new();
@@ -171,19 +190,20 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
         vs.db_id = Some(db_id.clone());
         vs.write_new_manifest(&db_id, &cmp_name)?;
     }
-    let block_cache =
-        if opts.block_cache_capacity > 0 { Some(Arc::new(BlockCache::new(opts.block_cache_capacity))) } else { None };
-    let table_cache = TableCache::new(
-        path.to_path_buf(),
-        fs.clone(),
-        icmp.clone(),
-        block_cache.clone(),
-        opts,
-    );
+    let block_cache = if opts.block_cache_capacity > 0 {
+        Some(Arc::new(BlockCache::new(opts.block_cache_capacity)))
+    } else {
+        None
+    };
+    let table_cache = TableCache::new(path.to_path_buf(), fs.clone(), icmp.clone(), block_cache.clone(), opts);
     let mem_account = MemAccount::new(opts.effective_write_buffer_manager());
     let mem = Arc::new(MemTable::new(icmp.clone(), opts.arena_block_size()).with_account(&mem_account));
     let last = vs.last_sequence;
-    let sv = SuperVersion { mem: mem.clone(), imm: Vec::new(), version: vs.current.clone() };
+    let sv = SuperVersion {
+        mem: mem.clone(),
+        imm: Vec::new(),
+        version: vs.current.clone(),
+    };
     let db = Arc::new(DbInner {
         path: path.to_path_buf(),
         opts: opts.clone(),
@@ -213,7 +233,11 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
         last_seq: AtomicU64::new(last),
         writers: Mutex::new(VecDeque::new()),
         writers_cv: Condvar::new(),
-        wal: Mutex::new(WalState { writer: None, number: 0, unsynced: false }),
+        wal: Mutex::new(WalState {
+            writer: None,
+            number: 0,
+            unsynced: false,
+        }),
         table_cache,
         block_cache,
         mem_account,
@@ -237,8 +261,16 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
         let num = st.versions.new_file_number();
         let file = fs.new_writable(&wal_name(path, num))?;
         fs.sync_dir(path)?;
-        *db.wal.lock() = WalState { writer: Some(log::Writer::new(file)), number: num, unsynced: false };
-        let mut edit = VersionEdit { log_number: Some(num), prev_log_number: Some(0), ..recovered };
+        *db.wal.lock() = WalState {
+            writer: Some(log::Writer::new(file)),
+            number: num,
+            unsynced: false,
+        };
+        let mut edit = VersionEdit {
+            log_number: Some(num),
+            prev_log_number: Some(0),
+            ..recovered
+        };
         let last = db.last_seq.load(Ordering::Acquire);
         st.versions.log_and_apply(&mut edit, last, opts.paranoid_checks)?;
         db.install_super_version(&st);
@@ -268,7 +300,10 @@ fn check_live_tables(fs: &Arc<dyn FileSystem>, dir: &Path, vs: &VersionSet) -> R
             return Err(Error::corruption(
                 name_of(&p),
                 None,
-                format!("table file size is {size} but the MANIFEST records {}", f.meta.file_size),
+                format!(
+                    "table file size is {size} but the MANIFEST records {}",
+                    f.meta.file_size
+                ),
             ));
         }
     }
@@ -289,7 +324,10 @@ fn flush_recovered(db: &Arc<DbInner>, recovered: &mut VersionEdit) -> Result<()>
         db,
         epoch,
         Vec::new(),
-        mem.range_dels.fragmented(&db.icmp).map(|l| (*l).clone()).unwrap_or_default(),
+        mem.range_dels
+            .fragmented(&db.icmp)
+            .map(|l| (*l).clone())
+            .unwrap_or_default(),
     );
     let mut it: Box<dyn InternalIterator> = Box::new(mem.iter());
     let outputs = build_tables(db, &mut *it, &params)?;

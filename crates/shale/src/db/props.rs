@@ -52,7 +52,10 @@ struct IntervalMark {
 
 impl CompactionStats {
     pub(crate) fn new() -> CompactionStats {
-        CompactionStats { opened: Some(std::time::Instant::now()), ..CompactionStats::default() }
+        CompactionStats {
+            opened: Some(std::time::Instant::now()),
+            ..CompactionStats::default()
+        }
     }
     fn level(&mut self, l: usize) -> &mut LevelStats {
         if self.levels.len() <= l {
@@ -113,7 +116,11 @@ pub(crate) fn property_value(db: &Arc<DbInner>, name: &str) -> Result<Option<Str
     let sv = db.super_version();
     let v = &sv.version;
     if let Some(n) = name.strip_prefix("rocksdb.num-files-at-level") {
-        return Ok(n.parse::<usize>().ok().filter(|&l| l < v.num_levels()).map(|l| v.num_files(l).to_string()));
+        return Ok(n
+            .parse::<usize>()
+            .ok()
+            .filter(|&l| l < v.num_levels())
+            .map(|l| v.num_files(l).to_string()));
     }
     let mem_bytes = |m: &crate::memtable::MemTable| m.approximate_memory_usage() as u64;
     let r = match name {
@@ -148,7 +155,12 @@ pub(crate) fn property_value(db: &Arc<DbInner>, name: &str) -> Result<Option<Str
         }
         "rocksdb.block-cache-usage" => db.block_cache.as_ref().map(|c| c.usage()).unwrap_or(0).to_string(),
         "rocksdb.block-cache-capacity" => db.block_cache.as_ref().map(|c| c.capacity()).unwrap_or(0).to_string(),
-        "rocksdb.block-cache-pinned-usage" => db.block_cache.as_ref().map(|c| c.pinned_usage()).unwrap_or(0).to_string(),
+        "rocksdb.block-cache-pinned-usage" => db
+            .block_cache
+            .as_ref()
+            .map(|c| c.pinned_usage())
+            .unwrap_or(0)
+            .to_string(),
         // Memory of open table readers outside the block cache (index and filter blocks they
         // hold, properties); index and filter blocks kept in the cache are not counted.
         "rocksdb.estimate-table-readers-mem" => {
@@ -188,7 +200,12 @@ fn hms(micros: u64) -> String {
     let secs = micros as f64 / 1e6;
     let h = (secs / 3600.0) as u64;
     let m = ((secs - h as f64 * 3600.0) / 60.0) as u64;
-    format!("{:02}:{:02}:{:06.3} H:M:S", h, m, secs - h as f64 * 3600.0 - m as f64 * 60.0)
+    format!(
+        "{:02}:{:02}:{:06.3} H:M:S",
+        h,
+        m,
+        secs - h as f64 * 3600.0 - m as f64 * 60.0
+    )
 }
 
 fn stats_text(db: &Arc<DbInner>) -> String {
@@ -219,7 +236,11 @@ fn stats_text(db: &Arc<DbInner>) -> String {
         // RocksDB: bytes written over bytes read from the input level (a flush writes what it
         // ingests: 1.0).
         let wamp = if l == 0 {
-            if ls.write_bytes > 0 { 1.0 } else { 0.0 }
+            if ls.write_bytes > 0 {
+                1.0
+            } else {
+                0.0
+            }
         } else if ls.read_bytes == 0 {
             0.0
         } else {
@@ -250,7 +271,11 @@ fn stats_text(db: &Arc<DbInner>) -> String {
     }
     // RocksDB: total bytes written (flushes and compactions) over bytes flushed.
     let flushed = st.stats.flush_bytes;
-    let wamp = if flushed == 0 { 0.0 } else { tot.write_bytes as f64 / flushed as f64 };
+    let wamp = if flushed == 0 {
+        0.0
+    } else {
+        tot.write_bytes as f64 / flushed as f64
+    };
     let _ = writeln!(
         s,
         " Sum   {tot_files:>6} {:>10.2} {:>5} {:>8.3} {:>7.3} {:>8.3} {:>9.3} {:>9.3} {:>5.1} {:>9.3} {:>9}",
@@ -323,7 +348,11 @@ fn stats_text(db: &Arc<DbInner>) -> String {
             micros as f64 / 1e6
         )
     };
-    let _ = writeln!(s, "{}", comp_line("Cumulative", cur.comp_write, cur.comp_read, cur.comp_micros, uptime));
+    let _ = writeln!(
+        s,
+        "{}",
+        comp_line("Cumulative", cur.comp_write, cur.comp_read, cur.comp_micros, uptime)
+    );
     let _ = writeln!(
         s,
         "{}",
@@ -362,7 +391,11 @@ fn stats_text(db: &Arc<DbInner>) -> String {
             gb(b)
         )
     };
-    let _ = writeln!(s, "{}", writes_line("Cumulative", cur.writes, cur.keys, cur.groups, cur.user_bytes));
+    let _ = writeln!(
+        s,
+        "{}",
+        writes_line("Cumulative", cur.writes, cur.keys, cur.groups, cur.user_bytes)
+    );
     let _ = writeln!(s, "Cumulative WAL: {} syncs", cur.syncs);
     let _ = writeln!(
         s,
@@ -397,8 +430,18 @@ fn stats_text(db: &Arc<DbInner>) -> String {
     );
     let _ = writeln!(s, "Interval WAL: {} syncs", cur.syncs - prev.syncs);
     let ist = cur.stall_micros - prev.stall_micros;
-    let _ = writeln!(s, "Interval stall: {}, {:.1} percent", hms(ist), ist as f64 / 1e4 / interval);
-    let _ = writeln!(s, "Flushes: {}, flushed bytes: {:.2} MB", st.stats.flushes, mb(st.stats.flush_bytes));
+    let _ = writeln!(
+        s,
+        "Interval stall: {}, {:.1} percent",
+        hms(ist),
+        ist as f64 / 1e4 / interval
+    );
+    let _ = writeln!(
+        s,
+        "Flushes: {}, flushed bytes: {:.2} MB",
+        st.stats.flushes,
+        mb(st.stats.flush_bytes)
+    );
     let _ = writeln!(
         s,
         "Memtables: active {:.2} MB, immutable {}",

@@ -16,9 +16,7 @@ use crate::range_del::{FragmentedRangeTombstoneList, RangeTombstone};
 
 pub(crate) fn validate_range(db: &DbInner, begin: &[u8], end: &[u8]) -> Result<()> {
     if db.icmp.compare_user(begin, end) == Ordering::Greater {
-        return Err(Error::invalid(
-            "delete_range: begin key comes after end key",
-        ));
+        return Err(Error::invalid("delete_range: begin key comes after end key"));
     }
     Ok(())
 }
@@ -35,17 +33,14 @@ pub(crate) fn validate_merge(db: &DbInner) -> Result<()> {
 /// The configured operator, or the error a read needing one returns.
 pub(crate) fn merge_op(db: &DbInner) -> Result<&dyn MergeOperator> {
     db.opts.merge_operator.as_deref().ok_or_else(|| {
-        Error::invalid("the database holds merge operands but no merge operator is configured (Options::merge_operator)")
+        Error::invalid(
+            "the database holds merge operands but no merge operator is configured (Options::merge_operator)",
+        )
     })
 }
 
 /// Insert a range tombstone into a memtable's range-deletion list at `seq`.
-pub(crate) fn mem_add_range_tombstone(
-    mem: &MemTable,
-    seq: SequenceNumber,
-    begin: &[u8],
-    end: &[u8],
-) {
+pub(crate) fn mem_add_range_tombstone(mem: &MemTable, seq: SequenceNumber, begin: &[u8], end: &[u8]) {
     if mem.icmp().compare_user(begin, end) == Ordering::Less {
         mem.range_dels.add(begin, end, seq);
     }
@@ -60,17 +55,12 @@ pub(crate) fn mem_add_range_tombstone(
 }
 
 /// The fragmented tombstones of a table file (loaded once, cached in the `FileMeta`).
-pub(crate) fn file_tombstones(
-    db: &DbInner,
-    f: &FileMeta,
-) -> Result<Option<Arc<FragmentedRangeTombstoneList>>> {
+pub(crate) fn file_tombstones(db: &DbInner, f: &FileMeta) -> Result<Option<Arc<FragmentedRangeTombstoneList>>> {
     if let Some(l) = f.range_dels.get() {
         return Ok(l.clone());
     }
     let t = db.table_cache.get(f)?;
-    let list = if t.properties().num_range_deletions == 0
-        && !t.meta_blocks().contains_key("rocksdb.range_del")
-    {
+    let list = if t.properties().num_range_deletions == 0 && !t.meta_blocks().contains_key("rocksdb.range_del") {
         None
     } else {
         let raw = t.range_tombstones()?;
@@ -126,12 +116,7 @@ impl Chain {
     }
 
     /// End the lookup with `base` (None: no value / deleted).
-    pub(crate) fn finish(
-        &mut self,
-        db: &DbInner,
-        key: &[u8],
-        base: Option<&[u8]>,
-    ) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn finish(&mut self, db: &DbInner, key: &[u8], base: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
         if self.operands.is_empty() {
             return Ok(base.map(|b| b.to_vec()));
         }
@@ -153,16 +138,12 @@ impl Chain {
         }
         match t {
             vt::VALUE => self.finish(db, key, Some(value)).map(Some),
-            vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP => {
-                self.finish(db, key, None).map(Some)
-            }
+            vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP => self.finish(db, key, None).map(Some),
             vt::MERGE => {
                 self.operands.push(value.to_vec());
                 Ok(None)
             }
-            t => Err(Error::NotSupported(format!(
-                "value type {t:#x} is not supported"
-            ))),
+            t => Err(Error::NotSupported(format!("value type {t:#x} is not supported"))),
         }
     }
 
@@ -198,12 +179,7 @@ pub(crate) fn mem_lookup(
     lookup: &[u8],
 ) -> Result<Option<Option<Vec<u8>>>> {
     if !m.range_dels.is_empty() {
-        chain.add_tombstones(
-            m.range_dels.fragmented(&db.icmp).as_deref(),
-            &db.icmp,
-            key,
-            seq,
-        );
+        chain.add_tombstones(m.range_dels.fragmented(&db.icmp).as_deref(), &db.icmp, key, seq);
     }
     if chain.max_tomb == 0 {
         use crate::memtable::MemGet;
@@ -329,11 +305,7 @@ impl KeyCtx<'_> {
 /// bottom) is in the same stripe, partially merged otherwise; a SingleDelete meeting a Put
 /// directly below it in the same stripe removes both; at the bottom, deletions of the oldest
 /// stripe are dropped.
-pub(crate) fn compact_key(
-    key: &[u8],
-    entries: Vec<KEntry>,
-    ctx: &KeyCtx<'_>,
-) -> Result<Vec<KEntry>> {
+pub(crate) fn compact_key(key: &[u8], entries: Vec<KEntry>, ctx: &KeyCtx<'_>) -> Result<Vec<KEntry>> {
     let n = entries.len();
     let mut out = Vec::with_capacity(n.min(4));
     let mut hidden: Option<usize> = None;
@@ -354,9 +326,9 @@ pub(crate) fn compact_key(
                 i += 1;
             }
             vt::SINGLE_DELETION => {
-                let next_put = entries.get(i + 1).filter(|x| {
-                    x.vtype == vt::VALUE && stripe(ctx.snapshots, x.seq) == s && !ctx.covered(x.seq)
-                });
+                let next_put = entries
+                    .get(i + 1)
+                    .filter(|x| x.vtype == vt::VALUE && stripe(ctx.snapshots, x.seq) == s && !ctx.covered(x.seq));
                 if next_put.is_some() {
                     // Both vanish; nothing is written that would hide older entries, so those
                     // are still judged on their own.
@@ -406,8 +378,7 @@ pub(crate) fn compact_key(
                         hidden = Some(s);
                     }
                     (Some(op), None) if ops.len() > 1 => {
-                        let oldest_first: Vec<&[u8]> =
-                            ops.iter().rev().map(|v| v.as_slice()).collect();
+                        let oldest_first: Vec<&[u8]> = ops.iter().rev().map(|v| v.as_slice()).collect();
                         match op.partial_merge(key, &oldest_first) {
                             Some(v) => out.push(KEntry {
                                 seq: e.seq,
@@ -541,10 +512,7 @@ mod tests {
             false,
             &[],
         );
-        assert_eq!(
-            got,
-            vec![e(5, vt::SINGLE_DELETION, ""), e(3, vt::VALUE, "a")]
-        );
+        assert_eq!(got, vec![e(5, vt::SINGLE_DELETION, ""), e(3, vt::VALUE, "a")]);
         // SD over a Delete: kept (not at the bottom)
         let got = run(
             vec![e(5, vt::SINGLE_DELETION, ""), e(3, vt::DELETION, "")],
@@ -566,22 +534,14 @@ mod tests {
         );
         assert_eq!(got, vec![e(3, vt::DELETION, "")]);
         // SD alone at the bottom: dropped
-        assert_eq!(
-            run(vec![e(5, vt::SINGLE_DELETION, "")], &[], true, &[]),
-            vec![]
-        );
+        assert_eq!(run(vec![e(5, vt::SINGLE_DELETION, "")], &[], true, &[]), vec![]);
     }
 
     #[test]
     fn merges_full_partial_and_snapshots() {
         let m = vt::MERGE;
         // base in stripe: full merge
-        let got = run(
-            vec![e(9, m, "c"), e(8, m, "b"), e(7, vt::VALUE, "a")],
-            &[],
-            false,
-            &[],
-        );
+        let got = run(vec![e(9, m, "c"), e(8, m, "b"), e(7, vt::VALUE, "a")], &[], false, &[]);
         assert_eq!(got, vec![e(9, vt::VALUE, "a,b,c")]);
         // no base, not bottom: partial merge
         let got = run(vec![e(9, m, "c"), e(8, m, "b")], &[], false, &[]);
@@ -590,12 +550,7 @@ mod tests {
         let got = run(vec![e(9, m, "c"), e(8, m, "b")], &[], true, &[]);
         assert_eq!(got, vec![e(9, vt::VALUE, "b,c")]);
         // a snapshot at 8 splits the operands
-        let got = run(
-            vec![e(9, m, "c"), e(8, m, "b"), e(7, vt::VALUE, "a")],
-            &[8],
-            false,
-            &[],
-        );
+        let got = run(vec![e(9, m, "c"), e(8, m, "b"), e(7, vt::VALUE, "a")], &[8], false, &[]);
         assert_eq!(got, vec![e(9, m, "c"), e(8, vt::VALUE, "a,b")]);
         // deletion as base
         let got = run(
@@ -617,12 +572,7 @@ mod tests {
             vec![e(3, vt::VALUE, "a")]
         );
         // operand above the tombstone merges with nothing
-        let got = run(
-            vec![e(9, vt::MERGE, "x"), e(3, vt::VALUE, "a")],
-            &[],
-            false,
-            &[6],
-        );
+        let got = run(vec![e(9, vt::MERGE, "x"), e(3, vt::VALUE, "a")], &[], false, &[6]);
         assert_eq!(got, vec![e(9, vt::VALUE, "x")]);
     }
 

@@ -4,10 +4,10 @@ use std::cmp::Ordering;
 use std::sync::atomic::Ordering as AtOrd;
 use std::sync::Arc;
 
+use super::range_del::{mem_lookup, table_lookup, Chain};
 use super::{DbInner, SuperVersion};
 use crate::error::Result;
 use crate::key::{make_internal_key, vt, SequenceNumber};
-use super::range_del::{mem_lookup, table_lookup, Chain};
 use crate::options::ReadOptions;
 
 pub(crate) fn read_seq(db: &DbInner, ro: &ReadOptions) -> SequenceNumber {
@@ -83,7 +83,9 @@ pub(crate) fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
     let seq = read_seq(db, ro);
     let sv = db.super_version();
     let mut lookup = Vec::new();
-    keys.into_iter().map(|k| get_in(db, &sv, ro, k.as_ref(), seq, &mut lookup)).collect()
+    keys.into_iter()
+        .map(|k| get_in(db, &sv, ro, k.as_ref(), seq, &mut lookup))
+        .collect()
 }
 
 #[allow(dead_code)]

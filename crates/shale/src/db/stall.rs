@@ -79,15 +79,9 @@ impl StallCounters {
             (Condition::Delayed, Cause::PendingCompactionBytes) => {
                 (&self.pending_slowdowns, &self.pending_delay_micros)
             }
-            (Condition::Stopped, Cause::PendingCompactionBytes) => {
-                (&self.pending_stops, &self.pending_stop_micros)
-            }
-            (Condition::Delayed, Cause::MemtableLimit) => {
-                (&self.memtable_slowdowns, &self.memtable_delay_micros)
-            }
-            (Condition::Stopped, Cause::MemtableLimit) => {
-                (&self.memtable_stops, &self.memtable_stop_micros)
-            }
+            (Condition::Stopped, Cause::PendingCompactionBytes) => (&self.pending_stops, &self.pending_stop_micros),
+            (Condition::Delayed, Cause::MemtableLimit) => (&self.memtable_slowdowns, &self.memtable_delay_micros),
+            (Condition::Stopped, Cause::MemtableLimit) => (&self.memtable_stops, &self.memtable_stop_micros),
             _ => return,
         };
         count.fetch_add(1, Ordering::Relaxed);
@@ -116,12 +110,7 @@ pub(crate) struct StallController {
 }
 
 /// RocksDB's `GetWriteStallConditionAndCause`, plus whether the condition is near a stop.
-pub(crate) fn stall_condition(
-    opts: &Options,
-    l0_files: usize,
-    imm: usize,
-    pending: u64,
-) -> (Condition, Cause, bool) {
+pub(crate) fn stall_condition(opts: &Options, l0_files: usize, imm: usize, pending: u64) -> (Condition, Cause, bool) {
     let auto = !opts.disable_auto_compactions;
     let (soft, hard) = (
         opts.soft_pending_compaction_bytes_limit,
@@ -179,16 +168,14 @@ impl StallController {
                 if opts.disable_auto_compactions || self.max_rate <= MIN_WRITE_RATE {
                 } else if was_delayed || was_stopped {
                     if was_stopped || near_stop {
-                        c.rate =
-                            ((c.rate as f64 * NEAR_STOP_SLOWDOWN_RATIO) as u64).max(MIN_WRITE_RATE);
+                        c.rate = ((c.rate as f64 * NEAR_STOP_SLOWDOWN_RATIO) as u64).max(MIN_WRITE_RATE);
                     } else if c.pending_bytes > 0 && c.pending_bytes <= pending {
                         c.rate = ((c.rate as f64 * INC_SLOWDOWN_RATIO) as u64).max(MIN_WRITE_RATE);
                     } else if c.pending_bytes > pending {
                         c.rate = ((c.rate as f64 * DEC_SLOWDOWN_RATIO) as u64).min(self.max_rate);
                     }
                 } else if near_stop {
-                    c.rate =
-                        ((c.rate as f64 * NEAR_STOP_SLOWDOWN_RATIO) as u64).max(MIN_WRITE_RATE);
+                    c.rate = ((c.rate as f64 * NEAR_STOP_SLOWDOWN_RATIO) as u64).max(MIN_WRITE_RATE);
                 }
             }
             Condition::Normal if was_delayed || was_stopped => {
@@ -260,11 +247,7 @@ impl StallController {
 
 /// Delay a write group of `bytes` while writes are delayed, then wait while they are stopped
 /// (RocksDB's `DBImpl::DelayWrite`). Called by the write leader with the DB mutex held.
-pub(crate) fn delay_or_stop_write(
-    db: &DbInner,
-    st: &mut MutexGuard<'_, DbState>,
-    bytes: u64,
-) -> Result<()> {
+pub(crate) fn delay_or_stop_write(db: &DbInner, st: &mut MutexGuard<'_, DbState>, bytes: u64) -> Result<()> {
     let (cond, cause) = db.stall.state();
     if cond == Condition::Normal {
         return Ok(());
@@ -279,11 +262,9 @@ pub(crate) fn delay_or_stop_write(
                     std::thread::sleep(SLEEP_STEP.min(delay - start.elapsed().min(delay)));
                 }
             });
-            db.stall.counters.record(
-                Condition::Delayed,
-                cause,
-                start.elapsed().as_micros() as u64,
-            );
+            db.stall
+                .counters
+                .record(Condition::Delayed, cause, start.elapsed().as_micros() as u64);
         }
     }
     let (cond, cause) = db.stall.state();
@@ -297,11 +278,9 @@ pub(crate) fn delay_or_stop_write(
             db.work_cv.notify_all();
             db.bg_cv.wait_for(st, Duration::from_millis(100));
         }
-        db.stall.counters.record(
-            Condition::Stopped,
-            cause,
-            start.elapsed().as_micros() as u64,
-        );
+        db.stall
+            .counters
+            .record(Condition::Stopped, cause, start.elapsed().as_micros() as u64);
     }
     DbInner::check_bg_error(st)
 }
@@ -336,22 +315,10 @@ mod tests {
             stall_condition(&o, 0, 0, 1000),
             (Delayed, PendingCompactionBytes, false)
         );
-        assert_eq!(
-            stall_condition(&o, 0, 0, 4500),
-            (Delayed, PendingCompactionBytes, true)
-        );
-        assert_eq!(
-            stall_condition(&o, 0, 0, 5000),
-            (Stopped, PendingCompactionBytes, true)
-        );
-        assert_eq!(
-            stall_condition(&o, 0, 3, 0),
-            (Delayed, MemtableLimit, false)
-        );
-        assert_eq!(
-            stall_condition(&o, 20, 4, 9999),
-            (Stopped, MemtableLimit, true)
-        );
+        assert_eq!(stall_condition(&o, 0, 0, 4500), (Delayed, PendingCompactionBytes, true));
+        assert_eq!(stall_condition(&o, 0, 0, 5000), (Stopped, PendingCompactionBytes, true));
+        assert_eq!(stall_condition(&o, 0, 3, 0), (Delayed, MemtableLimit, false));
+        assert_eq!(stall_condition(&o, 20, 4, 9999), (Stopped, MemtableLimit, true));
         // limits of 0 are off; no compaction-driven stall without auto compactions
         let o2 = Options {
             soft_pending_compaction_bytes_limit: 0,

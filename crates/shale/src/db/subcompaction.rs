@@ -94,18 +94,8 @@ pub(crate) struct RangeIter<I: InternalIterator> {
 }
 
 impl<I: InternalIterator> RangeIter<I> {
-    pub(crate) fn new(
-        inner: I,
-        icmp: InternalKeyComparator,
-        lo: Option<Vec<u8>>,
-        hi: Option<Vec<u8>>,
-    ) -> Self {
-        RangeIter {
-            inner,
-            icmp,
-            lo,
-            hi,
-        }
+    pub(crate) fn new(inner: I, icmp: InternalKeyComparator, lo: Option<Vec<u8>>, hi: Option<Vec<u8>>) -> Self {
+        RangeIter { inner, icmp, lo, hi }
     }
 }
 
@@ -193,12 +183,7 @@ pub(crate) fn run_subcompactions(
             .iter()
             .map(|(lo, hi)| {
                 let sub = OutputParams {
-                    tombstones: clip_tombstones(
-                        &db.icmp,
-                        &params.tombstones,
-                        lo.as_deref(),
-                        hi.as_deref(),
-                    ),
+                    tombstones: clip_tombstones(&db.icmp, &params.tombstones, lo.as_deref(), hi.as_deref()),
                     snapshots: params.snapshots.clone(),
                     deeper_ranges: params.deeper_ranges.clone(),
                     grandparents: params.grandparents.clone(),
@@ -216,9 +201,8 @@ pub(crate) fn run_subcompactions(
         handles
             .into_iter()
             .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(crate::error::Error::Busy("subcompaction panicked".into()))
-                })
+                h.join()
+                    .unwrap_or_else(|_| Err(crate::error::Error::Busy("subcompaction panicked".into())))
             })
             .collect()
     });
@@ -254,49 +238,36 @@ mod tests {
         let icmp = InternalKeyComparator::default();
         let files = vec![f("a", 10), f("c", 10), f("e", 10), f("g", 10)];
         assert!(subcompaction_boundaries(&icmp, &files, 1).is_empty());
-        assert_eq!(
-            subcompaction_boundaries(&icmp, &files, 2),
-            vec![b"e".to_vec()]
-        );
+        assert_eq!(subcompaction_boundaries(&icmp, &files, 2), vec![b"e".to_vec()]);
         assert_eq!(
             subcompaction_boundaries(&icmp, &files, 4),
             vec![b"c".to_vec(), b"e".to_vec(), b"g".to_vec()]
         );
         // never more pieces than files, never a boundary at the smallest key, no duplicates
         let files = vec![f("a", 10), f("a", 10), f("b", 10)];
-        assert_eq!(
-            subcompaction_boundaries(&icmp, &files, 8),
-            vec![b"b".to_vec()]
-        );
+        assert_eq!(subcompaction_boundaries(&icmp, &files, 8), vec![b"b".to_vec()]);
         // a big file takes a piece of its own
         let files = vec![f("a", 100), f("b", 1), f("c", 1), f("d", 1)];
-        assert_eq!(
-            subcompaction_boundaries(&icmp, &files, 2),
-            vec![b"b".to_vec()]
-        );
+        assert_eq!(subcompaction_boundaries(&icmp, &files, 2), vec![b"b".to_vec()]);
     }
 
     #[test]
     fn tombstones_are_clipped_to_the_piece() {
         let icmp = InternalKeyComparator::default();
         let list = FragmentedRangeTombstoneList::from_fragments(vec![
-                Fragment {
-                    start: b"a".to_vec(),
-                    end: b"d".to_vec(),
-                    seqs: vec![5],
-                },
-                Fragment {
-                    start: b"x".to_vec(),
-                    end: b"z".to_vec(),
-                    seqs: vec![3],
-                },
+            Fragment {
+                start: b"a".to_vec(),
+                end: b"d".to_vec(),
+                seqs: vec![5],
+            },
+            Fragment {
+                start: b"x".to_vec(),
+                end: b"z".to_vec(),
+                seqs: vec![3],
+            },
         ]);
         let c = clip_tombstones(&icmp, &list, Some(b"b"), Some(b"y"));
-        let got: Vec<(&[u8], &[u8])> = c
-            .fragments
-            .iter()
-            .map(|f| (&f.start[..], &f.end[..]))
-            .collect();
+        let got: Vec<(&[u8], &[u8])> = c.fragments.iter().map(|f| (&f.start[..], &f.end[..])).collect();
         assert_eq!(got, vec![(&b"b"[..], &b"d"[..]), (&b"x"[..], &b"y"[..])]);
         assert!(clip_tombstones(&icmp, &list, Some(b"e"), Some(b"w"))
             .fragments

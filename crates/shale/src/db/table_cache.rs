@@ -47,7 +47,11 @@ impl TableCache {
         opts: &Options,
     ) -> TableCache {
         let max_open_files = opts.max_open_files;
-        let capacity = if max_open_files < 0 { None } else { Some((max_open_files as usize).saturating_sub(10).max(16)) };
+        let capacity = if max_open_files < 0 {
+            None
+        } else {
+            Some((max_open_files as usize).saturating_sub(10).max(16))
+        };
         TableCache {
             dir,
             fs,

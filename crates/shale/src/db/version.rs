@@ -87,7 +87,10 @@ pub(crate) struct Version {
 
 impl Version {
     pub(crate) fn empty(num_levels: usize, icmp: InternalKeyComparator) -> Version {
-        Version { files: vec![Vec::new(); num_levels], icmp }
+        Version {
+            files: vec![Vec::new(); num_levels],
+            icmp,
+        }
     }
     pub(crate) fn num_levels(&self) -> usize {
         self.files.len()
@@ -96,7 +99,10 @@ impl Version {
         self.files.get(level).map(|f| f.len()).unwrap_or(0)
     }
     pub(crate) fn level_bytes(&self, level: usize) -> u64 {
-        self.files.get(level).map(|f| f.iter().map(|m| m.meta.file_size).sum()).unwrap_or(0)
+        self.files
+            .get(level)
+            .map(|f| f.iter().map(|m| m.meta.file_size).sum())
+            .unwrap_or(0)
     }
     /// Files of `level` whose user-key range intersects `[lo, hi]` (None = unbounded).
     pub(crate) fn overlapping(&self, level: usize, lo: Option<&[u8]>, hi: Option<&[u8]>) -> Vec<Arc<FileMeta>> {
@@ -104,8 +110,12 @@ impl Version {
         self.files[level]
             .iter()
             .filter(|f| {
-                let before = hi.map(|h| ucmp.compare_user(f.smallest_user(), h) == Ordering::Greater).unwrap_or(false);
-                let after = lo.map(|l| ucmp.compare_user(f.largest_user(), l) == Ordering::Less).unwrap_or(false);
+                let before = hi
+                    .map(|h| ucmp.compare_user(f.smallest_user(), h) == Ordering::Greater)
+                    .unwrap_or(false);
+                let after = lo
+                    .map(|l| ucmp.compare_user(f.largest_user(), l) == Ordering::Less)
+                    .unwrap_or(false);
                 !before && !after
             })
             .cloned()
@@ -117,7 +127,10 @@ impl Version {
         files.partition_point(|f| self.icmp.compare(&f.meta.largest, ikey) == Ordering::Less)
     }
     pub(crate) fn all_files(&self) -> impl Iterator<Item = (usize, &Arc<FileMeta>)> {
-        self.files.iter().enumerate().flat_map(|(l, fs)| fs.iter().map(move |f| (l, f)))
+        self.files
+            .iter()
+            .enumerate()
+            .flat_map(|(l, fs)| fs.iter().map(move |f| (l, f)))
     }
 }
 
@@ -155,7 +168,10 @@ fn build_version(
             }
         }
     }
-    Ok(Version { files, icmp: icmp.clone() })
+    Ok(Version {
+        files,
+        icmp: icmp.clone(),
+    })
 }
 
 /// The persistent state: current version, counters and the open MANIFEST.
@@ -180,7 +196,12 @@ pub(crate) struct VersionSet {
 }
 
 impl VersionSet {
-    pub(crate) fn new_empty(dir: &Path, fs: Arc<dyn FileSystem>, icmp: InternalKeyComparator, num_levels: usize) -> Self {
+    pub(crate) fn new_empty(
+        dir: &Path,
+        fs: Arc<dyn FileSystem>,
+        icmp: InternalKeyComparator,
+        num_levels: usize,
+    ) -> Self {
         VersionSet {
             dir: dir.to_path_buf(),
             fs,
@@ -225,13 +246,23 @@ impl VersionSet {
         let cur = fs.read_all(&cur_path)?;
         let cur_name = name_of(&cur_path);
         if cur.last() != Some(&b'\n') {
-            return Err(Error::corruption(cur_name, Some(cur.len() as u64), "CURRENT file does not end with newline"));
+            return Err(Error::corruption(
+                cur_name,
+                Some(cur.len() as u64),
+                "CURRENT file does not end with newline",
+            ));
         }
         let mname = std::str::from_utf8(&cur[..cur.len() - 1])
             .map_err(|_| Error::corruption(&cur_name, Some(0), "CURRENT file is not valid UTF-8"))?;
         let mnum = match super::filename::parse_file_name(mname) {
             Some(super::filename::FileType::Manifest(n)) => n,
-            _ => return Err(Error::corruption(&cur_name, Some(0), format!("CURRENT names {mname:?}, not a MANIFEST"))),
+            _ => {
+                return Err(Error::corruption(
+                    &cur_name,
+                    Some(0),
+                    format!("CURRENT names {mname:?}, not a MANIFEST"),
+                ))
+            }
         };
         let mpath = manifest_name(dir, mnum);
         let mfile = name_of(&mpath);
@@ -373,7 +404,10 @@ impl VersionSet {
                 return Err(Error::corruption(
                     &mfile,
                     None,
-                    format!("last_sequence {} is below the largest sequence {max_seq} of a live file", vs.last_sequence),
+                    format!(
+                        "last_sequence {} is below the largest sequence {max_seq} of a live file",
+                        vs.last_sequence
+                    ),
                 ));
             }
             vs.last_sequence = max_seq;
@@ -387,11 +421,17 @@ impl VersionSet {
         let path = manifest_name(&self.dir, num);
         let file = self.fs.new_writable(&path)?;
         let mut w = log::Writer::new(file);
-        let mut e = VersionEdit { db_id: Some(db_id.to_string()), ..Default::default() };
+        let mut e = VersionEdit {
+            db_id: Some(db_id.to_string()),
+            ..Default::default()
+        };
         let mut buf = Vec::new();
         e.encode(&mut buf);
         w.add_record(&buf)?;
-        e = VersionEdit { comparator: Some(comparator.to_string()), ..Default::default() };
+        e = VersionEdit {
+            comparator: Some(comparator.to_string()),
+            ..Default::default()
+        };
         buf.clear();
         e.encode(&mut buf);
         w.add_record(&buf)?;
@@ -445,8 +485,12 @@ impl VersionSet {
         edit.next_file_number = Some(self.next_file_number);
         edit.last_sequence = Some(self.last_sequence);
         let num_levels = self.current.num_levels();
-        let mut levels: Vec<BTreeMap<u64, Arc<FileMeta>>> =
-            self.current.files.iter().map(|l| l.iter().map(|f| (f.number(), f.clone())).collect()).collect();
+        let mut levels: Vec<BTreeMap<u64, Arc<FileMeta>>> = self
+            .current
+            .files
+            .iter()
+            .map(|l| l.iter().map(|f| (f.number(), f.clone())).collect())
+            .collect();
         let mut removed = Vec::new();
         for (level, num) in &edit.deleted_files {
             if let Some(f) = levels.get_mut(*level as usize).and_then(|l| l.remove(num)) {
@@ -463,7 +507,10 @@ impl VersionSet {
         let v = build_version(&levels, &self.icmp, paranoid)?;
         let mut buf = Vec::new();
         edit.encode(&mut buf);
-        let w = self.manifest.as_mut().ok_or_else(|| Error::invalid("database is read-only"))?;
+        let w = self
+            .manifest
+            .as_mut()
+            .ok_or_else(|| Error::invalid("database is read-only"))?;
         w.add_record(&buf)?;
         w.sync()?;
         if let Some(n) = edit.log_number {

@@ -66,7 +66,11 @@ pub(crate) struct MemInserter<'a> {
 
 impl<'a> MemInserter<'a> {
     pub(crate) fn new(mem: &'a MemTable, seq: u64) -> Self {
-        MemInserter { mem, seq, counters: AddCounters::default() }
+        MemInserter {
+            mem,
+            seq,
+            counters: AddCounters::default(),
+        }
     }
     #[inline]
     fn add(&mut self, vtype: u8, k: &[u8], v: &[u8]) {
@@ -110,7 +114,9 @@ pub(crate) fn write(db: &Arc<DbInner>, wo: &WriteOptions, batch: WriteBatch, _us
         return Err(Error::NotSupported("write to a database opened read-only".into()));
     }
     if wo.sync && wo.disable_wal {
-        return Err(Error::invalid("WriteOptions: sync and disable_wal are mutually exclusive"));
+        return Err(Error::invalid(
+            "WriteOptions: sync and disable_wal are mutually exclusive",
+        ));
     }
     let w = Arc::new(Writer {
         batch: Mutex::new(Some(batch)),
@@ -151,7 +157,11 @@ fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
     let mut followers: Vec<Arc<Writer>> = Vec::new();
     if !w.force_switch {
         let lead_size = w.batch.lock().as_ref().map(|b| b.size_in_bytes()).unwrap_or(0);
-        let max = if lead_size <= 128 << 10 { lead_size + (128 << 10) } else { MAX_GROUP_BYTES };
+        let max = if lead_size <= 128 << 10 {
+            lead_size + (128 << 10)
+        } else {
+            MAX_GROUP_BYTES
+        };
         let mut size = lead_size;
         for other in q.iter().skip(1) {
             if other.force_switch || other.disable_wal != w.disable_wal {
@@ -166,7 +176,11 @@ fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
         }
     }
     drop(q);
-    let r = if w.force_switch { switch_now(db) } else { write_group(db, &w, &followers) };
+    let r = if w.force_switch {
+        switch_now(db)
+    } else {
+        write_group(db, &w, &followers)
+    };
     let mut q = db.writers.lock();
     q.pop_front();
     for g in &followers {
@@ -246,7 +260,8 @@ fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) ->
     // Fragment the memtable's range tombstones once, here, so readers never do.
     mem.range_dels.refresh(&db.icmp);
     db.last_seq.store(first + count - 1, Ordering::Release);
-    db.write_stats.record(1 + followers.len() as u64, count, batch.size_in_bytes() as u64, sync);
+    db.write_stats
+        .record(1 + followers.len() as u64, count, batch.size_in_bytes() as u64, sync);
     Ok(())
 }
 
@@ -285,7 +300,11 @@ fn make_room(db: &Arc<DbInner>, bytes: u64) -> Result<Arc<MemTable>> {
     }
     if let Some(stall_start) = stall_start {
         let micros = stall_start.elapsed().as_micros() as u64;
-        db.stall.counters.record(super::stall::Condition::Stopped, super::stall::Cause::MemtableLimit, micros);
+        db.stall.counters.record(
+            super::stall::Condition::Stopped,
+            super::stall::Cause::MemtableLimit,
+            micros,
+        );
     }
     super::stall::delay_or_stop_write(db, &mut st, bytes)?;
     Ok(st.mem.clone())
@@ -327,7 +346,10 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState) -> Result<()>
     let new_mem = db.new_memtable();
     let old = std::mem::replace(&mut st.mem, new_mem);
     old.mark_immutable();
-    st.imm.push_back(ImmMem { mem: old, next_log: num });
+    st.imm.push_back(ImmMem {
+        mem: old,
+        next_log: num,
+    });
     db.install_super_version(st);
     db.work_cv.notify_all();
     Ok(())

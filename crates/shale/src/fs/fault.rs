@@ -76,15 +76,24 @@ pub struct FaultFs {
 
 impl FaultFs {
     pub fn new(inner: Arc<dyn FileSystem>) -> FaultFs {
-        FaultFs { inner, ctl: Arc::new(Ctl::default()) }
+        FaultFs {
+            inner,
+            ctl: Arc::new(Ctl::default()),
+        }
     }
     /// Start failing `kind` operations on files whose name contains `pattern` (all files if None).
     pub fn inject(&self, kind: FaultKind, pattern: Option<&str>) {
-        self.ctl.active.lock().push((kind, pattern.map(|s| s.to_string()), None));
+        self.ctl
+            .active
+            .lock()
+            .push((kind, pattern.map(|s| s.to_string()), None));
     }
     /// Like `inject`, for I/O done by threads working on `activity` only (e.g. compactions).
     pub fn inject_for(&self, kind: FaultKind, pattern: Option<&str>, activity: IoActivity) {
-        self.ctl.active.lock().push((kind, pattern.map(|s| s.to_string()), Some(activity)));
+        self.ctl
+            .active
+            .lock()
+            .push((kind, pattern.map(|s| s.to_string()), Some(activity)));
     }
     /// Start failing after `n` more successful matching operations.
     pub fn inject_after(&self, kind: FaultKind, pattern: Option<&str>, n: u64) {
@@ -105,15 +114,11 @@ impl FaultFs {
 
 impl Ctl {
     fn check(&self, kind: FaultKind, name: &str) -> Result<()> {
-        let hit = self
-            .active
-            .lock()
-            .iter()
-            .any(|(k, p, a)| {
-                *k == kind
-                    && p.as_deref().map(|p| name.contains(p)).unwrap_or(true)
-                    && a.map(|a| a == current_io_activity()).unwrap_or(true)
-            });
+        let hit = self.active.lock().iter().any(|(k, p, a)| {
+            *k == kind
+                && p.as_deref().map(|p| name.contains(p)).unwrap_or(true)
+                && a.map(|a| a == current_io_activity()).unwrap_or(true)
+        });
         if !hit {
             return Ok(());
         }
@@ -125,7 +130,11 @@ impl Ctl {
             }
         }
         self.injected.fetch_add(1, Ordering::SeqCst);
-        let errno = if kind == FaultKind::WriteNoSpace { libc::ENOSPC } else { libc::EIO };
+        let errno = if kind == FaultKind::WriteNoSpace {
+            libc::ENOSPC
+        } else {
+            libc::EIO
+        };
         Err(Error::io(name, std::io::Error::from_raw_os_error(errno)))
     }
 }
@@ -180,12 +189,20 @@ impl FileSystem for FaultFs {
         let name = name_of(path);
         self.ctl.check(FaultKind::CreateEio, &name)?;
         let inner = self.inner.new_writable(path)?;
-        Ok(Box::new(FaultWritable { inner, name, ctl: self.ctl.clone() }))
+        Ok(Box::new(FaultWritable {
+            inner,
+            name,
+            ctl: self.ctl.clone(),
+        }))
     }
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         let name = name_of(path);
         let inner = self.inner.open_random(path)?;
-        Ok(Arc::new(FaultRandom { inner, name, ctl: self.ctl.clone() }))
+        Ok(Arc::new(FaultRandom {
+            inner,
+            name,
+            ctl: self.ctl.clone(),
+        }))
     }
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
         self.ctl.check(FaultKind::ReadEio, &name_of(path))?;

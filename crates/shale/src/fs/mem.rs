@@ -130,7 +130,11 @@ impl RandomAccessFile for MemRandom {
                 buf.copy_from_slice(&f.data[start..end]);
                 Ok(())
             }
-            _ => Err(Error::corruption(&self.name, Some(offset), format!("truncated read of {} bytes", buf.len()))),
+            _ => Err(Error::corruption(
+                &self.name,
+                Some(offset),
+                format!("truncated read of {} bytes", buf.len()),
+            )),
         }
     }
     fn size(&self) -> u64 {
@@ -175,7 +179,11 @@ impl FileSystem for MemFs {
         let st = self.st.lock();
         let inode = st.live.get(path).ok_or_else(|| Self::not_found(path))?.clone();
         let size = inode.lock().data.len() as u64;
-        Ok(Arc::new(MemRandom { inode, name: name_of(path), size }))
+        Ok(Arc::new(MemRandom {
+            inode,
+            name: name_of(path),
+            size,
+        }))
     }
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
         let st = self.st.lock();
@@ -238,9 +246,13 @@ impl FileSystem for MemFs {
             return Err(Error::Busy(format!("lock {}: already held", name_of(path))));
         }
         if !st.live.contains_key(path) {
-            st.live.insert(path.to_path_buf(), Arc::new(Mutex::new(FileData::default())));
+            st.live
+                .insert(path.to_path_buf(), Arc::new(Mutex::new(FileData::default())));
         }
-        Ok(Box::new(MemLock { st: self.st.clone(), path: path.to_path_buf() }))
+        Ok(Box::new(MemLock {
+            st: self.st.clone(),
+            path: path.to_path_buf(),
+        }))
     }
 }
 

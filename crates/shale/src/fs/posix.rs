@@ -32,7 +32,9 @@ impl WritableFile for PosixWritable {
             self.flush()?;
             if data.len() >= WRITE_BUFFER {
                 let off = self.written;
-                self.file.write_all_at(data, off).map_err(|e| Error::io(&self.name, e))?;
+                self.file
+                    .write_all_at(data, off)
+                    .map_err(|e| Error::io(&self.name, e))?;
                 self.written += data.len() as u64;
                 return Ok(());
             }
@@ -43,7 +45,9 @@ impl WritableFile for PosixWritable {
     fn flush(&mut self) -> Result<()> {
         if !self.buf.is_empty() {
             // pwrite at our own offset: no shared file-position lock in the kernel.
-            self.file.write_all_at(&self.buf, self.written).map_err(|e| Error::io(&self.name, e))?;
+            self.file
+                .write_all_at(&self.buf, self.written)
+                .map_err(|e| Error::io(&self.name, e))?;
             self.written += self.buf.len() as u64;
             self.buf.clear();
         }
@@ -74,7 +78,11 @@ impl RandomAccessFile for PosixRandom {
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         self.file.read_exact_at(buf, offset).map_err(|e| {
             if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                Error::corruption(&self.name, Some(offset), format!("truncated read of {} bytes", buf.len()))
+                Error::corruption(
+                    &self.name,
+                    Some(offset),
+                    format!("truncated read of {} bytes", buf.len()),
+                )
             } else {
                 Error::io(&self.name, e)
             }
@@ -106,7 +114,11 @@ impl RandomAccessFile for PosixRandom {
                 return Err(Error::io(&self.name, e));
             }
             if n == 0 {
-                return Err(Error::corruption(&self.name, Some(offset), format!("truncated read of {len} bytes")));
+                return Err(Error::corruption(
+                    &self.name,
+                    Some(offset),
+                    format!("truncated read of {len} bytes"),
+                ));
             }
             done += n as usize;
         }
@@ -146,12 +158,22 @@ impl FileSystem for PosixFs {
             .truncate(true)
             .open(path)
             .map_err(|e| Error::io(name_of(path), e))?;
-        Ok(Box::new(PosixWritable { file, name: name_of(path), buf: Vec::with_capacity(WRITE_BUFFER), size: 0, written: 0 }))
+        Ok(Box::new(PosixWritable {
+            file,
+            name: name_of(path),
+            buf: Vec::with_capacity(WRITE_BUFFER),
+            size: 0,
+            written: 0,
+        }))
     }
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         let file = File::open(path).map_err(|e| Error::io(name_of(path), e))?;
         let size = file.metadata().map_err(|e| Error::io(name_of(path), e))?.len();
-        Ok(Arc::new(PosixRandom { file, name: name_of(path), size }))
+        Ok(Arc::new(PosixRandom {
+            file,
+            name: name_of(path),
+            size,
+        }))
     }
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
         std::fs::read(path).map_err(|e| Error::io(name_of(path), e))
@@ -185,11 +207,20 @@ impl FileSystem for PosixFs {
         f.sync_all().map_err(|e| Error::io(name_of(dir), e))
     }
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
-        let canon = path.parent().and_then(|p| p.canonicalize().ok()).map(|p| p.join("LOCK")).unwrap_or_else(|| path.to_path_buf());
+        let canon = path
+            .parent()
+            .and_then(|p| p.canonicalize().ok())
+            .map(|p| p.join("LOCK"))
+            .unwrap_or_else(|| path.to_path_buf());
         {
-            let mut set = locked_set().lock().map_err(|_| Error::Busy("lock table poisoned".into()))?;
+            let mut set = locked_set()
+                .lock()
+                .map_err(|_| Error::Busy("lock table poisoned".into()))?;
             if !set.insert(canon.clone()) {
-                return Err(Error::Busy(format!("lock {}: already held by this process", name_of(path))));
+                return Err(Error::Busy(format!(
+                    "lock {}: already held by this process",
+                    name_of(path)
+                )));
             }
         }
         let release = |canon: &PathBuf| {
@@ -197,7 +228,13 @@ impl FileSystem for PosixFs {
                 s.remove(canon);
             }
         };
-        let file = match OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path) {
+        let file = match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+        {
             Ok(f) => f,
             Err(e) => {
                 release(&canon);
@@ -219,6 +256,9 @@ impl FileSystem for PosixFs {
                 name_of(path)
             )));
         }
-        Ok(Box::new(PosixLock { _file: file, path: canon }))
+        Ok(Box::new(PosixLock {
+            _file: file,
+            path: canon,
+        }))
     }
 }

@@ -46,8 +46,12 @@ pub(crate) fn dump_wal_with(
         }
         out.push('\n');
     }
-    let mut reader =
-        Reader::new(data.to_vec(), file_name, file_number(file_name), WalRecoveryMode::SkipAnyCorruptedRecords);
+    let mut reader = Reader::new(
+        data.to_vec(),
+        file_name,
+        file_number(file_name),
+        WalRecoveryMode::SkipAnyCorruptedRecords,
+    );
     loop {
         let rec = match reader.read_record() {
             Ok(Some(r)) => r.to_vec(),
@@ -62,8 +66,17 @@ pub(crate) fn dump_wal_with(
             continue;
         }
         let size = rec.len();
-        let Ok(batch) = WriteBatch::from_data_unchecked(rec) else { continue };
-        let _ = write!(out, "{},{},{},{},", batch.sequence(), batch.count(), size, reader.last_record_offset());
+        let Ok(batch) = WriteBatch::from_data_unchecked(rec) else {
+            continue;
+        };
+        let _ = write!(
+            out,
+            "{},{},{},{},",
+            batch.sequence(),
+            batch.count(),
+            size,
+            reader.last_record_offset()
+        );
         for r in batch.records() {
             let Ok(r) = r else { break };
             match r {
@@ -96,9 +109,9 @@ pub(crate) fn dump_wal_with(
                 }
                 BatchRecord::LogData(_) => {}
                 // ldb's handler has no callback for these: Iterate stops.
-                BatchRecord::BlobIndex { .. } | BatchRecord::TimedPut { .. } | BatchRecord::CommitWithTimestamp { .. } => {
-                    break
-                }
+                BatchRecord::BlobIndex { .. }
+                | BatchRecord::TimedPut { .. }
+                | BatchRecord::CommitWithTimestamp { .. } => break,
             }
         }
         out.push('\n');
@@ -215,7 +228,11 @@ pub(crate) fn dump_manifest_with(data: &[u8], file_name: &str, verbose: bool, he
         }
         for (level, f) in &edit.new_files {
             let Some(files) = cf.levels.get_mut(*level as usize) else {
-                return Err(Error::corruption(file_name, Some(off), format!("file at level {level}")));
+                return Err(Error::corruption(
+                    file_name,
+                    Some(off),
+                    format!("file at level {level}"),
+                ));
             };
             files.push(f.clone());
         }
@@ -254,7 +271,11 @@ pub(crate) fn dump_manifest_with(data: &[u8], file_name: &str, verbose: bool, he
         if cf.dropped {
             continue;
         }
-        let _ = writeln!(out, "--------------- Column family \"{}\"  (ID {id}) --------------", cf.name);
+        let _ = writeln!(
+            out,
+            "--------------- Column family \"{}\"  (ID {id}) --------------",
+            cf.name
+        );
         let _ = writeln!(out, "log number: {}", cf.log_number);
         match cf.comparator.as_deref() {
             None | Some("leveldb.BytewiseComparator") => {

@@ -10,18 +10,18 @@ mod dump;
 mod reader;
 mod writer;
 
-#[allow(unused_imports)]
-pub(crate) use dump::{dump_manifest_with, dump_wal_with};
 #[cfg(test)]
 #[allow(unused_imports)]
 pub(crate) use dump::{dump_manifest, dump_wal};
 #[allow(unused_imports)]
-pub(crate) use reader::Reader;
+pub(crate) use dump::{dump_manifest_with, dump_wal_with};
 #[allow(unused_imports)]
-pub(crate) use writer::{encode_records, Writer};
+pub(crate) use reader::Reader;
 #[cfg(test)]
 #[allow(unused_imports)]
 pub(crate) use writer::encode_records_recyclable;
+#[allow(unused_imports)]
+pub(crate) use writer::{encode_records, Writer};
 
 /// Size of a log block.
 pub(crate) const BLOCK_SIZE: usize = 32768;

@@ -8,18 +8,33 @@ use crate::options::WalRecoveryMode;
 
 /// Outcome of reading one physical record.
 enum Phys {
-    Record { t: u8, start: usize, len: usize },
+    Record {
+        t: u8,
+        start: usize,
+        len: usize,
+    },
     /// Clean end of file.
     Eof,
     /// Fewer than a header's bytes left at end of file (torn header).
-    BadHeader { off: usize },
+    BadHeader {
+        off: usize,
+    },
     /// The record's length runs past the block (at EOF: a torn record body).
-    BadRecordLen { off: usize, eof: bool },
-    BadChecksum { off: usize },
+    BadRecordLen {
+        off: usize,
+        eof: bool,
+    },
+    BadChecksum {
+        off: usize,
+    },
     /// Zero type with zero length: preallocated space; the rest of the block was skipped.
-    ZeroSkip { off: usize },
+    ZeroSkip {
+        off: usize,
+    },
     /// A recyclable record whose log number is not this file's (left over from a recycled file).
-    OldRecord { off: usize },
+    OldRecord {
+        off: usize,
+    },
 }
 
 /// Where the record returned by `next_record` lives.
@@ -72,12 +87,7 @@ enum Verdict {
 impl Reader {
     /// `log_number` is the file's number (only its low 32 bits are compared with recyclable
     /// records' log numbers).
-    pub(crate) fn new(
-        data: Vec<u8>,
-        file_name: impl Into<String>,
-        log_number: u64,
-        mode: WalRecoveryMode,
-    ) -> Reader {
+    pub(crate) fn new(data: Vec<u8>, file_name: impl Into<String>, log_number: u64, mode: WalRecoveryMode) -> Reader {
         Reader {
             data,
             file: file_name.into(),
@@ -346,7 +356,11 @@ impl Reader {
                 let ln = decode_fixed32(&h[7..]).unwrap_or(0);
                 if ln != self.log_number {
                     // Skip it (only matters in SkipAny mode, the others stop here).
-                    self.pos = if header_size + length <= avail { off + header_size + length } else { self.buf_end };
+                    self.pos = if header_size + length <= avail {
+                        off + header_size + length
+                    } else {
+                        self.buf_end
+                    };
                     return Phys::OldRecord { off };
                 }
             }
@@ -367,7 +381,11 @@ impl Reader {
                 return Phys::BadChecksum { off };
             }
             self.pos = off + header_size + length;
-            return Phys::Record { t, start: off + header_size, len: length };
+            return Phys::Record {
+                t,
+                start: off + header_size,
+                len: length,
+            };
         }
     }
 }

@@ -41,7 +41,9 @@ impl Rng {
 }
 
 fn payload(len: usize, seed: u8) -> Vec<u8> {
-    (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect()
 }
 
 /// Frame records with `encode_records`; returns the bytes and each logical record's end offset.
@@ -71,7 +73,10 @@ fn read_all(data: &[u8], mode: WalRecoveryMode) -> (Vec<Vec<u8>>, Result<(), Err
 
 fn unhex(s: &str) -> Vec<u8> {
     let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
 }
 
 #[test]
@@ -109,9 +114,15 @@ fn ldb_put_k_v_record_exact() {
     assert_eq!(rd.last_record_offset(), 0);
 
     let out = dump_wal(&bytes, "/db/000004.log", false).unwrap();
-    assert_eq!(out, "Sequence,Count,ByteSize,Physical Offset,Key(s)\n1,1,17,0,PUT(0) : 0x6B \n");
+    assert_eq!(
+        out,
+        "Sequence,Count,ByteSize,Physical Offset,Key(s)\n1,1,17,0,PUT(0) : 0x6B \n"
+    );
     let out = dump_wal(&bytes, "/db/000004.log", true).unwrap();
-    assert_eq!(out, "Sequence,Count,ByteSize,Physical Offset,Key(s) : value \n1,1,17,0,PUT(0) : 0x6B : 0x76 \n");
+    assert_eq!(
+        out,
+        "Sequence,Count,ByteSize,Physical Offset,Key(s) : value \n1,1,17,0,PUT(0) : 0x6B : 0x76 \n"
+    );
     let (o, e) = dump_wal_with(&bytes, "000004.log", false, false).unwrap();
     assert_eq!(o, "1,1,17,0,PUT(0) : 0x6B \n");
     assert!(e.is_empty());
@@ -136,7 +147,11 @@ fn manifest_12_1_decode_reencode_and_dump() {
     assert_eq!(edits[0].comparator.as_deref(), Some("leveldb.BytewiseComparator"));
     assert_eq!((edits[1].log_number, edits[1].last_sequence), (Some(0), Some(0)));
     assert_eq!(
-        (edits[2].prev_log_number, edits[2].next_file_number, edits[2].last_sequence),
+        (
+            edits[2].prev_log_number,
+            edits[2].next_file_number,
+            edits[2].last_sequence
+        ),
         (Some(0), Some(6), Some(0))
     );
     // Re-encode every record and re-frame the file: byte-identical.
@@ -166,7 +181,9 @@ fn manifest_12_1_decode_reencode_and_dump() {
     for l in 0..64 {
         expect.push_str(&format!("--- level {l} --- version# 1 ---\n"));
     }
-    expect.push_str("next_file_number 7 last_sequence 0  prev_log_number 0 max_column_family 0 min_log_number_to_keep 0\n");
+    expect.push_str(
+        "next_file_number 7 last_sequence 0  prev_log_number 0 max_column_family 0 min_log_number_to_keep 0\n",
+    );
     assert_eq!(dump, expect);
     let quiet = dump_manifest(&m, "MANIFEST-000005", false).unwrap();
     assert!(quiet.starts_with("--------------- Column family"));
@@ -193,7 +210,19 @@ fn tv6_manifest_records() {
 #[test]
 fn block_layout_and_spanning() {
     // Sizes around block boundaries, including exactly one block of payload and 100 KiB.
-    let sizes = [0usize, 1, BLOCK_SIZE - 7, BLOCK_SIZE, 100 * 1024, BLOCK_SIZE - 14, 3, 0, 65536, 7, 1000];
+    let sizes = [
+        0usize,
+        1,
+        BLOCK_SIZE - 7,
+        BLOCK_SIZE,
+        100 * 1024,
+        BLOCK_SIZE - 14,
+        3,
+        0,
+        65536,
+        7,
+        1000,
+    ];
     let recs: Vec<Vec<u8>> = sizes.iter().enumerate().map(|(i, &n)| payload(n, i as u8)).collect();
     let (data, ends) = build(&recs);
     for mode in MODES {
@@ -345,7 +374,10 @@ fn flipped_byte_in_the_middle() {
     assert!(msg.contains("checksum"), "{msg}");
     assert!(rd.torn_tail().is_none());
 
-    for mode in [WalRecoveryMode::AbsoluteConsistency, WalRecoveryMode::TolerateCorruptedTailRecords] {
+    for mode in [
+        WalRecoveryMode::AbsoluteConsistency,
+        WalRecoveryMode::TolerateCorruptedTailRecords,
+    ] {
         let (got, res, _) = read_all(&bad, mode);
         assert_eq!(got, recs[..2].to_vec());
         match res.unwrap_err() {
@@ -598,11 +630,19 @@ fn dump_manifest_with_files() {
     };
     let mut e1 = VersionEdit::new();
     e1.set_comparator("leveldb.BytewiseComparator");
-    let mut e2 = VersionEdit { log_number: Some(5), next_file_number: Some(10), last_sequence: Some(30), ..Default::default() };
+    let mut e2 = VersionEdit {
+        log_number: Some(5),
+        next_file_number: Some(10),
+        last_sequence: Some(30),
+        ..Default::default()
+    };
     e2.add_file(0, f(7, b"a", b"c", 1, 10));
     e2.add_file(0, f(8, b"b", b"d", 11, 20));
     e2.add_file(1, f(9, b"x", b"z", 0, 0));
-    let mut e3 = VersionEdit { next_file_number: Some(11), ..Default::default() };
+    let mut e3 = VersionEdit {
+        next_file_number: Some(11),
+        ..Default::default()
+    };
     e3.delete_file(0, 7);
     e3.add_file(1, f(6, b"m", b"n", 0, 0));
     let mut data = Vec::new();
@@ -615,10 +655,15 @@ fn dump_manifest_with_files() {
     assert!(out.contains("  DeleteFile: 0 7\n  AddFile: 1 6 1006 'm' seq:0, type:1 .. 'n' seq:0, type:1 oldest_ancester_time:0 file_creation_time:0 file_checksum: file_checksum_func_name: Unknown\n"), "{out}");
     assert!(out.contains("log number: 5\n"));
     assert!(out.contains("--- level 0 --- version# 1 ---\n 8:1008[11 .. 20]['b' seq:11, type:1 .. 'd' seq:20, type:1]\n--- level 1 --- version# 1 ---\n 6:1006[0 .. 0]['m' seq:0, type:1 .. 'n' seq:0, type:1]\n 9:1009[0 .. 0]['x' seq:0, type:1 .. 'z' seq:0, type:1]\n--- level 2"), "{out}");
-    assert!(out.ends_with("next_file_number 12 last_sequence 30  prev_log_number 0 max_column_family 0 min_log_number_to_keep 0\n"));
+    assert!(out.ends_with(
+        "next_file_number 12 last_sequence 30  prev_log_number 0 max_column_family 0 min_log_number_to_keep 0\n"
+    ));
     // Missing entries.
     let mut d2 = Vec::new();
     encode_records(0, &e1.encoded(), &mut d2);
     let out = dump_manifest(&d2, "MANIFEST-000003", false).unwrap();
-    assert_eq!(out, "Corruption: no log_file_number, next_file_number, last_sequence entry in MANIFEST\n");
+    assert_eq!(
+        out,
+        "Corruption: no log_file_number, next_file_number, last_sequence entry in MANIFEST\n"
+    );
 }

@@ -25,7 +25,11 @@ pub(crate) fn encode_records_recyclable(
 
 fn encode_impl(mut block_offset: usize, payload: &[u8], log_number: Option<u32>, out: &mut Vec<u8>) -> usize {
     block_offset %= BLOCK_SIZE;
-    let header_size = if log_number.is_some() { RECYCLABLE_HEADER_SIZE } else { HEADER_SIZE };
+    let header_size = if log_number.is_some() {
+        RECYCLABLE_HEADER_SIZE
+    } else {
+        HEADER_SIZE
+    };
     // Upper bound of the framed size, to reserve once.
     let frags = payload.len() / (BLOCK_SIZE - header_size) + 2;
     out.reserve(payload.len() + frags * (header_size + HEADER_SIZE));
@@ -48,7 +52,11 @@ fn encode_impl(mut block_offset: usize, payload: &[u8], log_number: Option<u32>,
             (false, true) => rt::LAST,
             (false, false) => rt::MIDDLE,
         };
-        let t = if log_number.is_some() { t + (rt::RECYCLABLE_FULL - rt::FULL) } else { t };
+        let t = if log_number.is_some() {
+            t + (rt::RECYCLABLE_FULL - rt::FULL)
+        } else {
+            t
+        };
         emit(t, &left[..n], log_number, out);
         block_offset += header_size + n;
         left = &left[n..];
@@ -92,7 +100,11 @@ impl Writer {
 
     /// A writer resuming a file whose current size is `file_size`.
     pub(crate) fn with_offset(file: Box<dyn WritableFile>, file_size: u64) -> Writer {
-        Writer { file, block_offset: (file_size % BLOCK_SIZE as u64) as usize, buf: Vec::new() }
+        Writer {
+            file,
+            block_offset: (file_size % BLOCK_SIZE as u64) as usize,
+            buf: Vec::new(),
+        }
     }
 
     /// Frame and append one logical record (one `append` call).

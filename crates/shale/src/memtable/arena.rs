@@ -40,7 +40,11 @@ impl Block {
         // the layout has non-zero size as `alloc` requires.
         let raw = unsafe { alloc(layout) };
         let ptr = NonNull::new(raw).unwrap_or_else(|| handle_alloc_error(layout));
-        Block { ptr, cap, used: AtomicUsize::new(used) }
+        Block {
+            ptr,
+            cap,
+            used: AtomicUsize::new(used),
+        }
     }
 }
 
@@ -78,7 +82,9 @@ impl Arena {
     /// An arena with blocks of `block_size` bytes (clamped to [4 KiB, 1 GiB] and rounded up to
     /// the alignment). No memory is reserved until the first allocation.
     pub(crate) fn new(block_size: usize) -> Arena {
-        let block_size = block_size.clamp(MIN_BLOCK_SIZE, MAX_BLOCK_SIZE).next_multiple_of(ARENA_ALIGN);
+        let block_size = block_size
+            .clamp(MIN_BLOCK_SIZE, MAX_BLOCK_SIZE)
+            .next_multiple_of(ARENA_ALIGN);
         Arena {
             current: AtomicPtr::new(ptr::null_mut()),
             block_size,

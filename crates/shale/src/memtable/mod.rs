@@ -103,7 +103,10 @@ pub(crate) enum MemGet {
     /// The newest visible entries are merge operands. `operands` are newest-first. `base` is
     /// `None` if the memtable has nothing older for the key (keep looking in older data),
     /// `Some(None)` if a deletion ends the chain, `Some(Some(v))` if value `v` does.
-    Merge { operands: Vec<Vec<u8>>, base: Option<Option<Vec<u8>>> },
+    Merge {
+        operands: Vec<Vec<u8>>,
+        base: Option<Option<Vec<u8>>>,
+    },
 }
 
 /// Counter updates of a run of `add_deferred` calls, applied with
@@ -120,7 +123,13 @@ pub(crate) struct AddCounters {
 
 impl Default for AddCounters {
     fn default() -> Self {
-        AddCounters { entries: 0, deletes: 0, data_size: 0, min_seq: u64::MAX, max_seq: 0 }
+        AddCounters {
+            entries: 0,
+            deletes: 0,
+            data_size: 0,
+            min_seq: u64::MAX,
+            max_seq: 0,
+        }
     }
 }
 
@@ -282,7 +291,10 @@ impl MemTable {
                     return Some(if operands.is_empty() {
                         MemGet::Deleted
                     } else {
-                        MemGet::Merge { operands, base: Some(None) }
+                        MemGet::Merge {
+                            operands,
+                            base: Some(None),
+                        }
                     });
                 }
                 // Range tombstones belong to the (future) range-deletion list; skip here.
@@ -291,7 +303,10 @@ impl MemTable {
                     return Some(if operands.is_empty() {
                         MemGet::Value(value.to_vec())
                     } else {
-                        MemGet::Merge { operands, base: Some(Some(value.to_vec())) }
+                        MemGet::Merge {
+                            operands,
+                            base: Some(Some(value.to_vec())),
+                        }
                     });
                 }
             }
@@ -312,7 +327,9 @@ impl MemTable {
     /// An iterator over all entries (internal keys, values borrowed from the arena). It keeps
     /// the memtable alive and sees entries added after it was created.
     pub(crate) fn iter(self: &Arc<Self>) -> MemTableIterator {
-        MemTableIterator { inner: Iter::new(Arc::clone(self)) }
+        MemTableIterator {
+            inner: Iter::new(Arc::clone(self)),
+        }
     }
 
     /// Memory consumed, as RocksDB counts it: arena blocks minus the unused tail of the current

@@ -364,7 +364,10 @@ impl<C: KeyComparator> SkipList<C> {
 
         let mut max_height = self.max_height.load(AO::Relaxed);
         while height > max_height {
-            match self.max_height.compare_exchange_weak(max_height, height, AO::Relaxed, AO::Relaxed) {
+            match self
+                .max_height
+                .compare_exchange_weak(max_height, height, AO::Relaxed, AO::Relaxed)
+            {
                 Ok(_) => {
                     max_height = height;
                     break;
@@ -629,7 +632,10 @@ unsafe impl<R: ListRef + Sync> Sync for Iter<R> {}
 
 impl<R: ListRef> Iter<R> {
     pub(crate) fn new(list: R) -> Iter<R> {
-        Iter { list, node: ptr::null_mut() }
+        Iter {
+            list,
+            node: ptr::null_mut(),
+        }
     }
 
     pub(crate) fn handle(&self) -> &R {
@@ -859,7 +865,11 @@ mod tests {
         for _ in 0..2000 {
             let v = rng.next() % 6000;
             let v = v - v % 3 + 2;
-            let r = if v.is_multiple_of(2) { l.insert_with_hint(&k(v), &mut sp) } else { l.insert_concurrently(&k(v)) };
+            let r = if v.is_multiple_of(2) {
+                l.insert_with_hint(&k(v), &mut sp)
+            } else {
+                l.insert_concurrently(&k(v))
+            };
             assert_eq!(r, model.insert(v));
         }
         // a splice used with another list is reset, not misused
@@ -921,7 +931,10 @@ mod tests {
         assert!(seq_cmps <= 2 * N, "sequential {seq_cmps}");
         assert!(hint_cmps <= 2 * N, "explicit hint {hint_cmps}");
         assert!(seq_cmps * 4 < rand_cmps, "sequential {seq_cmps} vs random {rand_cmps}");
-        assert!(seq_cmps * 4 < nohint_cmps, "sequential {seq_cmps} vs unhinted {nohint_cmps}");
+        assert!(
+            seq_cmps * 4 < nohint_cmps,
+            "sequential {seq_cmps} vs unhinted {nohint_cmps}"
+        );
     }
 
     #[test]

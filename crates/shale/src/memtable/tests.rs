@@ -100,14 +100,44 @@ fn get_with_snapshots() {
     assert_eq!(g(b"aa", 100), None);
     // merges: operands newest-first, base after them
     let ops = |v: &[&[u8]]| v.iter().map(|o| o.to_vec()).collect::<Vec<_>>();
-    assert_eq!(g(b"c", 100), Some(MemGet::Merge { operands: ops(&[b"m50", b"m45"]), base: Some(Some(b"c41".to_vec())) }));
-    assert_eq!(g(b"c", 49), Some(MemGet::Merge { operands: ops(&[b"m45"]), base: Some(Some(b"c41".to_vec())) }));
+    assert_eq!(
+        g(b"c", 100),
+        Some(MemGet::Merge {
+            operands: ops(&[b"m50", b"m45"]),
+            base: Some(Some(b"c41".to_vec()))
+        })
+    );
+    assert_eq!(
+        g(b"c", 49),
+        Some(MemGet::Merge {
+            operands: ops(&[b"m45"]),
+            base: Some(Some(b"c41".to_vec()))
+        })
+    );
     assert_eq!(g(b"c", 44), val(b"c41"));
     assert_eq!(g(b"c", 40), Some(MemGet::Deleted));
     assert_eq!(g(b"c", 34), None);
-    assert_eq!(g(b"d", 100), Some(MemGet::Merge { operands: ops(&[b"d60", b"d55"]), base: None }));
-    assert_eq!(g(b"d", 55), Some(MemGet::Merge { operands: ops(&[b"d55"]), base: None }));
-    assert_eq!(g(b"e", 100), Some(MemGet::Merge { operands: ops(&[b"e70"]), base: Some(None) }));
+    assert_eq!(
+        g(b"d", 100),
+        Some(MemGet::Merge {
+            operands: ops(&[b"d60", b"d55"]),
+            base: None
+        })
+    );
+    assert_eq!(
+        g(b"d", 55),
+        Some(MemGet::Merge {
+            operands: ops(&[b"d55"]),
+            base: None
+        })
+    );
+    assert_eq!(
+        g(b"e", 100),
+        Some(MemGet::Merge {
+            operands: ops(&[b"e70"]),
+            base: Some(None)
+        })
+    );
 
     assert!(!m.is_empty());
     assert_eq!(m.num_entries(), 15);
@@ -156,7 +186,11 @@ fn iterator_model() {
     let mut seq = 1;
     for _ in 0..4000 {
         let uk = format!("{:06}", rng.next() % 1500).into_bytes();
-        let t = if rng.next().is_multiple_of(5) { vt::DELETION } else { vt::VALUE };
+        let t = if rng.next().is_multiple_of(5) {
+            vt::DELETION
+        } else {
+            vt::VALUE
+        };
         let v = format!("v{seq}").into_bytes();
         assert!(m.add(seq, t, &uk, &v));
         model.insert(model_key(&uk, seq, t), v);
@@ -227,7 +261,13 @@ fn iterator_model() {
             .range(model_key(&uk, snap, vt::FOR_SEEK)..)
             .next()
             .filter(|(k, _)| k.0 == uk)
-            .map(|(k, v)| if (k.1 .0 & 0xff) as u8 == vt::DELETION { MemGet::Deleted } else { MemGet::Value(v.clone()) });
+            .map(|(k, v)| {
+                if (k.1 .0 & 0xff) as u8 == vt::DELETION {
+                    MemGet::Deleted
+                } else {
+                    MemGet::Value(v.clone())
+                }
+            });
         assert_eq!(m.get(&lookup(&uk, snap)), want);
     }
 }
@@ -251,7 +291,10 @@ fn sequential_hint_path() {
     for s in 1..=5000u64 {
         assert!(m.add(s, vt::VALUE, b"hot", &s.to_le_bytes()));
     }
-    assert_eq!(m.get(&lookup(b"hot", 4321)), Some(MemGet::Value(4321u64.to_le_bytes().to_vec())));
+    assert_eq!(
+        m.get(&lookup(b"hot", 4321)),
+        Some(MemGet::Value(4321u64.to_le_bytes().to_vec()))
+    );
     let mut it = m.iter();
     it.seek_to_first();
     assert_eq!(trailer(it.key()) >> 8, 5000);
@@ -266,7 +309,10 @@ fn custom_comparator() {
     for (i, k) in [&b"a"[..], b"c", b"b"].iter().enumerate() {
         m.add(i as u64 + 1, vt::VALUE, k, k);
     }
-    let keys: Vec<Vec<u8>> = collect(&mut m.iter()).into_iter().map(|(k, _)| user_key(&k).to_vec()).collect();
+    let keys: Vec<Vec<u8>> = collect(&mut m.iter())
+        .into_iter()
+        .map(|(k, _)| user_key(&k).to_vec())
+        .collect();
     assert_eq!(keys, vec![b"c".to_vec(), b"b".to_vec(), b"a".to_vec()]);
     assert_eq!(m.get(&lookup(b"b", 10)), Some(MemGet::Value(b"b".to_vec())));
 }
@@ -354,7 +400,12 @@ fn bench_fill() {
     let phases: Vec<(&str, bool)> = match std::env::var("MEMBENCH").as_deref() {
         Ok("seq") => vec![("fillseq", false); 3],
         Ok("random") => vec![("fillrandom", true); 2],
-        _ => vec![("fillseq", false), ("fillrandom", true), ("fillseq", false), ("fillrandom", true)],
+        _ => vec![
+            ("fillseq", false),
+            ("fillrandom", true),
+            ("fillseq", false),
+            ("fillrandom", true),
+        ],
     };
     for (name, random) in phases {
         let m = Arc::new(MemTable::new(InternalKeyComparator::default(), 4 << 20));
@@ -399,7 +450,10 @@ fn bytewise_fast_compare_matches_slices() {
         }
         assert_eq!(bytewise_compare(&a, &b), a.cmp(&b), "{a:?} {b:?}");
         let c = MemKeyCmp::new(InternalKeyComparator::default());
-        let (ia, ib) = (make_internal_key(&a, rng.next() % 4, vt::VALUE), make_internal_key(&b, rng.next() % 4, vt::VALUE));
+        let (ia, ib) = (
+            make_internal_key(&a, rng.next() % 4, vt::VALUE),
+            make_internal_key(&b, rng.next() % 4, vt::VALUE),
+        );
         assert_eq!(c.compare(&ia, &ib), InternalKeyComparator::default().compare(&ia, &ib));
     }
 }

@@ -43,7 +43,9 @@ impl Block {
         }
         let footer = u32::from_le_bytes(data[len - 4..].try_into().unwrap());
         if footer & SEPARATED_KV_BIT != 0 {
-            return Err(Error::NotSupported("block with separated keys and values (RocksDB 11 feature)".into()));
+            return Err(Error::NotSupported(
+                "block with separated keys and values (RocksDB 11 feature)".into(),
+            ));
         }
         if footer & RESERVED_BIT != 0 {
             return Err(Error::corrupt("bad block footer: reserved bit set"));
@@ -56,7 +58,9 @@ impl Block {
                 return Err(Error::corrupt("bad block: hash index does not fit"));
             }
             let nb = u16::from_le_bytes([data[end - 2], data[end - 1]]) as usize;
-            end = (end - 2).checked_sub(nb).ok_or_else(|| Error::corrupt("bad block: hash index does not fit"))?;
+            end = (end - 2)
+                .checked_sub(nb)
+                .ok_or_else(|| Error::corrupt("bad block: hash index does not fit"))?;
         }
         let restart_offset = end
             .checked_sub(num_restarts as usize * 4)
@@ -64,12 +68,20 @@ impl Block {
         if num_restarts == 0 && restart_offset != 0 {
             return Err(Error::corrupt("bad block: entries without restart points"));
         }
-        Ok(Block { data, restart_offset, num_restarts })
+        Ok(Block {
+            data,
+            restart_offset,
+            num_restarts,
+        })
     }
 
     /// The empty block (no entries).
     pub(crate) fn empty() -> Block {
-        Block { data: vec![0, 0, 0, 0, 1, 0, 0, 0], restart_offset: 0, num_restarts: 1 }
+        Block {
+            data: vec![0, 0, 0, 0, 1, 0, 0, 0],
+            restart_offset: 0,
+            num_restarts: 1,
+        }
     }
 
     pub(crate) fn size(&self) -> usize {
@@ -289,7 +301,10 @@ impl BlockIter {
                 self.val_len = value_len;
                 self.next = vend;
             }
-            EntryFormat::Index { delta: false, first_key } => {
+            EntryFormat::Index {
+                delta: false,
+                first_key,
+            } => {
                 let vend = match p.checked_add(value_len) {
                     Some(e) if e <= limit => e,
                     _ => {
@@ -566,7 +581,11 @@ impl BlockBuilder {
     pub(crate) fn estimate_size_after_kv(&self, key_len: usize, value_len: usize) -> usize {
         let restart = self.counter >= self.interval;
         let mut e = self.current_size_estimate() + key_len;
-        e += if !self.value_delta || restart { value_len } else { value_len / 2 };
+        e += if !self.value_delta || restart {
+            value_len
+        } else {
+            value_len / 2
+        };
         if restart {
             e += 4;
         }
@@ -661,7 +680,11 @@ mod tests {
     }
 
     fn iter(data: Vec<u8>) -> BlockIter {
-        BlockIter::new(Arc::new(Block::new(data).unwrap()), KeyOrder::Internal(InternalKeyComparator::default()), EntryFormat::Data)
+        BlockIter::new(
+            Arc::new(Block::new(data).unwrap()),
+            KeyOrder::Internal(InternalKeyComparator::default()),
+            EntryFormat::Data,
+        )
     }
 
     #[test]
@@ -747,7 +770,10 @@ mod tests {
             let mut it = BlockIter::new(
                 Arc::new(Block::new(data).unwrap()),
                 KeyOrder::UserKeyIndex(c),
-                EntryFormat::Index { delta: true, first_key: false },
+                EntryFormat::Index {
+                    delta: true,
+                    first_key: false,
+                },
             );
             it.seek_to_first();
             for (k, h) in &handles {
@@ -833,7 +859,14 @@ mod tests {
         }
         for cut in 0..data.len() {
             if let Ok(b) = Block::new(data[..cut].to_vec()) {
-                let mut it = BlockIter::new(Arc::new(b), KeyOrder::Bytewise, EntryFormat::Index { delta: true, first_key: true });
+                let mut it = BlockIter::new(
+                    Arc::new(b),
+                    KeyOrder::Bytewise,
+                    EntryFormat::Index {
+                        delta: true,
+                        first_key: true,
+                    },
+                );
                 it.seek_to_first();
                 while it.valid() {
                     it.next();

@@ -119,7 +119,10 @@ fn random_nonzero_u32(salt: u64) -> u32 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u64(salt);
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
     h.write_u64(nanos);
     let v = h.finish();
     let x = (v as u32) ^ ((v >> 32) as u32);
@@ -133,7 +136,9 @@ fn random_nonzero_u32(salt: u64) -> u32 {
 fn hostname() -> String {
     static HOST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     HOST.get_or_init(|| {
-        std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_default()
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
     })
     .clone()
 }
@@ -152,9 +157,17 @@ impl TableBuilder {
         if opts.block_size == 0 {
             err = Some(Error::invalid("block_size must be positive"));
         }
-        let kind = if opts.format_version >= 5 { FilterKind::FastLocalBloom } else { FilterKind::LegacyBloom };
+        let kind = if opts.format_version >= 5 {
+            FilterKind::FastLocalBloom
+        } else {
+            FilterKind::LegacyBloom
+        };
         let filter = FilterBuilder::new(kind, opts.bloom_bits_per_key);
-        let base = if opts.format_version >= 6 { random_nonzero_u32(opts.file_number) } else { 0 };
+        let base = if opts.format_version >= 6 {
+            random_nonzero_u32(opts.file_number)
+        } else {
+            0
+        };
         let offset = file.size();
         TableBuilder {
             data_block: BlockBuilder::new(opts.block_restart_interval.max(1), false),
@@ -268,7 +281,11 @@ impl TableBuilder {
 
     /// Bytes written so far plus the pending data block.
     pub(crate) fn file_size_estimate(&self) -> u64 {
-        let pending = if self.data_block.is_empty() { 0 } else { self.data_block.current_size_estimate() };
+        let pending = if self.data_block.is_empty() {
+            0
+        } else {
+            self.data_block.current_size_estimate()
+        };
         self.offset + pending as u64
     }
 
@@ -298,7 +315,13 @@ impl TableBuilder {
         }
         let contents: &[u8] = if use_compressed { &self.compress_buf } else { raw };
         let handle = BlockHandle::new(self.offset, contents.len() as u64);
-        let ck = trailer_checksum(self.opts.checksum, contents, ty, self.base_context_checksum, self.offset);
+        let ck = trailer_checksum(
+            self.opts.checksum,
+            contents,
+            ty,
+            self.base_context_checksum,
+            self.offset,
+        );
         let mut tr = [0u8; BLOCK_TRAILER_LEN];
         tr[0] = ty;
         tr[1..].copy_from_slice(&ck.to_le_bytes());
@@ -431,11 +454,18 @@ impl TableBuilder {
         u("rocksdb.num.range-deletions", self.num_range_deletions);
         u("rocksdb.format.version", 0);
         u("rocksdb.fixed.key.length", 0);
-        let cf_id = if self.opts.column_family_name == "default" { 0 } else { 0x7fff_ffff };
+        let cf_id = if self.opts.column_family_name == "default" {
+            0
+        } else {
+            0x7fff_ffff
+        };
         u("rocksdb.column.family.id", cf_id);
         u("rocksdb.creation.time", self.opts.creation_time);
         u("rocksdb.oldest.key.time", self.opts.creation_time);
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
         if now > 0 {
             u("rocksdb.file.creation.time", now);
         }

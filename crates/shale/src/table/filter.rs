@@ -58,7 +58,12 @@ impl FilterBuilder {
         if millibits == 0 {
             return None;
         }
-        Some(FilterBuilder { kind, millibits, hashes64: Vec::new(), hashes32: Vec::new() })
+        Some(FilterBuilder {
+            kind,
+            millibits,
+            hashes64: Vec::new(),
+            hashes32: Vec::new(),
+        })
     }
 
     #[inline]
@@ -160,8 +165,17 @@ impl FilterBuilder {
 pub(crate) enum FilterReader {
     AlwaysTrue,
     AlwaysFalse,
-    FastLocalBloom { data: Vec<u8>, lines: u32, num_probes: u32 },
-    LegacyBloom { data: Vec<u8>, num_lines: u32, num_probes: u32, log2_line_bytes: u32 },
+    FastLocalBloom {
+        data: Vec<u8>,
+        lines: u32,
+        num_probes: u32,
+    },
+    LegacyBloom {
+        data: Vec<u8>,
+        num_lines: u32,
+        num_probes: u32,
+        log2_line_bytes: u32,
+    },
 }
 
 impl std::fmt::Debug for FilterReader {
@@ -172,8 +186,17 @@ impl std::fmt::Debug for FilterReader {
             FilterReader::FastLocalBloom { data, num_probes, .. } => {
                 write!(f, "FastLocalBloom(len={}, probes={num_probes})", data.len())
             }
-            FilterReader::LegacyBloom { data, num_lines, num_probes, .. } => {
-                write!(f, "LegacyBloom(len={}, lines={num_lines}, probes={num_probes})", data.len())
+            FilterReader::LegacyBloom {
+                data,
+                num_lines,
+                num_probes,
+                ..
+            } => {
+                write!(
+                    f,
+                    "LegacyBloom(len={}, lines={num_lines}, probes={num_probes})",
+                    data.len()
+                )
             }
         }
     }
@@ -198,7 +221,11 @@ impl FilterReader {
                     return FilterReader::AlwaysTrue;
                 }
                 contents.truncate(len);
-                return FilterReader::FastLocalBloom { data: contents, lines: (len >> 6) as u32, num_probes };
+                return FilterReader::FastLocalBloom {
+                    data: contents,
+                    lines: (len >> 6) as u32,
+                    num_probes,
+                };
             }
             // 0: always true; -2: Ribbon (not implemented: always true); others reserved.
             return FilterReader::AlwaysTrue;
@@ -213,7 +240,12 @@ impl FilterReader {
             return FilterReader::AlwaysTrue;
         }
         contents.truncate(len);
-        FilterReader::LegacyBloom { data: contents, num_lines, num_probes, log2_line_bytes: line_bytes.trailing_zeros() }
+        FilterReader::LegacyBloom {
+            data: contents,
+            num_lines,
+            num_probes,
+            log2_line_bytes: line_bytes.trailing_zeros(),
+        }
     }
 
     /// Whether the user key may be in the file.
@@ -222,7 +254,11 @@ impl FilterReader {
         match self {
             FilterReader::AlwaysTrue => true,
             FilterReader::AlwaysFalse => false,
-            FilterReader::FastLocalBloom { data, lines, num_probes } => {
+            FilterReader::FastLocalBloom {
+                data,
+                lines,
+                num_probes,
+            } => {
                 let h = xxph3_64(user_key);
                 let h1 = h as u32;
                 let mut h2 = (h >> 32) as u32;
@@ -237,7 +273,12 @@ impl FilterReader {
                 }
                 true
             }
-            FilterReader::LegacyBloom { data, num_lines, num_probes, log2_line_bytes } => {
+            FilterReader::LegacyBloom {
+                data,
+                num_lines,
+                num_probes,
+                log2_line_bytes,
+            } => {
                 let mut h = hash32(user_key, LEGACY_BLOOM_SEED);
                 let base = ((h % *num_lines) as usize) << log2_line_bytes;
                 let mask = (1u32 << (log2_line_bytes + 3)) - 1;
@@ -285,9 +326,24 @@ mod tests {
         let want = expect(
             69,
             &[
-                (0, 0x0a), (5, 0x01), (6, 0x04), (13, 0x40), (19, 0x41), (23, 0x02), (26, 0x04), (32, 0x20),
-                (34, 0x02), (36, 0x02), (39, 0x20), (44, 0x20), (45, 0x01), (46, 0x01), (52, 0x02), (58, 0x04),
-                (64, 0xff), (66, 0x06),
+                (0, 0x0a),
+                (5, 0x01),
+                (6, 0x04),
+                (13, 0x40),
+                (19, 0x41),
+                (23, 0x02),
+                (26, 0x04),
+                (32, 0x20),
+                (34, 0x02),
+                (36, 0x02),
+                (39, 0x20),
+                (44, 0x20),
+                (45, 0x01),
+                (46, 0x01),
+                (52, 0x02),
+                (58, 0x04),
+                (64, 0xff),
+                (66, 0x06),
             ],
         );
         assert_eq!(f, want);
@@ -308,8 +364,22 @@ mod tests {
         let want = expect(
             69,
             &[
-                (1, 0x08), (3, 0x40), (10, 0x24), (11, 0x80), (17, 0x10), (19, 0x10), (24, 0x08), (26, 0x40),
-                (28, 0x40), (41, 0x20), (46, 0x82), (54, 0x01), (56, 0x12), (60, 0x80), (61, 0x01), (64, 0x06),
+                (1, 0x08),
+                (3, 0x40),
+                (10, 0x24),
+                (11, 0x80),
+                (17, 0x10),
+                (19, 0x10),
+                (24, 0x08),
+                (26, 0x40),
+                (28, 0x40),
+                (41, 0x20),
+                (46, 0x82),
+                (54, 0x01),
+                (56, 0x12),
+                (60, 0x80),
+                (61, 0x01),
+                (64, 0x06),
                 (65, 0x01),
             ],
         );
@@ -331,7 +401,9 @@ mod tests {
             for i in 0..10000u32 {
                 assert!(r.key_may_match(format!("key{i:08}").as_bytes()));
             }
-            let fp = (0..10000u32).filter(|i| r.key_may_match(format!("nokey{i:08}").as_bytes())).count();
+            let fp = (0..10000u32)
+                .filter(|i| r.key_may_match(format!("nokey{i:08}").as_bytes()))
+                .count();
             assert!(fp < 300, "{kind:?} fp {fp}");
         }
     }
@@ -361,7 +433,9 @@ mod tests {
         // every random byte string is safe to interpret
         for n in 0..80usize {
             for seed in 0..8u64 {
-                let v: Vec<u8> = (0..n as u64).map(|i| (crate::hash::murmur64a(&[i as u8, seed as u8], 3) >> 9) as u8).collect();
+                let v: Vec<u8> = (0..n as u64)
+                    .map(|i| (crate::hash::murmur64a(&[i as u8, seed as u8], 3) >> 9) as u8)
+                    .collect();
                 let r = FilterReader::new(v);
                 let _ = r.key_may_match(b"abc");
             }

@@ -78,9 +78,7 @@ pub(crate) fn block_checksum(ty: ChecksumType, data: &[u8], last_byte: u8) -> u3
             h.update(&[last_byte]);
             h.digest() as u32
         }
-        ChecksumType::XXH3 => {
-            (xxhash_rust::xxh3::xxh3_64(data) as u32) ^ (last_byte as u32).wrapping_mul(0x6B90_83D9)
-        }
+        ChecksumType::XXH3 => (xxhash_rust::xxh3::xxh3_64(data) as u32) ^ (last_byte as u32).wrapping_mul(0x6B90_83D9),
     }
 }
 
@@ -131,12 +129,20 @@ impl Footer {
                 }
                 let f = &tail[tail.len() - LEGACY_FOOTER_LEN..];
                 let mut r = Reader::new(f);
-                let metaindex = BlockHandle::decode_from(&mut r).ok_or_else(|| Error::corrupt("bad metaindex handle in footer"))?;
-                let index = BlockHandle::decode_from(&mut r).ok_or_else(|| Error::corrupt("bad index handle in footer"))?;
+                let metaindex =
+                    BlockHandle::decode_from(&mut r).ok_or_else(|| Error::corrupt("bad metaindex handle in footer"))?;
+                let index =
+                    BlockHandle::decode_from(&mut r).ok_or_else(|| Error::corrupt("bad index handle in footer"))?;
                 if r.pos() > 40 {
                     return Err(Error::corrupt("bad block handles in footer"));
                 }
-                Ok(Footer { checksum: ChecksumType::CRC32c, format_version: 0, metaindex, index, base_context_checksum: 0 })
+                Ok(Footer {
+                    checksum: ChecksumType::CRC32c,
+                    format_version: 0,
+                    metaindex,
+                    index,
+                    base_context_checksum: 0,
+                })
             }
             BLOCK_BASED_MAGIC => {
                 if tail.len() < FOOTER_LEN {
@@ -190,15 +196,25 @@ impl Footer {
                     })
                 } else {
                     let mut r = Reader::new(&f[1..]);
-                    let metaindex = BlockHandle::decode_from(&mut r).ok_or_else(|| Error::corrupt("bad metaindex handle in footer"))?;
-                    let index = BlockHandle::decode_from(&mut r).ok_or_else(|| Error::corrupt("bad index handle in footer"))?;
+                    let metaindex = BlockHandle::decode_from(&mut r)
+                        .ok_or_else(|| Error::corrupt("bad metaindex handle in footer"))?;
+                    let index =
+                        BlockHandle::decode_from(&mut r).ok_or_else(|| Error::corrupt("bad index handle in footer"))?;
                     if r.pos() > 40 {
                         return Err(Error::corrupt("bad block handles in footer"));
                     }
-                    Ok(Footer { checksum, format_version: fv, metaindex, index, base_context_checksum: 0 })
+                    Ok(Footer {
+                        checksum,
+                        format_version: fv,
+                        metaindex,
+                        index,
+                        base_context_checksum: 0,
+                    })
                 }
             }
-            PLAIN_MAGIC | LEGACY_PLAIN_MAGIC => Err(Error::NotSupported("PlainTable sst files are not supported".into())),
+            PLAIN_MAGIC | LEGACY_PLAIN_MAGIC => {
+                Err(Error::NotSupported("PlainTable sst files are not supported".into()))
+            }
             CUCKOO_MAGIC => Err(Error::NotSupported("CuckooTable sst files are not supported".into())),
             _ => Err(Error::corrupt("not an SST file (bad magic number)")),
         }
@@ -300,7 +316,9 @@ pub(crate) fn decompress_block(t: u8, data: &[u8], format_version: u32) -> Resul
             let got = lz4_flex::block::decompress_into(body, &mut out)
                 .map_err(|e| Error::corrupt(format!("LZ4 block: {e}")))?;
             if got != size {
-                return Err(Error::corrupt(format!("LZ4 block: decompressed {got} bytes, expected {size}")));
+                return Err(Error::corrupt(format!(
+                    "LZ4 block: decompressed {got} bytes, expected {size}"
+                )));
             }
             Ok(out)
         }
@@ -310,9 +328,13 @@ pub(crate) fn decompress_block(t: u8, data: &[u8], format_version: u32) -> Resul
             if size > MAX_DECOMPRESSED {
                 return Err(bad_size(t));
             }
-            let out = zstd::bulk::decompress(&data[used..], size).map_err(|e| Error::corrupt(format!("ZSTD block: {e}")))?;
+            let out =
+                zstd::bulk::decompress(&data[used..], size).map_err(|e| Error::corrupt(format!("ZSTD block: {e}")))?;
             if out.len() != size {
-                return Err(Error::corrupt(format!("ZSTD block: decompressed {} bytes, expected {size}", out.len())));
+                return Err(Error::corrupt(format!(
+                    "ZSTD block: decompressed {} bytes, expected {size}",
+                    out.len()
+                )));
             }
             Ok(out)
         }
@@ -404,16 +426,28 @@ pub(crate) mod tests {
         assert_eq!(checksum_modifier(0, 12345), 0);
         // TV1 (fv6 XXH3) block trailers
         assert_eq!(0x391A4F4Eu32.wrapping_add(checksum_modifier(0x03CB6EA9, 0)), 0x3CE5BDF7);
-        assert_eq!(0x3B0922B1u32.wrapping_add(checksum_modifier(0x03CB6EA9, 52)), 0x3ED4914E);
-        assert_eq!(0x022B9879u32.wrapping_add(checksum_modifier(0x03CB6EA9, 972)), 0x05F705DE);
+        assert_eq!(
+            0x3B0922B1u32.wrapping_add(checksum_modifier(0x03CB6EA9, 52)),
+            0x3ED4914E
+        );
+        assert_eq!(
+            0x022B9879u32.wrapping_add(checksum_modifier(0x03CB6EA9, 972)),
+            0x05F705DE
+        );
         // TV2: CRC32c data block of §12.3 with context
         let data = tiny_data_block();
         assert_eq!(block_checksum(ChecksumType::CRC32c, &data, 0), 0x77441EAF);
-        assert_eq!(trailer_checksum(ChecksumType::CRC32c, &data, 0, 0x27EF0ED9, 0), 0x9F332D88);
+        assert_eq!(
+            trailer_checksum(ChecksumType::CRC32c, &data, 0, 0x27EF0ED9, 0),
+            0x9F332D88
+        );
         assert_eq!(block_checksum(ChecksumType::XXH3, &data, 0), 0x391A4F4E);
         let idx = [0u8, 1, 0x63, 0, 0x2f, 0, 0, 0, 0, 1, 0, 0, 0];
         assert_eq!(block_checksum(ChecksumType::XXH3, &idx, 0), 0x3B0922B1);
-        assert_eq!(trailer_checksum(ChecksumType::CRC32c, &idx, 0, 0x27EF0ED9, 52), 0xAF2AAB95);
+        assert_eq!(
+            trailer_checksum(ChecksumType::CRC32c, &idx, 0, 0x27EF0ED9, 52),
+            0xAF2AAB95
+        );
     }
 
     pub(crate) fn tiny_data_block() -> Vec<u8> {
@@ -427,7 +461,10 @@ pub(crate) mod tests {
 
     fn footer_bytes(hex: &str) -> Vec<u8> {
         let s: String = hex.split_whitespace().collect();
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
     }
 
     #[test]
@@ -473,7 +510,10 @@ pub(crate) mod tests {
         assert_eq!(ft.metaindex, BlockHandle::new(1031, 79));
         assert_eq!(ft.index, BlockHandle::new(126, 13));
         assert_eq!(ft.encode(0), f);
-        let legacy = Footer { format_version: 0, ..ft.clone() };
+        let legacy = Footer {
+            format_version: 0,
+            ..ft.clone()
+        };
         let e = legacy.encode(0);
         assert_eq!(e.len(), LEGACY_FOOTER_LEN);
         let d = Footer::decode(&e, 1000).unwrap();
@@ -487,7 +527,10 @@ pub(crate) mod tests {
         assert!(Footer::decode(&g, 1168).is_err());
         let mut g = f.clone();
         g[0] = 9;
-        assert!(Footer::decode(&g, 1168).unwrap_err().to_string().contains("checksum type"));
+        assert!(Footer::decode(&g, 1168)
+            .unwrap_err()
+            .to_string()
+            .contains("checksum type"));
         assert!(Footer::decode(&f[..7], 7).is_err());
     }
 
@@ -512,7 +555,9 @@ pub(crate) mod tests {
             }
         }
         // incompressible data is rejected by the 12.5% rule
-        let noise: Vec<u8> = (0..4096u64).map(|i| (crate::hash::murmur64a(&i.to_le_bytes(), 1) >> 7) as u8).collect();
+        let noise: Vec<u8> = (0..4096u64)
+            .map(|i| (crate::hash::murmur64a(&i.to_le_bytes(), 1) >> 7) as u8)
+            .collect();
         let mut out = Vec::new();
         assert!(!compress_block(CompressionType::Snappy, &noise, &mut out));
         // fv 0/1 LZ4: 8-byte size prefix

@@ -97,7 +97,11 @@ pub(crate) struct TableProperties {
 impl TableProperties {
     fn parse(raw: BTreeMap<String, Vec<u8>>) -> Result<TableProperties> {
         let num = |n: &str| -> u64 { raw.get(n).and_then(|v| get_varint64(v)).map(|(v, _)| v).unwrap_or(0) };
-        let st = |n: &str| -> String { raw.get(n).map(|v| String::from_utf8_lossy(v).into_owned()).unwrap_or_default() };
+        let st = |n: &str| -> String {
+            raw.get(n)
+                .map(|v| String::from_utf8_lossy(v).into_owned())
+                .unwrap_or_default()
+        };
         let flag = |n: &str| -> Result<bool> {
             match raw.get(n) {
                 None => Ok(false),
@@ -110,7 +114,11 @@ impl TableProperties {
         let index_type = match raw.get("rocksdb.block.based.table.index.type") {
             None => 0,
             Some(v) if v.len() >= 4 => u32::from_le_bytes(v[..4].try_into().unwrap()),
-            Some(_) => return Err(Error::corrupt("malformed property rocksdb.block.based.table.index.type")),
+            Some(_) => {
+                return Err(Error::corrupt(
+                    "malformed property rocksdb.block.based.table.index.type",
+                ))
+            }
         };
         Ok(TableProperties {
             data_size: num("rocksdb.data.size"),
@@ -166,24 +174,34 @@ fn check_v7_compression_property(v: &[u8]) -> Result<()> {
     let s = std::str::from_utf8(v).map_err(|_| Error::corrupt("rocksdb.compression property is not UTF-8"))?;
     let mut parts = s.splitn(3, ';');
     let name = parts.next().unwrap_or("");
-    let types = parts.next().ok_or_else(|| Error::corrupt(format!("bad rocksdb.compression property {s:?}")))?;
+    let types = parts
+        .next()
+        .ok_or_else(|| Error::corrupt(format!("bad rocksdb.compression property {s:?}")))?;
     if parts.next().is_none() {
         return Err(Error::corrupt(format!("bad rocksdb.compression property {s:?}")));
     }
     if types.len() % 2 != 0 || !types.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(Error::corrupt(format!("bad compression types in rocksdb.compression property {s:?}")));
+        return Err(Error::corrupt(format!(
+            "bad compression types in rocksdb.compression property {s:?}"
+        )));
     }
     for i in (0..types.len()).step_by(2) {
         let t = u8::from_str_radix(&types[i..i + 2], 16).unwrap_or(0);
         if t == 0 || t == 0xff {
-            return Err(Error::corrupt(format!("bad compression type in rocksdb.compression property {s:?}")));
+            return Err(Error::corrupt(format!(
+                "bad compression type in rocksdb.compression property {s:?}"
+            )));
         }
     }
     match name {
         "BuiltinV2" => Ok(()),
         "" if types.is_empty() => Ok(()),
-        "" => Err(Error::corrupt(format!("compression types listed without a compression manager: {s:?}"))),
-        other => Err(Error::NotSupported(format!("unsupported custom compression manager {other:?}"))),
+        "" => Err(Error::corrupt(format!(
+            "compression types listed without a compression manager: {s:?}"
+        ))),
+        other => Err(Error::NotSupported(format!(
+            "unsupported custom compression manager {other:?}"
+        ))),
     }
 }
 
@@ -237,7 +255,11 @@ impl Drop for Table {
 
 impl std::fmt::Debug for Table {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Table({}, {} bytes, fv {})", self.file_name, self.file_size, self.footer.format_version)
+        write!(
+            f,
+            "Table({}, {} bytes, fv {})",
+            self.file_name, self.file_size, self.footer.format_version
+        )
     }
 }
 
@@ -265,7 +287,10 @@ impl Table {
             verify_meta: opts.verify_checksums,
             index_block: None,
             index_order: KeyOrder::Bytewise,
-            index_format: EntryFormat::Index { delta: false, first_key: false },
+            index_format: EntryFormat::Index {
+                delta: false,
+                first_key: false,
+            },
             filter: FilterHolder::None,
             props: TableProperties::default(),
             meta: BTreeMap::new(),
@@ -281,15 +306,24 @@ impl Table {
         it.seek_to_first();
         while it.valid() {
             let name = String::from_utf8_lossy(it.key()).into_owned();
-            let (h, _) = BlockHandle::decode(it.value())
-                .ok_or_else(|| t.corruption(footer.metaindex.offset, format!("bad block handle for meta block {name}")))?;
+            let (h, _) = BlockHandle::decode(it.value()).ok_or_else(|| {
+                t.corruption(
+                    footer.metaindex.offset,
+                    format!("bad block handle for meta block {name}"),
+                )
+            })?;
             t.meta.insert(name, h);
             it.next();
         }
-        it.status().map_err(|e| e.in_file(&t.file_name, Some(footer.metaindex.offset)))?;
+        it.status()
+            .map_err(|e| e.in_file(&t.file_name, Some(footer.metaindex.offset)))?;
 
         // properties
-        let ph = t.meta.get(PROPERTIES_NAME).or_else(|| t.meta.get("rocksdb.stats")).copied();
+        let ph = t
+            .meta
+            .get(PROPERTIES_NAME)
+            .or_else(|| t.meta.get("rocksdb.stats"))
+            .copied();
         if let Some(ph) = ph {
             let pblock = t.read_parsed_block(ph, verify)?;
             let mut raw = BTreeMap::new();
@@ -308,7 +342,10 @@ impl Table {
             }
         }
         if t.props.raw.contains_key("rocksdb.embedded.blob.stats") {
-            return Err(Error::NotSupported(format!("{}: sst file with embedded blobs", t.file_name)));
+            return Err(Error::NotSupported(format!(
+                "{}: sst file with embedded blobs",
+                t.file_name
+            )));
         }
 
         // index
@@ -330,7 +367,10 @@ impl Table {
             }
             x => return Err(t.corruption(footer.index.offset, format!("unknown index type {x}"))),
         };
-        t.index_format = EntryFormat::Index { delta: t.props.index_value_is_delta_encoded, first_key };
+        t.index_format = EntryFormat::Index {
+            delta: t.props.index_value_is_delta_encoded,
+            first_key,
+        };
         t.index_order = if t.props.index_key_is_user_key {
             KeyOrder::UserKeyIndex(t.icmp.clone())
         } else {
@@ -406,12 +446,18 @@ impl Table {
 
     /// Check that a block handle lies inside the file.
     fn check_handle(&self, h: BlockHandle) -> Result<()> {
-        let end = h.offset.checked_add(h.size).and_then(|e| e.checked_add(BLOCK_TRAILER_LEN as u64));
+        let end = h
+            .offset
+            .checked_add(h.size)
+            .and_then(|e| e.checked_add(BLOCK_TRAILER_LEN as u64));
         match end {
             Some(e) if e <= self.file_size => Ok(()),
             _ => Err(self.corruption(
                 h.offset,
-                format!("block handle ({}, {}) extends past the end of the file ({})", h.offset, h.size, self.file_size),
+                format!(
+                    "block handle ({}, {}) extends past the end of the file ({})",
+                    h.offset, h.size, self.file_size
+                ),
             )),
         }
     }
@@ -420,7 +466,10 @@ impl Table {
     pub(crate) fn read_block(&self, h: BlockHandle, verify: bool) -> Result<Vec<u8>> {
         self.check_handle(h)?;
         let size = h.size as usize;
-        let buf = self.file.read_at(h.offset, size + BLOCK_TRAILER_LEN).map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
+        let buf = self
+            .file
+            .read_at(h.offset, size + BLOCK_TRAILER_LEN)
+            .map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
         self.finish_block(h, verify, buf)
     }
 
@@ -430,11 +479,20 @@ impl Table {
         let ty = buf[size];
         if verify && self.footer.checksum != ChecksumType::NoChecksum {
             let stored = u32::from_le_bytes(buf[size + 1..size + 5].try_into().unwrap());
-            let calc = trailer_checksum(self.footer.checksum, &buf[..size], ty, self.footer.base_context_checksum, h.offset);
+            let calc = trailer_checksum(
+                self.footer.checksum,
+                &buf[..size],
+                ty,
+                self.footer.base_context_checksum,
+                h.offset,
+            );
             if stored != calc {
                 return Err(self.corruption(
                     h.offset,
-                    format!("block checksum mismatch: stored = {stored:#010x}, computed = {calc:#010x}, type = {}", self.footer.checksum as u8),
+                    format!(
+                        "block checksum mismatch: stored = {stored:#010x}, computed = {calc:#010x}, type = {}",
+                        self.footer.checksum as u8
+                    ),
                 ));
             }
         }
@@ -442,7 +500,8 @@ impl Table {
             buf.truncate(size);
             Ok(buf)
         } else {
-            decompress_block(ty, &buf[..size], self.footer.format_version).map_err(|e| e.in_file(&self.file_name, Some(h.offset)))
+            decompress_block(ty, &buf[..size], self.footer.format_version)
+                .map_err(|e| e.in_file(&self.file_name, Some(h.offset)))
         }
     }
 
@@ -573,7 +632,8 @@ impl Table {
         idx.seek(lookup_ikey);
         loop {
             if !idx.valid() {
-                idx.status().map_err(|e| e.in_file(&self.file_name, Some(self.footer.index.offset)))?;
+                idx.status()
+                    .map_err(|e| e.in_file(&self.file_name, Some(self.footer.index.offset)))?;
                 return Ok(None);
             }
             let h = idx.handle();
@@ -595,7 +655,10 @@ impl Table {
     pub(crate) fn iter(self: &Arc<Self>, verify: bool, fill_cache: bool) -> TableIterator {
         let (index, open_err) = match self.index_iter() {
             Ok(i) => (i, None),
-            Err(e) => (BlockIter::new(Arc::new(Block::empty()), self.index_order.clone(), self.index_format), Some(e)),
+            Err(e) => (
+                BlockIter::new(Arc::new(Block::empty()), self.index_order.clone(), self.index_format),
+                Some(e),
+            ),
         };
         TableIterator {
             index,
@@ -617,7 +680,9 @@ impl Table {
 
     /// All range tombstones: (start internal key, end user key), as stored.
     pub(crate) fn range_tombstones(&self) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        let Some(&h) = self.meta.get(RANGE_DEL_NAME) else { return Ok(Vec::new()) };
+        let Some(&h) = self.meta.get(RANGE_DEL_NAME) else {
+            return Ok(Vec::new());
+        };
         let b = self.read_parsed_block(h, true)?;
         let mut it = self.data_iter(Arc::new(b));
         let mut out = Vec::new();
@@ -625,7 +690,10 @@ impl Table {
         while it.valid() {
             let pk = parse_internal_key(it.key()).map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
             if pk.vtype != vt::RANGE_DELETION {
-                return Err(self.corruption(h.offset, format!("range deletion block has an entry of type {:#x}", pk.vtype)));
+                return Err(self.corruption(
+                    h.offset,
+                    format!("range deletion block has an entry of type {:#x}", pk.vtype),
+                ));
             }
             out.push((it.key().to_vec(), it.value().to_vec()));
             it.next();
@@ -656,7 +724,8 @@ impl Table {
             it.status().map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
             idx.next();
         }
-        idx.status().map_err(|e| e.in_file(&self.file_name, Some(self.footer.index.offset)))
+        idx.status()
+            .map_err(|e| e.in_file(&self.file_name, Some(self.footer.index.offset)))
     }
 
     /// Approximate file offset where `ikey` would be (for size estimates).
@@ -676,7 +745,12 @@ impl Table {
     /// holds them, properties), as RocksDB's `ApproximateMemoryUsage` of a table reader.
     pub(crate) fn approximate_memory_usage(&self) -> usize {
         self.owned_mem
-            + self.props.raw.iter().map(|(k, v)| k.len() + v.len() + 48).sum::<usize>()
+            + self
+                .props
+                .raw
+                .iter()
+                .map(|(k, v)| k.len() + v.len() + 48)
+                .sum::<usize>()
             + std::mem::size_of::<Table>()
     }
 
@@ -768,7 +842,9 @@ impl Readahead {
             let i = (off - self.start) as usize;
             return Ok(self.buf[i..i + n].to_vec());
         }
-        let want = (self.size.max(n) as u64).min(file_size.saturating_sub(off)).max(n as u64) as usize;
+        let want = (self.size.max(n) as u64)
+            .min(file_size.saturating_sub(off))
+            .max(n as u64) as usize;
         self.buf = file.read_at(off, want)?;
         self.start = off;
         self.size = (self.size * 2).clamp(Self::INITIAL, Self::MAX);
@@ -1000,13 +1076,20 @@ mod readahead_tests {
     #[test]
     fn sequential_blocks_are_read_ahead_and_exact() {
         let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
-        let f = CountingFile { data: data.clone(), reads: AtomicUsize::new(0) };
+        let f = CountingFile {
+            data: data.clone(),
+            reads: AtomicUsize::new(0),
+        };
         let mut ra = Readahead::default();
         let mut off = 0u64;
         let mut blocks = 0;
         while off < data.len() as u64 {
             let n = (4096 + (blocks * 37) % 300).min(data.len() - off as usize);
-            assert_eq!(get(&mut ra, &f, off, n), &data[off as usize..off as usize + n], "block at {off}");
+            assert_eq!(
+                get(&mut ra, &f, off, n),
+                &data[off as usize..off as usize + n],
+                "block at {off}"
+            );
             off += n as u64;
             blocks += 1;
         }
@@ -1018,10 +1101,21 @@ mod readahead_tests {
     #[test]
     fn random_access_resets_and_reads_directly() {
         let data: Vec<u8> = (0..1_000_000u32).map(|i| (i % 253) as u8).collect();
-        let f = CountingFile { data: data.clone(), reads: AtomicUsize::new(0) };
+        let f = CountingFile {
+            data: data.clone(),
+            reads: AtomicUsize::new(0),
+        };
         let mut ra = Readahead::default();
         // sequential start, then a jump backwards and forwards
-        for (off, n) in [(0u64, 4000usize), (4000, 4000), (8000, 4000), (12000, 4000), (500, 100), (900_000, 5000), (905_000, 5000)] {
+        for (off, n) in [
+            (0u64, 4000usize),
+            (4000, 4000),
+            (8000, 4000),
+            (12000, 4000),
+            (500, 100),
+            (900_000, 5000),
+            (905_000, 5000),
+        ] {
             assert_eq!(get(&mut ra, &f, off, n), &data[off as usize..off as usize + n]);
         }
         // the jump dropped the buffer; the tail after the jump is only one sequential read

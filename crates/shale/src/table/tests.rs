@@ -50,7 +50,11 @@ impl RandomAccessFile for ReadFile {
     }
 }
 
-fn build(opts: TableBuilderOptions, entries: &[(Vec<u8>, Vec<u8>)], tombstones: &[(Vec<u8>, Vec<u8>)]) -> (TableInfo, Vec<u8>) {
+fn build(
+    opts: TableBuilderOptions,
+    entries: &[(Vec<u8>, Vec<u8>)],
+    tombstones: &[(Vec<u8>, Vec<u8>)],
+) -> (TableInfo, Vec<u8>) {
     let f = VecFile::default();
     let mut b = TableBuilder::new(opts, Box::new(f.clone()));
     for (k, v) in entries {
@@ -67,7 +71,12 @@ fn build(opts: TableBuilderOptions, entries: &[(Vec<u8>, Vec<u8>)], tombstones: 
 
 fn open(bytes: Vec<u8>) -> Result<Arc<Table>> {
     let n = bytes.len() as u64;
-    Table::open(Arc::new(ReadFile(bytes)), "test.sst".into(), n, TableReaderOptions::default())
+    Table::open(
+        Arc::new(ReadFile(bytes)),
+        "test.sst".into(),
+        n,
+        TableReaderOptions::default(),
+    )
 }
 
 fn tiny_opts() -> TableBuilderOptions {
@@ -111,7 +120,10 @@ fn tiny_sst_matches_rocksdb() {
     let (ih, used2) = BlockHandle::decode(&foot[1 + used..]).unwrap();
     assert_eq!(ih, BlockHandle::new(126, 13));
     assert!(foot[1 + used + used2..41].iter().all(|&b| b == 0));
-    assert_eq!(&foot[41..], &[5, 0, 0, 0, 0xf7, 0xcf, 0xf4, 0x85, 0xb7, 0x41, 0xe2, 0x88]);
+    assert_eq!(
+        &foot[41..],
+        &[5, 0, 0, 0, 0xf7, 0xcf, 0xf4, 0x85, 0xb7, 0x41, 0xe2, 0x88]
+    );
     assert_eq!(mh.offset + mh.size + 5, n as u64 - 53);
     // metaindex: fullfilter → (52, 69), rocksdb.properties → (144, _)
     let t = open(f.clone()).unwrap();
@@ -144,11 +156,21 @@ fn tiny_sst_matches_rocksdb() {
     assert_eq!(p.raw["rocksdb.block.based.table.whole.key.filtering"], b"1");
     assert_eq!(p.raw["rocksdb.format.version"], vec![0]);
     for name in [
-        "rocksdb.column.family.id", "rocksdb.compression_options", "rocksdb.creating.db.identity",
-        "rocksdb.creating.host.identity", "rocksdb.creating.session.identity", "rocksdb.creation.time",
-        "rocksdb.deleted.keys", "rocksdb.file.creation.time", "rocksdb.fixed.key.length",
-        "rocksdb.merge.operands", "rocksdb.merge.operator", "rocksdb.num.range-deletions",
-        "rocksdb.oldest.key.time", "rocksdb.prefix.extractor.name", "rocksdb.property.collectors",
+        "rocksdb.column.family.id",
+        "rocksdb.compression_options",
+        "rocksdb.creating.db.identity",
+        "rocksdb.creating.host.identity",
+        "rocksdb.creating.session.identity",
+        "rocksdb.creation.time",
+        "rocksdb.deleted.keys",
+        "rocksdb.file.creation.time",
+        "rocksdb.fixed.key.length",
+        "rocksdb.merge.operands",
+        "rocksdb.merge.operator",
+        "rocksdb.num.range-deletions",
+        "rocksdb.oldest.key.time",
+        "rocksdb.prefix.extractor.name",
+        "rocksdb.property.collectors",
     ] {
         assert!(p.raw.contains_key(name), "{name}");
     }
@@ -158,7 +180,13 @@ fn tiny_sst_matches_rocksdb() {
     assert_eq!(info.largest, abc()[2].0);
     assert_eq!((info.smallest_seqno, info.largest_seqno), (1, 3));
     t.verify_checksums().unwrap();
-    assert_eq!(t.get(&make_internal_key(b"b", 10, vt::FOR_SEEK), true, true).unwrap().unwrap().1, b"2");
+    assert_eq!(
+        t.get(&make_internal_key(b"b", 10, vt::FOR_SEEK), true, true)
+            .unwrap()
+            .unwrap()
+            .1,
+        b"2"
+    );
 }
 
 fn entries(n: usize, versions: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
@@ -172,7 +200,11 @@ fn entries(n: usize, versions: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
                 5 => vt::MERGE,
                 _ => vt::VALUE,
             };
-            let val = if t == vt::DELETION { Vec::new() } else { format!("value-{i}-{j}-{}", "x".repeat(i % 37)).into_bytes() };
+            let val = if t == vt::DELETION {
+                Vec::new()
+            } else {
+                format!("value-{i}-{j}-{}", "x".repeat(i % 37)).into_bytes()
+            };
             v.push((make_internal_key(uk.as_bytes(), seq, t), val));
         }
     }
@@ -226,7 +258,10 @@ fn check_table(t: &Arc<Table>, es: &[(Vec<u8>, Vec<u8>)]) {
             Some(w) => assert_eq!(it.key(), w.0.as_slice()),
             None => assert!(!it.valid()),
         }
-        assert!(t.get(&make_internal_key(&after, MAX_SEQUENCE, vt::FOR_SEEK), true, true).unwrap().is_none());
+        assert!(t
+            .get(&make_internal_key(&after, MAX_SEQUENCE, vt::FOR_SEEK), true, true)
+            .unwrap()
+            .is_none());
     }
     // beyond the ends
     it.seek(b"zzzzzzzzzzzz");
@@ -242,8 +277,19 @@ fn check_table(t: &Arc<Table>, es: &[(Vec<u8>, Vec<u8>)]) {
 fn roundtrip_all_formats_checksums_compressions() {
     let es = entries(700, 2);
     for fv in 2..=6u32 {
-        for ck in [ChecksumType::NoChecksum, ChecksumType::CRC32c, ChecksumType::XxHash, ChecksumType::XxHash64, ChecksumType::XXH3] {
-            for comp in [CompressionType::None, CompressionType::Snappy, CompressionType::Lz4, CompressionType::Zstd] {
+        for ck in [
+            ChecksumType::NoChecksum,
+            ChecksumType::CRC32c,
+            ChecksumType::XxHash,
+            ChecksumType::XxHash64,
+            ChecksumType::XXH3,
+        ] {
+            for comp in [
+                CompressionType::None,
+                CompressionType::Snappy,
+                CompressionType::Lz4,
+                CompressionType::Zstd,
+            ] {
                 // exercise all combinations for fv 5, a diagonal for the rest
                 if fv != 5 && !(ck as u32 + comp as u32).is_multiple_of(3) {
                     continue;
@@ -280,18 +326,30 @@ fn user_key_spanning_blocks_uses_internal_key_index() {
         es.push((make_internal_key(b"hot", s, vt::VALUE), format!("v{s:05}").into_bytes()));
     }
     for i in 0..50 {
-        es.push((make_internal_key(format!("z{i:03}").as_bytes(), 1, vt::VALUE), vec![b'q'; 30]));
+        es.push((
+            make_internal_key(format!("z{i:03}").as_bytes(), 1, vt::VALUE),
+            vec![b'q'; 30],
+        ));
     }
-    let opts = TableBuilderOptions { block_size: 256, ..Default::default() };
+    let opts = TableBuilderOptions {
+        block_size: 256,
+        ..Default::default()
+    };
     let (_, bytes) = build(opts, &es, &[]);
     let t = open(bytes).unwrap();
     assert!(!t.properties().index_key_is_user_key);
     check_table(&t, &es);
     for s in [400u64, 399, 250, 37, 1] {
-        let got = t.get(&make_internal_key(b"hot", s, vt::FOR_SEEK), true, true).unwrap().unwrap();
+        let got = t
+            .get(&make_internal_key(b"hot", s, vt::FOR_SEEK), true, true)
+            .unwrap()
+            .unwrap();
         assert_eq!(got.1, format!("v{s:05}").into_bytes());
     }
-    assert!(t.get(&make_internal_key(b"hot", 0, vt::FOR_SEEK), true, true).unwrap().is_none());
+    assert!(t
+        .get(&make_internal_key(b"hot", 0, vt::FOR_SEEK), true, true)
+        .unwrap()
+        .is_none());
 }
 
 #[test]
@@ -323,7 +381,10 @@ fn range_tombstones_and_bounds() {
     assert!(!it.valid());
     it.status().unwrap();
     assert_eq!(t.range_tombstones().unwrap().len(), 2);
-    assert!(t.get(&make_internal_key(b"a", 9, vt::FOR_SEEK), true, true).unwrap().is_none());
+    assert!(t
+        .get(&make_internal_key(b"a", 9, vt::FOR_SEEK), true, true)
+        .unwrap()
+        .is_none());
 }
 
 #[test]
@@ -335,8 +396,17 @@ fn builder_rejects_bad_input() {
     assert!(b.add(&make_internal_key(b"b", 1, vt::VALUE), b"").is_err());
     assert!(b.add(b"short", b"").is_err());
     b.abandon();
-    let mut b = TableBuilder::new(TableBuilderOptions { format_version: 7, ..Default::default() }, Box::new(f));
-    assert!(b.add(&make_internal_key(b"b", 1, vt::VALUE), b"").unwrap_err().is_invalid_argument());
+    let mut b = TableBuilder::new(
+        TableBuilderOptions {
+            format_version: 7,
+            ..Default::default()
+        },
+        Box::new(f),
+    );
+    assert!(b
+        .add(&make_internal_key(b"b", 1, vt::VALUE), b"")
+        .unwrap_err()
+        .is_invalid_argument());
 }
 
 #[test]
@@ -349,20 +419,35 @@ fn filter_and_cache() {
         Arc::new(ReadFile(bytes.clone())),
         "f.sst".into(),
         n,
-        TableReaderOptions { block_cache: Some(cache.clone()), cache_id: 42, ..Default::default() },
+        TableReaderOptions {
+            block_cache: Some(cache.clone()),
+            cache_id: 42,
+            ..Default::default()
+        },
     )
     .unwrap();
     assert!(t.has_filter());
     for (k, _) in &es {
         assert!(t.key_may_match(user_key(k)));
     }
-    let misses = (0..1000).filter(|i| t.key_may_match(format!("nokey{i}").as_bytes())).count();
+    let misses = (0..1000)
+        .filter(|i| t.key_may_match(format!("nokey{i}").as_bytes()))
+        .count();
     assert!(misses < 40, "{misses}");
     check_table(&t, &es);
     assert!(cache.usage() > 0);
     assert!(t.approximate_memory_usage() > 0);
     // a reader without the filter still finds everything
-    let t2 = Table::open(Arc::new(ReadFile(bytes)), "f.sst".into(), n, TableReaderOptions { use_filter: false, ..Default::default() }).unwrap();
+    let t2 = Table::open(
+        Arc::new(ReadFile(bytes)),
+        "f.sst".into(),
+        n,
+        TableReaderOptions {
+            use_filter: false,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert!(!t2.has_filter());
     check_table(&t2, &es);
     // approximate offsets grow
@@ -374,7 +459,14 @@ fn filter_and_cache() {
 #[test]
 fn legacy_bloom_for_old_formats() {
     let es = entries(300, 1);
-    let (_, bytes) = build(TableBuilderOptions { format_version: 4, ..Default::default() }, &es, &[]);
+    let (_, bytes) = build(
+        TableBuilderOptions {
+            format_version: 4,
+            ..Default::default()
+        },
+        &es,
+        &[],
+    );
     let t = open(bytes).unwrap();
     let fh = t.meta_blocks()["fullfilter.rocksdb.BuiltinBloomFilter"];
     let raw = t.read_block(fh, true).unwrap();
@@ -386,13 +478,24 @@ fn legacy_bloom_for_old_formats() {
 
 #[test]
 fn fv6_layout() {
-    let (_, f) = build(TableBuilderOptions { format_version: 6, checksum: ChecksumType::XXH3, ..tiny_opts() }, &abc(), &[]);
+    let (_, f) = build(
+        TableBuilderOptions {
+            format_version: 6,
+            checksum: ChecksumType::XXH3,
+            ..tiny_opts()
+        },
+        &abc(),
+        &[],
+    );
     let n = f.len();
     let foot = &f[n - 53..];
     assert_eq!(&foot[1..5], &[0x3e, 0x00, 0x7a, 0x00]);
     let msize = u32::from_le_bytes(foot[13..17].try_into().unwrap()) as usize;
     let t = open(f.clone()).unwrap();
-    assert_eq!(t.metaindex_handle(), BlockHandle::new((n - 53 - 5 - msize) as u64, msize as u64));
+    assert_eq!(
+        t.metaindex_handle(),
+        BlockHandle::new((n - 53 - 5 - msize) as u64, msize as u64)
+    );
     assert!(t.meta_blocks().contains_key("rocksdb.index"));
     assert_eq!(t.index_handle(), t.meta_blocks()["rocksdb.index"]);
     // data block bytes are the same as fv5; the trailer carries the context
@@ -412,7 +515,13 @@ fn corruption_never_panics() {
     ] {
         let es = entries(40, 2);
         let ts = vec![(make_internal_key(b"key", 3, vt::RANGE_DELETION), b"kez".to_vec())];
-        let opts = TableBuilderOptions { format_version: fv, checksum: ck, compression: comp, block_size: 256, ..Default::default() };
+        let opts = TableBuilderOptions {
+            format_version: fv,
+            checksum: ck,
+            compression: comp,
+            block_size: 256,
+            ..Default::default()
+        };
         let (_, bytes) = build(opts, &es, &ts);
         let probe = |b: Vec<u8>| {
             let Ok(t) = open(b) else { return };
@@ -424,7 +533,10 @@ fn corruption_never_panics() {
             while it.valid() && n < 10_000 {
                 if ck != ChecksumType::NoChecksum {
                     // verified blocks must hold the right data
-                    assert!(es.iter().any(|(k, v)| k == it.key() && v == it.value()), "wrong data returned");
+                    assert!(
+                        es.iter().any(|(k, v)| k == it.key() && v == it.value()),
+                        "wrong data returned"
+                    );
                 }
                 it.next();
                 n += 1;
@@ -464,22 +576,34 @@ fn open_errors_name_the_file() {
     b[n - 1] ^= 1;
     let e = open(b).unwrap_err();
     assert!(e.is_corruption());
-    assert!(e.to_string().contains("bad magic") && e.to_string().contains("test.sst"), "{e}");
+    assert!(
+        e.to_string().contains("bad magic") && e.to_string().contains("test.sst"),
+        "{e}"
+    );
     let mut b = bytes.clone();
     b[n - 53] = 9;
     let e = open(b).unwrap_err();
-    assert!(e.to_string().contains("checksum type") && e.to_string().contains("test.sst"), "{e}");
+    assert!(
+        e.to_string().contains("checksum type") && e.to_string().contains("test.sst"),
+        "{e}"
+    );
     let mut b = bytes.clone();
     b[n - 12] = 8;
     let e = open(b).unwrap_err();
-    assert!(e.to_string().contains("format_version") && e.to_string().contains("test.sst"), "{e}");
+    assert!(
+        e.to_string().contains("format_version") && e.to_string().contains("test.sst"),
+        "{e}"
+    );
     let e = open(vec![]).unwrap_err();
     assert!(e.is_corruption());
     // a flipped byte in the index block is a checksum mismatch naming the offset
     let mut b = bytes.clone();
     b[130] ^= 0x10;
     let e = open(b).unwrap_err();
-    assert!(e.to_string().contains("checksum mismatch") && e.to_string().contains("offset 126"), "{e}");
+    assert!(
+        e.to_string().contains("checksum mismatch") && e.to_string().contains("offset 126"),
+        "{e}"
+    );
     // a flipped data byte is found by verify_checksums and by reads
     let mut b = bytes;
     b[20] ^= 0x10;
@@ -532,7 +656,16 @@ fn index_with_first_key_and_old_style_tables() {
             continue; // legacy footer implies CRC32c; covered by the footer tests
         }
         let mut f = file.clone();
-        f.extend_from_slice(&Footer { checksum: ck, format_version: fv, metaindex: mh, index: ih, base_context_checksum: 0 }.encode(0));
+        f.extend_from_slice(
+            &Footer {
+                checksum: ck,
+                format_version: fv,
+                metaindex: mh,
+                index: ih,
+                base_context_checksum: 0,
+            }
+            .encode(0),
+        );
         let t = open(f).unwrap();
         assert_eq!(t.properties().index_type, 3);
         t.verify_checksums().unwrap();
@@ -546,7 +679,16 @@ fn index_with_first_key_and_old_style_tables() {
     let mut mb = BlockBuilder::new(1, false);
     mb.add(b"rocksdb.properties", &ph2.encoded());
     let mh2 = write(&mut file2, &mb.finish());
-    file2.extend_from_slice(&Footer { checksum: ck, format_version: 2, metaindex: mh2, index: ih, base_context_checksum: 0 }.encode(0));
+    file2.extend_from_slice(
+        &Footer {
+            checksum: ck,
+            format_version: 2,
+            metaindex: mh2,
+            index: ih,
+            base_context_checksum: 0,
+        }
+        .encode(0),
+    );
     assert!(open(file2).unwrap_err().is_not_supported());
 }
 
@@ -573,12 +715,29 @@ fn v7_compression_property() {
 /// `py_*.sst` files found there (written by the Python writers) and checks them.
 #[test]
 fn dump_for_python_crosscheck() {
-    let Ok(dir) = std::env::var("SHALE_DUMP_SST") else { return };
+    let Ok(dir) = std::env::var("SHALE_DUMP_SST") else {
+        return;
+    };
     let es = entries(3000, 1);
     for fv in 2..=6u32 {
-        for ck in [ChecksumType::NoChecksum, ChecksumType::CRC32c, ChecksumType::XxHash, ChecksumType::XxHash64, ChecksumType::XXH3] {
-            let opts = TableBuilderOptions { format_version: fv, checksum: ck, block_restart_interval: 16, ..Default::default() };
-            let (_, bytes) = build(opts, &es, &[(make_internal_key(b"key", 7, vt::RANGE_DELETION), b"kez".to_vec())]);
+        for ck in [
+            ChecksumType::NoChecksum,
+            ChecksumType::CRC32c,
+            ChecksumType::XxHash,
+            ChecksumType::XxHash64,
+            ChecksumType::XXH3,
+        ] {
+            let opts = TableBuilderOptions {
+                format_version: fv,
+                checksum: ck,
+                block_restart_interval: 16,
+                ..Default::default()
+            };
+            let (_, bytes) = build(
+                opts,
+                &es,
+                &[(make_internal_key(b"key", 7, vt::RANGE_DELETION), b"kez".to_vec())],
+            );
             std::fs::write(format!("{dir}/rs_fv{fv}_ck{}.sst", ck as u8), bytes).unwrap();
         }
     }
@@ -600,7 +759,11 @@ fn dump_for_python_crosscheck() {
                 it.next();
             }
             it.status().unwrap();
-            eprintln!("{name}: fv {} ck {:?} {n} entries OK", t.format_version(), t.checksum_type());
+            eprintln!(
+                "{name}: fv {} ck {:?} {n} entries OK",
+                t.format_version(),
+                t.checksum_type()
+            );
         }
     }
 }
@@ -613,7 +776,13 @@ fn through_memfs() {
     fs.create_dir_all(Path::new("/db")).unwrap();
     let p = Path::new("/db/000007.sst");
     let w = fs.new_writable(p).unwrap();
-    let mut b = TableBuilder::new(TableBuilderOptions { compression: CompressionType::Lz4, ..Default::default() }, w);
+    let mut b = TableBuilder::new(
+        TableBuilderOptions {
+            compression: CompressionType::Lz4,
+            ..Default::default()
+        },
+        w,
+    );
     let es = entries(500, 1);
     for (k, v) in &es {
         b.add(k, v).unwrap();
@@ -637,7 +806,16 @@ fn perf_smoke() {
     let (_, bytes) = build(TableBuilderOptions::default(), &es, &[]);
     let cache = Arc::new(BlockCache::new(64 << 20));
     let n = bytes.len() as u64;
-    let t = Table::open(Arc::new(ReadFile(bytes)), "p.sst".into(), n, TableReaderOptions { block_cache: Some(cache), ..Default::default() }).unwrap();
+    let t = Table::open(
+        Arc::new(ReadFile(bytes)),
+        "p.sst".into(),
+        n,
+        TableReaderOptions {
+            block_cache: Some(cache),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let start = std::time::Instant::now();
     let mut it = t.iter(true, true);
     it.seek_to_first();
@@ -713,7 +891,9 @@ fn index_and_filter_in_block_cache() {
     assert!(cache.contains(filter_key));
     check_table(&t, &es);
     assert!(cache.contains(index_key));
-    let misses = (0..1000).filter(|i| t.key_may_match(format!("nokey{i}").as_bytes())).count();
+    let misses = (0..1000)
+        .filter(|i| t.key_may_match(format!("nokey{i}").as_bytes()))
+        .count();
     assert!(misses < 40, "{misses}");
     // a reader holding the index while it is evicted keeps working
     let mut it = t.iter(true, true);

@@ -68,11 +68,18 @@ pub fn newest(fs: &dyn FileSystem, d: &Path, prefix: &str, suffix: &str) -> Path
             }
         }
     }
-    d.join(best.unwrap_or_else(|| panic!("no {prefix}*{suffix} in {:?}", files(fs, d))).1)
+    d.join(
+        best.unwrap_or_else(|| panic!("no {prefix}*{suffix} in {:?}", files(fs, d)))
+            .1,
+    )
 }
 
 pub fn all_with(fs: &dyn FileSystem, d: &Path, suffix: &str) -> Vec<PathBuf> {
-    files(fs, d).into_iter().filter(|n| n.ends_with(suffix)).map(|n| d.join(n)).collect()
+    files(fs, d)
+        .into_iter()
+        .filter(|n| n.ends_with(suffix))
+        .map(|n| d.join(n))
+        .collect()
 }
 
 /// A copy of every file of `d` (durable: synced and directory-synced) on a fresh MemFs.
@@ -124,5 +131,8 @@ pub fn assert_corruption_in(e: &Error, name: &str) {
 }
 
 pub fn kv(i: u64) -> (Vec<u8>, Vec<u8>) {
-    (format!("key{i:06}").into_bytes(), format!("value{i:06}-{}", "v".repeat((i % 23) as usize)).into_bytes())
+    (
+        format!("key{i:06}").into_bytes(),
+        format!("value{i:06}-{}", "v".repeat((i % 23) as usize)).into_bytes(),
+    )
 }
