@@ -1,0 +1,131 @@
+//! Helpers shared by the randomized model tests (`model.rs`, `model_ext.rs`): a deterministic
+//! RNG, the `BTreeMap` model, small-memtable options and the full check of a DB against the model.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use shale::{MemFs, Options, ReadOptions, DB};
+
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+pub type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+pub fn key(i: u64) -> Vec<u8> {
+    format!("key{i:05}").into_bytes()
+}
+
+pub fn small_opts(fs: &MemFs) -> Options {
+    Options {
+        create_if_missing: true,
+        env: Arc::new(fs.clone()),
+        write_buffer_size: 8 << 10,
+        block_size: 256,
+        target_file_size_base: 16 << 10,
+        max_bytes_for_level_base: 64 << 10,
+        level0_file_num_compaction_trigger: 2,
+        ..Options::default()
+    }
+}
+
+pub fn range_scan(m: &Model, lo: Option<&[u8]>, hi: Option<&[u8]>) -> Vec<(Vec<u8>, Vec<u8>)> {
+    m.iter()
+        .filter(|(k, _)| lo.map(|l| k.as_slice() >= l).unwrap_or(true) && hi.map(|h| k.as_slice() < h).unwrap_or(true))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+pub fn check_full(db: &DB, m: &Model, rng: &mut Rng, ro: &ReadOptions) {
+    // point reads
+    for _ in 0..50 {
+        let k = key(rng.below(400));
+        assert_eq!(
+            db.get_opt(&k, ro).unwrap(),
+            m.get(&k).cloned(),
+            "get {:?}",
+            String::from_utf8_lossy(&k)
+        );
+    }
+    // multi_get
+    let keys: Vec<Vec<u8>> = (0..20).map(|_| key(rng.below(400))).collect();
+    let got = db.multi_get_opt(&keys, ro);
+    for (k, g) in keys.iter().zip(got) {
+        assert_eq!(g.unwrap(), m.get(k).cloned());
+    }
+    // iterators with random bounds, both directions
+    let mut ro2 = ro.clone();
+    let lo = if rng.below(2) == 0 {
+        Some(key(rng.below(400)))
+    } else {
+        None
+    };
+    let hi = if rng.below(2) == 0 {
+        Some(key(rng.below(400)))
+    } else {
+        None
+    };
+    ro2.iterate_lower_bound = lo.clone();
+    ro2.iterate_upper_bound = hi.clone();
+    let expect = range_scan(m, lo.as_deref(), hi.as_deref());
+    let mut it = db.raw_iterator_opt(ro2.clone());
+    it.seek_to_first();
+    let mut fwd = Vec::new();
+    while it.valid() {
+        fwd.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
+        it.next();
+    }
+    it.status().unwrap();
+    assert_eq!(fwd, expect, "forward scan lo={lo:?} hi={hi:?}");
+    it.seek_to_last();
+    let mut rev = Vec::new();
+    while it.valid() {
+        rev.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
+        it.prev();
+    }
+    rev.reverse();
+    assert_eq!(rev, expect, "reverse scan");
+    // seek / seek_for_prev then mixed next/prev
+    for _ in 0..5 {
+        let t = key(rng.below(400));
+        it.seek(&t);
+        let exp = expect.iter().position(|(k, _)| k >= &t);
+        match exp {
+            Some(i) => {
+                assert_eq!(it.key().unwrap(), expect[i].0.as_slice());
+                // a few random steps
+                let mut pos = i as i64;
+                for _ in 0..6 {
+                    if rng.below(2) == 0 {
+                        it.next();
+                        pos += 1;
+                    } else {
+                        it.prev();
+                        pos -= 1;
+                    }
+                    if pos < 0 || pos >= expect.len() as i64 {
+                        assert!(!it.valid());
+                        break;
+                    }
+                    assert_eq!(it.key().unwrap(), expect[pos as usize].0.as_slice(), "step");
+                }
+            }
+            None => assert!(!it.valid()),
+        }
+        it.seek_for_prev(&t);
+        let exp = expect.iter().rposition(|(k, _)| k <= &t);
+        match exp {
+            Some(i) => assert_eq!(it.key().unwrap(), expect[i].0.as_slice(), "seek_for_prev"),
+            None => assert!(!it.valid()),
+        }
+    }
+}
