@@ -30,6 +30,8 @@ struct ChildStats {
     ops: u64,
     verified: u64,
     opened: bool,
+    faults: u64,
+    fault_reopens: u64,
 }
 
 fn parse_log(path: &Path) -> ChildStats {
@@ -42,6 +44,13 @@ fn parse_log(path: &Path) -> ChildStats {
                 .next()
                 .and_then(|x| x.parse().ok())
                 .unwrap_or(s.ops);
+            let field = |name: &str| {
+                r.split_whitespace()
+                    .find_map(|w| w.strip_prefix(name))
+                    .and_then(|x| x.parse::<u64>().ok())
+            };
+            s.faults = field("faults=").unwrap_or(s.faults);
+            s.fault_reopens = field("fault_reopens=").unwrap_or(s.fault_reopens);
         } else if let Some(r) = line.strip_prefix("stress: verified ") {
             s.verified += r.split_whitespace().next().and_then(|x| x.parse().ok()).unwrap_or(0);
         } else if line.starts_with("stress: opened") {
@@ -80,6 +89,7 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
     let start = Instant::now();
     let (mut kills, mut clean_exits, mut ops, mut verified, mut runs, mut wal_disabled_runs) =
         (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut faults, mut fault_reopens) = (0u64, 0u64);
     let mut kill_points: BTreeMap<String, u64> = BTreeMap::new();
     // level_compaction_dynamic_level_bytes stays the same for the whole DB: changing it on an
     // existing DB is a migration (see docs/reliability.md, open problems), not a crash case.
@@ -99,6 +109,10 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
             format!("--sync={}", fl.i64("sync")),
             format!("--disable_wal={}", fl.i64("disable_wal")),
             format!("--dynamic_levels={dynamic}"),
+            format!("--wal_recovery_mode={}", fl.i64("wal_recovery_mode")),
+            format!("--read_fault_one_in={}", fl.u64("read_fault_one_in")),
+            format!("--write_fault_one_in={}", fl.u64("write_fault_one_in")),
+            format!("--bitflip_read_one_in={}", fl.u64("bitflip_read_one_in")),
         ];
         if !fl.str("inject_bug").is_empty() {
             a.push(format!("--inject_bug={}", fl.str("inject_bug")));
@@ -200,6 +214,8 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
         let s = parse_log(&log);
         ops += s.ops;
         verified += s.verified;
+        faults += s.faults;
+        fault_reopens += s.fault_reopens;
     }
     // Final verification of what the last child left.
     let mut args = common(seed.wrapping_add(runs * 1_000_003));
@@ -222,6 +238,9 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
          ops={ops} keys_verified={verified} failures=0",
         start.elapsed().as_secs_f64()
     );
+    if faults > 0 || fl.u64("read_fault_one_in") + fl.u64("write_fault_one_in") + fl.u64("bitflip_read_one_in") > 0 {
+        println!("crash test: injected I/O faults={faults} reopens_after_fault={fault_reopens}");
+    }
     if !kill_points.is_empty() {
         let list: Vec<String> = kill_points.iter().map(|(k, n)| format!("{k}={n}")).collect();
         println!("crash test: kill points hit: {}", list.join(" "));

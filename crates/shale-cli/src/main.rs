@@ -10,6 +10,7 @@
 
 mod bench;
 mod crash;
+mod faultinj;
 mod flags;
 mod histogram;
 mod hookfs;

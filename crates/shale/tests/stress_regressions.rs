@@ -184,3 +184,57 @@ fn recovery_interrupted_at_any_point_applies_each_wal_merge_once() {
     }
     assert!(crashes > 20, "the crash points were not reached ({crashes})");
 }
+
+fn files_per_level(db: &DB) -> Vec<usize> {
+    (0..7)
+        .map(|l| {
+            db.property_value(&format!("rocksdb.num-files-at-level{l}"))
+                .unwrap()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect()
+}
+
+/// Found by `shale stress --crash_test --dynamic_levels=-2` (keys vanished during a run): a
+/// compaction into a level with no deeper file under key `m` gave `m` sequence number 0, while
+/// a range tombstone older than `m` but covering it stayed in the same output (it overlaps a
+/// deeper file elsewhere, here `a`): the tombstone then hid `m`.
+#[test]
+fn zeroed_key_under_kept_range_tombstone() {
+    let fs = MemFs::new();
+    let mut o = mem_opts(&fs);
+    o.level_compaction_dynamic_level_bytes = false;
+    o.level0_file_num_compaction_trigger = 2;
+    o.max_bytes_for_level_base = 1;
+    let db = DB::open(&o, "/db").unwrap();
+    // `a` sinks below L1 (the level targets start at one byte).
+    db.put(b"a", b"old").unwrap();
+    db.flush().unwrap();
+    db.wait_for_compact().unwrap();
+    drop(db);
+    // A tombstone over [a, z), then a newer `m`, in two L0 files...
+    let mut quiet = o.clone();
+    quiet.disable_auto_compactions = true;
+    let db = DB::open(&quiet, "/db").unwrap();
+    db.delete_range(b"a", b"z").unwrap();
+    db.flush().unwrap();
+    db.put(b"m", b"new").unwrap();
+    db.flush().unwrap();
+    let levels = files_per_level(&db);
+    assert_eq!(
+        (levels[0], levels[1], levels.iter().sum::<usize>()),
+        (2, 0, 3),
+        "{levels:?}"
+    );
+    drop(db);
+    // ... compacted into L1, where `a` is deeper and nothing deeper is under `m`.
+    let db = DB::open(&o, "/db").unwrap();
+    db.wait_for_compact().unwrap();
+    assert_eq!(db.get(b"a").unwrap(), None);
+    assert_eq!(db.get(b"m").unwrap().as_deref(), Some(&b"new"[..]));
+    drop(db);
+    let db = DB::open(&o, "/db").unwrap();
+    assert_eq!(db.get(b"m").unwrap().as_deref(), Some(&b"new"[..]));
+}

@@ -365,8 +365,12 @@ pub(crate) fn build_tables(
             let o = cur.as_mut().ok_or_else(|| Error::corrupt("no output"))?;
             for e in &keep {
                 // At the bottom, the newest visible value of the oldest stripe gets sequence 0,
-                // as RocksDB does (better compression, and the key can never be shadowed).
-                let seq = if bottom && e.vtype == vt::VALUE && stripe(&p.snapshots, e.seq) == 0 {
+                // as RocksDB does (better compression, and the key can never be shadowed) —
+                // unless a range tombstone covers the key: kept in this output because it
+                // overlaps a deeper file elsewhere, it would then hide the newer value
+                // (`stress_regressions::zeroed_key_under_kept_range_tombstone`).
+                let seq = if bottom && tomb_seqs.is_empty() && e.vtype == vt::VALUE && stripe(&p.snapshots, e.seq) == 0
+                {
                     0
                 } else {
                     e.seq
@@ -602,10 +606,9 @@ fn run_compaction_inner(
     }
     let last = db.last_seq.load(AtOrd::Acquire);
     if let Err(e) = st.versions.log_and_apply(&mut edit, last, db.opts.paranoid_checks) {
-        for f in &outputs {
-            let _ = db.fs.remove_file(&table_name(&db.path, f.number));
-        }
-        // A failed MANIFEST write is a hard error whatever its cause (even ENOSPC): the
+        // The outputs stay: the edit naming them may have reached the disk before the failure
+        // (an unsynced or torn record can still be read back after a crash). If it did not,
+        // they are unreferenced and removed at the next open. A failed MANIFEST write is a hard error whatever its cause (even ENOSPC): the
         // MANIFEST may end in a torn record.
         if st.bg_error.is_none() && !db.shutting_down.load(AtOrd::Acquire) {
             st.bg_error = Some(e.clone());

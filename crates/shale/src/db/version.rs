@@ -191,6 +191,9 @@ pub(crate) struct VersionSet {
     pub db_id: Option<String>,
     pub reaper: Arc<Reaper>,
     manifest: Option<log::Writer>,
+    /// An append or sync of the MANIFEST failed: it may end in a torn or unsynced record, so
+    /// nothing more is appended to it; the next edit starts a new MANIFEST first (as RocksDB).
+    manifest_broken: bool,
     /// Per-level key where the next size compaction of that level starts.
     pub compact_cursor: Vec<Vec<u8>>,
 }
@@ -217,6 +220,7 @@ impl VersionSet {
             db_id: None,
             reaper: Arc::new(Reaper::default()),
             manifest: None,
+            manifest_broken: false,
             compact_cursor: vec![Vec::new(); num_levels],
         }
     }
@@ -454,6 +458,7 @@ impl VersionSet {
         w.sync()?;
         self.set_current(num)?;
         self.manifest = Some(w);
+        self.manifest_broken = false;
         let old = self.manifest_number;
         self.manifest_number = num;
         if old != 0 && old != num {
@@ -476,6 +481,15 @@ impl VersionSet {
     /// Append `edit` to the MANIFEST (synced), then install the resulting version.
     /// Files the edit deletes become obsolete once no version references them.
     pub(crate) fn log_and_apply(&mut self, edit: &mut VersionEdit, last_sequence: u64, paranoid: bool) -> Result<()> {
+        if self.manifest.is_none() {
+            return Err(Error::invalid("database is read-only"));
+        }
+        if self.manifest_broken {
+            // First (before the edit takes the next file number) a new MANIFEST.
+            let db_id = self.db_id.clone().unwrap_or_default();
+            let cmp = self.icmp.user_comparator().name().to_string();
+            self.write_new_manifest(&db_id, &cmp)?;
+        }
         if let Some(n) = edit.log_number {
             if n < self.log_number {
                 edit.log_number = Some(self.log_number);
@@ -507,12 +521,12 @@ impl VersionSet {
         let v = build_version(&levels, &self.icmp, paranoid)?;
         let mut buf = Vec::new();
         edit.encode(&mut buf);
-        let w = self
-            .manifest
-            .as_mut()
-            .ok_or_else(|| Error::invalid("database is read-only"))?;
-        w.add_record(&buf)?;
-        w.sync()?;
+        let w = self.manifest.as_mut().expect("checked above");
+        if let Err(e) = w.add_record(&buf).and_then(|()| w.sync()) {
+            // The edit may or may not be durable: the caller must keep every file it names.
+            self.manifest_broken = true;
+            return Err(e);
+        }
         if let Some(n) = edit.log_number {
             self.log_number = n;
         }
