@@ -270,9 +270,12 @@ pub fn power_loss_test(fl: &Flags) -> i32 {
 }
 
 /// A write step of the history: the keys it changed and their new value ids (0: absent).
-type Step = Vec<(u64, u32)>;
+pub(crate) type Step = Vec<(u64, u32)>;
 
 fn power_loss_inner(fl: &Flags) -> Result<(), String> {
+    if fl.i64("threads") > 1 {
+        return crate::powerloss_mt::power_loss_mt(fl);
+    }
     let duration = Duration::from_secs(fl.u64("duration").max(1));
     let seed = fl.u64("seed");
     let max_key = fl.u64("max_key").min(2000);
@@ -349,7 +352,7 @@ fn power_loss_inner(fl: &Flags) -> Result<(), String> {
                     sync,
                     disable_wal: false,
                 };
-                let step = match pl_write(db, &mut rng, &state, max_key, &wo) {
+                let step = match pl_write(db, &mut rng, &state, max_key, &wo, (1, 0)) {
                     Ok(s) => s,
                     Err(_) if cutter.is_cut() => break,
                     Err(e) => return Err(fail(round, e)),
@@ -449,9 +452,22 @@ fn power_loss_inner(fl: &Flags) -> Result<(), String> {
     Ok(())
 }
 
-/// One random write; returns the keys it changed.
-fn pl_write(db: &DB, rng: &mut Rng, state: &BTreeMap<u64, u32>, mk: u64, wo: &WriteOptions) -> Result<Step, String> {
+/// One random write; returns the keys it changed. `part = (n, t)`: only keys `k` with
+/// `k % n == t` are written (a thread's share in the multi-threaded test; `(1, 0)`: all).
+pub(crate) fn pl_write(
+    db: &DB,
+    rng: &mut Rng,
+    state: &BTreeMap<u64, u32>,
+    mk: u64,
+    wo: &WriteOptions,
+    part: (u64, u64),
+) -> Result<Step, String> {
     let sd_start = sd_start(mk);
+    let (n, t) = part;
+    // Virtual keys v map to real keys v * n + t; `vk` of them in all, `vsd` below sd_start.
+    let real = |v: u64| v * n + t;
+    let vk = (mk.saturating_sub(t)).div_ceil(n).max(1);
+    let vsd = sd_start.saturating_sub(t).div_ceil(n);
     let pk = |k: u64, vid: u32| phys_key(k, vid, mk);
     let cur = |k: u64| state.get(&k).copied().unwrap_or(0);
     let new_vid = |rng: &mut Rng, k: u64, no_pad: bool| loop {
@@ -464,7 +480,7 @@ fn pl_write(db: &DB, rng: &mut Rng, state: &BTreeMap<u64, u32>, mk: u64, wo: &Wr
     let mut step = Vec::new();
     match rng.below(10) {
         0..=3 => {
-            let k = rng.below(mk);
+            let k = real(rng.below(vk));
             if k >= sd_start && cur(k) != 0 {
                 db.single_delete_opt(pk(k, cur(k)), wo)
                     .map_err(|x| e("single_delete", x))?;
@@ -476,13 +492,18 @@ fn pl_write(db: &DB, rng: &mut Rng, state: &BTreeMap<u64, u32>, mk: u64, wo: &Wr
             }
         }
         4 => {
-            let k = rng.below(sd_start.max(1)).min(sd_start.saturating_sub(1));
+            let k = real(rng.below(vsd.max(1)).min(vsd.saturating_sub(1)));
             db.delete_opt(key_bytes(k), wo).map_err(|x| e("delete", x))?;
             step.push((k, 0));
         }
         5 => {
-            let lo = rng.below(sd_start.max(1));
-            let hi = (lo + 1 + rng.below(16)).min(sd_start);
+            let lo = real(rng.below(vsd.max(1)));
+            // Another thread's keys are never inside the range.
+            let hi = if n == 1 {
+                (lo + 1 + rng.below(16)).min(sd_start)
+            } else {
+                (lo + 1).min(sd_start)
+            };
             if lo < hi {
                 db.delete_range_opt(key_bytes(lo), key_bytes(hi), wo)
                     .map_err(|x| e("delete_range", x))?;
@@ -490,14 +511,14 @@ fn pl_write(db: &DB, rng: &mut Rng, state: &BTreeMap<u64, u32>, mk: u64, wo: &Wr
             }
         }
         6 | 7 => {
-            let k = rng.below(sd_start.max(1)).min(sd_start.saturating_sub(1));
+            let k = real(rng.below(vsd.max(1)).min(vsd.saturating_sub(1)));
             let n = new_vid(rng, k, true);
             db.merge_opt(key_bytes(k), merge_operand(k, cur(k), n), wo)
                 .map_err(|x| e("merge", x))?;
             step.push((k, n));
         }
         _ => {
-            let mut ks: Vec<u64> = (0..1 + rng.below(10)).map(|_| rng.below(mk)).collect();
+            let mut ks: Vec<u64> = (0..1 + rng.below(10)).map(|_| real(rng.below(vk))).collect();
             ks.sort_unstable();
             ks.dedup();
             let mut b = WriteBatch::new();
@@ -532,7 +553,7 @@ fn pl_write(db: &DB, rng: &mut Rng, state: &BTreeMap<u64, u32>, mk: u64, wo: &Wr
 }
 
 /// Every key of the DB as value ids; a key or value that is not well-formed is an error.
-fn dump(db: &DB, mk: u64) -> Result<BTreeMap<u64, u32>, String> {
+pub(crate) fn dump(db: &DB, mk: u64) -> Result<BTreeMap<u64, u32>, String> {
     let mut m = BTreeMap::new();
     let mut it = db.raw_iterator();
     it.seek_to_first();

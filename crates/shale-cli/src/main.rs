@@ -15,6 +15,7 @@ mod flags;
 mod histogram;
 mod hookfs;
 mod ldb;
+mod powerloss_mt;
 mod random;
 mod sst_dump;
 mod stats;

@@ -1,0 +1,254 @@
+//! The multi-threaded power-loss test (`shale stress --power_loss --threads=N`, N > 1).
+//!
+//! N threads write concurrently (group commit puts their writes in shared WAL records), each to
+//! its own share of the keys (`k % N == thread`), on `MemFs`, until the power is cut at a random
+//! file-system operation. A global clock orders acknowledgements: a write takes `start` (the
+//! clock) before it is issued and `ticket` (a clock tick) when it is acknowledged, so a write
+//! acknowledged before another one started has `ticket < start`. After the power loss and
+//! recovery, for every thread:
+//! * its keys must hold the state after some prefix of its own writes (no holes, no foreign or
+//!   torn values);
+//! * every synced write it made survives, and so does everything any thread had acknowledged
+//!   before a synced write, a flush or a compaction that completed started;
+//! * if a write survived, every write acknowledged (by any thread) before it started survived
+//!   too: the WAL is a sequence, and what precedes a surviving record survives.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use shale::{MemFs, WriteOptions, DB};
+
+use crate::crash::{dump, pl_write};
+use crate::flags::Flags;
+use crate::hookfs::{Cutter, HookFs};
+use crate::stress::{random_options, BuggyFs, Rng};
+
+struct Rec {
+    step: Vec<(u64, u32)>,
+    start: u64,
+    ticket: u64,
+}
+
+#[derive(Default)]
+struct ThreadLog {
+    recs: Vec<Rec>,
+    /// Number of this thread's writes up to and including its last synced one.
+    last_synced: usize,
+}
+
+/// Lengths of the prefixes of `recs` after which `base` updated by them equals `got` on the
+/// keys of the thread (`k % n == t`).
+fn matching_prefixes(base: &BTreeMap<u64, u32>, recs: &[Rec], got: &BTreeMap<u64, u32>, n: u64, t: u64) -> Vec<usize> {
+    let mine = |k: &u64| *k % n == t;
+    let differs = |st: &BTreeMap<u64, u32>, k: u64| st.get(&k) != got.get(&k);
+    let mut cur: BTreeMap<u64, u32> = base.iter().filter(|(k, _)| mine(k)).map(|(k, v)| (*k, *v)).collect();
+    let mut ndiff = cur
+        .keys()
+        .chain(got.keys().filter(|k| mine(k)))
+        .filter(|k| differs(&cur, **k))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let mut out = Vec::new();
+    if ndiff == 0 {
+        out.push(0);
+    }
+    for (i, r) in recs.iter().enumerate() {
+        for &(k, v) in &r.step {
+            let before = differs(&cur, k);
+            if v == 0 {
+                cur.remove(&k);
+            } else {
+                cur.insert(k, v);
+            }
+            ndiff = ndiff + differs(&cur, k) as usize - before as usize;
+        }
+        if ndiff == 0 {
+            out.push(i + 1);
+        }
+    }
+    out
+}
+
+pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
+    let duration = Duration::from_secs(fl.u64("duration").max(1));
+    let seed = fl.u64("seed");
+    let n = fl.i64("threads").max(2) as u64;
+    let max_key = fl.u64("max_key").min(2000).max(4 * n);
+    let start = Instant::now();
+    let (mut losses, mut episodes, mut keys_checked) = (0u64, 0u64, 0u64);
+    let writes = AtomicU64::new(0);
+    let cutter = Arc::new(Cutter::default());
+    let dir = Path::new("/powerloss/db");
+    println!(
+        "power loss test: threads={n} duration={}s seed={seed} max_key={max_key}",
+        duration.as_secs()
+    );
+    while start.elapsed() < duration {
+        let ep_seed = seed.wrapping_add(episodes * 7_777_777);
+        episodes += 1;
+        let fs = MemFs::new();
+        let (mut opts, cfg) = random_options(ep_seed, fl.i64("sync"), 0, fl.i64("dynamic_levels"));
+        opts.write_buffer_size = opts.write_buffer_size.min(64 << 10);
+        let env: Arc<dyn shale::FileSystem> = Arc::new(fs.clone());
+        let env: Arc<dyn shale::FileSystem> = if fl.str("inject_bug").is_empty() {
+            env
+        } else {
+            Arc::new(BuggyFs {
+                inner: env,
+                bug: fl.str("inject_bug").to_string(),
+            })
+        };
+        opts.env = Arc::new(HookFs {
+            inner: env,
+            hook: cutter.hook(),
+        });
+        let sync_rate = match cfg.sync {
+            1 => 1,
+            0 => 0,
+            _ => 16,
+        };
+        let mut rng = Rng::new(ep_seed);
+        let mut durable: BTreeMap<u64, u32> = BTreeMap::new();
+        let fail = |round: u64, msg: String| {
+            format!(
+                "episode seed {ep_seed} round {round} ({n} threads): {msg} (options: {}; rerun with --seed={ep_seed} --duration=1 --threads={n})",
+                cfg.desc
+            )
+        };
+        for round in 0..4u64 {
+            if start.elapsed() >= duration && round > 0 {
+                break;
+            }
+            cutter.arm(i64::MAX);
+            let db = DB::open(&opts, dir).map_err(|e| fail(round, format!("open: {e}")))?;
+            let steps = 20 + rng.below(200);
+            cutter.arm(1 + rng.below(steps * n * 3) as i64);
+            let clock = AtomicU64::new(1);
+            // Start clocks of the synced writes, flushes and compactions that completed.
+            let barriers: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+            let logs: Vec<Result<ThreadLog, String>> = std::thread::scope(|s| {
+                let hs: Vec<_> = (0..n)
+                    .map(|t| {
+                        let (db, clock, barriers, cutter, writes) = (&db, &clock, &barriers, &cutter, &writes);
+                        let mut state: BTreeMap<u64, u32> = durable
+                            .iter()
+                            .filter(|(k, _)| *k % n == t)
+                            .map(|(k, v)| (*k, *v))
+                            .collect();
+                        let mut trng = Rng::new(ep_seed ^ (round << 32) ^ (t + 1).wrapping_mul(0x9E37_79B9));
+                        s.spawn(move || -> Result<ThreadLog, String> {
+                            let mut log = ThreadLog::default();
+                            for _ in 0..steps {
+                                let sync = sync_rate != 0 && trng.below(sync_rate) == 0;
+                                let wo = WriteOptions {
+                                    sync,
+                                    disable_wal: false,
+                                };
+                                let st = clock.load(Ordering::SeqCst);
+                                let step = match pl_write(db, &mut trng, &state, max_key, &wo, (n, t)) {
+                                    Ok(step) => step,
+                                    Err(_) if cutter.is_cut() => break,
+                                    Err(e) => return Err(e),
+                                };
+                                let ticket = clock.fetch_add(1, Ordering::SeqCst);
+                                writes.fetch_add(1, Ordering::Relaxed);
+                                for &(k, v) in &step {
+                                    if v == 0 {
+                                        state.remove(&k);
+                                    } else {
+                                        state.insert(k, v);
+                                    }
+                                }
+                                log.recs.push(Rec {
+                                    step,
+                                    start: st,
+                                    ticket,
+                                });
+                                if sync {
+                                    log.last_synced = log.recs.len();
+                                    barriers.lock().unwrap().push(st);
+                                }
+                                if trng.below(150) == 0 {
+                                    let st = clock.load(Ordering::SeqCst);
+                                    match db.flush() {
+                                        Ok(()) => {
+                                            log.last_synced = log.recs.len();
+                                            barriers.lock().unwrap().push(st);
+                                        }
+                                        Err(_) if cutter.is_cut() => break,
+                                        Err(e) => return Err(format!("flush: {e}")),
+                                    }
+                                }
+                            }
+                            Ok(log)
+                        })
+                    })
+                    .collect();
+                hs.into_iter()
+                    .map(|h| h.join().unwrap_or_else(|_| Err("a writer thread panicked".into())))
+                    .collect()
+            });
+            let logs: Vec<ThreadLog> = logs.into_iter().collect::<Result<_, _>>().map_err(|e| fail(round, e))?;
+            drop(db);
+            fs.power_loss();
+            losses += 1;
+            cutter.arm(i64::MAX);
+            let db = DB::open(&opts, dir).map_err(|e| fail(round, format!("reopen after power loss: {e}")))?;
+            let got = dump(&db, max_key).map_err(|e| fail(round, e))?;
+            drop(db);
+            keys_checked += max_key;
+            // Per thread: which prefixes of its writes the recovered state matches.
+            let mut matches = Vec::new();
+            for (t, log) in logs.iter().enumerate() {
+                let m = matching_prefixes(&durable, &log.recs, &got, n, t as u64);
+                if m.is_empty() {
+                    return Err(fail(
+                        round,
+                        format!(
+                            "thread {t}: its keys hold no prefix of its {} writes (a hole or a foreign value)",
+                            log.recs.len()
+                        ),
+                    ));
+                }
+                matches.push(m);
+            }
+            // Everything acknowledged before this clock must have survived.
+            let mut bound = barriers.lock().unwrap().iter().copied().max().unwrap_or(0);
+            for (log, m) in logs.iter().zip(&matches) {
+                let shortest = m[0];
+                if shortest > 0 {
+                    bound = bound.max(log.recs[shortest - 1].start);
+                }
+            }
+            for (t, (log, m)) in logs.iter().zip(&matches).enumerate() {
+                let longest = *m.last().unwrap();
+                let before_bound = log.recs.iter().take_while(|r| r.ticket < bound).count();
+                let need = log.last_synced.max(before_bound);
+                if longest < need {
+                    return Err(fail(
+                        round,
+                        format!(
+                            "thread {t}: recovered its state after write {longest} of {}, but write {need} must have survived \
+                             (synced: {}, acknowledged before a synced or surviving write started: {before_bound})",
+                            log.recs.len(),
+                            log.last_synced
+                        ),
+                    ));
+                }
+            }
+            durable = got;
+        }
+    }
+    println!(
+        "power loss test: threads={n} duration={:.1}s episodes={episodes} power_losses={losses} writes={} keys_verified={keys_checked} failures=0",
+        start.elapsed().as_secs_f64(),
+        writes.load(Ordering::Relaxed)
+    );
+    if losses == 0 {
+        return Err("no power loss was simulated".into());
+    }
+    Ok(())
+}
