@@ -94,8 +94,8 @@ pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
     o.target_file_size_base = fl.i64("target_file_size_base").max(0) as u64;
     o.max_background_jobs = nonneg("max_background_jobs")?;
     o.disable_auto_compactions = fl.bool("disable_auto_compactions");
-    // --min_write_buffer_number_to_merge is accepted but has no engine counterpart: Shale
-    // flushes every immutable memtable on its own (RocksDB's default of 1).
+    // db_bench treats a value below 1 as RocksDB's sanitizer does (1).
+    o.min_write_buffer_number_to_merge = fl.i64("min_write_buffer_number_to_merge").max(1) as usize;
     let mo = fl.str("merge_operator");
     if !mo.is_empty() {
         o.merge_operator = Some(shale::merge::merge_operator_by_name(mo).ok_or_else(|| {
@@ -1200,8 +1200,8 @@ mod tests {
             e,
             "invalid merge operator[bogus]: Not implemented: Could not load MergeOperator: bogus"
         );
-        // Accepted without effect (Shale has no min_write_buffer_number_to_merge).
-        assert!(options_from_flags(&parse(&["--min_write_buffer_number_to_merge=100"])).is_ok());
+        let o = options_from_flags(&parse(&["--min_write_buffer_number_to_merge=100"])).unwrap();
+        assert_eq!(o.min_write_buffer_number_to_merge, 100);
     }
 
     #[test]

@@ -236,7 +236,7 @@ pub const BENCH_FLAGS: &[FlagDef] = &[
     f("expand_range_tombstones", Kind::Bool, "false", "Expand range tombstone into sequential regular tombstones."),
     f("merge_operator", Kind::Str, "", "The merge operator to use with the database (uint64add|stringappend; empty: none)"),
     f("merge_keys", Kind::Int64, "-1", "Number of distinct keys to use for MergeRandom and ReadRandomMergeRandom. If negative, there will be FLAGS_num keys."),
-    f("min_write_buffer_number_to_merge", Kind::Int32, "1", "The minimum number of write buffers that will be merged together before writing to storage (accepted for db_bench compatibility; Shale flushes each memtable on its own, so it has no effect)"),
+    f("min_write_buffer_number_to_merge", Kind::Int32, "1", "The minimum number of write buffers that will be merged together before writing to storage"),
     f("readwritepercent", Kind::Int32, "90", "Ratio of reads to reads/writes (expressed as percentage) for the ReadRandomWriteRandom workload (accepted; shale bench has no readrandomwriterandom)"),
     f("mergereadpercent", Kind::Int32, "70", "Ratio of merges to merges&reads (expressed as percentage) for the ReadRandomMergeRandom workload. The default value 70 means 70% out of all read and merge operations are merges."),
     f("progress_reports", Kind::Bool, "true", "If true, report number of finished operations (on a terminal)."),

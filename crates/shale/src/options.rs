@@ -112,6 +112,10 @@ pub struct Options {
     pub write_buffer_size: usize,
     /// Memtables (mutable + immutable) allowed before writers wait (default 2).
     pub max_write_buffer_number: usize,
+    /// Immutable memtables merged into one L0 file per flush: a flush starts once this many
+    /// wait (default 1; RocksDB's `min_write_buffer_number_to_merge`, capped at
+    /// `max_write_buffer_number - 1` as RocksDB sanitizes it). `flush()` and a close flush all.
+    pub min_write_buffer_number_to_merge: usize,
     /// Target uncompressed data-block size (default 4096).
     pub block_size: usize,
     pub block_restart_interval: usize,
@@ -189,6 +193,7 @@ impl Default for Options {
             paranoid_checks: true,
             write_buffer_size: 64 << 20,
             max_write_buffer_number: 2,
+            min_write_buffer_number_to_merge: 1,
             block_size: 4096,
             block_restart_interval: 16,
             block_cache_capacity: 32 << 20,
@@ -247,6 +252,9 @@ impl Options {
     pub fn set_write_buffer_size(&mut self, v: usize) {
         self.write_buffer_size = v;
     }
+    pub fn set_min_write_buffer_number_to_merge(&mut self, v: usize) {
+        self.min_write_buffer_number_to_merge = v;
+    }
     pub fn set_max_write_buffer_number(&mut self, v: usize) {
         self.max_write_buffer_number = v;
     }
@@ -304,6 +312,9 @@ impl Options {
                 "max_write_buffer_number must be at least 2, got {}",
                 self.max_write_buffer_number
             ));
+        }
+        if self.min_write_buffer_number_to_merge == 0 {
+            return bad("min_write_buffer_number_to_merge must be at least 1, got 0".to_string());
         }
         if self.block_size == 0 || self.block_size > (1 << 30) {
             return bad(format!("block_size must be in 1..=1GiB, got {}", self.block_size));

@@ -124,3 +124,81 @@ fn stops_clear_when_compactions_catch_up() {
         );
     }
 }
+
+fn prop_u64(db: &DB, name: &str) -> u64 {
+    db.property_value(name).unwrap().unwrap().parse().unwrap()
+}
+
+/// Write 1 KiB values until `imm` immutable memtables wait (or are flushed), returning the keys.
+fn fill_memtables(db: &DB, target_imm: u64) -> Vec<Vec<u8>> {
+    let mut keys = Vec::new();
+    for i in 0..100_000u32 {
+        let k = format!("key{i:08}").into_bytes();
+        db.put(&k, vec![b'v'; 1024]).unwrap();
+        keys.push(k);
+        if prop_u64(db, "rocksdb.num-immutable-mem-table") >= target_imm
+            || prop_u64(db, "rocksdb.num-files-at-level0") > 0
+        {
+            break;
+        }
+    }
+    keys
+}
+
+/// `min_write_buffer_number_to_merge`: immutable memtables wait until that many are there and
+/// are then flushed together into one L0 file; `flush()` does not wait for them.
+#[test]
+#[allow(clippy::field_reassign_with_default)]
+fn min_write_buffer_number_to_merge_merges_memtables_into_one_flush() {
+    let fs = MemFs::new();
+    let mut o = Options::default();
+    o.create_if_missing = true;
+    o.env = Arc::new(fs.clone());
+    o.write_buffer_size = 64 << 10;
+    o.max_write_buffer_number = 5;
+    o.min_write_buffer_number_to_merge = 3;
+    o.disable_auto_compactions = true;
+    let db = DB::open(&o, "/db").unwrap();
+    // Two immutable memtables are not enough to flush.
+    let mut keys = fill_memtables(&db, 2);
+    assert_eq!(prop_u64(&db, "rocksdb.num-immutable-mem-table"), 2);
+    db.wait_for_compact().unwrap();
+    assert_eq!(
+        prop_u64(&db, "rocksdb.num-files-at-level0"),
+        0,
+        "flushed before 3 memtables waited"
+    );
+    assert_eq!(prop_u64(&db, "rocksdb.num-immutable-mem-table"), 2);
+    // The third one triggers one flush of all three, into one file.
+    keys.extend(fill_memtables(&db, 3));
+    db.wait_for_compact().unwrap();
+    assert_eq!(prop_u64(&db, "rocksdb.num-files-at-level0"), 1);
+    assert_eq!(prop_u64(&db, "rocksdb.num-immutable-mem-table"), 0);
+    for k in &keys {
+        assert_eq!(db.get(k).unwrap().map(|v| v.len()), Some(1024), "{k:?}");
+    }
+    // A manual flush takes whatever waits.
+    db.put(b"last", b"x").unwrap();
+    db.flush().unwrap();
+    assert_eq!(prop_u64(&db, "rocksdb.num-files-at-level0"), 2);
+    drop(db);
+    let db = DB::open(&o, "/db").unwrap();
+    assert_eq!(db.get(b"last").unwrap().as_deref(), Some(&b"x"[..]));
+    assert_eq!(db.get(&keys[0]).unwrap().map(|v| v.len()), Some(1024));
+    // With the default (1), the same writes give one file per memtable.
+    let fs = MemFs::new();
+    o.env = Arc::new(fs.clone());
+    o.min_write_buffer_number_to_merge = 1;
+    let db = DB::open(&o, "/db").unwrap();
+    for i in 0..2 * keys.len() as u32 {
+        db.put(format!("key{i:08}"), vec![b'v'; 1024]).unwrap();
+    }
+    db.wait_for_compact().unwrap();
+    assert!(prop_u64(&db, "rocksdb.num-files-at-level0") >= 3);
+    o.min_write_buffer_number_to_merge = 0;
+    let Err(e) = DB::open(&o, "/db2") else { panic!("0 accepted") };
+    assert!(
+        e.is_invalid_argument() && e.to_string().contains("min_write_buffer_number_to_merge"),
+        "{e}"
+    );
+}

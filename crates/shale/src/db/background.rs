@@ -10,7 +10,7 @@ use parking_lot::MutexGuard;
 
 use super::compaction::{pick_compaction, picker_config, run_compaction, RunningRange};
 use super::filename::table_name;
-use super::flush::run_flush;
+use super::flush::{flush_due, run_flush};
 use super::{DbInner, DbState};
 use crate::error::{Error, Result};
 
@@ -82,7 +82,7 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
             break;
         }
         if st.bg_error.is_none() {
-            if !st.imm.is_empty() && !st.flush_running {
+            if flush_due(db, &st) && !st.flush_running {
                 st.flush_running = true;
                 let r = catch_unwind(AssertUnwindSafe(|| run_flush(db, &mut st)));
                 st.flush_running = false;
@@ -108,7 +108,7 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
                 && retry_wait.map(|w| w.is_zero()).unwrap_or(true)
                 && st.manual_compactions == 0
                 && st.compactions_running < max_compactions
-                && (id > 0 || db.opts.max_background_jobs == 1 || st.imm.is_empty());
+                && (id > 0 || db.opts.max_background_jobs == 1 || !flush_due(db, &st));
             if may_compact {
                 let cfg = picker_config(db);
                 let pick = pick_compaction(
@@ -185,7 +185,7 @@ pub(crate) fn wait_for_compact(db: &Arc<DbInner>) -> Result<()> {
                 &st.versions.compact_cursor,
             )
             .is_some();
-        if st.imm.is_empty() && !st.flush_running && st.compactions_running == 0 && !pending_compaction {
+        if !flush_due(db, &st) && !st.flush_running && st.compactions_running == 0 && !pending_compaction {
             purge_obsolete(db, &mut st);
             return Ok(());
         }

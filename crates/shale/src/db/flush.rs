@@ -19,39 +19,77 @@ pub(crate) fn flush_and_wait(db: &Arc<DbInner>) -> Result<()> {
     }
     write::force_switch(db)?;
     let mut st = db.state.lock();
-    loop {
-        DbInner::check_bg_error(&st)?;
+    st.flush_requests += 1;
+    let r = loop {
+        if let Err(e) = DbInner::check_bg_error(&st) {
+            break Err(e);
+        }
         if st.imm.is_empty() {
-            return Ok(());
+            break Ok(());
         }
         db.work_cv.notify_all();
         db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
-    }
+    };
+    st.flush_requests -= 1;
+    r
 }
 
-/// Flush the oldest immutable memtable. Called by a background thread holding the DB mutex;
-/// the mutex is released while the table is written.
+/// True when the immutable memtables should be flushed now: `min_write_buffer_number_to_merge`
+/// of them wait (capped at `max_write_buffer_number - 1`, as RocksDB sanitizes it), or a caller
+/// waits for a flush, or the write buffer manager wants memory back.
+pub(crate) fn flush_due(db: &DbInner, st: &DbState) -> bool {
+    if st.imm.is_empty() {
+        return false;
+    }
+    let min_merge = db
+        .opts
+        .min_write_buffer_number_to_merge
+        .clamp(1, db.opts.max_write_buffer_number.saturating_sub(1).max(1));
+    st.imm.len() >= min_merge
+        || st.flush_requests > 0
+        || db.shutting_down.load(std::sync::atomic::Ordering::Acquire)
+        || db.write_buffer_manager().is_some_and(|w| w.should_flush())
+}
+
+/// Flush the immutable memtables (all those waiting, merged into one output as RocksDB does
+/// with `min_write_buffer_number_to_merge`). Called by a background thread holding the DB
+/// mutex; the mutex is released while the table is written.
 pub(crate) fn run_flush(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>) -> Result<()> {
-    let (mem, next_log) = match st.imm.front() {
-        Some(m) => (m.mem.clone(), m.next_log),
+    let mems: Vec<_> = st.imm.iter().map(|m| m.mem.clone()).collect();
+    let next_log = match st.imm.back() {
+        Some(m) => m.next_log,
         None => return Ok(()),
     };
     let start = Instant::now();
     let epoch = st.versions.next_epoch;
     st.versions.next_epoch += 1;
     let snapshots = db.snapshot_list();
-    let params = OutputParams::for_l0(
-        db,
-        epoch,
-        snapshots,
-        mem.range_dels
+    let tombstones = if mems.len() == 1 {
+        mems[0]
+            .range_dels
             .fragmented(&db.icmp)
             .map(|l| (*l).clone())
-            .unwrap_or_default(),
-    );
+            .unwrap_or_default()
+    } else {
+        let raw = mems
+            .iter()
+            .filter_map(|m| m.range_dels.fragmented(&db.icmp))
+            .flat_map(|l| l.tombstones().collect::<Vec<_>>())
+            .collect();
+        crate::range_del::FragmentedRangeTombstoneList::new(&db.icmp, raw)
+    };
+    let params = OutputParams::for_l0(db, epoch, snapshots, tombstones);
     let outputs = parking_lot::MutexGuard::unlocked(st, || {
         let _io = crate::fs::ActivityGuard::set(crate::fs::IoActivity::Flush);
-        let mut it: Box<dyn InternalIterator> = Box::new(mem.iter());
+        let mut it: Box<dyn InternalIterator> = if mems.len() == 1 {
+            Box::new(mems[0].iter())
+        } else {
+            let children: Vec<Box<dyn InternalIterator>> = mems
+                .iter()
+                .map(|m| Box::new(m.iter()) as Box<dyn InternalIterator>)
+                .collect();
+            Box::new(super::iter::MergingIterator::new(db.icmp.clone(), children))
+        };
         build_tables(db, &mut *it, &params)
     })?;
     let mut edit = VersionEdit {
@@ -65,7 +103,9 @@ pub(crate) fn run_flush(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>) -> 
     }
     let last = db.last_seq.load(std::sync::atomic::Ordering::Acquire);
     st.versions.log_and_apply(&mut edit, last, db.opts.paranoid_checks)?;
-    st.imm.pop_front();
+    for _ in 0..mems.len() {
+        st.imm.pop_front();
+    }
     db.install_super_version(st);
     st.stats.record_flush(bytes, outputs.len(), start.elapsed());
     // WALs below the new log number hold nothing that is not in a table any more.

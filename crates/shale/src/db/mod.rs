@@ -108,6 +108,9 @@ pub(crate) struct DbState {
     pub compaction_retry_at: Option<std::time::Instant>,
     pub compaction_retry_delay: std::time::Duration,
     pub flush_running: bool,
+    /// Callers waiting for every immutable memtable to be flushed (`flush()`, shutdown): while
+    /// non-zero a flush does not wait for `min_write_buffer_number_to_merge` memtables.
+    pub flush_requests: usize,
     pub compactions_running: usize,
     pub being_compacted: HashSet<u64>,
     /// Output level and key range of each running compaction, by id.
