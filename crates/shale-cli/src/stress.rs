@@ -680,7 +680,8 @@ struct Ctx {
     faults: Option<FaultSwitch>,
     fault_counts: Arc<FaultCounts>,
     /// Keys whose last write failed under fault injection: the DB may hold the old or the new
-    /// value (their expected entries stay pending) until the reopen that settles them.
+    /// value (their expected entries stay pending) until the reopen that settles them. They are
+    /// not written again before that (the oracle keeps one pending value per key).
     doubt: Mutex<HashSet<u64>>,
     /// A write failed under fault injection: the DB may be stopped; reopen and verify.
     needs_reopen: AtomicBool,
@@ -1286,6 +1287,9 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
         360..=609 => {
             let k = rng.below(mk);
             let _l = ctx.lock_key(k);
+            if ctx.in_doubt(k) {
+                return Ok(());
+            }
             let old = ctx.exp.get(k).committed;
             let wo = ctx.wo(rng);
             if k >= sd_start && old != 0 {
@@ -1308,6 +1312,9 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
                 return Ok(());
             }
             let _l = ctx.lock_key(k);
+            if ctx.in_doubt(k) {
+                return Ok(());
+            }
             let wo = ctx.wo(rng);
             ctx.exp.set_pending(k, 0)?;
             if ctx.write_ok("delete", &[k], db.delete_opt(key_bytes(k), &wo))? {
@@ -1322,6 +1329,9 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
             let lo = rng.below(sd_start);
             let hi = (lo + 1 + rng.below(16)).min(sd_start);
             let _ls: Vec<_> = (lo..hi).map(|k| ctx.lock_key(k)).collect();
+            if (lo..hi).any(|k| ctx.in_doubt(k)) {
+                return Ok(());
+            }
             let wo = ctx.wo(rng);
             for k in lo..hi {
                 ctx.exp.set_pending(k, 0)?;
@@ -1341,6 +1351,9 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
             }
             let k = rng.below(sd_start);
             let _l = ctx.lock_key(k);
+            if ctx.in_doubt(k) {
+                return Ok(());
+            }
             let old = ctx.exp.get(k).committed;
             let new = new_vid(rng, k, true);
             let wo = ctx.wo(rng);
@@ -1358,6 +1371,9 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
             let n = 1 + rng.below(10) as usize;
             let ks = rand_keys(rng, 0, mk, n);
             let _ls: Vec<_> = ks.iter().map(|&k| ctx.lock_key(k)).collect();
+            if ks.iter().any(|&k| ctx.in_doubt(k)) {
+                return Ok(());
+            }
             let mut b = WriteBatch::new();
             let mut news = Vec::with_capacity(ks.len());
             for &k in &ks {
