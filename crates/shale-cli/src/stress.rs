@@ -687,6 +687,7 @@ struct Ctx {
     needs_reopen: AtomicBool,
     errors_tolerated: AtomicU64,
     fault_reopens: AtomicU64,
+    fault_resumes: AtomicU64,
 }
 
 impl Ctx {
@@ -901,6 +902,7 @@ pub fn run(fl: &Flags) -> Result<(), String> {
         needs_reopen: AtomicBool::new(false),
         errors_tolerated: AtomicU64::new(0),
         fault_reopens: AtomicU64::new(0),
+        fault_resumes: AtomicU64::new(0),
     });
     if existed && (fl.bool("verify") || fl.bool("verify_only")) {
         let n = verify_all(&ctx)?;
@@ -956,11 +958,12 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     }
     if ctx.faults.is_some() {
         println!(
-            "stress: faults injected={} ({}) errors_tolerated={} reopens_after_fault={}",
+            "stress: faults injected={} ({}) errors_tolerated={} reopens_after_fault={} resumes_after_fault={}",
             ctx.fault_counts.total(),
             ctx.fault_counts.describe(),
             ctx.errors_tolerated.load(Ordering::Relaxed),
-            ctx.fault_reopens.load(Ordering::Relaxed)
+            ctx.fault_reopens.load(Ordering::Relaxed),
+            ctx.fault_resumes.load(Ordering::Relaxed)
         );
     }
     println!(
@@ -1017,19 +1020,28 @@ fn recover_after_fault(ctx: &Ctx) -> Result<(), String> {
     }
     let was = ctx.faults.as_ref().is_some_and(|f| f.enabled());
     ctx.set_faults(false);
-    *g = None;
-    let db = DB::open(&ctx.opts, &ctx.path)
-        .map_err(|e| format!("reopen after an injected fault {}: {e}", ctx.path.display()))?;
-    verify_db(ctx, &db)?;
+    // Every other time, try `resume()` (RocksDB's way back from a background error: it switches
+    // to a new WAL and flushes) before falling back to a reopen.
+    let n = ctx.fault_reopens.load(Ordering::Relaxed) + ctx.fault_resumes.load(Ordering::Relaxed);
+    let resumed = n % 2 == 1 && g.as_ref().is_some_and(|db| db.resume().is_ok());
+    if resumed {
+        verify_db(ctx, g.as_ref().expect("checked"))?;
+        ctx.fault_resumes.fetch_add(1, Ordering::Relaxed);
+    } else {
+        *g = None;
+        let db = DB::open(&ctx.opts, &ctx.path)
+            .map_err(|e| format!("reopen after an injected fault {}: {e}", ctx.path.display()))?;
+        verify_db(ctx, &db)?;
+        *g = Some(db);
+        ctx.fault_reopens.fetch_add(1, Ordering::Relaxed);
+    }
     if ctx.cfg.disable_wal {
         // Writes without the WAL live only in memtables until a flush: the next fault may
         // lose them again.
         ctx.exp.set_lossy(true)?;
     }
-    *g = Some(db);
     ctx.doubt.lock().unwrap().clear();
     ctx.needs_reopen.store(false, Ordering::Release);
-    ctx.fault_reopens.fetch_add(1, Ordering::Relaxed);
     ctx.set_faults(was);
     Ok(())
 }

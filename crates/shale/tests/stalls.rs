@@ -196,7 +196,9 @@ fn min_write_buffer_number_to_merge_merges_memtables_into_one_flush() {
     db.wait_for_compact().unwrap();
     assert!(prop_u64(&db, "rocksdb.num-files-at-level0") >= 3);
     o.min_write_buffer_number_to_merge = 0;
-    let Err(e) = DB::open(&o, "/db2") else { panic!("0 accepted") };
+    let Err(e) = DB::open(&o, "/db2") else {
+        panic!("0 accepted")
+    };
     assert!(
         e.is_invalid_argument() && e.to_string().contains("min_write_buffer_number_to_merge"),
         "{e}"
