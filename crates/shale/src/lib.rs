@@ -47,6 +47,6 @@ pub use slice_transform::{
     new_capped_prefix_transform, new_fixed_prefix_transform, new_noop_transform, CappedPrefixTransform,
     FixedPrefixTransform, NoopTransform, SliceTransform,
 };
-pub use table::plain::{KeyEncodingType, PlainTableOptions};
+pub use table::plain::{KeyEncodingType, PlainTableFactoryOptions, PlainTableOptions};
 pub use write_batch::WriteBatch;
 pub use write_buffer_manager::WriteBufferManager;

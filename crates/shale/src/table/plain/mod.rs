@@ -76,6 +76,9 @@ pub struct PlainTableOptions {
     pub store_index_in_file: bool,
 }
 
+/// The `rocksdb` crate's name for [`PlainTableOptions`].
+pub type PlainTableFactoryOptions = PlainTableOptions;
+
 impl Default for PlainTableOptions {
     fn default() -> Self {
         PlainTableOptions {
