@@ -47,9 +47,8 @@ pub(crate) struct PlainTable {
     full_scan: bool,
     pub(super) index: Option<PlainIndex>,
     pub(super) bloom: Option<PlainBloom>,
-    /// Offsets of seekable records in key order, for total-order seeks in prefix mode (empty
-    /// when the index came from the file).
-    seek_points: Vec<u32>,
+    /// Offsets of seekable records in key order, for total-order seeks in prefix mode.
+    pub(super) seek_points: Vec<u32>,
     props: TableProperties,
 }
 
@@ -207,6 +206,9 @@ impl PlainTable {
                     self.corruption(bh.offset, format!("bloom block too small for {lines} cache lines"))
                 })?);
             }
+            if !self.total_order() {
+                self.seek_points = self.stored_seek_points()?;
+            }
             self.props
                 .raw
                 .insert("plain_table_hash_table_size".into(), b"0".to_vec());
@@ -285,6 +287,25 @@ impl PlainTable {
         Ok(())
     }
 
+    /// Every record offset a stored index holds, in file (= key) order: the starting points of
+    /// total-order seeks in prefix mode.
+    fn stored_seek_points(&self) -> Result<Vec<u32>> {
+        let Some(index) = &self.index else {
+            return Ok(Vec::new());
+        };
+        let mut pts = Vec::new();
+        for b in 0..index.num_buckets() {
+            match index.lookup(b).map_err(|e| e.in_file(&self.file_name, None))? {
+                Lookup::Empty => {}
+                Lookup::Direct(off) => pts.push(off),
+                Lookup::Sub { pos, count } => pts.extend((0..count).map(|i| index.sub_offset(pos, i))),
+            }
+        }
+        pts.sort_unstable();
+        pts.dedup();
+        Ok(pts)
+    }
+
     /// Decode the record at `off` (after forgetting the previous key).
     fn key_at(&self, dec: &mut KeyDecoder, off: u32) -> Result<()> {
         if off as usize >= self.data_end {
@@ -359,6 +380,9 @@ impl PlainTable {
                 "{}: get is not allowed on a PlainTable opened in full_scan_mode",
                 self.file_name
             )));
+        }
+        if lookup_ikey.len() < 8 {
+            return Err(Error::invalid("plain table lookup key is not an internal key"));
         }
         let uk = user_key(lookup_ikey);
         let (prefix, hash, bloom_hash) = self.lookup_hashes(uk);
