@@ -1,6 +1,6 @@
 """Write a PlainTable database with rocksdict (RocksDB 9.x) and print its content.
 
-usage: rd_plain.py DB_DIR ENCODING(plain|prefix) STORE_INDEX(0|1) USER_KEY_LEN
+usage: rd_plain.py DB_DIR ENCODING(plain|prefix) STORE_INDEX(0|1) USER_KEY_LEN [BLOOM_LOCALITY]
 
 Keys have variable length (or USER_KEY_LEN bytes) over many 3-byte prefixes. Phase 1 is
 flushed and compacted (keys get sequence 0), phase 2 (overwrites and deletions) is only flushed,
@@ -11,6 +11,7 @@ from rocksdict import (Rdict, Options, PlainTableFactoryOptions, SliceTransform,
                        KeyEncodingType, WriteBatch)
 
 path, enc, store, klen = sys.argv[1], sys.argv[2], sys.argv[3] == "1", int(sys.argv[4])
+locality = int(sys.argv[5]) if len(sys.argv) > 5 else 0
 
 pt = PlainTableFactoryOptions()
 pt.user_key_length = klen
@@ -26,6 +27,7 @@ opts.set_plain_table_factory(pt)
 opts.set_prefix_extractor(SliceTransform.create_fixed_prefix(3))
 opts.set_allow_mmap_reads(True)
 opts.set_disable_auto_compactions(True)
+opts.set_bloom_locality(locality)
 
 
 def key(i):
