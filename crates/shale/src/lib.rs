@@ -24,6 +24,7 @@ mod memtable;
 pub mod merge;
 mod options;
 mod range_del;
+mod slice_transform;
 mod table;
 mod version_edit;
 mod write_batch;
@@ -42,5 +43,10 @@ pub use fs::{FaultFs, FaultKind, FileLock, FileSystem, IoActivity, MemFs, PosixF
 pub use key::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
 pub use merge::{AssociativeMergeOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use options::{ChecksumType, CompactionPri, CompressionType, Options, ReadOptions, WalRecoveryMode, WriteOptions};
+pub use slice_transform::{
+    new_capped_prefix_transform, new_fixed_prefix_transform, new_noop_transform, CappedPrefixTransform,
+    FixedPrefixTransform, NoopTransform, SliceTransform,
+};
+pub use table::plain::{KeyEncodingType, PlainTableFactoryOptions, PlainTableOptions};
 pub use write_batch::WriteBatch;
 pub use write_buffer_manager::WriteBufferManager;

@@ -183,6 +183,13 @@ pub struct Options {
     pub env: Arc<dyn FileSystem>,
     /// The merge operator for [`DB::merge`](crate::DB::merge) operands (None: merges fail).
     pub merge_operator: Option<Arc<dyn crate::merge::MergeOperator>>,
+    /// Prefix extractor for prefix-hashed structures such as the PlainTable index and bloom
+    /// (RocksDB's `prefix_extractor`; None: total order only).
+    pub prefix_extractor: Option<Arc<dyn crate::slice_transform::SliceTransform>>,
+    /// Read table files through `mmap` instead of `pread` (RocksDB's `allow_mmap_reads`,
+    /// default false). PlainTable files are read from the mapping when it is on and copied into
+    /// memory otherwise.
+    pub allow_mmap_reads: bool,
 }
 
 impl Default for Options {
@@ -228,6 +235,8 @@ impl Default for Options {
             max_background_jobs: 2,
             env: Arc::new(PosixFs),
             merge_operator: None,
+            prefix_extractor: None,
+            allow_mmap_reads: false,
         }
     }
 }
@@ -263,6 +272,12 @@ impl Options {
     }
     pub fn set_merge_operator(&mut self, op: Arc<dyn crate::merge::MergeOperator>) {
         self.merge_operator = Some(op);
+    }
+    pub fn set_prefix_extractor(&mut self, p: Arc<dyn crate::slice_transform::SliceTransform>) {
+        self.prefix_extractor = Some(p);
+    }
+    pub fn set_allow_mmap_reads(&mut self, v: bool) {
+        self.allow_mmap_reads = v;
     }
     pub fn set_env(&mut self, fs: Arc<dyn FileSystem>) {
         self.env = fs;

@@ -12,6 +12,8 @@ use crate::key::{parse_internal_key, user_key, InternalKeyComparator};
 use crate::options::Options;
 use crate::table::{Table, TableReaderOptions};
 
+pub use crate::table::plain::tools::{write_plain_table, PlainTableReader, PlainTableWriteOptions, SstEntry};
+
 fn fs() -> Arc<dyn FileSystem> {
     Arc::new(PosixFs)
 }

@@ -142,6 +142,36 @@ impl RandomAccessFile for MemRandom {
     }
 }
 
+/// A frozen copy of a file's bytes, the in-memory stand-in for a mapping (table files are
+/// immutable once written).
+struct MemMapped {
+    data: Vec<u8>,
+    name: String,
+}
+
+impl RandomAccessFile for MemMapped {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        match start.checked_add(buf.len()) {
+            Some(end) if end <= self.data.len() => {
+                buf.copy_from_slice(&self.data[start..end]);
+                Ok(())
+            }
+            _ => Err(Error::corruption(
+                &self.name,
+                Some(offset),
+                format!("truncated read of {} bytes", buf.len()),
+            )),
+        }
+    }
+    fn size(&self) -> u64 {
+        self.data.len() as u64
+    }
+    fn mmap_bytes(&self) -> Option<&[u8]> {
+        Some(&self.data)
+    }
+}
+
 struct MemLock {
     st: Arc<Mutex<State>>,
     path: PathBuf,
@@ -183,6 +213,15 @@ impl FileSystem for MemFs {
             inode,
             name: name_of(path),
             size,
+        }))
+    }
+    fn open_random_mmap(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        let st = self.st.lock();
+        let inode = st.live.get(path).ok_or_else(|| Self::not_found(path))?;
+        let data = inode.lock().data.clone();
+        Ok(Arc::new(MemMapped {
+            data,
+            name: name_of(path),
         }))
     }
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
@@ -289,5 +328,22 @@ mod tests {
         assert!(fs.lock(Path::new("/d/LOCK")).unwrap_err().is_busy());
         drop(l);
         assert!(fs.lock(Path::new("/d/LOCK")).is_ok());
+    }
+
+    #[test]
+    fn mapped_open_exposes_the_bytes_and_plain_open_does_not() {
+        let fs = MemFs::new();
+        fs.create_dir_all(Path::new("/d")).unwrap();
+        let mut f = fs.new_writable(Path::new("/d/t")).unwrap();
+        f.append(b"0123456789").unwrap();
+        let m = fs.open_random_mmap(Path::new("/d/t")).unwrap();
+        assert_eq!(m.mmap_bytes(), Some(&b"0123456789"[..]));
+        assert_eq!(m.size(), 10);
+        assert_eq!(m.read_at(3, 4).unwrap(), b"3456");
+        assert!(m.read_at(8, 4).unwrap_err().is_corruption());
+        assert!(m.read_at(u64::MAX, 1).unwrap_err().is_corruption());
+        let r = fs.open_random(Path::new("/d/t")).unwrap();
+        assert!(r.mmap_bytes().is_none());
+        assert!(fs.open_random_mmap(Path::new("/d/missing")).is_err());
     }
 }

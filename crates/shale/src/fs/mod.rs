@@ -35,6 +35,11 @@ pub trait RandomAccessFile: Send + Sync {
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
     /// File size at open time.
     fn size(&self) -> u64;
+    /// The whole file as one slice when it is memory-mapped (or otherwise held in memory), for
+    /// readers that decode in place (PlainTable). None: read with `read_exact_at`.
+    fn mmap_bytes(&self) -> Option<&[u8]> {
+        None
+    }
     /// Read `len` bytes at `offset` into a new vector.
     fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
         let mut v = vec![0u8; len];
@@ -58,6 +63,12 @@ pub trait FileSystem: Send + Sync {
     /// Create (or truncate) a file for writing.
     fn new_writable(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
+    /// Open a file for reading through a memory mapping (RocksDB's `allow_mmap_reads`): the
+    /// result's [`RandomAccessFile::mmap_bytes`] returns the contents. File systems without
+    /// mappings fall back to [`open_random`](Self::open_random).
+    fn open_random_mmap(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        self.open_random(path)
+    }
     /// Read a whole file.
     fn read_all(&self, path: &Path) -> Result<Vec<u8>>;
     /// Atomically replace `to` with `from`.

@@ -128,6 +128,98 @@ impl RandomAccessFile for PosixRandom {
     }
 }
 
+/// A read-only shared mapping of a whole file (RocksDB's `allow_mmap_reads`).
+///
+/// Table files are immutable once written; like RocksDB, Shale assumes nobody truncates or
+/// rewrites a file while it is mapped.
+struct PosixMmap {
+    ptr: *const u8,
+    len: usize,
+    name: String,
+}
+
+// SAFETY: the mapping is read-only and owned by this value until drop; sharing immutable bytes
+// across threads is sound.
+unsafe impl Send for PosixMmap {}
+// SAFETY: as above, no interior mutability.
+unsafe impl Sync for PosixMmap {}
+
+impl PosixMmap {
+    fn open(path: &Path) -> Result<PosixMmap> {
+        let file = File::open(path).map_err(|e| Error::io(name_of(path), e))?;
+        let size = file.metadata().map_err(|e| Error::io(name_of(path), e))?.len();
+        let len = usize::try_from(size)
+            .map_err(|_| Error::NotSupported(format!("{}: file too large to map ({size} bytes)", name_of(path))))?;
+        if len == 0 {
+            // mmap rejects empty mappings; an empty file is an empty slice.
+            return Ok(PosixMmap {
+                ptr: std::ptr::NonNull::<u8>::dangling().as_ptr(),
+                len: 0,
+                name: name_of(path),
+            });
+        }
+        // SAFETY: a fresh read-only shared mapping of an open descriptor; the result is checked
+        // against MAP_FAILED before use. The descriptor may be closed after mmap returns.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(Error::io(name_of(path), std::io::Error::last_os_error()));
+        }
+        Ok(PosixMmap {
+            ptr: p as *const u8,
+            len,
+            name: name_of(path),
+        })
+    }
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: ptr/len describe a live read-only mapping (or a dangling pointer with len 0).
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl Drop for PosixMmap {
+    fn drop(&mut self) {
+        if self.len > 0 {
+            // SAFETY: unmapping exactly the region mapped in `open`, once.
+            unsafe {
+                libc::munmap(self.ptr as *mut libc::c_void, self.len);
+            }
+        }
+    }
+}
+
+impl RandomAccessFile for PosixMmap {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let b = self.bytes();
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        match start.checked_add(buf.len()) {
+            Some(end) if end <= b.len() => {
+                buf.copy_from_slice(&b[start..end]);
+                Ok(())
+            }
+            _ => Err(Error::corruption(
+                &self.name,
+                Some(offset),
+                format!("truncated read of {} bytes", buf.len()),
+            )),
+        }
+    }
+    fn size(&self) -> u64 {
+        self.len as u64
+    }
+    fn mmap_bytes(&self) -> Option<&[u8]> {
+        Some(self.bytes())
+    }
+}
+
 fn locked_set() -> &'static Mutex<HashSet<PathBuf>> {
     static SET: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
     SET.get_or_init(|| Mutex::new(HashSet::new()))
@@ -174,6 +266,9 @@ impl FileSystem for PosixFs {
             name: name_of(path),
             size,
         }))
+    }
+    fn open_random_mmap(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        Ok(Arc::new(PosixMmap::open(path)?))
     }
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
         std::fs::read(path).map_err(|e| Error::io(name_of(path), e))
@@ -260,5 +355,31 @@ impl FileSystem for PosixFs {
             _file: file,
             path: canon,
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mmap_open_maps_the_whole_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7) as u8).collect();
+        std::fs::write(&p, &data).unwrap();
+        let m = PosixFs.open_random_mmap(&p).unwrap();
+        assert_eq!(m.mmap_bytes(), Some(&data[..]));
+        assert_eq!(m.size(), 10_000);
+        assert_eq!(m.read_at(9_990, 10).unwrap(), &data[9_990..]);
+        assert!(m.read_at(9_995, 10).unwrap_err().is_corruption());
+        // pread-based files do not claim a mapping
+        assert!(PosixFs.open_random(&p).unwrap().mmap_bytes().is_none());
+        // empty files map to an empty slice
+        let e = dir.path().join("empty");
+        std::fs::write(&e, b"").unwrap();
+        let m = PosixFs.open_random_mmap(&e).unwrap();
+        assert_eq!(m.mmap_bytes(), Some(&[][..]));
+        assert!(PosixFs.open_random_mmap(&dir.path().join("missing")).is_err());
     }
 }

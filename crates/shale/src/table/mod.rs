@@ -11,6 +11,7 @@ pub(crate) mod block;
 pub(crate) mod builder;
 pub(crate) mod filter;
 pub(crate) mod format;
+pub(crate) mod plain;
 pub(crate) mod reader;
 
 #[cfg(test)]
