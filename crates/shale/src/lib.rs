@@ -39,8 +39,10 @@ pub mod fuzzing;
 pub use db::{DBIterator, DBRawIterator, Direction, IteratorMode, Snapshot, DB};
 pub use error::{Error, Result};
 pub use fs::{FaultFs, FaultKind, FileLock, FileSystem, IoActivity, MemFs, PosixFs, RandomAccessFile, WritableFile};
-pub use key::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
+pub use key::{BytewiseComparator, Comparator, ReverseBytewiseComparator, Uint64Comparator};
 pub use merge::{AssociativeMergeOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
-pub use options::{ChecksumType, CompactionPri, CompressionType, Options, ReadOptions, WalRecoveryMode, WriteOptions};
+pub use options::{
+    ChecksumType, CompactionPri, CompressionType, MemtableFactory, Options, ReadOptions, WalRecoveryMode, WriteOptions,
+};
 pub use write_batch::WriteBatch;
 pub use write_buffer_manager::WriteBufferManager;

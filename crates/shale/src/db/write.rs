@@ -11,7 +11,7 @@ use parking_lot::Mutex;
 use super::filename::wal_name;
 use super::{DbInner, DbState, ImmMem};
 use crate::error::{Error, Result};
-use crate::key::vt;
+use crate::key::{vt, UserCmpKind};
 use crate::log;
 use crate::memtable::{AddCounters, MemTable};
 use crate::options::WriteOptions;
@@ -34,21 +34,34 @@ struct Validate<'a> {
     db: &'a DbInner,
 }
 impl BatchHandler for Validate<'_> {
-    fn put(&mut self, _k: &[u8], _v: &[u8]) -> Result<()> {
-        Ok(())
+    fn put(&mut self, k: &[u8], _v: &[u8]) -> Result<()> {
+        check_key(self.db, k)
     }
-    fn delete(&mut self, _k: &[u8]) -> Result<()> {
-        Ok(())
+    fn delete(&mut self, k: &[u8]) -> Result<()> {
+        check_key(self.db, k)
     }
-    fn single_delete(&mut self, _k: &[u8]) -> Result<()> {
-        Ok(())
+    fn single_delete(&mut self, k: &[u8]) -> Result<()> {
+        check_key(self.db, k)
     }
     fn delete_range(&mut self, b: &[u8], e: &[u8]) -> Result<()> {
         super::range_del::validate_range(self.db, b, e)
     }
-    fn merge(&mut self, _k: &[u8], _v: &[u8]) -> Result<()> {
+    fn merge(&mut self, k: &[u8], _v: &[u8]) -> Result<()> {
+        check_key(self.db, k)?;
         super::range_del::validate_merge(self.db)
     }
+}
+
+/// The comparator's check of a key about to be written ([`Comparator::validate_key`]); the
+/// bytewise comparator accepts everything, so its writes skip the call.
+///
+/// [`Comparator::validate_key`]: crate::Comparator::validate_key
+#[inline]
+pub(crate) fn check_key(db: &DbInner, k: &[u8]) -> Result<()> {
+    if db.icmp.kind() == UserCmpKind::Bytewise {
+        return Ok(());
+    }
+    db.icmp.user_comparator().validate_key(k)
 }
 
 /// Check that every record of a user batch can be applied (before anything reaches the WAL).

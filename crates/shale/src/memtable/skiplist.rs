@@ -92,7 +92,13 @@ pub(crate) struct EntryWriter<'a> {
     pos: usize,
 }
 
-impl EntryWriter<'_> {
+impl<'a> EntryWriter<'a> {
+    /// A writer for the (uninitialized) entry bytes `buf`.
+    #[inline(always)]
+    pub(crate) fn new(buf: &'a mut [MaybeUninit<u8>]) -> EntryWriter<'a> {
+        EntryWriter { buf, pos: 0 }
+    }
+
     /// Append bytes. Panics if the entry's length would be exceeded.
     #[inline(always)]
     pub(crate) fn put(&mut self, b: &[u8]) {
@@ -112,8 +118,9 @@ impl EntryWriter<'_> {
         self.pos += 1;
     }
 
+    /// Zero whatever `fill` left unwritten.
     #[inline(always)]
-    fn finish(self) {
+    pub(crate) fn finish(self) {
         if self.pos < self.buf.len() {
             for b in &mut self.buf[self.pos..] {
                 b.write(0);
