@@ -214,14 +214,14 @@ fn reopening_with_the_other_comparator_is_refused() {
     drop(db);
     let mut bytewise = small_opts(&fs);
     bytewise.set_comparator(Arc::new(BytewiseComparator));
-    let e = DB::open(&bytewise, "/u64").err().expect("bytewise open of a uint64 DB");
+    let e = DB::open(&bytewise, "/u64").expect_err("bytewise open of a uint64 DB");
     assert!(e.is_invalid_argument(), "{e}");
     assert!(e.to_string().contains("rocksdb.Uint64Comparator"), "{e}");
 
     let db = DB::open(&bytewise, "/bw").unwrap();
     db.put(b"12345678", b"v").unwrap();
     drop(db);
-    let e = DB::open(&o, "/bw").err().expect("uint64 open of a bytewise DB");
+    let e = DB::open(&o, "/bw").expect_err("uint64 open of a bytewise DB");
     assert!(e.is_invalid_argument(), "{e}");
     assert!(e.to_string().contains("leveldb.BytewiseComparator"), "{e}");
     // the right comparator still opens both
