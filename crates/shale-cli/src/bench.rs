@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 
-use shale::{ChecksumType, CompressionType, Options, ReadOptions, WriteBatch, WriteOptions, DB};
+use shale::{
+    ChecksumType, CompressionType, MemtableFactory, Options, ReadOptions, Uint64Comparator, WriteBatch, WriteOptions,
+    DB,
+};
 
 use crate::flags::{help_text, Flags, BENCH_FLAGS};
 use crate::random::{Random64, RandomGenerator};
@@ -96,6 +99,19 @@ pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
     o.disable_auto_compactions = fl.bool("disable_auto_compactions");
     // --min_write_buffer_number_to_merge is accepted but has no engine counterpart: Shale
     // flushes every immutable memtable on its own (RocksDB's default of 1).
+    let rep = fl.str("memtablerep");
+    o.memtable_factory = MemtableFactory::parse(rep).map_err(|_| {
+        format!("Could not create memtable factory (--memtablerep): Not implemented: Could not load MemTableRepFactory: {rep}")
+    })?;
+    // --allow_concurrent_memtable_write is accepted without effect: one writer per write group
+    // inserts into the memtable, so no representation needs refusing it.
+    if fl.bool("use_uint64_comparator") {
+        // As db_bench: keys stay GenerateKeyFromInt's big-endian bytes and must be 8 long.
+        if fl.i64("key_size") != 8 {
+            return Err("Using Uint64 comparator but key size is not 8.".into());
+        }
+        o.comparator = Arc::new(Uint64Comparator);
+    }
     let mo = fl.str("merge_operator");
     if !mo.is_empty() {
         o.merge_operator = Some(shale::merge::merge_operator_by_name(mo).ok_or_else(|| {
@@ -938,7 +954,7 @@ impl Benchmark {
         out.push_str("Read rate: 0 ops/second\n");
         out.push_str(&format!("Compression: {}\n", self.opts.compression.rocksdb_name()));
         out.push_str("Compression sampling rate: 0\n");
-        out.push_str("Memtablerep: SkipListFactory\n");
+        out.push_str(&format!("Memtablerep: {}\n", self.opts.memtable_factory.rocksdb_name()));
         out.push_str("Perf Level: 1\n");
         if cfg!(debug_assertions) {
             out.push_str("WARNING: Assertions are enabled; benchmarks unnecessarily slow\n");
@@ -1202,6 +1218,28 @@ mod tests {
         );
         // Accepted without effect (Shale has no min_write_buffer_number_to_merge).
         assert!(options_from_flags(&parse(&["--min_write_buffer_number_to_merge=100"])).is_ok());
+    }
+
+    #[test]
+    fn memtablerep_and_uint64_comparator_flags() {
+        let o = options_from_flags(&parse(&[])).unwrap();
+        assert_eq!(o.memtable_factory, MemtableFactory::SkipList);
+        assert_eq!(o.comparator.name(), "leveldb.BytewiseComparator");
+        let o = options_from_flags(&parse(&[
+            "--memtablerep=vector",
+            "--allow_concurrent_memtable_write=false",
+        ]))
+        .unwrap();
+        assert_eq!(o.memtable_factory, MemtableFactory::Vector);
+        let o = options_from_flags(&parse(&["--memtablerep=skip_list"])).unwrap();
+        assert_eq!(o.memtable_factory, MemtableFactory::SkipList);
+        let e = options_from_flags(&parse(&["--memtablerep=hash_linkedlist"])).unwrap_err();
+        assert!(e.contains("--memtablerep") && e.contains("hash_linkedlist"), "{e}");
+        // db_bench refuses the uint64 comparator unless keys are 8 bytes (the default is 16)
+        let e = options_from_flags(&parse(&["--use_uint64_comparator"])).unwrap_err();
+        assert_eq!(e, "Using Uint64 comparator but key size is not 8.");
+        let o = options_from_flags(&parse(&["--use_uint64_comparator", "--key_size=8"])).unwrap();
+        assert_eq!(o.comparator.name(), "rocksdb.Uint64Comparator");
     }
 
     #[test]
