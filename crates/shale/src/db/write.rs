@@ -30,24 +30,36 @@ pub(crate) struct Writer {
 /// Most bytes one group carries (as RocksDB: 1 MiB, or less when the leader is small).
 const MAX_GROUP_BYTES: usize = 1 << 20;
 
-struct Validate<'a> {
+/// Checks a batch's records; with `KEYS` also each key against the comparator (a separate
+/// instance, so the bytewise comparator's batches pay nothing for key checks).
+struct Validate<'a, const KEYS: bool> {
     db: &'a DbInner,
 }
-impl BatchHandler for Validate<'_> {
+impl<const KEYS: bool> Validate<'_, KEYS> {
+    #[inline(always)]
+    fn key(&self, k: &[u8]) -> Result<()> {
+        if KEYS {
+            self.db.icmp.user_comparator().validate_key(k)
+        } else {
+            Ok(())
+        }
+    }
+}
+impl<const KEYS: bool> BatchHandler for Validate<'_, KEYS> {
     fn put(&mut self, k: &[u8], _v: &[u8]) -> Result<()> {
-        check_key(self.db, k)
+        self.key(k)
     }
     fn delete(&mut self, k: &[u8]) -> Result<()> {
-        check_key(self.db, k)
+        self.key(k)
     }
     fn single_delete(&mut self, k: &[u8]) -> Result<()> {
-        check_key(self.db, k)
+        self.key(k)
     }
     fn delete_range(&mut self, b: &[u8], e: &[u8]) -> Result<()> {
         super::range_del::validate_range(self.db, b, e)
     }
     fn merge(&mut self, k: &[u8], _v: &[u8]) -> Result<()> {
-        check_key(self.db, k)?;
+        self.key(k)?;
         super::range_del::validate_merge(self.db)
     }
 }
@@ -66,7 +78,11 @@ pub(crate) fn check_key(db: &DbInner, k: &[u8]) -> Result<()> {
 
 /// Check that every record of a user batch can be applied (before anything reaches the WAL).
 pub(crate) fn validate_batch(db: &DbInner, b: &WriteBatch) -> Result<()> {
-    b.iterate(&mut Validate { db })
+    if db.icmp.kind() == UserCmpKind::Bytewise {
+        b.iterate(&mut Validate::<false> { db })
+    } else {
+        b.iterate(&mut Validate::<true> { db })
+    }
 }
 
 /// Inserts a batch's records into a memtable with consecutive sequence numbers. The memtable's

@@ -63,13 +63,20 @@ pub(crate) use crate::key::bytewise_compare;
 /// Orders memtable entries by their internal keys (user key ascending, trailer descending).
 pub(crate) struct MemKeyCmp {
     icmp: InternalKeyComparator,
-    kind: UserCmpKind,
+    /// Two flags rather than a `UserCmpKind` match: the bytewise test stays a single flag
+    /// check, as before the uint64 path existed (the skiplist's hot loop is sensitive to it).
+    bytewise: bool,
+    uint64: bool,
 }
 
 impl MemKeyCmp {
     fn new(icmp: InternalKeyComparator) -> MemKeyCmp {
         let kind = icmp.kind();
-        MemKeyCmp { icmp, kind }
+        MemKeyCmp {
+            icmp,
+            bytewise: kind == UserCmpKind::Bytewise,
+            uint64: kind == UserCmpKind::Uint64,
+        }
     }
 }
 
@@ -80,25 +87,40 @@ impl KeyComparator for MemKeyCmp {
     }
     #[inline(always)]
     fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
-        if self.kind != UserCmpKind::Other && a.len() >= 8 && b.len() >= 8 {
-            let (ua, ta) = a.split_at(a.len() - 8);
-            let (ub, tb) = b.split_at(b.len() - 8);
-            let user = if self.kind == UserCmpKind::Bytewise {
-                bytewise_compare(ua, ub)
-            } else {
-                uint64_compare(ua, ub)
-            };
-            match user {
-                Ordering::Equal => {
-                    let ta = u64::from_le_bytes(ta.try_into().unwrap_or_default());
-                    let tb = u64::from_le_bytes(tb.try_into().unwrap_or_default());
-                    tb.cmp(&ta)
-                }
-                o => o,
-            }
+        if self.bytewise && a.len() >= 8 && b.len() >= 8 {
+            compare_split(a, b, bytewise_compare)
+        } else {
+            self.compare_other(a, b)
+        }
+    }
+}
+
+impl MemKeyCmp {
+    /// Every order but the bytewise one, out of line so that the bytewise comparison inlined
+    /// into the skiplist's search loops stays as small as it was.
+    #[inline(never)]
+    fn compare_other(&self, a: &[u8], b: &[u8]) -> Ordering {
+        if self.uint64 && a.len() >= 8 && b.len() >= 8 {
+            compare_split(a, b, uint64_compare)
         } else {
             self.icmp.compare(a, b)
         }
+    }
+}
+
+/// Internal-key order with an inlined user-key order: user keys by `user`, then trailers
+/// descending. Both keys must be at least 8 bytes.
+#[inline(always)]
+fn compare_split(a: &[u8], b: &[u8], user: impl Fn(&[u8], &[u8]) -> Ordering) -> Ordering {
+    let (ua, ta) = a.split_at(a.len() - 8);
+    let (ub, tb) = b.split_at(b.len() - 8);
+    match user(ua, ub) {
+        Ordering::Equal => {
+            let ta = u64::from_le_bytes(ta.try_into().unwrap_or_default());
+            let tb = u64::from_le_bytes(tb.try_into().unwrap_or_default());
+            tb.cmp(&ta)
+        }
+        o => o,
     }
 }
 
@@ -274,16 +296,21 @@ impl MemTable {
         let vlen = u32::try_from(value.len()).expect("value too large for a memtable entry");
         let entry_len = varint_len(ikey_len as u64) + ikey_len + varint_len(value.len() as u64) + value.len();
         let trailer = ((seq << 8) | vtype as u64).to_le_bytes();
-        let fill = |w: &mut skiplist::EntryWriter<'_>| {
-            w.put_varint32(klen);
-            w.put(user_key);
-            w.put(&trailer);
-            w.put_varint32(vlen);
-            w.put(value);
-        };
         let ok = match &self.rep {
-            Rep::SkipList(l) => l.insert_with(entry_len, fill),
-            Rep::Vector(v) => v.insert_with(entry_len, fill),
+            Rep::SkipList(l) => l.insert_with(entry_len, |w| {
+                w.put_varint32(klen);
+                w.put(user_key);
+                w.put(&trailer);
+                w.put_varint32(vlen);
+                w.put(value);
+            }),
+            Rep::Vector(v) => v.insert_with(entry_len, |w| {
+                w.put_varint32(klen);
+                w.put(user_key);
+                w.put(&trailer);
+                w.put_varint32(vlen);
+                w.put(value);
+            }),
         };
         if ok {
             counters.entries += 1;
