@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 
-use shale::{ChecksumType, CompressionType, Options, ReadOptions, WriteBatch, WriteOptions, DB};
+use shale::{
+    ChecksumType, CompressionType, MemtableFactory, Options, ReadOptions, Uint64Comparator, WriteBatch, WriteOptions,
+    DB,
+};
 
 use crate::flags::{help_text, Flags, BENCH_FLAGS};
 use crate::random::{Random64, RandomGenerator};
@@ -96,6 +99,19 @@ pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
     o.disable_auto_compactions = fl.bool("disable_auto_compactions");
     // db_bench treats a value below 1 as RocksDB's sanitizer does (1).
     o.min_write_buffer_number_to_merge = fl.i64("min_write_buffer_number_to_merge").max(1) as usize;
+    let rep = fl.str("memtablerep");
+    o.memtable_factory = MemtableFactory::parse(rep).map_err(|_| {
+        format!("Could not create memtable factory (--memtablerep): Not implemented: Could not load MemTableRepFactory: {rep}")
+    })?;
+    // --allow_concurrent_memtable_write is accepted without effect: one writer per write group
+    // inserts into the memtable, so no representation needs refusing it.
+    if fl.bool("use_uint64_comparator") {
+        // As db_bench: keys stay GenerateKeyFromInt's big-endian bytes and must be 8 long.
+        if fl.i64("key_size") != 8 {
+            return Err("Using Uint64 comparator but key size is not 8.".into());
+        }
+        o.comparator = Arc::new(Uint64Comparator);
+    }
     let mo = fl.str("merge_operator");
     if !mo.is_empty() {
         o.merge_operator = Some(shale::merge::merge_operator_by_name(mo).ok_or_else(|| {
@@ -938,7 +954,7 @@ impl Benchmark {
         out.push_str("Read rate: 0 ops/second\n");
         out.push_str(&format!("Compression: {}\n", self.opts.compression.rocksdb_name()));
         out.push_str("Compression sampling rate: 0\n");
-        out.push_str("Memtablerep: SkipListFactory\n");
+        out.push_str(&format!("Memtablerep: {}\n", self.opts.memtable_factory.rocksdb_name()));
         out.push_str("Perf Level: 1\n");
         if cfg!(debug_assertions) {
             out.push_str("WARNING: Assertions are enabled; benchmarks unnecessarily slow\n");
@@ -1107,124 +1123,5 @@ pub fn main(args: &[String]) -> i32 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keys_match_db_bench_bytes() {
-        let mut k = Vec::new();
-        generate_key_from_int(1, 16, &mut k);
-        assert_eq!(
-            k,
-            [0, 0, 0, 0, 0, 0, 0, 1, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30]
-        );
-        generate_key_from_int(0x0102_0304_0506_0708, 10, &mut k);
-        assert_eq!(k, [1, 2, 3, 4, 5, 6, 7, 8, b'0', b'0']);
-        // Shorter than 8 bytes: the low bytes, big-endian.
-        generate_key_from_int(0x0102_0304_0506_0708, 4, &mut k);
-        assert_eq!(k, [5, 6, 7, 8]);
-        generate_key_from_int(999_999, 8, &mut k);
-        assert_eq!(k, 999_999u64.to_be_bytes());
-    }
-
-    #[test]
-    fn ctime_format() {
-        assert_eq!(ctime_utc(0), "Thu Jan  1 00:00:00 1970");
-        assert_eq!(ctime_utc(1_700_000_000), "Tue Nov 14 22:13:20 2023");
-    }
-
-    #[test]
-    fn every_known_benchmark_has_an_action() {
-        for n in KNOWN_BENCHMARKS {
-            assert!(Benchmark::action(n).is_some(), "{n}");
-        }
-        assert!(Benchmark::action("nosuch").is_none());
-    }
-
-    fn parse(v: &[&str]) -> Flags {
-        let args: Vec<String> = v.iter().map(|s| s.to_string()).collect();
-        Flags::parse(BENCH_FLAGS, &args).unwrap()
-    }
-
-    #[test]
-    fn range_tombstone_and_merge_flags() {
-        let c = Config::from_flags(&parse(&[])).unwrap();
-        assert_eq!(c.writes_per_range_tombstone, 0);
-        assert_eq!(c.max_num_range_tombstones, 0);
-        assert_eq!(c.range_tombstone_width, 100);
-        assert_eq!(c.writes_before_delete_range, 0);
-        assert!(!c.expand_range_tombstones);
-        assert_eq!(c.merge_operator, "");
-        assert_eq!(c.merge_keys(), 1_000_000);
-        assert_eq!(c.readwrites(), 1_000_000);
-        assert_eq!((c.readwritepercent, c.mergereadpercent), (90, 70));
-        let c = Config::from_flags(&parse(&[
-            "--writes_per_range_tombstone=1",
-            "--max_num_range_tombstones=1000",
-            "--range_tombstone_width=7",
-            "--expand_range_tombstones",
-            "--merge_operator=stringappend",
-            "--merge_keys=50",
-            "--num=10",
-            "--reads=30",
-            "--mergereadpercent=20",
-            "--readwritepercent=99",
-            "--min_write_buffer_number_to_merge=100",
-        ]))
-        .unwrap();
-        assert_eq!(c.writes_per_range_tombstone, 1);
-        assert_eq!(c.max_num_range_tombstones, 1000);
-        assert_eq!(c.range_tombstone_width, 7);
-        assert!(c.expand_range_tombstones);
-        assert_eq!(c.merge_operator, "stringappend");
-        assert_eq!(c.merge_keys(), 50);
-        // readwrites_: the larger of the raw --reads/--writes (-1 for writes here).
-        assert_eq!(c.readwrites(), 30);
-        assert_eq!((c.readwritepercent, c.mergereadpercent), (99, 20));
-        for bad in ["--readwritepercent=0", "--readwritepercent=100"] {
-            let e = Config::from_flags(&parse(&[bad])).unwrap_err();
-            assert!(e.contains("flag 'readwritepercent'"), "{e}");
-        }
-        assert!(Config::from_flags(&parse(&["--range_tombstone_width=-1"])).is_err());
-    }
-
-    #[test]
-    fn merge_operator_flag_to_options() {
-        assert!(options_from_flags(&parse(&[])).unwrap().merge_operator.is_none());
-        for name in ["uint64add", "UInt64AddOperator", "stringappend"] {
-            let o = options_from_flags(&parse(&[&format!("--merge_operator={name}")])).unwrap();
-            assert!(o.merge_operator.is_some(), "{name}");
-        }
-        let e = options_from_flags(&parse(&["--merge_operator=bogus"])).unwrap_err();
-        assert_eq!(
-            e,
-            "invalid merge operator[bogus]: Not implemented: Could not load MergeOperator: bogus"
-        );
-        let o = options_from_flags(&parse(&["--min_write_buffer_number_to_merge=100"])).unwrap();
-        assert_eq!(o.min_write_buffer_number_to_merge, 100);
-    }
-
-    #[test]
-    fn flag_mapping_to_options() {
-        let args: Vec<String> = [
-            "--bloom_bits=-1",
-            "--cache_size=1048576",
-            "--compression_type=zstd",
-            "--checksum_type=crc32c",
-            "--open_files=0",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let fl = Flags::parse(BENCH_FLAGS, &args).unwrap();
-        let o = options_from_flags(&fl).unwrap();
-        assert_eq!(o.bloom_bits_per_key, 0.0);
-        assert_eq!(o.block_cache_capacity, 1 << 20);
-        assert_eq!(o.compression, CompressionType::Zstd);
-        assert_eq!(o.checksum_type, ChecksumType::CRC32c);
-        assert_eq!(o.max_open_files, -1);
-        assert_eq!(o.write_buffer_size, 64 << 20);
-        let fl = Flags::parse(BENCH_FLAGS, &["--compression_type=brotli".to_string()]).unwrap();
-        assert!(options_from_flags(&fl).unwrap_err().contains("compression_type"));
-    }
-}
+#[path = "bench_tests.rs"]
+mod tests;

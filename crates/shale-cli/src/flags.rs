@@ -239,6 +239,9 @@ pub const BENCH_FLAGS: &[FlagDef] = &[
     f("min_write_buffer_number_to_merge", Kind::Int32, "1", "The minimum number of write buffers that will be merged together before writing to storage"),
     f("readwritepercent", Kind::Int32, "90", "Ratio of reads to reads/writes (expressed as percentage) for the ReadRandomWriteRandom workload (accepted; shale bench has no readrandomwriterandom)"),
     f("mergereadpercent", Kind::Int32, "70", "Ratio of merges to merges&reads (expressed as percentage) for the ReadRandomMergeRandom workload. The default value 70 means 70% out of all read and merge operations are merges."),
+    f("memtablerep", Kind::Str, "skip_list", "The memtable representation: skip_list or vector"),
+    f("use_uint64_comparator", Kind::Bool, "false", "use Uint64 user comparator (needs --key_size=8)"),
+    f("allow_concurrent_memtable_write", Kind::Bool, "true", "Allow multi-writers to update mem tables in parallel (accepted for db_bench compatibility; Shale inserts each write group from one thread, so it has no effect)"),
     f("progress_reports", Kind::Bool, "true", "If true, report number of finished operations (on a terminal)."),
     f("progress", Kind::Bool, "false", "Force the progress report on stderr even when it is not a terminal"),
 ];

@@ -445,3 +445,45 @@ fn bench_merge_benchmarks_need_a_merge_operator() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("invalid merge operator[bogus]: "), "{}", stderr(&o));
 }
+
+#[test]
+fn bench_vector_memtable_and_uint64_comparator() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("--db={}", dir.path().join("db").display());
+    let o = shale(&[
+        "bench",
+        &db,
+        "--benchmarks=fillseq,readrandom,flush,readseq",
+        "--memtablerep=vector",
+        "--use_uint64_comparator",
+        "--key_size=8",
+        "--num=3000",
+        "--seed=3",
+    ]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "stdout:\n{out}\nstderr:\n{}", stderr(&o));
+    assert!(out.contains("Memtablerep: VectorRepFactory"), "{out}");
+    assert!(out.contains("Keys:       8 bytes each"), "{out}");
+    // fillseq's big-endian keys are out of order for the little-endian comparator; readrandom
+    // (over the vector memtable, before the flush) finds every one, readseq (after it) sees all.
+    assert!(
+        ops_of(&out, "readrandom").extra.contains("(3000 of 3000 found)"),
+        "{out}"
+    );
+    assert_eq!(ops_of(&out, "readseq").n, 3000, "{out}");
+    // The DB records the comparator: reopening it with the default one fails.
+    let o = shale(&["bench", &db, "--use_existing_db", "--benchmarks=readseq", "--num=10"]);
+    assert!(!o.status.success());
+    assert!(
+        format!("{}{}", stdout(&o), stderr(&o)).contains("rocksdb.Uint64Comparator"),
+        "{}",
+        stderr(&o)
+    );
+    // db_bench's refusals
+    let o = shale(&["bench", "--memtablerep=hash_skiplist", "--num=10"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--memtablerep"), "{}", stderr(&o));
+    let o = shale(&["bench", "--use_uint64_comparator", "--num=10"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("Using Uint64 comparator but key size is not 8."));
+}

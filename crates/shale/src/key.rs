@@ -128,6 +128,12 @@ pub trait Comparator: Send + Sync {
     fn find_short_successor(&self, _key: &[u8]) -> Option<Vec<u8>> {
         None
     }
+    /// Check that `key` is a key this comparator can order. Writes (put, delete, merge,
+    /// delete_range bounds, write batches) call it before anything reaches the WAL and fail
+    /// with its error. The default accepts every key.
+    fn validate_key(&self, _key: &[u8]) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// RocksDB's default `leveldb.BytewiseComparator` (memcmp order).
@@ -201,11 +207,75 @@ impl Comparator for ReverseBytewiseComparator {
     }
 }
 
+/// RocksDB's `rocksdb.Uint64Comparator`: every key is 8 bytes holding a little-endian `u64`,
+/// and keys compare as those numbers. Writes of keys of any other length fail with
+/// `InvalidArgument` ([`Comparator::validate_key`]).
+///
+/// As in RocksDB, separators and successors keep the key as it is (no shortening), so index
+/// blocks hold whole 8-byte keys. Keys of another length can still reach `compare` through
+/// reads (a `get` or `seek` with a 3-byte key): they get a consistent total order (shorter keys
+/// first, equal lengths compared as little-endian numbers), so such a read finds nothing
+/// instead of misbehaving.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Uint64Comparator;
+
+impl Uint64Comparator {
+    /// The name RocksDB records in the MANIFEST and table properties.
+    pub const NAME: &'static str = "rocksdb.Uint64Comparator";
+}
+
+/// [`Uint64Comparator`]'s order as a plain function (used by the memtable's fast path).
+#[inline(always)]
+pub(crate) fn uint64_compare(a: &[u8], b: &[u8]) -> Ordering {
+    match (<[u8; 8]>::try_from(a), <[u8; 8]>::try_from(b)) {
+        (Ok(x), Ok(y)) => u64::from_le_bytes(x).cmp(&u64::from_le_bytes(y)),
+        _ => a.len().cmp(&b.len()).then_with(|| a.iter().rev().cmp(b.iter().rev())),
+    }
+}
+
+impl Comparator for Uint64Comparator {
+    fn name(&self) -> &str {
+        Self::NAME
+    }
+    #[inline]
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        uint64_compare(a, b)
+    }
+    fn validate_key(&self, key: &[u8]) -> Result<()> {
+        if key.len() != 8 {
+            return Err(Error::invalid(format!(
+                "comparator: {} needs 8-byte keys, got a key of {} bytes",
+                Self::NAME,
+                key.len()
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// Orders internal keys: user key ascending, then trailer (sequence, type) descending.
 #[derive(Clone)]
 pub(crate) struct InternalKeyComparator {
     user: Arc<dyn Comparator>,
-    bytewise: bool,
+    kind: UserCmpKind,
+}
+
+/// Built-in user orders compared inline (no virtual call); anything else goes through the trait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UserCmpKind {
+    Bytewise,
+    Uint64,
+    Other,
+}
+
+impl UserCmpKind {
+    pub(crate) fn of(user: &dyn Comparator) -> UserCmpKind {
+        match user.name() {
+            "leveldb.BytewiseComparator" => UserCmpKind::Bytewise,
+            Uint64Comparator::NAME => UserCmpKind::Uint64,
+            _ => UserCmpKind::Other,
+        }
+    }
 }
 
 impl std::fmt::Debug for InternalKeyComparator {
@@ -216,18 +286,21 @@ impl std::fmt::Debug for InternalKeyComparator {
 
 impl InternalKeyComparator {
     pub(crate) fn new(user: Arc<dyn Comparator>) -> Self {
-        let bytewise = user.name() == "leveldb.BytewiseComparator";
-        InternalKeyComparator { user, bytewise }
+        let kind = UserCmpKind::of(user.as_ref());
+        InternalKeyComparator { user, kind }
+    }
+    pub(crate) fn kind(&self) -> UserCmpKind {
+        self.kind
     }
     pub(crate) fn user_comparator(&self) -> &Arc<dyn Comparator> {
         &self.user
     }
     #[inline]
     pub(crate) fn compare_user(&self, a: &[u8], b: &[u8]) -> Ordering {
-        if self.bytewise {
-            bytewise_compare(a, b)
-        } else {
-            self.user.compare(a, b)
+        match self.kind {
+            UserCmpKind::Bytewise => bytewise_compare(a, b),
+            UserCmpKind::Uint64 => uint64_compare(a, b),
+            UserCmpKind::Other => self.user.compare(a, b),
         }
     }
     /// Compare two internal keys (both must be >= 8 bytes; shorter keys compare as user keys only).
@@ -292,5 +365,66 @@ mod tests {
         }
         assert_eq!(c.find_short_successor(b"ab"), Some(b"b".to_vec()));
         assert_eq!(c.find_short_successor(b"\xff\xff"), None);
+    }
+
+    #[test]
+    fn uint64_order_is_numeric_little_endian() {
+        let c = Uint64Comparator;
+        assert_eq!(c.name(), "rocksdb.Uint64Comparator");
+        let k = |v: u64| v.to_le_bytes();
+        // 256 = [0,1,0..] and 1 = [1,0,..]: bytewise says 256 < 1, numerically 1 < 256
+        assert_eq!(c.compare(&k(1), &k(256)), Ordering::Less);
+        assert_eq!(BytewiseComparator.compare(&k(1), &k(256)), Ordering::Greater);
+        assert_eq!(c.compare(&k(u64::MAX), &k(0)), Ordering::Greater);
+        assert_eq!(c.compare(&k(7), &k(7)), Ordering::Equal);
+        let mut vals: Vec<u64> = (0..200u64)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (i % 64))
+            .collect();
+        let mut keys: Vec<[u8; 8]> = vals.iter().map(|&v| k(v)).collect();
+        keys.sort_by(|a, b| c.compare(a, b));
+        vals.sort();
+        assert_eq!(keys, vals.iter().map(|&v| k(v)).collect::<Vec<_>>());
+        // as RocksDB: no shortening, so index separators are whole keys
+        assert_eq!(c.find_shortest_separator(&k(1), &k(1 << 40)), None);
+        assert_eq!(c.find_short_successor(&k(5)), None);
+        // internal keys: user key numerically, then newer first
+        let ic = InternalKeyComparator::new(Arc::new(Uint64Comparator));
+        let a = make_internal_key(&k(2), 9, vt::VALUE);
+        let b = make_internal_key(&k(256), 1, vt::VALUE);
+        let a_old = make_internal_key(&k(2), 3, vt::VALUE);
+        assert_eq!(ic.compare(&a, &b), Ordering::Less);
+        assert_eq!(ic.compare(&a, &a_old), Ordering::Less);
+    }
+
+    #[test]
+    fn uint64_rejects_other_lengths_and_orders_them_totally() {
+        let c = Uint64Comparator;
+        assert!(c.validate_key(&[0; 8]).is_ok());
+        for n in [0usize, 1, 7, 9, 16] {
+            let e = c.validate_key(&vec![1; n]).unwrap_err();
+            assert!(e.is_invalid_argument() && e.to_string().contains("comparator"), "{e}");
+        }
+        assert!(BytewiseComparator.validate_key(b"any length").is_ok());
+        // odd lengths still compare consistently (antisymmetric, transitive on a sample)
+        let keys: Vec<Vec<u8>> = vec![
+            vec![],
+            vec![1],
+            vec![0, 1],
+            vec![1, 0],
+            vec![5; 8],
+            vec![0; 8],
+            vec![9; 9],
+        ];
+        for a in &keys {
+            assert_eq!(c.compare(a, a), Ordering::Equal);
+            for b in &keys {
+                assert_eq!(c.compare(a, b), c.compare(b, a).reverse());
+                for d in &keys {
+                    if c.compare(a, b) == Ordering::Less && c.compare(b, d) == Ordering::Less {
+                        assert_eq!(c.compare(a, d), Ordering::Less);
+                    }
+                }
+            }
+        }
     }
 }

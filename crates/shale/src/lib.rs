@@ -40,9 +40,11 @@ pub mod fuzzing;
 pub use db::{DBIterator, DBRawIterator, Direction, IteratorMode, Snapshot, DB};
 pub use error::{Error, Result};
 pub use fs::{FaultFs, FaultKind, FileLock, FileSystem, IoActivity, MemFs, PosixFs, RandomAccessFile, WritableFile};
-pub use key::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
+pub use key::{BytewiseComparator, Comparator, ReverseBytewiseComparator, Uint64Comparator};
 pub use merge::{AssociativeMergeOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
-pub use options::{ChecksumType, CompactionPri, CompressionType, Options, ReadOptions, WalRecoveryMode, WriteOptions};
+pub use options::{
+    ChecksumType, CompactionPri, CompressionType, MemtableFactory, Options, ReadOptions, WalRecoveryMode, WriteOptions,
+};
 pub use slice_transform::{
     new_capped_prefix_transform, new_fixed_prefix_transform, new_noop_transform, CappedPrefixTransform,
     FixedPrefixTransform, NoopTransform, SliceTransform,

@@ -89,6 +89,39 @@ pub enum CompactionPri {
     RoundRobin,
 }
 
+/// How a memtable holds its entries (RocksDB's `memtable_factory` / db_bench's `--memtablerep`;
+/// the `rocksdb` crate's `MemtableFactory`, of which only these two exist here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MemtableFactory {
+    /// A concurrent skiplist, always sorted (the default; `SkipListFactory`).
+    #[default]
+    SkipList,
+    /// An unsorted vector sorted when first read, normally at flush (`VectorRepFactory`): the
+    /// cheapest inserts, for bulk loads. Reads of a memtable still being written are correct
+    /// but each one that follows a write re-sorts the new entries and merges them in.
+    Vector,
+}
+
+impl MemtableFactory {
+    /// Parse db_bench's `--memtablerep` values `skip_list` and `vector`.
+    pub fn parse(s: &str) -> Result<MemtableFactory> {
+        match s {
+            "skip_list" | "skiplist" => Ok(MemtableFactory::SkipList),
+            "vector" => Ok(MemtableFactory::Vector),
+            _ => Err(Error::invalid(format!(
+                "memtablerep: unknown memtable representation {s:?} (skip_list or vector)"
+            ))),
+        }
+    }
+    /// The factory name RocksDB prints and records in OPTIONS files.
+    pub fn rocksdb_name(self) -> &'static str {
+        match self {
+            MemtableFactory::SkipList => "SkipListFactory",
+            MemtableFactory::Vector => "VectorRepFactory",
+        }
+    }
+}
+
 /// WAL recovery modes, as RocksDB names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WalRecoveryMode {
@@ -116,6 +149,8 @@ pub struct Options {
     /// wait (default 1; RocksDB's `min_write_buffer_number_to_merge`, capped at
     /// `max_write_buffer_number - 1` as RocksDB sanitizes it). `flush()` and a close flush all.
     pub min_write_buffer_number_to_merge: usize,
+    /// The memtable representation (default: skiplist).
+    pub memtable_factory: MemtableFactory,
     /// Target uncompressed data-block size (default 4096).
     pub block_size: usize,
     pub block_restart_interval: usize,
@@ -201,6 +236,7 @@ impl Default for Options {
             write_buffer_size: 64 << 20,
             max_write_buffer_number: 2,
             min_write_buffer_number_to_merge: 1,
+            memtable_factory: MemtableFactory::SkipList,
             block_size: 4096,
             block_restart_interval: 16,
             block_cache_capacity: 32 << 20,
@@ -266,6 +302,9 @@ impl Options {
     }
     pub fn set_max_write_buffer_number(&mut self, v: usize) {
         self.max_write_buffer_number = v;
+    }
+    pub fn set_memtable_factory(&mut self, f: MemtableFactory) {
+        self.memtable_factory = f;
     }
     pub fn set_comparator(&mut self, c: Arc<dyn Comparator>) {
         self.comparator = c;

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use shale::{MemFs, ReadOptions, WriteBatch, WriteOptions, DB};
+use shale::{MemFs, MemtableFactory, ReadOptions, WriteBatch, WriteOptions, DB};
 
 mod model_common;
 use model_common::*;
@@ -41,10 +41,22 @@ fn random_write(db: &DB, m: &mut Model, rng: &mut Rng, wo: &WriteOptions) {
 
 #[test]
 fn model_with_flush_compaction_reopen_and_snapshots() {
-    for seed in 1..=3u64 {
+    run_model(1..=3, MemtableFactory::SkipList);
+}
+
+/// The same model run with the vector memtable: gets and iterators over mutable and immutable
+/// vector memtables, their flushes, and WAL replay into them.
+#[test]
+fn model_with_vector_memtable() {
+    run_model(11..=12, MemtableFactory::Vector);
+}
+
+fn run_model(seeds: std::ops::RangeInclusive<u64>, rep: MemtableFactory) {
+    for seed in seeds {
         let fs = MemFs::new();
         let path = Path::new("/db");
-        let opts = small_opts(&fs);
+        let mut opts = small_opts(&fs);
+        opts.set_memtable_factory(rep);
         let mut db = DB::open(&opts, path).unwrap();
         let mut m = Model::new();
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));

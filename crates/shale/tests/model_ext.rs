@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use shale::merge::merge_operator_by_name;
-use shale::{MemFs, ReadOptions, WriteBatch, DB};
+use shale::{MemFs, MemtableFactory, ReadOptions, WriteBatch, DB};
 
 mod model_common;
 use model_common::*;
@@ -143,10 +143,15 @@ fn random_write(db: &DB, m: &mut Model, sd: &mut SdState, rng: &mut Rng, op: Op)
 }
 
 fn run_model(op: Op, seeds: std::ops::RangeInclusive<u64>, steps: usize) {
+    run_model_rep(op, seeds, steps, MemtableFactory::SkipList)
+}
+
+fn run_model_rep(op: Op, seeds: std::ops::RangeInclusive<u64>, steps: usize, rep: MemtableFactory) {
     for seed in seeds {
         let fs = MemFs::new();
         let path = Path::new("/db");
         let mut opts = small_opts(&fs);
+        opts.set_memtable_factory(rep);
         opts.merge_operator = merge_operator_by_name(if op == Op::Add { "uint64add" } else { "stringappend" });
         let mut db = DB::open(&opts, path).unwrap();
         let mut m = Model::new();
@@ -202,6 +207,13 @@ fn model_range_deletes_merges_single_deletes_stringappend() {
 #[test]
 fn model_range_deletes_merges_single_deletes_uint64add() {
     run_model(Op::Add, 4..=6, 3000);
+}
+
+/// Merges (operand chains in gets), range deletions and single deletes over vector memtables.
+#[test]
+fn model_range_deletes_merges_single_deletes_vector_memtable() {
+    run_model_rep(Op::Append, 21..=21, 3000, MemtableFactory::Vector);
+    run_model_rep(Op::Add, 22..=22, 3000, MemtableFactory::Vector);
 }
 
 #[test]

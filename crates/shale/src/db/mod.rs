@@ -180,7 +180,14 @@ impl DbInner {
 
     /// A new, empty memtable charged to the DB's memory account.
     pub(crate) fn new_memtable(&self) -> Arc<MemTable> {
-        Arc::new(MemTable::new(self.icmp.clone(), self.opts.arena_block_size()).with_account(&self.mem_account))
+        Arc::new(
+            MemTable::with_factory(
+                self.icmp.clone(),
+                self.opts.arena_block_size(),
+                self.opts.memtable_factory,
+            )
+            .with_account(&self.mem_account),
+        )
     }
 
     /// The write buffer manager, if memtables have a budget.
@@ -245,6 +252,7 @@ impl DB {
         self.put_opt(key, value, &WriteOptions::default())
     }
     pub fn put_opt(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
+        write::check_key(&self.inner, key.as_ref())?;
         let mut b = WriteBatch::new();
         b.put(key, value);
         write::write(&self.inner, wo, b, false)
@@ -253,6 +261,7 @@ impl DB {
         self.delete_opt(key, &WriteOptions::default())
     }
     pub fn delete_opt(&self, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
+        write::check_key(&self.inner, key.as_ref())?;
         let mut b = WriteBatch::new();
         b.delete(key);
         write::write(&self.inner, wo, b, false)
@@ -263,6 +272,7 @@ impl DB {
         self.single_delete_opt(key, &WriteOptions::default())
     }
     pub fn single_delete_opt(&self, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
+        write::check_key(&self.inner, key.as_ref())?;
         let mut b = WriteBatch::new();
         b.single_delete(key);
         write::write(&self.inner, wo, b, false)
@@ -272,6 +282,7 @@ impl DB {
         self.merge_opt(key, value, &WriteOptions::default())
     }
     pub fn merge_opt(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
+        write::check_key(&self.inner, key.as_ref())?;
         range_del::validate_merge(&self.inner)?;
         let mut b = WriteBatch::new();
         b.merge(key, value);

@@ -197,7 +197,9 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
     };
     let table_cache = TableCache::new(path.to_path_buf(), fs.clone(), icmp.clone(), block_cache.clone(), opts);
     let mem_account = MemAccount::new(opts.effective_write_buffer_manager());
-    let mem = Arc::new(MemTable::new(icmp.clone(), opts.arena_block_size()).with_account(&mem_account));
+    let mem = Arc::new(
+        MemTable::with_factory(icmp.clone(), opts.arena_block_size(), opts.memtable_factory).with_account(&mem_account),
+    );
     let last = vs.last_sequence;
     let sv = SuperVersion {
         mem: mem.clone(),

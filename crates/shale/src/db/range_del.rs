@@ -15,6 +15,8 @@ use crate::merge::{full_merge_newest_first, MergeOperator};
 use crate::range_del::{FragmentedRangeTombstoneList, RangeTombstone};
 
 pub(crate) fn validate_range(db: &DbInner, begin: &[u8], end: &[u8]) -> Result<()> {
+    super::write::check_key(db, begin)?;
+    super::write::check_key(db, end)?;
     if db.icmp.compare_user(begin, end) == Ordering::Greater {
         return Err(Error::invalid("delete_range: begin key comes after end key"));
     }

@@ -11,7 +11,7 @@ use parking_lot::Mutex;
 use super::filename::wal_name;
 use super::{DbInner, DbState, ImmMem};
 use crate::error::{Error, Result};
-use crate::key::vt;
+use crate::key::{vt, UserCmpKind};
 use crate::log;
 use crate::memtable::{AddCounters, MemTable};
 use crate::options::WriteOptions;
@@ -30,30 +30,59 @@ pub(crate) struct Writer {
 /// Most bytes one group carries (as RocksDB: 1 MiB, or less when the leader is small).
 const MAX_GROUP_BYTES: usize = 1 << 20;
 
-struct Validate<'a> {
+/// Checks a batch's records; with `KEYS` also each key against the comparator (a separate
+/// instance, so the bytewise comparator's batches pay nothing for key checks).
+struct Validate<'a, const KEYS: bool> {
     db: &'a DbInner,
 }
-impl BatchHandler for Validate<'_> {
-    fn put(&mut self, _k: &[u8], _v: &[u8]) -> Result<()> {
-        Ok(())
+impl<const KEYS: bool> Validate<'_, KEYS> {
+    #[inline(always)]
+    fn key(&self, k: &[u8]) -> Result<()> {
+        if KEYS {
+            self.db.icmp.user_comparator().validate_key(k)
+        } else {
+            Ok(())
+        }
     }
-    fn delete(&mut self, _k: &[u8]) -> Result<()> {
-        Ok(())
+}
+impl<const KEYS: bool> BatchHandler for Validate<'_, KEYS> {
+    fn put(&mut self, k: &[u8], _v: &[u8]) -> Result<()> {
+        self.key(k)
     }
-    fn single_delete(&mut self, _k: &[u8]) -> Result<()> {
-        Ok(())
+    fn delete(&mut self, k: &[u8]) -> Result<()> {
+        self.key(k)
+    }
+    fn single_delete(&mut self, k: &[u8]) -> Result<()> {
+        self.key(k)
     }
     fn delete_range(&mut self, b: &[u8], e: &[u8]) -> Result<()> {
         super::range_del::validate_range(self.db, b, e)
     }
-    fn merge(&mut self, _k: &[u8], _v: &[u8]) -> Result<()> {
+    fn merge(&mut self, k: &[u8], _v: &[u8]) -> Result<()> {
+        self.key(k)?;
         super::range_del::validate_merge(self.db)
     }
 }
 
+/// The comparator's check of a key about to be written ([`Comparator::validate_key`]); the
+/// bytewise comparator accepts everything, so its writes skip the call.
+///
+/// [`Comparator::validate_key`]: crate::Comparator::validate_key
+#[inline]
+pub(crate) fn check_key(db: &DbInner, k: &[u8]) -> Result<()> {
+    if db.icmp.kind() == UserCmpKind::Bytewise {
+        return Ok(());
+    }
+    db.icmp.user_comparator().validate_key(k)
+}
+
 /// Check that every record of a user batch can be applied (before anything reaches the WAL).
 pub(crate) fn validate_batch(db: &DbInner, b: &WriteBatch) -> Result<()> {
-    b.iterate(&mut Validate { db })
+    if db.icmp.kind() == UserCmpKind::Bytewise {
+        b.iterate(&mut Validate::<false> { db })
+    } else {
+        b.iterate(&mut Validate::<true> { db })
+    }
 }
 
 /// Inserts a batch's records into a memtable with consecutive sequence numbers. The memtable's

@@ -1,6 +1,9 @@
-//! The memtable: a concurrent skiplist of RocksDB-encoded entries in an arena.
+//! The memtable: RocksDB-encoded entries in an arena, ordered by a concurrent skiplist (the
+//! default) or collected in a vector sorted on first read ([`vector`], `memtablerep=vector`).
+//! The representation is an enum, so the only dispatch is one match per memtable operation
+//! (never per key comparison).
 //!
-//! Each entry is stored inline in its skiplist node exactly as RocksDB encodes it:
+//! Each entry is stored in the arena exactly as RocksDB encodes it:
 //!
 //! ```text
 //! varint32(internal_key_len) | internal_key | varint32(value_len) | value
@@ -17,6 +20,7 @@
 
 pub(crate) mod arena;
 pub(crate) mod skiplist;
+pub(crate) mod vector;
 
 use std::cmp::Ordering;
 use std::sync::atomic::{AtomicU64, Ordering as AO};
@@ -25,9 +29,11 @@ use std::sync::Arc;
 use crate::coding::{get_varint32, varint_len};
 use crate::error::Result;
 use crate::iterator::InternalIterator;
-use crate::key::{trailer, user_key, vt, InternalKeyComparator, SequenceNumber};
+use crate::key::{trailer, uint64_compare, user_key, vt, InternalKeyComparator, SequenceNumber, UserCmpKind};
+use crate::options::MemtableFactory;
 
 use self::skiplist::{Iter, KeyComparator, ListRef, SkipList};
+use self::vector::{SortedEntries, VectorRep};
 
 /// Default arena block size for a memtable of `write_buffer_size` bytes:
 /// `min(write_buffer_size / 8, 4 MiB)`, at least 4 KiB.
@@ -57,13 +63,20 @@ pub(crate) use crate::key::bytewise_compare;
 /// Orders memtable entries by their internal keys (user key ascending, trailer descending).
 pub(crate) struct MemKeyCmp {
     icmp: InternalKeyComparator,
+    /// Two flags rather than a `UserCmpKind` match: the bytewise test stays a single flag
+    /// check, as before the uint64 path existed (the skiplist's hot loop is sensitive to it).
     bytewise: bool,
+    uint64: bool,
 }
 
 impl MemKeyCmp {
     fn new(icmp: InternalKeyComparator) -> MemKeyCmp {
-        let bytewise = icmp.user_comparator().name() == "leveldb.BytewiseComparator";
-        MemKeyCmp { icmp, bytewise }
+        let kind = icmp.kind();
+        MemKeyCmp {
+            icmp,
+            bytewise: kind == UserCmpKind::Bytewise,
+            uint64: kind == UserCmpKind::Uint64,
+        }
     }
 }
 
@@ -75,19 +88,39 @@ impl KeyComparator for MemKeyCmp {
     #[inline(always)]
     fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
         if self.bytewise && a.len() >= 8 && b.len() >= 8 {
-            let (ua, ta) = a.split_at(a.len() - 8);
-            let (ub, tb) = b.split_at(b.len() - 8);
-            match bytewise_compare(ua, ub) {
-                Ordering::Equal => {
-                    let ta = u64::from_le_bytes(ta.try_into().unwrap_or_default());
-                    let tb = u64::from_le_bytes(tb.try_into().unwrap_or_default());
-                    tb.cmp(&ta)
-                }
-                o => o,
-            }
+            compare_split(a, b, bytewise_compare)
+        } else {
+            self.compare_other(a, b)
+        }
+    }
+}
+
+impl MemKeyCmp {
+    /// Every order but the bytewise one, out of line so that the bytewise comparison inlined
+    /// into the skiplist's search loops stays as small as it was.
+    #[inline(never)]
+    fn compare_other(&self, a: &[u8], b: &[u8]) -> Ordering {
+        if self.uint64 && a.len() >= 8 && b.len() >= 8 {
+            compare_split(a, b, uint64_compare)
         } else {
             self.icmp.compare(a, b)
         }
+    }
+}
+
+/// Internal-key order with an inlined user-key order: user keys by `user`, then trailers
+/// descending. Both keys must be at least 8 bytes.
+#[inline(always)]
+fn compare_split(a: &[u8], b: &[u8], user: impl Fn(&[u8], &[u8]) -> Ordering) -> Ordering {
+    let (ua, ta) = a.split_at(a.len() - 8);
+    let (ub, tb) = b.split_at(b.len() - 8);
+    match user(ua, ub) {
+        Ordering::Equal => {
+            let ta = u64::from_le_bytes(ta.try_into().unwrap_or_default());
+            let tb = u64::from_le_bytes(tb.try_into().unwrap_or_default());
+            tb.cmp(&ta)
+        }
+        o => o,
     }
 }
 
@@ -135,8 +168,15 @@ impl Default for AddCounters {
 
 /// An in-memory sorted buffer of writes. All methods take `&self` and are safe to call from
 /// many threads at once (concurrent `add`s and reads).
+/// The entry container of a memtable.
+enum Rep {
+    SkipList(SkipList<MemKeyCmp>),
+    Vector(VectorRep),
+}
+
 pub(crate) struct MemTable {
-    list: SkipList<MemKeyCmp>,
+    rep: Rep,
+    icmp: InternalKeyComparator,
     num_entries: AtomicU64,
     num_deletes: AtomicU64,
     /// Sum of encoded entry sizes.
@@ -167,8 +207,23 @@ impl MemTable {
     /// An empty memtable whose arena uses blocks of `arena_block_size` bytes (see
     /// [`default_arena_block_size`]).
     pub(crate) fn new(icmp: InternalKeyComparator, arena_block_size: usize) -> MemTable {
+        MemTable::with_factory(icmp, arena_block_size, MemtableFactory::SkipList)
+    }
+
+    /// An empty memtable of the representation `factory` chooses.
+    pub(crate) fn with_factory(
+        icmp: InternalKeyComparator,
+        arena_block_size: usize,
+        factory: MemtableFactory,
+    ) -> MemTable {
+        let cmp = MemKeyCmp::new(icmp.clone());
+        let rep = match factory {
+            MemtableFactory::SkipList => Rep::SkipList(SkipList::new(cmp, arena_block_size)),
+            MemtableFactory::Vector => Rep::Vector(VectorRep::new(cmp, arena_block_size)),
+        };
         MemTable {
-            list: SkipList::new(MemKeyCmp::new(icmp), arena_block_size),
+            rep,
+            icmp,
             num_entries: AtomicU64::new(0),
             num_deletes: AtomicU64::new(0),
             data_size: AtomicU64::new(0),
@@ -202,7 +257,15 @@ impl MemTable {
     }
 
     pub(crate) fn icmp(&self) -> &InternalKeyComparator {
-        &self.list.comparator().icmp
+        &self.icmp
+    }
+
+    /// Which representation this memtable uses.
+    pub(crate) fn factory(&self) -> MemtableFactory {
+        match self.rep {
+            Rep::SkipList(_) => MemtableFactory::SkipList,
+            Rep::Vector(_) => MemtableFactory::Vector,
+        }
     }
 
     /// Insert `user_key` at `seq` with type `vtype`. Returns false (and inserts nothing) if the
@@ -233,13 +296,22 @@ impl MemTable {
         let vlen = u32::try_from(value.len()).expect("value too large for a memtable entry");
         let entry_len = varint_len(ikey_len as u64) + ikey_len + varint_len(value.len() as u64) + value.len();
         let trailer = ((seq << 8) | vtype as u64).to_le_bytes();
-        let ok = self.list.insert_with(entry_len, |w| {
-            w.put_varint32(klen);
-            w.put(user_key);
-            w.put(&trailer);
-            w.put_varint32(vlen);
-            w.put(value);
-        });
+        let ok = match &self.rep {
+            Rep::SkipList(l) => l.insert_with(entry_len, |w| {
+                w.put_varint32(klen);
+                w.put(user_key);
+                w.put(&trailer);
+                w.put_varint32(vlen);
+                w.put(value);
+            }),
+            Rep::Vector(v) => v.insert_with(entry_len, |w| {
+                w.put_varint32(klen);
+                w.put(user_key);
+                w.put(&trailer);
+                w.put_varint32(vlen);
+                w.put(value);
+            }),
+        };
         if ok {
             counters.entries += 1;
             if matches!(vtype, vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP) {
@@ -277,40 +349,27 @@ impl MemTable {
     pub(crate) fn get(&self, lookup_ikey: &[u8]) -> Option<MemGet> {
         let icmp = self.icmp();
         let ukey = user_key(lookup_ikey);
-        let mut it = self.list.iter();
-        it.seek(lookup_ikey);
         let mut operands: Vec<Vec<u8>> = Vec::new();
-        while it.valid() {
-            let (ikey, value) = split_entry(it.entry());
-            if icmp.compare_user(user_key(ikey), ukey) != Ordering::Equal {
-                break;
-            }
-            match (trailer(ikey) & 0xff) as u8 {
-                vt::MERGE => operands.push(value.to_vec()),
-                vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP => {
-                    return Some(if operands.is_empty() {
-                        MemGet::Deleted
-                    } else {
-                        MemGet::Merge {
-                            operands,
-                            base: Some(None),
-                        }
-                    });
-                }
-                // Range tombstones belong to the (future) range-deletion list; skip here.
-                vt::RANGE_DELETION => {}
-                _ => {
-                    return Some(if operands.is_empty() {
-                        MemGet::Value(value.to_vec())
-                    } else {
-                        MemGet::Merge {
-                            operands,
-                            base: Some(Some(value.to_vec())),
-                        }
-                    });
+        match &self.rep {
+            Rep::SkipList(l) => {
+                let mut it = l.iter();
+                it.seek(lookup_ikey);
+                while it.valid() {
+                    if let Some(r) = get_step(icmp, ukey, it.entry(), &mut operands) {
+                        return r;
+                    }
+                    it.next();
                 }
             }
-            it.next();
+            Rep::Vector(v) => {
+                let sorted = v.sorted();
+                let from = v.lower_bound(&sorted, lookup_ikey);
+                for &e in &sorted[from..] {
+                    if let Some(r) = get_step(icmp, ukey, v.entry(e), &mut operands) {
+                        return r;
+                    }
+                }
+            }
         }
         if operands.is_empty() {
             None
@@ -321,26 +380,55 @@ impl MemTable {
 
     /// Whether an entry with exactly this internal key exists.
     pub(crate) fn contains(&self, ikey: &[u8]) -> bool {
-        self.list.contains(ikey)
-    }
-
-    /// An iterator over all entries (internal keys, values borrowed from the arena). It keeps
-    /// the memtable alive and sees entries added after it was created.
-    pub(crate) fn iter(self: &Arc<Self>) -> MemTableIterator {
-        MemTableIterator {
-            inner: Iter::new(Arc::clone(self)),
+        match &self.rep {
+            Rep::SkipList(l) => l.contains(ikey),
+            Rep::Vector(v) => {
+                let sorted = v.sorted();
+                let i = v.lower_bound(&sorted, ikey);
+                sorted
+                    .get(i)
+                    .is_some_and(|&e| self.icmp.compare(entry_ikey(v.entry(e)), ikey) == Ordering::Equal)
+            }
         }
     }
 
+    /// An iterator over all entries (internal keys, values borrowed from the arena). It keeps
+    /// the memtable alive. Over a skiplist it sees entries added after it was created; over a
+    /// vector it sees those present at its creation (sorting them if needed).
+    pub(crate) fn iter(self: &Arc<Self>) -> MemTableIterator {
+        let inner = match &self.rep {
+            Rep::SkipList(l) => IterInner::Skip(Iter::new(SkipHandle {
+                list: l as *const SkipList<MemKeyCmp>,
+                mem: Arc::clone(self),
+            })),
+            Rep::Vector(v) => {
+                let sorted = v.sorted();
+                IterInner::Vector(VecIter {
+                    pos: sorted.len(),
+                    sorted,
+                    mem: Arc::clone(self),
+                })
+            }
+        };
+        MemTableIterator { inner }
+    }
+
     /// Memory consumed, as RocksDB counts it: arena blocks minus the unused tail of the current
-    /// block. Compare with `write_buffer_size` to decide when to switch memtables.
+    /// block (plus, for a vector, its entry pointers). Compare with `write_buffer_size` to
+    /// decide when to switch memtables.
     pub(crate) fn approximate_memory_usage(&self) -> usize {
-        self.list.allocated_bytes()
+        match &self.rep {
+            Rep::SkipList(l) => l.allocated_bytes(),
+            Rep::Vector(v) => v.allocated_bytes(),
+        }
     }
 
     /// Bytes reserved from the allocator (whole arena blocks).
     pub(crate) fn reserved_memory(&self) -> usize {
-        self.list.memory_usage()
+        match &self.rep {
+            Rep::SkipList(l) => l.memory_usage(),
+            Rep::Vector(v) => v.memory_usage(),
+        }
     }
 
     pub(crate) fn num_entries(&self) -> u64 {
@@ -372,64 +460,197 @@ impl MemTable {
     /// True if no entry has been inserted (checks the list itself, so it is exact even while
     /// `add_deferred` counters are pending).
     pub(crate) fn is_empty(&self) -> bool {
-        self.list.is_empty()
+        match &self.rep {
+            Rep::SkipList(l) => l.is_empty(),
+            Rep::Vector(v) => v.is_empty(),
+        }
     }
 }
 
-// SAFETY: `list()` always returns the same field of the memtable, which the Arc keeps alive at a
-// stable heap address.
-unsafe impl ListRef for Arc<MemTable> {
-    type Cmp = MemKeyCmp;
-    #[inline]
-    fn list(&self) -> &SkipList<MemKeyCmp> {
-        &self.list
+/// One step of a point lookup over the entries from the seek position on: `Some(result)` once
+/// the answer is known, `None` to look at the next entry.
+#[inline(always)]
+fn get_step(
+    icmp: &InternalKeyComparator,
+    ukey: &[u8],
+    entry: &[u8],
+    operands: &mut Vec<Vec<u8>>,
+) -> Option<Option<MemGet>> {
+    let (ikey, value) = split_entry(entry);
+    if icmp.compare_user(user_key(ikey), ukey) != Ordering::Equal {
+        return Some(if operands.is_empty() {
+            None
+        } else {
+            Some(MemGet::Merge {
+                operands: std::mem::take(operands),
+                base: None,
+            })
+        });
     }
+    match (trailer(ikey) & 0xff) as u8 {
+        vt::MERGE => {
+            operands.push(value.to_vec());
+            None
+        }
+        vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP => Some(Some(if operands.is_empty() {
+            MemGet::Deleted
+        } else {
+            MemGet::Merge {
+                operands: std::mem::take(operands),
+                base: Some(None),
+            }
+        })),
+        // Range tombstones live in `range_dels`, never in the point entries.
+        vt::RANGE_DELETION => None,
+        _ => Some(Some(if operands.is_empty() {
+            MemGet::Value(value.to_vec())
+        } else {
+            MemGet::Merge {
+                operands: std::mem::take(operands),
+                base: Some(Some(value.to_vec())),
+            }
+        })),
+    }
+}
+
+/// The skiplist of a memtable, kept alive by the memtable's `Arc`.
+struct SkipHandle {
+    /// The `Rep::SkipList` list inside `*mem`.
+    list: *const SkipList<MemKeyCmp>,
+    mem: Arc<MemTable>,
+}
+
+// SAFETY: the handle is an `Arc<MemTable>` (Send + Sync) plus a pointer to a field of that
+// memtable, used only for shared reads, exactly as a `&SkipList` (Send + Sync) would be.
+unsafe impl Send for SkipHandle {}
+// SAFETY: as above.
+unsafe impl Sync for SkipHandle {}
+
+// SAFETY: `list` points into the memtable that `mem` keeps alive at a stable heap address (the
+// Arc's allocation never moves), and it never changes after construction.
+unsafe impl ListRef for SkipHandle {
+    type Cmp = MemKeyCmp;
+    #[inline(always)]
+    fn list(&self) -> &SkipList<MemKeyCmp> {
+        // SAFETY: see the impl's safety comment.
+        unsafe { &*self.list }
+    }
+}
+
+/// A cursor over the sorted entries of a vector memtable (`pos == len` means invalid).
+struct VecIter {
+    sorted: SortedEntries,
+    pos: usize,
+    mem: Arc<MemTable>,
+}
+
+impl VecIter {
+    #[inline]
+    fn rep(&self) -> &VectorRep {
+        match &self.mem.rep {
+            Rep::Vector(v) => v,
+            Rep::SkipList(_) => unreachable!("a VecIter is only made over a vector memtable"),
+        }
+    }
+    #[inline]
+    fn entry(&self) -> &[u8] {
+        let e = *self.sorted.get(self.pos).expect("memtable iterator is not valid");
+        self.rep().entry(e)
+    }
+}
+
+enum IterInner {
+    Skip(Iter<SkipHandle>),
+    Vector(VecIter),
 }
 
 /// Iterator over a memtable's entries in internal-key order. `key()` and `value()` borrow the
-/// arena (no copies). `prev` costs a search (as in LevelDB/RocksDB).
+/// arena (no copies). Over a skiplist, `prev` costs a search (as in LevelDB/RocksDB).
 pub(crate) struct MemTableIterator {
-    inner: Iter<Arc<MemTable>>,
+    inner: IterInner,
 }
 
 impl MemTableIterator {
     pub(crate) fn memtable(&self) -> &Arc<MemTable> {
-        self.inner.handle()
+        match &self.inner {
+            IterInner::Skip(i) => &i.handle().mem,
+            IterInner::Vector(v) => &v.mem,
+        }
+    }
+
+    #[inline]
+    fn entry(&self) -> &[u8] {
+        match &self.inner {
+            IterInner::Skip(i) => i.entry(),
+            IterInner::Vector(v) => v.entry(),
+        }
     }
 }
 
 impl InternalIterator for MemTableIterator {
     #[inline]
     fn valid(&self) -> bool {
-        self.inner.valid()
+        match &self.inner {
+            IterInner::Skip(i) => i.valid(),
+            IterInner::Vector(v) => v.pos < v.sorted.len(),
+        }
     }
     fn seek_to_first(&mut self) {
-        self.inner.seek_to_first()
+        match &mut self.inner {
+            IterInner::Skip(i) => i.seek_to_first(),
+            IterInner::Vector(v) => v.pos = 0,
+        }
     }
     fn seek_to_last(&mut self) {
-        self.inner.seek_to_last()
+        match &mut self.inner {
+            IterInner::Skip(i) => i.seek_to_last(),
+            IterInner::Vector(v) => v.pos = v.sorted.len().saturating_sub(1),
+        }
     }
     #[inline]
     fn seek(&mut self, target: &[u8]) {
-        self.inner.seek(target)
+        match &mut self.inner {
+            IterInner::Skip(i) => i.seek(target),
+            IterInner::Vector(v) => v.pos = v.rep().lower_bound(&v.sorted, target),
+        }
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
-        self.inner.seek_for_prev(target)
+        match &mut self.inner {
+            IterInner::Skip(i) => i.seek_for_prev(target),
+            IterInner::Vector(v) => {
+                v.pos = match v.rep().upper_bound(&v.sorted, target) {
+                    0 => v.sorted.len(),
+                    n => n - 1,
+                }
+            }
+        }
     }
     #[inline]
     fn next(&mut self) {
-        self.inner.next()
+        match &mut self.inner {
+            IterInner::Skip(i) => i.next(),
+            IterInner::Vector(v) => {
+                assert!(v.pos < v.sorted.len(), "memtable iterator is not valid");
+                v.pos += 1;
+            }
+        }
     }
     fn prev(&mut self) {
-        self.inner.prev()
+        match &mut self.inner {
+            IterInner::Skip(i) => i.prev(),
+            IterInner::Vector(v) => {
+                assert!(v.pos < v.sorted.len(), "memtable iterator is not valid");
+                v.pos = if v.pos == 0 { v.sorted.len() } else { v.pos - 1 };
+            }
+        }
     }
     #[inline]
     fn key(&self) -> &[u8] {
-        entry_ikey(self.inner.entry())
+        entry_ikey(self.entry())
     }
     #[inline]
     fn value(&self) -> &[u8] {
-        split_entry(self.inner.entry()).1
+        split_entry(self.entry()).1
     }
     fn status(&self) -> Result<()> {
         Ok(())

@@ -1,0 +1,143 @@
+//! Unit tests of `bench.rs` (flag parsing and mapping to options).
+
+use super::*;
+
+#[test]
+fn keys_match_db_bench_bytes() {
+    let mut k = Vec::new();
+    generate_key_from_int(1, 16, &mut k);
+    assert_eq!(
+        k,
+        [0, 0, 0, 0, 0, 0, 0, 1, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30]
+    );
+    generate_key_from_int(0x0102_0304_0506_0708, 10, &mut k);
+    assert_eq!(k, [1, 2, 3, 4, 5, 6, 7, 8, b'0', b'0']);
+    // Shorter than 8 bytes: the low bytes, big-endian.
+    generate_key_from_int(0x0102_0304_0506_0708, 4, &mut k);
+    assert_eq!(k, [5, 6, 7, 8]);
+    generate_key_from_int(999_999, 8, &mut k);
+    assert_eq!(k, 999_999u64.to_be_bytes());
+}
+
+#[test]
+fn ctime_format() {
+    assert_eq!(ctime_utc(0), "Thu Jan  1 00:00:00 1970");
+    assert_eq!(ctime_utc(1_700_000_000), "Tue Nov 14 22:13:20 2023");
+}
+
+#[test]
+fn every_known_benchmark_has_an_action() {
+    for n in KNOWN_BENCHMARKS {
+        assert!(Benchmark::action(n).is_some(), "{n}");
+    }
+    assert!(Benchmark::action("nosuch").is_none());
+}
+
+fn parse(v: &[&str]) -> Flags {
+    let args: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+    Flags::parse(BENCH_FLAGS, &args).unwrap()
+}
+
+#[test]
+fn range_tombstone_and_merge_flags() {
+    let c = Config::from_flags(&parse(&[])).unwrap();
+    assert_eq!(c.writes_per_range_tombstone, 0);
+    assert_eq!(c.max_num_range_tombstones, 0);
+    assert_eq!(c.range_tombstone_width, 100);
+    assert_eq!(c.writes_before_delete_range, 0);
+    assert!(!c.expand_range_tombstones);
+    assert_eq!(c.merge_operator, "");
+    assert_eq!(c.merge_keys(), 1_000_000);
+    assert_eq!(c.readwrites(), 1_000_000);
+    assert_eq!((c.readwritepercent, c.mergereadpercent), (90, 70));
+    let c = Config::from_flags(&parse(&[
+        "--writes_per_range_tombstone=1",
+        "--max_num_range_tombstones=1000",
+        "--range_tombstone_width=7",
+        "--expand_range_tombstones",
+        "--merge_operator=stringappend",
+        "--merge_keys=50",
+        "--num=10",
+        "--reads=30",
+        "--mergereadpercent=20",
+        "--readwritepercent=99",
+        "--min_write_buffer_number_to_merge=100",
+    ]))
+    .unwrap();
+    assert_eq!(c.writes_per_range_tombstone, 1);
+    assert_eq!(c.max_num_range_tombstones, 1000);
+    assert_eq!(c.range_tombstone_width, 7);
+    assert!(c.expand_range_tombstones);
+    assert_eq!(c.merge_operator, "stringappend");
+    assert_eq!(c.merge_keys(), 50);
+    // readwrites_: the larger of the raw --reads/--writes (-1 for writes here).
+    assert_eq!(c.readwrites(), 30);
+    assert_eq!((c.readwritepercent, c.mergereadpercent), (99, 20));
+    for bad in ["--readwritepercent=0", "--readwritepercent=100"] {
+        let e = Config::from_flags(&parse(&[bad])).unwrap_err();
+        assert!(e.contains("flag 'readwritepercent'"), "{e}");
+    }
+    assert!(Config::from_flags(&parse(&["--range_tombstone_width=-1"])).is_err());
+}
+
+#[test]
+fn merge_operator_flag_to_options() {
+    assert!(options_from_flags(&parse(&[])).unwrap().merge_operator.is_none());
+    for name in ["uint64add", "UInt64AddOperator", "stringappend"] {
+        let o = options_from_flags(&parse(&[&format!("--merge_operator={name}")])).unwrap();
+        assert!(o.merge_operator.is_some(), "{name}");
+    }
+    let e = options_from_flags(&parse(&["--merge_operator=bogus"])).unwrap_err();
+    assert_eq!(
+        e,
+        "invalid merge operator[bogus]: Not implemented: Could not load MergeOperator: bogus"
+    );
+    // Accepted without effect (Shale has no min_write_buffer_number_to_merge).
+    assert!(options_from_flags(&parse(&["--min_write_buffer_number_to_merge=100"])).is_ok());
+}
+
+#[test]
+fn memtablerep_and_uint64_comparator_flags() {
+    let o = options_from_flags(&parse(&[])).unwrap();
+    assert_eq!(o.memtable_factory, MemtableFactory::SkipList);
+    assert_eq!(o.comparator.name(), "leveldb.BytewiseComparator");
+    let o = options_from_flags(&parse(&[
+        "--memtablerep=vector",
+        "--allow_concurrent_memtable_write=false",
+    ]))
+    .unwrap();
+    assert_eq!(o.memtable_factory, MemtableFactory::Vector);
+    let o = options_from_flags(&parse(&["--memtablerep=skip_list"])).unwrap();
+    assert_eq!(o.memtable_factory, MemtableFactory::SkipList);
+    let e = options_from_flags(&parse(&["--memtablerep=hash_linkedlist"])).unwrap_err();
+    assert!(e.contains("--memtablerep") && e.contains("hash_linkedlist"), "{e}");
+    // db_bench refuses the uint64 comparator unless keys are 8 bytes (the default is 16)
+    let e = options_from_flags(&parse(&["--use_uint64_comparator"])).unwrap_err();
+    assert_eq!(e, "Using Uint64 comparator but key size is not 8.");
+    let o = options_from_flags(&parse(&["--use_uint64_comparator", "--key_size=8"])).unwrap();
+    assert_eq!(o.comparator.name(), "rocksdb.Uint64Comparator");
+}
+
+#[test]
+fn flag_mapping_to_options() {
+    let args: Vec<String> = [
+        "--bloom_bits=-1",
+        "--cache_size=1048576",
+        "--compression_type=zstd",
+        "--checksum_type=crc32c",
+        "--open_files=0",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let fl = Flags::parse(BENCH_FLAGS, &args).unwrap();
+    let o = options_from_flags(&fl).unwrap();
+    assert_eq!(o.bloom_bits_per_key, 0.0);
+    assert_eq!(o.block_cache_capacity, 1 << 20);
+    assert_eq!(o.compression, CompressionType::Zstd);
+    assert_eq!(o.checksum_type, ChecksumType::CRC32c);
+    assert_eq!(o.max_open_files, -1);
+    assert_eq!(o.write_buffer_size, 64 << 20);
+    let fl = Flags::parse(BENCH_FLAGS, &["--compression_type=brotli".to_string()]).unwrap();
+    assert!(options_from_flags(&fl).unwrap_err().contains("compression_type"));
+}

@@ -1,0 +1,365 @@
+//! Unit tests of the skiplist (`skiplist.rs`).
+
+use super::*;
+use std::cell::Cell;
+use std::collections::{BTreeSet, HashSet};
+use std::sync::Arc;
+
+/// Entries are the keys themselves, bytewise.
+struct Bytewise;
+impl KeyComparator for Bytewise {
+    fn key<'a>(&self, entry: &'a [u8]) -> &'a [u8] {
+        entry
+    }
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        a.cmp(b)
+    }
+}
+
+thread_local! {
+    static COUNT: Cell<u64> = const { Cell::new(0) };
+    /// Addresses of the node keys compared since the last reset (for the last_bigger test).
+    static SEEN: std::cell::RefCell<Option<Vec<usize>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Counts comparisons made by this thread (and optionally records node addresses).
+struct Counting;
+impl KeyComparator for Counting {
+    fn key<'a>(&self, entry: &'a [u8]) -> &'a [u8] {
+        entry
+    }
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        COUNT.with(|c| c.set(c.get() + 1));
+        SEEN.with(|s| {
+            if let Some(v) = s.borrow_mut().as_mut() {
+                v.push(a.as_ptr() as usize);
+            }
+        });
+        a.cmp(b)
+    }
+}
+fn count() -> u64 {
+    COUNT.with(|c| c.get())
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+fn k(v: u64) -> [u8; 8] {
+    v.to_be_bytes()
+}
+
+#[test]
+fn empty_list() {
+    let l = SkipList::new(Bytewise, 4096);
+    assert!(l.is_empty());
+    let mut it = l.iter();
+    assert!(!it.valid());
+    it.seek_to_first();
+    assert!(!it.valid());
+    it.seek_to_last();
+    assert!(!it.valid());
+    it.seek(b"a");
+    assert!(!it.valid());
+    it.seek_for_prev(b"a");
+    assert!(!it.valid());
+    assert!(!l.contains(b"a"));
+}
+
+#[test]
+fn model_random() {
+    let l = SkipList::new(Bytewise, 4096);
+    let mut model = BTreeSet::new();
+    let mut rng = Rng(0x1234_5678);
+    for _ in 0..3000 {
+        let v = rng.next() % 10_000 * 2; // even keys; odd ones are probes between them
+        let ins = l.insert(&k(v));
+        assert_eq!(ins, model.insert(v), "insert {v}");
+    }
+    assert!(!l.insert(&k(*model.iter().next().unwrap())), "duplicate rejected");
+    // full forward and backward walks
+    let mut it = l.iter();
+    it.seek_to_first();
+    for &v in &model {
+        assert_eq!(it.key(), k(v));
+        it.next();
+    }
+    assert!(!it.valid());
+    it.seek_to_last();
+    for &v in model.iter().rev() {
+        assert_eq!(it.key(), k(v));
+        it.prev();
+    }
+    assert!(!it.valid());
+    // seeks both ways, plus short walks
+    for _ in 0..2000 {
+        let t = rng.next() % 20_002;
+        assert_eq!(l.contains(&k(t)), model.contains(&t));
+        it.seek(&k(t));
+        let mut m = model.range(t..);
+        for _ in 0..3 {
+            match m.next() {
+                Some(&v) => {
+                    assert_eq!(it.key(), k(v));
+                    it.next();
+                }
+                None => {
+                    assert!(!it.valid());
+                    break;
+                }
+            }
+        }
+        it.seek_for_prev(&k(t));
+        let mut m = model.range(..=t).rev();
+        for _ in 0..3 {
+            match m.next() {
+                Some(&v) => {
+                    assert_eq!(it.key(), k(v));
+                    it.prev();
+                }
+                None => {
+                    assert!(!it.valid());
+                    break;
+                }
+            }
+        }
+        // prev then next returns to the same place
+        it.seek(&k(t));
+        if it.valid() {
+            let here = it.key().to_vec();
+            it.prev();
+            if it.valid() {
+                it.next();
+                assert_eq!(it.key(), &here[..]);
+            }
+        }
+    }
+}
+
+#[test]
+fn hint_paths_match_model() {
+    // sequential, reverse, and interleaved runs through every insert flavour
+    let l = SkipList::new(Bytewise, 4096);
+    let mut model = BTreeSet::new();
+    let mut sp = Splice::new();
+    for v in 0..2000u64 {
+        assert!(l.insert_with_hint(&k(v * 3), &mut sp));
+        model.insert(v * 3);
+    }
+    for v in (0..2000u64).rev() {
+        assert!(l.insert(&k(v * 3 + 1)));
+        model.insert(v * 3 + 1);
+    }
+    let mut rng = Rng(99);
+    for _ in 0..2000 {
+        let v = rng.next() % 6000;
+        let v = v - v % 3 + 2;
+        let r = if v.is_multiple_of(2) {
+            l.insert_with_hint(&k(v), &mut sp)
+        } else {
+            l.insert_concurrently(&k(v))
+        };
+        assert_eq!(r, model.insert(v));
+    }
+    // a splice used with another list is reset, not misused
+    let other = SkipList::new(Bytewise, 4096);
+    assert!(other.insert_with_hint(&k(5), &mut sp));
+    assert!(l.insert_with_hint(&k(1_000_000), &mut sp));
+    model.insert(1_000_000);
+    let got: Vec<Vec<u8>> = {
+        let mut it = l.iter();
+        it.seek_to_first();
+        let mut v = Vec::new();
+        while it.valid() {
+            v.push(it.key().to_vec());
+            it.next();
+        }
+        v
+    };
+    let want: Vec<Vec<u8>> = model.iter().map(|&v| k(v).to_vec()).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn splice_hint_saves_comparisons() {
+    const N: u64 = 5000;
+    let seq = SkipList::new(Counting, 1 << 16);
+    let c0 = count();
+    for v in 0..N {
+        assert!(seq.insert(&k(v)));
+    }
+    let seq_cmps = count() - c0;
+
+    let mut sp = Splice::new();
+    let seq2 = SkipList::new(Counting, 1 << 16);
+    let c0 = count();
+    for v in 0..N {
+        assert!(seq2.insert_with_hint(&k(v), &mut sp));
+    }
+    let hint_cmps = count() - c0;
+
+    let nohint = SkipList::new(Counting, 1 << 16);
+    let c0 = count();
+    for v in 0..N {
+        assert!(nohint.insert_concurrently(&k(v)));
+    }
+    let nohint_cmps = count() - c0;
+
+    let mut keys: Vec<u64> = (0..N).collect();
+    let mut rng = Rng(7);
+    for i in (1..keys.len()).rev() {
+        keys.swap(i, rng.next() as usize % (i + 1));
+    }
+    let rand = SkipList::new(Counting, 1 << 16);
+    let c0 = count();
+    for &v in &keys {
+        assert!(rand.insert(&k(v)));
+    }
+    let rand_cmps = count() - c0;
+    // Sequential inserts with the splice: about one comparison each.
+    assert!(seq_cmps <= 2 * N, "sequential {seq_cmps}");
+    assert!(hint_cmps <= 2 * N, "explicit hint {hint_cmps}");
+    assert!(seq_cmps * 4 < rand_cmps, "sequential {seq_cmps} vs random {rand_cmps}");
+    assert!(
+        seq_cmps * 4 < nohint_cmps,
+        "sequential {seq_cmps} vs unhinted {nohint_cmps}"
+    );
+}
+
+#[test]
+fn equal_key_early_exit_and_last_bigger() {
+    let l = SkipList::new(Counting, 1 << 16);
+    for v in 0..3000u64 {
+        assert!(l.insert_concurrently(&k(v * 2 + 2)));
+    }
+    let (mut exact_total, mut before_total) = (0, 0);
+    for v in 0..3000u64 {
+        let c0 = count();
+        assert!(l.contains(&k(v * 2 + 2)));
+        let exact = count() - c0;
+        let c0 = count();
+        let mut it = l.iter();
+        it.seek(&k(v * 2 + 1)); // same search path, but never equal
+        assert_eq!(it.key(), k(v * 2 + 2));
+        let before = count() - c0;
+        assert!(exact <= before, "key {v}: exact {exact} > before {before}");
+        exact_total += exact;
+        before_total += before;
+    }
+    // Tall nodes are found at their top level: clearly fewer comparisons overall.
+    assert!(exact_total < before_total, "{exact_total} vs {before_total}");
+
+    // last_bigger: no node is compared twice within one search.
+    for t in [0u64, 1, 777, 2999, 4001, 6003, 9999] {
+        for exact in [false, true] {
+            SEEN.with(|s| *s.borrow_mut() = Some(Vec::new()));
+            let mut it = l.iter();
+            if exact {
+                it.seek_for_prev(&k(t));
+            } else {
+                it.seek(&k(t));
+            }
+            let seen = SEEN.with(|s| s.borrow_mut().take().unwrap());
+            let uniq: HashSet<_> = seen.iter().collect();
+            assert_eq!(uniq.len(), seen.len(), "a node was compared twice seeking {t}");
+        }
+    }
+}
+
+#[test]
+fn heights_are_geometric() {
+    let mut hist = [0usize; MAX_HEIGHT + 1];
+    for _ in 0..100_000 {
+        hist[random_height()] += 1;
+    }
+    assert_eq!(hist[0], 0);
+    assert!((70_000..80_000).contains(&hist[1]), "{hist:?}");
+    assert!((15_000..22_000).contains(&hist[2]), "{hist:?}");
+}
+
+#[test]
+fn concurrent_insert_and_iterate() {
+    const WRITERS: u64 = 4;
+    const PER: u64 = 20_000;
+    let l = Arc::new(SkipList::new(Bytewise, 1 << 16));
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let mut writers = Vec::new();
+        for t in 0..WRITERS {
+            let l = &l;
+            writers.push(s.spawn(move || {
+                let mut rng = Rng(t + 1);
+                let mut sp = Splice::new();
+                for i in 0..PER {
+                    // disjoint: key % WRITERS == t; mix random and sequential runs
+                    let v = if i % 2 == 0 { rng.next() >> 8 } else { i << 20 };
+                    let v = v - v % WRITERS + t;
+                    let e = k(v);
+                    match i % 3 {
+                        0 => l.insert(&e),
+                        1 => l.insert_with_hint(&e, &mut sp),
+                        _ => l.insert_concurrently(&e),
+                    };
+                }
+            }));
+        }
+        for _ in 0..2 {
+            let (l, done) = (&l, &done);
+            s.spawn(move || {
+                let mut rounds = 0;
+                while !done.load(AO::Relaxed) || rounds < 2 {
+                    let mut it = Iter::new(Arc::clone(l));
+                    it.seek_to_first();
+                    let mut prev: Option<Vec<u8>> = None;
+                    while it.valid() {
+                        if let Some(p) = &prev {
+                            assert!(p.as_slice() < it.key(), "unsorted iteration");
+                        }
+                        prev = Some(it.key().to_vec());
+                        it.next();
+                    }
+                    // and a backward probe from a random point
+                    it.seek_to_last();
+                    for _ in 0..10 {
+                        if !it.valid() {
+                            break;
+                        }
+                        let cur = it.key().to_vec();
+                        it.prev();
+                        if it.valid() {
+                            assert!(it.key() < cur.as_slice());
+                        }
+                    }
+                    rounds += 1;
+                }
+            });
+        }
+        for w in writers {
+            w.join().unwrap();
+        }
+        done.store(true, AO::Relaxed);
+    });
+    // everything each writer inserted is present
+    let mut all = BTreeSet::new();
+    for t in 0..WRITERS {
+        let mut rng = Rng(t + 1);
+        for i in 0..PER {
+            let v = if i % 2 == 0 { rng.next() >> 8 } else { i << 20 };
+            all.insert(v - v % WRITERS + t);
+        }
+    }
+    let mut it = l.iter();
+    it.seek_to_first();
+    for v in &all {
+        assert_eq!(it.key(), k(*v));
+        it.next();
+    }
+    assert!(!it.valid());
+}
