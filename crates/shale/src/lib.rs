@@ -42,5 +42,6 @@ pub use fs::{FaultFs, FaultKind, FileLock, FileSystem, IoActivity, MemFs, PosixF
 pub use key::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
 pub use merge::{AssociativeMergeOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use options::{ChecksumType, CompactionPri, CompressionType, Options, ReadOptions, WalRecoveryMode, WriteOptions};
+pub use table::cuckoo::CuckooTableOptions;
 pub use write_batch::WriteBatch;
 pub use write_buffer_manager::WriteBufferManager;
