@@ -83,6 +83,8 @@ fn hex(b: &[u8]) -> String {
 }
 
 type Kv = BTreeMap<Vec<u8>, Vec<u8>>;
+/// (internal key, value) pairs in key order.
+type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// `ldb scan --hex` output lines `0xKEY : 0xVALUE`.
 fn parse_scan(out: &str) -> Kv {
@@ -135,7 +137,7 @@ fn sst_files(dir: &Path) -> Vec<PathBuf> {
 
 /// A cuckoo file's content as user key → value (Puts only; asserts it holds no deletions),
 /// after checking that every bucket verifies and that get and multi_get agree with the scan.
-fn read_cuckoo(path: &Path) -> (CuckooFile, Vec<(Vec<u8>, Vec<u8>)>, Kv) {
+fn read_cuckoo(path: &Path) -> (CuckooFile, Entries, Kv) {
     let f = CuckooFile::open(path, None).unwrap();
     f.verify().unwrap();
     let entries = f.scan().unwrap();
