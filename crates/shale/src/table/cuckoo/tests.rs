@@ -72,9 +72,14 @@ fn open(bytes: Vec<u8>, icmp: InternalKeyComparator) -> Result<Arc<CuckooTable>>
 
 /// `n` entries with 16-byte user keys and 8-byte values; every 7th is a deletion.
 fn entries(n: usize, seq: u64) -> Vec<(Vec<u8>, Vec<u8>)> {
+    entries_with(n, seq, 16)
+}
+
+/// As [`entries`] with user keys of `ukl` (>= 4) bytes.
+fn entries_with(n: usize, seq: u64, ukl: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
     (0..n)
         .map(|i| {
-            let uk = format!("key{:013}", i * 3);
+            let uk = format!("key{:0w$}", i * 3, w = ukl - 3);
             let t = if i % 7 == 3 { vt::DELETION } else { vt::VALUE };
             let v = if t == vt::DELETION {
                 vec![]
@@ -594,8 +599,8 @@ fn content(bytes: Vec<u8>, probes: &[Vec<u8>]) -> Result<Vec<(Vec<u8>, Vec<u8>)>
 
 #[test]
 fn every_byte_flip_and_truncation_is_corruption_or_confined() {
-    for seq in [0u64, 9] {
-        let e: Vec<_> = entries(24, seq)
+    for (seq, ukl) in [(0u64, 16), (9, 16), (0, 8), (9, 8)] {
+        let e: Vec<_> = entries_with(24, seq, ukl)
             .into_iter()
             .filter(|(k, _)| seq > 0 || k[k.len() - 8] == vt::VALUE)
             .collect();
@@ -621,7 +626,7 @@ fn every_byte_flip_and_truncation_is_corruption_or_confined() {
                             assert!(got.len() == want.len() && diff.len() <= 1, "byte {i}: {diff:?}");
                             if let Some((k, v)) = diff.first() {
                                 let bucket = &b[i / bucket_len * bucket_len..][..bucket_len];
-                                assert_eq!(&k[..16], &bucket[..16], "byte {i}");
+                                assert_eq!(&k[..ukl], &bucket[..ukl], "byte {i}");
                                 assert_eq!(&v[..], &bucket[bucket_len - 8..], "byte {i}");
                             }
                         } else {
