@@ -20,7 +20,7 @@ use super::{decode_footer, prop, MAX_CUCKOO_BLOCK_SIZE, MAX_NUM_HASH_FUNC};
 /// Trailer of the keys of a last-level file (sequence 0, type Value).
 const LAST_LEVEL_TRAILER: u64 = vt::VALUE as u64;
 /// Keys hashed and prefetched together by `multi_get`.
-const MULTI_GET_BATCH: usize = 64;
+const MULTI_GET_BATCH: usize = 128;
 const CACHE_LINE: usize = 64;
 
 /// An open cuckoo file.
@@ -436,7 +436,7 @@ impl CuckooTable {
     }
 
     /// Batched point lookups of user keys at snapshot `seq`: hashes the keys of each group of
-    /// up to 64 and prefetches their first cuckoo blocks before probing any, then calls
+    /// up to 128 and prefetches their first cuckoo blocks before probing any, then calls
     /// `found(i, internal_key, value)` for every key `user_keys[i]` present and visible.
     /// Returns how many were found.
     pub(crate) fn multi_get(
