@@ -195,7 +195,7 @@ impl CuckooTable {
     }
 
     /// Decode and validate the cuckoo geometry; `data_end` is where the buckets must end by.
-    fn from_properties(props: TableProperties, data_end: u64) -> Result<CuckooTable> {
+    pub(super) fn from_properties(props: TableProperties, data_end: u64) -> Result<CuckooTable> {
         let raw = &props.raw;
         let num_hash_func = prop_u32(raw, prop::NUM_HASH_FUNC)?;
         let unused_key = raw
@@ -244,7 +244,7 @@ impl CuckooTable {
             return bad(format!("bad cuckoo hash table size {table_size}"));
         }
         let bucket_len = key_len + value_len;
-        let num_buckets = table_size + block_size as u64 - 1;
+        let num_buckets = table_size.saturating_add(block_size as u64 - 1);
         if num_buckets >= u32::MAX as u64 || num_buckets.checked_mul(bucket_len as u64) != Some(data_end) {
             return bad(format!(
                 "{num_buckets} cuckoo buckets of {bucket_len} bytes do not end where the properties start ({data_end})"

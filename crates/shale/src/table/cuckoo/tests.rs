@@ -616,7 +616,10 @@ fn every_byte_flip_and_truncation_is_corruption_or_confined() {
                 let mut b = good.clone();
                 b[i] ^= bit;
                 match content(b.clone(), &probes) {
-                    Err(err) => assert!(err.is_corruption(), "byte {i}: {err}"),
+                    Err(err) => {
+                        assert!(err.is_corruption(), "byte {i}: {err}");
+                        assert!(err.to_string().contains("t.sst"), "byte {i}: {err}");
+                    }
                     Ok(got) => {
                         if i < data_end {
                             // no checksums: damage to a bucket that still verifies (its value,
@@ -652,4 +655,48 @@ fn trailers_of_found_keys_are_the_stored_ones() {
         let (got, _) = t.get(&lookup(user_key(k))).unwrap().unwrap();
         assert_eq!(trailer(&got), trailer(k));
     }
+}
+
+#[test]
+fn impossible_geometries_in_properties_are_corruption() {
+    let bytes = build(Default::default(), &entries(100, 1)).unwrap();
+    let t = open(bytes, Default::default()).unwrap();
+    let good = t.properties().clone();
+    let data_end = good.data_size;
+    CuckooTable::from_properties(good.clone(), data_end).unwrap();
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        (prop::HASH_TABLE_SIZE, u64::MAX.to_le_bytes().to_vec()),
+        (prop::HASH_TABLE_SIZE, 0u64.to_le_bytes().to_vec()),
+        (prop::HASH_TABLE_SIZE, 112u64.to_le_bytes().to_vec()),
+        (prop::CUCKOO_BLOCK_SIZE, u32::MAX.to_le_bytes().to_vec()),
+        (prop::CUCKOO_BLOCK_SIZE, 0u32.to_le_bytes().to_vec()),
+        (prop::VALUE_LENGTH, u32::MAX.to_le_bytes().to_vec()),
+        (prop::NUM_HASH_FUNC, 0u32.to_le_bytes().to_vec()),
+        (prop::NUM_HASH_FUNC, 1000u32.to_le_bytes().to_vec()),
+        (prop::USER_KEY_LENGTH, 0u32.to_le_bytes().to_vec()),
+        (prop::USER_KEY_LENGTH, 17u32.to_le_bytes().to_vec()),
+        (prop::USER_KEY_LENGTH, vec![16]),
+        (prop::IS_LAST_LEVEL, vec![2]),
+        (prop::USE_MODULE_HASH, vec![0]),
+        (prop::EMPTY_KEY, vec![0; 23]),
+    ];
+    for (name, v) in cases {
+        let mut p = good.clone();
+        p.raw.insert(name.to_string(), v.clone());
+        let e = CuckooTable::from_properties(p, data_end).unwrap_err();
+        assert!(e.is_corruption(), "{name} = {v:?}: {e}");
+    }
+    for name in [
+        prop::EMPTY_KEY,
+        prop::NUM_HASH_FUNC,
+        prop::USER_KEY_LENGTH,
+        prop::IS_LAST_LEVEL,
+    ] {
+        let mut p = good.clone();
+        p.raw.remove(name);
+        let e = CuckooTable::from_properties(p, data_end).unwrap_err();
+        assert!(e.is_corruption() && e.to_string().contains(name), "{name}: {e}");
+    }
+    let e = CuckooTable::from_properties(good, data_end + 1).unwrap_err();
+    assert!(e.is_corruption(), "{e}");
 }
