@@ -700,3 +700,27 @@ fn impossible_geometries_in_properties_are_corruption() {
     let e = CuckooTable::from_properties(good, data_end + 1).unwrap_err();
     assert!(e.is_corruption(), "{e}");
 }
+
+#[test]
+fn a_table_beyond_the_limits_fails_at_finish_and_writes_nothing() {
+    let o = opts(CuckooTableOptions {
+        hash_table_ratio: 1.0,
+        cuckoo_block_size: 1,
+        max_search_depth: 1,
+        ..Default::default()
+    });
+    let f = VecFile::default();
+    let mut b = CuckooTableBuilder::new(o, Box::new(f.clone()));
+    for (k, v) in entries(2000, 1) {
+        b.add(&k, &v).unwrap();
+    }
+    let Err(e) = b.finish() else {
+        panic!("the table was built despite the limits")
+    };
+    assert!(e.is_not_supported(), "{e}");
+    assert!(e.to_string().contains("too many collisions"), "{e}");
+    assert!(
+        f.0.lock().is_empty(),
+        "nothing may be written for a table that cannot be built"
+    );
+}
