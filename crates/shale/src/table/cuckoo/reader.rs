@@ -138,6 +138,13 @@ impl CuckooTable {
                 format!("file is too short ({file_size} bytes) to be an sst file"),
             ));
         }
+        if file_size > file.size() {
+            return Err(Error::corruption(
+                &file_name,
+                None,
+                format!("expected {file_size} bytes, the file has {}", file.size()),
+            ));
+        }
         let len = usize::try_from(file_size)
             .map_err(|_| Error::NotSupported(format!("{file_name}: file too large to hold in memory")))?;
         let mut data = Vec::with_capacity(len);

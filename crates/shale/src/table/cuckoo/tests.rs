@@ -724,3 +724,32 @@ fn a_table_beyond_the_limits_fails_at_finish_and_writes_nothing() {
         "nothing may be written for a table that cannot be built"
     );
 }
+
+struct ReadFile(Vec<u8>);
+
+impl crate::fs::RandomAccessFile for ReadFile {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let s = offset as usize;
+        buf.copy_from_slice(&self.0[s..s + buf.len()]);
+        Ok(())
+    }
+    fn size(&self) -> u64 {
+        self.0.len() as u64
+    }
+}
+
+#[test]
+fn open_reads_the_file_and_refuses_a_size_beyond_it() {
+    let bytes = build(Default::default(), &entries(40, 3)).unwrap();
+    let n = bytes.len() as u64;
+    let file: Arc<dyn crate::fs::RandomAccessFile> = Arc::new(ReadFile(bytes));
+    let o = crate::table::TableReaderOptions::default();
+    let t = CuckooTable::open(file.clone(), "f.sst".into(), n, &o).unwrap();
+    assert_eq!((t.file_name(), t.file_size()), ("f.sst", n));
+    assert!(t.get(&lookup(b"key0000000000003")).unwrap().is_some());
+    // a size from a damaged MANIFEST must not become an allocation
+    let e = CuckooTable::open(file.clone(), "f.sst".into(), u64::MAX / 2, &o).unwrap_err();
+    assert!(e.is_corruption() && e.to_string().contains("f.sst"), "{e}");
+    let e = CuckooTable::open(file, "f.sst".into(), 20, &o).unwrap_err();
+    assert!(e.is_corruption() && e.to_string().contains("f.sst"), "{e}");
+}
