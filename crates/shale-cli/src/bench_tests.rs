@@ -92,8 +92,8 @@ fn merge_operator_flag_to_options() {
         e,
         "invalid merge operator[bogus]: Not implemented: Could not load MergeOperator: bogus"
     );
-    // Accepted without effect (Shale has no min_write_buffer_number_to_merge).
-    assert!(options_from_flags(&parse(&["--min_write_buffer_number_to_merge=100"])).is_ok());
+    let o = options_from_flags(&parse(&["--min_write_buffer_number_to_merge=100"])).unwrap();
+    assert_eq!(o.min_write_buffer_number_to_merge, 100);
 }
 
 #[test]

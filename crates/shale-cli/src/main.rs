@@ -4,12 +4,14 @@
 //! * `shale ldb ...`      — RocksDB's ldb
 //! * `shale sst_dump ...` — RocksDB's sst_dump
 //! * `shale stress ...`   — db_stress-style stress and crash tests (see `stress.rs`, `crash.rs`)
+//! * `shale cuckoo_bench` — RocksDB's CuckooTable read benchmark (see `cuckoo_bench.rs`)
 //!
 //! When the binary is invoked through a link named `db_bench`, `ldb` or `sst_dump`, it behaves
 //! as that tool directly.
 
 mod bench;
 mod crash;
+mod cuckoo_bench;
 mod faultinj;
 mod flags;
 mod histogram;
@@ -29,6 +31,7 @@ commands:
   ldb       RocksDB ldb-compatible tool     (shale ldb --db=/path get KEY)
   sst_dump  RocksDB sst_dump-compatible tool (shale sst_dump --file=/path/000012.sst --command=scan)
   stress    db_stress-style stress test      (shale stress --db=/path --threads=4 --crash_test --duration=60)
+  cuckoo_bench  RocksDB's CuckooTable read benchmark (shale cuckoo_bench --num=10000000 --dir=/dev/shm)
 
 Run `shale <command> --help` for the flags of a command.
 ";
@@ -54,6 +57,7 @@ fn run(argv: &[String]) -> i32 {
         "ldb" => ldb::main(rest),
         "sst_dump" => sst_dump::main(rest),
         "stress" | "db_stress" => stress::main(rest),
+        "cuckoo_bench" => cuckoo_bench::main(rest),
         "--help" | "-h" | "help" => {
             print!("{USAGE}");
             0

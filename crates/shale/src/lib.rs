@@ -49,6 +49,7 @@ pub use slice_transform::{
     new_capped_prefix_transform, new_fixed_prefix_transform, new_noop_transform, CappedPrefixTransform,
     FixedPrefixTransform, NoopTransform, SliceTransform,
 };
+pub use table::cuckoo::CuckooTableOptions;
 pub use table::plain::{KeyEncodingType, PlainTableFactoryOptions, PlainTableOptions};
 pub use write_batch::WriteBatch;
 pub use write_buffer_manager::WriteBufferManager;

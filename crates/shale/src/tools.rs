@@ -1,6 +1,8 @@
 //! The library side of the `shale ldb` and `shale sst_dump` commands (as RocksDB's
 //! `ldb_tool.h` / `sst_file_dumper.cc`): everything returns text, the CLI prints it.
 
+pub mod cuckoo;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

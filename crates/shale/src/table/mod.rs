@@ -9,6 +9,7 @@
 
 pub(crate) mod block;
 pub(crate) mod builder;
+pub(crate) mod cuckoo;
 pub(crate) mod filter;
 pub(crate) mod format;
 pub(crate) mod plain;

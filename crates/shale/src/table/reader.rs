@@ -95,7 +95,7 @@ pub(crate) struct TableProperties {
 }
 
 impl TableProperties {
-    fn parse(raw: BTreeMap<String, Vec<u8>>) -> Result<TableProperties> {
+    pub(crate) fn parse(raw: BTreeMap<String, Vec<u8>>) -> Result<TableProperties> {
         let num = |n: &str| -> u64 { raw.get(n).and_then(|v| get_varint64(v)).map(|(v, _)| v).unwrap_or(0) };
         let st = |n: &str| -> String {
             raw.get(n)
