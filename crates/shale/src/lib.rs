@@ -43,7 +43,8 @@ pub use fs::{FaultFs, FaultKind, FileLock, FileSystem, IoActivity, MemFs, PosixF
 pub use key::{BytewiseComparator, Comparator, ReverseBytewiseComparator, Uint64Comparator};
 pub use merge::{AssociativeMergeOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use options::{
-    ChecksumType, CompactionPri, CompressionType, MemtableFactory, Options, ReadOptions, WalRecoveryMode, WriteOptions,
+    ChecksumType, CompactionPri, CompressionType, MemtableFactory, Options, ReadOptions, TableFactory, WalRecoveryMode,
+    WriteOptions,
 };
 pub use slice_transform::{
     new_capped_prefix_transform, new_fixed_prefix_transform, new_noop_transform, CappedPrefixTransform,

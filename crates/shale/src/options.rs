@@ -78,6 +78,22 @@ impl CompressionType {
     }
 }
 
+/// The format new table files are written in (RocksDB's `table_factory`). Reading does not
+/// depend on it: every file is opened by the format its magic number names, so a DB can hold
+/// files of several formats.
+#[derive(Clone, Debug, Default)]
+pub enum TableFactory {
+    /// Block-based tables (the default).
+    #[default]
+    BlockBased,
+    /// PlainTable: for data in RAM (tmpfs), with `allow_mmap_reads`; forward iteration only; no
+    /// range deletions.
+    Plain(crate::table::plain::PlainTableOptions),
+    /// CuckooTable: hash tables for point lookups on data in RAM; fixed-length keys and values,
+    /// one version per key, no range deletions or merges.
+    Cuckoo(crate::table::cuckoo::CuckooTableOptions),
+}
+
 /// Which file of a level a size-triggered compaction takes (RocksDB's `CompactionPri`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CompactionPri {
@@ -225,6 +241,8 @@ pub struct Options {
     /// default false). PlainTable files are read from the mapping when it is on and copied into
     /// memory otherwise.
     pub allow_mmap_reads: bool,
+    /// The format of new table files (default block-based).
+    pub table_factory: TableFactory,
 }
 
 impl Default for Options {
@@ -273,6 +291,7 @@ impl Default for Options {
             merge_operator: None,
             prefix_extractor: None,
             allow_mmap_reads: false,
+            table_factory: TableFactory::BlockBased,
         }
     }
 }
@@ -318,6 +337,18 @@ impl Options {
     pub fn set_allow_mmap_reads(&mut self, v: bool) {
         self.allow_mmap_reads = v;
     }
+    /// Write new tables as PlainTable (the `rocksdb` crate's name).
+    pub fn set_plain_table_factory(&mut self, o: &crate::table::plain::PlainTableOptions) {
+        self.table_factory = TableFactory::Plain(o.clone());
+    }
+    /// Write new tables as CuckooTable (the `rocksdb` crate's name).
+    pub fn set_cuckoo_table_factory(&mut self, o: &crate::table::cuckoo::CuckooTableOptions) {
+        self.table_factory = TableFactory::Cuckoo(o.clone());
+    }
+    /// Write new tables in the block-based format (the default).
+    pub fn set_block_based_table_factory(&mut self) {
+        self.table_factory = TableFactory::BlockBased;
+    }
     pub fn set_env(&mut self, fs: Arc<dyn FileSystem>) {
         self.env = fs;
     }
@@ -355,6 +386,14 @@ impl Options {
     /// Reject invalid values and combinations; the error names the option.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::invalid(m));
+        match &self.table_factory {
+            TableFactory::BlockBased => {}
+            TableFactory::Plain(p) => {
+                p.validate()?;
+                p.validate_for_build(self.prefix_extractor.is_some())?;
+            }
+            TableFactory::Cuckoo(c) => c.validate()?,
+        }
         if self.write_buffer_size < 4096 {
             return bad(format!(
                 "write_buffer_size must be at least 4096, got {}",

@@ -18,7 +18,11 @@ use crate::iterator::InternalIterator;
 use crate::key::{parse_internal_key, vt, InternalKeyComparator, SequenceNumber};
 use crate::options::CompactionPri;
 use crate::options::CompressionType;
+use crate::options::TableFactory;
 use crate::range_del::FragmentedRangeTombstoneList;
+use crate::table::any::AnyTableBuilder;
+use crate::table::cuckoo::{CuckooTableBuilder, CuckooTableBuilderOptions};
+use crate::table::plain::{PlainTableBuilder, PlainTableBuilderOptions};
 use crate::table::{TableBuilder, TableBuilderOptions};
 use crate::version_edit::{FileMetaData, VersionEdit};
 
@@ -290,8 +294,45 @@ pub(crate) fn table_options(db: &DbInner, file_number: u64, compression: Compres
 }
 
 struct OpenOutput {
-    builder: TableBuilder,
+    builder: AnyTableBuilder,
     number: u64,
+}
+
+/// A builder for a new table file in the format `Options::table_factory` names.
+pub(crate) fn new_table_builder(
+    db: &DbInner,
+    number: u64,
+    compression: CompressionType,
+    file: Box<dyn crate::fs::WritableFile>,
+) -> AnyTableBuilder {
+    match &db.opts.table_factory {
+        TableFactory::BlockBased => {
+            AnyTableBuilder::Block(TableBuilder::new(table_options(db, number, compression), file))
+        }
+        TableFactory::Plain(p) => AnyTableBuilder::Plain(PlainTableBuilder::new(
+            PlainTableBuilderOptions {
+                icmp: db.icmp.clone(),
+                plain: p.clone(),
+                prefix_extractor: db.opts.prefix_extractor.clone(),
+                db_id: db.db_id.clone(),
+                db_session_id: db.session_id.clone(),
+                file_number: number,
+                ..Default::default()
+            },
+            file,
+        )),
+        TableFactory::Cuckoo(c) => AnyTableBuilder::Cuckoo(CuckooTableBuilder::new(
+            CuckooTableBuilderOptions {
+                icmp: db.icmp.clone(),
+                table: c.clone(),
+                db_id: db.db_id.clone(),
+                db_session_id: db.session_id.clone(),
+                file_number: number,
+                ..Default::default()
+            },
+            file,
+        )),
+    }
 }
 
 /// Write the entries of `input` (in internal-key order) and the range tombstones of
@@ -472,7 +513,7 @@ fn open_output(db: &Arc<DbInner>, p: &OutputParams, written: &mut Vec<u64>) -> R
     let number = db.state.lock().versions.new_file_number();
     written.push(number);
     let file = db.fs.new_writable(&table_name(&db.path, number))?;
-    let builder = TableBuilder::new(table_options(db, number, p.compression), file);
+    let builder = new_table_builder(db, number, p.compression, file);
     Ok(OpenOutput { builder, number })
 }
 

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{append_internal_key, parse_internal_key, user_key, vt, InternalKeyComparator, MAX_SEQUENCE};
 use crate::options::ReadOptions;
-use crate::table::TableIterator;
+use crate::table::any::AnyTableIterator;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Dir {
@@ -34,6 +34,9 @@ pub(crate) struct MergingIterator {
     dir: Dir,
     /// Forward only: indices of the valid children, a min-heap by (key, index).
     heap: Vec<usize>,
+    /// The first error of a child since the last seek: the merged stream is then invalid (as
+    /// RocksDB's `MergingIterator`), so a failed read never silently drops a child's keys.
+    err: Option<crate::error::Error>,
 }
 
 /// A child's current key, borrowed from the child. Children are boxed and only moved through
@@ -60,9 +63,10 @@ impl MergingIterator {
             current: None,
             dir: Dir::Forward,
             heap,
+            err: None,
         }
     }
-    /// Re-read child `i`'s validity and key after it moved.
+    /// Re-read child `i`'s validity and key after it moved (and latch its error, if any).
     #[inline]
     fn refresh(&mut self, i: usize) {
         let c = &self.children[i];
@@ -73,6 +77,11 @@ impl MergingIterator {
                 len: k.len(),
             })
         } else {
+            if self.err.is_none() {
+                if let Err(e) = c.status() {
+                    self.err = Some(e);
+                }
+            }
             None
         };
     }
@@ -161,9 +170,10 @@ impl MergingIterator {
 
 impl InternalIterator for MergingIterator {
     fn valid(&self) -> bool {
-        self.current.is_some()
+        self.current.is_some() && self.err.is_none()
     }
     fn seek_to_first(&mut self) {
+        self.err = None;
         for c in &mut self.children {
             c.seek_to_first();
         }
@@ -172,6 +182,7 @@ impl InternalIterator for MergingIterator {
         self.find_smallest();
     }
     fn seek_to_last(&mut self) {
+        self.err = None;
         for c in &mut self.children {
             c.seek_to_last();
         }
@@ -180,6 +191,7 @@ impl InternalIterator for MergingIterator {
         self.dir = Dir::Reverse;
     }
     fn seek(&mut self, target: &[u8]) {
+        self.err = None;
         for c in &mut self.children {
             c.seek(target);
         }
@@ -188,6 +200,7 @@ impl InternalIterator for MergingIterator {
         self.find_smallest();
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
+        self.err = None;
         for c in &mut self.children {
             c.seek_for_prev(target);
         }
@@ -248,7 +261,9 @@ impl InternalIterator for MergingIterator {
                 c.seek(&key);
                 if c.valid() {
                     c.prev();
-                } else {
+                } else if c.status().is_ok() {
+                    // Nothing at or after the key: the child's last entry precedes it. (After
+                    // a failed seek the child stays invalid and its error is latched.)
                     c.seek_to_last();
                 }
                 self.refresh(i);
@@ -272,6 +287,9 @@ impl InternalIterator for MergingIterator {
         }
     }
     fn status(&self) -> Result<()> {
+        if let Some(e) = &self.err {
+            return Err(e.clone());
+        }
         for c in &self.children {
             c.status()?;
         }
@@ -284,7 +302,7 @@ pub(crate) struct LevelIterator {
     db: Arc<DbInner>,
     files: Vec<Arc<FileMeta>>,
     idx: usize,
-    cur: Option<TableIterator>,
+    cur: Option<AnyTableIterator>,
     verify: bool,
     fill: bool,
     err: Option<Error>,
@@ -769,7 +787,7 @@ impl DBRawIterator {
                 self.scratch = t;
                 if self.inner.valid() {
                     self.inner.prev();
-                } else {
+                } else if self.inner.status().is_ok() {
                     self.inner.seek_to_last();
                 }
             }
@@ -824,6 +842,10 @@ impl DBRawIterator {
             self.dir = Dir::Forward;
             // inner is just before the entries of saved_key: step into them, then skip them.
             if !self.inner.valid() {
+                if let Err(e) = self.inner.status() {
+                    self.set_error(e);
+                    return;
+                }
                 self.inner.seek_to_first();
             } else {
                 self.inner.next();
@@ -1014,6 +1036,103 @@ mod merging_tests {
         fn status(&self) -> Result<()> {
             Ok(())
         }
+    }
+
+    /// A child whose seeks fail (invalid, with an I/O error) while `fail_seeks` > 0.
+    struct FlakyIter {
+        inner: VecIter,
+        fail_seeks: Arc<std::sync::atomic::AtomicUsize>,
+        err: Option<Error>,
+    }
+    impl FlakyIter {
+        fn fail(&mut self) -> bool {
+            use std::sync::atomic::Ordering::SeqCst;
+            if self.fail_seeks.load(SeqCst) > 0 {
+                self.fail_seeks.fetch_sub(1, SeqCst);
+                self.inner.pos = None;
+                self.err = Some(Error::io("flaky.sst", std::io::Error::other("injected")));
+                return true;
+            }
+            self.err = None;
+            false
+        }
+    }
+    impl InternalIterator for FlakyIter {
+        fn valid(&self) -> bool {
+            self.err.is_none() && self.inner.valid()
+        }
+        fn seek_to_first(&mut self) {
+            self.err = None;
+            self.inner.seek_to_first()
+        }
+        fn seek_to_last(&mut self) {
+            self.err = None;
+            self.inner.seek_to_last()
+        }
+        fn seek(&mut self, t: &[u8]) {
+            if !self.fail() {
+                self.inner.seek(t)
+            }
+        }
+        fn seek_for_prev(&mut self, t: &[u8]) {
+            if !self.fail() {
+                self.inner.seek_for_prev(t)
+            }
+        }
+        fn next(&mut self) {
+            self.inner.next()
+        }
+        fn prev(&mut self) {
+            self.inner.prev()
+        }
+        fn key(&self) -> &[u8] {
+            self.inner.key()
+        }
+        fn value(&self) -> &[u8] {
+            self.inner.value()
+        }
+        fn status(&self) -> Result<()> {
+            self.err.clone().map_or(Ok(()), Err)
+        }
+    }
+
+    /// A child whose seek fails while the merged iterator turns from forward to backward must
+    /// not be repositioned at its last entry (which lies after the current key): the merged
+    /// iterator becomes invalid with the child's error, and a new seek clears it.
+    #[test]
+    fn a_child_error_when_turning_backward_invalidates_the_merged_iterator() {
+        let icmp = InternalKeyComparator::default();
+        let ik = |k: &str| make_internal_key(k.as_bytes(), 1, crate::key::vt::VALUE);
+        let vec_iter = |keys: &[&str]| VecIter {
+            icmp: icmp.clone(),
+            items: keys.iter().map(|k| (ik(k), k.as_bytes().to_vec())).collect(),
+            pos: None,
+        };
+        let fail_seeks = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let flaky = FlakyIter {
+            inner: vec_iter(&["b", "d"]),
+            fail_seeks: fail_seeks.clone(),
+            err: None,
+        };
+        let mut m = MergingIterator::new(icmp.clone(), vec![Box::new(vec_iter(&["a", "c"])), Box::new(flaky)]);
+        m.seek_to_first();
+        m.next();
+        m.next();
+        assert_eq!(user_key(m.key()), b"c");
+        fail_seeks.store(1, std::sync::atomic::Ordering::SeqCst);
+        m.prev();
+        assert!(
+            !m.valid(),
+            "positioned at {:?} after a failed seek",
+            String::from_utf8_lossy(user_key(m.key()))
+        );
+        assert!(m.status().is_err());
+        // A new seek starts over without the error.
+        m.seek_for_prev(&ik("c"));
+        assert!(m.valid() && m.status().is_ok());
+        assert_eq!(user_key(m.key()), b"c");
+        m.prev();
+        assert_eq!(user_key(m.key()), b"b");
     }
 
     type Entries = Vec<(Vec<u8>, Vec<u8>)>;

@@ -20,6 +20,13 @@ pub(crate) fn validate_range(db: &DbInner, begin: &[u8], end: &[u8]) -> Result<(
     if db.icmp.compare_user(begin, end) == Ordering::Greater {
         return Err(Error::invalid("delete_range: begin key comes after end key"));
     }
+    // Only block-based tables have a range-deletion block (RocksDB refuses too): refused at the
+    // call rather than by the flush that could not write the file.
+    if !matches!(db.opts.table_factory, crate::options::TableFactory::BlockBased) {
+        return Err(Error::NotSupported(
+            "delete_range needs block-based tables (Options::table_factory is plain or cuckoo)".into(),
+        ));
+    }
     Ok(())
 }
 
@@ -27,6 +34,11 @@ pub(crate) fn validate_merge(db: &DbInner) -> Result<()> {
     if db.opts.merge_operator.is_none() {
         return Err(Error::invalid(
             "merge: no merge operator is configured (Options::merge_operator)",
+        ));
+    }
+    if matches!(db.opts.table_factory, crate::options::TableFactory::Cuckoo(_)) {
+        return Err(Error::NotSupported(
+            "merge: cuckoo tables hold only puts and deletes (Options::table_factory)".into(),
         ));
     }
     Ok(())
@@ -62,7 +74,7 @@ pub(crate) fn file_tombstones(db: &DbInner, f: &FileMeta) -> Result<Option<Arc<F
         return Ok(l.clone());
     }
     let t = db.table_cache.get(f)?;
-    let list = if t.properties().num_range_deletions == 0 && !t.meta_blocks().contains_key("rocksdb.range_del") {
+    let list = if !t.may_have_range_tombstones() {
         None
     } else {
         let raw = t.range_tombstones()?;
@@ -441,7 +453,7 @@ pub(crate) fn output_tombstones(
 
 /// Add the tombstones of `list` clipped to `[lower, upper)` to a table builder.
 pub(crate) fn add_clipped(
-    b: &mut crate::table::TableBuilder,
+    b: &mut crate::table::any::AnyTableBuilder,
     icmp: &InternalKeyComparator,
     list: &FragmentedRangeTombstoneList,
     lower: Option<&[u8]>,

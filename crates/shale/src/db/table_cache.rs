@@ -17,7 +17,8 @@ use crate::error::{Error, Result};
 use crate::fs::{name_of, FileSystem};
 use crate::key::InternalKeyComparator;
 use crate::options::Options;
-use crate::table::{Table, TableReaderOptions};
+use crate::table::any::{AnyTable, FormatReadOptions};
+use crate::table::TableReaderOptions;
 
 pub(crate) struct TableCache {
     dir: PathBuf,
@@ -28,13 +29,15 @@ pub(crate) struct TableCache {
     paranoid: bool,
     cache_index_and_filter_blocks: bool,
     pin_l0: bool,
+    mmap: bool,
+    fopts: FormatReadOptions,
     capacity: Option<usize>,
     lru: Mutex<Lru>,
 }
 
 #[derive(Default)]
 struct Lru {
-    map: HashMap<u64, (Arc<Table>, u64)>,
+    map: HashMap<u64, (AnyTable, u64)>,
     tick: u64,
 }
 
@@ -61,14 +64,27 @@ impl TableCache {
             paranoid: opts.paranoid_checks,
             cache_index_and_filter_blocks: opts.cache_index_and_filter_blocks,
             pin_l0: opts.cache_index_and_filter_blocks && opts.pin_l0_filter_and_index_blocks_in_cache,
+            mmap: opts.allow_mmap_reads,
+            fopts: FormatReadOptions {
+                plain: match &opts.table_factory {
+                    crate::options::TableFactory::Plain(p) => p.clone(),
+                    _ => Default::default(),
+                },
+                prefix_extractor: opts.prefix_extractor.clone(),
+            },
             capacity,
             lru: Mutex::new(Lru::default()),
         }
     }
 
-    pub(crate) fn open_table(&self, number: u64, expected_size: u64, level0: bool) -> Result<Arc<Table>> {
+    pub(crate) fn open_table(&self, number: u64, expected_size: u64, level0: bool) -> Result<AnyTable> {
         let path = table_name(&self.dir, number);
-        let file = self.fs.open_random(&path).map_err(|e| match e {
+        let opened = if self.mmap {
+            self.fs.open_random_mmap(&path)
+        } else {
+            self.fs.open_random(&path)
+        };
+        let file = opened.map_err(|e| match e {
             Error::Io { file, source } if source.kind() == std::io::ErrorKind::NotFound => {
                 Error::corruption(file, None, "table file referenced by the MANIFEST is missing")
             }
@@ -82,7 +98,7 @@ impl TableCache {
                 format!("table file size is {size} but the MANIFEST records {expected_size}"),
             ));
         }
-        let t = Table::open(
+        let t = AnyTable::open(
             file,
             name_of(&path),
             size,
@@ -95,12 +111,13 @@ impl TableCache {
                 cache_index_and_filter_blocks: self.cache_index_and_filter_blocks,
                 pin_index_and_filter_in_cache: self.pin_l0 && level0,
             },
+            &self.fopts,
         )?;
         Ok(t)
     }
 
     /// The table of a live file, opening it if needed.
-    pub(crate) fn get(&self, f: &FileMeta) -> Result<Arc<Table>> {
+    pub(crate) fn get(&self, f: &FileMeta) -> Result<AnyTable> {
         let cap = match self.capacity {
             None => {
                 if let Some(t) = f.table.get() {
@@ -135,7 +152,7 @@ impl TableCache {
     }
 
     /// The table of a live file if it is open (does not open it).
-    pub(crate) fn peek(&self, f: &FileMeta) -> Option<Arc<Table>> {
+    pub(crate) fn peek(&self, f: &FileMeta) -> Option<AnyTable> {
         match self.capacity {
             None => f.table.get().cloned(),
             Some(_) => self.lru.lock().map.get(&f.number()).map(|e| e.0.clone()),

@@ -15,7 +15,7 @@ use crate::fs::{name_of, FileSystem};
 use crate::key::{user_key, InternalKeyComparator};
 use crate::log;
 use crate::options::WalRecoveryMode;
-use crate::table::Table;
+use crate::table::any::AnyTable;
 use crate::version_edit::{FileMetaData, VersionEdit};
 
 /// Collects numbers of table files that became obsolete (removed by a synced MANIFEST edit and
@@ -35,7 +35,7 @@ impl Reaper {
 pub(crate) struct FileMeta {
     pub meta: FileMetaData,
     /// The opened table, pinned here when the table cache is unbounded.
-    pub table: OnceLock<Arc<Table>>,
+    pub table: OnceLock<AnyTable>,
     /// The table's fragmented range tombstones (None: it has none), loaded on first use.
     pub range_dels: OnceLock<Option<Arc<crate::range_del::FragmentedRangeTombstoneList>>>,
     /// Set once a synced MANIFEST edit removed this file.

@@ -5,9 +5,7 @@
 use std::sync::Arc;
 
 use super::cuckoo::{CuckooTable, CuckooTableBuilder, CuckooTableIterator};
-use super::format::{
-    BLOCK_BASED_MAGIC, CUCKOO_MAGIC, LEGACY_BLOCK_BASED_MAGIC, LEGACY_PLAIN_MAGIC, PLAIN_MAGIC,
-};
+use super::format::{BLOCK_BASED_MAGIC, CUCKOO_MAGIC, LEGACY_BLOCK_BASED_MAGIC, LEGACY_PLAIN_MAGIC, PLAIN_MAGIC};
 use super::plain::{PlainTable, PlainTableBuilder, PlainTableIterator, PlainTableOptions};
 use super::{Table, TableBuilder, TableInfo, TableIterator, TableProperties, TableReaderOptions};
 use crate::error::{Error, Result};

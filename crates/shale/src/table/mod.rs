@@ -7,6 +7,7 @@
 
 #![allow(dead_code)] // the engine modules using this API are built in parallel branches
 
+pub(crate) mod any;
 pub(crate) mod block;
 pub(crate) mod builder;
 pub(crate) mod cuckoo;
