@@ -194,7 +194,9 @@ impl AnyTable {
     }
 }
 
-/// An iterator over a table of any format.
+/// An iterator over a table of any format. Not boxed per variant: the block-based one is the
+/// hot path and lives inline in the level iterator.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum AnyTableIterator {
     Block(TableIterator),
     Plain(PlainTableIterator),
