@@ -50,6 +50,19 @@ pub(crate) trait KeyComparator: Send + Sync {
     fn compare(&self, a: &[u8], b: &[u8]) -> Ordering;
 }
 
+/// A cache hint: start loading the line at `p` (any address, null included).
+#[inline(always)]
+fn prefetch(p: *const Node) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `_mm_prefetch` is only a cache hint: it never faults and has no effect on program
+    // semantics, whatever the address. SSE is baseline on x86_64.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// Opaque node: only `next[0]` is a Rust field, everything else is reached by pointer offsets.
 #[repr(C)]
 pub(crate) struct Node {
@@ -506,6 +519,10 @@ impl<C: KeyComparator> SkipList<C> {
                 return Some((before, next));
             }
             self.prefetch_after(next, level);
+            // The caller goes on one level down from `before` if `next` is too big.
+            if level > 0 {
+                prefetch(self.next(before, level - 1));
+            }
             match self.cmp_node(next, key) {
                 Ordering::Less => before = next,
                 Ordering::Greater => return Some((before, next)),
@@ -526,6 +543,11 @@ impl<C: KeyComparator> SkipList<C> {
                 Ordering::Greater
             } else {
                 self.prefetch_after(next, level);
+                // Also start loading the node one level down: it is the next candidate if `next`
+                // turns out to be too big (the link is in `x`, already in cache).
+                if level > 0 {
+                    prefetch(self.next(x, level - 1));
+                }
                 self.cmp_node(next, key)
             };
             match ord {
@@ -552,6 +574,9 @@ impl<C: KeyComparator> SkipList<C> {
             let next = self.next(x, level);
             if next != last_not_after && !next.is_null() {
                 self.prefetch_after(next, level);
+                if level > 0 {
+                    prefetch(self.next(x, level - 1));
+                }
                 match self.cmp_node(next, key) {
                     Ordering::Less => {
                         x = next;
