@@ -103,6 +103,27 @@ pub fn table_read(data: &[u8]) -> Result<usize> {
     Ok(n)
 }
 
+/// Open `data` as a CuckooTable file and read it: verify, full scan both ways, point lookups
+/// (single and batched) of a key taken from the input.
+pub fn cuckoo_table_read(data: &[u8]) -> Result<usize> {
+    let t = Arc::new(crate::table::cuckoo::CuckooTable::from_bytes(
+        data.to_vec(),
+        "000009.sst".into(),
+        InternalKeyComparator::default(),
+    )?);
+    let verified = t.verify();
+    let probe: Vec<u8> = data.iter().take(16).copied().collect();
+    let mut it = t.iter();
+    let n = exercise(&mut it, &probe)?;
+    for len in [8, 16] {
+        let uk = &probe[..len.min(probe.len())];
+        let _ = t.get(&crate::key::make_internal_key(uk, crate::key::MAX_SEQUENCE, 0xff))?;
+        let _ = t.multi_get(&[uk, &probe], crate::key::MAX_SEQUENCE, |_, _, _| {})?;
+    }
+    verified?;
+    Ok(n)
+}
+
 struct Count(usize);
 
 impl BatchHandler for Count {

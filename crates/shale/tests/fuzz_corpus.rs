@@ -89,6 +89,13 @@ fn table_reader_corpus() {
 }
 
 #[test]
+fn cuckoo_reader_corpus() {
+    run("cuckoo_reader", 400, |d| {
+        let _ = fuzzing::cuckoo_table_read(d);
+    });
+}
+
+#[test]
 fn wal_replay_corpus() {
     run("wal_replay", 60, |d| {
         let (mode, w) = d.split_first().map(|(s, b)| (*s, b)).unwrap_or((0, d));
@@ -114,6 +121,9 @@ fn seeds_decode_cleanly() {
     // The unmutated seeds are valid files: they must decode without error.
     for s in seeds("table_reader") {
         fuzzing::table_read(&s).unwrap();
+    }
+    for s in seeds("cuckoo_reader") {
+        fuzzing::cuckoo_table_read(&s).unwrap();
     }
     for s in seeds("write_batch") {
         fuzzing::write_batch_decode(&s).unwrap();
