@@ -207,6 +207,10 @@ pub(crate) fn resume(db: &Arc<DbInner>) -> Result<()> {
             return Ok(());
         }
         st.bg_error = None;
+        // Whatever failed, leave the current WAL: a failed append may have left a torn record
+        // in it, and a record written after that would be lost to recovery (point-in-time
+        // replay stops at the tear; skipping corrupted records drops the rest of its block).
+        st.wal_switch_pending = true;
     }
     db.work_cv.notify_all();
     super::flush::flush_and_wait(db)

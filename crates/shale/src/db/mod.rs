@@ -111,6 +111,9 @@ pub(crate) struct DbState {
     /// Callers waiting for every immutable memtable to be flushed (`flush()`, shutdown): while
     /// non-zero a flush does not wait for `min_write_buffer_number_to_merge` memtables.
     pub flush_requests: usize,
+    /// `resume()` after a background error: the next forced switch starts a new WAL even when
+    /// the memtable is empty (the current WAL may end in a torn record; nothing may follow it).
+    pub wal_switch_pending: bool,
     pub compactions_running: usize,
     pub being_compacted: HashSet<u64>,
     /// Output level and key range of each running compaction, by id.

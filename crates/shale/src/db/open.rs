@@ -223,6 +223,7 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
             compaction_retry_delay: super::background::FIRST_RETRY_DELAY,
             flush_running: false,
             flush_requests: 0,
+            wal_switch_pending: false,
             compactions_running: 0,
             being_compacted: HashSet::new(),
             running_compactions: Vec::new(),

@@ -224,7 +224,7 @@ fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
 fn switch_now(db: &Arc<DbInner>) -> Result<()> {
     let mut st = db.state.lock();
     DbInner::check_bg_error(&st)?;
-    if st.mem.num_entries() == 0 && st.mem.range_dels.is_empty() {
+    if st.mem.num_entries() == 0 && st.mem.range_dels.is_empty() && !st.wal_switch_pending {
         return Ok(());
     }
     // wait for room in the immutable list
@@ -372,6 +372,7 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState) -> Result<()>
         st.bg_error = Some(e.clone());
         return Err(e);
     }
+    st.wal_switch_pending = false;
     let new_mem = db.new_memtable();
     let old = std::mem::replace(&mut st.mem, new_mem);
     old.mark_immutable();
