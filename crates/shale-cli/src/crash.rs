@@ -393,31 +393,10 @@ fn power_loss_inner(fl: &Flags) -> Result<(), String> {
             let db = DB::open(&opts, dir).map_err(|e| fail(round, format!("reopen after power loss: {e}")))?;
             let got = dump(&db, max_key).map_err(|e| fail(round, e))?;
             keys_checked += max_key;
-            // Replay the history, tracking how many keys differ from what was recovered.
-            let differs = |st: &BTreeMap<u64, u32>, k: u64| st.get(&k) != got.get(&k);
-            let mut cur = durable.clone();
-            let mut ndiff = cur
-                .keys()
-                .chain(got.keys())
-                .filter(|k| differs(&cur, **k))
-                .collect::<std::collections::BTreeSet<_>>()
-                .len();
-            let mut best = (ndiff == 0).then_some(0usize);
-            for (i, step) in history.iter().enumerate() {
-                for &(k, v) in step {
-                    let before = differs(&cur, k);
-                    if v == 0 {
-                        cur.remove(&k);
-                    } else {
-                        cur.insert(k, v);
-                    }
-                    let after = differs(&cur, k);
-                    ndiff = ndiff + after as usize - before as usize;
-                }
-                if ndiff == 0 {
-                    best = Some(i + 1);
-                }
-            }
+            // The longest prefix of the history whose state is what was recovered.
+            let best = crate::powerloss_mt::matching_prefixes(&durable, history.iter(), &got, 1, 0)
+                .last()
+                .copied();
             match best {
                 None => {
                     return Err(fail(

@@ -21,13 +21,13 @@ use std::time::{Duration, Instant};
 
 use shale::{MemFs, WriteOptions, DB};
 
-use crate::crash::{dump, pl_write};
+use crate::crash::{dump, pl_write, Step};
 use crate::flags::Flags;
 use crate::hookfs::{Cutter, HookFs};
 use crate::stress::{random_options, BuggyFs, Rng};
 
 struct Rec {
-    step: Vec<(u64, u32)>,
+    step: Step,
     start: u64,
     ticket: u64,
 }
@@ -39,9 +39,15 @@ struct ThreadLog {
     last_synced: usize,
 }
 
-/// Lengths of the prefixes of `recs` after which `base` updated by them equals `got` on the
-/// keys of the thread (`k % n == t`).
-fn matching_prefixes(base: &BTreeMap<u64, u32>, recs: &[Rec], got: &BTreeMap<u64, u32>, n: u64, t: u64) -> Vec<usize> {
+/// Lengths of the prefixes of `steps` after which `base` updated by them equals `got` on the
+/// keys of the thread (`k % n == t`; `n = 1`: all keys), in increasing order.
+pub(crate) fn matching_prefixes<'a>(
+    base: &BTreeMap<u64, u32>,
+    steps: impl Iterator<Item = &'a Step>,
+    got: &BTreeMap<u64, u32>,
+    n: u64,
+    t: u64,
+) -> Vec<usize> {
     let mine = |k: &u64| *k % n == t;
     let differs = |st: &BTreeMap<u64, u32>, k: u64| st.get(&k) != got.get(&k);
     let mut cur: BTreeMap<u64, u32> = base.iter().filter(|(k, _)| mine(k)).map(|(k, v)| (*k, *v)).collect();
@@ -55,8 +61,8 @@ fn matching_prefixes(base: &BTreeMap<u64, u32>, recs: &[Rec], got: &BTreeMap<u64
     if ndiff == 0 {
         out.push(0);
     }
-    for (i, r) in recs.iter().enumerate() {
-        for &(k, v) in &r.step {
+    for (i, step) in steps.enumerate() {
+        for &(k, v) in step {
             let before = differs(&cur, k);
             if v == 0 {
                 cur.remove(&k);
@@ -203,7 +209,7 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
             // Per thread: which prefixes of its writes the recovered state matches.
             let mut matches = Vec::new();
             for (t, log) in logs.iter().enumerate() {
-                let m = matching_prefixes(&durable, &log.recs, &got, n, t as u64);
+                let m = matching_prefixes(&durable, log.recs.iter().map(|r| &r.step), &got, n, t as u64);
                 if m.is_empty() {
                     return Err(fail(
                         round,
