@@ -254,6 +254,24 @@ impl MemRangeDels {
         *self.cached.write() = Arc::new(list);
     }
 
+    /// The newest tombstone seqno `<= read_seq` covering `key` (0: none), read under the
+    /// cache's read lock without cloning the list (the point-lookup path).
+    #[inline]
+    pub(crate) fn max_covering_seq(
+        &self,
+        icmp: &InternalKeyComparator,
+        key: &[u8],
+        read_seq: SequenceNumber,
+    ) -> SequenceNumber {
+        if self.is_empty() {
+            return 0;
+        }
+        if self.dirty.load(AO::Acquire) {
+            self.refresh(icmp);
+        }
+        self.cached.read().max_covering_seq(icmp, key, read_seq)
+    }
+
     /// The fragmented list (None when there are no tombstones). Rebuilds only if a writer has
     /// not refreshed yet (e.g. during recovery).
     #[inline]

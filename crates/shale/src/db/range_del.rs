@@ -193,7 +193,7 @@ pub(crate) fn mem_lookup(
     lookup: &[u8],
 ) -> Result<Option<Option<Vec<u8>>>> {
     if !m.range_dels.is_empty() {
-        chain.add_tombstones(m.range_dels.fragmented(&db.icmp).as_deref(), &db.icmp, key, seq);
+        chain.max_tomb = chain.max_tomb.max(m.range_dels.max_covering_seq(&db.icmp, key, seq));
     }
     if chain.max_tomb == 0 {
         use crate::memtable::MemGet;
