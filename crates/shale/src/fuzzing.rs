@@ -124,6 +124,69 @@ pub fn cuckoo_table_read(data: &[u8]) -> Result<usize> {
     Ok(n)
 }
 
+/// Open `data` as a PlainTable file (with the prefix extractor its properties name, and in
+/// full-scan mode without one) and read it: a forward scan, seeks and a point lookup of a key
+/// taken from the input (plain iterators move forward only).
+pub fn plain_table_read(data: &[u8]) -> Result<usize> {
+    use crate::table::plain::{PlainTable, PlainTableOptions};
+    let fs = MemFs::new();
+    let path = std::path::Path::new("/fuzz/000011.sst");
+    fs.create_dir_all(path.parent().unwrap())?;
+    let mut w = fs.new_writable(path)?;
+    w.append(data)?;
+    w.sync()?;
+    drop(w);
+    let probe: Vec<u8> = data.iter().take(16).copied().collect();
+    let mut n = 0;
+    let attempts: [(Option<Arc<dyn crate::slice_transform::SliceTransform>>, bool); 2] = [
+        (Some(crate::slice_transform::new_fixed_prefix_transform(8)), false),
+        (None, true),
+    ];
+    let mut first_err = None;
+    for (prefix, full_scan) in attempts {
+        let plain = PlainTableOptions {
+            full_scan_mode: full_scan,
+            ..Default::default()
+        };
+        let file = fs.open_random(path)?;
+        let t = match PlainTable::open(
+            file,
+            "000011.sst".into(),
+            data.len() as u64,
+            &TableReaderOptions::default(),
+            &plain,
+            prefix,
+        ) {
+            Ok(t) => Arc::new(t),
+            Err(e) => {
+                first_err.get_or_insert(e);
+                continue;
+            }
+        };
+        let mut it = t.iter();
+        it.seek_to_first();
+        while it.valid() && n < 100_000 {
+            let _ = (it.key().len(), it.value().len());
+            n += 1;
+            it.next();
+        }
+        it.status()?;
+        it.seek(&probe);
+        if it.valid() {
+            it.next();
+        }
+        let mut lookup = probe.clone();
+        lookup.extend_from_slice(&u64::MAX.to_le_bytes());
+        if !full_scan {
+            let _ = t.get(&lookup)?;
+        }
+    }
+    match first_err {
+        Some(e) if n == 0 => Err(e),
+        _ => Ok(n),
+    }
+}
+
 struct Count(usize);
 
 impl BatchHandler for Count {

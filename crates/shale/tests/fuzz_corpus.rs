@@ -96,6 +96,13 @@ fn cuckoo_reader_corpus() {
 }
 
 #[test]
+fn plain_reader_corpus() {
+    run("plain_reader", 400, |d| {
+        let _ = fuzzing::plain_table_read(d);
+    });
+}
+
+#[test]
 fn wal_replay_corpus() {
     run("wal_replay", 60, |d| {
         let (mode, w) = d.split_first().map(|(s, b)| (*s, b)).unwrap_or((0, d));
@@ -124,6 +131,9 @@ fn seeds_decode_cleanly() {
     }
     for s in seeds("cuckoo_reader") {
         fuzzing::cuckoo_table_read(&s).unwrap();
+    }
+    for s in seeds("plain_reader") {
+        assert!(fuzzing::plain_table_read(&s).unwrap() > 0, "the plain seed reads no entry");
     }
     for s in seeds("write_batch") {
         fuzzing::write_batch_decode(&s).unwrap();
