@@ -10,6 +10,7 @@ mod flush;
 mod iter;
 mod level_targets;
 mod open;
+mod options_file;
 mod props;
 mod range_del;
 mod read;
