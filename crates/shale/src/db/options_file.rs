@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::filename::{parse_file_name, FileType};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::options::{ChecksumType, CompactionPri, CompressionType, Options, TableFactory, WalRecoveryMode};
 use crate::table::plain::KeyEncodingType;
@@ -233,6 +233,201 @@ pub(crate) fn write_options_file(fs: &Arc<dyn FileSystem>, dir: &Path, number: u
     Ok(())
 }
 
+/// Largest OPTIONS file read (RocksDB's are a few KiB).
+const MAX_OPTIONS_FILE: u64 = 1 << 20;
+
+/// The newest `OPTIONS-<n>` of `dir` (temp files excluded), if any.
+fn newest_options_file(fs: &Arc<dyn FileSystem>, dir: &Path) -> Result<Option<std::path::PathBuf>> {
+    let newest = fs
+        .list(dir)?
+        .into_iter()
+        .filter(|n| !n.ends_with(".dbtmp"))
+        .filter_map(|n| match parse_file_name(&n) {
+            Some(FileType::Options(num)) => Some(num),
+            _ => None,
+        })
+        .max();
+    Ok(newest.map(|n| options_file_name(dir, n)))
+}
+
+/// Apply the newest OPTIONS file of `dir` to `opts`, as RocksDB's `ldb` loads it: the table
+/// factory and its options, the prefix extractor, a built-in comparator or merge operator, and
+/// `allow_mmap_reads`. Returns false if there is no OPTIONS file.
+pub(crate) fn apply_latest(fs: &Arc<dyn FileSystem>, dir: &Path, opts: &mut Options) -> Result<bool> {
+    let Some(path) = newest_options_file(fs, dir)? else {
+        return Ok(false);
+    };
+    let name = crate::fs::name_of(&path);
+    let size = fs.file_size(&path)?;
+    if size > MAX_OPTIONS_FILE {
+        return Err(Error::corruption(
+            name,
+            Some(0),
+            format!("OPTIONS file of {size} bytes (more than {MAX_OPTIONS_FILE})"),
+        ));
+    }
+    let text = fs.read_all(&path)?;
+    apply(&text, &name, opts)?;
+    Ok(true)
+}
+
+/// Which section of an OPTIONS file a line is in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Section {
+    Other,
+    Db,
+    Cf,
+    Plain,
+    Cuckoo,
+}
+
+/// `{id=X;...}` (the object syntax of newer RocksDB versions) gives `X`; a plain value is itself.
+fn object_id(v: &str) -> &str {
+    match v.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
+        Some(body) => body
+            .split(';')
+            .find_map(|kv| kv.trim().strip_prefix("id="))
+            .unwrap_or(""),
+        None => v,
+    }
+}
+
+/// Apply the text of an OPTIONS file (see [`apply_latest`]); a line that is neither a comment,
+/// a section header nor `key=value`, or a value that does not parse, is Corruption at its offset.
+pub(crate) fn apply(text: &[u8], file: &str, opts: &mut Options) -> Result<()> {
+    let mut section = Section::Other;
+    let mut kv: Vec<(Section, String, String, u64)> = Vec::new();
+    let mut off = 0u64;
+    for raw in text.split(|&b| b == b'\n') {
+        let line_off = off;
+        off += raw.len() as u64 + 1;
+        let line = std::str::from_utf8(raw)
+            .map_err(|_| Error::corruption(file, Some(line_off), "OPTIONS line is not UTF-8"))?
+            .trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(h) = line.strip_prefix('[') {
+            let h = h
+                .strip_suffix(']')
+                .ok_or_else(|| Error::corruption(file, Some(line_off), format!("bad section header {line:?}")))?;
+            section = match h {
+                "DBOptions" => Section::Db,
+                "CFOptions \"default\"" => Section::Cf,
+                "TableOptions/PlainTable \"default\"" => Section::Plain,
+                "TableOptions/CuckooTable \"default\"" => Section::Cuckoo,
+                _ => Section::Other,
+            };
+            continue;
+        }
+        let (k, v) = line.split_once('=').ok_or_else(|| {
+            Error::corruption(file, Some(line_off), format!("OPTIONS line {line:?} is not key=value"))
+        })?;
+        if section != Section::Other {
+            kv.push((section, k.trim().to_string(), v.trim().to_string(), line_off));
+        }
+    }
+    let bad = |k: &str, v: &str, at: u64| Error::corruption(file, Some(at), format!("bad value {v:?} for {k}"));
+    fn num<T: std::str::FromStr>(v: &str) -> Option<T> {
+        v.parse().ok()
+    }
+    let boolean = |v: &str| match v {
+        "true" | "1" => Some(true),
+        "false" | "0" => Some(false),
+        _ => None,
+    };
+    let mut plain = crate::table::plain::PlainTableOptions::default();
+    let mut cuckoo = crate::table::cuckoo::CuckooTableOptions::default();
+    let mut factory = None;
+    for (sec, k, v, at) in &kv {
+        let (k, v, at) = (k.as_str(), v.as_str(), *at);
+        let ok = match (sec, k) {
+            (Section::Db, "allow_mmap_reads") => boolean(v).map(|b| opts.allow_mmap_reads = b),
+            (Section::Cf, "table_factory") => {
+                factory = Some((object_id(v).to_string(), at));
+                Some(())
+            }
+            (Section::Cf, "prefix_extractor") => match object_id(v) {
+                "nullptr" | "" => {
+                    opts.prefix_extractor = None;
+                    Some(())
+                }
+                name => {
+                    // newer RocksDB: {id=rocksdb.FixedPrefix;length=8}
+                    let len = v.split(';').find_map(|kv| {
+                        let kv = kv.trim().trim_start_matches('{').trim_end_matches('}');
+                        kv.strip_prefix("length=").or_else(|| kv.strip_prefix("cap_len="))
+                    });
+                    let full = match len {
+                        Some(l) if !name.ends_with(&format!(".{l}")) => format!("{name}.{l}"),
+                        _ => name.to_string(),
+                    };
+                    match crate::slice_transform::slice_transform_from_name(&full) {
+                        Some(t) => {
+                            opts.prefix_extractor = Some(t);
+                            Some(())
+                        }
+                        None => {
+                            return Err(Error::NotSupported(format!(
+                                "{file}: prefix_extractor {v} is not a built-in Shale knows"
+                            )))
+                        }
+                    }
+                }
+            },
+            (Section::Cf, "comparator") => {
+                let c: Option<Arc<dyn crate::key::Comparator>> = match v {
+                    "leveldb.BytewiseComparator" => Some(Arc::new(crate::key::BytewiseComparator)),
+                    "rocksdb.ReverseBytewiseComparator" => Some(Arc::new(crate::key::ReverseBytewiseComparator)),
+                    "rocksdb.Uint64Comparator" => Some(Arc::new(crate::key::Uint64Comparator)),
+                    _ => None,
+                };
+                if let Some(c) = c {
+                    opts.comparator = c;
+                }
+                Some(())
+            }
+            (Section::Cf, "merge_operator") => {
+                if let Some(m) = crate::merge::merge_operator_by_name(object_id(v)) {
+                    opts.merge_operator = Some(m);
+                }
+                Some(())
+            }
+            (Section::Plain, "user_key_len") => num(v).map(|x| plain.user_key_len = x),
+            (Section::Plain, "bloom_bits_per_key") => num(v).map(|x| plain.bloom_bits_per_key = x),
+            (Section::Plain, "hash_table_ratio") => num(v).map(|x| plain.hash_table_ratio = x),
+            (Section::Plain, "index_sparseness") => num(v).map(|x| plain.index_sparseness = x),
+            (Section::Plain, "huge_page_tlb_size") => num(v).map(|x| plain.huge_page_tlb_size = x),
+            (Section::Plain, "encoding_type") => match v {
+                "kPlain" => Some(KeyEncodingType::Plain),
+                "kPrefix" => Some(KeyEncodingType::Prefix),
+                _ => None,
+            }
+            .map(|e| plain.encoding_type = e),
+            (Section::Plain, "full_scan_mode") => boolean(v).map(|b| plain.full_scan_mode = b),
+            (Section::Plain, "store_index_in_file") => boolean(v).map(|b| plain.store_index_in_file = b),
+            (Section::Cuckoo, "hash_table_ratio") => num(v).map(|x| cuckoo.hash_table_ratio = x),
+            (Section::Cuckoo, "max_search_depth") => num(v).map(|x| cuckoo.max_search_depth = x),
+            (Section::Cuckoo, "cuckoo_block_size") => num(v).map(|x| cuckoo.cuckoo_block_size = x),
+            (Section::Cuckoo, "identity_as_first_hash") => boolean(v).map(|b| cuckoo.identity_as_first_hash = b),
+            (Section::Cuckoo, "use_module_hash") => boolean(v).map(|b| cuckoo.use_module_hash = b),
+            _ => Some(()),
+        };
+        if ok.is_none() {
+            return Err(bad(k, v, at));
+        }
+    }
+    if let Some((f, at)) = factory {
+        opts.table_factory = match f.as_str() {
+            "BlockBasedTable" => TableFactory::BlockBased,
+            "PlainTable" => TableFactory::Plain(plain),
+            "CuckooTable" => TableFactory::Cuckoo(cuckoo),
+            _ => return Err(bad("table_factory", &f, at)),
+        };
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,5 +495,94 @@ mod tests {
         let mut names = fs.list(dir).unwrap();
         names.sort();
         assert_eq!(names, vec!["OPTIONS-000009".to_string(), "OPTIONS-000012".to_string()]);
+    }
+    #[test]
+    fn loads_what_it_writes_and_rocksdb_spellings() {
+        let mut o = Options::default();
+        o.set_prefix_extractor(crate::slice_transform::new_fixed_prefix_transform(8));
+        o.set_plain_table_factory(&crate::table::plain::PlainTableOptions {
+            user_key_len: 16,
+            hash_table_ratio: 0.5,
+            encoding_type: KeyEncodingType::Prefix,
+            ..Default::default()
+        });
+        o.allow_mmap_reads = true;
+        let mut back = Options::default();
+        apply(render(&o).as_bytes(), "OPTIONS-000009", &mut back).unwrap();
+        assert!(back.allow_mmap_reads);
+        assert_eq!(back.prefix_extractor.as_ref().unwrap().name(), "rocksdb.FixedPrefix.8");
+        match &back.table_factory {
+            TableFactory::Plain(p) => {
+                assert_eq!(p.user_key_len, 16);
+                assert_eq!(p.hash_table_ratio, 0.5);
+                assert_eq!(p.encoding_type, KeyEncodingType::Prefix);
+            }
+            f => panic!("{f:?}"),
+        }
+        // the object syntax of newer RocksDB versions, a merge operator, a cuckoo section
+        let text = "[CFOptions \"default\"]\n  prefix_extractor={id=rocksdb.CappedPrefix;cap_len=4}\n  \
+                    merge_operator={id=StringAppendOperator;delimiter=,}\n  table_factory=CuckooTable\n\
+                    [TableOptions/CuckooTable \"default\"]\n  identity_as_first_hash=true\n  cuckoo_block_size=3\n";
+        let mut back = Options::default();
+        apply(text.as_bytes(), "f", &mut back).unwrap();
+        assert_eq!(back.prefix_extractor.as_ref().unwrap().name(), "rocksdb.CappedPrefix.4");
+        assert_eq!(back.merge_operator.as_ref().unwrap().name(), "StringAppendOperator");
+        match &back.table_factory {
+            TableFactory::Cuckoo(c) => {
+                assert!(c.identity_as_first_hash);
+                assert_eq!(c.cuckoo_block_size, 3);
+            }
+            f => panic!("{f:?}"),
+        }
+    }
+
+    #[test]
+    fn malformed_options_files_are_corruption_at_the_line() {
+        let cases: [(&str, u64); 4] = [
+            ("[DBOptions]\n  allow_mmap_reads=maybe\n", 12),
+            ("[Version]\nno equals sign\n", 10),
+            ("[CFOptions \"default\"\n", 0),
+            ("[CFOptions \"default\"]\n  table_factory=Mystery\n", 22),
+        ];
+        for (text, at) in cases {
+            let e = apply(text.as_bytes(), "OPTIONS-000005", &mut Options::default()).unwrap_err();
+            match &e {
+                crate::error::Error::Corruption { file, offset, .. } => {
+                    assert_eq!((file.as_str(), *offset), ("OPTIONS-000005", Some(at)), "{text:?}: {e}")
+                }
+                _ => panic!("{text:?}: {e}"),
+            }
+        }
+        let e = apply(
+            b"[CFOptions \"default\"]\n prefix_extractor=my.own\n",
+            "f",
+            &mut Options::default(),
+        )
+        .unwrap_err();
+        assert!(e.is_not_supported() && e.to_string().contains("my.own"), "{e}");
+        // a number too large for its field
+        let e = apply(
+            b"[TableOptions/PlainTable \"default\"]\n user_key_len=99999999999\n",
+            "f",
+            &mut Options::default(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("user_key_len"), "{e}");
+    }
+
+    #[test]
+    fn apply_latest_takes_the_newest_file() {
+        let fs: Arc<dyn FileSystem> = Arc::new(MemFs::new());
+        let dir = Path::new("/db");
+        fs.create_dir_all(dir).unwrap();
+        let mut o = Options::default();
+        assert!(!apply_latest(&fs, dir, &mut o).unwrap());
+        o.set_cuckoo_table_factory(&Default::default());
+        write_options_file(&fs, dir, 4, &o).unwrap();
+        o.set_plain_table_factory(&Default::default());
+        write_options_file(&fs, dir, 10, &o).unwrap();
+        let mut back = Options::default();
+        assert!(apply_latest(&fs, dir, &mut back).unwrap());
+        assert!(matches!(back.table_factory, TableFactory::Plain(_)));
     }
 }
