@@ -327,8 +327,14 @@ fn properties_text(t: &AnyTable) -> String {
                     || name == "rocksdb.fixed.key.length"
                     || name == "rocksdb.prefix.extractor.name";
                 if own {
+                    // fixed-width little-endian integers and flags as numbers (as RocksDB
+                    // writes them), names as text, anything else (the empty key) as hex
                     let text = if v.iter().all(|b| b.is_ascii_graphic()) {
                         printable(v)
+                    } else if matches!(v.len(), 1 | 4 | 8) && !name.ends_with("empty.key") {
+                        let mut b = [0u8; 8];
+                        b[..v.len()].copy_from_slice(v);
+                        u64::from_le_bytes(b).to_string()
                     } else {
                         hex_upper(v)
                     };
