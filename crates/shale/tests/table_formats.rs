@@ -500,3 +500,85 @@ fn posix_with_mmap_reads() {
             .starts_with("OPTIONS-")));
     }
 }
+
+/// A cuckoo table holds one entry per user key: a flush that must keep an older version for a
+/// live snapshot fails (NotSupported, as RocksDB's cuckoo builder), acknowledged writes stay
+/// readable, and a reopen (no snapshots) flushes them into cuckoo tables after all.
+#[test]
+fn cuckoo_flush_under_a_snapshot_fails_cleanly() {
+    let fs = MemFs::new();
+    let mut o = cuckoo(&fs);
+    o.write_buffer_size = 1 << 20;
+    let db = DB::open(&o, dir()).unwrap();
+    let mut m = Model::new();
+    for i in 0..50 {
+        db.put(fixed_key(i), value(0, i)).unwrap();
+        m.insert(fixed_key(i), value(0, i));
+    }
+    let snap = db.snapshot();
+    for i in 0..50 {
+        db.put(fixed_key(i), value(1, i)).unwrap();
+        m.insert(fixed_key(i), value(1, i));
+    }
+    let e = db.flush().expect_err("two versions of a key in one cuckoo table");
+    assert!(e.to_string().contains("one entry per user key"), "{e}");
+    assert_model(&db, &m, "after the failed flush");
+    let mut ro = ReadOptions::default();
+    ro.set_snapshot(&snap);
+    assert_eq!(db.get_opt(fixed_key(3), &ro).unwrap(), Some(value(0, 3)));
+    drop(ro);
+    drop(snap);
+    drop(db);
+    let db = DB::open(&o, dir()).unwrap();
+    assert_model(&db, &m, "reopened");
+    db.flush().unwrap();
+    assert!(!table_formats(&fs).is_empty());
+    assert!(table_formats(&fs).iter().all(|f| *f == "cuckoo"));
+    drop(db);
+    let db = DB::open(&o, dir()).unwrap();
+    assert_model(&db, &m, "reopened after the flush");
+}
+
+/// Every read-write open writes a new OPTIONS file naming the factory, through a temp file: a
+/// failed write fails the open and leaves the finished files alone; the next open cleans up
+/// and keeps the newest two.
+#[test]
+fn options_file_per_open_written_through_a_temp_file() {
+    let mem = MemFs::new();
+    let ffs = shale::FaultFs::new(Arc::new(mem.clone()));
+    let mut o = cuckoo(&mem);
+    o.env = Arc::new(ffs.clone());
+    let options_files = || -> Vec<String> {
+        let mut v: Vec<String> = mem
+            .list(dir())
+            .unwrap()
+            .into_iter()
+            .filter(|n| n.starts_with("OPTIONS-"))
+            .collect();
+        v.sort();
+        v
+    };
+    drop(DB::open(&o, dir()).unwrap());
+    drop(DB::open(&o, dir()).unwrap());
+    let before = options_files();
+    assert_eq!(before.len(), 2, "{before:?}");
+    let text = String::from_utf8(mem.read_all(&dir().join(&before[1])).unwrap()).unwrap();
+    assert!(text.contains("  table_factory=CuckooTable\n"), "{text}");
+    assert!(text.contains("[TableOptions/CuckooTable \"default\"]"), "{text}");
+
+    ffs.inject(shale::FaultKind::SyncEio, Some("OPTIONS"));
+    let e = DB::open(&o, dir()).expect_err("the OPTIONS file cannot be synced");
+    assert!(e.is_io(), "{e}");
+    ffs.clear();
+    let after_fail = options_files();
+    assert!(after_fail.iter().any(|n| n.ends_with(".dbtmp")), "{after_fail:?}");
+    for n in &before {
+        assert!(after_fail.contains(n), "{n} kept after the failed write");
+    }
+    let db = DB::open(&o, dir()).unwrap();
+    db.put(fixed_key(1), value(0, 1)).unwrap();
+    let now = options_files();
+    assert_eq!(now.len(), 2, "{now:?}");
+    assert!(now.iter().all(|n| !n.ends_with(".dbtmp")));
+    assert!(now[1] > before[1], "{now:?} newer than {before:?}");
+}
