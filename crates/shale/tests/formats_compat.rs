@@ -237,6 +237,48 @@ fn check_db_bench_db(ldb: &Path, dir: &Path, o: &Options, what: &str) {
             assert_eq!(db.get(k).unwrap().as_ref(), Some(v), "{what}: get");
         }
     }
+    // the options db_bench's OPTIONS file gives are enough to read the DB (what `shale ldb` does)
+    let mut loaded = Options::default();
+    assert!(
+        shale::tools::load_options_file(dir, &mut loaded).unwrap(),
+        "{what}: OPTIONS file"
+    );
+    assert_eq!(
+        loaded.prefix_extractor.as_ref().map(|p| p.name().to_string()),
+        o.prefix_extractor.as_ref().map(|p| p.name().to_string()),
+        "{what}: prefix extractor from the OPTIONS file"
+    );
+    {
+        let db = DB::open_for_read_only(&loaded, dir, false).unwrap();
+        assert_same(
+            &shale_dump(&db),
+            &expect,
+            &format!("{what}: opened with the OPTIONS file's options"),
+        );
+    }
+    // Shale's sst_dump checks and scans RocksDB's tables
+    let tables = file_names(dir, |n| n.ends_with(".sst")).len();
+    let dump = |command: &str| {
+        let o = shale::tools::SstDumpOptions {
+            command: command.to_string(),
+            show_properties: true,
+            ..Default::default()
+        };
+        shale::tools::sst_dump(dir, &o).unwrap()
+    };
+    let text = dump("check");
+    assert_eq!(text.matches("The file is ok").count(), tables, "{what}: {text}");
+    let entries: usize = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("# entries: "))
+        .map(|n| n.parse::<usize>().unwrap())
+        .sum();
+    let text = dump("scan");
+    assert_eq!(
+        text.lines().filter(|l| l.contains(" seq:")).count(),
+        entries,
+        "{what}: sst_dump scan"
+    );
     // read-write: Shale rewrites everything into its own tables of the same format
     let mut o = o.clone();
     o.create_if_missing = false;
