@@ -143,6 +143,12 @@ impl Cmd<'_> {
     #[allow(clippy::field_reassign_with_default)]
     fn options(&self) -> Result<Options, String> {
         let mut o = Options::default();
+        // As RocksDB's ldb: the newest OPTIONS file of an existing DB says how its tables are
+        // read (table factory, prefix extractor); flags given below still win.
+        let db = self.db_path();
+        if db.is_dir() {
+            shale::tools::load_options_file(&db, &mut o).map_err(|e| e.to_string())?;
+        }
         o.create_if_missing = self.flag("create_if_missing");
         if let Some(v) = self.opt("bloom_bits") {
             let b: i64 = v.parse().map_err(|_| "bloom_bits has an invalid value.".to_string())?;

@@ -47,8 +47,8 @@ pub use options::{
     WriteOptions,
 };
 pub use slice_transform::{
-    new_capped_prefix_transform, new_fixed_prefix_transform, new_noop_transform, CappedPrefixTransform,
-    FixedPrefixTransform, NoopTransform, SliceTransform,
+    new_capped_prefix_transform, new_fixed_prefix_transform, new_noop_transform, slice_transform_from_name,
+    CappedPrefixTransform, FixedPrefixTransform, NoopTransform, SliceTransform,
 };
 pub use table::cuckoo::CuckooTableOptions;
 pub use table::plain::{KeyEncodingType, PlainTableFactoryOptions, PlainTableOptions};

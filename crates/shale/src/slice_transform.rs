@@ -113,9 +113,54 @@ pub fn new_noop_transform() -> Arc<dyn SliceTransform> {
     Arc::new(NoopTransform)
 }
 
+/// A built-in extractor from the name RocksDB records for it (`rocksdb.FixedPrefix.<n>`,
+/// `rocksdb.CappedPrefix.<n>`, `rocksdb.Noop`), as in the `rocksdb.prefix.extractor.name` table
+/// property or an OPTIONS file; None for any other name (and for `nullptr` or an empty one).
+pub fn slice_transform_from_name(name: &str) -> Option<Arc<dyn SliceTransform>> {
+    let num = |s: &str| -> Option<usize> {
+        if s.is_empty() || s.len() > 9 || !s.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        s.parse().ok()
+    };
+    if name == "rocksdb.Noop" {
+        return Some(new_noop_transform());
+    }
+    if let Some(n) = name.strip_prefix("rocksdb.FixedPrefix.") {
+        return num(n).map(new_fixed_prefix_transform);
+    }
+    if let Some(n) = name.strip_prefix("rocksdb.CappedPrefix.") {
+        return num(n).map(new_capped_prefix_transform);
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transforms_by_name() {
+        for n in ["rocksdb.FixedPrefix.8", "rocksdb.CappedPrefix.3", "rocksdb.Noop"] {
+            assert_eq!(slice_transform_from_name(n).unwrap().name(), n);
+        }
+        assert_eq!(
+            slice_transform_from_name("rocksdb.FixedPrefix.8")
+                .unwrap()
+                .transform(b"0123456789"),
+            b"01234567"
+        );
+        for bad in [
+            "",
+            "nullptr",
+            "rocksdb.FixedPrefix.",
+            "rocksdb.FixedPrefix.-1",
+            "rocksdb.FixedPrefix.99999999999",
+            "x",
+        ] {
+            assert!(slice_transform_from_name(bad).is_none(), "{bad}");
+        }
+    }
 
     #[test]
     fn builtins_have_rocksdb_names_and_prefixes() {

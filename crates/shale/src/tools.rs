@@ -12,6 +12,8 @@ use crate::fs::{name_of, FileSystem, PosixFs};
 use crate::iterator::InternalIterator;
 use crate::key::{parse_internal_key, user_key, InternalKeyComparator};
 use crate::options::Options;
+use crate::table::any::{format_of, AnyTable, FormatReadOptions, TableFormat};
+use crate::table::plain::PlainTableOptions;
 use crate::table::{Table, TableReaderOptions};
 
 pub use crate::table::plain::tools::{write_plain_table, PlainTableReader, PlainTableWriteOptions, SstEntry};
@@ -74,23 +76,62 @@ pub struct SstDumpOptions {
     pub verify_checksum: bool,
 }
 
-fn open_sst(path: &Path) -> Result<Arc<Table>> {
+fn reader_options() -> TableReaderOptions {
+    TableReaderOptions {
+        icmp: InternalKeyComparator::default(),
+        block_cache: None,
+        cache_id: 0,
+        use_filter: true,
+        verify_checksums: true,
+        ..Default::default()
+    }
+}
+
+/// Open a table file of any format (by its magic number). A plain table built with a prefix
+/// extractor is opened with the built-in its `rocksdb.prefix.extractor.name` property names
+/// (found by a first, index-less open); one built without is opened in total order.
+fn open_sst(path: &Path) -> Result<AnyTable> {
     let fs = fs();
     let file = fs.open_random(path)?;
     let size = file.size();
-    Table::open(
-        file,
-        name_of(path),
-        size,
-        TableReaderOptions {
-            icmp: InternalKeyComparator::default(),
-            block_cache: None,
-            cache_id: 0,
-            use_filter: true,
-            verify_checksums: true,
-            ..Default::default()
-        },
-    )
+    let name = name_of(path);
+    let fopts = match format_of(&*file, &name, size)? {
+        TableFormat::Plain => {
+            let scan_only = FormatReadOptions {
+                plain: PlainTableOptions {
+                    full_scan_mode: true,
+                    ..Default::default()
+                },
+                prefix_extractor: None,
+            };
+            let probe = AnyTable::open(file.clone(), name.clone(), size, reader_options(), &scan_only)?;
+            match probe.properties().prefix_extractor_name.as_str() {
+                "" | "nullptr" => FormatReadOptions {
+                    plain: PlainTableOptions {
+                        hash_table_ratio: 0.0,
+                        ..Default::default()
+                    },
+                    prefix_extractor: None,
+                },
+                n => FormatReadOptions {
+                    plain: PlainTableOptions::default(),
+                    prefix_extractor: Some(crate::slice_transform::slice_transform_from_name(n).ok_or_else(|| {
+                        Error::NotSupported(format!("{name}: the table's prefix extractor {n} is not a built-in"))
+                    })?),
+                },
+            }
+        }
+        _ => FormatReadOptions::default(),
+    };
+    AnyTable::open(file, name, size, reader_options(), &fopts)
+}
+
+/// Apply the newest `OPTIONS-<n>` file of the database at `db` to `opts` (through `opts.env`),
+/// as RocksDB's `ldb` does: the table factory and its options, the prefix extractor, a built-in
+/// comparator or merge operator, `allow_mmap_reads`. Returns false if the DB has none.
+pub fn load_options_file(db: &Path, opts: &mut Options) -> Result<bool> {
+    let fs = opts.env.clone();
+    crate::db::apply_options_file(&fs, db, opts)
 }
 
 fn sst_files(path: &Path) -> Result<Vec<PathBuf>> {
@@ -119,7 +160,12 @@ pub fn sst_dump(path: &Path, o: &SstDumpOptions) -> Result<String> {
     for file in sst_files(path)? {
         let _ = writeln!(out, "Process {}", file.display());
         let t = open_sst(&file)?;
-        let _ = writeln!(out, "Sst file format: block-based");
+        let format = match t.format() {
+            TableFormat::BlockBased => "block-based",
+            TableFormat::Plain => "plain table",
+            TableFormat::Cuckoo => "cuckoo table",
+        };
+        let _ = writeln!(out, "Sst file format: {format}");
         let _ = writeln!(out, "from [{}] to [{}]", fmt(o.from.as_ref()), fmt(o.to.as_ref()));
         match o.command.as_str() {
             "verify" | "check" => {
@@ -137,15 +183,23 @@ pub fn sst_dump(path: &Path, o: &SstDumpOptions) -> Result<String> {
             "scan" => {
                 let mut it = t.iter(o.verify_checksum, false);
                 match &o.from {
-                    Some(f) => {
+                    // plain tables in prefix mode seek within a prefix only: they (and cuckoo
+                    // tables) are read from the start and skip keys before --from
+                    Some(f) if t.format() == TableFormat::BlockBased => {
                         let mut k = f.clone();
                         k.extend_from_slice(&((crate::key::MAX_SEQUENCE << 8) | 0xff).to_le_bytes());
                         it.seek(&k)
                     }
-                    None => it.seek_to_first(),
+                    _ => it.seek_to_first(),
                 }
                 let mut n = 0u64;
                 while it.valid() {
+                    if let Some(from) = &o.from {
+                        if user_key(it.key()) < from.as_slice() {
+                            it.next();
+                            continue;
+                        }
+                    }
                     if let Some(to) = &o.to {
                         if user_key(it.key()) >= to.as_slice() {
                             break;
@@ -171,7 +225,13 @@ pub fn sst_dump(path: &Path, o: &SstDumpOptions) -> Result<String> {
                 it.status()?;
             }
             "raw" => {
-                let dump = raw_dump(&t)?;
+                let Some(t) = t.as_block() else {
+                    return Err(Error::NotSupported(format!(
+                        "--command=raw: {} is a {format}; raw dumps are for block-based tables",
+                        file.display()
+                    )));
+                };
+                let dump = raw_dump(t)?;
                 let mut dump_path = file.clone().into_os_string();
                 dump_path.push("_dump.txt");
                 let dump_path = PathBuf::from(dump_path);
@@ -195,7 +255,7 @@ pub fn sst_dump(path: &Path, o: &SstDumpOptions) -> Result<String> {
     Ok(out)
 }
 
-fn properties_text(t: &Table) -> String {
+fn properties_text(t: &AnyTable) -> String {
     let p = t.properties();
     let mut s = String::new();
     let _ = writeln!(s, "Table Properties:");
@@ -253,8 +313,36 @@ fn properties_text(t: &Table) -> String {
     let _ = writeln!(s, "  DB session identity: {}", p.db_session_id);
     let _ = writeln!(s, "  DB host id: {}", p.db_host_id);
     let _ = writeln!(s, "  original file number: {}", p.orig_file_number);
-    let _ = writeln!(s, "  format version (footer): {}", t.format_version());
-    let _ = writeln!(s, "  checksum type (footer): {:?}", t.checksum_type());
+    match t.as_block() {
+        Some(b) => {
+            let _ = writeln!(s, "  format version (footer): {}", b.format_version());
+            let _ = writeln!(s, "  checksum type (footer): {:?}", b.checksum_type());
+        }
+        None => {
+            // the format's own properties (cuckoo layout, plain key length and encoding, ...)
+            let _ = writeln!(s, "  format properties:");
+            for (name, v) in &p.raw {
+                let own = name.starts_with("rocksdb.cuckoo.")
+                    || name.starts_with("rocksdb.plain.")
+                    || name == "rocksdb.fixed.key.length"
+                    || name == "rocksdb.prefix.extractor.name";
+                if own {
+                    // fixed-width little-endian integers and flags as numbers (as RocksDB
+                    // writes them), names as text, anything else (the empty key) as hex
+                    let text = if v.iter().all(|b| b.is_ascii_graphic()) {
+                        printable(v)
+                    } else if matches!(v.len(), 1 | 4 | 8) && !name.ends_with("empty.key") {
+                        let mut b = [0u8; 8];
+                        b[..v.len()].copy_from_slice(v);
+                        u64::from_le_bytes(b).to_string()
+                    } else {
+                        hex_upper(v)
+                    };
+                    let _ = writeln!(s, "    {name}: {text}");
+                }
+            }
+        }
+    }
     s
 }
 
@@ -273,7 +361,7 @@ fn raw_dump(t: &Arc<Table>) -> Result<String> {
         let _ = writeln!(s, "  {name}: {h:?}");
     }
     s.push('\n');
-    s.push_str(&properties_text(t));
+    s.push_str(&properties_text(&AnyTable::Block(t.clone())));
     let _ = writeln!(s, "\nData Block Details:");
     let _ = writeln!(s, "--------------------------------------");
     let mut it = t.iter(true, false);

@@ -10,6 +10,8 @@ mod flush;
 mod iter;
 mod level_targets;
 mod open;
+mod options_file;
+pub(crate) use options_file::apply_latest as apply_options_file;
 mod props;
 mod range_del;
 mod read;

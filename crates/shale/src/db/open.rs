@@ -275,10 +275,14 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
             prev_log_number: Some(0),
             ..recovered
         };
+        // The OPTIONS file's number is taken before the edit, so the MANIFEST's next file
+        // number stays above it.
+        let options_num = st.versions.new_file_number();
         let last = db.last_seq.load(Ordering::Acquire);
         st.versions.log_and_apply(&mut edit, last, opts.paranoid_checks)?;
         db.install_super_version(&st);
         delete_obsolete_files(&db, &st.versions)?;
+        super::options_file::write_options_file(&fs, path, options_num, opts)?;
         drop(st);
         background::start(&db)?;
         db.work_cv.notify_all();

@@ -1,0 +1,588 @@
+//! The `OPTIONS-NNNNNN` file: a text dump of the options a database was opened with, in the
+//! INI-like syntax of RocksDB's options parser (`[Version]`, `[DBOptions]`, `[CFOptions
+//! "default"]`, `[TableOptions/<Factory> "default"]`, body lines `  key=value`).
+//!
+//! Shale never reads it back. It exists for RocksDB's tools: `ldb` (and `rocksdict`'s
+//! `Options.load_latest`) load the newest one to learn the table factory, without which they
+//! cannot open a database of PlainTable or CuckooTable files. Only options RocksDB 7.8 knows are
+//! written, with RocksDB's spelling of their values; everything else keeps RocksDB's default.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::filename::{parse_file_name, FileType};
+use crate::error::{Error, Result};
+use crate::fs::FileSystem;
+use crate::options::{ChecksumType, CompactionPri, CompressionType, Options, TableFactory, WalRecoveryMode};
+use crate::table::plain::KeyEncodingType;
+
+/// OPTIONS files kept in the directory (RocksDB keeps the newest two).
+const KEEP: usize = 2;
+
+pub(crate) fn options_file_name(dir: &Path, n: u64) -> std::path::PathBuf {
+    dir.join(format!("OPTIONS-{n:06}"))
+}
+
+fn options_temp_name(dir: &Path, n: u64) -> std::path::PathBuf {
+    dir.join(format!("OPTIONS-{n:06}.dbtmp"))
+}
+
+fn compression_name(c: CompressionType) -> &'static str {
+    match c {
+        CompressionType::None => "kNoCompression",
+        CompressionType::Snappy => "kSnappyCompression",
+        CompressionType::Lz4 => "kLZ4Compression",
+        CompressionType::Zstd => "kZSTD",
+    }
+}
+
+fn checksum_name(c: ChecksumType) -> &'static str {
+    match c {
+        ChecksumType::NoChecksum => "kNoChecksum",
+        ChecksumType::CRC32c => "kCRC32c",
+        ChecksumType::XxHash => "kxxHash",
+        ChecksumType::XxHash64 => "kxxHash64",
+        ChecksumType::XXH3 => "kXXH3",
+    }
+}
+
+fn recovery_name(m: WalRecoveryMode) -> &'static str {
+    match m {
+        WalRecoveryMode::TolerateCorruptedTailRecords => "kTolerateCorruptedTailRecords",
+        WalRecoveryMode::AbsoluteConsistency => "kAbsoluteConsistency",
+        WalRecoveryMode::PointInTimeRecovery => "kPointInTimeRecovery",
+        WalRecoveryMode::SkipAnyCorruptedRecords => "kSkipAnyCorruptedRecords",
+    }
+}
+
+/// The text of the OPTIONS file for `opts`.
+pub(crate) fn render(opts: &Options) -> String {
+    let mut s = String::new();
+    // Writing into a String cannot fail; the results are ignored through this helper.
+    let line = |s: &mut String, k: &str, v: &dyn std::fmt::Display| {
+        let _ = writeln!(s, "  {k}={v}");
+    };
+    s.push_str("# This is a RocksDB option file, written by Shale.\n");
+    s.push_str("#\n# Syntax: RocksDB's examples/rocksdb_option_file_example.ini\n#\n\n");
+
+    s.push_str("[Version]\n");
+    line(&mut s, "rocksdb_version", &"7.8.3");
+    line(&mut s, "options_file_version", &"1.1");
+    s.push('\n');
+
+    s.push_str("[DBOptions]\n");
+    line(&mut s, "create_if_missing", &opts.create_if_missing);
+    line(&mut s, "error_if_exists", &opts.error_if_exists);
+    line(&mut s, "paranoid_checks", &opts.paranoid_checks);
+    line(&mut s, "max_open_files", &opts.max_open_files);
+    line(&mut s, "max_background_jobs", &opts.max_background_jobs);
+    line(&mut s, "max_subcompactions", &opts.max_subcompactions);
+    line(&mut s, "delayed_write_rate", &opts.delayed_write_rate);
+    line(&mut s, "db_write_buffer_size", &opts.db_write_buffer_size);
+    line(&mut s, "allow_mmap_reads", &opts.allow_mmap_reads);
+    line(&mut s, "wal_recovery_mode", &recovery_name(opts.wal_recovery_mode));
+    s.push('\n');
+
+    s.push_str("[CFOptions \"default\"]\n");
+    line(&mut s, "comparator", &opts.comparator.name());
+    let merge = opts.merge_operator.as_ref().map_or("nullptr", |m| m.name());
+    line(&mut s, "merge_operator", &merge);
+    let prefix = opts.prefix_extractor.as_ref().map_or("nullptr", |p| p.name());
+    line(&mut s, "prefix_extractor", &prefix);
+    let factory = match &opts.table_factory {
+        TableFactory::BlockBased => "BlockBasedTable",
+        TableFactory::Plain(_) => "PlainTable",
+        TableFactory::Cuckoo(_) => "CuckooTable",
+    };
+    line(&mut s, "table_factory", &factory);
+    line(&mut s, "write_buffer_size", &opts.write_buffer_size);
+    line(&mut s, "max_write_buffer_number", &opts.max_write_buffer_number);
+    line(
+        &mut s,
+        "min_write_buffer_number_to_merge",
+        &opts.min_write_buffer_number_to_merge,
+    );
+    line(&mut s, "num_levels", &opts.num_levels);
+    line(
+        &mut s,
+        "level0_file_num_compaction_trigger",
+        &opts.level0_file_num_compaction_trigger,
+    );
+    line(
+        &mut s,
+        "level0_slowdown_writes_trigger",
+        &opts.level0_slowdown_writes_trigger,
+    );
+    line(&mut s, "level0_stop_writes_trigger", &opts.level0_stop_writes_trigger);
+    line(&mut s, "target_file_size_base", &opts.target_file_size_base);
+    line(&mut s, "target_file_size_multiplier", &opts.target_file_size_multiplier);
+    line(&mut s, "max_bytes_for_level_base", &opts.max_bytes_for_level_base);
+    line(
+        &mut s,
+        "max_bytes_for_level_multiplier",
+        &format_args!("{:.6}", opts.max_bytes_for_level_multiplier),
+    );
+    line(
+        &mut s,
+        "level_compaction_dynamic_level_bytes",
+        &opts.level_compaction_dynamic_level_bytes,
+    );
+    line(&mut s, "disable_auto_compactions", &opts.disable_auto_compactions);
+    line(
+        &mut s,
+        "soft_pending_compaction_bytes_limit",
+        &opts.soft_pending_compaction_bytes_limit,
+    );
+    line(
+        &mut s,
+        "hard_pending_compaction_bytes_limit",
+        &opts.hard_pending_compaction_bytes_limit,
+    );
+    let pri = match opts.compaction_pri {
+        CompactionPri::MinOverlappingRatio => "kMinOverlappingRatio",
+        CompactionPri::RoundRobin => "kRoundRobin",
+    };
+    line(&mut s, "compaction_pri", &pri);
+    line(&mut s, "compression", &compression_name(opts.compression));
+    if let Some(c) = opts.bottommost_compression {
+        line(&mut s, "bottommost_compression", &compression_name(c));
+    }
+    s.push('\n');
+
+    match &opts.table_factory {
+        TableFactory::BlockBased => {
+            s.push_str("[TableOptions/BlockBasedTable \"default\"]\n");
+            line(&mut s, "block_size", &opts.block_size);
+            line(&mut s, "block_restart_interval", &opts.block_restart_interval);
+            line(&mut s, "checksum", &checksum_name(opts.checksum_type));
+            line(&mut s, "format_version", &opts.format_version);
+            line(
+                &mut s,
+                "cache_index_and_filter_blocks",
+                &opts.cache_index_and_filter_blocks,
+            );
+            line(
+                &mut s,
+                "pin_l0_filter_and_index_blocks_in_cache",
+                &opts.pin_l0_filter_and_index_blocks_in_cache,
+            );
+            line(&mut s, "no_block_cache", &(opts.block_cache_capacity == 0));
+            if opts.bloom_bits_per_key > 0.0 {
+                line(
+                    &mut s,
+                    "filter_policy",
+                    &format_args!("bloomfilter:{}:false", opts.bloom_bits_per_key),
+                );
+            } else {
+                line(&mut s, "filter_policy", &"nullptr");
+            }
+        }
+        TableFactory::Plain(p) => {
+            s.push_str("[TableOptions/PlainTable \"default\"]\n");
+            line(&mut s, "user_key_len", &p.user_key_len);
+            line(&mut s, "bloom_bits_per_key", &p.bloom_bits_per_key);
+            line(&mut s, "hash_table_ratio", &format_args!("{:.6}", p.hash_table_ratio));
+            line(&mut s, "index_sparseness", &p.index_sparseness);
+            line(&mut s, "huge_page_tlb_size", &p.huge_page_tlb_size);
+            let enc = match p.encoding_type {
+                KeyEncodingType::Plain => "kPlain",
+                KeyEncodingType::Prefix => "kPrefix",
+            };
+            line(&mut s, "encoding_type", &enc);
+            line(&mut s, "full_scan_mode", &p.full_scan_mode);
+            line(&mut s, "store_index_in_file", &p.store_index_in_file);
+        }
+        TableFactory::Cuckoo(c) => {
+            s.push_str("[TableOptions/CuckooTable \"default\"]\n");
+            line(&mut s, "hash_table_ratio", &format_args!("{:.6}", c.hash_table_ratio));
+            line(&mut s, "max_search_depth", &c.max_search_depth);
+            line(&mut s, "cuckoo_block_size", &c.cuckoo_block_size);
+            line(&mut s, "identity_as_first_hash", &c.identity_as_first_hash);
+            line(&mut s, "use_module_hash", &c.use_module_hash);
+        }
+    }
+    s
+}
+
+/// Write `OPTIONS-<number>` (through `OPTIONS-<number>.dbtmp`, synced, then renamed) and remove
+/// all but the newest two OPTIONS files and any leftover temp files.
+pub(crate) fn write_options_file(fs: &Arc<dyn FileSystem>, dir: &Path, number: u64, opts: &Options) -> Result<()> {
+    let tmp = options_temp_name(dir, number);
+    let mut f = fs.new_writable(&tmp)?;
+    f.append(render(opts).as_bytes())?;
+    f.sync()?;
+    drop(f);
+    fs.rename(&tmp, &options_file_name(dir, number))?;
+    fs.sync_dir(dir)?;
+
+    let mut done: Vec<u64> = Vec::new();
+    for name in fs.list(dir)? {
+        if let Some(FileType::Options(n)) = parse_file_name(&name) {
+            if name.ends_with(".dbtmp") {
+                let _ = fs.remove_file(&dir.join(&name));
+            } else {
+                done.push(n);
+            }
+        }
+    }
+    done.sort_unstable_by(|a, b| b.cmp(a));
+    for n in done.into_iter().skip(KEEP) {
+        let _ = fs.remove_file(&options_file_name(dir, n));
+    }
+    Ok(())
+}
+
+/// Largest OPTIONS file read (RocksDB's are a few KiB).
+const MAX_OPTIONS_FILE: u64 = 1 << 20;
+
+/// The newest `OPTIONS-<n>` of `dir` (temp files excluded), if any.
+fn newest_options_file(fs: &Arc<dyn FileSystem>, dir: &Path) -> Result<Option<std::path::PathBuf>> {
+    let newest = fs
+        .list(dir)?
+        .into_iter()
+        .filter(|n| !n.ends_with(".dbtmp"))
+        .filter_map(|n| match parse_file_name(&n) {
+            Some(FileType::Options(num)) => Some(num),
+            _ => None,
+        })
+        .max();
+    Ok(newest.map(|n| options_file_name(dir, n)))
+}
+
+/// Apply the newest OPTIONS file of `dir` to `opts`, as RocksDB's `ldb` loads it: the table
+/// factory and its options, the prefix extractor, a built-in comparator or merge operator, and
+/// `allow_mmap_reads`. Returns false if there is no OPTIONS file.
+pub(crate) fn apply_latest(fs: &Arc<dyn FileSystem>, dir: &Path, opts: &mut Options) -> Result<bool> {
+    let Some(path) = newest_options_file(fs, dir)? else {
+        return Ok(false);
+    };
+    let name = crate::fs::name_of(&path);
+    let size = fs.file_size(&path)?;
+    if size > MAX_OPTIONS_FILE {
+        return Err(Error::corruption(
+            name,
+            Some(0),
+            format!("OPTIONS file of {size} bytes (more than {MAX_OPTIONS_FILE})"),
+        ));
+    }
+    let text = fs.read_all(&path)?;
+    apply(&text, &name, opts)?;
+    Ok(true)
+}
+
+/// Which section of an OPTIONS file a line is in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Section {
+    Other,
+    Db,
+    Cf,
+    Plain,
+    Cuckoo,
+}
+
+/// `{id=X;...}` (the object syntax of newer RocksDB versions) gives `X`; a plain value is itself.
+fn object_id(v: &str) -> &str {
+    match v.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
+        Some(body) => body
+            .split(';')
+            .find_map(|kv| kv.trim().strip_prefix("id="))
+            .unwrap_or(""),
+        None => v,
+    }
+}
+
+/// Apply the text of an OPTIONS file (see [`apply_latest`]); a line that is neither a comment,
+/// a section header nor `key=value`, or a value that does not parse, is Corruption at its offset.
+pub(crate) fn apply(text: &[u8], file: &str, opts: &mut Options) -> Result<()> {
+    let mut section = Section::Other;
+    let mut kv: Vec<(Section, String, String, u64)> = Vec::new();
+    let mut off = 0u64;
+    for raw in text.split(|&b| b == b'\n') {
+        let line_off = off;
+        off += raw.len() as u64 + 1;
+        let line = std::str::from_utf8(raw)
+            .map_err(|_| Error::corruption(file, Some(line_off), "OPTIONS line is not UTF-8"))?
+            .trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(h) = line.strip_prefix('[') {
+            let h = h
+                .strip_suffix(']')
+                .ok_or_else(|| Error::corruption(file, Some(line_off), format!("bad section header {line:?}")))?;
+            section = match h {
+                "DBOptions" => Section::Db,
+                "CFOptions \"default\"" => Section::Cf,
+                "TableOptions/PlainTable \"default\"" => Section::Plain,
+                "TableOptions/CuckooTable \"default\"" => Section::Cuckoo,
+                _ => Section::Other,
+            };
+            continue;
+        }
+        let (k, v) = line.split_once('=').ok_or_else(|| {
+            Error::corruption(file, Some(line_off), format!("OPTIONS line {line:?} is not key=value"))
+        })?;
+        if section != Section::Other {
+            kv.push((section, k.trim().to_string(), v.trim().to_string(), line_off));
+        }
+    }
+    let bad = |k: &str, v: &str, at: u64| Error::corruption(file, Some(at), format!("bad value {v:?} for {k}"));
+    fn num<T: std::str::FromStr>(v: &str) -> Option<T> {
+        v.parse().ok()
+    }
+    let boolean = |v: &str| match v {
+        "true" | "1" => Some(true),
+        "false" | "0" => Some(false),
+        _ => None,
+    };
+    let mut plain = crate::table::plain::PlainTableOptions::default();
+    let mut cuckoo = crate::table::cuckoo::CuckooTableOptions::default();
+    let mut factory = None;
+    for (sec, k, v, at) in &kv {
+        let (k, v, at) = (k.as_str(), v.as_str(), *at);
+        let ok = match (sec, k) {
+            (Section::Db, "allow_mmap_reads") => boolean(v).map(|b| opts.allow_mmap_reads = b),
+            (Section::Cf, "table_factory") => {
+                factory = Some((object_id(v).to_string(), at));
+                Some(())
+            }
+            (Section::Cf, "prefix_extractor") => match object_id(v) {
+                "nullptr" | "" => {
+                    opts.prefix_extractor = None;
+                    Some(())
+                }
+                name => {
+                    // newer RocksDB: {id=rocksdb.FixedPrefix;length=8}
+                    let len = v.split(';').find_map(|kv| {
+                        let kv = kv.trim().trim_start_matches('{').trim_end_matches('}');
+                        kv.strip_prefix("length=").or_else(|| kv.strip_prefix("cap_len="))
+                    });
+                    let full = match len {
+                        Some(l) if !name.ends_with(&format!(".{l}")) => format!("{name}.{l}"),
+                        _ => name.to_string(),
+                    };
+                    match crate::slice_transform::slice_transform_from_name(&full) {
+                        Some(t) => {
+                            opts.prefix_extractor = Some(t);
+                            Some(())
+                        }
+                        None => {
+                            return Err(Error::NotSupported(format!(
+                                "{file}: prefix_extractor {v} is not a built-in Shale knows"
+                            )))
+                        }
+                    }
+                }
+            },
+            (Section::Cf, "comparator") => {
+                let c: Option<Arc<dyn crate::key::Comparator>> = match v {
+                    "leveldb.BytewiseComparator" => Some(Arc::new(crate::key::BytewiseComparator)),
+                    "rocksdb.ReverseBytewiseComparator" => Some(Arc::new(crate::key::ReverseBytewiseComparator)),
+                    "rocksdb.Uint64Comparator" => Some(Arc::new(crate::key::Uint64Comparator)),
+                    _ => None,
+                };
+                if let Some(c) = c {
+                    opts.comparator = c;
+                }
+                Some(())
+            }
+            (Section::Cf, "merge_operator") => {
+                if let Some(m) = crate::merge::merge_operator_by_name(object_id(v)) {
+                    opts.merge_operator = Some(m);
+                }
+                Some(())
+            }
+            (Section::Plain, "user_key_len") => num(v).map(|x| plain.user_key_len = x),
+            (Section::Plain, "bloom_bits_per_key") => num(v).map(|x| plain.bloom_bits_per_key = x),
+            (Section::Plain, "hash_table_ratio") => num(v).map(|x| plain.hash_table_ratio = x),
+            (Section::Plain, "index_sparseness") => num(v).map(|x| plain.index_sparseness = x),
+            (Section::Plain, "huge_page_tlb_size") => num(v).map(|x| plain.huge_page_tlb_size = x),
+            (Section::Plain, "encoding_type") => match v {
+                "kPlain" => Some(KeyEncodingType::Plain),
+                "kPrefix" => Some(KeyEncodingType::Prefix),
+                _ => None,
+            }
+            .map(|e| plain.encoding_type = e),
+            (Section::Plain, "full_scan_mode") => boolean(v).map(|b| plain.full_scan_mode = b),
+            (Section::Plain, "store_index_in_file") => boolean(v).map(|b| plain.store_index_in_file = b),
+            (Section::Cuckoo, "hash_table_ratio") => num(v).map(|x| cuckoo.hash_table_ratio = x),
+            (Section::Cuckoo, "max_search_depth") => num(v).map(|x| cuckoo.max_search_depth = x),
+            (Section::Cuckoo, "cuckoo_block_size") => num(v).map(|x| cuckoo.cuckoo_block_size = x),
+            (Section::Cuckoo, "identity_as_first_hash") => boolean(v).map(|b| cuckoo.identity_as_first_hash = b),
+            (Section::Cuckoo, "use_module_hash") => boolean(v).map(|b| cuckoo.use_module_hash = b),
+            _ => Some(()),
+        };
+        if ok.is_none() {
+            return Err(bad(k, v, at));
+        }
+    }
+    if let Some((f, at)) = factory {
+        opts.table_factory = match f.as_str() {
+            "BlockBasedTable" => TableFactory::BlockBased,
+            "PlainTable" => TableFactory::Plain(plain),
+            "CuckooTable" => TableFactory::Cuckoo(cuckoo),
+            _ => return Err(bad("table_factory", &f, at)),
+        };
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::MemFs;
+
+    fn body(text: &str, section: &str) -> Vec<String> {
+        let mut lines = text.lines().skip_while(|l| *l != section);
+        assert!(lines.next().is_some(), "no {section} in\n{text}");
+        lines
+            .take_while(|l| !l.starts_with('['))
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| l.trim().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn sections_name_the_factory_and_its_options() {
+        let mut o = Options::default();
+        o.set_prefix_extractor(crate::slice_transform::new_fixed_prefix_transform(8));
+        o.set_plain_table_factory(&crate::table::plain::PlainTableOptions {
+            user_key_len: 16,
+            ..Default::default()
+        });
+        let t = render(&o);
+        let cf = body(&t, "[CFOptions \"default\"]");
+        assert!(cf.contains(&"table_factory=PlainTable".to_string()), "{t}");
+        assert!(
+            cf.contains(&"prefix_extractor=rocksdb.FixedPrefix.8".to_string()),
+            "{t}"
+        );
+        assert!(cf.contains(&"comparator=leveldb.BytewiseComparator".to_string()), "{t}");
+        assert!(cf.contains(&"merge_operator=nullptr".to_string()), "{t}");
+        let tab = body(&t, "[TableOptions/PlainTable \"default\"]");
+        assert!(tab.contains(&"user_key_len=16".to_string()), "{t}");
+        assert!(tab.contains(&"encoding_type=kPlain".to_string()), "{t}");
+        assert_eq!(body(&t, "[Version]")[0], "rocksdb_version=7.8.3");
+        // every body line is `key=value`
+        for l in t.lines().filter(|l| l.starts_with("  ")) {
+            let (k, v) = l.trim().split_once('=').unwrap();
+            assert!(!k.is_empty() && !v.is_empty(), "{l}");
+        }
+
+        o.set_cuckoo_table_factory(&crate::table::cuckoo::CuckooTableOptions {
+            identity_as_first_hash: true,
+            ..Default::default()
+        });
+        let t = render(&o);
+        assert!(body(&t, "[CFOptions \"default\"]").contains(&"table_factory=CuckooTable".to_string()));
+        let tab = body(&t, "[TableOptions/CuckooTable \"default\"]");
+        assert!(tab.contains(&"identity_as_first_hash=true".to_string()), "{t}");
+        assert!(tab.contains(&"hash_table_ratio=0.900000".to_string()), "{t}");
+    }
+
+    #[test]
+    fn keeps_the_newest_two_and_removes_temp_files() {
+        let fs: Arc<dyn FileSystem> = Arc::new(MemFs::new());
+        let dir = Path::new("/db");
+        fs.create_dir_all(dir).unwrap();
+        let o = Options::default();
+        // a temp file left by a crash
+        drop(fs.new_writable(&options_temp_name(dir, 3)).unwrap());
+        for n in [5, 9, 12] {
+            write_options_file(&fs, dir, n, &o).unwrap();
+        }
+        let mut names = fs.list(dir).unwrap();
+        names.sort();
+        assert_eq!(names, vec!["OPTIONS-000009".to_string(), "OPTIONS-000012".to_string()]);
+    }
+    #[test]
+    fn loads_what_it_writes_and_rocksdb_spellings() {
+        let mut o = Options::default();
+        o.set_prefix_extractor(crate::slice_transform::new_fixed_prefix_transform(8));
+        o.set_plain_table_factory(&crate::table::plain::PlainTableOptions {
+            user_key_len: 16,
+            hash_table_ratio: 0.5,
+            encoding_type: KeyEncodingType::Prefix,
+            ..Default::default()
+        });
+        o.allow_mmap_reads = true;
+        let mut back = Options::default();
+        apply(render(&o).as_bytes(), "OPTIONS-000009", &mut back).unwrap();
+        assert!(back.allow_mmap_reads);
+        assert_eq!(back.prefix_extractor.as_ref().unwrap().name(), "rocksdb.FixedPrefix.8");
+        match &back.table_factory {
+            TableFactory::Plain(p) => {
+                assert_eq!(p.user_key_len, 16);
+                assert_eq!(p.hash_table_ratio, 0.5);
+                assert_eq!(p.encoding_type, KeyEncodingType::Prefix);
+            }
+            f => panic!("{f:?}"),
+        }
+        // the object syntax of newer RocksDB versions, a merge operator, a cuckoo section
+        let text = "[CFOptions \"default\"]\n  prefix_extractor={id=rocksdb.CappedPrefix;cap_len=4}\n  \
+                    merge_operator={id=StringAppendOperator;delimiter=,}\n  table_factory=CuckooTable\n\
+                    [TableOptions/CuckooTable \"default\"]\n  identity_as_first_hash=true\n  cuckoo_block_size=3\n";
+        let mut back = Options::default();
+        apply(text.as_bytes(), "f", &mut back).unwrap();
+        assert_eq!(back.prefix_extractor.as_ref().unwrap().name(), "rocksdb.CappedPrefix.4");
+        assert_eq!(back.merge_operator.as_ref().unwrap().name(), "StringAppendOperator");
+        match &back.table_factory {
+            TableFactory::Cuckoo(c) => {
+                assert!(c.identity_as_first_hash);
+                assert_eq!(c.cuckoo_block_size, 3);
+            }
+            f => panic!("{f:?}"),
+        }
+    }
+
+    #[test]
+    fn malformed_options_files_are_corruption_at_the_line() {
+        let cases: [(&str, u64); 4] = [
+            ("[DBOptions]\n  allow_mmap_reads=maybe\n", 12),
+            ("[Version]\nno equals sign\n", 10),
+            ("[CFOptions \"default\"\n", 0),
+            ("[CFOptions \"default\"]\n  table_factory=Mystery\n", 22),
+        ];
+        for (text, at) in cases {
+            let e = apply(text.as_bytes(), "OPTIONS-000005", &mut Options::default()).unwrap_err();
+            match &e {
+                crate::error::Error::Corruption { file, offset, .. } => {
+                    assert_eq!((file.as_str(), *offset), ("OPTIONS-000005", Some(at)), "{text:?}: {e}")
+                }
+                _ => panic!("{text:?}: {e}"),
+            }
+        }
+        let e = apply(
+            b"[CFOptions \"default\"]\n prefix_extractor=my.own\n",
+            "f",
+            &mut Options::default(),
+        )
+        .unwrap_err();
+        assert!(e.is_not_supported() && e.to_string().contains("my.own"), "{e}");
+        // a number too large for its field
+        let e = apply(
+            b"[TableOptions/PlainTable \"default\"]\n user_key_len=99999999999\n",
+            "f",
+            &mut Options::default(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("user_key_len"), "{e}");
+    }
+
+    #[test]
+    fn apply_latest_takes_the_newest_file() {
+        let fs: Arc<dyn FileSystem> = Arc::new(MemFs::new());
+        let dir = Path::new("/db");
+        fs.create_dir_all(dir).unwrap();
+        let mut o = Options::default();
+        assert!(!apply_latest(&fs, dir, &mut o).unwrap());
+        o.set_cuckoo_table_factory(&Default::default());
+        write_options_file(&fs, dir, 4, &o).unwrap();
+        o.set_plain_table_factory(&Default::default());
+        write_options_file(&fs, dir, 10, &o).unwrap();
+        let mut back = Options::default();
+        assert!(apply_latest(&fs, dir, &mut back).unwrap());
+        assert!(matches!(back.table_factory, TableFactory::Plain(_)));
+    }
+}
