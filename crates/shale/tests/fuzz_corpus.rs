@@ -133,7 +133,10 @@ fn seeds_decode_cleanly() {
         fuzzing::cuckoo_table_read(&s).unwrap();
     }
     for s in seeds("plain_reader") {
-        assert!(fuzzing::plain_table_read(&s).unwrap() > 0, "the plain seed reads no entry");
+        assert!(
+            fuzzing::plain_table_read(&s).unwrap() > 0,
+            "the plain seed reads no entry"
+        );
     }
     for s in seeds("write_batch") {
         fuzzing::write_batch_decode(&s).unwrap();
