@@ -98,6 +98,11 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
         -2 => -1, // each child picks from its seed: the option flips between runs
         d => d,
     };
+    // The table format stays the same for the whole DB (a plain DB never gets range tombstones).
+    let table_format = match fl.i64("table_format") {
+        -1 => (rng.below(6) == 0) as i64,
+        f => f,
+    };
     let common = |child_seed: u64| -> Vec<String> {
         let mut a = vec![
             "stress".to_string(),
@@ -109,6 +114,7 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
             format!("--sync={}", fl.i64("sync")),
             format!("--disable_wal={}", fl.i64("disable_wal")),
             format!("--dynamic_levels={dynamic}"),
+            format!("--table_format={table_format}"),
             format!("--wal_recovery_mode={}", fl.i64("wal_recovery_mode")),
             format!("--read_fault_one_in={}", fl.u64("read_fault_one_in")),
             format!("--write_fault_one_in={}", fl.u64("write_fault_one_in")),

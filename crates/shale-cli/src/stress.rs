@@ -70,6 +70,7 @@ pub const FLAGS: &[FlagDef] = &[
     f("kill_odds", Kind::Uint64, "0", "kill point: end the process at 1 in N file-system operations that change durable state (0: off)"),
     f("kill_point", Kind::Str, "", "with --kill_odds: only this point, <file>.<op> (e.g. wal.sync, sst.append, manifest.sync, current.rename, other.syncdir)"),
     f("inject_bug", Kind::Str, "", "test the tester: wal_no_sync | wal_no_flush (a broken durability step)"),
+    f("table_format", Kind::Int32, "-1", "table format of new files: 0 block-based, 1 plain (no delete_range, forward scans only), -1 random per seed (1 in 6 plain; the crash test: per DB)"),
     f("read_fault_one_in", Kind::Uint64, "0", "inject EIO into 1 in N reads / opens for reading (0: off)"),
     f("write_fault_one_in", Kind::Uint64, "0", "inject EIO, ENOSPC or a short write into 1 in N appends, flushes, syncs, creates, renames, removals, directory syncs (0: off)"),
     f("bitflip_read_one_in", Kind::Uint64, "0", "flip one bit in 1 in N table-file reads (0: off; off when the checksum type is none)"),
@@ -129,6 +130,12 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
         return Err(format!(
             "ERROR: --inject_bug: unknown bug '{}' (wal_no_sync, wal_no_flush)",
             fl.str("inject_bug")
+        ));
+    }
+    if !(-1..=1).contains(&fl.i64("table_format")) {
+        return Err(format!(
+            "ERROR: --table_format must be -1, 0 or 1, got {}",
+            fl.i64("table_format")
         ));
     }
     if !(-1..=3).contains(&fl.i64("wal_recovery_mode")) {
@@ -481,6 +488,8 @@ pub struct RunCfg {
     /// 0 never, 1 every write, 2 one write in 16.
     pub sync: u8,
     pub disable_wal: bool,
+    /// PlainTable files: no delete_range, iterators move forward only.
+    pub plain: bool,
     pub desc: String,
 }
 
@@ -556,6 +565,7 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) 
         RunCfg {
             sync,
             disable_wal,
+            plain: false,
             desc,
         },
     )
@@ -805,14 +815,27 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     opts.wal_recovery_mode = wal_mode(fl.i64("wal_recovery_mode"), seed);
     cfg.desc
         .push_str(&format!(" wal_recovery_mode={:?}", opts.wal_recovery_mode));
+    cfg.plain = match fl.i64("table_format") {
+        -1 => mix(seed ^ 0x71A1) % 6 == 0,
+        f => f == 1,
+    };
+    if cfg.plain {
+        // Variable-length keys in total order (no prefix extractor).
+        opts.table_factory = shale::TableFactory::Plain(shale::PlainTableOptions {
+            user_key_len: 0,
+            hash_table_ratio: 0.0,
+            ..Default::default()
+        });
+        cfg.desc.push_str(" table_format=plain");
+    }
     let mut rates = FaultRates {
         read_one_in: fl.u64("read_fault_one_in"),
         write_one_in: fl.u64("write_fault_one_in"),
         bitflip_one_in: fl.u64("bitflip_read_one_in"),
     };
-    if rates.bitflip_one_in > 0 && opts.checksum_type == ChecksumType::NoChecksum {
+    if rates.bitflip_one_in > 0 && (opts.checksum_type == ChecksumType::NoChecksum || cfg.plain) {
         // Without checksums a flipped bit is undetectable (in RocksDB too): no bit flips.
-        println!("stress: checksum type none: bit flips on read disabled for this run");
+        println!("stress: no checksums (checksum type none or plain tables): bit flips on read disabled for this run");
         rates.bitflip_one_in = 0;
     }
     let fault_counts = Arc::new(FaultCounts::default());
@@ -1333,9 +1356,9 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
                 ctx.exp.commit(k, 0)?;
             }
         }
-        // delete_range
+        // delete_range (block-based tables only)
         670..=699 => {
-            if sd_start == 0 {
+            if sd_start == 0 || ctx.cfg.plain {
                 return Ok(());
             }
             let lo = rng.below(sd_start);
@@ -1463,7 +1486,8 @@ fn scan_check(
     ro.set_iterate_lower_bound(key_bytes(lo).to_vec());
     ro.set_iterate_upper_bound(key_bytes(hi).to_vec());
     let mut it = db.raw_iterator_opt(ro);
-    let forward = rng.below(2) == 0;
+    // Plain tables iterate forward only (as in RocksDB).
+    let forward = rng.below(2) == 0 || ctx.cfg.plain;
     let mut got = Vec::new();
     // Position from the bound itself or by a seek to a key within/around the range.
     match (forward, rng.below(3)) {
