@@ -816,7 +816,7 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     cfg.desc
         .push_str(&format!(" wal_recovery_mode={:?}", opts.wal_recovery_mode));
     cfg.plain = match fl.i64("table_format") {
-        -1 => mix(seed ^ 0x71A1) % 6 == 0,
+        -1 => mix(seed ^ 0x71A1).is_multiple_of(6),
         f => f == 1,
     };
     if cfg.plain {
