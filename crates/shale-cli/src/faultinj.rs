@@ -7,8 +7,11 @@
 //!   directory sync — EIO, ENOSPC, or (on append) a short write: a prefix of the data reaches the
 //!   file, then EIO;
 //! * bit flips (`--bitflip_read_one_in`): a positioned read of a table file succeeds but one bit
-//!   of the returned data is flipped (the file itself is intact). Reads overlapping the last
-//!   256 bytes of a file (the footer, which old format versions do not checksum) are left alone.
+//!   of the returned data is flipped (the file itself is intact) — only in block-based files
+//!   whose blocks carry checksums (the footer names the type: a DB may hold files written with
+//!   `NoChecksum` by an earlier run, or plain/cuckoo files, where no reader can notice a flip).
+//!   Reads overlapping the last 256 bytes of a file (the footer, which old format versions do
+//!   not checksum) are left alone.
 //!
 //! Injection can be switched off (`set_enabled(false)`) while the stress tool reopens and
 //! verifies the database after a fault. Every injected fault is counted.
@@ -224,6 +227,26 @@ impl RandomAccessFile for FaultReadable {
     }
 }
 
+/// True when `f` is a block-based table whose blocks carry checksums: the legacy footer implies
+/// CRC32C; the newer one starts (53 bytes from the end) with the checksum type, 0 for none.
+fn has_block_checksums(f: &dyn RandomAccessFile) -> bool {
+    const LEGACY_BLOCK_BASED: u64 = 0xdb47_7524_8b80_fb57;
+    const BLOCK_BASED: u64 = 0x88e2_41b7_85f4_cff7;
+    let size = f.size();
+    if size < 53 {
+        return false;
+    }
+    let mut tail = [0u8; 53];
+    if f.read_exact_at(size - 53, &mut tail).is_err() {
+        return false;
+    }
+    match u64::from_le_bytes(tail[45..].try_into().expect("8 bytes")) {
+        LEGACY_BLOCK_BASED => true,
+        BLOCK_BASED => tail[0] != 0,
+        _ => false,
+    }
+}
+
 impl FileSystem for RandomFaultFs {
     fn create_dir_all(&self, p: &Path) -> shale::Result<()> {
         self.inner.create_dir_all(p)
@@ -240,10 +263,11 @@ impl FileSystem for RandomFaultFs {
     fn open_random(&self, p: &Path) -> shale::Result<Arc<dyn RandomAccessFile>> {
         self.ctl.read_fault(p)?;
         let inner = self.inner.open_random(p)?;
+        let is_table = p.extension().is_some_and(|e| e == "sst") && has_block_checksums(&*inner);
         Ok(Arc::new(FaultReadable {
             inner,
             path: p.to_path_buf(),
-            is_table: p.extension().is_some_and(|e| e == "sst"),
+            is_table,
             ctl: self.ctl.clone(),
         }))
     }
@@ -277,5 +301,46 @@ impl FileSystem for RandomFaultFs {
     }
     fn lock(&self, p: &Path) -> shale::Result<Box<dyn FileLock>> {
         self.inner.lock(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shale::{ChecksumType, MemFs, Options, DB};
+
+    /// Bit flips must never reach files whose blocks carry no checksum (an earlier run of the
+    /// crash test may have written them with `NoChecksum`): the footer decides.
+    #[test]
+    fn only_files_with_block_checksums_get_bit_flips() {
+        for (ck, fv, expect) in [
+            (ChecksumType::NoChecksum, 5, false),
+            (ChecksumType::CRC32c, 5, true),
+            (ChecksumType::XXH3, 6, true),
+            (ChecksumType::NoChecksum, 6, false),
+            (ChecksumType::XxHash64, 2, true),
+        ] {
+            let fs = MemFs::new();
+            let o = Options {
+                create_if_missing: true,
+                env: Arc::new(fs.clone()),
+                checksum_type: ck,
+                format_version: fv,
+                ..Default::default()
+            };
+            let db = DB::open(&o, "/db").unwrap();
+            db.put(b"k", b"v").unwrap();
+            db.flush().unwrap();
+            drop(db);
+            let ssts: Vec<String> = fs
+                .list(Path::new("/db"))
+                .unwrap()
+                .into_iter()
+                .filter(|n| n.ends_with(".sst"))
+                .collect();
+            assert_eq!(ssts.len(), 1);
+            let f = fs.open_random(&Path::new("/db").join(&ssts[0])).unwrap();
+            assert_eq!(has_block_checksums(&*f), expect, "{ck:?} fv{fv}");
+        }
     }
 }
