@@ -11,7 +11,7 @@
 mod rocksdb_tools;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
@@ -105,32 +105,39 @@ fn db_bench_plain(db_bench: &Path, dir: &Path, benchmarks: &str, extra: &[&str])
         .args(extra));
 }
 
+/// Two db_bench plain-table databases under `root`: `compacted` (fillseq then a compaction of
+/// `compacted_num` keys: one bottom table, every key with sequence 0, the 0xFF trailer mark) and
+/// `flushed` (fillrandom, overwrite, deleterandom of `flushed_num` keys, flushes only: several L0
+/// tables with sequence numbers, overwrites and deletions).
+fn db_bench_plain_dbs(db_bench: &Path, root: &Path, compacted_num: u32, flushed_num: u32) -> (PathBuf, PathBuf) {
+    let compacted = root.join("compacted");
+    db_bench_plain(
+        db_bench,
+        &compacted,
+        "fillseq,compact",
+        &[&format!("--num={compacted_num}"), "--memtablerep=prefix_hash"],
+    );
+    let flushed = root.join("flushed");
+    db_bench_plain(
+        db_bench,
+        &flushed,
+        "fillrandom,overwrite,deleterandom,flush",
+        &[
+            &format!("--num={flushed_num}"),
+            "--write_buffer_size=65536",
+            "--disable_auto_compactions=1",
+        ],
+    );
+    (compacted, flushed)
+}
+
 #[test]
 fn rocksdb_7_plain_tables_read_identically_and_rebuild_byte_for_byte() {
     let Some([db_bench, ldb]) = find(["db_bench", "ldb"]) else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
-    // compacted: one bottom table, every key with sequence 0 (the 0xFF trailer mark)
-    let compacted = root.path().join("compacted");
-    db_bench_plain(
-        &db_bench,
-        &compacted,
-        "fillseq,compact",
-        &["--num=3000", "--memtablerep=prefix_hash"],
-    );
-    // flushed only: several L0 tables with sequence numbers, overwrites and deletions
-    let flushed = root.path().join("flushed");
-    db_bench_plain(
-        &db_bench,
-        &flushed,
-        "fillrandom,overwrite,deleterandom,flush",
-        &[
-            "--num=2000",
-            "--write_buffer_size=65536",
-            "--disable_auto_compactions=1",
-        ],
-    );
+    let (compacted, flushed) = db_bench_plain_dbs(&db_bench, root.path(), 3000, 2000);
     let prefix = new_fixed_prefix_transform(8);
     let plain = PlainTableOptions {
         user_key_len: 16,
@@ -179,24 +186,7 @@ fn rocksdb_ldb_reads_plain_tables_written_by_shale() {
         return;
     };
     let root = tempfile::tempdir().unwrap();
-    let compacted = root.path().join("compacted");
-    db_bench_plain(
-        &db_bench,
-        &compacted,
-        "fillseq,compact",
-        &["--num=1000", "--memtablerep=prefix_hash"],
-    );
-    let flushed = root.path().join("flushed");
-    db_bench_plain(
-        &db_bench,
-        &flushed,
-        "fillrandom,overwrite,deleterandom,flush",
-        &[
-            "--num=1000",
-            "--write_buffer_size=65536",
-            "--disable_auto_compactions=1",
-        ],
-    );
+    let (compacted, flushed) = db_bench_plain_dbs(&db_bench, root.path(), 1000, 1000);
     let prefix = new_fixed_prefix_transform(8);
     let plain = PlainTableOptions {
         user_key_len: 16,
