@@ -151,52 +151,48 @@ fn crash_test_fails_loudly_when_the_child_cannot_run() {
     assert!(text(&o).contains("FAILED"), "{}", text(&o));
 }
 
-#[test]
-fn power_loss_test_passes_and_catches_a_skipped_wal_sync() {
-    let o = shale(&["stress", "--power_loss", "--threads=1", "--duration=3", "--seed=5"]);
-    let t = text(&o);
-    assert!(o.status.success(), "{t}");
-    assert!(t.contains("failures=0") && !t.contains("power_losses=0 "), "{t}");
+/// `shale stress --power_loss` on `threads` threads, seed 5: a clean 3 s run, which must pass,
+/// then a 5 s run with `--sync=1` whose WAL syncs are skipped (`--inject_bug=wal_no_sync`),
+/// which must fail. Returns both outputs.
+fn power_loss_runs(threads: u32) -> (String, String) {
+    let threads = format!("--threads={threads}");
+    let o = shale(&["stress", "--power_loss", &threads, "--duration=3", "--seed=5"]);
+    let clean = text(&o);
+    assert!(o.status.success(), "{clean}");
     let o = shale(&[
         "stress",
         "--power_loss",
-        "--threads=1",
+        &threads,
         "--duration=5",
         "--seed=5",
         "--sync=1",
         "--inject_bug=wal_no_sync",
     ]);
-    let t = text(&o);
-    assert!(!o.status.success(), "the skipped WAL sync went unnoticed:\n{t}");
+    let broken = text(&o);
+    assert!(!o.status.success(), "the skipped WAL sync went unnoticed:\n{broken}");
+    (clean, broken)
+}
+
+#[test]
+fn power_loss_test_passes_and_catches_a_skipped_wal_sync() {
+    let (t, broken) = power_loss_runs(1);
+    assert!(t.contains("failures=0") && !t.contains("power_losses=0 "), "{t}");
     assert!(
-        t.contains("synced writes were lost") || t.contains("not the state after any prefix"),
-        "{t}"
+        broken.contains("synced writes were lost") || broken.contains("not the state after any prefix"),
+        "{broken}"
     );
 }
 
 #[test]
 fn multi_threaded_power_loss_test_passes_and_catches_a_skipped_wal_sync() {
-    let o = shale(&["stress", "--power_loss", "--threads=4", "--duration=3", "--seed=5"]);
-    let t = text(&o);
-    assert!(o.status.success(), "{t}");
+    let (t, broken) = power_loss_runs(4);
     assert!(
         t.contains("threads=4") && t.contains("failures=0") && !t.contains("power_losses=0 "),
         "{t}"
     );
-    let o = shale(&[
-        "stress",
-        "--power_loss",
-        "--threads=4",
-        "--duration=5",
-        "--seed=5",
-        "--sync=1",
-        "--inject_bug=wal_no_sync",
-    ]);
-    let t = text(&o);
-    assert!(!o.status.success(), "the skipped WAL sync went unnoticed:\n{t}");
     assert!(
-        t.contains("must have survived") || t.contains("no prefix of its"),
-        "{t}"
+        broken.contains("must have survived") || broken.contains("no prefix of its"),
+        "{broken}"
     );
 }
 

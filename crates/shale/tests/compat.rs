@@ -5,10 +5,12 @@
 //! (set by `.ci/run`) a missing tool fails the test instead.
 #![allow(clippy::field_reassign_with_default)]
 
-use std::collections::BTreeMap;
+mod rocksdb_tools;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use rocksdb_tools::*;
 use shale::{ChecksumType, CompressionType, Options, DB};
 
 struct Tools {
@@ -18,100 +20,14 @@ struct Tools {
     python: PathBuf,
 }
 
-fn which(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
-}
-
 fn tools() -> Option<Tools> {
-    let python = std::env::var_os("SHALE_PYTHON")
-        .map(PathBuf::from)
-        .or_else(|| which("python3"));
-    let has_rocksdict = python
-        .as_ref()
-        .map(|p| {
-            Command::new(p)
-                .args(["-c", "import rocksdict"])
-                .output()
-                .map(|o| o.status.success())
-                .unwrap_or(false)
-        })
-        .unwrap_or(false);
-    let found = (
-        which("ldb"),
-        which("sst_dump"),
-        which("db_bench"),
-        python.filter(|_| has_rocksdict),
-    );
-    match found {
-        (Some(ldb), Some(sst_dump), Some(db_bench), Some(python)) => Some(Tools {
-            ldb,
-            sst_dump,
-            db_bench,
-            python,
-        }),
-        (l, s, d, p) => {
-            let missing: Vec<&str> = [
-                (l.is_none(), "ldb"),
-                (s.is_none(), "sst_dump"),
-                (d.is_none(), "db_bench"),
-                (p.is_none(), "python3 with rocksdict (set SHALE_PYTHON)"),
-            ]
-            .iter()
-            .filter(|(m, _)| *m)
-            .map(|(_, n)| *n)
-            .collect();
-            let msg = format!("RocksDB compatibility test needs: {}", missing.join(", "));
-            if std::env::var("SHALE_REQUIRE_ROCKSDB")
-                .map(|v| v == "1")
-                .unwrap_or(false)
-            {
-                panic!("{msg} (SHALE_REQUIRE_ROCKSDB=1)");
-            }
-            eprintln!("\n************************************************************");
-            eprintln!("*** SKIPPED: {msg}");
-            eprintln!("*** install Debian's rocksdb-tools and `pip install rocksdict`, or run .ci/run");
-            eprintln!("************************************************************\n");
-            None
-        }
-    }
-}
-
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    let s = s.trim().trim_start_matches("0x");
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-type Kv = BTreeMap<Vec<u8>, Vec<u8>>;
-
-/// `ldb scan --hex` of a database (on a copy, since ldb opens read-write).
-fn ldb_scan(t: &Tools, db: &Path) -> Kv {
-    let copy = tempfile::tempdir().unwrap();
-    copy_dir(db, copy.path());
-    let out = run(Command::new(&t.ldb)
-        .arg(format!("--db={}", copy.path().display()))
-        .args(["scan", "--hex"]));
-    out.lines()
-        .filter(|l| l.contains(" : "))
-        .map(|l| {
-            let (k, v) = l.split_once(" : ").unwrap();
-            (unhex(k), unhex(v))
-        })
-        .collect()
+    let [ldb, sst_dump, db_bench, python] = find(["ldb", "sst_dump", "db_bench", ROCKSDICT])?;
+    Some(Tools {
+        ldb,
+        sst_dump,
+        db_bench,
+        python,
+    })
 }
 
 fn rocksdict_dump(t: &Tools, db: &Path, extra: &[&str]) -> Kv {
@@ -123,35 +39,6 @@ fn rocksdict_dump(t: &Tools, db: &Path, extra: &[&str]) -> Kv {
         .filter_map(|l| l.split_once(' '))
         .map(|(k, v)| (unhex(k), if v == "MISSING" { b"MISSING".to_vec() } else { unhex(v) }))
         .collect()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_file() && e.file_name() != "LOCK" {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
-fn shale_dump(db: &DB) -> Kv {
-    db.iterator(shale::IteratorMode::Start)
-        .map(|r| {
-            let (k, v) = r.unwrap();
-            (k.to_vec(), v.to_vec())
-        })
-        .collect()
-}
-
-fn sst_files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().map(|e| e == "sst").unwrap_or(false))
-        .collect();
-    v.sort();
-    v
 }
 
 /// Write a database with Shale: puts, overwrites, deletes, flushes and compactions.
@@ -217,7 +104,11 @@ fn rocksdb_reads_shale_databases() {
                 .arg("--command=verify"));
             assert!(out.contains("is ok"), "sst_dump verify {}: {out}", f.display());
         }
-        assert_eq!(ldb_scan(&t, dir.path()), expect, "ldb scan ({ck:?}, {comp:?}, fv{fv})");
+        assert_eq!(
+            ldb_scan(&t.ldb, dir.path()),
+            expect,
+            "ldb scan ({ck:?}, {comp:?}, fv{fv})"
+        );
         assert_eq!(
             rocksdict_dump(&t, dir.path(), &[]),
             expect,
@@ -252,10 +143,6 @@ fn rocksdb_bloom_finds_keys_in_shale_tables() {
     );
 }
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
 fn open_ro(dir: &Path) -> DB {
     let o = Options::default();
     DB::open_for_read_only(&o, dir, false).unwrap()
@@ -285,7 +172,7 @@ fn shale_reads_db_bench_databases() {
                 &format!("--compression_type={comp}"),
                 &format!("--db={}", dir.path().display()),
             ]));
-            let expect = ldb_scan(&t, dir.path());
+            let expect = ldb_scan(&t.ldb, dir.path());
             assert!(!expect.is_empty());
             assert!(!sst_files(dir.path()).is_empty(), "db_bench wrote no SST");
             // read-only first (no writes to RocksDB's files), then read-write
@@ -308,7 +195,11 @@ fn shale_reads_db_bench_databases() {
             drop(db);
             let mut after = expect.clone();
             after.insert(b"added-by-shale".to_vec(), b"1".to_vec());
-            assert_eq!(ldb_scan(&t, dir.path()), after, "ldb after Shale rewrote fv{fv} ck{ck}");
+            assert_eq!(
+                ldb_scan(&t.ldb, dir.path()),
+                after,
+                "ldb after Shale rewrote fv{fv} ck{ck}"
+            );
         }
     }
 }
@@ -374,7 +265,7 @@ fn rocksdb_reads_shale_range_deletions_and_single_deletes() {
     assert!(!expect.contains_key(&k(200)) && !expect.contains_key(&k(7)));
     assert_eq!(expect.get(&k(400)).map(|v| v.as_slice()), Some(&b"again"[..]));
     drop(db);
-    assert_eq!(ldb_scan(&t, dir.path()), expect, "ldb scan");
+    assert_eq!(ldb_scan(&t.ldb, dir.path()), expect, "ldb scan");
     assert_eq!(rocksdict_dump(&t, dir.path(), &[]), expect, "rocksdict");
     for f in sst_files(dir.path()) {
         run(Command::new(&t.sst_dump)
@@ -437,7 +328,7 @@ fn shale_reads_db_bench_merge_operands() {
         "--write_buffer_size=65536",
         &format!("--db={}", dir.path().display()),
     ]));
-    let expect = ldb_scan(&t, dir.path());
+    let expect = ldb_scan(&t.ldb, dir.path());
     assert!(!expect.is_empty());
     let o = Options {
         merge_operator: shale::merge::merge_operator_by_name("uint64add"),
@@ -462,7 +353,7 @@ fn shale_reads_db_bench_merge_operands() {
             "merge operator name in the properties"
         );
     }
-    assert_eq!(ldb_scan(&t, dir.path()), expect, "ldb after Shale's compaction");
+    assert_eq!(ldb_scan(&t.ldb, dir.path()), expect, "ldb after Shale's compaction");
 }
 
 /// Every `PUT` of a WAL file as `ldb dump_wal` prints it (`seq,count,size,offset,PUT(0) : K : V`),

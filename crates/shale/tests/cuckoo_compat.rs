@@ -13,10 +13,12 @@
 //! When a tool is missing the tests say so loudly and return; with `SHALE_REQUIRE_ROCKSDB=1`
 //! a missing tool fails the test instead.
 
-use std::collections::BTreeMap;
+mod rocksdb_tools;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use rocksdb_tools::*;
 use shale::tools::cuckoo::{write_cuckoo_file, CuckooFile, CuckooWriteOptions};
 use shale::CuckooTableOptions;
 
@@ -25,115 +27,13 @@ struct Tools {
     db_bench: PathBuf,
 }
 
-fn which(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
-}
-
 fn tools() -> Option<Tools> {
-    match (which("ldb"), which("db_bench")) {
-        (Some(ldb), Some(db_bench)) => Some(Tools { ldb, db_bench }),
-        (l, d) => {
-            let missing: Vec<&str> = [(l.is_none(), "ldb"), (d.is_none(), "db_bench")]
-                .iter()
-                .filter(|(m, _)| *m)
-                .map(|(_, n)| *n)
-                .collect();
-            let msg = format!("CuckooTable compatibility test needs: {}", missing.join(", "));
-            if std::env::var("SHALE_REQUIRE_ROCKSDB")
-                .map(|v| v == "1")
-                .unwrap_or(false)
-            {
-                panic!("{msg} (SHALE_REQUIRE_ROCKSDB=1)");
-            }
-            eprintln!("\n************************************************************");
-            eprintln!("*** SKIPPED: {msg}");
-            eprintln!("*** install Debian's rocksdb-tools, or run .ci/run");
-            eprintln!("************************************************************\n");
-            None
-        }
-    }
+    let [ldb, db_bench] = find(["ldb", "db_bench"])?;
+    Some(Tools { ldb, db_bench })
 }
 
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    let s = s.trim().trim_start_matches("0x");
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-fn hex(b: &[u8]) -> String {
-    let mut s = String::from("0x");
-    for x in b {
-        s.push_str(&format!("{x:02X}"));
-    }
-    s
-}
-
-type Kv = BTreeMap<Vec<u8>, Vec<u8>>;
 /// (internal key, value) pairs in key order.
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
-
-/// `ldb scan --hex` output lines `0xKEY : 0xVALUE`.
-fn parse_scan(out: &str) -> Kv {
-    out.lines()
-        .filter(|l| l.contains(" : "))
-        .map(|l| {
-            let (k, v) = l.split_once(" : ").unwrap();
-            (unhex(k), unhex(v))
-        })
-        .collect()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_file() && e.file_name() != "LOCK" {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
-/// `ldb scan --hex` of a database (on a copy: ldb opens read-write).
-fn ldb_scan(t: &Tools, db: &Path) -> Kv {
-    let copy = tempfile::tempdir().unwrap();
-    copy_dir(db, copy.path());
-    parse_scan(&run(Command::new(&t.ldb)
-        .arg(format!("--db={}", copy.path().display()))
-        .args(["scan", "--hex"])))
-}
-
-/// `ldb get --hex KEY` (RocksDB's hash lookup in the cuckoo file).
-fn ldb_get(t: &Tools, db: &Path, key: &[u8]) -> Vec<u8> {
-    unhex(&run(Command::new(&t.ldb).arg(format!("--db={}", db.display())).args([
-        "--hex",
-        "get",
-        &hex(key),
-    ])))
-}
-
-fn sst_files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "sst"))
-        .collect();
-    v.sort();
-    v
-}
 
 /// A cuckoo file's content as user key → value (Puts only; asserts it holds no deletions),
 /// after checking that every bucket verifies and that get and multi_get agree with the scan.
@@ -219,7 +119,7 @@ fn db_bench_cuckoo(t: &Tools, benchmarks: &str, extra: &[&str]) -> (tempfile::Te
             &format!("--db={}", dir.path().display()),
         ])
         .args(extra));
-    let expect = ldb_scan(t, dir.path());
+    let expect = ldb_scan(&t.ldb, dir.path());
     assert!(!expect.is_empty());
     (dir, expect)
 }
@@ -333,9 +233,13 @@ fn rocksdb_reads_cuckoo_files_written_by_shale() {
         }
         let want: Kv = expect.iter().map(|(k, v)| (k.clone(), flip(v))).collect();
         assert_ne!(want, expect);
-        assert_eq!(ldb_scan(&t, db.path()), want, "{benchmarks}: ldb scan of Shale's files");
+        assert_eq!(
+            ldb_scan(&t.ldb, db.path()),
+            want,
+            "{benchmarks}: ldb scan of Shale's files"
+        );
         for (k, v) in want.iter().step_by(97) {
-            assert_eq!(&ldb_get(&t, db.path(), k), v, "{benchmarks}: ldb get {}", hex(k));
+            assert_eq!(&ldb_get(&t.ldb, db.path(), k), v, "{benchmarks}: ldb get {}", hex(k));
         }
     }
 }

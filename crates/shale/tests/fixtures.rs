@@ -1,9 +1,11 @@
 //! Databases written by RocksDB 11.8.1 (format_version 5, 6 and 7; none, ZSTD, LZ4; keys in
 //! tables and in WALs) open in Shale with identical content. See `fixtures/README.md`.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod rocksdb_tools;
 
+use std::path::Path;
+
+use rocksdb_tools::{shale_dump, sst_files};
 use shale::{Options, DB};
 
 fn fixture(name: &str) -> tempfile::TempDir {
@@ -16,25 +18,6 @@ fn fixture(name: &str) -> tempfile::TempDir {
     dst
 }
 
-fn dump(db: &DB) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    db.iterator(shale::IteratorMode::Start)
-        .map(|r| {
-            let (k, v) = r.unwrap();
-            (k.to_vec(), v.to_vec())
-        })
-        .collect()
-}
-
-fn tables(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "sst"))
-        .collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn rocksdb_11_fixtures_have_the_formats_they_claim() {
     for (name, fv, comp) in [
@@ -43,7 +26,7 @@ fn rocksdb_11_fixtures_have_the_formats_they_claim() {
         ("fv5_none", 5, "NoCompression"),
     ] {
         let dir = fixture(name);
-        let ssts = tables(dir.path());
+        let ssts = sst_files(dir.path());
         assert!(!ssts.is_empty(), "{name}");
         for f in ssts {
             let o = shale::tools::SstDumpOptions {
@@ -75,7 +58,7 @@ fn shale_reads_rocksdb_11_databases_of_every_format() {
     for name in ["fv7_lz4", "fv6_zstd", "fv5_none"] {
         let dir = fixture(name);
         let db = DB::open_for_read_only(&Options::default(), dir.path(), false).unwrap();
-        let m = dump(&db);
+        let m = shale_dump(&db);
         // point lookups through the tables' Bloom filters
         for (k, v) in m.iter().step_by(5) {
             assert_eq!(db.get(k).unwrap().as_ref(), Some(v), "{name}");
@@ -86,12 +69,12 @@ fn shale_reads_rocksdb_11_databases_of_every_format() {
         drop(db);
         // read-write: WAL replayed and flushed, then compacted into Shale's own tables
         let db = DB::open(&Options::default(), dir.path()).unwrap();
-        assert_eq!(dump(&db), m, "{name} read-write");
+        assert_eq!(shale_dump(&db), m, "{name} read-write");
         db.compact_range(None, None).unwrap();
-        assert_eq!(dump(&db), m, "{name} after compaction");
+        assert_eq!(shale_dump(&db), m, "{name} after compaction");
         drop(db);
         let db = DB::open(&Options::default(), dir.path()).unwrap();
-        assert_eq!(dump(&db), m, "{name} after reopen");
+        assert_eq!(shale_dump(&db), m, "{name} after reopen");
         contents.push((name, m));
     }
     // same seed, same workload: identical content whatever the format

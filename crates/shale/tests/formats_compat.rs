@@ -9,116 +9,13 @@
 //! (set by `.ci/run`) a missing tool fails the test instead.
 #![allow(clippy::field_reassign_with_default)]
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod rocksdb_tools;
+
+use std::path::Path;
 use std::process::Command;
 
+use rocksdb_tools::*;
 use shale::{new_fixed_prefix_transform, CuckooTableOptions, Options, PlainTableOptions, DB};
-
-type Kv = BTreeMap<Vec<u8>, Vec<u8>>;
-
-fn which(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
-}
-
-fn skip(what: &str) -> Option<PathBuf> {
-    let msg = format!("table-format compatibility test needs: {what}");
-    if std::env::var("SHALE_REQUIRE_ROCKSDB")
-        .map(|v| v == "1")
-        .unwrap_or(false)
-    {
-        panic!("{msg} (SHALE_REQUIRE_ROCKSDB=1)");
-    }
-    eprintln!("\n************************************************************");
-    eprintln!("*** SKIPPED: {msg}");
-    eprintln!("*** install Debian's rocksdb-tools and `pip install rocksdict`, or run .ci/run");
-    eprintln!("************************************************************\n");
-    None
-}
-
-fn tool(name: &str) -> Option<PathBuf> {
-    which(name).or_else(|| skip(name))
-}
-
-fn python_with_rocksdict() -> Option<PathBuf> {
-    let python = std::env::var_os("SHALE_PYTHON")
-        .map(PathBuf::from)
-        .or_else(|| which("python3"));
-    let ok = python.as_ref().is_some_and(|p| {
-        Command::new(p)
-            .args(["-c", "import rocksdict"])
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false)
-    });
-    if ok {
-        python
-    } else {
-        skip("python3 with rocksdict (set SHALE_PYTHON)")
-    }
-}
-
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    let s = s.trim().trim_start_matches("0x");
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02X}")).collect()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_file() && e.file_name() != "LOCK" {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
-/// `ldb scan --hex` on a copy of the database (ldb opens read-write).
-fn ldb_scan(ldb: &Path, db: &Path) -> Kv {
-    let copy = tempfile::tempdir().unwrap();
-    copy_dir(db, copy.path());
-    run(Command::new(ldb)
-        .arg(format!("--db={}", copy.path().display()))
-        .args(["scan", "--hex"]))
-    .lines()
-    .filter(|l| l.contains(" : "))
-    .map(|l| {
-        let (k, v) = l.split_once(" : ").unwrap();
-        (unhex(k), unhex(v))
-    })
-    .collect()
-}
-
-/// `ldb get --hex` of one key on a copy of the database.
-fn ldb_get(ldb: &Path, db: &Path, key: &[u8]) -> Vec<u8> {
-    let copy = tempfile::tempdir().unwrap();
-    copy_dir(db, copy.path());
-    let out = run(Command::new(ldb).arg(format!("--db={}", copy.path().display())).args([
-        "get",
-        "--hex",
-        &format!("0x{}", hex(key)),
-    ]));
-    unhex(out.trim())
-}
 
 /// The database as rocksdict sees it when it opens it with `Options.load_latest` (the OPTIONS
 /// file), read-only; also gets each key of `keys` and checks the value matches the scan.
@@ -143,7 +40,7 @@ db.close()
     let out = run(Command::new(python)
         .args(["-c", script])
         .arg(copy.path())
-        .args(keys.iter().map(|k| hex(k).to_lowercase())));
+        .args(keys.iter().map(|k| hex(k))));
     let mut scan = Kv::new();
     let mut got = Kv::new();
     for l in out.lines() {
@@ -165,15 +62,6 @@ db.close()
     scan
 }
 
-fn shale_dump(db: &DB) -> Kv {
-    db.iterator(shale::IteratorMode::Start)
-        .map(|r| {
-            let (k, v) = r.unwrap();
-            (k.to_vec(), v.to_vec())
-        })
-        .collect()
-}
-
 fn file_names(dir: &Path, pred: impl Fn(&str) -> bool) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
@@ -182,21 +70,6 @@ fn file_names(dir: &Path, pred: impl Fn(&str) -> bool) -> Vec<String> {
         .collect();
     v.sort();
     v
-}
-
-fn assert_same(got: &Kv, expect: &Kv, ctx: &str) {
-    if got != expect {
-        let first = got
-            .iter()
-            .zip(expect.iter())
-            .find(|(a, b)| a != b)
-            .map(|(a, b)| format!("got {:x?} expected {:x?}", a, b));
-        panic!(
-            "{ctx}: {} entries vs {} expected; first difference: {first:?}",
-            got.len(),
-            expect.len()
-        );
-    }
 }
 
 fn plain_opts() -> Options {
@@ -304,7 +177,7 @@ fn check_db_bench_db(ldb: &Path, dir: &Path, o: &Options, what: &str) {
 /// with the content `ldb scan` shows.
 #[test]
 fn shale_reads_db_bench_plain_and_cuckoo_databases() {
-    let (Some(db_bench), Some(ldb)) = (tool("db_bench"), tool("ldb")) else {
+    let Some([db_bench, ldb]) = find(["db_bench", "ldb"]) else {
         return;
     };
     let root = tempfile::tempdir().unwrap();

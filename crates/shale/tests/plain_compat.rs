@@ -8,112 +8,16 @@
 //! When a tool is missing the tests say so loudly and return; with `SHALE_REQUIRE_ROCKSDB=1`
 //! (set by `.ci/run`) a missing tool fails the test instead.
 
+mod rocksdb_tools;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
+use rocksdb_tools::*;
 use shale::tools::{write_plain_table, PlainTableReader, PlainTableWriteOptions, SstEntry};
 use shale::{new_fixed_prefix_transform, KeyEncodingType, PlainTableOptions, SliceTransform};
-
-fn which(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
-}
-
-fn skip(what: &str) -> Option<PathBuf> {
-    let msg = format!("PlainTable compatibility test needs: {what}");
-    if std::env::var("SHALE_REQUIRE_ROCKSDB")
-        .map(|v| v == "1")
-        .unwrap_or(false)
-    {
-        panic!("{msg} (SHALE_REQUIRE_ROCKSDB=1)");
-    }
-    eprintln!("\n************************************************************");
-    eprintln!("*** SKIPPED: {msg}");
-    eprintln!("*** install Debian's rocksdb-tools and `pip install rocksdict`, or run .ci/run");
-    eprintln!("************************************************************\n");
-    None
-}
-
-fn tool(name: &str) -> Option<PathBuf> {
-    which(name).or_else(|| skip(name))
-}
-
-fn python_with_rocksdict() -> Option<PathBuf> {
-    let python = std::env::var_os("SHALE_PYTHON")
-        .map(PathBuf::from)
-        .or_else(|| which("python3"));
-    let ok = python.as_ref().is_some_and(|p| {
-        Command::new(p)
-            .args(["-c", "import rocksdict"])
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false)
-    });
-    if ok {
-        python
-    } else {
-        skip("python3 with rocksdict (set SHALE_PYTHON)")
-    }
-}
-
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    let s = s.trim().trim_start_matches("0x");
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-type Kv = BTreeMap<Vec<u8>, Vec<u8>>;
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_file() && e.file_name() != "LOCK" {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
-/// `ldb scan --hex` (on a copy: ldb opens read-write).
-fn ldb_scan(ldb: &Path, db: &Path) -> Kv {
-    let copy = tempfile::tempdir().unwrap();
-    copy_dir(db, copy.path());
-    let out = run(Command::new(ldb)
-        .arg(format!("--db={}", copy.path().display()))
-        .args(["scan", "--hex"]));
-    out.lines()
-        .filter(|l| l.contains(" : "))
-        .map(|l| {
-            let (k, v) = l.split_once(" : ").unwrap();
-            (unhex(k), unhex(v))
-        })
-        .collect()
-}
-
-fn tables(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "sst"))
-        .collect();
-    v.sort();
-    v
-}
 
 /// The live key/values of a set of tables (newest version of each key; deletions hide it).
 fn merged(files: &[Vec<SstEntry>]) -> Kv {
@@ -131,22 +35,6 @@ fn merged(files: &[Vec<SstEntry>]) -> Kv {
         .filter(|(_, e)| e.value_type == 1)
         .map(|(k, e)| (k, e.value.clone()))
         .collect()
-}
-
-/// Equal maps; on a difference report the first differing key (not the whole map).
-fn assert_same(got: &Kv, expect: &Kv, ctx: &str) {
-    if got != expect {
-        let first = got
-            .iter()
-            .zip(expect.iter())
-            .find(|(a, b)| a != b)
-            .map(|(a, b)| format!("got {:x?} expected {:x?}", a, b));
-        panic!(
-            "{ctx}: {} entries vs {} expected; first difference: {first:?}",
-            got.len(),
-            expect.len()
-        );
-    }
 }
 
 fn prop_str(p: &BTreeMap<String, Vec<u8>>, name: &str) -> String {
@@ -217,39 +105,46 @@ fn db_bench_plain(db_bench: &Path, dir: &Path, benchmarks: &str, extra: &[&str])
         .args(extra));
 }
 
-#[test]
-fn rocksdb_7_plain_tables_read_identically_and_rebuild_byte_for_byte() {
-    let (Some(db_bench), Some(ldb)) = (tool("db_bench"), tool("ldb")) else {
-        return;
-    };
-    let root = tempfile::tempdir().unwrap();
-    // compacted: one bottom table, every key with sequence 0 (the 0xFF trailer mark)
-    let compacted = root.path().join("compacted");
+/// Two db_bench plain-table databases under `root`: `compacted` (fillseq then a compaction of
+/// `compacted_num` keys: one bottom table, every key with sequence 0, the 0xFF trailer mark) and
+/// `flushed` (fillrandom, overwrite, deleterandom of `flushed_num` keys, flushes only: several L0
+/// tables with sequence numbers, overwrites and deletions).
+fn db_bench_plain_dbs(db_bench: &Path, root: &Path, compacted_num: u32, flushed_num: u32) -> (PathBuf, PathBuf) {
+    let compacted = root.join("compacted");
     db_bench_plain(
-        &db_bench,
+        db_bench,
         &compacted,
         "fillseq,compact",
-        &["--num=3000", "--memtablerep=prefix_hash"],
+        &[&format!("--num={compacted_num}"), "--memtablerep=prefix_hash"],
     );
-    // flushed only: several L0 tables with sequence numbers, overwrites and deletions
-    let flushed = root.path().join("flushed");
+    let flushed = root.join("flushed");
     db_bench_plain(
-        &db_bench,
+        db_bench,
         &flushed,
         "fillrandom,overwrite,deleterandom,flush",
         &[
-            "--num=2000",
+            &format!("--num={flushed_num}"),
             "--write_buffer_size=65536",
             "--disable_auto_compactions=1",
         ],
     );
+    (compacted, flushed)
+}
+
+#[test]
+fn rocksdb_7_plain_tables_read_identically_and_rebuild_byte_for_byte() {
+    let Some([db_bench, ldb]) = find(["db_bench", "ldb"]) else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let (compacted, flushed) = db_bench_plain_dbs(&db_bench, root.path(), 3000, 2000);
     let prefix = new_fixed_prefix_transform(8);
     let plain = PlainTableOptions {
         user_key_len: 16,
         ..Default::default()
     };
     for db in [&compacted, &flushed] {
-        let ssts = tables(db);
+        let ssts = sst_files(db);
         assert!(!ssts.is_empty(), "{db:?}");
         let mut all = Vec::new();
         for f in &ssts {
@@ -287,28 +182,11 @@ fn rocksdb_7_plain_tables_read_identically_and_rebuild_byte_for_byte() {
 
 #[test]
 fn rocksdb_ldb_reads_plain_tables_written_by_shale() {
-    let (Some(db_bench), Some(ldb)) = (tool("db_bench"), tool("ldb")) else {
+    let Some([db_bench, ldb]) = find(["db_bench", "ldb"]) else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
-    let compacted = root.path().join("compacted");
-    db_bench_plain(
-        &db_bench,
-        &compacted,
-        "fillseq,compact",
-        &["--num=1000", "--memtablerep=prefix_hash"],
-    );
-    let flushed = root.path().join("flushed");
-    db_bench_plain(
-        &db_bench,
-        &flushed,
-        "fillrandom,overwrite,deleterandom,flush",
-        &[
-            "--num=1000",
-            "--write_buffer_size=65536",
-            "--disable_auto_compactions=1",
-        ],
-    );
+    let (compacted, flushed) = db_bench_plain_dbs(&db_bench, root.path(), 1000, 1000);
     let prefix = new_fixed_prefix_transform(8);
     let plain = PlainTableOptions {
         user_key_len: 16,
@@ -318,7 +196,7 @@ fn rocksdb_ldb_reads_plain_tables_written_by_shale() {
         // Replace every table by one Shale writes: same keys, sequence numbers and types (the
         // MANIFEST knows key ranges and sizes), new values of the same lengths.
         let mut all = Vec::new();
-        for f in tables(db) {
+        for f in sst_files(db) {
             let r = PlainTableReader::open(&f, &plain, Some(prefix.clone()), false).unwrap();
             let wo = same_identity(&r.properties(), plain.clone(), prefix.clone());
             let mut entries = r.scan().unwrap();
@@ -380,7 +258,7 @@ fn rocksdict_plain_tables_with_prefix_encoding_and_stored_index_read_identically
             ..Default::default()
         };
         let mut all = Vec::new();
-        let ssts = tables(&db);
+        let ssts = sst_files(&db);
         assert_eq!(ssts.len(), 2, "{ctx}");
         for f in &ssts {
             let r = PlainTableReader::open(f, &plain, Some(prefix.clone()), true).unwrap();

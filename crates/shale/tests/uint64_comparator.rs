@@ -12,7 +12,7 @@ use shale::{BytewiseComparator, Comparator, MemFs, MemtableFactory, Options, Uin
 
 #[allow(dead_code)]
 mod model_common;
-use model_common::{small_opts, Rng};
+use model_common::{scan_both_ways, small_opts, Rng};
 
 type Model = BTreeMap<u64, Vec<u8>>;
 
@@ -91,21 +91,8 @@ fn check(db: &DB, m: &Model, rng: &mut Rng) {
     }
     let want: Vec<(Vec<u8>, Vec<u8>)> = m.iter().map(|(x, v)| (k(*x).to_vec(), v.clone())).collect();
     let mut it = db.raw_iterator();
-    it.seek_to_first();
-    let mut fwd = Vec::new();
-    while it.valid() {
-        fwd.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
-        it.next();
-    }
-    it.status().unwrap();
+    let (fwd, rev) = scan_both_ways(&mut it);
     assert_eq!(fwd, want, "forward scan in numeric order");
-    it.seek_to_last();
-    let mut rev = Vec::new();
-    while it.valid() {
-        rev.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
-        it.prev();
-    }
-    rev.reverse();
     assert_eq!(rev, want, "reverse scan");
     for _ in 0..10 {
         let t = rand_key(rng);

@@ -1,6 +1,7 @@
 //! Unit tests of the skiplist (`skiplist.rs`).
 
 use super::*;
+use crate::memtable::tests::Rng;
 use std::cell::Cell;
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
@@ -40,16 +41,6 @@ impl KeyComparator for Counting {
 }
 fn count() -> u64 {
     COUNT.with(|c| c.get())
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
 }
 
 fn k(v: u64) -> [u8; 8] {

@@ -21,9 +21,10 @@ fn lookup(k: &[u8], snap: u64) -> Vec<u8> {
     make_internal_key(k, snap, vt::FOR_SEEK)
 }
 
-struct Rng(u64);
+/// A xorshift generator (also used by the skiplist's tests).
+pub(super) struct Rng(pub(super) u64);
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;

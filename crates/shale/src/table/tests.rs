@@ -13,8 +13,10 @@ use crate::key::{make_internal_key, user_key, vt, InternalKeyComparator, MAX_SEQ
 use crate::options::{ChecksumType, CompressionType};
 use crate::table::format::BLOCK_TRAILER_LEN;
 
+/// An in-memory writable file whose bytes stay readable through the clones (also used by the
+/// cuckoo table's tests).
 #[derive(Clone, Default)]
-struct VecFile(Arc<Mutex<Vec<u8>>>);
+pub(super) struct VecFile(pub(super) Arc<Mutex<Vec<u8>>>);
 
 impl WritableFile for VecFile {
     fn append(&mut self, data: &[u8]) -> Result<()> {

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use shale::{MemFs, Options, ReadOptions, DB};
+use shale::{DBRawIterator, MemFs, Options, ReadOptions, DB};
 
 pub struct Rng(pub u64);
 impl Rng {
@@ -20,6 +20,9 @@ impl Rng {
 }
 
 pub type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// (key, value) pairs in iteration order.
+pub type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
 pub fn key(i: u64) -> Vec<u8> {
     format!("key{i:05}").into_bytes()
@@ -43,6 +46,26 @@ pub fn range_scan(m: &Model, lo: Option<&[u8]>, hi: Option<&[u8]>) -> Vec<(Vec<u
         .filter(|(k, _)| lo.map(|l| k.as_slice() >= l).unwrap_or(true) && hi.map(|h| k.as_slice() < h).unwrap_or(true))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
+}
+
+/// A whole forward scan (`seek_to_first`/`next`, then the iterator's status checked) and a whole
+/// reverse scan (`seek_to_last`/`prev`, put back in ascending order) of a raw iterator.
+pub fn scan_both_ways(it: &mut DBRawIterator) -> (Entries, Entries) {
+    it.seek_to_first();
+    let mut fwd = Vec::new();
+    while it.valid() {
+        fwd.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
+        it.next();
+    }
+    it.status().unwrap();
+    it.seek_to_last();
+    let mut rev = Vec::new();
+    while it.valid() {
+        rev.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
+        it.prev();
+    }
+    rev.reverse();
+    (fwd, rev)
 }
 
 pub fn check_full(db: &DB, m: &Model, rng: &mut Rng, ro: &ReadOptions) {
@@ -78,21 +101,8 @@ pub fn check_full(db: &DB, m: &Model, rng: &mut Rng, ro: &ReadOptions) {
     ro2.iterate_upper_bound = hi.clone();
     let expect = range_scan(m, lo.as_deref(), hi.as_deref());
     let mut it = db.raw_iterator_opt(ro2.clone());
-    it.seek_to_first();
-    let mut fwd = Vec::new();
-    while it.valid() {
-        fwd.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
-        it.next();
-    }
-    it.status().unwrap();
+    let (fwd, rev) = scan_both_ways(&mut it);
     assert_eq!(fwd, expect, "forward scan lo={lo:?} hi={hi:?}");
-    it.seek_to_last();
-    let mut rev = Vec::new();
-    while it.valid() {
-        rev.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
-        it.prev();
-    }
-    rev.reverse();
     assert_eq!(rev, expect, "reverse scan");
     // seek / seek_for_prev then mixed next/prev
     for _ in 0..5 {

@@ -4,33 +4,12 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use parking_lot::Mutex;
-
 use super::hash::{place, CuckooHasher, PlacementParams, EMPTY};
 use super::*;
 use crate::error::Result;
-use crate::fs::WritableFile;
 use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, trailer, user_key, vt, Comparator, InternalKeyComparator, MAX_SEQUENCE};
-
-#[derive(Clone, Default)]
-struct VecFile(Arc<Mutex<Vec<u8>>>);
-
-impl WritableFile for VecFile {
-    fn append(&mut self, data: &[u8]) -> Result<()> {
-        self.0.lock().extend_from_slice(data);
-        Ok(())
-    }
-    fn flush(&mut self) -> Result<()> {
-        Ok(())
-    }
-    fn sync(&mut self) -> Result<()> {
-        Ok(())
-    }
-    fn size(&self) -> u64 {
-        self.0.lock().len() as u64
-    }
-}
+use crate::table::tests::VecFile;
 
 /// Keys as 8-byte little-endian integers (RocksDB's test Uint64Comparator).
 struct Uint64Comparator;

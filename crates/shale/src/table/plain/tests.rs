@@ -59,6 +59,22 @@ fn build_to(fs: &MemFs, path: &str, o: PlainTableBuilderOptions, e: &Entries) ->
     Ok(info)
 }
 
+/// [`build_to`] with `plain` and `prefix_extractor`, the other builder options default.
+fn build_with(
+    fs: &MemFs,
+    path: &str,
+    plain: &PlainTableOptions,
+    prefix_extractor: Option<Arc<dyn SliceTransform>>,
+    e: &Entries,
+) -> TableInfoAlias {
+    let o = PlainTableBuilderOptions {
+        plain: plain.clone(),
+        prefix_extractor,
+        ..Default::default()
+    };
+    build_to(fs, path, o, e).unwrap()
+}
+
 type TableInfoAlias = crate::table::TableInfo;
 
 fn open_from(
@@ -173,17 +189,7 @@ fn round_trips_in_every_mode() {
                         let prefix = if with_prefix { fixed4() } else { None };
                         let path = format!("/t{n}.sst");
                         n += 1;
-                        let info = build_to(
-                            &fs,
-                            &path,
-                            PlainTableBuilderOptions {
-                                plain: plain.clone(),
-                                prefix_extractor: prefix.clone(),
-                                ..Default::default()
-                            },
-                            &e,
-                        )
-                        .unwrap();
+                        let info = build_with(&fs, &path, &plain, prefix.clone(), &e);
                         assert_eq!(info.num_entries, e.len() as u64);
                         assert_eq!(info.smallest, e[0].0);
                         assert_eq!(info.largest, e.last().unwrap().0);
@@ -300,17 +306,7 @@ fn bloom_rejects_absent_prefixes() {
             ..plain.clone()
         };
         let path = format!("/b{store}.sst");
-        build_to(
-            &fs,
-            &path,
-            PlainTableBuilderOptions {
-                plain: plain.clone(),
-                prefix_extractor: fixed4(),
-                ..Default::default()
-            },
-            &e,
-        )
-        .unwrap();
+        build_with(&fs, &path, &plain, fixed4(), &e);
         let t = open_from(&fs, &path, &plain, fixed4(), true).unwrap();
         assert!(t.bloom.is_some());
         let admitted = (0..2000)
@@ -339,17 +335,7 @@ fn prefix_iterator_stays_in_the_prefix() {
     let fs = memfs();
     let e = entries(200, None);
     let plain = PlainTableOptions::default();
-    build_to(
-        &fs,
-        "/p.sst",
-        PlainTableBuilderOptions {
-            plain: plain.clone(),
-            prefix_extractor: fixed4(),
-            ..Default::default()
-        },
-        &e,
-    )
-    .unwrap();
+    build_with(&fs, "/p.sst", &plain, fixed4(), &e);
     let t = open_from(&fs, "/p.sst", &plain, fixed4(), true).unwrap();
     let mut it = t.prefix_iter();
     for (k, _) in &e {
@@ -370,17 +356,7 @@ fn full_scan_mode_iterates_but_refuses_get() {
         user_key_len: 10,
         ..Default::default()
     };
-    build_to(
-        &fs,
-        "/f.sst",
-        PlainTableBuilderOptions {
-            plain: plain.clone(),
-            prefix_extractor: fixed4(),
-            ..Default::default()
-        },
-        &e,
-    )
-    .unwrap();
+    build_with(&fs, "/f.sst", &plain, fixed4(), &e);
     // no prefix extractor needed in full-scan mode
     let fsm = PlainTableOptions {
         full_scan_mode: true,
@@ -406,16 +382,7 @@ fn backward_movement_is_not_supported() {
         hash_table_ratio: 0.0,
         ..Default::default()
     };
-    build_to(
-        &fs,
-        "/n.sst",
-        PlainTableBuilderOptions {
-            plain: plain.clone(),
-            ..Default::default()
-        },
-        &e,
-    )
-    .unwrap();
+    build_with(&fs, "/n.sst", &plain, None, &e);
     let t = open_from(&fs, "/n.sst", &plain, None, true).unwrap();
     let mut it = t.iter();
     it.seek_to_first();
@@ -434,17 +401,7 @@ fn prefix_extractor_must_match_the_file() {
     let fs = memfs();
     let e = entries(30, None);
     let plain = PlainTableOptions::default();
-    build_to(
-        &fs,
-        "/m.sst",
-        PlainTableBuilderOptions {
-            plain: plain.clone(),
-            prefix_extractor: fixed4(),
-            ..Default::default()
-        },
-        &e,
-    )
-    .unwrap();
+    build_with(&fs, "/m.sst", &plain, fixed4(), &e);
     let err = open_from(&fs, "/m.sst", &plain, None, false).unwrap_err();
     assert!(
         err.is_invalid_argument() && err.to_string().contains("rocksdb.FixedPrefix.4"),
@@ -642,17 +599,7 @@ fn every_byte_flip_and_truncation_is_an_error_or_data_never_a_panic() {
             ..Default::default()
         };
         let path = format!("/c{i}.sst");
-        build_to(
-            &fs,
-            &path,
-            PlainTableBuilderOptions {
-                plain: plain.clone(),
-                prefix_extractor: fixed4(),
-                ..Default::default()
-            },
-            &e,
-        )
-        .unwrap();
+        build_with(&fs, &path, &plain, fixed4(), &e);
         let good = fs.read_all(Path::new(&path)).unwrap();
         let damaged = format!("/d{i}.sst");
         for pos in 0..good.len() {
@@ -684,16 +631,7 @@ fn corrupted_records_are_reported_with_file_and_offset() {
         hash_table_ratio: 0.0,
         ..Default::default()
     };
-    build_to(
-        &fs,
-        "/r.sst",
-        PlainTableBuilderOptions {
-            plain: plain.clone(),
-            ..Default::default()
-        },
-        &e,
-    )
-    .unwrap();
+    build_with(&fs, "/r.sst", &plain, None, &e);
     // variable-length keys: the first byte is the first key's length; make it huge
     assert!(fs.corrupt(Path::new("/r.sst"), 0, &[0x7f]));
     let err = open_from(&fs, "/r.sst", &plain, None, false).unwrap_err();
@@ -732,17 +670,7 @@ fn stored_index_gives_total_order_seek_points() {
         index_sparseness: 4,
         ..Default::default()
     };
-    build_to(
-        &fs,
-        "/s.sst",
-        PlainTableBuilderOptions {
-            plain: plain.clone(),
-            prefix_extractor: fixed4(),
-            ..Default::default()
-        },
-        &e,
-    )
-    .unwrap();
+    build_with(&fs, "/s.sst", &plain, fixed4(), &e);
     let stored = open_from(&fs, "/s.sst", &plain, fixed4(), true).unwrap();
     let rebuilt = open_from(
         &fs,
