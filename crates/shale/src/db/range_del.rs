@@ -195,24 +195,21 @@ pub(crate) fn mem_lookup(
     if !m.range_dels.is_empty() {
         chain.max_tomb = chain.max_tomb.max(m.range_dels.max_covering_seq(&db.icmp, key, seq));
     }
-    if chain.max_tomb == 0 {
-        use crate::memtable::MemGet;
-        return match m.get(lookup) {
-            None => Ok(None),
-            Some(MemGet::Value(v)) => chain.finish(db, key, Some(&v)).map(Some),
-            Some(MemGet::Deleted) => chain.finish(db, key, None).map(Some),
-            Some(MemGet::Merge { operands, base }) => {
-                chain.operands.extend(operands);
-                match base {
-                    None => Ok(None),
-                    Some(b) => chain.finish(db, key, b.as_deref()).map(Some),
-                }
+    // Entries older than the newest covering tombstone (of this memtable or a newer source)
+    // are deleted: the lookup stops at the first of them.
+    use crate::memtable::MemGet;
+    match m.get_under(lookup, chain.max_tomb) {
+        None => Ok(None),
+        Some(MemGet::Value(v)) => chain.finish(db, key, Some(&v)).map(Some),
+        Some(MemGet::Deleted) => chain.finish(db, key, None).map(Some),
+        Some(MemGet::Merge { operands, base }) => {
+            chain.operands.extend(operands);
+            match base {
+                None => Ok(None),
+                Some(b) => chain.finish(db, key, b.as_deref()).map(Some),
             }
-        };
+        }
     }
-    let mut it = m.iter();
-    it.seek(lookup);
-    chain.scan(db, &mut it, key)
 }
 
 /// Lookup in a table file.

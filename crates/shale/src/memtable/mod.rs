@@ -347,6 +347,13 @@ impl MemTable {
     /// only entries with sequence <= `snapshot_seq` are visible. None if the user key has no
     /// visible entry here.
     pub(crate) fn get(&self, lookup_ikey: &[u8]) -> Option<MemGet> {
+        self.get_under(lookup_ikey, 0)
+    }
+
+    /// [`get`](Self::get) under a range tombstone at sequence `tomb` covering the key (0: none):
+    /// entries older than `tomb` are deleted by it, so the first of them ends the lookup as a
+    /// deletion would.
+    pub(crate) fn get_under(&self, lookup_ikey: &[u8], tomb: u64) -> Option<MemGet> {
         let icmp = self.icmp();
         let ukey = user_key(lookup_ikey);
         let mut operands: Vec<Vec<u8>> = Vec::new();
@@ -355,7 +362,7 @@ impl MemTable {
                 let mut it = l.iter();
                 it.seek(lookup_ikey);
                 while it.valid() {
-                    if let Some(r) = get_step(icmp, ukey, it.entry(), &mut operands) {
+                    if let Some(r) = get_step(icmp, ukey, it.entry(), tomb, &mut operands) {
                         return r;
                     }
                     it.next();
@@ -365,7 +372,7 @@ impl MemTable {
                 let sorted = v.sorted();
                 let from = v.lower_bound(&sorted, lookup_ikey);
                 for &e in &sorted[from..] {
-                    if let Some(r) = get_step(icmp, ukey, v.entry(e), &mut operands) {
+                    if let Some(r) = get_step(icmp, ukey, v.entry(e), tomb, &mut operands) {
                         return r;
                     }
                 }
@@ -474,6 +481,7 @@ fn get_step(
     icmp: &InternalKeyComparator,
     ukey: &[u8],
     entry: &[u8],
+    tomb: u64,
     operands: &mut Vec<Vec<u8>>,
 ) -> Option<Option<MemGet>> {
     let (ikey, value) = split_entry(entry);
@@ -487,7 +495,19 @@ fn get_step(
             })
         });
     }
-    match (trailer(ikey) & 0xff) as u8 {
+    let t = trailer(ikey);
+    if (t >> 8) < tomb {
+        // Covered by the range tombstone, and so is everything older.
+        return Some(Some(if operands.is_empty() {
+            MemGet::Deleted
+        } else {
+            MemGet::Merge {
+                operands: std::mem::take(operands),
+                base: Some(None),
+            }
+        }));
+    }
+    match (t & 0xff) as u8 {
         vt::MERGE => {
             operands.push(value.to_vec());
             None

@@ -628,3 +628,43 @@ fn vector_concurrent_adds_and_reads() {
         assert_eq!(user_key(k), format!("{i:08}").as_bytes());
     }
 }
+
+/// `get_under`: a covering range tombstone at `tomb` deletes every entry older than it, and the
+/// lookup stops at the first such entry (newer entries and merge operands above it still count).
+#[test]
+fn get_under_a_range_tombstone() {
+    for f in [MemtableFactory::SkipList, MemtableFactory::Vector] {
+        let m = mem_of(f);
+        m.add(10, vt::VALUE, b"a", b"a10");
+        m.add(30, vt::VALUE, b"a", b"a30");
+        m.add(50, vt::MERGE, b"c", b"m50");
+        m.add(41, vt::VALUE, b"c", b"c41");
+        m.add(60, vt::MERGE, b"d", b"d60");
+        let g = |k: &[u8], s, tomb| m.get_under(&lookup(k, s), tomb);
+        // Older than the newest value: no effect.
+        assert_eq!(g(b"a", MAX_SEQUENCE, 20), Some(MemGet::Value(b"a30".to_vec())));
+        // Newer than every entry: deleted.
+        assert_eq!(g(b"a", MAX_SEQUENCE, 35), Some(MemGet::Deleted));
+        // At a snapshot below the newest value, the tombstone hides the older one.
+        assert_eq!(g(b"a", 29, 20), Some(MemGet::Deleted));
+        assert_eq!(g(b"a", 29, 5), Some(MemGet::Value(b"a10".to_vec())));
+        // A merge operand above the tombstone, the base below it: the chain ends deleted.
+        assert_eq!(
+            g(b"c", MAX_SEQUENCE, 45),
+            Some(MemGet::Merge {
+                operands: vec![b"m50".to_vec()],
+                base: Some(None)
+            })
+        );
+        // Only operands, all above: older sources are still needed.
+        assert_eq!(
+            g(b"d", MAX_SEQUENCE, 55),
+            Some(MemGet::Merge {
+                operands: vec![b"d60".to_vec()],
+                base: None
+            })
+        );
+        // No entry for the key: nothing (the caller carries the tombstone on).
+        assert_eq!(g(b"b", MAX_SEQUENCE, 100), None);
+    }
+}
