@@ -9,6 +9,7 @@ mod filename;
 mod flush;
 mod iter;
 mod level_targets;
+mod multi_get;
 mod open;
 mod props;
 mod range_del;
@@ -328,7 +329,7 @@ impl DB {
         keys: I,
         ro: &ReadOptions,
     ) -> Vec<Result<Option<Vec<u8>>>> {
-        read::multi_get(&self.inner, ro, keys)
+        multi_get::multi_get(&self.inner, ro, keys)
     }
 
     /// A snapshot of the current state.
