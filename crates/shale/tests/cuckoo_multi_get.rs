@@ -1,13 +1,14 @@
 //! `DB::multi_get` with cuckoo files: the batched path (one hashed-and-prefetched lookup per
 //! cuckoo file for all the keys that reach it) must answer exactly as `DB::get` does key by
 //! key and as a model of the writes says, with files at several levels, keys overwritten or
-//! deleted at newer levels, absent keys, keys of another length, and snapshots.
+//! deleted at newer levels, absent keys, keys of another length, and snapshots; and, with
+//! block-based files on top of the cuckoo ones, merge operands and range deletions.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use shale::{CuckooTableOptions, FileSystem, MemFs, Options, ReadOptions, TableFactory, DB};
+use shale::{CuckooTableOptions, FileSystem, MemFs, Options, ReadOptions, StringAppendOperator, TableFactory, DB};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -154,4 +155,82 @@ fn multi_get_over_cuckoo_levels_matches_get_and_model() {
     // Everything flushed: the same answers come from the files alone.
     db.flush().unwrap();
     check(&db, &ReadOptions::default(), &model, "flushed");
+}
+
+fn merge(db: &DB, m: &mut Model, i: u64, round: u64) {
+    let op = format!("m{i}.{round}").into_bytes();
+    db.merge(key(i), &op).unwrap();
+    let merged = match m.get(&key(i)) {
+        Some(old) => [old.as_slice(), b",", op.as_slice()].concat(),
+        None => op,
+    };
+    m.insert(key(i), merged);
+}
+
+fn delete_range(db: &DB, m: &mut Model, from: u64, to: u64) {
+    db.delete_range(key(from), key(to)).unwrap();
+    for i in from..to {
+        m.remove(&key(i));
+    }
+}
+
+#[test]
+fn multi_get_applies_merges_and_range_deletions_over_cuckoo_files() {
+    let fs = Arc::new(MemFs::new());
+    let dir = Path::new("/db");
+    let mut model = Model::new();
+    {
+        let db = DB::open(&options(&fs, true), dir).unwrap();
+        write_round(&db, &mut model, 1, 1, 0, 0);
+        db.flush().unwrap();
+        db.wait_for_compact().unwrap();
+        write_round(&db, &mut model, 2, 3, 1, 11);
+        db.flush().unwrap();
+        db.wait_for_compact().unwrap();
+    }
+    // Reopened writing block-based files (the only ones with merges and range deletions);
+    // the cuckoo files stay below.
+    let mut o = options(&fs, false);
+    o.table_factory = TableFactory::BlockBased;
+    o.merge_operator = Some(Arc::new(shale::merge::Associative(StringAppendOperator::new(","))));
+    let db = DB::open(&o, dir).unwrap();
+    for i in (0..N).step_by(9) {
+        merge(&db, &mut model, i, 3);
+    }
+    delete_range(&db, &mut model, 100, 400);
+    db.flush().unwrap();
+    let snap = db.snapshot();
+    let at_snap = model.clone();
+    for i in 200..220 {
+        db.put(key(i), value(i, 4)).unwrap();
+        model.insert(key(i), value(i, 4));
+    }
+    for i in (0..N).step_by(13) {
+        merge(&db, &mut model, i, 4);
+    }
+    db.flush().unwrap();
+    delete_range(&db, &mut model, 1000, 1100);
+    for i in (0..N).step_by(29) {
+        merge(&db, &mut model, i, 5);
+    }
+    let levels = files_per_level(&db);
+    assert!(
+        levels[0] >= 2 && levels[1..].iter().any(|&n| n > 0),
+        "levels {levels:?}"
+    );
+    let magics = sst_magics(&fs, dir);
+    assert!(magics.contains(&CUCKOO_MAGIC), "cuckoo files remain below");
+    assert!(magics.iter().any(|&m| m != CUCKOO_MAGIC), "block-based files on top");
+    assert!(
+        model.get(&key(18)).is_some_and(|v| v.contains(&b',')),
+        "a merge over a cuckoo value"
+    );
+    assert!(!model.contains_key(&key(150)) && model.contains_key(&key(210)));
+
+    check(&db, &ReadOptions::default(), &model, "latest");
+    let ro = ReadOptions {
+        snapshot: Some(snap),
+        ..ReadOptions::default()
+    };
+    check(&db, &ro, &at_snap, "snapshot");
 }
