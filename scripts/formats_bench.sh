@@ -55,8 +55,10 @@ ratio() { awk -v s="$1" -v r="$2" 'BEGIN { if (r > 0) printf "%.2f", s / r; else
 run_tool() { # tool-name binary outfile args...
     local name=$1 bin=$2 out=$3
     shift 3
-    echo "+ $name $*" >>"$OUT/commands.txt"
-    "$bin" "$@" >"$out" 2>"$out.err" || { echo "$name failed, see $out.err" >&2; tail -5 "$out.err" >&2; exit 1; }
+    local sub=()
+    [ "$name" = shale ] && sub=(bench)
+    echo "+ $bin ${sub[*]} $*" >>"$OUT/commands.txt"
+    "$bin" "${sub[@]}" "$@" >"$out" 2>"$out.err" || { echo "$name failed, see $out.err" >&2; tail -5 "$out.err" >&2; exit 1; }
 }
 
 : >"$OUT/commands.txt"

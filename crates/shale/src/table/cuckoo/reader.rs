@@ -325,6 +325,9 @@ impl CuckooTable {
         }
         let ukl = self.user_key_len;
         let unused = &self.unused_key[..ukl];
+        if ukl > 8 {
+            return self.probe_wide(uk, unused, b0);
+        }
         for cnt in 0..self.num_hash_func {
             let b = if cnt == 0 { b0 } else { self.hasher.bucket(uk, cnt) };
             let mut off = b as usize * self.bucket_len;
@@ -337,6 +340,31 @@ impl CuckooTable {
                     return Some(off);
                 }
                 off += self.bucket_len;
+            }
+        }
+        None
+    }
+
+    /// [`probe`](Self::probe) for user keys longer than 8 bytes: each bucket's first 8 bytes
+    /// are compared as one word with the key's and the unused key's, and only a bucket whose
+    /// word matches is compared in full (no `memcmp` call per bucket).
+    #[inline(always)]
+    fn probe_wide(&self, uk: &[u8], unused: &[u8], b0: u64) -> Option<usize> {
+        let head = |s: &[u8]| u64::from_ne_bytes(s[..8].try_into().unwrap_or_default());
+        let (key_head, unused_head) = (head(uk), head(unused));
+        let ukl = uk.len();
+        for cnt in 0..self.num_hash_func {
+            let b = if cnt == 0 { b0 } else { self.hasher.bucket(uk, cnt) };
+            let start = b as usize * self.bucket_len;
+            let block = &self.data[start..start + self.block_size * self.bucket_len];
+            for (i, bucket) in block.chunks_exact(self.bucket_len).enumerate() {
+                let h = head(bucket);
+                if h == unused_head && &bucket[..ukl] == unused {
+                    return None;
+                }
+                if h == key_head && &bucket[..ukl] == uk {
+                    return Some(start + i * self.bucket_len);
+                }
             }
         }
         None
