@@ -116,6 +116,8 @@ impl IndexBuilder {
             .map(|&c| varint_len(c as u64) + 4 * c as usize)
             .sum();
         let mut out = Vec::with_capacity(10 + 4 * n as usize + sub_size);
+        // Random lookups: huge pages spare most of them a TLB miss.
+        crate::table::advise_huge_pages(&out);
         put_varint32(&mut out, n);
         put_varint32(&mut out, self.num_prefixes);
         let mut sub = Vec::with_capacity(sub_size);
