@@ -192,6 +192,8 @@ fn multi_get_applies_merges_and_range_deletions_over_cuckoo_files() {
     // the cuckoo files stay below.
     let mut o = options(&fs, false);
     o.table_factory = TableFactory::BlockBased;
+    // Mapped reads here (the cuckoo reader copies from the mapping), pread in the other test.
+    o.allow_mmap_reads = true;
     o.merge_operator = Some(Arc::new(shale::merge::Associative(StringAppendOperator::new(","))));
     let db = DB::open(&o, dir).unwrap();
     for i in (0..N).step_by(9) {
