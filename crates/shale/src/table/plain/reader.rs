@@ -257,14 +257,16 @@ impl PlainTable {
             ));
         }
         if bloom_on {
+            // Built here, never written: the cache-local layout (one cache line per lookup, as
+            // RocksDB's in-memory DynamicBloom) rather than the file layout's six scattered probes.
             let bits = plain.bloom_bits_per_key as u64;
             if self.total_order() {
-                self.bloom = PlainBloom::with_bits(key_hashes.len() as u64 * bits);
+                self.bloom = PlainBloom::with_bits_local(key_hashes.len() as u64 * bits);
                 if let Some(b) = &mut self.bloom {
                     key_hashes.iter().for_each(|&h| b.add_hash(h));
                 }
             } else {
-                self.bloom = PlainBloom::with_bits(ib.num_prefixes() as u64 * bits);
+                self.bloom = PlainBloom::with_bits_local(ib.num_prefixes() as u64 * bits);
                 if let Some(b) = &mut self.bloom {
                     ib.prefix_hashes().iter().for_each(|&h| b.add_hash(h));
                 }
