@@ -2,7 +2,8 @@
 //! cuckoo file for all the keys that reach it) must answer exactly as `DB::get` does key by
 //! key and as a model of the writes says, with files at several levels, keys overwritten or
 //! deleted at newer levels, absent keys, keys of another length, and snapshots; and, with
-//! block-based files on top of the cuckoo ones, merge operands and range deletions.
+//! block-based files on top of the cuckoo ones, merge operands and range deletions. Plain
+//! files (whose batch is only prefetched) answer as `get` too.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -229,6 +230,46 @@ fn multi_get_applies_merges_and_range_deletions_over_cuckoo_files() {
     );
     assert!(!model.contains_key(&key(150)) && model.contains_key(&key(210)));
 
+    check(&db, &ReadOptions::default(), &model, "latest");
+    let ro = ReadOptions {
+        snapshot: Some(snap),
+        ..ReadOptions::default()
+    };
+    check(&db, &ro, &at_snap, "snapshot");
+}
+
+#[test]
+fn multi_get_over_plain_files_matches_get_and_model() {
+    let fs = Arc::new(MemFs::new());
+    let dir = Path::new("/db");
+    let plain = |auto| Options {
+        table_factory: TableFactory::Plain(shale::PlainTableOptions::default()),
+        // One prefix per key: hash buckets with one prefix (direct) and several (sub-index).
+        prefix_extractor: Some(shale::new_fixed_prefix_transform(8)),
+        allow_mmap_reads: true,
+        ..options(&fs, auto)
+    };
+    let mut model = Model::new();
+    {
+        let db = DB::open(&plain(true), dir).unwrap();
+        write_round(&db, &mut model, 1, 1, 0, 0);
+        db.flush().unwrap();
+        db.wait_for_compact().unwrap();
+        write_round(&db, &mut model, 2, 3, 1, 11);
+        db.flush().unwrap();
+        db.wait_for_compact().unwrap();
+    }
+    let db = DB::open(&plain(false), dir).unwrap();
+    write_round(&db, &mut model, 3, 7, 2, 13);
+    db.flush().unwrap();
+    let snap = db.snapshot();
+    let at_snap = model.clone();
+    write_round(&db, &mut model, 4, 5, 3, 17);
+    let levels = files_per_level(&db);
+    assert!(
+        levels[0] >= 1 && levels[1..].iter().any(|&n| n > 0),
+        "levels {levels:?}"
+    );
     check(&db, &ReadOptions::default(), &model, "latest");
     let ro = ReadOptions {
         snapshot: Some(snap),

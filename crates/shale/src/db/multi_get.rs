@@ -6,8 +6,8 @@
 //! SuperVersion for the whole batch, memtables first, then L0 files newest first, then one
 //! file per deeper level, with range tombstones and merge operands collected in the key's
 //! own [`Chain`]. Only the interleaving of different keys' lookups changes. Files of other
-//! formats (block-based, plain) are looked up key by key through the same
-//! [`table_lookup`] as `get`.
+//! formats are looked up key by key through the same [`table_lookup`] as `get`; for a plain
+//! file the batch's bloom lines, index buckets and records are prefetched first.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -149,12 +149,19 @@ fn lookup_in_file(
     out: &mut Outcomes,
 ) {
     if group.len() >= 2 {
-        if let Ok(AnyTable::Cuckoo(t)) = db.table_cache.get(f) {
+        match db.table_cache.get(f) {
             // On an error the keys the batch did not decide are looked up one by one below,
             // so each reports its own error as `get` would.
-            if cuckoo_batch(db, f, &t, group, seq, states, out).is_ok() {
-                return;
+            Ok(AnyTable::Cuckoo(t)) if cuckoo_batch(db, f, &t, group, seq, states, out).is_ok() => return,
+            Ok(AnyTable::Plain(t)) => {
+                // Only cache hints: the lookups below find what they would without them.
+                for stage in 0..2 {
+                    for &i in group {
+                        t.prefetch_lookup(states[i].key, stage);
+                    }
+                }
             }
+            _ => {}
         }
     }
     for &i in group {

@@ -48,3 +48,19 @@ pub(crate) fn advise_huge_pages(buf: &Vec<u8>) {
     #[cfg(not(target_os = "linux"))]
     let _ = buf;
 }
+
+/// Hint the CPU to bring the cache line holding `bytes[at]` in (nothing if `at` is out of
+/// range): batched lookups issue these for every key before reading any, so the cache misses
+/// of the batch overlap.
+#[inline(always)]
+pub(crate) fn prefetch_at(bytes: &[u8], at: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(p) = bytes.get(at) {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch is only a hint to the cache; it never faults and has no effect
+        // visible to the program. The address is inside `bytes` anyway.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const u8 as *const i8) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (bytes, at);
+}

@@ -86,6 +86,18 @@ impl PlainBloom {
         }
     }
 
+    /// Prefetch the cache line a filter with locality probes for `h` (nothing without
+    /// locality: its probes are scattered).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, h: u32) {
+        if self.num_lines > 0 {
+            crate::table::prefetch_at(
+                &self.bits,
+                (h.rotate_right(11) % self.num_lines) as usize * CACHE_LINE_BYTES,
+            );
+        }
+    }
+
     pub(crate) fn may_contain_hash(&self, mut h: u32) -> bool {
         let delta = h.rotate_right(17);
         if self.num_lines == 0 {

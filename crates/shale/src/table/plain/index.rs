@@ -210,6 +210,14 @@ impl PlainIndex {
         self.bytes.capacity()
     }
 
+    /// Prefetch the bucket [`lookup`](Self::lookup) of `hash` reads.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, hash: u32) {
+        if self.num_buckets > 0 {
+            crate::table::prefetch_at(&self.bytes, self.buckets_at + 4 * (hash % self.num_buckets) as usize);
+        }
+    }
+
     pub(crate) fn lookup(&self, hash: u32) -> Result<Lookup> {
         let b = (hash % self.num_buckets) as usize;
         let at = self.buckets_at + 4 * b;

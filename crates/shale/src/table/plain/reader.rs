@@ -356,6 +356,34 @@ impl PlainTable {
         self.bloom.as_ref().is_none_or(|b| b.may_contain_hash(hash))
     }
 
+    /// Cache hints for a batched lookup of user key `uk`, no effect on results. Stage 0
+    /// prefetches the bloom line and the index bucket of its prefix; stage 1 (once stage 0 ran
+    /// for the whole batch) reads those and prefetches the record a direct index entry points
+    /// at, so the batch's misses overlap instead of following one another.
+    pub(crate) fn prefetch_lookup(&self, uk: &[u8], stage: u8) {
+        if self.full_scan {
+            return;
+        }
+        let (_, hash, bloom_hash) = self.lookup_hashes(uk);
+        if stage == 0 {
+            if let Some(b) = &self.bloom {
+                b.prefetch(bloom_hash);
+            }
+            if let Some(i) = &self.index {
+                i.prefetch(hash);
+            }
+            return;
+        }
+        if !self.bloom_admits(bloom_hash) {
+            return;
+        }
+        if let Some(Ok(Lookup::Direct(off))) = self.index.as_ref().map(|i| i.lookup(hash)) {
+            let records = self.records();
+            crate::table::prefetch_at(records, off as usize);
+            crate::table::prefetch_at(records, off as usize + 64);
+        }
+    }
+
     /// The hash the bloom and index use for a lookup of `uk`: (prefix, index hash, bloom hash).
     fn lookup_hashes<'a>(&self, uk: &'a [u8]) -> (&'a [u8], u32, u32) {
         if self.total_order() {
