@@ -1,15 +1,13 @@
 //! `shale bench`: db_bench's workloads, keys, values, seeding, threading and output.
 
-use std::io::{IsTerminal, Write as _};
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 
-use shale::{
-    ChecksumType, CompressionType, MemtableFactory, Options, ReadOptions, Uint64Comparator, WriteBatch, WriteOptions,
-    DB,
-};
+use shale::{Options, ReadOptions, WriteBatch, WriteOptions, DB};
 
+pub use crate::bench_config::{options_from_flags, Config};
 use crate::flags::{help_text, Flags, BENCH_FLAGS};
 use crate::random::{Random64, RandomGenerator};
 use crate::stats::{now_micros, OpType, Stats, StatsConfig};
@@ -25,192 +23,6 @@ pub fn generate_key_from_int(v: u64, key_size: usize, out: &mut Vec<u8>) {
     out.resize(key_size, b'0');
 }
 
-/// Typed flag values.
-#[derive(Debug, Clone)]
-pub struct Config {
-    pub benchmarks: String,
-    pub num: i64,
-    pub reads: i64,
-    pub writes: i64,
-    pub deletes: i64,
-    pub value_size: usize,
-    pub key_size: usize,
-    pub threads: usize,
-    pub batch_size: i64,
-    pub seek_nexts: i64,
-    pub db: String,
-    pub use_existing_db: bool,
-    pub sync: bool,
-    pub disable_wal: bool,
-    pub compression_ratio: f64,
-    pub verify_checksum: bool,
-    pub histogram: bool,
-    pub statistics: bool,
-    pub seed: i64,
-    pub duration: u64,
-    pub ops_between_duration_checks: i64,
-    pub progress: bool,
-    pub writes_before_delete_range: i64,
-    pub writes_per_range_tombstone: i64,
-    pub range_tombstone_width: i64,
-    pub max_num_range_tombstones: i64,
-    pub expand_range_tombstones: bool,
-    pub merge_operator: String,
-    pub merge_keys: i64,
-    pub readwritepercent: i64,
-    pub mergereadpercent: i64,
-}
-
-fn fail(msg: impl std::fmt::Display) -> String {
-    msg.to_string()
-}
-
-/// Build engine options from db_bench flags.
-// Field-by-field on purpose: works even if `Options` becomes `#[non_exhaustive]`.
-#[allow(clippy::field_reassign_with_default)]
-pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
-    let mut o = Options::default();
-    o.write_buffer_size = usize::try_from(fl.i64("write_buffer_size"))
-        .map_err(|_| fail("ERROR: --write_buffer_size must not be negative"))?;
-    o.max_write_buffer_number = usize::try_from(fl.i64("max_write_buffer_number"))
-        .map_err(|_| fail("ERROR: --max_write_buffer_number must not be negative"))?;
-    o.block_cache_capacity = fl.i64("cache_size").max(0) as usize;
-    let bloom = fl.i64("bloom_bits");
-    o.bloom_bits_per_key = if bloom < 0 { 0.0 } else { bloom as f64 };
-    o.compression =
-        CompressionType::parse(fl.str("compression_type")).map_err(|e| format!("ERROR: --compression_type: {e}"))?;
-    o.checksum_type =
-        ChecksumType::parse(fl.str("checksum_type")).map_err(|e| format!("ERROR: --checksum_type: {e}"))?;
-    o.block_size =
-        usize::try_from(fl.i64("block_size")).map_err(|_| fail("ERROR: --block_size must not be negative"))?;
-    let fv = fl.i64("format_version");
-    if fv >= 0 {
-        o.format_version = fv as u32;
-    }
-    let of = fl.i64("open_files");
-    o.max_open_files = if of == 0 { -1 } else { of as i32 };
-    let nonneg = |n: &str| usize::try_from(fl.i64(n)).map_err(|_| format!("ERROR: --{n} must not be negative"));
-    o.level0_file_num_compaction_trigger = nonneg("level0_file_num_compaction_trigger")?;
-    o.level0_slowdown_writes_trigger = nonneg("level0_slowdown_writes_trigger")?;
-    o.level0_stop_writes_trigger = nonneg("level0_stop_writes_trigger")?;
-    o.max_bytes_for_level_base = fl.u64("max_bytes_for_level_base");
-    o.target_file_size_base = fl.i64("target_file_size_base").max(0) as u64;
-    o.max_background_jobs = nonneg("max_background_jobs")?;
-    o.disable_auto_compactions = fl.bool("disable_auto_compactions");
-    // db_bench treats a value below 1 as RocksDB's sanitizer does (1).
-    o.min_write_buffer_number_to_merge = fl.i64("min_write_buffer_number_to_merge").max(1) as usize;
-    let rep = fl.str("memtablerep");
-    o.memtable_factory = MemtableFactory::parse(rep).map_err(|_| {
-        format!("Could not create memtable factory (--memtablerep): Not implemented: Could not load MemTableRepFactory: {rep}")
-    })?;
-    // --allow_concurrent_memtable_write is accepted without effect: one writer per write group
-    // inserts into the memtable, so no representation needs refusing it.
-    if fl.bool("use_uint64_comparator") {
-        // As db_bench: keys stay GenerateKeyFromInt's big-endian bytes and must be 8 long.
-        if fl.i64("key_size") != 8 {
-            return Err("Using Uint64 comparator but key size is not 8.".into());
-        }
-        o.comparator = Arc::new(Uint64Comparator);
-    }
-    let mo = fl.str("merge_operator");
-    if !mo.is_empty() {
-        o.merge_operator = Some(shale::merge::merge_operator_by_name(mo).ok_or_else(|| {
-            format!("invalid merge operator[{mo}]: Not implemented: Could not load MergeOperator: {mo}")
-        })?);
-    }
-    o.validate().map_err(|e| format!("ERROR: {e}"))?;
-    Ok(o)
-}
-
-impl Config {
-    /// db_bench's `merge_keys_`: `--merge_keys`, or `--num` when negative.
-    pub fn merge_keys(&self) -> i64 {
-        if self.merge_keys < 0 {
-            self.num
-        } else {
-            self.merge_keys
-        }
-    }
-
-    /// db_bench's `readwrites_`: `--num` when both `--reads` and `--writes` are negative, else
-    /// the larger of the two flag values.
-    pub fn readwrites(&self) -> i64 {
-        if self.writes < 0 && self.reads < 0 {
-            self.num
-        } else {
-            self.writes.max(self.reads)
-        }
-    }
-
-    pub fn from_flags(fl: &Flags) -> Result<Config, String> {
-        let pos = |n: &str| -> Result<usize, String> {
-            let v = fl.i64(n);
-            if v < 0 {
-                Err(format!("ERROR: --{n} must not be negative"))
-            } else {
-                Ok(v as usize)
-            }
-        };
-        let c = Config {
-            benchmarks: fl.str("benchmarks").to_string(),
-            num: fl.i64("num"),
-            reads: fl.i64("reads"),
-            writes: fl.i64("writes"),
-            deletes: fl.i64("deletes"),
-            value_size: pos("value_size")?,
-            key_size: pos("key_size")?,
-            threads: pos("threads")?.max(1),
-            batch_size: fl.i64("batch_size").max(1),
-            seek_nexts: fl.i64("seek_nexts"),
-            db: fl.str("db").to_string(),
-            use_existing_db: fl.bool("use_existing_db"),
-            sync: fl.bool("sync"),
-            disable_wal: fl.bool("disable_wal"),
-            compression_ratio: fl.f64("compression_ratio"),
-            verify_checksum: fl.bool("verify_checksum"),
-            histogram: fl.bool("histogram"),
-            statistics: fl.bool("statistics"),
-            seed: fl.i64("seed"),
-            duration: fl.i64("duration").max(0) as u64,
-            ops_between_duration_checks: fl.i64("ops_between_duration_checks").max(1),
-            progress: fl.bool("progress") || (fl.bool("progress_reports") && std::io::stderr().is_terminal()),
-            writes_before_delete_range: fl.i64("writes_before_delete_range"),
-            writes_per_range_tombstone: fl.i64("writes_per_range_tombstone"),
-            range_tombstone_width: fl.i64("range_tombstone_width"),
-            max_num_range_tombstones: fl.i64("max_num_range_tombstones"),
-            expand_range_tombstones: fl.bool("expand_range_tombstones"),
-            merge_operator: fl.str("merge_operator").to_string(),
-            merge_keys: fl.i64("merge_keys"),
-            readwritepercent: fl.i64("readwritepercent"),
-            mergereadpercent: fl.i64("mergereadpercent"),
-        };
-        // db_bench registers gflags' ValidateInt32Percent for --readwritepercent.
-        if c.readwritepercent <= 0 || c.readwritepercent >= 100 {
-            return Err(format!(
-                "Invalid value for --readwritepercent: {v}, 0< pct <100 \n\
-                 ERROR: failed validation of new value '{v}' for flag 'readwritepercent'",
-                v = c.readwritepercent
-            ));
-        }
-        if c.range_tombstone_width < 0 {
-            return Err("ERROR: --range_tombstone_width must not be negative".into());
-        }
-        if c.max_num_range_tombstones < 0 {
-            return Err("ERROR: --max_num_range_tombstones must not be negative".into());
-        }
-        if c.num < 0 {
-            return Err("ERROR: --num must not be negative".into());
-        }
-        if c.compression_ratio > 1.0 {
-            return Err("compression_ratio should be between 0 and 1".into());
-        }
-        if c.value_size > 1 << 30 {
-            return Err("ERROR: --value_size is too large".into());
-        }
-        Ok(c)
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Method {
     WriteSeq,
@@ -218,6 +30,7 @@ enum Method {
     ReadSequential,
     ReadReverse,
     ReadRandom,
+    MultiReadRandom,
     SeekRandom,
     DeleteSeq,
     DeleteRandom,
@@ -249,6 +62,7 @@ pub const KNOWN_BENCHMARKS: &[&str] = &[
     "readtocache",
     "readreverse",
     "readrandom",
+    "multireadrandom",
     "seekrandom",
     "deleteseq",
     "deleterandom",
@@ -575,6 +389,44 @@ fn read_random(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
     t.stats.add_message(&format!("({found} of {read} found)\n"));
 }
 
+/// db_bench's MultiReadRandom: batches of `--batch_size` random keys through `DB::multi_get`.
+fn multi_read_random(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
+    let batch = ctx.entries_per_batch.max(1) as usize;
+    let mut read: u64 = 0;
+    let mut found: u64 = 0;
+    let mut bytes: u64 = 0;
+    let mut keys: Vec<Vec<u8>> = (0..batch).map(|_| Vec::with_capacity(ctx.key_size)).collect();
+    let modulus = ctx.flags_num.max(1) as u64;
+    let mut duration = Duration::new(ctx, sh, ctx.duration, ctx.reads);
+    while !duration.done(batch as i64) {
+        t.rand.next(); // db_bench's SelectDB(thread)
+        for k in keys.iter_mut() {
+            generate_key_from_int(t.rand.next() % modulus, ctx.key_size, k);
+        }
+        let results = ctx.db.multi_get_opt(&keys, &ctx.read_options);
+        read += batch as u64;
+        for (k, r) in keys.iter().zip(&results) {
+            match r {
+                Ok(Some(v)) => {
+                    found += 1;
+                    bytes += (k.len() + v.len()) as u64;
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    sh.set_fatal(format!("MultiGet returned an error: {e}"));
+                    break;
+                }
+            }
+        }
+        if sh.fatal.load(Ordering::Relaxed) {
+            break;
+        }
+        t.stats.finished_ops(batch as u64, OpType::Read);
+    }
+    t.stats.add_bytes(bytes);
+    t.stats.add_message(&format!("({found} of {read} found)\n"));
+}
+
 fn seek_random(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
     let mut read: u64 = 0;
     let mut found: u64 = 0;
@@ -662,6 +514,7 @@ fn run_method(m: Method, ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
         Method::ReadSequential => read_sequential(ctx, sh, t, false),
         Method::ReadReverse => read_sequential(ctx, sh, t, true),
         Method::ReadRandom => read_random(ctx, sh, t),
+        Method::MultiReadRandom => multi_read_random(ctx, sh, t),
         Method::SeekRandom => seek_random(ctx, sh, t),
         Method::DeleteSeq => do_delete(ctx, sh, t, true),
         Method::DeleteRandom => do_delete(ctx, sh, t, false),
@@ -787,6 +640,7 @@ impl Benchmark {
             "readseq" | "readtocache" => run(Method::ReadSequential, false),
             "readreverse" => run(Method::ReadReverse, false),
             "readrandom" => run(Method::ReadRandom, false),
+            "multireadrandom" => run(Method::MultiReadRandom, false),
             "seekrandom" => run(Method::SeekRandom, false),
             "deleteseq" => run(Method::DeleteSeq, false),
             "deleterandom" => run(Method::DeleteRandom, false),
@@ -844,6 +698,7 @@ impl Benchmark {
                     reads = num;
                 }
                 "readwhilewriting" => num_threads += 1,
+                "multireadrandom" => eprintln!("entries_per_batch = {entries_per_batch}"),
                 "mergerandom" | "readrandommergerandom" if c.merge_operator.is_empty() => {
                     // db_bench prints this on stdout and exits with status 1.
                     println!("{name:<12} : skipped (--merge_operator is unknown)");
@@ -940,7 +795,7 @@ impl Benchmark {
             (c.value_size as f64 * c.compression_ratio + 0.5) as i32
         ));
         out.push_str(&format!("Entries:    {}\n", c.num));
-        out.push_str("Prefix:    0 bytes\n");
+        out.push_str(&format!("Prefix:    {} bytes\n", c.prefix_size));
         out.push_str("Keys per prefix:    0\n");
         out.push_str(&format!(
             "RawSize:    {:.1} MB (estimated)\n",

@@ -1,6 +1,7 @@
 //! Unit tests of `bench.rs` (flag parsing and mapping to options).
 
 use super::*;
+use shale::{ChecksumType, CompressionType, MemtableFactory};
 
 #[test]
 fn keys_match_db_bench_bytes() {
@@ -140,4 +141,100 @@ fn flag_mapping_to_options() {
     assert_eq!(o.write_buffer_size, 64 << 20);
     let fl = Flags::parse(BENCH_FLAGS, &["--compression_type=brotli".to_string()]).unwrap();
     assert!(options_from_flags(&fl).unwrap_err().contains("compression_type"));
+}
+
+#[test]
+fn table_format_flags_to_options() {
+    // Defaults: block-based tables, no prefix extractor, pread.
+    let o = options_from_flags(&parse(&[])).unwrap();
+    assert!(matches!(o.table_factory, shale::TableFactory::BlockBased));
+    assert!(o.prefix_extractor.is_none());
+    assert!(!o.allow_mmap_reads);
+
+    // Plain table: db_bench's user_key_len = key_size, hash ratio 0.75, bloom bits from
+    // --bloom_bits or PlainTableOptions' default when negative.
+    let o = options_from_flags(&parse(&[
+        "--use_plain_table",
+        "--prefix_size=8",
+        "--key_size=16",
+        "--mmap_read=1",
+    ]))
+    .unwrap();
+    match &o.table_factory {
+        shale::TableFactory::Plain(p) => {
+            assert_eq!(p.user_key_len, 16);
+            assert_eq!(p.hash_table_ratio, 0.75);
+            assert_eq!(
+                p.bloom_bits_per_key,
+                shale::PlainTableOptions::default().bloom_bits_per_key
+            );
+        }
+        other => panic!("expected a plain table factory, got {other:?}"),
+    }
+    assert!(o.allow_mmap_reads);
+    let pe = o.prefix_extractor.as_ref().expect("--prefix_size sets an extractor");
+    assert_eq!(pe.transform(b"0123456789abcdef"), b"01234567");
+    let o = options_from_flags(&parse(&["--use_plain_table", "--prefix_size=4", "--bloom_bits=3"])).unwrap();
+    match &o.table_factory {
+        shale::TableFactory::Plain(p) => assert_eq!(p.bloom_bits_per_key, 3),
+        other => panic!("expected a plain table factory, got {other:?}"),
+    }
+
+    // Cuckoo table: the ratio and identity hash flags; mmap reads are required (db_bench).
+    let o = options_from_flags(&parse(&[
+        "--use_cuckoo_table",
+        "--mmap_read",
+        "--cuckoo_hash_ratio=0.75",
+        "--identity_as_first_hash",
+    ]))
+    .unwrap();
+    match &o.table_factory {
+        shale::TableFactory::Cuckoo(c) => {
+            assert_eq!(c.hash_table_ratio, 0.75);
+            assert!(c.identity_as_first_hash);
+            assert_eq!(
+                c.cuckoo_block_size,
+                shale::CuckooTableOptions::default().cuckoo_block_size
+            );
+        }
+        other => panic!("expected a cuckoo table factory, got {other:?}"),
+    }
+    assert!(o.allow_mmap_reads);
+    let e = options_from_flags(&parse(&["--use_cuckoo_table"])).unwrap_err();
+    assert_eq!(e, "cuckoo table format requires mmap read to operate");
+    let e = options_from_flags(&parse(&[
+        "--use_cuckoo_table",
+        "--mmap_read",
+        "--cuckoo_hash_ratio=1.5",
+    ]))
+    .unwrap_err();
+    assert_eq!(e, "Invalid cuckoo_hash_ratio");
+    // Both given: plain wins, as in db_bench's if/else.
+    let o = options_from_flags(&parse(&["--use_plain_table", "--use_cuckoo_table", "--prefix_size=8"])).unwrap();
+    assert!(matches!(o.table_factory, shale::TableFactory::Plain(_)));
+}
+
+#[test]
+fn prefix_size_is_checked_like_db_bench() {
+    let e = options_from_flags(&parse(&["--prefix_size=-1"])).unwrap_err();
+    assert!(e.contains("'prefix_size'"), "{e}");
+    let e = options_from_flags(&parse(&["--prefix_size=17", "--key_size=16"])).unwrap_err();
+    assert_eq!(e, "prefix size is larger than key size");
+    let c = Config::from_flags(&parse(&["--prefix_size=8"])).unwrap();
+    assert_eq!(c.prefix_size, 8);
+}
+
+#[test]
+fn multireadrandom_is_a_read_benchmark_on_the_existing_db() {
+    assert!(KNOWN_BENCHMARKS.contains(&"multireadrandom"));
+    match Benchmark::action("multireadrandom") {
+        Some(Action::Run {
+            method: Method::MultiReadRandom,
+            fresh_db: false,
+        }) => {}
+        other => panic!("unexpected action {other:?}"),
+    }
+    let fl = parse(&["--batch_size=32", "--multiread_batched"]);
+    assert_eq!(Config::from_flags(&fl).unwrap().batch_size, 32);
+    assert!(fl.bool("multiread_batched"));
 }

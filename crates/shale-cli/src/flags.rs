@@ -243,6 +243,13 @@ pub const BENCH_FLAGS: &[FlagDef] = &[
     f("use_uint64_comparator", Kind::Bool, "false", "use Uint64 user comparator (needs --key_size=8)"),
     f("allow_concurrent_memtable_write", Kind::Bool, "true", "Allow multi-writers to update mem tables in parallel (accepted for db_bench compatibility; Shale inserts each write group from one thread, so it has no effect)"),
     f("progress_reports", Kind::Bool, "true", "If true, report number of finished operations (on a terminal)."),
+    f("use_plain_table", Kind::Bool, "false", "if use plain table instead of block-based table format"),
+    f("use_cuckoo_table", Kind::Bool, "false", "if use cuckoo table format"),
+    f("cuckoo_hash_ratio", Kind::Double, "0.9", "Hash ratio for Cuckoo SST table."),
+    f("identity_as_first_hash", Kind::Bool, "false", "the first hash function of cuckoo table becomes an identity function. This is only valid when key is 8 bytes"),
+    f("prefix_size", Kind::Int32, "0", "control the prefix size for HashSkipList and plain table"),
+    f("mmap_read", Kind::Bool, "false", "Allow reads to occur via mmap-ing files"),
+    f("multiread_batched", Kind::Bool, "false", "Use the new MultiGet API (shale bench: both forms call DB::multi_get)"),
     f("progress", Kind::Bool, "false", "Force the progress report on stderr even when it is not a terminal"),
 ];
 

@@ -10,6 +10,7 @@
 //! as that tool directly.
 
 mod bench;
+mod bench_config;
 mod crash;
 mod cuckoo_bench;
 mod faultinj;

@@ -649,4 +649,81 @@ fn tools_on_plain_and_cuckoo_databases() {
             );
         }
     }
+
+/// The magic numbers (last 8 bytes) of a database's table files.
+fn sst_magics(dir: &std::path::Path) -> Vec<u64> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "sst"))
+        .map(|p| {
+            let b = std::fs::read(&p).unwrap();
+            u64::from_le_bytes(b[b.len() - 8..].try_into().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn bench_cuckoo_and_plain_tables_with_multireadrandom() {
+    const CUCKOO_MAGIC: u64 = 0x926789d0c5f17873;
+    // PlainTable files without an index in the file carry RocksDB's legacy plain magic.
+    const PLAIN_MAGICS: [u64; 2] = [0x8242229663bf9564, 0x4f3418eb7a8f13b8];
+    let plain = ["--use_plain_table=1", "--mmap_read=1", "--prefix_size=8"];
+    for (flags, magics, prefix) in [
+        (&["--use_cuckoo_table=1", "--mmap_read=1"][..], &[CUCKOO_MAGIC][..], 0),
+        (&plain[..], &PLAIN_MAGICS[..], 8),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        let db = format!("--db={}", path.display());
+        // Loaded first (--batch_size would also batch fillseq's writes, as in db_bench).
+        let mut args = vec!["bench", &db, "--benchmarks=fillseq,compact", "--num=3000", "--seed=1"];
+        args.extend_from_slice(flags);
+        let o = shale(&args);
+        assert!(o.status.success(), "{flags:?}\n{}{}", stdout(&o), stderr(&o));
+        let mut args = vec![
+            "bench",
+            &db,
+            "--use_existing_db",
+            "--benchmarks=readrandom,multireadrandom",
+            "--num=3000",
+            "--batch_size=7",
+            "--seed=1",
+        ];
+        args.extend_from_slice(flags);
+        let o = shale(&args);
+        let (out, err) = (stdout(&o), stderr(&o));
+        assert!(o.status.success(), "{flags:?}\n{out}{err}");
+        assert!(out.contains(&format!("Prefix:    {prefix} bytes\n")), "{out}");
+        assert!(err.contains("entries_per_batch = 7"), "{err}");
+        assert!(
+            ops_of(&out, "readrandom").extra.contains("(3000 of 3000 found)"),
+            "{out}"
+        );
+        // Batches of 7 up to --reads (db_bench's Duration): 428 batches, every key found.
+        let m = ops_of(&out, "multireadrandom");
+        assert_eq!(m.n, 2996, "{out}");
+        assert!(m.extra.contains("(2996 of 2996 found)"), "{out}");
+        let found = sst_magics(&path);
+        assert!(
+            !found.is_empty() && found.iter().all(|m| magics.contains(m)),
+            "{flags:?}: {found:x?}"
+        );
+    }
+    // As db_bench: cuckoo tables need --mmap_read, a plain table warns about the memtable.
+    let o = shale(&["bench", "--use_cuckoo_table=1", "--num=10"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("cuckoo table format requires mmap read to operate"));
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("--db={}", dir.path().join("db").display());
+    let o = shale(&[
+        "bench",
+        &db,
+        "--use_plain_table=1",
+        "--prefix_size=4",
+        "--benchmarks=fillseq",
+        "--num=10",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("Warning: plain table is used with SkipListFactory"));
 }

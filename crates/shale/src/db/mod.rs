@@ -9,6 +9,7 @@ mod filename;
 mod flush;
 mod iter;
 mod level_targets;
+mod multi_get;
 mod open;
 mod options_file;
 pub(crate) use options_file::apply_latest as apply_options_file;
@@ -333,7 +334,7 @@ impl DB {
         keys: I,
         ro: &ReadOptions,
     ) -> Vec<Result<Option<Vec<u8>>>> {
-        read::multi_get(&self.inner, ro, keys)
+        multi_get::multi_get(&self.inner, ro, keys)
     }
 
     /// A snapshot of the current state.

@@ -290,7 +290,21 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
         let st = db.state.lock();
         db.install_super_version(&st);
     }
+    preload_tables(&db);
     Ok(db)
+}
+
+/// As RocksDB with `max_open_files = -1`: open every live table while opening the DB instead
+/// of on its first read (for plain and cuckoo tables that is the whole file read, the index
+/// and bloom built). A table that fails to open is left for the read that needs it to report.
+fn preload_tables(db: &Arc<DbInner>) {
+    if db.opts.max_open_files >= 0 {
+        return;
+    }
+    let sv = db.super_version();
+    for (_, f) in sv.version.all_files() {
+        let _ = db.table_cache.get(f);
+    }
 }
 
 /// Every table file of the recovered version must exist with the size the MANIFEST records

@@ -24,7 +24,7 @@ pub(crate) fn get(db: &Arc<DbInner>, ro: &ReadOptions, key: &[u8]) -> Result<Opt
     get_in(db, &sv, ro, key, seq, &mut lookup)
 }
 
-fn get_in(
+pub(super) fn get_in(
     db: &DbInner,
     sv: &SuperVersion,
     ro: &ReadOptions,
@@ -72,20 +72,6 @@ fn get_in(
         }
     }
     chain.finish(db, key, None)
-}
-
-pub(crate) fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
-    db: &Arc<DbInner>,
-    ro: &ReadOptions,
-    keys: I,
-) -> Vec<Result<Option<Vec<u8>>>> {
-    // One sequence and one SuperVersion for all keys: a consistent view.
-    let seq = read_seq(db, ro);
-    let sv = db.super_version();
-    let mut lookup = Vec::new();
-    keys.into_iter()
-        .map(|k| get_in(db, &sv, ro, k.as_ref(), seq, &mut lookup))
-        .collect()
 }
 
 #[allow(dead_code)]

@@ -81,28 +81,6 @@ fn prop_bool(raw: &BTreeMap<String, Vec<u8>>, name: &str) -> Result<bool> {
     }
 }
 
-/// Ask for transparent huge pages under a large, not yet touched buffer: a lookup costs one
-/// cache miss, and without huge pages usually a TLB miss (a page walk) on top.
-fn advise_huge_pages(buf: &Vec<u8>) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let start = buf.as_ptr() as usize;
-        let end = start + buf.capacity();
-        let first = start.div_ceil(HUGE) * HUGE;
-        let last = end / HUGE * HUGE;
-        if last > first {
-            // SAFETY: the range lies inside `buf`'s allocation; MADV_HUGEPAGE only changes how
-            // the kernel backs those pages, never their contents. Failure is harmless.
-            unsafe {
-                libc::madvise(first as *mut libc::c_void, last - first, libc::MADV_HUGEPAGE);
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = buf;
-}
-
 /// Parse a meta block (metaindex or properties) into name → value.
 fn parse_meta_block(bytes: &[u8]) -> Result<BTreeMap<String, Vec<u8>>> {
     // Cuckoo files were never written with block features a reader may lack: any oddity is
@@ -148,10 +126,16 @@ impl CuckooTable {
         let len = usize::try_from(file_size)
             .map_err(|_| Error::NotSupported(format!("{file_name}: file too large to hold in memory")))?;
         let mut data = Vec::with_capacity(len);
-        advise_huge_pages(&data);
-        data.resize(len, 0);
-        file.read_exact_at(0, &mut data)
-            .map_err(|e| e.in_file(&file_name, Some(0)))?;
+        crate::table::advise_huge_pages(&data);
+        match file.mmap_bytes() {
+            // A mapped file is copied without zeroing the buffer first.
+            Some(b) if b.len() == len => data.extend_from_slice(b),
+            _ => {
+                data.resize(len, 0);
+                file.read_exact_at(0, &mut data)
+                    .map_err(|e| e.in_file(&file_name, Some(0)))?;
+            }
+        }
         Self::from_bytes(data, file_name, opts.icmp.clone())
     }
 
@@ -325,6 +309,9 @@ impl CuckooTable {
         }
         let ukl = self.user_key_len;
         let unused = &self.unused_key[..ukl];
+        if ukl > 8 {
+            return self.probe_wide(uk, unused, b0);
+        }
         for cnt in 0..self.num_hash_func {
             let b = if cnt == 0 { b0 } else { self.hasher.bucket(uk, cnt) };
             let mut off = b as usize * self.bucket_len;
@@ -337,6 +324,31 @@ impl CuckooTable {
                     return Some(off);
                 }
                 off += self.bucket_len;
+            }
+        }
+        None
+    }
+
+    /// [`probe`](Self::probe) for user keys longer than 8 bytes: each bucket's first 8 bytes
+    /// are compared as one word with the key's and the unused key's, and only a bucket whose
+    /// word matches is compared in full (no `memcmp` call per bucket).
+    #[inline(always)]
+    fn probe_wide(&self, uk: &[u8], unused: &[u8], b0: u64) -> Option<usize> {
+        let head = |s: &[u8]| u64::from_ne_bytes(s[..8].try_into().unwrap_or_default());
+        let (key_head, unused_head) = (head(uk), head(unused));
+        let ukl = uk.len();
+        for cnt in 0..self.num_hash_func {
+            let b = if cnt == 0 { b0 } else { self.hasher.bucket(uk, cnt) };
+            let start = b as usize * self.bucket_len;
+            let block = &self.data[start..start + self.block_size * self.bucket_len];
+            for (i, bucket) in block.chunks_exact(self.bucket_len).enumerate() {
+                let h = head(bucket);
+                if h == unused_head && &bucket[..ukl] == unused {
+                    return None;
+                }
+                if h == key_head && &bucket[..ukl] == uk {
+                    return Some(start + i * self.bucket_len);
+                }
             }
         }
         None

@@ -36,6 +36,21 @@ impl PlainBloom {
         })
     }
 
+    /// An empty filter with locality: `ceil(total_bits / 512)` cache lines, every probe of a key
+    /// inside one of them; None when `total_bits` is 0. For filters built in memory (its
+    /// layout is the one a file with `numblocks` = that line count would hold).
+    pub(crate) fn with_bits_local(total_bits: u64) -> Option<PlainBloom> {
+        let lines = total_bits.min(u32::MAX as u64 - 511).div_ceil(CACHE_LINE_BITS as u64);
+        if lines == 0 {
+            return None;
+        }
+        Some(PlainBloom {
+            bits: vec![0; lines as usize * CACHE_LINE_BYTES],
+            total_bits: (lines * CACHE_LINE_BITS as u64) as u32,
+            num_lines: lines as u32,
+        })
+    }
+
     /// A filter stored in a file: `num_lines` = the numblocks property (0: no locality).
     /// None if the bytes cannot hold what the property claims.
     pub(crate) fn from_raw(bits: Vec<u8>, num_lines: u32) -> Option<PlainBloom> {
@@ -68,6 +83,18 @@ impl PlainBloom {
                 self.bits[base + (pos / 8) as usize] |= 1 << (pos % 8);
                 h = h.rotate_right(9).wrapping_add(delta);
             }
+        }
+    }
+
+    /// Prefetch the cache line a filter with locality probes for `h` (nothing without
+    /// locality: its probes are scattered).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, h: u32) {
+        if self.num_lines > 0 {
+            crate::table::prefetch_at(
+                &self.bits,
+                (h.rotate_right(11) % self.num_lines) as usize * CACHE_LINE_BYTES,
+            );
         }
     }
 
@@ -107,6 +134,31 @@ impl PlainBloom {
 mod tests {
     use super::*;
     use crate::hash::hash32;
+
+    #[test]
+    fn local_filter_sets_one_cache_line_per_key_and_finds_every_key() {
+        assert!(PlainBloom::with_bits_local(0).is_none());
+        let mut b = PlainBloom::with_bits_local(10_000).unwrap();
+        assert_eq!(b.bytes().len(), 20 * 64); // ceil(10000 / 512) lines
+        let hashes: Vec<u32> = (0..1000u32).map(|i| hash32(&i.to_le_bytes(), 397)).collect();
+        for &h in &hashes {
+            let before = b.bytes().to_vec();
+            b.add_hash(h);
+            let lines: std::collections::BTreeSet<usize> = before
+                .iter()
+                .zip(b.bytes())
+                .enumerate()
+                .filter(|(_, (x, y))| x != y)
+                .map(|(i, _)| i / 64)
+                .collect();
+            assert!(lines.len() <= 1, "one key's probes span lines {lines:?}");
+        }
+        assert!(hashes.iter().all(|&h| b.may_contain_hash(h)));
+        let fp = (1000..11000u32)
+            .filter(|i| b.may_contain_hash(hash32(&i.to_le_bytes(), 397)))
+            .count();
+        assert!(fp < 500, "{fp} false positives in 10000 at 10 bits per key");
+    }
 
     #[test]
     fn no_locality_bits_follow_the_probe_formula() {

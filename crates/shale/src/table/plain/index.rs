@@ -116,6 +116,8 @@ impl IndexBuilder {
             .map(|&c| varint_len(c as u64) + 4 * c as usize)
             .sum();
         let mut out = Vec::with_capacity(10 + 4 * n as usize + sub_size);
+        // Random lookups: huge pages spare most of them a TLB miss.
+        crate::table::advise_huge_pages(&out);
         put_varint32(&mut out, n);
         put_varint32(&mut out, self.num_prefixes);
         let mut sub = Vec::with_capacity(sub_size);
@@ -206,6 +208,14 @@ impl PlainIndex {
 
     pub(crate) fn memory(&self) -> usize {
         self.bytes.capacity()
+    }
+
+    /// Prefetch the bucket [`lookup`](Self::lookup) of `hash` reads.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, hash: u32) {
+        if self.num_buckets > 0 {
+            crate::table::prefetch_at(&self.bytes, self.buckets_at + 4 * (hash % self.num_buckets) as usize);
+        }
     }
 
     pub(crate) fn lookup(&self, hash: u32) -> Result<Lookup> {

@@ -257,14 +257,16 @@ impl PlainTable {
             ));
         }
         if bloom_on {
+            // Built here, never written: the cache-local layout (one cache line per lookup, as
+            // RocksDB's in-memory DynamicBloom) rather than the file layout's six scattered probes.
             let bits = plain.bloom_bits_per_key as u64;
             if self.total_order() {
-                self.bloom = PlainBloom::with_bits(key_hashes.len() as u64 * bits);
+                self.bloom = PlainBloom::with_bits_local(key_hashes.len() as u64 * bits);
                 if let Some(b) = &mut self.bloom {
                     key_hashes.iter().for_each(|&h| b.add_hash(h));
                 }
             } else {
-                self.bloom = PlainBloom::with_bits(ib.num_prefixes() as u64 * bits);
+                self.bloom = PlainBloom::with_bits_local(ib.num_prefixes() as u64 * bits);
                 if let Some(b) = &mut self.bloom {
                     ib.prefix_hashes().iter().for_each(|&h| b.add_hash(h));
                 }
@@ -352,6 +354,34 @@ impl PlainTable {
 
     pub(super) fn bloom_admits(&self, hash: u32) -> bool {
         self.bloom.as_ref().is_none_or(|b| b.may_contain_hash(hash))
+    }
+
+    /// Cache hints for a batched lookup of user key `uk`, no effect on results. Stage 0
+    /// prefetches the bloom line and the index bucket of its prefix; stage 1 (once stage 0 ran
+    /// for the whole batch) reads those and prefetches the record a direct index entry points
+    /// at, so the batch's misses overlap instead of following one another.
+    pub(crate) fn prefetch_lookup(&self, uk: &[u8], stage: u8) {
+        if self.full_scan {
+            return;
+        }
+        let (_, hash, bloom_hash) = self.lookup_hashes(uk);
+        if stage == 0 {
+            if let Some(b) = &self.bloom {
+                b.prefetch(bloom_hash);
+            }
+            if let Some(i) = &self.index {
+                i.prefetch(hash);
+            }
+            return;
+        }
+        if !self.bloom_admits(bloom_hash) {
+            return;
+        }
+        if let Some(Ok(Lookup::Direct(off))) = self.index.as_ref().map(|i| i.lookup(hash)) {
+            let records = self.records();
+            crate::table::prefetch_at(records, off as usize);
+            crate::table::prefetch_at(records, off as usize + 64);
+        }
     }
 
     /// The hash the bloom and index use for a lookup of `uk`: (prefix, index hash, bloom hash).

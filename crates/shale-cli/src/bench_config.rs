@@ -1,0 +1,266 @@
+//! `shale bench`'s flag values: typed [`Config`] and the engine [`Options`] they map to, as
+//! db_bench's `InitializeOptionsFromFlags` maps them.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use shale::{
+    new_fixed_prefix_transform, ChecksumType, CompressionType, CuckooTableOptions, MemtableFactory, Options,
+    PlainTableOptions, TableFactory, Uint64Comparator,
+};
+
+use crate::flags::Flags;
+
+/// Typed flag values.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub benchmarks: String,
+    pub num: i64,
+    pub reads: i64,
+    pub writes: i64,
+    pub deletes: i64,
+    pub value_size: usize,
+    pub key_size: usize,
+    pub threads: usize,
+    pub batch_size: i64,
+    pub seek_nexts: i64,
+    pub db: String,
+    pub use_existing_db: bool,
+    pub sync: bool,
+    pub disable_wal: bool,
+    pub compression_ratio: f64,
+    pub verify_checksum: bool,
+    pub histogram: bool,
+    pub statistics: bool,
+    pub seed: i64,
+    pub duration: u64,
+    pub ops_between_duration_checks: i64,
+    pub progress: bool,
+    pub writes_before_delete_range: i64,
+    pub writes_per_range_tombstone: i64,
+    pub range_tombstone_width: i64,
+    pub max_num_range_tombstones: i64,
+    pub expand_range_tombstones: bool,
+    pub merge_operator: String,
+    pub merge_keys: i64,
+    pub readwritepercent: i64,
+    pub mergereadpercent: i64,
+    /// `--prefix_size` (printed in the header; the extractor is in the options).
+    pub prefix_size: i64,
+}
+
+fn fail(msg: impl std::fmt::Display) -> String {
+    msg.to_string()
+}
+
+/// Build engine options from db_bench flags.
+// Field-by-field on purpose: works even if `Options` becomes `#[non_exhaustive]`.
+#[allow(clippy::field_reassign_with_default)]
+pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
+    let mut o = Options::default();
+    o.write_buffer_size = usize::try_from(fl.i64("write_buffer_size"))
+        .map_err(|_| fail("ERROR: --write_buffer_size must not be negative"))?;
+    o.max_write_buffer_number = usize::try_from(fl.i64("max_write_buffer_number"))
+        .map_err(|_| fail("ERROR: --max_write_buffer_number must not be negative"))?;
+    o.block_cache_capacity = fl.i64("cache_size").max(0) as usize;
+    let bloom = fl.i64("bloom_bits");
+    o.bloom_bits_per_key = if bloom < 0 { 0.0 } else { bloom as f64 };
+    o.compression =
+        CompressionType::parse(fl.str("compression_type")).map_err(|e| format!("ERROR: --compression_type: {e}"))?;
+    o.checksum_type =
+        ChecksumType::parse(fl.str("checksum_type")).map_err(|e| format!("ERROR: --checksum_type: {e}"))?;
+    o.block_size =
+        usize::try_from(fl.i64("block_size")).map_err(|_| fail("ERROR: --block_size must not be negative"))?;
+    let fv = fl.i64("format_version");
+    if fv >= 0 {
+        o.format_version = fv as u32;
+    }
+    let of = fl.i64("open_files");
+    o.max_open_files = if of == 0 { -1 } else { of as i32 };
+    let nonneg = |n: &str| usize::try_from(fl.i64(n)).map_err(|_| format!("ERROR: --{n} must not be negative"));
+    o.level0_file_num_compaction_trigger = nonneg("level0_file_num_compaction_trigger")?;
+    o.level0_slowdown_writes_trigger = nonneg("level0_slowdown_writes_trigger")?;
+    o.level0_stop_writes_trigger = nonneg("level0_stop_writes_trigger")?;
+    o.max_bytes_for_level_base = fl.u64("max_bytes_for_level_base");
+    o.target_file_size_base = fl.i64("target_file_size_base").max(0) as u64;
+    o.max_background_jobs = nonneg("max_background_jobs")?;
+    o.disable_auto_compactions = fl.bool("disable_auto_compactions");
+    // db_bench treats a value below 1 as RocksDB's sanitizer does (1).
+    o.min_write_buffer_number_to_merge = fl.i64("min_write_buffer_number_to_merge").max(1) as usize;
+    let rep = fl.str("memtablerep");
+    o.memtable_factory = MemtableFactory::parse(rep).map_err(|_| {
+        format!("Could not create memtable factory (--memtablerep): Not implemented: Could not load MemTableRepFactory: {rep}")
+    })?;
+    // --allow_concurrent_memtable_write is accepted without effect: one writer per write group
+    // inserts into the memtable, so no representation needs refusing it.
+    if fl.bool("use_uint64_comparator") {
+        // As db_bench: keys stay GenerateKeyFromInt's big-endian bytes and must be 8 long.
+        if fl.i64("key_size") != 8 {
+            return Err("Using Uint64 comparator but key size is not 8.".into());
+        }
+        o.comparator = Arc::new(Uint64Comparator);
+    }
+    let mo = fl.str("merge_operator");
+    if !mo.is_empty() {
+        o.merge_operator = Some(shale::merge::merge_operator_by_name(mo).ok_or_else(|| {
+            format!("invalid merge operator[{mo}]: Not implemented: Could not load MergeOperator: {mo}")
+        })?);
+    }
+    table_format_from_flags(fl, &mut o)?;
+    o.validate().map_err(|e| format!("ERROR: {e}"))?;
+    Ok(o)
+}
+
+impl Config {
+    /// db_bench's `merge_keys_`: `--merge_keys`, or `--num` when negative.
+    pub fn merge_keys(&self) -> i64 {
+        if self.merge_keys < 0 {
+            self.num
+        } else {
+            self.merge_keys
+        }
+    }
+
+    /// db_bench's `readwrites_`: `--num` when both `--reads` and `--writes` are negative, else
+    /// the larger of the two flag values.
+    pub fn readwrites(&self) -> i64 {
+        if self.writes < 0 && self.reads < 0 {
+            self.num
+        } else {
+            self.writes.max(self.reads)
+        }
+    }
+
+    pub fn from_flags(fl: &Flags) -> Result<Config, String> {
+        let pos = |n: &str| -> Result<usize, String> {
+            let v = fl.i64(n);
+            if v < 0 {
+                Err(format!("ERROR: --{n} must not be negative"))
+            } else {
+                Ok(v as usize)
+            }
+        };
+        let c = Config {
+            benchmarks: fl.str("benchmarks").to_string(),
+            num: fl.i64("num"),
+            reads: fl.i64("reads"),
+            writes: fl.i64("writes"),
+            deletes: fl.i64("deletes"),
+            value_size: pos("value_size")?,
+            key_size: pos("key_size")?,
+            threads: pos("threads")?.max(1),
+            batch_size: fl.i64("batch_size").max(1),
+            seek_nexts: fl.i64("seek_nexts"),
+            db: fl.str("db").to_string(),
+            use_existing_db: fl.bool("use_existing_db"),
+            sync: fl.bool("sync"),
+            disable_wal: fl.bool("disable_wal"),
+            compression_ratio: fl.f64("compression_ratio"),
+            verify_checksum: fl.bool("verify_checksum"),
+            histogram: fl.bool("histogram"),
+            statistics: fl.bool("statistics"),
+            seed: fl.i64("seed"),
+            duration: fl.i64("duration").max(0) as u64,
+            ops_between_duration_checks: fl.i64("ops_between_duration_checks").max(1),
+            progress: fl.bool("progress") || (fl.bool("progress_reports") && std::io::stderr().is_terminal()),
+            writes_before_delete_range: fl.i64("writes_before_delete_range"),
+            writes_per_range_tombstone: fl.i64("writes_per_range_tombstone"),
+            range_tombstone_width: fl.i64("range_tombstone_width"),
+            max_num_range_tombstones: fl.i64("max_num_range_tombstones"),
+            expand_range_tombstones: fl.bool("expand_range_tombstones"),
+            merge_operator: fl.str("merge_operator").to_string(),
+            merge_keys: fl.i64("merge_keys"),
+            readwritepercent: fl.i64("readwritepercent"),
+            mergereadpercent: fl.i64("mergereadpercent"),
+            prefix_size: fl.i64("prefix_size"),
+        };
+        // db_bench registers gflags' ValidateInt32Percent for --readwritepercent.
+        if c.readwritepercent <= 0 || c.readwritepercent >= 100 {
+            return Err(format!(
+                "Invalid value for --readwritepercent: {v}, 0< pct <100 \n\
+                 ERROR: failed validation of new value '{v}' for flag 'readwritepercent'",
+                v = c.readwritepercent
+            ));
+        }
+        if c.range_tombstone_width < 0 {
+            return Err("ERROR: --range_tombstone_width must not be negative".into());
+        }
+        if c.max_num_range_tombstones < 0 {
+            return Err("ERROR: --max_num_range_tombstones must not be negative".into());
+        }
+        if c.num < 0 {
+            return Err("ERROR: --num must not be negative".into());
+        }
+        if c.compression_ratio > 1.0 {
+            return Err("compression_ratio should be between 0 and 1".into());
+        }
+        if c.value_size > 1 << 30 {
+            return Err("ERROR: --value_size is too large".into());
+        }
+        Ok(c)
+    }
+}
+
+/// db_bench's table-format flags: `--prefix_size` (a fixed-prefix extractor), `--mmap_read`,
+/// and `--use_plain_table` / `--use_cuckoo_table` (plain first when both are given, as
+/// db_bench checks them in that order) with the options db_bench gives those factories.
+fn table_format_from_flags(fl: &Flags, o: &mut Options) -> Result<(), String> {
+    let prefix_size = fl.i64("prefix_size");
+    // db_bench's flag validator, then its check against the key size.
+    if !(0..2_000_000_000).contains(&prefix_size) {
+        return Err(format!(
+            "Invalid value for --prefix_size: {prefix_size}. 0<= PrefixSize <=2000000000\n\
+             ERROR: failed validation of new value '{prefix_size}' for flag 'prefix_size'"
+        ));
+    }
+    if prefix_size > fl.i64("key_size") {
+        return Err("prefix size is larger than key size".into());
+    }
+    if prefix_size != 0 {
+        o.prefix_extractor = Some(new_fixed_prefix_transform(prefix_size as usize));
+    }
+    o.allow_mmap_reads = fl.bool("mmap_read");
+    if fl.bool("use_plain_table") {
+        // db_bench warns unless the memtable is a prefix-hash one (Shale has none).
+        eprintln!(
+            "Warning: plain table is used with {}",
+            memtable_factory_class_name(o.memtable_factory)
+        );
+        let bloom = fl.i64("bloom_bits");
+        let defaults = PlainTableOptions::default();
+        let user_key_len =
+            u32::try_from(fl.i64("key_size")).map_err(|_| "ERROR: --key_size is too large for a plain table")?;
+        o.table_factory = TableFactory::Plain(PlainTableOptions {
+            user_key_len,
+            bloom_bits_per_key: if bloom < 0 {
+                defaults.bloom_bits_per_key
+            } else {
+                bloom as i32
+            },
+            hash_table_ratio: 0.75,
+            ..defaults
+        });
+    } else if fl.bool("use_cuckoo_table") {
+        let ratio = fl.f64("cuckoo_hash_ratio");
+        if !(0.0..=1.0).contains(&ratio) {
+            return Err("Invalid cuckoo_hash_ratio".into());
+        }
+        if !fl.bool("mmap_read") {
+            return Err("cuckoo table format requires mmap read to operate".into());
+        }
+        o.table_factory = TableFactory::Cuckoo(CuckooTableOptions {
+            hash_table_ratio: ratio,
+            identity_as_first_hash: fl.bool("identity_as_first_hash"),
+            ..CuckooTableOptions::default()
+        });
+    }
+    Ok(())
+}
+
+/// The C++ class name RocksDB's memtable factories report (`Name()`).
+fn memtable_factory_class_name(m: MemtableFactory) -> &'static str {
+    match m {
+        MemtableFactory::SkipList => "SkipListFactory",
+        MemtableFactory::Vector => "VectorRepFactory",
+    }
+}
