@@ -649,6 +649,7 @@ fn tools_on_plain_and_cuckoo_databases() {
             );
         }
     }
+}
 
 /// The magic numbers (last 8 bytes) of a database's table files.
 fn sst_magics(dir: &std::path::Path) -> Vec<u64> {
