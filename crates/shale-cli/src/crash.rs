@@ -265,6 +265,38 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
 // ---------------------------------------------------------------------------------------------
 // Simulated power loss.
 
+/// A power-loss episode's file system and options: randomized by the seed, small memtables (so
+/// WAL switches and flushes happen often), the injected bug if any, the cutter's hook on every
+/// durable operation. Also the sync rate (a write in N is synced; 0: none).
+pub(crate) fn episode_setup(
+    fl: &Flags,
+    ep_seed: u64,
+    cutter: &Arc<Cutter>,
+) -> (MemFs, shale::Options, crate::stress::RunCfg, u64) {
+    let fs = MemFs::new();
+    let (mut opts, cfg) = random_options(ep_seed, fl.i64("sync"), 0, fl.i64("dynamic_levels"));
+    opts.write_buffer_size = opts.write_buffer_size.min(64 << 10);
+    let env: Arc<dyn shale::FileSystem> = Arc::new(fs.clone());
+    let env: Arc<dyn shale::FileSystem> = if fl.str("inject_bug").is_empty() {
+        env
+    } else {
+        Arc::new(BuggyFs {
+            inner: env,
+            bug: fl.str("inject_bug").to_string(),
+        })
+    };
+    opts.env = Arc::new(HookFs {
+        inner: env,
+        hook: cutter.hook(),
+    });
+    let sync_rate = match cfg.sync {
+        1 => 1,
+        0 => 0,
+        _ => 16,
+    };
+    (fs, opts, cfg, sync_rate)
+}
+
 pub fn power_loss_test(fl: &Flags) -> i32 {
     match power_loss_inner(fl) {
         Ok(()) => 0,
@@ -297,28 +329,7 @@ fn power_loss_inner(fl: &Flags) -> Result<(), String> {
     while start.elapsed() < duration {
         let ep_seed = seed.wrapping_add(episodes * 7_777_777);
         episodes += 1;
-        let fs = MemFs::new();
-        let (mut opts, cfg) = random_options(ep_seed, fl.i64("sync"), 0, fl.i64("dynamic_levels"));
-        // Small memtables so WAL switches and flushes happen often.
-        opts.write_buffer_size = opts.write_buffer_size.min(64 << 10);
-        let env: Arc<dyn shale::FileSystem> = Arc::new(fs.clone());
-        let env: Arc<dyn shale::FileSystem> = if fl.str("inject_bug").is_empty() {
-            env
-        } else {
-            Arc::new(BuggyFs {
-                inner: env,
-                bug: fl.str("inject_bug").to_string(),
-            })
-        };
-        opts.env = Arc::new(HookFs {
-            inner: env,
-            hook: cutter.hook(),
-        });
-        let sync_rate = match cfg.sync {
-            1 => 1,
-            0 => 0,
-            _ => 16,
-        };
+        let (fs, opts, cfg, sync_rate) = episode_setup(fl, ep_seed, &cutter);
         let mut rng = Rng::new(ep_seed);
         let mut durable: BTreeMap<u64, u32> = BTreeMap::new();
         let fail = |round: u64, msg: String| {

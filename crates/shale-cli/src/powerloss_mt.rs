@@ -19,12 +19,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use shale::{MemFs, WriteOptions, DB};
+use shale::{WriteOptions, DB};
 
 use crate::crash::{dump, pl_write, Step};
 use crate::flags::Flags;
-use crate::hookfs::{Cutter, HookFs};
-use crate::stress::{random_options, BuggyFs, Rng};
+use crate::hookfs::Cutter;
+use crate::stress::Rng;
 
 struct Rec {
     step: Step,
@@ -95,27 +95,7 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
     while start.elapsed() < duration {
         let ep_seed = seed.wrapping_add(episodes * 7_777_777);
         episodes += 1;
-        let fs = MemFs::new();
-        let (mut opts, cfg) = random_options(ep_seed, fl.i64("sync"), 0, fl.i64("dynamic_levels"));
-        opts.write_buffer_size = opts.write_buffer_size.min(64 << 10);
-        let env: Arc<dyn shale::FileSystem> = Arc::new(fs.clone());
-        let env: Arc<dyn shale::FileSystem> = if fl.str("inject_bug").is_empty() {
-            env
-        } else {
-            Arc::new(BuggyFs {
-                inner: env,
-                bug: fl.str("inject_bug").to_string(),
-            })
-        };
-        opts.env = Arc::new(HookFs {
-            inner: env,
-            hook: cutter.hook(),
-        });
-        let sync_rate = match cfg.sync {
-            1 => 1,
-            0 => 0,
-            _ => 16,
-        };
+        let (fs, opts, cfg, sync_rate) = crate::crash::episode_setup(fl, ep_seed, &cutter);
         let mut rng = Rng::new(ep_seed);
         let mut durable: BTreeMap<u64, u32> = BTreeMap::new();
         let fail = |round: u64, msg: String| {
