@@ -389,7 +389,7 @@ fn raw_dump(t: &Arc<Table>) -> Result<String> {
 /// `xxhash64` (XXH64), `xxh3` (XXH3-64), all with seed 0.
 pub fn bench_hash(kind: &str, data: &[u8]) -> Option<u64> {
     Some(match kind {
-        "crc32c" => crc32c::crc32c(data) as u64,
+        "crc32c" => crate::hash::crc32c(data) as u64,
         "xxhash" => xxhash_rust::xxh32::xxh32(data, 0) as u64,
         "xxhash64" => xxhash_rust::xxh64::xxh64(data, 0),
         "xxh3" => xxhash_rust::xxh3::xxh3_64(data),

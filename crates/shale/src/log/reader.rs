@@ -374,7 +374,7 @@ impl Reader {
                 return Phys::ZeroSkip { off };
             }
             let expected = crc_unmask(decode_fixed32(h).unwrap_or(0));
-            let actual = crc32c::crc32c(&h[6..header_size + length]);
+            let actual = crate::hash::crc32c(&h[6..header_size + length]);
             if actual != expected {
                 // The length may itself be corrupt: drop the rest of the block.
                 self.pos = self.buf_end;

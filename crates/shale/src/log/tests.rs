@@ -81,10 +81,10 @@ fn unhex(s: &str) -> Vec<u8> {
 
 #[test]
 fn crc_vectors() {
-    assert_eq!(crc32c::crc32c(b"123456789"), 0xE3069283);
+    assert_eq!(crate::hash::crc32c(b"123456789"), 0xE3069283);
     assert_eq!(crc_mask(0xE3069283), 0xC78AB0E5);
-    assert_eq!(crc_mask(crc32c::crc32c(b"")), 0xA282EAD8);
-    assert_eq!(crc32c::crc32c(&[1]), 0xA016D052);
+    assert_eq!(crc_mask(crate::hash::crc32c(b"")), 0xA282EAD8);
+    assert_eq!(crate::hash::crc32c(&[1]), 0xA016D052);
     for v in [0u32, 1, 0xE3069283, u32::MAX, 0xA282EAD8] {
         assert_eq!(crc_unmask(crc_mask(v)), v);
     }
@@ -417,11 +417,11 @@ fn flipped_byte_in_the_middle() {
 }
 
 fn raw_record(t: u8, payload: &[u8], log_number: Option<u32>) -> Vec<u8> {
-    let mut crc = crc32c::crc32c(&[t]);
+    let mut crc = crate::hash::crc32c(&[t]);
     if let Some(n) = log_number {
-        crc = crc32c::crc32c_append(crc, &n.to_le_bytes());
+        crc = crate::hash::crc32c_extend(crc, &n.to_le_bytes());
     }
-    crc = crc32c::crc32c_append(crc, payload);
+    crc = crate::hash::crc32c_extend(crc, payload);
     let mut v = crc_mask(crc).to_le_bytes().to_vec();
     v.extend((payload.len() as u16).to_le_bytes());
     v.push(t);

@@ -69,12 +69,12 @@ fn encode_impl(mut block_offset: usize, payload: &[u8], log_number: Option<u32>,
 }
 
 fn emit(t: u8, data: &[u8], log_number: Option<u32>, out: &mut Vec<u8>) {
-    let mut crc = crc32c::crc32c(&[t]);
+    let mut crc = crate::hash::crc32c(&[t]);
     let ln_bytes = log_number.map(|n| n.to_le_bytes());
     if let Some(b) = &ln_bytes {
-        crc = crc32c::crc32c_append(crc, b);
+        crc = crate::hash::crc32c_extend(crc, b);
     }
-    crc = crc32c::crc32c_append(crc, data);
+    crc = crate::hash::crc32c_extend(crc, data);
     out.extend_from_slice(&crc_mask(crc).to_le_bytes());
     out.extend_from_slice(&(data.len() as u16).to_le_bytes());
     out.push(t);

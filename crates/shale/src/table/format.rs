@@ -65,7 +65,7 @@ impl BlockHandle {
 pub(crate) fn block_checksum(ty: ChecksumType, data: &[u8], last_byte: u8) -> u32 {
     match ty {
         ChecksumType::NoChecksum => 0,
-        ChecksumType::CRC32c => crc32c_mask(crc32c::crc32c_append(crc32c::crc32c(data), &[last_byte])),
+        ChecksumType::CRC32c => crc32c_mask(crate::hash::crc32c_extend(crate::hash::crc32c(data), &[last_byte])),
         ChecksumType::XxHash => {
             let mut h = xxhash_rust::xxh32::Xxh32::new(0);
             h.update(data);
