@@ -377,9 +377,17 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState) -> Result<()>
     let old = std::mem::replace(&mut st.mem, new_mem);
     old.mark_immutable();
     st.imm.push_back(ImmMem {
-        mem: old,
+        mem: old.clone(),
         next_log: num,
     });
+    // An immutable memtable that waits for others before it is flushed
+    // (`min_write_buffer_number_to_merge`) serves reads for a while: give it a sorted directory,
+    // built off the write path, so lookups skip the skiplist descent.
+    if !super::flush::flush_due(db, st) {
+        let _ = std::thread::Builder::new()
+            .name("shale-memdir".into())
+            .spawn(move || old.build_directory());
+    }
     db.install_super_version(st);
     db.work_cv.notify_all();
     Ok(())

@@ -19,6 +19,7 @@
 #![allow(dead_code)]
 
 pub(crate) mod arena;
+pub(crate) mod directory;
 pub(crate) mod skiplist;
 pub(crate) mod vector;
 
@@ -91,6 +92,14 @@ impl KeyComparator for MemKeyCmp {
             compare_split(a, b, bytewise_compare)
         } else {
             self.compare_other(a, b)
+        }
+    }
+    #[inline(always)]
+    fn bytewise_prefix<'a>(&self, key: &'a [u8]) -> Option<&'a [u8]> {
+        if self.bytewise && key.len() >= 8 {
+            Some(&key[..key.len() - 8])
+        } else {
+            None
         }
     }
 }
@@ -249,10 +258,23 @@ impl MemTable {
         }
     }
 
-    /// The memtable is no longer the mutable one.
+    /// The memtable is no longer the mutable one: no entry may be added any more.
     pub(crate) fn mark_immutable(&self) {
         if let Some(c) = &self.charge {
             c.mark_immutable(self.approximate_memory_usage());
+        }
+        if let Rep::SkipList(l) = &self.rep {
+            l.seal();
+        }
+    }
+
+    /// Build the sorted directory of an immutable skiplist memtable (bytewise keys only; see
+    /// `directory.rs`), after which its lookups and seeks skip the skiplist descent. Safe to call
+    /// while readers use the memtable. Returns whether the memtable has a directory.
+    pub(crate) fn build_directory(&self) -> bool {
+        match &self.rep {
+            Rep::SkipList(l) => l.build_directory(),
+            Rep::Vector(_) => false,
         }
     }
 
@@ -425,7 +447,7 @@ impl MemTable {
     /// decide when to switch memtables.
     pub(crate) fn approximate_memory_usage(&self) -> usize {
         match &self.rep {
-            Rep::SkipList(l) => l.allocated_bytes(),
+            Rep::SkipList(l) => l.allocated_bytes() + l.directory_memory(),
             Rep::Vector(v) => v.allocated_bytes(),
         }
     }

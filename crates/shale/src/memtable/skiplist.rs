@@ -35,6 +35,7 @@ use std::ptr;
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering as AO};
 
 use super::arena::Arena;
+use super::directory::Directory;
 
 /// Maximum node height.
 pub(crate) const MAX_HEIGHT: usize = 12;
@@ -48,7 +49,27 @@ const NODE_HEADER: usize = std::mem::size_of::<AtomicPtr<Node>>() + 4;
 pub(crate) trait KeyComparator: Send + Sync {
     fn key<'a>(&self, entry: &'a [u8]) -> &'a [u8];
     fn compare(&self, a: &[u8], b: &[u8]) -> Ordering;
+    /// The part of `key` that orders bytewise before anything else (the user key of an internal
+    /// key), if this order is of that kind; lets a sealed list build a [`Directory`].
+    fn bytewise_prefix<'a>(&self, _key: &'a [u8]) -> Option<&'a [u8]> {
+        None
+    }
 }
+
+/// Entries of a sealed list below which no directory is built (the descent is short anyway).
+const MIN_DIRECTORY_ENTRIES: usize = 1024;
+
+/// The directory of a sealed list and its nodes in order.
+struct Sealed {
+    dir: Directory,
+    nodes: Vec<*mut Node>,
+}
+
+// SAFETY: the node pointers point into the list's arena, which outlives the `Sealed` (a field of
+// the list); they are only read through, like the list's own links.
+unsafe impl Send for Sealed {}
+// SAFETY: as above; the vectors are never mutated after construction.
+unsafe impl Sync for Sealed {}
 
 /// A cache hint: start loading the line at `p` (any address, null included).
 #[inline(always)]
@@ -211,6 +232,10 @@ pub(crate) struct SkipList<C> {
     id: u64,
     cmp: C,
     arena: Arena,
+    /// Set by [`seal`](SkipList::seal): no insert may follow.
+    sealed: std::sync::atomic::AtomicBool,
+    /// Built by [`build_directory`](SkipList::build_directory) after sealing.
+    directory: std::sync::OnceLock<Sealed>,
 }
 
 // SAFETY: nodes live in the arena (Send + Sync) until the list drops; after publication a node
@@ -227,6 +252,8 @@ impl<C: KeyComparator> SkipList<C> {
             id: NEXT_LIST_ID.fetch_add(1, AO::Relaxed),
             cmp,
             arena: Arena::new(arena_block_size),
+            sealed: std::sync::atomic::AtomicBool::new(false),
+            directory: std::sync::OnceLock::new(),
         };
         list.head = list.alloc_node(MAX_HEIGHT, 0);
         list
@@ -244,6 +271,65 @@ impl<C: KeyComparator> SkipList<C> {
     /// Bytes consumed from the arena (excludes the unused tail of the current block).
     pub(crate) fn allocated_bytes(&self) -> usize {
         self.arena.allocated_bytes()
+    }
+
+    /// Declare that no entry will be inserted any more (an insert after this panics).
+    pub(crate) fn seal(&self) {
+        self.sealed.store(true, AO::Release);
+    }
+
+    /// Build the [`Directory`] of a sealed list (once; later calls do nothing). Searches use it
+    /// from then on. Does nothing for an unsealed list, a small one, or an order that is not
+    /// bytewise. Returns whether the list has a directory.
+    pub(crate) fn build_directory(&self) -> bool {
+        if !self.sealed.load(AO::Acquire) {
+            return false;
+        }
+        if self.directory.get().is_some() {
+            return true;
+        }
+        let mut nodes = Vec::new();
+        let mut keys: Vec<&[u8]> = Vec::new();
+        let mut n = self.next(self.head, 0);
+        while !n.is_null() {
+            // SAFETY: a published node of this list, which outlives this call.
+            let e = unsafe { Node::entry(n) };
+            match self.cmp.bytewise_prefix(self.cmp.key(e)) {
+                Some(k) => keys.push(k),
+                None => return false,
+            }
+            nodes.push(n);
+            n = self.next(n, 0);
+        }
+        if nodes.len() < MIN_DIRECTORY_ENTRIES {
+            return false;
+        }
+        match Directory::build(&keys) {
+            Some(dir) => {
+                drop(keys);
+                let _ = self.directory.set(Sealed { dir, nodes });
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Heap bytes of the directory (0 without one).
+    pub(crate) fn directory_memory(&self) -> usize {
+        self.directory.get().map_or(0, |s| {
+            s.dir.memory_usage() + s.nodes.capacity() * std::mem::size_of::<*mut Node>()
+        })
+    }
+
+    /// With a directory: the index of the first entry with key >= `key` (`nodes.len()` if none).
+    #[inline]
+    fn directory_lower_bound(&self, key: &[u8]) -> Option<(&Sealed, usize)> {
+        let s = self.directory.get()?;
+        let ukey = self.cmp.bytewise_prefix(key)?;
+        let i = s
+            .dir
+            .lower_bound(ukey, |i| self.cmp_node(s.nodes[i], key) == Ordering::Less);
+        Some((s, i))
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -337,6 +423,8 @@ impl<C: KeyComparator> SkipList<C> {
 
     #[inline]
     fn prepare(&self, entry_len: usize, fill: impl FnOnce(&mut EntryWriter<'_>)) -> (*mut Node, usize) {
+        // A sealed list may have a directory that would not know the new entry.
+        assert!(!self.sealed.load(AO::Relaxed), "insert into a sealed skiplist");
         let height = random_height();
         let x = self.alloc_node(height, entry_len);
         // SAFETY: `x` is fresh and unreachable by others; its entry area has `entry_len`
@@ -534,6 +622,12 @@ impl<C: KeyComparator> SkipList<C> {
     /// First node with key >= `key` (null if none), and whether its key is equal.
     #[inline]
     fn find_greater_or_equal(&self, key: &[u8]) -> (*mut Node, bool) {
+        if let Some((s, i)) = self.directory_lower_bound(key) {
+            return match s.nodes.get(i) {
+                Some(&n) => (n, self.cmp_node(n, key) == Ordering::Equal),
+                None => (ptr::null_mut(), false),
+            };
+        }
         let mut x = self.head;
         let mut level = self.max_height.load(AO::Relaxed) - 1;
         let mut last_bigger: *mut Node = ptr::null_mut();
@@ -567,6 +661,16 @@ impl<C: KeyComparator> SkipList<C> {
     /// Last node with key < `key` (or <= if `inclusive`); head if none.
     #[inline]
     fn find_less_than(&self, key: &[u8], inclusive: bool) -> *mut Node {
+        if let Some((s, i)) = self.directory_lower_bound(key) {
+            if inclusive {
+                if let Some(&n) = s.nodes.get(i) {
+                    if self.cmp_node(n, key) == Ordering::Equal {
+                        return n;
+                    }
+                }
+            }
+            return if i == 0 { self.head } else { s.nodes[i - 1] };
+        }
         let mut x = self.head;
         let mut level = self.max_height.load(AO::Relaxed) - 1;
         let mut last_not_after: *mut Node = ptr::null_mut();

@@ -668,3 +668,123 @@ fn get_under_a_range_tombstone() {
         assert_eq!(g(b"b", MAX_SEQUENCE, 100), None);
     }
 }
+
+/// A sealed memtable's directory answers every lookup, seek and backward step exactly as the
+/// skiplist descent does: values, deletions, merge operands, snapshots, absent keys, keys
+/// outside the range, and keys that share long prefixes.
+#[test]
+fn directory_lookups_match_the_skiplist() {
+    let with_dir = mem();
+    let without = mem();
+    let mut rng = Rng(0x5eed_d1c7);
+    let mut keys: Vec<Vec<u8>> = Vec::new();
+    for i in 0..6000u64 {
+        // db_bench-like keys, and a group sharing a 20-byte prefix (equal discriminators).
+        let k = if i % 5 == 0 {
+            format!("tenant-0000000000000{:06}", rng.next() % 3000).into_bytes()
+        } else {
+            let mut k = (rng.next() % 50_000).to_be_bytes().to_vec();
+            k.extend_from_slice(b"00000000");
+            k
+        };
+        let t = match rng.next() % 10 {
+            0 => vt::DELETION,
+            1 | 2 => vt::MERGE,
+            _ => vt::VALUE,
+        };
+        let v = format!("v{i}");
+        for m in [&with_dir, &without] {
+            m.add(i + 1, t, &k, v.as_bytes());
+        }
+        keys.push(k);
+    }
+    with_dir.mark_immutable();
+    assert!(
+        with_dir.build_directory(),
+        "a sealed bytewise memtable gets a directory"
+    );
+    assert!(!without.build_directory(), "an unsealed memtable never gets one");
+    assert!(with_dir.approximate_memory_usage() > without.approximate_memory_usage());
+
+    let mut probes = keys.clone();
+    for _ in 0..3000 {
+        let mut k = (rng.next() % 60_000).to_be_bytes().to_vec();
+        k.extend_from_slice(b"00000000");
+        probes.push(k);
+    }
+    probes.extend([
+        b"".to_vec(),
+        b"\x00".to_vec(),
+        b"tenant-".to_vec(),
+        b"tenant-1".to_vec(),
+        b"\xff\xff".to_vec(),
+    ]);
+    for (n, p) in probes.iter().enumerate() {
+        let snap = if n % 3 == 0 { MAX_SEQUENCE } else { rng.next() % 6500 };
+        let tomb = if n % 7 == 0 { rng.next() % 6000 } else { 0 };
+        let l = lookup(p, snap);
+        assert_eq!(
+            with_dir.get_under(&l, tomb),
+            without.get_under(&l, tomb),
+            "key {p:?} snap {snap}"
+        );
+        assert_eq!(with_dir.contains(&l), without.contains(&l));
+    }
+
+    // Iterators: seek, seek_for_prev and prev land on the same entries.
+    let (mut a, mut b) = (with_dir.iter(), without.iter());
+    for p in probes.iter().step_by(7) {
+        let l = lookup(p, rng.next() % 7000);
+        a.seek(&l);
+        b.seek(&l);
+        assert_eq!(a.valid(), b.valid());
+        if a.valid() {
+            assert_eq!(a.key(), b.key());
+            a.prev();
+            b.prev();
+            assert_eq!(a.valid(), b.valid());
+            if a.valid() {
+                assert_eq!(a.key(), b.key());
+            }
+        }
+        a.seek_for_prev(&l);
+        b.seek_for_prev(&l);
+        assert_eq!(a.valid(), b.valid());
+        if a.valid() {
+            assert_eq!((a.key(), a.value()), (b.key(), b.value()));
+        }
+    }
+    assert_eq!(collect(&mut with_dir.iter()), collect(&mut without.iter()));
+}
+
+#[test]
+#[should_panic(expected = "sealed")]
+fn an_insert_into_an_immutable_memtable_is_refused() {
+    let m = mem();
+    m.add(1, vt::VALUE, b"a", b"1");
+    m.mark_immutable();
+    m.add(2, vt::VALUE, b"b", b"2");
+}
+
+#[test]
+fn no_directory_for_other_orders_or_small_memtables() {
+    let small = mem();
+    for i in 0..100u32 {
+        small.add(u64::from(i) + 1, vt::VALUE, &i.to_be_bytes(), b"v");
+    }
+    small.mark_immutable();
+    assert!(!small.build_directory());
+    let rev = Arc::new(MemTable::new(
+        InternalKeyComparator::new(Arc::new(ReverseBytewiseComparator)),
+        64 << 10,
+    ));
+    for i in 0..5000u32 {
+        rev.add(u64::from(i) + 1, vt::VALUE, &i.to_be_bytes(), b"v");
+    }
+    rev.mark_immutable();
+    assert!(!rev.build_directory());
+    assert_eq!(
+        rev.get(&lookup(&7u32.to_be_bytes(), MAX_SEQUENCE)),
+        Some(MemGet::Value(b"v".to_vec()))
+    );
+}
