@@ -31,53 +31,64 @@ impl Directory {
     /// A directory over `keys`, the user keys of the entries in order (bytewise non-decreasing).
     /// None if there are none, or more than `u32::MAX`.
     pub(crate) fn build(keys: &[&[u8]]) -> Option<Directory> {
-        let (first, last) = (*keys.first()?, *keys.last()?);
-        if keys.len() >= u32::MAX as usize {
-            return None;
-        }
+        let mut d = Directory::new(keys.first()?, keys.last()?);
+        let discs = keys.iter().map(|k| d.disc(k)).collect();
+        d.finish(discs).then_some(d)
+    }
+
+    /// An empty directory for entries whose first and last user keys are given; feed
+    /// [`disc`](Self::disc) of every entry's user key, in order, to [`finish`](Self::finish).
+    pub(crate) fn new(first: &[u8], last: &[u8]) -> Directory {
         let common = first.iter().zip(last).take_while(|(a, b)| a == b).count();
-        let mut d = Directory {
+        Directory {
             prefix: first[..common].to_vec(),
             lo: 0,
             hi: 0,
             shift: 0,
             starts: Vec::new(),
             discs: Vec::new(),
-        };
-        let discs: Vec<u64> = keys.iter().map(|k| d.disc(k)).collect();
-        d.discs = discs;
-        d.lo = d.discs[0];
-        d.hi = d.discs[d.discs.len() - 1];
+        }
+    }
+
+    /// Complete the directory from the entries' discriminators (in entry order). False (and
+    /// unusable) if there are none, too many, or they are out of order.
+    pub(crate) fn finish(&mut self, discs: Vec<u64>) -> bool {
+        if discs.is_empty() || discs.len() >= u32::MAX as usize || discs.windows(2).any(|w| w[0] > w[1]) {
+            return false;
+        }
+        self.lo = discs[0];
+        self.hi = discs[discs.len() - 1];
+        self.discs = discs;
         // About two entries per bucket.
-        let bucket_bits = (keys.len() / 2).max(1).next_power_of_two().trailing_zeros();
-        let range_bits = 64 - (d.hi - d.lo).leading_zeros();
-        d.shift = range_bits.saturating_sub(bucket_bits);
-        let num_buckets = (((d.hi - d.lo) >> d.shift) + 1) as usize;
-        d.starts = Vec::with_capacity(num_buckets + 1);
+        let bucket_bits = (self.discs.len() / 2).max(1).next_power_of_two().trailing_zeros();
+        let range_bits = 64 - (self.hi - self.lo).leading_zeros();
+        self.shift = range_bits.saturating_sub(bucket_bits);
+        let num_buckets = (((self.hi - self.lo) >> self.shift) + 1) as usize;
+        self.starts = Vec::with_capacity(num_buckets + 1);
         let mut i = 0usize;
         for b in 0..num_buckets {
-            while i < d.discs.len() && d.bucket(d.discs[i]) < b {
+            while i < self.discs.len() && self.bucket(self.discs[i]) < b {
                 i += 1;
             }
-            d.starts.push(i as u32);
+            self.starts.push(i as u32);
         }
-        d.starts.push(d.discs.len() as u32);
-        Some(d)
+        self.starts.push(self.discs.len() as u32);
+        true
     }
 
+    /// The discriminator of a user key (see the module documentation).
     #[inline(always)]
-    fn bucket(&self, disc: u64) -> usize {
-        ((disc - self.lo) >> self.shift) as usize
-    }
-
-    /// The 8 bytes after the shared prefix, big-endian, zero-padded.
-    #[inline(always)]
-    fn disc(&self, key: &[u8]) -> u64 {
+    pub(crate) fn disc(&self, key: &[u8]) -> u64 {
         let mut b = [0u8; 8];
         let rest = key.get(self.prefix.len()..).unwrap_or(&[]);
         let n = rest.len().min(8);
         b[..n].copy_from_slice(&rest[..n]);
         u64::from_be_bytes(b)
+    }
+
+    #[inline(always)]
+    fn bucket(&self, disc: u64) -> usize {
+        ((disc - self.lo) >> self.shift) as usize
     }
 
     /// Number of entries.

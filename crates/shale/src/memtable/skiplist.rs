@@ -288,30 +288,72 @@ impl<C: KeyComparator> SkipList<C> {
         if self.directory.get().is_some() {
             return true;
         }
-        let mut nodes = Vec::new();
-        let mut keys: Vec<&[u8]> = Vec::new();
-        let mut n = self.next(self.head, 0);
-        while !n.is_null() {
-            // SAFETY: a published node of this list, which outlives this call.
-            let e = unsafe { Node::entry(n) };
-            match self.cmp.bytewise_prefix(self.cmp.key(e)) {
-                Some(k) => keys.push(k),
-                None => return false,
-            }
-            nodes.push(n);
-            n = self.next(n, 0);
-        }
-        if nodes.len() < MIN_DIRECTORY_ENTRIES {
+        let first = self.next(self.head, 0);
+        let last = self.find_last();
+        if first.is_null() {
             return false;
         }
-        match Directory::build(&keys) {
-            Some(dir) => {
-                drop(keys);
-                let _ = self.directory.set(Sealed { dir, nodes });
-                true
+        let key_of = |n: *mut Node| {
+            // SAFETY: a published node of this list, which outlives this call.
+            self.cmp.bytewise_prefix(self.cmp.key(unsafe { Node::entry(n) }))
+        };
+        let (Some(fk), Some(lk)) = (key_of(first), key_of(last)) else {
+            return false;
+        };
+        let mut dir = Directory::new(fk, lk);
+        // Walking level 0 is a chain of dependent cache misses. Cut it into segments at the
+        // nodes tall enough to reach ANCHOR_LEVEL (1 in 4^ANCHOR_LEVEL) and walk WALKERS segments
+        // in lockstep, so that their misses overlap.
+        const ANCHOR_LEVEL: usize = 3;
+        const WALKERS: usize = 16;
+        let mut anchors = vec![first];
+        let mut a = self.next(self.head, ANCHOR_LEVEL);
+        while !a.is_null() {
+            if a != first {
+                anchors.push(a);
             }
-            None => false,
+            a = self.next(a, ANCHOR_LEVEL);
         }
+        let mut nodes: Vec<*mut Node> = Vec::new();
+        let mut discs: Vec<u64> = Vec::new();
+        for group in anchors.chunks(WALKERS).enumerate().map(|(g, c)| (g * WALKERS, c.len())) {
+            let (base, len) = group;
+            let mut cur = [ptr::null_mut::<Node>(); WALKERS];
+            let mut end = [ptr::null_mut::<Node>(); WALKERS];
+            let mut seg: [(Vec<*mut Node>, Vec<u64>); WALKERS] = std::array::from_fn(|_| (Vec::new(), Vec::new()));
+            for j in 0..len {
+                cur[j] = anchors[base + j];
+                end[j] = anchors.get(base + j + 1).copied().unwrap_or(ptr::null_mut());
+            }
+            loop {
+                let mut busy = false;
+                for j in 0..len {
+                    let n = cur[j];
+                    if n == end[j] || n.is_null() {
+                        continue;
+                    }
+                    busy = true;
+                    let Some(k) = key_of(n) else {
+                        return false;
+                    };
+                    seg[j].0.push(n);
+                    seg[j].1.push(dir.disc(k));
+                    cur[j] = self.next(n, 0);
+                }
+                if !busy {
+                    break;
+                }
+            }
+            for (sn, sd) in seg.iter_mut().take(len) {
+                nodes.append(sn);
+                discs.append(sd);
+            }
+        }
+        if nodes.len() < MIN_DIRECTORY_ENTRIES || !dir.finish(discs) {
+            return false;
+        }
+        let _ = self.directory.set(Sealed { dir, nodes });
+        true
     }
 
     /// Heap bytes of the directory (0 without one).
