@@ -29,6 +29,8 @@ pub(crate) struct CompactionStats {
     pub levels: Vec<LevelStats>,
     pub flush_bytes: u64,
     pub flushes: u64,
+    /// L0 -> L0 compactions finished (also counted in L0's row of the per-level table).
+    pub intra_l0_compactions: u64,
     /// Values at the previous `rocksdb.stats` dump, for the "Interval" lines.
     last_dump: Option<IntervalMark>,
     opened: Option<std::time::Instant>,
