@@ -7,6 +7,8 @@ mod background;
 mod compaction;
 mod filename;
 mod flush;
+#[cfg(test)]
+mod intra_l0_tests;
 mod iter;
 mod level_targets;
 mod multi_get;

@@ -292,6 +292,8 @@ fn stats_text(db: &Arc<DbInner>) -> String {
         tot.micros as f64 / 1e6,
         tot.compactions
     );
+    // RocksDB counts them in L0's row only (as compactions into L0, their input as Rnp1).
+    let _ = writeln!(s, "Intra-L0 (L0->L0) compactions: {}", st.stats.intra_l0_compactions);
     let ws = &db.write_stats;
     let sc = &db.stall.counters;
     let ld = |a: &AtomicU64| a.load(Ordering::Relaxed);
