@@ -205,9 +205,10 @@ pub struct Options {
     /// (RocksDB's `target_file_size_multiplier`, default 1).
     pub target_file_size_multiplier: u64,
     /// Most input bytes one compaction picks (RocksDB's `max_compaction_bytes`; 0, the default,
-    /// means 25 x `target_file_size_base`). It bounds the growth of a compaction's start-level
-    /// inputs, the size of an intra-L0 compaction, and how many bytes of the level below its
-    /// output level one output file may overlap before it is cut.
+    /// means 25 x `target_file_size_base`; every value is valid). It bounds the growth of a
+    /// compaction's start-level inputs, the size of an intra-L0 compaction, the chunks a manual
+    /// compaction of an L1+ level is cut into, and how many bytes of the level below its output
+    /// level one output file may overlap before it is cut.
     pub max_compaction_bytes: u64,
     /// Size level targets from the last level up, as RocksDB's
     /// `level_compaction_dynamic_level_bytes` (default true): L0 compacts into the base level and

@@ -26,8 +26,8 @@ use crate::version_edit::{FileMetaData, VersionEdit};
 
 pub(crate) use super::level_targets::PickerConfig;
 use super::level_targets::{compute_targets, max_grandparent_overlap, target_file_size};
-use super::picker::user_range;
 pub(crate) use super::picker::{level_scores, pick_compaction, Pick, RunningRange};
+use super::picker::{split_manual_inputs, user_range};
 use super::subcompaction::run_subcompactions;
 
 /// How output tables are written.
@@ -547,12 +547,21 @@ pub(crate) fn compact_range(db: &Arc<DbInner>, begin: Option<&[u8]>, end: Option
                 level + 1
             };
             let v = st.versions.current.clone();
-            let inputs = if level == 0 {
-                v.files[0].clone()
+            // L0 in one compaction (its files overlap); an L1+ level in chunks of at most
+            // about max_compaction_bytes (input plus overlapped output-level bytes), as RocksDB.
+            let chunks = if level == 0 {
+                vec![v.files[0].clone()]
             } else {
-                v.overlapping(level, begin, end)
+                split_manual_inputs(
+                    &v,
+                    output_level,
+                    &v.overlapping(level, begin, end),
+                    cfg.max_compaction_bytes,
+                )
             };
-            if !inputs.is_empty() {
+            for inputs in chunks {
+                // Earlier chunks changed only the output level: take its files afresh.
+                let v = st.versions.current.clone();
                 if let Some((lo, hi)) = user_range(&inputs, &v.icmp) {
                     let next = v.overlapping(output_level, Some(&lo), Some(&hi));
                     let pick = Pick {

@@ -7,14 +7,14 @@ mod background;
 mod compaction;
 mod filename;
 mod flush;
-#[cfg(test)]
-mod intra_l0_tests;
 mod iter;
 mod level_targets;
 mod multi_get;
 mod open;
 mod options_file;
 mod picker;
+#[cfg(test)]
+mod picker_db_tests;
 pub(crate) use options_file::apply_latest as apply_options_file;
 mod props;
 mod range_del;

@@ -299,6 +299,43 @@ fn pick_at_level(
 
 type Files = Vec<Arc<FileMeta>>;
 
+/// RocksDB's `CompactRange` limit for a manual compaction out of an L1+ level: `inputs` (files of
+/// that level, in key order) are cut into consecutive chunks, each ending at the first file where
+/// its start-level bytes plus the bytes of `output_level` its range overlaps reach `max_bytes`
+/// (that file included, so every chunk makes progress even when one file is over the limit).
+/// A chunk never ends between two files sharing a boundary user key.
+pub(crate) fn split_manual_inputs(
+    v: &Version,
+    output_level: usize,
+    inputs: &[Arc<FileMeta>],
+    max_bytes: u64,
+) -> Vec<Files> {
+    let icmp = &v.icmp;
+    let mut chunks: Vec<Files> = Vec::new();
+    let mut cur: Files = Vec::new();
+    let mut in_bytes = 0u64;
+    for (i, f) in inputs.iter().enumerate() {
+        cur.push(f.clone());
+        in_bytes = in_bytes.saturating_add(f.meta.file_size);
+        let Some(nextf) = inputs.get(i + 1) else {
+            break;
+        };
+        if icmp.compare_user(f.largest_user(), nextf.smallest_user()) == Ordering::Equal {
+            continue;
+        }
+        let lo = cur[0].smallest_user();
+        let out_bytes = total_size(&v.overlapping(output_level, Some(lo), Some(f.largest_user())));
+        if in_bytes.saturating_add(out_bytes) >= max_bytes {
+            chunks.push(std::mem::take(&mut cur));
+            in_bytes = 0;
+        }
+    }
+    if !cur.is_empty() {
+        chunks.push(cur);
+    }
+    chunks
+}
+
 /// Total size of `files`.
 fn total_size(files: &[Arc<FileMeta>]) -> u64 {
     files.iter().map(|f| f.meta.file_size).sum()

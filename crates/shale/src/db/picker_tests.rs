@@ -545,4 +545,42 @@ mod tests {
         let p = pick_compaction(&v, &cfg(), &busy(&[1]), &[], &[]).unwrap();
         assert_eq!(nums(&p.inputs), vec![2]);
     }
+
+    #[test]
+    fn manual_compactions_are_cut_at_max_compaction_bytes() {
+        // L1 files of 100 bytes; L2 files under them of 50 bytes each
+        let v = version(vec![
+            vec![],
+            vec![
+                file(1, "a", "b", 100),
+                file(2, "c", "d", 100),
+                file(3, "e", "f", 100),
+                file(4, "g", "h", 100),
+                file(5, "i", "j", 100),
+            ],
+            vec![file(10, "a", "c", 50), file(11, "f", "f", 50), file(12, "x", "z", 50)],
+        ]);
+        let split = |limit: u64| -> Vec<Vec<u64>> {
+            split_manual_inputs(&v, 2, &v.files[1], limit)
+                .iter()
+                .map(|c| nums(c))
+                .collect()
+        };
+        // chunk 1: 100 + 50 (a-b), 200 + 50 (a-d) >= 250: cut after file 2; chunk 2: 100 + 50
+        // (e-f, file 11), 200 + 50 (e-h) >= 250: cut after file 4; file 5 alone
+        assert_eq!(split(250), vec![vec![1, 2], vec![3, 4], vec![5]]);
+        // a file over the limit on its own is still compacted, one per chunk
+        assert_eq!(split(10), vec![vec![1], vec![2], vec![3], vec![4], vec![5]]);
+        assert_eq!(split(u64::MAX), vec![vec![1, 2, 3, 4, 5]]);
+        // never between two files that share a boundary user key
+        let v = version(vec![
+            vec![],
+            vec![file(1, "a", "c", 100), file(2, "c", "d", 100), file(3, "e", "f", 100)],
+        ]);
+        let chunks: Vec<Vec<u64>> = split_manual_inputs(&v, 2, &v.files[1], 10)
+            .iter()
+            .map(|c| nums(c))
+            .collect();
+        assert_eq!(chunks, vec![vec![1, 2], vec![3]]);
+    }
 }

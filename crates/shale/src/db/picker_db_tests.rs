@@ -1,7 +1,8 @@
-//! An intra-L0 compaction run by the background threads of a real database: the base level is
-//! held "in compaction" through the in-progress set, so L0 -> base cannot run, and the newest
-//! L0 files are merged into one L0 file. Every read (latest, at snapshots, scans) must stay the
-//! same before and after it, after L0 -> base finally runs, and after a reopen.
+//! The picker's rules seen through a real database. Intra-L0: the levels below L0 are held
+//! "in compaction" through the in-progress set, so L0 -> base cannot run, and the newest L0
+//! files are merged into one L0 file; every read (latest, at snapshots, scans) must stay the
+//! same before and after it, after L0 -> base finally runs, and after a reopen. Manual
+//! compactions: cut into chunks by `max_compaction_bytes`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -60,7 +61,7 @@ fn check(db: &DB, snap: Option<&Snapshot>, m: &Model, what: &str) {
         }
         ro
     };
-    for i in 0..300 {
+    for i in 0..1200 {
         let got = db.get_opt(key(i), &ro()).unwrap();
         assert_eq!(got.as_ref(), m.get(&key(i)), "{what}: key {i}");
     }
@@ -306,4 +307,57 @@ fn randomized_model_with_the_levels_below_l0_held_at_times() {
     let db = DB::open(&o, path).unwrap();
     check(&db, None, &m, "after reopen");
     crate::tools::check_consistency(path, &o).unwrap();
+}
+
+/// A manual compaction out of L1 runs as several compactions when `max_compaction_bytes` is
+/// small (one per chunk `split_manual_inputs` gives), and the data stays the same.
+#[test]
+fn manual_compaction_runs_in_chunks_of_max_compaction_bytes() {
+    let fs = Arc::new(MemFs::new());
+    let path = Path::new("/manual-chunks");
+    let load = Options {
+        write_buffer_size: 32 << 10,
+        target_file_size_base: 4 << 10,
+        max_bytes_for_level_base: 32 << 10,
+        level_compaction_dynamic_level_bytes: false,
+        // every flush is compacted: L0 ends empty
+        level0_file_num_compaction_trigger: 1,
+        ..opts(&fs)
+    };
+    let db = DB::open(&load, path).unwrap();
+    let mut m = Model::new();
+    for round in 0..2u32 {
+        for i in 0..1200 {
+            put(&db, &mut m, i, val(&format!("r{round}-"), i, 100));
+        }
+        db.flush().unwrap();
+        db.wait_for_compact().unwrap();
+    }
+    drop(db);
+    let o = Options {
+        disable_auto_compactions: true,
+        max_compaction_bytes: 1,
+        ..load
+    };
+    let db = DB::open(&o, path).unwrap();
+    let (expected_chunks, l2_before) = {
+        let st = db.inner.state.lock();
+        let v = &st.versions.current;
+        assert!(v.files[0].is_empty() && v.files[1].len() >= 2 && !v.files[2].is_empty());
+        assert!(v.files[3..].iter().all(|l| l.is_empty()));
+        let chunks = super::picker::split_manual_inputs(v, 2, &v.files[1], 1).len();
+        let before = st.stats.levels.get(2).map(|l| l.compactions).unwrap_or(0);
+        (chunks, before)
+    };
+    assert!(expected_chunks >= 2);
+    db.compact_range(None, None).unwrap();
+    {
+        let st = db.inner.state.lock();
+        assert_eq!(st.stats.levels[2].compactions - l2_before, expected_chunks as u64);
+        assert!(st.versions.current.files[1].is_empty());
+    }
+    check(&db, None, &m, "after chunked manual compaction");
+    drop(db);
+    let db = DB::open(&o, path).unwrap();
+    check(&db, None, &m, "after reopen");
 }
