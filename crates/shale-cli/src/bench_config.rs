@@ -83,6 +83,7 @@ pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
     o.level0_stop_writes_trigger = nonneg("level0_stop_writes_trigger")?;
     o.max_bytes_for_level_base = fl.u64("max_bytes_for_level_base");
     o.target_file_size_base = fl.i64("target_file_size_base").max(0) as u64;
+    o.max_compaction_bytes = fl.u64("max_compaction_bytes");
     o.max_background_jobs = nonneg("max_background_jobs")?;
     o.disable_auto_compactions = fl.bool("disable_auto_compactions");
     // db_bench treats a value below 1 as RocksDB's sanitizer does (1).

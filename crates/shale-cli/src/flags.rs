@@ -221,6 +221,7 @@ pub const BENCH_FLAGS: &[FlagDef] = &[
     f("level0_stop_writes_trigger", Kind::Int32, "36", "Number of files in level-0 that will trigger put stop."),
     f("max_bytes_for_level_base", Kind::Uint64, "268435456", "Max bytes for level-1"),
     f("target_file_size_base", Kind::Int64, "67108864", "Target file size at level-1"),
+    f("max_compaction_bytes", Kind::Uint64, "0", "Max bytes allowed in one compaction (0: 25 x target_file_size_base)"),
     f("max_background_jobs", Kind::Int32, "2", "The maximum number of concurrent background jobs"),
     f("disable_auto_compactions", Kind::Bool, "false", "Do not auto trigger compactions"),
     f("verify_checksum", Kind::Bool, "true", "Verify checksum for every block read from storage"),

@@ -204,6 +204,12 @@ pub struct Options {
     /// Output files of level `base_level + n` target `target_file_size_base * multiplier^n`
     /// (RocksDB's `target_file_size_multiplier`, default 1).
     pub target_file_size_multiplier: u64,
+    /// Most input bytes one compaction picks (RocksDB's `max_compaction_bytes`; 0, the default,
+    /// means 25 x `target_file_size_base`; every value is valid). It bounds the growth of a
+    /// compaction's start-level inputs, the size of an intra-L0 compaction, the chunks a manual
+    /// compaction of an L1+ level is cut into, and how many bytes of the level below its output
+    /// level one output file may overlap before it is cut.
+    pub max_compaction_bytes: u64,
     /// Size level targets from the last level up, as RocksDB's
     /// `level_compaction_dynamic_level_bytes` (default true): L0 compacts into the base level and
     /// the levels above it stay empty.
@@ -276,6 +282,7 @@ impl Default for Options {
             max_bytes_for_level_multiplier: 10.0,
             target_file_size_base: 64 << 20,
             target_file_size_multiplier: 1,
+            max_compaction_bytes: 0,
             level_compaction_dynamic_level_bytes: true,
             compaction_pri: CompactionPri::default(),
             max_subcompactions: 1,
@@ -479,6 +486,16 @@ impl Options {
             ));
         }
         Ok(())
+    }
+
+    /// `max_compaction_bytes` with 0 replaced by RocksDB's default, 25 x
+    /// `target_file_size_base` (as RocksDB's `SanitizeOptions`).
+    pub(crate) fn effective_max_compaction_bytes(&self) -> u64 {
+        if self.max_compaction_bytes == 0 {
+            self.target_file_size_base.saturating_mul(25)
+        } else {
+            self.max_compaction_bytes
+        }
     }
 
     /// `delayed_write_rate` with 0 replaced by RocksDB's default (16 MiB/s).

@@ -17,6 +17,8 @@ pub(crate) struct PickerConfig {
     pub target_file_size_base: u64,
     pub target_file_size_multiplier: u64,
     pub pri: crate::options::CompactionPri,
+    /// `max_compaction_bytes` with 0 replaced by its default (25 x `target_file_size_base`).
+    pub max_compaction_bytes: u64,
 }
 
 impl PickerConfig {
@@ -29,6 +31,7 @@ impl PickerConfig {
             target_file_size_base: opts.target_file_size_base,
             target_file_size_multiplier: opts.target_file_size_multiplier,
             pri: opts.compaction_pri,
+            max_compaction_bytes: opts.effective_max_compaction_bytes(),
         }
     }
     /// Static level targets, as the tests of the original picker use them.
@@ -42,6 +45,7 @@ impl PickerConfig {
             target_file_size_base: 64 << 20,
             target_file_size_multiplier: 1,
             pri: crate::options::CompactionPri::default(),
+            max_compaction_bytes: 25 * (64 << 20),
         }
     }
 }
@@ -250,8 +254,8 @@ pub(crate) fn target_file_size(cfg: &PickerConfig, base_level: usize, level: usi
     s
 }
 
-/// Most grandparent bytes one output file may overlap before it is cut (RocksDB's default
-/// `max_compaction_bytes`: 25 target file sizes).
+/// Most grandparent bytes one output file may overlap before it is cut (RocksDB's
+/// `ShouldStopBefore` uses `max_compaction_bytes`).
 pub(crate) fn max_grandparent_overlap(cfg: &PickerConfig) -> u64 {
-    cfg.target_file_size_base.saturating_mul(25)
+    cfg.max_compaction_bytes
 }

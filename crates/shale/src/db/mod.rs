@@ -12,6 +12,9 @@ mod level_targets;
 mod multi_get;
 mod open;
 mod options_file;
+mod picker;
+#[cfg(test)]
+mod picker_db_tests;
 pub(crate) use options_file::apply_latest as apply_options_file;
 mod props;
 mod range_del;

@@ -2,7 +2,8 @@
 //! INI-like syntax of RocksDB's options parser (`[Version]`, `[DBOptions]`, `[CFOptions
 //! "default"]`, `[TableOptions/<Factory> "default"]`, body lines `  key=value`).
 //!
-//! Shale never reads it back. It exists for RocksDB's tools: `ldb` (and `rocksdict`'s
+//! The database never reads it back at open (`shale ldb` loads it as RocksDB's tools do, see
+//! [`apply_latest`]). It exists for RocksDB's tools: `ldb` (and `rocksdict`'s
 //! `Options.load_latest`) load the newest one to learn the table factory, without which they
 //! cannot open a database of PlainTable or CuckooTable files. Only options RocksDB 7.8 knows are
 //! written, with RocksDB's spelling of their values; everything else keeps RocksDB's default.
@@ -117,6 +118,8 @@ pub(crate) fn render(opts: &Options) -> String {
     line(&mut s, "level0_stop_writes_trigger", &opts.level0_stop_writes_trigger);
     line(&mut s, "target_file_size_base", &opts.target_file_size_base);
     line(&mut s, "target_file_size_multiplier", &opts.target_file_size_multiplier);
+    // As RocksDB, the sanitized value (0 becomes 25 x target_file_size_base).
+    line(&mut s, "max_compaction_bytes", &opts.effective_max_compaction_bytes());
     line(&mut s, "max_bytes_for_level_base", &opts.max_bytes_for_level_base);
     line(
         &mut s,
@@ -251,8 +254,8 @@ fn newest_options_file(fs: &Arc<dyn FileSystem>, dir: &Path) -> Result<Option<st
 }
 
 /// Apply the newest OPTIONS file of `dir` to `opts`, as RocksDB's `ldb` loads it: the table
-/// factory and its options, the prefix extractor, a built-in comparator or merge operator, and
-/// `allow_mmap_reads`. Returns false if there is no OPTIONS file.
+/// factory and its options, the prefix extractor, a built-in comparator or merge operator,
+/// `allow_mmap_reads` and `max_compaction_bytes`. Returns false if there is no OPTIONS file.
 pub(crate) fn apply_latest(fs: &Arc<dyn FileSystem>, dir: &Path, opts: &mut Options) -> Result<bool> {
     let Some(path) = newest_options_file(fs, dir)? else {
         return Ok(false);
@@ -343,6 +346,7 @@ pub(crate) fn apply(text: &[u8], file: &str, opts: &mut Options) -> Result<()> {
         let (k, v, at) = (k.as_str(), v.as_str(), *at);
         let ok = match (sec, k) {
             (Section::Db, "allow_mmap_reads") => boolean(v).map(|b| opts.allow_mmap_reads = b),
+            (Section::Cf, "max_compaction_bytes") => num(v).map(|x| opts.max_compaction_bytes = x),
             (Section::Cf, "table_factory") => {
                 factory = Some((object_id(v).to_string(), at));
                 Some(())
@@ -507,9 +511,20 @@ mod tests {
             ..Default::default()
         });
         o.allow_mmap_reads = true;
+        o.max_compaction_bytes = 123_456_789;
         let mut back = Options::default();
         apply(render(&o).as_bytes(), "OPTIONS-000009", &mut back).unwrap();
         assert!(back.allow_mmap_reads);
+        assert_eq!(back.max_compaction_bytes, 123_456_789);
+        // the default (0) is written as RocksDB writes it, sanitized: 25 x target_file_size_base
+        let d = Options {
+            target_file_size_base: 1 << 20,
+            ..Options::default()
+        };
+        assert!(body(&render(&d), "[CFOptions \"default\"]").contains(&"max_compaction_bytes=26214400".to_string()));
+        let mut back_d = Options::default();
+        apply(render(&d).as_bytes(), "OPTIONS-000010", &mut back_d).unwrap();
+        assert_eq!(back_d.max_compaction_bytes, 25 << 20);
         assert_eq!(back.prefix_extractor.as_ref().unwrap().name(), "rocksdb.FixedPrefix.8");
         match &back.table_factory {
             TableFactory::Plain(p) => {
@@ -538,8 +553,9 @@ mod tests {
 
     #[test]
     fn malformed_options_files_are_corruption_at_the_line() {
-        let cases: [(&str, u64); 4] = [
+        let cases: [(&str, u64); 5] = [
             ("[DBOptions]\n  allow_mmap_reads=maybe\n", 12),
+            ("[CFOptions \"default\"]\n  max_compaction_bytes=-1\n", 22),
             ("[Version]\nno equals sign\n", 10),
             ("[CFOptions \"default\"\n", 0),
             ("[CFOptions \"default\"]\n  table_factory=Mystery\n", 22),

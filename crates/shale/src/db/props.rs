@@ -29,6 +29,8 @@ pub(crate) struct CompactionStats {
     pub levels: Vec<LevelStats>,
     pub flush_bytes: u64,
     pub flushes: u64,
+    /// L0 -> L0 compactions finished (also counted in L0's row of the per-level table).
+    pub intra_l0_compactions: u64,
     /// Values at the previous `rocksdb.stats` dump, for the "Interval" lines.
     last_dump: Option<IntervalMark>,
     opened: Option<std::time::Instant>,
@@ -290,6 +292,8 @@ fn stats_text(db: &Arc<DbInner>) -> String {
         tot.micros as f64 / 1e6,
         tot.compactions
     );
+    // RocksDB counts them in L0's row only (as compactions into L0, their input as Rnp1).
+    let _ = writeln!(s, "Intra-L0 (L0->L0) compactions: {}", st.stats.intra_l0_compactions);
     let ws = &db.write_stats;
     let sc = &db.stall.counters;
     let ld = |a: &AtomicU64| a.load(Ordering::Relaxed);
