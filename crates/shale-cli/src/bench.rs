@@ -372,7 +372,8 @@ fn read_random(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
         let k = t.rand.next() % modulus; // GetRandomKey
         generate_key_from_int(k, ctx.key_size, &mut key);
         read += 1;
-        match ctx.db.get_opt(&key, &ctx.read_options) {
+        // db_bench reads into a PinnableSlice: the value is not copied out of the DB.
+        match ctx.db.get_pinned_opt(&key, &ctx.read_options) {
             Ok(Some(v)) => {
                 found += 1;
                 bytes += (key.len() + v.len()) as u64;

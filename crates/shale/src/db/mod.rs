@@ -325,6 +325,15 @@ impl DB {
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
         read::get(&self.inner, ro, key.as_ref())
     }
+    /// The value of `key` without copying it: the returned slice points into the memtable,
+    /// cached block or table file it was found in and keeps that alive (see
+    /// [`DBPinnableSlice`](crate::DBPinnableSlice)). Same result as [`get`](Self::get).
+    pub fn get_pinned(&self, key: impl AsRef<[u8]>) -> Result<Option<crate::DBPinnableSlice>> {
+        read::get(&self.inner, &ReadOptions::default(), key.as_ref())
+    }
+    pub fn get_pinned_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<crate::DBPinnableSlice>> {
+        read::get(&self.inner, ro, key.as_ref())
+    }
     /// Look up several keys at one consistent point in time.
     pub fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>> {
         self.multi_get_opt(keys, &ReadOptions::default())

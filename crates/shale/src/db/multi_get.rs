@@ -19,6 +19,7 @@ use super::DbInner;
 use crate::error::Result;
 use crate::key::{parse_internal_key, vt};
 use crate::options::ReadOptions;
+use crate::pinnable::Val;
 use crate::table::any::AnyTable;
 use crate::table::cuckoo::CuckooTable;
 
@@ -201,7 +202,8 @@ fn cuckoo_batch(
             return;
         };
         let st = &mut states[i];
-        let r = parse_internal_key(ikey).and_then(|pk| st.chain.entry(db, st.key, pk.seq, pk.vtype, value));
+        let r =
+            parse_internal_key(ikey).and_then(|pk| st.chain.entry(db, st.key, pk.seq, pk.vtype, Val::unpinned(value)));
         match r {
             Ok(Some(decided)) => out[i] = Some(Ok(decided)),
             // A merge operand (no cuckoo file has one): older sources decide.
