@@ -183,6 +183,15 @@ impl AsRef<[u8]> for DBPinnableSlice {
     }
 }
 
+/// Equal when the values are (pinned or not).
+impl PartialEq for DBPinnableSlice {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for DBPinnableSlice {}
+
 impl PartialEq<[u8]> for DBPinnableSlice {
     fn eq(&self, other: &[u8]) -> bool {
         **self == *other

@@ -388,6 +388,52 @@ mod tests {
     }
 
     #[test]
+    fn in_place_view_matches_the_decoder() {
+        for fixed in [0u32, 3] {
+            let mut e = KeyEncoder::new(KeyEncodingType::Plain, fixed, 16, None);
+            let keys = [
+                make_internal_key(b"abc", 0, vt::VALUE),
+                make_internal_key(b"abd", 7, vt::DELETION),
+                make_internal_key(b"abe", 9, vt::MERGE),
+            ];
+            let mut data = Vec::new();
+            for (i, k) in keys.iter().enumerate() {
+                e.append_key(k, &mut data);
+                put_varint32(&mut data, i as u32);
+                data.extend(std::iter::repeat_n(b'v', i));
+            }
+            let mut d = KeyDecoder::new(KeyEncodingType::Plain, fixed);
+            let mut off = 0;
+            for k in &keys {
+                let r = d.decode(&data, off).unwrap();
+                let v = view_plain(&data, off, fixed).unwrap();
+                assert_eq!(v.user_key, &k[..3]);
+                assert_eq!(v.trailer.to_le_bytes(), k[3..]);
+                assert_eq!(
+                    (v.rec.value_off, v.rec.value_len, v.rec.next),
+                    (r.value_off, r.value_len, r.next)
+                );
+                off = r.next;
+            }
+            // Truncated anywhere, or with a bad type byte: Corruption from both, never a panic.
+            for cut in 0..data.len() {
+                let short = &data[..cut];
+                assert_eq!(
+                    view_plain(short, 0, fixed).is_err(),
+                    KeyDecoder::new(KeyEncodingType::Plain, fixed).decode(short, 0).is_err(),
+                    "cut at {cut}"
+                );
+            }
+            let second = d.decode(&data, 0).unwrap().next;
+            let type_at = second + if fixed == 0 { 1 } else { 0 } + 3;
+            let mut bad = data.clone();
+            bad[type_at] = 0x7e;
+            assert!(view_plain(&bad, second, fixed).unwrap_err().is_corruption());
+            assert!(d.decode(&bad, second).unwrap_err().is_corruption());
+        }
+    }
+
+    #[test]
     fn suffix_without_previous_key_is_corruption() {
         let data = [0x81u8, b'x', 0xff, 0x00];
         let mut d = KeyDecoder::new(KeyEncodingType::Prefix, 0);
