@@ -1,4 +1,4 @@
-//! `DB::get_pinned`: the pinned value equals `get` wherever the value lives (mutable and
+//! `DB::get_pinned` (and `multi_get_pinned`): the pinned value equals `get` wherever the value lives (mutable and
 //! immutable memtables, L0, deeper levels; block-based, plain and cuckoo files; snapshots,
 //! deletions, range tombstones, merge operands), values are pinned rather than copied where
 //! they have a stable home, and a pinned value stays readable after its memtable is flushed,
@@ -48,6 +48,22 @@ fn check_all(db: &DB, ro: &ReadOptions, n: u32) -> usize {
         let got = db.get_pinned_opt(&k, ro).unwrap();
         assert_eq!(got.as_deref(), want.as_deref(), "key {i}");
         pinned += got.is_some_and(|p| p.is_pinned()) as usize;
+    }
+    pinned
+}
+
+/// `multi_get_pinned_opt` agrees with `multi_get_opt` over the same keys; returns how many
+/// found values were pinned.
+fn check_multi(db: &DB, ro: &ReadOptions, n: u32) -> usize {
+    let keys: Vec<Vec<u8>> = (0..n + 3).map(key).collect();
+    let want = db.multi_get_opt(&keys, ro);
+    let got = db.multi_get_pinned_opt(&keys, ro);
+    assert_eq!(got.len(), want.len());
+    let mut pinned = 0;
+    for (i, (g, w)) in got.into_iter().zip(want).enumerate() {
+        let (g, w) = (g.unwrap(), w.unwrap());
+        assert_eq!(g.as_deref(), w.as_deref(), "key {i}");
+        pinned += g.is_some_and(|p| p.is_pinned()) as usize;
     }
     pinned
 }
@@ -106,7 +122,9 @@ fn pinned_equals_get_in_every_source_of_a_block_based_db() {
         db.put(key(i), val(i, 3)).unwrap();
     }
     for ro in [ReadOptions::default(), snap_ro(&old), snap_ro(&mid)] {
-        assert!(check_all(&db, &ro, n) > 0);
+        let pinned = check_all(&db, &ro, n);
+        assert!(pinned > 0);
+        assert_eq!(check_multi(&db, &ro, n), pinned);
     }
     // Values of each source, and what a pinned read of them is.
     assert!(pinned(&db, &key(11)).is_pinned(), "mutable memtable");
@@ -203,6 +221,9 @@ fn check_format(o: &Options) {
     let present = (0..n).filter(|i| i % 9 != 1 || i % 5 == 0).count();
     assert_eq!(found, present, "every value (memtable or file) is pinned");
     assert_eq!(check_all(&db, &snap_ro(&snap), n), n as usize);
+    // Batched: cuckoo files answer several keys in one call, plain files key by key.
+    assert_eq!(check_multi(&db, &ro, n), present);
+    assert_eq!(check_multi(&db, &snap_ro(&snap), n), n as usize);
     assert_eq!(db.get_pinned(key(19)).unwrap(), None);
     assert_eq!(&*pinned(&db, &key(10)), &val(10, 2)[..], "put again after its deletion");
     assert_eq!(&*pinned(&db, &key(3)), &val(3, 0)[..], "bottom level");

@@ -345,6 +345,21 @@ impl DB {
     ) -> Vec<Result<Option<Vec<u8>>>> {
         multi_get::multi_get(&self.inner, ro, keys)
     }
+    /// [`multi_get`](Self::multi_get) with each value pinned where it was found, as
+    /// [`get_pinned`](Self::get_pinned) does (the `rocksdb` crate's `batched_multi_get_cf`).
+    pub fn multi_get_pinned<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
+        &self,
+        keys: I,
+    ) -> Vec<Result<Option<crate::DBPinnableSlice>>> {
+        self.multi_get_pinned_opt(keys, &ReadOptions::default())
+    }
+    pub fn multi_get_pinned_opt<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
+        &self,
+        keys: I,
+        ro: &ReadOptions,
+    ) -> Vec<Result<Option<crate::DBPinnableSlice>>> {
+        multi_get::multi_get(&self.inner, ro, keys)
+    }
 
     /// A snapshot of the current state.
     pub fn snapshot(&self) -> Snapshot {
