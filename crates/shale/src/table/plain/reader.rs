@@ -26,10 +26,6 @@ use super::{
     PROP_NUM_BLOOM_BLOCKS,
 };
 
-/// Records of a hash bucket shared by at most this many prefixes are all prefetched before
-/// the bucket's binary search.
-const PREFETCH_SUB_RECORDS: u32 = 8;
-
 enum FileData {
     /// The file's own mapping (`mmap_bytes` of this file).
     Mapped(Arc<dyn RandomAccessFile>),
@@ -371,14 +367,6 @@ impl PlainTable {
             Lookup::Direct(off) => return Ok((off as usize, false)),
             Lookup::Sub { pos, count } => (pos, count),
         };
-        if count <= PREFETCH_SUB_RECORDS {
-            // A few records share the bucket (hash collisions): ask for all of them at once, so
-            // the binary search's cache misses overlap instead of following one another.
-            let records = self.records();
-            for i in 0..count {
-                crate::table::prefetch_at(records, index.sub_offset(pos, i) as usize);
-            }
-        }
         let (mut low, mut high) = (0u32, count);
         while high - low > 1 {
             let mid = (low + high) / 2;
