@@ -128,6 +128,17 @@ enum Keep {
     Cuckoo(#[allow(dead_code)] Arc<CuckooTable>),
 }
 
+// The owners are shared between threads already; only the raw pointer below keeps the
+// compiler from deriving `Send`/`Sync` for the slice. Checked here, so that the `unsafe impl`s
+// below cannot hide an owner that is not thread-safe.
+const _: () = {
+    fn thread_safe<T: Send + Sync>() {}
+    #[allow(dead_code)]
+    fn owners_are_thread_safe() {
+        thread_safe::<Keep>();
+    }
+};
+
 enum Repr {
     Owned(Vec<u8>),
     Pinned { ptr: *const u8, len: usize, _keep: Keep },
@@ -139,8 +150,9 @@ enum Repr {
 /// It keeps what it points into alive by itself (the memtable, the cached block, the table
 /// file's mapping or buffer), so it stays valid after that memtable is flushed, the file is
 /// compacted away and deleted, and the DB is dropped. Holding it also holds that memory: a
-/// whole memtable or block for one value, as RocksDB's `PinnableSlice` does, so keep it only as
-/// long as needed (or copy with `to_vec`). Values without such a home — merge results, values
+/// whole memtable or block for one value, as RocksDB's `PinnableSlice` does (and, for a table
+/// file read through `mmap` that has since been deleted, its disk space until the mapping
+/// goes), so keep it only as long as needed (or copy with `to_vec`). Values without such a home — merge results, values
 /// from blocks read without filling the block cache — are held in a buffer of its own.
 pub struct DBPinnableSlice {
     repr: Repr,
