@@ -90,6 +90,7 @@ struct Ctx {
     value_size: usize,
     key_size: usize,
     entries_per_batch: i64,
+    multiread_batched: bool,
     seek_nexts: i64,
     block_size: usize,
     compression_ratio: f64,
@@ -372,7 +373,8 @@ fn read_random(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
         let k = t.rand.next() % modulus; // GetRandomKey
         generate_key_from_int(k, ctx.key_size, &mut key);
         read += 1;
-        match ctx.db.get_opt(&key, &ctx.read_options) {
+        // db_bench reads into a PinnableSlice: the value is not copied out of the DB.
+        match ctx.db.get_pinned_opt(&key, &ctx.read_options) {
             Ok(Some(v)) => {
                 found += 1;
                 bytes += (key.len() + v.len()) as u64;
@@ -389,6 +391,22 @@ fn read_random(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
     t.stats.add_message(&format!("({found} of {read} found)\n"));
 }
 
+/// Count the found values of a multi-get and their bytes (keys included); the first error.
+fn tally<V: AsRef<[u8]>>(
+    keys: &[Vec<u8>],
+    results: Vec<shale::Result<Option<V>>>,
+    found: &mut u64,
+    bytes: &mut u64,
+) -> shale::Result<()> {
+    for (k, r) in keys.iter().zip(results) {
+        if let Some(v) = r? {
+            *found += 1;
+            *bytes += (k.len() + v.as_ref().len()) as u64;
+        }
+    }
+    Ok(())
+}
+
 /// db_bench's MultiReadRandom: batches of `--batch_size` random keys through `DB::multi_get`.
 fn multi_read_random(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
     let batch = ctx.entries_per_batch.max(1) as usize;
@@ -403,20 +421,25 @@ fn multi_read_random(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
         for k in keys.iter_mut() {
             generate_key_from_int(t.rand.next() % modulus, ctx.key_size, k);
         }
-        let results = ctx.db.multi_get_opt(&keys, &ctx.read_options);
+        // db_bench copies the values into strings, or pins them with --multiread_batched.
+        let res = if ctx.multiread_batched {
+            tally(
+                &keys,
+                ctx.db.multi_get_pinned_opt(&keys, &ctx.read_options),
+                &mut found,
+                &mut bytes,
+            )
+        } else {
+            tally(
+                &keys,
+                ctx.db.multi_get_opt(&keys, &ctx.read_options),
+                &mut found,
+                &mut bytes,
+            )
+        };
         read += batch as u64;
-        for (k, r) in keys.iter().zip(&results) {
-            match r {
-                Ok(Some(v)) => {
-                    found += 1;
-                    bytes += (k.len() + v.len()) as u64;
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    sh.set_fatal(format!("MultiGet returned an error: {e}"));
-                    break;
-                }
-            }
+        if let Err(e) = res {
+            sh.set_fatal(format!("MultiGet returned an error: {e}"));
         }
         if sh.fatal.load(Ordering::Relaxed) {
             break;
@@ -752,6 +775,7 @@ impl Benchmark {
                 value_size: self.cfg.value_size,
                 key_size: self.cfg.key_size,
                 entries_per_batch,
+                multiread_batched: self.cfg.multiread_batched,
                 seek_nexts: self.cfg.seek_nexts,
                 block_size: self.opts.block_size,
                 compression_ratio: self.cfg.compression_ratio,

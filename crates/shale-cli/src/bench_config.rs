@@ -23,6 +23,9 @@ pub struct Config {
     pub key_size: usize,
     pub threads: usize,
     pub batch_size: i64,
+    /// multireadrandom reads pinned values (`DB::multi_get_pinned`), as db_bench's batched
+    /// MultiGet into PinnableSlices.
+    pub multiread_batched: bool,
     pub seek_nexts: i64,
     pub db: String,
     pub use_existing_db: bool,
@@ -151,6 +154,7 @@ impl Config {
             key_size: pos("key_size")?,
             threads: pos("threads")?.max(1),
             batch_size: fl.i64("batch_size").max(1),
+            multiread_batched: fl.bool("multiread_batched"),
             seek_nexts: fl.i64("seek_nexts"),
             db: fl.str("db").to_string(),
             use_existing_db: fl.bool("use_existing_db"),

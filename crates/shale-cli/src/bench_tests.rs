@@ -235,6 +235,12 @@ fn multireadrandom_is_a_read_benchmark_on_the_existing_db() {
         other => panic!("unexpected action {other:?}"),
     }
     let fl = parse(&["--batch_size=32", "--multiread_batched"]);
-    assert_eq!(Config::from_flags(&fl).unwrap().batch_size, 32);
-    assert!(fl.bool("multiread_batched"));
+    let c = Config::from_flags(&fl).unwrap();
+    assert_eq!(c.batch_size, 32);
+    assert!(c.multiread_batched);
+    assert!(
+        !Config::from_flags(&parse(&["--batch_size=32"]))
+            .unwrap()
+            .multiread_batched
+    );
 }

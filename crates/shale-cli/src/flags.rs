@@ -250,7 +250,7 @@ pub const BENCH_FLAGS: &[FlagDef] = &[
     f("identity_as_first_hash", Kind::Bool, "false", "the first hash function of cuckoo table becomes an identity function. This is only valid when key is 8 bytes"),
     f("prefix_size", Kind::Int32, "0", "control the prefix size for HashSkipList and plain table"),
     f("mmap_read", Kind::Bool, "false", "Allow reads to occur via mmap-ing files"),
-    f("multiread_batched", Kind::Bool, "false", "Use the new MultiGet API (shale bench: both forms call DB::multi_get)"),
+    f("multiread_batched", Kind::Bool, "false", "Use the new MultiGet API (shale bench: DB::multi_get_pinned, values pinned as in db_bench; else DB::multi_get, values copied)"),
     f("progress", Kind::Bool, "false", "Force the progress report on stderr even when it is not a terminal"),
 ];
 

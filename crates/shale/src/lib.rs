@@ -23,6 +23,7 @@ mod log;
 mod memtable;
 pub mod merge;
 mod options;
+mod pinnable;
 mod range_del;
 mod slice_transform;
 mod table;
@@ -46,6 +47,7 @@ pub use options::{
     ChecksumType, CompactionPri, CompressionType, MemtableFactory, Options, ReadOptions, TableFactory, WalRecoveryMode,
     WriteOptions,
 };
+pub use pinnable::DBPinnableSlice;
 pub use slice_transform::{
     new_capped_prefix_transform, new_fixed_prefix_transform, new_noop_transform, slice_transform_from_name,
     CappedPrefixTransform, FixedPrefixTransform, NoopTransform, SliceTransform,

@@ -328,6 +328,15 @@ impl DB {
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
         read::get(&self.inner, ro, key.as_ref())
     }
+    /// The value of `key` without copying it: the returned slice points into the memtable,
+    /// cached block or table file it was found in and keeps that alive (see
+    /// [`DBPinnableSlice`](crate::DBPinnableSlice)). Same result as [`get`](Self::get).
+    pub fn get_pinned(&self, key: impl AsRef<[u8]>) -> Result<Option<crate::DBPinnableSlice>> {
+        read::get(&self.inner, &ReadOptions::default(), key.as_ref())
+    }
+    pub fn get_pinned_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<crate::DBPinnableSlice>> {
+        read::get(&self.inner, ro, key.as_ref())
+    }
     /// Look up several keys at one consistent point in time.
     pub fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>> {
         self.multi_get_opt(keys, &ReadOptions::default())
@@ -337,6 +346,21 @@ impl DB {
         keys: I,
         ro: &ReadOptions,
     ) -> Vec<Result<Option<Vec<u8>>>> {
+        multi_get::multi_get(&self.inner, ro, keys)
+    }
+    /// [`multi_get`](Self::multi_get) with each value pinned where it was found, as
+    /// [`get_pinned`](Self::get_pinned) does (the `rocksdb` crate's `batched_multi_get_cf`).
+    pub fn multi_get_pinned<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
+        &self,
+        keys: I,
+    ) -> Vec<Result<Option<crate::DBPinnableSlice>>> {
+        self.multi_get_pinned_opt(keys, &ReadOptions::default())
+    }
+    pub fn multi_get_pinned_opt<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
+        &self,
+        keys: I,
+        ro: &ReadOptions,
+    ) -> Vec<Result<Option<crate::DBPinnableSlice>>> {
         multi_get::multi_get(&self.inner, ro, keys)
     }
 

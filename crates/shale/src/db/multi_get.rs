@@ -19,6 +19,7 @@ use super::DbInner;
 use crate::error::Result;
 use crate::key::{parse_internal_key, vt};
 use crate::options::ReadOptions;
+use crate::pinnable::{Home, Val, ValueOut};
 use crate::table::any::AnyTable;
 use crate::table::cuckoo::CuckooTable;
 
@@ -31,13 +32,14 @@ struct KeyState<'k> {
 }
 
 /// Results so far: `None` while a key is undecided.
-type Outcomes = Vec<Option<Result<Option<Vec<u8>>>>>;
+type Outcomes<V> = Vec<Option<Result<Option<V>>>>;
 
-pub(crate) fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
+/// The values of `keys`, copied (`V = Vec<u8>`) or pinned (`V = DBPinnableSlice`).
+pub(crate) fn multi_get<V: ValueOut, K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
     db: &Arc<DbInner>,
     ro: &ReadOptions,
     keys: I,
-) -> Vec<Result<Option<Vec<u8>>>> {
+) -> Vec<Result<Option<V>>> {
     let keys: Vec<K> = keys.into_iter().collect();
     // One sequence and one SuperVersion for all keys: a consistent view.
     let seq = read_seq(db, ro);
@@ -62,7 +64,7 @@ pub(crate) fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
             }
         })
         .collect();
-    let mut out: Outcomes = (0..keys.len()).map(|_| None).collect();
+    let mut out: Outcomes<V> = (0..keys.len()).map(|_| None).collect();
     let mut pending: Vec<usize> = Vec::with_capacity(keys.len());
     // Memtables, key by key.
     for (i, st) in states.iter_mut().enumerate() {
@@ -139,14 +141,14 @@ pub(crate) fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
 
 /// Look the undecided keys `group` up in file `f`: one batched call when `f` is a cuckoo file
 /// and several keys reach it, else key by key as `get` does.
-fn lookup_in_file(
+fn lookup_in_file<V: ValueOut>(
     db: &DbInner,
     ro: &ReadOptions,
     f: &FileMeta,
     group: &[usize],
     seq: u64,
     states: &mut [KeyState<'_>],
-    out: &mut Outcomes,
+    out: &mut Outcomes<V>,
 ) {
     if group.len() >= 2 {
         match db.table_cache.get(f) {
@@ -179,14 +181,14 @@ fn lookup_in_file(
 
 /// The batched lookup of `group` in cuckoo table `t` (file `f`). A cuckoo file holds one
 /// entry per key, a put or a delete, so every key found is decided here.
-fn cuckoo_batch(
+fn cuckoo_batch<V: ValueOut>(
     db: &DbInner,
     f: &FileMeta,
-    t: &CuckooTable,
+    t: &Arc<CuckooTable>,
     group: &[usize],
     seq: u64,
     states: &mut [KeyState<'_>],
-    out: &mut Outcomes,
+    out: &mut Outcomes<V>,
 ) -> Result<()> {
     // Cuckoo files have no range tombstones, but the rule is the same for every file.
     let tombs = file_tombstones(db, f)?;
@@ -201,6 +203,9 @@ fn cuckoo_batch(
             return;
         };
         let st = &mut states[i];
+        // SAFETY: a cuckoo table hands out values as slices of the buffer it owns (read at
+        // open, never changed).
+        let value = unsafe { Val::pinned(value, Home::Cuckoo(t)) };
         let r = parse_internal_key(ikey).and_then(|pk| st.chain.entry(db, st.key, pk.seq, pk.vtype, value));
         match r {
             Ok(Some(decided)) => out[i] = Some(Ok(decided)),

@@ -12,6 +12,7 @@ use crate::iterator::InternalIterator;
 use crate::key::{parse_internal_key, user_key, vt, InternalKeyComparator, SequenceNumber};
 use crate::memtable::{AddCounters, MemTable};
 use crate::merge::{full_merge_newest_first, MergeOperator};
+use crate::pinnable::{Home, Val, ValueOut};
 use crate::range_del::{FragmentedRangeTombstoneList, RangeTombstone};
 
 pub(crate) fn validate_range(db: &DbInner, begin: &[u8], end: &[u8]) -> Result<()> {
@@ -129,24 +130,27 @@ impl Chain {
         }
     }
 
-    /// End the lookup with `base` (None: no value / deleted).
-    pub(crate) fn finish(&mut self, db: &DbInner, key: &[u8], base: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
+    /// End the lookup with `base` (None: no value / deleted). The value is `base` itself
+    /// (copied or pinned, as `V` asks) unless merge operands were collected.
+    #[inline]
+    pub(crate) fn finish<V: ValueOut>(&mut self, db: &DbInner, key: &[u8], base: Option<Val<'_>>) -> Result<Option<V>> {
         if self.operands.is_empty() {
-            return Ok(base.map(|b| b.to_vec()));
+            return Ok(base.map(Val::out));
         }
         let op = merge_op(db)?;
-        full_merge_newest_first(op, key, base, &self.operands).map(Some)
+        full_merge_newest_first(op, key, base.as_ref().map(|b| b.bytes()), &self.operands).map(|v| Some(V::from_vec(v)))
     }
 
     /// One entry found for `key` (newest visible in its source). `Some` when it decides.
-    pub(crate) fn entry(
+    #[inline]
+    pub(crate) fn entry<V: ValueOut>(
         &mut self,
         db: &DbInner,
         key: &[u8],
         seq: SequenceNumber,
         t: u8,
-        value: &[u8],
-    ) -> Result<Option<Option<Vec<u8>>>> {
+        value: Val<'_>,
+    ) -> Result<Option<Option<V>>> {
         if seq < self.max_tomb {
             return self.finish(db, key, None).map(Some);
         }
@@ -162,18 +166,18 @@ impl Chain {
     }
 
     /// Walk the entries of `key` from the iterator's position (all visible to the read).
-    pub(crate) fn scan(
+    pub(crate) fn scan<V: ValueOut>(
         &mut self,
         db: &DbInner,
         it: &mut dyn InternalIterator,
         key: &[u8],
-    ) -> Result<Option<Option<Vec<u8>>>> {
+    ) -> Result<Option<Option<V>>> {
         while it.valid() {
             let pk = parse_internal_key(it.key())?;
             if db.icmp.compare_user(pk.user_key, key) != Ordering::Equal {
                 break;
             }
-            if let Some(r) = self.entry(db, key, pk.seq, pk.vtype, it.value())? {
+            if let Some(r) = self.entry(db, key, pk.seq, pk.vtype, Val::unpinned(it.value()))? {
                 return Ok(Some(r));
             }
             it.next();
@@ -184,40 +188,45 @@ impl Chain {
 }
 
 /// Lookup in a memtable: the fast path when nothing can be covered, the entry walk otherwise.
-pub(crate) fn mem_lookup(
+#[inline]
+pub(crate) fn mem_lookup<V: ValueOut>(
     db: &DbInner,
     m: &Arc<MemTable>,
     chain: &mut Chain,
     key: &[u8],
     seq: SequenceNumber,
     lookup: &[u8],
-) -> Result<Option<Option<Vec<u8>>>> {
+) -> Result<Option<Option<V>>> {
     if !m.range_dels.is_empty() {
         chain.max_tomb = chain.max_tomb.max(m.range_dels.max_covering_seq(&db.icmp, key, seq));
     }
     // Entries older than the newest covering tombstone (of this memtable or a newer source)
     // are deleted: the lookup stops at the first of them.
     use crate::memtable::MemGet;
-    match m.get_under(lookup, chain.max_tomb) {
+    match m.get_ref(lookup, chain.max_tomb) {
         None => Ok(None),
-        Some(MemGet::Value(v)) => chain.finish(db, key, Some(&v)).map(Some),
+        // SAFETY: `get_ref` borrows the value from the memtable's arena, which `m` owns and
+        // never moves or rewrites.
+        Some(MemGet::Value(v)) => chain
+            .finish(db, key, Some(unsafe { Val::pinned(v, Home::Mem(m)) }))
+            .map(Some),
         Some(MemGet::Deleted) => chain.finish(db, key, None).map(Some),
         Some(MemGet::Merge { operands, base }) => {
             chain.operands.extend(operands);
             match base {
                 None => Ok(None),
-                Some(b) => chain.finish(db, key, b.as_deref()).map(Some),
+                Some(b) => chain.finish(db, key, b.as_deref().map(Val::unpinned)).map(Some),
             }
         }
     }
 }
 
-/// Lookup in a table file.
 /// A table lookup's outcome: decided (`Ok`: the value, a deletion, or continue), or a merge
 /// operand found at this internal key (`Err`) whose older entries must be walked.
-type Lookup = std::result::Result<Option<Option<Vec<u8>>>, Vec<u8>>;
+type Lookup<V> = std::result::Result<Option<Option<V>>, Vec<u8>>;
 
-pub(crate) fn table_lookup(
+/// Lookup in a table file.
+pub(crate) fn table_lookup<V: ValueOut>(
     db: &DbInner,
     f: &FileMeta,
     chain: &mut Chain,
@@ -225,12 +234,12 @@ pub(crate) fn table_lookup(
     seq: SequenceNumber,
     lookup: &[u8],
     ro: &crate::options::ReadOptions,
-) -> Result<Option<Option<Vec<u8>>>> {
+) -> Result<Option<Option<V>>> {
     let (verify, fill) = (ro.verify_checksums, ro.fill_cache);
     chain.add_tombstones(file_tombstones(db, f)?.as_deref(), &db.icmp, key, seq);
     let t = db.table_cache.get(f)?;
-    // The common case decides inside the block, copying only the value it returns.
-    let found = t.get_with(lookup, verify, fill, |ikey, value| -> Result<Lookup> {
+    // The common case decides inside the block, copying (or pinning) only the value it returns.
+    let found = t.get_with(lookup, verify, fill, |ikey, value| -> Result<Lookup<V>> {
         let pk = parse_internal_key(ikey)?;
         if pk.vtype != vt::MERGE || pk.seq < chain.max_tomb {
             return Ok(Ok(chain.entry(db, key, pk.seq, pk.vtype, value)?));

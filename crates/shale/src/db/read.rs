@@ -9,6 +9,7 @@ use super::{DbInner, SuperVersion};
 use crate::error::Result;
 use crate::key::{make_internal_key, vt, SequenceNumber};
 use crate::options::ReadOptions;
+use crate::pinnable::ValueOut;
 
 pub(crate) fn read_seq(db: &DbInner, ro: &ReadOptions) -> SequenceNumber {
     match &ro.snapshot {
@@ -17,21 +18,23 @@ pub(crate) fn read_seq(db: &DbInner, ro: &ReadOptions) -> SequenceNumber {
     }
 }
 
-pub(crate) fn get(db: &Arc<DbInner>, ro: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
+/// A point lookup; `V` is `Vec<u8>` (a copy, `DB::get`) or `DBPinnableSlice` (the value pinned
+/// where it was found, `DB::get_pinned`).
+pub(crate) fn get<V: ValueOut>(db: &Arc<DbInner>, ro: &ReadOptions, key: &[u8]) -> Result<Option<V>> {
     let seq = read_seq(db, ro);
     let sv = db.super_version();
     let mut lookup = Vec::with_capacity(key.len() + 8);
     get_in(db, &sv, ro, key, seq, &mut lookup)
 }
 
-pub(super) fn get_in(
+pub(super) fn get_in<V: ValueOut>(
     db: &DbInner,
     sv: &SuperVersion,
     ro: &ReadOptions,
     key: &[u8],
     seq: SequenceNumber,
     lookup: &mut Vec<u8>,
-) -> Result<Option<Vec<u8>>> {
+) -> Result<Option<V>> {
     lookup.clear();
     crate::key::append_internal_key(lookup, key, seq, vt::FOR_SEEK);
     // Merge operands collected newest first, and the newest covering range tombstone.

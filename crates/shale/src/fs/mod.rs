@@ -36,7 +36,9 @@ pub trait RandomAccessFile: Send + Sync {
     /// File size at open time.
     fn size(&self) -> u64;
     /// The whole file as one slice when it is memory-mapped (or otherwise held in memory), for
-    /// readers that decode in place (PlainTable). None: read with `read_exact_at`.
+    /// readers that decode in place (PlainTable). None: read with `read_exact_at`. The bytes
+    /// must stay in place and unchanged for as long as the file object lives: pinned reads
+    /// (`DB::get_pinned`) point into them while holding the file.
     fn mmap_bytes(&self) -> Option<&[u8]> {
         None
     }

@@ -135,10 +135,11 @@ fn compare_split(a: &[u8], b: &[u8], user: impl Fn(&[u8], &[u8]) -> Ordering) ->
 
 /// Result of a memtable point lookup.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum MemGet {
+pub(crate) enum MemGet<V = Vec<u8>> {
     /// The newest visible entry is a value (`vt::VALUE`; other value-like types — blob index,
-    /// wide-column entity, value-preferred-seqno — are returned raw here for now).
-    Value(Vec<u8>),
+    /// wide-column entity, value-preferred-seqno — are returned raw here for now). `V` is a
+    /// copy, or a slice of the memtable's arena ([`MemTable::get_ref`]).
+    Value(V),
     /// The newest visible entry is a deletion (`DELETION`, `SINGLE_DELETION`,
     /// `DELETION_WITH_TIMESTAMP`).
     Deleted,
@@ -376,6 +377,16 @@ impl MemTable {
     /// entries older than `tomb` are deleted by it, so the first of them ends the lookup as a
     /// deletion would.
     pub(crate) fn get_under(&self, lookup_ikey: &[u8], tomb: u64) -> Option<MemGet> {
+        self.get_ref(lookup_ikey, tomb).map(|g| match g {
+            MemGet::Value(v) => MemGet::Value(v.to_vec()),
+            MemGet::Deleted => MemGet::Deleted,
+            MemGet::Merge { operands, base } => MemGet::Merge { operands, base },
+        })
+    }
+
+    /// [`get_under`](Self::get_under) with a found value borrowed from the arena: it lives,
+    /// unchanged and in place, as long as the memtable.
+    pub(crate) fn get_ref<'a>(&'a self, lookup_ikey: &[u8], tomb: u64) -> Option<MemGet<&'a [u8]>> {
         let icmp = self.icmp();
         let ukey = user_key(lookup_ikey);
         let mut operands: Vec<Vec<u8>> = Vec::new();
@@ -384,7 +395,7 @@ impl MemTable {
                 let mut it = l.iter();
                 it.seek(lookup_ikey);
                 while it.valid() {
-                    if let Some(r) = get_step(icmp, ukey, it.entry(), tomb, &mut operands) {
+                    if let Some(r) = get_step(icmp, ukey, it.entry_in_list(), tomb, &mut operands) {
                         return r;
                     }
                     it.next();
@@ -499,13 +510,13 @@ impl MemTable {
 /// One step of a point lookup over the entries from the seek position on: `Some(result)` once
 /// the answer is known, `None` to look at the next entry.
 #[inline(always)]
-fn get_step(
+fn get_step<'a>(
     icmp: &InternalKeyComparator,
     ukey: &[u8],
-    entry: &[u8],
+    entry: &'a [u8],
     tomb: u64,
     operands: &mut Vec<Vec<u8>>,
-) -> Option<Option<MemGet>> {
+) -> Option<Option<MemGet<&'a [u8]>>> {
     let (ikey, value) = split_entry(entry);
     if icmp.compare_user(user_key(ikey), ukey) != Ordering::Equal {
         return Some(if operands.is_empty() {
@@ -545,7 +556,7 @@ fn get_step(
         // Range tombstones live in `range_dels`, never in the point entries.
         vt::RANGE_DELETION => None,
         _ => Some(Some(if operands.is_empty() {
-            MemGet::Value(value.to_vec())
+            MemGet::Value(value)
         } else {
             MemGet::Merge {
                 operands: std::mem::take(operands),

@@ -832,7 +832,21 @@ impl<R: ListRef> Iter<R> {
         // SAFETY: `node` is a published node of `self.list`, which outlives `&self`.
         unsafe { Node::entry(self.node) }
     }
+}
 
+impl<'a, C: KeyComparator> Iter<&'a SkipList<C>> {
+    /// The current entry, borrowed from the list itself (not from the iterator). Panics if
+    /// not valid.
+    #[inline]
+    pub(crate) fn entry_in_list(&self) -> &'a [u8] {
+        assert!(self.valid(), "skiplist iterator is not valid");
+        // SAFETY: `node` is a published node of the list, whose entries live (unchanged, in
+        // place) as long as the list, which outlives `'a`.
+        unsafe { Node::entry(self.node) }
+    }
+}
+
+impl<R: ListRef> Iter<R> {
     /// The current entry's key (as the comparator extracts it).
     #[inline]
     pub(crate) fn key(&self) -> &[u8] {

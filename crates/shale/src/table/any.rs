@@ -11,6 +11,7 @@ use super::{Table, TableBuilder, TableInfo, TableIterator, TableProperties, Tabl
 use crate::error::{Error, Result};
 use crate::fs::{RandomAccessFile, WritableFile};
 use crate::iterator::InternalIterator;
+use crate::pinnable::{Home, Val};
 use crate::slice_transform::SliceTransform;
 
 /// The format of a table file, from its magic number.
@@ -108,18 +109,28 @@ impl AnyTable {
         }
     }
 
-    /// The first entry at or after `lookup_ikey` with the same user key, handed to `found`.
+    /// The first entry at or after `lookup_ikey` with the same user key, handed to `found`
+    /// (internal key, value with the owner that can pin it).
+    #[inline]
     pub(crate) fn get_with<R>(
         &self,
         lookup_ikey: &[u8],
         verify: bool,
         fill_cache: bool,
-        found: impl FnOnce(&[u8], &[u8]) -> R,
+        found: impl FnOnce(&[u8], Val<'_>) -> R,
     ) -> Result<Option<R>> {
         match self {
             AnyTable::Block(t) => t.get_with(lookup_ikey, verify, fill_cache, found),
-            AnyTable::Plain(t) => t.get_with(lookup_ikey, verify, fill_cache, found),
-            AnyTable::Cuckoo(t) => t.get_with(lookup_ikey, verify, fill_cache, found),
+            // SAFETY: a plain table hands out values as slices of its file bytes (the file's
+            // mapping or the copy it read at open), which it owns and never changes.
+            AnyTable::Plain(t) => t.get_with(lookup_ikey, verify, fill_cache, |k, v| {
+                found(k, unsafe { Val::pinned(v, Home::Plain(t)) })
+            }),
+            // SAFETY: a cuckoo table hands out values as slices of the buffer it owns (read at
+            // open, never changed).
+            AnyTable::Cuckoo(t) => t.get_with(lookup_ikey, verify, fill_cache, |k, v| {
+                found(k, unsafe { Val::pinned(v, Home::Cuckoo(t)) })
+            }),
         }
     }
 

@@ -17,6 +17,7 @@ use crate::fs::RandomAccessFile;
 use crate::iterator::InternalIterator;
 use crate::key::{parse_internal_key, user_key, vt, InternalKeyComparator};
 use crate::options::ChecksumType;
+use crate::pinnable::{Home, Val};
 use crate::table::block::{Block, BlockIter, EntryFormat, KeyOrder};
 use crate::table::builder::{INDEX_NAME, PROPERTIES_NAME, RANGE_DEL_NAME};
 use crate::table::filter::FilterReader;
@@ -540,18 +541,24 @@ impl Table {
 
     /// A data block, through the block cache.
     pub(crate) fn data_block(&self, h: BlockHandle, verify: bool, fill_cache: bool) -> Result<Arc<Block>> {
+        self.data_block_cached(h, verify, fill_cache).map(|(b, _)| b)
+    }
+
+    /// A data block, through the block cache, and whether it is (now) in the cache.
+    fn data_block_cached(&self, h: BlockHandle, verify: bool, fill_cache: bool) -> Result<(Arc<Block>, bool)> {
         if let Some(c) = &self.cache {
             if let Some(b) = c.get((self.cache_id, h.offset)) {
-                return Ok(b);
+                return Ok((b, true));
             }
         }
         let b = Arc::new(self.read_parsed_block(h, verify)?);
         if fill_cache {
             if let Some(c) = &self.cache {
                 c.insert((self.cache_id, h.offset), b.clone(), b.memory());
+                return Ok((b, true));
             }
         }
-        Ok(b)
+        Ok((b, false))
     }
 
     /// An iterator over the index block (from the block cache if it lives there).
@@ -616,13 +623,15 @@ impl Table {
     }
 
     /// Like [`get`](Self::get) but hands the found entry (internal key, value) to `found`
-    /// while it is still in the block, so callers copy only what they need.
+    /// while it is still in the block, so callers copy only what they need. The value is
+    /// pinnable in its block when that block lives in the block cache; a block read past the
+    /// cache is not kept for one value (the value is copied if kept).
     pub(crate) fn get_with<R>(
         &self,
         lookup_ikey: &[u8],
         verify: bool,
         fill_cache: bool,
-        found: impl FnOnce(&[u8], &[u8]) -> R,
+        found: impl FnOnce(&[u8], Val<'_>) -> R,
     ) -> Result<Option<R>> {
         let uk = user_key(lookup_ikey);
         if !self.key_may_match(uk) {
@@ -637,12 +646,19 @@ impl Table {
                 return Ok(None);
             }
             let h = idx.handle();
-            let block = self.data_block(h, verify, fill_cache)?;
+            let (block, cached) = self.data_block_cached(h, verify, fill_cache)?;
             let mut it = self.data_iter(block);
             it.seek(lookup_ikey);
             if it.valid() {
                 if self.icmp.compare_user(user_key(it.key()), uk) == Ordering::Equal {
-                    return Ok(Some(found(it.key(), it.value())));
+                    let value = if cached {
+                        // SAFETY: a data entry's value is a slice of its block's bytes, which
+                        // the `Arc<Block>` owns and never changes.
+                        unsafe { Val::pinned(it.value(), Home::Block(it.block())) }
+                    } else {
+                        Val::unpinned(it.value())
+                    };
+                    return Ok(Some(found(it.key(), value)));
                 }
                 return Ok(None);
             }

@@ -408,7 +408,8 @@ impl CuckooTable {
 
     /// Same contract as `Table::get_with`: the entry for `lookup_ikey`'s user key if its
     /// internal key is >= `lookup_ikey` (i.e. visible at the lookup's sequence number), handed to
-    /// `found` as (internal key, value). Keys of another length are simply absent.
+    /// `found` as (internal key, value). Keys of another length are simply absent. The value
+    /// is always a slice of this table's own buffer (pinned reads point into it).
     pub(crate) fn get_with<R>(
         &self,
         lookup_ikey: &[u8],

@@ -206,19 +206,7 @@ impl KeyDecoder {
                 }
             },
         }
-        let (vlen, n) = get_varint32(data.get(pos..).unwrap_or(&[]))
-            .ok_or_else(|| corrupt(pos, "bad value length in plain table record"))?;
-        let value_off = pos + n;
-        let end = value_off
-            .checked_add(vlen as usize)
-            .filter(|&e| e <= data.len())
-            .ok_or_else(|| corrupt(pos, format!("value of {vlen} bytes runs past the data")))?;
-        Ok(Record {
-            value_off,
-            value_len: vlen as usize,
-            next: end,
-            seekable,
-        })
+        value_part(data, pos, seekable)
     }
 
     /// Append `size` key bytes at `pos` and the trailer (or the seq-0 mark) to the current key.
@@ -243,6 +231,71 @@ impl KeyDecoder {
         }
         Ok(mark + 8)
     }
+}
+
+/// Decode the value part of a record (`value_len varint32 | value`) at `pos`.
+#[inline]
+fn value_part(data: &[u8], pos: usize, seekable: bool) -> Result<Record> {
+    let (vlen, n) = get_varint32(data.get(pos..).unwrap_or(&[]))
+        .ok_or_else(|| corrupt(pos, "bad value length in plain table record"))?;
+    let value_off = pos + n;
+    let end = value_off
+        .checked_add(vlen as usize)
+        .filter(|&e| e <= data.len())
+        .ok_or_else(|| corrupt(pos, format!("value of {vlen} bytes runs past the data")))?;
+    Ok(Record {
+        value_off,
+        value_len: vlen as usize,
+        next: end,
+        seekable,
+    })
+}
+
+/// A record of a `Plain`-encoded table read in place: the user key is borrowed from the data
+/// (not copied), the trailer decoded (the seq-0 mark expanded).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PlainView<'a> {
+    pub user_key: &'a [u8],
+    pub trailer: u64,
+    pub rec: Record,
+}
+
+/// Read the `Plain`-encoded record at `off` in place, with the checks [`KeyDecoder::decode`]
+/// makes (`fixed_len` 0: a varint length precedes each key).
+#[inline]
+pub(crate) fn view_plain(data: &[u8], off: usize, fixed_len: u32) -> Result<PlainView<'_>> {
+    let mut pos = off;
+    let size = if fixed_len != 0 {
+        fixed_len as usize
+    } else {
+        let (v, n) = get_varint32(data.get(pos..).unwrap_or(&[]))
+            .ok_or_else(|| corrupt(pos, "bad key length in plain table record"))?;
+        pos += n;
+        v as usize
+    };
+    let mark = pos
+        .checked_add(size)
+        .filter(|&m| m < data.len())
+        .ok_or_else(|| corrupt(pos, format!("key of {size} bytes runs past the data")))?;
+    let user_key = &data[pos..mark];
+    let (trailer, after) = if data[mark] == SEQ0_VALUE_MARK {
+        (pack_trailer(0, vt::VALUE), mark + 1)
+    } else {
+        let t = data
+            .get(mark..mark + 8)
+            .ok_or_else(|| corrupt(mark, "internal key trailer runs past the data"))?;
+        let t = u64::from_le_bytes(t.try_into().unwrap_or_default());
+        let vtype = (t & 0xff) as u8;
+        if !vt::is_valid(vtype) {
+            return Err(corrupt(mark, format!("bad value type {vtype:#x} in internal key")));
+        }
+        (t, mark + 8)
+    };
+    Ok(PlainView {
+        user_key,
+        trailer,
+        rec: value_part(data, after, true)?,
+    })
 }
 
 /// Read a `Prefix`-encoding size: (kind, size, bytes used).
@@ -332,6 +385,52 @@ mod tests {
         assert_eq!(off, data.len());
         // full keys: first of each prefix and every 3rd key of a prefix
         assert_eq!(seekable, [true, false, false, true, false, true, false]);
+    }
+
+    #[test]
+    fn in_place_view_matches_the_decoder() {
+        for fixed in [0u32, 3] {
+            let mut e = KeyEncoder::new(KeyEncodingType::Plain, fixed, 16, None);
+            let keys = [
+                make_internal_key(b"abc", 0, vt::VALUE),
+                make_internal_key(b"abd", 7, vt::DELETION),
+                make_internal_key(b"abe", 9, vt::MERGE),
+            ];
+            let mut data = Vec::new();
+            for (i, k) in keys.iter().enumerate() {
+                e.append_key(k, &mut data);
+                put_varint32(&mut data, i as u32);
+                data.extend(std::iter::repeat_n(b'v', i));
+            }
+            let mut d = KeyDecoder::new(KeyEncodingType::Plain, fixed);
+            let mut off = 0;
+            for k in &keys {
+                let r = d.decode(&data, off).unwrap();
+                let v = view_plain(&data, off, fixed).unwrap();
+                assert_eq!(v.user_key, &k[..3]);
+                assert_eq!(v.trailer.to_le_bytes(), k[3..]);
+                assert_eq!(
+                    (v.rec.value_off, v.rec.value_len, v.rec.next),
+                    (r.value_off, r.value_len, r.next)
+                );
+                off = r.next;
+            }
+            // Truncated anywhere, or with a bad type byte: Corruption from both, never a panic.
+            for cut in 0..data.len() {
+                let short = &data[..cut];
+                assert_eq!(
+                    view_plain(short, 0, fixed).is_err(),
+                    KeyDecoder::new(KeyEncodingType::Plain, fixed).decode(short, 0).is_err(),
+                    "cut at {cut}"
+                );
+            }
+            let second = d.decode(&data, 0).unwrap().next;
+            let type_at = second + if fixed == 0 { 1 } else { 0 } + 3;
+            let mut bad = data.clone();
+            bad[type_at] = 0x7e;
+            assert!(view_plain(&bad, second, fixed).unwrap_err().is_corruption());
+            assert!(d.decode(&bad, second).unwrap_err().is_corruption());
+        }
     }
 
     #[test]

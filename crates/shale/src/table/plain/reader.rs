@@ -13,12 +13,12 @@ use crate::coding::{decode_fixed32, get_varint32};
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iterator::InternalIterator;
-use crate::key::{user_key, InternalKeyComparator};
+use crate::key::{trailer, user_key, InternalKeyComparator};
 use crate::slice_transform::SliceTransform;
 use crate::table::{TableProperties, TableReaderOptions};
 
 use super::bloom::PlainBloom;
-use super::coding::KeyDecoder;
+use super::coding::{view_plain, KeyDecoder, Record};
 use super::index::{num_buckets, slice_hash, IndexBuilder, Lookup, PlainIndex};
 use super::props::read_tail;
 use super::{
@@ -319,6 +319,43 @@ impl PlainTable {
             .map_err(|e| e.in_file(&self.file_name, None))
     }
 
+    /// The record at `off` after the one `dec` decoded last (any record, for `Plain`
+    /// encoding): (user key, trailer, record). `Plain`-encoded keys are read in place, never
+    /// copied; `Prefix`-encoded ones are decoded into `dec`.
+    #[inline]
+    fn next_key<'a>(&'a self, dec: &'a mut KeyDecoder, off: usize) -> Result<(&'a [u8], u64, Record)> {
+        let r = match self.encoding {
+            KeyEncodingType::Plain => {
+                view_plain(self.records(), off, self.fixed_len).map(|v| (v.user_key, v.trailer, v.rec))
+            }
+            KeyEncodingType::Prefix => match dec.decode(self.records(), off) {
+                Ok(rec) => Ok((user_key(dec.key()), trailer(dec.key()), rec)),
+                Err(e) => Err(e),
+            },
+        };
+        r.map_err(|e| e.in_file(&self.file_name, None))
+    }
+
+    /// The record at index offset `off` (a record decodable on its own): as
+    /// [`next_key`](Self::next_key), after forgetting the previous key.
+    #[inline]
+    fn key_view<'a>(&'a self, dec: &'a mut KeyDecoder, off: u32) -> Result<(&'a [u8], u64, Record)> {
+        if off as usize >= self.data_end {
+            return Err(self.corruption(off as u64, "index points past the records".into()));
+        }
+        dec.reset();
+        self.next_key(dec, off as usize)
+    }
+
+    /// Internal-key order of (user key `uk`, `trailer`) against internal key `target`.
+    #[inline]
+    fn compare_to(&self, uk: &[u8], trailer: u64, target: &[u8]) -> Ordering {
+        match self.icmp.compare_user(uk, user_key(target)) {
+            Ordering::Equal => crate::key::trailer(target).cmp(&trailer),
+            o => o,
+        }
+    }
+
     /// Where to start scanning for `target` with this prefix: (offset, whether the record there
     /// is known to have the prefix). `data_end` when nothing can match. RocksDB's `GetOffset`.
     fn get_offset(&self, dec: &mut KeyDecoder, target: &[u8], prefix: &[u8], hash: u32) -> Result<(usize, bool)> {
@@ -334,16 +371,16 @@ impl PlainTable {
         while high - low > 1 {
             let mid = (low + high) / 2;
             let off = index.sub_offset(pos, mid);
-            self.key_at(dec, off)?;
-            match self.icmp.compare(dec.key(), target) {
+            let (uk, tr, _) = self.key_view(dec, off)?;
+            match self.compare_to(uk, tr, target) {
                 Ordering::Less => low = mid,
                 Ordering::Equal => return Ok((off as usize, true)),
                 Ordering::Greater => high = mid,
             }
         }
         let low_off = index.sub_offset(pos, low);
-        self.key_at(dec, low_off)?;
-        if self.prefix_of(user_key(dec.key())) == prefix {
+        let (uk, _, _) = self.key_view(dec, low_off)?;
+        if self.prefix_of(uk) == prefix {
             Ok((low_off as usize, true))
         } else if low + 1 < count {
             Ok((index.sub_offset(pos, low + 1) as usize, false))
@@ -398,6 +435,8 @@ impl PlainTable {
     /// The first entry with internal key >= `lookup_ikey` if it has the same user key, handed
     /// to `found` (internal key, value). Same contract as the block-based `Table::get_with`;
     /// `verify` and `fill_cache` have nothing to act on here. InvalidArgument in full-scan mode.
+    /// The value handed out is always a slice of this table's own file bytes (pinned reads
+    /// keep the table alive and point into it).
     pub(crate) fn get_with<R>(
         &self,
         lookup_ikey: &[u8],
@@ -416,6 +455,11 @@ impl PlainTable {
         }
         let uk = user_key(lookup_ikey);
         let (prefix, hash, bloom_hash) = self.lookup_hashes(uk);
+        // The index bucket does not depend on the bloom's answer: ask for both cache lines
+        // before waiting on either.
+        if let Some(i) = &self.index {
+            i.prefetch(hash);
+        }
         if !self.bloom_admits(bloom_hash) {
             return Ok(None);
         }
@@ -426,23 +470,31 @@ impl PlainTable {
         }
         dec.reset();
         while off < self.data_end {
-            let rec = dec
-                .decode(self.records(), off)
-                .map_err(|e| e.in_file(&self.file_name, None))?;
+            let (key, tr, rec) = self.next_key(&mut dec, off)?;
             off = rec.next;
-            let key = dec.key();
             if !prefix_match {
-                if self.prefix_of(user_key(key)) != prefix {
+                if self.prefix_of(key) != prefix {
                     return Ok(None);
                 }
                 prefix_match = true;
             }
-            if self.icmp.compare(key, lookup_ikey) != Ordering::Less {
-                if self.icmp.compare_user(user_key(key), uk) == Ordering::Equal {
-                    let v = &self.records()[rec.value_off..rec.value_off + rec.value_len];
-                    return Ok(Some(found(key, v)));
+            if self.compare_to(key, tr, lookup_ikey) != Ordering::Less {
+                if self.icmp.compare_user(key, uk) != Ordering::Equal {
+                    return Ok(None);
                 }
-                return Ok(None);
+                let v = &self.records()[rec.value_off..rec.value_off + rec.value_len];
+                // The internal key, put back together on the stack for the usual key sizes.
+                let mut buf = [0u8; 64];
+                let mut heap = Vec::new();
+                let ikey: &mut [u8] = if key.len() + 8 <= buf.len() {
+                    &mut buf[..key.len() + 8]
+                } else {
+                    heap.resize(key.len() + 8, 0);
+                    &mut heap
+                };
+                ikey[..key.len()].copy_from_slice(key);
+                ikey[key.len()..].copy_from_slice(&tr.to_le_bytes());
+                return Ok(Some(found(ikey, v)));
             }
         }
         Ok(None)
