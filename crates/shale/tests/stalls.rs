@@ -65,64 +65,75 @@ fn l0_slowdown_delays_writes_to_the_delayed_write_rate() {
 /// once compactions run; several writers go through without errors and without losing data.
 #[test]
 fn stops_clear_when_compactions_catch_up() {
-    for (name, opts) in [
-        (
-            "L0 file count limit: delayed",
-            Options {
-                level0_file_num_compaction_trigger: 2,
-                level0_slowdown_writes_trigger: 2,
-                level0_stop_writes_trigger: 2,
-                ..mem_opts(&MemFs::new())
-            },
-        ),
-        (
-            "pending compaction bytes: delayed",
-            Options {
-                soft_pending_compaction_bytes_limit: 1,
-                hard_pending_compaction_bytes_limit: 1,
-                ..mem_opts(&MemFs::new())
-            },
-        ),
-    ] {
-        let db = Arc::new(DB::open(&opts, dir()).unwrap());
-        let mut hs = Vec::new();
-        for t in 0..3u64 {
-            let db = db.clone();
-            hs.push(std::thread::spawn(move || {
-                let mut m = Model::new();
-                for i in 0..800u64 {
-                    let (k, v) = (
-                        format!("t{t}-{:05}", i % 500).into_bytes(),
-                        format!("v{i}-{}", "p".repeat(40)).into_bytes(),
-                    );
-                    db.put(&k, &v).unwrap();
-                    m.insert(k, v);
-                }
-                m
-            }));
+    type MakeOpts = fn() -> Options;
+    let configs: [(&str, MakeOpts); 2] = [
+        ("L0 file count limit: delayed", || Options {
+            level0_file_num_compaction_trigger: 2,
+            level0_slowdown_writes_trigger: 2,
+            level0_stop_writes_trigger: 2,
+            ..mem_opts(&MemFs::new())
+        }),
+        ("pending compaction bytes: delayed", || Options {
+            soft_pending_compaction_bytes_limit: 1,
+            hard_pending_compaction_bytes_limit: 1,
+            ..mem_opts(&MemFs::new())
+        }),
+    ];
+    for (name, make_opts) in configs {
+        // Whether the writers outrun the compactions depends on the scheduler: on a loaded
+        // machine the background thread may keep up with one run. Every run must end unstopped
+        // with all data; at least one of a few fresh runs must have been stopped.
+        let mut stops = 0;
+        for _attempt in 0..6 {
+            stops += one_stop_run(name, make_opts());
+            if stops > 0 {
+                break;
+            }
         }
-        let mut all = Model::new();
-        for h in hs {
-            all.extend(h.join().unwrap());
-        }
-        db.wait_for_compact().unwrap();
-        assert!(dump(&db) == all, "{name}");
-        let s = stats(&db);
-        let stopped = s.split(name).nth(1).and_then(|r| r.split("stopped ").nth(1)).unwrap();
-        let n: u64 = stopped.split(' ').next().unwrap().parse().unwrap();
-        assert!(n > 0, "{name}: no stop counted\n{s}");
-        assert_eq!(
-            db.property_int_value("rocksdb.is-write-stopped").unwrap(),
-            Some(0),
-            "{name}"
-        );
-        assert_eq!(
-            db.property_int_value("rocksdb.estimate-pending-compaction-bytes")
-                .unwrap(),
-            Some(0),
-            "{name}"
-        );
+        assert!(stops > 0, "{name}: no stop counted in 6 runs");
     }
+}
+
+/// One run of [`stops_clear_when_compactions_catch_up`]; returns the stops counted.
+fn one_stop_run(name: &str, opts: Options) -> u64 {
+    let db = Arc::new(DB::open(&opts, dir()).unwrap());
+    let mut hs = Vec::new();
+    for t in 0..3u64 {
+        let db = db.clone();
+        hs.push(std::thread::spawn(move || {
+            let mut m = Model::new();
+            for i in 0..800u64 {
+                let (k, v) = (
+                    format!("t{t}-{:05}", i % 500).into_bytes(),
+                    format!("v{i}-{}", "p".repeat(40)).into_bytes(),
+                );
+                db.put(&k, &v).unwrap();
+                m.insert(k, v);
+            }
+            m
+        }));
+    }
+    let mut all = Model::new();
+    for h in hs {
+        all.extend(h.join().unwrap());
+    }
+    db.wait_for_compact().unwrap();
+    assert!(dump(&db) == all, "{name}");
+    let s = stats(&db);
+    let stopped = s.split(name).nth(1).and_then(|r| r.split("stopped ").nth(1)).unwrap();
+    let n: u64 = stopped.split(' ').next().unwrap().parse().unwrap();
+    assert_eq!(
+        db.property_int_value("rocksdb.is-write-stopped").unwrap(),
+        Some(0),
+        "{name}"
+    );
+    assert_eq!(
+        db.property_int_value("rocksdb.estimate-pending-compaction-bytes")
+            .unwrap(),
+        Some(0),
+        "{name}"
+    );
+    n
 }
 
 fn prop_u64(db: &DB, name: &str) -> u64 {
@@ -190,11 +201,20 @@ fn min_write_buffer_number_to_merge_merges_memtables_into_one_flush() {
     o.env = Arc::new(fs.clone());
     o.min_write_buffer_number_to_merge = 1;
     let db = DB::open(&o, "/db").unwrap();
+    // Each memtable that becomes immutable is flushed on its own (waited for at once, so that
+    // a slow flush thread cannot let two of them queue up and be merged).
+    let mut switches = 0;
     for i in 0..2 * keys.len() as u32 {
         db.put(format!("key{i:08}"), vec![b'v'; 1024]).unwrap();
+        if prop_u64(&db, "rocksdb.num-immutable-mem-table") > 0 {
+            switches += 1;
+            db.wait_for_compact().unwrap();
+            assert_eq!(prop_u64(&db, "rocksdb.num-immutable-mem-table"), 0);
+        }
     }
-    db.wait_for_compact().unwrap();
-    assert!(prop_u64(&db, "rocksdb.num-files-at-level0") >= 3);
+    // (A flush may finish before the check above sees its memtable: `switches` can undercount.)
+    let l0 = prop_u64(&db, "rocksdb.num-files-at-level0");
+    assert!(l0 >= 3 && l0 >= switches, "{l0} files, {switches} switches seen");
     o.min_write_buffer_number_to_merge = 0;
     let Err(e) = DB::open(&o, "/db2") else {
         panic!("0 accepted")
