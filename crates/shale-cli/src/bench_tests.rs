@@ -244,3 +244,20 @@ fn multireadrandom_is_a_read_benchmark_on_the_existing_db() {
             .multiread_batched
     );
 }
+
+#[test]
+fn level_layout_flags_default_as_db_bench() {
+    // db_bench defaults to static level sizes, unlike the library.
+    let o = options_from_flags(&parse(&[])).unwrap();
+    assert!(!o.level_compaction_dynamic_level_bytes);
+    assert_eq!((o.num_levels, o.max_bytes_for_level_multiplier), (7, 10.0));
+    assert!(shale::Options::default().level_compaction_dynamic_level_bytes);
+    let o = options_from_flags(&parse(&[
+        "--level_compaction_dynamic_level_bytes=true",
+        "--num_levels=5",
+        "--max_bytes_for_level_multiplier=8",
+    ]))
+    .unwrap();
+    assert!(o.level_compaction_dynamic_level_bytes);
+    assert_eq!((o.num_levels, o.max_bytes_for_level_multiplier), (5, 8.0));
+}

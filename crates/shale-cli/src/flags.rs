@@ -222,6 +222,11 @@ pub const BENCH_FLAGS: &[FlagDef] = &[
     f("max_bytes_for_level_base", Kind::Uint64, "268435456", "Max bytes for level-1"),
     f("target_file_size_base", Kind::Int64, "67108864", "Target file size at level-1"),
     f("max_compaction_bytes", Kind::Uint64, "0", "Max bytes allowed in one compaction (0: 25 x target_file_size_base)"),
+    // db_bench's default is false (the RocksDB library's, and Shale's, is true): the same flags
+    // must give both tools the same level layout.
+    f("level_compaction_dynamic_level_bytes", Kind::Bool, "false", "Whether level size base is dynamic"),
+    f("max_bytes_for_level_multiplier", Kind::Double, "10", "A multiplier to compute max bytes for level-N (N >= 2)"),
+    f("num_levels", Kind::Int32, "7", "The total number of levels"),
     f("max_background_jobs", Kind::Int32, "2", "The maximum number of concurrent background jobs"),
     f("disable_auto_compactions", Kind::Bool, "false", "Do not auto trigger compactions"),
     f("verify_checksum", Kind::Bool, "true", "Verify checksum for every block read from storage"),
