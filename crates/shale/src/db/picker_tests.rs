@@ -331,19 +331,73 @@ mod tests {
         let icmp = InternalKeyComparator::default();
         let g = |lo: &str, hi: &str, n: u64| (lo.as_bytes().to_vec(), hi.as_bytes().to_vec(), n);
         let files = vec![g("b", "c", 100), g("e", "f", 100), g("h", "i", 100), g("k", "l", 100)];
-        let mut c = GrandparentCut::new(&files, 150);
-        let cuts: Vec<&str> = ["a", "d", "g", "j", "m"]
-            .into_iter()
-            .filter(|k| c.should_cut(&icmp, k.as_bytes()))
-            .collect();
-        // a: nothing passed; d: b-c passed (100); g: e-f (200 > 150) -> cut, reset;
-        // j: h-i (100); m: k-l (200) -> cut
-        assert_eq!(cuts, vec!["g", "m"]);
+        let cuts = |c: &mut GrandparentCut<'_>, keys: &[(&'static str, u64)]| -> Vec<&'static str> {
+            keys.iter()
+                .filter(|(k, size)| c.should_cut(&icmp, k.as_bytes(), Some(*size)))
+                .map(|(k, _)| *k)
+                .collect()
+        };
+        // max_compaction_bytes (150): a: nothing passed; d: b-c (100); g: e-f (200 > 150) ->
+        // cut, reset; j: h-i (100); m: k-l (200) -> cut. Target huge: no size rule fires.
+        let mut c = GrandparentCut::new(&files, 150, 1 << 40);
+        let keys = [("a", 1), ("d", 1), ("g", 1), ("j", 1), ("m", 1)];
+        assert_eq!(cuts(&mut c, &keys), vec!["g", "m"]);
         // files passed before the first key do not count
-        let mut c = GrandparentCut::new(&files, 150);
-        assert!(!c.should_cut(&icmp, b"j"));
-        assert!(!c.should_cut(&icmp, b"k"));
-        assert!(!c.should_cut(&icmp, b"z"));
+        let mut c = GrandparentCut::new(&files, 150, 1 << 40);
+        assert_eq!(cuts(&mut c, &[("j", 1), ("k", 1), ("z", 1)]), Vec::<&str>::new());
+        // the target size always cuts, boundary or not
+        let mut c = GrandparentCut::new(&files, 1 << 40, 1000);
+        assert_eq!(cuts(&mut c, &[("a", 0), ("aa", 999), ("ab", 1000)]), vec!["ab"]);
+        // no open output: never a cut, but the position advances
+        let mut c = GrandparentCut::new(&files, 150, 1 << 40);
+        assert!(!c.should_cut(&icmp, b"a", None));
+        assert!(!c.should_cut(&icmp, b"g", None));
+    }
+
+    #[test]
+    fn outputs_skip_whole_grandparent_files_larger_than_an_eighth_of_the_target() {
+        let icmp = InternalKeyComparator::default();
+        let g = |lo: &str, hi: &str, n: u64| (lo.as_bytes().to_vec(), hi.as_bytes().to_vec(), n);
+        let files = vec![g("b", "c", 150), g("e", "f", 150)];
+        // Target 800: an eighth is 100. "b" only enters a file (one boundary): no cut. "d"
+        // leaves b-c into the gap (two boundaries, but the file was not skipped by this key's
+        // jump: it added nothing) -> no cut. "g" jumps over the whole of e-f (150 > 100) -> cut.
+        let mut c = GrandparentCut::new(&files, 1 << 40, 800);
+        assert!(!c.should_cut(&icmp, b"a", Some(1)));
+        assert!(!c.should_cut(&icmp, b"b", Some(1)));
+        assert!(!c.should_cut(&icmp, b"d", Some(1)));
+        assert!(c.should_cut(&icmp, b"g", Some(1)));
+        // Small grandparent files (not over an eighth) are jumped over without a cut.
+        let small = vec![g("b", "c", 50), g("e", "f", 50)];
+        let mut c = GrandparentCut::new(&small, 1 << 40, 800);
+        assert!(!c.should_cut(&icmp, b"a", Some(1)));
+        assert!(!c.should_cut(&icmp, b"g", Some(1)));
+    }
+
+    #[test]
+    fn outputs_end_at_grandparent_boundaries_from_half_the_target_size() {
+        let icmp = InternalKeyComparator::default();
+        let g = |lo: &str, hi: &str, n: u64| (lo.as_bytes().to_vec(), hi.as_bytes().to_vec(), n);
+        let files = vec![g("b", "c", 10), g("e", "f", 10), g("h", "i", 10), g("k", "l", 10)];
+        let mut c = GrandparentCut::new(&files, 1 << 40, 1000);
+        assert!(!c.should_cut(&icmp, b"a", Some(0)));
+        // 2 boundaries crossed: threshold 50 % + 2 x 5 % = 600
+        assert!(!c.should_cut(&icmp, b"d", Some(599)));
+        // inside no file, no boundary crossed: no cut whatever the size below the target
+        assert!(!c.should_cut(&icmp, b"dd", Some(950)));
+        // 4 boundaries: 70 % = 700
+        assert!(!c.should_cut(&icmp, b"g", Some(699)));
+        // 6 boundaries: 80 %
+        assert!(c.should_cut(&icmp, b"j", Some(800)));
+        // the count starts again with the new output: "m" crosses 2 -> 60 %
+        assert!(!c.should_cut(&icmp, b"m", Some(599)));
+        // many boundaries cap the threshold at 90 %
+        let many: Vec<_> = (0..20u8)
+            .map(|i| (vec![b'a' + i, b'0'], vec![b'a' + i, b'1'], 1))
+            .collect();
+        let mut c = GrandparentCut::new(&many, 1 << 40, 1000);
+        assert!(!c.should_cut(&icmp, b"0", Some(0)));
+        assert!(c.should_cut(&icmp, b"z", Some(900)));
     }
 
     #[test]
