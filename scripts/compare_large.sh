@@ -4,6 +4,7 @@
 # database several times larger than the memtable budget, with --statistics (write amplification)
 # and peak RSS from /usr/bin/time.
 #   usage: scripts/compare_large.sh [DIR]     env: NUM (10000000) READS (1000000) SHALE ANCHOR
+#          EXTRA (more flags for both tools, e.g. --cache_index_and_filter_blocks=1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=${1:-/work/tmp-large}
@@ -15,7 +16,7 @@ ANCHOR=${ANCHOR:-$HOME/.cache/rocksdb-anchor/db_bench}
 FLAGS="--benchmarks=fillrandom,overwrite,readrandom,readwhilewriting,seekrandom,stats
  --num=$NUM --reads=$READS --value_size=100 --compression_type=none --bloom_bits=10
  --cache_size=33554432 --format_version=5 --write_buffer_size=67108864 --max_write_buffer_number=2
- --max_background_jobs=2 --open_files=-1 --threads=1 --seed=1 --statistics"
+ --max_background_jobs=2 --open_files=-1 --threads=1 --seed=1 --statistics ${EXTRA:-}"
 out=$(mktemp -d /tmp/compare-large.XXXXXX)
 for tool in shale anchor; do
   bin=$SHALE; [ $tool = anchor ] && bin=$ANCHOR

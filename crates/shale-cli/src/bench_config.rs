@@ -88,6 +88,7 @@ pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
     o.target_file_size_base = fl.i64("target_file_size_base").max(0) as u64;
     o.max_compaction_bytes = fl.u64("max_compaction_bytes");
     o.level_compaction_dynamic_level_bytes = fl.bool("level_compaction_dynamic_level_bytes");
+    o.cache_index_and_filter_blocks = fl.bool("cache_index_and_filter_blocks");
     o.max_bytes_for_level_multiplier = fl.f64("max_bytes_for_level_multiplier");
     o.num_levels = nonneg("num_levels")?;
     o.max_background_jobs = nonneg("max_background_jobs")?;

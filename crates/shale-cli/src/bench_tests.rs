@@ -260,4 +260,7 @@ fn level_layout_flags_default_as_db_bench() {
     .unwrap();
     assert!(o.level_compaction_dynamic_level_bytes);
     assert_eq!((o.num_levels, o.max_bytes_for_level_multiplier), (5, 8.0));
+    assert!(!options_from_flags(&parse(&[])).unwrap().cache_index_and_filter_blocks);
+    let o = options_from_flags(&parse(&["--cache_index_and_filter_blocks=1"])).unwrap();
+    assert!(o.cache_index_and_filter_blocks);
 }

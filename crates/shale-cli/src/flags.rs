@@ -225,6 +225,7 @@ pub const BENCH_FLAGS: &[FlagDef] = &[
     // db_bench's default is false (the RocksDB library's, and Shale's, is true): the same flags
     // must give both tools the same level layout.
     f("level_compaction_dynamic_level_bytes", Kind::Bool, "false", "Whether level size base is dynamic"),
+    f("cache_index_and_filter_blocks", Kind::Bool, "false", "Cache index/filter blocks in block cache."),
     f("max_bytes_for_level_multiplier", Kind::Double, "10", "A multiplier to compute max bytes for level-N (N >= 2)"),
     f("num_levels", Kind::Int32, "7", "The total number of levels"),
     f("max_background_jobs", Kind::Int32, "2", "The maximum number of concurrent background jobs"),
