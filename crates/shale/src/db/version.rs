@@ -31,6 +31,25 @@ impl Reaper {
     }
 }
 
+/// The on-disk life of one table file, shared by every `FileMeta` that names it: a trivial move
+/// makes a new `FileMeta` at another level for the same file while older versions (held by
+/// iterators and snapshots' super versions) still hold the old one. The file is handed to the
+/// reaper only when the last of them is gone, and only if a synced MANIFEST edit removed it.
+pub(crate) struct FileLife {
+    number: u64,
+    /// Set once a synced MANIFEST edit removed the file (and did not re-add it elsewhere).
+    obsolete: AtomicBool,
+    reaper: Arc<Reaper>,
+}
+
+impl Drop for FileLife {
+    fn drop(&mut self) {
+        if self.obsolete.load(AtOrd::Acquire) {
+            self.reaper.pending.lock().push(self.number);
+        }
+    }
+}
+
 /// A live table file.
 pub(crate) struct FileMeta {
     pub meta: FileMetaData,
@@ -38,11 +57,9 @@ pub(crate) struct FileMeta {
     pub table: OnceLock<AnyTable>,
     /// The table's fragmented range tombstones (None: it has none), loaded on first use.
     pub range_dels: OnceLock<Option<Arc<crate::range_del::FragmentedRangeTombstoneList>>>,
-    /// Set once a synced MANIFEST edit removed this file.
-    pub obsolete: AtomicBool,
     /// Whether the file was added at level 0 (its table may pin index and filter in the cache).
     pub level0: bool,
-    reaper: Arc<Reaper>,
+    life: Arc<FileLife>,
 }
 
 impl FileMeta {
@@ -51,13 +68,20 @@ impl FileMeta {
         FileMeta::new_at(meta, reaper, 0)
     }
     pub(crate) fn new_at(meta: FileMetaData, reaper: Arc<Reaper>, level: usize) -> Arc<FileMeta> {
+        let life = Arc::new(FileLife {
+            number: meta.number,
+            obsolete: AtomicBool::new(false),
+            reaper,
+        });
+        FileMeta::with_life(meta, life, level)
+    }
+    fn with_life(meta: FileMetaData, life: Arc<FileLife>, level: usize) -> Arc<FileMeta> {
         Arc::new(FileMeta {
             meta,
             table: OnceLock::new(),
             range_dels: OnceLock::new(),
-            obsolete: AtomicBool::new(false),
             level0: level == 0,
-            reaper,
+            life,
         })
     }
     pub(crate) fn number(&self) -> u64 {
@@ -68,14 +92,6 @@ impl FileMeta {
     }
     pub(crate) fn largest_user(&self) -> &[u8] {
         user_key(&self.meta.largest)
-    }
-}
-
-impl Drop for FileMeta {
-    fn drop(&mut self) {
-        if self.obsolete.load(AtOrd::Acquire) {
-            self.reaper.pending.lock().push(self.meta.number);
-        }
     }
 }
 
@@ -516,7 +532,13 @@ impl VersionSet {
             if level >= num_levels {
                 return Err(Error::invalid(format!("level {level} out of range")));
             }
-            levels[level].insert(f.number, FileMeta::new_at(f.clone(), self.reaper.clone(), level));
+            // A file moved from another level (a trivial move) shares the removed entry's life,
+            // so it is not deleted while an older version still holds it at the old level.
+            let meta = match removed.iter().find(|r: &&Arc<FileMeta>| r.number() == f.number) {
+                Some(r) => FileMeta::with_life(f.clone(), r.life.clone(), level),
+                None => FileMeta::new_at(f.clone(), self.reaper.clone(), level),
+            };
+            levels[level].insert(f.number, meta);
         }
         let v = build_version(&levels, &self.icmp, paranoid)?;
         let mut buf = Vec::new();
@@ -537,10 +559,68 @@ impl VersionSet {
         for f in removed {
             let moved = edit.new_files.iter().any(|(_, nf)| nf.number == f.number());
             if !moved {
-                f.obsolete.store(true, AtOrd::Release);
+                f.life.obsolete.store(true, AtOrd::Release);
             }
         }
         self.current = Arc::new(v);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::MemFs;
+    use crate::key::{make_internal_key, vt};
+
+    fn file(number: u64, lo: &str, hi: &str) -> FileMetaData {
+        FileMetaData {
+            number,
+            file_size: 100,
+            smallest: make_internal_key(lo.as_bytes(), number, vt::VALUE),
+            largest: make_internal_key(hi.as_bytes(), number, vt::VALUE),
+            smallest_seqno: number,
+            largest_seqno: number,
+            epoch_number: number,
+            ..Default::default()
+        }
+    }
+
+    fn apply(vs: &mut VersionSet, deleted: &[(u32, u64)], new: &[(u32, FileMetaData)]) {
+        let mut edit = VersionEdit {
+            deleted_files: deleted.to_vec(),
+            new_files: new.to_vec(),
+            ..Default::default()
+        };
+        vs.log_and_apply(&mut edit, 100, true).unwrap();
+    }
+
+    /// A trivial move re-adds a file at another level. An older version (an iterator's) still
+    /// holding the file at its old level must keep it on disk after a later compaction removed
+    /// it from the new level: the file is reaped only once no version at any level holds it.
+    #[test]
+    fn a_moved_file_is_reaped_only_when_no_version_holds_it_at_any_level() {
+        let fs: Arc<dyn FileSystem> = Arc::new(MemFs::new());
+        fs.create_dir_all(Path::new("/db")).unwrap();
+        let mut vs = VersionSet::new_empty(Path::new("/db"), fs, InternalKeyComparator::default(), 7);
+        vs.write_new_manifest("id", "leveldb.BytewiseComparator").unwrap();
+        apply(&mut vs, &[], &[(1, file(10, "a", "c"))]);
+        let held_at_l1 = vs.current.clone();
+        apply(&mut vs, &[(1, 10)], &[(2, file(10, "a", "c"))]);
+        let held_at_l2 = vs.current.clone();
+        assert!(vs.reaper.take().is_empty(), "a moved file is not obsolete");
+        // A compaction rewrites the moved file into file 11.
+        apply(&mut vs, &[(2, 10)], &[(2, file(11, "a", "c"))]);
+        drop(held_at_l2);
+        assert!(
+            vs.reaper.take().is_empty(),
+            "file 10 was reaped while a version still holds it at level 1"
+        );
+        assert_eq!(held_at_l1.files[1][0].number(), 10);
+        drop(held_at_l1);
+        assert_eq!(vs.reaper.take(), vec![10]);
+        // A file removed without a move is reaped as soon as the last version holding it goes.
+        apply(&mut vs, &[(2, 11)], &[]);
+        assert_eq!(vs.reaper.take(), vec![11]);
     }
 }
