@@ -180,11 +180,14 @@ pub(crate) fn compute_scores(v: &Version, cfg: &PickerConfig, t: &LevelTargets, 
                     let base_size = v.level_bytes(t.base_level);
                     s = s.max(size as f64 / base_size.max(base_target) as f64);
                 }
+                // Only with dynamic level sizes is an over-full L0 scaled above every other level,
+                // as in RocksDB. With static sizes an L1 further over its target goes first, so
+                // L1 drains before the next L0 -> L1 merges into it (less rewriting of L1).
+                if s > 1.0 {
+                    s *= SCORE_SCALE;
+                }
             } else {
                 s = s.max(size as f64 / cfg.max_bytes_for_level_base as f64);
-            }
-            if s > 1.0 {
-                s *= SCORE_SCALE;
             }
         } else {
             let target = t.max_bytes_for_level(level);

@@ -283,6 +283,24 @@ mod tests {
     }
 
     #[test]
+    fn static_scores_leave_l0_unscaled_so_a_fuller_l1_goes_first() {
+        // RocksDB scales an L0 score above 1 by 10 only with dynamic level sizes. Static: L0 with
+        // 5 files scores 5/4 = 1.25, L1 at 1500 of 1000 scores 1.5 and is compacted first.
+        let l0 = |n: u64| -> Vec<Arc<FileMeta>> { (0..n).map(|i| file(100 + i, "a", "z", 10)).collect() };
+        let l1 = vec![file(1, "a", "c", 750), file(2, "x", "z", 750)];
+        let v = version(vec![l0(5), l1.clone()]);
+        let s = level_scores(&v, &cfg());
+        assert!((s[0] - 1.25).abs() < 1e-9, "{s:?}");
+        assert!((s[1] - 1.5).abs() < 1e-9, "{s:?}");
+        let p = pick_compaction(&v, &cfg(), &HashSet::new(), &[], &[]).unwrap();
+        assert_eq!((p.level, p.output_level), (1, 2));
+        // 8 files (score 2) outrank L1's 1.5
+        let v = version(vec![l0(8), l1]);
+        let p = pick_compaction(&v, &cfg(), &HashSet::new(), &[], &[]).unwrap();
+        assert_eq!((p.level, p.output_level), (0, 1));
+    }
+
+    #[test]
     fn running_compaction_output_range_blocks_overlapping_picks_into_the_same_level() {
         // L1 -> L2 for file 1 [a, c] would write [a, c] into L2; a running compaction writing
         // [b, d] into L2 (e.g. one whose inputs are no longer in this version) blocks it, the
@@ -582,14 +600,15 @@ mod tests {
 
     #[test]
     fn blocked_l0_keeps_the_base_level_from_being_picked() {
-        // L0 over its trigger (5 files, too few for intra-L0) is blocked by busy L1 file 1;
-        // L1 is over its target too, but RocksDB does not start a compaction of the base level
-        // then (L0 -> base would starve)
+        // L0 over its trigger (5 files, score 1.25, too few for intra-L0) is blocked by busy L1
+        // file 1; L1 is over its target too (1.1, below L0), but RocksDB does not start a
+        // compaction of the base level then (L0 -> base would starve)
         let v = version(vec![
             l0(20, &[10; 5]),
-            vec![file(1, "a", "c", 100), file(2, "x", "z", 5000)],
+            vec![file(1, "a", "c", 100), file(2, "x", "z", 1100)],
         ]);
-        assert!(level_scores(&v, &cfg())[1] >= 1.0);
+        let s = level_scores(&v, &cfg());
+        assert!(s[1] >= 1.0 && s[1] < s[0], "{s:?}");
         assert!(pick_compaction(&v, &cfg(), &busy(&[1]), &[], &[]).is_none());
         // L0 not over its trigger: L1 is picked
         let v = version(vec![
