@@ -279,7 +279,7 @@ pub(crate) fn build_tables(
 /// Decides where compaction outputs are cut, as RocksDB's `CompactionOutputs::ShouldStopBefore`
 /// does for leveled compaction (with its default `level_compaction_dynamic_file_size`), tracking
 /// the output keys against the files of the level below the output level (the grandparents):
-/// - at the target file size;
+/// - at the target file size when there are no grandparents, else at twice it;
 /// - at a grandparent boundary, when the file plus the grandparent bytes it overlaps would
 ///   exceed `max_compaction_bytes` (a later compaction of it would be too big);
 /// - at a grandparent boundary, when the key jumped over a whole grandparent file larger than
@@ -292,6 +292,10 @@ pub(crate) struct GrandparentCut<'a> {
     files: &'a [(Vec<u8>, Vec<u8>, u64)],
     max: u64,
     target: u64,
+    /// The size at which an output is always cut: the target size at the bottom (no
+    /// grandparents), else twice it, as RocksDB: between the two, outputs end at the next
+    /// grandparent boundary (the pre-cut rule below always cuts there from 90 % of the target).
+    max_file: u64,
     /// The grandparent file at or after the last key.
     idx: usize,
     /// The last key lies before `files[idx]` (in the gap between two files), not inside it.
@@ -310,6 +314,11 @@ impl<'a> GrandparentCut<'a> {
             files,
             max,
             target,
+            max_file: if files.is_empty() {
+                target
+            } else {
+                target.saturating_mul(2)
+            },
             idx: 0,
             in_gap: true,
             seen_key: false,
@@ -380,7 +389,7 @@ impl<'a> GrandparentCut<'a> {
         let Some(size) = cur_size else {
             return false;
         };
-        let cut = if size >= self.target {
+        let cut = if size >= self.max_file {
             true
         } else if crossed == 0 {
             false

@@ -363,9 +363,15 @@ mod tests {
         // files passed before the first key do not count
         let mut c = GrandparentCut::new(&files, 150, 1 << 40);
         assert_eq!(cuts(&mut c, &[("j", 1), ("k", 1), ("z", 1)]), Vec::<&str>::new());
-        // the target size always cuts, boundary or not
-        let mut c = GrandparentCut::new(&files, 1 << 40, 1000);
+        // with no grandparents (the bottom) the target size always cuts
+        let mut c = GrandparentCut::new(&[], 1 << 40, 1000);
         assert_eq!(cuts(&mut c, &[("a", 0), ("aa", 999), ("ab", 1000)]), vec!["ab"]);
+        // with grandparents, as RocksDB, twice the target always cuts, boundary or not ...
+        let mut c = GrandparentCut::new(&files, 1 << 40, 1000);
+        assert_eq!(cuts(&mut c, &[("a", 0), ("aa", 1999), ("ab", 2000)]), vec!["ab"]);
+        // ... and an output past the target ends at the next grandparent boundary
+        let mut c = GrandparentCut::new(&files, 1 << 40, 1000);
+        assert_eq!(cuts(&mut c, &[("a", 0), ("aa", 1500), ("b", 1600)]), vec!["b"]);
         // no open output: never a cut, but the position advances
         let mut c = GrandparentCut::new(&files, 150, 1 << 40);
         assert!(!c.should_cut(&icmp, b"a", None));
