@@ -11,7 +11,8 @@ use std::sync::Arc;
 use crate::coding::{get_varint32, put_varint32, Reader};
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
-use crate::key::{user_key, InternalKeyComparator};
+use crate::key::{user_key, InternalKeyComparator, UserCmpKind};
+use crate::table::block_dir::{self, BlockDirectory};
 use crate::table::format::BlockHandle;
 
 const HASH_INDEX_BIT: u32 = 1 << 31;
@@ -25,6 +26,8 @@ pub(crate) struct Block {
     data: Vec<u8>,
     restart_offset: usize,
     num_restarts: u32,
+    /// Search directory over the restart keys (large index blocks; see `block_dir.rs`).
+    dir: Option<BlockDirectory>,
 }
 
 impl std::fmt::Debug for Block {
@@ -72,6 +75,7 @@ impl Block {
             data,
             restart_offset,
             num_restarts,
+            dir: None,
         })
     }
 
@@ -81,6 +85,7 @@ impl Block {
             data: vec![0, 0, 0, 0, 1, 0, 0, 0],
             restart_offset: 0,
             num_restarts: 1,
+            dir: None,
         }
     }
 
@@ -95,7 +100,52 @@ impl Block {
     }
     /// Heap bytes held.
     pub(crate) fn memory(&self) -> usize {
-        self.data.capacity() + std::mem::size_of::<Block>()
+        self.data.capacity() + std::mem::size_of::<Block>() + self.dir.as_ref().map_or(0, |d| d.memory())
+    }
+
+    /// Build the search directory of a large block whose keys are in bytewise user-key order
+    /// (an index block of a table with the bytewise comparator). Without one, or if the restart
+    /// keys cannot all be decoded, seeks binary-search the restart array as usual.
+    pub(crate) fn build_directory(&mut self, order: &KeyOrder, format: EntryFormat) {
+        let internal = match order {
+            KeyOrder::Internal(c) if c.kind() == UserCmpKind::Bytewise => true,
+            KeyOrder::UserKeyIndex(c) if c.kind() == UserCmpKind::Bytewise => false,
+            _ => return,
+        };
+        let n = self.num_restarts;
+        if (n as usize) < block_dir::MIN_ENTRIES || (0..n).any(|i| self.restart_key(i, format).is_none()) {
+            return;
+        }
+        let keys = (0..n).map(|i| {
+            let k = self.restart_key(i, format).unwrap_or_default();
+            if internal {
+                user_key(k)
+            } else {
+                k
+            }
+        });
+        self.dir = BlockDirectory::build(keys);
+    }
+
+    /// Entries of the search directory (None: no directory).
+    pub(crate) fn directory_len(&self) -> Option<usize> {
+        self.dir.as_ref().map(|d| d.len())
+    }
+
+    /// Key stored at restart point `i` (shared must be 0).
+    fn restart_key(&self, i: u32, format: EntryFormat) -> Option<&[u8]> {
+        let p = self.restart_point(i);
+        let d = self.data.get(..self.restart_offset)?;
+        let mut r = Reader::new(d.get(p..)?);
+        let shared = r.varint32()?;
+        let non_shared = r.varint32()?;
+        if shared != 0 {
+            return None;
+        }
+        if !matches!(format, EntryFormat::Index { delta: true, .. }) {
+            r.varint32()?;
+        }
+        r.bytes(non_shared as usize)
     }
 
     #[inline]
@@ -218,19 +268,9 @@ impl BlockIter {
     }
 
     /// Key stored at restart point `i` (shared must be 0), without touching the state.
+    #[inline]
     fn restart_key(&self, i: u32) -> Option<&[u8]> {
-        let p = self.block.restart_point(i);
-        let d = self.block.data.get(..self.block.restart_offset)?;
-        let mut r = Reader::new(d.get(p..)?);
-        let shared = r.varint32()?;
-        let non_shared = r.varint32()?;
-        if shared != 0 {
-            return None;
-        }
-        if !matches!(self.format, EntryFormat::Index { delta: true, .. }) {
-            r.varint32()?;
-        }
-        r.bytes(non_shared as usize)
+        self.block.restart_key(i, self.format)
     }
 
     /// Decode the entry at `self.next`. Returns false at the end or on corruption.
@@ -435,6 +475,13 @@ impl InternalIterator for BlockIter {
         }
         let mut left = 0u32;
         let mut right = n - 1;
+        if let Some(d) = &self.block.dir {
+            // Entries before `a` are below the target, entries from `b` on above it: the last
+            // restart below the target is in `a - 1 ..= b - 1` (or is 0 when there is none).
+            let (a, b) = d.candidates(user_key(target));
+            left = a.saturating_sub(1) as u32;
+            right = (b.saturating_sub(1) as u32).max(left);
+        }
         while left < right {
             let mid = left + (right - left).div_ceil(2);
             let ord = match self.restart_key(mid) {

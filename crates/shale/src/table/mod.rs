@@ -9,6 +9,7 @@
 
 pub(crate) mod any;
 pub(crate) mod block;
+pub(crate) mod block_dir;
 pub(crate) mod builder;
 pub(crate) mod cuckoo;
 pub(crate) mod filter;

@@ -379,7 +379,9 @@ impl Table {
         };
         // Read (and so validate) the index and filter now; keep them in the table or put them
         // in the cache (RocksDB prefetches them into the cache at open too).
-        let index = Arc::new(t.read_parsed_block(footer.index, verify)?);
+        let mut index = t.read_parsed_block(footer.index, verify)?;
+        index.build_directory(&t.index_order, t.index_format);
+        let index = Arc::new(index);
         let in_cache = opts.cache_index_and_filter_blocks && t.cache.is_some();
         let pin = in_cache && opts.pin_index_and_filter_in_cache;
         if in_cache {
@@ -580,7 +582,9 @@ impl Table {
                 return Ok(b);
             }
         }
-        let b = Arc::new(self.read_parsed_block(h, self.verify_meta)?);
+        let mut b = self.read_parsed_block(h, self.verify_meta)?;
+        b.build_directory(&self.index_order, self.index_format);
+        let b = Arc::new(b);
         if let Some(c) = &self.cache {
             c.insert(key, b.clone(), b.memory());
         }
@@ -797,6 +801,11 @@ impl Table {
     }
     pub(crate) fn has_filter(&self) -> bool {
         !matches!(self.filter, FilterHolder::None)
+    }
+    /// Entries of the index block's search directory (None: no directory, or the index lives
+    /// in the block cache).
+    pub(crate) fn index_directory_len(&self) -> Option<usize> {
+        self.index_block.as_ref()?.directory_len()
     }
     /// Bytes of index and filter this table charges to the block cache as a reservation.
     pub(crate) fn cache_reservation(&self) -> usize {

@@ -320,6 +320,76 @@ fn roundtrip_all_formats_checksums_compressions() {
     }
 }
 
+/// Large index blocks get a search directory (`block_dir.rs`); every get and seek through it,
+/// for present and absent keys, agrees with the entries, with user-key and internal-key
+/// index separators and with keys sharing a long prefix.
+#[test]
+fn index_directory_lookups_match_the_entries() {
+    let icmp = InternalKeyComparator::default();
+    let long_prefix = |es: Vec<(Vec<u8>, Vec<u8>)>| -> Vec<(Vec<u8>, Vec<u8>)> {
+        es.into_iter()
+            .map(|(k, v)| {
+                let mut nk = b"tenant-0042/objects/".to_vec();
+                nk.extend_from_slice(&k);
+                (nk, v)
+            })
+            .collect()
+    };
+    // user keys with several versions in one block (user-key separators), one user key with
+    // versions over many blocks (internal-key separators), and a long shared prefix
+    let mut hot = Vec::new();
+    for u in 0..40u32 {
+        for s in (1..=30u64).rev() {
+            let uk = format!("hot{:04}", u * 2);
+            hot.push((
+                make_internal_key(uk.as_bytes(), s, vt::VALUE),
+                format!("v{u}-{s}").into_bytes(),
+            ));
+        }
+    }
+    let mut kinds = Vec::new();
+    for es in [entries(3000, 1), hot, long_prefix(entries(2000, 1))] {
+        let opts = TableBuilderOptions {
+            block_size: 256,
+            ..tiny_opts()
+        };
+        let (info, bytes) = build(opts, &es, &[]);
+        let t = open(bytes).unwrap();
+        kinds.push(t.properties().index_key_is_user_key);
+        let dir = t.index_directory_len().expect("a directory over the index");
+        assert_eq!(dir as u64, info.num_data_blocks);
+        check_table(&t, &es);
+        // every key, and a probe just before and just after each user key
+        let mut it = t.iter(true, true);
+        for (k, _) in &es {
+            let uk = user_key(k);
+            let mut before = uk.to_vec();
+            before.pop();
+            let mut after = uk.to_vec();
+            after.push(0);
+            for probe in [
+                k.clone(),
+                make_internal_key(&before, 7, vt::VALUE),
+                make_internal_key(&after, 7, vt::VALUE),
+            ] {
+                it.seek(&probe);
+                match es.iter().find(|(kk, _)| icmp.compare(kk, &probe).is_ge()) {
+                    Some(w) => assert_eq!(it.key(), w.0.as_slice()),
+                    None => assert!(!it.valid()),
+                }
+                let got = t.get(&probe, true, false).unwrap();
+                let want = es
+                    .iter()
+                    .find(|(kk, _)| icmp.compare(kk, &probe).is_ge())
+                    .filter(|(kk, _)| user_key(kk) == user_key(&probe));
+                assert_eq!(got.as_ref().map(|g| &g.0), want.map(|w| &w.0));
+            }
+        }
+    }
+    // both kinds of index separators were exercised
+    assert_eq!(kinds, vec![true, false, true]);
+}
+
 #[test]
 fn user_key_spanning_blocks_uses_internal_key_index() {
     // many versions of one user key span several blocks
