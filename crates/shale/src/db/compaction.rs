@@ -479,18 +479,36 @@ fn run_compaction_inner(
     allow_move: bool,
 ) -> Result<()> {
     let version = st.versions.current.clone();
-    if allow_move && pick.is_trivial_move() {
-        let f = &pick.inputs[0];
+    // As RocksDB's `Compaction::IsTrivialMove`: a file whose move would put more than
+    // `max_compaction_bytes` (with the level below it) in one future compaction is rewritten
+    // instead, so its output is cut at that level's file boundaries.
+    let grandparents_ok = || {
+        let cap = max_grandparent_overlap(&picker_config(db));
+        pick.output_level + 1 >= version.num_levels()
+            || pick.inputs.iter().all(|f| {
+                let below: u64 = version
+                    .overlapping(pick.output_level + 1, Some(f.smallest_user()), Some(f.largest_user()))
+                    .iter()
+                    .map(|g| g.meta.file_size)
+                    .sum();
+                f.meta.file_size + below <= cap
+            })
+    };
+    if allow_move && pick.is_trivial_move() && grandparents_ok() {
         let mut edit = VersionEdit::default();
-        edit.deleted_files.push((pick.level as u32, f.number()));
-        edit.new_files.push((pick.output_level as u32, f.meta.clone()));
+        for f in &pick.inputs {
+            edit.deleted_files.push((pick.level as u32, f.number()));
+            edit.new_files.push((pick.output_level as u32, f.meta.clone()));
+        }
         let last = db.last_seq.load(AtOrd::Acquire);
         st.versions.log_and_apply(&mut edit, last, db.opts.paranoid_checks)?;
-        if let Some(c) = st.versions.compact_cursor.get_mut(pick.level) {
+        if let (Some(c), Some(f)) = (st.versions.compact_cursor.get_mut(pick.level), pick.inputs.last()) {
             *c = f.meta.largest.clone();
         }
         db.install_super_version(st);
-        st.stats.record_move(pick.output_level, f.meta.file_size);
+        for f in &pick.inputs {
+            st.stats.record_move(pick.output_level, f.meta.file_size);
+        }
         return Ok(());
     }
     let mut deeper_ranges = Vec::new();

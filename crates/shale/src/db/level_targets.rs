@@ -19,6 +19,9 @@ pub(crate) struct PickerConfig {
     pub pri: crate::options::CompactionPri,
     /// `max_compaction_bytes` with 0 replaced by its default (25 x `target_file_size_base`).
     pub max_compaction_bytes: u64,
+    /// A trivial move out of L1+ may take up to 4 adjacent files (RocksDB's
+    /// `TryExtendNonL0TrivialMove`); off with `compression_per_level`, as in RocksDB.
+    pub multi_file_moves: bool,
 }
 
 impl PickerConfig {
@@ -32,6 +35,7 @@ impl PickerConfig {
             target_file_size_multiplier: opts.target_file_size_multiplier,
             pri: opts.compaction_pri,
             max_compaction_bytes: opts.effective_max_compaction_bytes(),
+            multi_file_moves: opts.compression_per_level.is_empty(),
         }
     }
     /// Static level targets, as the tests of the original picker use them.
@@ -46,6 +50,7 @@ impl PickerConfig {
             target_file_size_multiplier: 1,
             pri: crate::options::CompactionPri::default(),
             max_compaction_bytes: 25 * (64 << 20),
+            multi_file_moves: true,
         }
     }
 }

@@ -29,9 +29,13 @@ pub(crate) struct Pick {
 }
 
 impl Pick {
-    /// A move of one file to the next level without rewriting it.
+    /// A move of files to the next level without rewriting them: one L0 file, or up to 4
+    /// adjacent L1+ files, with nothing of the output level in their range.
     pub(crate) fn is_trivial_move(&self) -> bool {
-        self.inputs.len() == 1 && self.next_inputs.is_empty() && !self.is_intra_l0()
+        !self.inputs.is_empty()
+            && (self.inputs.len() == 1 || self.level > 0)
+            && self.next_inputs.is_empty()
+            && !self.is_intra_l0()
     }
     /// An intra-L0 compaction: newest L0 files merged into one L0 file.
     pub(crate) fn is_intra_l0(&self) -> bool {
@@ -269,6 +273,15 @@ fn pick_at_level(
         }
         let mut inputs = vec![f.clone()];
         let mut next = next;
+        if next.is_empty() && cfg.multi_file_moves {
+            let more = extend_trivial_move(v, cfg, level, output_level, i, busy);
+            // A running compaction writing into the grown range leaves the move at one file.
+            if let Some((lo, hi)) = user_range(&more, icmp) {
+                if !conflicts(running, output_level, &lo, &hi, icmp) {
+                    inputs = more;
+                }
+            }
+        }
         if !next.is_empty() {
             let right_only = cfg.pri == CompactionPri::RoundRobin;
             if let Some((more, more_next)) =
@@ -298,6 +311,53 @@ fn pick_at_level(
 }
 
 type Files = Vec<Arc<FileMeta>>;
+
+/// Most files one trivial move takes (RocksDB's `kMaxMultiTrivialMove`).
+const MAX_MULTI_TRIVIAL_MOVE: usize = 4;
+
+/// RocksDB's `TryExtendNonL0TrivialMove`: file `start` of an L1+ level overlaps nothing in the
+/// output level; grow the move to the files after it while the whole range still overlaps
+/// nothing there, no file is busy, the cut stays clean (no user key shared with the next file
+/// out), the total stays within `max_compaction_bytes`, and at most 4 files are taken. Moving
+/// several files at once drains the level with fewer, cheaper steps.
+///
+/// RocksDB also grows to the left (except with `kRoundRobin`). Here that never finds a file:
+/// files with equal overlap ratios are tried in key order, so a free left neighbour that
+/// overlaps nothing below would have been picked first.
+fn extend_trivial_move(
+    v: &Version,
+    cfg: &PickerConfig,
+    level: usize,
+    output_level: usize,
+    start: usize,
+    busy: &HashSet<u64>,
+) -> Files {
+    let icmp = &v.icmp;
+    let files = &v.files[level];
+    let (lo, mut hi) = (start, start);
+    let mut total = files[start].meta.file_size;
+    let fits = |lo: usize, hi: usize, total: u64| {
+        total <= cfg.max_compaction_bytes
+            && v.overlapping(
+                output_level,
+                Some(files[lo].smallest_user()),
+                Some(files[hi].largest_user()),
+            )
+            .is_empty()
+    };
+    while hi + 1 < files.len() && hi - lo + 1 < MAX_MULTI_TRIVIAL_MOVE {
+        let n = &files[hi + 1];
+        let clean = files
+            .get(hi + 2)
+            .is_none_or(|after| icmp.compare_user(n.largest_user(), after.smallest_user()) != Ordering::Equal);
+        if busy.contains(&n.number()) || !clean || !fits(lo, hi + 1, total + n.meta.file_size) {
+            break;
+        }
+        total += n.meta.file_size;
+        hi += 1;
+    }
+    files[lo..=hi].to_vec()
+}
 
 /// RocksDB's `CompactRange` limit for a manual compaction out of an L1+ level: `inputs` (files of
 /// that level, in key order) are cut into consecutive chunks, each ending at the first file where

@@ -301,6 +301,63 @@ mod tests {
     }
 
     #[test]
+    fn trivial_moves_take_up_to_four_adjacent_files() {
+        // L1 over target; L2 holds one file in [k, l]. File 1 overlaps nothing below (ratio 0)
+        // and is picked first; the move grows right to 2, 3 and 4 (range [a, j], still nothing
+        // below), not to 5 (the range would reach L2's [k, l]).
+        let l1 = vec![
+            file(1, "a", "c", 1000),
+            file(2, "d", "e", 1000),
+            file(3, "f", "g", 1000),
+            file(4, "h", "j", 1000),
+            file(5, "m", "n", 1000),
+        ];
+        let v = version(vec![vec![], l1.clone(), vec![file(9, "k", "l", 10)]]);
+        let p = pick_compaction(&v, &cfg(), &HashSet::new(), &[], &[]).unwrap();
+        assert_eq!(nums(&p.inputs), vec![1, 2, 3, 4]);
+        assert!(p.next_inputs.is_empty() && p.is_trivial_move());
+        // at most 4 files, even with nothing below at all
+        let mut six = l1.clone();
+        six.push(file(6, "o", "p", 1000));
+        let v = version(vec![vec![], six, vec![file(9, "x", "z", 10)]]);
+        assert_eq!(
+            pick_compaction(&v, &cfg(), &HashSet::new(), &[], &[])
+                .unwrap()
+                .inputs
+                .len(),
+            4
+        );
+        // a busy neighbour stops the growth; so does max_compaction_bytes
+        let v = version(vec![vec![], l1.clone(), vec![file(9, "k", "l", 10)]]);
+        let busy: HashSet<u64> = [3].into_iter().collect();
+        let p = pick_compaction(&v, &cfg(), &busy, &[], &[]).unwrap();
+        assert_eq!(nums(&p.inputs), vec![1, 2]);
+        let small = PickerConfig {
+            max_compaction_bytes: 2500,
+            ..cfg()
+        };
+        let p = pick_compaction(&v, &small, &HashSet::new(), &[], &[]).unwrap();
+        assert_eq!(nums(&p.inputs), vec![1, 2]);
+        // a user key shared with the next file is no clean cut: no growth past it
+        let shared = vec![
+            file(2, "d", "e", 1000),
+            file(3, "f", "g", 1000),
+            file(4, "g", "j", 1000),
+        ];
+        let v = version(vec![vec![], shared, vec![file(9, "x", "z", 10)]]);
+        let p = pick_compaction(&v, &cfg(), &HashSet::new(), &[], &[]).unwrap();
+        assert_eq!(nums(&p.inputs), vec![2]);
+        // off with compression_per_level (as RocksDB)
+        let single = PickerConfig {
+            multi_file_moves: false,
+            ..cfg()
+        };
+        let v = version(vec![vec![], l1, vec![file(9, "k", "l", 10)]]);
+        let p = pick_compaction(&v, &single, &HashSet::new(), &[], &[]).unwrap();
+        assert_eq!(nums(&p.inputs), vec![1]);
+    }
+
+    #[test]
     fn running_compaction_output_range_blocks_overlapping_picks_into_the_same_level() {
         // L1 -> L2 for file 1 [a, c] would write [a, c] into L2; a running compaction writing
         // [b, d] into L2 (e.g. one whose inputs are no longer in this version) blocks it, the
@@ -320,6 +377,18 @@ mod tests {
             largest: b"d".to_vec(),
         }];
         let p = pick_compaction(&v, &cfg(), &HashSet::new(), &running, &[]).unwrap();
+        // (file 2 overlaps nothing in L2, nor does 3 after it: both move at once)
+        assert_eq!(nums(&p.inputs), vec![2, 3]);
+        // a grown move into a running range falls back to its one file: [m, u] reaches [t, t]
+        let running_xy = vec![
+            running[0].clone(),
+            RunningRange {
+                output_level: 2,
+                smallest: b"t".to_vec(),
+                largest: b"t".to_vec(),
+            },
+        ];
+        let p = pick_compaction(&v, &cfg(), &HashSet::new(), &running_xy, &[]).unwrap();
         assert_eq!(nums(&p.inputs), vec![2]);
         // a running range in another output level does not matter
         let running = vec![RunningRange {
@@ -328,7 +397,9 @@ mod tests {
             largest: b"z".to_vec(),
         }];
         let p = pick_compaction(&v, &cfg(), &HashSet::new(), &running, &[]).unwrap();
-        assert_eq!(nums(&p.inputs), vec![1]);
+        // (nothing of L2 lies in [a, u]: the three files move at once)
+        assert_eq!(nums(&p.inputs), vec![1, 2, 3]);
+        assert!(p.is_trivial_move());
         // L0 -> L1 is blocked by a running compaction into L1 that overlaps the L0 range
         let v = version(vec![vec![
             file(10, "a", "b", 1),
