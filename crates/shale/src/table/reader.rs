@@ -469,9 +469,9 @@ impl Table {
     pub(crate) fn read_block(&self, h: BlockHandle, verify: bool) -> Result<Vec<u8>> {
         self.check_handle(h)?;
         let size = h.size as usize;
-        let buf = self
-            .file
-            .read_at(h.offset, size + BLOCK_TRAILER_LEN)
+        let mut buf = super::block::buffers::take(size + BLOCK_TRAILER_LEN);
+        self.file
+            .read_exact_at(h.offset, &mut buf)
             .map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
         self.finish_block(h, verify, buf)
     }
@@ -503,8 +503,10 @@ impl Table {
             buf.truncate(size);
             Ok(buf)
         } else {
-            decompress_block(ty, &buf[..size], self.footer.format_version)
-                .map_err(|e| e.in_file(&self.file_name, Some(h.offset)))
+            let out = decompress_block(ty, &buf[..size], self.footer.format_version)
+                .map_err(|e| e.in_file(&self.file_name, Some(h.offset)));
+            super::block::buffers::give(buf);
+            out
         }
     }
 
@@ -523,7 +525,8 @@ impl Table {
         let raw = if sequential {
             ra.read(&*self.file, self.file_size, h.offset, n)
         } else {
-            self.file.read_at(h.offset, n)
+            let mut buf = super::block::buffers::take(n);
+            self.file.read_exact_at(h.offset, &mut buf).map(|()| buf)
         }
         .map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
         let data = self.finish_block(h, verify, raw)?;
