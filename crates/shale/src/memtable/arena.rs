@@ -25,16 +25,63 @@ pub(crate) const MIN_BLOCK_SIZE: usize = 4 << 10;
 /// Largest block size the arena uses.
 pub(crate) const MAX_BLOCK_SIZE: usize = 1 << 30;
 
+/// Blocks at least this big are mapped from the OS directly (on unix) rather than taken from
+/// the allocator. A memtable's blocks live for one memtable and are freed by the flush thread:
+/// through glibc malloc they can land in another thread's arena, or (once a larger buffer
+/// raised its dynamic mmap threshold) in a heap that is never trimmed, and the process keeps
+/// the memory of dead memtables. Mapped blocks go back to the OS when the memtable drops.
+const MAP_MIN: usize = 256 << 10;
+
 /// One heap block. Owned by the arena through a raw pointer (see `Arena::blocks`).
 struct Block {
     ptr: NonNull<u8>,
     cap: usize,
+    /// Length of the mapping if the block was mapped with `mmap` (else 0: `alloc`).
+    mapped: usize,
     /// Bytes handed out (may exceed `cap` after failed fast-path attempts; those are wasted).
     used: AtomicUsize,
 }
 
+/// Map `len` bytes (a multiple of the page size) of zeroed anonymous memory.
+#[cfg(unix)]
+fn map(len: usize) -> Option<NonNull<u8>> {
+    // SAFETY: an anonymous private mapping at an address of the kernel's choosing touches no
+    // existing memory; the result is checked against MAP_FAILED.
+    let p = unsafe {
+        libc::mmap(
+            ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        None
+    } else {
+        NonNull::new(p as *mut u8)
+    }
+}
+
+#[cfg(not(unix))]
+fn map(_len: usize) -> Option<NonNull<u8>> {
+    None
+}
+
 impl Block {
     fn new(cap: usize, used: usize) -> Block {
+        if cap >= MAP_MIN {
+            let len = cap.div_ceil(4096) * 4096;
+            if let Some(ptr) = map(len) {
+                return Block {
+                    ptr,
+                    cap,
+                    mapped: len,
+                    used: AtomicUsize::new(used),
+                };
+            }
+        }
         let layout = Layout::from_size_align(cap, ARENA_ALIGN).expect("arena block layout");
         // SAFETY: `cap > 0` (callers pass at least MIN_BLOCK_SIZE or a non-zero request), so
         // the layout has non-zero size as `alloc` requires.
@@ -43,6 +90,7 @@ impl Block {
         Block {
             ptr,
             cap,
+            mapped: 0,
             used: AtomicUsize::new(used),
         }
     }
@@ -50,6 +98,12 @@ impl Block {
 
 impl Drop for Block {
     fn drop(&mut self) {
+        #[cfg(unix)]
+        if self.mapped > 0 {
+            // SAFETY: `ptr` / `mapped` describe a mapping made in `Block::new`, unmapped only here.
+            unsafe { libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, self.mapped) };
+            return;
+        }
         let layout = Layout::from_size_align(self.cap, ARENA_ALIGN).expect("arena block layout");
         // SAFETY: `ptr` was returned by `alloc` with exactly this layout and is freed only here.
         unsafe { dealloc(self.ptr.as_ptr(), layout) }
@@ -218,6 +272,42 @@ mod tests {
         assert_eq!(a.memory_usage(), before + 3000usize.next_multiple_of(ARENA_ALIGN));
         // SAFETY: 3000 bytes are ours.
         unsafe { ptr::write_bytes(big.as_ptr(), 7, 3000) };
+    }
+
+    /// Large blocks are mapped from the OS (and unmapped on drop); small ones come from the
+    /// allocator. Both hold what is written to them.
+    #[test]
+    fn large_blocks_are_mapped() {
+        let a = Arena::new(1 << 20);
+        let mut ps = Vec::new();
+        for i in 0..300usize {
+            let p = a.allocate_aligned(10_000);
+            // SAFETY: 10,000 bytes are ours.
+            unsafe { ptr::write_bytes(p.as_ptr(), i as u8, 10_000) };
+            ps.push(p);
+        }
+        let small = a.allocate_aligned(100 << 10); // > block/4: an own block, below MAP_MIN
+        let blocks: Vec<(usize, usize)> = a
+            .blocks
+            .lock()
+            .iter()
+            // SAFETY: the arena is alive; its blocks are valid.
+            .map(|&b| unsafe { ((*b).cap, (*b).mapped) })
+            .collect();
+        assert!(blocks.len() >= 3);
+        for (cap, mapped) in blocks {
+            if cfg!(unix) && cap >= MAP_MIN {
+                assert!(mapped >= cap, "{cap} {mapped}");
+            } else {
+                assert_eq!(mapped, 0);
+            }
+        }
+        for (i, p) in ps.iter().enumerate() {
+            // SAFETY: still owned by the live arena; written above.
+            let s = unsafe { std::slice::from_raw_parts(p.as_ptr(), 10_000) };
+            assert!(s.iter().all(|&b| b == i as u8));
+        }
+        let _ = small;
     }
 
     #[test]
