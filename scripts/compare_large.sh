@@ -5,6 +5,10 @@
 # and peak RSS from /usr/bin/time.
 #   usage: scripts/compare_large.sh [DIR]     env: NUM (10000000) READS (1000000) SHALE ANCHOR
 #          EXTRA (more flags for both tools, e.g. --cache_index_and_filter_blocks=1)
+#          BENCHMARKS (default: the five above and stats; e.g. fillrandom,overwrite,stats for
+#          write amplification on overwrite alone)
+# It ends with each tool's total compaction + flush writes and their ratio to flush writes
+# (the W-Amp of the stats' Sum row), computed from the exact byte counts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=${1:-/work/tmp-large}
@@ -13,7 +17,8 @@ READS=${READS:-1000000}
 SHALE=${SHALE:-target/release/shale}
 ANCHOR=${ANCHOR:-$HOME/.cache/rocksdb-anchor/db_bench}
 [ -x "$SHALE" ] || cargo build --release -p shale-cli
-FLAGS="--benchmarks=fillrandom,overwrite,readrandom,readwhilewriting,seekrandom,stats
+BENCHMARKS=${BENCHMARKS:-fillrandom,overwrite,readrandom,readwhilewriting,seekrandom,stats}
+FLAGS="--benchmarks=$BENCHMARKS
  --num=$NUM --reads=$READS --value_size=100 --compression_type=none --bloom_bits=10
  --cache_size=33554432 --format_version=5 --write_buffer_size=67108864 --max_write_buffer_number=2
  --max_background_jobs=2 --open_files=-1 --threads=1 --seed=1 --statistics ${EXTRA:-}"
@@ -28,11 +33,18 @@ for tool in shale anchor; do
 done
 echo "# $(date -u '+%F %T') UTC  num=$NUM reads=$READS  logs: $out"
 printf "%-18s %12s %12s %8s\n" benchmark shale anchor ratio
-for b in fillrandom overwrite readrandom readwhilewriting seekrandom; do
-  s=$(grep -E "^$b " "$out/shale.txt" | awk '{print $5}'); a=$(grep -E "^$b " "$out/anchor.txt" 2>/dev/null | awk '{print $5}')
+for b in ${BENCHMARKS//,/ }; do
+  [ "$b" = stats ] && continue
+  s=$(grep -E "^$b " "$out/shale.txt" | awk '{print $5}' || true); a=$(grep -E "^$b " "$out/anchor.txt" 2>/dev/null | awk '{print $5}' || true)
   r=$(awk -v s="${s:-0}" -v a="${a:-0}" 'BEGIN{ if (a>0) printf "%.2fx", s/a; else print "-"}')
   printf "%-18s %12s %12s %8s\n" "$b" "${s:--}" "${a:--}" "$r"
 done
 for tool in shale anchor; do
   [ -f "$out/$tool.err" ] && echo "$tool peak RSS: $(grep 'Maximum resident' "$out/$tool.err" | awk '{print $6}') KiB"
 done
+# Write amplification: (flush + compaction writes) / flush writes, in GiB.
+sw=$(awk '/^ Sum /{print $7; exit}' "$out/shale.txt" 2>/dev/null); sf=$(awk '/^  L0 /{print $8; exit}' "$out/shale.txt" 2>/dev/null)
+ac=$(awk '/rocksdb.compact.write.bytes COUNT/{print $4}' "$out/anchor.txt" 2>/dev/null); af=$(awk '/rocksdb.flush.write.bytes COUNT/{print $4}' "$out/anchor.txt" 2>/dev/null)
+awk -v sw="${sw:-0}" -v sf="${sf:-0}" -v ac="${ac:-0}" -v af="${af:-0}" 'BEGIN{
+  if (sf > 0) printf "shale  writes %.3f GiB, flushed %.3f GiB, W-Amp %.3f\n", sw, sf, sw/sf;
+  g = 1024*1024*1024; if (af > 0) printf "anchor writes %.3f GiB, flushed %.3f GiB, W-Amp %.3f\n", (ac+af)/g, af/g, (ac+af)/af }'
