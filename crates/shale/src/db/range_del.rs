@@ -71,7 +71,7 @@ pub(crate) fn mem_add_range_tombstone(mem: &MemTable, seq: SequenceNumber, begin
 
 /// The fragmented tombstones of a table file (loaded once, cached in the `FileMeta`).
 pub(crate) fn file_tombstones(db: &DbInner, f: &FileMeta) -> Result<Option<Arc<FragmentedRangeTombstoneList>>> {
-    if let Some(l) = f.range_dels.get() {
+    if let Some(l) = f.range_dels().get() {
         return Ok(l.clone());
     }
     let t = db.table_cache.get(f)?;
@@ -97,7 +97,7 @@ pub(crate) fn file_tombstones(db: &DbInner, f: &FileMeta) -> Result<Option<Arc<F
             Some(Arc::new(l))
         }
     };
-    let _ = f.range_dels.set(list.clone());
+    let _ = f.range_dels().set(list.clone());
     Ok(list)
 }
 

@@ -120,12 +120,12 @@ impl TableCache {
     pub(crate) fn get(&self, f: &FileMeta) -> Result<AnyTable> {
         let cap = match self.capacity {
             None => {
-                if let Some(t) = f.table.get() {
+                if let Some(t) = f.table().get() {
                     return Ok(t.clone());
                 }
                 let t = self.open_table(f.number(), f.meta.file_size, f.level0)?;
-                let _ = f.table.set(t.clone());
-                return Ok(f.table.get().cloned().unwrap_or(t));
+                let _ = f.table().set(t.clone());
+                return Ok(f.table().get().cloned().unwrap_or(t));
             }
             Some(c) => c,
         };
@@ -154,7 +154,7 @@ impl TableCache {
     /// The table of a live file if it is open (does not open it).
     pub(crate) fn peek(&self, f: &FileMeta) -> Option<AnyTable> {
         match self.capacity {
-            None => f.table.get().cloned(),
+            None => f.table().get().cloned(),
             Some(_) => self.lru.lock().map.get(&f.number()).map(|e| e.0.clone()),
         }
     }

@@ -40,6 +40,12 @@ pub(crate) struct FileLife {
     /// Set once a synced MANIFEST edit removed the file (and did not re-add it elsewhere).
     obsolete: AtomicBool,
     reaper: Arc<Reaper>,
+    /// The opened table, pinned here when the table cache is unbounded: shared by every
+    /// `FileMeta` of the file, so a moved file keeps its open reader (and an iterator on an
+    /// older version opens nothing twice).
+    table: OnceLock<AnyTable>,
+    /// The table's fragmented range tombstones (None: it has none), loaded on first use.
+    range_dels: OnceLock<Option<Arc<crate::range_del::FragmentedRangeTombstoneList>>>,
 }
 
 impl Drop for FileLife {
@@ -53,10 +59,6 @@ impl Drop for FileLife {
 /// A live table file.
 pub(crate) struct FileMeta {
     pub meta: FileMetaData,
-    /// The opened table, pinned here when the table cache is unbounded.
-    pub table: OnceLock<AnyTable>,
-    /// The table's fragmented range tombstones (None: it has none), loaded on first use.
-    pub range_dels: OnceLock<Option<Arc<crate::range_del::FragmentedRangeTombstoneList>>>,
     /// Whether the file was added at level 0 (its table may pin index and filter in the cache).
     pub level0: bool,
     life: Arc<FileLife>,
@@ -72,17 +74,25 @@ impl FileMeta {
             number: meta.number,
             obsolete: AtomicBool::new(false),
             reaper,
+            table: OnceLock::new(),
+            range_dels: OnceLock::new(),
         });
         FileMeta::with_life(meta, life, level)
     }
     fn with_life(meta: FileMetaData, life: Arc<FileLife>, level: usize) -> Arc<FileMeta> {
         Arc::new(FileMeta {
             meta,
-            table: OnceLock::new(),
-            range_dels: OnceLock::new(),
             level0: level == 0,
             life,
         })
+    }
+    /// The opened table, when the table cache is unbounded (shared with moved copies).
+    pub(crate) fn table(&self) -> &OnceLock<AnyTable> {
+        &self.life.table
+    }
+    /// The table's fragmented range tombstones, once loaded (shared with moved copies).
+    pub(crate) fn range_dels(&self) -> &OnceLock<Option<Arc<crate::range_del::FragmentedRangeTombstoneList>>> {
+        &self.life.range_dels
     }
     pub(crate) fn number(&self) -> u64 {
         self.meta.number
@@ -534,6 +544,7 @@ impl VersionSet {
             }
             // A file moved from another level (a trivial move) shares the removed entry's life,
             // so it is not deleted while an older version still holds it at the old level.
+            // It shares the open table and loaded range tombstones too.
             let meta = match removed.iter().find(|r: &&Arc<FileMeta>| r.number() == f.number) {
                 Some(r) => FileMeta::with_life(f.clone(), r.life.clone(), level),
                 None => FileMeta::new_at(f.clone(), self.reaper.clone(), level),
@@ -609,6 +620,9 @@ mod tests {
         apply(&mut vs, &[(1, 10)], &[(2, file(10, "a", "c"))]);
         let held_at_l2 = vs.current.clone();
         assert!(vs.reaper.take().is_empty(), "a moved file is not obsolete");
+        // what one copy loads (open table, range tombstones) the other sees
+        held_at_l1.files[1][0].range_dels().set(None).unwrap();
+        assert!(held_at_l2.files[2][0].range_dels().get().is_some());
         // A compaction rewrites the moved file into file 11.
         apply(&mut vs, &[(2, 10)], &[(2, file(11, "a", "c"))]);
         drop(held_at_l2);
