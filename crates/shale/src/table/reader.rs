@@ -379,10 +379,14 @@ impl Table {
         };
         // Read (and so validate) the index and filter now; keep them in the table or put them
         // in the cache (RocksDB prefetches them into the cache at open too).
-        let mut index = t.read_parsed_block(footer.index, verify)?;
-        index.build_directory(&t.index_order, t.index_format);
-        let index = Arc::new(index);
         let in_cache = opts.cache_index_and_filter_blocks && t.cache.is_some();
+        let mut index = t.read_parsed_block(footer.index, verify)?;
+        if !in_cache {
+            // Held by the table for its lifetime: worth a search directory (see `cached_index`
+            // for why a cached index gets none).
+            index.build_directory(&t.index_order, t.index_format);
+        }
+        let index = Arc::new(index);
         let pin = in_cache && opts.pin_index_and_filter_in_cache;
         if in_cache {
             let key = (t.cache_id, footer.index.offset);
@@ -585,9 +589,10 @@ impl Table {
                 return Ok(b);
             }
         }
-        let mut b = self.read_parsed_block(h, self.verify_meta)?;
-        b.build_directory(&self.index_order, self.index_format);
-        let b = Arc::new(b);
+        // No search directory here: an index block that lives in the cache may be evicted and
+        // read again on any lookup, and rebuilding a directory (decoding every entry) each
+        // time costs more than the searches it saves.
+        let b = Arc::new(self.read_parsed_block(h, self.verify_meta)?);
         if let Some(c) = &self.cache {
             c.insert(key, b.clone(), b.memory());
         }
