@@ -30,6 +30,10 @@ pub enum Error {
     NotSupported(String),
     /// A background job (flush, compaction) failed; writes are stopped until `resume()` or reopen.
     Background(Arc<Error>),
+    /// Code running inside the engine panicked (a user comparator, merge operator or filter, or
+    /// a bug): `context` says which work (e.g. "write group", "flush"), `message` is the panic's
+    /// message. A panic on the write path stops writes as a background error does.
+    Panic { context: String, message: String },
 }
 
 impl Error {
@@ -89,6 +93,28 @@ impl Error {
     pub fn is_not_supported(&self) -> bool {
         matches!(self, Error::NotSupported(_))
     }
+    /// True if this error reports a panic (possibly wrapped in a background error).
+    pub fn is_panic(&self) -> bool {
+        match self {
+            Error::Panic { .. } => true,
+            Error::Background(e) => e.is_panic(),
+            _ => false,
+        }
+    }
+    /// The error for a caught panic payload (from `catch_unwind` or a thread's `join`).
+    pub(crate) fn from_panic(context: &str, payload: Box<dyn std::any::Any + Send>) -> Error {
+        let message = if let Some(s) = payload.downcast_ref::<&str>() {
+            s.to_string()
+        } else if let Some(s) = payload.downcast_ref::<String>() {
+            s.clone()
+        } else {
+            "panic with a non-string payload".into()
+        };
+        Error::Panic {
+            context: context.to_string(),
+            message,
+        }
+    }
     /// True for an ENOSPC I/O error (possibly wrapped in a background error).
     pub fn is_no_space(&self) -> bool {
         match self {
@@ -117,6 +143,7 @@ impl fmt::Display for Error {
             Error::Busy(m) => write!(f, "Resource busy: {m}"),
             Error::NotSupported(m) => write!(f, "Not implemented: {m}"),
             Error::Background(e) => write!(f, "Background error (writes stopped): {e}"),
+            Error::Panic { context, message } => write!(f, "Panic in {context}: {message}"),
         }
     }
 }

@@ -212,12 +212,15 @@ impl BatchHandler for Count {
     }
 }
 
-/// Decode a WriteBatch (its RocksDB encoding) and walk its records.
+/// Decode a WriteBatch (its RocksDB encoding), walk its records, and insert them into a
+/// memtable as WAL recovery does (records the memtable cannot hold must be errors).
 pub fn write_batch_decode(data: &[u8]) -> Result<usize> {
     let b = WriteBatch::from_data(data.to_vec())?;
     let mut c = Count(0);
     b.iterate(&mut c)?;
     let _ = b.count();
+    let mem = crate::memtable::MemTable::new(InternalKeyComparator::default(), 4096);
+    b.iterate(&mut crate::db::MemInserter::new(&mem, 1))?;
     Ok(c.0)
 }
 

@@ -50,8 +50,9 @@ pub(crate) mod tag {
 #[derive(Clone, PartialEq, Eq)]
 pub struct WriteBatch {
     rep: Vec<u8>,
-    /// A key or value longer than 4 GiB − 1 was given (the op was not recorded).
-    oversize: bool,
+    /// Set when a key or value too large to store was given (that op was not recorded): the
+    /// batch is then refused by `DB::write` with InvalidArgument, before anything is written.
+    oversize: Option<&'static str>,
 }
 
 impl Default for WriteBatch {
@@ -70,9 +71,38 @@ impl fmt::Debug for WriteBatch {
     }
 }
 
+/// Why a record with a `klen`-byte key and a `vlen`-byte value cannot be stored, or `None` if it
+/// can. RocksDB rejects a key or value longer than `u32::MAX` (its length is a varint32); Shale's
+/// memtable entry (varint32 internal-key length, the key, an 8-byte trailer, varint32 value
+/// length, the value) must itself stay below 4 GiB, so a record is checked as a whole too.
+/// Writes check this before anything reaches the WAL; WAL replay checks it again.
 #[inline]
-fn fits(b: &[u8]) -> bool {
-    b.len() <= u32::MAX as usize
+pub(crate) fn oversize_reason(klen: usize, vlen: usize) -> Option<&'static str> {
+    const MAX: u64 = u32::MAX as u64;
+    let (k, v) = (klen as u64, vlen as u64);
+    if k > MAX - 8 {
+        return Some("key too large (a key must be shorter than 4 GiB - 8 bytes)");
+    }
+    if v > MAX {
+        return Some("value too large (a value must be shorter than 4 GiB)");
+    }
+    let varint = |n: u64| {
+        if n < 1 << 7 {
+            1
+        } else if n < 1 << 14 {
+            2
+        } else if n < 1 << 21 {
+            3
+        } else if n < 1 << 28 {
+            4
+        } else {
+            5
+        }
+    };
+    if varint(k + 8) + k + 8 + varint(v) + v > MAX {
+        return Some("key and value too large together (a record must be shorter than 4 GiB)");
+    }
+    None
 }
 
 impl WriteBatch {
@@ -80,7 +110,7 @@ impl WriteBatch {
     pub fn new() -> WriteBatch {
         WriteBatch {
             rep: vec![0u8; HEADER],
-            oversize: false,
+            oversize: None,
         }
     }
 
@@ -88,7 +118,7 @@ impl WriteBatch {
     pub fn with_capacity(bytes: usize) -> WriteBatch {
         let mut rep = Vec::with_capacity(HEADER + bytes);
         rep.resize(HEADER, 0);
-        WriteBatch { rep, oversize: false }
+        WriteBatch { rep, oversize: None }
     }
 
     fn bump_count(&mut self) {
@@ -97,8 +127,8 @@ impl WriteBatch {
     }
 
     fn push_kv(&mut self, t: u8, k: &[u8], v: &[u8]) {
-        if !fits(k) || !fits(v) {
-            self.oversize = true;
+        if let Some(why) = oversize_reason(k.len(), v.len()) {
+            self.oversize.get_or_insert(why);
             return;
         }
         self.rep.reserve(1 + 10 + k.len() + v.len());
@@ -110,8 +140,8 @@ impl WriteBatch {
     }
 
     fn push_k(&mut self, t: u8, k: &[u8]) {
-        if !fits(k) {
-            self.oversize = true;
+        if let Some(why) = oversize_reason(k.len(), 0) {
+            self.oversize.get_or_insert(why);
             return;
         }
         self.rep.reserve(1 + 5 + k.len());
@@ -174,7 +204,7 @@ impl WriteBatch {
     pub fn clear(&mut self) {
         self.rep.clear();
         self.rep.resize(HEADER, 0);
-        self.oversize = false;
+        self.oversize = None;
     }
 
     /// Number of counted records (everything but `put_log_data`).
@@ -207,7 +237,7 @@ impl WriteBatch {
         }
         let wb = WriteBatch {
             rep: data,
-            oversize: false,
+            oversize: None,
         };
         let mut found = 0u32;
         for r in wb.records() {
@@ -228,17 +258,16 @@ impl WriteBatch {
         }
         Ok(WriteBatch {
             rep: data,
-            oversize: false,
+            oversize: None,
         })
     }
 
-    /// InvalidArgument if a key or value longer than `u32::MAX` was given to this batch.
-    #[cfg(test)]
+    /// InvalidArgument if a key or value too large to store was given to this batch.
     pub(crate) fn validate(&self) -> Result<()> {
-        if self.oversize {
-            return Err(Error::invalid("WriteBatch: key or value too large (>= 4 GiB)"));
+        match self.oversize {
+            Some(why) => Err(Error::invalid(format!("WriteBatch: {why}"))),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     pub(crate) fn sequence(&self) -> u64 {
@@ -262,7 +291,7 @@ impl WriteBatch {
         self.rep.extend_from_slice(&other.rep[HEADER..]);
         let c = self.count().wrapping_add(other.count());
         self.set_count(c);
-        self.oversize |= other.oversize;
+        self.oversize = self.oversize.or(other.oversize);
     }
 
     /// Every record, including the ones `iterate` rejects.

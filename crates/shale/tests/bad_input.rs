@@ -788,3 +788,192 @@ fn api_misuse() {
     // and a read-only open does not block a writer? (it takes no lock, as RocksDB)
     let _ = Path::new("");
 }
+
+// ---- issue 14: hardening --------------------------------------------------------------------
+
+/// Bytewise order, but panics when it compares the key `boom` while armed (a buggy user
+/// comparator). Disarmed, the same name orders the same way, so the DB reopens with it.
+struct PanickyComparator(Arc<std::sync::atomic::AtomicBool>);
+impl shale::Comparator for PanickyComparator {
+    fn name(&self) -> &str {
+        "test.PanickyBytewise"
+    }
+    fn compare(&self, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+        if self.0.load(std::sync::atomic::Ordering::Relaxed) && (a == b"boom" || b == b"boom") {
+            panic!("comparator asked to order the key boom");
+        }
+        a.cmp(b)
+    }
+}
+
+#[test]
+fn panic_on_the_write_path_never_hangs_and_loses_no_acknowledged_write() {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::mpsc;
+    use std::time::Duration;
+    let fs = MemFs::new();
+    let armed = Arc::new(AtomicBool::new(true));
+    let mut o = mem_opts(&fs);
+    o.write_buffer_size = 1 << 20;
+    o.comparator = Arc::new(PanickyComparator(armed.clone()));
+    let db = Arc::new(DB::open(&o, dir()).unwrap());
+    db.put(b"a-first", b"v").unwrap();
+    let (tx, rx) = mpsc::channel();
+    let mut threads = Vec::new();
+    for t in 0..8u64 {
+        let (db, tx) = (db.clone(), tx.clone());
+        threads.push(std::thread::spawn(move || {
+            let mut acked = Vec::new();
+            let mut err = None;
+            for i in 0..100_000u64 {
+                let k = if t == 3 && i == 200 {
+                    b"boom".to_vec()
+                } else {
+                    format!("t{t}-{i:06}").into_bytes()
+                };
+                match db.put(&k, format!("v{i}")) {
+                    Ok(()) => acked.push((k, format!("v{i}").into_bytes())),
+                    Err(e) => {
+                        err = Some(e);
+                        break;
+                    }
+                }
+            }
+            tx.send((acked, err)).unwrap();
+        }));
+    }
+    drop(tx);
+    let mut model = Model::new();
+    model.insert(b"a-first".to_vec(), b"v".to_vec());
+    let mut saw_panic = false;
+    for _ in 0..8 {
+        let (acked, err) = rx
+            .recv_timeout(Duration::from_secs(120))
+            .expect("a writer hung after a panic on the write path");
+        let e = err.expect("every writer gets an error once the write path panicked");
+        saw_panic |= e.is_panic();
+        assert!(
+            e.is_panic() || matches!(e, Error::Background(_)),
+            "unexpected error {e}"
+        );
+        model.extend(acked);
+    }
+    assert!(saw_panic, "the panic is reported as a panic");
+    for t in threads {
+        t.join().unwrap();
+    }
+    // Later calls fail too, and resume() cannot clear a panic (the memtable may be torn).
+    assert!(db.put(b"later", b"x").is_err());
+    assert!(db.flush().is_err());
+    assert!(db.resume().is_err());
+    drop(db);
+    // Reopened with the panicking comparator, replaying the WAL panics again: an error.
+    let e = DB::open(&o, dir()).expect_err("replaying the key boom must fail");
+    assert!(e.is_panic(), "{e}");
+    // Fixed comparator: every acknowledged write is there.
+    armed.store(false, std::sync::atomic::Ordering::Relaxed);
+    let db = DB::open(&o, dir()).unwrap();
+    let got = dump(&db);
+    for (k, v) in &model {
+        assert_eq!(
+            got.get(k),
+            Some(v),
+            "acknowledged key {:?} lost",
+            String::from_utf8_lossy(k)
+        );
+    }
+    // Nothing but acknowledged writes and the writes that failed with the panicking group.
+    assert!(
+        got.len() <= model.len() + 9,
+        "{} keys, {} acknowledged",
+        got.len(),
+        model.len()
+    );
+}
+
+#[test]
+fn oversized_keys_and_values_are_rejected_before_the_wal() {
+    let fs = MemFs::new();
+    let mut o = mem_opts(&fs);
+    o.merge_operator = Some(Arc::new(shale::merge::Associative(shale::StringAppendOperator::new(
+        ",",
+    ))));
+    let db = DB::open(&o, dir()).unwrap();
+    db.put(b"a", b"1").unwrap();
+    let wal = newest(&fs, dir(), "", ".log");
+    let wal_len = fs.file_size(&wal).unwrap();
+    // Zeroed allocations are not touched until written, so these cost no memory.
+    let huge = vec![0u8; 1 << 32];
+    let big_key = vec![0u8; (u32::MAX - 7) as usize];
+    let half = vec![0u8; 1 << 31];
+    let is_invalid = |r: Result<(), Error>, what: &str| match r {
+        Err(Error::InvalidArgument(m)) => assert!(m.contains("too large"), "{what}: {m}"),
+        other => panic!("{what}: {other:?}"),
+    };
+    is_invalid(db.put(&huge, b"v"), "4 GiB key");
+    is_invalid(db.put(b"k", &huge), "4 GiB value");
+    is_invalid(db.put(&big_key, b""), "key whose internal key is 4 GiB");
+    is_invalid(db.put(&half, &half), "key and value of 2 GiB each");
+    is_invalid(db.merge(b"k", &huge), "4 GiB merge operand");
+    is_invalid(db.delete(&huge), "4 GiB delete key");
+    is_invalid(db.delete_range(b"", &huge), "4 GiB range end");
+    // In a batch, the other records are not applied either.
+    let mut b = WriteBatch::new();
+    b.put(b"b", b"2");
+    b.put(b"c", &huge);
+    b.put(b"d", b"4");
+    is_invalid(db.write(b), "batch with a 4 GiB value");
+    assert_eq!(fs.file_size(&wal).unwrap(), wal_len, "nothing reached the WAL");
+    db.put(b"e", b"5").unwrap();
+    drop(db);
+    let db = DB::open(&o, dir()).unwrap();
+    let got: Vec<_> = dump(&db).into_keys().collect();
+    assert_eq!(got, vec![b"a".to_vec(), b"e".to_vec()]);
+}
+
+#[test]
+fn full_disk_keeps_exactly_the_acknowledged_writes() {
+    let fs = MemFs::new();
+    let mut o = mem_opts(&fs);
+    o.write_buffer_size = 64 << 10;
+    let mut model = Model::new();
+    let db = DB::open(&o, dir()).unwrap();
+    for i in 0..50u64 {
+        let (k, v) = kv(i);
+        db.put(&k, &v).unwrap();
+        model.insert(k, v);
+    }
+    // The disk fills up in the middle of the next WAL record.
+    fs.set_write_budget(Some(3000));
+    let mut failed = None;
+    for i in 50..10_000u64 {
+        let (k, v) = kv(i);
+        match db.put(&k, &v) {
+            Ok(()) => {
+                model.insert(k, v);
+            }
+            Err(e) => {
+                assert!(e.is_no_space(), "{e}");
+                failed = Some(k);
+                break;
+            }
+        }
+    }
+    let failed = failed.expect("the disk filled up");
+    // Space comes back, but the DB stopped: no write may follow the torn record in that WAL.
+    fs.set_write_budget(None);
+    assert!(db.put(b"after-enospc", b"x").is_err(), "writes stop after a WAL error");
+    // resume() starts a new WAL; writes go on and are kept.
+    db.resume().unwrap();
+    for i in 20_000..20_100u64 {
+        let (k, v) = kv(i);
+        db.put(&k, &v).unwrap();
+        model.insert(k, v);
+    }
+    drop(db);
+    let db = DB::open(&o, dir()).unwrap();
+    let got = dump(&db);
+    assert!(!got.contains_key(&failed), "the write reported as failed was recovered");
+    assert!(!got.contains_key(&b"after-enospc"[..]));
+    assert_eq!(got, model, "recovered state differs from the acknowledged writes");
+}

@@ -123,6 +123,55 @@ fn write_batch_and_version_edit_corpus() {
     });
 }
 
+/// Records whose length fields claim keys or values of 4 GiB or more (or just under, where the
+/// memtable's internal key would not fit): every one is an error, never a panic or a huge
+/// allocation.
+#[test]
+fn write_batch_with_huge_lengths() {
+    fn varint(mut v: u64, out: &mut Vec<u8>) {
+        while v >= 0x80 {
+            out.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+    let lens = [
+        u32::MAX as u64,
+        u32::MAX as u64 - 8,
+        u32::MAX as u64 - 7,
+        1 << 32,
+        u64::MAX,
+    ];
+    for tag in [0x00u8, 0x01, 0x02, 0x07, 0x0F] {
+        for &klen in &lens {
+            for &vlen in &[0u64, 3, u32::MAX as u64] {
+                let mut d = Vec::new();
+                d.extend_from_slice(&1u64.to_le_bytes());
+                d.extend_from_slice(&1u32.to_le_bytes());
+                d.push(tag);
+                varint(klen, &mut d);
+                d.extend_from_slice(b"abc");
+                varint(vlen, &mut d);
+                d.extend_from_slice(b"xyz");
+                assert!(
+                    fuzzing::write_batch_decode(&d).is_err(),
+                    "tag {tag:#x} key length {klen} value length {vlen} decoded"
+                );
+                let mut wal = Vec::new();
+                wal.push(2u8);
+                let mut framed = Vec::new();
+                let crc = 0u32.to_le_bytes();
+                framed.extend_from_slice(&crc);
+                framed.extend_from_slice(&(d.len() as u16).to_le_bytes());
+                framed.push(1);
+                framed.extend_from_slice(&d);
+                wal.extend_from_slice(&framed);
+                let _ = fuzzing::wal_replay(&wal[1..], wal[0]);
+            }
+        }
+    }
+}
+
 #[test]
 fn seeds_decode_cleanly() {
     // The unmutated seeds are valid files: they must decode without error.

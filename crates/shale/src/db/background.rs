@@ -27,16 +27,6 @@ pub(crate) fn start(db: &Arc<DbInner>) -> Result<()> {
     Ok(())
 }
 
-fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "unknown panic".into()
-    }
-}
-
 fn record_error(db: &DbInner, st: &mut DbState, e: Error) {
     if db.shutting_down.load(Ordering::Acquire) {
         return;
@@ -104,11 +94,7 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
                 match r {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => record_error(db, &mut st, e),
-                    Err(p) => record_error(
-                        db,
-                        &mut st,
-                        Error::Busy(format!("flush panicked: {}", panic_message(p))),
-                    ),
+                    Err(p) => record_error(db, &mut st, Error::from_panic("flush", p)),
                 }
                 purge_obsolete(db, &mut st);
                 db.bg_cv.notify_all();
@@ -139,11 +125,7 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
                     match r {
                         Ok(Ok(())) => compaction_succeeded(&mut st),
                         Ok(Err(e)) => record_compaction_error(db, &mut st, e),
-                        Err(p) => record_error(
-                            db,
-                            &mut st,
-                            Error::Busy(format!("compaction panicked: {}", panic_message(p))),
-                        ),
+                        Err(p) => record_error(db, &mut st, Error::from_panic("compaction", p)),
                     }
                     purge_obsolete(db, &mut st);
                     db.bg_cv.notify_all();
@@ -220,8 +202,13 @@ pub(crate) fn resume(db: &Arc<DbInner>) -> Result<()> {
         st.soft_error = None;
         st.compaction_retry_at = None;
         st.compaction_retry_delay = FIRST_RETRY_DELAY;
-        if st.bg_error.is_none() {
+        let Some(e) = st.bg_error.clone() else {
             return Ok(());
+        };
+        if st.write_panicked {
+            // The memtable may hold part of the panicked batch under unpublished sequence
+            // numbers: only a reopen (which replays the WAL) gives a consistent state.
+            return Err(Error::Background(Arc::new(e)));
         }
         st.bg_error = None;
         // Whatever failed, leave the current WAL: a failed append may have left a torn record

@@ -462,7 +462,12 @@ pub(crate) fn run_compaction(
         st.running_compactions.push((id, r));
     }
     st.compactions_running += 1;
-    let r = run_compaction_inner(db, st, &pick, start, allow_move);
+    // A panic (a user comparator, merge operator, or a bug) must not leave the bookkeeping above
+    // behind: manual compactions and shutdown wait for `compactions_running` to reach zero.
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run_compaction_inner(db, st, &pick, start, allow_move)
+    }))
+    .unwrap_or_else(|p| Err(Error::from_panic("compaction", p)));
     st.compactions_running -= 1;
     st.running_compactions.retain(|(i, _)| *i != id);
     for f in pick.all_inputs() {
@@ -634,7 +639,7 @@ pub(crate) fn compact_range(db: &Arc<DbInner>, begin: Option<&[u8]>, end: Option
     super::flush::flush_and_wait(db)?;
     let mut st = db.state.lock();
     st.manual_compactions += 1;
-    let r = (|| -> Result<()> {
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<()> {
         // Wait for running automatic compactions to finish so inputs are stable.
         while st.compactions_running > 0 {
             DbInner::check_bg_error(&st)?;
@@ -694,12 +699,13 @@ pub(crate) fn compact_range(db: &Arc<DbInner>, begin: Option<&[u8]>, end: Option
             level = output_level;
         }
         Ok(())
-    })();
+    }))
+    .unwrap_or_else(|p| Err(Error::from_panic("manual compaction", p)));
     st.manual_compactions -= 1;
     // An I/O failure in a manual compaction is handled like one in an automatic compaction:
-    // ENOSPC while writing tables is a soft error, anything else stops writes.
+    // ENOSPC while writing tables is a soft error, anything else stops writes (a panic too).
     match &r {
-        Err(e) if e.is_io() => {
+        Err(e) if e.is_io() || e.is_panic() => {
             super::background::record_compaction_error(db, &mut st, e.clone());
             db.bg_cv.notify_all();
         }

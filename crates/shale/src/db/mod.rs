@@ -24,6 +24,8 @@ mod subcompaction;
 mod table_cache;
 mod version;
 mod write;
+#[cfg(feature = "fuzzing")]
+pub(crate) use write::MemInserter;
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -120,6 +122,9 @@ pub(crate) struct DbState {
     /// `resume()` after a background error: the next forced switch starts a new WAL even when
     /// the memtable is empty (the current WAL may end in a torn record; nothing may follow it).
     pub wal_switch_pending: bool,
+    /// A write group panicked: the memtable may hold part of a batch whose sequence numbers
+    /// were never published. Such a DB cannot `resume()`; reopening replays the WAL.
+    pub write_panicked: bool,
     pub compactions_running: usize,
     pub being_compacted: HashSet<u64>,
     /// Output level and key range of each running compaction, by id.

@@ -114,6 +114,15 @@ fn read_identity(fs: &Arc<dyn FileSystem>, dir: &Path) -> Option<String> {
 }
 
 pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: bool) -> Result<Arc<DbInner>> {
+    // Recovery runs user code (the comparator and merge operator replay the WAL): a panic there
+    // is an error for the caller, and the lock on the directory is released as it unwinds.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        open_inner(opts, path, read_only, error_if_wal)
+    }))
+    .unwrap_or_else(|p| Err(Error::from_panic("open", p)))
+}
+
+fn open_inner(opts: &Options, path: &Path, read_only: bool, error_if_wal: bool) -> Result<Arc<DbInner>> {
     opts.validate()?;
     let fs = opts.env.clone();
     let icmp = InternalKeyComparator::new(opts.comparator.clone());
@@ -224,6 +233,7 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
             flush_running: false,
             flush_requests: 0,
             wal_switch_pending: false,
+            write_panicked: false,
             compactions_running: 0,
             being_compacted: HashSet::new(),
             running_compactions: Vec::new(),

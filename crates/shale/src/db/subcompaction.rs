@@ -202,7 +202,7 @@ pub(crate) fn run_subcompactions(
             .into_iter()
             .map(|h| {
                 h.join()
-                    .unwrap_or_else(|_| Err(crate::error::Error::Busy("subcompaction panicked".into())))
+                    .unwrap_or_else(|p| Err(crate::error::Error::from_panic("subcompaction", p)))
             })
             .collect()
     });

@@ -15,7 +15,7 @@ use crate::key::{vt, UserCmpKind};
 use crate::log;
 use crate::memtable::{AddCounters, MemTable};
 use crate::options::WriteOptions;
-use crate::write_batch::{BatchHandler, WriteBatch};
+use crate::write_batch::{oversize_reason, BatchHandler, WriteBatch};
 
 /// A writer waiting in the queue.
 pub(crate) struct Writer {
@@ -102,9 +102,15 @@ impl<'a> MemInserter<'a> {
         }
     }
     #[inline]
-    fn add(&mut self, vtype: u8, k: &[u8], v: &[u8]) {
+    fn add(&mut self, vtype: u8, k: &[u8], v: &[u8]) -> Result<()> {
+        // Writes refuse such records before the WAL (`WriteBatch::validate`); a WAL written
+        // elsewhere may still carry one, and the memtable cannot hold it.
+        if let Some(why) = oversize_reason(k.len(), v.len()) {
+            return Err(Error::corrupt(format!("WAL record at sequence {}: {why}", self.seq)));
+        }
         self.mem.add_deferred(self.seq, vtype, k, v, &mut self.counters);
         self.seq += 1;
+        Ok(())
     }
 }
 
@@ -116,16 +122,13 @@ impl Drop for MemInserter<'_> {
 
 impl BatchHandler for MemInserter<'_> {
     fn put(&mut self, k: &[u8], v: &[u8]) -> Result<()> {
-        self.add(vt::VALUE, k, v);
-        Ok(())
+        self.add(vt::VALUE, k, v)
     }
     fn delete(&mut self, k: &[u8]) -> Result<()> {
-        self.add(vt::DELETION, k, &[]);
-        Ok(())
+        self.add(vt::DELETION, k, &[])
     }
     fn single_delete(&mut self, k: &[u8]) -> Result<()> {
-        self.add(vt::SINGLE_DELETION, k, &[]);
-        Ok(())
+        self.add(vt::SINGLE_DELETION, k, &[])
     }
     fn delete_range(&mut self, b: &[u8], e: &[u8]) -> Result<()> {
         super::range_del::mem_add_range_tombstone(self.mem, self.seq, b, e);
@@ -133,8 +136,7 @@ impl BatchHandler for MemInserter<'_> {
         Ok(())
     }
     fn merge(&mut self, k: &[u8], v: &[u8]) -> Result<()> {
-        self.add(vt::MERGE, k, v);
-        Ok(())
+        self.add(vt::MERGE, k, v)
     }
 }
 
@@ -147,6 +149,9 @@ pub(crate) fn write(db: &Arc<DbInner>, wo: &WriteOptions, batch: WriteBatch, _us
             "WriteOptions: sync and disable_wal are mutually exclusive",
         ));
     }
+    // A key or value too large to store was dropped from the batch when it was added: refuse
+    // the whole batch before any of it reaches the WAL.
+    batch.validate()?;
     let w = Arc::new(Writer {
         batch: Mutex::new(Some(batch)),
         sync: wo.sync,
@@ -205,11 +210,26 @@ fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
         }
     }
     drop(q);
-    let r = if w.force_switch {
-        switch_now(db)
-    } else {
-        write_group(db, &w, &followers)
-    };
+    // The leader's work runs user code (comparator, merge operator) and must never leave the
+    // queue blocked: a panic becomes an error for the whole group and a background error that
+    // stops every later write (the memtable may hold part of the group's batch).
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if w.force_switch {
+            switch_now(db)
+        } else {
+            write_group(db, &w, &followers)
+        }
+    }))
+    .unwrap_or_else(|p| {
+        let e = Error::from_panic("write group", p);
+        let mut st = db.state.lock();
+        st.write_panicked = true;
+        if st.bg_error.is_none() {
+            st.bg_error = Some(e.clone());
+        }
+        db.bg_cv.notify_all();
+        Err(e)
+    });
     let mut q = db.writers.lock();
     q.pop_front();
     for g in &followers {

@@ -34,6 +34,8 @@ struct State {
 #[derive(Clone, Default)]
 pub struct MemFs {
     st: Arc<Mutex<State>>,
+    /// Bytes that may still be written (see [`MemFs::set_write_budget`]); `None`: unlimited.
+    budget: Arc<Mutex<Option<u64>>>,
 }
 
 impl MemFs {
@@ -52,6 +54,13 @@ impl MemFs {
             f.data.truncate(s);
         }
         st.locks.clear();
+    }
+
+    /// Simulate a disk that fills up: after `bytes` more bytes are appended (to any files), an
+    /// append writes what still fits and fails with ENOSPC (a short write). `None` lifts the
+    /// limit (space was freed).
+    pub fn set_write_budget(&self, bytes: Option<u64>) {
+        *self.budget.lock() = bytes;
     }
 
     /// Simulate a process crash: everything written reaches the OS, so nothing is lost, but
@@ -93,12 +102,27 @@ impl MemFs {
 struct MemWritable {
     inode: Inode,
     size: u64,
+    budget: Arc<Mutex<Option<u64>>>,
+    name: String,
 }
 
 impl WritableFile for MemWritable {
     fn append(&mut self, data: &[u8]) -> Result<()> {
-        self.inode.lock().data.extend_from_slice(data);
-        self.size += data.len() as u64;
+        let mut budget = self.budget.lock();
+        let n = match budget.as_mut() {
+            None => data.len(),
+            Some(left) => {
+                let n = data.len().min(usize::try_from(*left).unwrap_or(usize::MAX));
+                *left -= n as u64;
+                n
+            }
+        };
+        drop(budget);
+        self.inode.lock().data.extend_from_slice(&data[..n]);
+        self.size += n as u64;
+        if n < data.len() {
+            return Err(Error::io(&self.name, std::io::Error::from_raw_os_error(libc::ENOSPC)));
+        }
         Ok(())
     }
     fn flush(&mut self) -> Result<()> {
@@ -203,7 +227,12 @@ impl FileSystem for MemFs {
         }
         let inode: Inode = Arc::new(Mutex::new(FileData::default()));
         st.live.insert(path.to_path_buf(), inode.clone());
-        Ok(Box::new(MemWritable { inode, size: 0 }))
+        Ok(Box::new(MemWritable {
+            inode,
+            size: 0,
+            budget: self.budget.clone(),
+            name: name_of(path),
+        }))
     }
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         let st = self.st.lock();

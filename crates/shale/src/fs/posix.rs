@@ -16,25 +16,78 @@ pub struct PosixFs;
 
 const WRITE_BUFFER: usize = 64 * 1024;
 
-struct PosixWritable {
-    file: File,
+/// Where a [`PosixWritable`] puts its bytes: a `File`, or a test double that runs out of space.
+trait PositionalSink: Send {
+    fn write_all_at(&self, data: &[u8], offset: u64) -> std::io::Result<()>;
+    fn sync_data(&self) -> std::io::Result<()>;
+}
+
+impl PositionalSink for File {
+    fn write_all_at(&self, data: &[u8], offset: u64) -> std::io::Result<()> {
+        FileExt::write_all_at(self, data, offset)
+    }
+    fn sync_data(&self) -> std::io::Result<()> {
+        File::sync_data(self)
+    }
+}
+
+/// A file written through a user-space buffer.
+///
+/// Fail-stop: after any failed write or sync the file is dead. Its buffer is dropped and every
+/// later call (and the flush at drop) writes nothing, so bytes of a write that was reported as
+/// failed (e.g. the rest of a WAL record after a short write on a full disk) can never reach
+/// the file later and be recovered as if the write had succeeded.
+struct PosixWritable<S: PositionalSink = File> {
+    file: S,
     name: String,
     buf: Vec<u8>,
     size: u64,
     /// Bytes handed to the OS so far (the offset of the next `pwrite`).
     written: u64,
+    /// A write or sync failed: nothing more is written.
+    failed: bool,
 }
 
-impl WritableFile for PosixWritable {
+impl<S: PositionalSink> PosixWritable<S> {
+    fn new(file: S, name: String) -> Self {
+        PosixWritable {
+            file,
+            name,
+            buf: Vec::with_capacity(WRITE_BUFFER),
+            size: 0,
+            written: 0,
+            failed: false,
+        }
+    }
+
+    fn check_alive(&self) -> Result<()> {
+        if self.failed {
+            return Err(Error::io(
+                &self.name,
+                std::io::Error::other("an earlier write or sync of this file failed; nothing more is written to it"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Run a write or sync; on failure the file becomes dead (see the type's comment).
+    fn guarded<T>(&mut self, f: impl FnOnce(&mut Self) -> std::io::Result<T>) -> Result<T> {
+        f(self).map_err(|e| {
+            self.failed = true;
+            self.buf = Vec::new();
+            Error::io(&self.name, e)
+        })
+    }
+}
+
+impl<S: PositionalSink> WritableFile for PosixWritable<S> {
     fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.check_alive()?;
         self.size += data.len() as u64;
         if self.buf.len() + data.len() > WRITE_BUFFER {
             self.flush()?;
             if data.len() >= WRITE_BUFFER {
-                let off = self.written;
-                self.file
-                    .write_all_at(data, off)
-                    .map_err(|e| Error::io(&self.name, e))?;
+                self.guarded(|w| w.file.write_all_at(data, w.written))?;
                 self.written += data.len() as u64;
                 return Ok(());
             }
@@ -43,11 +96,10 @@ impl WritableFile for PosixWritable {
         Ok(())
     }
     fn flush(&mut self) -> Result<()> {
+        self.check_alive()?;
         if !self.buf.is_empty() {
             // pwrite at our own offset: no shared file-position lock in the kernel.
-            self.file
-                .write_all_at(&self.buf, self.written)
-                .map_err(|e| Error::io(&self.name, e))?;
+            self.guarded(|w| w.file.write_all_at(&w.buf, w.written))?;
             self.written += self.buf.len() as u64;
             self.buf.clear();
         }
@@ -55,16 +107,18 @@ impl WritableFile for PosixWritable {
     }
     fn sync(&mut self) -> Result<()> {
         self.flush()?;
-        self.file.sync_data().map_err(|e| Error::io(&self.name, e))
+        self.guarded(|w| w.file.sync_data())
     }
     fn size(&self) -> u64 {
         self.size
     }
 }
 
-impl Drop for PosixWritable {
+impl<S: PositionalSink> Drop for PosixWritable<S> {
     fn drop(&mut self) {
-        let _ = self.flush();
+        if !self.failed {
+            let _ = self.flush();
+        }
     }
 }
 
@@ -250,13 +304,7 @@ impl FileSystem for PosixFs {
             .truncate(true)
             .open(path)
             .map_err(|e| Error::io(name_of(path), e))?;
-        Ok(Box::new(PosixWritable {
-            file,
-            name: name_of(path),
-            buf: Vec::with_capacity(WRITE_BUFFER),
-            size: 0,
-            written: 0,
-        }))
+        Ok(Box::new(PosixWritable::new(file, name_of(path))))
     }
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         let file = File::open(path).map_err(|e| Error::io(name_of(path), e))?;
@@ -361,6 +409,71 @@ impl FileSystem for PosixFs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A disk with room for `room` more bytes: a write that does not fit writes what fits and
+    /// fails with ENOSPC (a short write), as a full file system does.
+    #[derive(Clone, Default)]
+    struct SmallDisk {
+        bytes: Arc<Mutex<Vec<u8>>>,
+        room: Arc<Mutex<usize>>,
+    }
+
+    impl PositionalSink for SmallDisk {
+        fn write_all_at(&self, data: &[u8], offset: u64) -> std::io::Result<()> {
+            let mut b = self.bytes.lock().unwrap();
+            let mut room = self.room.lock().unwrap();
+            assert_eq!(offset as usize, b.len(), "writes are appends here");
+            let n = data.len().min(*room);
+            b.extend_from_slice(&data[..n]);
+            *room -= n;
+            if n < data.len() {
+                return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
+            }
+            Ok(())
+        }
+        fn sync_data(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_failed_short_write_is_never_completed_later() {
+        let disk = SmallDisk::default();
+        *disk.room.lock().unwrap() = 100;
+        let mut f = PosixWritable::new(disk.clone(), "000007.log".into());
+        f.append(&[1u8; 60]).unwrap();
+        f.flush().unwrap();
+        // The next record does not fit: 40 of its 80 bytes reach the disk, the write fails.
+        f.append(&[2u8; 80]).unwrap();
+        let e = f.flush().unwrap_err();
+        assert!(e.is_no_space(), "{e}");
+        // Space comes back (another process deleted files); the dead file must stay as it is.
+        *disk.room.lock().unwrap() = 1 << 20;
+        assert!(f.append(&[3u8; 10]).is_err(), "append after a failed write");
+        assert!(f.flush().is_err(), "flush after a failed write");
+        assert!(f.sync().is_err(), "sync after a failed write");
+        drop(f);
+        let b = disk.bytes.lock().unwrap();
+        assert_eq!(b.len(), 100, "only the bytes written before the failure");
+        assert!(b[..60].iter().all(|&x| x == 1) && b[60..].iter().all(|&x| x == 2));
+    }
+
+    #[test]
+    fn a_failed_sync_stops_the_file() {
+        struct BadSync;
+        impl PositionalSink for BadSync {
+            fn write_all_at(&self, _: &[u8], _: u64) -> std::io::Result<()> {
+                Ok(())
+            }
+            fn sync_data(&self) -> std::io::Result<()> {
+                Err(std::io::Error::from_raw_os_error(libc::EIO))
+            }
+        }
+        let mut f = PosixWritable::new(BadSync, "MANIFEST-000001".into());
+        f.append(b"abc").unwrap();
+        assert!(f.sync().is_err());
+        assert!(f.append(b"def").is_err(), "the file is dead after a failed sync");
+    }
 
     #[test]
     fn mmap_open_maps_the_whole_file() {
