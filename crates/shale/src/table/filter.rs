@@ -1,4 +1,5 @@
-//! Full filter blocks (`rocksdb-format.md` §6.7): FastLocalBloom (format_version >= 5) and the
+//! Full filter blocks (`docs/format-details.md`, "Full filters"): FastLocalBloom
+//! (format_version >= 5) and the
 //! legacy Bloom (format_version < 5) builders and readers. Ribbon and unknown filters read as
 //! "always true"; a block of 5 bytes or less as "always false".
 
