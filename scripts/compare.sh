@@ -5,7 +5,9 @@
 #     shm   -> databases under /dev/shm   (default)
 #     disk  -> databases under /tmp (or $DISK_DIR)
 #     REPS  -> repetitions per tool (default 3); tools are interleaved, medians reported
-#   env:  SHALE=path/to/shale   ANCHOR=path/to/db_bench (RocksDB 11.8.1, -march=native)
+#   env:  SHALE=path/to/shale
+#         ROCKSDB_DB_BENCH (or ANCHOR)=path/to/db_bench: RocksDB 11.8.1 built for this CPU; default
+#         where scripts/build_rocksdb_bench.sh puts it
 #         DEBIAN=/usr/bin/db_bench (RocksDB 7.8)   NUM=1000000   BENCHES=fillseq,...
 #         EXTRA="--flag=..." appended to every tool's command line
 #
@@ -25,7 +27,7 @@ esac
 NUM=${NUM:-1000000}
 BENCHES=${BENCHES:-fillseq,fillrandom,overwrite,readrandom,readseq}
 SHALE=${SHALE:-$HERE/target/release/shale}
-ANCHOR=${ANCHOR:-$HOME/.cache/rocksdb-anchor/db_bench}
+ANCHOR=${ROCKSDB_DB_BENCH:-${ANCHOR:-${XDG_CACHE_HOME:-$HOME/.cache}/shale/rocksdb-bench/db_bench}}
 DEBIAN=${DEBIAN:-/usr/bin/db_bench}
 FLAGS="--num=$NUM --value_size=100 --compression_type=none --bloom_bits=-1 --cache_size=33554432
   --format_version=5 --checksum_type=4 --write_buffer_size=67108864 --max_write_buffer_number=2

@@ -3,7 +3,9 @@
 # process per tool running fillrandom, overwrite, readrandom, readwhilewriting, seekrandom on a
 # database several times larger than the memtable budget, with --statistics (write amplification)
 # and peak RSS from /usr/bin/time.
-#   usage: scripts/compare_large.sh [DIR]     env: NUM (10000000) READS (1000000) SHALE ANCHOR
+#   usage: scripts/compare_large.sh [DIR]  (default $TMPDIR or /tmp, /shale-compare-large; removed
+#          and recreated per tool)   env: NUM (10000000) READS (1000000) SHALE
+#          ROCKSDB_DB_BENCH or ANCHOR (default: where scripts/build_rocksdb_bench.sh puts it)
 #          EXTRA (more flags for both tools, e.g. --cache_index_and_filter_blocks=1)
 #          BENCHMARKS (default: the five above and stats; e.g. fillrandom,overwrite,stats for
 #          write amplification on overwrite alone)
@@ -11,11 +13,11 @@
 # (the W-Amp of the stats' Sum row), computed from the exact byte counts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DIR=${1:-/work/tmp-large}
+DIR=${1:-${TMPDIR:-/tmp}/shale-compare-large}
 NUM=${NUM:-10000000}
 READS=${READS:-1000000}
 SHALE=${SHALE:-target/release/shale}
-ANCHOR=${ANCHOR:-$HOME/.cache/rocksdb-anchor/db_bench}
+ANCHOR=${ROCKSDB_DB_BENCH:-${ANCHOR:-${XDG_CACHE_HOME:-$HOME/.cache}/shale/rocksdb-bench/db_bench}}
 [ -x "$SHALE" ] || cargo build --release -p shale-cli
 BENCHMARKS=${BENCHMARKS:-fillrandom,overwrite,readrandom,readwhilewriting,seekrandom,stats}
 FLAGS="--benchmarks=$BENCHMARKS

@@ -9,15 +9,15 @@
 # Shale / RocksDB.
 #
 # Environment: SHALE (default target/release/shale; build it with
-# `CARGO_BUILD_JOBS=1 cargo build --release -p shale-cli`), RDB (default
-# ~/.cache/rocksdb-anchor/db_bench), NUM (1000000), BATCH (multireadrandom --batch_size, 10),
+# `CARGO_BUILD_JOBS=1 cargo build --release -p shale-cli`), ROCKSDB_DB_BENCH or RDB (default: where
+# scripts/build_rocksdb_bench.sh puts it), NUM (1000000), BATCH (multireadrandom --batch_size, 10),
 # RUNS (3), DIR (/dev/shm/shale-formats-bench), OUT (raw outputs, /tmp/shale-formats-bench),
 # FORMATS ("cuckoo plain"), CHECKSUMS (1: also run the checksum benchmarks).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SHALE=${SHALE:-$ROOT/target/release/shale}
-RDB=${RDB:-$HOME/.cache/rocksdb-anchor/db_bench}
+RDB=${ROCKSDB_DB_BENCH:-${RDB:-${XDG_CACHE_HOME:-$HOME/.cache}/shale/rocksdb-bench/db_bench}}
 NUM=${NUM:-1000000}
 BATCH=${BATCH:-10}
 RUNS=${RUNS:-3}

@@ -7,13 +7,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SHALE=${SHALE:-target/release/shale}
-ANCHOR=${ANCHOR:-$HOME/.cache/rocksdb-anchor/db_bench}
+ANCHOR=${ROCKSDB_DB_BENCH:-${ANCHOR:-${XDG_CACHE_HOME:-$HOME/.cache}/shale/rocksdb-bench/db_bench}}
 DIR=${DIR:-/dev/shm/shale-rangedel}
 THREADS=${THREADS:-1}
 WRITES=${WRITES:-500000}
 READS=${READS:-100000}
 [ -x "$SHALE" ] || cargo build --release -p shale-cli
-[ -x "$ANCHOR" ] || { echo "anchor db_bench not found at $ANCHOR (build it with ../shared/tools/rocksdb-bench/build.sh)"; ANCHOR=""; }
+[ -x "$ANCHOR" ] || { echo "anchor db_bench not found at $ANCHOR (build it with scripts/build_rocksdb_bench.sh, or set ROCKSDB_DB_BENCH)"; ANCHOR=""; }
 NS=${*:-0 1 10 100 1000}
 COMMON="--benchmarks=fillrandom,readrandom --writes_per_range_tombstone=1 --max_write_buffer_number=100
  --min_write_buffer_number_to_merge=100 --writes=$WRITES --reads=$READS --threads=$THREADS

@@ -1,10 +1,11 @@
 #!/bin/bash
 # Issue 4: RocksDB's cached range-tombstone experiment, REPS interleaved runs per N of Shale and
 # RocksDB 11.8.1's db_bench with identical flags, medians of readrandom ops/sec.
-# env: REPS (5) THREADS (1) WRITES (500000) READS (100000) NS ("0 1 10 100 1000") SHALE ANCHOR
+# env: REPS (5) THREADS (1) WRITES (500000) READS (100000) NS ("0 1 10 100 1000") SHALE
+# ROCKSDB_DB_BENCH or ANCHOR (default: where scripts/build_rocksdb_bench.sh puts db_bench)
 # 32 threads: THREADS=32 WRITES=15000 READS=20000 NS="0 1 10 100" scripts/rangedel_median.sh
 cd "$(dirname "$0")/.."
-SHALE=${SHALE:-target/release/shale}; ANCHOR=${ANCHOR:-$HOME/.cache/rocksdb-anchor/db_bench}
+SHALE=${SHALE:-target/release/shale}; ANCHOR=${ROCKSDB_DB_BENCH:-${ANCHOR:-${XDG_CACHE_HOME:-$HOME/.cache}/shale/rocksdb-bench/db_bench}}
 REPS=${REPS:-5}; THREADS=${THREADS:-1}; WRITES=${WRITES:-500000}; READS=${READS:-100000}
 NS=${NS:-0 1 10 100 1000}
 COMMON="--benchmarks=fillrandom,readrandom --writes_per_range_tombstone=1 --max_write_buffer_number=100 --min_write_buffer_number_to_merge=100 --writes=$WRITES --reads=$READS --threads=$THREADS --compression_type=none --format_version=5 --seed=1"

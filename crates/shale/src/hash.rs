@@ -1,4 +1,4 @@
-//! Hash functions RocksDB uses on disk (see `rocksdb-format.md` §10):
+//! Hash functions RocksDB uses on disk (see `docs/format-details.md`):
 //!
 //! * [`xxph3_64`]: RocksDB's `Hash64` — the xxHash 0.7.2 *preview* of XXH3 (seed 0) with RocksDB's
 //!   empty-input change. Used by FastLocalBloom filters. It is NOT the final XXH3.
@@ -57,7 +57,7 @@ fn mix16(d: &[u8], i: usize, s: usize) -> u64 {
     fold(r64(d, i) ^ r64(&SECRET, s), r64(d, i + 8) ^ r64(&SECRET, s + 8))
 }
 
-/// RocksDB's `Hash64(data, len, seed = 0)`: XXPH3 (preview XXH3 64-bit), §10.1.
+/// RocksDB's `Hash64(data, len, seed = 0)`: XXPH3 (preview XXH3 64-bit).
 pub(crate) fn xxph3_64(d: &[u8]) -> u64 {
     let n = d.len();
     let s = &SECRET;
@@ -155,7 +155,7 @@ fn xxph3_long(d: &[u8]) -> u64 {
     aval(r)
 }
 
-/// RocksDB's `Hash(data, n, seed)` (util/hash.cc), with sign-extended tail bytes (§10.3).
+/// RocksDB's `Hash(data, n, seed)` (util/hash.cc), with sign-extended tail bytes.
 pub(crate) fn hash32(data: &[u8], seed: u32) -> u32 {
     const M: u32 = 0xC6A4_A793;
     let n = data.len();
@@ -181,7 +181,7 @@ pub(crate) fn hash32(data: &[u8], seed: u32) -> u32 {
     h
 }
 
-/// MurmurHash64A as in RocksDB's util/murmurhash.cc on x86-64 (§10.4).
+/// MurmurHash64A as in RocksDB's util/murmurhash.cc on x86-64.
 pub(crate) fn murmur64a(data: &[u8], seed: u32) -> u64 {
     const M: u64 = 0xC6A4_A793_5BD1_E995;
     const R: u32 = 47;
@@ -330,14 +330,14 @@ mod tests {
 
     #[test]
     fn xxph3_long_lengths_do_not_panic() {
-        // lengths around block/stripe boundaries (values cross-checked with rhash.py below)
+        // lengths around block/stripe boundaries (values cross-checked below)
         for n in [255, 256, 257, 1000, 1023, 1025, 2048, 2049, 4096, 5000] {
             let _ = xxph3_64(&pat(n));
         }
         assert_eq!(xxph3_64(&pat(2049)), XXPH3_2049);
         assert_eq!(xxph3_64(&pat(300)), XXPH3_300);
     }
-    // Computed with shared/tools/rocksdb-py/rhash.py xxph3_64(pat(n)).
+    // Computed with an independent Python implementation of xxph3_64(pat(n)).
     const XXPH3_2049: u64 = 0x5d01716d9b5a7161;
     const XXPH3_300: u64 = 0x61420a29efad8ba0;
 

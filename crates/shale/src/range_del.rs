@@ -321,7 +321,7 @@ mod tests {
 
     #[test]
     fn rocksdb_example() {
-        // §12.6: [k03,k08)@21 and [k05,k12)@22
+        // RocksDB's fragmentation of [k03,k08)@21 and [k05,k12)@22
         let got = frag(vec![t("k05", "k12", 22), t("k03", "k08", 21)]);
         assert_eq!(
             got,

@@ -84,7 +84,7 @@ pub(crate) struct FileMetaData {
     pub file_size: u64,
     /// Smallest internal key (user key ‖ fixed64 trailer).
     pub smallest: Vec<u8>,
-    /// Largest internal key (for a range tombstone end: the §4 sentinel).
+    /// Largest internal key (for a range tombstone end: end key, max sequence, RangeDeletion).
     pub largest: Vec<u8>,
     pub smallest_seqno: u64,
     pub largest_seqno: u64,
@@ -905,7 +905,8 @@ mod tests {
             .collect()
     }
 
-    /// The real 9.8.4 NewFile4 record of modern §3.2 (unique id bytes replaced by 0x11..0x20).
+    /// A NewFile4 record from a MANIFEST RocksDB 9.8.4 wrote (unique id bytes replaced by
+    /// 0x11..0x20).
     fn newfile4_984() -> Vec<u8> {
         let mut v = unhex("67 00 09 bc08 09 61 0101000000000000 09 63 0103000000000000 01 03");
         v.extend(unhex("05 05 ecc388d806 06 05 ecc388d806 0d 01 01 07 00 08 07"));

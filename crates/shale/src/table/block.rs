@@ -1,4 +1,4 @@
-//! Blocks with prefix-compressed entries and restart points (`rocksdb-format.md` §6.3, §6.4):
+//! Blocks with prefix-compressed entries and restart points (`docs/format-details.md`):
 //! the builder, the parsed [`Block`] and a [`BlockIter`] implementing `InternalIterator`.
 //!
 //! One iterator type serves data blocks (internal keys), index blocks (internal-key or user-key

@@ -1,5 +1,5 @@
-//! Writing block-based tables exactly as RocksDB 7.8 does (`rocksdb-format.md` §6, §12.3;
-//! format_version 6 per `rocksdb-format-modern.md` §1).
+//! Writing block-based tables exactly as RocksDB 7.8 does (format_version 6 as RocksDB 8.x+;
+//! `docs/format-details.md`).
 //!
 //! Layout written: data blocks, filter, index, range-del, properties, metaindex, footer.
 

@@ -1,6 +1,6 @@
-//! Full filter blocks (`rocksdb-format.md` §6.7): FastLocalBloom (format_version >= 5) and the
-//! legacy Bloom (format_version < 5) builders and readers. Ribbon and unknown filters read as
-//! "always true"; a block of 5 bytes or less as "always false".
+//! Full filter blocks (`docs/format-details.md`, "Full filters"): FastLocalBloom
+//! (format_version >= 5) and the legacy Bloom (format_version < 5) builders and readers. Ribbon
+//! and unknown filters read as "always true"; a block of 5 bytes or less as "always false".
 
 use crate::hash::{hash32, xxph3_64};
 

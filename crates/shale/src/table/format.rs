@@ -1,5 +1,5 @@
 //! Block handles, footers, block trailers (checksums) and block compression for the
-//! block-based table format (`rocksdb-format.md` §6.1, 6.2, 6.8, 6.9; modern §1, §2).
+//! block-based table format (`docs/format-details.md`, "Block-based tables").
 
 use crate::coding::{get_varint32, get_varint64, put_fixed32, put_fixed64, put_varint32, put_varint64, Reader};
 use crate::error::{Error, Result};
@@ -61,7 +61,8 @@ impl BlockHandle {
 // Checksums
 
 /// `ComputeBuiltinChecksumWithLastByte`: the checksum of `data ‖ last_byte` for a checksum type
-/// (§6.2). For XXH3 the last byte is folded in by XOR of `byte * 0x6B9083D9`.
+/// ("Checksums" in `docs/format-details.md`). For XXH3 the last byte is folded in by XOR of
+/// `byte * 0x6B9083D9`.
 pub(crate) fn block_checksum(ty: ChecksumType, data: &[u8], last_byte: u8) -> u32 {
     match ty {
         ChecksumType::NoChecksum => 0,
@@ -82,7 +83,7 @@ pub(crate) fn block_checksum(ty: ChecksumType, data: &[u8], last_byte: u8) -> u3
     }
 }
 
-/// The format_version >= 6 context modifier (modern §1.2): 0 when `base == 0`.
+/// The format_version >= 6 context modifier: 0 when `base == 0`.
 #[inline]
 pub(crate) fn checksum_modifier(base: u32, offset: u64) -> u32 {
     if base == 0 {
@@ -281,7 +282,7 @@ fn bad_size(t: u8) -> Error {
 }
 
 /// Decompress the stored bytes of a block whose trailer type byte is `t`.
-/// `format_version` selects the size-prefix convention (§6.9). Never panics.
+/// `format_version` selects the size-prefix convention (LZ4 before format_version 2). Never panics.
 pub(crate) fn decompress_block(t: u8, data: &[u8], format_version: u32) -> Result<Vec<u8>> {
     match t {
         0 => Ok(data.to_vec()),
@@ -434,7 +435,7 @@ pub(crate) mod tests {
             0x022B9879u32.wrapping_add(checksum_modifier(0x03CB6EA9, 972)),
             0x05F705DE
         );
-        // TV2: CRC32c data block of §12.3 with context
+        // TV2: CRC32c data block of the tiny RocksDB 7.8.3 table (a=1, b=2, c=3) with context
         let data = tiny_data_block();
         assert_eq!(block_checksum(ChecksumType::CRC32c, &data, 0), 0x77441EAF);
         assert_eq!(
@@ -502,7 +503,7 @@ pub(crate) mod tests {
 
     #[test]
     fn footer_v5_and_legacy() {
-        // §12.3 footer
+        // footer of the tiny RocksDB 7.8.3 table (a=1, b=2, c=3)
         let mut f = vec![1, 0x87, 0x08, 0x4f, 0x7e, 0x0d];
         f.resize(41, 0);
         f.extend_from_slice(&[5, 0, 0, 0, 0xf7, 0xcf, 0xf4, 0x85, 0xb7, 0x41, 0xe2, 0x88]);

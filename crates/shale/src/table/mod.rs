@@ -1,6 +1,5 @@
 //! Block-based tables (SST files) in RocksDB's exact format: building, reading, blocks,
-//! filters, footers, checksums and compression. See `docs/rocksdb-format.md` §6 and
-//! `docs/rocksdb-format-modern.md` §1–3.
+//! filters, footers, checksums and compression. See `docs/format-details.md`.
 //!
 //! Entry points: [`TableBuilder`] (write), [`Table`] (read, with [`TableIterator`]),
 //! [`block_checksum`] / [`checksum_modifier`] (trailer checksums).

@@ -170,7 +170,7 @@ const FILTER_NAMES: &[&str] = &[
     "rocksdb.internal.DeprecatedBlockBasedBloomFilter",
 ];
 
-/// Check the format_version >= 7 `rocksdb.compression` property (modern §2).
+/// Check the format_version >= 7 `rocksdb.compression` property (`docs/format-details.md`).
 fn check_v7_compression_property(v: &[u8]) -> Result<()> {
     let s = std::str::from_utf8(v).map_err(|_| Error::corrupt("rocksdb.compression property is not UTF-8"))?;
     let mut parts = s.splitn(3, ';');

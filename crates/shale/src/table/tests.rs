@@ -1,4 +1,5 @@
-//! Builder → reader round trips, the §12.3 byte-for-byte check, and corruption robustness.
+//! Builder → reader round trips, a byte-for-byte check against a table RocksDB 7.8.3 wrote, and
+//! corruption robustness.
 
 use std::sync::Arc;
 
@@ -137,7 +138,7 @@ fn tiny_sst_matches_rocksdb() {
     assert_eq!(&mb[..3], &[0x00, 0x25, 0x02]);
     assert_eq!(&mb[3..40], b"fullfilter.rocksdb.BuiltinBloomFilter");
     assert_eq!(&mb[40..42], &[0x34, 0x45]);
-    // properties as in §12.3
+    // properties as in RocksDB's table
     let p = t.properties();
     assert_eq!(p.data_size, 52);
     assert_eq!(p.index_size, 18);
@@ -176,7 +177,7 @@ fn tiny_sst_matches_rocksdb() {
     ] {
         assert!(p.raw.contains_key(name), "{name}");
     }
-    assert_eq!(p.raw.len(), 34); // exactly the §12.3 set
+    assert_eq!(p.raw.len(), 34); // exactly the set RocksDB 7.8.3 writes
     assert_eq!(info.num_entries, 3);
     assert_eq!(info.smallest, abc()[0].0);
     assert_eq!(info.largest, abc()[2].0);
@@ -783,7 +784,7 @@ fn v7_compression_property() {
 }
 
 /// Writes sample SSTs to `$SHALE_DUMP_SST` (a directory) for cross-checking with the Python
-/// reference tools (`shared/tools/rocksdb-py/sst2.py`); no-op otherwise. Also reads any
+/// reference decoders (an independent reimplementation in Python); no-op otherwise. Also reads any
 /// `py_*.sst` files found there (written by the Python writers) and checks them.
 #[test]
 fn dump_for_python_crosscheck() {

@@ -1,5 +1,5 @@
-//! CuckooTable SST files in RocksDB's format (magic `0x926789d0c5f17873`, `rocksdb-format.md`
-//! §8): a hash table of fixed-size buckets for point lookups in RAM.
+//! CuckooTable SST files in RocksDB's format (magic `0x926789d0c5f17873`, `docs/formats.md`):
+//! a hash table of fixed-size buckets for point lookups in RAM.
 //!
 //! * [`CuckooTableBuilder`] collects the entries of one file, places them by cuckoo hashing
 //!   (see [`hash`]) and writes buckets, properties, metaindex and footer.

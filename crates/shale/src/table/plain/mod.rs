@@ -1,4 +1,4 @@
-//! PlainTable SST files in RocksDB's format (`rocksdb-format.md` §7, `docs/formats.md`): one
+//! PlainTable SST files in RocksDB's format (`docs/formats.md`): one
 //! run of records (no blocks, checksums or compression), then optional bloom and index blocks,
 //! the properties block, the metaindex block and the 48-byte legacy footer.
 //!

@@ -1,5 +1,5 @@
-//! The tail of a PlainTable file: footer, metaindex block and properties block (block format of
-//! `rocksdb-format.md` §6.3, but with no block trailers), read from and written to byte slices.
+//! The tail of a PlainTable file: footer, metaindex block and properties block (the block format
+//! of block-based tables, but with no block trailers), read from and written to byte slices.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

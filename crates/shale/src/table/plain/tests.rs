@@ -224,7 +224,7 @@ fn round_trips_in_every_mode() {
 
 #[test]
 fn record_layout_matches_rocksdb() {
-    // §12.5: 16-byte key, seq 1 Value, 20-byte value
+    // as in a db_bench PlainTable: 16-byte key, seq 1 Value, 20-byte value
     let fs = memfs();
     let uk = b"0123456789abcdef";
     let e = vec![(make_internal_key(uk, 1, vt::VALUE), vec![b'v'; 20])];
