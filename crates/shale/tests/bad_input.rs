@@ -977,3 +977,97 @@ fn full_disk_keeps_exactly_the_acknowledged_writes() {
     assert!(!got.contains_key(&b"after-enospc"[..]));
     assert_eq!(got, model, "recovered state differs from the acknowledged writes");
 }
+
+/// The file system of a read-only opener that, the first time the opener reads a MANIFEST,
+/// lets the DB's owner compact (deleting the tables that MANIFEST names) before the opener
+/// goes on: the race `ldb scan` lost against a compacting process, made deterministic.
+struct CompactWhileReading {
+    inner: MemFs,
+    owner: Arc<DB>,
+    fired: std::sync::atomic::AtomicBool,
+}
+impl FileSystem for CompactWhileReading {
+    fn create_dir_all(&self, p: &Path) -> shale::Result<()> {
+        self.inner.create_dir_all(p)
+    }
+    fn new_writable(&self, p: &Path) -> shale::Result<Box<dyn shale::WritableFile>> {
+        self.inner.new_writable(p)
+    }
+    fn open_random(&self, p: &Path) -> shale::Result<Arc<dyn shale::RandomAccessFile>> {
+        self.inner.open_random(p)
+    }
+    fn read_all(&self, p: &Path) -> shale::Result<Vec<u8>> {
+        let data = self.inner.read_all(p)?;
+        let is_manifest = p
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("MANIFEST-"));
+        if is_manifest && !self.fired.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            self.owner.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+        }
+        Ok(data)
+    }
+    fn rename(&self, a: &Path, b: &Path) -> shale::Result<()> {
+        self.inner.rename(a, b)
+    }
+    fn remove_file(&self, p: &Path) -> shale::Result<()> {
+        self.inner.remove_file(p)
+    }
+    fn remove_dir(&self, p: &Path) -> shale::Result<()> {
+        self.inner.remove_dir(p)
+    }
+    fn list(&self, d: &Path) -> shale::Result<Vec<String>> {
+        self.inner.list(d)
+    }
+    fn exists(&self, p: &Path) -> bool {
+        self.inner.exists(p)
+    }
+    fn file_size(&self, p: &Path) -> shale::Result<u64> {
+        self.inner.file_size(p)
+    }
+    fn sync_dir(&self, d: &Path) -> shale::Result<()> {
+        self.inner.sync_dir(d)
+    }
+    fn lock(&self, p: &Path) -> shale::Result<Box<dyn shale::FileLock>> {
+        self.inner.lock(p)
+    }
+}
+
+#[test]
+fn read_only_open_during_a_compaction_retries_instead_of_reporting_corruption() {
+    let fs = MemFs::new();
+    let mut o = mem_opts(&fs);
+    o.disable_auto_compactions = true;
+    let owner = Arc::new(DB::open(&o, dir()).unwrap());
+    let mut model = Model::new();
+    for round in 0..3u64 {
+        for i in 0..40u64 {
+            let (k, v) = kv(i * 3 + round);
+            owner.put(&k, &v).unwrap();
+            model.insert(k, v);
+        }
+        owner.flush().unwrap();
+    }
+    let before: Vec<_> = files(&fs, dir()).into_iter().filter(|f| f.ends_with(".sst")).collect();
+    let mut ro_opts = o.clone();
+    ro_opts.env = Arc::new(CompactWhileReading {
+        inner: fs.clone(),
+        owner: owner.clone(),
+        fired: Default::default(),
+    });
+    let ro = DB::open_for_read_only(&ro_opts, dir(), false).expect("a healthy DB is not corrupt");
+    let after: Vec<_> = files(&fs, dir()).into_iter().filter(|f| f.ends_with(".sst")).collect();
+    assert!(
+        before.iter().all(|f| !after.contains(f)),
+        "the compaction deleted the tables the first MANIFEST read named: {before:?} -> {after:?}"
+    );
+    assert_eq!(dump(&ro), model);
+    drop(ro);
+    // A table missing from a MANIFEST that does not change is corruption, named as such.
+    let victim = dir().join(&after[0]);
+    fs.remove_file(&victim).unwrap();
+    drop(owner);
+    match DB::open_for_read_only(&o, dir(), false) {
+        Err(e) => assert_corruption_in(&e, &after[0]),
+        Ok(_) => panic!("a missing table went unnoticed"),
+    }
+}

@@ -712,6 +712,9 @@ pub(crate) fn compact_range(db: &Arc<DbInner>, begin: Option<&[u8]>, end: Option
         Ok(()) => super::background::compaction_succeeded(&mut st),
         _ => {}
     }
+    // Delete the inputs now (as RocksDB does after a manual compaction), not at the next
+    // background job: with auto compactions off that may be long.
+    super::background::purge_obsolete(db, &mut st);
     db.work_cv.notify_all();
     r
 }

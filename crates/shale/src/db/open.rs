@@ -117,9 +117,66 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
     // Recovery runs user code (the comparator and merge operator replay the WAL): a panic there
     // is an error for the caller, and the lock on the directory is released as it unwinds.
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        open_inner(opts, path, read_only, error_if_wal)
+        if read_only {
+            open_read_only(opts, path, error_if_wal)
+        } else {
+            open_inner(opts, path, false, error_if_wal)
+        }
     }))
     .unwrap_or_else(|p| Err(Error::from_panic("open", p)))
+}
+
+/// Attempts of a read-only open while another process changes the DB under it.
+const READ_ONLY_OPEN_ATTEMPTS: u32 = 10;
+
+/// A read-only open takes no lock, so the process that owns the DB may compact while it reads:
+/// between reading the MANIFEST and opening the tables it names, a table can be deleted (the
+/// MANIFEST moved on). That is not corruption. When a file is missing and the MANIFEST (or
+/// CURRENT) changed meanwhile, read it again, a bounded number of times; a file missing from an
+/// unchanged MANIFEST is reported as the corruption it is.
+fn open_read_only(opts: &Options, path: &Path, error_if_wal: bool) -> Result<Arc<DbInner>> {
+    let mut last_err = None;
+    for attempt in 0..READ_ONLY_OPEN_ATTEMPTS {
+        let before = manifest_state(&opts.env, path);
+        match open_inner(opts, path, true, error_if_wal) {
+            Err(e) if is_missing_file(&e) => {
+                if manifest_state(&opts.env, path) == before {
+                    return Err(e);
+                }
+                last_err = Some(e);
+                std::thread::sleep(std::time::Duration::from_millis(1 << attempt.min(6)));
+            }
+            r => return r,
+        }
+    }
+    Err(Error::Busy(format!(
+        "{}: read-only open gave up: the database changed under each of {READ_ONLY_OPEN_ATTEMPTS} \
+         attempts (another process is flushing or compacting it); last: {}",
+        path.display(),
+        last_err.map(|e| e.to_string()).unwrap_or_default()
+    )))
+}
+
+/// A file the MANIFEST names (a table, or the MANIFEST CURRENT names) does not exist.
+fn is_missing_file(e: &Error) -> bool {
+    matches!(e, Error::Corruption { msg, .. } if msg.ends_with(MISSING_TABLE) || msg.ends_with("MANIFEST named by CURRENT is missing"))
+}
+
+const MISSING_TABLE: &str = "table file referenced by the MANIFEST is missing";
+
+/// What a reader of the DB's metadata sees: CURRENT's contents and the size of the MANIFEST it
+/// names (edits are appended to it). `None` parts when unreadable.
+fn manifest_state(fs: &Arc<dyn FileSystem>, dir: &Path) -> (Option<Vec<u8>>, Option<u64>) {
+    let cur = fs.read_all(&current_name(dir)).ok();
+    let size = cur
+        .as_deref()
+        .and_then(|c| std::str::from_utf8(c).ok())
+        .and_then(|c| parse_file_name(c.trim_end()))
+        .and_then(|t| match t {
+            FileType::Manifest(n) => fs.file_size(&manifest_name(dir, n)).ok(),
+            _ => None,
+        });
+    (cur, size)
 }
 
 fn open_inner(opts: &Options, path: &Path, read_only: bool, error_if_wal: bool) -> Result<Arc<DbInner>> {
@@ -300,21 +357,27 @@ fn open_inner(opts: &Options, path: &Path, read_only: bool, error_if_wal: bool) 
         let st = db.state.lock();
         db.install_super_version(&st);
     }
-    preload_tables(&db);
+    preload_tables(&db)?;
     Ok(db)
 }
 
 /// As RocksDB with `max_open_files = -1`: open every live table while opening the DB instead
 /// of on its first read (for plain and cuckoo tables that is the whole file read, the index
 /// and bloom built). A table that fails to open is left for the read that needs it to report.
-fn preload_tables(db: &Arc<DbInner>) {
+/// A read-only open holds every table open from here on, so tables the owning process deletes
+/// later stay readable; a table that fails to open fails the open (and may be retried, above).
+fn preload_tables(db: &Arc<DbInner>) -> Result<()> {
     if db.opts.max_open_files >= 0 {
-        return;
+        return Ok(());
     }
     let sv = db.super_version();
     for (_, f) in sv.version.all_files() {
-        let _ = db.table_cache.get(f);
+        let r = db.table_cache.get(f);
+        if db.read_only {
+            r?;
+        }
     }
+    Ok(())
 }
 
 /// Every table file of the recovered version must exist with the size the MANIFEST records
@@ -324,7 +387,7 @@ fn check_live_tables(fs: &Arc<dyn FileSystem>, dir: &Path, vs: &VersionSet) -> R
         let p = table_name(dir, f.number());
         let size = fs.file_size(&p).map_err(|e| match e {
             Error::Io { file, source } if source.kind() == std::io::ErrorKind::NotFound => {
-                Error::corruption(file, None, "table file referenced by the MANIFEST is missing")
+                Error::corruption(file, None, MISSING_TABLE)
             }
             e => e,
         })?;
