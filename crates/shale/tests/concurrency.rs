@@ -376,3 +376,204 @@ fn second_open_from_another_process_is_busy() {
     let db = DB::open(&popts, &p).unwrap();
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
 }
+
+/// A file system whose MANIFEST syncs or directory syncs can be held (like a slow fsync):
+/// the test checks that the DB mutex is not held meanwhile.
+mod slow_sync {
+    use std::path::Path;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use parking_lot::{Condvar, Mutex};
+    use shale::{FileLock, FileSystem, MemFs, RandomAccessFile, WritableFile};
+
+    #[derive(Default)]
+    pub struct Gate {
+        pub hold_manifest_sync: AtomicBool,
+        pub hold_dir_sync: AtomicBool,
+        held: Mutex<bool>,
+        cv: Condvar,
+    }
+    impl Gate {
+        fn wait(&self) {
+            let mut held = self.held.lock();
+            *held = true;
+            self.cv.notify_all();
+            // Bounded, so a broken engine fails the test instead of hanging it.
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            while *held && std::time::Instant::now() < deadline {
+                self.cv.wait_until(&mut held, deadline);
+            }
+        }
+        /// Wait until an I/O is being held.
+        pub fn wait_held(&self) {
+            let mut held = self.held.lock();
+            while !*held {
+                self.cv.wait_for(&mut held, Duration::from_secs(20));
+            }
+        }
+        pub fn release(&self) {
+            self.hold_manifest_sync.store(false, Ordering::SeqCst);
+            self.hold_dir_sync.store(false, Ordering::SeqCst);
+            *self.held.lock() = false;
+            self.cv.notify_all();
+        }
+    }
+
+    pub struct SlowFs {
+        pub inner: MemFs,
+        pub gate: Arc<Gate>,
+    }
+    struct SlowFile {
+        inner: Box<dyn WritableFile>,
+        manifest: bool,
+        gate: Arc<Gate>,
+    }
+    impl WritableFile for SlowFile {
+        fn append(&mut self, d: &[u8]) -> shale::Result<()> {
+            self.inner.append(d)
+        }
+        fn flush(&mut self) -> shale::Result<()> {
+            self.inner.flush()
+        }
+        fn sync(&mut self) -> shale::Result<()> {
+            if self.manifest && self.gate.hold_manifest_sync.swap(false, Ordering::SeqCst) {
+                self.gate.wait();
+            }
+            self.inner.sync()
+        }
+        fn size(&self) -> u64 {
+            self.inner.size()
+        }
+    }
+    impl FileSystem for SlowFs {
+        fn create_dir_all(&self, p: &Path) -> shale::Result<()> {
+            self.inner.create_dir_all(p)
+        }
+        fn new_writable(&self, p: &Path) -> shale::Result<Box<dyn WritableFile>> {
+            let manifest = p
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("MANIFEST"));
+            Ok(Box::new(SlowFile {
+                inner: self.inner.new_writable(p)?,
+                manifest,
+                gate: self.gate.clone(),
+            }))
+        }
+        fn open_random(&self, p: &Path) -> shale::Result<Arc<dyn RandomAccessFile>> {
+            self.inner.open_random(p)
+        }
+        fn read_all(&self, p: &Path) -> shale::Result<Vec<u8>> {
+            self.inner.read_all(p)
+        }
+        fn rename(&self, a: &Path, b: &Path) -> shale::Result<()> {
+            self.inner.rename(a, b)
+        }
+        fn remove_file(&self, p: &Path) -> shale::Result<()> {
+            self.inner.remove_file(p)
+        }
+        fn remove_dir(&self, p: &Path) -> shale::Result<()> {
+            self.inner.remove_dir(p)
+        }
+        fn list(&self, d: &Path) -> shale::Result<Vec<String>> {
+            self.inner.list(d)
+        }
+        fn exists(&self, p: &Path) -> bool {
+            self.inner.exists(p)
+        }
+        fn file_size(&self, p: &Path) -> shale::Result<u64> {
+            self.inner.file_size(p)
+        }
+        fn sync_dir(&self, d: &Path) -> shale::Result<()> {
+            if self.gate.hold_dir_sync.swap(false, Ordering::SeqCst) {
+                self.gate.wait();
+            }
+            self.inner.sync_dir(d)
+        }
+        fn lock(&self, p: &Path) -> shale::Result<Box<dyn FileLock>> {
+            self.inner.lock(p)
+        }
+    }
+}
+
+/// Runs `f` on another thread; true if it finished within the time limit.
+fn finishes_soon(f: impl FnOnce() + Send + 'static) -> bool {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        f();
+        let _ = tx.send(());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(5)).is_ok()
+}
+
+#[test]
+fn manifest_fsync_does_not_hold_the_db_mutex() {
+    use std::sync::atomic::Ordering;
+    let gate = Arc::new(slow_sync::Gate::default());
+    let fs = Arc::new(slow_sync::SlowFs {
+        inner: MemFs::new(),
+        gate: gate.clone(),
+    });
+    let mut o = small_opts(fs);
+    o.disable_auto_compactions = true;
+    o.write_buffer_size = 1 << 20;
+    let db = Arc::new(DB::open(&o, dir()).unwrap());
+    for i in 0..100u64 {
+        let (k, v) = kv(i);
+        db.put(&k, &v).unwrap();
+    }
+    // A flush whose MANIFEST fsync takes "forever".
+    gate.hold_manifest_sync.store(true, Ordering::SeqCst);
+    let flusher = {
+        let db = db.clone();
+        std::thread::spawn(move || db.flush())
+    };
+    gate.wait_held();
+    // Meanwhile: a property that takes the DB mutex, and writes (which check the DB state
+    // under the mutex) complete.
+    let d = db.clone();
+    let ok = finishes_soon(move || {
+        d.property_value("rocksdb.num-running-flushes").unwrap();
+        d.put(b"during-manifest-sync", b"v").unwrap();
+    });
+    gate.release();
+    flusher.join().unwrap().unwrap();
+    assert!(
+        ok,
+        "a write or a property read waited for the MANIFEST fsync (DB mutex held)"
+    );
+    assert_eq!(db.get(b"during-manifest-sync").unwrap().as_deref(), Some(&b"v"[..]));
+    assert_eq!(db.property_int_value("rocksdb.num-files-at-level0").unwrap(), Some(1));
+}
+
+#[test]
+fn wal_switch_does_not_hold_the_db_mutex() {
+    use std::sync::atomic::Ordering;
+    let gate = Arc::new(slow_sync::Gate::default());
+    let fs = Arc::new(slow_sync::SlowFs {
+        inner: MemFs::new(),
+        gate: gate.clone(),
+    });
+    let mut o = small_opts(fs);
+    o.disable_auto_compactions = true;
+    o.write_buffer_size = 1 << 20;
+    let db = Arc::new(DB::open(&o, dir()).unwrap());
+    db.put(b"a", b"1").unwrap();
+    // flush() switches the memtable and the WAL; the new WAL's directory sync is held.
+    gate.hold_dir_sync.store(true, Ordering::SeqCst);
+    let flusher = {
+        let db = db.clone();
+        std::thread::spawn(move || db.flush())
+    };
+    gate.wait_held();
+    let d = db.clone();
+    let ok = finishes_soon(move || {
+        d.property_value("rocksdb.num-running-compactions").unwrap();
+        d.property_value("rocksdb.stats").unwrap();
+    });
+    gate.release();
+    flusher.join().unwrap().unwrap();
+    assert!(ok, "a reader waited for the WAL switch's fsync (DB mutex held)");
+    assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+}

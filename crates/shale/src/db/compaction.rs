@@ -505,8 +505,7 @@ fn run_compaction_inner(
             edit.deleted_files.push((pick.level as u32, f.number()));
             edit.new_files.push((pick.output_level as u32, f.meta.clone()));
         }
-        let last = db.last_seq.load(AtOrd::Acquire);
-        st.versions.log_and_apply(&mut edit, last, db.opts.paranoid_checks)?;
+        db.log_and_apply(st, &mut edit)?;
         if let (Some(c), Some(f)) = (st.versions.compact_cursor.get_mut(pick.level), pick.inputs.last()) {
             *c = f.meta.largest.clone();
         }
@@ -590,8 +589,7 @@ fn run_compaction_inner(
         out_bytes += f.file_size;
         edit.new_files.push((pick.output_level as u32, f.clone()));
     }
-    let last = db.last_seq.load(AtOrd::Acquire);
-    if let Err(e) = st.versions.log_and_apply(&mut edit, last, db.opts.paranoid_checks) {
+    if let Err(e) = db.log_and_apply(st, &mut edit) {
         // The outputs stay: the edit naming them may have reached the disk before the failure
         // (an unsynced or torn record can still be read back after a crash). If it did not,
         // they are unreferenced and removed at the next open. A failed MANIFEST write is a hard error whatever its cause (even ENOSPC): the

@@ -101,8 +101,7 @@ pub(crate) fn run_flush(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>) -> 
         bytes += f.file_size;
         edit.new_files.push((0, f.clone()));
     }
-    let last = db.last_seq.load(std::sync::atomic::Ordering::Acquire);
-    st.versions.log_and_apply(&mut edit, last, db.opts.paranoid_checks)?;
+    db.log_and_apply(st, &mut edit)?;
     for _ in 0..mems.len() {
         st.imm.pop_front();
     }

@@ -153,6 +153,8 @@ pub(crate) struct DbInner {
     pub bg_cv: Condvar,
     /// Background threads wait here for work.
     pub work_cv: Condvar,
+    /// Signalled when a MANIFEST write ends (the next one may start).
+    pub manifest_cv: Condvar,
     pub sv: RwLock<Arc<SuperVersion>>,
     /// Last sequence number visible to readers.
     pub last_seq: AtomicU64,
@@ -179,6 +181,29 @@ pub(crate) struct DbInner {
 impl DbInner {
     pub(crate) fn super_version(&self) -> Arc<SuperVersion> {
         self.sv.read().clone()
+    }
+
+    /// Write `edit` to the MANIFEST (synced) and install the version it makes, as RocksDB's
+    /// `LogAndApply`: the append and fsync run without the DB mutex (readers, writers and
+    /// memtable switches go on meanwhile), one MANIFEST write at a time; a caller that finds one
+    /// in progress waits for it. Called with the DB mutex held; returns with it held.
+    pub(crate) fn log_and_apply(
+        &self,
+        st: &mut parking_lot::MutexGuard<'_, DbState>,
+        edit: &mut crate::version_edit::VersionEdit,
+    ) -> Result<()> {
+        while st.versions.manifest_busy {
+            self.manifest_cv.wait(st);
+        }
+        let last = self.last_seq.load(Ordering::Acquire);
+        let mut pending = st.versions.prepare_edit(edit, last, self.opts.paranoid_checks)?;
+        let r = parking_lot::MutexGuard::unlocked(st, || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pending.write()))
+                .unwrap_or_else(|p| Err(Error::from_panic("MANIFEST write", p)))
+        });
+        let r = st.versions.finish_edit(pending, r);
+        self.manifest_cv.notify_all();
+        r
     }
 
     /// Publish a new SuperVersion from the state (call with the DB mutex held).

@@ -300,6 +300,7 @@ fn open_inner(opts: &Options, path: &Path, read_only: bool, error_if_wal: bool) 
         }),
         bg_cv: Condvar::new(),
         work_cv: Condvar::new(),
+        manifest_cv: Condvar::new(),
         sv: RwLock::new(Arc::new(sv)),
         last_seq: AtomicU64::new(last),
         writers: Mutex::new(VecDeque::new()),

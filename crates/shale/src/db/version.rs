@@ -220,6 +220,8 @@ pub(crate) struct VersionSet {
     /// An append or sync of the MANIFEST failed: it may end in a torn or unsynced record, so
     /// nothing more is appended to it; the next edit starts a new MANIFEST first (as RocksDB).
     manifest_broken: bool,
+    /// A MANIFEST write is between `prepare_edit` and `finish_edit` (its writer is out).
+    pub manifest_busy: bool,
     /// Per-level key where the next size compaction of that level starts.
     pub compact_cursor: Vec<Vec<u8>>,
 }
@@ -247,6 +249,7 @@ impl VersionSet {
             reaper: Arc::new(Reaper::default()),
             manifest: None,
             manifest_broken: false,
+            manifest_busy: false,
             compact_cursor: vec![Vec::new(); num_levels],
         }
     }
@@ -445,26 +448,20 @@ impl VersionSet {
         Ok(vs)
     }
 
-    /// Start a new MANIFEST holding the whole current state, then point CURRENT at it.
+    /// Start a new MANIFEST holding the whole current state, then point CURRENT at it
+    /// (at open; later MANIFEST switches go through [`VersionSet::prepare_edit`]).
     pub(crate) fn write_new_manifest(&mut self, db_id: &str, comparator: &str) -> Result<()> {
         let num = self.new_file_number();
-        let path = manifest_name(&self.dir, num);
-        let file = self.fs.new_writable(&path)?;
-        let mut w = log::Writer::new(file);
-        let mut e = VersionEdit {
-            db_id: Some(db_id.to_string()),
-            ..Default::default()
-        };
-        let mut buf = Vec::new();
-        e.encode(&mut buf);
-        w.add_record(&buf)?;
-        e = VersionEdit {
-            comparator: Some(comparator.to_string()),
-            ..Default::default()
-        };
-        buf.clear();
-        e.encode(&mut buf);
-        w.add_record(&buf)?;
+        let records = self.snapshot_records(db_id, comparator);
+        let w = write_manifest_file(&self.fs, &self.dir, num, &records)?;
+        install_current(&self.fs, &self.dir, num)?;
+        self.switched_manifest(w, num);
+        Ok(())
+    }
+
+    /// The records that open a new MANIFEST: the DB id, the comparator, and the whole current
+    /// state as one edit.
+    fn snapshot_records(&self, db_id: &str, comparator: &str) -> Vec<Vec<u8>> {
         let mut snap = VersionEdit {
             log_number: Some(self.log_number),
             prev_log_number: Some(self.prev_log_number),
@@ -478,11 +475,30 @@ impl VersionSet {
         for (level, f) in self.current.all_files() {
             snap.new_files.push((level as u32, f.meta.clone()));
         }
-        buf.clear();
-        snap.encode(&mut buf);
-        w.add_record(&buf)?;
-        w.sync()?;
-        self.set_current(num)?;
+        let edits = [
+            VersionEdit {
+                db_id: Some(db_id.to_string()),
+                ..Default::default()
+            },
+            VersionEdit {
+                comparator: Some(comparator.to_string()),
+                ..Default::default()
+            },
+            snap,
+        ];
+        edits
+            .iter()
+            .map(|e| {
+                let mut buf = Vec::new();
+                e.encode(&mut buf);
+                buf
+            })
+            .collect()
+    }
+
+    /// MANIFEST `num` (already on disk, named by CURRENT) is the one edits go to now; the old
+    /// one is deleted.
+    fn switched_manifest(&mut self, w: log::Writer, num: u64) {
         self.manifest = Some(w);
         self.manifest_broken = false;
         let old = self.manifest_number;
@@ -490,32 +506,44 @@ impl VersionSet {
         if old != 0 && old != num {
             let _ = self.fs.remove_file(&manifest_name(&self.dir, old));
         }
-        Ok(())
     }
 
-    /// Atomically replace CURRENT: temp file, sync, rename, directory sync.
-    fn set_current(&mut self, manifest_num: u64) -> Result<()> {
-        let tmp = temp_name(&self.dir, manifest_num);
-        let mut f = self.fs.new_writable(&tmp)?;
-        f.append(format!("MANIFEST-{manifest_num:06}\n").as_bytes())?;
-        f.sync()?;
-        drop(f);
-        self.fs.rename(&tmp, &current_name(&self.dir))?;
-        self.fs.sync_dir(&self.dir)
-    }
-
-    /// Append `edit` to the MANIFEST (synced), then install the resulting version.
-    /// Files the edit deletes become obsolete once no version references them.
+    /// Append `edit` to the MANIFEST (synced), then install the resulting version, all at once
+    /// (used at open and in tests; a running DB writes the MANIFEST without holding its mutex,
+    /// through [`prepare_edit`](Self::prepare_edit) / [`finish_edit`](Self::finish_edit)).
     pub(crate) fn log_and_apply(&mut self, edit: &mut VersionEdit, last_sequence: u64, paranoid: bool) -> Result<()> {
+        let mut pending = self.prepare_edit(edit, last_sequence, paranoid)?;
+        let r = pending.write();
+        self.finish_edit(pending, r)
+    }
+
+    /// First step of a MANIFEST write, under the DB mutex: check `edit` against the current
+    /// version, build the version it makes and the record to append, and take the MANIFEST
+    /// writer (so nothing else writes it until [`finish_edit`](Self::finish_edit)). A broken
+    /// MANIFEST (an earlier append or sync failed) is replaced: the pending write starts a new
+    /// one holding the current state, then appends the edit there.
+    /// Files the edit deletes become obsolete once no version references them.
+    pub(crate) fn prepare_edit(
+        &mut self,
+        edit: &mut VersionEdit,
+        last_sequence: u64,
+        paranoid: bool,
+    ) -> Result<PendingEdit> {
+        if self.manifest_busy {
+            return Err(Error::invalid("internal: a MANIFEST write is already in progress"));
+        }
         if self.manifest.is_none() {
             return Err(Error::invalid("database is read-only"));
         }
-        if self.manifest_broken {
+        let new_manifest = if self.manifest_broken {
             // First (before the edit takes the next file number) a new MANIFEST.
             let db_id = self.db_id.clone().unwrap_or_default();
             let cmp = self.icmp.user_comparator().name().to_string();
-            self.write_new_manifest(&db_id, &cmp)?;
-        }
+            let num = self.new_file_number();
+            Some((num, self.snapshot_records(&db_id, &cmp)))
+        } else {
+            None
+        };
         if let Some(n) = edit.log_number {
             if n < self.log_number {
                 edit.log_number = Some(self.log_number);
@@ -551,31 +579,127 @@ impl VersionSet {
             };
             levels[level].insert(f.number, meta);
         }
-        let v = build_version(&levels, &self.icmp, paranoid)?;
-        let mut buf = Vec::new();
-        edit.encode(&mut buf);
-        let w = self.manifest.as_mut().expect("checked above");
-        if let Err(e) = w.add_record(&buf).and_then(|()| w.sync()) {
+        let version = build_version(&levels, &self.icmp, paranoid)?;
+        let mut record = Vec::new();
+        edit.encode(&mut record);
+        // Files moved between levels (trivial moves) are re-added: they must not be reaped.
+        removed.retain(|f| !edit.new_files.iter().any(|(_, nf)| nf.number == f.number()));
+        self.manifest_busy = true;
+        Ok(PendingEdit {
+            fs: self.fs.clone(),
+            dir: self.dir.clone(),
+            writer: if new_manifest.is_some() {
+                None
+            } else {
+                self.manifest.take()
+            },
+            new_manifest,
+            record,
+            version,
+            log_number: edit.log_number,
+            min_log_number_to_keep: edit.min_log_number_to_keep,
+            obsolete: removed,
+        })
+    }
+
+    /// Last step of a MANIFEST write, under the DB mutex again: with the write's result `r`,
+    /// install the new version, or keep the old one and mark the MANIFEST broken.
+    pub(crate) fn finish_edit(&mut self, pending: PendingEdit, r: Result<()>) -> Result<()> {
+        self.manifest_busy = false;
+        let PendingEdit {
+            writer,
+            new_manifest,
+            version,
+            log_number,
+            min_log_number_to_keep,
+            obsolete,
+            ..
+        } = pending;
+        match (new_manifest, writer) {
+            // A new MANIFEST was written and CURRENT names it.
+            (Some((num, _)), Some(w)) if r.is_ok() => self.switched_manifest(w, num),
+            // A plain append: the writer goes back (on failure it stays, marked broken below).
+            (None, Some(w)) => self.manifest = Some(w),
+            // A failed switch: the old (broken) writer is still in place.
+            _ => {}
+        }
+        if let Err(e) = r {
             // The edit may or may not be durable: the caller must keep every file it names.
             self.manifest_broken = true;
             return Err(e);
         }
-        if let Some(n) = edit.log_number {
+        if let Some(n) = log_number {
             self.log_number = n;
         }
-        if let Some(n) = edit.min_log_number_to_keep {
+        if let Some(n) = min_log_number_to_keep {
             self.min_log_number_to_keep = n;
         }
-        // Files moved between levels (trivial moves) are re-added: they must not be reaped.
-        for f in removed {
-            let moved = edit.new_files.iter().any(|(_, nf)| nf.number == f.number());
-            if !moved {
-                f.life.obsolete.store(true, AtOrd::Release);
-            }
+        for f in obsolete {
+            f.life.obsolete.store(true, AtOrd::Release);
         }
-        self.current = Arc::new(v);
+        self.current = Arc::new(version);
         Ok(())
     }
+}
+
+/// A MANIFEST write between [`VersionSet::prepare_edit`] and [`VersionSet::finish_edit`]; its
+/// [`write`](PendingEdit::write) does the file I/O and needs no lock (the MANIFEST writer is
+/// held here, so there is one such write at a time).
+pub(crate) struct PendingEdit {
+    fs: Arc<dyn FileSystem>,
+    dir: PathBuf,
+    writer: Option<log::Writer>,
+    /// Replace a broken MANIFEST: the new file's number and its opening records.
+    new_manifest: Option<(u64, Vec<Vec<u8>>)>,
+    record: Vec<u8>,
+    version: Version,
+    log_number: Option<u64>,
+    min_log_number_to_keep: Option<u64>,
+    /// Files the edit removes (not moved): obsolete once it is installed.
+    obsolete: Vec<Arc<FileMeta>>,
+}
+
+impl PendingEdit {
+    /// Append the edit and sync (starting a new MANIFEST and switching CURRENT first if the
+    /// old one is broken).
+    pub(crate) fn write(&mut self) -> Result<()> {
+        if let Some((num, records)) = &self.new_manifest {
+            let mut w = write_manifest_file(&self.fs, &self.dir, *num, records)?;
+            w.add_record(&self.record)?;
+            w.sync()?;
+            install_current(&self.fs, &self.dir, *num)?;
+            self.writer = Some(w);
+            return Ok(());
+        }
+        let w = self
+            .writer
+            .as_mut()
+            .ok_or_else(|| Error::invalid("internal: no MANIFEST writer"))?;
+        w.add_record(&self.record)?;
+        w.sync()
+    }
+}
+
+/// Create MANIFEST `num` holding `records`, synced.
+fn write_manifest_file(fs: &Arc<dyn FileSystem>, dir: &Path, num: u64, records: &[Vec<u8>]) -> Result<log::Writer> {
+    let file = fs.new_writable(&manifest_name(dir, num))?;
+    let mut w = log::Writer::new(file);
+    for r in records {
+        w.add_record(r)?;
+    }
+    w.sync()?;
+    Ok(w)
+}
+
+/// Atomically point CURRENT at MANIFEST `num`: temp file, sync, rename, directory sync.
+fn install_current(fs: &Arc<dyn FileSystem>, dir: &Path, num: u64) -> Result<()> {
+    let tmp = temp_name(dir, num);
+    let mut f = fs.new_writable(&tmp)?;
+    f.append(format!("MANIFEST-{num:06}\n").as_bytes())?;
+    f.sync()?;
+    drop(f);
+    fs.rename(&tmp, &current_name(dir))?;
+    fs.sync_dir(dir)
 }
 
 #[cfg(test)]

@@ -360,36 +360,35 @@ fn make_room(db: &Arc<DbInner>, bytes: u64) -> Result<Arc<MemTable>> {
 }
 
 /// Make the memtable immutable, start a new WAL and memtable, and wake the flusher.
-/// Called by the write leader with the DB mutex held.
-pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState) -> Result<()> {
+/// Called by the write leader with the DB mutex held. The WAL files are created and synced
+/// without the mutex: only the write leader switches or writes (the writer queue), so nothing
+/// else touches the memtable or the WAL meanwhile, and readers and background jobs go on.
+pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut parking_lot::MutexGuard<'_, DbState>) -> Result<()> {
     let num = st.versions.new_file_number();
-    let file = match db.fs.new_writable(&wal_name(&db.path, num)) {
-        Ok(f) => f,
-        Err(e) => {
-            st.bg_error = Some(e.clone());
-            return Err(e);
-        }
-    };
-    {
-        let mut guard = db.wal.lock();
-        let wal = &mut *guard;
-        // Sync the old WAL so that a later synced write can never survive a power loss that
-        // loses an earlier write (recovered state must be a prefix of the history).
-        if let Some(w) = wal.writer.as_mut() {
-            if wal.unsynced {
-                if let Err(e) = w.sync() {
-                    st.bg_error = Some(e.clone());
-                    return Err(e);
+    let r = parking_lot::MutexGuard::unlocked(st, || -> Result<()> {
+        let file = db.fs.new_writable(&wal_name(&db.path, num))?;
+        {
+            let mut guard = db.wal.lock();
+            let wal = &mut *guard;
+            // Sync the old WAL so that a later synced write can never survive a power loss that
+            // loses an earlier write (recovered state must be a prefix of the history).
+            if let Some(w) = wal.writer.as_mut() {
+                if wal.unsynced {
+                    w.sync()?;
                 }
             }
+            wal.writer = Some(log::Writer::new(file));
+            wal.number = num;
+            wal.unsynced = false;
         }
-        wal.writer = Some(log::Writer::new(file));
-        wal.number = num;
-        wal.unsynced = false;
-    }
-    // The new WAL's directory entry must be durable before a synced write relies on it.
-    if let Err(e) = db.fs.sync_dir(&db.path) {
-        st.bg_error = Some(e.clone());
+        // The new WAL's directory entry must be durable before a synced write relies on it.
+        db.fs.sync_dir(&db.path)
+    });
+    if let Err(e) = r {
+        if st.bg_error.is_none() {
+            st.bg_error = Some(e.clone());
+        }
+        db.bg_cv.notify_all();
         return Err(e);
     }
     st.wal_switch_pending = false;
