@@ -26,6 +26,7 @@ mod options;
 mod pinnable;
 mod range_del;
 mod slice_transform;
+mod snapshot;
 mod table;
 mod version_edit;
 mod write_batch;
@@ -42,17 +43,17 @@ pub use db::{DBIterator, DBRawIterator, Direction, IteratorMode, Snapshot, DB};
 pub use error::{Error, Result};
 pub use fs::{FaultFs, FaultKind, FileLock, FileSystem, IoActivity, MemFs, PosixFs, RandomAccessFile, WritableFile};
 pub use key::{BytewiseComparator, Comparator, ReverseBytewiseComparator, Uint64Comparator};
+pub use log::WalRecoveryMode;
+pub use memtable::MemtableFactory;
 pub use merge::{AssociativeMergeOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
-pub use options::{
-    ChecksumType, CompactionPri, CompressionType, MemtableFactory, Options, ReadOptions, TableFactory, WalRecoveryMode,
-    WriteOptions,
-};
+pub use options::{CompactionPri, Options, ReadOptions, TableFactory, WriteOptions};
 pub use pinnable::DBPinnableSlice;
 pub use slice_transform::{
     new_capped_prefix_transform, new_fixed_prefix_transform, new_noop_transform, slice_transform_from_name,
     CappedPrefixTransform, FixedPrefixTransform, NoopTransform, SliceTransform,
 };
 pub use table::cuckoo::CuckooTableOptions;
+pub use table::format::{ChecksumType, CompressionType};
 pub use table::plain::{KeyEncodingType, PlainTableFactoryOptions, PlainTableOptions};
 pub use write_batch::WriteBatch;
 pub use write_buffer_manager::WriteBufferManager;

@@ -28,7 +28,7 @@ mod write;
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex, RwLock};
@@ -42,48 +42,11 @@ use crate::key::{InternalKeyComparator, SequenceNumber};
 use crate::log;
 use crate::memtable::MemTable;
 use crate::options::{Options, ReadOptions, WriteOptions};
+pub use crate::snapshot::Snapshot;
 use crate::write_batch::WriteBatch;
 use table_cache::TableCache;
 use version::{Version, VersionSet};
 use write::Writer;
-
-/// A consistent point-in-time view for reads. Cheap to clone; released when the last clone drops.
-#[derive(Clone)]
-pub struct Snapshot {
-    inner: Arc<SnapshotInner>,
-}
-
-struct SnapshotInner {
-    seq: SequenceNumber,
-    list: Weak<Mutex<BTreeMap<SequenceNumber, usize>>>,
-}
-
-impl Drop for SnapshotInner {
-    fn drop(&mut self) {
-        if let Some(list) = self.list.upgrade() {
-            let mut l = list.lock();
-            if let Some(c) = l.get_mut(&self.seq) {
-                *c -= 1;
-                if *c == 0 {
-                    l.remove(&self.seq);
-                }
-            }
-        }
-    }
-}
-
-impl Snapshot {
-    /// The sequence number this snapshot reads at.
-    pub fn sequence_number(&self) -> u64 {
-        self.inner.seq
-    }
-}
-
-impl std::fmt::Debug for Snapshot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Snapshot({})", self.inner.seq)
-    }
-}
 
 /// What readers pin: the memtables and the version, switched atomically.
 pub(crate) struct SuperVersion {
@@ -368,12 +331,7 @@ impl DB {
     pub fn snapshot(&self) -> Snapshot {
         let seq = self.inner.last_seq.load(Ordering::Acquire);
         *self.inner.snapshots.lock().entry(seq).or_insert(0) += 1;
-        Snapshot {
-            inner: Arc::new(SnapshotInner {
-                seq,
-                list: Arc::downgrade(&self.inner.snapshots),
-            }),
-        }
+        Snapshot::new(seq, Arc::downgrade(&self.inner.snapshots))
     }
 
     /// A cursor-style iterator (seek / next / prev), as the `rocksdb` crate's `DBRawIterator`.

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::Reader;
 use crate::error::{Error, Result};
-use crate::options::WalRecoveryMode;
+use crate::log::WalRecoveryMode;
 use crate::version_edit::{ikey_debug, to_hex, FileMetaData, VersionEdit};
 use crate::write_batch::{BatchRecord, WriteBatch, HEADER};
 

@@ -23,6 +23,19 @@ pub(crate) use writer::encode_records_recyclable;
 #[allow(unused_imports)]
 pub(crate) use writer::{encode_records, Writer};
 
+/// WAL recovery modes, as RocksDB names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WalRecoveryMode {
+    /// Ignore a torn record at the tail of the last WAL only.
+    TolerateCorruptedTailRecords,
+    /// Any corruption is an error.
+    AbsoluteConsistency,
+    /// Stop replay at the first corrupt record (default).
+    PointInTimeRecovery,
+    /// Skip corrupt records and go on.
+    SkipAnyCorruptedRecords,
+}
+
 /// Size of a log block.
 pub(crate) const BLOCK_SIZE: usize = 32768;
 /// Legacy header: checksum (4) + length (2) + type (1).

@@ -3,7 +3,7 @@ use std::path::Path;
 use super::*;
 use crate::error::Error;
 use crate::fs::{FileSystem, MemFs};
-use crate::options::WalRecoveryMode;
+use crate::log::WalRecoveryMode;
 use crate::version_edit::VersionEdit;
 use crate::write_batch::WriteBatch;
 

@@ -16,11 +16,11 @@ use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iterator::InternalIterator;
 use crate::key::{parse_internal_key, user_key, vt, InternalKeyComparator};
-use crate::options::ChecksumType;
 use crate::pinnable::{Home, Val};
 use crate::table::block::{Block, BlockIter, EntryFormat, KeyOrder};
 use crate::table::builder::{INDEX_NAME, PROPERTIES_NAME, RANGE_DEL_NAME};
 use crate::table::filter::FilterReader;
+use crate::table::format::ChecksumType;
 use crate::table::format::{decompress_block, trailer_checksum, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
 
 /// Options for [`Table::open`].
