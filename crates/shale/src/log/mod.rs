@@ -6,15 +6,9 @@
 //! split into Full or First/Middle*/Last fragments. The CRC covers the type byte, the log number
 //! (recyclable types only) and the payload.
 
-mod dump;
 mod reader;
 mod writer;
 
-#[cfg(test)]
-#[allow(unused_imports)]
-pub(crate) use dump::{dump_manifest, dump_wal};
-#[allow(unused_imports)]
-pub(crate) use dump::{dump_manifest_with, dump_wal_with};
 #[allow(unused_imports)]
 pub(crate) use reader::Reader;
 #[cfg(test)]
@@ -84,4 +78,4 @@ pub(crate) fn crc_unmask(masked: u32) -> u32 {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
