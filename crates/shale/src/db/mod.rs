@@ -35,7 +35,6 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 pub use iter::{DBIterator, DBRawIterator, Direction, IteratorMode};
 
-use crate::cache::BlockCache;
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystem};
 use crate::key::{InternalKeyComparator, SequenceNumber};
@@ -43,6 +42,8 @@ use crate::log;
 use crate::memtable::MemTable;
 use crate::options::{Options, ReadOptions, WriteOptions};
 pub use crate::snapshot::Snapshot;
+use crate::table::cache::BlockCache;
+use crate::table::pinnable::DBPinnableSlice;
 use crate::write_batch::WriteBatch;
 use table_cache::TableCache;
 use version::{Version, VersionSet};
@@ -294,10 +295,10 @@ impl DB {
     /// The value of `key` without copying it: the returned slice points into the memtable,
     /// cached block or table file it was found in and keeps that alive (see
     /// [`DBPinnableSlice`](crate::DBPinnableSlice)). Same result as [`get`](Self::get).
-    pub fn get_pinned(&self, key: impl AsRef<[u8]>) -> Result<Option<crate::DBPinnableSlice>> {
+    pub fn get_pinned(&self, key: impl AsRef<[u8]>) -> Result<Option<DBPinnableSlice>> {
         read::get(&self.inner, &ReadOptions::default(), key.as_ref())
     }
-    pub fn get_pinned_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<crate::DBPinnableSlice>> {
+    pub fn get_pinned_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<DBPinnableSlice>> {
         read::get(&self.inner, ro, key.as_ref())
     }
     /// Look up several keys at one consistent point in time.
@@ -316,14 +317,14 @@ impl DB {
     pub fn multi_get_pinned<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
         &self,
         keys: I,
-    ) -> Vec<Result<Option<crate::DBPinnableSlice>>> {
+    ) -> Vec<Result<Option<DBPinnableSlice>>> {
         self.multi_get_pinned_opt(keys, &ReadOptions::default())
     }
     pub fn multi_get_pinned_opt<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
         &self,
         keys: I,
         ro: &ReadOptions,
-    ) -> Vec<Result<Option<crate::DBPinnableSlice>>> {
+    ) -> Vec<Result<Option<DBPinnableSlice>>> {
         multi_get::multi_get(&self.inner, ro, keys)
     }
 
