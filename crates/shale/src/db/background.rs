@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use parking_lot::MutexGuard;
 
 use super::compaction::{pick_compaction, picker_config, run_compaction, RunningRange};
+use super::error_handler::{compaction_succeeded, record_compaction_error, record_error, FIRST_RETRY_DELAY};
 use super::filename::table_name;
 use super::flush::{flush_due, run_flush};
 use super::{DbInner, DbState};
@@ -35,43 +36,6 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     } else {
         "unknown panic".into()
     }
-}
-
-fn record_error(db: &DbInner, st: &mut DbState, e: Error) {
-    if db.shutting_down.load(Ordering::Acquire) {
-        return;
-    }
-    if st.bg_error.is_none() {
-        st.bg_error = Some(e);
-    }
-}
-
-/// First delay before a compaction is retried after a soft error; it doubles up to
-/// `MAX_RETRY_DELAY` while the error persists.
-pub(crate) const FIRST_RETRY_DELAY: Duration = Duration::from_millis(100);
-const MAX_RETRY_DELAY: Duration = Duration::from_secs(5);
-
-/// Classify a compaction failure as RocksDB's error handler does: ENOSPC while writing tables is
-/// a soft error (writes go on, compactions are retried after a delay and the first success
-/// clears it); anything else is a hard error that stops writes until `resume()`.
-pub(crate) fn record_compaction_error(db: &DbInner, st: &mut DbState, e: Error) {
-    if db.shutting_down.load(Ordering::Acquire) {
-        return;
-    }
-    if e.is_no_space() && st.bg_error.is_none() {
-        st.soft_error = Some(e);
-        st.compaction_retry_at = Some(Instant::now() + st.compaction_retry_delay);
-        st.compaction_retry_delay = (st.compaction_retry_delay * 2).min(MAX_RETRY_DELAY);
-    } else {
-        record_error(db, st, e);
-    }
-}
-
-/// A compaction finished: a soft error is over.
-pub(crate) fn compaction_succeeded(st: &mut DbState) {
-    st.soft_error = None;
-    st.compaction_retry_at = None;
-    st.compaction_retry_delay = FIRST_RETRY_DELAY;
 }
 
 /// After a flush or compaction, hand the allocator's free memory back to the OS. A job frees

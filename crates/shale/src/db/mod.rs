@@ -4,7 +4,9 @@
 //! `background` (worker threads), `version` (versions and the MANIFEST), `props` (properties).
 
 mod background;
+mod build;
 mod compaction;
+mod error_handler;
 mod filename;
 mod flush;
 mod iter;

@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
-use super::compaction::{build_tables, OutputParams};
+use super::build::{build_tables, OutputParams};
 use super::filename::{
     current_name, identity_name, lock_name, manifest_name, parse_file_name, table_name, temp_name, wal_name, FileType,
 };
@@ -221,7 +221,7 @@ pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: b
             bg_error: None,
             soft_error: None,
             compaction_retry_at: None,
-            compaction_retry_delay: super::background::FIRST_RETRY_DELAY,
+            compaction_retry_delay: super::error_handler::FIRST_RETRY_DELAY,
             flush_running: false,
             flush_requests: 0,
             wal_switch_pending: false,
