@@ -552,4 +552,16 @@ mod tests {
         };
         ok.validate().unwrap();
     }
+
+    #[test]
+    fn options_carry_the_prefix_extractor_and_mmap_switch() {
+        let mut o = Options::default();
+        assert!(!o.allow_mmap_reads && o.prefix_extractor.is_none());
+        o.set_allow_mmap_reads(true);
+        o.set_prefix_extractor(Arc::new(crate::slice_transform::FixedPrefixTransform::new(6)));
+        assert!(o.allow_mmap_reads);
+        assert_eq!(o.prefix_extractor.as_ref().unwrap().name(), "rocksdb.FixedPrefix.6");
+        let same: crate::table::plain::PlainTableFactoryOptions = crate::table::plain::PlainTableOptions::default();
+        assert_eq!(same.index_sparseness, 16);
+    }
 }
