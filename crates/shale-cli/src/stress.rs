@@ -33,8 +33,8 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 use shale::{
-    ChecksumType, CompressionType, FileLock, FileSystem, Options, RandomAccessFile, ReadOptions, WalRecoveryMode,
-    WritableFile, WriteBatch, WriteOptions, DB,
+    ChecksumType, CompressionType, FileSystem, ForwardingFs, Options, ReadOptions, WalRecoveryMode, WritableFile,
+    WriteBatch, WriteOptions, DB,
 };
 
 use crate::faultinj::{FaultCounts, FaultRates, FaultSwitch, RandomFaultFs};
@@ -620,9 +620,9 @@ impl WritableFile for BuggyFile {
     }
 }
 
-impl FileSystem for BuggyFs {
-    fn create_dir_all(&self, p: &Path) -> shale::Result<()> {
-        self.inner.create_dir_all(p)
+impl ForwardingFs for BuggyFs {
+    fn inner(&self) -> &dyn FileSystem {
+        &*self.inner
     }
     fn new_writable(&self, p: &Path) -> shale::Result<Box<dyn WritableFile>> {
         let w = self.inner.new_writable(p)?;
@@ -636,36 +636,6 @@ impl FileSystem for BuggyFs {
         } else {
             Ok(w)
         }
-    }
-    fn open_random(&self, p: &Path) -> shale::Result<Arc<dyn RandomAccessFile>> {
-        self.inner.open_random(p)
-    }
-    fn read_all(&self, p: &Path) -> shale::Result<Vec<u8>> {
-        self.inner.read_all(p)
-    }
-    fn rename(&self, a: &Path, b: &Path) -> shale::Result<()> {
-        self.inner.rename(a, b)
-    }
-    fn remove_file(&self, p: &Path) -> shale::Result<()> {
-        self.inner.remove_file(p)
-    }
-    fn remove_dir(&self, p: &Path) -> shale::Result<()> {
-        self.inner.remove_dir(p)
-    }
-    fn list(&self, d: &Path) -> shale::Result<Vec<String>> {
-        self.inner.list(d)
-    }
-    fn exists(&self, p: &Path) -> bool {
-        self.inner.exists(p)
-    }
-    fn file_size(&self, p: &Path) -> shale::Result<u64> {
-        self.inner.file_size(p)
-    }
-    fn sync_dir(&self, d: &Path) -> shale::Result<()> {
-        self.inner.sync_dir(d)
-    }
-    fn lock(&self, p: &Path) -> shale::Result<Box<dyn FileLock>> {
-        self.inner.lock(p)
     }
 }
 

@@ -39,7 +39,9 @@ pub mod fuzzing;
 
 pub use db::{DBIterator, DBRawIterator, Direction, IteratorMode, Snapshot, DB};
 pub use error::{Error, Result};
-pub use fs::{FaultFs, FaultKind, FileLock, FileSystem, IoActivity, MemFs, PosixFs, RandomAccessFile, WritableFile};
+pub use fs::{
+    FaultFs, FaultKind, FileLock, FileSystem, ForwardingFs, IoActivity, MemFs, PosixFs, RandomAccessFile, WritableFile,
+};
 pub use key::{BytewiseComparator, Comparator, ReverseBytewiseComparator, Uint64Comparator};
 pub use log::WalRecoveryMode;
 pub use memtable::MemtableFactory;
