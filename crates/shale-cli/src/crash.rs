@@ -4,10 +4,11 @@
 //!   at random moments (mean `--kill_interval`), restarts it (the restarted child first verifies
 //!   the database against the expected state the killed one left), for `--duration` seconds,
 //!   then verifies once more. Nothing acknowledged may be lost.
-//! * `--power_loss` (in `powerloss.rs`; `powerloss_mt.rs` with several threads): in-process, a random single-threaded workload on `MemFs`; at a random point
-//!   the power is cut (`MemFs::power_loss`: unsynced bytes and directory entries vanish), the DB
-//!   is reopened and the recovered state must equal the state after some prefix of the write
-//!   history (no holes) that includes every synced write (and everything before a flush).
+//! * `--power_loss` (in `powerloss.rs`; `powerloss_mt.rs` with several threads): in-process, a
+//!   random single-threaded workload on `MemFs`; at a random point the power is cut
+//!   (`MemFs::power_loss`: unsynced bytes and directory entries vanish), the DB is reopened and
+//!   the recovered state must equal the state after some prefix of the write history (no holes)
+//!   that includes every synced write (and everything before a flush).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
