@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use shale::{FileLock, FileSystem, RandomAccessFile, WritableFile};
+use shale::{FileSystem, ForwardingFs, RandomAccessFile, WritableFile};
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FaultRates {
@@ -81,7 +81,7 @@ struct Ctl {
 impl Ctl {
     /// A fresh pseudo-random number per call (lock-free: a counter through a mixer).
     fn draw(&self) -> u64 {
-        crate::stress::mix(self.seed ^ self.counter.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9))
+        crate::stress_model::mix(self.seed ^ self.counter.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9))
     }
     fn hit(&self, one_in: u64) -> Option<u64> {
         if one_in == 0 || !self.enabled.load(Ordering::Acquire) {
@@ -247,9 +247,9 @@ fn has_block_checksums(f: &dyn RandomAccessFile) -> bool {
     }
 }
 
-impl FileSystem for RandomFaultFs {
-    fn create_dir_all(&self, p: &Path) -> shale::Result<()> {
-        self.inner.create_dir_all(p)
+impl ForwardingFs for RandomFaultFs {
+    fn inner(&self) -> &dyn FileSystem {
+        &*self.inner
     }
     fn new_writable(&self, p: &Path) -> shale::Result<Box<dyn WritableFile>> {
         self.ctl.write_fault(p)?;
@@ -283,24 +283,9 @@ impl FileSystem for RandomFaultFs {
         self.ctl.write_fault(p)?;
         self.inner.remove_file(p)
     }
-    fn remove_dir(&self, p: &Path) -> shale::Result<()> {
-        self.inner.remove_dir(p)
-    }
-    fn list(&self, d: &Path) -> shale::Result<Vec<String>> {
-        self.inner.list(d)
-    }
-    fn exists(&self, p: &Path) -> bool {
-        self.inner.exists(p)
-    }
-    fn file_size(&self, p: &Path) -> shale::Result<u64> {
-        self.inner.file_size(p)
-    }
     fn sync_dir(&self, d: &Path) -> shale::Result<()> {
         self.ctl.write_fault(d)?;
         self.inner.sync_dir(d)
-    }
-    fn lock(&self, p: &Path) -> shale::Result<Box<dyn FileLock>> {
-        self.inner.lock(p)
     }
 }
 

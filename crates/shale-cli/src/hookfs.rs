@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use shale::{FileLock, FileSystem, RandomAccessFile, WritableFile};
+use shale::{FileSystem, ForwardingFs, WritableFile};
 
 /// The kind of file a path names, as RocksDB's kill points group them.
 pub fn file_kind(p: &Path) -> &'static str {
@@ -62,7 +62,10 @@ impl WritableFile for HookFile {
     }
 }
 
-impl FileSystem for HookFs {
+impl ForwardingFs for HookFs {
+    fn inner(&self) -> &dyn FileSystem {
+        &*self.inner
+    }
     fn create_dir_all(&self, p: &Path) -> shale::Result<()> {
         (self.hook)("mkdir", p)?;
         self.inner.create_dir_all(p)
@@ -76,12 +79,6 @@ impl FileSystem for HookFs {
             hook: self.hook.clone(),
         }))
     }
-    fn open_random(&self, p: &Path) -> shale::Result<Arc<dyn RandomAccessFile>> {
-        self.inner.open_random(p)
-    }
-    fn read_all(&self, p: &Path) -> shale::Result<Vec<u8>> {
-        self.inner.read_all(p)
-    }
     fn rename(&self, a: &Path, b: &Path) -> shale::Result<()> {
         (self.hook)("rename", b)?;
         self.inner.rename(a, b)
@@ -94,21 +91,9 @@ impl FileSystem for HookFs {
         (self.hook)("rmdir", p)?;
         self.inner.remove_dir(p)
     }
-    fn list(&self, d: &Path) -> shale::Result<Vec<String>> {
-        self.inner.list(d)
-    }
-    fn exists(&self, p: &Path) -> bool {
-        self.inner.exists(p)
-    }
-    fn file_size(&self, p: &Path) -> shale::Result<u64> {
-        self.inner.file_size(p)
-    }
     fn sync_dir(&self, d: &Path) -> shale::Result<()> {
         (self.hook)("syncdir", d)?;
         self.inner.sync_dir(d)
-    }
-    fn lock(&self, p: &Path) -> shale::Result<Box<dyn FileLock>> {
-        self.inner.lock(p)
     }
 }
 

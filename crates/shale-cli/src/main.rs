@@ -18,11 +18,14 @@ mod flags;
 mod histogram;
 mod hookfs;
 mod ldb;
+mod powerloss;
 mod powerloss_mt;
 mod random;
 mod sst_dump;
 mod stats;
 mod stress;
+mod stress_model;
+mod stress_run;
 mod tools_bridge;
 
 const USAGE: &str = "usage: shale <command> [args]

@@ -21,10 +21,10 @@ use std::time::{Duration, Instant};
 
 use shale::{WriteOptions, DB};
 
-use crate::crash::{dump, pl_write, Step};
 use crate::flags::Flags;
 use crate::hookfs::Cutter;
-use crate::stress::Rng;
+use crate::powerloss::{dump, matching_prefixes, pl_write, Step};
+use crate::stress_model::Rng;
 
 struct Rec {
     step: Step,
@@ -37,45 +37,6 @@ struct ThreadLog {
     recs: Vec<Rec>,
     /// Number of this thread's writes up to and including its last synced one.
     last_synced: usize,
-}
-
-/// Lengths of the prefixes of `steps` after which `base` updated by them equals `got` on the
-/// keys of the thread (`k % n == t`; `n = 1`: all keys), in increasing order.
-pub(crate) fn matching_prefixes<'a>(
-    base: &BTreeMap<u64, u32>,
-    steps: impl Iterator<Item = &'a Step>,
-    got: &BTreeMap<u64, u32>,
-    n: u64,
-    t: u64,
-) -> Vec<usize> {
-    let mine = |k: &u64| *k % n == t;
-    let differs = |st: &BTreeMap<u64, u32>, k: u64| st.get(&k) != got.get(&k);
-    let mut cur: BTreeMap<u64, u32> = base.iter().filter(|(k, _)| mine(k)).map(|(k, v)| (*k, *v)).collect();
-    let mut ndiff = cur
-        .keys()
-        .chain(got.keys().filter(|k| mine(k)))
-        .filter(|k| differs(&cur, **k))
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
-    let mut out = Vec::new();
-    if ndiff == 0 {
-        out.push(0);
-    }
-    for (i, step) in steps.enumerate() {
-        for &(k, v) in step {
-            let before = differs(&cur, k);
-            if v == 0 {
-                cur.remove(&k);
-            } else {
-                cur.insert(k, v);
-            }
-            ndiff = ndiff + differs(&cur, k) as usize - before as usize;
-        }
-        if ndiff == 0 {
-            out.push(i + 1);
-        }
-    }
-    out
 }
 
 pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
@@ -95,7 +56,7 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
     while start.elapsed() < duration {
         let ep_seed = seed.wrapping_add(episodes * 7_777_777);
         episodes += 1;
-        let (fs, opts, cfg, sync_rate) = crate::crash::episode_setup(fl, ep_seed, &cutter);
+        let (fs, opts, cfg, sync_rate) = crate::powerloss::episode_setup(fl, ep_seed, &cutter);
         let mut rng = Rng::new(ep_seed);
         let mut durable: BTreeMap<u64, u32> = BTreeMap::new();
         let fail = |round: u64, msg: String| {

@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::fs::{FileSystem, MemFs};
 use crate::iterator::InternalIterator;
 use crate::key::InternalKeyComparator;
-use crate::options::WalRecoveryMode;
+use crate::log::WalRecoveryMode;
 use crate::table::block::{Block, BlockIter, EntryFormat, KeyOrder};
 use crate::table::{Table, TableReaderOptions};
 use crate::write_batch::{BatchHandler, WriteBatch};

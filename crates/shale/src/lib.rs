@@ -11,7 +11,6 @@
 //! assert_eq!(db.get(b"key").unwrap().as_deref(), Some(&b"value"[..]));
 //! ```
 
-mod cache;
 mod coding;
 mod db;
 mod error;
@@ -23,9 +22,9 @@ mod log;
 mod memtable;
 pub mod merge;
 mod options;
-mod pinnable;
 mod range_del;
 mod slice_transform;
+mod snapshot;
 mod table;
 mod version_edit;
 mod write_batch;
@@ -40,19 +39,21 @@ pub mod fuzzing;
 
 pub use db::{DBIterator, DBRawIterator, Direction, IteratorMode, Snapshot, DB};
 pub use error::{Error, Result};
-pub use fs::{FaultFs, FaultKind, FileLock, FileSystem, IoActivity, MemFs, PosixFs, RandomAccessFile, WritableFile};
-pub use key::{BytewiseComparator, Comparator, ReverseBytewiseComparator, Uint64Comparator};
-pub use merge::{AssociativeMergeOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
-pub use options::{
-    ChecksumType, CompactionPri, CompressionType, MemtableFactory, Options, ReadOptions, TableFactory, WalRecoveryMode,
-    WriteOptions,
+pub use fs::{
+    FaultFs, FaultKind, FileLock, FileSystem, ForwardingFs, IoActivity, MemFs, PosixFs, RandomAccessFile, WritableFile,
 };
-pub use pinnable::DBPinnableSlice;
+pub use key::{BytewiseComparator, Comparator, ReverseBytewiseComparator, Uint64Comparator};
+pub use log::WalRecoveryMode;
+pub use memtable::MemtableFactory;
+pub use merge::{AssociativeMergeOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
+pub use options::{CompactionPri, Options, ReadOptions, TableFactory, WriteOptions};
 pub use slice_transform::{
     new_capped_prefix_transform, new_fixed_prefix_transform, new_noop_transform, slice_transform_from_name,
     CappedPrefixTransform, FixedPrefixTransform, NoopTransform, SliceTransform,
 };
 pub use table::cuckoo::CuckooTableOptions;
+pub use table::format::{ChecksumType, CompressionType};
+pub use table::pinnable::DBPinnableSlice;
 pub use table::plain::{KeyEncodingType, PlainTableFactoryOptions, PlainTableOptions};
 pub use write_batch::WriteBatch;
 pub use write_buffer_manager::WriteBufferManager;

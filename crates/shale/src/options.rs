@@ -5,78 +5,12 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, PosixFs};
 use crate::key::{BytewiseComparator, Comparator};
+// The types moved to the layer they belong to; re-exported here so `crate::options::X` paths
+// keep working (the layering test counts such a path as an import of `options`).
+pub(crate) use crate::log::WalRecoveryMode;
+pub(crate) use crate::memtable::MemtableFactory;
+pub(crate) use crate::table::format::{ChecksumType, CompressionType};
 use crate::write_buffer_manager::WriteBufferManager;
-
-/// Block checksum algorithm (RocksDB's `ChecksumType`, same numeric values).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ChecksumType {
-    NoChecksum = 0,
-    CRC32c = 1,
-    XxHash = 2,
-    XxHash64 = 3,
-    XXH3 = 4,
-}
-
-impl ChecksumType {
-    /// From the byte stored in a footer; `None` for an unknown value.
-    pub fn from_u8(v: u8) -> Option<ChecksumType> {
-        Some(match v {
-            0 => ChecksumType::NoChecksum,
-            1 => ChecksumType::CRC32c,
-            2 => ChecksumType::XxHash,
-            3 => ChecksumType::XxHash64,
-            4 => ChecksumType::XXH3,
-            _ => return None,
-        })
-    }
-    /// Parse a name as db_bench spells it (`crc32c`, `xxhash`, `xxhash64`, `xxh3`, `none`) or a number.
-    pub fn parse(s: &str) -> Result<ChecksumType> {
-        let t = match s.to_ascii_lowercase().as_str() {
-            "0" | "none" | "nochecksum" | "knochecksum" => ChecksumType::NoChecksum,
-            "1" | "crc32c" | "kcrc32c" => ChecksumType::CRC32c,
-            "2" | "xxhash" | "kxxhash" => ChecksumType::XxHash,
-            "3" | "xxhash64" | "kxxhash64" => ChecksumType::XxHash64,
-            "4" | "xxh3" | "kxxh3" => ChecksumType::XXH3,
-            _ => return Err(Error::invalid(format!("checksum_type: unknown checksum type {s:?}"))),
-        };
-        Ok(t)
-    }
-}
-
-/// Block compression (RocksDB's `CompressionType`, same numeric values).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CompressionType {
-    None = 0,
-    Snappy = 1,
-    Lz4 = 4,
-    Zstd = 7,
-}
-
-impl CompressionType {
-    /// Parse a name as db_bench spells it (`none`, `snappy`, `lz4`, `zstd`).
-    pub fn parse(s: &str) -> Result<CompressionType> {
-        Ok(match s.to_ascii_lowercase().as_str() {
-            "none" | "no" | "nocompression" => CompressionType::None,
-            "snappy" => CompressionType::Snappy,
-            "lz4" => CompressionType::Lz4,
-            "zstd" => CompressionType::Zstd,
-            _ => {
-                return Err(Error::invalid(format!(
-                    "compression_type: unknown or unsupported compression {s:?}"
-                )))
-            }
-        })
-    }
-    /// RocksDB's name for the `rocksdb.compression` property.
-    pub fn rocksdb_name(self) -> &'static str {
-        match self {
-            CompressionType::None => "NoCompression",
-            CompressionType::Snappy => "Snappy",
-            CompressionType::Lz4 => "LZ4",
-            CompressionType::Zstd => "ZSTD",
-        }
-    }
-}
 
 /// The format new table files are written in (RocksDB's `table_factory`). Reading does not
 /// depend on it: every file is opened by the format its magic number names, so a DB can hold
@@ -103,52 +37,6 @@ pub enum CompactionPri {
     MinOverlappingRatio,
     /// Files in key order, continuing after the last one compacted (`kRoundRobin`).
     RoundRobin,
-}
-
-/// How a memtable holds its entries (RocksDB's `memtable_factory` / db_bench's `--memtablerep`;
-/// the `rocksdb` crate's `MemtableFactory`, of which only these two exist here).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum MemtableFactory {
-    /// A concurrent skiplist, always sorted (the default; `SkipListFactory`).
-    #[default]
-    SkipList,
-    /// An unsorted vector sorted when first read, normally at flush (`VectorRepFactory`): the
-    /// cheapest inserts, for bulk loads. Reads of a memtable still being written are correct
-    /// but each one that follows a write re-sorts the new entries and merges them in.
-    Vector,
-}
-
-impl MemtableFactory {
-    /// Parse db_bench's `--memtablerep` values `skip_list` and `vector`.
-    pub fn parse(s: &str) -> Result<MemtableFactory> {
-        match s {
-            "skip_list" | "skiplist" => Ok(MemtableFactory::SkipList),
-            "vector" => Ok(MemtableFactory::Vector),
-            _ => Err(Error::invalid(format!(
-                "memtablerep: unknown memtable representation {s:?} (skip_list or vector)"
-            ))),
-        }
-    }
-    /// The factory name RocksDB prints and records in OPTIONS files.
-    pub fn rocksdb_name(self) -> &'static str {
-        match self {
-            MemtableFactory::SkipList => "SkipListFactory",
-            MemtableFactory::Vector => "VectorRepFactory",
-        }
-    }
-}
-
-/// WAL recovery modes, as RocksDB names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WalRecoveryMode {
-    /// Ignore a torn record at the tail of the last WAL only.
-    TolerateCorruptedTailRecords,
-    /// Any corruption is an error.
-    AbsoluteConsistency,
-    /// Stop replay at the first corrupt record (default).
-    PointInTimeRecovery,
-    /// Skip corrupt records and go on.
-    SkipAnyCorruptedRecords,
 }
 
 /// Options for opening a database.
@@ -548,7 +436,7 @@ impl WriteOptions {
 /// Options for reads.
 #[derive(Clone)]
 pub struct ReadOptions {
-    pub snapshot: Option<crate::db::Snapshot>,
+    pub snapshot: Option<crate::snapshot::Snapshot>,
     /// Inclusive lower bound for iterators.
     pub iterate_lower_bound: Option<Vec<u8>>,
     /// Exclusive upper bound for iterators.
@@ -570,7 +458,7 @@ impl Default for ReadOptions {
 }
 
 impl ReadOptions {
-    pub fn set_snapshot(&mut self, s: &crate::db::Snapshot) {
+    pub fn set_snapshot(&mut self, s: &crate::snapshot::Snapshot) {
         self.snapshot = Some(s.clone());
     }
     pub fn set_iterate_lower_bound(&mut self, k: impl Into<Vec<u8>>) {
@@ -663,5 +551,17 @@ mod tests {
             ..Options::default()
         };
         ok.validate().unwrap();
+    }
+
+    #[test]
+    fn options_carry_the_prefix_extractor_and_mmap_switch() {
+        let mut o = Options::default();
+        assert!(!o.allow_mmap_reads && o.prefix_extractor.is_none());
+        o.set_allow_mmap_reads(true);
+        o.set_prefix_extractor(Arc::new(crate::slice_transform::FixedPrefixTransform::new(6)));
+        assert!(o.allow_mmap_reads);
+        assert_eq!(o.prefix_extractor.as_ref().unwrap().name(), "rocksdb.FixedPrefix.6");
+        let same: crate::table::plain::PlainTableFactoryOptions = crate::table::plain::PlainTableOptions::default();
+        assert_eq!(same.index_sparseness, 16);
     }
 }

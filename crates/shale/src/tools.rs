@@ -2,6 +2,9 @@
 //! `ldb_tool.h` / `sst_file_dumper.cc`): everything returns text, the CLI prints it.
 
 pub mod cuckoo;
+mod log_dump;
+#[cfg(test)]
+mod log_dump_tests;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -46,13 +49,13 @@ pub fn manifest_dump(path: &Path, verbose: bool, hex: bool) -> Result<String> {
         path.to_path_buf()
     };
     let data = fs.read_all(&file)?;
-    crate::log::dump_manifest_with(&data, &name_of(&file), verbose, hex)
+    log_dump::dump_manifest_with(&data, &name_of(&file), verbose, hex)
 }
 
 /// `ldb dump_wal --walfile=PATH [--header] [--print_value]`: returns (stdout, stderr).
 pub fn dump_wal(path: &Path, header: bool, print_value: bool) -> Result<(String, String)> {
     let data = fs().read_all(path)?;
-    crate::log::dump_wal_with(&data, &name_of(path), header, print_value)
+    log_dump::dump_wal_with(&data, &name_of(path), header, print_value)
 }
 
 /// `ldb checkconsistency`: every file the MANIFEST names exists with the recorded size and

@@ -986,49 +986,17 @@ struct CompactWhileReading {
     owner: Arc<DB>,
     fired: std::sync::atomic::AtomicBool,
 }
-impl FileSystem for CompactWhileReading {
-    fn create_dir_all(&self, p: &Path) -> shale::Result<()> {
-        self.inner.create_dir_all(p)
-    }
-    fn new_writable(&self, p: &Path) -> shale::Result<Box<dyn shale::WritableFile>> {
-        self.inner.new_writable(p)
-    }
-    fn open_random(&self, p: &Path) -> shale::Result<Arc<dyn shale::RandomAccessFile>> {
-        self.inner.open_random(p)
+impl shale::ForwardingFs for CompactWhileReading {
+    fn inner(&self) -> &dyn FileSystem {
+        &self.inner
     }
     fn read_all(&self, p: &Path) -> shale::Result<Vec<u8>> {
         let data = self.inner.read_all(p)?;
-        let is_manifest = p
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with("MANIFEST-"));
+        let is_manifest = p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("MANIFEST-"));
         if is_manifest && !self.fired.swap(true, std::sync::atomic::Ordering::SeqCst) {
             self.owner.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
         }
         Ok(data)
-    }
-    fn rename(&self, a: &Path, b: &Path) -> shale::Result<()> {
-        self.inner.rename(a, b)
-    }
-    fn remove_file(&self, p: &Path) -> shale::Result<()> {
-        self.inner.remove_file(p)
-    }
-    fn remove_dir(&self, p: &Path) -> shale::Result<()> {
-        self.inner.remove_dir(p)
-    }
-    fn list(&self, d: &Path) -> shale::Result<Vec<String>> {
-        self.inner.list(d)
-    }
-    fn exists(&self, p: &Path) -> bool {
-        self.inner.exists(p)
-    }
-    fn file_size(&self, p: &Path) -> shale::Result<u64> {
-        self.inner.file_size(p)
-    }
-    fn sync_dir(&self, d: &Path) -> shale::Result<()> {
-        self.inner.sync_dir(d)
-    }
-    fn lock(&self, p: &Path) -> shale::Result<Box<dyn shale::FileLock>> {
-        self.inner.lock(p)
     }
 }
 

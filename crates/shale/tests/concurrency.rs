@@ -386,7 +386,7 @@ mod slow_sync {
     use std::time::Duration;
 
     use parking_lot::{Condvar, Mutex};
-    use shale::{FileLock, FileSystem, MemFs, RandomAccessFile, WritableFile};
+    use shale::{FileSystem, ForwardingFs, MemFs, WritableFile};
 
     #[derive(Default)]
     pub struct Gate {
@@ -447,52 +447,23 @@ mod slow_sync {
             self.inner.size()
         }
     }
-    impl FileSystem for SlowFs {
-        fn create_dir_all(&self, p: &Path) -> shale::Result<()> {
-            self.inner.create_dir_all(p)
+    impl ForwardingFs for SlowFs {
+        fn inner(&self) -> &dyn FileSystem {
+            &self.inner
         }
         fn new_writable(&self, p: &Path) -> shale::Result<Box<dyn WritableFile>> {
-            let manifest = p
-                .file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("MANIFEST"));
+            let manifest = p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("MANIFEST"));
             Ok(Box::new(SlowFile {
                 inner: self.inner.new_writable(p)?,
                 manifest,
                 gate: self.gate.clone(),
             }))
         }
-        fn open_random(&self, p: &Path) -> shale::Result<Arc<dyn RandomAccessFile>> {
-            self.inner.open_random(p)
-        }
-        fn read_all(&self, p: &Path) -> shale::Result<Vec<u8>> {
-            self.inner.read_all(p)
-        }
-        fn rename(&self, a: &Path, b: &Path) -> shale::Result<()> {
-            self.inner.rename(a, b)
-        }
-        fn remove_file(&self, p: &Path) -> shale::Result<()> {
-            self.inner.remove_file(p)
-        }
-        fn remove_dir(&self, p: &Path) -> shale::Result<()> {
-            self.inner.remove_dir(p)
-        }
-        fn list(&self, d: &Path) -> shale::Result<Vec<String>> {
-            self.inner.list(d)
-        }
-        fn exists(&self, p: &Path) -> bool {
-            self.inner.exists(p)
-        }
-        fn file_size(&self, p: &Path) -> shale::Result<u64> {
-            self.inner.file_size(p)
-        }
         fn sync_dir(&self, d: &Path) -> shale::Result<()> {
             if self.gate.hold_dir_sync.swap(false, Ordering::SeqCst) {
                 self.gate.wait();
             }
             self.inner.sync_dir(d)
-        }
-        fn lock(&self, p: &Path) -> shale::Result<Box<dyn FileLock>> {
-            self.inner.lock(p)
         }
     }
 }

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use shale::{FileLock, FileSystem, MemFs, Options, RandomAccessFile, WritableFile, WriteBatch, WriteOptions, DB};
+use shale::{FileSystem, ForwardingFs, MemFs, Options, WritableFile, WriteBatch, WriteOptions, DB};
 
 fn mem_opts(fs: &MemFs) -> Options {
     let mut o = Options::default();
@@ -83,7 +83,10 @@ impl WritableFile for CrashAfterFile {
     }
 }
 
-impl FileSystem for CrashAfter {
+impl ForwardingFs for CrashAfter {
+    fn inner(&self) -> &dyn FileSystem {
+        &*self.inner
+    }
     fn create_dir_all(&self, p: &Path) -> shale::Result<()> {
         spend(&self.budget)?;
         self.inner.create_dir_all(p)
@@ -94,12 +97,6 @@ impl FileSystem for CrashAfter {
             inner: self.inner.new_writable(p)?,
             budget: self.budget.clone(),
         }))
-    }
-    fn open_random(&self, p: &Path) -> shale::Result<Arc<dyn RandomAccessFile>> {
-        self.inner.open_random(p)
-    }
-    fn read_all(&self, p: &Path) -> shale::Result<Vec<u8>> {
-        self.inner.read_all(p)
     }
     fn rename(&self, a: &Path, b: &Path) -> shale::Result<()> {
         spend(&self.budget)?;
@@ -113,21 +110,9 @@ impl FileSystem for CrashAfter {
         spend(&self.budget)?;
         self.inner.remove_dir(p)
     }
-    fn list(&self, d: &Path) -> shale::Result<Vec<String>> {
-        self.inner.list(d)
-    }
-    fn exists(&self, p: &Path) -> bool {
-        self.inner.exists(p)
-    }
-    fn file_size(&self, p: &Path) -> shale::Result<u64> {
-        self.inner.file_size(p)
-    }
     fn sync_dir(&self, d: &Path) -> shale::Result<()> {
         spend(&self.budget)?;
         self.inner.sync_dir(d)
-    }
-    fn lock(&self, p: &Path) -> shale::Result<Box<dyn FileLock>> {
-        self.inner.lock(p)
     }
 }
 
@@ -271,9 +256,9 @@ impl WritableFile for TearWalFile {
     }
 }
 
-impl FileSystem for TearWal {
-    fn create_dir_all(&self, p: &Path) -> shale::Result<()> {
-        self.inner.create_dir_all(p)
+impl ForwardingFs for TearWal {
+    fn inner(&self) -> &dyn FileSystem {
+        &self.inner
     }
     fn new_writable(&self, p: &Path) -> shale::Result<Box<dyn WritableFile>> {
         let is_wal = p.extension().is_some_and(|e| e == "log");
@@ -281,36 +266,6 @@ impl FileSystem for TearWal {
             inner: self.inner.new_writable(p)?,
             armed: is_wal.then(|| self.armed.clone()),
         }))
-    }
-    fn open_random(&self, p: &Path) -> shale::Result<Arc<dyn RandomAccessFile>> {
-        self.inner.open_random(p)
-    }
-    fn read_all(&self, p: &Path) -> shale::Result<Vec<u8>> {
-        self.inner.read_all(p)
-    }
-    fn rename(&self, a: &Path, b: &Path) -> shale::Result<()> {
-        self.inner.rename(a, b)
-    }
-    fn remove_file(&self, p: &Path) -> shale::Result<()> {
-        self.inner.remove_file(p)
-    }
-    fn remove_dir(&self, p: &Path) -> shale::Result<()> {
-        self.inner.remove_dir(p)
-    }
-    fn list(&self, d: &Path) -> shale::Result<Vec<String>> {
-        self.inner.list(d)
-    }
-    fn exists(&self, p: &Path) -> bool {
-        self.inner.exists(p)
-    }
-    fn file_size(&self, p: &Path) -> shale::Result<u64> {
-        self.inner.file_size(p)
-    }
-    fn sync_dir(&self, d: &Path) -> shale::Result<()> {
-        self.inner.sync_dir(d)
-    }
-    fn lock(&self, p: &Path) -> shale::Result<Box<dyn FileLock>> {
-        self.inner.lock(p)
     }
 }
 

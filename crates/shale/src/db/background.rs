@@ -6,12 +6,10 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::MutexGuard;
-
 use super::compaction::{pick_compaction, picker_config, run_compaction, RunningRange};
-use super::filename::table_name;
+use super::error_handler::{compaction_succeeded, record_compaction_error, record_error, FIRST_RETRY_DELAY};
 use super::flush::{flush_due, run_flush};
-use super::{DbInner, DbState};
+use super::{purge_obsolete, DbInner, DbState};
 use crate::error::{Error, Result};
 
 pub(crate) fn start(db: &Arc<DbInner>) -> Result<()> {
@@ -25,43 +23,6 @@ pub(crate) fn start(db: &Arc<DbInner>) -> Result<()> {
         threads.push(h);
     }
     Ok(())
-}
-
-fn record_error(db: &DbInner, st: &mut DbState, e: Error) {
-    if db.shutting_down.load(Ordering::Acquire) {
-        return;
-    }
-    if st.bg_error.is_none() {
-        st.bg_error = Some(e);
-    }
-}
-
-/// First delay before a compaction is retried after a soft error; it doubles up to
-/// `MAX_RETRY_DELAY` while the error persists.
-pub(crate) const FIRST_RETRY_DELAY: Duration = Duration::from_millis(100);
-const MAX_RETRY_DELAY: Duration = Duration::from_secs(5);
-
-/// Classify a compaction failure as RocksDB's error handler does: ENOSPC while writing tables is
-/// a soft error (writes go on, compactions are retried after a delay and the first success
-/// clears it); anything else is a hard error that stops writes until `resume()`.
-pub(crate) fn record_compaction_error(db: &DbInner, st: &mut DbState, e: Error) {
-    if db.shutting_down.load(Ordering::Acquire) {
-        return;
-    }
-    if e.is_no_space() && st.bg_error.is_none() {
-        st.soft_error = Some(e);
-        st.compaction_retry_at = Some(Instant::now() + st.compaction_retry_delay);
-        st.compaction_retry_delay = (st.compaction_retry_delay * 2).min(MAX_RETRY_DELAY);
-    } else {
-        record_error(db, st, e);
-    }
-}
-
-/// A compaction finished: a soft error is over.
-pub(crate) fn compaction_succeeded(st: &mut DbState) {
-    st.soft_error = None;
-    st.compaction_retry_at = None;
-    st.compaction_retry_delay = FIRST_RETRY_DELAY;
 }
 
 /// After a flush or compaction, hand the allocator's free memory back to the OS. A job frees
@@ -149,18 +110,6 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
 
 fn running_ranges(st: &DbState) -> Vec<RunningRange> {
     st.running_compactions.iter().map(|(_, r)| r.clone()).collect()
-}
-
-/// Delete table files that a synced MANIFEST edit removed and no version references any more.
-pub(crate) fn purge_obsolete(db: &DbInner, _st: &mut MutexGuard<'_, DbState>) {
-    for n in db_reaper_take(db, _st) {
-        db.table_cache.evict(n);
-        let _ = db.fs.remove_file(&table_name(&db.path, n));
-    }
-}
-
-fn db_reaper_take(_db: &DbInner, st: &mut MutexGuard<'_, DbState>) -> Vec<u64> {
-    st.versions.reaper.take()
 }
 
 /// Wait until no flush or compaction is pending or running.

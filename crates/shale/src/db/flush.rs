@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::MutexGuard;
 
-use super::compaction::{build_tables, OutputParams};
+use super::build::{build_tables, OutputParams};
 use super::filename::wal_name;
 use super::{write, DbInner, DbState};
 use crate::error::{Error, Result};

@@ -4,7 +4,9 @@
 //! `background` (worker threads), `version` (versions and the MANIFEST), `props` (properties).
 
 mod background;
+mod build;
 mod compaction;
+mod error_handler;
 mod filename;
 mod flush;
 mod iter;
@@ -30,62 +32,26 @@ pub(crate) use write::MemInserter;
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
 pub use iter::{DBIterator, DBRawIterator, Direction, IteratorMode};
 
-use crate::cache::BlockCache;
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystem};
 use crate::key::{InternalKeyComparator, SequenceNumber};
 use crate::log;
 use crate::memtable::MemTable;
 use crate::options::{Options, ReadOptions, WriteOptions};
+pub use crate::snapshot::Snapshot;
+use crate::table::cache::BlockCache;
+use crate::table::pinnable::DBPinnableSlice;
 use crate::write_batch::WriteBatch;
 use table_cache::TableCache;
 use version::{Version, VersionSet};
 use write::Writer;
-
-/// A consistent point-in-time view for reads. Cheap to clone; released when the last clone drops.
-#[derive(Clone)]
-pub struct Snapshot {
-    inner: Arc<SnapshotInner>,
-}
-
-struct SnapshotInner {
-    seq: SequenceNumber,
-    list: Weak<Mutex<BTreeMap<SequenceNumber, usize>>>,
-}
-
-impl Drop for SnapshotInner {
-    fn drop(&mut self) {
-        if let Some(list) = self.list.upgrade() {
-            let mut l = list.lock();
-            if let Some(c) = l.get_mut(&self.seq) {
-                *c -= 1;
-                if *c == 0 {
-                    l.remove(&self.seq);
-                }
-            }
-        }
-    }
-}
-
-impl Snapshot {
-    /// The sequence number this snapshot reads at.
-    pub fn sequence_number(&self) -> u64 {
-        self.inner.seq
-    }
-}
-
-impl std::fmt::Debug for Snapshot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Snapshot({})", self.inner.seq)
-    }
-}
 
 /// What readers pin: the memtables and the version, switched atomically.
 pub(crate) struct SuperVersion {
@@ -361,10 +327,10 @@ impl DB {
     /// The value of `key` without copying it: the returned slice points into the memtable,
     /// cached block or table file it was found in and keeps that alive (see
     /// [`DBPinnableSlice`](crate::DBPinnableSlice)). Same result as [`get`](Self::get).
-    pub fn get_pinned(&self, key: impl AsRef<[u8]>) -> Result<Option<crate::DBPinnableSlice>> {
+    pub fn get_pinned(&self, key: impl AsRef<[u8]>) -> Result<Option<DBPinnableSlice>> {
         read::get(&self.inner, &ReadOptions::default(), key.as_ref())
     }
-    pub fn get_pinned_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<crate::DBPinnableSlice>> {
+    pub fn get_pinned_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<DBPinnableSlice>> {
         read::get(&self.inner, ro, key.as_ref())
     }
     /// Look up several keys at one consistent point in time.
@@ -383,14 +349,14 @@ impl DB {
     pub fn multi_get_pinned<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
         &self,
         keys: I,
-    ) -> Vec<Result<Option<crate::DBPinnableSlice>>> {
+    ) -> Vec<Result<Option<DBPinnableSlice>>> {
         self.multi_get_pinned_opt(keys, &ReadOptions::default())
     }
     pub fn multi_get_pinned_opt<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
         &self,
         keys: I,
         ro: &ReadOptions,
-    ) -> Vec<Result<Option<crate::DBPinnableSlice>>> {
+    ) -> Vec<Result<Option<DBPinnableSlice>>> {
         multi_get::multi_get(&self.inner, ro, keys)
     }
 
@@ -398,12 +364,7 @@ impl DB {
     pub fn snapshot(&self) -> Snapshot {
         let seq = self.inner.last_seq.load(Ordering::Acquire);
         *self.inner.snapshots.lock().entry(seq).or_insert(0) += 1;
-        Snapshot {
-            inner: Arc::new(SnapshotInner {
-                seq,
-                list: Arc::downgrade(&self.inner.snapshots),
-            }),
-        }
+        Snapshot::new(seq, Arc::downgrade(&self.inner.snapshots))
     }
 
     /// A cursor-style iterator (seek / next / prev), as the `rocksdb` crate's `DBRawIterator`.
@@ -464,6 +425,15 @@ impl Drop for DB {
             let _ = flush::flush_and_wait(&self.inner);
         }
         background::shutdown(&self.inner);
+    }
+}
+
+/// Delete table files that a synced MANIFEST edit removed and no version references any more
+/// (after background jobs and manual compactions).
+pub(crate) fn purge_obsolete(db: &DbInner, st: &mut parking_lot::MutexGuard<'_, DbState>) {
+    for n in st.versions.reaper.take() {
+        db.table_cache.evict(n);
+        let _ = db.fs.remove_file(&filename::table_name(&db.path, n));
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
-use super::compaction::{build_tables, OutputParams};
+use super::build::{build_tables, OutputParams};
 use super::filename::{
     current_name, identity_name, lock_name, manifest_name, parse_file_name, table_name, temp_name, wal_name, FileType,
 };
@@ -17,14 +17,15 @@ use super::table_cache::TableCache;
 use super::version::VersionSet;
 use super::write::MemInserter;
 use super::{background, props, DbInner, DbState, SuperVersion, WalState};
-use crate::cache::BlockCache;
 use crate::error::{Error, Result};
 use crate::fs::{name_of, FileSystem};
 use crate::iterator::InternalIterator;
 use crate::key::InternalKeyComparator;
 use crate::log;
+use crate::log::WalRecoveryMode;
 use crate::memtable::MemTable;
-use crate::options::{Options, WalRecoveryMode};
+use crate::options::Options;
+use crate::table::cache::BlockCache;
 use crate::version_edit::VersionEdit;
 use crate::write_batch::WriteBatch;
 use crate::write_buffer_manager::MemAccount;
@@ -286,7 +287,7 @@ fn open_inner(opts: &Options, path: &Path, read_only: bool, error_if_wal: bool) 
             bg_error: None,
             soft_error: None,
             compaction_retry_at: None,
-            compaction_retry_delay: super::background::FIRST_RETRY_DELAY,
+            compaction_retry_delay: super::error_handler::FIRST_RETRY_DELAY,
             flush_running: false,
             flush_requests: 0,
             wal_switch_pending: false,

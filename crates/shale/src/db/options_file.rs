@@ -15,7 +15,9 @@ use std::sync::Arc;
 use super::filename::{parse_file_name, FileType};
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
-use crate::options::{ChecksumType, CompactionPri, CompressionType, Options, TableFactory, WalRecoveryMode};
+use crate::log::WalRecoveryMode;
+use crate::options::{CompactionPri, Options, TableFactory};
+use crate::table::format::{ChecksumType, CompressionType};
 use crate::table::plain::KeyEncodingType;
 
 /// OPTIONS files kept in the directory (RocksDB keeps the newest two).

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::db::compaction::GrandparentCut;
+use crate::db::build::GrandparentCut;
 use crate::db::level_targets::{compute_targets, max_grandparent_overlap, target_file_size, PickerConfig};
 use crate::db::picker::*;
 use crate::db::version::{FileMeta, Reaper, Version};

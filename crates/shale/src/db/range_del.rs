@@ -12,8 +12,8 @@ use crate::iterator::InternalIterator;
 use crate::key::{parse_internal_key, user_key, vt, InternalKeyComparator, SequenceNumber};
 use crate::memtable::{AddCounters, MemTable};
 use crate::merge::{full_merge_newest_first, MergeOperator};
-use crate::pinnable::{Home, Val, ValueOut};
 use crate::range_del::{FragmentedRangeTombstoneList, RangeTombstone};
+use crate::table::pinnable::{Home, Val, ValueOut};
 
 pub(crate) fn validate_range(db: &DbInner, begin: &[u8], end: &[u8]) -> Result<()> {
     super::write::check_key(db, begin)?;

@@ -9,7 +9,7 @@ use super::{DbInner, SuperVersion};
 use crate::error::Result;
 use crate::key::{make_internal_key, vt, SequenceNumber};
 use crate::options::ReadOptions;
-use crate::pinnable::ValueOut;
+use crate::table::pinnable::ValueOut;
 
 pub(crate) fn read_seq(db: &DbInner, ro: &ReadOptions) -> SequenceNumber {
     match &ro.snapshot {

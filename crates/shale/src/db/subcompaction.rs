@@ -6,9 +6,10 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use super::compaction::{build_tables, OutputParams, Pick};
+use super::build::{build_tables, OutputParams};
 use super::filename::table_name;
 use super::iter::MergingIterator;
+use super::picker::Pick;
 use super::DbInner;
 use crate::error::Result;
 use crate::fs::{ActivityGuard, IoActivity};

@@ -12,12 +12,12 @@ use parking_lot::Mutex;
 
 use super::filename::table_name;
 use super::version::FileMeta;
-use crate::cache::BlockCache;
 use crate::error::{Error, Result};
 use crate::fs::{name_of, FileSystem};
 use crate::key::InternalKeyComparator;
 use crate::options::Options;
 use crate::table::any::{AnyTable, FormatReadOptions};
+use crate::table::cache::BlockCache;
 use crate::table::TableReaderOptions;
 
 pub(crate) struct TableCache {

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::fs::{name_of, FileSystem};
 use crate::key::{user_key, InternalKeyComparator};
 use crate::log;
-use crate::options::WalRecoveryMode;
+use crate::log::WalRecoveryMode;
 use crate::table::any::AnyTable;
 use crate::version_edit::{FileMetaData, VersionEdit};
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::{name_of, FileLock, FileSystem, RandomAccessFile, WritableFile};
+use super::{name_of, FileSystem, ForwardingFs, RandomAccessFile, WritableFile};
 use crate::error::{Error, Result};
 
 /// Which operations fail while a fault is active.
@@ -181,9 +181,9 @@ impl RandomAccessFile for FaultRandom {
     }
 }
 
-impl FileSystem for FaultFs {
-    fn create_dir_all(&self, path: &Path) -> Result<()> {
-        self.inner.create_dir_all(path)
+impl ForwardingFs for FaultFs {
+    fn inner(&self) -> &dyn FileSystem {
+        &*self.inner
     }
     fn new_writable(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         let name = name_of(path);
@@ -208,29 +208,8 @@ impl FileSystem for FaultFs {
         self.ctl.check(FaultKind::ReadEio, &name_of(path))?;
         self.inner.read_all(path)
     }
-    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
-        self.inner.rename(from, to)
-    }
-    fn remove_file(&self, path: &Path) -> Result<()> {
-        self.inner.remove_file(path)
-    }
-    fn remove_dir(&self, path: &Path) -> Result<()> {
-        self.inner.remove_dir(path)
-    }
-    fn list(&self, dir: &Path) -> Result<Vec<String>> {
-        self.inner.list(dir)
-    }
-    fn exists(&self, path: &Path) -> bool {
-        self.inner.exists(path)
-    }
-    fn file_size(&self, path: &Path) -> Result<u64> {
-        self.inner.file_size(path)
-    }
     fn sync_dir(&self, dir: &Path) -> Result<()> {
         self.ctl.check(FaultKind::SyncEio, &name_of(dir))?;
         self.inner.sync_dir(dir)
-    }
-    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
-        self.inner.lock(path)
     }
 }

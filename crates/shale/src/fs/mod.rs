@@ -4,6 +4,7 @@
 //! simulation) and [`FaultFs`] (wraps another and injects I/O errors).
 
 mod fault;
+mod forwarding;
 mod mem;
 mod posix;
 
@@ -14,6 +15,7 @@ use crate::error::Result;
 
 pub(crate) use fault::ActivityGuard;
 pub use fault::{FaultFs, FaultKind, IoActivity};
+pub use forwarding::ForwardingFs;
 pub use mem::MemFs;
 pub use posix::PosixFs;
 

@@ -6,15 +6,9 @@
 //! split into Full or First/Middle*/Last fragments. The CRC covers the type byte, the log number
 //! (recyclable types only) and the payload.
 
-mod dump;
 mod reader;
 mod writer;
 
-#[cfg(test)]
-#[allow(unused_imports)]
-pub(crate) use dump::{dump_manifest, dump_wal};
-#[allow(unused_imports)]
-pub(crate) use dump::{dump_manifest_with, dump_wal_with};
 #[allow(unused_imports)]
 pub(crate) use reader::Reader;
 #[cfg(test)]
@@ -22,6 +16,19 @@ pub(crate) use reader::Reader;
 pub(crate) use writer::encode_records_recyclable;
 #[allow(unused_imports)]
 pub(crate) use writer::{encode_records, Writer};
+
+/// WAL recovery modes, as RocksDB names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WalRecoveryMode {
+    /// Ignore a torn record at the tail of the last WAL only.
+    TolerateCorruptedTailRecords,
+    /// Any corruption is an error.
+    AbsoluteConsistency,
+    /// Stop replay at the first corrupt record (default).
+    PointInTimeRecovery,
+    /// Skip corrupt records and go on.
+    SkipAnyCorruptedRecords,
+}
 
 /// Size of a log block.
 pub(crate) const BLOCK_SIZE: usize = 32768;
@@ -71,4 +78,4 @@ pub(crate) fn crc_unmask(masked: u32) -> u32 {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

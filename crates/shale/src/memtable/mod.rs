@@ -28,13 +28,45 @@ use std::sync::atomic::{AtomicU64, Ordering as AO};
 use std::sync::Arc;
 
 use crate::coding::{get_varint32, varint_len};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{trailer, uint64_compare, user_key, vt, InternalKeyComparator, SequenceNumber, UserCmpKind};
-use crate::options::MemtableFactory;
 
 use self::skiplist::{Iter, KeyComparator, ListRef, SkipList};
 use self::vector::{SortedEntries, VectorRep};
+
+/// How a memtable holds its entries (RocksDB's `memtable_factory` / db_bench's `--memtablerep`;
+/// the `rocksdb` crate's `MemtableFactory`, of which only these two exist here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MemtableFactory {
+    /// A concurrent skiplist, always sorted (the default; `SkipListFactory`).
+    #[default]
+    SkipList,
+    /// An unsorted vector sorted when first read, normally at flush (`VectorRepFactory`): the
+    /// cheapest inserts, for bulk loads. Reads of a memtable still being written are correct
+    /// but each one that follows a write re-sorts the new entries and merges them in.
+    Vector,
+}
+
+impl MemtableFactory {
+    /// Parse db_bench's `--memtablerep` values `skip_list` and `vector`.
+    pub fn parse(s: &str) -> Result<MemtableFactory> {
+        match s {
+            "skip_list" | "skiplist" => Ok(MemtableFactory::SkipList),
+            "vector" => Ok(MemtableFactory::Vector),
+            _ => Err(Error::invalid(format!(
+                "memtablerep: unknown memtable representation {s:?} (skip_list or vector)"
+            ))),
+        }
+    }
+    /// The factory name RocksDB prints and records in OPTIONS files.
+    pub fn rocksdb_name(self) -> &'static str {
+        match self {
+            MemtableFactory::SkipList => "SkipListFactory",
+            MemtableFactory::Vector => "VectorRepFactory",
+        }
+    }
+}
 
 /// Default arena block size for a memtable of `write_buffer_size` bytes:
 /// `min(write_buffer_size / 8, 4 MiB)`, at least 4 KiB.

@@ -11,8 +11,8 @@ use super::{Table, TableBuilder, TableInfo, TableIterator, TableProperties, Tabl
 use crate::error::{Error, Result};
 use crate::fs::{RandomAccessFile, WritableFile};
 use crate::iterator::InternalIterator;
-use crate::pinnable::{Home, Val};
 use crate::slice_transform::SliceTransform;
+use crate::table::pinnable::{Home, Val};
 
 /// The format of a table file, from its magic number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,10 +10,10 @@ use crate::coding::{put_fixed32, put_varint64, put_varsigned64};
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::key::{make_internal_key, trailer, user_key, vt, InternalKeyComparator, MAX_SEQUENCE};
-use crate::options::{ChecksumType, CompressionType};
 use crate::table::block::BlockBuilder;
 use crate::table::filter::{FilterBuilder, FilterKind};
 use crate::table::format::{compress_block, trailer_checksum, BlockHandle, Footer, BLOCK_TRAILER_LEN};
+use crate::table::format::{ChecksumType, CompressionType};
 
 /// Metaindex name of the full filter RocksDB writes for its built-in Bloom/Ribbon policies.
 pub(crate) const FULL_FILTER_NAME: &str = "fullfilter.rocksdb.BuiltinBloomFilter";

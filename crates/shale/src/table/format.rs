@@ -4,7 +4,6 @@
 use crate::coding::{get_varint32, get_varint64, put_fixed32, put_fixed64, put_varint32, put_varint64, Reader};
 use crate::error::{Error, Result};
 use crate::hash::crc32c_mask;
-use crate::options::{ChecksumType, CompressionType};
 
 pub(crate) const BLOCK_BASED_MAGIC: u64 = 0x88e2_41b7_85f4_cff7;
 pub(crate) const LEGACY_BLOCK_BASED_MAGIC: u64 = 0xdb47_7524_8b80_fb57;
@@ -19,6 +18,77 @@ pub(crate) const BLOCK_TRAILER_LEN: usize = 5;
 const EXTENDED_MAGIC: [u8; 4] = [0x3e, 0x00, 0x7a, 0x00];
 /// Largest format_version we read.
 pub(crate) const MAX_READ_FORMAT_VERSION: u32 = 7;
+
+/// Block checksum algorithm (RocksDB's `ChecksumType`, same numeric values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChecksumType {
+    NoChecksum = 0,
+    CRC32c = 1,
+    XxHash = 2,
+    XxHash64 = 3,
+    XXH3 = 4,
+}
+
+impl ChecksumType {
+    /// From the byte stored in a footer; `None` for an unknown value.
+    pub fn from_u8(v: u8) -> Option<ChecksumType> {
+        Some(match v {
+            0 => ChecksumType::NoChecksum,
+            1 => ChecksumType::CRC32c,
+            2 => ChecksumType::XxHash,
+            3 => ChecksumType::XxHash64,
+            4 => ChecksumType::XXH3,
+            _ => return None,
+        })
+    }
+    /// Parse a name as db_bench spells it (`crc32c`, `xxhash`, `xxhash64`, `xxh3`, `none`) or a number.
+    pub fn parse(s: &str) -> Result<ChecksumType> {
+        let t = match s.to_ascii_lowercase().as_str() {
+            "0" | "none" | "nochecksum" | "knochecksum" => ChecksumType::NoChecksum,
+            "1" | "crc32c" | "kcrc32c" => ChecksumType::CRC32c,
+            "2" | "xxhash" | "kxxhash" => ChecksumType::XxHash,
+            "3" | "xxhash64" | "kxxhash64" => ChecksumType::XxHash64,
+            "4" | "xxh3" | "kxxh3" => ChecksumType::XXH3,
+            _ => return Err(Error::invalid(format!("checksum_type: unknown checksum type {s:?}"))),
+        };
+        Ok(t)
+    }
+}
+
+/// Block compression (RocksDB's `CompressionType`, same numeric values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CompressionType {
+    None = 0,
+    Snappy = 1,
+    Lz4 = 4,
+    Zstd = 7,
+}
+
+impl CompressionType {
+    /// Parse a name as db_bench spells it (`none`, `snappy`, `lz4`, `zstd`).
+    pub fn parse(s: &str) -> Result<CompressionType> {
+        Ok(match s.to_ascii_lowercase().as_str() {
+            "none" | "no" | "nocompression" => CompressionType::None,
+            "snappy" => CompressionType::Snappy,
+            "lz4" => CompressionType::Lz4,
+            "zstd" => CompressionType::Zstd,
+            _ => {
+                return Err(Error::invalid(format!(
+                    "compression_type: unknown or unsupported compression {s:?}"
+                )))
+            }
+        })
+    }
+    /// RocksDB's name for the `rocksdb.compression` property.
+    pub fn rocksdb_name(self) -> &'static str {
+        match self {
+            CompressionType::None => "NoCompression",
+            CompressionType::Snappy => "Snappy",
+            CompressionType::Lz4 => "LZ4",
+            CompressionType::Zstd => "ZSTD",
+        }
+    }
+}
 
 /// Location of a block: `offset:varint64 | size:varint64` (size excludes the trailer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

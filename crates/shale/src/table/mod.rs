@@ -10,9 +10,11 @@ pub(crate) mod any;
 pub(crate) mod block;
 pub(crate) mod block_dir;
 pub(crate) mod builder;
+pub(crate) mod cache;
 pub(crate) mod cuckoo;
 pub(crate) mod filter;
 pub(crate) mod format;
+pub(crate) mod pinnable;
 pub(crate) mod plain;
 pub(crate) mod reader;
 

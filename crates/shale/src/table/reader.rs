@@ -10,18 +10,18 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::cache::{BlockCache, CacheKey, CacheValue};
 use crate::coding::get_varint64;
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iterator::InternalIterator;
 use crate::key::{parse_internal_key, user_key, vt, InternalKeyComparator};
-use crate::options::ChecksumType;
-use crate::pinnable::{Home, Val};
 use crate::table::block::{Block, BlockIter, EntryFormat, KeyOrder};
 use crate::table::builder::{INDEX_NAME, PROPERTIES_NAME, RANGE_DEL_NAME};
+use crate::table::cache::{BlockCache, CacheKey, CacheValue};
 use crate::table::filter::FilterReader;
+use crate::table::format::ChecksumType;
 use crate::table::format::{decompress_block, trailer_checksum, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
+use crate::table::pinnable::{Home, Val};
 
 /// Options for [`Table::open`].
 #[derive(Clone)]

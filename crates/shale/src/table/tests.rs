@@ -6,13 +6,13 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::*;
-use crate::cache::BlockCache;
 use crate::error::Result;
 use crate::fs::{RandomAccessFile, WritableFile};
 use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, user_key, vt, InternalKeyComparator, MAX_SEQUENCE};
-use crate::options::{ChecksumType, CompressionType};
+use crate::table::cache::BlockCache;
 use crate::table::format::BLOCK_TRAILER_LEN;
+use crate::table::format::{ChecksumType, CompressionType};
 
 /// An in-memory writable file whose bytes stay readable through the clones (also used by the
 /// cuckoo table's tests).

@@ -641,18 +641,6 @@ fn corrupted_records_are_reported_with_file_and_offset() {
 }
 
 #[test]
-fn options_carry_the_prefix_extractor_and_mmap_switch() {
-    let mut o = crate::options::Options::default();
-    assert!(!o.allow_mmap_reads && o.prefix_extractor.is_none());
-    o.set_allow_mmap_reads(true);
-    o.set_prefix_extractor(Arc::new(FixedPrefixTransform::new(6)));
-    assert!(o.allow_mmap_reads);
-    assert_eq!(o.prefix_extractor.as_ref().unwrap().name(), "rocksdb.FixedPrefix.6");
-    let same: PlainTableFactoryOptions = PlainTableOptions::default();
-    assert_eq!(same.index_sparseness, 16);
-}
-
-#[test]
 fn tables_and_iterators_can_cross_threads() {
     fn send_sync<T: Send + Sync>() {}
     fn send<T: Send>() {}

@@ -3,9 +3,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::Reader;
 use crate::error::{Error, Result};
-use crate::options::WalRecoveryMode;
+use crate::log::{Reader, WalRecoveryMode};
 use crate::version_edit::{ikey_debug, to_hex, FileMetaData, VersionEdit};
 use crate::write_batch::{BatchRecord, WriteBatch, HEADER};
 

@@ -1,0 +1,346 @@
+//! The single-threaded power-loss test (`shale stress --power_loss`) and what the
+//! multi-threaded one (`powerloss_mt`) shares with it: the episode setup, the write step, the
+//! dump of the recovered state and the prefix matching.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use shale::{MemFs, WriteBatch, WriteOptions, DB};
+
+use crate::flags::Flags;
+use crate::hookfs::{Cutter, HookFs};
+use crate::stress_model::{
+    decode_value, key_bytes, merge_operand, pad_len, parse_phys, phys_key, random_options, sd_start, value_of, BuggyFs,
+    Rng, MAX_VID,
+};
+
+/// A power-loss episode's file system and options: randomized by the seed, small memtables (so
+/// WAL switches and flushes happen often), the injected bug if any, the cutter's hook on every
+/// durable operation. Also the sync rate (a write in N is synced; 0: none).
+pub(crate) fn episode_setup(
+    fl: &Flags,
+    ep_seed: u64,
+    cutter: &Arc<Cutter>,
+) -> (MemFs, shale::Options, crate::stress_model::RunCfg, u64) {
+    let fs = MemFs::new();
+    let (mut opts, cfg) = random_options(ep_seed, fl.i64("sync"), 0, fl.i64("dynamic_levels"));
+    opts.write_buffer_size = opts.write_buffer_size.min(64 << 10);
+    let env: Arc<dyn shale::FileSystem> = Arc::new(fs.clone());
+    let env: Arc<dyn shale::FileSystem> = if fl.str("inject_bug").is_empty() {
+        env
+    } else {
+        Arc::new(BuggyFs {
+            inner: env,
+            bug: fl.str("inject_bug").to_string(),
+        })
+    };
+    opts.env = Arc::new(HookFs {
+        inner: env,
+        hook: cutter.hook(),
+    });
+    let sync_rate = match cfg.sync {
+        1 => 1,
+        0 => 0,
+        _ => 16,
+    };
+    (fs, opts, cfg, sync_rate)
+}
+
+/// A write step of the history: the keys it changed and their new value ids (0: absent).
+pub(crate) type Step = Vec<(u64, u32)>;
+
+/// The single-threaded power-loss test (`--threads=1`).
+pub fn power_loss(fl: &Flags) -> Result<(), String> {
+    let duration = Duration::from_secs(fl.u64("duration").max(1));
+    let seed = fl.u64("seed");
+    let max_key = fl.u64("max_key").min(2000);
+    let start = Instant::now();
+    let (mut losses, mut episodes, mut writes, mut keys_checked) = (0u64, 0u64, 0u64, 0u64);
+    let mut cut_points: BTreeMap<String, u64> = BTreeMap::new();
+    let cutter = Arc::new(Cutter::default());
+    let dir = Path::new("/powerloss/db");
+    println!(
+        "power loss test: duration={}s seed={seed} max_key={max_key}",
+        duration.as_secs()
+    );
+    while start.elapsed() < duration {
+        let ep_seed = seed.wrapping_add(episodes * 7_777_777);
+        episodes += 1;
+        let (fs, opts, cfg, sync_rate) = episode_setup(fl, ep_seed, &cutter);
+        let mut rng = Rng::new(ep_seed);
+        let mut durable: BTreeMap<u64, u32> = BTreeMap::new();
+        let fail = |round: u64, msg: String| {
+            format!(
+                "episode seed {ep_seed} round {round}: {msg} (options: {}; rerun with --seed={ep_seed} --duration=1)",
+                cfg.desc
+            )
+        };
+        for round in 0..5u64 {
+            if start.elapsed() >= duration && round > 0 {
+                break;
+            }
+            let steps = 20 + rng.below(400);
+            // Where the power goes: during the open (recovery) in 1 round in 8, else at a random
+            // file-system operation of the round in 3 of 4, else after the DB is closed.
+            let cut_in_open = rng.below(8) == 0;
+            cutter.arm(if cut_in_open {
+                1 + rng.below(40) as i64
+            } else {
+                i64::MAX
+            });
+            let db = match DB::open(&opts, dir) {
+                Ok(db) => Some(db),
+                Err(_) if cutter.is_cut() => None,
+                Err(e) => return Err(fail(round, format!("open: {e}"))),
+            };
+            if !cut_in_open && rng.below(4) != 0 {
+                cutter.arm(1 + rng.below(steps * 3) as i64);
+            }
+            let mut state = durable.clone();
+            let mut history: Vec<Step> = Vec::new();
+            let mut last_synced = 0usize;
+            for _ in 0..steps {
+                let Some(db) = db.as_ref() else { break };
+                let sync = sync_rate != 0 && rng.below(sync_rate) == 0;
+                let wo = WriteOptions {
+                    sync,
+                    disable_wal: false,
+                };
+                let step = match pl_write(db, &mut rng, &state, max_key, &wo, (1, 0)) {
+                    Ok(s) => s,
+                    Err(_) if cutter.is_cut() => break,
+                    Err(e) => return Err(fail(round, e)),
+                };
+                for &(k, v) in &step {
+                    if v == 0 {
+                        state.remove(&k);
+                    } else {
+                        state.insert(k, v);
+                    }
+                }
+                history.push(step);
+                writes += 1;
+                if sync {
+                    last_synced = history.len();
+                }
+                let r = match rng.below(100) {
+                    0 => db.flush().map_err(|e| format!("flush: {e}")),
+                    1 => db.compact_range(None, None).map_err(|e| format!("compact_range: {e}")),
+                    _ => continue,
+                };
+                match r {
+                    Ok(()) => last_synced = history.len(),
+                    Err(_) if cutter.is_cut() => break,
+                    Err(e) => return Err(fail(round, e)),
+                }
+            }
+            // The DB is closed with the power already off (its last writes fail), then the
+            // file system loses what was not synced.
+            drop(db);
+            fs.power_loss();
+            losses += 1;
+            match cutter.point() {
+                Some(p) => *cut_points.entry(p).or_default() += 1,
+                None => *cut_points.entry("after-close".into()).or_default() += 1,
+            }
+            cutter.arm(i64::MAX);
+            let db = DB::open(&opts, dir).map_err(|e| fail(round, format!("reopen after power loss: {e}")))?;
+            let got = dump(&db, max_key).map_err(|e| fail(round, e))?;
+            keys_checked += max_key;
+            // The longest prefix of the history whose state is what was recovered.
+            let best = matching_prefixes(&durable, history.iter(), &got, 1, 0).last().copied();
+            match best {
+                None => {
+                    return Err(fail(
+                        round,
+                        format!(
+                            "the recovered state ({} keys) is not the state after any prefix of the {} writes (a hole or a foreign value)",
+                            got.len(),
+                            history.len()
+                        ),
+                    ))
+                }
+                Some(i) if i < last_synced => {
+                    return Err(fail(
+                        round,
+                        format!("synced writes were lost: recovered the state after write {i}, but write {last_synced} was synced"),
+                    ))
+                }
+                Some(_) => {}
+            }
+            durable = got;
+        }
+    }
+    println!(
+        "power loss test: duration={:.1}s episodes={episodes} power_losses={losses} writes={writes} keys_verified={keys_checked} failures=0",
+        start.elapsed().as_secs_f64()
+    );
+    let list: Vec<String> = cut_points.iter().map(|(k, n)| format!("{k}={n}")).collect();
+    println!("power loss test: power cut at: {}", list.join(" "));
+    if losses == 0 {
+        return Err("no power loss was simulated".into());
+    }
+    Ok(())
+}
+
+/// One random write; returns the keys it changed. `part = (n, t)`: only keys `k` with
+/// `k % n == t` are written (a thread's share in the multi-threaded test; `(1, 0)`: all).
+pub(crate) fn pl_write(
+    db: &DB,
+    rng: &mut Rng,
+    state: &BTreeMap<u64, u32>,
+    mk: u64,
+    wo: &WriteOptions,
+    part: (u64, u64),
+) -> Result<Step, String> {
+    let sd_start = sd_start(mk);
+    let (n, t) = part;
+    // Virtual keys v map to real keys v * n + t; `vk` of them in all, `vsd` below sd_start.
+    let real = |v: u64| v * n + t;
+    let vk = (mk.saturating_sub(t)).div_ceil(n).max(1);
+    let vsd = sd_start.saturating_sub(t).div_ceil(n);
+    let pk = |k: u64, vid: u32| phys_key(k, vid, mk);
+    let cur = |k: u64| state.get(&k).copied().unwrap_or(0);
+    let new_vid = |rng: &mut Rng, k: u64, no_pad: bool| loop {
+        let v = 1 + (rng.next() % MAX_VID as u64) as u32;
+        if !no_pad || pad_len(k, v) == 0 {
+            break v;
+        }
+    };
+    let e = |what: &str, err: shale::Error| format!("{what}: {err}");
+    let mut step = Vec::new();
+    match rng.below(10) {
+        0..=3 => {
+            let k = real(rng.below(vk));
+            if k >= sd_start && cur(k) != 0 {
+                db.single_delete_opt(pk(k, cur(k)), wo)
+                    .map_err(|x| e("single_delete", x))?;
+                step.push((k, 0));
+            } else {
+                let n = new_vid(rng, k, false);
+                db.put_opt(pk(k, n), value_of(k, n), wo).map_err(|x| e("put", x))?;
+                step.push((k, n));
+            }
+        }
+        4 => {
+            let k = real(rng.below(vsd.max(1)).min(vsd.saturating_sub(1)));
+            db.delete_opt(key_bytes(k), wo).map_err(|x| e("delete", x))?;
+            step.push((k, 0));
+        }
+        5 => {
+            let lo = real(rng.below(vsd.max(1)));
+            // Another thread's keys are never inside the range.
+            let hi = if n == 1 {
+                (lo + 1 + rng.below(16)).min(sd_start)
+            } else {
+                (lo + 1).min(sd_start)
+            };
+            if lo < hi {
+                db.delete_range_opt(key_bytes(lo), key_bytes(hi), wo)
+                    .map_err(|x| e("delete_range", x))?;
+                step.extend((lo..hi).map(|k| (k, 0)));
+            }
+        }
+        6 | 7 => {
+            let k = real(rng.below(vsd.max(1)).min(vsd.saturating_sub(1)));
+            let n = new_vid(rng, k, true);
+            db.merge_opt(key_bytes(k), merge_operand(k, cur(k), n), wo)
+                .map_err(|x| e("merge", x))?;
+            step.push((k, n));
+        }
+        _ => {
+            let mut ks: Vec<u64> = (0..1 + rng.below(10)).map(|_| real(rng.below(vk))).collect();
+            ks.sort_unstable();
+            ks.dedup();
+            let mut b = WriteBatch::new();
+            for k in ks {
+                let n = if k >= sd_start {
+                    if cur(k) != 0 {
+                        b.single_delete(pk(k, cur(k)));
+                        0
+                    } else {
+                        let n = new_vid(rng, k, false);
+                        b.put(pk(k, n), value_of(k, n));
+                        n
+                    }
+                } else if rng.below(3) == 0 {
+                    let n = new_vid(rng, k, true);
+                    b.merge(key_bytes(k), merge_operand(k, cur(k), n));
+                    n
+                } else if rng.below(4) == 0 {
+                    b.delete(key_bytes(k));
+                    0
+                } else {
+                    let n = new_vid(rng, k, false);
+                    b.put(key_bytes(k), value_of(k, n));
+                    n
+                };
+                step.push((k, n));
+            }
+            db.write_opt(b, wo).map_err(|x| e("write batch", x))?;
+        }
+    }
+    Ok(step)
+}
+
+/// Every key of the DB as value ids; a key or value that is not well-formed is an error.
+pub(crate) fn dump(db: &DB, mk: u64) -> Result<BTreeMap<u64, u32>, String> {
+    let mut m = BTreeMap::new();
+    let mut it = db.raw_iterator();
+    it.seek_to_first();
+    while it.valid() {
+        let (k, suffix) = parse_phys(it.key().unwrap(), mk).ok_or("a foreign key was recovered")?;
+        let v = it.value().unwrap();
+        let id = decode_value(k, v).ok_or_else(|| format!("key {k}: recovered a garbage value {} bytes", v.len()))?;
+        if suffix.is_some_and(|s| s != id) {
+            return Err(format!("key {k}: the value id in the key is not the value's"));
+        }
+        if m.insert(k, id).is_some() {
+            return Err(format!("key {k}: two versions were recovered"));
+        }
+        it.next();
+    }
+    it.status().map_err(|e| format!("scan after recovery: {e}"))?;
+    Ok(m)
+}
+
+/// Lengths of the prefixes of `steps` after which `base` updated by them equals `got` on the
+/// keys of the thread (`k % n == t`; `n = 1`: all keys), in increasing order.
+pub(crate) fn matching_prefixes<'a>(
+    base: &BTreeMap<u64, u32>,
+    steps: impl Iterator<Item = &'a Step>,
+    got: &BTreeMap<u64, u32>,
+    n: u64,
+    t: u64,
+) -> Vec<usize> {
+    let mine = |k: &u64| *k % n == t;
+    let differs = |st: &BTreeMap<u64, u32>, k: u64| st.get(&k) != got.get(&k);
+    let mut cur: BTreeMap<u64, u32> = base.iter().filter(|(k, _)| mine(k)).map(|(k, v)| (*k, *v)).collect();
+    let mut ndiff = cur
+        .keys()
+        .chain(got.keys().filter(|k| mine(k)))
+        .filter(|k| differs(&cur, **k))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let mut out = Vec::new();
+    if ndiff == 0 {
+        out.push(0);
+    }
+    for (i, step) in steps.enumerate() {
+        for &(k, v) in step {
+            let before = differs(&cur, k);
+            if v == 0 {
+                cur.remove(&k);
+            } else {
+                cur.insert(k, v);
+            }
+            ndiff = ndiff + differs(&cur, k) as usize - before as usize;
+        }
+        if ndiff == 0 {
+            out.push(i + 1);
+        }
+    }
+    out
+}

@@ -1,0 +1,524 @@
+//! What the stress tests share: random numbers, the keys and values of the workload (derived
+//! from a key and a value id, so any value read can be checked), the expected state (the
+//! oracle, described in `crate::stress`), randomized options and the deliberately broken file
+//! system. `stress_run` (the stress run), `crash`, `powerloss`, `powerloss_mt` and `faultinj`
+//! import it; it imports none of them.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use shale::{ChecksumType, CompressionType, FileSystem, ForwardingFs, Options, WritableFile};
+
+use crate::flags::Flags;
+
+// ---------------------------------------------------------------------------------------------
+// Random numbers, keys and values.
+
+/// splitmix64.
+#[derive(Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
+    }
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        mix(self.0)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next() % n
+        }
+    }
+    pub fn pick<T: Copy>(&mut self, v: &[T]) -> T {
+        v[self.below(v.len() as u64) as usize]
+    }
+}
+
+pub fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+pub const MAX_VID: u32 = (1 << 31) - 1;
+
+pub fn key_bytes(k: u64) -> [u8; 8] {
+    k.to_be_bytes()
+}
+
+#[allow(dead_code)]
+pub fn key_of(b: &[u8]) -> Option<u64> {
+    <[u8; 8]>::try_from(b).ok().map(u64::from_be_bytes)
+}
+
+/// First key of the no-overwrite region (single_delete keys).
+pub fn sd_start(max_key: u64) -> u64 {
+    max_key - max_key / 8
+}
+
+/// The key written to the DB for logical key `k` holding value id `vid`. In the no-overwrite
+/// region the value id is part of the key (`k` big-endian ++ `vid` big-endian), so each DB key is
+/// put at most once and single-deleted at most once, RocksDB's strict SingleDelete contract (a
+/// re-put after a SingleDelete may let a compaction pair the SingleDelete with the newer Put and
+/// resurrect the older one, in RocksDB as in Shale).
+pub fn phys_key(k: u64, vid: u32, max_key: u64) -> Vec<u8> {
+    let mut v = key_bytes(k).to_vec();
+    if k >= sd_start(max_key) {
+        v.extend_from_slice(&vid.to_be_bytes());
+    }
+    v
+}
+
+/// Parse a DB key: the logical key and, in the no-overwrite region, the value id in the key.
+pub fn parse_phys(b: &[u8], max_key: u64) -> Option<(u64, Option<u32>)> {
+    let k = u64::from_be_bytes(b.get(..8)?.try_into().ok()?);
+    if k >= max_key {
+        return None;
+    }
+    match (k >= sd_start(max_key), b.len()) {
+        (false, 8) => Some((k, None)),
+        (true, 12) => Some((k, Some(u32::from_be_bytes(b[8..12].try_into().ok()?)))),
+        _ => None,
+    }
+}
+
+fn base(k: u64, vid: u32) -> u64 {
+    mix(k ^ 0xA5A5_5A5A_0000_0001).wrapping_add(vid as u64)
+}
+
+/// Padding after the 8-byte counter: none for a third of the value ids (merge results and
+/// merge targets), up to 99 bytes otherwise.
+pub fn pad_len(k: u64, vid: u32) -> usize {
+    let h = mix(k.wrapping_mul(31) ^ ((vid as u64) << 32) ^ 0x5BD1_E995);
+    if h.is_multiple_of(3) {
+        0
+    } else {
+        ((h >> 8) % 100) as usize
+    }
+}
+
+/// The value of key `k` with value id `vid` (1..=MAX_VID).
+pub fn value_of(k: u64, vid: u32) -> Vec<u8> {
+    let mut v = base(k, vid).to_le_bytes().to_vec();
+    let n = pad_len(k, vid);
+    let c = (mix(k ^ vid as u64) & 0xff) as u8;
+    v.extend((0..n).map(|i| c.wrapping_add((i / 7) as u8)));
+    v
+}
+
+/// The value id of a well-formed value of key `k`.
+pub fn decode_value(k: u64, v: &[u8]) -> Option<u32> {
+    let b = u64::from_le_bytes(v.get(..8)?.try_into().ok()?);
+    let vid = b.wrapping_sub(base(k, 0));
+    if vid == 0 || vid > MAX_VID as u64 {
+        return None;
+    }
+    (value_of(k, vid as u32) == v).then_some(vid as u32)
+}
+
+/// The `uint64add` operand that turns the value (k, old) into (k, new); `new` must have no pad.
+pub fn merge_operand(k: u64, old: u32, new: u32) -> [u8; 8] {
+    let prev = if old != 0 && pad_len(k, old) == 0 {
+        base(k, old)
+    } else {
+        0
+    };
+    base(k, new).wrapping_sub(prev).to_le_bytes()
+}
+
+pub fn describe(k: u64, v: Option<&[u8]>) -> String {
+    match v {
+        None => "absent".into(),
+        Some(v) => match decode_value(k, v) {
+            Some(id) => format!("value id {id} ({} bytes)", v.len()),
+            None => {
+                let hex: String = v.iter().take(24).map(|b| format!("{b:02x}")).collect();
+                format!(
+                    "garbage {} bytes: {hex}{}",
+                    v.len(),
+                    if v.len() > 24 { "..." } else { "" }
+                )
+            }
+        },
+    }
+}
+
+pub fn vid_desc(vid: u32) -> String {
+    if vid == 0 {
+        "absent".into()
+    } else {
+        format!("value id {vid}")
+    }
+}
+
+/// A random new value id; `no_pad` for a merge result.
+pub fn new_vid(rng: &mut Rng, k: u64, no_pad: bool) -> u32 {
+    loop {
+        let v = 1 + (rng.next() % MAX_VID as u64) as u32;
+        if !no_pad || pad_len(k, v) == 0 {
+            return v;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The expected state.
+
+const MAGIC: &[u8; 8] = b"SHXSTAT1";
+const HDR: u64 = 64;
+const PENDING: u64 = 1 << 63;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub committed: u32,
+    /// The value id being written when the process stopped, if any.
+    pub pending: Option<u32>,
+}
+
+impl Entry {
+    fn decode(x: u64) -> Entry {
+        Entry {
+            committed: x as u32,
+            pending: (x & PENDING != 0).then_some(((x >> 32) as u32) & MAX_VID),
+        }
+    }
+    fn encode(self) -> u64 {
+        match self.pending {
+            Some(n) => PENDING | ((n as u64) << 32) | self.committed as u64,
+            None => self.committed as u64,
+        }
+    }
+    pub fn describe(self) -> String {
+        match self.pending {
+            Some(n) => format!(
+                "{} or {} (write pending at the crash)",
+                vid_desc(self.committed),
+                vid_desc(n)
+            ),
+            None => vid_desc(self.committed),
+        }
+    }
+}
+
+/// The file-backed expected state: an in-memory copy plus a pwrite per change.
+pub struct Expected {
+    file: File,
+    mem: Vec<AtomicU64>,
+    lossy: AtomicBool,
+}
+
+impl Expected {
+    /// Open (or create, all keys absent) the expected state for `max_key` keys.
+    pub fn open(path: &Path, max_key: u64) -> Result<(Expected, bool), String> {
+        let existed = path.exists();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| format!("cannot open expected state {}: {e}", path.display()))?;
+        let len = HDR + 8 * max_key;
+        let mut mem = Vec::with_capacity(max_key as usize);
+        let mut lossy = false;
+        if existed {
+            let mut data = vec![0u8; file.metadata().map_err(|e| e.to_string())?.len() as usize];
+            file.read_exact_at(&mut data, 0)
+                .map_err(|e| format!("cannot read expected state {}: {e}", path.display()))?;
+            if data.len() < HDR as usize || &data[..8] != MAGIC {
+                return Err(format!("{} is not an expected-state file", path.display()));
+            }
+            let mk = u64::from_le_bytes(data[8..16].try_into().unwrap());
+            if mk != max_key || data.len() as u64 != len {
+                return Err(format!(
+                    "expected state {} is for --max_key={mk}, not {max_key} (use --destroy_db_initially)",
+                    path.display()
+                ));
+            }
+            lossy = data[16] != 0;
+            for c in data[HDR as usize..].chunks_exact(8) {
+                mem.push(AtomicU64::new(u64::from_le_bytes(c.try_into().unwrap())));
+            }
+        } else {
+            let mut hdr = vec![0u8; HDR as usize];
+            hdr[..8].copy_from_slice(MAGIC);
+            hdr[8..16].copy_from_slice(&max_key.to_le_bytes());
+            file.set_len(len).map_err(|e| e.to_string())?;
+            file.write_all_at(&hdr, 0).map_err(|e| e.to_string())?;
+            file.sync_all().map_err(|e| e.to_string())?;
+            mem.extend((0..max_key).map(|_| AtomicU64::new(0)));
+        }
+        Ok((
+            Expected {
+                file,
+                mem,
+                lossy: AtomicBool::new(lossy),
+            },
+            existed,
+        ))
+    }
+
+    pub fn get(&self, k: u64) -> Entry {
+        Entry::decode(self.mem[k as usize].load(Ordering::Acquire))
+    }
+
+    fn store(&self, k: u64, e: Entry) -> Result<(), String> {
+        let x = e.encode();
+        self.mem[k as usize].store(x, Ordering::Release);
+        self.file
+            .write_all_at(&x.to_le_bytes(), HDR + 8 * k)
+            .map_err(|e| format!("expected state write: {e}"))
+    }
+
+    /// Before the DB write.
+    pub fn set_pending(&self, k: u64, new: u32) -> Result<(), String> {
+        let c = self.get(k).committed;
+        self.store(
+            k,
+            Entry {
+                committed: c,
+                pending: Some(new),
+            },
+        )
+    }
+
+    /// After the DB acknowledged it.
+    pub fn commit(&self, k: u64, new: u32) -> Result<(), String> {
+        self.store(
+            k,
+            Entry {
+                committed: new,
+                pending: None,
+            },
+        )
+    }
+
+    pub fn lossy(&self) -> bool {
+        self.lossy.load(Ordering::Acquire)
+    }
+
+    pub fn set_lossy(&self, v: bool) -> Result<(), String> {
+        self.lossy.store(v, Ordering::Release);
+        self.file.write_all_at(&[v as u8], 16).map_err(|e| e.to_string())?;
+        self.file.sync_data().map_err(|e| e.to_string())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Randomized options.
+
+#[derive(Clone, Debug)]
+pub struct RunCfg {
+    /// 0 never, 1 every write, 2 one write in 16.
+    pub sync: u8,
+    pub disable_wal: bool,
+    /// PlainTable files: no delete_range, iterators move forward only.
+    pub plain: bool,
+    pub desc: String,
+}
+
+#[allow(clippy::field_reassign_with_default)] // one randomized field per line reads best here
+pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) -> (Options, RunCfg) {
+    let mut r = Rng::new(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x0123);
+    let mut o = Options::default();
+    o.create_if_missing = true;
+    o.write_buffer_size = r.pick(&[16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20]);
+    o.max_write_buffer_number = 2 + r.below(3) as usize;
+    o.block_size = r.pick(&[256, 1024, 4096, 16384]);
+    o.block_restart_interval = r.pick(&[1, 4, 16]);
+    o.compression = r.pick(&[
+        CompressionType::None,
+        CompressionType::Snappy,
+        CompressionType::Lz4,
+        CompressionType::Zstd,
+    ]);
+    o.checksum_type = r.pick(&[
+        ChecksumType::NoChecksum,
+        ChecksumType::CRC32c,
+        ChecksumType::XxHash,
+        ChecksumType::XxHash64,
+        ChecksumType::XXH3,
+    ]);
+    o.format_version = 2 + r.below(5) as u32;
+    o.bloom_bits_per_key = r.pick(&[0.0, 10.0]);
+    o.block_cache_capacity = r.pick(&[0, 1 << 20, 8 << 20]);
+    o.level0_file_num_compaction_trigger = 2 + r.below(3) as usize;
+    o.target_file_size_base = r.pick(&[64 << 10, 256 << 10, 2 << 20]);
+    o.max_bytes_for_level_base = r.pick(&[256 << 10, 1 << 20, 8 << 20]);
+    o.max_subcompactions = 1 + r.below(2) as usize;
+    o.level_compaction_dynamic_level_bytes = r.below(4) != 0;
+    if dyn_flag >= 0 {
+        o.level_compaction_dynamic_level_bytes = dyn_flag == 1;
+    }
+    o.merge_operator = Some(shale::merge::merge_operator_by_name("uint64add").expect("uint64add"));
+    let sync = match sync_flag {
+        -1 => r.pick(&[0u8, 0, 1, 2, 2]),
+        s => s as u8,
+    };
+    let disable_wal = match dwal_flag {
+        -1 => r.below(6) == 0,
+        d => d == 1,
+    };
+    let sync = if disable_wal { 0 } else { sync };
+    if o.validate().is_err() {
+        o.checksum_type = ChecksumType::CRC32c;
+    }
+    let desc = format!(
+        "write_buffer_size={} max_write_buffer_number={} block_size={} restart_interval={} compression={:?} \
+         checksum={:?} format_version={} bloom_bits={} block_cache={} l0_trigger={} target_file_size={} \
+         level_base={} subcompactions={} dynamic_levels={} sync={} disable_wal={}",
+        o.write_buffer_size,
+        o.max_write_buffer_number,
+        o.block_size,
+        o.block_restart_interval,
+        o.compression,
+        o.checksum_type,
+        o.format_version,
+        o.bloom_bits_per_key,
+        o.block_cache_capacity,
+        o.level0_file_num_compaction_trigger,
+        o.target_file_size_base,
+        o.max_bytes_for_level_base,
+        o.max_subcompactions,
+        o.level_compaction_dynamic_level_bytes,
+        ["never", "always", "1/16"][sync as usize],
+        disable_wal
+    );
+    (
+        o,
+        RunCfg {
+            sync,
+            disable_wal,
+            plain: false,
+            desc,
+        },
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deliberately broken durability (to show the crash tests catch it).
+
+/// Wraps a file system and breaks one durability step of WAL files (`*.log`).
+pub struct BuggyFs {
+    pub inner: Arc<dyn FileSystem>,
+    /// "wal_no_sync": sync() of a WAL only flushes; "wal_no_flush": WAL bytes stay in a user-space
+    /// buffer until sync().
+    pub bug: String,
+}
+
+struct BuggyFile {
+    inner: Box<dyn WritableFile>,
+    bug: String,
+    buf: Vec<u8>,
+    size: u64,
+}
+
+impl WritableFile for BuggyFile {
+    fn append(&mut self, data: &[u8]) -> shale::Result<()> {
+        self.size += data.len() as u64;
+        if self.bug == "wal_no_flush" {
+            self.buf.extend_from_slice(data);
+            Ok(())
+        } else {
+            self.inner.append(data)
+        }
+    }
+    fn flush(&mut self) -> shale::Result<()> {
+        if self.bug == "wal_no_flush" {
+            Ok(())
+        } else {
+            self.inner.flush()
+        }
+    }
+    fn sync(&mut self) -> shale::Result<()> {
+        if self.bug == "wal_no_sync" {
+            return self.inner.flush();
+        }
+        if !self.buf.is_empty() {
+            self.inner.append(&std::mem::take(&mut self.buf))?;
+        }
+        self.inner.sync()
+    }
+    fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+impl ForwardingFs for BuggyFs {
+    fn inner(&self) -> &dyn FileSystem {
+        &*self.inner
+    }
+    fn new_writable(&self, p: &Path) -> shale::Result<Box<dyn WritableFile>> {
+        let w = self.inner.new_writable(p)?;
+        if p.extension().is_some_and(|e| e == "log") {
+            Ok(Box::new(BuggyFile {
+                inner: w,
+                bug: self.bug.clone(),
+                buf: Vec::new(),
+                size: 0,
+            }))
+        } else {
+            Ok(w)
+        }
+    }
+}
+
+pub fn expected_path(fl: &Flags) -> PathBuf {
+    match fl.str("expected_values_path") {
+        "" => PathBuf::from(format!("{}.expected", fl.str("db").trim_end_matches('/'))),
+        p => PathBuf::from(p),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_roundtrip_and_merge_operands_add_up() {
+        let mut r = Rng::new(1);
+        for k in [0u64, 1, 77, 1 << 40] {
+            let a = new_vid(&mut r, k, false);
+            assert_eq!(decode_value(k, &value_of(k, a)), Some(a));
+            assert_eq!(decode_value(k + 1, &value_of(k, a)), None);
+            let b = new_vid(&mut r, k, true);
+            assert_eq!(value_of(k, b).len(), 8);
+            let op = merge_operand(k, a, b);
+            let existing = value_of(k, a);
+            let prev = if existing.len() == 8 {
+                u64::from_le_bytes(existing[..8].try_into().unwrap())
+            } else {
+                0
+            };
+            let res = prev.wrapping_add(u64::from_le_bytes(op)).to_le_bytes();
+            assert_eq!(decode_value(k, &res), Some(b));
+        }
+    }
+
+    #[test]
+    fn entries_encode() {
+        for e in [
+            Entry {
+                committed: 0,
+                pending: None,
+            },
+            Entry {
+                committed: MAX_VID,
+                pending: Some(0),
+            },
+            Entry {
+                committed: 5,
+                pending: Some(MAX_VID),
+            },
+        ] {
+            assert_eq!(Entry::decode(e.encode()), e);
+        }
+    }
+}

@@ -1,0 +1,907 @@
+//! The stress run (`shale stress` without `--crash_test` / `--power_loss`): worker threads run
+//! the random mix of operations and check every read against the expected state.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::{Duration, Instant};
+
+use shale::{Options, ReadOptions, WalRecoveryMode, WriteBatch, WriteOptions, DB};
+
+use crate::faultinj::{FaultCounts, FaultRates, FaultSwitch, RandomFaultFs};
+use crate::flags::Flags;
+use crate::stress_model::{
+    decode_value, describe, expected_path, key_bytes, merge_operand, mix, new_vid, parse_phys, phys_key,
+    random_options, sd_start, value_of, vid_desc, BuggyFs, Entry, Expected, Rng, RunCfg,
+};
+
+// ---------------------------------------------------------------------------------------------
+// The stress run.
+
+struct Ctx {
+    db: RwLock<Option<DB>>,
+    path: PathBuf,
+    opts: Options,
+    cfg: RunCfg,
+    exp: Expected,
+    locks: Vec<Mutex<()>>,
+    max_key: u64,
+    seed: u64,
+    failed: AtomicBool,
+    first_error: Mutex<Option<String>>,
+    ops: AtomicU64,
+    reads_checked: AtomicU64,
+    stop: AtomicBool,
+    /// Fault injection (`--*_fault_one_in`): its switch and counters.
+    faults: Option<FaultSwitch>,
+    fault_counts: Arc<FaultCounts>,
+    /// Keys whose last write failed under fault injection: the DB may hold the old or the new
+    /// value (their expected entries stay pending) until the reopen that settles them. They are
+    /// not written again before that (the oracle keeps one pending value per key).
+    doubt: Mutex<HashSet<u64>>,
+    /// A write failed under fault injection: the DB may be stopped; reopen and verify.
+    needs_reopen: AtomicBool,
+    errors_tolerated: AtomicU64,
+    fault_reopens: AtomicU64,
+    fault_resumes: AtomicU64,
+}
+
+impl Ctx {
+    fn fail(&self, msg: String) {
+        eprintln!("shale stress: {msg} (seed {})", self.seed);
+        let mut fe = self.first_error.lock().unwrap();
+        if fe.is_none() {
+            *fe = Some(msg);
+        }
+        self.failed.store(true, Ordering::Release);
+        self.stop.store(true, Ordering::Release);
+    }
+
+    fn mismatch(&self, what: &str, k: u64, expected: String, actual: Option<&[u8]>) {
+        self.fail(format!(
+            "MISMATCH in {what}: key {k} (0x{}) expected {expected}, actual {}",
+            hex(&key_bytes(k)),
+            describe(k, actual)
+        ));
+    }
+
+    fn set_faults(&self, on: bool) {
+        if let Some(f) = &self.faults {
+            f.set_enabled(on);
+        }
+    }
+
+    fn in_doubt(&self, k: u64) -> bool {
+        self.faults.is_some() && self.doubt.lock().unwrap().contains(&k)
+    }
+
+    /// The result of a read: with fault injection an error is expected now and then (EIO, or
+    /// Corruption from a flipped bit) and the read is skipped (None); otherwise it fails the run.
+    fn read_ok<T>(&self, what: &str, r: shale::Result<T>) -> Result<Option<T>, String> {
+        match r {
+            Ok(v) => Ok(Some(v)),
+            Err(e) if self.faults.is_some() && (e.is_io() || e.is_corruption()) => {
+                self.errors_tolerated.fetch_add(1, Ordering::Relaxed);
+                Ok(None)
+            }
+            Err(e) => Err(format!("{what} failed: {e}")),
+        }
+    }
+
+    /// The result of a write of `keys` (whose expected entries are pending): true when it was
+    /// acknowledged. With fault injection a failed write leaves its keys pending and in doubt
+    /// and asks for a reopen; otherwise an error fails the run.
+    fn write_ok(&self, what: &str, keys: &[u64], r: shale::Result<()>) -> Result<bool, String> {
+        match r {
+            Ok(()) => Ok(true),
+            Err(e) if self.faults.is_some() => {
+                if !(e.is_io() || e.is_corruption() || matches!(e, shale::Error::Background(_))) {
+                    return Err(format!(
+                        "{what} failed with an unexpected error under fault injection: {e}"
+                    ));
+                }
+                self.doubt.lock().unwrap().extend(keys.iter().copied());
+                self.errors_tolerated.fetch_add(1, Ordering::Relaxed);
+                self.needs_reopen.store(true, Ordering::Release);
+                Ok(false)
+            }
+            Err(e) => Err(format!("{what} failed: {e}")),
+        }
+    }
+
+    fn lock_key(&self, k: u64) -> MutexGuard<'_, ()> {
+        self.locks[k as usize].lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Exact check of a read done while holding the key's lock.
+    fn check(&self, what: &str, k: u64, vid: u32, actual: Option<&[u8]>) -> bool {
+        if self.in_doubt(k) {
+            return true;
+        }
+        self.reads_checked.fetch_add(1, Ordering::Relaxed);
+        let ok = match actual {
+            None => vid == 0,
+            Some(v) => vid != 0 && v == value_of(k, vid).as_slice(),
+        };
+        if !ok {
+            self.mismatch(what, k, vid_desc(vid), actual);
+        }
+        ok
+    }
+
+    fn wo(&self, rng: &mut Rng) -> WriteOptions {
+        WriteOptions {
+            sync: match self.cfg.sync {
+                1 => true,
+                2 => rng.below(16) == 0,
+                _ => false,
+            },
+            disable_wal: self.cfg.disable_wal,
+        }
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+pub fn run(fl: &Flags) -> Result<(), String> {
+    let path = PathBuf::from(fl.str("db"));
+    let epath = expected_path(fl);
+    let seed = fl.u64("seed");
+    let max_key = fl.u64("max_key");
+    let (mut opts, mut cfg) = random_options(seed, fl.i64("sync"), fl.i64("disable_wal"), fl.i64("dynamic_levels"));
+    opts.wal_recovery_mode = wal_mode(fl.i64("wal_recovery_mode"), seed);
+    cfg.desc
+        .push_str(&format!(" wal_recovery_mode={:?}", opts.wal_recovery_mode));
+    cfg.plain = match fl.i64("table_format") {
+        -1 => mix(seed ^ 0x71A1).is_multiple_of(6),
+        f => f == 1,
+    };
+    if cfg.plain {
+        // Variable-length keys in total order (no prefix extractor).
+        opts.table_factory = shale::TableFactory::Plain(shale::PlainTableOptions {
+            user_key_len: 0,
+            hash_table_ratio: 0.0,
+            ..Default::default()
+        });
+        cfg.desc.push_str(" table_format=plain");
+    }
+    let rates = FaultRates {
+        read_one_in: fl.u64("read_fault_one_in"),
+        write_one_in: fl.u64("write_fault_one_in"),
+        bitflip_one_in: fl.u64("bitflip_read_one_in"),
+    };
+    // Bit flips go only into reads of files with block checksums (`faultinj`): without them a
+    // flipped bit is undetectable, in RocksDB too.
+    let fault_counts = Arc::new(FaultCounts::default());
+    let mut faults = None;
+    if rates.any() {
+        let ffs = RandomFaultFs::new(opts.env.clone(), rates, mix(seed ^ 0xFA17), fault_counts.clone());
+        let sw = ffs.switch();
+        sw.set_enabled(false);
+        faults = Some(sw);
+        opts.env = Arc::new(ffs);
+        cfg.desc.push_str(&format!(
+            " faults: read 1/{} write 1/{} bitflip 1/{}",
+            rates.read_one_in, rates.write_one_in, rates.bitflip_one_in
+        ));
+    }
+    if !fl.str("inject_bug").is_empty() {
+        opts.env = Arc::new(BuggyFs {
+            inner: opts.env.clone(),
+            bug: fl.str("inject_bug").to_string(),
+        });
+    }
+    if fl.u64("kill_odds") > 0 {
+        let hook = crate::hookfs::kill_hook(
+            fl.u64("kill_odds"),
+            mix(seed ^ 0x4B11),
+            fl.str("kill_point").to_string(),
+        );
+        opts.env = Arc::new(crate::hookfs::HookFs {
+            inner: opts.env.clone(),
+            hook,
+        });
+    }
+    if fl.bool("destroy_db_initially") {
+        if path.exists() {
+            std::fs::remove_dir_all(&path).map_err(|e| format!("cannot destroy {}: {e}", path.display()))?;
+        }
+        if epath.exists() {
+            std::fs::remove_file(&epath).map_err(|e| format!("cannot remove {}: {e}", epath.display()))?;
+        }
+    }
+    let db_existed = path.join("CURRENT").exists();
+    let (exp, existed) = Expected::open(&epath, max_key)?;
+    if db_existed && !existed {
+        return Err(format!(
+            "{} exists but its expected state {} does not (use --destroy_db_initially)",
+            path.display(),
+            epath.display()
+        ));
+    }
+    if !db_existed
+        && existed
+        && (0..max_key).any(|k| {
+            exp.get(k)
+                != Entry {
+                    committed: 0,
+                    pending: None,
+                }
+        })
+    {
+        return Err(format!(
+            "the expected state {} is not empty but the database {} is missing",
+            epath.display(),
+            path.display()
+        ));
+    }
+    println!("stress: seed={seed} db={} {}", path.display(), cfg.desc);
+    let t0 = Instant::now();
+    let db = DB::open(&opts, &path).map_err(|e| format!("open {}: {e}", path.display()))?;
+    println!("stress: opened in {:.3}s", t0.elapsed().as_secs_f64());
+    let ctx = Arc::new(Ctx {
+        db: RwLock::new(Some(db)),
+        path,
+        opts,
+        cfg,
+        exp,
+        locks: (0..max_key).map(|_| Mutex::new(())).collect(),
+        max_key,
+        seed,
+        failed: AtomicBool::new(false),
+        first_error: Mutex::new(None),
+        ops: AtomicU64::new(0),
+        reads_checked: AtomicU64::new(0),
+        stop: AtomicBool::new(false),
+        faults,
+        fault_counts,
+        doubt: Mutex::new(HashSet::new()),
+        needs_reopen: AtomicBool::new(false),
+        errors_tolerated: AtomicU64::new(0),
+        fault_reopens: AtomicU64::new(0),
+        fault_resumes: AtomicU64::new(0),
+    });
+    if existed && (fl.bool("verify") || fl.bool("verify_only")) {
+        let n = verify_all(&ctx)?;
+        println!("stress: verified {n} keys");
+    }
+    if fl.bool("verify_only") {
+        return Ok(());
+    }
+    if ctx.cfg.disable_wal {
+        ctx.exp.set_lossy(true)?;
+    }
+    ctx.set_faults(true);
+    let threads = fl.i64("threads") as usize;
+    let duration = fl.u64("duration");
+    let ops_per_thread = fl.u64("ops_per_thread");
+    let reopen = fl.u64("reopen");
+    let start = Instant::now();
+    let mut hs = Vec::new();
+    for tid in 0..threads {
+        let ctx = ctx.clone();
+        hs.push(std::thread::spawn(move || {
+            worker(&ctx, tid, duration, ops_per_thread, reopen, start)
+        }));
+    }
+    // Progress lines for the crash test driver.
+    while !hs.iter().all(|h| h.is_finished()) {
+        std::thread::sleep(Duration::from_millis(200));
+        println!(
+            "stress: progress ops={} reads_checked={} faults={} fault_reopens={}",
+            ctx.ops.load(Ordering::Relaxed),
+            ctx.reads_checked.load(Ordering::Relaxed),
+            ctx.fault_counts.total(),
+            ctx.fault_reopens.load(Ordering::Relaxed)
+        );
+    }
+    for h in hs {
+        if h.join().is_err() {
+            ctx.fail("a worker thread panicked".into());
+        }
+    }
+    ctx.set_faults(false);
+    if !ctx.failed.load(Ordering::Acquire) {
+        // Close, reopen and verify everything once more.
+        if ctx.needs_reopen.load(Ordering::Acquire) {
+            recover_after_fault(&ctx)?;
+        }
+        reopen_db(&ctx)?;
+        let n = verify_all(&ctx)?;
+        println!("stress: final verification of {n} keys passed");
+    }
+    if ctx.failed.load(Ordering::Acquire) {
+        return Err(ctx.first_error.lock().unwrap().clone().unwrap_or_default());
+    }
+    if ctx.faults.is_some() {
+        println!(
+            "stress: faults injected={} ({}) errors_tolerated={} reopens_after_fault={} resumes_after_fault={}",
+            ctx.fault_counts.total(),
+            ctx.fault_counts.describe(),
+            ctx.errors_tolerated.load(Ordering::Relaxed),
+            ctx.fault_reopens.load(Ordering::Relaxed),
+            ctx.fault_resumes.load(Ordering::Relaxed)
+        );
+    }
+    println!(
+        "stress: OK ops={} reads_checked={} elapsed={:.1}s",
+        ctx.ops.load(Ordering::Relaxed),
+        ctx.reads_checked.load(Ordering::Relaxed),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The WAL recovery mode of a run: the flag, or (-1) one chosen by the seed among the modes
+/// that must keep every acknowledged write after a crash.
+fn wal_mode(flag: i64, seed: u64) -> WalRecoveryMode {
+    let m = if flag >= 0 {
+        flag as u64
+    } else {
+        [0, 2, 2, 3][(mix(seed ^ 0x5741) % 4) as usize]
+    };
+    match m {
+        0 => WalRecoveryMode::TolerateCorruptedTailRecords,
+        1 => WalRecoveryMode::AbsoluteConsistency,
+        3 => WalRecoveryMode::SkipAnyCorruptedRecords,
+        _ => WalRecoveryMode::PointInTimeRecovery,
+    }
+}
+
+/// Close and reopen the database. After a clean close the WAL must be intact, so the reopen
+/// uses absolute consistency (any WAL corruption fails it). Faults are off meanwhile.
+fn reopen_db(ctx: &Ctx) -> Result<(), String> {
+    let mut g = ctx.db.write().unwrap_or_else(|p| p.into_inner());
+    if ctx.needs_reopen.load(Ordering::Acquire) {
+        // A write failed under fault injection: the close may not be clean.
+        drop(g);
+        return recover_after_fault(ctx);
+    }
+    let was = ctx.faults.as_ref().is_some_and(|f| f.enabled());
+    ctx.set_faults(false);
+    *g = None;
+    let mut o = ctx.opts.clone();
+    o.wal_recovery_mode = WalRecoveryMode::AbsoluteConsistency;
+    let r = DB::open(&o, &ctx.path).map_err(|e| format!("reopen after a clean close {}: {e}", ctx.path.display()));
+    *g = Some(r?);
+    ctx.set_faults(was);
+    Ok(())
+}
+
+/// After a failed write under fault injection: close the (possibly stopped) database, reopen it
+/// with faults off, verify every key (settling the keys in doubt) and go on.
+fn recover_after_fault(ctx: &Ctx) -> Result<(), String> {
+    let mut g = ctx.db.write().unwrap_or_else(|p| p.into_inner());
+    if !ctx.needs_reopen.load(Ordering::Acquire) {
+        return Ok(());
+    }
+    let was = ctx.faults.as_ref().is_some_and(|f| f.enabled());
+    ctx.set_faults(false);
+    // Every other time, try `resume()` (RocksDB's way back from a background error: it switches
+    // to a new WAL and flushes) before falling back to a reopen.
+    let n = ctx.fault_reopens.load(Ordering::Relaxed) + ctx.fault_resumes.load(Ordering::Relaxed);
+    let resumed = n % 2 == 1 && g.as_ref().is_some_and(|db| db.resume().is_ok());
+    if resumed {
+        verify_db(ctx, g.as_ref().expect("checked"))?;
+        ctx.fault_resumes.fetch_add(1, Ordering::Relaxed);
+    } else {
+        *g = None;
+        let db = DB::open(&ctx.opts, &ctx.path)
+            .map_err(|e| format!("reopen after an injected fault {}: {e}", ctx.path.display()))?;
+        verify_db(ctx, &db)?;
+        *g = Some(db);
+        ctx.fault_reopens.fetch_add(1, Ordering::Relaxed);
+    }
+    if ctx.cfg.disable_wal {
+        // Writes without the WAL live only in memtables until a flush: the next fault may
+        // lose them again.
+        ctx.exp.set_lossy(true)?;
+    }
+    ctx.doubt.lock().unwrap().clear();
+    ctx.needs_reopen.store(false, Ordering::Release);
+    ctx.set_faults(was);
+    Ok(())
+}
+
+/// Verify every key against the expected state (tolerating pending writes and, after a lossy
+/// run, lost writes), settle what the DB holds, then check a full forward scan.
+fn verify_all(ctx: &Ctx) -> Result<u64, String> {
+    let g = ctx.db.read().unwrap();
+    verify_db(ctx, g.as_ref().unwrap())
+}
+
+fn verify_db(ctx: &Ctx, db: &DB) -> Result<u64, String> {
+    let lossy = ctx.exp.lossy();
+    let mut bad = 0u64;
+    let sd = sd_start(ctx.max_key);
+    for k in 0..ctx.max_key {
+        let e = ctx.exp.get(k);
+        // What the DB holds for k: Some(value id, 0 = absent) or None (not a valid value).
+        let (got, actual) = if k < sd {
+            let actual = db
+                .get(key_bytes(k))
+                .map_err(|e| format!("get key {k} during verification: {e}"))?;
+            let got = match &actual {
+                None => Some(0),
+                Some(v) => decode_value(k, v),
+            };
+            (got, describe(k, actual.as_deref()))
+        } else {
+            let mut ro = ReadOptions::default();
+            ro.set_iterate_lower_bound(key_bytes(k).to_vec());
+            ro.set_iterate_upper_bound(key_bytes(k + 1).to_vec());
+            let mut it = db.raw_iterator_opt(ro);
+            it.seek_to_first();
+            let mut found = Vec::new();
+            while it.valid() && found.len() < 4 {
+                found.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
+                it.next();
+            }
+            it.status()
+                .map_err(|e| format!("scan of key {k} during verification: {e}"))?;
+            match found.as_slice() {
+                [] => (Some(0), "absent".to_string()),
+                [(key, v)] => match parse_phys(key, ctx.max_key) {
+                    Some((_, Some(s))) if v.as_slice() == value_of(k, s).as_slice() => {
+                        (Some(s), format!("value id {s}"))
+                    }
+                    _ => (None, format!("key 0x{} with {}", hex(key), describe(k, Some(v)))),
+                },
+                many => (None, format!("{} versions", many.len())),
+            }
+        };
+        let ok = match got {
+            Some(g) => g == e.committed || e.pending == Some(g) || lossy,
+            None => false,
+        };
+        if !ok {
+            bad += 1;
+            if bad <= 20 {
+                ctx.fail(format!(
+                    "MISMATCH in verification: key {k} (0x{}) expected {}{}, actual {actual}",
+                    hex(&key_bytes(k)),
+                    e.describe(),
+                    if lossy { " (or any value: lossy run)" } else { "" },
+                ));
+            }
+            continue;
+        }
+        let g = got.unwrap();
+        if e.pending.is_some() || g != e.committed {
+            ctx.exp.commit(k, g)?;
+        }
+    }
+    if bad > 0 {
+        return Err(format!("{bad} of {} keys do not match the expected state", ctx.max_key));
+    }
+    // A full scan must show exactly the expected keys.
+    let mut it = db.raw_iterator();
+    it.seek_to_first();
+    let mut next_k = 0u64;
+    while it.valid() {
+        let key = it.key().unwrap();
+        let Some((k, suffix)) = parse_phys(key, ctx.max_key) else {
+            return Err(format!("scan: unexpected key 0x{}", hex(key)));
+        };
+        if k < next_k {
+            return Err(format!("scan: key {k} out of order"));
+        }
+        for missing in next_k..k {
+            let c = ctx.exp.get(missing).committed;
+            if c != 0 {
+                ctx.mismatch("verification scan", missing, vid_desc(c), None);
+                return Err(format!("scan misses key {missing}"));
+            }
+        }
+        let c = ctx.exp.get(k).committed;
+        if c == 0 || suffix.is_some_and(|s| s != c) || it.value().unwrap() != value_of(k, c).as_slice() {
+            ctx.mismatch("verification scan", k, vid_desc(c), it.value());
+            return Err(format!("scan disagrees at key {k}"));
+        }
+        next_k = k + 1;
+        it.next();
+    }
+    it.status().map_err(|e| format!("scan: {e}"))?;
+    for missing in next_k..ctx.max_key {
+        let c = ctx.exp.get(missing).committed;
+        if c != 0 {
+            ctx.mismatch("verification scan", missing, vid_desc(c), None);
+            return Err(format!("scan misses key {missing}"));
+        }
+    }
+    ctx.reads_checked.fetch_add(2 * ctx.max_key, Ordering::Relaxed);
+    if lossy {
+        ctx.exp.set_lossy(false)?;
+    }
+    Ok(ctx.max_key)
+}
+
+/// Distinct sorted random keys in `lo..hi`.
+fn rand_keys(rng: &mut Rng, lo: u64, hi: u64, n: usize) -> Vec<u64> {
+    let mut v: Vec<u64> = (0..n).map(|_| lo + rng.below(hi - lo)).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+fn worker(ctx: &Ctx, tid: usize, duration: u64, ops_per_thread: u64, reopen: u64, start: Instant) {
+    let mut rng = Rng::new(ctx.seed.wrapping_mul(1_000_003).wrapping_add(tid as u64 * 7919 + 1));
+    let mut done = 0u64;
+    let mut reopens_done = 0u64;
+    while !ctx.stop.load(Ordering::Acquire) {
+        if duration > 0 {
+            if start.elapsed().as_secs() >= duration {
+                break;
+            }
+        } else if done >= ops_per_thread {
+            break;
+        }
+        if tid == 0 && reopens_done < reopen {
+            let due = if duration > 0 {
+                start.elapsed().as_secs_f64() >= duration as f64 * (reopens_done + 1) as f64 / (reopen + 1) as f64
+            } else {
+                done >= ops_per_thread * (reopens_done + 1) / (reopen + 1)
+            };
+            if due {
+                reopens_done += 1;
+                if let Err(e) = reopen_db(ctx) {
+                    ctx.fail(e);
+                    break;
+                }
+                done += 1;
+                continue;
+            }
+        }
+        if ctx.needs_reopen.load(Ordering::Acquire) {
+            if let Err(e) = recover_after_fault(ctx) {
+                ctx.fail(e);
+                break;
+            }
+        }
+        if let Err(e) = one_op(ctx, &mut rng) {
+            ctx.fail(e);
+            break;
+        }
+        done += 1;
+        ctx.ops.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// One random operation. Returns Err on an engine error; mismatches are reported via `ctx`.
+fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
+    let g = ctx.db.read().unwrap_or_else(|p| p.into_inner());
+    let db = g.as_ref().ok_or("database is closed")?;
+    let mk = ctx.max_key;
+    // The no-overwrite region for single_delete.
+    let sd_start = sd_start(mk);
+    let pk = |k: u64, vid: u32| phys_key(k, vid, mk);
+    let p = rng.below(1000);
+    match p {
+        // get
+        0..=199 => {
+            let k = rng.below(mk);
+            let _l = ctx.lock_key(k);
+            let c = ctx.exp.get(k).committed;
+            if k >= sd_start && c == 0 {
+                // No DB key to get: check the key's whole prefix is empty.
+                scan_check(ctx, db, rng, k, k + 1, &[], None)?;
+            } else {
+                if let Some(v) = ctx.read_ok("get", db.get(pk(k, c)))? {
+                    ctx.check("get", k, c, v.as_deref());
+                }
+            }
+        }
+        // multi_get
+        200..=249 => {
+            let n = 1 + rng.below(8) as usize;
+            let ks = rand_keys(rng, 0, mk, n);
+            let _ls: Vec<_> = ks.iter().map(|&k| ctx.lock_key(k)).collect();
+            let kv: Vec<(u64, u32)> = ks
+                .iter()
+                .map(|&k| (k, ctx.exp.get(k).committed))
+                .filter(|&(k, c)| k < sd_start || c != 0)
+                .collect();
+            let rs = db.multi_get(kv.iter().map(|&(k, c)| pk(k, c)));
+            for (&(k, c), r) in kv.iter().zip(rs) {
+                let Some(v) = ctx.read_ok("multi_get", r)? else {
+                    continue;
+                };
+                if !ctx.check("multi_get", k, c, v.as_deref()) {
+                    break;
+                }
+            }
+        }
+        // bounded scan, either direction
+        250..=329 => {
+            let lo = rng.below(mk);
+            let hi = (lo + 1 + rng.below(32)).min(mk);
+            let _ls: Vec<_> = (lo..hi).map(|k| ctx.lock_key(k)).collect();
+            let want: Vec<(u64, u32)> = (lo..hi)
+                .map(|k| (k, ctx.exp.get(k).committed))
+                .filter(|(_, v)| *v != 0)
+                .collect();
+            scan_check(ctx, db, rng, lo, hi, &want, None)?;
+        }
+        // snapshot: record, let others write, read through the snapshot
+        330..=359 => {
+            let n = 1 + rng.below(8) as usize;
+            let ks = rand_keys(rng, 0, mk, n);
+            let (snap, want) = {
+                let _ls: Vec<_> = ks.iter().map(|&k| ctx.lock_key(k)).collect();
+                let want: Vec<u32> = ks.iter().map(|&k| ctx.exp.get(k).committed).collect();
+                (db.snapshot(), want)
+            };
+            std::thread::yield_now();
+            let mut ro = ReadOptions::default();
+            ro.set_snapshot(&snap);
+            for (k, w) in ks.iter().zip(&want) {
+                if *k >= sd_start && *w == 0 {
+                    continue;
+                }
+                let Some(v) = ctx.read_ok("snapshot get", db.get_opt(pk(*k, *w), &ro))? else {
+                    continue;
+                };
+                if !ctx.check("snapshot get", *k, *w, v.as_deref()) {
+                    break;
+                }
+            }
+            if ks.len() == 1 {
+                // A bounded scan of the single key through the snapshot.
+                let k = ks[0];
+                let want: Vec<(u64, u32)> = if want[0] != 0 { vec![(k, want[0])] } else { vec![] };
+                scan_check(ctx, db, rng, k, k + 1, &want, Some(&snap))?;
+            }
+        }
+        // put / single_delete in the no-overwrite region
+        360..=609 => {
+            let k = rng.below(mk);
+            let _l = ctx.lock_key(k);
+            if ctx.in_doubt(k) {
+                return Ok(());
+            }
+            let old = ctx.exp.get(k).committed;
+            let wo = ctx.wo(rng);
+            if k >= sd_start && old != 0 {
+                ctx.exp.set_pending(k, 0)?;
+                if ctx.write_ok("single_delete", &[k], db.single_delete_opt(pk(k, old), &wo))? {
+                    ctx.exp.commit(k, 0)?;
+                }
+            } else {
+                let new = new_vid(rng, k, false);
+                ctx.exp.set_pending(k, new)?;
+                if ctx.write_ok("put", &[k], db.put_opt(pk(k, new), value_of(k, new), &wo))? {
+                    ctx.exp.commit(k, new)?;
+                }
+            }
+        }
+        // delete
+        610..=669 => {
+            let k = rng.below(sd_start.max(1));
+            if k >= sd_start {
+                return Ok(());
+            }
+            let _l = ctx.lock_key(k);
+            if ctx.in_doubt(k) {
+                return Ok(());
+            }
+            let wo = ctx.wo(rng);
+            ctx.exp.set_pending(k, 0)?;
+            if ctx.write_ok("delete", &[k], db.delete_opt(key_bytes(k), &wo))? {
+                ctx.exp.commit(k, 0)?;
+            }
+        }
+        // delete_range (block-based tables only)
+        670..=699 => {
+            if sd_start == 0 || ctx.cfg.plain {
+                return Ok(());
+            }
+            let lo = rng.below(sd_start);
+            let hi = (lo + 1 + rng.below(16)).min(sd_start);
+            let _ls: Vec<_> = (lo..hi).map(|k| ctx.lock_key(k)).collect();
+            if (lo..hi).any(|k| ctx.in_doubt(k)) {
+                return Ok(());
+            }
+            let wo = ctx.wo(rng);
+            for k in lo..hi {
+                ctx.exp.set_pending(k, 0)?;
+            }
+            let keys: Vec<u64> = (lo..hi).collect();
+            let r = db.delete_range_opt(key_bytes(lo), key_bytes(hi), &wo);
+            if ctx.write_ok("delete_range", &keys, r)? {
+                for k in lo..hi {
+                    ctx.exp.commit(k, 0)?;
+                }
+            }
+        }
+        // merge (uint64add)
+        700..=799 => {
+            if sd_start == 0 {
+                return Ok(());
+            }
+            let k = rng.below(sd_start);
+            let _l = ctx.lock_key(k);
+            if ctx.in_doubt(k) {
+                return Ok(());
+            }
+            let old = ctx.exp.get(k).committed;
+            let new = new_vid(rng, k, true);
+            let wo = ctx.wo(rng);
+            ctx.exp.set_pending(k, new)?;
+            if ctx.write_ok(
+                "merge",
+                &[k],
+                db.merge_opt(key_bytes(k), merge_operand(k, old, new), &wo),
+            )? {
+                ctx.exp.commit(k, new)?;
+            }
+        }
+        // write batch of distinct keys, mixed operations
+        800..=989 => {
+            let n = 1 + rng.below(10) as usize;
+            let ks = rand_keys(rng, 0, mk, n);
+            let _ls: Vec<_> = ks.iter().map(|&k| ctx.lock_key(k)).collect();
+            if ks.iter().any(|&k| ctx.in_doubt(k)) {
+                return Ok(());
+            }
+            let mut b = WriteBatch::new();
+            let mut news = Vec::with_capacity(ks.len());
+            for &k in &ks {
+                let old = ctx.exp.get(k).committed;
+                let new = if k >= sd_start {
+                    if old != 0 {
+                        b.single_delete(pk(k, old));
+                        0
+                    } else {
+                        let n = new_vid(rng, k, false);
+                        b.put(pk(k, n), value_of(k, n));
+                        n
+                    }
+                } else {
+                    match rng.below(10) {
+                        0..=5 => {
+                            let n = new_vid(rng, k, false);
+                            b.put(key_bytes(k), value_of(k, n));
+                            n
+                        }
+                        6 | 7 => {
+                            b.delete(key_bytes(k));
+                            0
+                        }
+                        _ => {
+                            let n = new_vid(rng, k, true);
+                            b.merge(key_bytes(k), merge_operand(k, old, n));
+                            n
+                        }
+                    }
+                };
+                ctx.exp.set_pending(k, new)?;
+                news.push(new);
+            }
+            let wo = ctx.wo(rng);
+            if ctx.write_ok("write batch", &ks, db.write_opt(b, &wo))? {
+                for (&k, &n) in ks.iter().zip(&news) {
+                    ctx.exp.commit(k, n)?;
+                }
+            }
+        }
+        // flush
+        990..=995 => {
+            ctx.write_ok("flush", &[], db.flush())?;
+        }
+        // compact_range
+        _ => {
+            let lo = rng.below(mk);
+            let hi = (lo + 1 + rng.below(mk / 4 + 1)).min(mk);
+            ctx.write_ok(
+                "compact_range",
+                &[],
+                db.compact_range(Some(&key_bytes(lo)), Some(&key_bytes(hi))),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Scan `lo..hi` with iterator bounds (forward or backward, from the ends or from a seek) and
+/// compare with `want`.
+fn scan_check(
+    ctx: &Ctx,
+    db: &DB,
+    rng: &mut Rng,
+    lo: u64,
+    hi: u64,
+    want: &[(u64, u32)],
+    snap: Option<&shale::Snapshot>,
+) -> Result<(), String> {
+    let mut ro = ReadOptions::default();
+    if let Some(s) = snap {
+        ro.set_snapshot(s);
+    }
+    ro.set_iterate_lower_bound(key_bytes(lo).to_vec());
+    ro.set_iterate_upper_bound(key_bytes(hi).to_vec());
+    let mut it = db.raw_iterator_opt(ro);
+    // Plain tables iterate forward only (as in RocksDB).
+    let forward = rng.below(2) == 0 || ctx.cfg.plain;
+    let mut got = Vec::new();
+    // Position from the bound itself or by a seek to a key within/around the range.
+    match (forward, rng.below(3)) {
+        (true, 0) => it.seek_to_first(),
+        (true, _) => it.seek(key_bytes(lo)),
+        (false, 0) => it.seek_to_last(),
+        (false, _) => {
+            // At or before the greatest DB key of logical key hi - 1.
+            let mut t = key_bytes(hi - 1).to_vec();
+            t.extend_from_slice(&[0xff; 4]);
+            it.seek_for_prev(t)
+        }
+    }
+    while it.valid() {
+        got.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
+        if got.len() > want.len() + 1 {
+            break;
+        }
+        if forward {
+            it.next()
+        } else {
+            it.prev()
+        }
+    }
+    if ctx.read_ok("iterator", it.status())?.is_none() || (lo..hi).any(|k| ctx.in_doubt(k)) {
+        return Ok(());
+    }
+    if !forward {
+        got.reverse();
+    }
+    let what = if forward { "forward scan" } else { "backward scan" };
+    let what = if snap.is_some() {
+        format!("snapshot {what} [{lo}, {hi})")
+    } else {
+        format!("{what} [{lo}, {hi})")
+    };
+    ctx.reads_checked.fetch_add(want.len().max(1) as u64, Ordering::Relaxed);
+    for i in 0..want.len().max(got.len()) {
+        let g = got.get(i).map(|(key, v)| (parse_phys(key, ctx.max_key), key, v));
+        match (want.get(i), g) {
+            (_, Some((None, key, v))) => {
+                ctx.fail(format!(
+                    "MISMATCH in {what}: a foreign key 0x{} (value {} bytes)",
+                    hex(key),
+                    v.len()
+                ));
+                return Ok(());
+            }
+            (Some(&(k, vid)), Some((Some((gk, suf)), _, v))) if gk == k => {
+                if suf.is_some_and(|s| s != vid) || v.as_slice() != value_of(k, vid).as_slice() {
+                    let actual = match suf {
+                        Some(s) if s != vid => format!("a version with value id {s} in its key"),
+                        _ => describe(k, Some(v)),
+                    };
+                    ctx.fail(format!(
+                        "MISMATCH in {what}: key {k} expected {}, actual {actual}",
+                        vid_desc(vid)
+                    ));
+                }
+                if ctx.failed.load(Ordering::Acquire) {
+                    return Ok(());
+                }
+            }
+            (Some(&(k, vid)), other) => {
+                // The scan lacks k (or shows another key first).
+                match other {
+                    Some((Some((g, _)), _, v)) if g < k => ctx.mismatch(&what, g, "absent".into(), Some(v)),
+                    _ => ctx.mismatch(&what, k, vid_desc(vid), None),
+                }
+                return Ok(());
+            }
+            (None, Some((Some((g, _)), _, v))) => {
+                ctx.mismatch(&what, g, "absent".into(), Some(v));
+                return Ok(());
+            }
+            (None, None) => unreachable!(),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,430 @@
+//! Writing table files: the output of a flush, a recovery flush or a compaction (dropping the
+//! entries no reader can see, cutting outputs at grandparent boundaries).
+
+use std::cmp::Ordering;
+use std::sync::atomic::Ordering as AtOrd;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::filename::table_name;
+use super::range_del::{add_clipped, compact_key, output_tombstones, stripe, KEntry, KeyCtx};
+use super::DbInner;
+use crate::error::{Error, Result};
+use crate::iterator::InternalIterator;
+use crate::key::{parse_internal_key, vt, InternalKeyComparator, SequenceNumber};
+use crate::options::TableFactory;
+use crate::range_del::FragmentedRangeTombstoneList;
+use crate::table::any::AnyTableBuilder;
+use crate::table::cuckoo::{CuckooTableBuilder, CuckooTableBuilderOptions};
+use crate::table::format::CompressionType;
+use crate::table::plain::{PlainTableBuilder, PlainTableBuilderOptions};
+use crate::table::{TableBuilder, TableBuilderOptions};
+use crate::version_edit::FileMetaData;
+
+/// How output tables are written.
+pub(crate) struct OutputParams {
+    /// Nothing older than the inputs can exist below the output for any key in
+    /// `deeper_ranges`' complement: deletions may be dropped where no deeper file overlaps.
+    pub bottommost: bool,
+    pub target_file_size: u64,
+    pub epoch: u64,
+    /// Live snapshots, ascending.
+    pub snapshots: Vec<SequenceNumber>,
+    /// User-key ranges of files in levels below the output level.
+    pub deeper_ranges: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Range tombstones of the inputs, fragmented.
+    pub tombstones: FragmentedRangeTombstoneList,
+    /// Block compression of the output files.
+    pub compression: CompressionType,
+    /// Files of the level below the output level (user-key range and size), in key order: an
+    /// output file is cut once it overlaps more than `max_grandparent_overlap` bytes of them.
+    pub grandparents: Vec<(Vec<u8>, Vec<u8>, u64)>,
+    pub max_grandparent_overlap: u64,
+}
+
+impl OutputParams {
+    /// Parameters of a flush or a recovery flush: one L0 file, no grandparents.
+    pub(crate) fn for_l0(
+        db: &DbInner,
+        epoch: u64,
+        snapshots: Vec<SequenceNumber>,
+        tombstones: FragmentedRangeTombstoneList,
+    ) -> OutputParams {
+        OutputParams {
+            bottommost: false,
+            target_file_size: u64::MAX,
+            epoch,
+            snapshots,
+            deeper_ranges: Vec::new(),
+            tombstones,
+            compression: db.opts.compression_for_level(0, 1, false),
+            grandparents: Vec::new(),
+            max_grandparent_overlap: u64::MAX,
+        }
+    }
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+pub(crate) fn table_options(db: &DbInner, file_number: u64, compression: CompressionType) -> TableBuilderOptions {
+    TableBuilderOptions {
+        icmp: db.icmp.clone(),
+        block_size: db.opts.block_size,
+        block_restart_interval: db.opts.block_restart_interval,
+        format_version: db.opts.format_version,
+        checksum: db.opts.checksum_type,
+        compression,
+        bloom_bits_per_key: db.opts.bloom_bits_per_key,
+        column_family_name: "default".to_string(),
+        db_id: db.db_id.clone(),
+        db_session_id: db.session_id.clone(),
+        file_number,
+        creation_time: now_secs(),
+        merge_operator_name: db.opts.merge_operator.as_ref().map(|m| m.name().to_string()),
+    }
+}
+
+struct OpenOutput {
+    builder: AnyTableBuilder,
+    number: u64,
+}
+
+/// A builder for a new table file in the format `Options::table_factory` names.
+pub(crate) fn new_table_builder(
+    db: &DbInner,
+    number: u64,
+    compression: CompressionType,
+    file: Box<dyn crate::fs::WritableFile>,
+) -> AnyTableBuilder {
+    match &db.opts.table_factory {
+        TableFactory::BlockBased => {
+            AnyTableBuilder::Block(TableBuilder::new(table_options(db, number, compression), file))
+        }
+        TableFactory::Plain(p) => AnyTableBuilder::Plain(PlainTableBuilder::new(
+            PlainTableBuilderOptions {
+                icmp: db.icmp.clone(),
+                plain: p.clone(),
+                prefix_extractor: db.opts.prefix_extractor.clone(),
+                db_id: db.db_id.clone(),
+                db_session_id: db.session_id.clone(),
+                file_number: number,
+                ..Default::default()
+            },
+            file,
+        )),
+        TableFactory::Cuckoo(c) => AnyTableBuilder::Cuckoo(CuckooTableBuilder::new(
+            CuckooTableBuilderOptions {
+                icmp: db.icmp.clone(),
+                table: c.clone(),
+                db_id: db.db_id.clone(),
+                db_session_id: db.session_id.clone(),
+                file_number: number,
+                ..Default::default()
+            },
+            file,
+        )),
+    }
+}
+
+/// Write the entries of `input` (in internal-key order) and the range tombstones of
+/// `p.tombstones` to new table files, dropping entries no reader can see (per-key rules in
+/// `range_del::compact_key`). Returns the metadata of the files written (synced).
+pub(crate) fn build_tables(
+    db: &Arc<DbInner>,
+    input: &mut dyn InternalIterator,
+    p: &OutputParams,
+) -> Result<Vec<FileMetaData>> {
+    let mut outputs: Vec<FileMetaData> = Vec::new();
+    let mut cur: Option<OpenOutput> = None;
+    let mut written: Vec<u64> = Vec::new();
+    let ucmp = db.icmp.clone();
+    let in_deeper = |lo_k: &[u8], hi_k: &[u8]| {
+        p.deeper_ranges.iter().any(|(lo, hi)| {
+            ucmp.compare_user(lo_k, hi) != Ordering::Greater && ucmp.compare_user(lo, hi_k) != Ordering::Greater
+        })
+    };
+    let tombs = output_tombstones(&p.tombstones, &p.snapshots, |s, e| {
+        p.bottommost
+            && !p.deeper_ranges.iter().any(|(lo, hi)| {
+                ucmp.compare_user(s, hi) != Ordering::Greater && ucmp.compare_user(lo, e) == Ordering::Less
+            })
+    });
+    let merge_op = db.opts.merge_operator.as_deref();
+    let r = (|| -> Result<()> {
+        let mut cur_key: Vec<u8> = Vec::new();
+        let mut entries: Vec<KEntry> = Vec::new();
+        // Lower user-key bound of the current output (tombstones are clipped to it).
+        let mut lower: Option<Vec<u8>> = None;
+        let mut zeroed = Vec::new();
+        let mut gp = GrandparentCut::new(&p.grandparents, p.max_grandparent_overlap, p.target_file_size);
+        let mut emit = |key: &[u8],
+                        entries: Vec<KEntry>,
+                        cur: &mut Option<OpenOutput>,
+                        lower: &mut Option<Vec<u8>>|
+         -> Result<()> {
+            let bottom = p.bottommost && !in_deeper(key, key);
+            let tomb_seqs: &[SequenceNumber] = match p.tombstones.fragment_for(&ucmp, key) {
+                Some(f) => &f.seqs,
+                None => &[],
+            };
+            let ctx = KeyCtx {
+                snapshots: &p.snapshots,
+                merge_op,
+                bottom,
+                tomb_seqs,
+            };
+            let keep = if entries.len() == 1 && tomb_seqs.is_empty() && entries[0].vtype == vt::VALUE {
+                entries
+            } else {
+                compact_key(key, entries, &ctx)?
+            };
+            if keep.is_empty() {
+                return Ok(());
+            }
+            // Cut the output (only between user keys) where `GrandparentCut` says.
+            let cur_size = cur.as_ref().map(|o| o.builder.file_size_estimate());
+            let cut = gp.should_cut(&ucmp, key, cur_size);
+            if let Some(o) = cur.as_mut() {
+                if cut {
+                    add_clipped(&mut o.builder, &ucmp, &tombs, lower.as_deref(), Some(key))?;
+                    let o = cur.take().ok_or_else(|| Error::corrupt("no output"))?;
+                    outputs.push(finish_output(o, p.epoch)?);
+                    *lower = Some(key.to_vec());
+                }
+            }
+            if cur.is_none() {
+                *cur = Some(open_output(db, p, &mut written)?);
+            }
+            let o = cur.as_mut().ok_or_else(|| Error::corrupt("no output"))?;
+            for e in &keep {
+                // At the bottom, the newest visible value of the oldest stripe gets sequence 0,
+                // as RocksDB does (better compression, and the key can never be shadowed) —
+                // unless a range tombstone covers the key: kept in this output because it
+                // overlaps a deeper file elsewhere, it would then hide the newer value
+                // (`stress_regressions::zeroed_key_under_kept_range_tombstone`).
+                let seq = if bottom && tomb_seqs.is_empty() && e.vtype == vt::VALUE && stripe(&p.snapshots, e.seq) == 0
+                {
+                    0
+                } else {
+                    e.seq
+                };
+                zeroed.clear();
+                crate::key::append_internal_key(&mut zeroed, key, seq, e.vtype);
+                o.builder.add(&zeroed, &e.value)?;
+            }
+            Ok(())
+        };
+        input.seek_to_first();
+        while input.valid() {
+            if db.shutting_down.load(AtOrd::Acquire) {
+                return Err(Error::Busy("shutdown in progress".into()));
+            }
+            let pk = parse_internal_key(input.key())?;
+            if !entries.is_empty() && ucmp.compare_user(pk.user_key, &cur_key) != Ordering::Equal {
+                emit(&cur_key, std::mem::take(&mut entries), &mut cur, &mut lower)?;
+            }
+            if entries.is_empty() {
+                cur_key.clear();
+                cur_key.extend_from_slice(pk.user_key);
+            }
+            entries.push(KEntry {
+                seq: pk.seq,
+                vtype: pk.vtype,
+                value: input.value().to_vec(),
+            });
+            input.next();
+        }
+        input.status()?;
+        if !entries.is_empty() {
+            emit(&cur_key, std::mem::take(&mut entries), &mut cur, &mut lower)?;
+        }
+        if cur.is_none() && !tombs.is_empty() {
+            cur = Some(open_output(db, p, &mut written)?);
+        }
+        if let Some(mut o) = cur.take() {
+            add_clipped(&mut o.builder, &ucmp, &tombs, lower.as_deref(), None)?;
+            outputs.push(finish_output(o, p.epoch)?);
+        }
+        if !outputs.is_empty() {
+            // The new files' directory entries must be durable before a MANIFEST names them.
+            db.fs.sync_dir(&db.path)?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = r {
+        // Remove partial outputs; they are in no version.
+        drop(cur);
+        for n in written {
+            let _ = db.fs.remove_file(&table_name(&db.path, n));
+        }
+        return Err(e);
+    }
+    Ok(outputs)
+}
+
+/// Decides where compaction outputs are cut, as RocksDB's `CompactionOutputs::ShouldStopBefore`
+/// does for leveled compaction (with its default `level_compaction_dynamic_file_size`), tracking
+/// the output keys against the files of the level below the output level (the grandparents):
+/// - at the target file size when there are no grandparents, else at twice it;
+/// - at a grandparent boundary, when the file plus the grandparent bytes it overlaps would
+///   exceed `max_compaction_bytes` (a later compaction of it would be too big);
+/// - at a grandparent boundary, when the key jumped over a whole grandparent file larger than
+///   1/8 of the target size (that file then stays out of a later compaction);
+/// - at a grandparent boundary once the file reaches 50 % of the target size, plus 5 % per
+///   boundary it has crossed (at most 90 %): outputs end where the next level's files end, so a
+///   later compaction of one rewrites fewer bytes below.
+pub(crate) struct GrandparentCut<'a> {
+    /// (smallest user key, largest user key, size) of each grandparent file, in key order.
+    files: &'a [(Vec<u8>, Vec<u8>, u64)],
+    max: u64,
+    target: u64,
+    /// The size at which an output is always cut: the target size at the bottom (no
+    /// grandparents), else twice it, as RocksDB: between the two, outputs end at the next
+    /// grandparent boundary (the pre-cut rule below always cuts there from 90 % of the target).
+    max_file: u64,
+    /// The grandparent file at or after the last key.
+    idx: usize,
+    /// The last key lies before `files[idx]` (in the gap between two files), not inside it.
+    in_gap: bool,
+    seen_key: bool,
+    /// Grandparent bytes the current output overlaps.
+    overlap: u64,
+    /// Grandparent boundaries crossed since the current output began.
+    switched: u64,
+}
+
+impl<'a> GrandparentCut<'a> {
+    /// `max`: `max_compaction_bytes`; `target`: the output files' target size.
+    pub(crate) fn new(files: &'a [(Vec<u8>, Vec<u8>, u64)], max: u64, target: u64) -> Self {
+        GrandparentCut {
+            files,
+            max,
+            target,
+            max_file: if files.is_empty() {
+                target
+            } else {
+                target.saturating_mul(2)
+            },
+            idx: 0,
+            in_gap: true,
+            seen_key: false,
+            overlap: 0,
+            switched: 0,
+        }
+    }
+
+    /// Move past the grandparent boundaries before `key`; returns how many were crossed.
+    fn advance(&mut self, icmp: &InternalKeyComparator, key: &[u8]) -> u64 {
+        let mut crossed = 0;
+        while self.idx < self.files.len() {
+            let f = &self.files[self.idx];
+            if self.in_gap {
+                if icmp.compare_user(key, &f.0) == Ordering::Less {
+                    break;
+                }
+                if self.seen_key {
+                    crossed += 1;
+                    self.switched += 1;
+                    self.overlap += f.2;
+                }
+                self.in_gap = false;
+            } else {
+                // Stay on the last file that contains the key.
+                let c = icmp.compare_user(key, &f.1);
+                let next_starts_after = self
+                    .files
+                    .get(self.idx + 1)
+                    .is_none_or(|n| icmp.compare_user(key, &n.0) == Ordering::Less);
+                if c == Ordering::Less || (c == Ordering::Equal && next_starts_after) {
+                    break;
+                }
+                if self.seen_key {
+                    crossed += 1;
+                    self.switched += 1;
+                }
+                self.in_gap = true;
+                self.idx += 1;
+            }
+        }
+        if !self.seen_key {
+            self.overlap = self.key_overlap(icmp, key);
+        }
+        self.seen_key = true;
+        crossed
+    }
+
+    /// Grandparent bytes the key itself lies in (several files may end at that user key).
+    fn key_overlap(&self, icmp: &InternalKeyComparator, key: &[u8]) -> u64 {
+        if self.in_gap || self.idx >= self.files.len() {
+            return 0;
+        }
+        let mut n = self.files[self.idx].2;
+        let mut i = self.idx;
+        while i > 0 && icmp.compare_user(key, &self.files[i - 1].1) == Ordering::Equal {
+            i -= 1;
+            n += self.files[i].2;
+        }
+        n
+    }
+
+    /// Called with each output user key in order, with the size of the open output (None if
+    /// none is open): true if the output should be cut before `key`.
+    pub(crate) fn should_cut(&mut self, icmp: &InternalKeyComparator, key: &[u8], cur_size: Option<u64>) -> bool {
+        let before = self.overlap;
+        let crossed = self.advance(icmp, key);
+        let Some(size) = cur_size else {
+            return false;
+        };
+        let cut = if size >= self.max_file {
+            true
+        } else if crossed == 0 {
+            false
+        } else {
+            let skippable = if self.in_gap { 2 } else { 3 };
+            self.overlap.saturating_add(size) > self.max
+                || (crossed >= skippable && self.overlap.saturating_sub(before) > self.target / 8)
+                || size
+                    >= self
+                        .target
+                        .div_ceil(100)
+                        .saturating_mul(50 + (self.switched * 5).min(40))
+        };
+        if cut {
+            self.switched = 0;
+            self.overlap = self.key_overlap(icmp, key);
+        }
+        cut
+    }
+}
+
+fn open_output(db: &Arc<DbInner>, p: &OutputParams, written: &mut Vec<u64>) -> Result<OpenOutput> {
+    let number = db.state.lock().versions.new_file_number();
+    written.push(number);
+    let file = db.fs.new_writable(&table_name(&db.path, number))?;
+    let builder = new_table_builder(db, number, p.compression, file);
+    Ok(OpenOutput { builder, number })
+}
+
+fn finish_output(o: OpenOutput, epoch: u64) -> Result<FileMetaData> {
+    let (info, mut file) = o.builder.finish()?;
+    file.sync()?;
+    drop(file);
+    let now = now_secs();
+    Ok(FileMetaData {
+        number: o.number,
+        file_size: info.file_size,
+        smallest: info.smallest,
+        largest: info.largest,
+        smallest_seqno: info.smallest_seqno,
+        largest_seqno: info.largest_seqno,
+        oldest_ancester_time: now,
+        file_creation_time: now,
+        epoch_number: epoch,
+        ..Default::default()
+    })
+}

@@ -1,0 +1,508 @@
+//! The user-facing iterators (RocksDB's `DBIter`): snapshots, deletions, merges and bounds over
+//! the merged internal iterator.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use super::{internal_iterator, Dir, MergingIterator};
+use crate::db::{DbInner, SuperVersion};
+use crate::error::{Error, Result};
+use crate::iterator::InternalIterator;
+use crate::key::{append_internal_key, parse_internal_key, user_key, vt, InternalKeyComparator, MAX_SEQUENCE};
+use crate::options::ReadOptions;
+
+/// The user-facing cursor (RocksDB's `DBIter`): hides old versions and deletions, honours the
+/// snapshot and the bounds.
+pub struct DBRawIterator {
+    inner: MergingIterator,
+    icmp: InternalKeyComparator,
+    seq: u64,
+    dir: Dir,
+    valid: bool,
+    saved_key: Vec<u8>,
+    saved_value: Vec<u8>,
+    lower: Option<Vec<u8>>,
+    upper: Option<Vec<u8>>,
+    err: Option<Error>,
+    scratch: Vec<u8>,
+    /// Range tombstones of every source that has any (empty: no check at all).
+    tombs: Vec<Arc<crate::range_del::FragmentedRangeTombstoneList>>,
+    merge_op: Option<Arc<dyn crate::merge::MergeOperator>>,
+    /// Forward and positioned on a merged value: the key and value are in `saved_*` and
+    /// `inner` is past the key's entries.
+    merged: bool,
+    operands: Vec<Vec<u8>>,
+    _sv: Arc<SuperVersion>,
+    _snapshot: Option<crate::snapshot::Snapshot>,
+}
+
+pub(crate) fn new_raw_iterator(db: &Arc<DbInner>, ro: ReadOptions) -> DBRawIterator {
+    let seq = crate::db::read::read_seq(db, &ro);
+    let sv = db.super_version();
+    let inner = internal_iterator(db, &sv, ro.verify_checksums, ro.fill_cache);
+    let (tombs, err) = match crate::db::range_del::all_tombstone_lists(db, &sv) {
+        Ok(t) => (t, None),
+        Err(e) => (Vec::new(), Some(e)),
+    };
+    DBRawIterator {
+        tombs,
+        merge_op: db.opts.merge_operator.clone(),
+        merged: false,
+        operands: Vec::new(),
+        inner,
+        icmp: db.icmp.clone(),
+        seq,
+        dir: Dir::Forward,
+        valid: false,
+        saved_key: Vec::new(),
+        saved_value: Vec::new(),
+        lower: ro.iterate_lower_bound,
+        upper: ro.iterate_upper_bound,
+        err,
+        scratch: Vec::new(),
+        _sv: sv,
+        _snapshot: ro.snapshot,
+    }
+}
+
+impl DBRawIterator {
+    pub fn valid(&self) -> bool {
+        self.valid
+    }
+    /// The current key, or `None` when not positioned.
+    pub fn key(&self) -> Option<&[u8]> {
+        if !self.valid {
+            return None;
+        }
+        Some(match self.dir {
+            Dir::Forward if !self.merged => user_key(self.inner.key()),
+            _ => &self.saved_key,
+        })
+    }
+    /// The current value, or `None` when not positioned.
+    pub fn value(&self) -> Option<&[u8]> {
+        if !self.valid {
+            return None;
+        }
+        Some(match self.dir {
+            Dir::Forward if !self.merged => self.inner.value(),
+            _ => &self.saved_value,
+        })
+    }
+    /// The first error met, if any (the iterator is then invalid).
+    pub fn status(&self) -> Result<()> {
+        if let Some(e) = &self.err {
+            return Err(e.clone());
+        }
+        self.inner.status()
+    }
+
+    fn above_upper(&self, uk: &[u8]) -> bool {
+        self.upper
+            .as_deref()
+            .map(|u| self.icmp.compare_user(uk, u) != Ordering::Less)
+            .unwrap_or(false)
+    }
+    fn below_lower(&self, uk: &[u8]) -> bool {
+        self.lower
+            .as_deref()
+            .map(|l| self.icmp.compare_user(uk, l) == Ordering::Less)
+            .unwrap_or(false)
+    }
+
+    fn set_error(&mut self, e: Error) {
+        self.err = Some(e);
+        self.valid = false;
+    }
+
+    /// The type an entry counts as: a deletion when a visible range tombstone covers it.
+    #[inline]
+    fn effective_type(&self, uk: &[u8], seq: u64, t: u8) -> u8 {
+        if !self.tombs.is_empty() && crate::range_del::max_covering(&self.tombs, &self.icmp, uk, self.seq) > seq {
+            vt::DELETION
+        } else {
+            t
+        }
+    }
+
+    /// Forward: skip to the next visible, live entry (skipping `saved_key` when `skipping`).
+    fn find_next_user_entry(&mut self, mut skipping: bool) {
+        self.merged = false;
+        while self.inner.valid() {
+            let ikey = self.inner.key();
+            let pk = match parse_internal_key(ikey) {
+                Ok(p) => p,
+                Err(e) => return self.set_error(e),
+            };
+            if self.above_upper(pk.user_key) {
+                break;
+            }
+            if pk.seq <= self.seq {
+                let skip = skipping && self.icmp.compare_user(pk.user_key, &self.saved_key) != Ordering::Greater;
+                match self.effective_type(pk.user_key, pk.seq, pk.vtype) {
+                    vt::DELETION | vt::SINGLE_DELETION => {
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(pk.user_key);
+                        skipping = true;
+                    }
+                    vt::VALUE => {
+                        if !skip {
+                            self.valid = true;
+                            self.saved_key.clear();
+                            return;
+                        }
+                    }
+                    vt::MERGE => {
+                        if !skip {
+                            self.saved_key.clear();
+                            self.saved_key.extend_from_slice(pk.user_key);
+                            return self.merge_forward();
+                        }
+                    }
+                    t => return self.set_error(Error::NotSupported(format!("value type {t:#x} in iteration"))),
+                }
+            }
+            self.inner.next();
+        }
+        self.valid = false;
+        self.saved_key.clear();
+    }
+
+    /// Forward on the newest operand of `saved_key`: collect the operands down to a base and
+    /// merge them into `saved_value`.
+    fn merge_forward(&mut self) {
+        self.operands.clear();
+        self.operands.push(self.inner.value().to_vec());
+        self.inner.next();
+        let mut base: Option<Vec<u8>> = None;
+        while self.inner.valid() {
+            let pk = match parse_internal_key(self.inner.key()) {
+                Ok(p) => p,
+                Err(e) => return self.set_error(e),
+            };
+            if self.icmp.compare_user(pk.user_key, &self.saved_key) != Ordering::Equal {
+                break;
+            }
+            match self.effective_type(pk.user_key, pk.seq, pk.vtype) {
+                vt::MERGE => self.operands.push(self.inner.value().to_vec()),
+                vt::VALUE => {
+                    base = Some(self.inner.value().to_vec());
+                    break;
+                }
+                vt::DELETION | vt::SINGLE_DELETION => break,
+                t => return self.set_error(Error::NotSupported(format!("value type {t:#x} in iteration"))),
+            }
+            self.inner.next();
+        }
+        self.resolve_merge(base.as_deref(), false);
+        self.merged = self.valid;
+    }
+
+    /// Merge `operands` (newest first when `oldest_first` is false) with `base` into
+    /// `saved_value`; sets `valid` (or the error).
+    fn resolve_merge(&mut self, base: Option<&[u8]>, oldest_first: bool) {
+        let Some(op) = self.merge_op.clone() else {
+            return self.set_error(Error::invalid(
+                "the database holds merge operands but no merge operator is configured (Options::merge_operator)",
+            ));
+        };
+        let mut ops: Vec<&[u8]> = self.operands.iter().map(|v| v.as_slice()).collect();
+        if !oldest_first {
+            ops.reverse();
+        }
+        match op.full_merge(&self.saved_key, base, &ops) {
+            Some(v) => {
+                self.saved_value = v;
+                self.valid = true;
+            }
+            None => self.set_error(Error::corrupt(format!("merge operator {} failed", op.name()))),
+        }
+    }
+
+    /// Reverse: find the newest visible entry of the previous user key.
+    fn find_prev_user_entry(&mut self) {
+        self.merged = false;
+        let mut vtype = vt::DELETION;
+        let mut has_base = false;
+        self.operands.clear();
+        while self.inner.valid() {
+            let ikey = self.inner.key();
+            let pk = match parse_internal_key(ikey) {
+                Ok(p) => p,
+                Err(e) => return self.set_error(e),
+            };
+            if self.below_lower(pk.user_key) {
+                break;
+            }
+            if pk.seq <= self.seq {
+                if vtype != vt::DELETION && self.icmp.compare_user(pk.user_key, &self.saved_key) == Ordering::Less {
+                    break;
+                }
+                match self.effective_type(pk.user_key, pk.seq, pk.vtype) {
+                    vt::DELETION | vt::SINGLE_DELETION => {
+                        vtype = vt::DELETION;
+                        has_base = false;
+                        self.operands.clear();
+                        self.saved_key.clear();
+                        self.saved_value.clear();
+                    }
+                    vt::VALUE => {
+                        vtype = vt::VALUE;
+                        has_base = true;
+                        self.operands.clear();
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(pk.user_key);
+                        self.saved_value.clear();
+                        self.saved_value.extend_from_slice(self.inner.value());
+                    }
+                    vt::MERGE => {
+                        if vtype == vt::DELETION {
+                            self.saved_key.clear();
+                            self.saved_key.extend_from_slice(pk.user_key);
+                        }
+                        self.operands.push(self.inner.value().to_vec());
+                        vtype = vt::MERGE;
+                    }
+                    t => return self.set_error(Error::NotSupported(format!("value type {t:#x} in iteration"))),
+                }
+            }
+            self.inner.prev();
+        }
+        if vtype == vt::DELETION {
+            self.valid = false;
+            self.saved_key.clear();
+            self.saved_value.clear();
+            self.dir = Dir::Forward;
+        } else if vtype == vt::MERGE {
+            let base = if has_base {
+                Some(std::mem::take(&mut self.saved_value))
+            } else {
+                None
+            };
+            self.resolve_merge(base.as_deref(), true);
+        } else {
+            self.valid = true;
+        }
+    }
+
+    pub fn seek_to_first(&mut self) {
+        if let Some(l) = self.lower.clone() {
+            return self.seek(l);
+        }
+        self.dir = Dir::Forward;
+        self.saved_value.clear();
+        self.inner.seek_to_first();
+        self.find_next_user_entry(false);
+        self.check_inner();
+    }
+
+    pub fn seek_to_last(&mut self) {
+        self.dir = Dir::Reverse;
+        self.saved_value.clear();
+        match self.upper.clone() {
+            Some(u) => {
+                self.scratch.clear();
+                append_internal_key(&mut self.scratch, &u, MAX_SEQUENCE, vt::FOR_SEEK);
+                let t = std::mem::take(&mut self.scratch);
+                self.inner.seek(&t);
+                self.scratch = t;
+                if self.inner.valid() {
+                    self.inner.prev();
+                } else if self.inner.status().is_ok() {
+                    self.inner.seek_to_last();
+                }
+            }
+            None => self.inner.seek_to_last(),
+        }
+        self.find_prev_user_entry();
+        self.check_inner();
+    }
+
+    /// Position at the first key >= `key` (and >= the lower bound).
+    pub fn seek(&mut self, key: impl AsRef<[u8]>) {
+        let mut k = key.as_ref();
+        let lower = self.lower.clone();
+        if let Some(l) = lower.as_deref() {
+            if self.icmp.compare_user(k, l) == Ordering::Less {
+                k = l;
+            }
+        }
+        self.dir = Dir::Forward;
+        self.saved_value.clear();
+        self.scratch.clear();
+        append_internal_key(&mut self.scratch, k, self.seq, vt::FOR_SEEK);
+        let t = std::mem::take(&mut self.scratch);
+        self.inner.seek(&t);
+        self.scratch = t;
+        self.find_next_user_entry(false);
+        self.check_inner();
+    }
+
+    /// Position at the last key <= `key` (and below the upper bound).
+    pub fn seek_for_prev(&mut self, key: impl AsRef<[u8]>) {
+        let k = key.as_ref();
+        if self.above_upper(k) {
+            return self.seek_to_last();
+        }
+        self.dir = Dir::Reverse;
+        self.saved_value.clear();
+        self.scratch.clear();
+        append_internal_key(&mut self.scratch, k, 0, 0);
+        let t = std::mem::take(&mut self.scratch);
+        self.inner.seek_for_prev(&t);
+        self.scratch = t;
+        self.find_prev_user_entry();
+        self.check_inner();
+    }
+
+    pub fn next(&mut self) {
+        if !self.valid {
+            return;
+        }
+        if self.dir == Dir::Reverse {
+            self.dir = Dir::Forward;
+            // inner is just before the entries of saved_key: step into them, then skip them.
+            if !self.inner.valid() {
+                if let Err(e) = self.inner.status() {
+                    self.set_error(e);
+                    return;
+                }
+                self.inner.seek_to_first();
+            } else {
+                self.inner.next();
+            }
+            if !self.inner.valid() {
+                self.valid = false;
+                self.saved_key.clear();
+                self.check_inner();
+                return;
+            }
+        } else if !self.merged {
+            let uk = user_key(self.inner.key());
+            self.saved_key.clear();
+            self.saved_key.extend_from_slice(uk);
+            self.inner.next();
+        }
+        self.find_next_user_entry(true);
+        self.check_inner();
+    }
+
+    pub fn prev(&mut self) {
+        if !self.valid {
+            return;
+        }
+        if self.dir == Dir::Forward {
+            // Step back past every entry of the current user key.
+            if self.merged {
+                // inner is past the key: return to its first entry
+                self.scratch.clear();
+                append_internal_key(&mut self.scratch, &self.saved_key, MAX_SEQUENCE, vt::FOR_SEEK);
+                let t = std::mem::take(&mut self.scratch);
+                self.inner.seek(&t);
+                self.scratch = t;
+                self.merged = false;
+            } else {
+                self.saved_key.clear();
+                self.saved_key.extend_from_slice(user_key(self.inner.key()));
+            }
+            loop {
+                self.inner.prev();
+                if !self.inner.valid() {
+                    self.valid = false;
+                    self.saved_key.clear();
+                    self.saved_value.clear();
+                    self.check_inner();
+                    return;
+                }
+                if self.icmp.compare_user(user_key(self.inner.key()), &self.saved_key) == Ordering::Less {
+                    break;
+                }
+            }
+            self.dir = Dir::Reverse;
+        }
+        self.find_prev_user_entry();
+        self.check_inner();
+    }
+
+    fn check_inner(&mut self) {
+        if self.err.is_none() {
+            if let Err(e) = self.inner.status() {
+                self.set_error(e);
+            }
+        }
+    }
+}
+
+/// Where a [`DBIterator`] starts.
+#[derive(Debug, Clone, Copy)]
+pub enum IteratorMode<'a> {
+    Start,
+    End,
+    From(&'a [u8], Direction),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Forward,
+    Reverse,
+}
+
+/// A Rust iterator over `(key, value)` pairs, as the `rocksdb` crate's `DBIterator`.
+pub struct DBIterator {
+    raw: DBRawIterator,
+    direction: Direction,
+    done: bool,
+}
+
+impl DBIterator {
+    pub(crate) fn new(mut raw: DBRawIterator, mode: IteratorMode<'_>) -> DBIterator {
+        let direction = match mode {
+            IteratorMode::Start => {
+                raw.seek_to_first();
+                Direction::Forward
+            }
+            IteratorMode::End => {
+                raw.seek_to_last();
+                Direction::Reverse
+            }
+            IteratorMode::From(k, Direction::Forward) => {
+                raw.seek(k);
+                Direction::Forward
+            }
+            IteratorMode::From(k, Direction::Reverse) => {
+                raw.seek_for_prev(k);
+                Direction::Reverse
+            }
+        };
+        DBIterator {
+            raw,
+            direction,
+            done: false,
+        }
+    }
+}
+
+impl Iterator for DBIterator {
+    type Item = Result<(Box<[u8]>, Box<[u8]>)>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        if !self.raw.valid() {
+            self.done = true;
+            return match self.raw.status() {
+                Ok(()) => None,
+                Err(e) => Some(Err(e)),
+            };
+        }
+        let item = (
+            Box::<[u8]>::from(self.raw.key().unwrap_or(&[])),
+            Box::<[u8]>::from(self.raw.value().unwrap_or(&[])),
+        );
+        match self.direction {
+            Direction::Forward => self.raw.next(),
+            Direction::Reverse => self.raw.prev(),
+        }
+        Some(Ok(item))
+    }
+}

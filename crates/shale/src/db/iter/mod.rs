@@ -1,0 +1,49 @@
+//! Iterators: a merging iterator over memtables and tables, a level iterator that opens the
+//! files of one sorted level lazily, and the user-facing iterator that applies snapshots,
+//! deletions and bounds. Iterators own an `Arc` pin of the data, never a borrow of the DB.
+
+mod db_iter;
+mod level;
+mod merging;
+
+use std::sync::Arc;
+
+pub(crate) use db_iter::new_raw_iterator;
+pub use db_iter::{DBIterator, DBRawIterator, Direction, IteratorMode};
+use level::LevelIterator;
+pub(crate) use merging::MergingIterator;
+
+use super::{DbInner, SuperVersion};
+use crate::iterator::InternalIterator;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Dir {
+    Forward,
+    Reverse,
+}
+
+/// Build the merged internal iterator over a SuperVersion.
+pub(crate) fn internal_iterator(db: &Arc<DbInner>, sv: &SuperVersion, verify: bool, fill: bool) -> MergingIterator {
+    let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+    children.push(Box::new(sv.mem.iter()));
+    for m in &sv.imm {
+        children.push(Box::new(m.iter()));
+    }
+    for f in &sv.version.files[0] {
+        match db.table_cache.get(f) {
+            Ok(t) => children.push(Box::new(t.iter(verify, fill))),
+            Err(e) => children.push(Box::new(crate::iterator::EmptyIterator(Some(e)))),
+        }
+    }
+    for level in 1..sv.version.num_levels() {
+        if !sv.version.files[level].is_empty() {
+            children.push(Box::new(LevelIterator::new(
+                db.clone(),
+                sv.version.files[level].clone(),
+                verify,
+                fill,
+            )));
+        }
+    }
+    MergingIterator::new(db.icmp.clone(), children)
+}

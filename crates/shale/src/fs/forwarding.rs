@@ -1,0 +1,122 @@
+//! [`ForwardingFs`]: a file-system wrapper that passes every operation it does not override to
+//! the file system it wraps. Fault injection, kill points and test file systems implement it and
+//! write only the operations they change.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{FileLock, FileSystem, RandomAccessFile, WritableFile};
+use crate::error::Result;
+
+/// A wrapper around another file system. Every method forwards to [`inner`](Self::inner) unless
+/// overridden; a type implementing `ForwardingFs` is a [`FileSystem`] (a blanket impl calls these
+/// methods), so it implements only this trait.
+///
+/// ```
+/// use std::path::Path;
+/// use std::sync::Arc;
+/// use shale::{FileSystem, ForwardingFs, MemFs};
+///
+/// /// Refuses to remove files, passes everything else through.
+/// struct NoRemove(Arc<dyn FileSystem>);
+/// impl ForwardingFs for NoRemove {
+///     fn inner(&self) -> &dyn FileSystem {
+///         &*self.0
+///     }
+///     fn remove_file(&self, _path: &Path) -> shale::Result<()> {
+///         Err(shale::Error::NotSupported("remove_file".into()))
+///     }
+/// }
+/// let fs: Arc<dyn FileSystem> = Arc::new(NoRemove(Arc::new(MemFs::new())));
+/// fs.create_dir_all(Path::new("/d")).unwrap();
+/// assert!(fs.exists(Path::new("/d")));
+/// ```
+pub trait ForwardingFs: Send + Sync {
+    /// The wrapped file system.
+    fn inner(&self) -> &dyn FileSystem;
+
+    fn create_dir_all(&self, path: &Path) -> Result<()> {
+        self.inner().create_dir_all(path)
+    }
+    fn new_writable(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        self.inner().new_writable(path)
+    }
+    fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        self.inner().open_random(path)
+    }
+    /// Not forwarded: falls back to this wrapper's [`open_random`](Self::open_random) (as
+    /// [`FileSystem::open_random_mmap`] does), so what a wrapper does to reads applies to
+    /// mapped reads too.
+    fn open_random_mmap(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        self.open_random(path)
+    }
+    fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
+        self.inner().read_all(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        self.inner().rename(from, to)
+    }
+    fn remove_file(&self, path: &Path) -> Result<()> {
+        self.inner().remove_file(path)
+    }
+    fn remove_dir(&self, path: &Path) -> Result<()> {
+        self.inner().remove_dir(path)
+    }
+    fn list(&self, dir: &Path) -> Result<Vec<String>> {
+        self.inner().list(dir)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        self.inner().exists(path)
+    }
+    fn file_size(&self, path: &Path) -> Result<u64> {
+        self.inner().file_size(path)
+    }
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        self.inner().sync_dir(dir)
+    }
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+        self.inner().lock(path)
+    }
+}
+
+impl<T: ForwardingFs> FileSystem for T {
+    fn create_dir_all(&self, path: &Path) -> Result<()> {
+        ForwardingFs::create_dir_all(self, path)
+    }
+    fn new_writable(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        ForwardingFs::new_writable(self, path)
+    }
+    fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        ForwardingFs::open_random(self, path)
+    }
+    fn open_random_mmap(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        ForwardingFs::open_random_mmap(self, path)
+    }
+    fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
+        ForwardingFs::read_all(self, path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        ForwardingFs::rename(self, from, to)
+    }
+    fn remove_file(&self, path: &Path) -> Result<()> {
+        ForwardingFs::remove_file(self, path)
+    }
+    fn remove_dir(&self, path: &Path) -> Result<()> {
+        ForwardingFs::remove_dir(self, path)
+    }
+    fn list(&self, dir: &Path) -> Result<Vec<String>> {
+        ForwardingFs::list(self, dir)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        ForwardingFs::exists(self, path)
+    }
+    fn file_size(&self, path: &Path) -> Result<u64> {
+        ForwardingFs::file_size(self, path)
+    }
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        ForwardingFs::sync_dir(self, dir)
+    }
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+        ForwardingFs::lock(self, path)
+    }
+}

@@ -1,0 +1,433 @@
+//! The layer order of `docs/architecture.md` ("## Layers"), checked on the sources: every path
+//! that starts with `crate::`, `super::` or `self::` in the code of `crates/shale/src` (outside
+//! comments and strings, test modules included) names a module, and that module must be in the
+//! importing module's layer or a lower one. The order is parsed from the document, so the two
+//! cannot drift apart. See the document for what counts as an import.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Layer ranks: of the top-level modules (`crate` is the root, `lib.rs`), and of some children
+/// of a module (`db::flush`), which are checked only against each other.
+#[derive(Debug, Default)]
+struct Layers {
+    top: BTreeMap<String, usize>,
+    sub: BTreeMap<String, BTreeMap<String, usize>>,
+}
+
+/// Parse the numbered lists of the "## Layers" section: `N. `a` `b` — text`: the backticked names
+/// before ` — ` are one layer of rank N.
+fn parse_layers(doc: &str) -> Layers {
+    let mut layers = Layers::default();
+    let mut in_section = false;
+    for line in doc.lines() {
+        if line.starts_with("## ") {
+            in_section = line.trim() == "## Layers";
+            continue;
+        }
+        if !in_section {
+            continue;
+        }
+        let Some((num, rest)) = line.split_once(". ") else {
+            continue;
+        };
+        let Ok(rank) = num.trim().parse::<usize>() else {
+            continue;
+        };
+        let names = rest.split(" — ").next().unwrap_or("");
+        for name in names.split('`').skip(1).step_by(2) {
+            match name.split_once("::") {
+                Some((parent, child)) => {
+                    let prev = layers
+                        .sub
+                        .entry(parent.to_string())
+                        .or_default()
+                        .insert(child.to_string(), rank);
+                    assert!(prev.is_none(), "{name} is listed twice in the layers");
+                }
+                None => {
+                    let prev = layers.top.insert(name.to_string(), rank);
+                    assert!(prev.is_none(), "{name} is listed twice in the layers");
+                }
+            }
+        }
+    }
+    layers
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Ident(String),
+    Punct(char),
+    /// `::`
+    Path,
+}
+
+/// Tokens of Rust source with their line numbers; comments, strings and char literals dropped.
+fn tokenize(src: &str) -> Vec<(Tok, usize)> {
+    let c: Vec<char> = src.chars().collect();
+    let mut out = Vec::new();
+    let (mut i, mut line) = (0, 1);
+    // Skip a (raw, if `hashes` is Some) string starting at the opening quote `c[i]`.
+    let skip_string = |mut i: usize, hashes: Option<usize>, line: &mut usize| -> usize {
+        i += 1;
+        while i < c.len() {
+            match (c[i], hashes) {
+                ('\n', _) => *line += 1,
+                ('\\', None) => {
+                    if c.get(i + 1) == Some(&'\n') {
+                        *line += 1;
+                    }
+                    i += 1;
+                }
+                ('"', None) => return i + 1,
+                ('"', Some(n)) if (1..=n).all(|k| c.get(i + k) == Some(&'#')) => return i + 1 + n,
+                _ => {}
+            }
+            i += 1;
+        }
+        i
+    };
+    while i < c.len() {
+        let ch = c[i];
+        if ch == '\n' {
+            line += 1;
+            i += 1;
+        } else if ch == '/' && c.get(i + 1) == Some(&'/') {
+            while i < c.len() && c[i] != '\n' {
+                i += 1;
+            }
+        } else if ch == '/' && c.get(i + 1) == Some(&'*') {
+            let mut depth = 0;
+            while i < c.len() {
+                if c[i] == '/' && c.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    i += 2;
+                } else if c[i] == '*' && c.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    if c[i] == '\n' {
+                        line += 1;
+                    }
+                    i += 1;
+                }
+            }
+        } else if ch == '"' {
+            i = skip_string(i, None, &mut line);
+        } else if ch == '\'' {
+            // A char literal ('a', '\n', '\u{1F600}') or a lifetime ('a).
+            if c.get(i + 1) == Some(&'\\') {
+                i += 2;
+                while i < c.len() && c[i] != '\'' {
+                    i += 1;
+                }
+                i += 1;
+            } else if c.get(i + 2) == Some(&'\'') {
+                i += 3;
+            } else {
+                i += 1;
+            }
+        } else if ch.is_alphabetic() || ch == '_' {
+            let start = i;
+            while i < c.len() && (c[i].is_alphanumeric() || c[i] == '_') {
+                i += 1;
+            }
+            let word: String = c[start..i].iter().collect();
+            let raw = matches!(word.as_str(), "r" | "br" | "cr");
+            if raw && matches!(c.get(i), Some('"') | Some('#')) {
+                let mut n = 0;
+                while c.get(i + n) == Some(&'#') {
+                    n += 1;
+                }
+                if c.get(i + n) == Some(&'"') {
+                    i = skip_string(i + n, Some(n), &mut line);
+                    continue;
+                }
+            }
+            if matches!(word.as_str(), "b" | "c") && c.get(i) == Some(&'"') {
+                i = skip_string(i, None, &mut line);
+                continue;
+            }
+            if word == "b" && c.get(i) == Some(&'\'') {
+                i += if c.get(i + 1) == Some(&'\\') { 1 } else { 0 };
+                i += 1;
+                while i < c.len() && c[i] != '\'' {
+                    i += 1;
+                }
+                i += 1;
+                continue;
+            }
+            out.push((Tok::Ident(word), line));
+        } else if ch == ':' && c.get(i + 1) == Some(&':') {
+            out.push((Tok::Path, line));
+            i += 2;
+        } else if ch.is_whitespace() {
+            i += 1;
+        } else {
+            out.push((Tok::Punct(ch), line));
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The paths of a `use` tree or inline path starting at `toks[i]` (after a leading `crate`,
+/// `super` or `self` has been resolved into `prefix`): every path it names, as segments.
+fn paths_from(toks: &[(Tok, usize)], mut i: usize, prefix: Vec<String>, out: &mut Vec<Vec<String>>) -> usize {
+    let mut path = prefix;
+    loop {
+        if toks.get(i).map(|t| &t.0) != Some(&Tok::Path) {
+            out.push(path);
+            return i;
+        }
+        i += 1;
+        match toks.get(i).map(|t| &t.0) {
+            Some(Tok::Ident(w)) if w == "super" => {
+                path.pop();
+                i += 1;
+            }
+            Some(Tok::Ident(w)) if w == "self" => i += 1,
+            Some(Tok::Ident(w)) => {
+                path.push(w.clone());
+                i += 1;
+            }
+            Some(Tok::Punct('{')) => {
+                i += 1;
+                loop {
+                    match toks.get(i).map(|t| &t.0) {
+                        Some(Tok::Punct('}')) | None => return i + 1,
+                        Some(Tok::Punct(',')) | Some(Tok::Punct('*')) => i += 1,
+                        Some(Tok::Ident(w)) if w == "self" => {
+                            out.push(path.clone());
+                            i += 1;
+                        }
+                        Some(Tok::Ident(w)) if w == "as" => i += 2,
+                        Some(Tok::Ident(w)) => {
+                            let mut p = path.clone();
+                            p.push(w.clone());
+                            i = paths_from(toks, i + 1, p, out);
+                        }
+                        Some(_) => i += 1,
+                    }
+                }
+            }
+            _ => {
+                // `*` or something that ends the path.
+                out.push(path);
+                return i;
+            }
+        }
+    }
+}
+
+/// Every module path named in `src`, with its line and the module the naming code is in
+/// (`module` of the file, plus the inline `mod x { .. }` it stands in).
+fn imports(src: &str, module: &[String]) -> Vec<(usize, Vec<String>, Vec<String>)> {
+    let toks = tokenize(src);
+    let mut out = Vec::new();
+    // Inline modules: (name, brace depth inside them).
+    let mut inline: Vec<(String, usize)> = Vec::new();
+    let mut depth = 0;
+    let mut i = 0;
+    while i < toks.len() {
+        let prev_is_path = i > 0 && toks[i - 1].0 == Tok::Path;
+        let next_is_path = toks.get(i + 1).map(|t| &t.0) == Some(&Tok::Path);
+        let mut here: Vec<String> = module.to_vec();
+        here.extend(inline.iter().map(|(n, _)| n.clone()));
+        match &toks[i].0 {
+            Tok::Punct('{') => depth += 1,
+            Tok::Punct('}') => {
+                if inline.last().map(|m| m.1) == Some(depth) {
+                    inline.pop();
+                }
+                depth -= 1;
+            }
+            Tok::Ident(w) if w == "mod" => {
+                if let (Some((Tok::Ident(name), _)), Some((Tok::Punct('{'), _))) = (toks.get(i + 1), toks.get(i + 2)) {
+                    inline.push((name.clone(), depth + 1));
+                }
+            }
+            Tok::Ident(w) if !prev_is_path && next_is_path && matches!(w.as_str(), "crate" | "super" | "self") => {
+                let prefix = match w.as_str() {
+                    "crate" => Vec::new(),
+                    "super" => here[..here.len().saturating_sub(1)].to_vec(),
+                    _ => here.clone(),
+                };
+                let mut paths = Vec::new();
+                let line = toks[i].1;
+                let next = paths_from(&toks, i + 1, prefix, &mut paths);
+                out.extend(paths.into_iter().map(|p| (line, here.clone(), p)));
+                // Braces of a `use` group were consumed; keep the depth count right.
+                i = next;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The layer of a module path: (top-level module or `crate`, child ranked under it).
+fn layer_of<'a>(layers: &Layers, path: &'a [String], modules: &[String]) -> (&'a str, Option<&'a str>) {
+    match path.first() {
+        Some(top) if modules.contains(top) => {
+            let child = path
+                .get(1)
+                .map(|s| s.as_str())
+                .filter(|c| layers.sub.get(top).is_some_and(|s| s.contains_key(*c)));
+            (top.as_str(), child)
+        }
+        // An item of the root (`crate::DB`, a re-export) or the root itself.
+        _ => ("crate", None),
+    }
+}
+
+/// Upward imports in `files` (path, module, source); `modules` are the top-level modules.
+fn check(layers: &Layers, modules: &[String], files: &[(String, Vec<String>, String)]) -> Vec<String> {
+    let mut bad = Vec::new();
+    for m in modules.iter().map(|s| s.as_str()).chain(["crate"]) {
+        if !layers.top.contains_key(m) {
+            bad.push(format!(
+                "module `{m}` is in no layer of the Layers section of docs/architecture.md"
+            ));
+        }
+    }
+    let rank = |name: &str| layers.top.get(name).copied().unwrap_or(usize::MAX);
+    for (file, module, src) in files {
+        for (line, from, to) in imports(src, module) {
+            let (ft, fc) = layer_of(layers, &from, modules);
+            let (tt, tc) = layer_of(layers, &to, modules);
+            let what = format!("{file}:{line}: `{}` imports `{}`", from.join("::"), to.join("::"));
+            if ft != tt {
+                if rank(tt) > rank(ft) {
+                    bad.push(format!(
+                        "{what}: layer {} (`{tt}`) is above layer {} (`{ft}`)",
+                        rank(tt),
+                        rank(ft)
+                    ));
+                }
+            } else if let (Some(fc), Some(tc)) = (fc, tc) {
+                let sub = &layers.sub[ft];
+                if sub[tc] > sub[fc] {
+                    bad.push(format!(
+                        "{what}: `{ft}::{tc}` is above `{ft}::{fc}` in the layers of `{ft}`"
+                    ));
+                }
+            }
+        }
+    }
+    bad
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The module a source file is (`db/mod.rs` -> `db`, `db/flush.rs` -> `db::flush`, `lib.rs` ->
+/// the root).
+fn module_of(rel: &Path) -> Vec<String> {
+    let mut segs: Vec<String> = rel.iter().map(|s| s.to_string_lossy().into_owned()).collect();
+    let last = segs.pop().unwrap();
+    let stem = last.trim_end_matches(".rs");
+    if stem != "mod" && stem != "lib" {
+        segs.push(stem.to_string());
+    }
+    segs
+}
+
+#[test]
+fn imports_follow_the_layers_of_architecture_md() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("../../docs/architecture.md")).unwrap();
+    let layers = parse_layers(&doc);
+    assert!(
+        layers.top.len() > 10 && layers.sub.contains_key("db"),
+        "no Layers section parsed: {layers:?}"
+    );
+    let src = root.join("src");
+    let mut paths = Vec::new();
+    rust_files(&src, &mut paths);
+    paths.sort();
+    let files: Vec<(String, Vec<String>, String)> = paths
+        .iter()
+        .map(|p| {
+            let rel = p.strip_prefix(&src).unwrap();
+            (
+                format!("src/{}", rel.display()),
+                module_of(rel),
+                std::fs::read_to_string(p).unwrap(),
+            )
+        })
+        .collect();
+    let mut modules: Vec<String> = files.iter().filter_map(|f| f.1.first().cloned()).collect();
+    modules.sort();
+    modules.dedup();
+    for (parent, children) in &layers.sub {
+        for child in children.keys() {
+            let known = files
+                .iter()
+                .any(|f| f.1.len() >= 2 && f.1[0] == *parent && f.1[1] == *child);
+            assert!(known, "`{parent}::{child}` of the layers is no module file");
+        }
+    }
+    let bad = check(&layers, &modules, &files);
+    assert!(
+        bad.is_empty(),
+        "imports against the layer order of docs/architecture.md:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// The checker itself: what it must see and what it must not.
+#[test]
+fn the_checker_sees_upward_imports() {
+    let layers = parse_layers(
+        "## Layers\n\n1. `low` — text with `other`\n2. `high`\n3. `crate`\n\n1. `high::a`\n2. `high::b`\n\n## Next\n4. `x`\n",
+    );
+    assert_eq!(layers.top.len(), 3);
+    assert_eq!(layers.sub["high"].len(), 2);
+    let modules = vec!["low".to_string(), "high".to_string()];
+    let file = |name: &str, module: &[&str], src: &str| {
+        (
+            name.to_string(),
+            module.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            src.to_string(),
+        )
+    };
+    let ok = [
+        file("high.rs", &["high"], "use crate::low::X;\nfn f() { crate::low::g(); }"),
+        file("low.rs", &["low"], "// use crate::high::X;\n/* crate::high */ const S: &str = \"crate::high::x\";\nconst R: &str = r#\"crate::high\"#;\nfn f<'a>(c: char) -> bool { c == '{' }\n"),
+        file("high/b.rs", &["high", "b"], "use super::a::X;\nuse super::{a, DbInner};\nuse crate::{low, high::a::Y};"),
+        file("low.rs", &["low"], "pub(crate) fn f() {}\npub(super) struct S;\n#[cfg(test)]\nmod tests { use super::*; use super::f; }"),
+        file("lib.rs", &[], "use crate::high::X;\nuse crate::low::Y;"),
+    ];
+    assert_eq!(check(&layers, &modules, &ok), Vec::<String>::new());
+    let bad = [
+        file("low.rs", &["low"], "use crate::high::X;"),
+        file("low.rs", &["low"], "use crate::{low::A, high::{b::X, Y}};"),
+        file("low.rs", &["low"], "fn f() { let x = crate::high::g(); }"),
+        file("low.rs", &["low"], "use crate::Exported;"),
+        file("low.rs", &["low"], "mod inner { use super::super::high::X; }"),
+        file("high/a.rs", &["high", "a"], "use super::b::X;"),
+        file("high/a.rs", &["high", "a"], "fn f() { super::b::g() }"),
+        file("high/a.rs", &["high", "a"], "use crate::high::{b::X};"),
+    ];
+    for f in &bad {
+        assert!(!check(&layers, &modules, std::slice::from_ref(f)).is_empty(), "{}", f.2);
+    }
+    // An unlisted module is an error too.
+    let more = vec!["low".to_string(), "high".to_string(), "new".to_string()];
+    assert_eq!(check(&layers, &more, &[]).len(), 1);
+}
