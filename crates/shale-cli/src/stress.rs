@@ -497,36 +497,60 @@ pub struct RunCfg {
 pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) -> (Options, RunCfg) {
     let mut r = Rng::new(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x0123);
     let mut o = Options::default();
-    o.create_if_missing = true;
-    o.write_buffer_size = r.pick(&[16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20]);
-    o.max_write_buffer_number = 2 + r.below(3) as usize;
-    o.block_size = r.pick(&[256, 1024, 4096, 16384]);
-    o.block_restart_interval = r.pick(&[1, 4, 16]);
-    o.compression = r.pick(&[
+    o.create_if_missing(true);
+    o.set_write_buffer_size(r.pick(&[16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20]));
+    o.set_max_write_buffer_number((2 + r.below(3) as usize) as i32);
+    {
+        let mut bbo = o.get_block_based_options();
+        bbo.set_block_size(r.pick(&[256, 1024, 4096, 16384]));
+        o.set_block_based_table_factory(&bbo);
+    }
+    {
+        let mut bbo = o.get_block_based_options();
+        bbo.set_block_restart_interval((r.pick(&[1, 4, 16])) as i32);
+        o.set_block_based_table_factory(&bbo);
+    }
+    o.set_compression_type(r.pick(&[
         CompressionType::None,
         CompressionType::Snappy,
         CompressionType::Lz4,
         CompressionType::Zstd,
-    ]);
-    o.checksum_type = r.pick(&[
-        ChecksumType::NoChecksum,
-        ChecksumType::CRC32c,
-        ChecksumType::XxHash,
-        ChecksumType::XxHash64,
-        ChecksumType::XXH3,
-    ]);
-    o.format_version = 2 + r.below(5) as u32;
-    o.bloom_bits_per_key = r.pick(&[0.0, 10.0]);
-    o.block_cache_capacity = r.pick(&[0, 1 << 20, 8 << 20]);
-    o.level0_file_num_compaction_trigger = 2 + r.below(3) as usize;
-    o.target_file_size_base = r.pick(&[64 << 10, 256 << 10, 2 << 20]);
-    o.max_bytes_for_level_base = r.pick(&[256 << 10, 1 << 20, 8 << 20]);
-    o.max_subcompactions = 1 + r.below(2) as usize;
-    o.level_compaction_dynamic_level_bytes = r.below(4) != 0;
-    if dyn_flag >= 0 {
-        o.level_compaction_dynamic_level_bytes = dyn_flag == 1;
+    ]));
+    {
+        let mut bbo = o.get_block_based_options();
+        bbo.set_checksum_type(r.pick(&[
+            ChecksumType::NoChecksum,
+            ChecksumType::CRC32c,
+            ChecksumType::XxHash,
+            ChecksumType::XxHash64,
+            ChecksumType::XXH3,
+        ]));
+        o.set_block_based_table_factory(&bbo);
     }
-    o.merge_operator = Some(shale::merge::merge_operator_by_name("uint64add").expect("uint64add"));
+    {
+        let mut bbo = o.get_block_based_options();
+        bbo.set_format_version((2 + r.below(5) as u32) as i32);
+        o.set_block_based_table_factory(&bbo);
+    }
+    {
+        let mut bbo = o.get_block_based_options();
+        bbo.set_bloom_filter(r.pick(&[0.0, 10.0]), false);
+        o.set_block_based_table_factory(&bbo);
+    }
+    {
+        let mut bbo = o.get_block_based_options();
+        bbo.set_lru_cache_capacity(r.pick(&[0, 1 << 20, 8 << 20]));
+        o.set_block_based_table_factory(&bbo);
+    }
+    o.set_level_zero_file_num_compaction_trigger((2 + r.below(3) as usize) as i32);
+    o.set_target_file_size_base(r.pick(&[64 << 10, 256 << 10, 2 << 20]));
+    o.set_max_bytes_for_level_base(r.pick(&[256 << 10, 1 << 20, 8 << 20]));
+    o.set_max_subcompactions((1 + r.below(2) as usize) as u32);
+    o.set_level_compaction_dynamic_level_bytes(r.below(4) != 0);
+    if dyn_flag >= 0 {
+        o.set_level_compaction_dynamic_level_bytes(dyn_flag == 1);
+    }
+    o.set_custom_merge_operator(shale::merge::merge_operator_by_name("uint64add").expect("uint64add"));
     let sync = match sync_flag {
         -1 => r.pick(&[0u8, 0, 1, 2, 2]),
         s => s as u8,
@@ -537,26 +561,30 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) 
     };
     let sync = if disable_wal { 0 } else { sync };
     if o.validate().is_err() {
-        o.checksum_type = ChecksumType::CRC32c;
+        {
+            let mut bbo = o.get_block_based_options();
+            bbo.set_checksum_type(ChecksumType::CRC32c);
+            o.set_block_based_table_factory(&bbo);
+        }
     }
     let desc = format!(
         "write_buffer_size={} max_write_buffer_number={} block_size={} restart_interval={} compression={:?} \
          checksum={:?} format_version={} bloom_bits={} block_cache={} l0_trigger={} target_file_size={} \
          level_base={} subcompactions={} dynamic_levels={} sync={} disable_wal={}",
-        o.write_buffer_size,
-        o.max_write_buffer_number,
-        o.block_size,
-        o.block_restart_interval,
-        o.compression,
-        o.checksum_type,
-        o.format_version,
-        o.bloom_bits_per_key,
-        o.block_cache_capacity,
-        o.level0_file_num_compaction_trigger,
-        o.target_file_size_base,
-        o.max_bytes_for_level_base,
-        o.max_subcompactions,
-        o.level_compaction_dynamic_level_bytes,
+        o.get_write_buffer_size(),
+        o.get_max_write_buffer_number(),
+        o.get_block_size(),
+        o.get_block_restart_interval(),
+        o.get_compression(),
+        o.get_checksum_type(),
+        o.get_format_version(),
+        o.get_bloom_bits_per_key(),
+        o.get_block_cache_capacity(),
+        o.get_level0_file_num_compaction_trigger(),
+        o.get_target_file_size_base(),
+        o.get_max_bytes_for_level_base(),
+        o.get_max_subcompactions(),
+        o.get_level_compaction_dynamic_level_bytes(),
         ["never", "always", "1/16"][sync as usize],
         disable_wal
     );
@@ -784,13 +812,15 @@ impl Ctx {
     }
 
     fn wo(&self, rng: &mut Rng) -> WriteOptions {
-        WriteOptions {
-            sync: match self.cfg.sync {
+        {
+            let mut o = WriteOptions::default();
+            o.set_sync(match self.cfg.sync {
                 1 => true,
                 2 => rng.below(16) == 0,
                 _ => false,
-            },
-            disable_wal: self.cfg.disable_wal,
+            });
+            o.disable_wal(self.cfg.disable_wal);
+            o
         }
     }
 }
@@ -812,16 +842,16 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     let seed = fl.u64("seed");
     let max_key = fl.u64("max_key");
     let (mut opts, mut cfg) = random_options(seed, fl.i64("sync"), fl.i64("disable_wal"), fl.i64("dynamic_levels"));
-    opts.wal_recovery_mode = wal_mode(fl.i64("wal_recovery_mode"), seed);
+    opts.set_wal_recovery_mode(wal_mode(fl.i64("wal_recovery_mode"), seed));
     cfg.desc
-        .push_str(&format!(" wal_recovery_mode={:?}", opts.wal_recovery_mode));
+        .push_str(&format!(" wal_recovery_mode={:?}", opts.get_wal_recovery_mode()));
     cfg.plain = match fl.i64("table_format") {
         -1 => mix(seed ^ 0x71A1).is_multiple_of(6),
         f => f == 1,
     };
     if cfg.plain {
         // Variable-length keys in total order (no prefix extractor).
-        opts.table_factory = shale::TableFactory::Plain(shale::PlainTableOptions {
+        opts.set_plain_table_factory(&shale::PlainTableOptions {
             user_key_len: 0,
             hash_table_ratio: 0.0,
             ..Default::default()
@@ -838,21 +868,21 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     let fault_counts = Arc::new(FaultCounts::default());
     let mut faults = None;
     if rates.any() {
-        let ffs = RandomFaultFs::new(opts.env.clone(), rates, mix(seed ^ 0xFA17), fault_counts.clone());
+        let ffs = RandomFaultFs::new(opts.get_env().clone(), rates, mix(seed ^ 0xFA17), fault_counts.clone());
         let sw = ffs.switch();
         sw.set_enabled(false);
         faults = Some(sw);
-        opts.env = Arc::new(ffs);
+        opts.set_env(Arc::new(ffs));
         cfg.desc.push_str(&format!(
             " faults: read 1/{} write 1/{} bitflip 1/{}",
             rates.read_one_in, rates.write_one_in, rates.bitflip_one_in
         ));
     }
     if !fl.str("inject_bug").is_empty() {
-        opts.env = Arc::new(BuggyFs {
-            inner: opts.env.clone(),
+        opts.set_env(Arc::new(BuggyFs {
+            inner: opts.get_env().clone(),
             bug: fl.str("inject_bug").to_string(),
-        });
+        }));
     }
     if fl.u64("kill_odds") > 0 {
         let hook = crate::hookfs::kill_hook(
@@ -860,10 +890,10 @@ pub fn run(fl: &Flags) -> Result<(), String> {
             mix(seed ^ 0x4B11),
             fl.str("kill_point").to_string(),
         );
-        opts.env = Arc::new(crate::hookfs::HookFs {
-            inner: opts.env.clone(),
+        opts.set_env(Arc::new(crate::hookfs::HookFs {
+            inner: opts.get_env().clone(),
             hook,
-        });
+        }));
     }
     if fl.bool("destroy_db_initially") {
         if path.exists() {
@@ -1024,7 +1054,7 @@ fn reopen_db(ctx: &Ctx) -> Result<(), String> {
     ctx.set_faults(false);
     *g = None;
     let mut o = ctx.opts.clone();
-    o.wal_recovery_mode = WalRecoveryMode::AbsoluteConsistency;
+    o.set_wal_recovery_mode(WalRecoveryMode::AbsoluteConsistency);
     let r = DB::open(&o, &ctx.path).map_err(|e| format!("reopen after a clean close {}: {e}", ctx.path.display()));
     *g = Some(r?);
     ctx.set_faults(was);

@@ -30,6 +30,9 @@ pub enum Error {
     NotSupported(String),
     /// A background job (flush, compaction) failed; writes are stopped until `resume()` or reopen.
     Background(Arc<Error>),
+    /// The operation could not finish without waiting (a write with `no_slowdown` during a write
+    /// stall: RocksDB's `Status::Incomplete`).
+    Incomplete(String),
 }
 
 impl Error {
@@ -117,6 +120,7 @@ impl fmt::Display for Error {
             Error::Busy(m) => write!(f, "Resource busy: {m}"),
             Error::NotSupported(m) => write!(f, "Not implemented: {m}"),
             Error::Background(e) => write!(f, "Background error (writes stopped): {e}"),
+            Error::Incomplete(m) => write!(f, "Result incomplete: {m}"),
         }
     }
 }

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use common::*;
 use shale::{
-    ChecksumType, Error, FileSystem, MemFs, Options, ReadOptions, ReverseBytewiseComparator, WalRecoveryMode,
-    WriteBatch, WriteOptions, DB,
+    BlockBasedOptions, ChecksumType, Error, FileSystem, MemFs, Options, ReadOptions, ReverseBytewiseComparator,
+    WalRecoveryMode, WriteBatch, WriteOptions, DB,
 };
 
 /// A DB whose data is all in table files (several flushes, then a reopen so the MANIFEST is a
@@ -84,7 +84,7 @@ fn current_damaged_is_corruption_and_loses_nothing() {
             let fs = copy_fs(&base, dir());
             write_file(&fs, &cur, &content);
             let mut opts = mem_opts(&fs);
-            opts.create_if_missing = create;
+            opts.create_if_missing(create);
             let what = format!("CURRENT = {:?}", String::from_utf8_lossy(&content));
             let e = catch_unwind(AssertUnwindSafe(|| DB::open(&opts, dir())))
                 .unwrap_or_else(|_| panic!("{what}: panicked"))
@@ -290,9 +290,10 @@ fn regression_open_checks_tables_named_by_manifest() {
 /// A DB whose writes are all in one WAL (never flushed). Returns the history of states and the
 /// WAL size after each write (`ends[i]` = end of write i+1's record).
 fn wal_only_db(fs: &MemFs, n: u64, big_at: Option<u64>) -> (Vec<Model>, Vec<u64>) {
-    let opts = Options {
-        write_buffer_size: 64 << 20,
-        ..mem_opts(fs)
+    let opts = {
+        let mut o = mem_opts(fs);
+        o.set_write_buffer_size(64 << 20);
+        o
     };
     let db = DB::open(&opts, dir()).unwrap();
     let wal = newest(fs, dir(), "", ".log");
@@ -386,9 +387,10 @@ fn wal_flipped_byte_point_in_time_and_absolute_consistency() {
         // AbsoluteConsistency: Corruption naming the WAL and the offset of the damaged record
         let fs = copy_fs(&base, dir());
         write_file(&fs, &wal, &d);
-        let opts = Options {
-            wal_recovery_mode: WalRecoveryMode::AbsoluteConsistency,
-            ..mem_opts(&fs)
+        let opts = {
+            let mut o = mem_opts(&fs);
+            o.set_wal_recovery_mode(WalRecoveryMode::AbsoluteConsistency);
+            o
         };
         match DB::open(&opts, dir()) {
             Err(Error::Corruption { file, offset, .. }) => {
@@ -413,9 +415,10 @@ fn wal_flipped_byte_point_in_time_and_absolute_consistency() {
 /// successor back, which is what a crash between a memtable switch and its flush leaves).
 fn two_wals() -> (MemFs, std::path::PathBuf, std::path::PathBuf, Model) {
     let fs = MemFs::new();
-    let opts = Options {
-        write_buffer_size: 64 << 20,
-        ..mem_opts(&fs)
+    let opts = {
+        let mut o = mem_opts(&fs);
+        o.set_write_buffer_size(64 << 20);
+        o
     };
     let mut m = Model::new();
     let db = DB::open(&opts, dir()).unwrap();
@@ -428,9 +431,10 @@ fn two_wals() -> (MemFs, std::path::PathBuf, std::path::PathBuf, Model) {
     let old = newest(&fs, dir(), "", ".log");
     let copy = copy_fs(&fs, dir());
     let db = DB::open(
-        &Options {
-            env: Arc::new(copy.clone()),
-            ..opts.clone()
+        &{
+            let mut o = opts.clone();
+            o.set_env(Arc::new(copy.clone()));
+            o
         },
         dir(),
     )
@@ -477,9 +481,10 @@ fn regression_wal_hole_after_corruption() {
         ] {
             let fs = copy_fs(&base, dir());
             write_file(&fs, &old, &d);
-            let opts = Options {
-                wal_recovery_mode: mode,
-                ..mem_opts(&fs)
+            let opts = {
+                let mut o = mem_opts(&fs);
+                o.set_wal_recovery_mode(mode);
+                o
             };
             match DB::open(&opts, dir()) {
                 Err(e) => assert_corruption_in(&e, &oname),
@@ -496,9 +501,12 @@ fn regression_wal_hole_after_corruption() {
 // SST
 
 fn sst_db(fs: &MemFs, checksum: ChecksumType) -> Model {
-    let opts = Options {
-        checksum_type: checksum,
-        ..mem_opts(fs)
+    let opts = {
+        let mut o = mem_opts(fs);
+        let mut bbo = o.get_block_based_options();
+        bbo.set_checksum_type(checksum);
+        o.set_block_based_table_factory(&bbo);
+        o
     };
     let db = DB::open(&opts, dir()).unwrap();
     let mut m = Model::new();
@@ -645,7 +653,7 @@ fn comparator_mismatch_is_invalid_argument() {
     let fs = MemFs::new();
     flushed_db(&fs);
     let mut opts = mem_opts(&fs);
-    opts.set_comparator(Arc::new(ReverseBytewiseComparator));
+    opts.set_custom_comparator(Arc::new(ReverseBytewiseComparator));
     for r in [DB::open(&opts, dir()), DB::open_for_read_only(&opts, dir(), false)] {
         match r {
             Err(Error::InvalidArgument(msg)) => {
@@ -660,36 +668,69 @@ fn comparator_mismatch_is_invalid_argument() {
     assert!(DB::open(&mem_opts(&fs), dir()).is_ok());
 }
 
+/// Change the block-based table options of `o` through `BlockBasedOptions`.
+fn block_based(o: &mut Options, edit: impl FnOnce(&mut BlockBasedOptions)) {
+    let mut b = o.get_block_based_options();
+    edit(&mut b);
+    o.set_block_based_table_factory(&b);
+}
+
 #[test]
 fn invalid_options_name_the_option() {
     type Edit = fn(&mut Options);
     let cases: Vec<(&str, Edit)> = vec![
-        ("write_buffer_size", |o| o.write_buffer_size = 100),
-        ("max_write_buffer_number", |o| o.max_write_buffer_number = 1),
-        ("block_size", |o| o.block_size = 0),
-        ("block_restart_interval", |o| o.block_restart_interval = 0),
-        ("bloom_bits_per_key", |o| o.bloom_bits_per_key = -1.0),
-        ("bloom_bits_per_key", |o| o.bloom_bits_per_key = 100.0),
-        ("bloom_bits_per_key", |o| o.bloom_bits_per_key = f64::NAN),
-        ("format_version", |o| o.format_version = 1),
-        ("format_version", |o| o.format_version = 7),
-        ("max_open_files", |o| o.max_open_files = 5),
-        ("max_open_files", |o| o.max_open_files = -2),
-        ("num_levels", |o| o.num_levels = 1),
-        ("num_levels", |o| o.num_levels = 65),
+        ("write_buffer_size", |o| o.set_write_buffer_size(100)),
+        ("write_buffer_size", |o| o.set_write_buffer_size(0)),
+        ("max_write_buffer_number", |o| o.set_max_write_buffer_number(1)),
+        ("max_write_buffer_number", |o| o.set_max_write_buffer_number(-1)),
+        ("min_write_buffer_number_to_merge", |o| o.set_min_write_buffer_number(0)),
+        ("block_size", |o| block_based(o, |b| b.set_block_size(0))),
+        ("block_restart_interval", |o| {
+            block_based(o, |b| b.set_block_restart_interval(0))
+        }),
+        ("block_restart_interval", |o| {
+            block_based(o, |b| b.set_block_restart_interval(-4))
+        }),
+        ("bloom_bits_per_key", |o| {
+            block_based(o, |b| b.set_bloom_filter(-1.0, false))
+        }),
+        ("bloom_bits_per_key", |o| {
+            block_based(o, |b| b.set_bloom_filter(100.0, false))
+        }),
+        ("bloom_bits_per_key", |o| {
+            block_based(o, |b| b.set_bloom_filter(f64::NAN, true))
+        }),
+        ("format_version", |o| block_based(o, |b| b.set_format_version(1))),
+        ("format_version", |o| block_based(o, |b| b.set_format_version(7))),
+        ("format_version", |o| block_based(o, |b| b.set_format_version(-5))),
+        ("max_open_files", |o| o.set_max_open_files(5)),
+        ("max_open_files", |o| o.set_max_open_files(-2)),
+        ("num_levels", |o| o.set_num_levels(1)),
+        ("num_levels", |o| o.set_num_levels(65)),
+        ("num_levels", |o| o.set_num_levels(-7)),
         ("level0_file_num_compaction_trigger", |o| {
-            o.level0_file_num_compaction_trigger = 0
+            o.set_level_zero_file_num_compaction_trigger(0)
+        }),
+        ("level0_file_num_compaction_trigger", |o| {
+            o.set_level_zero_file_num_compaction_trigger(-1)
         }),
         ("level0_slowdown_writes_trigger", |o| {
-            o.level0_slowdown_writes_trigger = 40;
-            o.level0_stop_writes_trigger = 30
+            o.set_level_zero_slowdown_writes_trigger(40);
+            o.set_level_zero_stop_writes_trigger(30)
         }),
-        ("target_file_size_base", |o| o.target_file_size_base = 0),
-        ("max_bytes_for_level_base", |o| o.max_bytes_for_level_base = 0),
+        ("target_file_size_base", |o| o.set_target_file_size_base(0)),
+        ("target_file_size_multiplier", |o| o.set_target_file_size_multiplier(-2)),
+        ("max_bytes_for_level_base", |o| o.set_max_bytes_for_level_base(0)),
         ("max_bytes_for_level_multiplier", |o| {
-            o.max_bytes_for_level_multiplier = 1.0
+            o.set_max_bytes_for_level_multiplier(1.0)
         }),
-        ("max_background_jobs", |o| o.max_background_jobs = 0),
+        ("max_bytes_for_level_multiplier", |o| {
+            o.set_max_bytes_for_level_multiplier(f64::NAN)
+        }),
+        ("max_background_jobs", |o| o.set_max_background_jobs(0)),
+        ("max_background_jobs", |o| o.set_max_background_jobs(-1)),
+        ("max_background_jobs", |o| o.increase_parallelism(0)),
+        ("max_subcompactions", |o| o.set_max_subcompactions(0)),
     ];
     for (name, edit) in cases {
         let fs = MemFs::new();
@@ -716,7 +757,7 @@ fn invalid_options_name_the_option() {
 fn open_missing_or_existing_db() {
     let fs = MemFs::new();
     let mut o = mem_opts(&fs);
-    o.create_if_missing = false;
+    o.create_if_missing(false);
     match DB::open(&o, dir()) {
         Err(Error::InvalidArgument(msg)) => assert!(msg.contains("create_if_missing"), "{msg}"),
         other => panic!("{other:?}"),
@@ -728,16 +769,16 @@ fn open_missing_or_existing_db() {
     // a directory that exists but holds no DB
     fs.create_dir_all(dir()).unwrap();
     assert!(matches!(DB::open(&o, dir()), Err(Error::InvalidArgument(_))));
-    o.create_if_missing = true;
+    o.create_if_missing(true);
     let db = DB::open(&o, dir()).unwrap();
     db.put(b"a", b"1").unwrap();
     drop(db);
-    o.error_if_exists = true;
+    o.set_error_if_exists(true);
     match DB::open(&o, dir()) {
         Err(Error::InvalidArgument(msg)) => assert!(msg.contains("error_if_exists"), "{msg}"),
         other => panic!("{other:?}"),
     }
-    o.error_if_exists = false;
+    o.set_error_if_exists(false);
     let db = DB::open(&o, dir()).unwrap();
     assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
 }
@@ -749,9 +790,11 @@ fn api_misuse() {
     let db = DB::open(&o, dir()).unwrap();
     db.put(b"a", b"1").unwrap();
     // sync + disable_wal
-    let wo = WriteOptions {
-        sync: true,
-        disable_wal: true,
+    let wo = {
+        let mut o = WriteOptions::default();
+        o.set_sync(true);
+        o.disable_wal(true);
+        o
     };
     assert!(matches!(db.put_opt(b"b", b"2", &wo), Err(Error::InvalidArgument(m)) if m.contains("disable_wal")));
     // merge without an operator: rejected at the call, nothing applied

@@ -5,6 +5,7 @@
 
 mod background;
 mod compaction;
+mod compat_api;
 mod filename;
 mod flush;
 mod iter;
@@ -33,6 +34,7 @@ use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+pub use compat_api::{DBWithThreadMode, MultiThreaded, SingleThreaded, ThreadMode};
 pub use iter::{DBIterator, DBRawIterator, Direction, IteratorMode};
 
 use crate::cache::BlockCache;
@@ -56,6 +58,8 @@ pub struct Snapshot {
 struct SnapshotInner {
     seq: SequenceNumber,
     list: Weak<Mutex<BTreeMap<SequenceNumber, usize>>>,
+    /// The database, for reads through the snapshot (`snapshot.get`, `snapshot.iterator`).
+    db: Weak<DbInner>,
 }
 
 impl Drop for SnapshotInner {
@@ -372,6 +376,7 @@ impl DB {
             inner: Arc::new(SnapshotInner {
                 seq,
                 list: Arc::downgrade(&self.inner.snapshots),
+                db: Arc::downgrade(&self.inner),
             }),
         }
     }

@@ -147,6 +147,9 @@ pub(crate) fn write(db: &Arc<DbInner>, wo: &WriteOptions, batch: WriteBatch, _us
             "WriteOptions: sync and disable_wal are mutually exclusive",
         ));
     }
+    if wo.no_slowdown {
+        super::stall::check_no_slowdown(db)?;
+    }
     let w = Arc::new(Writer {
         batch: Mutex::new(Some(batch)),
         sync: wo.sync,
