@@ -327,7 +327,7 @@ mod tests {
                 o.set_env(Arc::new(fs.clone()));
                 let mut bbo = o.get_block_based_options();
                 bbo.set_checksum_type(ck);
-                bbo.set_format_version(fv as i32);
+                bbo.set_format_version(fv);
                 o.set_block_based_table_factory(&bbo);
                 o
             };

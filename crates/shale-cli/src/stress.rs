@@ -499,53 +499,31 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) 
     let mut o = Options::default();
     o.create_if_missing(true);
     o.set_write_buffer_size(r.pick(&[16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20]));
-    o.set_max_write_buffer_number((2 + r.below(3) as usize) as i32);
-    {
-        let mut bbo = o.get_block_based_options();
-        bbo.set_block_size(r.pick(&[256, 1024, 4096, 16384]));
-        o.set_block_based_table_factory(&bbo);
-    }
-    {
-        let mut bbo = o.get_block_based_options();
-        bbo.set_block_restart_interval((r.pick(&[1, 4, 16])) as i32);
-        o.set_block_based_table_factory(&bbo);
-    }
+    o.set_max_write_buffer_number(2 + r.below(3) as i32);
+    let mut bbo = o.get_block_based_options();
+    bbo.set_block_size(r.pick(&[256, 1024, 4096, 16384]));
+    bbo.set_block_restart_interval(r.pick(&[1, 4, 16]));
     o.set_compression_type(r.pick(&[
         CompressionType::None,
         CompressionType::Snappy,
         CompressionType::Lz4,
         CompressionType::Zstd,
     ]));
-    {
-        let mut bbo = o.get_block_based_options();
-        bbo.set_checksum_type(r.pick(&[
-            ChecksumType::NoChecksum,
-            ChecksumType::CRC32c,
-            ChecksumType::XxHash,
-            ChecksumType::XxHash64,
-            ChecksumType::XXH3,
-        ]));
-        o.set_block_based_table_factory(&bbo);
-    }
-    {
-        let mut bbo = o.get_block_based_options();
-        bbo.set_format_version((2 + r.below(5) as u32) as i32);
-        o.set_block_based_table_factory(&bbo);
-    }
-    {
-        let mut bbo = o.get_block_based_options();
-        bbo.set_bloom_filter(r.pick(&[0.0, 10.0]), false);
-        o.set_block_based_table_factory(&bbo);
-    }
-    {
-        let mut bbo = o.get_block_based_options();
-        bbo.set_lru_cache_capacity(r.pick(&[0, 1 << 20, 8 << 20]));
-        o.set_block_based_table_factory(&bbo);
-    }
-    o.set_level_zero_file_num_compaction_trigger((2 + r.below(3) as usize) as i32);
+    bbo.set_checksum_type(r.pick(&[
+        ChecksumType::NoChecksum,
+        ChecksumType::CRC32c,
+        ChecksumType::XxHash,
+        ChecksumType::XxHash64,
+        ChecksumType::XXH3,
+    ]));
+    bbo.set_format_version(2 + r.below(5) as i32);
+    bbo.set_bloom_filter(r.pick(&[0.0, 10.0]), false);
+    bbo.set_lru_cache_capacity(r.pick(&[0, 1 << 20, 8 << 20]));
+    o.set_block_based_table_factory(&bbo);
+    o.set_level_zero_file_num_compaction_trigger(2 + r.below(3) as i32);
     o.set_target_file_size_base(r.pick(&[64 << 10, 256 << 10, 2 << 20]));
     o.set_max_bytes_for_level_base(r.pick(&[256 << 10, 1 << 20, 8 << 20]));
-    o.set_max_subcompactions((1 + r.below(2) as usize) as u32);
+    o.set_max_subcompactions(1 + r.below(2) as u32);
     o.set_level_compaction_dynamic_level_bytes(r.below(4) != 0);
     if dyn_flag >= 0 {
         o.set_level_compaction_dynamic_level_bytes(dyn_flag == 1);

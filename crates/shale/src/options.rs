@@ -450,7 +450,7 @@ impl Options {
         if self.max_bytes_for_level_base == 0 {
             return bad("max_bytes_for_level_base must be positive".into());
         }
-        if self.max_bytes_for_level_multiplier <= 1.0 {
+        if self.max_bytes_for_level_multiplier.is_nan() || self.max_bytes_for_level_multiplier <= 1.0 {
             return bad("max_bytes_for_level_multiplier must be greater than 1".into());
         }
         if self.max_background_jobs == 0 {

@@ -831,3 +831,72 @@ fn api_misuse() {
     // and a read-only open does not block a writer? (it takes no lock, as RocksDB)
     let _ = Path::new("");
 }
+
+/// The `rocksdb` crate's calls given what they cannot do: compaction styles Shale lacks, reads
+/// through a snapshot of a closed DB, a merge closure that fails, a cache of no bytes, calls on
+/// a read-only DB, a write that must not wait during a stall.
+#[test]
+fn rocksdb_style_calls_reject_bad_input() {
+    use shale::{Cache, DBCompactionStyle, ErrorKind, IteratorMode, MergeOperands};
+    for style in [DBCompactionStyle::Universal, DBCompactionStyle::Fifo] {
+        let fs = MemFs::new();
+        let mut o = mem_opts(&fs);
+        o.set_compaction_style(style);
+        match DB::open(&o, dir()) {
+            Err(e) => {
+                assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+                assert!(e.to_string().contains("compaction_style"), "{e}");
+            }
+            Ok(_) => panic!("{style:?} compaction opened"),
+        }
+        assert!(!fs.exists(&dir().join("CURRENT")), "{style:?}: files were created");
+    }
+
+    // a snapshot outliving its DB: errors, never stale or freed data
+    let fs = MemFs::new();
+    let db = DB::open(&mem_opts(&fs), dir()).unwrap();
+    db.put(b"k", b"v").unwrap();
+    let snap = db.snapshot();
+    drop(db);
+    assert!(snap.get(b"k").unwrap_err().is_invalid_argument());
+    assert!(snap.multi_get([b"k"]).pop().unwrap().unwrap_err().is_invalid_argument());
+    let mut it = snap.iterator(IteratorMode::Start);
+    assert!(it.next().unwrap().unwrap_err().is_invalid_argument());
+    assert!(it.next().is_none());
+
+    // a merge closure that gives up: the read fails with Corruption, the DB stays usable
+    let fs = MemFs::new();
+    let mut o = mem_opts(&fs);
+    o.set_merge_operator_associative("fails", |_: &[u8], _: Option<&[u8]>, _: &MergeOperands| None);
+    let db = DB::open(&o, dir()).unwrap();
+    db.merge(b"m", b"1").unwrap();
+    assert_eq!(db.get(b"m").unwrap_err().kind(), ErrorKind::Corruption);
+    db.put(b"p", b"v").unwrap();
+    assert_eq!(db.get(b"p").unwrap().as_deref(), Some(&b"v"[..]));
+    // key_may_exist on an empty key and on keys never written
+    assert!(!db.key_may_exist(b""));
+    assert!(!db.key_may_exist(b"never"));
+    drop(db);
+
+    // a cache of zero bytes keeps no block but reads work
+    let fs = MemFs::new();
+    let cache = Cache::new_lru_cache(0);
+    let mut table = BlockBasedOptions::default();
+    table.set_block_cache(&cache);
+    let mut o = mem_opts(&fs);
+    o.set_block_based_table_factory(&table);
+    let db = DB::open(&o, dir()).unwrap();
+    db.put(b"k", b"v").unwrap();
+    db.flush().unwrap();
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    // only what readers hold or reserve is charged: no block stays cached
+    assert_eq!(cache.get_usage(), cache.get_pinned_usage());
+    drop(db);
+
+    // flush_wal on a read-only DB has nothing to do; writes there stay NotSupported
+    let ro = DB::open_for_read_only(&o, dir(), false).unwrap();
+    ro.flush_wal(true).unwrap();
+    let mut wo = WriteOptions::default();
+    wo.set_no_slowdown(true);
+    assert_eq!(ro.put_opt(b"x", b"y", &wo).unwrap_err().kind(), ErrorKind::NotSupported);
+}

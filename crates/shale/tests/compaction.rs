@@ -250,7 +250,7 @@ fn subcompactions_and_compression_per_level_under_load() {
         let mut o = mem_opts(&fs);
         o.set_max_subcompactions(3);
         o.set_max_background_jobs(3);
-        o.set_compression_per_level(&vec![None, Snappy, Lz4]);
+        o.set_compression_per_level(&[None, Snappy, Lz4]);
         o.set_bottommost_compression_type(Zstd);
         o
     };
@@ -280,7 +280,7 @@ fn randomized_model_many_flushes_and_compactions_across_threads() {
         let mut o = mem_opts(&fs);
         o.set_max_background_jobs(3);
         o.set_max_subcompactions(2);
-        o.set_compression_per_level(&vec![None, None, Lz4, Snappy]);
+        o.set_compression_per_level(&[None, None, Lz4, Snappy]);
         o.set_bottommost_compression_type(Zstd);
         o.set_custom_merge_operator(shale::merge::merge_operator_by_name("stringappend").unwrap());
         o.set_max_bytes_for_level_base(32 << 10);

@@ -17,6 +17,9 @@ use shale::{
     MergeOperands, MultiThreaded, Options, ReadOptions, SingleThreaded, WriteOptions, DB,
 };
 
+/// An item as the `rocksdb` crate's `DBIterator` yields it (after `?`).
+type Item = (Box<[u8]>, Box<[u8]>);
+
 fn options_file(dir: &Path) -> String {
     let mut names: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
@@ -210,7 +213,7 @@ fn iterate_upper_bound_stops_iteration() {
     }
     let mut ro = ReadOptions::default();
     ro.set_iterate_upper_bound(b"c".to_vec());
-    let items: Vec<(Box<[u8]>, Box<[u8]>)> = db
+    let items: Vec<Item> = db
         .iterator_opt(IteratorMode::Start, ro)
         .collect::<Result<_, _>>()
         .unwrap();
@@ -339,8 +342,8 @@ fn reads_through_a_snapshot() {
         .map(|r| r.unwrap())
         .collect();
     assert_eq!(got, vec![Some(b"1".to_vec()), None]);
-    let items: Vec<(Box<[u8]>, Box<[u8]>)> = snap.iterator(IteratorMode::Start).collect::<Result<_, _>>().unwrap();
-    let expect: Vec<(Box<[u8]>, Box<[u8]>)> = vec![
+    let items: Vec<Item> = snap.iterator(IteratorMode::Start).collect::<Result<_, _>>().unwrap();
+    let expect: Vec<Item> = vec![
         (Box::from(&b"a"[..]), Box::from(&b"1"[..])),
         (Box::from(&b"b"[..]), Box::from(&b"1"[..])),
     ];
