@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use crate::cache::BlockCache;
-use crate::options::{ChecksumType, Options, TableFactory};
+use crate::options::{Options, TableFactory};
+use crate::ChecksumType;
 
 /// A block cache that several databases can share (the `rocksdb` crate's `Cache`). Cheap to
 /// clone: clones are the same cache.

@@ -12,11 +12,11 @@ use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::key::Comparator;
 use crate::merge::MergeOperator;
-use crate::options::{
-    ChecksumType, CompactionPri, CompressionType, MemtableFactory, Options, TableFactory, WalRecoveryMode,
-};
+use crate::options::{CompactionPri, Options, TableFactory};
+// Through the crate root: these types may live in other modules, re-exported under these names.
 use crate::slice_transform::SliceTransform;
 use crate::write_buffer_manager::WriteBufferManager;
+use crate::{ChecksumType, CompressionType, MemtableFactory, WalRecoveryMode};
 
 /// The `rocksdb` crate's name for the compression of table blocks.
 pub type DBCompressionType = CompressionType;
