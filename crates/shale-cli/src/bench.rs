@@ -595,7 +595,7 @@ struct Benchmark {
 impl Benchmark {
     fn open(&mut self) -> Result<(), String> {
         let mut o = self.opts.clone();
-        o.create_if_missing = !self.cfg.use_existing_db;
+        o.create_if_missing(!self.cfg.use_existing_db);
         let db = DB::open(&o, &self.db_path).map_err(|e| format!("open error: {e}"))?;
         self.db = Some(Arc::new(db));
         Ok(())
@@ -706,9 +706,11 @@ impl Benchmark {
             let writes = if c.writes < 0 { c.num } else { c.writes };
             let deletes = if c.deletes < 0 { c.num } else { c.deletes };
             let mut entries_per_batch = c.batch_size;
-            let mut write_options = WriteOptions {
-                sync: c.sync,
-                disable_wal: c.disable_wal,
+            let mut write_options = {
+                let mut o = WriteOptions::default();
+                o.set_sync(c.sync);
+                o.disable_wal(c.disable_wal);
+                o
             };
             let mut num_threads = c.threads;
             let action = Self::action(&name).ok_or_else(|| format!("unknown benchmark '{name}'"))?;
@@ -716,7 +718,7 @@ impl Benchmark {
                 "fillbatch" => entries_per_batch = 1000,
                 "fillsync" => {
                     num /= 1000;
-                    write_options.sync = true;
+                    write_options.set_sync(true);
                 }
                 "readtocache" => {
                     num_threads = 1;
@@ -778,15 +780,16 @@ impl Benchmark {
                 entries_per_batch,
                 multiread_batched: self.cfg.multiread_batched,
                 seek_nexts: self.cfg.seek_nexts,
-                block_size: self.opts.block_size,
+                block_size: self.opts.get_block_size(),
                 compression_ratio: self.cfg.compression_ratio,
                 duration: self.cfg.duration,
                 granularity: self.cfg.ops_between_duration_checks,
                 write_options,
-                read_options: ReadOptions {
-                    verify_checksums: self.cfg.verify_checksum,
-                    fill_cache: true,
-                    ..ReadOptions::default()
+                read_options: {
+                    let mut o = ReadOptions::default();
+                    o.set_verify_checksums(self.cfg.verify_checksum);
+                    o.fill_cache(true);
+                    o
                 },
                 writes_before_delete_range: self.cfg.writes_before_delete_range,
                 writes_per_range_tombstone: self.cfg.writes_per_range_tombstone,
@@ -833,9 +836,15 @@ impl Benchmark {
         ));
         out.push_str("Write rate: 0 bytes/second\n");
         out.push_str("Read rate: 0 ops/second\n");
-        out.push_str(&format!("Compression: {}\n", self.opts.compression.rocksdb_name()));
+        out.push_str(&format!(
+            "Compression: {}\n",
+            self.opts.get_compression().rocksdb_name()
+        ));
         out.push_str("Compression sampling rate: 0\n");
-        out.push_str(&format!("Memtablerep: {}\n", self.opts.memtable_factory.rocksdb_name()));
+        out.push_str(&format!(
+            "Memtablerep: {}\n",
+            self.opts.get_memtable_factory().rocksdb_name()
+        ));
         out.push_str("Perf Level: 1\n");
         if cfg!(debug_assertions) {
             out.push_str("WARNING: Assertions are enabled; benchmarks unnecessarily slow\n");

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use shale::{
     new_fixed_prefix_transform, ChecksumType, CompressionType, CuckooTableOptions, MemtableFactory, Options,
-    PlainTableOptions, TableFactory, Uint64Comparator,
+    PlainTableOptions, Uint64Comparator,
 };
 
 use crate::flags::Flags;
@@ -61,44 +61,54 @@ fn fail(msg: impl std::fmt::Display) -> String {
 #[allow(clippy::field_reassign_with_default)]
 pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
     let mut o = Options::default();
-    o.write_buffer_size = usize::try_from(fl.i64("write_buffer_size"))
-        .map_err(|_| fail("ERROR: --write_buffer_size must not be negative"))?;
-    o.max_write_buffer_number = usize::try_from(fl.i64("max_write_buffer_number"))
-        .map_err(|_| fail("ERROR: --max_write_buffer_number must not be negative"))?;
-    o.block_cache_capacity = fl.i64("cache_size").max(0) as usize;
+    o.set_write_buffer_size(
+        usize::try_from(fl.i64("write_buffer_size"))
+            .map_err(|_| fail("ERROR: --write_buffer_size must not be negative"))?,
+    );
+    let nbuf = fl.i64("max_write_buffer_number");
+    if nbuf < 0 {
+        return Err(fail("ERROR: --max_write_buffer_number must not be negative"));
+    }
+    o.set_max_write_buffer_number(i32::try_from(nbuf).unwrap_or(i32::MAX));
+    let mut bbo = o.get_block_based_options();
+    bbo.set_lru_cache_capacity(fl.i64("cache_size").max(0) as usize);
     let bloom = fl.i64("bloom_bits");
-    o.bloom_bits_per_key = if bloom < 0 { 0.0 } else { bloom as f64 };
-    o.compression =
-        CompressionType::parse(fl.str("compression_type")).map_err(|e| format!("ERROR: --compression_type: {e}"))?;
-    o.checksum_type =
-        ChecksumType::parse(fl.str("checksum_type")).map_err(|e| format!("ERROR: --checksum_type: {e}"))?;
-    o.block_size =
-        usize::try_from(fl.i64("block_size")).map_err(|_| fail("ERROR: --block_size must not be negative"))?;
+    bbo.set_bloom_filter(if bloom < 0 { 0.0 } else { bloom as f64 }, false);
+    o.set_compression_type(
+        CompressionType::parse(fl.str("compression_type")).map_err(|e| format!("ERROR: --compression_type: {e}"))?,
+    );
+    bbo.set_checksum_type(
+        ChecksumType::parse(fl.str("checksum_type")).map_err(|e| format!("ERROR: --checksum_type: {e}"))?,
+    );
+    bbo.set_block_size(
+        usize::try_from(fl.i64("block_size")).map_err(|_| fail("ERROR: --block_size must not be negative"))?,
+    );
     let fv = fl.i64("format_version");
     if fv >= 0 {
-        o.format_version = fv as u32;
+        bbo.set_format_version(i32::try_from(fv).unwrap_or(i32::MAX));
     }
+    bbo.set_cache_index_and_filter_blocks(fl.bool("cache_index_and_filter_blocks"));
+    o.set_block_based_table_factory(&bbo);
     let of = fl.i64("open_files");
-    o.max_open_files = if of == 0 { -1 } else { of as i32 };
+    o.set_max_open_files(if of == 0 { -1 } else { of as i32 });
     let nonneg = |n: &str| usize::try_from(fl.i64(n)).map_err(|_| format!("ERROR: --{n} must not be negative"));
-    o.level0_file_num_compaction_trigger = nonneg("level0_file_num_compaction_trigger")?;
-    o.level0_slowdown_writes_trigger = nonneg("level0_slowdown_writes_trigger")?;
-    o.level0_stop_writes_trigger = nonneg("level0_stop_writes_trigger")?;
-    o.max_bytes_for_level_base = fl.u64("max_bytes_for_level_base");
-    o.target_file_size_base = fl.i64("target_file_size_base").max(0) as u64;
-    o.max_compaction_bytes = fl.u64("max_compaction_bytes");
-    o.level_compaction_dynamic_level_bytes = fl.bool("level_compaction_dynamic_level_bytes");
-    o.cache_index_and_filter_blocks = fl.bool("cache_index_and_filter_blocks");
-    o.max_bytes_for_level_multiplier = fl.f64("max_bytes_for_level_multiplier");
-    o.num_levels = nonneg("num_levels")?;
-    o.max_background_jobs = nonneg("max_background_jobs")?;
-    o.disable_auto_compactions = fl.bool("disable_auto_compactions");
+    o.set_level_zero_file_num_compaction_trigger((nonneg("level0_file_num_compaction_trigger")?) as i32);
+    o.set_level_zero_slowdown_writes_trigger((nonneg("level0_slowdown_writes_trigger")?) as i32);
+    o.set_level_zero_stop_writes_trigger((nonneg("level0_stop_writes_trigger")?) as i32);
+    o.set_max_bytes_for_level_base(fl.u64("max_bytes_for_level_base"));
+    o.set_target_file_size_base(fl.i64("target_file_size_base").max(0) as u64);
+    o.set_max_compaction_bytes(fl.u64("max_compaction_bytes"));
+    o.set_level_compaction_dynamic_level_bytes(fl.bool("level_compaction_dynamic_level_bytes"));
+    o.set_max_bytes_for_level_multiplier(fl.f64("max_bytes_for_level_multiplier"));
+    o.set_num_levels((nonneg("num_levels")?) as i32);
+    o.set_max_background_jobs((nonneg("max_background_jobs")?) as i32);
+    o.set_disable_auto_compactions(fl.bool("disable_auto_compactions"));
     // db_bench treats a value below 1 as RocksDB's sanitizer does (1).
-    o.min_write_buffer_number_to_merge = fl.i64("min_write_buffer_number_to_merge").max(1) as usize;
+    o.set_min_write_buffer_number_to_merge((fl.i64("min_write_buffer_number_to_merge").max(1) as usize) as i32);
     let rep = fl.str("memtablerep");
-    o.memtable_factory = MemtableFactory::parse(rep).map_err(|_| {
+    o.set_memtable_factory(MemtableFactory::parse(rep).map_err(|_| {
         format!("Could not create memtable factory (--memtablerep): Not implemented: Could not load MemTableRepFactory: {rep}")
-    })?;
+    })?);
     // --allow_concurrent_memtable_write is accepted without effect: one writer per write group
     // inserts into the memtable, so no representation needs refusing it.
     if fl.bool("use_uint64_comparator") {
@@ -106,11 +116,11 @@ pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
         if fl.i64("key_size") != 8 {
             return Err("Using Uint64 comparator but key size is not 8.".into());
         }
-        o.comparator = Arc::new(Uint64Comparator);
+        o.set_custom_comparator(Arc::new(Uint64Comparator));
     }
     let mo = fl.str("merge_operator");
     if !mo.is_empty() {
-        o.merge_operator = Some(shale::merge::merge_operator_by_name(mo).ok_or_else(|| {
+        o.set_custom_merge_operator(shale::merge::merge_operator_by_name(mo).ok_or_else(|| {
             format!("invalid merge operator[{mo}]: Not implemented: Could not load MergeOperator: {mo}")
         })?);
     }
@@ -226,20 +236,20 @@ fn table_format_from_flags(fl: &Flags, o: &mut Options) -> Result<(), String> {
         return Err("prefix size is larger than key size".into());
     }
     if prefix_size != 0 {
-        o.prefix_extractor = Some(new_fixed_prefix_transform(prefix_size as usize));
+        o.set_prefix_extractor(new_fixed_prefix_transform(prefix_size as usize));
     }
-    o.allow_mmap_reads = fl.bool("mmap_read");
+    o.set_allow_mmap_reads(fl.bool("mmap_read"));
     if fl.bool("use_plain_table") {
         // db_bench warns unless the memtable is a prefix-hash one (Shale has none).
         eprintln!(
             "Warning: plain table is used with {}",
-            memtable_factory_class_name(o.memtable_factory)
+            memtable_factory_class_name(o.get_memtable_factory())
         );
         let bloom = fl.i64("bloom_bits");
         let defaults = PlainTableOptions::default();
         let user_key_len =
             u32::try_from(fl.i64("key_size")).map_err(|_| "ERROR: --key_size is too large for a plain table")?;
-        o.table_factory = TableFactory::Plain(PlainTableOptions {
+        o.set_plain_table_factory(&PlainTableOptions {
             user_key_len,
             bloom_bits_per_key: if bloom < 0 {
                 defaults.bloom_bits_per_key
@@ -257,7 +267,7 @@ fn table_format_from_flags(fl: &Flags, o: &mut Options) -> Result<(), String> {
         if !fl.bool("mmap_read") {
             return Err("cuckoo table format requires mmap read to operate".into());
         }
-        o.table_factory = TableFactory::Cuckoo(CuckooTableOptions {
+        o.set_cuckoo_table_factory(&CuckooTableOptions {
             hash_table_ratio: ratio,
             identity_as_first_hash: fl.bool("identity_as_first_hash"),
             ..CuckooTableOptions::default()

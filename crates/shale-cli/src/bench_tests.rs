@@ -83,10 +83,10 @@ fn range_tombstone_and_merge_flags() {
 
 #[test]
 fn merge_operator_flag_to_options() {
-    assert!(options_from_flags(&parse(&[])).unwrap().merge_operator.is_none());
+    assert!(options_from_flags(&parse(&[])).unwrap().get_merge_operator().is_none());
     for name in ["uint64add", "UInt64AddOperator", "stringappend"] {
         let o = options_from_flags(&parse(&[&format!("--merge_operator={name}")])).unwrap();
-        assert!(o.merge_operator.is_some(), "{name}");
+        assert!(o.get_merge_operator().is_some(), "{name}");
     }
     let e = options_from_flags(&parse(&["--merge_operator=bogus"])).unwrap_err();
     assert_eq!(
@@ -94,29 +94,29 @@ fn merge_operator_flag_to_options() {
         "invalid merge operator[bogus]: Not implemented: Could not load MergeOperator: bogus"
     );
     let o = options_from_flags(&parse(&["--min_write_buffer_number_to_merge=100"])).unwrap();
-    assert_eq!(o.min_write_buffer_number_to_merge, 100);
+    assert_eq!(o.get_min_write_buffer_number_to_merge(), 100);
 }
 
 #[test]
 fn memtablerep_and_uint64_comparator_flags() {
     let o = options_from_flags(&parse(&[])).unwrap();
-    assert_eq!(o.memtable_factory, MemtableFactory::SkipList);
-    assert_eq!(o.comparator.name(), "leveldb.BytewiseComparator");
+    assert_eq!(o.get_memtable_factory(), MemtableFactory::SkipList);
+    assert_eq!(o.get_comparator().name(), "leveldb.BytewiseComparator");
     let o = options_from_flags(&parse(&[
         "--memtablerep=vector",
         "--allow_concurrent_memtable_write=false",
     ]))
     .unwrap();
-    assert_eq!(o.memtable_factory, MemtableFactory::Vector);
+    assert_eq!(o.get_memtable_factory(), MemtableFactory::Vector);
     let o = options_from_flags(&parse(&["--memtablerep=skip_list"])).unwrap();
-    assert_eq!(o.memtable_factory, MemtableFactory::SkipList);
+    assert_eq!(o.get_memtable_factory(), MemtableFactory::SkipList);
     let e = options_from_flags(&parse(&["--memtablerep=hash_linkedlist"])).unwrap_err();
     assert!(e.contains("--memtablerep") && e.contains("hash_linkedlist"), "{e}");
     // db_bench refuses the uint64 comparator unless keys are 8 bytes (the default is 16)
     let e = options_from_flags(&parse(&["--use_uint64_comparator"])).unwrap_err();
     assert_eq!(e, "Using Uint64 comparator but key size is not 8.");
     let o = options_from_flags(&parse(&["--use_uint64_comparator", "--key_size=8"])).unwrap();
-    assert_eq!(o.comparator.name(), "rocksdb.Uint64Comparator");
+    assert_eq!(o.get_comparator().name(), "rocksdb.Uint64Comparator");
 }
 
 #[test]
@@ -133,12 +133,12 @@ fn flag_mapping_to_options() {
     .collect();
     let fl = Flags::parse(BENCH_FLAGS, &args).unwrap();
     let o = options_from_flags(&fl).unwrap();
-    assert_eq!(o.bloom_bits_per_key, 0.0);
-    assert_eq!(o.block_cache_capacity, 1 << 20);
-    assert_eq!(o.compression, CompressionType::Zstd);
-    assert_eq!(o.checksum_type, ChecksumType::CRC32c);
-    assert_eq!(o.max_open_files, -1);
-    assert_eq!(o.write_buffer_size, 64 << 20);
+    assert_eq!(o.get_bloom_bits_per_key(), 0.0);
+    assert_eq!(o.get_block_cache_capacity(), 1 << 20);
+    assert_eq!(o.get_compression(), CompressionType::Zstd);
+    assert_eq!(o.get_checksum_type(), ChecksumType::CRC32c);
+    assert_eq!(o.get_max_open_files(), -1);
+    assert_eq!(o.get_write_buffer_size(), 64 << 20);
     let fl = Flags::parse(BENCH_FLAGS, &["--compression_type=brotli".to_string()]).unwrap();
     assert!(options_from_flags(&fl).unwrap_err().contains("compression_type"));
 }
@@ -147,9 +147,9 @@ fn flag_mapping_to_options() {
 fn table_format_flags_to_options() {
     // Defaults: block-based tables, no prefix extractor, pread.
     let o = options_from_flags(&parse(&[])).unwrap();
-    assert!(matches!(o.table_factory, shale::TableFactory::BlockBased));
-    assert!(o.prefix_extractor.is_none());
-    assert!(!o.allow_mmap_reads);
+    assert!(matches!(o.get_table_factory(), shale::TableFactory::BlockBased));
+    assert!(o.get_prefix_extractor().is_none());
+    assert!(!o.get_allow_mmap_reads());
 
     // Plain table: db_bench's user_key_len = key_size, hash ratio 0.75, bloom bits from
     // --bloom_bits or PlainTableOptions' default when negative.
@@ -160,7 +160,7 @@ fn table_format_flags_to_options() {
         "--mmap_read=1",
     ]))
     .unwrap();
-    match &o.table_factory {
+    match &o.get_table_factory() {
         shale::TableFactory::Plain(p) => {
             assert_eq!(p.user_key_len, 16);
             assert_eq!(p.hash_table_ratio, 0.75);
@@ -171,11 +171,11 @@ fn table_format_flags_to_options() {
         }
         other => panic!("expected a plain table factory, got {other:?}"),
     }
-    assert!(o.allow_mmap_reads);
-    let pe = o.prefix_extractor.as_ref().expect("--prefix_size sets an extractor");
+    assert!(o.get_allow_mmap_reads());
+    let pe = o.get_prefix_extractor().expect("--prefix_size sets an extractor");
     assert_eq!(pe.transform(b"0123456789abcdef"), b"01234567");
     let o = options_from_flags(&parse(&["--use_plain_table", "--prefix_size=4", "--bloom_bits=3"])).unwrap();
-    match &o.table_factory {
+    match &o.get_table_factory() {
         shale::TableFactory::Plain(p) => assert_eq!(p.bloom_bits_per_key, 3),
         other => panic!("expected a plain table factory, got {other:?}"),
     }
@@ -188,7 +188,7 @@ fn table_format_flags_to_options() {
         "--identity_as_first_hash",
     ]))
     .unwrap();
-    match &o.table_factory {
+    match &o.get_table_factory() {
         shale::TableFactory::Cuckoo(c) => {
             assert_eq!(c.hash_table_ratio, 0.75);
             assert!(c.identity_as_first_hash);
@@ -199,7 +199,7 @@ fn table_format_flags_to_options() {
         }
         other => panic!("expected a cuckoo table factory, got {other:?}"),
     }
-    assert!(o.allow_mmap_reads);
+    assert!(o.get_allow_mmap_reads());
     let e = options_from_flags(&parse(&["--use_cuckoo_table"])).unwrap_err();
     assert_eq!(e, "cuckoo table format requires mmap read to operate");
     let e = options_from_flags(&parse(&[
@@ -211,7 +211,7 @@ fn table_format_flags_to_options() {
     assert_eq!(e, "Invalid cuckoo_hash_ratio");
     // Both given: plain wins, as in db_bench's if/else.
     let o = options_from_flags(&parse(&["--use_plain_table", "--use_cuckoo_table", "--prefix_size=8"])).unwrap();
-    assert!(matches!(o.table_factory, shale::TableFactory::Plain(_)));
+    assert!(matches!(o.get_table_factory(), shale::TableFactory::Plain(_)));
 }
 
 #[test]
@@ -249,18 +249,20 @@ fn multireadrandom_is_a_read_benchmark_on_the_existing_db() {
 fn level_layout_flags_default_as_db_bench() {
     // db_bench defaults to static level sizes, unlike the library.
     let o = options_from_flags(&parse(&[])).unwrap();
-    assert!(!o.level_compaction_dynamic_level_bytes);
-    assert_eq!((o.num_levels, o.max_bytes_for_level_multiplier), (7, 10.0));
-    assert!(shale::Options::default().level_compaction_dynamic_level_bytes);
+    assert!(!o.get_level_compaction_dynamic_level_bytes());
+    assert_eq!((o.get_num_levels(), o.get_max_bytes_for_level_multiplier()), (7, 10.0));
+    assert!(shale::Options::default().get_level_compaction_dynamic_level_bytes());
     let o = options_from_flags(&parse(&[
         "--level_compaction_dynamic_level_bytes=true",
         "--num_levels=5",
         "--max_bytes_for_level_multiplier=8",
     ]))
     .unwrap();
-    assert!(o.level_compaction_dynamic_level_bytes);
-    assert_eq!((o.num_levels, o.max_bytes_for_level_multiplier), (5, 8.0));
-    assert!(!options_from_flags(&parse(&[])).unwrap().cache_index_and_filter_blocks);
+    assert!(o.get_level_compaction_dynamic_level_bytes());
+    assert_eq!((o.get_num_levels(), o.get_max_bytes_for_level_multiplier()), (5, 8.0));
+    assert!(!options_from_flags(&parse(&[]))
+        .unwrap()
+        .get_cache_index_and_filter_blocks());
     let o = options_from_flags(&parse(&["--cache_index_and_filter_blocks=1"])).unwrap();
-    assert!(o.cache_index_and_filter_blocks);
+    assert!(o.get_cache_index_and_filter_blocks());
 }

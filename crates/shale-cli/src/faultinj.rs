@@ -306,12 +306,15 @@ mod tests {
             (ChecksumType::XxHash64, 2, true),
         ] {
             let fs = MemFs::new();
-            let o = Options {
-                create_if_missing: true,
-                env: Arc::new(fs.clone()),
-                checksum_type: ck,
-                format_version: fv,
-                ..Default::default()
+            let o = {
+                let mut o = Options::default();
+                o.create_if_missing(true);
+                o.set_env(Arc::new(fs.clone()));
+                let mut bbo = o.get_block_based_options();
+                bbo.set_checksum_type(ck);
+                bbo.set_format_version(fv);
+                o.set_block_based_table_factory(&bbo);
+                o
             };
             let db = DB::open(&o, "/db").unwrap();
             db.put(b"k", b"v").unwrap();

@@ -149,20 +149,28 @@ impl Cmd<'_> {
         if db.is_dir() {
             shale::tools::load_options_file(&db, &mut o).map_err(|e| e.to_string())?;
         }
-        o.create_if_missing = self.flag("create_if_missing");
+        o.create_if_missing(self.flag("create_if_missing"));
         if let Some(v) = self.opt("bloom_bits") {
             let b: i64 = v.parse().map_err(|_| "bloom_bits has an invalid value.".to_string())?;
             if b <= 0 {
                 return Err("bloom_bits must be > 0.".into());
             }
-            o.bloom_bits_per_key = b as f64;
+            {
+                let mut bbo = o.get_block_based_options();
+                bbo.set_bloom_filter(b as f64, false);
+                o.set_block_based_table_factory(&bbo);
+            }
         }
         if let Some(v) = self.opt("block_size") {
             let b: i64 = v.parse().map_err(|_| "block_size has an invalid value.".to_string())?;
             if b <= 0 {
                 return Err("block_size must be > 0.".into());
             }
-            o.block_size = b as usize;
+            {
+                let mut bbo = o.get_block_based_options();
+                bbo.set_block_size(b as usize);
+                o.set_block_based_table_factory(&bbo);
+            }
         }
         if let Some(v) = self.opt("write_buffer_size") {
             let b: i64 = v
@@ -171,13 +179,13 @@ impl Cmd<'_> {
             if b <= 0 {
                 return Err("write_buffer_size must be > 0.".into());
             }
-            o.write_buffer_size = b as usize;
+            o.set_write_buffer_size(b as usize);
         }
         if let Some(v) = self.opt("compression_type") {
-            o.compression = CompressionType::parse(v).map_err(|_| format!("Unknown compression type: {v}"))?;
+            o.set_compression_type(CompressionType::parse(v).map_err(|_| format!("Unknown compression type: {v}"))?);
         }
         if let Some(v) = self.opt("auto_compaction") {
-            o.disable_auto_compactions = !string_to_bool(v)?;
+            o.set_disable_auto_compactions(!string_to_bool(v)?);
         }
         Ok(o)
     }

@@ -26,7 +26,7 @@ pub(crate) fn episode_setup(
 ) -> (MemFs, shale::Options, crate::stress_model::RunCfg, u64) {
     let fs = MemFs::new();
     let (mut opts, cfg) = random_options(ep_seed, fl.i64("sync"), 0, fl.i64("dynamic_levels"));
-    opts.write_buffer_size = opts.write_buffer_size.min(64 << 10);
+    opts.set_write_buffer_size(opts.get_write_buffer_size().min(64 << 10));
     let env: Arc<dyn shale::FileSystem> = Arc::new(fs.clone());
     let env: Arc<dyn shale::FileSystem> = if fl.str("inject_bug").is_empty() {
         env
@@ -36,10 +36,10 @@ pub(crate) fn episode_setup(
             bug: fl.str("inject_bug").to_string(),
         })
     };
-    opts.env = Arc::new(HookFs {
+    opts.set_env(Arc::new(HookFs {
         inner: env,
         hook: cutter.hook(),
-    });
+    }));
     let sync_rate = match cfg.sync {
         1 => 1,
         0 => 0,
@@ -104,9 +104,11 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
             for _ in 0..steps {
                 let Some(db) = db.as_ref() else { break };
                 let sync = sync_rate != 0 && rng.below(sync_rate) == 0;
-                let wo = WriteOptions {
-                    sync,
-                    disable_wal: false,
+                let wo = {
+                    let mut o = WriteOptions::default();
+                    o.set_sync(sync);
+                    o.disable_wal(false);
+                    o
                 };
                 let step = match pl_write(db, &mut rng, &state, max_key, &wo, (1, 0)) {
                     Ok(s) => s,

@@ -90,9 +90,11 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
                             let mut log = ThreadLog::default();
                             for _ in 0..steps {
                                 let sync = sync_rate != 0 && trng.below(sync_rate) == 0;
-                                let wo = WriteOptions {
-                                    sync,
-                                    disable_wal: false,
+                                let wo = {
+                                    let mut o = WriteOptions::default();
+                                    o.set_sync(sync);
+                                    o.disable_wal(false);
+                                    o
                                 };
                                 let st = clock.load(Ordering::SeqCst);
                                 let step = match pl_write(db, &mut trng, &state, max_key, &wo, (n, t)) {

@@ -328,36 +328,38 @@ pub struct RunCfg {
 pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) -> (Options, RunCfg) {
     let mut r = Rng::new(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x0123);
     let mut o = Options::default();
-    o.create_if_missing = true;
-    o.write_buffer_size = r.pick(&[16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20]);
-    o.max_write_buffer_number = 2 + r.below(3) as usize;
-    o.block_size = r.pick(&[256, 1024, 4096, 16384]);
-    o.block_restart_interval = r.pick(&[1, 4, 16]);
-    o.compression = r.pick(&[
+    o.create_if_missing(true);
+    o.set_write_buffer_size(r.pick(&[16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20]));
+    o.set_max_write_buffer_number(2 + r.below(3) as i32);
+    let mut bbo = o.get_block_based_options();
+    bbo.set_block_size(r.pick(&[256, 1024, 4096, 16384]));
+    bbo.set_block_restart_interval(r.pick(&[1, 4, 16]));
+    o.set_compression_type(r.pick(&[
         CompressionType::None,
         CompressionType::Snappy,
         CompressionType::Lz4,
         CompressionType::Zstd,
-    ]);
-    o.checksum_type = r.pick(&[
+    ]));
+    bbo.set_checksum_type(r.pick(&[
         ChecksumType::NoChecksum,
         ChecksumType::CRC32c,
         ChecksumType::XxHash,
         ChecksumType::XxHash64,
         ChecksumType::XXH3,
-    ]);
-    o.format_version = 2 + r.below(5) as u32;
-    o.bloom_bits_per_key = r.pick(&[0.0, 10.0]);
-    o.block_cache_capacity = r.pick(&[0, 1 << 20, 8 << 20]);
-    o.level0_file_num_compaction_trigger = 2 + r.below(3) as usize;
-    o.target_file_size_base = r.pick(&[64 << 10, 256 << 10, 2 << 20]);
-    o.max_bytes_for_level_base = r.pick(&[256 << 10, 1 << 20, 8 << 20]);
-    o.max_subcompactions = 1 + r.below(2) as usize;
-    o.level_compaction_dynamic_level_bytes = r.below(4) != 0;
+    ]));
+    bbo.set_format_version(2 + r.below(5) as i32);
+    bbo.set_bloom_filter(r.pick(&[0.0, 10.0]), false);
+    bbo.set_lru_cache_capacity(r.pick(&[0, 1 << 20, 8 << 20]));
+    o.set_block_based_table_factory(&bbo);
+    o.set_level_zero_file_num_compaction_trigger(2 + r.below(3) as i32);
+    o.set_target_file_size_base(r.pick(&[64 << 10, 256 << 10, 2 << 20]));
+    o.set_max_bytes_for_level_base(r.pick(&[256 << 10, 1 << 20, 8 << 20]));
+    o.set_max_subcompactions(1 + r.below(2) as u32);
+    o.set_level_compaction_dynamic_level_bytes(r.below(4) != 0);
     if dyn_flag >= 0 {
-        o.level_compaction_dynamic_level_bytes = dyn_flag == 1;
+        o.set_level_compaction_dynamic_level_bytes(dyn_flag == 1);
     }
-    o.merge_operator = Some(shale::merge::merge_operator_by_name("uint64add").expect("uint64add"));
+    o.set_custom_merge_operator(shale::merge::merge_operator_by_name("uint64add").expect("uint64add"));
     let sync = match sync_flag {
         -1 => r.pick(&[0u8, 0, 1, 2, 2]),
         s => s as u8,
@@ -368,26 +370,30 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) 
     };
     let sync = if disable_wal { 0 } else { sync };
     if o.validate().is_err() {
-        o.checksum_type = ChecksumType::CRC32c;
+        {
+            let mut bbo = o.get_block_based_options();
+            bbo.set_checksum_type(ChecksumType::CRC32c);
+            o.set_block_based_table_factory(&bbo);
+        }
     }
     let desc = format!(
         "write_buffer_size={} max_write_buffer_number={} block_size={} restart_interval={} compression={:?} \
          checksum={:?} format_version={} bloom_bits={} block_cache={} l0_trigger={} target_file_size={} \
          level_base={} subcompactions={} dynamic_levels={} sync={} disable_wal={}",
-        o.write_buffer_size,
-        o.max_write_buffer_number,
-        o.block_size,
-        o.block_restart_interval,
-        o.compression,
-        o.checksum_type,
-        o.format_version,
-        o.bloom_bits_per_key,
-        o.block_cache_capacity,
-        o.level0_file_num_compaction_trigger,
-        o.target_file_size_base,
-        o.max_bytes_for_level_base,
-        o.max_subcompactions,
-        o.level_compaction_dynamic_level_bytes,
+        o.get_write_buffer_size(),
+        o.get_max_write_buffer_number(),
+        o.get_block_size(),
+        o.get_block_restart_interval(),
+        o.get_compression(),
+        o.get_checksum_type(),
+        o.get_format_version(),
+        o.get_bloom_bits_per_key(),
+        o.get_block_cache_capacity(),
+        o.get_level0_file_num_compaction_trigger(),
+        o.get_target_file_size_base(),
+        o.get_max_bytes_for_level_base(),
+        o.get_max_subcompactions(),
+        o.get_level_compaction_dynamic_level_bytes(),
         ["never", "always", "1/16"][sync as usize],
         disable_wal
     );

@@ -131,14 +131,14 @@ impl Ctx {
     }
 
     fn wo(&self, rng: &mut Rng) -> WriteOptions {
-        WriteOptions {
-            sync: match self.cfg.sync {
-                1 => true,
-                2 => rng.below(16) == 0,
-                _ => false,
-            },
-            disable_wal: self.cfg.disable_wal,
-        }
+        let mut o = WriteOptions::default();
+        o.set_sync(match self.cfg.sync {
+            1 => true,
+            2 => rng.below(16) == 0,
+            _ => false,
+        });
+        o.disable_wal(self.cfg.disable_wal);
+        o
     }
 }
 
@@ -152,16 +152,16 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     let seed = fl.u64("seed");
     let max_key = fl.u64("max_key");
     let (mut opts, mut cfg) = random_options(seed, fl.i64("sync"), fl.i64("disable_wal"), fl.i64("dynamic_levels"));
-    opts.wal_recovery_mode = wal_mode(fl.i64("wal_recovery_mode"), seed);
+    opts.set_wal_recovery_mode(wal_mode(fl.i64("wal_recovery_mode"), seed));
     cfg.desc
-        .push_str(&format!(" wal_recovery_mode={:?}", opts.wal_recovery_mode));
+        .push_str(&format!(" wal_recovery_mode={:?}", opts.get_wal_recovery_mode()));
     cfg.plain = match fl.i64("table_format") {
         -1 => mix(seed ^ 0x71A1).is_multiple_of(6),
         f => f == 1,
     };
     if cfg.plain {
         // Variable-length keys in total order (no prefix extractor).
-        opts.table_factory = shale::TableFactory::Plain(shale::PlainTableOptions {
+        opts.set_plain_table_factory(&shale::PlainTableOptions {
             user_key_len: 0,
             hash_table_ratio: 0.0,
             ..Default::default()
@@ -178,21 +178,21 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     let fault_counts = Arc::new(FaultCounts::default());
     let mut faults = None;
     if rates.any() {
-        let ffs = RandomFaultFs::new(opts.env.clone(), rates, mix(seed ^ 0xFA17), fault_counts.clone());
+        let ffs = RandomFaultFs::new(opts.get_env().clone(), rates, mix(seed ^ 0xFA17), fault_counts.clone());
         let sw = ffs.switch();
         sw.set_enabled(false);
         faults = Some(sw);
-        opts.env = Arc::new(ffs);
+        opts.set_env(Arc::new(ffs));
         cfg.desc.push_str(&format!(
             " faults: read 1/{} write 1/{} bitflip 1/{}",
             rates.read_one_in, rates.write_one_in, rates.bitflip_one_in
         ));
     }
     if !fl.str("inject_bug").is_empty() {
-        opts.env = Arc::new(BuggyFs {
-            inner: opts.env.clone(),
+        opts.set_env(Arc::new(BuggyFs {
+            inner: opts.get_env().clone(),
             bug: fl.str("inject_bug").to_string(),
-        });
+        }));
     }
     if fl.u64("kill_odds") > 0 {
         let hook = crate::hookfs::kill_hook(
@@ -200,10 +200,10 @@ pub fn run(fl: &Flags) -> Result<(), String> {
             mix(seed ^ 0x4B11),
             fl.str("kill_point").to_string(),
         );
-        opts.env = Arc::new(crate::hookfs::HookFs {
-            inner: opts.env.clone(),
+        opts.set_env(Arc::new(crate::hookfs::HookFs {
+            inner: opts.get_env().clone(),
             hook,
-        });
+        }));
     }
     if fl.bool("destroy_db_initially") {
         if path.exists() {
@@ -364,7 +364,7 @@ fn reopen_db(ctx: &Ctx) -> Result<(), String> {
     ctx.set_faults(false);
     *g = None;
     let mut o = ctx.opts.clone();
-    o.wal_recovery_mode = WalRecoveryMode::AbsoluteConsistency;
+    o.set_wal_recovery_mode(WalRecoveryMode::AbsoluteConsistency);
     let r = DB::open(&o, &ctx.path).map_err(|e| format!("reopen after a clean close {}: {e}", ctx.path.display()));
     *g = Some(r?);
     ctx.set_faults(was);

@@ -492,8 +492,8 @@ fn bench_vector_memtable_and_uint64_comparator() {
 /// tables, then a WAL tail. Returns the content.
 fn write_formats_db(path: &std::path::Path, o: &shale::Options) -> std::collections::BTreeMap<Vec<u8>, Vec<u8>> {
     let mut o = o.clone();
-    o.create_if_missing = true;
-    o.disable_auto_compactions = true;
+    o.create_if_missing(true);
+    o.set_disable_auto_compactions(true);
     let db = shale::DB::open(&o, path).unwrap();
     let mut m = std::collections::BTreeMap::new();
     for round in 0..3u32 {

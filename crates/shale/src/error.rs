@@ -34,6 +34,9 @@ pub enum Error {
     /// a bug): `context` says which work (e.g. "write group", "flush"), `message` is the panic's
     /// message. A panic on the write path stops writes as a background error does.
     Panic { context: String, message: String },
+    /// The operation could not finish without waiting (a write with `no_slowdown` during a write
+    /// stall: RocksDB's `Status::Incomplete`).
+    Incomplete(String),
 }
 
 impl Error {
@@ -144,6 +147,7 @@ impl fmt::Display for Error {
             Error::NotSupported(m) => write!(f, "Not implemented: {m}"),
             Error::Background(e) => write!(f, "Background error (writes stopped): {e}"),
             Error::Panic { context, message } => write!(f, "Panic in {context}: {message}"),
+            Error::Incomplete(m) => write!(f, "Result incomplete: {m}"),
         }
     }
 }

@@ -11,9 +11,11 @@
 //! assert_eq!(db.get(b"key").unwrap().as_deref(), Some(&b"value"[..]));
 //! ```
 
+mod block_based_options;
 mod coding;
 mod db;
 mod error;
+mod error_kind;
 mod fs;
 mod hash;
 mod iterator;
@@ -22,6 +24,7 @@ mod log;
 mod memtable;
 pub mod merge;
 mod options;
+mod options_setters;
 mod range_del;
 mod slice_transform;
 mod snapshot;
@@ -37,8 +40,13 @@ pub mod tools;
 #[doc(hidden)]
 pub mod fuzzing;
 
-pub use db::{DBIterator, DBRawIterator, Direction, IteratorMode, Snapshot, DB};
+pub use block_based_options::{BlockBasedOptions, Cache, DBCompactionStyle};
+pub use db::{
+    DBIterator, DBRawIterator, DBWithThreadMode, Direction, IteratorMode, MultiThreaded, SingleThreaded, Snapshot,
+    ThreadMode, DB,
+};
 pub use error::{Error, Result};
+pub use error_kind::ErrorKind;
 pub use fs::{
     FaultFs, FaultKind, FileLock, FileSystem, ForwardingFs, IoActivity, MemFs, PosixFs, RandomAccessFile, WritableFile,
 };
@@ -47,6 +55,7 @@ pub use log::WalRecoveryMode;
 pub use memtable::MemtableFactory;
 pub use merge::{AssociativeMergeOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use options::{CompactionPri, Options, ReadOptions, TableFactory, WriteOptions};
+pub use options_setters::{CompareFn, DBCompressionType, MergeOperands, MergeOperandsIter};
 pub use slice_transform::{
     new_capped_prefix_transform, new_fixed_prefix_transform, new_noop_transform, slice_transform_from_name,
     CappedPrefixTransform, FixedPrefixTransform, NoopTransform, SliceTransform,

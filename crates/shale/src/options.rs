@@ -42,101 +42,106 @@ pub enum CompactionPri {
 /// Options for opening a database.
 #[derive(Clone)]
 pub struct Options {
-    pub create_if_missing: bool,
-    pub error_if_exists: bool,
-    pub paranoid_checks: bool,
+    pub(crate) create_if_missing: bool,
+    pub(crate) error_if_exists: bool,
+    pub(crate) paranoid_checks: bool,
     /// Bytes of a memtable before it is switched and flushed (default 64 MiB).
-    pub write_buffer_size: usize,
+    pub(crate) write_buffer_size: usize,
     /// Memtables (mutable + immutable) allowed before writers wait (default 2).
-    pub max_write_buffer_number: usize,
+    pub(crate) max_write_buffer_number: usize,
     /// Immutable memtables merged into one L0 file per flush: a flush starts once this many
     /// wait (default 1; RocksDB's `min_write_buffer_number_to_merge`, capped at
     /// `max_write_buffer_number - 1` as RocksDB sanitizes it). `flush()` and a close flush all.
-    pub min_write_buffer_number_to_merge: usize,
+    pub(crate) min_write_buffer_number_to_merge: usize,
     /// The memtable representation (default: skiplist).
-    pub memtable_factory: MemtableFactory,
+    pub(crate) memtable_factory: MemtableFactory,
     /// Target uncompressed data-block size (default 4096).
-    pub block_size: usize,
-    pub block_restart_interval: usize,
+    pub(crate) block_size: usize,
+    pub(crate) block_restart_interval: usize,
     /// Capacity of the shared block cache in bytes (default 32 MiB; 0 disables it).
-    pub block_cache_capacity: usize,
+    pub(crate) block_cache_capacity: usize,
+    /// A block cache shared with other DBs (`BlockBasedOptions::set_block_cache`); None: a
+    /// cache of `block_cache_capacity` bytes of this DB's own.
+    pub(crate) block_cache: Option<crate::block_based_options::Cache>,
     /// Keep index and filter blocks in the block cache, loaded on demand and evictable like data
     /// blocks (RocksDB's `BlockBasedTableOptions::cache_index_and_filter_blocks`, default false:
     /// each open table holds them, and their bytes are charged to the block cache).
-    pub cache_index_and_filter_blocks: bool,
+    pub(crate) cache_index_and_filter_blocks: bool,
     /// With `cache_index_and_filter_blocks`: the index and filter blocks of L0 files stay pinned
     /// in the cache while the file is open (RocksDB's `pin_l0_filter_and_index_blocks_in_cache`).
-    pub pin_l0_filter_and_index_blocks_in_cache: bool,
+    pub(crate) pin_l0_filter_and_index_blocks_in_cache: bool,
     /// One budget in bytes for the memtables of this DB (RocksDB's `db_write_buffer_size`;
     /// 0 = unlimited). Ignored when `write_buffer_manager` is set.
-    pub db_write_buffer_size: usize,
+    pub(crate) db_write_buffer_size: usize,
     /// A memtable budget shared with other DBs (RocksDB's `write_buffer_manager`); it may also
     /// stall writers while the budget is used up.
-    pub write_buffer_manager: Option<Arc<WriteBufferManager>>,
+    pub(crate) write_buffer_manager: Option<Arc<WriteBufferManager>>,
     /// Bloom filter bits per key (default 10; 0 disables filters).
-    pub bloom_bits_per_key: f64,
-    pub checksum_type: ChecksumType,
-    pub compression: CompressionType,
+    pub(crate) bloom_bits_per_key: f64,
+    pub(crate) checksum_type: ChecksumType,
+    pub(crate) compression: CompressionType,
     /// Block-based table format_version written (default 5; 2..=6 accepted).
-    pub format_version: u32,
+    pub(crate) format_version: u32,
     /// Table files kept open (-1 = unlimited, as RocksDB).
-    pub max_open_files: i32,
-    pub comparator: Arc<dyn Comparator>,
-    pub wal_recovery_mode: WalRecoveryMode,
-    pub level0_file_num_compaction_trigger: usize,
-    pub level0_slowdown_writes_trigger: usize,
-    pub level0_stop_writes_trigger: usize,
-    pub max_bytes_for_level_base: u64,
-    pub max_bytes_for_level_multiplier: f64,
-    pub target_file_size_base: u64,
+    pub(crate) max_open_files: i32,
+    pub(crate) comparator: Arc<dyn Comparator>,
+    pub(crate) wal_recovery_mode: WalRecoveryMode,
+    pub(crate) level0_file_num_compaction_trigger: usize,
+    pub(crate) level0_slowdown_writes_trigger: usize,
+    pub(crate) level0_stop_writes_trigger: usize,
+    pub(crate) max_bytes_for_level_base: u64,
+    pub(crate) max_bytes_for_level_multiplier: f64,
+    pub(crate) target_file_size_base: u64,
     /// Output files of level `base_level + n` target `target_file_size_base * multiplier^n`
     /// (RocksDB's `target_file_size_multiplier`, default 1).
-    pub target_file_size_multiplier: u64,
+    pub(crate) target_file_size_multiplier: u64,
     /// Most input bytes one compaction picks (RocksDB's `max_compaction_bytes`; 0, the default,
     /// means 25 x `target_file_size_base`; every value is valid). It bounds the growth of a
     /// compaction's start-level inputs, the size of an intra-L0 compaction, the chunks a manual
     /// compaction of an L1+ level is cut into, and how many bytes of the level below its output
     /// level one output file may overlap before it is cut.
-    pub max_compaction_bytes: u64,
+    pub(crate) max_compaction_bytes: u64,
     /// Size level targets from the last level up, as RocksDB's
     /// `level_compaction_dynamic_level_bytes` (default true): L0 compacts into the base level and
     /// the levels above it stay empty.
-    pub level_compaction_dynamic_level_bytes: bool,
+    pub(crate) level_compaction_dynamic_level_bytes: bool,
     /// How a level's file is chosen for a size-triggered compaction (default
     /// `MinOverlappingRatio`, as RocksDB).
-    pub compaction_pri: CompactionPri,
+    pub(crate) compaction_pri: CompactionPri,
     /// Threads one compaction may be split across by key range (default 1: no split).
-    pub max_subcompactions: usize,
+    pub(crate) max_subcompactions: usize,
     /// Writes are delayed once compactions are behind by this many bytes (default 64 GiB; 0 off).
-    pub soft_pending_compaction_bytes_limit: u64,
+    pub(crate) soft_pending_compaction_bytes_limit: u64,
     /// Writes stop once compactions are behind by this many bytes (default 256 GiB; 0 off).
-    pub hard_pending_compaction_bytes_limit: u64,
+    pub(crate) hard_pending_compaction_bytes_limit: u64,
     /// Bytes per second writes are limited to while delayed (default 16 MiB/s; 0 means the
     /// default, as RocksDB sanitizes it).
-    pub delayed_write_rate: u64,
+    pub(crate) delayed_write_rate: u64,
     /// Compression per level (empty: `compression` everywhere). As in RocksDB, with dynamic level
     /// bytes entry 1 applies to the base level, entry 2 to the one below, and so on; the last
     /// entry applies to every deeper level.
-    pub compression_per_level: Vec<CompressionType>,
+    pub(crate) compression_per_level: Vec<CompressionType>,
     /// Compression of files written to the bottommost level (None: as the level's).
-    pub bottommost_compression: Option<CompressionType>,
-    pub num_levels: usize,
-    pub disable_auto_compactions: bool,
+    pub(crate) bottommost_compression: Option<CompressionType>,
+    pub(crate) num_levels: usize,
+    /// Only `Level` is supported (the `rocksdb` crate's `set_compaction_style`).
+    pub(crate) compaction_style: crate::block_based_options::DBCompactionStyle,
+    pub(crate) disable_auto_compactions: bool,
     /// Background threads (flushes and compactions, default 2; one is kept for flushes).
-    pub max_background_jobs: usize,
+    pub(crate) max_background_jobs: usize,
     /// The file system (POSIX by default; tests use `MemFs`).
-    pub env: Arc<dyn FileSystem>,
+    pub(crate) env: Arc<dyn FileSystem>,
     /// The merge operator for [`DB::merge`](crate::DB::merge) operands (None: merges fail).
-    pub merge_operator: Option<Arc<dyn crate::merge::MergeOperator>>,
+    pub(crate) merge_operator: Option<Arc<dyn crate::merge::MergeOperator>>,
     /// Prefix extractor for prefix-hashed structures such as the PlainTable index and bloom
     /// (RocksDB's `prefix_extractor`; None: total order only).
-    pub prefix_extractor: Option<Arc<dyn crate::slice_transform::SliceTransform>>,
+    pub(crate) prefix_extractor: Option<Arc<dyn crate::slice_transform::SliceTransform>>,
     /// Read table files through `mmap` instead of `pread` (RocksDB's `allow_mmap_reads`,
     /// default false). PlainTable files are read from the mapping when it is on and copied into
     /// memory otherwise.
-    pub allow_mmap_reads: bool,
+    pub(crate) allow_mmap_reads: bool,
     /// The format of new table files (default block-based).
-    pub table_factory: TableFactory,
+    pub(crate) table_factory: TableFactory,
 }
 
 impl Default for Options {
@@ -152,6 +157,7 @@ impl Default for Options {
             block_size: 4096,
             block_restart_interval: 16,
             block_cache_capacity: 32 << 20,
+            block_cache: None,
             cache_index_and_filter_blocks: false,
             pin_l0_filter_and_index_blocks_in_cache: false,
             db_write_buffer_size: 0,
@@ -180,6 +186,7 @@ impl Default for Options {
             compression_per_level: Vec::new(),
             bottommost_compression: None,
             num_levels: 7,
+            compaction_style: Default::default(),
             disable_auto_compactions: false,
             max_background_jobs: 2,
             env: Arc::new(PosixFs),
@@ -211,20 +218,8 @@ impl Options {
     pub fn set_write_buffer_size(&mut self, v: usize) {
         self.write_buffer_size = v;
     }
-    pub fn set_min_write_buffer_number_to_merge(&mut self, v: usize) {
-        self.min_write_buffer_number_to_merge = v;
-    }
-    pub fn set_max_write_buffer_number(&mut self, v: usize) {
-        self.max_write_buffer_number = v;
-    }
     pub fn set_memtable_factory(&mut self, f: MemtableFactory) {
         self.memtable_factory = f;
-    }
-    pub fn set_comparator(&mut self, c: Arc<dyn Comparator>) {
-        self.comparator = c;
-    }
-    pub fn set_merge_operator(&mut self, op: Arc<dyn crate::merge::MergeOperator>) {
-        self.merge_operator = Some(op);
     }
     pub fn set_prefix_extractor(&mut self, p: Arc<dyn crate::slice_transform::SliceTransform>) {
         self.prefix_extractor = Some(p);
@@ -239,10 +234,6 @@ impl Options {
     /// Write new tables as CuckooTable (the `rocksdb` crate's name).
     pub fn set_cuckoo_table_factory(&mut self, o: &crate::table::cuckoo::CuckooTableOptions) {
         self.table_factory = TableFactory::Cuckoo(o.clone());
-    }
-    /// Write new tables in the block-based format (the default).
-    pub fn set_block_based_table_factory(&mut self) {
-        self.table_factory = TableFactory::BlockBased;
     }
     pub fn set_env(&mut self, fs: Arc<dyn FileSystem>) {
         self.env = fs;
@@ -281,6 +272,7 @@ impl Options {
     /// Reject invalid values and combinations; the error names the option.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::invalid(m));
+        self.validate_compat()?;
         match &self.table_factory {
             TableFactory::BlockBased => {}
             TableFactory::Plain(p) => {
@@ -346,7 +338,7 @@ impl Options {
         if self.max_bytes_for_level_base == 0 {
             return bad("max_bytes_for_level_base must be positive".into());
         }
-        if self.max_bytes_for_level_multiplier <= 1.0 {
+        if self.max_bytes_for_level_multiplier.is_nan() || self.max_bytes_for_level_multiplier <= 1.0 {
             return bad("max_bytes_for_level_multiplier must be greater than 1".into());
         }
         if self.max_background_jobs == 0 {
@@ -419,9 +411,11 @@ impl Options {
 #[derive(Debug, Clone, Default)]
 pub struct WriteOptions {
     /// fdatasync the WAL before acknowledging (survives power loss).
-    pub sync: bool,
+    pub(crate) sync: bool,
     /// Skip the WAL (the write is lost on crash unless flushed).
-    pub disable_wal: bool,
+    pub(crate) disable_wal: bool,
+    /// Fail with an Incomplete error instead of waiting while writes are delayed or stopped.
+    pub(crate) no_slowdown: bool,
 }
 
 impl WriteOptions {
@@ -436,13 +430,13 @@ impl WriteOptions {
 /// Options for reads.
 #[derive(Clone)]
 pub struct ReadOptions {
-    pub snapshot: Option<crate::snapshot::Snapshot>,
+    pub(crate) snapshot: Option<crate::snapshot::Snapshot>,
     /// Inclusive lower bound for iterators.
-    pub iterate_lower_bound: Option<Vec<u8>>,
+    pub(crate) iterate_lower_bound: Option<Vec<u8>>,
     /// Exclusive upper bound for iterators.
-    pub iterate_upper_bound: Option<Vec<u8>>,
-    pub verify_checksums: bool,
-    pub fill_cache: bool,
+    pub(crate) iterate_upper_bound: Option<Vec<u8>>,
+    pub(crate) verify_checksums: bool,
+    pub(crate) fill_cache: bool,
 }
 
 impl Default for ReadOptions {

@@ -16,6 +16,9 @@ pub struct Snapshot {
 struct SnapshotInner {
     seq: SequenceNumber,
     list: Weak<Mutex<BTreeMap<SequenceNumber, usize>>>,
+    /// The database, for reads through the snapshot (`snapshot.get`, `snapshot.iterator`).
+    /// Type-erased: this layer is below the DB, which downcasts it back.
+    db: Weak<dyn std::any::Any + Send + Sync>,
 }
 
 impl Drop for SnapshotInner {
@@ -34,10 +37,19 @@ impl Drop for SnapshotInner {
 
 impl Snapshot {
     /// A snapshot at `seq`, counted in `list` (the DB's live snapshots) until the last clone drops.
-    pub(crate) fn new(seq: SequenceNumber, list: Weak<Mutex<BTreeMap<SequenceNumber, usize>>>) -> Snapshot {
+    pub(crate) fn new(
+        seq: SequenceNumber,
+        list: Weak<Mutex<BTreeMap<SequenceNumber, usize>>>,
+        db: Weak<dyn std::any::Any + Send + Sync>,
+    ) -> Snapshot {
         Snapshot {
-            inner: Arc::new(SnapshotInner { seq, list }),
+            inner: Arc::new(SnapshotInner { seq, list, db }),
         }
+    }
+
+    /// The database this snapshot was taken of, while it is open.
+    pub(crate) fn owner(&self) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
+        self.inner.db.upgrade()
     }
 
     /// The sequence number this snapshot reads at.

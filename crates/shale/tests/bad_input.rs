@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use common::*;
 use shale::{
-    ChecksumType, Error, FileSystem, MemFs, Options, ReadOptions, ReverseBytewiseComparator, WalRecoveryMode,
-    WriteBatch, WriteOptions, DB,
+    BlockBasedOptions, ChecksumType, Error, FileSystem, MemFs, Options, ReadOptions, ReverseBytewiseComparator,
+    WalRecoveryMode, WriteBatch, WriteOptions, DB,
 };
 
 /// A DB whose data is all in table files (several flushes, then a reopen so the MANIFEST is a
@@ -84,7 +84,7 @@ fn current_damaged_is_corruption_and_loses_nothing() {
             let fs = copy_fs(&base, dir());
             write_file(&fs, &cur, &content);
             let mut opts = mem_opts(&fs);
-            opts.create_if_missing = create;
+            opts.create_if_missing(create);
             let what = format!("CURRENT = {:?}", String::from_utf8_lossy(&content));
             let e = catch_unwind(AssertUnwindSafe(|| DB::open(&opts, dir())))
                 .unwrap_or_else(|_| panic!("{what}: panicked"))
@@ -290,9 +290,10 @@ fn regression_open_checks_tables_named_by_manifest() {
 /// A DB whose writes are all in one WAL (never flushed). Returns the history of states and the
 /// WAL size after each write (`ends[i]` = end of write i+1's record).
 fn wal_only_db(fs: &MemFs, n: u64, big_at: Option<u64>) -> (Vec<Model>, Vec<u64>) {
-    let opts = Options {
-        write_buffer_size: 64 << 20,
-        ..mem_opts(fs)
+    let opts = {
+        let mut o = mem_opts(fs);
+        o.set_write_buffer_size(64 << 20);
+        o
     };
     let db = DB::open(&opts, dir()).unwrap();
     let wal = newest(fs, dir(), "", ".log");
@@ -386,9 +387,10 @@ fn wal_flipped_byte_point_in_time_and_absolute_consistency() {
         // AbsoluteConsistency: Corruption naming the WAL and the offset of the damaged record
         let fs = copy_fs(&base, dir());
         write_file(&fs, &wal, &d);
-        let opts = Options {
-            wal_recovery_mode: WalRecoveryMode::AbsoluteConsistency,
-            ..mem_opts(&fs)
+        let opts = {
+            let mut o = mem_opts(&fs);
+            o.set_wal_recovery_mode(WalRecoveryMode::AbsoluteConsistency);
+            o
         };
         match DB::open(&opts, dir()) {
             Err(Error::Corruption { file, offset, .. }) => {
@@ -413,9 +415,10 @@ fn wal_flipped_byte_point_in_time_and_absolute_consistency() {
 /// successor back, which is what a crash between a memtable switch and its flush leaves).
 fn two_wals() -> (MemFs, std::path::PathBuf, std::path::PathBuf, Model) {
     let fs = MemFs::new();
-    let opts = Options {
-        write_buffer_size: 64 << 20,
-        ..mem_opts(&fs)
+    let opts = {
+        let mut o = mem_opts(&fs);
+        o.set_write_buffer_size(64 << 20);
+        o
     };
     let mut m = Model::new();
     let db = DB::open(&opts, dir()).unwrap();
@@ -428,9 +431,10 @@ fn two_wals() -> (MemFs, std::path::PathBuf, std::path::PathBuf, Model) {
     let old = newest(&fs, dir(), "", ".log");
     let copy = copy_fs(&fs, dir());
     let db = DB::open(
-        &Options {
-            env: Arc::new(copy.clone()),
-            ..opts.clone()
+        &{
+            let mut o = opts.clone();
+            o.set_env(Arc::new(copy.clone()));
+            o
         },
         dir(),
     )
@@ -477,9 +481,10 @@ fn regression_wal_hole_after_corruption() {
         ] {
             let fs = copy_fs(&base, dir());
             write_file(&fs, &old, &d);
-            let opts = Options {
-                wal_recovery_mode: mode,
-                ..mem_opts(&fs)
+            let opts = {
+                let mut o = mem_opts(&fs);
+                o.set_wal_recovery_mode(mode);
+                o
             };
             match DB::open(&opts, dir()) {
                 Err(e) => assert_corruption_in(&e, &oname),
@@ -496,9 +501,12 @@ fn regression_wal_hole_after_corruption() {
 // SST
 
 fn sst_db(fs: &MemFs, checksum: ChecksumType) -> Model {
-    let opts = Options {
-        checksum_type: checksum,
-        ..mem_opts(fs)
+    let opts = {
+        let mut o = mem_opts(fs);
+        let mut bbo = o.get_block_based_options();
+        bbo.set_checksum_type(checksum);
+        o.set_block_based_table_factory(&bbo);
+        o
     };
     let db = DB::open(&opts, dir()).unwrap();
     let mut m = Model::new();
@@ -645,7 +653,7 @@ fn comparator_mismatch_is_invalid_argument() {
     let fs = MemFs::new();
     flushed_db(&fs);
     let mut opts = mem_opts(&fs);
-    opts.set_comparator(Arc::new(ReverseBytewiseComparator));
+    opts.set_custom_comparator(Arc::new(ReverseBytewiseComparator));
     for r in [DB::open(&opts, dir()), DB::open_for_read_only(&opts, dir(), false)] {
         match r {
             Err(Error::InvalidArgument(msg)) => {
@@ -660,36 +668,69 @@ fn comparator_mismatch_is_invalid_argument() {
     assert!(DB::open(&mem_opts(&fs), dir()).is_ok());
 }
 
+/// Change the block-based table options of `o` through `BlockBasedOptions`.
+fn block_based(o: &mut Options, edit: impl FnOnce(&mut BlockBasedOptions)) {
+    let mut b = o.get_block_based_options();
+    edit(&mut b);
+    o.set_block_based_table_factory(&b);
+}
+
 #[test]
 fn invalid_options_name_the_option() {
     type Edit = fn(&mut Options);
     let cases: Vec<(&str, Edit)> = vec![
-        ("write_buffer_size", |o| o.write_buffer_size = 100),
-        ("max_write_buffer_number", |o| o.max_write_buffer_number = 1),
-        ("block_size", |o| o.block_size = 0),
-        ("block_restart_interval", |o| o.block_restart_interval = 0),
-        ("bloom_bits_per_key", |o| o.bloom_bits_per_key = -1.0),
-        ("bloom_bits_per_key", |o| o.bloom_bits_per_key = 100.0),
-        ("bloom_bits_per_key", |o| o.bloom_bits_per_key = f64::NAN),
-        ("format_version", |o| o.format_version = 1),
-        ("format_version", |o| o.format_version = 7),
-        ("max_open_files", |o| o.max_open_files = 5),
-        ("max_open_files", |o| o.max_open_files = -2),
-        ("num_levels", |o| o.num_levels = 1),
-        ("num_levels", |o| o.num_levels = 65),
+        ("write_buffer_size", |o| o.set_write_buffer_size(100)),
+        ("write_buffer_size", |o| o.set_write_buffer_size(0)),
+        ("max_write_buffer_number", |o| o.set_max_write_buffer_number(1)),
+        ("max_write_buffer_number", |o| o.set_max_write_buffer_number(-1)),
+        ("min_write_buffer_number_to_merge", |o| o.set_min_write_buffer_number(0)),
+        ("block_size", |o| block_based(o, |b| b.set_block_size(0))),
+        ("block_restart_interval", |o| {
+            block_based(o, |b| b.set_block_restart_interval(0))
+        }),
+        ("block_restart_interval", |o| {
+            block_based(o, |b| b.set_block_restart_interval(-4))
+        }),
+        ("bloom_bits_per_key", |o| {
+            block_based(o, |b| b.set_bloom_filter(-1.0, false))
+        }),
+        ("bloom_bits_per_key", |o| {
+            block_based(o, |b| b.set_bloom_filter(100.0, false))
+        }),
+        ("bloom_bits_per_key", |o| {
+            block_based(o, |b| b.set_bloom_filter(f64::NAN, true))
+        }),
+        ("format_version", |o| block_based(o, |b| b.set_format_version(1))),
+        ("format_version", |o| block_based(o, |b| b.set_format_version(7))),
+        ("format_version", |o| block_based(o, |b| b.set_format_version(-5))),
+        ("max_open_files", |o| o.set_max_open_files(5)),
+        ("max_open_files", |o| o.set_max_open_files(-2)),
+        ("num_levels", |o| o.set_num_levels(1)),
+        ("num_levels", |o| o.set_num_levels(65)),
+        ("num_levels", |o| o.set_num_levels(-7)),
         ("level0_file_num_compaction_trigger", |o| {
-            o.level0_file_num_compaction_trigger = 0
+            o.set_level_zero_file_num_compaction_trigger(0)
+        }),
+        ("level0_file_num_compaction_trigger", |o| {
+            o.set_level_zero_file_num_compaction_trigger(-1)
         }),
         ("level0_slowdown_writes_trigger", |o| {
-            o.level0_slowdown_writes_trigger = 40;
-            o.level0_stop_writes_trigger = 30
+            o.set_level_zero_slowdown_writes_trigger(40);
+            o.set_level_zero_stop_writes_trigger(30)
         }),
-        ("target_file_size_base", |o| o.target_file_size_base = 0),
-        ("max_bytes_for_level_base", |o| o.max_bytes_for_level_base = 0),
+        ("target_file_size_base", |o| o.set_target_file_size_base(0)),
+        ("target_file_size_multiplier", |o| o.set_target_file_size_multiplier(-2)),
+        ("max_bytes_for_level_base", |o| o.set_max_bytes_for_level_base(0)),
         ("max_bytes_for_level_multiplier", |o| {
-            o.max_bytes_for_level_multiplier = 1.0
+            o.set_max_bytes_for_level_multiplier(1.0)
         }),
-        ("max_background_jobs", |o| o.max_background_jobs = 0),
+        ("max_bytes_for_level_multiplier", |o| {
+            o.set_max_bytes_for_level_multiplier(f64::NAN)
+        }),
+        ("max_background_jobs", |o| o.set_max_background_jobs(0)),
+        ("max_background_jobs", |o| o.set_max_background_jobs(-1)),
+        ("max_background_jobs", |o| o.increase_parallelism(0)),
+        ("max_subcompactions", |o| o.set_max_subcompactions(0)),
     ];
     for (name, edit) in cases {
         let fs = MemFs::new();
@@ -716,7 +757,7 @@ fn invalid_options_name_the_option() {
 fn open_missing_or_existing_db() {
     let fs = MemFs::new();
     let mut o = mem_opts(&fs);
-    o.create_if_missing = false;
+    o.create_if_missing(false);
     match DB::open(&o, dir()) {
         Err(Error::InvalidArgument(msg)) => assert!(msg.contains("create_if_missing"), "{msg}"),
         other => panic!("{other:?}"),
@@ -728,16 +769,16 @@ fn open_missing_or_existing_db() {
     // a directory that exists but holds no DB
     fs.create_dir_all(dir()).unwrap();
     assert!(matches!(DB::open(&o, dir()), Err(Error::InvalidArgument(_))));
-    o.create_if_missing = true;
+    o.create_if_missing(true);
     let db = DB::open(&o, dir()).unwrap();
     db.put(b"a", b"1").unwrap();
     drop(db);
-    o.error_if_exists = true;
+    o.set_error_if_exists(true);
     match DB::open(&o, dir()) {
         Err(Error::InvalidArgument(msg)) => assert!(msg.contains("error_if_exists"), "{msg}"),
         other => panic!("{other:?}"),
     }
-    o.error_if_exists = false;
+    o.set_error_if_exists(false);
     let db = DB::open(&o, dir()).unwrap();
     assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
 }
@@ -749,9 +790,11 @@ fn api_misuse() {
     let db = DB::open(&o, dir()).unwrap();
     db.put(b"a", b"1").unwrap();
     // sync + disable_wal
-    let wo = WriteOptions {
-        sync: true,
-        disable_wal: true,
+    let wo = {
+        let mut o = WriteOptions::default();
+        o.set_sync(true);
+        o.disable_wal(true);
+        o
     };
     assert!(matches!(db.put_opt(b"b", b"2", &wo), Err(Error::InvalidArgument(m)) if m.contains("disable_wal")));
     // merge without an operator: rejected at the call, nothing applied
@@ -789,6 +832,75 @@ fn api_misuse() {
     let _ = Path::new("");
 }
 
+/// The `rocksdb` crate's calls given what they cannot do: compaction styles Shale lacks, reads
+/// through a snapshot of a closed DB, a merge closure that fails, a cache of no bytes, calls on
+/// a read-only DB, a write that must not wait during a stall.
+#[test]
+fn rocksdb_style_calls_reject_bad_input() {
+    use shale::{Cache, DBCompactionStyle, ErrorKind, IteratorMode, MergeOperands};
+    for style in [DBCompactionStyle::Universal, DBCompactionStyle::Fifo] {
+        let fs = MemFs::new();
+        let mut o = mem_opts(&fs);
+        o.set_compaction_style(style);
+        match DB::open(&o, dir()) {
+            Err(e) => {
+                assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+                assert!(e.to_string().contains("compaction_style"), "{e}");
+            }
+            Ok(_) => panic!("{style:?} compaction opened"),
+        }
+        assert!(!fs.exists(&dir().join("CURRENT")), "{style:?}: files were created");
+    }
+
+    // a snapshot outliving its DB: errors, never stale or freed data
+    let fs = MemFs::new();
+    let db = DB::open(&mem_opts(&fs), dir()).unwrap();
+    db.put(b"k", b"v").unwrap();
+    let snap = db.snapshot();
+    drop(db);
+    assert!(snap.get(b"k").unwrap_err().is_invalid_argument());
+    assert!(snap.multi_get([b"k"]).pop().unwrap().unwrap_err().is_invalid_argument());
+    let mut it = snap.iterator(IteratorMode::Start);
+    assert!(it.next().unwrap().unwrap_err().is_invalid_argument());
+    assert!(it.next().is_none());
+
+    // a merge closure that gives up: the read fails with Corruption, the DB stays usable
+    let fs = MemFs::new();
+    let mut o = mem_opts(&fs);
+    o.set_merge_operator_associative("fails", |_: &[u8], _: Option<&[u8]>, _: &MergeOperands| None);
+    let db = DB::open(&o, dir()).unwrap();
+    db.merge(b"m", b"1").unwrap();
+    assert_eq!(db.get(b"m").unwrap_err().kind(), ErrorKind::Corruption);
+    db.put(b"p", b"v").unwrap();
+    assert_eq!(db.get(b"p").unwrap().as_deref(), Some(&b"v"[..]));
+    // key_may_exist on an empty key and on keys never written
+    assert!(!db.key_may_exist(b""));
+    assert!(!db.key_may_exist(b"never"));
+    drop(db);
+
+    // a cache of zero bytes keeps no block but reads work
+    let fs = MemFs::new();
+    let cache = Cache::new_lru_cache(0);
+    let mut table = BlockBasedOptions::default();
+    table.set_block_cache(&cache);
+    let mut o = mem_opts(&fs);
+    o.set_block_based_table_factory(&table);
+    let db = DB::open(&o, dir()).unwrap();
+    db.put(b"k", b"v").unwrap();
+    db.flush().unwrap();
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    // only what readers hold or reserve is charged: no block stays cached
+    assert_eq!(cache.get_usage(), cache.get_pinned_usage());
+    drop(db);
+
+    // flush_wal on a read-only DB has nothing to do; writes there stay NotSupported
+    let ro = DB::open_for_read_only(&o, dir(), false).unwrap();
+    ro.flush_wal(true).unwrap();
+    let mut wo = WriteOptions::default();
+    wo.set_no_slowdown(true);
+    assert_eq!(ro.put_opt(b"x", b"y", &wo).unwrap_err().kind(), ErrorKind::NotSupported);
+}
+
 // ---- issue 14: hardening --------------------------------------------------------------------
 
 /// Bytewise order, but panics when it compares the key `boom` while armed (a buggy user
@@ -814,8 +926,8 @@ fn panic_on_the_write_path_never_hangs_and_loses_no_acknowledged_write() {
     let fs = MemFs::new();
     let armed = Arc::new(AtomicBool::new(true));
     let mut o = mem_opts(&fs);
-    o.write_buffer_size = 1 << 20;
-    o.comparator = Arc::new(PanickyComparator(armed.clone()));
+    o.set_write_buffer_size(1 << 20);
+    o.set_custom_comparator(Arc::new(PanickyComparator(armed.clone())));
     let db = Arc::new(DB::open(&o, dir()).unwrap());
     db.put(b"a-first", b"v").unwrap();
     let (tx, rx) = mpsc::channel();
@@ -895,7 +1007,7 @@ fn panic_on_the_write_path_never_hangs_and_loses_no_acknowledged_write() {
 fn oversized_keys_and_values_are_rejected_before_the_wal() {
     let fs = MemFs::new();
     let mut o = mem_opts(&fs);
-    o.merge_operator = Some(Arc::new(shale::merge::Associative(shale::StringAppendOperator::new(
+    o.set_custom_merge_operator(Arc::new(shale::merge::Associative(shale::StringAppendOperator::new(
         ",",
     ))));
     let db = DB::open(&o, dir()).unwrap();
@@ -935,7 +1047,7 @@ fn oversized_keys_and_values_are_rejected_before_the_wal() {
 fn full_disk_keeps_exactly_the_acknowledged_writes() {
     let fs = MemFs::new();
     let mut o = mem_opts(&fs);
-    o.write_buffer_size = 64 << 10;
+    o.set_write_buffer_size(64 << 10);
     let mut model = Model::new();
     let db = DB::open(&o, dir()).unwrap();
     for i in 0..50u64 {
@@ -992,7 +1104,9 @@ impl shale::ForwardingFs for CompactWhileReading {
     }
     fn read_all(&self, p: &Path) -> shale::Result<Vec<u8>> {
         let data = self.inner.read_all(p)?;
-        let is_manifest = p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("MANIFEST-"));
+        let is_manifest = p
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("MANIFEST-"));
         if is_manifest && !self.fired.swap(true, std::sync::atomic::Ordering::SeqCst) {
             self.owner.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
         }
@@ -1004,7 +1118,7 @@ impl shale::ForwardingFs for CompactWhileReading {
 fn read_only_open_during_a_compaction_retries_instead_of_reporting_corruption() {
     let fs = MemFs::new();
     let mut o = mem_opts(&fs);
-    o.disable_auto_compactions = true;
+    o.set_disable_auto_compactions(true);
     let owner = Arc::new(DB::open(&o, dir()).unwrap());
     let mut model = Model::new();
     for round in 0..3u64 {
@@ -1017,11 +1131,11 @@ fn read_only_open_during_a_compaction_retries_instead_of_reporting_corruption() 
     }
     let before: Vec<_> = files(&fs, dir()).into_iter().filter(|f| f.ends_with(".sst")).collect();
     let mut ro_opts = o.clone();
-    ro_opts.env = Arc::new(CompactWhileReading {
+    ro_opts.set_env(Arc::new(CompactWhileReading {
         inner: fs.clone(),
         owner: owner.clone(),
         fired: Default::default(),
-    });
+    }));
     let ro = DB::open_for_read_only(&ro_opts, dir(), false).expect("a healthy DB is not corrupt");
     let after: Vec<_> = files(&fs, dir()).into_iter().filter(|f| f.ends_with(".sst")).collect();
     assert!(

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 
 use common::*;
-use shale::{MemFs, Options, ReadOptions, WriteBatch, DB};
+use shale::{MemFs, ReadOptions, WriteBatch, DB};
 
 fn level_files(db: &DB) -> Vec<u64> {
     (0..7)
@@ -80,12 +80,13 @@ fn hammer(db: &Arc<DB>, threads: u64, ops: u64, keyspace: u64, seed: u64) -> Mod
 #[test]
 fn dynamic_levels_fill_from_the_last_level_up() {
     let fs = MemFs::new();
-    let opts = Options {
-        max_bytes_for_level_base: 32 << 10,
-        ..mem_opts(&fs)
+    let opts = {
+        let mut o = mem_opts(&fs);
+        o.set_max_bytes_for_level_base(32 << 10);
+        o
     };
     assert!(
-        opts.level_compaction_dynamic_level_bytes,
+        opts.get_level_compaction_dynamic_level_bytes(),
         "on by default, as in RocksDB"
     );
     let db = Arc::new(DB::open(&opts, dir()).unwrap());
@@ -107,9 +108,10 @@ fn dynamic_levels_fill_from_the_last_level_up() {
     assert!(dump(&db) == m);
     // static levels fill from L1 down
     let fs = MemFs::new();
-    let opts = Options {
-        level_compaction_dynamic_level_bytes: false,
-        ..mem_opts(&fs)
+    let opts = {
+        let mut o = mem_opts(&fs);
+        o.set_level_compaction_dynamic_level_bytes(false);
+        o
     };
     let db = Arc::new(DB::open(&opts, dir()).unwrap());
     let m = hammer(&db, 2, 1500, 4000, 2);
@@ -126,14 +128,15 @@ fn dynamic_levels_fill_from_the_last_level_up() {
 fn parallel_compactions_never_produce_overlapping_files() {
     for dynamic in [false, true] {
         let fs = MemFs::new();
-        let opts = Options {
-            max_background_jobs: 4,
-            level_compaction_dynamic_level_bytes: dynamic,
-            max_bytes_for_level_base: 24 << 10,
-            max_bytes_for_level_multiplier: 4.0,
-            target_file_size_base: 6 << 10,
-            paranoid_checks: true,
-            ..mem_opts(&fs)
+        let opts = {
+            let mut o = mem_opts(&fs);
+            o.set_max_background_jobs(4);
+            o.set_level_compaction_dynamic_level_bytes(dynamic);
+            o.set_max_bytes_for_level_base(24 << 10);
+            o.set_max_bytes_for_level_multiplier(4.0);
+            o.set_target_file_size_base(6 << 10);
+            o.set_paranoid_checks(true);
+            o
         };
         let db = Arc::new(DB::open(&opts, dir()).unwrap());
         let stop = Arc::new(AtomicBool::new(false));
@@ -179,11 +182,12 @@ fn subcompactions_keep_every_key_and_snapshot() {
     for subs in [1usize, 4] {
         let fs = MemFs::new();
         // big target files: only the split into pieces makes more than one output file
-        let opts = Options {
-            max_subcompactions: subs,
-            disable_auto_compactions: true,
-            target_file_size_base: 1 << 30,
-            ..mem_opts(&fs)
+        let opts = {
+            let mut o = mem_opts(&fs);
+            o.set_max_subcompactions(subs as u32);
+            o.set_disable_auto_compactions(true);
+            o.set_target_file_size_base(1 << 30);
+            o
         };
         let db = DB::open(&opts, dir()).unwrap();
         let mut m = Model::new();
@@ -242,12 +246,13 @@ fn subcompactions_keep_every_key_and_snapshot() {
 fn subcompactions_and_compression_per_level_under_load() {
     use shale::CompressionType::*;
     let fs = MemFs::new();
-    let opts = Options {
-        max_subcompactions: 3,
-        max_background_jobs: 3,
-        compression_per_level: vec![None, Snappy, Lz4],
-        bottommost_compression: Some(Zstd),
-        ..mem_opts(&fs)
+    let opts = {
+        let mut o = mem_opts(&fs);
+        o.set_max_subcompactions(3);
+        o.set_max_background_jobs(3);
+        o.set_compression_per_level(&[None, Snappy, Lz4]);
+        o.set_bottommost_compression_type(Zstd);
+        o
     };
     let db = Arc::new(DB::open(&opts, dir()).unwrap());
     let m = hammer(&db, 3, 2000, 6000, 4);
@@ -271,15 +276,16 @@ fn randomized_model_many_flushes_and_compactions_across_threads() {
     const OPS: u64 = 10_000;
     const KEYS: u64 = 600;
     let fs = MemFs::new();
-    let opts = Options {
-        max_background_jobs: 3,
-        max_subcompactions: 2,
-        compression_per_level: vec![None, None, Lz4, Snappy],
-        bottommost_compression: Some(Zstd),
-        merge_operator: shale::merge::merge_operator_by_name("stringappend"),
-        max_bytes_for_level_base: 32 << 10,
-        target_file_size_base: 8 << 10,
-        ..mem_opts(&fs)
+    let opts = {
+        let mut o = mem_opts(&fs);
+        o.set_max_background_jobs(3);
+        o.set_max_subcompactions(2);
+        o.set_compression_per_level(&[None, None, Lz4, Snappy]);
+        o.set_bottommost_compression_type(Zstd);
+        o.set_custom_merge_operator(shale::merge::merge_operator_by_name("stringappend").unwrap());
+        o.set_max_bytes_for_level_base(32 << 10);
+        o.set_target_file_size_base(8 << 10);
+        o
     };
     let db = Arc::new(DB::open(&opts, dir()).unwrap());
     let tk = |t: u64, i: u64| format!("t{t}-{i:05}").into_bytes();

@@ -44,13 +44,21 @@ fn rocksdict_dump(t: &Tools, db: &Path, extra: &[&str]) -> Kv {
 /// Write a database with Shale: puts, overwrites, deletes, flushes and compactions.
 fn write_shale_db(dir: &Path, checksum: ChecksumType, compression: CompressionType, format_version: u32) -> Kv {
     let mut o = Options::default();
-    o.create_if_missing = true;
-    o.write_buffer_size = 64 << 10;
-    o.checksum_type = checksum;
-    o.compression = compression;
-    o.format_version = format_version;
-    o.level0_file_num_compaction_trigger = 3;
-    o.target_file_size_base = 128 << 10;
+    o.create_if_missing(true);
+    o.set_write_buffer_size(64 << 10);
+    {
+        let mut bbo = o.get_block_based_options();
+        bbo.set_checksum_type(checksum);
+        o.set_block_based_table_factory(&bbo);
+    }
+    o.set_compression_type(compression);
+    {
+        let mut bbo = o.get_block_based_options();
+        bbo.set_format_version(format_version as i32);
+        o.set_block_based_table_factory(&bbo);
+    }
+    o.set_level_zero_file_num_compaction_trigger(3);
+    o.set_target_file_size_base(128 << 10);
     let db = DB::open(&o, dir).unwrap();
     let mut m = Kv::new();
     for i in 0..6000u32 {
@@ -187,7 +195,7 @@ fn shale_reads_db_bench_databases() {
             }
             drop(db);
             let mut o = Options::default();
-            o.create_if_missing = false;
+            o.create_if_missing(false);
             let db = DB::open(&o, dir.path()).unwrap();
             assert_eq!(shale_dump(&db), expect, "fv{fv} ck{ck} {comp} (read-write)");
             db.put(b"added-by-shale", b"1").unwrap();
@@ -236,11 +244,12 @@ fn shale_reads_rocksdict_databases() {
 fn rocksdb_reads_shale_range_deletions_and_single_deletes() {
     let Some(t) = tools() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let o = Options {
-        create_if_missing: true,
-        write_buffer_size: 64 << 10,
-        target_file_size_base: 32 << 10,
-        ..Options::default()
+    let o = {
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_write_buffer_size(64 << 10);
+        o.set_target_file_size_base(32 << 10);
+        o
     };
     let db = DB::open(&o, dir.path()).unwrap();
     let k = |i: u32| format!("k{i:05}").into_bytes();
@@ -330,9 +339,10 @@ fn shale_reads_db_bench_merge_operands() {
     ]));
     let expect = ldb_scan(&t.ldb, dir.path());
     assert!(!expect.is_empty());
-    let o = Options {
-        merge_operator: shale::merge::merge_operator_by_name("uint64add"),
-        ..Options::default()
+    let o = {
+        let mut o = Options::default();
+        o.set_custom_merge_operator(shale::merge::merge_operator_by_name("uint64add").unwrap());
+        o
     };
     let db = DB::open_for_read_only(&o, dir.path(), false).unwrap();
     assert_eq!(shale_dump(&db), expect, "read-only");
@@ -417,7 +427,7 @@ fn shale_reads_db_bench_uint64_comparator_databases() {
         assert!(expect.len() > 3000, "{rep}: {} keys", expect.len());
 
         let mut o = Options::default();
-        o.comparator = std::sync::Arc::new(shale::Uint64Comparator);
+        o.set_custom_comparator(std::sync::Arc::new(shale::Uint64Comparator));
         let db = DB::open_for_read_only(&o, dir.path(), false).unwrap();
         let got: Vec<(Vec<u8>, Vec<u8>)> = db
             .iterator(shale::IteratorMode::Start)
@@ -456,11 +466,15 @@ fn rocksdb_reads_shale_uint64_comparator_database() {
     const N: u64 = 4000;
     let dir = tempfile::tempdir().unwrap();
     let mut o = Options::default();
-    o.create_if_missing = true;
-    o.comparator = std::sync::Arc::new(shale::Uint64Comparator);
-    o.memtable_factory = shale::MemtableFactory::Vector;
-    o.write_buffer_size = 64 << 10;
-    o.block_size = 512;
+    o.create_if_missing(true);
+    o.set_custom_comparator(std::sync::Arc::new(shale::Uint64Comparator));
+    o.set_memtable_factory(shale::MemtableFactory::Vector);
+    o.set_write_buffer_size(64 << 10);
+    {
+        let mut bbo = o.get_block_based_options();
+        bbo.set_block_size(512);
+        o.set_block_based_table_factory(&bbo);
+    }
     let db = DB::open(&o, dir.path()).unwrap();
     // db_bench's keys for 0..N: 8 big-endian bytes
     for i in 0..N {

@@ -61,8 +61,8 @@ fn checked_scan(db: &DB, ro: ReadOptions) -> Model {
 fn writers_readers_flushes_compactions_and_snapshots() {
     let fs = MemFs::new();
     let mut opts = mem_opts(&fs);
-    opts.write_buffer_size = 8 << 10;
-    opts.max_background_jobs = 3;
+    opts.set_write_buffer_size(8 << 10);
+    opts.set_max_background_jobs(3);
     let db = Arc::new(DB::open(&opts, dir()).unwrap());
     let models: Arc<Vec<Mutex<Model>>> = Arc::new((0..WRITERS).map(|_| Mutex::new(Model::new())).collect());
     // thread 0 writes keys 0, 1, 2, ... in order and never deletes: any consistent view holds a
@@ -199,9 +199,12 @@ fn writers_readers_flushes_compactions_and_snapshots() {
 #[test]
 fn iterator_outlives_db_handle() {
     let fs = MemFs::new();
-    let opts = Options {
-        block_cache_capacity: 0,
-        ..mem_opts(&fs)
+    let opts = {
+        let mut o = mem_opts(&fs);
+        let mut bbo = o.get_block_based_options();
+        bbo.set_lru_cache_capacity(0);
+        o.set_block_based_table_factory(&bbo);
+        o
     };
     let db = DB::open(&opts, dir()).unwrap();
     let mut m = Model::new();
@@ -236,9 +239,12 @@ fn iterator_outlives_db_handle() {
 #[test]
 fn files_pinned_by_an_iterator_survive_compaction() {
     let fs = MemFs::new();
-    let opts = Options {
-        block_cache_capacity: 0,
-        ..mem_opts(&fs)
+    let opts = {
+        let mut o = mem_opts(&fs);
+        let mut bbo = o.get_block_based_options();
+        bbo.set_lru_cache_capacity(0);
+        o.set_block_based_table_factory(&bbo);
+        o
     };
     let db = DB::open(&opts, dir()).unwrap();
     let mut m = Model::new();
@@ -303,10 +309,11 @@ fn second_open_in_process_is_busy() {
 
     let tmp = tempfile::tempdir().unwrap();
     let p = tmp.path().join("db");
-    let popts = Options {
-        create_if_missing: true,
-        env: Arc::new(PosixFs),
-        ..Options::default()
+    let popts = {
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_env(Arc::new(PosixFs));
+        o
     };
     let db = DB::open(&popts, &p).unwrap();
     db.put(b"k", b"v").unwrap();
@@ -323,9 +330,10 @@ const CHILD_ENV: &str = "SHALE_TEST_LOCK_CHILD_DB";
 #[test]
 fn lock_child_process() {
     let Ok(dir) = std::env::var(CHILD_ENV) else { return };
-    let opts = Options {
-        env: Arc::new(PosixFs),
-        ..Options::default()
+    let opts = {
+        let mut o = Options::default();
+        o.set_env(Arc::new(PosixFs));
+        o
     };
     let code = match DB::open(&opts, &dir) {
         Ok(db) => {
@@ -357,10 +365,11 @@ fn child_open(dir: &std::path::Path) -> i32 {
 fn second_open_from_another_process_is_busy() {
     let tmp = tempfile::tempdir().unwrap();
     let p = tmp.path().join("db");
-    let popts = Options {
-        create_if_missing: true,
-        env: Arc::new(PosixFs),
-        ..Options::default()
+    let popts = {
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_env(Arc::new(PosixFs));
+        o
     };
     let db = DB::open(&popts, &p).unwrap();
     db.put(b"k", b"v").unwrap();
@@ -452,7 +461,9 @@ mod slow_sync {
             &self.inner
         }
         fn new_writable(&self, p: &Path) -> shale::Result<Box<dyn WritableFile>> {
-            let manifest = p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("MANIFEST"));
+            let manifest = p
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("MANIFEST"));
             Ok(Box::new(SlowFile {
                 inner: self.inner.new_writable(p)?,
                 manifest,
@@ -487,8 +498,8 @@ fn manifest_fsync_does_not_hold_the_db_mutex() {
         gate: gate.clone(),
     });
     let mut o = small_opts(fs);
-    o.disable_auto_compactions = true;
-    o.write_buffer_size = 1 << 20;
+    o.set_disable_auto_compactions(true);
+    o.set_write_buffer_size(1 << 20);
     let db = Arc::new(DB::open(&o, dir()).unwrap());
     for i in 0..100u64 {
         let (k, v) = kv(i);
@@ -527,8 +538,8 @@ fn wal_switch_does_not_hold_the_db_mutex() {
         gate: gate.clone(),
     });
     let mut o = small_opts(fs);
-    o.disable_auto_compactions = true;
-    o.write_buffer_size = 1 << 20;
+    o.set_disable_auto_compactions(true);
+    o.set_write_buffer_size(1 << 20);
     let db = Arc::new(DB::open(&o, dir()).unwrap());
     db.put(b"a", b"1").unwrap();
     // flush() switches the memtable and the WAL; the new WAL's directory sync is held.

@@ -15,11 +15,23 @@ use shale::{ChecksumType, CompressionType, Error, FileSystem, MemFs, Options, Re
 
 fn build(fs: &MemFs, fv: u32, checksum: ChecksumType, compression: CompressionType) -> (Options, Model) {
     let mut opts = mem_opts(fs);
-    opts.format_version = fv;
-    opts.checksum_type = checksum;
-    opts.compression = compression;
-    opts.block_size = 512;
-    opts.merge_operator = shale::merge::merge_operator_by_name("uint64add");
+    {
+        let mut bbo = opts.get_block_based_options();
+        bbo.set_format_version(fv as i32);
+        opts.set_block_based_table_factory(&bbo);
+    }
+    {
+        let mut bbo = opts.get_block_based_options();
+        bbo.set_checksum_type(checksum);
+        opts.set_block_based_table_factory(&bbo);
+    }
+    opts.set_compression_type(compression);
+    {
+        let mut bbo = opts.get_block_based_options();
+        bbo.set_block_size(512);
+        opts.set_block_based_table_factory(&bbo);
+    }
+    opts.set_custom_merge_operator(shale::merge::merge_operator_by_name("uint64add").unwrap());
     let db = DB::open(&opts, dir()).unwrap();
     let mut m = Model::new();
     for i in 0..120 {
@@ -71,7 +83,7 @@ fn sweep(fv: u32, checksum: ChecksumType, compression: CompressionType) -> usize
         let fs = copy_fs(&base, dir());
         write_file(&fs, sst, &d);
         let mut opts = opts0.clone();
-        opts.env = Arc::new(fs.clone());
+        opts.set_env(Arc::new(fs.clone()));
         let r = catch_unwind(AssertUnwindSafe(|| {
             let db = match DB::open(&opts, dir()) {
                 Ok(db) => db,
@@ -162,7 +174,7 @@ fn regression_fv6_footer_reserved_byte_flip_is_corruption_naming_the_file() {
     let fs = copy_fs(&base, dir());
     write_file(&fs, &sst, &d);
     let mut opts = opts0.clone();
-    opts.env = Arc::new(fs.clone());
+    opts.set_env(Arc::new(fs.clone()));
     let err = match DB::open(&opts, dir()) {
         Err(e) => e,
         Ok(db) => scan(&db, ReadOptions::default()).unwrap_err(),

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use shale::{CuckooTableOptions, FileSystem, MemFs, Options, ReadOptions, StringAppendOperator, TableFactory, DB};
+use shale::{CuckooTableOptions, FileSystem, MemFs, Options, ReadOptions, StringAppendOperator, DB};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -25,18 +25,19 @@ fn value(i: u64, round: u64) -> Vec<u8> {
 }
 
 fn options(fs: &Arc<MemFs>, auto_compactions: bool) -> Options {
-    Options {
-        create_if_missing: true,
-        env: fs.clone(),
-        table_factory: TableFactory::Cuckoo(CuckooTableOptions::default()),
-        write_buffer_size: 16 << 10,
-        level0_file_num_compaction_trigger: 2,
-        max_bytes_for_level_base: 24 << 10,
-        max_bytes_for_level_multiplier: 2.0,
-        target_file_size_base: 8 << 10,
-        level_compaction_dynamic_level_bytes: false,
-        disable_auto_compactions: !auto_compactions,
-        ..Options::default()
+    {
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_env(fs.clone());
+        o.set_write_buffer_size(16 << 10);
+        o.set_level_zero_file_num_compaction_trigger(2);
+        o.set_max_bytes_for_level_base(24 << 10);
+        o.set_max_bytes_for_level_multiplier(2.0);
+        o.set_target_file_size_base(8 << 10);
+        o.set_level_compaction_dynamic_level_bytes(false);
+        o.set_disable_auto_compactions(!auto_compactions);
+        o.set_cuckoo_table_factory(&CuckooTableOptions::default());
+        o
     }
 }
 
@@ -148,9 +149,10 @@ fn multi_get_over_cuckoo_levels_matches_get_and_model() {
     assert!(model.len() < N as usize, "some keys are deleted");
 
     check(&db, &ReadOptions::default(), &model, "latest");
-    let ro = ReadOptions {
-        snapshot: Some(snap),
-        ..ReadOptions::default()
+    let ro = {
+        let mut o = ReadOptions::default();
+        o.set_snapshot(&snap);
+        o
     };
     check(&db, &ro, &at_snap, "snapshot");
     // Everything flushed: the same answers come from the files alone.
@@ -192,10 +194,11 @@ fn multi_get_applies_merges_and_range_deletions_over_cuckoo_files() {
     // Reopened writing block-based files (the only ones with merges and range deletions);
     // the cuckoo files stay below.
     let mut o = options(&fs, false);
-    o.table_factory = TableFactory::BlockBased;
+    let b = o.get_block_based_options();
+    o.set_block_based_table_factory(&b);
     // Mapped reads here (the cuckoo reader copies from the mapping), pread in the other test.
-    o.allow_mmap_reads = true;
-    o.merge_operator = Some(Arc::new(shale::merge::Associative(StringAppendOperator::new(","))));
+    o.set_allow_mmap_reads(true);
+    o.set_custom_merge_operator(Arc::new(shale::merge::Associative(StringAppendOperator::new(","))));
     let db = DB::open(&o, dir).unwrap();
     for i in (0..N).step_by(9) {
         merge(&db, &mut model, i, 3);
@@ -231,9 +234,10 @@ fn multi_get_applies_merges_and_range_deletions_over_cuckoo_files() {
     assert!(!model.contains_key(&key(150)) && model.contains_key(&key(210)));
 
     check(&db, &ReadOptions::default(), &model, "latest");
-    let ro = ReadOptions {
-        snapshot: Some(snap),
-        ..ReadOptions::default()
+    let ro = {
+        let mut o = ReadOptions::default();
+        o.set_snapshot(&snap);
+        o
     };
     check(&db, &ro, &at_snap, "snapshot");
 }
@@ -242,12 +246,13 @@ fn multi_get_applies_merges_and_range_deletions_over_cuckoo_files() {
 fn multi_get_over_plain_files_matches_get_and_model() {
     let fs = Arc::new(MemFs::new());
     let dir = Path::new("/db");
-    let plain = |auto| Options {
-        table_factory: TableFactory::Plain(shale::PlainTableOptions::default()),
+    let plain = |auto| {
+        let mut o = options(&fs, auto);
+        o.set_plain_table_factory(&shale::PlainTableOptions::default());
         // One prefix per key: hash buckets with one prefix (direct) and several (sub-index).
-        prefix_extractor: Some(shale::new_fixed_prefix_transform(8)),
-        allow_mmap_reads: true,
-        ..options(&fs, auto)
+        o.set_prefix_extractor(shale::new_fixed_prefix_transform(8));
+        o.set_allow_mmap_reads(true);
+        o
     };
     let mut model = Model::new();
     {
@@ -271,9 +276,10 @@ fn multi_get_over_plain_files_matches_get_and_model() {
         "levels {levels:?}"
     );
     check(&db, &ReadOptions::default(), &model, "latest");
-    let ro = ReadOptions {
-        snapshot: Some(snap),
-        ..ReadOptions::default()
+    let ro = {
+        let mut o = ReadOptions::default();
+        o.set_snapshot(&snap);
+        o
     };
     check(&db, &ro, &at_snap, "snapshot");
 }

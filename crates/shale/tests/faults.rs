@@ -57,9 +57,11 @@ fn wal_failure_is_fail_stop(kind: FaultKind, sync: bool, after: u64) {
     let mem = MemFs::new();
     let (f, opts) = fault_opts(&mem);
     let db = DB::open(&opts, dir()).unwrap();
-    let wo = WriteOptions {
-        sync,
-        disable_wal: false,
+    let wo = {
+        let mut o = WriteOptions::default();
+        o.set_sync(sync);
+        o.disable_wal(false);
+        o
     };
     let mut m = Model::new();
     fill(&db, &mut m, 0, 50, &wo);
@@ -124,9 +126,10 @@ fn regression_failed_wal_write_sequence_reused_after_resume() {
     for after in [0u64, 1] {
         let mem = MemFs::new();
         let (f, opts) = fault_opts(&mem);
-        let opts = Options {
-            write_buffer_size: 1 << 20,
-            ..opts
+        let opts = {
+            let mut o = opts;
+            o.set_write_buffer_size(1 << 20);
+            o
         };
         let db = DB::open(&opts, dir()).unwrap();
         let mut m = Model::new();
@@ -220,9 +223,10 @@ fn flush_failures_of_every_kind_lose_nothing() {
 fn enospc_during_compaction_is_surfaced_and_data_intact() {
     let mem = MemFs::new();
     let (f, opts) = fault_opts(&mem);
-    let opts = Options {
-        disable_auto_compactions: true,
-        ..opts
+    let opts = {
+        let mut o = opts;
+        o.set_disable_auto_compactions(true);
+        o
     };
     let db = DB::open(&opts, dir()).unwrap();
     let mut m = Model::new();
@@ -265,9 +269,12 @@ fn enospc_during_compaction_is_surfaced_and_data_intact() {
 fn read_eio_is_an_error_not_wrong_data() {
     let mem = MemFs::new();
     let (f, opts) = fault_opts(&mem);
-    let opts = Options {
-        block_cache_capacity: 0,
-        ..opts
+    let opts = {
+        let mut o = opts;
+        let mut bbo = o.get_block_based_options();
+        bbo.set_lru_cache_capacity(0);
+        o.set_block_based_table_factory(&bbo);
+        o
     };
     let db = DB::open(&opts, dir()).unwrap();
     let mut m = Model::new();
@@ -291,8 +298,8 @@ fn power_loss_random_points_keep_synced_writes_and_a_prefix() {
     for seed in 1..=40u64 {
         let fs = MemFs::new();
         let mut opts = mem_opts(&fs);
-        opts.write_buffer_size = 4096;
-        opts.max_write_buffer_number = 2 + (seed % 3) as usize;
+        opts.set_write_buffer_size(4096);
+        opts.set_max_write_buffer_number((2 + (seed % 3) as usize) as i32);
         let mut rng = Rng::new(seed);
         let mut durable = Model::new();
         for round in 0..5 {
@@ -303,9 +310,11 @@ fn power_loss_random_points_keep_synced_writes_and_a_prefix() {
             let steps = 20 + rng.below(200);
             for _ in 0..steps {
                 let sync = rng.below(6) == 0;
-                let wo = WriteOptions {
-                    sync,
-                    disable_wal: false,
+                let wo = {
+                    let mut o = WriteOptions::default();
+                    o.set_sync(sync);
+                    o.disable_wal(false);
+                    o
                 };
                 match rng.below(10) {
                     0..=5 => {
@@ -375,10 +384,11 @@ fn power_loss_random_points_keep_synced_writes_and_a_prefix() {
 fn enospc_in_automatic_compaction_is_soft_and_clears_itself() {
     let mem = MemFs::new();
     let (f, opts) = fault_opts(&mem);
-    let opts = Options {
-        level0_slowdown_writes_trigger: 1000,
-        level0_stop_writes_trigger: 1000,
-        ..opts
+    let opts = {
+        let mut o = opts;
+        o.set_level_zero_slowdown_writes_trigger(1000);
+        o.set_level_zero_stop_writes_trigger(1000);
+        o
     };
     let db = DB::open(&opts, dir()).unwrap();
     f.inject_for(FaultKind::WriteNoSpace, Some(".sst"), IoActivity::Compaction);

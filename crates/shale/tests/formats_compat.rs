@@ -117,8 +117,8 @@ fn check_db_bench_db(ldb: &Path, dir: &Path, o: &Options, what: &str) {
         "{what}: OPTIONS file"
     );
     assert_eq!(
-        loaded.prefix_extractor.as_ref().map(|p| p.name().to_string()),
-        o.prefix_extractor.as_ref().map(|p| p.name().to_string()),
+        loaded.get_prefix_extractor().as_ref().map(|p| p.name().to_string()),
+        o.get_prefix_extractor().as_ref().map(|p| p.name().to_string()),
         "{what}: prefix extractor from the OPTIONS file"
     );
     {
@@ -154,7 +154,7 @@ fn check_db_bench_db(ldb: &Path, dir: &Path, o: &Options, what: &str) {
     );
     // read-write: Shale rewrites everything into its own tables of the same format
     let mut o = o.clone();
-    o.create_if_missing = false;
+    o.create_if_missing(false);
     let db = DB::open(&o, dir).unwrap();
     assert_same(&shale_dump(&db), &expect, &format!("{what}: read-write scan"));
     let mut expect = expect;
@@ -217,8 +217,8 @@ fn shale_reads_db_bench_plain_and_cuckoo_databases() {
 /// several flushes, a compaction and a WAL tail. Returns the live content.
 fn write_shale_db(dir: &Path, o: &Options, deletes: bool) -> Kv {
     let mut o = o.clone();
-    o.create_if_missing = true;
-    o.write_buffer_size = 16 << 10;
+    o.create_if_missing(true);
+    o.set_write_buffer_size(16 << 10);
     let db = DB::open(&o, dir).unwrap();
     let mut expect = Kv::new();
     for round in 0..3u32 {

@@ -27,13 +27,14 @@ fn value(i: u64, len: usize) -> Vec<u8> {
 
 /// Memtable options with a big `write_buffer_size` so that only the budget switches memtables.
 fn budget_opts(fs: &MemFs) -> Options {
-    Options {
-        write_buffer_size: 8 << 20,
-        max_write_buffer_number: 8,
-        level0_file_num_compaction_trigger: 4,
-        target_file_size_base: 1 << 20,
-        max_bytes_for_level_base: 4 << 20,
-        ..mem_opts(fs)
+    {
+        let mut o = mem_opts(fs);
+        o.set_write_buffer_size(8 << 20);
+        o.set_max_write_buffer_number(8);
+        o.set_level_zero_file_num_compaction_trigger(4);
+        o.set_target_file_size_base(1 << 20);
+        o.set_max_bytes_for_level_base(4 << 20);
+        o
     }
 }
 
@@ -42,9 +43,10 @@ fn memtables_stay_within_the_budget_while_writing_far_more() {
     let fs = MemFs::new();
     let budget = 256 << 10;
     let wbm = WriteBufferManager::new(budget, true);
-    let opts = Options {
-        write_buffer_manager: Some(wbm.clone()),
-        ..budget_opts(&fs)
+    let opts = {
+        let mut o = budget_opts(&fs);
+        o.set_write_buffer_manager(wbm.clone());
+        o
     };
     // arena blocks are an eighth of the budget
     let arena_block = budget / 8;
@@ -84,9 +86,10 @@ fn memtables_stay_within_the_budget_while_writing_far_more() {
 fn db_write_buffer_size_switches_memtables_early() {
     let fs = MemFs::new();
     let budget = 128 << 10;
-    let opts = Options {
-        db_write_buffer_size: budget,
-        ..budget_opts(&fs)
+    let opts = {
+        let mut o = budget_opts(&fs);
+        o.set_db_write_buffer_size(budget);
+        o
     };
     let db = DB::open(&opts, dir()).unwrap();
     let mut model = Model::new();
@@ -115,9 +118,10 @@ fn a_shared_write_buffer_manager_bounds_two_dbs() {
     let budget = 192 << 10;
     let wbm = WriteBufferManager::new(budget, true);
     let open = |d: &str| {
-        let opts = Options {
-            write_buffer_manager: Some(wbm.clone()),
-            ..budget_opts(&fs)
+        let opts = {
+            let mut o = budget_opts(&fs);
+            o.set_write_buffer_manager(wbm.clone());
+            o
         };
         (DB::open(&opts, d).unwrap(), opts)
     };
@@ -153,13 +157,16 @@ fn a_shared_write_buffer_manager_bounds_two_dbs() {
 
 /// Many small tables and a small cache: reads stay correct and the cache within its capacity.
 fn many_tables(extra: Options) -> (DB, Model, Options) {
-    let opts = Options {
-        block_cache_capacity: 512 << 10,
-        disable_auto_compactions: true,
-        level0_slowdown_writes_trigger: 1000,
-        level0_stop_writes_trigger: 1000,
-        write_buffer_size: 16 << 10,
-        ..extra
+    let opts = {
+        let mut o = extra;
+        o.set_disable_auto_compactions(true);
+        o.set_level_zero_slowdown_writes_trigger(1000);
+        o.set_level_zero_stop_writes_trigger(1000);
+        o.set_write_buffer_size(16 << 10);
+        let mut bbo = o.get_block_based_options();
+        bbo.set_lru_cache_capacity(512 << 10);
+        o.set_block_based_table_factory(&bbo);
+        o
     };
     let db = DB::open(&opts, dir()).unwrap();
     let mut model = Model::new();
@@ -213,9 +220,12 @@ fn block_cache_is_charged_for_table_held_index_and_filter_blocks() {
 #[test]
 fn index_and_filter_blocks_live_in_the_block_cache() {
     let fs = MemFs::new();
-    let (db, model, opts) = many_tables(Options {
-        cache_index_and_filter_blocks: true,
-        ..mem_opts(&fs)
+    let (db, model, opts) = many_tables({
+        let mut o = mem_opts(&fs);
+        let mut bbo = o.get_block_based_options();
+        bbo.set_cache_index_and_filter_blocks(true);
+        o.set_block_based_table_factory(&bbo);
+        o
     });
     for k in model.keys().step_by(50) {
         db.get(k).unwrap();
@@ -224,9 +234,12 @@ fn index_and_filter_blocks_live_in_the_block_cache() {
     read_all_bounded(&db, &model, 6_000);
     // a tiny cache: index and filter blocks are evicted by data blocks and reloaded
     drop(db);
-    let small = Options {
-        block_cache_capacity: 32 << 10,
-        ..opts.clone()
+    let small = {
+        let mut o = opts.clone();
+        let mut bbo = o.get_block_based_options();
+        bbo.set_lru_cache_capacity(32 << 10);
+        o.set_block_based_table_factory(&bbo);
+        o
     };
     let db = DB::open(&small, dir()).unwrap();
     read_all_bounded(&db, &model, 3_000);
@@ -234,9 +247,12 @@ fn index_and_filter_blocks_live_in_the_block_cache() {
     drop(db);
 
     // the same tables with index and filter held by the readers
-    let held = Options {
-        cache_index_and_filter_blocks: false,
-        ..opts.clone()
+    let held = {
+        let mut o = opts.clone();
+        let mut bbo = o.get_block_based_options();
+        bbo.set_cache_index_and_filter_blocks(false);
+        o.set_block_based_table_factory(&bbo);
+        o
     };
     let db = DB::open(&held, dir()).unwrap();
     for k in model.keys().step_by(50) {
@@ -250,9 +266,12 @@ fn index_and_filter_blocks_live_in_the_block_cache() {
     drop(db);
 
     // pinned L0 index and filter blocks count as pinned usage
-    let pin = Options {
-        pin_l0_filter_and_index_blocks_in_cache: true,
-        ..opts
+    let pin = {
+        let mut o = opts;
+        let mut bbo = o.get_block_based_options();
+        bbo.set_pin_l0_filter_and_index_blocks_in_cache(true);
+        o.set_block_based_table_factory(&bbo);
+        o
     };
     let db = DB::open(&pin, dir()).unwrap();
     for k in model.keys().step_by(50) {
@@ -266,9 +285,10 @@ fn index_and_filter_blocks_live_in_the_block_cache() {
 #[test]
 fn memtable_properties_follow_switches_flushes_and_pins() {
     let fs = MemFs::new();
-    let opts = Options {
-        write_buffer_size: 1 << 20,
-        ..mem_opts(&fs)
+    let opts = {
+        let mut o = mem_opts(&fs);
+        o.set_write_buffer_size(1 << 20);
+        o
     };
     let db = DB::open(&opts, dir()).unwrap();
     let empty = prop(&db, "rocksdb.cur-size-all-mem-tables");

@@ -114,9 +114,11 @@ fn power_loss_keeps_synced_writes_and_a_prefix() {
             let mut last_synced = 0;
             for _ in 0..150 {
                 let sync = rng.below(8) == 0;
-                let wo = WriteOptions {
-                    sync,
-                    disable_wal: false,
+                let wo = {
+                    let mut o = WriteOptions::default();
+                    o.set_sync(sync);
+                    o.disable_wal(false);
+                    o
                 };
                 random_write(&db, &mut m, &mut rng, &wo);
                 states.push(m.clone());

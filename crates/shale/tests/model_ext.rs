@@ -152,7 +152,9 @@ fn run_model_rep(op: Op, seeds: std::ops::RangeInclusive<u64>, steps: usize, rep
         let path = Path::new("/db");
         let mut opts = small_opts(&fs);
         opts.set_memtable_factory(rep);
-        opts.merge_operator = merge_operator_by_name(if op == Op::Add { "uint64add" } else { "stringappend" });
+        opts.set_custom_merge_operator(
+            merge_operator_by_name(if op == Op::Add { "uint64add" } else { "stringappend" }).unwrap(),
+        );
         let mut db = DB::open(&opts, path).unwrap();
         let mut m = Model::new();
         let mut sd = SdState::default();
@@ -235,7 +237,7 @@ fn bad_input() {
     drop(db);
     // operands written with an operator, read without one: a clear error on the read
     let mut o2 = opts.clone();
-    o2.merge_operator = merge_operator_by_name("stringappend");
+    o2.set_custom_merge_operator(merge_operator_by_name("stringappend").unwrap());
     let db = DB::open(&o2, "/db").unwrap();
     db.merge(b"k", b"x").unwrap();
     db.put(b"p", b"y").unwrap();

@@ -23,9 +23,9 @@ fn prop(db: &DB, name: &str) -> u64 {
 /// Nothing is flushed or compacted unless the test asks.
 fn base(env: Arc<dyn FileSystem>) -> Options {
     let mut o = Options::default();
-    o.create_if_missing = true;
-    o.env = env;
-    o.disable_auto_compactions = true;
+    o.create_if_missing(true);
+    o.set_env(env);
+    o.set_disable_auto_compactions(true);
     o
 }
 
@@ -76,10 +76,10 @@ fn pinned(db: &DB, k: &[u8]) -> DBPinnableSlice {
 fn pinned_equals_get_in_every_source_of_a_block_based_db() {
     let fs = MemFs::new();
     let mut o = base(Arc::new(fs.clone()));
-    o.merge_operator = Some(Arc::new(Associative(StringAppendOperator::new(","))));
-    o.write_buffer_size = 64 << 10;
-    o.max_write_buffer_number = 4;
-    o.min_write_buffer_number_to_merge = 3; // switched memtables wait as immutable ones
+    o.set_custom_merge_operator(Arc::new(Associative(StringAppendOperator::new(","))));
+    o.set_write_buffer_size(64 << 10);
+    o.set_max_write_buffer_number(4);
+    o.set_min_write_buffer_number_to_merge(3); // switched memtables wait as immutable ones
     let db = DB::open(&o, DIR).unwrap();
     let n = 200;
     // Deepest level: generation 0 of every key, compacted to the bottom.
@@ -170,7 +170,11 @@ fn reads_that_bypass_the_block_cache_are_copied() {
     assert_eq!(&*p, &val(1, 0)[..]);
 
     let mut o = base(Arc::new(MemFs::new()));
-    o.block_cache_capacity = 0;
+    {
+        let mut bbo = o.get_block_based_options();
+        bbo.set_lru_cache_capacity(0);
+        o.set_block_based_table_factory(&bbo);
+    }
     let db = DB::open(&o, DIR).unwrap();
     db.put(key(1), val(1, 0)).unwrap();
     db.flush().unwrap();
@@ -181,7 +185,7 @@ fn reads_that_bypass_the_block_cache_are_copied() {
 
 fn plain_opts(env: Arc<dyn FileSystem>, mmap: bool) -> Options {
     let mut o = base(env);
-    o.allow_mmap_reads = mmap;
+    o.set_allow_mmap_reads(mmap);
     o.set_prefix_extractor(new_fixed_prefix_transform(8));
     o.set_plain_table_factory(&PlainTableOptions {
         user_key_len: 16,
@@ -255,7 +259,7 @@ fn sst_files(fs: &dyn FileSystem, dir: &Path) -> Vec<String> {
 /// A value pinned in a file survives the compaction that deletes the file, and a value pinned
 /// in a memtable survives its flush; both survive the DB's drop.
 fn survives(o: Options, dir: &Path) {
-    let fs = o.env.clone();
+    let fs = o.get_env().clone();
     let db = DB::open(&o, dir).unwrap();
     for i in 0..100 {
         db.put(key(i), val(i, 0)).unwrap();

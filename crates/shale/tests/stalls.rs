@@ -17,13 +17,14 @@ fn stats(db: &DB) -> String {
 #[test]
 fn l0_slowdown_delays_writes_to_the_delayed_write_rate() {
     let fs = MemFs::new();
-    let opts = Options {
-        level0_slowdown_writes_trigger: 2,
-        level0_stop_writes_trigger: 1000,
-        level0_file_num_compaction_trigger: 1000,
-        max_bytes_for_level_base: 1 << 40,
-        delayed_write_rate: 256 << 10,
-        ..mem_opts(&fs)
+    let opts = {
+        let mut o = mem_opts(&fs);
+        o.set_level_zero_slowdown_writes_trigger(2);
+        o.set_level_zero_stop_writes_trigger(1000);
+        o.set_level_zero_file_num_compaction_trigger(1000);
+        o.set_max_bytes_for_level_base(1 << 40);
+        o.set_delayed_write_rate(256 << 10);
+        o
     };
     let db = DB::open(&opts, dir()).unwrap();
     assert_eq!(
@@ -67,16 +68,18 @@ fn l0_slowdown_delays_writes_to_the_delayed_write_rate() {
 fn stops_clear_when_compactions_catch_up() {
     type MakeOpts = fn() -> Options;
     let configs: [(&str, MakeOpts); 2] = [
-        ("L0 file count limit: delayed", || Options {
-            level0_file_num_compaction_trigger: 2,
-            level0_slowdown_writes_trigger: 2,
-            level0_stop_writes_trigger: 2,
-            ..mem_opts(&MemFs::new())
+        ("L0 file count limit: delayed", || {
+            let mut o = mem_opts(&MemFs::new());
+            o.set_level_zero_file_num_compaction_trigger(2);
+            o.set_level_zero_slowdown_writes_trigger(2);
+            o.set_level_zero_stop_writes_trigger(2);
+            o
         }),
-        ("pending compaction bytes: delayed", || Options {
-            soft_pending_compaction_bytes_limit: 1,
-            hard_pending_compaction_bytes_limit: 1,
-            ..mem_opts(&MemFs::new())
+        ("pending compaction bytes: delayed", || {
+            let mut o = mem_opts(&MemFs::new());
+            o.set_soft_pending_compaction_bytes_limit(1);
+            o.set_hard_pending_compaction_bytes_limit(1);
+            o
         }),
     ];
     for (name, make_opts) in configs {
@@ -163,12 +166,12 @@ fn fill_memtables(db: &DB, target_imm: u64) -> Vec<Vec<u8>> {
 fn min_write_buffer_number_to_merge_merges_memtables_into_one_flush() {
     let fs = MemFs::new();
     let mut o = Options::default();
-    o.create_if_missing = true;
-    o.env = Arc::new(fs.clone());
-    o.write_buffer_size = 64 << 10;
-    o.max_write_buffer_number = 5;
-    o.min_write_buffer_number_to_merge = 3;
-    o.disable_auto_compactions = true;
+    o.create_if_missing(true);
+    o.set_env(Arc::new(fs.clone()));
+    o.set_write_buffer_size(64 << 10);
+    o.set_max_write_buffer_number(5);
+    o.set_min_write_buffer_number_to_merge(3);
+    o.set_disable_auto_compactions(true);
     let db = DB::open(&o, "/db").unwrap();
     // Two immutable memtables are not enough to flush.
     let mut keys = fill_memtables(&db, 2);
@@ -198,8 +201,8 @@ fn min_write_buffer_number_to_merge_merges_memtables_into_one_flush() {
     assert_eq!(db.get(&keys[0]).unwrap().map(|v| v.len()), Some(1024));
     // With the default (1), the same writes give one file per memtable.
     let fs = MemFs::new();
-    o.env = Arc::new(fs.clone());
-    o.min_write_buffer_number_to_merge = 1;
+    o.set_env(Arc::new(fs.clone()));
+    o.set_min_write_buffer_number_to_merge(1);
     let db = DB::open(&o, "/db").unwrap();
     // Each memtable that becomes immutable is flushed on its own (waited for at once, so that
     // a slow flush thread cannot let two of them queue up and be merged).
@@ -215,7 +218,7 @@ fn min_write_buffer_number_to_merge_merges_memtables_into_one_flush() {
     // (A flush may finish before the check above sees its memtable: `switches` can undercount.)
     let l0 = prop_u64(&db, "rocksdb.num-files-at-level0");
     assert!(l0 >= 3 && l0 >= switches, "{l0} files, {switches} switches seen");
-    o.min_write_buffer_number_to_merge = 0;
+    o.set_min_write_buffer_number_to_merge(0);
     let Err(e) = DB::open(&o, "/db2") else {
         panic!("0 accepted")
     };

@@ -9,8 +9,8 @@ use shale::{FileSystem, ForwardingFs, MemFs, Options, WritableFile, WriteBatch, 
 
 fn mem_opts(fs: &MemFs) -> Options {
     let mut o = Options::default();
-    o.create_if_missing = true;
-    o.env = Arc::new(fs.clone());
+    o.create_if_missing(true);
+    o.set_env(Arc::new(fs.clone()));
     o
 }
 
@@ -20,9 +20,11 @@ fn mem_opts(fs: &MemFs) -> Options {
 fn clean_close_keeps_writes_made_without_wal() {
     let fs = MemFs::new();
     let opts = mem_opts(&fs);
-    let wo = WriteOptions {
-        sync: false,
-        disable_wal: true,
+    let wo = {
+        let mut o = WriteOptions::default();
+        o.set_sync(false);
+        o.disable_wal(true);
+        o
     };
     {
         let db = DB::open(&opts, "/db").unwrap();
@@ -127,8 +129,8 @@ fn recovery_interrupted_at_any_point_applies_each_wal_merge_once() {
     for budget in 1..200i64 {
         let fs = MemFs::new();
         let mut opts = mem_opts(&fs);
-        opts.write_buffer_size = 8192; // recovery flushes several times
-        opts.merge_operator = shale::merge::merge_operator_by_name("uint64add");
+        opts.set_write_buffer_size(8192); // recovery flushes several times
+        opts.set_custom_merge_operator(shale::merge::merge_operator_by_name("uint64add").unwrap());
         {
             let db = DB::open(&opts, "/db").unwrap();
             for i in 0..300u64 {
@@ -140,10 +142,10 @@ fn recovery_interrupted_at_any_point_applies_each_wal_merge_once() {
         fs.process_crash();
         let b = Arc::new(std::sync::atomic::AtomicI64::new(budget));
         let mut o2 = opts.clone();
-        o2.env = Arc::new(CrashAfter {
+        o2.set_env(Arc::new(CrashAfter {
             inner: Arc::new(fs.clone()),
             budget: b.clone(),
-        });
+        }));
         match DB::open(&o2, "/db") {
             Ok(db) => drop(db),
             Err(_) => crashes += 1,
@@ -190,9 +192,9 @@ fn files_per_level(db: &DB) -> Vec<usize> {
 fn zeroed_key_under_kept_range_tombstone() {
     let fs = MemFs::new();
     let mut o = mem_opts(&fs);
-    o.level_compaction_dynamic_level_bytes = false;
-    o.level0_file_num_compaction_trigger = 2;
-    o.max_bytes_for_level_base = 1;
+    o.set_level_compaction_dynamic_level_bytes(false);
+    o.set_level_zero_file_num_compaction_trigger(2);
+    o.set_max_bytes_for_level_base(1);
     let db = DB::open(&o, "/db").unwrap();
     // `a` sinks below L1 (the level targets start at one byte).
     db.put(b"a", b"old").unwrap();
@@ -201,7 +203,7 @@ fn zeroed_key_under_kept_range_tombstone() {
     drop(db);
     // A tombstone over [a, z), then a newer `m`, in two L0 files...
     let mut quiet = o.clone();
-    quiet.disable_auto_compactions = true;
+    quiet.set_disable_auto_compactions(true);
     let db = DB::open(&quiet, "/db").unwrap();
     db.delete_range(b"a", b"z").unwrap();
     db.flush().unwrap();
@@ -284,11 +286,11 @@ fn resume_after_a_torn_wal_append_writes_to_a_new_wal() {
         let fs = MemFs::new();
         let armed = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let mut o = mem_opts(&fs);
-        o.env = Arc::new(TearWal {
+        o.set_env(Arc::new(TearWal {
             inner: fs.clone(),
             armed: armed.clone(),
-        });
-        o.wal_recovery_mode = mode;
+        }));
+        o.set_wal_recovery_mode(mode);
         let db = DB::open(&o, "/db").unwrap();
         db.put(b"a", b"1").unwrap();
         db.flush().unwrap();

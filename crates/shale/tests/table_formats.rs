@@ -29,12 +29,12 @@ fn dir() -> &'static Path {
 /// Small buffers over `fs` so that flushes and compactions happen often.
 fn base(fs: &MemFs) -> Options {
     let mut o = Options::default();
-    o.create_if_missing = true;
-    o.env = Arc::new(fs.clone());
-    o.write_buffer_size = 8 << 10;
-    o.target_file_size_base = 16 << 10;
-    o.max_bytes_for_level_base = 64 << 10;
-    o.level0_file_num_compaction_trigger = 2;
+    o.create_if_missing(true);
+    o.set_env(Arc::new(fs.clone()));
+    o.set_write_buffer_size(8 << 10);
+    o.set_target_file_size_base(16 << 10);
+    o.set_max_bytes_for_level_base(64 << 10);
+    o.set_level_zero_file_num_compaction_trigger(2);
     o
 }
 
@@ -315,7 +315,7 @@ fn cuckoo_fixed_key_and_value_lengths() {
 fn plain_table_holds_merge_operands() {
     let fs = MemFs::new();
     let mut o = plain_fixed(&fs);
-    o.merge_operator = Some(Arc::new(shale::merge::Associative(shale::StringAppendOperator::new(
+    o.set_custom_merge_operator(Arc::new(shale::merge::Associative(shale::StringAppendOperator::new(
         ",",
     ))));
     let db = DB::open(&o, dir()).unwrap();
@@ -338,7 +338,7 @@ fn refusals_are_not_supported() {
     for (name, mk) in [("plain", plain_fixed as fn(&MemFs) -> Options), ("cuckoo", cuckoo)] {
         let fs = MemFs::new();
         let mut o = mk(&fs);
-        o.merge_operator = Some(Arc::new(shale::merge::Associative(shale::StringAppendOperator::new(
+        o.set_custom_merge_operator(Arc::new(shale::merge::Associative(shale::StringAppendOperator::new(
             ",",
         ))));
         let db = DB::open(&o, dir()).unwrap();
@@ -371,7 +371,7 @@ fn refusals_are_not_supported() {
 fn failed_cuckoo_flush_loses_nothing() {
     let fs = MemFs::new();
     let mut o = cuckoo(&fs);
-    o.write_buffer_size = 1 << 20;
+    o.set_write_buffer_size(1 << 20);
     let db = DB::open(&o, dir()).unwrap();
     let mut m = Model::new();
     for i in 0..100 {
@@ -392,7 +392,7 @@ fn failed_cuckoo_flush_loses_nothing() {
     drop(db);
     assert!(table_formats(&fs).iter().all(|f| *f == "cuckoo"));
     let mut o = base(&fs);
-    o.create_if_missing = false;
+    o.create_if_missing(false);
     let db = DB::open(&o, dir()).unwrap();
     assert_model(&db, &m, "reopened block-based");
     db.compact_range(None, None).unwrap();
@@ -412,7 +412,7 @@ fn one_db_mixes_all_three_formats() {
     // every factory gets the extractor the plain files were built with
     let with_prefix = |mut o: Options| {
         o.set_prefix_extractor(new_fixed_prefix_transform(8));
-        o.disable_auto_compactions = true;
+        o.set_disable_auto_compactions(true);
         o
     };
     let factories: [(&str, Options); 3] = [
@@ -470,8 +470,8 @@ fn posix_with_mmap_reads() {
     for (name, fixed) in [("plain", true), ("cuckoo", false)] {
         let tmp = tempfile::tempdir().unwrap();
         let mut o = Options::default();
-        o.create_if_missing = true;
-        o.write_buffer_size = 16 << 10;
+        o.create_if_missing(true);
+        o.set_write_buffer_size(16 << 10);
         o.set_allow_mmap_reads(true);
         if fixed {
             o.set_prefix_extractor(new_fixed_prefix_transform(8));
@@ -511,7 +511,7 @@ fn posix_with_mmap_reads() {
 fn cuckoo_flush_under_a_snapshot_fails_cleanly() {
     let fs = MemFs::new();
     let mut o = cuckoo(&fs);
-    o.write_buffer_size = 1 << 20;
+    o.set_write_buffer_size(1 << 20);
     let db = DB::open(&o, dir()).unwrap();
     let mut m = Model::new();
     for i in 0..50 {
@@ -550,7 +550,7 @@ fn options_file_per_open_written_through_a_temp_file() {
     let mem = MemFs::new();
     let ffs = shale::FaultFs::new(Arc::new(mem.clone()));
     let mut o = cuckoo(&mem);
-    o.env = Arc::new(ffs.clone());
+    o.set_env(Arc::new(ffs.clone()));
     let options_files = || -> Vec<String> {
         let mut v: Vec<String> = mem
             .list(dir())

@@ -22,9 +22,9 @@ fn k(v: u64) -> [u8; 8] {
 
 fn opts(fs: &MemFs, rep: MemtableFactory) -> Options {
     let mut o = small_opts(fs);
-    o.set_comparator(Arc::new(Uint64Comparator));
+    o.set_custom_comparator(Arc::new(Uint64Comparator));
     o.set_memtable_factory(rep);
-    o.merge_operator = merge_operator_by_name("stringappend");
+    o.set_custom_merge_operator(merge_operator_by_name("stringappend").unwrap());
     o
 }
 
@@ -200,7 +200,7 @@ fn reopening_with_the_other_comparator_is_refused() {
     db.flush().unwrap();
     drop(db);
     let mut bytewise = small_opts(&fs);
-    bytewise.set_comparator(Arc::new(BytewiseComparator));
+    bytewise.set_custom_comparator(Arc::new(BytewiseComparator));
     let e = DB::open(&bytewise, "/u64").expect_err("bytewise open of a uint64 DB");
     assert!(e.is_invalid_argument(), "{e}");
     assert!(e.to_string().contains("rocksdb.Uint64Comparator"), "{e}");

@@ -6,6 +6,7 @@
 mod background;
 mod build;
 mod compaction;
+mod compat_api;
 mod error_handler;
 mod filename;
 mod flush;
@@ -37,6 +38,7 @@ use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+pub use compat_api::{DBWithThreadMode, MultiThreaded, SingleThreaded, ThreadMode};
 pub use iter::{DBIterator, DBRawIterator, Direction, IteratorMode};
 
 use crate::error::{Error, Result};
@@ -364,7 +366,8 @@ impl DB {
     pub fn snapshot(&self) -> Snapshot {
         let seq = self.inner.last_seq.load(Ordering::Acquire);
         *self.inner.snapshots.lock().entry(seq).or_insert(0) += 1;
-        Snapshot::new(seq, Arc::downgrade(&self.inner.snapshots))
+        let owner: Arc<dyn std::any::Any + Send + Sync> = self.inner.clone();
+        Snapshot::new(seq, Arc::downgrade(&self.inner.snapshots), Arc::downgrade(&owner))
     }
 
     /// A cursor-style iterator (seek / next / prev), as the `rocksdb` crate's `DBRawIterator`.

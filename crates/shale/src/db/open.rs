@@ -257,7 +257,9 @@ fn open_inner(opts: &Options, path: &Path, read_only: bool, error_if_wal: bool) 
         vs.db_id = Some(db_id.clone());
         vs.write_new_manifest(&db_id, &cmp_name)?;
     }
-    let block_cache = if opts.block_cache_capacity > 0 {
+    let block_cache = if let Some(shared) = &opts.block_cache {
+        Some(shared.0.clone())
+    } else if opts.block_cache_capacity > 0 {
         Some(Arc::new(BlockCache::new(opts.block_cache_capacity)))
     } else {
         None

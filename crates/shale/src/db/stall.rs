@@ -287,6 +287,24 @@ pub(crate) fn delay_or_stop_write(db: &DbInner, st: &mut MutexGuard<'_, DbState>
 
 const SLEEP_STEP: Duration = Duration::from_micros(1001);
 
+/// For a write with `no_slowdown`: an Incomplete error if writes are delayed or stopped now (by
+/// the write controller or a write buffer manager that stalls), as RocksDB fails such writes
+/// with `Status::Incomplete("Write stall")` instead of waiting.
+pub(crate) fn check_no_slowdown(db: &DbInner) -> Result<()> {
+    let (cond, cause) = db.stall.state();
+    if cond != Condition::Normal {
+        return Err(crate::error::Error::Incomplete(format!(
+            "Write stall ({cond:?}, {cause:?}) and WriteOptions::no_slowdown is set"
+        )));
+    }
+    if db.write_buffer_manager().is_some_and(|w| w.should_stall()) {
+        return Err(crate::error::Error::Incomplete(
+            "Write stall (write buffer manager) and WriteOptions::no_slowdown is set".into(),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering as AtOrd};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -33,12 +34,22 @@ pub(crate) struct TableCache {
     fopts: FormatReadOptions,
     capacity: Option<usize>,
     lru: Mutex<Lru>,
+    /// This open's part of the block cache keys (see [`next_cache_prefix`]).
+    cache_prefix: u64,
 }
 
 #[derive(Default)]
 struct Lru {
     map: HashMap<u64, (AnyTable, u64)>,
     tick: u64,
+}
+
+/// Block cache keys are `(cache_id, offset)` with `cache_id` a table's file number in the low 40
+/// bits and, above them, a number of its own for every open of a DB: DBs sharing one block cache
+/// (`Cache::new_lru_cache`) never read each other's blocks.
+fn next_cache_prefix() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, AtOrd::Relaxed) << 40
 }
 
 impl TableCache {
@@ -74,6 +85,7 @@ impl TableCache {
             },
             capacity,
             lru: Mutex::new(Lru::default()),
+            cache_prefix: next_cache_prefix(),
         }
     }
 
@@ -105,7 +117,7 @@ impl TableCache {
             TableReaderOptions {
                 icmp: self.icmp.clone(),
                 block_cache: self.block_cache.clone(),
-                cache_id: number,
+                cache_id: self.cache_prefix | number,
                 use_filter: self.use_filter,
                 verify_checksums: self.paranoid,
                 cache_index_and_filter_blocks: self.cache_index_and_filter_blocks,

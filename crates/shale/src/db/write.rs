@@ -152,6 +152,9 @@ pub(crate) fn write(db: &Arc<DbInner>, wo: &WriteOptions, batch: WriteBatch, _us
     // A key or value too large to store was dropped from the batch when it was added: refuse
     // the whole batch before any of it reaches the WAL.
     batch.validate()?;
+    if wo.no_slowdown {
+        super::stall::check_no_slowdown(db)?;
+    }
     let w = Arc::new(Writer {
         batch: Mutex::new(Some(batch)),
         sync: wo.sync,

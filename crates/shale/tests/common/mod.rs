@@ -33,15 +33,18 @@ pub fn dir() -> &'static Path {
 
 /// Small options over `fs` so that flushes and compactions happen quickly.
 pub fn small_opts(fs: Arc<dyn FileSystem>) -> Options {
-    Options {
-        create_if_missing: true,
-        env: fs,
-        write_buffer_size: 8 << 10,
-        block_size: 256,
-        target_file_size_base: 16 << 10,
-        max_bytes_for_level_base: 64 << 10,
-        level0_file_num_compaction_trigger: 2,
-        ..Options::default()
+    {
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_env(fs);
+        o.set_write_buffer_size(8 << 10);
+        o.set_target_file_size_base(16 << 10);
+        o.set_max_bytes_for_level_base(64 << 10);
+        o.set_level_zero_file_num_compaction_trigger(2);
+        let mut bbo = o.get_block_based_options();
+        bbo.set_block_size(256);
+        o.set_block_based_table_factory(&bbo);
+        o
     }
 }
 

@@ -29,15 +29,18 @@ pub fn key(i: u64) -> Vec<u8> {
 }
 
 pub fn small_opts(fs: &MemFs) -> Options {
-    Options {
-        create_if_missing: true,
-        env: Arc::new(fs.clone()),
-        write_buffer_size: 8 << 10,
-        block_size: 256,
-        target_file_size_base: 16 << 10,
-        max_bytes_for_level_base: 64 << 10,
-        level0_file_num_compaction_trigger: 2,
-        ..Options::default()
+    {
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_env(Arc::new(fs.clone()));
+        o.set_write_buffer_size(8 << 10);
+        o.set_target_file_size_base(16 << 10);
+        o.set_max_bytes_for_level_base(64 << 10);
+        o.set_level_zero_file_num_compaction_trigger(2);
+        let mut bbo = o.get_block_based_options();
+        bbo.set_block_size(256);
+        o.set_block_based_table_factory(&bbo);
+        o
     }
 }
 
@@ -97,8 +100,12 @@ pub fn check_full(db: &DB, m: &Model, rng: &mut Rng, ro: &ReadOptions) {
     } else {
         None
     };
-    ro2.iterate_lower_bound = lo.clone();
-    ro2.iterate_upper_bound = hi.clone();
+    if let Some(b) = lo.clone() {
+        ro2.set_iterate_lower_bound(b);
+    }
+    if let Some(b) = hi.clone() {
+        ro2.set_iterate_upper_bound(b);
+    }
     let expect = range_scan(m, lo.as_deref(), hi.as_deref());
     let mut it = db.raw_iterator_opt(ro2.clone());
     let (fwd, rev) = scan_both_ways(&mut it);

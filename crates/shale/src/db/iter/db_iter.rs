@@ -449,9 +449,11 @@ pub enum Direction {
 
 /// A Rust iterator over `(key, value)` pairs, as the `rocksdb` crate's `DBIterator`.
 pub struct DBIterator {
-    raw: DBRawIterator,
+    raw: Option<DBRawIterator>,
     direction: Direction,
     done: bool,
+    /// Yielded first (an iterator that could not be made, e.g. through a closed DB's snapshot).
+    err: Option<Error>,
 }
 
 impl DBIterator {
@@ -475,9 +477,20 @@ impl DBIterator {
             }
         };
         DBIterator {
-            raw,
+            raw: Some(raw),
             direction,
             done: false,
+            err: None,
+        }
+    }
+
+    /// An iterator that yields `e` and ends.
+    pub(crate) fn failed(e: Error) -> DBIterator {
+        DBIterator {
+            raw: None,
+            direction: Direction::Forward,
+            done: false,
+            err: Some(e),
         }
     }
 }
@@ -488,20 +501,25 @@ impl Iterator for DBIterator {
         if self.done {
             return None;
         }
-        if !self.raw.valid() {
+        if let Some(e) = self.err.take() {
             self.done = true;
-            return match self.raw.status() {
+            return Some(Err(e));
+        }
+        let raw = self.raw.as_mut()?;
+        if !raw.valid() {
+            self.done = true;
+            return match raw.status() {
                 Ok(()) => None,
                 Err(e) => Some(Err(e)),
             };
         }
         let item = (
-            Box::<[u8]>::from(self.raw.key().unwrap_or(&[])),
-            Box::<[u8]>::from(self.raw.value().unwrap_or(&[])),
+            Box::<[u8]>::from(raw.key().unwrap_or(&[])),
+            Box::<[u8]>::from(raw.value().unwrap_or(&[])),
         );
         match self.direction {
-            Direction::Forward => self.raw.next(),
-            Direction::Reverse => self.raw.prev(),
+            Direction::Forward => raw.next(),
+            Direction::Reverse => raw.prev(),
         }
         Some(Ok(item))
     }

@@ -1,0 +1,161 @@
+//! The `rocksdb` crate's `BlockBasedOptions` and `Cache`: the settings of the block-based table
+//! format and its block cache, handed to [`Options::set_block_based_table_factory`].
+
+use std::sync::Arc;
+
+use crate::options::{Options, TableFactory};
+use crate::table::cache::BlockCache;
+use crate::table::format::ChecksumType;
+
+/// A block cache that several databases can share (the `rocksdb` crate's `Cache`). Cheap to
+/// clone: clones are the same cache.
+#[derive(Clone)]
+pub struct Cache(pub(crate) Arc<BlockCache>);
+
+impl Cache {
+    /// An LRU cache holding about `capacity` bytes of blocks.
+    pub fn new_lru_cache(capacity: usize) -> Cache {
+        Cache(Arc::new(BlockCache::new(capacity)))
+    }
+    /// Bytes the cache holds now (every database using it).
+    pub fn get_usage(&self) -> usize {
+        self.0.usage()
+    }
+    /// Bytes of entries that are pinned (in use, or pinned index and filter blocks).
+    pub fn get_pinned_usage(&self) -> usize {
+        self.0.pinned_usage()
+    }
+    /// The capacity in bytes.
+    pub fn get_capacity(&self) -> usize {
+        self.0.capacity()
+    }
+}
+
+impl std::fmt::Debug for Cache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Compaction styles (the `rocksdb` crate's `DBCompactionStyle`). Shale compacts by level only:
+/// opening with `Universal` or `Fifo` fails with NotSupported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DBCompactionStyle {
+    #[default]
+    Level,
+    Universal,
+    Fifo,
+}
+
+/// The block-based table format's options (the `rocksdb` crate's `BlockBasedOptions`): block
+/// size, restart interval, block cache, bloom filter, checksum, format version and where index
+/// and filter blocks live. [`Options::set_block_based_table_factory`] copies them into the
+/// options, so later changes to this value do not reach options already given it.
+#[derive(Clone, Debug)]
+pub struct BlockBasedOptions {
+    pub(crate) block_size: usize,
+    pub(crate) block_restart_interval: usize,
+    /// A shared cache (None: each database makes its own of `cache_capacity` bytes).
+    pub(crate) block_cache: Option<Cache>,
+    pub(crate) cache_capacity: usize,
+    pub(crate) bloom_bits_per_key: f64,
+    pub(crate) checksum_type: ChecksumType,
+    pub(crate) format_version: u32,
+    pub(crate) cache_index_and_filter_blocks: bool,
+    pub(crate) pin_l0_filter_and_index_blocks_in_cache: bool,
+}
+
+impl Default for BlockBasedOptions {
+    /// The values [`Options::default`] carries: 4 KiB blocks, restart interval 16, a 32 MiB cache
+    /// per database, a 10-bit bloom filter, XXH3 checksums, format_version 5.
+    fn default() -> Self {
+        BlockBasedOptions::from_options(&Options::default())
+    }
+}
+
+impl BlockBasedOptions {
+    /// The block-based settings `opts` carries now.
+    pub(crate) fn from_options(o: &Options) -> BlockBasedOptions {
+        BlockBasedOptions {
+            block_size: o.block_size,
+            block_restart_interval: o.block_restart_interval,
+            block_cache: o.block_cache.clone(),
+            cache_capacity: o.block_cache_capacity,
+            bloom_bits_per_key: o.bloom_bits_per_key,
+            checksum_type: o.checksum_type,
+            format_version: o.format_version,
+            cache_index_and_filter_blocks: o.cache_index_and_filter_blocks,
+            pin_l0_filter_and_index_blocks_in_cache: o.pin_l0_filter_and_index_blocks_in_cache,
+        }
+    }
+
+    /// Target uncompressed size of a data block (default 4096; 0 is rejected at open).
+    pub fn set_block_size(&mut self, size: usize) {
+        self.block_size = size;
+    }
+    /// Keys between restart points of a data block (default 16; below 1 is rejected at open).
+    pub fn set_block_restart_interval(&mut self, interval: i32) {
+        self.block_restart_interval = usize::try_from(interval).unwrap_or(0);
+    }
+    /// Use `cache` for blocks; databases given the same cache share it.
+    pub fn set_block_cache(&mut self, cache: &Cache) {
+        self.cache_capacity = cache.get_capacity();
+        self.block_cache = Some(cache.clone());
+    }
+    /// A cache of `capacity` bytes for each database opened with these options, not shared (0:
+    /// no cache). A Shale extension; the `rocksdb` crate's way is `set_block_cache`.
+    pub fn set_lru_cache_capacity(&mut self, capacity: usize) {
+        self.block_cache = None;
+        self.cache_capacity = capacity;
+    }
+    /// No block cache at all.
+    pub fn disable_cache(&mut self) {
+        self.block_cache = None;
+        self.cache_capacity = 0;
+    }
+    /// A bloom filter of `bits_per_key` bits per key (0 disables filters; negative or NaN is
+    /// rejected at open). `block_based` is ignored: as in RocksDB 7 and later, the filter is
+    /// always a full filter.
+    pub fn set_bloom_filter(&mut self, bits_per_key: f64, block_based: bool) {
+        let _ = block_based;
+        self.bloom_bits_per_key = bits_per_key;
+    }
+    /// Keep index and filter blocks in the block cache instead of in each open table.
+    pub fn set_cache_index_and_filter_blocks(&mut self, v: bool) {
+        self.cache_index_and_filter_blocks = v;
+    }
+    /// With cached index and filter blocks: keep those of L0 files pinned.
+    pub fn set_pin_l0_filter_and_index_blocks_in_cache(&mut self, v: bool) {
+        self.pin_l0_filter_and_index_blocks_in_cache = v;
+    }
+    /// The format_version of new tables (2..=6 are written; others are rejected at open).
+    pub fn set_format_version(&mut self, version: i32) {
+        self.format_version = u32::try_from(version).unwrap_or(0);
+    }
+    /// The block checksum of new tables.
+    pub fn set_checksum_type(&mut self, checksum_type: ChecksumType) {
+        self.checksum_type = checksum_type;
+    }
+}
+
+impl Options {
+    /// Write new tables in the block-based format with `factory`'s settings (the default
+    /// format). Replaces every block-based setting made before.
+    pub fn set_block_based_table_factory(&mut self, factory: &BlockBasedOptions) {
+        let f = factory.clone();
+        self.table_factory = TableFactory::BlockBased;
+        self.block_size = f.block_size;
+        self.block_restart_interval = f.block_restart_interval;
+        self.block_cache = f.block_cache;
+        self.block_cache_capacity = f.cache_capacity;
+        self.bloom_bits_per_key = f.bloom_bits_per_key;
+        self.checksum_type = f.checksum_type;
+        self.format_version = f.format_version;
+        self.cache_index_and_filter_blocks = f.cache_index_and_filter_blocks;
+        self.pin_l0_filter_and_index_blocks_in_cache = f.pin_l0_filter_and_index_blocks_in_cache;
+    }
+    /// The block-based settings these options carry (a copy to change and hand back).
+    pub fn get_block_based_options(&self) -> BlockBasedOptions {
+        BlockBasedOptions::from_options(self)
+    }
+}

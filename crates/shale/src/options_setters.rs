@@ -1,0 +1,359 @@
+//! `Options`' setters with the `rocksdb` crate's names and argument types, its getters, and the
+//! crate's closure forms of comparators and merge operators.
+//!
+//! Integer arguments the crate takes as `c_int` are `i32` here; a negative value is kept as 0,
+//! which opening rejects with InvalidArgument naming the option wherever 0 is invalid.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use crate::block_based_options::DBCompactionStyle;
+use crate::error::{Error, Result};
+use crate::fs::FileSystem;
+use crate::key::Comparator;
+use crate::merge::MergeOperator;
+use crate::options::{CompactionPri, Options, TableFactory};
+// Through the crate root: these types may live in other modules, re-exported under these names.
+use crate::log::WalRecoveryMode;
+use crate::memtable::MemtableFactory;
+use crate::slice_transform::SliceTransform;
+use crate::table::format::{ChecksumType, CompressionType};
+use crate::write_buffer_manager::WriteBufferManager;
+
+/// The `rocksdb` crate's name for the compression of table blocks.
+pub type DBCompressionType = CompressionType;
+
+/// A comparison function for [`Options::set_comparator`] (the `rocksdb` crate's `CompareFn`,
+/// here also `Send + Sync` because a database is shared between threads).
+pub type CompareFn = dyn Fn(&[u8], &[u8]) -> Ordering + Send + Sync;
+
+fn non_negative(v: i32) -> usize {
+    usize::try_from(v).unwrap_or(0)
+}
+
+impl Options {
+    pub fn set_paranoid_checks(&mut self, enabled: bool) {
+        self.paranoid_checks = enabled;
+    }
+    /// Memtables (mutable and immutable) allowed before writers wait (at least 2).
+    pub fn set_max_write_buffer_number(&mut self, nbuf: i32) {
+        self.max_write_buffer_number = non_negative(nbuf);
+    }
+    /// Immutable memtables merged into one L0 file per flush (at least 1).
+    pub fn set_min_write_buffer_number_to_merge(&mut self, to_merge: i32) {
+        self.min_write_buffer_number_to_merge = non_negative(to_merge);
+    }
+    /// The same as [`set_min_write_buffer_number_to_merge`](Self::set_min_write_buffer_number_to_merge).
+    pub fn set_min_write_buffer_number(&mut self, nbuf: i32) {
+        self.set_min_write_buffer_number_to_merge(nbuf);
+    }
+    /// Compression of table blocks on every level (unless `set_compression_per_level`).
+    pub fn set_compression_type(&mut self, t: DBCompressionType) {
+        self.compression = t;
+    }
+    /// Compression of files written to the bottommost level.
+    pub fn set_bottommost_compression_type(&mut self, t: DBCompressionType) {
+        self.bottommost_compression = Some(t);
+    }
+    /// Compression per level (see the `Options` field notes: with dynamic level bytes entry 1 is
+    /// the base level).
+    pub fn set_compression_per_level(&mut self, level_types: &[DBCompressionType]) {
+        self.compression_per_level = level_types.to_vec();
+    }
+    /// Table files kept open (-1: unlimited; otherwise at least 10).
+    pub fn set_max_open_files(&mut self, nfiles: i32) {
+        self.max_open_files = nfiles;
+    }
+    pub fn set_wal_recovery_mode(&mut self, mode: WalRecoveryMode) {
+        self.wal_recovery_mode = mode;
+    }
+    pub fn set_level_zero_file_num_compaction_trigger(&mut self, n: i32) {
+        self.level0_file_num_compaction_trigger = non_negative(n);
+    }
+    pub fn set_level_zero_slowdown_writes_trigger(&mut self, n: i32) {
+        self.level0_slowdown_writes_trigger = non_negative(n);
+    }
+    pub fn set_level_zero_stop_writes_trigger(&mut self, n: i32) {
+        self.level0_stop_writes_trigger = non_negative(n);
+    }
+    pub fn set_max_bytes_for_level_base(&mut self, size: u64) {
+        self.max_bytes_for_level_base = size;
+    }
+    pub fn set_max_bytes_for_level_multiplier(&mut self, mul: f64) {
+        self.max_bytes_for_level_multiplier = mul;
+    }
+    pub fn set_target_file_size_base(&mut self, size: u64) {
+        self.target_file_size_base = size;
+    }
+    pub fn set_target_file_size_multiplier(&mut self, multiplier: i32) {
+        self.target_file_size_multiplier = non_negative(multiplier) as u64;
+    }
+    pub fn set_max_compaction_bytes(&mut self, nbytes: u64) {
+        self.max_compaction_bytes = nbytes;
+    }
+    pub fn set_level_compaction_dynamic_level_bytes(&mut self, v: bool) {
+        self.level_compaction_dynamic_level_bytes = v;
+    }
+    pub fn set_compaction_pri(&mut self, pri: CompactionPri) {
+        self.compaction_pri = pri;
+    }
+    pub fn set_max_subcompactions(&mut self, num: u32) {
+        self.max_subcompactions = num as usize;
+    }
+    pub fn set_soft_pending_compaction_bytes_limit(&mut self, limit: usize) {
+        self.soft_pending_compaction_bytes_limit = limit as u64;
+    }
+    pub fn set_hard_pending_compaction_bytes_limit(&mut self, limit: usize) {
+        self.hard_pending_compaction_bytes_limit = limit as u64;
+    }
+    pub fn set_delayed_write_rate(&mut self, rate: u64) {
+        self.delayed_write_rate = rate;
+    }
+    /// Levels of the LSM tree (2..=64).
+    pub fn set_num_levels(&mut self, n: i32) {
+        self.num_levels = non_negative(n);
+    }
+    pub fn set_disable_auto_compactions(&mut self, disable: bool) {
+        self.disable_auto_compactions = disable;
+    }
+    /// Background threads for flushes and compactions (at least 1).
+    pub fn set_max_background_jobs(&mut self, jobs: i32) {
+        self.max_background_jobs = non_negative(jobs);
+    }
+    /// Only `Level` is supported: opening with another style fails with NotSupported.
+    pub fn set_compaction_style(&mut self, style: DBCompactionStyle) {
+        self.compaction_style = style;
+    }
+    /// RocksDB's `IncreaseParallelism`: `total_threads` background jobs (default 16 in RocksDB's
+    /// headers; the crate passes it explicitly).
+    pub fn increase_parallelism(&mut self, parallelism: i32) {
+        self.max_background_jobs = non_negative(parallelism);
+    }
+    /// RocksDB's `OptimizeLevelStyleCompaction`: memtables of a quarter of the budget, two merged
+    /// per flush, up to six; L0 compacts at two files into a base level as large as the budget;
+    /// levels 2 and below compressed with LZ4.
+    pub fn optimize_level_style_compaction(&mut self, memtable_memory_budget: usize) {
+        let budget = memtable_memory_budget;
+        self.write_buffer_size = budget / 4;
+        self.min_write_buffer_number_to_merge = 2;
+        self.max_write_buffer_number = 6;
+        self.level0_file_num_compaction_trigger = 2;
+        self.target_file_size_base = (budget / 8) as u64;
+        self.max_bytes_for_level_base = budget as u64;
+        self.compaction_style = DBCompactionStyle::Level;
+        self.compression_per_level = (0..self.num_levels)
+            .map(|l| {
+                if l < 2 {
+                    CompressionType::None
+                } else {
+                    CompressionType::Lz4
+                }
+            })
+            .collect();
+    }
+    /// Order keys by `compare_fn`; `name` is recorded in the MANIFEST and must be the same on
+    /// every open (the `rocksdb` crate's closure form).
+    pub fn set_comparator(&mut self, name: &str, compare_fn: Box<CompareFn>) {
+        self.comparator = Arc::new(FnComparator {
+            name: name.to_string(),
+            f: compare_fn,
+        });
+    }
+    /// Order keys by a [`Comparator`] object (such as [`Uint64Comparator`](crate::Uint64Comparator)).
+    pub fn set_custom_comparator(&mut self, c: Arc<dyn Comparator>) {
+        self.comparator = c;
+    }
+    /// An associative merge operator in the `rocksdb` crate's form: `full_merge_fn(key,
+    /// existing, operands)` also serves as the partial merge (with `existing` None).
+    pub fn set_merge_operator_associative<F>(&mut self, name: &str, full_merge_fn: F)
+    where
+        F: Fn(&[u8], Option<&[u8]>, &MergeOperands) -> Option<Vec<u8>> + Send + Sync + Clone + 'static,
+    {
+        self.merge_operator = Some(Arc::new(FnMergeOperator {
+            name: name.to_string(),
+            full: full_merge_fn.clone(),
+            partial: full_merge_fn,
+        }));
+    }
+    /// A merge operator in the `rocksdb` crate's form: `full_merge_fn(key, existing, operands)`
+    /// and `partial_merge_fn(key, None, operands)` (None from it keeps the operands as they are).
+    pub fn set_merge_operator<F, PF>(&mut self, name: &str, full_merge_fn: F, partial_merge_fn: PF)
+    where
+        F: Fn(&[u8], Option<&[u8]>, &MergeOperands) -> Option<Vec<u8>> + Send + Sync + 'static,
+        PF: Fn(&[u8], Option<&[u8]>, &MergeOperands) -> Option<Vec<u8>> + Send + Sync + 'static,
+    {
+        self.merge_operator = Some(Arc::new(FnMergeOperator {
+            name: name.to_string(),
+            full: full_merge_fn,
+            partial: partial_merge_fn,
+        }));
+    }
+    /// A merge operator object (such as [`UInt64AddOperator`](crate::UInt64AddOperator) wrapped
+    /// in [`Associative`](crate::merge::Associative)).
+    pub fn set_custom_merge_operator(&mut self, op: Arc<dyn MergeOperator>) {
+        self.merge_operator = Some(op);
+    }
+
+    /// The checks of settings only the `rocksdb`-style setters can make (called by `validate`).
+    pub(crate) fn validate_compat(&self) -> Result<()> {
+        match self.compaction_style {
+            DBCompactionStyle::Level => Ok(()),
+            DBCompactionStyle::Universal | DBCompactionStyle::Fifo => Err(Error::NotSupported(format!(
+                "compaction_style: {:?} compaction is not supported (only Level)",
+                self.compaction_style
+            ))),
+        }
+    }
+}
+
+/// `get_<field>`: the options' values as stored (counts as `usize`; a Shale extension, the
+/// `rocksdb` crate has few getters).
+macro_rules! getters {
+    ($($name:ident => $field:ident: $t:ty),* $(,)?) => {
+        impl Options {
+            $(
+                pub fn $name(&self) -> $t {
+                    self.$field.clone()
+                }
+            )*
+        }
+    };
+}
+
+getters! {
+    get_create_if_missing => create_if_missing: bool,
+    get_error_if_exists => error_if_exists: bool,
+    get_paranoid_checks => paranoid_checks: bool,
+    get_write_buffer_size => write_buffer_size: usize,
+    get_max_write_buffer_number => max_write_buffer_number: usize,
+    get_min_write_buffer_number_to_merge => min_write_buffer_number_to_merge: usize,
+    get_memtable_factory => memtable_factory: MemtableFactory,
+    get_block_size => block_size: usize,
+    get_block_restart_interval => block_restart_interval: usize,
+    get_block_cache_capacity => block_cache_capacity: usize,
+    get_cache_index_and_filter_blocks => cache_index_and_filter_blocks: bool,
+    get_pin_l0_filter_and_index_blocks_in_cache => pin_l0_filter_and_index_blocks_in_cache: bool,
+    get_db_write_buffer_size => db_write_buffer_size: usize,
+    get_write_buffer_manager => write_buffer_manager: Option<Arc<WriteBufferManager>>,
+    get_bloom_bits_per_key => bloom_bits_per_key: f64,
+    get_checksum_type => checksum_type: ChecksumType,
+    get_compression => compression: DBCompressionType,
+    get_format_version => format_version: u32,
+    get_max_open_files => max_open_files: i32,
+    get_comparator => comparator: Arc<dyn Comparator>,
+    get_wal_recovery_mode => wal_recovery_mode: WalRecoveryMode,
+    get_level0_file_num_compaction_trigger => level0_file_num_compaction_trigger: usize,
+    get_level0_slowdown_writes_trigger => level0_slowdown_writes_trigger: usize,
+    get_level0_stop_writes_trigger => level0_stop_writes_trigger: usize,
+    get_max_bytes_for_level_base => max_bytes_for_level_base: u64,
+    get_max_bytes_for_level_multiplier => max_bytes_for_level_multiplier: f64,
+    get_target_file_size_base => target_file_size_base: u64,
+    get_target_file_size_multiplier => target_file_size_multiplier: u64,
+    get_max_compaction_bytes => max_compaction_bytes: u64,
+    get_level_compaction_dynamic_level_bytes => level_compaction_dynamic_level_bytes: bool,
+    get_compaction_pri => compaction_pri: CompactionPri,
+    get_max_subcompactions => max_subcompactions: usize,
+    get_soft_pending_compaction_bytes_limit => soft_pending_compaction_bytes_limit: u64,
+    get_hard_pending_compaction_bytes_limit => hard_pending_compaction_bytes_limit: u64,
+    get_delayed_write_rate => delayed_write_rate: u64,
+    get_compression_per_level => compression_per_level: Vec<DBCompressionType>,
+    get_bottommost_compression => bottommost_compression: Option<DBCompressionType>,
+    get_num_levels => num_levels: usize,
+    get_disable_auto_compactions => disable_auto_compactions: bool,
+    get_max_background_jobs => max_background_jobs: usize,
+    get_env => env: Arc<dyn FileSystem>,
+    get_merge_operator => merge_operator: Option<Arc<dyn MergeOperator>>,
+    get_prefix_extractor => prefix_extractor: Option<Arc<dyn SliceTransform>>,
+    get_allow_mmap_reads => allow_mmap_reads: bool,
+    get_table_factory => table_factory: TableFactory,
+    get_compaction_style => compaction_style: DBCompactionStyle,
+}
+
+/// The operands of one merge, oldest first (the `rocksdb` crate's `MergeOperands`).
+pub struct MergeOperands<'a> {
+    ops: &'a [&'a [u8]],
+}
+
+impl<'a> MergeOperands<'a> {
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+    /// The operands, oldest first.
+    pub fn iter(&self) -> MergeOperandsIter<'a> {
+        MergeOperandsIter { ops: self.ops.iter() }
+    }
+}
+
+impl<'a> IntoIterator for &MergeOperands<'a> {
+    type Item = &'a [u8];
+    type IntoIter = MergeOperandsIter<'a>;
+    fn into_iter(self) -> MergeOperandsIter<'a> {
+        self.iter()
+    }
+}
+
+/// Iterator over [`MergeOperands`].
+pub struct MergeOperandsIter<'a> {
+    ops: std::slice::Iter<'a, &'a [u8]>,
+}
+
+impl<'a> Iterator for MergeOperandsIter<'a> {
+    type Item = &'a [u8];
+    fn next(&mut self) -> Option<&'a [u8]> {
+        self.ops.next().copied()
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.ops.size_hint()
+    }
+}
+
+struct FnComparator {
+    name: String,
+    f: Box<CompareFn>,
+}
+
+impl Comparator for FnComparator {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        (self.f)(a, b)
+    }
+}
+
+struct FnMergeOperator<F, PF> {
+    name: String,
+    full: F,
+    partial: PF,
+}
+
+impl<F, PF> MergeOperator for FnMergeOperator<F, PF>
+where
+    F: Fn(&[u8], Option<&[u8]>, &MergeOperands) -> Option<Vec<u8>> + Send + Sync,
+    PF: Fn(&[u8], Option<&[u8]>, &MergeOperands) -> Option<Vec<u8>> + Send + Sync,
+{
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn full_merge(&self, key: &[u8], existing: Option<&[u8]>, operands: &[&[u8]]) -> Option<Vec<u8>> {
+        (self.full)(key, existing, &MergeOperands { ops: operands })
+    }
+    fn partial_merge(&self, key: &[u8], operands: &[&[u8]]) -> Option<Vec<u8>> {
+        (self.partial)(key, None, &MergeOperands { ops: operands })
+    }
+}
+
+impl crate::options::WriteOptions {
+    /// The defaults: no sync, WAL on, wait through write stalls.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Fail a write with an Incomplete error (kind [`ErrorKind::Incomplete`](crate::ErrorKind))
+    /// instead of waiting while writes are delayed or stopped (RocksDB's `no_slowdown`).
+    pub fn set_no_slowdown(&mut self, no_slowdown: bool) {
+        self.no_slowdown = no_slowdown;
+    }
+}
