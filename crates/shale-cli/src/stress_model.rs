@@ -397,6 +397,10 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) 
         ["never", "always", "1/16"][sync as usize],
         disable_wal
     );
+    // Groups insert their followers' batches in parallel (RocksDB's default), or not.
+    let concurrent = r.below(4) != 0;
+    o.set_allow_concurrent_memtable_write(concurrent);
+    let desc = format!("{desc} concurrent_memtable_write={concurrent}");
     (
         o,
         RunCfg {

@@ -129,6 +129,10 @@ pub struct Options {
     pub(crate) disable_auto_compactions: bool,
     /// Background threads (flushes and compactions, default 2; one is kept for flushes).
     pub(crate) max_background_jobs: usize,
+    /// A write group's followers insert their own batches into the memtable in parallel with
+    /// the leader (RocksDB's option, default true). Memtables that cannot take concurrent
+    /// inserts (the vector memtable) always use one inserter.
+    pub(crate) allow_concurrent_memtable_write: bool,
     /// The file system (POSIX by default; tests use `MemFs`).
     pub(crate) env: Arc<dyn FileSystem>,
     /// The merge operator for [`DB::merge`](crate::DB::merge) operands (None: merges fail).
@@ -189,6 +193,7 @@ impl Default for Options {
             compaction_style: Default::default(),
             disable_auto_compactions: false,
             max_background_jobs: 2,
+            allow_concurrent_memtable_write: true,
             env: Arc::new(PosixFs),
             merge_operator: None,
             prefix_extractor: None,

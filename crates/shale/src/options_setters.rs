@@ -120,6 +120,12 @@ impl Options {
     pub fn set_max_background_jobs(&mut self, jobs: i32) {
         self.max_background_jobs = non_negative(jobs);
     }
+    /// Followers of a write group insert their own batches into the memtable concurrently
+    /// (default true, as RocksDB). With a memtable that cannot (the vector one) the leader
+    /// inserts the whole group whatever this says.
+    pub fn set_allow_concurrent_memtable_write(&mut self, allow: bool) {
+        self.allow_concurrent_memtable_write = allow;
+    }
     /// Only `Level` is supported: opening with another style fails with NotSupported.
     pub fn set_compaction_style(&mut self, style: DBCompactionStyle) {
         self.compaction_style = style;

@@ -559,3 +559,71 @@ fn wal_switch_does_not_hold_the_db_mutex() {
     assert!(ok, "a reader waited for the WAL switch's fsync (DB mutex held)");
     assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
 }
+
+/// Writers commit batches of 8 keys that all carry the batch's round; readers check through
+/// snapshots and iterators that they never see part of a batch, while groups insert their
+/// followers' batches in parallel (allow_concurrent_memtable_write, the default) and memtables
+/// switch and flush underneath.
+#[test]
+fn groups_inserted_in_parallel_are_atomic_to_readers() {
+    use std::sync::atomic::AtomicBool;
+    let fs = MemFs::new();
+    let mut o = mem_opts(&fs);
+    o.set_write_buffer_size(64 << 10);
+    let db = Arc::new(DB::open(&o, dir()).unwrap());
+    let stop = Arc::new(AtomicBool::new(false));
+    const W: u64 = 4;
+    let writers: Vec<_> = (0..W)
+        .map(|t| {
+            let db = db.clone();
+            thread::spawn(move || {
+                for round in 1..=1500u64 {
+                    let mut b = WriteBatch::new();
+                    for j in 0..8u64 {
+                        b.put(format!("w{t}-k{j}"), round.to_be_bytes());
+                    }
+                    db.write(b).unwrap();
+                }
+            })
+        })
+        .collect();
+    let readers: Vec<_> = (0..2u64)
+        .map(|r| {
+            let (db, stop) = (db.clone(), stop.clone());
+            thread::spawn(move || {
+                let mut checks = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let snap = db.snapshot();
+                    let t = (checks + r) % W;
+                    let mut ro = ReadOptions::default();
+                    ro.set_snapshot(&snap);
+                    let vals: Vec<_> = (0..8u64)
+                        .map(|j| db.get_opt(format!("w{t}-k{j}"), &ro).unwrap())
+                        .collect();
+                    assert!(
+                        vals.iter().all(|v| *v == vals[0]),
+                        "a snapshot saw part of a batch of writer {t}: {vals:?}"
+                    );
+                    checks += 1;
+                }
+                checks
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    stop.store(true, Ordering::Relaxed);
+    for r in readers {
+        assert!(r.join().unwrap() > 0);
+    }
+    for t in 0..W {
+        for j in 0..8u64 {
+            assert_eq!(
+                db.get(format!("w{t}-k{j}")).unwrap().as_deref(),
+                Some(&1500u64.to_be_bytes()[..])
+            );
+        }
+    }
+    assert_eq!(db.latest_sequence_number(), W * 1500 * 8);
+}

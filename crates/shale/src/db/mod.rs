@@ -27,6 +27,7 @@ mod subcompaction;
 mod table_cache;
 mod version;
 mod write;
+mod write_thread;
 #[cfg(feature = "fuzzing")]
 pub(crate) use write::MemInserter;
 
@@ -53,7 +54,7 @@ use crate::table::pinnable::DBPinnableSlice;
 use crate::write_batch::WriteBatch;
 use table_cache::TableCache;
 use version::{Version, VersionSet};
-use write::Writer;
+use write_thread::Writer;
 
 /// What readers pin: the memtables and the version, switched atomically.
 pub(crate) struct SuperVersion {
@@ -127,7 +128,9 @@ pub(crate) struct DbInner {
     /// Last sequence number visible to readers.
     pub last_seq: AtomicU64,
     pub writers: Mutex<VecDeque<Arc<Writer>>>,
-    pub writers_cv: Condvar,
+    /// The memtable representation takes concurrent inserts (the skiplist does; the vector
+    /// does not), so a group's followers may insert their own batches in parallel.
+    pub concurrent_inserts: bool,
     pub wal: Mutex<WalState>,
     pub table_cache: TableCache,
     pub block_cache: Option<Arc<BlockCache>>,

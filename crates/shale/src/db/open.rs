@@ -307,7 +307,7 @@ fn open_inner(opts: &Options, path: &Path, read_only: bool, error_if_wal: bool) 
         sv: RwLock::new(Arc::new(sv)),
         last_seq: AtomicU64::new(last),
         writers: Mutex::new(VecDeque::new()),
-        writers_cv: Condvar::new(),
+        concurrent_inserts: opts.memtable_factory == crate::memtable::MemtableFactory::SkipList,
         wal: Mutex::new(WalState {
             writer: None,
             number: 0,

@@ -80,6 +80,11 @@ pub(crate) fn render(opts: &Options) -> String {
     line(&mut s, "paranoid_checks", &opts.paranoid_checks);
     line(&mut s, "max_open_files", &opts.max_open_files);
     line(&mut s, "max_background_jobs", &opts.max_background_jobs);
+    line(
+        &mut s,
+        "allow_concurrent_memtable_write",
+        &opts.allow_concurrent_memtable_write,
+    );
     line(&mut s, "max_subcompactions", &opts.max_subcompactions);
     line(&mut s, "delayed_write_rate", &opts.delayed_write_rate);
     line(&mut s, "db_write_buffer_size", &opts.db_write_buffer_size);

@@ -96,6 +96,8 @@ pub(crate) struct WriteStats {
     pub keys: AtomicU64,
     pub bytes: AtomicU64,
     pub syncs: AtomicU64,
+    /// Groups whose followers inserted their own batches in parallel with the leader.
+    pub parallel_groups: AtomicU64,
 }
 
 impl WriteStats {

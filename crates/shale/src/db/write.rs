@@ -6,9 +6,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
-
 use super::filename::wal_name;
+use super::write_thread::{self, GroupInsert, InsertTask, Role, Writer};
 use super::{DbInner, DbState, ImmMem};
 use crate::error::{Error, Result};
 use crate::key::{vt, UserCmpKind};
@@ -16,16 +15,6 @@ use crate::log;
 use crate::memtable::{AddCounters, MemTable};
 use crate::options::WriteOptions;
 use crate::write_batch::{oversize_reason, BatchHandler, WriteBatch};
-
-/// A writer waiting in the queue.
-pub(crate) struct Writer {
-    batch: Mutex<Option<WriteBatch>>,
-    sync: bool,
-    disable_wal: bool,
-    /// Switch the memtable (used by `flush()`), no data.
-    force_switch: bool,
-    result: Mutex<Option<Result<()>>>,
-}
 
 /// Most bytes one group carries (as RocksDB: 1 MiB, or less when the leader is small).
 const MAX_GROUP_BYTES: usize = 1 << 20;
@@ -155,44 +144,30 @@ pub(crate) fn write(db: &Arc<DbInner>, wo: &WriteOptions, batch: WriteBatch, _us
     if wo.no_slowdown {
         super::stall::check_no_slowdown(db)?;
     }
-    let w = Arc::new(Writer {
-        batch: Mutex::new(Some(batch)),
-        sync: wo.sync,
-        disable_wal: wo.disable_wal,
-        force_switch: false,
-        result: Mutex::new(None),
-    });
+    let w = Arc::new(Writer::new(Some(batch), wo.sync, wo.disable_wal, false));
     run_writer(db, w)
 }
 
 /// Switch the memtable through the write queue (so no write is in flight).
 pub(crate) fn force_switch(db: &Arc<DbInner>) -> Result<()> {
-    let w = Arc::new(Writer {
-        batch: Mutex::new(None),
-        sync: false,
-        disable_wal: true,
-        force_switch: true,
-        result: Mutex::new(None),
-    });
+    let w = Arc::new(Writer::new(None, false, true, true));
     run_writer(db, w)
 }
 
+/// Insert one writer's batch (a follower's part of a parallel insert).
+fn insert_batch(mem: &MemTable, seq: u64, b: &WriteBatch) -> Result<()> {
+    b.iterate(&mut MemInserter::new(mem, seq))
+}
+
 fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
-    let mut q = db.writers.lock();
-    q.push_back(w.clone());
-    loop {
-        if let Some(r) = w.result.lock().take() {
-            return r;
-        }
-        if q.front().map(|f| Arc::ptr_eq(f, &w)).unwrap_or(false) {
-            break;
-        }
-        db.writers_cv.wait(&mut q);
+    if let Role::Done(r) = write_thread::join(&db.writers, &w, &insert_batch) {
+        return r;
     }
     // We lead: gather a group of compatible writers from the front of the queue (followers
     // only; no allocation when we write alone).
     let mut followers: Vec<Arc<Writer>> = Vec::new();
     if !w.force_switch {
+        let q = db.writers.lock();
         let lead_size = w.batch.lock().as_ref().map(|b| b.size_in_bytes()).unwrap_or(0);
         let max = if lead_size <= 128 << 10 {
             lead_size + (128 << 10)
@@ -212,7 +187,6 @@ fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
             followers.push(other.clone());
         }
     }
-    drop(q);
     // The leader's work runs user code (comparator, merge operator) and must never leave the
     // queue blocked: a panic becomes an error for the whole group and a background error that
     // stops every later write (the memtable may hold part of the group's batch).
@@ -223,25 +197,24 @@ fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
             write_group(db, &w, &followers)
         }
     }))
-    .unwrap_or_else(|p| {
-        let e = Error::from_panic("write group", p);
-        let mut st = db.state.lock();
-        st.write_panicked = true;
-        if st.bg_error.is_none() {
-            st.bg_error = Some(e.clone());
-        }
-        db.bg_cv.notify_all();
-        Err(e)
-    });
-    let mut q = db.writers.lock();
-    q.pop_front();
-    for g in &followers {
-        q.pop_front();
-        *g.result.lock() = Some(r.clone());
+    .unwrap_or_else(|p| Err(Error::from_panic("write group", p)));
+    if matches!(r, Err(Error::Panic { .. })) {
+        stop_after_torn_insert(db, r.clone().err());
     }
-    db.writers_cv.notify_all();
-    drop(q);
+    write_thread::exit_group(&db.writers, &followers, &r);
     r
+}
+
+/// A group's memtable insert panicked or failed after its WAL record was written: the memtable
+/// may hold part of it under unpublished sequence numbers. Stop writes for good (no `resume()`;
+/// a reopen replays the WAL).
+fn stop_after_torn_insert(db: &DbInner, e: Option<Error>) {
+    let mut st = db.state.lock();
+    st.write_panicked = true;
+    if st.bg_error.is_none() {
+        st.bg_error = e;
+    }
+    db.bg_cv.notify_all();
 }
 
 fn switch_now(db: &Arc<DbInner>) -> Result<()> {
@@ -261,12 +234,23 @@ fn switch_now(db: &Arc<DbInner>) -> Result<()> {
 fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) -> Result<()> {
     let sync = leader.sync || followers.iter().any(|g| g.sync);
     let disable_wal = leader.disable_wal;
-    let mut batch = leader.batch.lock().take().unwrap_or_default();
-    for g in followers {
-        if let Some(b) = g.batch.lock().take() {
-            batch.append_batch(&b);
+    // Followers insert their own batches in parallel (RocksDB's allow_concurrent_memtable_write)
+    // when the memtable takes concurrent inserts; otherwise the leader inserts the whole group.
+    let parallel = !followers.is_empty() && db.opts.allow_concurrent_memtable_write && db.concurrent_inserts;
+    let mut leader_batch = leader.batch.lock().take().unwrap_or_default();
+    let leader_count = leader_batch.count() as u64;
+    // The group's WAL record: the leader's batch followed by each follower's.
+    let mut batch = if followers.is_empty() {
+        std::mem::take(&mut leader_batch)
+    } else {
+        let mut b = leader_batch.clone();
+        for g in followers {
+            if let Some(fb) = g.batch.lock().as_ref() {
+                b.append_batch(fb);
+            }
         }
-    }
+        b
+    };
     let mem = make_room(db, batch.size_in_bytes() as u64)?;
     let count = batch.count() as u64;
     if count == 0 {
@@ -304,13 +288,38 @@ fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) ->
             }
         }
     }
-    {
+    if parallel {
+        let group = GroupInsert::new(followers.len());
+        let mut seq = first + leader_count;
+        for g in followers {
+            let n = g.batch.lock().as_ref().map(|b| b.count() as u64).unwrap_or(0);
+            g.start_insert(InsertTask {
+                mem: mem.clone(),
+                seq,
+                group: group.clone(),
+            });
+            seq += n;
+        }
+        // The leader's own part; whatever happens to it, the followers' inserts are awaited
+        // before the group ends (they use the memtable and their batches until then).
+        let own = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            insert_batch(&mem, first, &leader_batch)
+        }))
+        .unwrap_or_else(|p| Err(Error::from_panic("memtable insert", p)));
+        group.wait();
+        if let Some(e) = own.err().or_else(|| group.error.lock().take()) {
+            stop_after_torn_insert(db, Some(e.clone()));
+            return Err(e);
+        }
+        db.write_stats.parallel_groups.fetch_add(1, Ordering::Relaxed);
+    } else {
         let mut ins = MemInserter::new(&mem, first);
         batch.iterate(&mut ins)?;
     }
     mem.update_charge();
     // Fragment the memtable's range tombstones once, here, so readers never do.
     mem.range_dels.refresh(&db.icmp);
+    // Publish only now: readers never see part of a group.
     db.last_seq.store(first + count - 1, Ordering::Release);
     db.write_stats
         .record(1 + followers.len() as u64, count, batch.size_in_bytes() as u64, sync);
@@ -413,4 +422,63 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut parking_lot::MutexGuar
     db.install_super_version(st);
     db.work_cv.notify_all();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::fs::MemFs;
+    use crate::options::Options;
+    use crate::write_batch::WriteBatch;
+    use crate::DB;
+
+    /// Four threads writing batches into one DB; returns how many groups inserted in parallel.
+    fn parallel_groups(allow: bool) -> u64 {
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_env(Arc::new(MemFs::new()));
+        o.set_allow_concurrent_memtable_write(allow);
+        let db = Arc::new(DB::open(&o, "/db").unwrap());
+        let threads: Vec<_> = (0..4u64)
+            .map(|t| {
+                let db = db.clone();
+                std::thread::spawn(move || {
+                    for i in 0..3000u64 {
+                        let mut b = WriteBatch::new();
+                        b.put(format!("{t}-{i}-a"), b"v");
+                        b.put(format!("{t}-{i}-b"), b"v");
+                        db.write(b).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(db.latest_sequence_number(), 4 * 3000 * 2);
+        for t in 0..4u64 {
+            for i in (0..3000u64).step_by(97) {
+                assert_eq!(db.get(format!("{t}-{i}-b")).unwrap().as_deref(), Some(&b"v"[..]));
+            }
+        }
+        db.inner
+            .write_stats
+            .parallel_groups
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    #[test]
+    fn followers_insert_in_parallel_only_when_allowed() {
+        // Groups with followers form under contention; some must have inserted in parallel.
+        let mut seen = 0;
+        for _ in 0..5 {
+            seen += parallel_groups(true);
+            if seen > 0 {
+                break;
+            }
+        }
+        assert!(seen > 0, "no group inserted in parallel");
+        assert_eq!(parallel_groups(false), 0);
+    }
 }
