@@ -16,6 +16,10 @@ use crate::memtable::{AddCounters, MemTable};
 use crate::options::WriteOptions;
 use crate::write_batch::{oversize_reason, BatchHandler, WriteBatch};
 
+/// A follower inserts its own batch (in parallel with the leader) only if it has at least this
+/// many records; smaller ones cost less to insert than to hand off.
+const PARALLEL_MIN_RECORDS: u64 = 4;
+
 /// Most bytes one group carries (as RocksDB: 1 MiB, or less when the leader is small).
 const MAX_GROUP_BYTES: usize = 1 << 20;
 
@@ -289,29 +293,50 @@ fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) ->
         }
     }
     if parallel {
-        let group = GroupInsert::new(followers.len());
+        // Followers still awake insert their own batches; the leader inserts its own and those
+        // of parked followers (waking one would cost more than inserting for it).
         let mut seq = first + leader_count;
+        let mut own: Vec<(u64, &Writer)> = Vec::new();
+        let mut helpers: Vec<(u64, &Writer)> = Vec::new();
         for g in followers {
             let n = g.batch.lock().as_ref().map(|b| b.count() as u64).unwrap_or(0);
+            // A hand-off costs about what inserting a few records does: a small batch is
+            // inserted by the leader, as is a parked follower's (waking it costs more).
+            if n < PARALLEL_MIN_RECORDS || g.is_parked() {
+                own.push((seq, g));
+            } else {
+                helpers.push((seq, g));
+            }
+            seq += n;
+        }
+        let group = GroupInsert::new(helpers.len());
+        for &(seq, g) in &helpers {
             g.start_insert(InsertTask {
                 mem: mem.clone(),
                 seq,
                 group: group.clone(),
             });
-            seq += n;
         }
-        // The leader's own part; whatever happens to it, the followers' inserts are awaited
-        // before the group ends (they use the memtable and their batches until then).
-        let own = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            insert_batch(&mem, first, &leader_batch)
+        // Whatever happens to the leader's part, the followers' inserts are awaited before the
+        // group ends (they use the memtable and their batches until then).
+        let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<()> {
+            insert_batch(&mem, first, &leader_batch)?;
+            for &(seq, g) in &own {
+                if let Some(b) = g.batch.lock().as_ref() {
+                    insert_batch(&mem, seq, b)?;
+                }
+            }
+            Ok(())
         }))
         .unwrap_or_else(|p| Err(Error::from_panic("memtable insert", p)));
         group.wait();
-        if let Some(e) = own.err().or_else(|| group.error.lock().take()) {
+        if let Some(e) = mine.err().or_else(|| group.error.lock().take()) {
             stop_after_torn_insert(db, Some(e.clone()));
             return Err(e);
         }
-        db.write_stats.parallel_groups.fetch_add(1, Ordering::Relaxed);
+        if !helpers.is_empty() {
+            db.write_stats.parallel_groups.fetch_add(1, Ordering::Relaxed);
+        }
     } else {
         let mut ins = MemInserter::new(&mem, first);
         batch.iterate(&mut ins)?;
@@ -433,7 +458,8 @@ mod tests {
     use crate::write_batch::WriteBatch;
     use crate::DB;
 
-    /// Four threads writing batches into one DB; returns how many groups inserted in parallel.
+    /// Four threads writing batches of 8 records into one DB; returns how many groups inserted
+    /// in parallel.
     fn parallel_groups(allow: bool) -> u64 {
         let mut o = Options::default();
         o.create_if_missing(true);
@@ -446,8 +472,9 @@ mod tests {
                 std::thread::spawn(move || {
                     for i in 0..3000u64 {
                         let mut b = WriteBatch::new();
-                        b.put(format!("{t}-{i}-a"), b"v");
-                        b.put(format!("{t}-{i}-b"), b"v");
+                        for j in 0..8 {
+                            b.put(format!("{t}-{i}-{j}"), b"v");
+                        }
                         db.write(b).unwrap();
                     }
                 })
@@ -456,10 +483,10 @@ mod tests {
         for t in threads {
             t.join().unwrap();
         }
-        assert_eq!(db.latest_sequence_number(), 4 * 3000 * 2);
+        assert_eq!(db.latest_sequence_number(), 4 * 3000 * 8);
         for t in 0..4u64 {
             for i in (0..3000u64).step_by(97) {
-                assert_eq!(db.get(format!("{t}-{i}-b")).unwrap().as_deref(), Some(&b"v"[..]));
+                assert_eq!(db.get(format!("{t}-{i}-7")).unwrap().as_deref(), Some(&b"v"[..]));
             }
         }
         db.inner

@@ -9,7 +9,7 @@
 //! leader did everything). `result` is written before `DONE` is stored (release/acquire).
 
 use std::hint::spin_loop;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::{self, Thread};
 
@@ -24,11 +24,13 @@ pub(crate) const LEADER: u8 = 1;
 pub(crate) const INSERT: u8 = 2;
 pub(crate) const DONE: u8 = 3;
 
-/// Spins before yielding: about a microsecond or two (a hand-off inside one group commit is
-/// usually that fast; parking and unparking costs several).
-const SPINS: u32 = 256;
-/// Yields before parking.
-const YIELDS: u32 = 16;
+/// Spins before yielding: a few microseconds (a hand-off inside one group commit is usually
+/// that fast; parking and unparking costs several). Kept short: with more writers than cores a
+/// spinning writer takes the CPU its leader needs.
+const SPINS: u32 = 200;
+/// How long a waiter yields its CPU (to the leader, when writers outnumber cores) before it
+/// parks, as RocksDB's `AwaitState` (which yields for up to 100 µs).
+const YIELD_FOR: std::time::Duration = std::time::Duration::from_micros(60);
 
 /// A writer in the queue.
 pub(crate) struct Writer {
@@ -39,6 +41,9 @@ pub(crate) struct Writer {
     pub force_switch: bool,
     pub result: Mutex<Option<Result<()>>>,
     state: AtomicU8,
+    /// The writer's thread is parked (or about to be): waking it costs a context switch, so a
+    /// leader inserts such a follower's batch itself rather than wait for it.
+    parked: AtomicBool,
     thread: Thread,
     /// Set by the leader before `INSERT`: where to insert this writer's batch.
     task: Mutex<Option<InsertTask>>,
@@ -82,7 +87,7 @@ impl GroupInsert {
     /// The leader waits until every follower's insert is done (their entries are then visible
     /// to whoever acquires after this returns).
     pub(crate) fn wait(&self) {
-        await_until(|| self.pending.load(Ordering::Acquire) == 0);
+        await_until(|| self.pending.load(Ordering::Acquire) == 0, None);
     }
 }
 
@@ -95,6 +100,7 @@ impl Writer {
             force_switch,
             result: Mutex::new(None),
             state: AtomicU8::new(WAITING),
+            parked: AtomicBool::new(false),
             thread: thread::current(),
             task: Mutex::new(None),
         }
@@ -108,11 +114,19 @@ impl Writer {
     /// Wait until the state differs from `from`; returns the new state.
     fn await_change(&self, from: u8) -> u8 {
         let mut s = from;
-        await_until(|| {
-            s = self.state.load(Ordering::Acquire);
-            s != from
-        });
+        await_until(
+            || {
+                s = self.state.load(Ordering::Acquire);
+                s != from
+            },
+            Some(&self.parked),
+        );
         s
+    }
+
+    /// The writer is parked: a leader should not wait for it to wake up.
+    pub(crate) fn is_parked(&self) -> bool {
+        self.parked.load(Ordering::SeqCst)
     }
 
     /// Hand this writer its part of a parallel insert and wake it.
@@ -142,23 +156,36 @@ impl Writer {
 }
 
 /// Spin, then yield, then park until `done()` holds. Whoever makes it hold unparks this thread.
-fn await_until(mut done: impl FnMut() -> bool) {
+/// `parked` (if given) is set while the thread parks.
+fn await_until(mut done: impl FnMut() -> bool, parked: Option<&AtomicBool>) {
     for _ in 0..SPINS {
         if done() {
             return;
         }
         spin_loop();
     }
-    for _ in 0..YIELDS {
-        if done() {
-            return;
+    let start = std::time::Instant::now();
+    loop {
+        for _ in 0..4 {
+            if done() {
+                return;
+            }
+            thread::yield_now();
         }
-        thread::yield_now();
+        if start.elapsed() >= YIELD_FOR {
+            break;
+        }
     }
     // `unpark` before `park` leaves a token, so a wake-up between the check and `park` is not
     // lost; a spurious return just checks again.
+    if let Some(p) = parked {
+        p.store(true, Ordering::SeqCst);
+    }
     while !done() {
         thread::park();
+    }
+    if let Some(p) = parked {
+        p.store(false, Ordering::SeqCst);
     }
 }
 
