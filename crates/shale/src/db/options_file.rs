@@ -618,8 +618,10 @@ mod tests {
     }
     #[test]
     fn compaction_styles_and_their_options_round_trip_and_parse_rocksdbs_lines() {
-        let mut o = Options::default();
-        o.compaction_style = DBCompactionStyle::Universal;
+        let mut o = Options {
+            compaction_style: DBCompactionStyle::Universal,
+            ..Options::default()
+        };
         o.compaction_options_universal.size_ratio = 7;
         o.compaction_options_universal.min_merge_width = 3;
         o.compaction_options_universal.max_merge_width = 9;
