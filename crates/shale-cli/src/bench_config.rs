@@ -5,8 +5,8 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 use shale::{
-    new_fixed_prefix_transform, ChecksumType, CompressionType, CuckooTableOptions, MemtableFactory, Options,
-    PlainTableOptions, Uint64Comparator,
+    new_fixed_prefix_transform, ChecksumType, CompressionType, CuckooTableOptions, DBCompactionStyle,
+    FifoCompactOptions, MemtableFactory, Options, PlainTableOptions, Uint64Comparator, UniversalCompactOptions,
 };
 
 use crate::flags::Flags;
@@ -126,6 +126,7 @@ pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
         })?);
     }
     table_format_from_flags(fl, &mut o)?;
+    compaction_style_from_flags(fl, &mut o)?;
     o.validate().map_err(|e| format!("ERROR: {e}"))?;
     Ok(o)
 }
@@ -283,4 +284,45 @@ fn memtable_factory_class_name(m: MemtableFactory) -> &'static str {
         MemtableFactory::SkipList => "SkipListFactory",
         MemtableFactory::Vector => "VectorRepFactory",
     }
+}
+
+/// db_bench's `--compaction_style` and the universal / FIFO flags, applied as db_bench applies
+/// them: a universal flag of 0 keeps RocksDB's default; the FIFO size limit is always set (so
+/// `--compaction_style=2` needs `--fifo_compaction_max_table_files_size_mb`: 0 is refused).
+fn compaction_style_from_flags(fl: &Flags, o: &mut Options) -> Result<(), String> {
+    let style = match fl.i64("compaction_style") {
+        0 => DBCompactionStyle::Level,
+        1 => DBCompactionStyle::Universal,
+        2 => DBCompactionStyle::Fifo,
+        s => return Err(format!("ERROR: --compaction_style must be 0, 1 or 2, got {s}")),
+    };
+    o.set_compaction_style(style);
+    let mut u = UniversalCompactOptions::default();
+    let int = |n: &str| i32::try_from(fl.i64(n)).map_err(|_| format!("ERROR: --{n} out of range"));
+    let set_nonzero = |n: &str, set: &mut dyn FnMut(i32)| -> Result<(), String> {
+        let v = int(n)?;
+        if v != 0 {
+            set(v);
+        }
+        Ok(())
+    };
+    set_nonzero("universal_size_ratio", &mut |v| u.set_size_ratio(v))?;
+    set_nonzero("universal_min_merge_width", &mut |v| u.set_min_merge_width(v))?;
+    set_nonzero("universal_max_merge_width", &mut |v| u.set_max_merge_width(v))?;
+    set_nonzero("universal_max_size_amplification_percent", &mut |v| {
+        u.set_max_size_amplification_percent(v)
+    })?;
+    u.set_compression_size_percent(int("universal_compression_size_percent")?);
+    u.set_allow_trivial_move(fl.bool("universal_allow_trivial_move"));
+    o.set_universal_compaction_options(&u);
+    if style == DBCompactionStyle::Fifo {
+        let mut f = FifoCompactOptions::default();
+        f.set_max_table_files_size(
+            fl.u64("fifo_compaction_max_table_files_size_mb")
+                .saturating_mul(1 << 20),
+        );
+        f.set_allow_compaction(fl.bool("fifo_compaction_allow_compaction"));
+        o.set_fifo_compaction_options(&f);
+    }
+    Ok(())
 }

@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use shale::{ChecksumType, CompressionType, FileSystem, ForwardingFs, Options, WritableFile};
+use shale::{
+    ChecksumType, CompressionType, DBCompactionStyle, FifoCompactOptions, FileSystem, ForwardingFs, Options,
+    UniversalCompactOptions, UniversalCompactionStopStyle, WritableFile,
+};
 
 use crate::flags::Flags;
 
@@ -369,6 +372,7 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) 
         d => d == 1,
     };
     let sync = if disable_wal { 0 } else { sync };
+    let style = random_compaction_style(seed, &mut o);
     if o.validate().is_err() {
         {
             let mut bbo = o.get_block_based_options();
@@ -379,7 +383,7 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) 
     let desc = format!(
         "write_buffer_size={} max_write_buffer_number={} block_size={} restart_interval={} compression={:?} \
          checksum={:?} format_version={} bloom_bits={} block_cache={} l0_trigger={} target_file_size={} \
-         level_base={} subcompactions={} dynamic_levels={} sync={} disable_wal={}",
+         level_base={} subcompactions={} dynamic_levels={} sync={} disable_wal={} compaction_style={}",
         o.get_write_buffer_size(),
         o.get_max_write_buffer_number(),
         o.get_block_size(),
@@ -395,7 +399,8 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) 
         o.get_max_subcompactions(),
         o.get_level_compaction_dynamic_level_bytes(),
         ["never", "always", "1/16"][sync as usize],
-        disable_wal
+        disable_wal,
+        style
     );
     // Groups insert their followers' batches in parallel (RocksDB's default), or not.
     let concurrent = r.below(4) != 0;
@@ -410,6 +415,46 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) 
             desc,
         },
     )
+}
+
+/// The compaction style of a seed and its options (from a stream of its own, so the other
+/// options of a seed are what they were before styles were drawn). FIFO keeps a size limit no
+/// run reaches: the oracle expects every acknowledged write to stay, so FIFO runs exercise its
+/// picker, intra-L0 merges and stall rules, not its deletions (`tests/compaction_styles.rs`
+/// tests those). Returns the description.
+fn random_compaction_style(seed: u64, o: &mut Options) -> String {
+    let mut r = Rng::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5717);
+    match r.below(3) {
+        0 => {
+            o.set_compaction_style(DBCompactionStyle::Level);
+            "level".into()
+        }
+        1 => {
+            let mut u = UniversalCompactOptions::default();
+            u.set_size_ratio(r.pick(&[0, 1, 10]));
+            u.set_min_merge_width(2);
+            u.set_max_merge_width(r.pick(&[4, i32::MAX]));
+            u.set_max_size_amplification_percent(r.pick(&[25, 200]));
+            let stop = r.pick(&[
+                UniversalCompactionStopStyle::Total,
+                UniversalCompactionStopStyle::Similar,
+            ]);
+            u.set_stop_style(stop);
+            let trivial = r.below(2) == 0;
+            u.set_allow_trivial_move(trivial);
+            o.set_compaction_style(DBCompactionStyle::Universal);
+            o.set_universal_compaction_options(&u);
+            format!("universal({u:?})")
+        }
+        _ => {
+            let mut f = FifoCompactOptions::default();
+            f.set_max_table_files_size(1 << 40);
+            f.set_allow_compaction(r.below(2) == 0);
+            o.set_compaction_style(DBCompactionStyle::Fifo);
+            o.set_fifo_compaction_options(&f);
+            format!("fifo({f:?})")
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

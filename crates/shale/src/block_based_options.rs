@@ -37,8 +37,8 @@ impl std::fmt::Debug for Cache {
     }
 }
 
-/// Compaction styles (the `rocksdb` crate's `DBCompactionStyle`). Shale compacts by level only:
-/// opening with `Universal` or `Fifo` fails with NotSupported.
+/// Compaction styles (the `rocksdb` crate's `DBCompactionStyle`): leveled (the default),
+/// universal (sorted runs merged by size ratio) and FIFO (oldest files deleted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DBCompactionStyle {
     #[default]

@@ -13,6 +13,7 @@
 
 mod block_based_options;
 mod coding;
+mod compaction_options;
 mod db;
 mod error;
 mod error_kind;
@@ -41,6 +42,7 @@ pub mod tools;
 pub mod fuzzing;
 
 pub use block_based_options::{BlockBasedOptions, Cache, DBCompactionStyle};
+pub use compaction_options::{FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle};
 pub use db::{
     DBIterator, DBRawIterator, DBWithThreadMode, Direction, IteratorMode, MultiThreaded, SingleThreaded, Snapshot,
     ThreadMode, DB,

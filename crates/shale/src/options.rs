@@ -124,8 +124,14 @@ pub struct Options {
     /// Compression of files written to the bottommost level (None: as the level's).
     pub(crate) bottommost_compression: Option<CompressionType>,
     pub(crate) num_levels: usize,
-    /// Only `Level` is supported (the `rocksdb` crate's `set_compaction_style`).
+    /// Leveled (default), universal or FIFO (the `rocksdb` crate's `set_compaction_style`).
     pub(crate) compaction_style: crate::block_based_options::DBCompactionStyle,
+    /// Universal compaction's options (used with `DBCompactionStyle::Universal`).
+    pub(crate) compaction_options_universal: crate::compaction_options::UniversalCompactOptions,
+    /// FIFO compaction's options (used with `DBCompactionStyle::Fifo`).
+    pub(crate) compaction_options_fifo: crate::compaction_options::FifoCompactOptions,
+    /// Seconds after which FIFO deletes a file (0: never; only FIFO uses it in Shale).
+    pub(crate) ttl: u64,
     pub(crate) disable_auto_compactions: bool,
     /// Background threads (flushes and compactions, default 2; one is kept for flushes).
     pub(crate) max_background_jobs: usize,
@@ -191,6 +197,9 @@ impl Default for Options {
             bottommost_compression: None,
             num_levels: 7,
             compaction_style: Default::default(),
+            compaction_options_universal: Default::default(),
+            compaction_options_fifo: Default::default(),
+            ttl: 0,
             disable_auto_compactions: false,
             max_background_jobs: 2,
             allow_concurrent_memtable_write: true,
@@ -325,8 +334,17 @@ impl Options {
                 self.max_open_files
             ));
         }
-        if self.num_levels < 2 || self.num_levels > 64 {
-            return bad(format!("num_levels must be in 2..=64, got {}", self.num_levels));
+        // Universal and FIFO compaction also run with a single level (everything in L0).
+        let min_levels = if self.compaction_style == crate::block_based_options::DBCompactionStyle::Level {
+            2
+        } else {
+            1
+        };
+        if self.num_levels < min_levels || self.num_levels > 64 {
+            return bad(format!(
+                "num_levels must be in {min_levels}..=64 with {:?} compaction, got {}",
+                self.compaction_style, self.num_levels
+            ));
         }
         if self.level0_file_num_compaction_trigger == 0 {
             return bad("level0_file_num_compaction_trigger must be at least 1".into());

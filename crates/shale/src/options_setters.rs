@@ -8,6 +8,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use crate::block_based_options::DBCompactionStyle;
+use crate::compaction_options::{FifoCompactOptions, UniversalCompactOptions};
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::key::Comparator;
@@ -126,9 +127,21 @@ impl Options {
     pub fn set_allow_concurrent_memtable_write(&mut self, allow: bool) {
         self.allow_concurrent_memtable_write = allow;
     }
-    /// Only `Level` is supported: opening with another style fails with NotSupported.
+    /// Leveled (the default), universal or FIFO compaction.
     pub fn set_compaction_style(&mut self, style: DBCompactionStyle) {
         self.compaction_style = style;
+    }
+    /// Universal compaction's options (the `rocksdb` crate's `set_universal_compaction_options`).
+    pub fn set_universal_compaction_options(&mut self, uco: &UniversalCompactOptions) {
+        self.compaction_options_universal = uco.clone();
+    }
+    /// FIFO compaction's options (the `rocksdb` crate's `set_fifo_compaction_options`).
+    pub fn set_fifo_compaction_options(&mut self, fco: &FifoCompactOptions) {
+        self.compaction_options_fifo = fco.clone();
+    }
+    /// FIFO: delete table files whose data is older than `secs` seconds (0: never).
+    pub fn set_ttl(&mut self, secs: u64) {
+        self.ttl = secs;
     }
     /// RocksDB's `IncreaseParallelism`: `total_threads` background jobs (default 16 in RocksDB's
     /// headers; the crate passes it explicitly).
@@ -204,10 +217,18 @@ impl Options {
     pub(crate) fn validate_compat(&self) -> Result<()> {
         match self.compaction_style {
             DBCompactionStyle::Level => Ok(()),
-            DBCompactionStyle::Universal | DBCompactionStyle::Fifo => Err(Error::NotSupported(format!(
-                "compaction_style: {:?} compaction is not supported (only Level)",
-                self.compaction_style
-            ))),
+            DBCompactionStyle::Universal => self.compaction_options_universal.validate(),
+            DBCompactionStyle::Fifo => {
+                self.compaction_options_fifo.validate()?;
+                // As RocksDB: TTL needs every table open (RocksDB reads its creation time).
+                if self.ttl > 0 && self.max_open_files != -1 {
+                    return Err(Error::NotSupported(format!(
+                        "ttl: FIFO compaction with a ttl is only supported with max_open_files = -1 (got {})",
+                        self.max_open_files
+                    )));
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -273,6 +294,9 @@ getters! {
     get_allow_mmap_reads => allow_mmap_reads: bool,
     get_table_factory => table_factory: TableFactory,
     get_compaction_style => compaction_style: DBCompactionStyle,
+    get_universal_compaction_options => compaction_options_universal: UniversalCompactOptions,
+    get_fifo_compaction_options => compaction_options_fifo: FifoCompactOptions,
+    get_ttl => ttl: u64,
 }
 
 /// The operands of one merge, oldest first (the `rocksdb` crate's `MergeOperands`).

@@ -832,24 +832,70 @@ fn api_misuse() {
     let _ = Path::new("");
 }
 
-/// The `rocksdb` crate's calls given what they cannot do: compaction styles Shale lacks, reads
-/// through a snapshot of a closed DB, a merge closure that fails, a cache of no bytes, calls on
-/// a read-only DB, a write that must not wait during a stall.
+/// The `rocksdb` crate's calls given what they cannot do: compaction-style options that
+/// contradict each other, reads through a snapshot of a closed DB, a merge closure that fails, a
+/// cache of no bytes, calls on a read-only DB, a write that must not wait during a stall.
 #[test]
 fn rocksdb_style_calls_reject_bad_input() {
-    use shale::{Cache, DBCompactionStyle, ErrorKind, IteratorMode, MergeOperands};
-    for style in [DBCompactionStyle::Universal, DBCompactionStyle::Fifo] {
+    use shale::{
+        Cache, DBCompactionStyle, ErrorKind, FifoCompactOptions, IteratorMode, MergeOperands, UniversalCompactOptions,
+    };
+    let mut narrow = UniversalCompactOptions::default();
+    narrow.set_min_merge_width(8);
+    narrow.set_max_merge_width(4);
+    let mut bad_pct = UniversalCompactOptions::default();
+    bad_pct.set_compression_size_percent(101);
+    let mut empty_fifo = FifoCompactOptions::default();
+    empty_fifo.set_max_table_files_size(0);
+    type Setup = Box<dyn Fn(&mut Options)>;
+    let cases: Vec<(Setup, ErrorKind, &str)> = vec![
+        (
+            Box::new(move |o: &mut Options| {
+                o.set_compaction_style(DBCompactionStyle::Universal);
+                o.set_universal_compaction_options(&narrow);
+            }),
+            ErrorKind::InvalidArgument,
+            "max_merge_width",
+        ),
+        (
+            Box::new(move |o: &mut Options| {
+                o.set_compaction_style(DBCompactionStyle::Universal);
+                o.set_universal_compaction_options(&bad_pct);
+            }),
+            ErrorKind::InvalidArgument,
+            "compression_size_percent",
+        ),
+        (
+            Box::new(move |o: &mut Options| {
+                o.set_compaction_style(DBCompactionStyle::Fifo);
+                o.set_fifo_compaction_options(&empty_fifo);
+            }),
+            ErrorKind::InvalidArgument,
+            "max_table_files_size",
+        ),
+        (
+            // As RocksDB: FIFO's TTL needs every table open.
+            Box::new(|o: &mut Options| {
+                o.set_compaction_style(DBCompactionStyle::Fifo);
+                o.set_ttl(60);
+                o.set_max_open_files(100);
+            }),
+            ErrorKind::NotSupported,
+            "max_open_files",
+        ),
+    ];
+    for (setup, kind, names) in cases {
         let fs = MemFs::new();
         let mut o = mem_opts(&fs);
-        o.set_compaction_style(style);
+        setup(&mut o);
         match DB::open(&o, dir()) {
             Err(e) => {
-                assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
-                assert!(e.to_string().contains("compaction_style"), "{e}");
+                assert_eq!(e.kind(), kind, "{e}");
+                assert!(e.to_string().contains(names), "{e}");
             }
-            Ok(_) => panic!("{style:?} compaction opened"),
+            Ok(_) => panic!("{names}: opened"),
         }
-        assert!(!fs.exists(&dir().join("CURRENT")), "{style:?}: files were created");
+        assert!(!fs.exists(&dir().join("CURRENT")), "{names}: files were created");
     }
 
     // a snapshot outliving its DB: errors, never stale or freed data

@@ -10,16 +10,6 @@ use std::thread;
 use common::*;
 use shale::{MemFs, ReadOptions, WriteBatch, DB};
 
-fn level_files(db: &DB) -> Vec<u64> {
-    (0..7)
-        .map(|l| {
-            db.property_int_value(&format!("rocksdb.num-files-at-level{l}"))
-                .unwrap()
-                .unwrap()
-        })
-        .collect()
-}
-
 fn key(i: u64) -> Vec<u8> {
     format!("k{i:07}").into_bytes()
 }

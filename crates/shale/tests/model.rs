@@ -41,22 +41,31 @@ fn random_write(db: &DB, m: &mut Model, rng: &mut Rng, wo: &WriteOptions) {
 
 #[test]
 fn model_with_flush_compaction_reopen_and_snapshots() {
-    run_model(1..=3, MemtableFactory::SkipList);
+    run_model(1..=3, MemtableFactory::SkipList, "level");
+}
+
+/// The same model run under universal (multi-level and single-level) and FIFO compaction.
+#[test]
+fn model_under_universal_and_fifo_compaction() {
+    run_model(31..=31, MemtableFactory::SkipList, "universal");
+    run_model(32..=32, MemtableFactory::SkipList, "universal1");
+    run_model(33..=33, MemtableFactory::SkipList, "fifo");
 }
 
 /// The same model run with the vector memtable: gets and iterators over mutable and immutable
 /// vector memtables, their flushes, and WAL replay into them.
 #[test]
 fn model_with_vector_memtable() {
-    run_model(11..=12, MemtableFactory::Vector);
+    run_model(11..=12, MemtableFactory::Vector, "level");
 }
 
-fn run_model(seeds: std::ops::RangeInclusive<u64>, rep: MemtableFactory) {
+fn run_model(seeds: std::ops::RangeInclusive<u64>, rep: MemtableFactory, style: &str) {
     for seed in seeds {
         let fs = MemFs::new();
         let path = Path::new("/db");
         let mut opts = small_opts(&fs);
         opts.set_memtable_factory(rep);
+        set_style(&mut opts, style);
         let mut db = DB::open(&opts, path).unwrap();
         let mut m = Model::new();
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));

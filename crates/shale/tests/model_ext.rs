@@ -143,15 +143,16 @@ fn random_write(db: &DB, m: &mut Model, sd: &mut SdState, rng: &mut Rng, op: Op)
 }
 
 fn run_model(op: Op, seeds: std::ops::RangeInclusive<u64>, steps: usize) {
-    run_model_rep(op, seeds, steps, MemtableFactory::SkipList)
+    run_model_rep(op, seeds, steps, MemtableFactory::SkipList, "level")
 }
 
-fn run_model_rep(op: Op, seeds: std::ops::RangeInclusive<u64>, steps: usize, rep: MemtableFactory) {
+fn run_model_rep(op: Op, seeds: std::ops::RangeInclusive<u64>, steps: usize, rep: MemtableFactory, style: &str) {
     for seed in seeds {
         let fs = MemFs::new();
         let path = Path::new("/db");
         let mut opts = small_opts(&fs);
         opts.set_memtable_factory(rep);
+        set_style(&mut opts, style);
         opts.set_custom_merge_operator(
             merge_operator_by_name(if op == Op::Add { "uint64add" } else { "stringappend" }).unwrap(),
         );
@@ -214,8 +215,17 @@ fn model_range_deletes_merges_single_deletes_uint64add() {
 /// Merges (operand chains in gets), range deletions and single deletes over vector memtables.
 #[test]
 fn model_range_deletes_merges_single_deletes_vector_memtable() {
-    run_model_rep(Op::Append, 21..=21, 3000, MemtableFactory::Vector);
-    run_model_rep(Op::Add, 22..=22, 3000, MemtableFactory::Vector);
+    run_model_rep(Op::Append, 21..=21, 3000, MemtableFactory::Vector, "level");
+    run_model_rep(Op::Add, 22..=22, 3000, MemtableFactory::Vector, "level");
+}
+
+/// Range deletions, merges and single deletes under universal (multi- and single-level: L0
+/// outputs that are or are not bottommost) and FIFO compaction.
+#[test]
+fn model_range_deletes_merges_single_deletes_universal_and_fifo() {
+    run_model_rep(Op::Append, 41..=41, 3000, MemtableFactory::SkipList, "universal");
+    run_model_rep(Op::Add, 42..=42, 3000, MemtableFactory::SkipList, "universal1");
+    run_model_rep(Op::Append, 43..=43, 3000, MemtableFactory::SkipList, "fifo");
 }
 
 #[test]

@@ -476,9 +476,13 @@ fn error_kinds() {
     let mut o = Options::default();
     o.create_if_missing(true);
     o.set_compaction_style(DBCompactionStyle::Universal);
+    let mut uco = shale::UniversalCompactOptions::default();
+    uco.set_min_merge_width(4);
+    uco.set_max_merge_width(2);
+    o.set_universal_compaction_options(&uco);
     let e = DB::open(&o, tmp.path().join("universal")).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::NotSupported);
-    assert!(e.to_string().contains("compaction_style"), "{e}");
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.to_string().contains("max_merge_width"), "{e}");
     let fs = MemFs::new();
     let o = small_opts(Arc::new(fs.clone()));
     let db = DB::open(&o, dir()).unwrap();

@@ -6,10 +6,10 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::compaction::{pick_compaction, picker_config, run_compaction, RunningRange};
+use super::compaction::{pick_auto, run_compaction};
 use super::error_handler::{compaction_succeeded, record_compaction_error, record_error, FIRST_RETRY_DELAY};
 use super::flush::{flush_due, run_flush};
-use super::{purge_obsolete, DbInner, DbState};
+use super::{purge_obsolete, DbInner};
 use crate::error::{Error, Result};
 
 pub(crate) fn start(db: &Arc<DbInner>) -> Result<()> {
@@ -73,15 +73,7 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
                 && st.compactions_running < max_compactions
                 && (id > 0 || db.opts.max_background_jobs == 1 || !flush_due(db, &st));
             if may_compact {
-                let cfg = picker_config(db);
-                let pick = pick_compaction(
-                    &st.versions.current,
-                    &cfg,
-                    &st.being_compacted,
-                    &running_ranges(&st),
-                    &st.versions.compact_cursor,
-                );
-                if let Some(pick) = pick {
+                if let Some(pick) = pick_auto(db, &st) {
                     let r = catch_unwind(AssertUnwindSafe(|| run_compaction(db, &mut st, pick, true)));
                     match r {
                         Ok(Ok(())) => compaction_succeeded(&mut st),
@@ -108,10 +100,6 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
     }
 }
 
-fn running_ranges(st: &DbState) -> Vec<RunningRange> {
-    st.running_compactions.iter().map(|(_, r)| r.clone()).collect()
-}
-
 /// Wait until no flush or compaction is pending or running.
 pub(crate) fn wait_for_compact(db: &Arc<DbInner>) -> Result<()> {
     if db.read_only {
@@ -124,15 +112,7 @@ pub(crate) fn wait_for_compact(db: &Arc<DbInner>) -> Result<()> {
         if let Some(e) = &st.soft_error {
             return Err(Error::Background(Arc::new(e.clone())));
         }
-        let pending_compaction = !db.opts.disable_auto_compactions
-            && pick_compaction(
-                &st.versions.current,
-                &picker_config(db),
-                &st.being_compacted,
-                &running_ranges(&st),
-                &st.versions.compact_cursor,
-            )
-            .is_some();
+        let pending_compaction = !db.opts.disable_auto_compactions && pick_auto(db, &st).is_some();
         if !flush_due(db, &st) && !st.flush_running && st.compactions_running == 0 && !pending_compaction {
             purge_obsolete(db, &mut st);
             return Ok(());

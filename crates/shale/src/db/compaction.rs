@@ -19,8 +19,12 @@ use crate::version_edit::{FileMetaData, VersionEdit};
 pub(crate) use super::level_targets::PickerConfig;
 use super::level_targets::{compute_targets, max_grandparent_overlap, target_file_size};
 pub(crate) use super::picker::{level_scores, pick_compaction, Pick, RunningRange};
-use super::picker::{split_manual_inputs, user_range};
+use super::picker::{split_manual_inputs, user_range, PickKind};
+use super::picker_fifo::{pick_fifo, FifoConfig};
+use super::picker_universal::{pick_universal, pick_universal_manual, UniversalConfig};
 use super::subcompaction::run_subcompactions;
+use crate::block_based_options::DBCompactionStyle;
+use crate::table::format::CompressionType;
 
 /// Run one picked compaction. Called by a background thread holding the DB mutex; the mutex is
 /// released while files are merged.
@@ -83,10 +87,14 @@ fn run_compaction_inner(
                 f.meta.file_size + below <= cap
             })
     };
-    if allow_move && pick.is_trivial_move() && grandparents_ok() {
+    if pick.kind == PickKind::Deletion {
+        return run_deletion(db, st, pick);
+    }
+    let universal = matches!(pick.kind, PickKind::Universal { .. });
+    if allow_move && pick.is_trivial_move() && (universal || grandparents_ok()) {
         let mut edit = VersionEdit::default();
-        for f in &pick.inputs {
-            edit.deleted_files.push((pick.level as u32, f.number()));
+        for (level, f) in pick.inputs_by_level() {
+            edit.deleted_files.push((level as u32, f.number()));
             edit.new_files.push((pick.output_level as u32, f.meta.clone()));
         }
         db.log_and_apply(st, &mut edit)?;
@@ -94,7 +102,7 @@ fn run_compaction_inner(
             *c = f.meta.largest.clone();
         }
         db.install_super_version(st);
-        for f in &pick.inputs {
+        for (_, f) in pick.inputs_by_level() {
             st.stats.record_move(pick.output_level, f.meta.file_size);
         }
         return Ok(());
@@ -123,7 +131,9 @@ fn run_compaction_inner(
     }
     let is_bottom_level = deeper_ranges.is_empty();
     let tombstones = FragmentedRangeTombstoneList::new(&db.icmp, raw_tombs);
-    let params = if pick.is_intra_l0() {
+    let params = if let PickKind::Universal { compress, .. } = pick.kind {
+        universal_params(db, &version, pick, epoch, tombstones, deeper_ranges, compress)
+    } else if pick.is_intra_l0() {
         // L0 -> L0: older L0 files (and every deeper level) may hold older versions of any key,
         // so nothing is bottommost (deletions and range tombstones stay, no sequence number is
         // zeroed), and the output is one file, as RocksDB never splits L0 outputs. Its epoch is
@@ -144,7 +154,12 @@ fn run_compaction_inner(
             max_grandparent_overlap: max_grandparent_overlap(&cfg),
         }
     };
-    let in_bytes: u64 = pick.inputs.iter().map(|f| f.meta.file_size).sum();
+    let in_bytes: u64 = pick
+        .inputs
+        .iter()
+        .chain(pick.other_inputs.iter().map(|(_, f)| f))
+        .map(|f| f.meta.file_size)
+        .sum();
     let next_bytes: u64 = pick.next_inputs.iter().map(|f| f.meta.file_size).sum();
     // As RocksDB: bytes read from the output level count as Rnp1 (all of them for L0 -> L0).
     let (rn_bytes, rnp1_bytes) = if pick.is_intra_l0() {
@@ -153,7 +168,7 @@ fn run_compaction_inner(
         (in_bytes, next_bytes)
     };
     // One L0 -> L0 output file: no split by key range.
-    let max_subs = if pick.is_intra_l0() {
+    let max_subs = if pick.is_intra_l0() || pick.output_level == 0 {
         1
     } else {
         db.opts.max_subcompactions
@@ -162,11 +177,8 @@ fn run_compaction_inner(
         run_subcompactions(db, pick, &params, max_subs)
     })?;
     let mut edit = VersionEdit::default();
-    for f in &pick.inputs {
-        edit.deleted_files.push((pick.level as u32, f.number()));
-    }
-    for f in &pick.next_inputs {
-        edit.deleted_files.push((pick.output_level as u32, f.number()));
+    for (level, f) in pick.inputs_by_level() {
+        edit.deleted_files.push((level as u32, f.number()));
     }
     let mut out_bytes = 0;
     for f in &outputs {
@@ -183,7 +195,7 @@ fn run_compaction_inner(
         }
         return Err(e);
     }
-    if pick.level > 0 {
+    if pick.level > 0 && pick.kind == PickKind::Leveled {
         if let Some(last_in) = pick.inputs.last() {
             if let Some(c) = st.versions.compact_cursor.get_mut(pick.level) {
                 *c = last_in.meta.largest.clone();
@@ -209,6 +221,89 @@ pub(crate) fn picker_config(db: &DbInner) -> PickerConfig {
     PickerConfig::from_options(&db.opts)
 }
 
+/// The next automatic compaction under the DB's compaction style (a pure picker each).
+pub(crate) fn pick_auto(db: &DbInner, st: &DbState) -> Option<Pick> {
+    let v = &st.versions.current;
+    let running: Vec<RunningRange> = st.running_compactions.iter().map(|(_, r)| r.clone()).collect();
+    match db.opts.compaction_style {
+        DBCompactionStyle::Level => pick_compaction(
+            v,
+            &picker_config(db),
+            &st.being_compacted,
+            &running,
+            &st.versions.compact_cursor,
+        ),
+        DBCompactionStyle::Universal => pick_universal(
+            v,
+            &UniversalConfig::from_options(&db.opts),
+            &st.being_compacted,
+            &running,
+        ),
+        DBCompactionStyle::Fifo => pick_fifo(
+            v,
+            &FifoConfig::from_options(&db.opts),
+            &st.being_compacted,
+            super::build::now_secs(),
+        ),
+    }
+}
+
+/// A FIFO deletion: one MANIFEST edit removing the picked files, nothing rewritten.
+fn run_deletion(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, pick: &Pick) -> Result<()> {
+    let mut edit = VersionEdit::default();
+    for (level, f) in pick.inputs_by_level() {
+        edit.deleted_files.push((level as u32, f.number()));
+    }
+    db.log_and_apply(st, &mut edit)?;
+    db.install_super_version(st);
+    st.stats.fifo_deleted_files += pick.inputs.len() as u64;
+    st.stats.fifo_deleted_bytes += pick.inputs.iter().map(|f| f.meta.file_size).sum::<u64>();
+    Ok(())
+}
+
+/// Output parameters of a universal compaction: one file at L0 (RocksDB never splits L0
+/// outputs), files of `target_file_size_base` x multiplier^(level - 1) below; no grandparent
+/// cuts. Bottommost when nothing older than the inputs remains: into L0 only when the inputs
+/// include the oldest L0 file and every other level is empty.
+fn universal_params(
+    db: &DbInner,
+    v: &super::version::Version,
+    pick: &Pick,
+    epoch: u64,
+    tombstones: FragmentedRangeTombstoneList,
+    deeper_ranges: Vec<(Vec<u8>, Vec<u8>)>,
+    compress: bool,
+) -> OutputParams {
+    let cfg = picker_config(db);
+    let is_bottom_level = deeper_ranges.is_empty();
+    let compression = if compress {
+        db.opts.compression_for_level(pick.output_level, 1, is_bottom_level)
+    } else {
+        CompressionType::None
+    };
+    if pick.output_level == 0 {
+        let oldest_in = v.files[0]
+            .last()
+            .is_some_and(|f| pick.inputs.iter().any(|i| i.number() == f.number()));
+        let deeper_empty = (1..v.num_levels()).all(|l| v.num_files(l) == 0);
+        let mut p = OutputParams::for_l0(db, epoch, db.snapshot_list(), tombstones);
+        p.bottommost = oldest_in && deeper_empty;
+        p.compression = compression;
+        return p;
+    }
+    OutputParams {
+        tombstones,
+        bottommost: true,
+        target_file_size: target_file_size(&cfg, 1, pick.output_level),
+        epoch,
+        snapshots: db.snapshot_list(),
+        deeper_ranges,
+        compression,
+        grandparents: Vec::new(),
+        max_grandparent_overlap: u64::MAX,
+    }
+}
+
 /// Manual compaction of `[begin, end]` down to the bottom-most non-empty level (with dynamic
 /// level bytes: L0 into the base level, then level by level down; the levels above the base level
 /// stay empty).
@@ -226,6 +321,24 @@ pub(crate) fn compact_range(db: &Arc<DbInner>, begin: Option<&[u8]>, end: Option
         while st.compactions_running > 0 {
             DbInner::check_bg_error(&st)?;
             db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
+        }
+        match db.opts.compaction_style {
+            DBCompactionStyle::Level => {}
+            // Universal: every run merged into the last level (the range is not used, as in
+            // RocksDB). FIFO: the picker runs once (RocksDB's FIFO `CompactRange`).
+            DBCompactionStyle::Universal => {
+                let v = st.versions.current.clone();
+                if let Some(pick) = pick_universal_manual(&v, &st.being_compacted) {
+                    run_compaction(db, &mut st, pick, false)?;
+                }
+                return Ok(());
+            }
+            DBCompactionStyle::Fifo => {
+                if let Some(pick) = pick_auto(db, &st) {
+                    run_compaction(db, &mut st, pick, true)?;
+                }
+                return Ok(());
+            }
         }
         let v = st.versions.current.clone();
         let cfg = picker_config(db);
@@ -266,14 +379,7 @@ pub(crate) fn compact_range(db: &Arc<DbInner>, begin: Option<&[u8]>, end: Option
                 let v = st.versions.current.clone();
                 if let Some((lo, hi)) = user_range(&inputs, &v.icmp) {
                     let next = v.overlapping(output_level, Some(&lo), Some(&hi));
-                    let pick = Pick {
-                        level,
-                        output_level,
-                        inputs,
-                        next_inputs: next,
-                        score: 0.0,
-                        base_level: targets.base_level,
-                    };
+                    let pick = Pick::leveled(level, output_level, inputs, next, targets.base_level);
                     // A manual compaction rewrites even a lone file, so that garbage is dropped.
                     run_compaction(db, &mut st, pick, false)?;
                 }

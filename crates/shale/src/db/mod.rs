@@ -18,6 +18,8 @@ mod options_file;
 mod picker;
 #[cfg(test)]
 mod picker_db_tests;
+mod picker_fifo;
+mod picker_universal;
 pub(crate) use options_file::apply_latest as apply_options_file;
 mod props;
 mod range_del;

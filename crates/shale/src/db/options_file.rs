@@ -13,6 +13,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::filename::{parse_file_name, FileType};
+use crate::block_based_options::DBCompactionStyle;
+use crate::compaction_options::{FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle};
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::log::WalRecoveryMode;
@@ -57,6 +59,102 @@ fn recovery_name(m: WalRecoveryMode) -> &'static str {
         WalRecoveryMode::PointInTimeRecovery => "kPointInTimeRecovery",
         WalRecoveryMode::SkipAnyCorruptedRecords => "kSkipAnyCorruptedRecords",
     }
+}
+
+/// RocksDB's names of the compaction styles in an OPTIONS file.
+const STYLES: [(DBCompactionStyle, &str); 3] = [
+    (DBCompactionStyle::Level, "kCompactionStyleLevel"),
+    (DBCompactionStyle::Universal, "kCompactionStyleUniversal"),
+    (DBCompactionStyle::Fifo, "kCompactionStyleFIFO"),
+];
+
+/// `compaction_style`, `ttl` and both styles' option structs, with the keys RocksDB 7.8 writes
+/// (RocksDB writes both structs whatever the style).
+fn write_style(s: &mut String, opts: &Options) {
+    let style = STYLES
+        .iter()
+        .find(|(st, _)| *st == opts.compaction_style)
+        .map_or("", |x| x.1);
+    let u = &opts.compaction_options_universal;
+    let f = &opts.compaction_options_fifo;
+    let _ = writeln!(s, "  compaction_style={style}");
+    let _ = writeln!(s, "  ttl={}", opts.ttl);
+    let _ = writeln!(
+        s,
+        "  compaction_options_universal={{allow_trivial_move={};stop_style={};compression_size_percent={};\
+         max_size_amplification_percent={};max_merge_width={};min_merge_width={};size_ratio={};}}",
+        u.allow_trivial_move,
+        u.stop_style.rocksdb_name(),
+        u.compression_size_percent,
+        u.max_size_amplification_percent,
+        u.max_merge_width,
+        u.min_merge_width,
+        u.size_ratio
+    );
+    let _ = writeln!(
+        s,
+        "  compaction_options_fifo={{allow_compaction={};max_table_files_size={};}}",
+        f.allow_compaction, f.max_table_files_size
+    );
+}
+
+/// The `key=value` pairs of an option struct `{k=v;k={...};}` (nested braces kept whole);
+/// None if the braces do not balance.
+fn struct_fields(v: &str) -> Option<Vec<(&str, &str)>> {
+    let body = v.trim().strip_prefix('{')?.strip_suffix('}')?;
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in body.char_indices().chain(std::iter::once((body.len(), ';'))) {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth < 0 {
+                    return None;
+                }
+            }
+            ';' if depth == 0 => {
+                let item = body[start..i].trim();
+                if !item.is_empty() {
+                    let (k, v) = item.split_once('=')?;
+                    out.push((k.trim(), v.trim()));
+                }
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    (depth == 0).then_some(out)
+}
+
+/// Apply `compaction_options_universal={...}` (unknown keys, such as newer RocksDB's
+/// `max_read_amp`, are ignored); None on a bad value.
+fn apply_universal(v: &str, u: &mut UniversalCompactOptions) -> Option<()> {
+    for (k, x) in struct_fields(v)? {
+        match k {
+            "size_ratio" => u.size_ratio = x.parse().ok()?,
+            "min_merge_width" => u.min_merge_width = x.parse().ok()?,
+            "max_merge_width" => u.max_merge_width = x.parse().ok()?,
+            "max_size_amplification_percent" => u.max_size_amplification_percent = x.parse().ok()?,
+            "compression_size_percent" => u.compression_size_percent = x.parse().ok()?,
+            "stop_style" => u.stop_style = UniversalCompactionStopStyle::from_rocksdb_name(x)?,
+            "allow_trivial_move" => u.allow_trivial_move = x.parse().ok()?,
+            _ => {}
+        }
+    }
+    Some(())
+}
+
+/// Apply `compaction_options_fifo={...}` (unknown keys ignored); None on a bad value.
+fn apply_fifo(v: &str, f: &mut FifoCompactOptions) -> Option<()> {
+    for (k, x) in struct_fields(v)? {
+        match k {
+            "max_table_files_size" => f.max_table_files_size = x.parse().ok()?,
+            "allow_compaction" => f.allow_compaction = x.parse().ok()?,
+            _ => {}
+        }
+    }
+    Some(())
 }
 
 /// The text of the OPTIONS file for `opts`.
@@ -117,12 +215,19 @@ pub(crate) fn render(opts: &Options) -> String {
         "level0_file_num_compaction_trigger",
         &opts.level0_file_num_compaction_trigger,
     );
+    // FIFO never stalls on L0 files: RocksDB writes these triggers sanitized to INT_MAX.
+    let fifo = opts.compaction_style == DBCompactionStyle::Fifo;
+    let l0_stall = |v: usize| if fifo { i32::MAX as usize } else { v };
     line(
         &mut s,
         "level0_slowdown_writes_trigger",
-        &opts.level0_slowdown_writes_trigger,
+        &l0_stall(opts.level0_slowdown_writes_trigger),
     );
-    line(&mut s, "level0_stop_writes_trigger", &opts.level0_stop_writes_trigger);
+    line(
+        &mut s,
+        "level0_stop_writes_trigger",
+        &l0_stall(opts.level0_stop_writes_trigger),
+    );
     line(&mut s, "target_file_size_base", &opts.target_file_size_base);
     line(&mut s, "target_file_size_multiplier", &opts.target_file_size_multiplier);
     // As RocksDB, the sanitized value (0 becomes 25 x target_file_size_base).
@@ -154,6 +259,7 @@ pub(crate) fn render(opts: &Options) -> String {
         CompactionPri::RoundRobin => "kRoundRobin",
     };
     line(&mut s, "compaction_pri", &pri);
+    write_style(&mut s, opts);
     line(&mut s, "compression", &compression_name(opts.compression));
     if let Some(c) = opts.bottommost_compression {
         line(&mut s, "bottommost_compression", &compression_name(c));
@@ -262,7 +368,8 @@ fn newest_options_file(fs: &Arc<dyn FileSystem>, dir: &Path) -> Result<Option<st
 
 /// Apply the newest OPTIONS file of `dir` to `opts`, as RocksDB's `ldb` loads it: the table
 /// factory and its options, the prefix extractor, a built-in comparator or merge operator,
-/// `allow_mmap_reads` and `max_compaction_bytes`. Returns false if there is no OPTIONS file.
+/// `allow_mmap_reads`, `max_compaction_bytes`, the compaction style with its options and `ttl`.
+/// Returns false if there is no OPTIONS file.
 pub(crate) fn apply_latest(fs: &Arc<dyn FileSystem>, dir: &Path, opts: &mut Options) -> Result<bool> {
     let Some(path) = newest_options_file(fs, dir)? else {
         return Ok(false);
@@ -354,6 +461,13 @@ pub(crate) fn apply(text: &[u8], file: &str, opts: &mut Options) -> Result<()> {
         let ok = match (sec, k) {
             (Section::Db, "allow_mmap_reads") => boolean(v).map(|b| opts.allow_mmap_reads = b),
             (Section::Cf, "max_compaction_bytes") => num(v).map(|x| opts.max_compaction_bytes = x),
+            (Section::Cf, "compaction_style") => STYLES
+                .iter()
+                .find(|(_, n)| *n == v)
+                .map(|(st, _)| opts.compaction_style = *st),
+            (Section::Cf, "compaction_options_universal") => apply_universal(v, &mut opts.compaction_options_universal),
+            (Section::Cf, "compaction_options_fifo") => apply_fifo(v, &mut opts.compaction_options_fifo),
+            (Section::Cf, "ttl") => num(v).map(|x| opts.ttl = x),
             (Section::Cf, "table_factory") => {
                 factory = Some((object_id(v).to_string(), at));
                 Some(())
@@ -506,6 +620,65 @@ mod tests {
         let mut names = fs.list(dir).unwrap();
         names.sort();
         assert_eq!(names, vec!["OPTIONS-000009".to_string(), "OPTIONS-000012".to_string()]);
+    }
+    #[test]
+    fn compaction_styles_and_their_options_round_trip_and_parse_rocksdbs_lines() {
+        let mut o = Options {
+            compaction_style: DBCompactionStyle::Universal,
+            ..Options::default()
+        };
+        o.compaction_options_universal.size_ratio = 7;
+        o.compaction_options_universal.min_merge_width = 3;
+        o.compaction_options_universal.max_merge_width = 9;
+        o.compaction_options_universal.max_size_amplification_percent = 150;
+        o.compaction_options_universal.compression_size_percent = 40;
+        o.compaction_options_universal.stop_style = UniversalCompactionStopStyle::Similar;
+        o.compaction_options_universal.allow_trivial_move = true;
+        o.compaction_options_fifo.max_table_files_size = 12345;
+        o.compaction_options_fifo.allow_compaction = true;
+        o.ttl = 99;
+        let text = render(&o);
+        let cf = body(&text, "[CFOptions \"default\"]");
+        assert!(
+            cf.contains(&"compaction_style=kCompactionStyleUniversal".to_string()),
+            "{text}"
+        );
+        let mut back = Options::default();
+        apply(text.as_bytes(), "OPTIONS-000009", &mut back).unwrap();
+        assert_eq!(back.compaction_style, DBCompactionStyle::Universal);
+        assert_eq!(back.compaction_options_universal, o.compaction_options_universal);
+        assert_eq!(back.compaction_options_fifo, o.compaction_options_fifo);
+        assert_eq!(back.ttl, 99);
+        // FIFO writes the L0 stall triggers sanitized, as RocksDB.
+        o.compaction_style = DBCompactionStyle::Fifo;
+        let cf = body(&render(&o), "[CFOptions \"default\"]");
+        assert!(cf.contains(&"compaction_style=kCompactionStyleFIFO".to_string()));
+        assert!(cf.contains(&"level0_stop_writes_trigger=2147483647".to_string()));
+        // The lines a newer RocksDB (rocksdict) writes, with keys Shale does not know.
+        let text = "[CFOptions \"default\"]\n  ttl=2592000\n  compaction_options_universal={allow_trivial_move=false;\
+                    incremental=false;stop_style=kCompactionStopStyleTotalSize;compression_size_percent=-1;\
+                    max_read_amp=-1;max_size_amplification_percent=200;max_merge_width=4294967295;min_merge_width=2;\
+                    size_ratio=1;}\n  compaction_options_fifo={allow_compaction=false;age_for_warm=0;\
+                    file_temperature_age_thresholds={{temperature=kWarm;age=10}};max_table_files_size=1073741824;}\n  \
+                    compaction_style=kCompactionStyleFIFO\n";
+        let mut back = Options::default();
+        apply(text.as_bytes(), "f", &mut back).unwrap();
+        assert_eq!(back.compaction_style, DBCompactionStyle::Fifo);
+        assert_eq!(back.compaction_options_universal, UniversalCompactOptions::default());
+        assert_eq!(back.compaction_options_fifo, FifoCompactOptions::default());
+        assert_eq!(back.ttl, 2_592_000);
+        // Bad values are Corruption naming the option.
+        for bad in [
+            "compaction_style=kCompactionStyleNone",
+            "compaction_options_universal={size_ratio=x;}",
+            "compaction_options_fifo={max_table_files_size=1",
+            "compaction_options_universal={stop_style=kSomething;}",
+        ] {
+            let text = format!("[CFOptions \"default\"]\n  {bad}\n");
+            let e = apply(text.as_bytes(), "f", &mut Options::default()).unwrap_err();
+            let key = bad.split('=').next().unwrap();
+            assert!(e.to_string().contains(key), "{bad}: {e}");
+        }
     }
     #[test]
     fn loads_what_it_writes_and_rocksdb_spellings() {

@@ -26,12 +26,34 @@ pub(crate) struct Pick {
     pub score: f64,
     /// The level L0 compacts into when this was picked (sizes output files, compression).
     pub base_level: usize,
+    /// Universal compaction: the inputs of the sorted runs between `level` and `output_level`
+    /// (their level, the file).
+    pub other_inputs: Vec<(usize, Arc<FileMeta>)>,
+    pub kind: PickKind,
+}
+
+/// What a pick does besides merging its inputs into `output_level`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(crate) enum PickKind {
+    /// A leveled (or FIFO intra-L0) compaction.
+    #[default]
+    Leveled,
+    /// A universal compaction: `trivial_move` when its inputs overlap nowhere (and
+    /// `allow_trivial_move`), `compress` false when `compression_size_percent` says so.
+    Universal { trivial_move: bool, compress: bool },
+    /// FIFO: the inputs (all of `level`) are deleted, nothing is written.
+    Deletion,
 }
 
 impl Pick {
     /// A move of files to the next level without rewriting them: one L0 file, or up to 4
     /// adjacent L1+ files, with nothing of the output level in their range.
     pub(crate) fn is_trivial_move(&self) -> bool {
+        match self.kind {
+            PickKind::Leveled => {}
+            PickKind::Universal { trivial_move, .. } => return trivial_move && self.output_level > 0,
+            PickKind::Deletion => return false,
+        }
         !self.inputs.is_empty()
             && (self.inputs.len() == 1 || self.level > 0)
             && self.next_inputs.is_empty()
@@ -39,10 +61,40 @@ impl Pick {
     }
     /// An intra-L0 compaction: newest L0 files merged into one L0 file.
     pub(crate) fn is_intra_l0(&self) -> bool {
-        self.level == 0 && self.output_level == 0
+        self.level == 0 && self.output_level == 0 && self.kind != PickKind::Deletion
     }
     pub(crate) fn all_inputs(&self) -> impl Iterator<Item = &Arc<FileMeta>> {
-        self.inputs.iter().chain(self.next_inputs.iter())
+        self.inputs
+            .iter()
+            .chain(self.other_inputs.iter().map(|(_, f)| f))
+            .chain(self.next_inputs.iter())
+    }
+    /// Every input with the level it is taken from.
+    pub(crate) fn inputs_by_level(&self) -> impl Iterator<Item = (usize, &Arc<FileMeta>)> {
+        self.inputs
+            .iter()
+            .map(|f| (self.level, f))
+            .chain(self.other_inputs.iter().map(|(l, f)| (*l, f)))
+            .chain(self.next_inputs.iter().map(|f| (self.output_level, f)))
+    }
+    /// A leveled pick (no inputs between `level` and `output_level`).
+    pub(crate) fn leveled(
+        level: usize,
+        output_level: usize,
+        inputs: Vec<Arc<FileMeta>>,
+        next_inputs: Vec<Arc<FileMeta>>,
+        base_level: usize,
+    ) -> Pick {
+        Pick {
+            level,
+            output_level,
+            inputs,
+            next_inputs,
+            score: 0.0,
+            base_level,
+            other_inputs: Vec::new(),
+            kind: PickKind::Leveled,
+        }
     }
     /// User-key range of everything this compaction reads (and so may write).
     pub(crate) fn key_range(&self, icmp: &InternalKeyComparator) -> Option<(Vec<u8>, Vec<u8>)> {
@@ -138,14 +190,7 @@ fn pick_intra_l0(v: &Version, cfg: &PickerConfig, busy: &HashSet<u64>, base_leve
         .map(|f| (f.meta.file_size, busy.contains(&f.number())))
         .collect();
     let n = intra_l0_run_len(&sizes, MIN_FILES_FOR_INTRA_L0, cfg.max_compaction_bytes)?;
-    Some(Pick {
-        level: 0,
-        output_level: 0,
-        inputs: files[..n].to_vec(),
-        next_inputs: Vec::new(),
-        score: 0.0,
-        base_level,
-    })
+    Some(Pick::leveled(0, 0, files[..n].to_vec(), Vec::new(), base_level))
 }
 
 /// RocksDB's `FindIntraL0Compaction` over L0 files (size, busy) newest first: the number of
@@ -220,14 +265,7 @@ fn pick_at_level(
         if conflicts(running, output_level, &lo, &hi, icmp) {
             return None;
         }
-        return Some(Pick {
-            level,
-            output_level,
-            inputs,
-            next_inputs: next,
-            score: 0.0,
-            base_level,
-        });
+        return Some(Pick::leveled(level, output_level, inputs, next, base_level));
     }
     let files = &v.files[level];
     if files.is_empty() {
@@ -298,14 +336,7 @@ fn pick_at_level(
         if conflicts(running, output_level, &lo, &hi, icmp) {
             continue;
         }
-        return Some(Pick {
-            level,
-            output_level,
-            inputs,
-            next_inputs: next,
-            score: 0.0,
-            base_level,
-        });
+        return Some(Pick::leveled(level, output_level, inputs, next, base_level));
     }
     None
 }
@@ -472,4 +503,4 @@ fn expand_inputs(
 
 #[cfg(test)]
 #[path = "picker_tests.rs"]
-mod picker_tests;
+pub(crate) mod picker_tests;

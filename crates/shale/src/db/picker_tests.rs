@@ -15,32 +15,44 @@ fn cfg_for_tests() -> PickerConfig {
     PickerConfig::fixed(4, 1000, 10.0)
 }
 
+/// A file for the picker tests (also the universal and FIFO ones): user keys `lo..=hi` at
+/// sequence `n * 10`, epoch `n`, created at `created` (seconds; 0 = unknown).
+pub(crate) fn test_file(n: u64, lo: &str, hi: &str, size: u64, created: u64) -> Arc<FileMeta> {
+    FileMeta::new(
+        FileMetaData {
+            number: n,
+            file_size: size,
+            smallest: make_internal_key(lo.as_bytes(), n * 10, vt::VALUE),
+            largest: make_internal_key(hi.as_bytes(), n * 10, vt::VALUE),
+            smallest_seqno: n * 10,
+            largest_seqno: n * 10,
+            epoch_number: n,
+            file_creation_time: created,
+            ..Default::default()
+        },
+        Arc::new(Reaper::default()),
+    )
+}
+
+/// A version of `num_levels` levels holding `levels` (the missing ones empty).
+pub(crate) fn test_version(levels: Vec<Vec<Arc<FileMeta>>>, num_levels: usize) -> Version {
+    let mut files = levels;
+    files.resize(num_levels, Vec::new());
+    Version {
+        files,
+        icmp: InternalKeyComparator::default(),
+    }
+}
+
 mod tests {
     use super::*;
 
     fn file(n: u64, lo: &str, hi: &str, size: u64) -> Arc<FileMeta> {
-        FileMeta::new(
-            FileMetaData {
-                number: n,
-                file_size: size,
-                smallest: make_internal_key(lo.as_bytes(), n * 10, vt::VALUE),
-                largest: make_internal_key(hi.as_bytes(), n * 10, vt::VALUE),
-                smallest_seqno: n * 10,
-                largest_seqno: n * 10,
-                epoch_number: n,
-                ..Default::default()
-            },
-            Arc::new(Reaper::default()),
-        )
+        test_file(n, lo, hi, size, 0)
     }
 
     fn version(levels: Vec<Vec<Arc<FileMeta>>>) -> Version {
-        let mut files = levels;
-        files.resize(7, Vec::new());
-        Version {
-            files,
-            icmp: InternalKeyComparator::default(),
-        }
+        test_version(levels, 7)
     }
 
     fn cfg() -> PickerConfig {

@@ -31,6 +31,9 @@ pub(crate) struct CompactionStats {
     pub flushes: u64,
     /// L0 -> L0 compactions finished (also counted in L0's row of the per-level table).
     pub intra_l0_compactions: u64,
+    /// Files and bytes FIFO compaction deleted (TTL or size limit).
+    pub fifo_deleted_files: u64,
+    pub fifo_deleted_bytes: u64,
     /// Values at the previous `rocksdb.stats` dump, for the "Interval" lines.
     last_dump: Option<IntervalMark>,
     opened: Option<std::time::Instant>,
@@ -212,6 +215,25 @@ fn hms(micros: u64) -> String {
     )
 }
 
+/// Space amplification as the universal picker sees it, for every style: the bytes of all
+/// table files over those of the oldest sorted run (the last non-empty level, or the oldest L0
+/// file when only L0 has files), which holds about the live data once everything is merged
+/// into it. 0 for an empty DB.
+fn space_amp(v: &super::version::Version) -> f64 {
+    let total: u64 = (0..v.num_levels()).map(|l| v.level_bytes(l)).sum();
+    let oldest = (1..v.num_levels())
+        .rev()
+        .map(|l| v.level_bytes(l))
+        .find(|&b| b > 0)
+        .or_else(|| v.files.first().and_then(|f| f.last()).map(|f| f.meta.file_size))
+        .unwrap_or(0);
+    if oldest == 0 {
+        0.0
+    } else {
+        total as f64 / oldest as f64
+    }
+}
+
 fn stats_text(db: &Arc<DbInner>) -> String {
     let sv = db.super_version();
     let v = &sv.version;
@@ -296,6 +318,19 @@ fn stats_text(db: &Arc<DbInner>) -> String {
     );
     // RocksDB counts them in L0's row only (as compactions into L0, their input as Rnp1).
     let _ = writeln!(s, "Intra-L0 (L0->L0) compactions: {}", st.stats.intra_l0_compactions);
+    let _ = writeln!(
+        s,
+        "Space amplification estimate: {:.2} (all table bytes / bytes of the oldest sorted run)",
+        space_amp(v)
+    );
+    if db.opts.compaction_style == crate::block_based_options::DBCompactionStyle::Fifo {
+        let _ = writeln!(
+            s,
+            "FIFO deletions: {} files, {:.2} MB",
+            st.stats.fifo_deleted_files,
+            mb(st.stats.fifo_deleted_bytes)
+        );
+    }
     let ws = &db.write_stats;
     let sc = &db.stall.counters;
     let ld = |a: &AtomicU64| a.load(Ordering::Relaxed);

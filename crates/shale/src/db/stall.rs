@@ -18,6 +18,7 @@ use crate::error::Result;
 
 use super::level_targets::{compute_targets, estimate_pending_compaction_bytes, PickerConfig};
 use super::version::Version;
+use crate::block_based_options::DBCompactionStyle;
 use crate::options::Options;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,8 +158,21 @@ impl StallController {
     /// Recompute the condition for a newly installed version and memtable list.
     pub(crate) fn recalc(&self, opts: &Options, v: &Version, imm: usize) {
         let cfg = PickerConfig::from_options(opts);
-        let pending = estimate_pending_compaction_bytes(v, &cfg, &compute_targets(v, &cfg));
-        let (cond, cause, near_stop) = stall_condition(opts, v.num_files(0), imm, pending);
+        // As RocksDB: universal counts sorted runs against the L0 triggers, FIFO never stalls on
+        // them (its triggers are sanitized away), and pending bytes are estimated for leveled
+        // compaction only.
+        let (l0, pending) = match opts.compaction_style {
+            DBCompactionStyle::Level => (
+                v.num_files(0),
+                estimate_pending_compaction_bytes(v, &cfg, &compute_targets(v, &cfg)),
+            ),
+            DBCompactionStyle::Universal => (
+                v.num_files(0) + (1..v.num_levels()).filter(|&l| v.num_files(l) > 0).count(),
+                0,
+            ),
+            DBCompactionStyle::Fifo => (0, 0),
+        };
+        let (cond, cause, near_stop) = stall_condition(opts, l0, imm, pending);
         let mut c = self.ctl.lock();
         let was_delayed = c.condition == Condition::Delayed;
         let was_stopped = c.condition == Condition::Stopped;

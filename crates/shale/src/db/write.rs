@@ -456,7 +456,7 @@ mod tests {
     use crate::fs::MemFs;
     use crate::options::Options;
     use crate::write_batch::WriteBatch;
-    use crate::DB;
+    use crate::db::DB;
 
     /// Four threads writing batches of 8 records into one DB; returns how many groups inserted
     /// in parallel.

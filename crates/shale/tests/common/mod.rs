@@ -139,3 +139,14 @@ pub fn kv(i: u64) -> (Vec<u8>, Vec<u8>) {
         format!("value{i:06}-{}", "v".repeat((i % 23) as usize)).into_bytes(),
     )
 }
+
+/// Files per level (levels 0..7), from `rocksdb.num-files-at-level<N>`.
+pub fn level_files(db: &DB) -> Vec<u64> {
+    (0..7)
+        .map(|l| {
+            db.property_int_value(&format!("rocksdb.num-files-at-level{l}"))
+                .unwrap()
+                .unwrap()
+        })
+        .collect()
+}

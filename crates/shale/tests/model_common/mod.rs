@@ -146,3 +146,33 @@ pub fn check_full(db: &DB, m: &Model, rng: &mut Rng, ro: &ReadOptions) {
         }
     }
 }
+
+/// Compaction style of a model run: "level" (the default options), "universal" (7 levels,
+/// defaults but a trigger of 2 runs), "universal1" (a single level, size ratio 0, `Similar`
+/// stop style, trivial moves, size amp 25 %) or "fifo" (intra-L0 merges on, a size limit no run
+/// reaches: the model expects every write to stay).
+pub fn set_style(o: &mut shale::Options, style: &str) {
+    use shale::{DBCompactionStyle, FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle};
+    match style {
+        "level" => {}
+        "universal" => o.set_compaction_style(DBCompactionStyle::Universal),
+        "universal1" => {
+            o.set_compaction_style(DBCompactionStyle::Universal);
+            o.set_num_levels(1);
+            let mut u = UniversalCompactOptions::default();
+            u.set_size_ratio(0);
+            u.set_stop_style(UniversalCompactionStopStyle::Similar);
+            u.set_allow_trivial_move(true);
+            u.set_max_size_amplification_percent(25);
+            o.set_universal_compaction_options(&u);
+        }
+        "fifo" => {
+            o.set_compaction_style(DBCompactionStyle::Fifo);
+            let mut f = FifoCompactOptions::default();
+            f.set_max_table_files_size(1 << 40);
+            f.set_allow_compaction(true);
+            o.set_fifo_compaction_options(&f);
+        }
+        s => panic!("unknown style {s}"),
+    }
+}
