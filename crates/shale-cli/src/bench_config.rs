@@ -104,6 +104,7 @@ pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
     o.set_max_background_jobs((nonneg("max_background_jobs")?) as i32);
     o.set_disable_auto_compactions(fl.bool("disable_auto_compactions"));
     o.set_allow_concurrent_memtable_write(fl.bool("allow_concurrent_memtable_write"));
+    o.set_manual_wal_flush(fl.bool("manual_wal_flush"));
     // db_bench treats a value below 1 as RocksDB's sanitizer does (1).
     o.set_min_write_buffer_number_to_merge((fl.i64("min_write_buffer_number_to_merge").max(1) as usize) as i32);
     let rep = fl.str("memtablerep");

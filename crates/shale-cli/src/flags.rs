@@ -240,6 +240,7 @@ pub const BENCH_FLAGS: &[FlagDef] = &[
     f("max_background_jobs", Kind::Int32, "2", "The maximum number of concurrent background jobs"),
     f("disable_auto_compactions", Kind::Bool, "false", "Do not auto trigger compactions"),
     f("allow_concurrent_memtable_write", Kind::Bool, "true", "Allow multi-writers to update mem tables in parallel."),
+    f("manual_wal_flush", Kind::Bool, "false", "If true, buffer WAL until buffer is full or a manual FlushWAL()."),
     f("verify_checksum", Kind::Bool, "true", "Verify checksum for every block read from storage"),
     f("histogram", Kind::Bool, "false", "Print histogram of operation timings"),
     f("statistics", Kind::Bool, "false", "Database statistics (prints rocksdb.stats at the end)"),

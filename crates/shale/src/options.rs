@@ -139,6 +139,10 @@ pub struct Options {
     /// the leader (RocksDB's option, default true). Memtables that cannot take concurrent
     /// inserts (the vector memtable) always use one inserter.
     pub(crate) allow_concurrent_memtable_write: bool,
+    /// WAL records stay in the WAL writer's buffer until `flush_wal` (or a synced write, a full
+    /// buffer, a memtable switch or close) pushes them to the OS: a process crash may lose
+    /// writes not yet flushed (RocksDB's option, default false).
+    pub(crate) manual_wal_flush: bool,
     /// The file system (POSIX by default; tests use `MemFs`).
     pub(crate) env: Arc<dyn FileSystem>,
     /// The merge operator for [`DB::merge`](crate::DB::merge) operands (None: merges fail).
@@ -203,6 +207,7 @@ impl Default for Options {
             disable_auto_compactions: false,
             max_background_jobs: 2,
             allow_concurrent_memtable_write: true,
+            manual_wal_flush: false,
             env: Arc::new(PosixFs),
             merge_operator: None,
             prefix_extractor: None,

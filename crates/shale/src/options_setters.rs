@@ -127,6 +127,12 @@ impl Options {
     pub fn set_allow_concurrent_memtable_write(&mut self, allow: bool) {
         self.allow_concurrent_memtable_write = allow;
     }
+    /// Leave WAL records in the WAL buffer until [`DB::flush_wal`](crate::DB::flush_wal) (or a
+    /// synced write, a full buffer, a memtable switch or close): fewer system calls, but a
+    /// process crash may lose the writes not yet flushed (RocksDB's `manual_wal_flush`).
+    pub fn set_manual_wal_flush(&mut self, manual: bool) {
+        self.manual_wal_flush = manual;
+    }
     /// Leveled (the default), universal or FIFO compaction.
     pub fn set_compaction_style(&mut self, style: DBCompactionStyle) {
         self.compaction_style = style;

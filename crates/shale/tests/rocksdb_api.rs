@@ -495,3 +495,37 @@ fn error_kinds() {
     });
     assert_eq!(e.unwrap_err().kind(), ErrorKind::InvalidArgument);
 }
+
+/// With `manual_wal_flush`, WAL records stay in the process until `flush_wal` (the file on disk
+/// does not grow); without it every write reaches the OS before it returns.
+#[test]
+fn manual_wal_flush_keeps_records_until_flush_wal() {
+    fn wal_bytes_on_disk(dir: &std::path::Path) -> u64 {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".log"))
+            .map(|e| e.metadata().unwrap().len())
+            .sum()
+    }
+    for manual in [false, true] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut o = shale::Options::default();
+        o.create_if_missing(true);
+        o.set_manual_wal_flush(manual);
+        let db = shale::DB::open(&o, tmp.path()).unwrap();
+        let before = wal_bytes_on_disk(tmp.path());
+        db.put(b"k", b"v").unwrap();
+        let after_put = wal_bytes_on_disk(tmp.path());
+        if manual {
+            assert_eq!(after_put, before, "manual_wal_flush: the record reached the file early");
+            db.flush_wal(false).unwrap();
+            assert!(wal_bytes_on_disk(tmp.path()) > before, "flush_wal wrote nothing");
+        } else {
+            assert!(after_put > before, "without manual_wal_flush a write reaches the OS");
+        }
+        drop(db);
+        let db = shale::DB::open(&o, tmp.path()).unwrap();
+        assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    }
+}

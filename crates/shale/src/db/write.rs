@@ -269,9 +269,10 @@ fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) ->
         let r = (|| -> Result<()> {
             let w = wal.writer.as_mut().ok_or_else(|| Error::invalid("no WAL is open"))?;
             w.add_record(batch.data())?;
-            w.flush()?;
             if sync {
                 w.sync()?;
+            } else if !db.opts.manual_wal_flush {
+                w.flush()?;
             }
             Ok(())
         })();
@@ -453,10 +454,10 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut parking_lot::MutexGuar
 mod tests {
     use std::sync::Arc;
 
+    use crate::db::DB;
     use crate::fs::MemFs;
     use crate::options::Options;
     use crate::write_batch::WriteBatch;
-    use crate::db::DB;
 
     /// Four threads writing batches of 8 records into one DB; returns how many groups inserted
     /// in parallel.
