@@ -243,10 +243,9 @@ fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) ->
     let parallel = !followers.is_empty() && db.opts.allow_concurrent_memtable_write && db.concurrent_inserts;
     let mut leader_batch = leader.batch.lock().take().unwrap_or_default();
     let leader_count = leader_batch.count() as u64;
-    // The group's WAL record: the leader's batch followed by each follower's.
-    let mut batch = if followers.is_empty() {
-        std::mem::take(&mut leader_batch)
-    } else {
+    // The group's WAL record: the leader's batch followed by each follower's (a writer alone
+    // writes its own batch, copying nothing).
+    let mut combined = (!followers.is_empty()).then(|| {
         let mut b = leader_batch.clone();
         for g in followers {
             if let Some(fb) = g.batch.lock().as_ref() {
@@ -254,14 +253,21 @@ fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) ->
             }
         }
         b
+    });
+    let (size, count) = {
+        let b = combined.as_ref().unwrap_or(&leader_batch);
+        (b.size_in_bytes(), b.count() as u64)
     };
-    let mem = make_room(db, batch.size_in_bytes() as u64)?;
-    let count = batch.count() as u64;
+    let mem = make_room(db, size as u64)?;
     if count == 0 {
         return Ok(());
     }
     let first = db.last_seq.load(Ordering::Acquire) + 1;
-    batch.set_sequence(first);
+    leader_batch.set_sequence(first);
+    if let Some(b) = combined.as_mut() {
+        b.set_sequence(first);
+    }
+    let batch = combined.as_ref().unwrap_or(&leader_batch);
     if disable_wal {
         db.unpersisted_data.store(true, Ordering::Release);
     } else {
@@ -347,8 +353,7 @@ fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) ->
     mem.range_dels.refresh(&db.icmp);
     // Publish only now: readers never see part of a group.
     db.last_seq.store(first + count - 1, Ordering::Release);
-    db.write_stats
-        .record(1 + followers.len() as u64, count, batch.size_in_bytes() as u64, sync);
+    db.write_stats.record(1 + followers.len() as u64, count, size as u64, sync);
     Ok(())
 }
 
