@@ -33,7 +33,7 @@ for spec in $TOOLS; do echo "# ${spec%%=*}: ${spec#*=}"; done
 for r in $(seq 1 "$REPS"); do
   for spec in $TOOLS; do
     name=${spec%%=*}; bin=${spec#*=}
-    case "$bin" in */shale) cmd="$bin bench" ;; *) cmd="$bin" ;; esac
+    case "$(basename "$bin")" in shale*) cmd="$bin bench" ;; *) cmd="$bin" ;; esac
     db="$BASE/latency-$name-$$"
     rm -rf "$db"
     # shellcheck disable=SC2086

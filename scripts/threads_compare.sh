@@ -26,7 +26,7 @@ for r in $(seq 1 "$REPS"); do
   for t in $THREADS; do
     for spec in $TOOLS; do
       name=${spec%%=*}; bin=${spec#*=}
-      case "$bin" in */shale) cmd="$bin bench" ;; *) cmd="$bin" ;; esac
+      case "$(basename "$bin")" in shale*) cmd="$bin bench" ;; *) cmd="$bin" ;; esac
       db="$BASE/threads-$name-$$"
       rm -rf "$db"
       # shellcheck disable=SC2086
