@@ -94,6 +94,7 @@ fn run_compaction_inner(
             *c = f.meta.largest.clone();
         }
         db.install_super_version(st);
+        super::events::trivial_move(db, st, pick);
         for f in &pick.inputs {
             st.stats.record_move(pick.output_level, f.meta.file_size);
         }
@@ -158,6 +159,7 @@ fn run_compaction_inner(
     } else {
         db.opts.max_subcompactions
     };
+    let job = super::events::compaction_started(db, st, pick);
     let outputs = parking_lot::MutexGuard::unlocked(st, || -> Result<Vec<FileMetaData>> {
         run_subcompactions(db, pick, &params, max_subs)
     })?;
@@ -199,6 +201,7 @@ fn run_compaction_inner(
         outputs.len(),
         start.elapsed(),
     );
+    super::events::compaction_finished(db, st, job, pick, &outputs, start);
     if pick.is_intra_l0() {
         st.stats.intra_l0_compactions += 1;
     }
