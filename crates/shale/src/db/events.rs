@@ -91,8 +91,8 @@ pub(crate) fn flush_started(db: &DbInner, mems: &[Arc<MemTable>]) -> u64 {
     if !log.enabled(LogLevel::Info) {
         return job;
     }
-    let entries: u64 = mems.iter().map(|m| m.num_entries() as u64).sum();
-    let deletes: u64 = mems.iter().map(|m| m.num_deletes() as u64).sum();
+    let entries: u64 = mems.iter().map(|m| m.num_entries()).sum();
+    let deletes: u64 = mems.iter().map(|m| m.num_deletes()).sum();
     let memory: u64 = mems.iter().map(|m| m.approximate_memory_usage() as u64).sum();
     log.info(&format!(
         "[default] [JOB {job}] Flushing memtable with {} memtable(s)",
