@@ -19,6 +19,8 @@ use crate::fs::FileSystem;
 use crate::info_log::{EventJson, InfoLog, LogLevel};
 use crate::memtable::MemTable;
 use crate::options::Options;
+use crate::table::any::{format_of, TableFormat};
+use crate::table::{Table, TableProperties};
 use crate::version_edit::FileMetaData;
 
 /// Start the LOG of a DB being opened (read-write: the previous LOG is rotated) and write the
@@ -143,6 +145,22 @@ pub(crate) fn flush_finished(db: &DbInner, st: &DbState, job: u64, outputs: &[Fi
     );
 }
 
+/// A table's properties for the LOG: from the open table if it is open, else read from the
+/// file's properties block alone (block-based tables), so that logging opens no table and puts
+/// nothing into the block cache.
+fn properties(db: &DbInner, f: &FileMeta) -> Option<TableProperties> {
+    if let Some(t) = f.table().get() {
+        return Some(t.properties().clone());
+    }
+    let path = super::filename::table_name(&db.path, f.number());
+    let name = crate::fs::name_of(&path);
+    let file = db.fs.open_random(&path).ok()?;
+    match format_of(&*file, &name, f.meta.file_size).ok()? {
+        TableFormat::BlockBased => Table::read_properties(file, name, f.meta.file_size).ok(),
+        TableFormat::Plain | TableFormat::Cuckoo => None,
+    }
+}
+
 /// RocksDB's `table_file_creation` event for a table of the current version (returns its
 /// compression name).
 fn table_file_created(db: &DbInner, st: &DbState, job: u64, number: u64) -> String {
@@ -166,8 +184,7 @@ fn table_file_created(db: &DbInner, st: &DbState, job: u64, number: u64) -> Stri
         .num("smallest_seqno", f.meta.smallest_seqno)
         .num("largest_seqno", f.meta.largest_seqno);
     let mut compression = "NoCompression".to_string();
-    if let Ok(t) = db.table_cache.get(f) {
-        let p = t.properties();
+    if let Some(p) = properties(db, f) {
         let avg = |total: u64| {
             if p.num_entries == 0 {
                 0.0
