@@ -6,10 +6,11 @@
 //! pickle of anything else; see `encode`). The GIL is released around every call into the engine
 //! that may do I/O.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyKeyError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyException, PyKeyError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -77,8 +78,21 @@ fn to_py(e: shale::Error) -> PyErr {
     }
 }
 
+/// Lock a mutex that is only held briefly and never across Python code or a GIL release.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Lock an iterator's state, which is held while the GIL is released: another thread waiting
+/// for it with the GIL held would deadlock, so an iterator in use by another thread is an error.
+fn lock_iter<T>(m: &Mutex<T>) -> PyResult<MutexGuard<'_, T>> {
+    match m.try_lock() {
+        Ok(g) => Ok(g),
+        Err(std::sync::TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => {
+            Err(PyRuntimeError::new_err("the iterator is in use by another thread"))
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -592,9 +606,23 @@ impl WriteBatch {
 /// The open database, shared by the Rdict and its iterators and snapshots; `None` once closed.
 struct Handle {
     db: RwLock<Option<Arc<shale::DB>>>,
+    closed: AtomicBool,
 }
 
 impl Handle {
+    fn new(db: shale::DB) -> Handle {
+        Handle {
+            db: RwLock::new(Some(Arc::new(db))),
+            closed: AtomicBool::new(false),
+        }
+    }
+    /// Fails once the Rdict is closed (cheaper than `db()` where the DB itself is not needed).
+    fn check_open(&self) -> PyResult<()> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(DbClosedError::new_err("the Rdict is closed"));
+        }
+        Ok(())
+    }
     fn db(&self) -> PyResult<Arc<shale::DB>> {
         self.db
             .read()
@@ -642,7 +670,11 @@ impl Rdict {
     fn ro(&self, py: Python<'_>, read_opt: Option<PyRef<'_, ReadOptions>>) -> PyResult<shale::ReadOptions> {
         match read_opt {
             Some(r) => r.to_shale(py, self.raw),
-            None => lock(&self.read_opts).to_shale(py, self.raw),
+            // Cloned first: encoding the bounds may run Python code (pickle).
+            None => {
+                let ro = lock(&self.read_opts).clone_ref(py);
+                ro.to_shale(py, self.raw)
+            }
         }
     }
     fn wo(&self, write_opt: Option<PyRef<'_, WriteOptions>>) -> shale::WriteOptions {
@@ -704,9 +736,7 @@ impl Rdict {
                 .map_err(|e| IOError::new_err(format!("writing {CONFIG_FILE}: {e}")))?;
         }
         Ok(Rdict {
-            handle: Arc::new(Handle {
-                db: RwLock::new(Some(Arc::new(db))),
-            }),
+            handle: Arc::new(Handle::new(db)),
             path,
             raw,
             read_opts: Mutex::new(ReadOptions::new(raw)),
@@ -921,7 +951,8 @@ impl Rdict {
         self.path.clone()
     }
     fn set_read_options(&self, py: Python<'_>, read_opt: PyRef<'_, ReadOptions>) {
-        *lock(&self.read_opts) = read_opt.clone_ref(py);
+        let old = std::mem::replace(&mut *lock(&self.read_opts), read_opt.clone_ref(py));
+        drop(old); // its bounds' destructors may run Python code: not under the lock
     }
     fn set_write_options(&self, write_opt: PyRef<'_, WriteOptions>) {
         *lock(&self.write_opts) = write_opt.to_shale();
@@ -929,6 +960,7 @@ impl Rdict {
 
     /// Close the database (flushes what skipped the WAL); later calls raise DbClosedError.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
+        self.handle.closed.store(true, Ordering::Release);
         let db = self.handle.db.write().unwrap_or_else(|p| p.into_inner()).take();
         py.allow_threads(move || drop(db));
         Ok(())
@@ -949,12 +981,25 @@ impl Rdict {
 /// The iterator `keys()`, `values()` and `items()` return.
 #[pyclass(module = "shale", frozen)]
 struct RdictView {
-    it: Mutex<shale::DBRawIterator>,
+    it: Mutex<ViewState>,
     handle: Arc<Handle>,
     raw: bool,
     kind: Kind,
     backwards: bool,
 }
+
+/// The cursor and the entries read ahead of Python: each refill reads up to `VIEW_BATCH`
+/// entries with the GIL released (the reads may do I/O), and `__next__` hands them out.
+struct ViewState {
+    it: shale::DBRawIterator,
+    /// The bytes of the entries read ahead, back to back, and where each key and value ends.
+    data: Vec<u8>,
+    ends: Vec<(usize, usize)>,
+    /// The next entry of `ends` to hand out.
+    pos: usize,
+}
+
+const VIEW_BATCH: usize = 64;
 
 impl RdictView {
     fn new(
@@ -974,11 +1019,28 @@ impl RdictView {
             (Some(k), true) => it.seek_for_prev(k),
         });
         Ok(RdictView {
-            it: Mutex::new(it),
+            it: Mutex::new(ViewState {
+                it,
+                data: Vec::new(),
+                ends: Vec::new(),
+                pos: 0,
+            }),
             handle,
             raw,
             kind,
             backwards,
+        })
+    }
+}
+
+impl RdictView {
+    fn entry(&self, py: Python<'_>, k: &[u8], v: &[u8]) -> PyResult<PyObject> {
+        Ok(match self.kind {
+            Kind::Keys => decode(py, k, self.raw)?,
+            Kind::Values => decode(py, v, self.raw)?,
+            Kind::Items => PyTuple::new(py, [decode(py, k, self.raw)?, decode(py, v, self.raw)?])?
+                .into_any()
+                .unbind(),
         })
     }
 }
@@ -989,25 +1051,48 @@ impl RdictView {
         slf
     }
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<PyObject>> {
-        self.handle.db()?;
-        let mut it = lock(&self.it);
-        if !it.valid() {
-            it.status().map_err(to_py)?;
-            return Ok(None);
-        }
-        let out = match self.kind {
-            Kind::Keys => decode(py, it.key().unwrap_or_default(), self.raw)?,
-            Kind::Values => decode(py, it.value().unwrap_or_default(), self.raw)?,
-            Kind::Items => {
-                let k = decode(py, it.key().unwrap_or_default(), self.raw)?;
-                let v = decode(py, it.value().unwrap_or_default(), self.raw)?;
-                PyTuple::new(py, [k, v])?.into_any().unbind()
+        self.handle.check_open()?;
+        let mut st = lock_iter(&self.it)?;
+        if st.pos == st.ends.len() {
+            let (back, kind) = (self.backwards, &self.kind);
+            let ViewState { it, data, ends, pos } = &mut *st;
+            data.clear();
+            ends.clear();
+            *pos = 0;
+            py.allow_threads(|| {
+                while ends.len() < VIEW_BATCH && it.valid() {
+                    if !matches!(kind, Kind::Values) {
+                        data.extend_from_slice(it.key().unwrap_or_default());
+                    }
+                    let key_end = data.len();
+                    if !matches!(kind, Kind::Keys) {
+                        data.extend_from_slice(it.value().unwrap_or_default());
+                    }
+                    ends.push((key_end, data.len()));
+                    if back {
+                        it.prev()
+                    } else {
+                        it.next()
+                    }
+                }
+            });
+            if st.ends.is_empty() {
+                st.it.status().map_err(to_py)?;
+                return Ok(None);
             }
-        };
-        let it = &mut *it;
-        let back = self.backwards;
-        py.allow_threads(|| if back { it.prev() } else { it.next() });
-        Ok(Some(out))
+        }
+        let start = if st.pos == 0 { 0 } else { st.ends[st.pos - 1].1 };
+        let (key_end, end) = st.ends[st.pos];
+        st.pos += 1;
+        let (k, v) = (&st.data[start..key_end], &st.data[key_end..end]);
+        if self.raw {
+            // Decoding raw bytes runs no Python code: done under the lock, without copies.
+            return Ok(Some(self.entry(py, k, v)?));
+        }
+        // Unpickling may run Python code (and let other threads in): not under the lock.
+        let (k, v) = (k.to_vec(), v.to_vec());
+        drop(st);
+        Ok(Some(self.entry(py, &k, &v)?))
     }
 }
 
@@ -1021,8 +1106,8 @@ struct RdictIter {
 
 impl RdictIter {
     fn with<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut shale::DBRawIterator) -> R + Send) -> PyResult<R> {
-        self.handle.db()?;
-        let mut it = lock(&self.it);
+        self.handle.check_open()?;
+        let mut it = lock_iter(&self.it)?;
         let it = &mut *it;
         Ok(py.allow_threads(|| f(it)))
     }
@@ -1031,12 +1116,12 @@ impl RdictIter {
 #[pymethods]
 impl RdictIter {
     fn valid(&self) -> PyResult<bool> {
-        self.handle.db()?;
-        Ok(lock(&self.it).valid())
+        self.handle.check_open()?;
+        Ok(lock_iter(&self.it)?.valid())
     }
     /// Raises the error the iterator met, if any.
     fn status(&self) -> PyResult<()> {
-        lock(&self.it).status().map_err(to_py)
+        lock_iter(&self.it)?.status().map_err(to_py)
     }
     fn seek_to_first(&self, py: Python<'_>) -> PyResult<()> {
         self.with(py, |it| it.seek_to_first())
@@ -1068,14 +1153,14 @@ impl RdictIter {
     }
     /// The key at the cursor (None when not valid).
     fn key(&self, py: Python<'_>) -> PyResult<Option<PyObject>> {
-        self.handle.db()?;
-        let it = lock(&self.it);
-        it.key().map(|k| decode(py, k, self.raw)).transpose()
+        self.handle.check_open()?;
+        let k = lock_iter(&self.it)?.key().map(<[u8]>::to_vec);
+        k.map(|k| decode(py, &k, self.raw)).transpose()
     }
     fn value(&self, py: Python<'_>) -> PyResult<Option<PyObject>> {
-        self.handle.db()?;
-        let it = lock(&self.it);
-        it.value().map(|v| decode(py, v, self.raw)).transpose()
+        self.handle.check_open()?;
+        let v = lock_iter(&self.it)?.value().map(<[u8]>::to_vec);
+        v.map(|v| decode(py, &v, self.raw)).transpose()
     }
 }
 

@@ -50,3 +50,38 @@ def test_threads_write_concurrently(db_path):
     db = Rdict(db_path, Options(raw_mode=True))
     assert db[b"t7-02999"] == b"%d" % (7 * per_thread + 2999) * 10
     db.close()
+
+
+def test_one_iterator_shared_by_threads_never_deadlocks(db_path):
+    """Threads pulling from the same keys() view: each entry comes out once; a thread that
+    finds the view busy gets RuntimeError, never a hang."""
+    db = Rdict(db_path)  # non-raw: decoding runs pickle, outside the iterator's lock
+    n = 20000
+    for i in range(n):
+        db[i] = ("value", i)
+    view = db.items()
+    got, busy, errors = [], [0], []
+
+    def pull():
+        try:
+            while True:
+                try:
+                    item = next(view)
+                except StopIteration:
+                    return
+                except RuntimeError:
+                    busy[0] += 1
+                    continue
+                got.append(item)
+        except Exception as e:  # pragma: no cover
+            errors.append(e)
+
+    ts = [threading.Thread(target=pull) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(timeout=60)
+        assert not t.is_alive(), "an iterator shared by threads hung"
+    assert not errors, errors
+    assert sorted(got) == [(i, ("value", i)) for i in range(n)]
+    db.close()
