@@ -246,6 +246,8 @@ fn flushes_and_compactions_write_rocksdb_event_lines() {
         "options at open:\n{log}"
     );
     assert!(log.contains("Options.level0_file_num_compaction_trigger: 3"), "{log}");
+    assert!(log.contains("Options.keep_log_file_num: 1000"), "{log}");
+    assert!(log.contains("Options.info_log_level: INFO_LEVEL"), "{log}");
     assert!(log.contains("recovered from the MANIFEST"), "{log}");
     assert!(log.contains("Level-0 flush table #"), "{log}");
     assert!(log.contains("Compacted 3@0 + 0@"), "{log}");
