@@ -10,6 +10,8 @@
 #         where scripts/build_rocksdb_bench.sh puts it
 #         DEBIAN=/usr/bin/db_bench (RocksDB 7.8)   NUM=1000000   BENCHES=fillseq,...
 #         EXTRA="--flag=..." appended to every tool's command line
+#         CSV=path (default $OUT/compare.csv) and SVG=path (default: the CSV's name with .svg):
+#         the medians as CSV and a chart of them (scripts/chart.py)
 #
 # Each repetition runs one process per tool with
 #   --benchmarks=fillseq,fillrandom,overwrite,readrandom,readseq
@@ -64,6 +66,9 @@ done
 median() { sort -n | awk '{a[NR]=$1} END {if (NR==0) print 0; else if (NR%2) print a[(NR+1)/2]; else print int((a[NR/2]+a[NR/2+1])/2)}'; }
 printf "%-11s" "benchmark"; for t in "${TOOLS[@]}"; do printf " %12s" "$t"; done
 for t in "${TOOLS[@]:1}"; do printf " %13s" "shale/$t"; done; echo
+declare -A LABEL=([shale]="Shale" [anchor]="RocksDB 11.8.1" [debian]="RocksDB 7.8 (Debian)")
+CSV=${CSV:-$OUT/compare.csv}
+echo "workload,tool,ops_per_sec" >"$CSV"
 IFS=, read -ra BL <<<"$BENCHES"
 for b in "${BL[@]}"; do
   printf "%-11s" "$b"
@@ -71,6 +76,7 @@ for b in "${BL[@]}"; do
   for t in "${TOOLS[@]}"; do
     M[$t]=$(awk -v t="$t" -v b="$b" '$1==t && $3==b {print $4}' "$OUT/all.txt" | median)
     printf " %12s" "${M[$t]}"
+    echo "$b,${LABEL[$t]},${M[$t]}" >>"$CSV"
   done
   for t in "${TOOLS[@]:1}"; do
     awk -v s="${M[shale]}" -v o="${M[$t]}" 'BEGIN {if (o>0) printf " %12.2fx", s/o; else printf " %13s", "n/a"}'
@@ -78,3 +84,7 @@ for b in "${BL[@]}"; do
   echo
 done
 echo "# logs: $OUT"
+# The medians as CSV and an SVG chart (ratio of Shale to the first other tool on each group).
+SVG=${SVG:-${CSV%.csv}.svg}
+python3 "$HERE/scripts/chart.py" "$CSV" "$SVG" --title "Shale vs RocksDB, $NUM keys ($WHERE), median of $REPS" \
+  && echo "# csv: $CSV  chart: $SVG"

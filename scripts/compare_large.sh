@@ -9,6 +9,7 @@
 #          EXTRA (more flags for both tools, e.g. --cache_index_and_filter_blocks=1)
 #          BENCHMARKS (default: the five above and stats; e.g. fillrandom,overwrite,stats for
 #          write amplification on overwrite alone)
+#          CSV, SVG: where the results go as CSV and as a chart (default: in the logs' directory)
 # It ends with each tool's total compaction + flush writes and their ratio to flush writes
 # (the W-Amp of the stats' Sum row), computed from the exact byte counts.
 set -euo pipefail
@@ -35,12 +36,19 @@ for tool in shale anchor; do
 done
 echo "# $(date -u '+%F %T') UTC  num=$NUM reads=$READS  logs: $out"
 printf "%-18s %12s %12s %8s\n" benchmark shale anchor ratio
+CSV=${CSV:-$out/compare_large.csv}
+echo "workload,tool,ops_per_sec" >"$CSV"
 for b in ${BENCHMARKS//,/ }; do
   [ "$b" = stats ] && continue
   s=$(grep -E "^$b " "$out/shale.txt" | awk '{print $5}' || true); a=$(grep -E "^$b " "$out/anchor.txt" 2>/dev/null | awk '{print $5}' || true)
   r=$(awk -v s="${s:-0}" -v a="${a:-0}" 'BEGIN{ if (a>0) printf "%.2fx", s/a; else print "-"}')
   printf "%-18s %12s %12s %8s\n" "$b" "${s:--}" "${a:--}" "$r"
+  if [ -n "$s" ]; then echo "$b,Shale,$s" >>"$CSV"; fi
+  if [ -n "$a" ]; then echo "$b,RocksDB 11.8.1,$a" >>"$CSV"; fi
 done
+SVG=${SVG:-${CSV%.csv}.svg}
+python3 scripts/chart.py "$CSV" "$SVG" --title "Shale vs RocksDB, $NUM keys on disk (compare_large.sh)" \
+  && echo "# csv: $CSV  chart: $SVG"
 for tool in shale anchor; do
   [ -f "$out/$tool.err" ] && echo "$tool peak RSS: $(grep 'Maximum resident' "$out/$tool.err" | awk '{print $6}') KiB"
 done

@@ -19,6 +19,7 @@ mod error;
 mod error_kind;
 mod fs;
 mod hash;
+mod info_log;
 mod iterator;
 mod key;
 mod log;
@@ -52,6 +53,7 @@ pub use error_kind::ErrorKind;
 pub use fs::{
     FaultFs, FaultKind, FileLock, FileSystem, ForwardingFs, IoActivity, MemFs, PosixFs, RandomAccessFile, WritableFile,
 };
+pub use info_log::LogLevel;
 pub use key::{BytewiseComparator, Comparator, ReverseBytewiseComparator, Uint64Comparator};
 pub use log::WalRecoveryMode;
 pub use memtable::MemtableFactory;

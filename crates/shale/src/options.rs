@@ -156,6 +156,8 @@ pub struct Options {
     pub(crate) allow_mmap_reads: bool,
     /// The format of new table files (default block-based).
     pub(crate) table_factory: TableFactory,
+    /// The LOG file: level, roll-over size, files kept, stats dump period.
+    pub(crate) info_log: crate::info_log::InfoLogOptions,
 }
 
 impl Default for Options {
@@ -213,6 +215,7 @@ impl Default for Options {
             prefix_extractor: None,
             allow_mmap_reads: false,
             table_factory: TableFactory::BlockBased,
+            info_log: Default::default(),
         }
     }
 }

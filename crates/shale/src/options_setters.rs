@@ -11,6 +11,7 @@ use crate::block_based_options::DBCompactionStyle;
 use crate::compaction_options::{FifoCompactOptions, UniversalCompactOptions};
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
+use crate::info_log::LogLevel;
 use crate::key::Comparator;
 use crate::merge::MergeOperator;
 use crate::options::{CompactionPri, Options, TableFactory};
@@ -118,6 +119,22 @@ impl Options {
         self.disable_auto_compactions = disable;
     }
     /// Background threads for flushes and compactions (at least 1).
+    /// The least severe messages written to the `LOG` file (RocksDB's `info_log_level`).
+    pub fn set_log_level(&mut self, level: LogLevel) {
+        self.info_log.level = level;
+    }
+    /// Roll the `LOG` file over to a new one past this many bytes (0: never).
+    pub fn set_max_log_file_size(&mut self, size: usize) {
+        self.info_log.max_log_file_size = size;
+    }
+    /// `LOG` files kept, the current one included (older `LOG.old.*` are removed).
+    pub fn set_keep_log_file_num(&mut self, num: usize) {
+        self.info_log.keep_log_file_num = num;
+    }
+    /// Dump `rocksdb.stats` into the `LOG` every `period` seconds (0: never).
+    pub fn set_stats_dump_period_sec(&mut self, period: u32) {
+        self.info_log.stats_dump_period_sec = period;
+    }
     pub fn set_max_background_jobs(&mut self, jobs: i32) {
         self.max_background_jobs = non_negative(jobs);
     }

@@ -274,6 +274,10 @@ fn rocksdb_reads_shale_range_deletions_and_single_deletes() {
     assert!(!expect.contains_key(&k(200)) && !expect.contains_key(&k(7)));
     assert_eq!(expect.get(&k(400)).map(|v| v.as_slice()), Some(&b"again"[..]));
     drop(db);
+    assert!(
+        dir.path().join("LOG").exists(),
+        "Shale's LOG is there for ldb and rocksdict to ignore"
+    );
     assert_eq!(ldb_scan(&t.ldb, dir.path()), expect, "ldb scan");
     assert_eq!(rocksdict_dump(&t, dir.path(), &[]), expect, "rocksdict");
     for f in sst_files(dir.path()) {

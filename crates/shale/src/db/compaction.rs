@@ -102,6 +102,7 @@ fn run_compaction_inner(
             *c = f.meta.largest.clone();
         }
         db.install_super_version(st);
+        super::events::trivial_move(db, st, pick);
         for (_, f) in pick.inputs_by_level() {
             st.stats.record_move(pick.output_level, f.meta.file_size);
         }
@@ -173,6 +174,7 @@ fn run_compaction_inner(
     } else {
         db.opts.max_subcompactions
     };
+    let job = super::events::compaction_started(db, st, pick);
     let outputs = parking_lot::MutexGuard::unlocked(st, || -> Result<Vec<FileMetaData>> {
         run_subcompactions(db, pick, &params, max_subs)
     })?;
@@ -211,6 +213,7 @@ fn run_compaction_inner(
         outputs.len(),
         start.elapsed(),
     );
+    super::events::compaction_finished(db, st, job, pick, &outputs, start);
     if pick.is_intra_l0() {
         st.stats.intra_l0_compactions += 1;
     }

@@ -13,6 +13,7 @@ pub(crate) fn record_error(db: &DbInner, st: &mut DbState, e: Error) {
         return;
     }
     if st.bg_error.is_none() {
+        super::events::background_error(db, &e, false);
         st.bg_error = Some(e);
     }
 }
@@ -30,6 +31,7 @@ pub(crate) fn record_compaction_error(db: &DbInner, st: &mut DbState, e: Error) 
         return;
     }
     if e.is_no_space() && st.bg_error.is_none() {
+        super::events::background_error(db, &e, true);
         st.soft_error = Some(e);
         st.compaction_retry_at = Some(Instant::now() + st.compaction_retry_delay);
         st.compaction_retry_delay = (st.compaction_retry_delay * 2).min(MAX_RETRY_DELAY);

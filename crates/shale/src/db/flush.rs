@@ -61,6 +61,7 @@ pub(crate) fn run_flush(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>) -> 
         None => return Ok(()),
     };
     let start = Instant::now();
+    let job = super::events::flush_started(db, &mems);
     let epoch = st.versions.next_epoch;
     st.versions.next_epoch += 1;
     let snapshots = db.snapshot_list();
@@ -107,6 +108,7 @@ pub(crate) fn run_flush(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>) -> 
     }
     db.install_super_version(st);
     st.stats.record_flush(bytes, outputs.len(), start.elapsed());
+    super::events::flush_finished(db, st, job, &outputs, start);
     // WALs below the new log number hold nothing that is not in a table any more.
     delete_obsolete_wals(db, st.versions.log_number);
     Ok(())

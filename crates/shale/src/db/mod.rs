@@ -8,6 +8,7 @@ mod build;
 mod compaction;
 mod compat_api;
 mod error_handler;
+mod events;
 mod filename;
 mod flush;
 mod iter;
@@ -149,6 +150,8 @@ pub(crate) struct DbInner {
     pub write_stats: props::WriteStats,
     /// Write-stall condition and delayed-write token bucket.
     pub stall: stall::StallController,
+    /// The LOG file.
+    pub info_log: Arc<crate::info_log::InfoLog>,
 }
 
 impl DbInner {
@@ -441,6 +444,7 @@ impl Drop for DB {
 pub(crate) fn purge_obsolete(db: &DbInner, st: &mut parking_lot::MutexGuard<'_, DbState>) {
     for n in st.versions.reaper.take() {
         db.table_cache.evict(n);
+        events::table_file_deleted(db, n);
         let _ = db.fs.remove_file(&filename::table_name(&db.path, n));
     }
 }

@@ -200,6 +200,7 @@ fn open_inner(opts: &Options, path: &Path, read_only: bool, error_if_wal: bool) 
     } else {
         Some(fs.lock(&lock_name(path))?)
     };
+    let info_log = super::events::open_log(&fs, path, opts, read_only);
     if exists && opts.error_if_exists {
         return Err(Error::invalid(format!(
             "{}: exists (error_if_exists is true)",
@@ -324,7 +325,9 @@ fn open_inner(opts: &Options, path: &Path, read_only: bool, error_if_wal: bool) 
         bg_threads: Mutex::new(Vec::new()),
         write_stats: props::WriteStats::default(),
         stall: super::stall::StallController::new(opts),
+        info_log: info_log.clone(),
     });
+    let _ = db.stall.info_log.set(info_log);
     // The L0 tables recovery writes are recorded in the same MANIFEST edit as the new log
     // number (as RocksDB): a crash before that edit leaves the MANIFEST naming neither, and the
     // next open replays the WALs again from scratch (merge operands must not apply twice).
@@ -356,11 +359,13 @@ fn open_inner(opts: &Options, path: &Path, read_only: bool, error_if_wal: bool) 
         super::options_file::write_options_file(&fs, path, options_num, opts)?;
         drop(st);
         background::start(&db)?;
+        super::events::start_stats_dump(&db);
         db.work_cv.notify_all();
     } else {
         let st = db.state.lock();
         db.install_super_version(&st);
     }
+    super::events::opened(&db, &wals);
     preload_tables(&db)?;
     Ok(db)
 }

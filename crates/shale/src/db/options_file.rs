@@ -188,6 +188,18 @@ pub(crate) fn render(opts: &Options) -> String {
     line(&mut s, "db_write_buffer_size", &opts.db_write_buffer_size);
     line(&mut s, "allow_mmap_reads", &opts.allow_mmap_reads);
     line(&mut s, "wal_recovery_mode", &recovery_name(opts.wal_recovery_mode));
+    let level = [
+        "DEBUG_LEVEL",
+        "INFO_LEVEL",
+        "WARN_LEVEL",
+        "ERROR_LEVEL",
+        "FATAL_LEVEL",
+        "HEADER_LEVEL",
+    ];
+    line(&mut s, "info_log_level", &level[opts.info_log.level as usize]);
+    line(&mut s, "max_log_file_size", &opts.info_log.max_log_file_size);
+    line(&mut s, "keep_log_file_num", &opts.info_log.keep_log_file_num);
+    line(&mut s, "stats_dump_period_sec", &opts.info_log.stats_dump_period_sec);
     s.push('\n');
 
     s.push_str("[CFOptions \"default\"]\n");

@@ -145,6 +145,8 @@ pub(crate) fn property_value(db: &Arc<DbInner>, name: &str) -> Result<Option<Str
             n.max(0).to_string()
         }
         "rocksdb.num-immutable-mem-table" => sv.imm.len().to_string(),
+        // LOG writes that failed (the LOG never fails a DB operation; see `info_log`).
+        "shale.log-write-errors" => db.info_log.write_errors().to_string(),
         "rocksdb.cur-size-active-mem-table" => mem_bytes(&sv.mem).to_string(),
         // Active and unflushed immutable memtables.
         "rocksdb.cur-size-all-mem-tables" => {

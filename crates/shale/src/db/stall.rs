@@ -108,6 +108,8 @@ pub(crate) struct StallController {
     epoch: Instant,
     max_rate: u64,
     pub counters: StallCounters,
+    /// Where condition changes are logged (set once the DB's LOG exists).
+    pub info_log: std::sync::OnceLock<std::sync::Arc<crate::info_log::InfoLog>>,
 }
 
 /// RocksDB's `GetWriteStallConditionAndCause`, plus whether the condition is near a stop.
@@ -152,6 +154,7 @@ impl StallController {
             epoch: Instant::now(),
             max_rate,
             counters: StallCounters::default(),
+            info_log: std::sync::OnceLock::new(),
         }
     }
 
@@ -199,8 +202,14 @@ impl StallController {
         }
         c.prev_pending_bytes = c.pending_bytes;
         c.pending_bytes = pending;
+        let changed = (c.condition, c.cause) != (cond, cause);
         c.condition = cond;
         c.cause = cause;
+        let rate = c.rate;
+        drop(c);
+        if let Some(log) = self.info_log.get().filter(|_| changed) {
+            super::events::stall_changed(log, opts, (cond, cause, rate), v.num_files(0), imm, pending);
+        }
     }
 
     pub(crate) fn state(&self) -> (Condition, Cause) {

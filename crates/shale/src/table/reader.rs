@@ -265,6 +265,18 @@ impl std::fmt::Debug for Table {
 }
 
 impl Table {
+    /// The properties of a block-based table file, read without opening it for reads (footer,
+    /// metaindex and properties block only; nothing goes into a block cache).
+    pub(crate) fn read_properties(
+        file: Arc<dyn RandomAccessFile>,
+        file_name: String,
+        file_size: u64,
+    ) -> Result<TableProperties> {
+        let opts = TableReaderOptions::default();
+        let (mut t, _) = Table::open_meta(file, file_name, file_size, &opts)?;
+        Ok(std::mem::take(&mut t.props))
+    }
+
     /// Open a table: footer, metaindex, properties, index, filter.
     pub(crate) fn open(
         file: Arc<dyn RandomAccessFile>,
@@ -272,82 +284,8 @@ impl Table {
         file_size: u64,
         opts: TableReaderOptions,
     ) -> Result<Arc<Table>> {
-        let n = file_size.min(FOOTER_LEN as u64) as usize;
-        let foff = file_size - n as u64;
-        let tail = file.read_at(foff, n).map_err(|e| e.in_file(&file_name, Some(foff)))?;
-        let mut footer = Footer::decode(&tail, file_size).map_err(|e| e.in_file(&file_name, Some(foff)))?;
-        let mut t = Table {
-            file,
-            file_name,
-            file_size,
-            footer: footer.clone(),
-            icmp: opts.icmp.clone(),
-            cache: opts.block_cache.clone(),
-            cache_id: opts.cache_id,
-            use_filter: opts.use_filter,
-            verify_meta: opts.verify_checksums,
-            index_block: None,
-            index_order: KeyOrder::Bytewise,
-            index_format: EntryFormat::Index {
-                delta: false,
-                first_key: false,
-            },
-            filter: FilterHolder::None,
-            props: TableProperties::default(),
-            meta: BTreeMap::new(),
-            owned_mem: 0,
-            reserved: 0,
-            pinned: Vec::new(),
-        };
+        let (mut t, mut footer) = Table::open_meta(file, file_name, file_size, &opts)?;
         let verify = opts.verify_checksums;
-
-        // metaindex
-        let mblock = t.read_parsed_block(footer.metaindex, verify)?;
-        let mut it = BlockIter::new(Arc::new(mblock), KeyOrder::Bytewise, EntryFormat::Data);
-        it.seek_to_first();
-        while it.valid() {
-            let name = String::from_utf8_lossy(it.key()).into_owned();
-            let (h, _) = BlockHandle::decode(it.value()).ok_or_else(|| {
-                t.corruption(
-                    footer.metaindex.offset,
-                    format!("bad block handle for meta block {name}"),
-                )
-            })?;
-            t.meta.insert(name, h);
-            it.next();
-        }
-        it.status()
-            .map_err(|e| e.in_file(&t.file_name, Some(footer.metaindex.offset)))?;
-
-        // properties
-        let ph = t
-            .meta
-            .get(PROPERTIES_NAME)
-            .or_else(|| t.meta.get("rocksdb.stats"))
-            .copied();
-        if let Some(ph) = ph {
-            let pblock = t.read_parsed_block(ph, verify)?;
-            let mut raw = BTreeMap::new();
-            let mut it = BlockIter::new(Arc::new(pblock), KeyOrder::Bytewise, EntryFormat::Data);
-            it.seek_to_first();
-            while it.valid() {
-                raw.insert(String::from_utf8_lossy(it.key()).into_owned(), it.value().to_vec());
-                it.next();
-            }
-            it.status().map_err(|e| e.in_file(&t.file_name, Some(ph.offset)))?;
-            t.props = TableProperties::parse(raw).map_err(|e| e.in_file(&t.file_name, Some(ph.offset)))?;
-        }
-        if footer.format_version >= 7 {
-            if let Some(v) = t.props.raw.get("rocksdb.compression") {
-                check_v7_compression_property(v).map_err(|e| e.in_file(&t.file_name, ph.map(|h| h.offset)))?;
-            }
-        }
-        if t.props.raw.contains_key("rocksdb.embedded.blob.stats") {
-            return Err(Error::NotSupported(format!(
-                "{}: sst file with embedded blobs",
-                t.file_name
-            )));
-        }
 
         // index
         if footer.format_version >= 6 {
@@ -435,6 +373,93 @@ impl Table {
             t.reserved = own;
         }
         Ok(Arc::new(t))
+    }
+
+    /// The first part of `open`: footer, metaindex and properties.
+    fn open_meta(
+        file: Arc<dyn RandomAccessFile>,
+        file_name: String,
+        file_size: u64,
+        opts: &TableReaderOptions,
+    ) -> Result<(Table, Footer)> {
+        let n = file_size.min(FOOTER_LEN as u64) as usize;
+        let foff = file_size - n as u64;
+        let tail = file.read_at(foff, n).map_err(|e| e.in_file(&file_name, Some(foff)))?;
+        let footer = Footer::decode(&tail, file_size).map_err(|e| e.in_file(&file_name, Some(foff)))?;
+        let mut t = Table {
+            file,
+            file_name,
+            file_size,
+            footer: footer.clone(),
+            icmp: opts.icmp.clone(),
+            cache: opts.block_cache.clone(),
+            cache_id: opts.cache_id,
+            use_filter: opts.use_filter,
+            verify_meta: opts.verify_checksums,
+            index_block: None,
+            index_order: KeyOrder::Bytewise,
+            index_format: EntryFormat::Index {
+                delta: false,
+                first_key: false,
+            },
+            filter: FilterHolder::None,
+            props: TableProperties::default(),
+            meta: BTreeMap::new(),
+            owned_mem: 0,
+            reserved: 0,
+            pinned: Vec::new(),
+        };
+        let verify = opts.verify_checksums;
+
+        // metaindex
+        let mblock = t.read_parsed_block(footer.metaindex, verify)?;
+        let mut it = BlockIter::new(Arc::new(mblock), KeyOrder::Bytewise, EntryFormat::Data);
+        it.seek_to_first();
+        while it.valid() {
+            let name = String::from_utf8_lossy(it.key()).into_owned();
+            let (h, _) = BlockHandle::decode(it.value()).ok_or_else(|| {
+                t.corruption(
+                    footer.metaindex.offset,
+                    format!("bad block handle for meta block {name}"),
+                )
+            })?;
+            t.meta.insert(name, h);
+            it.next();
+        }
+        it.status()
+            .map_err(|e| e.in_file(&t.file_name, Some(footer.metaindex.offset)))?;
+
+        // properties
+        let ph = t
+            .meta
+            .get(PROPERTIES_NAME)
+            .or_else(|| t.meta.get("rocksdb.stats"))
+            .copied();
+        if let Some(ph) = ph {
+            let pblock = t.read_parsed_block(ph, verify)?;
+            let mut raw = BTreeMap::new();
+            let mut it = BlockIter::new(Arc::new(pblock), KeyOrder::Bytewise, EntryFormat::Data);
+            it.seek_to_first();
+            while it.valid() {
+                raw.insert(String::from_utf8_lossy(it.key()).into_owned(), it.value().to_vec());
+                it.next();
+            }
+            it.status().map_err(|e| e.in_file(&t.file_name, Some(ph.offset)))?;
+            t.props = TableProperties::parse(raw).map_err(|e| e.in_file(&t.file_name, Some(ph.offset)))?;
+        }
+        if footer.format_version >= 7 {
+            if let Some(v) = t.props.raw.get("rocksdb.compression") {
+                check_v7_compression_property(v).map_err(|e| e.in_file(&t.file_name, ph.map(|h| h.offset)))?;
+            }
+        }
+        if t.props.raw.contains_key("rocksdb.embedded.blob.stats") {
+            return Err(Error::NotSupported(format!(
+                "{}: sst file with embedded blobs",
+                t.file_name
+            )));
+        }
+
+        Ok((t, footer))
     }
 
     /// Insert an index or filter block into the cache (pinned if asked). False if it did not fit.

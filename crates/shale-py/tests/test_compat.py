@@ -1,0 +1,86 @@
+"""Compatibility with PyPI's rocksdict (RocksDB 9.x): raw-mode databases open in both, and the
+non-raw encoding of values is rocksdict's byte for byte.
+
+rocksdict's non-raw databases use a comparator of its own ("rocksdict"), so only raw-mode
+databases are interchangeable; a non-raw Shale database keeps RocksDB's bytewise order."""
+
+import shale
+
+ITEMS = {b"k%04d" % i: b"value-%d" % i * (i % 7) for i in range(2000)}
+
+
+def test_rocksdict_reads_what_shale_wrote(db_path, rocksdict):
+    db = shale.Rdict(db_path, shale.Options(raw_mode=True))
+    for k, v in list(ITEMS.items())[:1500]:
+        db[k] = v
+    db.flush()  # some in a table file, the rest only in the WAL
+    for k, v in list(ITEMS.items())[1500:]:
+        db[k] = v
+    db.delete_range(b"k0100", b"k0200")
+    db.close()
+    expect = {k: v for k, v in ITEMS.items() if not (b"k0100" <= k < b"k0200")}
+
+    r = rocksdict.Rdict(db_path, rocksdict.Options(raw_mode=True))
+    assert dict(r.items()) == expect
+    assert r[b"k0042"] == ITEMS[b"k0042"]
+    assert r.get(b"k0150") is None
+    r.close()
+    # The rocksdict config file Shale wrote lets rocksdict open it without options too.
+    r = rocksdict.Rdict(db_path)
+    assert r[b"k1999"] == ITEMS[b"k1999"]
+    r.close()
+
+
+def test_shale_reads_what_rocksdict_wrote(db_path, rocksdict):
+    r = rocksdict.Rdict(db_path, rocksdict.Options(raw_mode=True))
+    for k, v in list(ITEMS.items())[:1000]:
+        r[k] = v
+    r.flush()
+    for k, v in list(ITEMS.items())[1000:]:
+        r[k] = v
+    del r[b"k0007"]
+    r.close()
+    expect = dict(ITEMS)
+    del expect[b"k0007"]
+
+    db = shale.Rdict(db_path, shale.Options(raw_mode=True))
+    assert dict(db.items()) == expect
+    assert list(db.keys(backwards=True, from_key=b"k0010")) == sorted(
+        (k for k in expect if k <= b"k0010"), reverse=True
+    )
+    db[b"added by shale"] = b"x"
+    db.compact_range(None, None)
+    db.close()
+    # rocksdict's config says raw_mode: Shale follows it without options, and rocksdict reads
+    # the tables Shale's compaction wrote.
+    db = shale.Rdict(db_path)
+    assert db[b"k0001"] == ITEMS[b"k0001"]
+    db.close()
+    r = rocksdict.Rdict(db_path, rocksdict.Options(raw_mode=True))
+    assert r[b"added by shale"] == b"x"
+    assert len(list(r.keys())) == len(expect) + 1
+    r.close()
+
+
+VALUES = [b"b", "s", "é", 0, 1, -1, 127, 128, -128, -129, 255, 256, 2**63, -(2**63), 2**80, -(2**70) - 1,
+          1.25, -0.5, True, False, None, (1, 2), [b"x", {"k": 1.5}]]
+
+
+def test_value_encoding_is_rocksdicts(tmp_path, rocksdict):
+    """Values stored by rocksdict (non-raw) and by Shale (non-raw) are the same bytes."""
+    rpath, spath = str(tmp_path / "r"), str(tmp_path / "s")
+    r = rocksdict.Rdict(rpath)
+    s = shale.Rdict(spath)
+    for i, v in enumerate(VALUES):
+        r[i] = v
+        s[i] = v
+    r.close()
+    s.close()
+    r = rocksdict.Rdict(rpath, rocksdict.Options(raw_mode=True))
+    theirs = dict(r.items())
+    r.close()
+    s = shale.Rdict(spath, shale.Options(raw_mode=True))
+    ours = dict(s.items())
+    s.close()
+    assert len(ours) == len(VALUES)
+    assert ours == theirs
