@@ -353,7 +353,8 @@ fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) ->
     mem.range_dels.refresh(&db.icmp);
     // Publish only now: readers never see part of a group.
     db.last_seq.store(first + count - 1, Ordering::Release);
-    db.write_stats.record(1 + followers.len() as u64, count, size as u64, sync);
+    db.write_stats
+        .record(1 + followers.len() as u64, count, size as u64, sync);
     Ok(())
 }
 
