@@ -489,9 +489,8 @@ fn finishes_soon(f: impl FnOnce() + Send + 'static) -> bool {
     rx.recv_timeout(std::time::Duration::from_secs(5)).is_ok()
 }
 
-#[test]
-fn manifest_fsync_does_not_hold_the_db_mutex() {
-    use std::sync::atomic::Ordering;
+/// A DB on a [`slow_sync::SlowFs`] (no automatic compactions, 1 MiB memtables) and its gate.
+fn slow_sync_db() -> (Arc<slow_sync::Gate>, Arc<DB>) {
     let gate = Arc::new(slow_sync::Gate::default());
     let fs = Arc::new(slow_sync::SlowFs {
         inner: MemFs::new(),
@@ -500,27 +499,43 @@ fn manifest_fsync_does_not_hold_the_db_mutex() {
     let mut o = small_opts(fs);
     o.set_disable_auto_compactions(true);
     o.set_write_buffer_size(1 << 20);
-    let db = Arc::new(DB::open(&o, dir()).unwrap());
-    for i in 0..100u64 {
-        let (k, v) = kv(i);
-        db.put(&k, &v).unwrap();
-    }
-    // A flush whose MANIFEST fsync takes "forever".
-    gate.hold_manifest_sync.store(true, Ordering::SeqCst);
+    (gate, Arc::new(DB::open(&o, dir()).unwrap()))
+}
+
+/// Runs `db.flush()` while the sync that `hold` arms is held, and `meanwhile` during it; true if
+/// `meanwhile` finished while the sync was still held.
+fn during_held_flush(
+    gate: &slow_sync::Gate,
+    db: &Arc<DB>,
+    hold: &std::sync::atomic::AtomicBool,
+    meanwhile: impl FnOnce() + Send + 'static,
+) -> bool {
+    hold.store(true, Ordering::SeqCst);
     let flusher = {
         let db = db.clone();
         std::thread::spawn(move || db.flush())
     };
     gate.wait_held();
-    // Meanwhile: a property that takes the DB mutex, and writes (which check the DB state
-    // under the mutex) complete.
+    let ok = finishes_soon(meanwhile);
+    gate.release();
+    flusher.join().unwrap().unwrap();
+    ok
+}
+
+#[test]
+fn manifest_fsync_does_not_hold_the_db_mutex() {
+    let (gate, db) = slow_sync_db();
+    for i in 0..100u64 {
+        let (k, v) = kv(i);
+        db.put(&k, &v).unwrap();
+    }
+    // A flush whose MANIFEST fsync takes "forever". Meanwhile: a property that takes the DB
+    // mutex, and writes (which check the DB state under the mutex) complete.
     let d = db.clone();
-    let ok = finishes_soon(move || {
+    let ok = during_held_flush(&gate, &db, &gate.hold_manifest_sync, move || {
         d.property_value("rocksdb.num-running-flushes").unwrap();
         d.put(b"during-manifest-sync", b"v").unwrap();
     });
-    gate.release();
-    flusher.join().unwrap().unwrap();
     assert!(
         ok,
         "a write or a property read waited for the MANIFEST fsync (DB mutex held)"
@@ -531,31 +546,14 @@ fn manifest_fsync_does_not_hold_the_db_mutex() {
 
 #[test]
 fn wal_switch_does_not_hold_the_db_mutex() {
-    use std::sync::atomic::Ordering;
-    let gate = Arc::new(slow_sync::Gate::default());
-    let fs = Arc::new(slow_sync::SlowFs {
-        inner: MemFs::new(),
-        gate: gate.clone(),
-    });
-    let mut o = small_opts(fs);
-    o.set_disable_auto_compactions(true);
-    o.set_write_buffer_size(1 << 20);
-    let db = Arc::new(DB::open(&o, dir()).unwrap());
+    let (gate, db) = slow_sync_db();
     db.put(b"a", b"1").unwrap();
     // flush() switches the memtable and the WAL; the new WAL's directory sync is held.
-    gate.hold_dir_sync.store(true, Ordering::SeqCst);
-    let flusher = {
-        let db = db.clone();
-        std::thread::spawn(move || db.flush())
-    };
-    gate.wait_held();
     let d = db.clone();
-    let ok = finishes_soon(move || {
+    let ok = during_held_flush(&gate, &db, &gate.hold_dir_sync, move || {
         d.property_value("rocksdb.num-running-compactions").unwrap();
         d.property_value("rocksdb.stats").unwrap();
     });
-    gate.release();
-    flusher.join().unwrap().unwrap();
     assert!(ok, "a reader waited for the WAL switch's fsync (DB mutex held)");
     assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
 }

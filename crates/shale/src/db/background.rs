@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use super::compaction::{pick_auto, run_compaction};
 use super::error_handler::{compaction_succeeded, record_compaction_error, record_error, FIRST_RETRY_DELAY};
-use super::flush::{flush_due, run_flush};
-use super::{purge_obsolete, DbInner};
+use super::flush::run_flush;
+use super::{flush_due, purge_obsolete, DbInner};
 use crate::error::{Error, Result};
 
 pub(crate) fn start(db: &Arc<DbInner>) -> Result<()> {

@@ -34,23 +34,6 @@ pub(crate) fn flush_and_wait(db: &Arc<DbInner>) -> Result<()> {
     r
 }
 
-/// True when the immutable memtables should be flushed now: `min_write_buffer_number_to_merge`
-/// of them wait (capped at `max_write_buffer_number - 1`, as RocksDB sanitizes it), or a caller
-/// waits for a flush, or the write buffer manager wants memory back.
-pub(crate) fn flush_due(db: &DbInner, st: &DbState) -> bool {
-    if st.imm.is_empty() {
-        return false;
-    }
-    let min_merge = db
-        .opts
-        .min_write_buffer_number_to_merge
-        .clamp(1, db.opts.max_write_buffer_number.saturating_sub(1).max(1));
-    st.imm.len() >= min_merge
-        || st.flush_requests > 0
-        || db.shutting_down.load(std::sync::atomic::Ordering::Acquire)
-        || db.write_buffer_manager().is_some_and(|w| w.should_flush())
-}
-
 /// Flush the immutable memtables (all those waiting, merged into one output as RocksDB does
 /// with `min_write_buffer_number_to_merge`). Called by a background thread holding the DB
 /// mutex; the mutex is released while the table is written.

@@ -439,6 +439,23 @@ impl Drop for DB {
     }
 }
 
+/// True when the immutable memtables should be flushed now: `min_write_buffer_number_to_merge`
+/// of them wait (capped at `max_write_buffer_number - 1`, as RocksDB sanitizes it), or a caller
+/// waits for a flush, or the write buffer manager wants memory back.
+pub(crate) fn flush_due(db: &DbInner, st: &DbState) -> bool {
+    if st.imm.is_empty() {
+        return false;
+    }
+    let min_merge = db
+        .opts
+        .min_write_buffer_number_to_merge
+        .clamp(1, db.opts.max_write_buffer_number.saturating_sub(1).max(1));
+    st.imm.len() >= min_merge
+        || st.flush_requests > 0
+        || db.shutting_down.load(std::sync::atomic::Ordering::Acquire)
+        || db.write_buffer_manager().is_some_and(|w| w.should_flush())
+}
+
 /// Delete table files that a synced MANIFEST edit removed and no version references any more
 /// (after background jobs and manual compactions).
 pub(crate) fn purge_obsolete(db: &DbInner, st: &mut parking_lot::MutexGuard<'_, DbState>) {

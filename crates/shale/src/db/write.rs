@@ -201,10 +201,11 @@ fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
             write_group(db, &w, &followers)
         }
     }))
-    .unwrap_or_else(|p| Err(Error::from_panic("write group", p)));
-    if matches!(r, Err(Error::Panic { .. })) {
-        stop_after_torn_insert(db, r.clone().err());
-    }
+    .unwrap_or_else(|p| {
+        let e = Error::from_panic("write group", p);
+        stop_after_torn_insert(db, e.clone());
+        Err(e)
+    });
     write_thread::exit_group(&db.writers, &followers, &r);
     r
 }
@@ -212,11 +213,11 @@ fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
 /// A group's memtable insert panicked or failed after its WAL record was written: the memtable
 /// may hold part of it under unpublished sequence numbers. Stop writes for good (no `resume()`;
 /// a reopen replays the WAL).
-fn stop_after_torn_insert(db: &DbInner, e: Option<Error>) {
+fn stop_after_torn_insert(db: &DbInner, e: Error) {
     let mut st = db.state.lock();
     st.write_panicked = true;
     if st.bg_error.is_none() {
-        st.bg_error = e;
+        st.bg_error = Some(e);
     }
     db.bg_cv.notify_all();
 }
@@ -338,7 +339,7 @@ fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) ->
         .unwrap_or_else(|p| Err(Error::from_panic("memtable insert", p)));
         group.wait();
         if let Some(e) = mine.err().or_else(|| group.error.lock().take()) {
-            stop_after_torn_insert(db, Some(e.clone()));
+            stop_after_torn_insert(db, e.clone());
             return Err(e);
         }
         if !helpers.is_empty() {
@@ -446,7 +447,7 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut parking_lot::MutexGuar
     // An immutable memtable that waits for others before it is flushed
     // (`min_write_buffer_number_to_merge`) serves reads for a while: give it a sorted directory,
     // built off the write path, so lookups skip the skiplist descent.
-    if !super::flush::flush_due(db, st) {
+    if !super::flush_due(db, st) {
         let _ = std::thread::Builder::new()
             .name("shale-memdir".into())
             .spawn(move || old.build_directory());
