@@ -158,6 +158,8 @@ pub struct Options {
     pub(crate) table_factory: TableFactory,
     /// The LOG file: level, roll-over size, files kept, stats dump period.
     pub(crate) info_log: crate::info_log::InfoLogOptions,
+    /// Create the column families named at open that the DB does not have yet.
+    pub(crate) create_missing_column_families: bool,
 }
 
 impl Default for Options {
@@ -216,6 +218,7 @@ impl Default for Options {
             allow_mmap_reads: false,
             table_factory: TableFactory::BlockBased,
             info_log: Default::default(),
+            create_missing_column_families: false,
         }
     }
 }
@@ -231,8 +234,42 @@ impl std::fmt::Debug for Options {
 }
 
 impl Options {
+    /// These options as a column family's in a DB opened with `db`: the family's own settings
+    /// (comparator, merge operator, table format, compression, memtable and compaction
+    /// settings) from `self`, the DB-wide ones (environment, WAL, background jobs, caches, write
+    /// buffer manager, open flags) from `db`.
+    pub(crate) fn with_db_options_of(&self, db: &Options) -> Options {
+        let mut o = self.clone();
+        o.create_if_missing = db.create_if_missing;
+        o.error_if_exists = db.error_if_exists;
+        o.create_missing_column_families = db.create_missing_column_families;
+        o.paranoid_checks = db.paranoid_checks;
+        o.db_write_buffer_size = db.db_write_buffer_size;
+        o.write_buffer_manager = db.write_buffer_manager.clone();
+        o.max_open_files = db.max_open_files;
+        o.wal_recovery_mode = db.wal_recovery_mode;
+        o.delayed_write_rate = db.delayed_write_rate;
+        o.max_background_jobs = db.max_background_jobs;
+        o.max_subcompactions = db.max_subcompactions;
+        o.allow_concurrent_memtable_write = db.allow_concurrent_memtable_write;
+        o.manual_wal_flush = db.manual_wal_flush;
+        o.env = db.env.clone();
+        o.allow_mmap_reads = db.allow_mmap_reads;
+        o.info_log = db.info_log.clone();
+        if o.block_cache.is_none() {
+            o.block_cache = db.block_cache.clone();
+            o.block_cache_capacity = db.block_cache_capacity;
+        }
+        o
+    }
+
     pub fn create_if_missing(&mut self, v: bool) {
         self.create_if_missing = v;
+    }
+    /// Create the column families named at open (`open_cf`, `open_cf_descriptors`) that the DB
+    /// does not have (RocksDB's `create_missing_column_families`, default false).
+    pub fn create_missing_column_families(&mut self, v: bool) {
+        self.create_missing_column_families = v;
     }
     pub fn set_error_if_exists(&mut self, v: bool) {
         self.error_if_exists = v;

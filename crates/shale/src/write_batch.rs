@@ -127,12 +127,18 @@ impl WriteBatch {
     }
 
     fn push_kv(&mut self, t: u8, k: &[u8], v: &[u8]) {
+        self.push_kv_cf(t, 0, k, v)
+    }
+
+    /// A record for family `cf`: the tag alone for the default family, else the family tag
+    /// (`t - 1` for the tags RocksDB pairs that way; range deletion has its own) and the id.
+    fn push_kv_cf(&mut self, t: u8, cf: u32, k: &[u8], v: &[u8]) {
         if let Some(why) = oversize_reason(k.len(), v.len()) {
             self.oversize.get_or_insert(why);
             return;
         }
-        self.rep.reserve(1 + 10 + k.len() + v.len());
-        self.rep.push(t);
+        self.rep.reserve(1 + 15 + k.len() + v.len());
+        self.push_tag(t, cf);
         put_varint32(&mut self.rep, k.len() as u32);
         self.rep.extend_from_slice(k);
         put_varint32(&mut self.rep, v.len() as u32);
@@ -140,12 +146,33 @@ impl WriteBatch {
     }
 
     fn push_k(&mut self, t: u8, k: &[u8]) {
+        self.push_k_cf(t, 0, k)
+    }
+
+    fn push_tag(&mut self, t: u8, cf: u32) {
+        if cf == 0 {
+            self.rep.push(t);
+            return;
+        }
+        let cft = match t {
+            tag::VALUE => tag::CF_VALUE,
+            tag::DELETION => tag::CF_DELETION,
+            tag::SINGLE_DELETION => tag::CF_SINGLE_DELETION,
+            tag::MERGE => tag::CF_MERGE,
+            tag::RANGE_DELETION => tag::CF_RANGE_DELETION,
+            other => other,
+        };
+        self.rep.push(cft);
+        put_varint32(&mut self.rep, cf);
+    }
+
+    fn push_k_cf(&mut self, t: u8, cf: u32, k: &[u8]) {
         if let Some(why) = oversize_reason(k.len(), 0) {
             self.oversize.get_or_insert(why);
             return;
         }
-        self.rep.reserve(1 + 5 + k.len());
-        self.rep.push(t);
+        self.rep.reserve(1 + 10 + k.len());
+        self.push_tag(t, cf);
         put_varint32(&mut self.rep, k.len() as u32);
         self.rep.extend_from_slice(k);
     }
@@ -193,6 +220,38 @@ impl WriteBatch {
         if self.rep.len() != before {
             self.bump_count();
         }
+    }
+
+    fn counted_kv(&mut self, t: u8, cf: u32, k: &[u8], v: &[u8]) {
+        let before = self.rep.len();
+        self.push_kv_cf(t, cf, k, v);
+        if self.rep.len() != before {
+            self.bump_count();
+        }
+    }
+    fn counted_k(&mut self, t: u8, cf: u32, k: &[u8]) {
+        let before = self.rep.len();
+        self.push_k_cf(t, cf, k);
+        if self.rep.len() != before {
+            self.bump_count();
+        }
+    }
+
+    /// A record for the family with id `cf` (internal callers that hold only the id).
+    pub(crate) fn put_cf_id(&mut self, cf: u32, key: &[u8], value: &[u8]) {
+        self.counted_kv(tag::VALUE, cf, key, value);
+    }
+    pub(crate) fn delete_cf_id(&mut self, cf: u32, key: &[u8]) {
+        self.counted_k(tag::DELETION, cf, key);
+    }
+    pub(crate) fn single_delete_cf_id(&mut self, cf: u32, key: &[u8]) {
+        self.counted_k(tag::SINGLE_DELETION, cf, key);
+    }
+    pub(crate) fn delete_range_cf_id(&mut self, cf: u32, begin: &[u8], end: &[u8]) {
+        self.counted_kv(tag::RANGE_DELETION, cf, begin, end);
+    }
+    pub(crate) fn merge_cf_id(&mut self, cf: u32, key: &[u8], value: &[u8]) {
+        self.counted_kv(tag::MERGE, cf, key, value);
     }
 
     /// Append a blob that is stored in the WAL but not applied to the DB (not counted).
@@ -302,16 +361,18 @@ impl WriteBatch {
         }
     }
 
-    /// Feed every record to `handler` (column family 0 only). Errors: NotSupported for other
-    /// column families, blob indexes, wide-column entities and timed puts; Corruption for
+    /// Feed every record to `handler`, telling it first of each change of column family
+    /// ([`BatchHandler::set_cf`]; records start in family 0). Errors: NotSupported for blob indexes, wide-column entities and timed puts; Corruption for
     /// undecodable records or a count mismatch.
     pub(crate) fn iterate(&self, handler: &mut impl BatchHandler) -> Result<()> {
         let mut found = 0u32;
+        let mut cur_cf = 0u32;
         for r in self.records() {
             let r = r?;
             if let Some(cf) = r.column_family() {
-                if cf != 0 {
-                    return Err(Error::NotSupported(format!("column family {cf}")));
+                if cf != cur_cf {
+                    handler.set_cf(cf)?;
+                    cur_cf = cf;
                 }
             }
             if r.is_counted() {
@@ -359,6 +420,11 @@ pub(crate) trait BatchHandler {
     fn merge(&mut self, key: &[u8], value: &[u8]) -> Result<()>;
     fn log_data(&mut self, _blob: &[u8]) -> Result<()> {
         Ok(())
+    }
+    /// The records that follow are for column family `cf` (until the next call). A handler
+    /// that knows only the default family refuses the others.
+    fn set_cf(&mut self, cf: u32) -> Result<()> {
+        Err(Error::NotSupported(format!("column family {cf}")))
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::compaction::{pick_auto, run_compaction};
 use super::error_handler::{compaction_succeeded, record_compaction_error, record_error, FIRST_RETRY_DELAY};
 use super::flush::run_flush;
-use super::{flush_due, purge_obsolete, DbInner};
+use super::{flush_due_any, purge_obsolete, DbInner};
 use crate::error::{Error, Result};
 
 pub(crate) fn start(db: &Arc<DbInner>) -> Result<()> {
@@ -48,9 +48,9 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
             break;
         }
         if st.bg_error.is_none() {
-            if flush_due(db, &st) && !st.flush_running {
+            if let Some(cf) = flush_due_any(db, &st).filter(|_| !st.flush_running) {
                 st.flush_running = true;
-                let r = catch_unwind(AssertUnwindSafe(|| run_flush(db, &mut st)));
+                let r = catch_unwind(AssertUnwindSafe(|| run_flush(db, &mut st, cf)));
                 st.flush_running = false;
                 match r {
                     Ok(Ok(())) => {}
@@ -67,14 +67,14 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
             let retry_wait = st
                 .compaction_retry_at
                 .map(|t| t.saturating_duration_since(Instant::now()));
-            let may_compact = !db.opts.disable_auto_compactions
-                && retry_wait.map(|w| w.is_zero()).unwrap_or(true)
+            let may_compact = retry_wait.map(|w| w.is_zero()).unwrap_or(true)
                 && st.manual_compactions == 0
                 && st.compactions_running < max_compactions
-                && (id > 0 || db.opts.max_background_jobs == 1 || !flush_due(db, &st));
+                && (id > 0 || db.opts.max_background_jobs == 1 || flush_due_any(db, &st).is_none());
             if may_compact {
-                if let Some(pick) = pick_auto(db, &st) {
-                    let r = catch_unwind(AssertUnwindSafe(|| run_compaction(db, &mut st, pick, true)));
+                if let Some((cf, pick)) = pick_auto(&st) {
+                    st.next_compaction_cf = cf.id + 1;
+                    let r = catch_unwind(AssertUnwindSafe(|| run_compaction(db, &mut st, &cf, pick, true)));
                     match r {
                         Ok(Ok(())) => compaction_succeeded(&mut st),
                         Ok(Err(e)) => record_compaction_error(db, &mut st, e),
@@ -112,8 +112,8 @@ pub(crate) fn wait_for_compact(db: &Arc<DbInner>) -> Result<()> {
         if let Some(e) = &st.soft_error {
             return Err(Error::Background(Arc::new(e.clone())));
         }
-        let pending_compaction = !db.opts.disable_auto_compactions && pick_auto(db, &st).is_some();
-        if !flush_due(db, &st) && !st.flush_running && st.compactions_running == 0 && !pending_compaction {
+        let pending_compaction = pick_auto(&st).is_some();
+        if flush_due_any(db, &st).is_none() && !st.flush_running && st.compactions_running == 0 && !pending_compaction {
             purge_obsolete(db, &mut st);
             return Ok(());
         }
@@ -146,7 +146,8 @@ pub(crate) fn resume(db: &Arc<DbInner>) -> Result<()> {
         st.wal_switch_pending = true;
     }
     db.work_cv.notify_all();
-    super::flush::flush_and_wait(db)
+    let all: Vec<u32> = db.cfs.read().by_id.keys().copied().collect();
+    super::flush::flush_and_wait(db, all)
 }
 
 pub(crate) fn shutdown(db: &Arc<DbInner>) {

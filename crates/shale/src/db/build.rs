@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::filename::table_name;
 use super::range_del::{add_clipped, compact_key, output_tombstones, stripe, KEntry, KeyCtx};
-use super::DbInner;
+use super::{ColumnFamilyData, DbInner};
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{parse_internal_key, vt, InternalKeyComparator, SequenceNumber};
@@ -23,6 +23,8 @@ use crate::version_edit::FileMetaData;
 
 /// How output tables are written.
 pub(crate) struct OutputParams {
+    /// The family the tables belong to (comparator, table format, compression, properties).
+    pub cf: Arc<ColumnFamilyData>,
     /// Nothing older than the inputs can exist below the output for any key in
     /// `deeper_ranges`' complement: deletions may be dropped where no deeper file overlaps.
     pub bottommost: bool,
@@ -45,19 +47,20 @@ pub(crate) struct OutputParams {
 impl OutputParams {
     /// Parameters of a flush or a recovery flush: one L0 file, no grandparents.
     pub(crate) fn for_l0(
-        db: &DbInner,
+        cf: &Arc<ColumnFamilyData>,
         epoch: u64,
         snapshots: Vec<SequenceNumber>,
         tombstones: FragmentedRangeTombstoneList,
     ) -> OutputParams {
         OutputParams {
+            cf: cf.clone(),
             bottommost: false,
             target_file_size: u64::MAX,
             epoch,
             snapshots,
             deeper_ranges: Vec::new(),
             tombstones,
-            compression: db.opts.compression_for_level(0, 1, false),
+            compression: cf.opts.compression_for_level(0, 1, false),
             grandparents: Vec::new(),
             max_grandparent_overlap: u64::MAX,
         }
@@ -71,21 +74,27 @@ pub(crate) fn now_secs() -> u64 {
         .unwrap_or(0)
 }
 
-pub(crate) fn table_options(db: &DbInner, file_number: u64, compression: CompressionType) -> TableBuilderOptions {
+pub(crate) fn table_options(
+    db: &DbInner,
+    cf: &ColumnFamilyData,
+    file_number: u64,
+    compression: CompressionType,
+) -> TableBuilderOptions {
     TableBuilderOptions {
-        icmp: db.icmp.clone(),
-        block_size: db.opts.block_size,
-        block_restart_interval: db.opts.block_restart_interval,
-        format_version: db.opts.format_version,
-        checksum: db.opts.checksum_type,
+        icmp: cf.icmp.clone(),
+        block_size: cf.opts.block_size,
+        block_restart_interval: cf.opts.block_restart_interval,
+        format_version: cf.opts.format_version,
+        checksum: cf.opts.checksum_type,
         compression,
-        bloom_bits_per_key: db.opts.bloom_bits_per_key,
-        column_family_name: "default".to_string(),
+        bloom_bits_per_key: cf.opts.bloom_bits_per_key,
+        column_family_name: cf.name.clone(),
+        column_family_id: Some(cf.id),
         db_id: db.db_id.clone(),
         db_session_id: db.session_id.clone(),
         file_number,
         creation_time: now_secs(),
-        merge_operator_name: db.opts.merge_operator.as_ref().map(|m| m.name().to_string()),
+        merge_operator_name: cf.opts.merge_operator.as_ref().map(|m| m.name().to_string()),
     }
 }
 
@@ -97,19 +106,22 @@ struct OpenOutput {
 /// A builder for a new table file in the format `Options::table_factory` names.
 pub(crate) fn new_table_builder(
     db: &DbInner,
+    cf: &ColumnFamilyData,
     number: u64,
     compression: CompressionType,
     file: Box<dyn crate::fs::WritableFile>,
 ) -> AnyTableBuilder {
-    match &db.opts.table_factory {
+    match &cf.opts.table_factory {
         TableFactory::BlockBased => {
-            AnyTableBuilder::Block(TableBuilder::new(table_options(db, number, compression), file))
+            AnyTableBuilder::Block(TableBuilder::new(table_options(db, cf, number, compression), file))
         }
         TableFactory::Plain(p) => AnyTableBuilder::Plain(PlainTableBuilder::new(
             PlainTableBuilderOptions {
-                icmp: db.icmp.clone(),
+                icmp: cf.icmp.clone(),
                 plain: p.clone(),
-                prefix_extractor: db.opts.prefix_extractor.clone(),
+                prefix_extractor: cf.opts.prefix_extractor.clone(),
+                column_family_name: cf.name.clone(),
+                column_family_id: Some(cf.id),
                 db_id: db.db_id.clone(),
                 db_session_id: db.session_id.clone(),
                 file_number: number,
@@ -119,7 +131,9 @@ pub(crate) fn new_table_builder(
         )),
         TableFactory::Cuckoo(c) => AnyTableBuilder::Cuckoo(CuckooTableBuilder::new(
             CuckooTableBuilderOptions {
-                icmp: db.icmp.clone(),
+                icmp: cf.icmp.clone(),
+                column_family_name: cf.name.clone(),
+                column_family_id: Some(cf.id),
                 table: c.clone(),
                 db_id: db.db_id.clone(),
                 db_session_id: db.session_id.clone(),
@@ -142,7 +156,7 @@ pub(crate) fn build_tables(
     let mut outputs: Vec<FileMetaData> = Vec::new();
     let mut cur: Option<OpenOutput> = None;
     let mut written: Vec<u64> = Vec::new();
-    let ucmp = db.icmp.clone();
+    let ucmp = p.cf.icmp.clone();
     let in_deeper = |lo_k: &[u8], hi_k: &[u8]| {
         p.deeper_ranges.iter().any(|(lo, hi)| {
             ucmp.compare_user(lo_k, hi) != Ordering::Greater && ucmp.compare_user(lo, hi_k) != Ordering::Greater
@@ -154,7 +168,7 @@ pub(crate) fn build_tables(
                 ucmp.compare_user(s, hi) != Ordering::Greater && ucmp.compare_user(lo, e) == Ordering::Less
             })
     });
-    let merge_op = db.opts.merge_operator.as_deref();
+    let merge_op = p.cf.opts.merge_operator.as_deref();
     let r = (|| -> Result<()> {
         let mut cur_key: Vec<u8> = Vec::new();
         let mut entries: Vec<KEntry> = Vec::new();
@@ -406,7 +420,7 @@ fn open_output(db: &Arc<DbInner>, p: &OutputParams, written: &mut Vec<u64>) -> R
     let number = db.state.lock().versions.new_file_number();
     written.push(number);
     let file = db.fs.new_writable(&table_name(&db.path, number))?;
-    let builder = new_table_builder(db, number, p.compression, file);
+    let builder = new_table_builder(db, &p.cf, number, p.compression, file);
     Ok(OpenOutput { builder, number })
 }
 

@@ -11,7 +11,7 @@ use parking_lot::MutexGuard;
 use super::build::OutputParams;
 use super::error_handler::{compaction_succeeded, record_compaction_error};
 use super::range_del::file_tombstones;
-use super::{DbInner, DbState};
+use super::{ColumnFamilyData, DbInner, DbState};
 use crate::error::{Error, Result};
 use crate::range_del::FragmentedRangeTombstoneList;
 use crate::version_edit::{FileMetaData, VersionEdit};
@@ -32,6 +32,7 @@ use crate::table::format::CompressionType;
 pub(crate) fn run_compaction(
     db: &Arc<DbInner>,
     st: &mut MutexGuard<'_, DbState>,
+    cf: &Arc<ColumnFamilyData>,
     pick: Pick,
     allow_move: bool,
 ) -> Result<()> {
@@ -39,7 +40,7 @@ pub(crate) fn run_compaction(
     for f in pick.all_inputs() {
         st.being_compacted.insert(f.number());
     }
-    let range = pick.key_range(&db.icmp).map(|(smallest, largest)| RunningRange {
+    let range = pick.key_range(&cf.icmp).map(|(smallest, largest)| RunningRange {
         output_level: pick.output_level,
         smallest,
         largest,
@@ -47,17 +48,17 @@ pub(crate) fn run_compaction(
     let id = st.next_compaction_id;
     st.next_compaction_id += 1;
     if let Some(r) = range {
-        st.running_compactions.push((id, r));
+        st.running_compactions.push((id, cf.id, r));
     }
     st.compactions_running += 1;
     // A panic (a user comparator, merge operator, or a bug) must not leave the bookkeeping above
     // behind: manual compactions and shutdown wait for `compactions_running` to reach zero.
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        run_compaction_inner(db, st, &pick, start, allow_move)
+        run_compaction_inner(db, st, cf, &pick, start, allow_move)
     }))
     .unwrap_or_else(|p| Err(Error::from_panic("compaction", p)));
     st.compactions_running -= 1;
-    st.running_compactions.retain(|(i, _)| *i != id);
+    st.running_compactions.retain(|(i, _, _)| *i != id);
     for f in pick.all_inputs() {
         st.being_compacted.remove(&f.number());
     }
@@ -67,16 +68,17 @@ pub(crate) fn run_compaction(
 fn run_compaction_inner(
     db: &Arc<DbInner>,
     st: &mut MutexGuard<'_, DbState>,
+    cf: &Arc<ColumnFamilyData>,
     pick: &Pick,
     start: Instant,
     allow_move: bool,
 ) -> Result<()> {
-    let version = st.versions.current.clone();
+    let version = st.versions.cf(cf.id)?.current.clone();
     // As RocksDB's `Compaction::IsTrivialMove`: a file whose move would put more than
     // `max_compaction_bytes` (with the level below it) in one future compaction is rewritten
     // instead, so its output is cut at that level's file boundaries.
     let grandparents_ok = || {
-        let cap = max_grandparent_overlap(&picker_config(db));
+        let cap = max_grandparent_overlap(&picker_config(cf));
         pick.output_level + 1 >= version.num_levels()
             || pick.inputs.iter().all(|f| {
                 let below: u64 = version
@@ -88,23 +90,30 @@ fn run_compaction_inner(
             })
     };
     if pick.kind == PickKind::Deletion {
-        return run_deletion(db, st, pick);
+        return run_deletion(db, st, cf, pick);
     }
     let universal = matches!(pick.kind, PickKind::Universal { .. });
     if allow_move && pick.is_trivial_move() && (universal || grandparents_ok()) {
-        let mut edit = VersionEdit::default();
+        let mut edit = VersionEdit {
+            column_family: cf.id,
+            ..Default::default()
+        };
         for (level, f) in pick.inputs_by_level() {
             edit.deleted_files.push((level as u32, f.number()));
             edit.new_files.push((pick.output_level as u32, f.meta.clone()));
         }
         db.log_and_apply(st, &mut edit)?;
-        if let (Some(c), Some(f)) = (st.versions.compact_cursor.get_mut(pick.level), pick.inputs.last()) {
-            *c = f.meta.largest.clone();
+        if let Ok(v) = st.versions.cf_mut(cf.id) {
+            if let (Some(c), Some(f)) = (v.compact_cursor.get_mut(pick.level), pick.inputs.last()) {
+                *c = f.meta.largest.clone();
+            }
         }
-        db.install_super_version(st);
-        super::events::trivial_move(db, st, pick);
-        for (_, f) in pick.inputs_by_level() {
-            st.stats.record_move(pick.output_level, f.meta.file_size);
+        db.install_super_version(st, cf.id);
+        super::events::trivial_move(db, st, cf, pick);
+        if let Ok(m) = st.cf_mut(cf.id) {
+            for (_, f) in pick.inputs_by_level() {
+                m.stats.record_move(pick.output_level, f.meta.file_size);
+            }
         }
         return Ok(());
     }
@@ -114,7 +123,7 @@ fn run_compaction_inner(
             deeper_ranges.push((f.smallest_user().to_vec(), f.largest_user().to_vec()));
         }
     }
-    let grandparents = match pick.key_range(&db.icmp) {
+    let grandparents = match pick.key_range(&cf.icmp) {
         Some((lo, hi)) if pick.output_level + 1 < version.num_levels() => version
             .overlapping(pick.output_level + 1, Some(&lo), Some(&hi))
             .iter()
@@ -122,33 +131,34 @@ fn run_compaction_inner(
             .collect(),
         _ => Vec::new(),
     };
-    let cfg = picker_config(db);
+    let cfg = picker_config(cf);
     let epoch = pick.all_inputs().map(|f| f.meta.epoch_number).min().unwrap_or(0);
     let mut raw_tombs = Vec::new();
     for f in pick.all_inputs() {
-        if let Some(l) = file_tombstones(db, f)? {
+        if let Some(l) = file_tombstones(cf, f)? {
             raw_tombs.extend(l.tombstones());
         }
     }
     let is_bottom_level = deeper_ranges.is_empty();
-    let tombstones = FragmentedRangeTombstoneList::new(&db.icmp, raw_tombs);
+    let tombstones = FragmentedRangeTombstoneList::new(&cf.icmp, raw_tombs);
     let params = if let PickKind::Universal { compress, .. } = pick.kind {
-        universal_params(db, &version, pick, epoch, tombstones, deeper_ranges, compress)
+        universal_params(db, cf, &version, pick, epoch, tombstones, deeper_ranges, compress)
     } else if pick.is_intra_l0() {
         // L0 -> L0: older L0 files (and every deeper level) may hold older versions of any key,
         // so nothing is bottommost (deletions and range tombstones stay, no sequence number is
         // zeroed), and the output is one file, as RocksDB never splits L0 outputs. Its epoch is
         // the oldest input's: older L0 files keep sorting below it, newer ones above.
-        OutputParams::for_l0(db, epoch, db.snapshot_list(), tombstones)
+        OutputParams::for_l0(cf, epoch, db.snapshot_list(), tombstones)
     } else {
         OutputParams {
+            cf: cf.clone(),
             tombstones,
             bottommost: true,
             target_file_size: target_file_size(&cfg, pick.base_level, pick.output_level),
             epoch,
             snapshots: db.snapshot_list(),
             deeper_ranges,
-            compression: db
+            compression: cf
                 .opts
                 .compression_for_level(pick.output_level, pick.base_level, is_bottom_level),
             grandparents,
@@ -172,13 +182,16 @@ fn run_compaction_inner(
     let max_subs = if pick.is_intra_l0() || pick.output_level == 0 {
         1
     } else {
-        db.opts.max_subcompactions
+        cf.opts.max_subcompactions
     };
-    let job = super::events::compaction_started(db, st, pick);
+    let job = super::events::compaction_started(db, st, cf, pick);
     let outputs = parking_lot::MutexGuard::unlocked(st, || -> Result<Vec<FileMetaData>> {
         run_subcompactions(db, pick, &params, max_subs)
     })?;
-    let mut edit = VersionEdit::default();
+    let mut edit = VersionEdit {
+        column_family: cf.id,
+        ..Default::default()
+    };
     for (level, f) in pick.inputs_by_level() {
         edit.deleted_files.push((level as u32, f.number()));
     }
@@ -188,6 +201,13 @@ fn run_compaction_inner(
         edit.new_files.push((pick.output_level as u32, f.clone()));
     }
     if let Err(e) = db.log_and_apply(st, &mut edit) {
+        if cf.is_dropped() {
+            // The family was dropped meanwhile: its outputs are not needed.
+            for f in &outputs {
+                let _ = db.fs.remove_file(&super::filename::table_name(&db.path, f.number));
+            }
+            return Ok(());
+        }
         // The outputs stay: the edit naming them may have reached the disk before the failure
         // (an unsynced or torn record can still be read back after a crash). If it did not,
         // they are unreferenced and removed at the next open. A failed MANIFEST write is a hard error whatever its cause (even ENOSPC): the
@@ -199,52 +219,72 @@ fn run_compaction_inner(
     }
     if pick.level > 0 && pick.kind == PickKind::Leveled {
         if let Some(last_in) = pick.inputs.last() {
-            if let Some(c) = st.versions.compact_cursor.get_mut(pick.level) {
-                *c = last_in.meta.largest.clone();
+            if let Ok(v) = st.versions.cf_mut(cf.id) {
+                if let Some(c) = v.compact_cursor.get_mut(pick.level) {
+                    *c = last_in.meta.largest.clone();
+                }
             }
         }
     }
-    db.install_super_version(st);
-    st.stats.record_compaction(
-        pick.output_level,
-        rn_bytes,
-        rnp1_bytes,
-        out_bytes,
-        outputs.len(),
-        start.elapsed(),
-    );
-    super::events::compaction_finished(db, st, job, pick, &outputs, start);
-    if pick.is_intra_l0() {
-        st.stats.intra_l0_compactions += 1;
+    db.install_super_version(st, cf.id);
+    if let Ok(m) = st.cf_mut(cf.id) {
+        m.stats.record_compaction(
+            pick.output_level,
+            rn_bytes,
+            rnp1_bytes,
+            out_bytes,
+            outputs.len(),
+            start.elapsed(),
+        );
+        if pick.is_intra_l0() {
+            m.stats.intra_l0_compactions += 1;
+        }
     }
+    super::events::compaction_finished(db, st, cf, job, pick, &outputs, start);
     Ok(())
 }
 
-pub(crate) fn picker_config(db: &DbInner) -> PickerConfig {
-    PickerConfig::from_options(&db.opts)
+pub(crate) fn picker_config(cf: &ColumnFamilyData) -> PickerConfig {
+    PickerConfig::from_options(&cf.opts)
 }
 
-/// The next automatic compaction under the DB's compaction style (a pure picker each).
-pub(crate) fn pick_auto(db: &DbInner, st: &DbState) -> Option<Pick> {
-    let v = &st.versions.current;
-    let running: Vec<RunningRange> = st.running_compactions.iter().map(|(_, r)| r.clone()).collect();
-    match db.opts.compaction_style {
-        DBCompactionStyle::Level => pick_compaction(
-            v,
-            &picker_config(db),
-            &st.being_compacted,
-            &running,
-            &st.versions.compact_cursor,
-        ),
+/// The next automatic compaction of any family (families take turns, starting after the one
+/// that compacted last), under each family's compaction style.
+pub(crate) fn pick_auto(st: &DbState) -> Option<(Arc<ColumnFamilyData>, Pick)> {
+    let ids: Vec<u32> = st
+        .cfs
+        .range(st.next_compaction_cf..)
+        .chain(st.cfs.range(..st.next_compaction_cf))
+        .filter(|(_, m)| !m.cfd.opts.disable_auto_compactions)
+        .map(|(id, _)| *id)
+        .collect();
+    ids.into_iter()
+        .find_map(|id| pick_for(st, &st.cfs[&id].cfd).map(|p| (st.cfs[&id].cfd.clone(), p)))
+}
+
+/// The next automatic compaction of family `cf` (a pure picker per style).
+pub(crate) fn pick_for(st: &DbState, cf: &ColumnFamilyData) -> Option<Pick> {
+    let c = st.versions.cf(cf.id).ok()?;
+    let v = &c.current;
+    let running: Vec<RunningRange> = st
+        .running_compactions
+        .iter()
+        .filter(|(_, id, _)| *id == cf.id)
+        .map(|(_, _, r)| r.clone())
+        .collect();
+    match cf.opts.compaction_style {
+        DBCompactionStyle::Level => {
+            pick_compaction(v, &picker_config(cf), &st.being_compacted, &running, &c.compact_cursor)
+        }
         DBCompactionStyle::Universal => pick_universal(
             v,
-            &UniversalConfig::from_options(&db.opts),
+            &UniversalConfig::from_options(&cf.opts),
             &st.being_compacted,
             &running,
         ),
         DBCompactionStyle::Fifo => pick_fifo(
             v,
-            &FifoConfig::from_options(&db.opts),
+            &FifoConfig::from_options(&cf.opts),
             &st.being_compacted,
             super::build::now_secs(),
         ),
@@ -252,15 +292,20 @@ pub(crate) fn pick_auto(db: &DbInner, st: &DbState) -> Option<Pick> {
 }
 
 /// A FIFO deletion: one MANIFEST edit removing the picked files, nothing rewritten.
-fn run_deletion(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, pick: &Pick) -> Result<()> {
-    let mut edit = VersionEdit::default();
+fn run_deletion(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, cf: &ColumnFamilyData, pick: &Pick) -> Result<()> {
+    let mut edit = VersionEdit {
+        column_family: cf.id,
+        ..Default::default()
+    };
     for (level, f) in pick.inputs_by_level() {
         edit.deleted_files.push((level as u32, f.number()));
     }
     db.log_and_apply(st, &mut edit)?;
-    db.install_super_version(st);
-    st.stats.fifo_deleted_files += pick.inputs.len() as u64;
-    st.stats.fifo_deleted_bytes += pick.inputs.iter().map(|f| f.meta.file_size).sum::<u64>();
+    db.install_super_version(st, cf.id);
+    if let Ok(m) = st.cf_mut(cf.id) {
+        m.stats.fifo_deleted_files += pick.inputs.len() as u64;
+        m.stats.fifo_deleted_bytes += pick.inputs.iter().map(|f| f.meta.file_size).sum::<u64>();
+    }
     Ok(())
 }
 
@@ -268,8 +313,10 @@ fn run_deletion(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, pick: &Pick
 /// outputs), files of `target_file_size_base` x multiplier^(level - 1) below; no grandparent
 /// cuts. Bottommost when nothing older than the inputs remains: into L0 only when the inputs
 /// include the oldest L0 file and every other level is empty.
+#[allow(clippy::too_many_arguments)]
 fn universal_params(
     db: &DbInner,
+    cf: &Arc<ColumnFamilyData>,
     v: &super::version::Version,
     pick: &Pick,
     epoch: u64,
@@ -277,10 +324,10 @@ fn universal_params(
     deeper_ranges: Vec<(Vec<u8>, Vec<u8>)>,
     compress: bool,
 ) -> OutputParams {
-    let cfg = picker_config(db);
+    let cfg = picker_config(cf);
     let is_bottom_level = deeper_ranges.is_empty();
     let compression = if compress {
-        db.opts.compression_for_level(pick.output_level, 1, is_bottom_level)
+        cf.opts.compression_for_level(pick.output_level, 1, is_bottom_level)
     } else {
         CompressionType::None
     };
@@ -289,12 +336,13 @@ fn universal_params(
             .last()
             .is_some_and(|f| pick.inputs.iter().any(|i| i.number() == f.number()));
         let deeper_empty = (1..v.num_levels()).all(|l| v.num_files(l) == 0);
-        let mut p = OutputParams::for_l0(db, epoch, db.snapshot_list(), tombstones);
+        let mut p = OutputParams::for_l0(cf, epoch, db.snapshot_list(), tombstones);
         p.bottommost = oldest_in && deeper_empty;
         p.compression = compression;
         return p;
     }
     OutputParams {
+        cf: cf.clone(),
         tombstones,
         bottommost: true,
         target_file_size: target_file_size(&cfg, 1, pick.output_level),
@@ -310,13 +358,18 @@ fn universal_params(
 /// Manual compaction of `[begin, end]` down to the bottom-most non-empty level (with dynamic
 /// level bytes: L0 into the base level, then level by level down; the levels above the base level
 /// stay empty).
-pub(crate) fn compact_range(db: &Arc<DbInner>, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+pub(crate) fn compact_range(
+    db: &Arc<DbInner>,
+    cf: &Arc<ColumnFamilyData>,
+    begin: Option<&[u8]>,
+    end: Option<&[u8]>,
+) -> Result<()> {
     if db.read_only {
         return Err(Error::NotSupported(
             "compact_range on a database opened read-only".into(),
         ));
     }
-    super::flush::flush_and_wait(db)?;
+    super::flush::flush_and_wait(db, vec![cf.id])?;
     let mut st = db.state.lock();
     st.manual_compactions += 1;
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<()> {
@@ -325,26 +378,27 @@ pub(crate) fn compact_range(db: &Arc<DbInner>, begin: Option<&[u8]>, end: Option
             DbInner::check_bg_error(&st)?;
             db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
         }
-        match db.opts.compaction_style {
+        super::write::check_writable(cf)?;
+        match cf.opts.compaction_style {
             DBCompactionStyle::Level => {}
             // Universal: every run merged into the last level (the range is not used, as in
             // RocksDB). FIFO: the picker runs once (RocksDB's FIFO `CompactRange`).
             DBCompactionStyle::Universal => {
-                let v = st.versions.current.clone();
+                let v = st.versions.cf(cf.id)?.current.clone();
                 if let Some(pick) = pick_universal_manual(&v, &st.being_compacted) {
-                    run_compaction(db, &mut st, pick, false)?;
+                    run_compaction(db, &mut st, cf, pick, false)?;
                 }
                 return Ok(());
             }
             DBCompactionStyle::Fifo => {
-                if let Some(pick) = pick_auto(db, &st) {
-                    run_compaction(db, &mut st, pick, true)?;
+                if let Some(pick) = pick_for(&st, cf) {
+                    run_compaction(db, &mut st, cf, pick, true)?;
                 }
                 return Ok(());
             }
         }
-        let v = st.versions.current.clone();
-        let cfg = picker_config(db);
+        let v = st.versions.cf(cf.id)?.current.clone();
+        let cfg = picker_config(cf);
         let targets = compute_targets(&v, &cfg);
         let mut bottom = 0;
         for l in 0..v.num_levels() {
@@ -364,7 +418,7 @@ pub(crate) fn compact_range(db: &Arc<DbInner>, begin: Option<&[u8]>, end: Option
             } else {
                 level + 1
             };
-            let v = st.versions.current.clone();
+            let v = st.versions.cf(cf.id)?.current.clone();
             // L0 in one compaction (its files overlap); an L1+ level in chunks of at most
             // about max_compaction_bytes (input plus overlapped output-level bytes), as RocksDB.
             let chunks = if level == 0 {
@@ -379,12 +433,12 @@ pub(crate) fn compact_range(db: &Arc<DbInner>, begin: Option<&[u8]>, end: Option
             };
             for inputs in chunks {
                 // Earlier chunks changed only the output level: take its files afresh.
-                let v = st.versions.current.clone();
+                let v = st.versions.cf(cf.id)?.current.clone();
                 if let Some((lo, hi)) = user_range(&inputs, &v.icmp) {
                     let next = v.overlapping(output_level, Some(&lo), Some(&hi));
                     let pick = Pick::leveled(level, output_level, inputs, next, targets.base_level);
                     // A manual compaction rewrites even a lone file, so that garbage is dropped.
-                    run_compaction(db, &mut st, pick, false)?;
+                    run_compaction(db, &mut st, cf, pick, false)?;
                 }
             }
             level = output_level;

@@ -64,13 +64,23 @@ impl DB {
 
     /// [`key_may_exist`](Self::key_may_exist) at the snapshot of `ro`.
     pub fn key_may_exist_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> bool {
-        key_may_exist(&self.inner, ro, key.as_ref())
+        key_may_exist(&self.inner, &self.inner.default_cf, ro, key.as_ref())
+    }
+
+    /// [`key_may_exist`](Self::key_may_exist) in column family `cf`.
+    pub fn key_may_exist_cf(&self, cf: &impl super::AsColumnFamilyRef, key: impl AsRef<[u8]>) -> bool {
+        key_may_exist(
+            &self.inner,
+            &cf.column_family().cfd,
+            &ReadOptions::default(),
+            key.as_ref(),
+        )
     }
 }
 
-fn key_may_exist(db: &Arc<DbInner>, ro: &ReadOptions, key: &[u8]) -> bool {
+fn key_may_exist(db: &Arc<DbInner>, cf: &super::ColumnFamilyData, ro: &ReadOptions, key: &[u8]) -> bool {
     let seq = read::read_seq(db, ro);
-    let sv = db.super_version();
+    let sv = cf.super_version();
     let mut lookup = Vec::with_capacity(key.len() + 8);
     append_internal_key(&mut lookup, key, seq, vt::FOR_SEEK);
     for m in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
@@ -86,7 +96,7 @@ fn key_may_exist(db: &Arc<DbInner>, ro: &ReadOptions, key: &[u8]) -> bool {
         icmp.compare_user(key, f.smallest_user()) != Ordering::Less
             && icmp.compare_user(key, f.largest_user()) != Ordering::Greater
     };
-    let table_may_hold = |f: &super::version::FileMeta| match db.table_cache.get(f) {
+    let table_may_hold = |f: &super::version::FileMeta| match cf.table_cache.get(f) {
         Ok(t) => t.as_block().is_none_or(|b| b.key_may_match(key)),
         Err(_) => true,
     };
@@ -128,16 +138,25 @@ impl Snapshot {
     }
     /// [`get`](Self::get) with read options (their snapshot is replaced by this one).
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: ReadOptions) -> Result<Option<Vec<u8>>> {
-        read::get(&self.db()?, &self.read_options(ro), key.as_ref())
+        let db = self.db()?;
+        read::get(&db, &db.default_cf, &self.read_options(ro), key.as_ref())
     }
     /// The value of `key` as of this snapshot, pinned where it was found.
     pub fn get_pinned(&self, key: impl AsRef<[u8]>) -> Result<Option<DBPinnableSlice>> {
-        read::get(&self.db()?, &self.read_options(ReadOptions::default()), key.as_ref())
+        let db = self.db()?;
+        read::get(
+            &db,
+            &db.default_cf,
+            &self.read_options(ReadOptions::default()),
+            key.as_ref(),
+        )
     }
     /// Several keys as of this snapshot.
     pub fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>> {
         match self.db() {
-            Ok(db) => super::multi_get::multi_get(&db, &self.read_options(ReadOptions::default()), keys),
+            Ok(db) => {
+                super::multi_get::multi_get(&db, &db.default_cf, &self.read_options(ReadOptions::default()), keys)
+            }
             Err(e) => keys.into_iter().map(|_| Err(e.clone())).collect(),
         }
     }
@@ -149,7 +168,7 @@ impl Snapshot {
     /// replaced by this one).
     pub fn iterator_opt(&self, mode: IteratorMode<'_>, ro: ReadOptions) -> DBIterator {
         match self.db() {
-            Ok(db) => DBIterator::new(iter::new_raw_iterator(&db, self.read_options(ro)), mode),
+            Ok(db) => DBIterator::new(iter::new_raw_iterator(&db, &db.default_cf, self.read_options(ro)), mode),
             Err(e) => DBIterator::failed(e),
         }
     }

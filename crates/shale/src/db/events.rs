@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use super::picker::Pick;
 use super::stall::{Cause, Condition};
 use super::version::FileMeta;
-use super::{DbInner, DbState};
+use super::{ColumnFamilyData, DbInner, DbState};
 use crate::error::Error;
 use crate::fs::FileSystem;
 use crate::info_log::{EventJson, InfoLog, LogLevel};
@@ -67,27 +67,32 @@ pub(crate) fn opened(db: &Arc<DbInner>, wals: &[u64]) {
         v.manifest_number,
         v.next_file_number,
         db.last_seq.load(Ordering::Acquire),
-        v.log_number,
+        v.cfs.values().map(|c| c.log_number).min().unwrap_or(0),
         wals
     ));
-    log.info(&format!("[default] Level summary: {}", level_summary(db, &st)));
+    for (id, c) in &v.cfs {
+        log.info(&format!("[{}] Level summary: {}", c.name, level_summary(&st, *id)));
+    }
     drop(st);
     let (period, dir) = (log.stats_dump_period_sec(), db.path.display().to_string());
     log.info(&format!("DB {dir} opened; stats_dump_period_sec is {period}"));
 }
 
-fn lsm_state(st: &DbState) -> Vec<u64> {
-    let v = &st.versions.current;
+fn lsm_state(st: &DbState, cf: u32) -> Vec<u64> {
+    let Ok(c) = st.versions.cf(cf) else {
+        return Vec::new();
+    };
+    let v = &c.current;
     (0..v.num_levels()).map(|l| v.num_files(l) as u64).collect()
 }
 
-fn level_summary(_db: &DbInner, st: &DbState) -> String {
-    let files: Vec<String> = lsm_state(st).iter().map(|n| n.to_string()).collect();
+fn level_summary(st: &DbState, cf: u32) -> String {
+    let files: Vec<String> = lsm_state(st, cf).iter().map(|n| n.to_string()).collect();
     format!("files[{}]", files.join(" "))
 }
 
 /// A flush job starts: its job id (for the lines and events that follow).
-pub(crate) fn flush_started(db: &DbInner, mems: &[Arc<MemTable>]) -> u64 {
+pub(crate) fn flush_started(db: &DbInner, cf: &ColumnFamilyData, mems: &[Arc<MemTable>]) -> u64 {
     let log = &db.info_log;
     let job = log.next_job_id();
     if !log.enabled(LogLevel::Info) {
@@ -97,7 +102,8 @@ pub(crate) fn flush_started(db: &DbInner, mems: &[Arc<MemTable>]) -> u64 {
     let deletes: u64 = mems.iter().map(|m| m.num_deletes()).sum();
     let memory: u64 = mems.iter().map(|m| m.approximate_memory_usage() as u64).sum();
     log.info(&format!(
-        "[default] [JOB {job}] Flushing memtable with {} memtable(s)",
+        "[{}] [JOB {job}] Flushing memtable with {} memtable(s)",
+        cf.name,
         mems.len()
     ));
     log.event(
@@ -115,7 +121,14 @@ pub(crate) fn flush_started(db: &DbInner, mems: &[Arc<MemTable>]) -> u64 {
 }
 
 /// A flush job's outputs are installed.
-pub(crate) fn flush_finished(db: &DbInner, st: &DbState, job: u64, outputs: &[FileMetaData], start: Instant) {
+pub(crate) fn flush_finished(
+    db: &DbInner,
+    st: &DbState,
+    cf: &ColumnFamilyData,
+    job: u64,
+    outputs: &[FileMetaData],
+    start: Instant,
+) {
     let log = &db.info_log;
     if !log.enabled(LogLevel::Info) {
         return;
@@ -123,25 +136,29 @@ pub(crate) fn flush_finished(db: &DbInner, st: &DbState, job: u64, outputs: &[Fi
     let mut compression = String::from("NoCompression");
     for f in outputs {
         log.info(&format!(
-            "[default] [JOB {job}] Level-0 flush table #{}: {} bytes OK",
-            f.number, f.file_size
+            "[{}] [JOB {job}] Level-0 flush table #{}: {} bytes OK",
+            cf.name, f.number, f.file_size
         ));
-        compression = table_file_created(db, st, job, f.number);
+        compression = table_file_created(db, st, cf, job, f.number);
     }
     log.info(&format!(
-        "[default] [JOB {job}] Flush finished in {} us: {} file(s), {} bytes; {}",
+        "[{}] [JOB {job}] Flush finished in {} us: {} file(s), {} bytes; {}",
+        cf.name,
         start.elapsed().as_micros(),
         outputs.len(),
         outputs.iter().map(|f| f.file_size).sum::<u64>(),
-        level_summary(db, st)
+        level_summary(st, cf.id)
     ));
     log.event(
         EventJson::new()
             .num("job", job)
             .str("event", "flush_finished")
             .str("output_compression", &compression)
-            .nums("lsm_state", lsm_state(st))
-            .num("immutable_memtables", st.imm.len() as u64),
+            .nums("lsm_state", lsm_state(st, cf.id))
+            .num(
+                "immutable_memtables",
+                st.cfs.get(&cf.id).map_or(0, |m| m.imm.len()) as u64,
+            ),
     );
 }
 
@@ -163,18 +180,17 @@ fn properties(db: &DbInner, f: &FileMeta) -> Option<TableProperties> {
 
 /// RocksDB's `table_file_creation` event for a table of the current version (returns its
 /// compression name).
-fn table_file_created(db: &DbInner, st: &DbState, job: u64, number: u64) -> String {
+fn table_file_created(db: &DbInner, st: &DbState, cf: &ColumnFamilyData, job: u64, number: u64) -> String {
     let Some(f) = st
         .versions
-        .current
         .all_files()
-        .map(|(_, f)| f)
+        .map(|(_, _, f)| f)
         .find(|f| f.number() == number)
     else {
         return "NoCompression".into();
     };
     let mut e = EventJson::new()
-        .str("cf_name", "default")
+        .str("cf_name", &cf.name)
         .num("job", job)
         .str("event", "table_file_creation")
         .num("file_number", number)
@@ -253,7 +269,7 @@ fn reason(st: &DbState, pick: &Pick) -> &'static str {
 }
 
 /// A compaction job starts rewriting its inputs: its job id.
-pub(crate) fn compaction_started(db: &DbInner, st: &DbState, pick: &Pick) -> u64 {
+pub(crate) fn compaction_started(db: &DbInner, st: &DbState, cf: &ColumnFamilyData, pick: &Pick) -> u64 {
     let log = &db.info_log;
     let job = log.next_job_id();
     if !log.enabled(LogLevel::Info) {
@@ -261,7 +277,8 @@ pub(crate) fn compaction_started(db: &DbInner, st: &DbState, pick: &Pick) -> u64
     }
     let size = |fs: &[Arc<FileMeta>]| fs.iter().map(|f| f.meta.file_size).sum::<u64>();
     log.info(&format!(
-        "[default] [JOB {job}] Compacting {}@{} + {}@{} files to L{}, score {:.2}; inputs: [{}] + [{}]",
+        "[{}] [JOB {job}] Compacting {}@{} + {}@{} files to L{}, score {:.2}; inputs: [{}] + [{}]",
+        cf.name,
         pick.inputs.len(),
         pick.level,
         pick.next_inputs.len(),
@@ -290,17 +307,18 @@ pub(crate) fn compaction_started(db: &DbInner, st: &DbState, pick: &Pick) -> u64
 }
 
 /// A file moved to the next level without being rewritten.
-pub(crate) fn trivial_move(db: &DbInner, st: &DbState, pick: &Pick) {
+pub(crate) fn trivial_move(db: &DbInner, st: &DbState, cf: &ColumnFamilyData, pick: &Pick) {
     let log = &db.info_log;
     if log.enabled(LogLevel::Info) {
         let job = log.next_job_id();
         for f in &pick.inputs {
             log.info(&format!(
-                "[default] [JOB {job}] Moved #{} to level-{} {} bytes OK: {}",
+                "[{}] [JOB {job}] Moved #{} to level-{} {} bytes OK: {}",
+                cf.name,
                 f.number(),
                 pick.output_level,
                 f.meta.file_size,
-                level_summary(db, st)
+                level_summary(st, cf.id)
             ));
         }
     }
@@ -310,6 +328,7 @@ pub(crate) fn trivial_move(db: &DbInner, st: &DbState, pick: &Pick) {
 pub(crate) fn compaction_finished(
     db: &DbInner,
     st: &DbState,
+    cf: &ColumnFamilyData,
     job: u64,
     pick: &Pick,
     outputs: &[FileMetaData],
@@ -321,16 +340,19 @@ pub(crate) fn compaction_finished(
     }
     let micros = start.elapsed().as_micros() as u64;
     let records = |fs: &mut dyn Iterator<Item = &Arc<FileMeta>>| -> u64 {
-        fs.filter_map(|f| db.table_cache.get(f).ok())
+        fs.filter_map(|f| cf.table_cache.get(f).ok())
             .map(|t| t.properties().num_entries)
             .sum()
     };
     let in_records = records(&mut pick.all_inputs());
     let mut compression = String::from("NoCompression");
     for f in outputs {
-        compression = table_file_created(db, st, job, f.number);
+        compression = table_file_created(db, st, cf, job, f.number);
     }
-    let current: Vec<Arc<FileMeta>> = st.versions.current.all_files().map(|(_, f)| f.clone()).collect();
+    let current: Vec<Arc<FileMeta>> = match st.versions.cf(cf.id) {
+        Ok(c) => c.current.all_files().map(|(_, f)| f.clone()).collect(),
+        Err(_) => Vec::new(),
+    };
     let out_records = records(
         &mut current
             .iter()
@@ -339,8 +361,9 @@ pub(crate) fn compaction_finished(
     let in_bytes: u64 = pick.all_inputs().map(|f| f.meta.file_size).sum();
     let out_bytes: u64 = outputs.iter().map(|f| f.file_size).sum();
     log.info(&format!(
-        "[default] [JOB {job}] Compacted {}@{} + {}@{} files to L{} => {} bytes in {} file(s), {} us; \
+        "[{}] [JOB {job}] Compacted {}@{} + {}@{} files to L{} => {} bytes in {} file(s), {} us; \
          records in: {}, dropped: {}; read {} bytes; {}",
+        cf.name,
         pick.inputs.len(),
         pick.level,
         pick.next_inputs.len(),
@@ -352,7 +375,7 @@ pub(crate) fn compaction_finished(
         in_records,
         in_records.saturating_sub(out_records),
         in_bytes,
-        level_summary(db, st)
+        level_summary(st, cf.id)
     ));
     log.event(
         EventJson::new()
@@ -369,8 +392,16 @@ pub(crate) fn compaction_finished(
             .str("output_compression", &compression)
             .num("num_single_delete_mismatches", 0u64)
             .num("num_single_delete_fallthrough", 0u64)
-            .nums("lsm_state", lsm_state(st)),
+            .nums("lsm_state", lsm_state(st, cf.id)),
     );
+}
+
+/// A column family was created or dropped.
+pub(crate) fn family_changed(db: &DbInner, what: &str, cf: &ColumnFamilyData) {
+    let log = &db.info_log;
+    if log.enabled(LogLevel::Info) {
+        log.info(&format!("Column family [{}] (ID {}) {what}", cf.name, cf.id));
+    }
 }
 
 /// An obsolete table file was deleted.
@@ -440,8 +471,11 @@ pub(crate) fn start_stats_dump(db: &Arc<DbInner>) {
             }
             next += period;
             parking_lot::MutexGuard::unlocked(&mut st, || {
-                if let Ok(Some(s)) = super::props::property_value(&d, "rocksdb.stats") {
-                    d.info_log.info(&format!("------- DUMPING STATS -------\n{s}"));
+                let cfs: Vec<_> = d.cfs.read().by_id.values().cloned().collect();
+                for cf in cfs {
+                    if let Ok(Some(s)) = super::props::property_value(&d, &cf, "rocksdb.stats") {
+                        d.info_log.info(&format!("------- DUMPING STATS -------\n{s}"));
+                    }
                 }
             });
         }

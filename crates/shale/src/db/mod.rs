@@ -5,6 +5,8 @@
 
 mod background;
 mod build;
+mod cf_api;
+mod column_family;
 mod compaction;
 mod compat_api;
 mod error_handler;
@@ -42,6 +44,8 @@ use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+pub use column_family::{AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor, DEFAULT_COLUMN_FAMILY_NAME};
+pub(crate) use column_family::{CfMem, ColumnFamilyData};
 pub use compat_api::{DBWithThreadMode, MultiThreaded, SingleThreaded, ThreadMode};
 pub use iter::{DBIterator, DBRawIterator, Direction, IteratorMode};
 
@@ -55,7 +59,6 @@ pub use crate::snapshot::Snapshot;
 use crate::table::cache::BlockCache;
 use crate::table::pinnable::DBPinnableSlice;
 use crate::write_batch::WriteBatch;
-use table_cache::TableCache;
 use version::{Version, VersionSet};
 use write_thread::Writer;
 
@@ -77,8 +80,11 @@ pub(crate) struct ImmMem {
 
 /// Mutable state guarded by the DB mutex.
 pub(crate) struct DbState {
-    pub mem: Arc<MemTable>,
-    pub imm: VecDeque<ImmMem>,
+    /// Each live column family's memtables and statistics, by id.
+    pub cfs: BTreeMap<u32, CfMem>,
+    /// Each family's mutable memtable (what the next write group inserts into), rebuilt when
+    /// one is switched or a family is created or dropped.
+    pub memset: Arc<write::MemSet>,
     pub versions: VersionSet,
     pub bg_error: Option<Error>,
     /// A soft background error (ENOSPC in a compaction): writes go on, compactions are retried
@@ -100,10 +106,34 @@ pub(crate) struct DbState {
     pub compactions_running: usize,
     pub being_compacted: HashSet<u64>,
     /// Output level and key range of each running compaction, by id.
-    pub running_compactions: Vec<(u64, compaction::RunningRange)>,
+    /// Compaction id, family and output level and key range of each running compaction.
+    pub running_compactions: Vec<(u64, u32, compaction::RunningRange)>,
     pub next_compaction_id: u64,
     pub manual_compactions: usize,
-    pub stats: props::CompactionStats,
+    /// Where the next automatic compaction pick starts (families take turns).
+    pub next_compaction_cf: u32,
+}
+
+impl DbState {
+    pub(crate) fn rebuild_memset(&mut self) {
+        self.memset = Arc::new(self.cfs.iter().map(|(id, m)| (*id, m.mem.clone())).collect());
+    }
+    /// The default family's memtables.
+    #[cfg(test)]
+    pub(crate) fn default_cf(&self) -> &CfMem {
+        &self.cfs[&0]
+    }
+    /// A live family's memtables (an error once it was dropped).
+    pub(crate) fn cf(&self, id: u32) -> Result<&CfMem> {
+        self.cfs
+            .get(&id)
+            .ok_or_else(|| Error::invalid(format!("column family {id} was dropped")))
+    }
+    pub(crate) fn cf_mut(&mut self, id: u32) -> Result<&mut CfMem> {
+        self.cfs
+            .get_mut(&id)
+            .ok_or_else(|| Error::invalid(format!("column family {id} was dropped")))
+    }
 }
 
 pub(crate) struct WalState {
@@ -115,8 +145,12 @@ pub(crate) struct WalState {
 
 pub(crate) struct DbInner {
     pub path: PathBuf,
+    /// The options the DB was opened with: the DB-wide ones, and the default family's.
     pub opts: Options,
-    pub icmp: InternalKeyComparator,
+    /// The default column family (id 0).
+    pub default_cf: Arc<ColumnFamilyData>,
+    /// Every live column family.
+    pub cfs: RwLock<column_family::CfSet>,
     pub fs: Arc<dyn FileSystem>,
     pub read_only: bool,
     pub lock: Mutex<Option<Box<dyn FileLock>>>,
@@ -127,15 +161,13 @@ pub(crate) struct DbInner {
     pub work_cv: Condvar,
     /// Signalled when a MANIFEST write ends (the next one may start).
     pub manifest_cv: Condvar,
-    pub sv: RwLock<Arc<SuperVersion>>,
     /// Last sequence number visible to readers.
     pub last_seq: AtomicU64,
     pub writers: Mutex<VecDeque<Arc<Writer>>>,
     /// The memtable representation takes concurrent inserts (the skiplist does; the vector
     /// does not), so a group's followers may insert their own batches in parallel.
-    pub concurrent_inserts: bool,
+    pub concurrent_inserts: AtomicBool,
     pub wal: Mutex<WalState>,
-    pub table_cache: TableCache,
     pub block_cache: Option<Arc<BlockCache>>,
     /// Where memtables charge their memory (the DB total and the write buffer manager).
     pub mem_account: Arc<crate::write_buffer_manager::MemAccount>,
@@ -155,8 +187,9 @@ pub(crate) struct DbInner {
 }
 
 impl DbInner {
-    pub(crate) fn super_version(&self) -> Arc<SuperVersion> {
-        self.sv.read().clone()
+    /// A live family by id.
+    pub(crate) fn cf_by_id(&self, id: u32) -> Option<Arc<ColumnFamilyData>> {
+        self.cfs.read().by_id.get(&id).cloned()
     }
 
     /// Write `edit` to the MANIFEST (synced) and install the version it makes, as RocksDB's
@@ -168,11 +201,24 @@ impl DbInner {
         st: &mut parking_lot::MutexGuard<'_, DbState>,
         edit: &mut crate::version_edit::VersionEdit,
     ) -> Result<()> {
+        self.log_and_apply_cf(st, edit, None)
+    }
+
+    /// [`log_and_apply`](Self::log_and_apply), for an edit that may add a family (`new_cf`: its
+    /// comparator and number of levels).
+    pub(crate) fn log_and_apply_cf(
+        &self,
+        st: &mut parking_lot::MutexGuard<'_, DbState>,
+        edit: &mut crate::version_edit::VersionEdit,
+        new_cf: Option<(InternalKeyComparator, usize)>,
+    ) -> Result<()> {
         while st.versions.manifest_busy {
             self.manifest_cv.wait(st);
         }
         let last = self.last_seq.load(Ordering::Acquire);
-        let mut pending = st.versions.prepare_edit(edit, last, self.opts.paranoid_checks)?;
+        let mut pending = st
+            .versions
+            .prepare_edit(edit, last, self.opts.paranoid_checks, new_cf)?;
         let r = parking_lot::MutexGuard::unlocked(st, || {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pending.write()))
                 .unwrap_or_else(|p| Err(Error::from_panic("MANIFEST write", p)))
@@ -182,26 +228,30 @@ impl DbInner {
         r
     }
 
-    /// Publish a new SuperVersion from the state (call with the DB mutex held).
-    pub(crate) fn install_super_version(&self, st: &DbState) {
-        let sv = SuperVersion {
-            mem: st.mem.clone(),
-            imm: st.imm.iter().rev().map(|m| m.mem.clone()).collect(),
-            version: st.versions.current.clone(),
-        };
-        self.stall.recalc(&self.opts, &sv.version, sv.imm.len());
-        *self.sv.write() = Arc::new(sv);
+    /// Publish a new SuperVersion of family `cf` from the state (call with the DB mutex held),
+    /// and recompute the write-stall condition over every family (the worst one wins).
+    pub(crate) fn install_super_version(&self, st: &DbState, cf: u32) {
+        if let (Some(m), Ok(v)) = (st.cfs.get(&cf), st.versions.cf(cf)) {
+            let sv = SuperVersion {
+                mem: m.mem.clone(),
+                imm: m.imm.iter().rev().map(|i| i.mem.clone()).collect(),
+                version: v.current.clone(),
+            };
+            *m.cfd.sv.write() = Arc::new(sv);
+        }
+        let inputs: Vec<(&Options, &Arc<Version>, usize)> = st
+            .cfs
+            .iter()
+            .filter_map(|(id, m)| Some((&m.cfd.opts, &st.versions.cf(*id).ok()?.current, m.imm.len())))
+            .collect();
+        self.stall.recalc_all(&inputs);
     }
 
-    /// A new, empty memtable charged to the DB's memory account.
-    pub(crate) fn new_memtable(&self) -> Arc<MemTable> {
+    /// A new, empty memtable for family `cfd`, charged to the DB's memory account.
+    pub(crate) fn new_memtable(&self, cfd: &ColumnFamilyData) -> Arc<MemTable> {
         Arc::new(
-            MemTable::with_factory(
-                self.icmp.clone(),
-                self.opts.arena_block_size(),
-                self.opts.memtable_factory,
-            )
-            .with_account(&self.mem_account),
+            MemTable::with_factory(cfd.icmp.clone(), cfd.opts.arena_block_size(), cfd.opts.memtable_factory)
+                .with_account(&self.mem_account),
         )
     }
 
@@ -237,7 +287,7 @@ impl std::fmt::Debug for DB {
 impl DB {
     /// Open (or create, with `create_if_missing`) the database at `path`.
     pub fn open(opts: &Options, path: impl AsRef<Path>) -> Result<DB> {
-        open::open(opts, path.as_ref(), false, false).map(|inner| DB { inner })
+        open::open(opts, path.as_ref(), false, false, &[]).map(|inner| DB { inner })
     }
 
     /// Open with default options and `create_if_missing = true`.
@@ -251,7 +301,7 @@ impl DB {
 
     /// Open without writing anything: no WAL, no new MANIFEST, no background work.
     pub fn open_for_read_only(opts: &Options, path: impl AsRef<Path>, error_if_wal_file_exists: bool) -> Result<DB> {
-        open::open(opts, path.as_ref(), true, error_if_wal_file_exists).map(|inner| DB { inner })
+        open::open(opts, path.as_ref(), true, error_if_wal_file_exists, &[]).map(|inner| DB { inner })
     }
 
     /// Delete every file of the database at `path` (fails with Busy if it is open).
@@ -267,7 +317,7 @@ impl DB {
         self.put_opt(key, value, &WriteOptions::default())
     }
     pub fn put_opt(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
-        write::check_key(&self.inner, key.as_ref())?;
+        write::check_key(&self.inner.default_cf, key.as_ref())?;
         let mut b = WriteBatch::new();
         b.put(key, value);
         write::write(&self.inner, wo, b, false)
@@ -276,7 +326,7 @@ impl DB {
         self.delete_opt(key, &WriteOptions::default())
     }
     pub fn delete_opt(&self, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
-        write::check_key(&self.inner, key.as_ref())?;
+        write::check_key(&self.inner.default_cf, key.as_ref())?;
         let mut b = WriteBatch::new();
         b.delete(key);
         write::write(&self.inner, wo, b, false)
@@ -287,7 +337,7 @@ impl DB {
         self.single_delete_opt(key, &WriteOptions::default())
     }
     pub fn single_delete_opt(&self, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
-        write::check_key(&self.inner, key.as_ref())?;
+        write::check_key(&self.inner.default_cf, key.as_ref())?;
         let mut b = WriteBatch::new();
         b.single_delete(key);
         write::write(&self.inner, wo, b, false)
@@ -297,8 +347,8 @@ impl DB {
         self.merge_opt(key, value, &WriteOptions::default())
     }
     pub fn merge_opt(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
-        write::check_key(&self.inner, key.as_ref())?;
-        range_del::validate_merge(&self.inner)?;
+        write::check_key(&self.inner.default_cf, key.as_ref())?;
+        range_del::validate_merge(&self.inner.default_cf)?;
         let mut b = WriteBatch::new();
         b.merge(key, value);
         write::write(&self.inner, wo, b, false)
@@ -310,8 +360,8 @@ impl DB {
     }
     pub fn delete_range_opt(&self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
         let (b, e) = (begin.as_ref(), end.as_ref());
-        range_del::validate_range(&self.inner, b, e)?;
-        if self.inner.icmp.compare_user(b, e) == std::cmp::Ordering::Equal {
+        range_del::validate_range(&self.inner.default_cf, b, e)?;
+        if self.inner.default_cf.icmp.compare_user(b, e) == std::cmp::Ordering::Equal {
             return Ok(());
         }
         let mut batch = WriteBatch::new();
@@ -329,19 +379,29 @@ impl DB {
 
     /// The value of `key`, or `None` if it does not exist.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        read::get(&self.inner, &ReadOptions::default(), key.as_ref())
+        read::get(
+            &self.inner,
+            &self.inner.default_cf,
+            &ReadOptions::default(),
+            key.as_ref(),
+        )
     }
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        read::get(&self.inner, ro, key.as_ref())
+        read::get(&self.inner, &self.inner.default_cf, ro, key.as_ref())
     }
     /// The value of `key` without copying it: the returned slice points into the memtable,
     /// cached block or table file it was found in and keeps that alive (see
     /// [`DBPinnableSlice`](crate::DBPinnableSlice)). Same result as [`get`](Self::get).
     pub fn get_pinned(&self, key: impl AsRef<[u8]>) -> Result<Option<DBPinnableSlice>> {
-        read::get(&self.inner, &ReadOptions::default(), key.as_ref())
+        read::get(
+            &self.inner,
+            &self.inner.default_cf,
+            &ReadOptions::default(),
+            key.as_ref(),
+        )
     }
     pub fn get_pinned_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<DBPinnableSlice>> {
-        read::get(&self.inner, ro, key.as_ref())
+        read::get(&self.inner, &self.inner.default_cf, ro, key.as_ref())
     }
     /// Look up several keys at one consistent point in time.
     pub fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>> {
@@ -352,7 +412,7 @@ impl DB {
         keys: I,
         ro: &ReadOptions,
     ) -> Vec<Result<Option<Vec<u8>>>> {
-        multi_get::multi_get(&self.inner, ro, keys)
+        multi_get::multi_get(&self.inner, &self.inner.default_cf, ro, keys)
     }
     /// [`multi_get`](Self::multi_get) with each value pinned where it was found, as
     /// [`get_pinned`](Self::get_pinned) does (the `rocksdb` crate's `batched_multi_get_cf`).
@@ -367,7 +427,7 @@ impl DB {
         keys: I,
         ro: &ReadOptions,
     ) -> Vec<Result<Option<DBPinnableSlice>>> {
-        multi_get::multi_get(&self.inner, ro, keys)
+        multi_get::multi_get(&self.inner, &self.inner.default_cf, ro, keys)
     }
 
     /// A snapshot of the current state.
@@ -383,7 +443,7 @@ impl DB {
         self.raw_iterator_opt(ReadOptions::default())
     }
     pub fn raw_iterator_opt(&self, ro: ReadOptions) -> DBRawIterator {
-        iter::new_raw_iterator(&self.inner, ro)
+        iter::new_raw_iterator(&self.inner, &self.inner.default_cf, ro)
     }
     /// A Rust iterator over `(key, value)` pairs starting at `mode`.
     pub fn iterator(&self, mode: IteratorMode<'_>) -> DBIterator {
@@ -393,14 +453,14 @@ impl DB {
         DBIterator::new(self.raw_iterator_opt(ro), mode)
     }
 
-    /// Flush the memtable to an L0 table and wait for it.
+    /// Flush the default family's memtable to an L0 table and wait for it.
     pub fn flush(&self) -> Result<()> {
-        flush::flush_and_wait(&self.inner)
+        flush::flush_and_wait(&self.inner, vec![0])
     }
 
     /// Compact every file overlapping `[begin, end]` down to the bottom level, and wait.
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
-        compaction::compact_range(&self.inner, begin, end)
+        compaction::compact_range(&self.inner, &self.inner.default_cf, begin, end)
     }
 
     /// Wait until no flush or compaction is pending or running.
@@ -410,7 +470,7 @@ impl DB {
 
     /// The value of a property such as `rocksdb.stats` or `rocksdb.num-files-at-level0`.
     pub fn property_value(&self, name: &str) -> Result<Option<String>> {
-        props::property_value(&self.inner, name)
+        props::property_value(&self.inner, &self.inner.default_cf, name)
     }
     /// A numeric property.
     pub fn property_int_value(&self, name: &str) -> Result<Option<u64>> {
@@ -433,34 +493,46 @@ impl Drop for DB {
         // As RocksDB (unless avoid_flush_during_shutdown): writes that skipped the WAL live only
         // in the memtables, so flush them before closing.
         if self.inner.unpersisted_data.load(std::sync::atomic::Ordering::Acquire) && !self.inner.read_only {
-            let _ = flush::flush_and_wait(&self.inner);
+            let all: Vec<u32> = self.inner.cfs.read().by_id.keys().copied().collect();
+            let _ = flush::flush_and_wait(&self.inner, all);
         }
         background::shutdown(&self.inner);
     }
 }
 
-/// True when the immutable memtables should be flushed now: `min_write_buffer_number_to_merge`
-/// of them wait (capped at `max_write_buffer_number - 1`, as RocksDB sanitizes it), or a caller
-/// waits for a flush, or the write buffer manager wants memory back.
-pub(crate) fn flush_due(db: &DbInner, st: &DbState) -> bool {
-    if st.imm.is_empty() {
+/// True when family `cf`'s immutable memtables should be flushed now:
+/// `min_write_buffer_number_to_merge` of them wait (capped at `max_write_buffer_number - 1`, as
+/// RocksDB sanitizes it), or a caller waits for a flush, or the write buffer manager wants memory
+/// back.
+pub(crate) fn flush_due(db: &DbInner, st: &DbState, cf: u32) -> bool {
+    let Some(m) = st.cfs.get(&cf) else {
+        return false;
+    };
+    if m.imm.is_empty() {
         return false;
     }
-    let min_merge = db
-        .opts
+    let o = &m.cfd.opts;
+    let min_merge = o
         .min_write_buffer_number_to_merge
-        .clamp(1, db.opts.max_write_buffer_number.saturating_sub(1).max(1));
-    st.imm.len() >= min_merge
+        .clamp(1, o.max_write_buffer_number.saturating_sub(1).max(1));
+    m.imm.len() >= min_merge
         || st.flush_requests > 0
         || db.shutting_down.load(std::sync::atomic::Ordering::Acquire)
         || db.write_buffer_manager().is_some_and(|w| w.should_flush())
+}
+
+/// The first family with immutable memtables due for a flush.
+pub(crate) fn flush_due_any(db: &DbInner, st: &DbState) -> Option<u32> {
+    st.cfs.keys().copied().find(|&id| flush_due(db, st, id))
 }
 
 /// Delete table files that a synced MANIFEST edit removed and no version references any more
 /// (after background jobs and manual compactions).
 pub(crate) fn purge_obsolete(db: &DbInner, st: &mut parking_lot::MutexGuard<'_, DbState>) {
     for n in st.versions.reaper.take() {
-        db.table_cache.evict(n);
+        for c in db.cfs.read().by_id.values() {
+            c.table_cache.evict(n);
+        }
         events::table_file_deleted(db, n);
         let _ = db.fs.remove_file(&filename::table_name(&db.path, n));
     }
@@ -468,10 +540,13 @@ pub(crate) fn purge_obsolete(db: &DbInner, st: &mut parking_lot::MutexGuard<'_, 
 
 /// Verify every block checksum of every live table (for `ldb checkconsistency`).
 pub(crate) fn verify_all_tables(db: &DB) -> Result<()> {
-    let sv = db.inner.super_version();
-    for (_, f) in sv.version.all_files() {
-        let t = db.inner.table_cache.get(f)?;
-        t.verify_checksums()?;
+    let cfs: Vec<Arc<ColumnFamilyData>> = db.inner.cfs.read().by_id.values().cloned().collect();
+    for cf in cfs {
+        let sv = cf.super_version();
+        for (_, f) in sv.version.all_files() {
+            let t = cf.table_cache.get(f)?;
+            t.verify_checksums()?;
+        }
     }
     Ok(())
 }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use super::range_del::{file_tombstones, mem_lookup, table_lookup, Chain};
 use super::read::{get_in, read_seq};
 use super::version::FileMeta;
-use super::DbInner;
+use super::{ColumnFamilyData, DbInner};
 use crate::error::Result;
 use crate::key::{parse_internal_key, vt};
 use crate::options::ReadOptions;
@@ -37,18 +37,31 @@ type Outcomes<V> = Vec<Option<Result<Option<V>>>>;
 /// The values of `keys`, copied (`V = Vec<u8>`) or pinned (`V = DBPinnableSlice`).
 pub(crate) fn multi_get<V: ValueOut, K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
     db: &Arc<DbInner>,
+    cf: &ColumnFamilyData,
     ro: &ReadOptions,
     keys: I,
 ) -> Vec<Result<Option<V>>> {
-    let keys: Vec<K> = keys.into_iter().collect();
     // One sequence and one SuperVersion for all keys: a consistent view.
     let seq = read_seq(db, ro);
-    let sv = db.super_version();
+    let sv = cf.super_version();
+    multi_get_at(cf, &sv, ro, seq, keys)
+}
+
+/// [`multi_get`] at sequence `seq` in SuperVersion `sv` of family `db` (`multi_get_cf` calls
+/// it once per family with one sequence for all).
+pub(crate) fn multi_get_at<V: ValueOut, K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
+    db: &ColumnFamilyData,
+    sv: &super::SuperVersion,
+    ro: &ReadOptions,
+    seq: u64,
+    keys: I,
+) -> Vec<Result<Option<V>>> {
+    let keys: Vec<K> = keys.into_iter().collect();
     if keys.len() <= 1 {
         let mut lookup = Vec::new();
         return keys
             .iter()
-            .map(|k| get_in(db, &sv, ro, k.as_ref(), seq, &mut lookup))
+            .map(|k| get_in(db, sv, ro, k.as_ref(), seq, &mut lookup))
             .collect();
     }
     let mut states: Vec<KeyState<'_>> = keys
@@ -142,7 +155,7 @@ pub(crate) fn multi_get<V: ValueOut, K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
 /// Look the undecided keys `group` up in file `f`: one batched call when `f` is a cuckoo file
 /// and several keys reach it, else key by key as `get` does.
 fn lookup_in_file<V: ValueOut>(
-    db: &DbInner,
+    db: &ColumnFamilyData,
     ro: &ReadOptions,
     f: &FileMeta,
     group: &[usize],
@@ -182,7 +195,7 @@ fn lookup_in_file<V: ValueOut>(
 /// The batched lookup of `group` in cuckoo table `t` (file `f`). A cuckoo file holds one
 /// entry per key, a put or a delete, so every key found is decided here.
 fn cuckoo_batch<V: ValueOut>(
-    db: &DbInner,
+    db: &ColumnFamilyData,
     f: &FileMeta,
     t: &Arc<CuckooTable>,
     group: &[usize],

@@ -10,13 +10,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::build::{build_tables, OutputParams};
+use super::column_family::CfSet;
 use super::filename::{
     current_name, identity_name, lock_name, manifest_name, parse_file_name, table_name, temp_name, wal_name, FileType,
 };
-use super::table_cache::TableCache;
 use super::version::VersionSet;
 use super::write::MemInserter;
-use super::{background, props, DbInner, DbState, SuperVersion, WalState};
+use super::{background, props, CfMem, ColumnFamilyData, DbInner, DbState, WalState};
+use super::{ColumnFamilyDescriptor, DEFAULT_COLUMN_FAMILY_NAME};
 use crate::error::{Error, Result};
 use crate::fs::{name_of, FileSystem};
 use crate::iterator::InternalIterator;
@@ -114,14 +115,22 @@ fn read_identity(fs: &Arc<dyn FileSystem>, dir: &Path) -> Option<String> {
     }
 }
 
-pub(crate) fn open(opts: &Options, path: &Path, read_only: bool, error_if_wal: bool) -> Result<Arc<DbInner>> {
+/// Open the DB at `path` with families `cfs` (the default family, if not among them, is
+/// opened with `opts`).
+pub(crate) fn open(
+    opts: &Options,
+    path: &Path,
+    read_only: bool,
+    error_if_wal: bool,
+    cfs: &[ColumnFamilyDescriptor],
+) -> Result<Arc<DbInner>> {
     // Recovery runs user code (the comparator and merge operator replay the WAL): a panic there
     // is an error for the caller, and the lock on the directory is released as it unwinds.
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         if read_only {
-            open_read_only(opts, path, error_if_wal)
+            open_read_only(opts, path, error_if_wal, cfs)
         } else {
-            open_inner(opts, path, false, error_if_wal)
+            open_inner(opts, path, false, error_if_wal, cfs)
         }
     }))
     .unwrap_or_else(|p| Err(Error::from_panic("open", p)))
@@ -135,11 +144,16 @@ const READ_ONLY_OPEN_ATTEMPTS: u32 = 10;
 /// MANIFEST moved on). That is not corruption. When a file is missing and the MANIFEST (or
 /// CURRENT) changed meanwhile, read it again, a bounded number of times; a file missing from an
 /// unchanged MANIFEST is reported as the corruption it is.
-fn open_read_only(opts: &Options, path: &Path, error_if_wal: bool) -> Result<Arc<DbInner>> {
+fn open_read_only(
+    opts: &Options,
+    path: &Path,
+    error_if_wal: bool,
+    cfs: &[ColumnFamilyDescriptor],
+) -> Result<Arc<DbInner>> {
     let mut last_err = None;
     for attempt in 0..READ_ONLY_OPEN_ATTEMPTS {
         let before = manifest_state(&opts.env, path);
-        match open_inner(opts, path, true, error_if_wal) {
+        match open_inner(opts, path, true, error_if_wal, cfs) {
             Err(e) if is_missing_file(&e) => {
                 if manifest_state(&opts.env, path) == before {
                     return Err(e);
@@ -180,11 +194,42 @@ fn manifest_state(fs: &Arc<dyn FileSystem>, dir: &Path) -> (Option<Vec<u8>>, Opt
     (cur, size)
 }
 
-fn open_inner(opts: &Options, path: &Path, read_only: bool, error_if_wal: bool) -> Result<Arc<DbInner>> {
+/// The families to open: the default one first (with `opts` unless named), each with its
+/// options merged with the DB-wide ones. Names must be unique.
+fn wanted_families(opts: &Options, cfs: &[ColumnFamilyDescriptor]) -> Result<Vec<(String, Options)>> {
+    let mut wanted: Vec<(String, Options)> = Vec::new();
+    if !cfs.iter().any(|d| d.name == DEFAULT_COLUMN_FAMILY_NAME) {
+        wanted.push((DEFAULT_COLUMN_FAMILY_NAME.to_string(), opts.clone()));
+    }
+    for d in cfs {
+        super::column_family::validate_name(&d.name)?;
+        if wanted.iter().any(|(n, _)| *n == d.name) {
+            return Err(Error::invalid(format!(
+                "column family {:?} is named twice in the descriptors",
+                d.name
+            )));
+        }
+        d.options
+            .validate()
+            .map_err(|e| Error::invalid(format!("column family {:?}: {e}", d.name)))?;
+        wanted.push((d.name.clone(), d.options.with_db_options_of(opts)));
+    }
+    wanted.sort_by_key(|(n, _)| n != DEFAULT_COLUMN_FAMILY_NAME);
+    Ok(wanted)
+}
+
+fn open_inner(
+    opts: &Options,
+    path: &Path,
+    read_only: bool,
+    error_if_wal: bool,
+    cfs: &[ColumnFamilyDescriptor],
+) -> Result<Arc<DbInner>> {
     opts.validate()?;
+    let wanted = wanted_families(opts, cfs)?;
+    let db_opts = wanted[0].1.with_db_options_of(opts);
     let fs = opts.env.clone();
-    let icmp = InternalKeyComparator::new(opts.comparator.clone());
-    let cmp_name = opts.comparator.name().to_string();
+    let cmp_name = db_opts.comparator.name().to_string();
     let exists = fs.exists(&current_name(path));
     if !read_only && !fs.exists(path) {
         if !opts.create_if_missing {
@@ -216,19 +261,45 @@ fn open_inner(opts: &Options, path: &Path, read_only: bool, error_if_wal: bool) 
         }
         new_db(&fs, path, &cmp_name)?;
     }
-    let mut vs = VersionSet::recover(path, fs.clone(), icmp.clone(), opts.num_levels, opts.paranoid_checks)?;
+    let lookup = |name: &str| {
+        wanted
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, o)| (InternalKeyComparator::new(o.comparator.clone()), o.num_levels))
+    };
+    let mut vs = VersionSet::recover(path, fs.clone(), &lookup, opts.paranoid_checks)?;
+    // As RocksDB: a read-write open must name every family; a read-only one may name a subset.
+    if !read_only && !vs.skipped_cfs.is_empty() {
+        let names: Vec<&str> = vs.skipped_cfs.values().map(|s| s.as_str()).collect();
+        return Err(Error::invalid(format!(
+            "column families not opened: {} (open_cf must name every column family of the DB)",
+            names.join(", ")
+        )));
+    }
+    let missing: Vec<String> = wanted
+        .iter()
+        .map(|(n, _)| n.clone())
+        .filter(|n| !vs.cfs.values().any(|c| &c.name == n))
+        .collect();
+    if !missing.is_empty() && (read_only || !opts.create_missing_column_families) {
+        return Err(Error::invalid(format!(
+            "column family not found: {} (set create_missing_column_families to create it)",
+            missing.join(", ")
+        )));
+    }
     check_live_tables(&fs, path, &vs)?;
     let db_id = read_identity(&fs, path)
         .or_else(|| vs.db_id.clone())
         .unwrap_or_else(new_uuid);
     // Every numbered file in the directory raises the file counter (as RocksDB does).
+    let min_log = vs.min_log_number(&|_| None);
     let names = fs.list(path)?;
     let mut wals = Vec::new();
     for n in &names {
         match parse_file_name(n) {
             Some(FileType::Wal(num)) => {
                 vs.mark_file_number_used(num);
-                if num >= vs.log_number || num == vs.prev_log_number {
+                if num >= min_log || num == vs.prev_log_number {
                     wals.push(num);
                 }
             }
@@ -256,7 +327,7 @@ fn open_inner(opts: &Options, path: &Path, read_only: bool, error_if_wal: bool) 
         f.sync()?;
         drop(f);
         vs.db_id = Some(db_id.clone());
-        vs.write_new_manifest(&db_id, &cmp_name)?;
+        vs.write_new_manifest(&db_id)?;
     }
     let block_cache = if let Some(shared) = &opts.block_cache {
         Some(shared.0.clone())
@@ -265,56 +336,87 @@ fn open_inner(opts: &Options, path: &Path, read_only: bool, error_if_wal: bool) 
     } else {
         None
     };
-    let table_cache = TableCache::new(path.to_path_buf(), fs.clone(), icmp.clone(), block_cache.clone(), opts);
     let mem_account = MemAccount::new(opts.effective_write_buffer_manager());
-    let mem = Arc::new(
-        MemTable::with_factory(icmp.clone(), opts.arena_block_size(), opts.memtable_factory).with_account(&mem_account),
-    );
+    let mut cf_set = CfSet::default();
+    let mut cf_mems = BTreeMap::new();
+    for (&id, c) in &vs.cfs {
+        let Some((_, o)) = wanted.iter().find(|(n, _)| *n == c.name) else {
+            continue;
+        };
+        let o = if id == 0 { db_opts.clone() } else { o.clone() };
+        let mem = Arc::new(
+            MemTable::with_factory(c.icmp.clone(), o.arena_block_size(), o.memtable_factory).with_account(&mem_account),
+        );
+        let cfd = Arc::new(ColumnFamilyData::new(
+            id,
+            &c.name,
+            o,
+            path,
+            block_cache.clone(),
+            mem.clone(),
+            c.current.clone(),
+        ));
+        cf_set.by_id.insert(id, cfd.clone());
+        cf_mems.insert(
+            id,
+            CfMem {
+                cfd,
+                mem,
+                imm: VecDeque::new(),
+                stats: props::CompactionStats::new(),
+            },
+        );
+    }
+    let default_cf = cf_set
+        .by_id
+        .get(&0)
+        .cloned()
+        .ok_or_else(|| Error::invalid("the default column family is missing"))?;
+    let concurrent = cf_set
+        .by_id
+        .values()
+        .all(|c| c.opts.memtable_factory == crate::memtable::MemtableFactory::SkipList);
     let last = vs.last_sequence;
-    let sv = SuperVersion {
-        mem: mem.clone(),
-        imm: Vec::new(),
-        version: vs.current.clone(),
+    let mut state = DbState {
+        cfs: cf_mems,
+        memset: Arc::new(Vec::new()),
+        versions: vs,
+        bg_error: None,
+        soft_error: None,
+        compaction_retry_at: None,
+        compaction_retry_delay: super::error_handler::FIRST_RETRY_DELAY,
+        flush_running: false,
+        flush_requests: 0,
+        wal_switch_pending: false,
+        write_panicked: false,
+        compactions_running: 0,
+        being_compacted: HashSet::new(),
+        running_compactions: Vec::new(),
+        next_compaction_id: 0,
+        manual_compactions: 0,
+        next_compaction_cf: 0,
     };
+    state.rebuild_memset();
     let db = Arc::new(DbInner {
         path: path.to_path_buf(),
-        opts: opts.clone(),
-        icmp,
+        opts: db_opts,
+        default_cf,
+        cfs: RwLock::new(cf_set),
         fs: fs.clone(),
         read_only,
         lock: Mutex::new(lock),
-        state: Mutex::new(DbState {
-            mem,
-            imm: VecDeque::new(),
-            versions: vs,
-            bg_error: None,
-            soft_error: None,
-            compaction_retry_at: None,
-            compaction_retry_delay: super::error_handler::FIRST_RETRY_DELAY,
-            flush_running: false,
-            flush_requests: 0,
-            wal_switch_pending: false,
-            write_panicked: false,
-            compactions_running: 0,
-            being_compacted: HashSet::new(),
-            running_compactions: Vec::new(),
-            next_compaction_id: 0,
-            manual_compactions: 0,
-            stats: props::CompactionStats::new(),
-        }),
+        state: Mutex::new(state),
         bg_cv: Condvar::new(),
         work_cv: Condvar::new(),
         manifest_cv: Condvar::new(),
-        sv: RwLock::new(Arc::new(sv)),
         last_seq: AtomicU64::new(last),
         writers: Mutex::new(VecDeque::new()),
-        concurrent_inserts: opts.memtable_factory == crate::memtable::MemtableFactory::SkipList,
+        concurrent_inserts: AtomicBool::new(concurrent),
         wal: Mutex::new(WalState {
             writer: None,
             number: 0,
             unsynced: false,
         }),
-        table_cache,
         block_cache,
         mem_account,
         snapshots: Arc::new(Mutex::new(BTreeMap::new())),
@@ -328,13 +430,15 @@ fn open_inner(opts: &Options, path: &Path, read_only: bool, error_if_wal: bool) 
         info_log: info_log.clone(),
     });
     let _ = db.stall.info_log.set(info_log);
-    // The L0 tables recovery writes are recorded in the same MANIFEST edit as the new log
-    // number (as RocksDB): a crash before that edit leaves the MANIFEST naming neither, and the
-    // next open replays the WALs again from scratch (merge operands must not apply twice).
-    let mut recovered = VersionEdit::default();
+    // The L0 tables recovery writes are recorded in the same MANIFEST edit as the family's new
+    // log number (as RocksDB): a crash before that edit leaves the MANIFEST naming neither, and
+    // the next open replays the WALs again for that family from scratch (merge operands must
+    // not apply twice).
+    let mut recovered: BTreeMap<u32, VersionEdit> = BTreeMap::new();
     replay_wals(&db, &wals, &mut recovered)?;
     if !read_only {
-        // Recovered data is now in L0 tables: start a fresh WAL and record its number.
+        // Recovered data is now in L0 tables: start a fresh WAL and record its number as every
+        // family's log number (one edit per family, each with its recovered tables).
         let mut st = db.state.lock();
         let num = st.versions.new_file_number();
         let file = fs.new_writable(&wal_name(path, num))?;
@@ -344,26 +448,47 @@ fn open_inner(opts: &Options, path: &Path, read_only: bool, error_if_wal: bool) 
             number: num,
             unsynced: false,
         };
-        let mut edit = VersionEdit {
-            log_number: Some(num),
-            prev_log_number: Some(0),
-            ..recovered
-        };
-        // The OPTIONS file's number is taken before the edit, so the MANIFEST's next file
+        // The OPTIONS file's number is taken before the edits, so the MANIFEST's next file
         // number stays above it.
         let options_num = st.versions.new_file_number();
-        let last = db.last_seq.load(Ordering::Acquire);
-        st.versions.log_and_apply(&mut edit, last, opts.paranoid_checks)?;
-        db.install_super_version(&st);
+        let ids: Vec<u32> = st.versions.cfs.keys().copied().collect();
+        let multi = ids.len() > 1;
+        for (i, id) in ids.iter().enumerate() {
+            let rec = recovered.remove(id).unwrap_or_default();
+            let mut edit = VersionEdit {
+                column_family: *id,
+                log_number: Some(num),
+                prev_log_number: Some(0),
+                new_files: rec.new_files,
+                ..Default::default()
+            };
+            if multi && i + 1 == ids.len() {
+                edit.min_log_number_to_keep = Some(num);
+            }
+            let last = db.last_seq.load(Ordering::Acquire);
+            st.versions.log_and_apply(&mut edit, last, opts.paranoid_checks)?;
+            db.install_super_version(&st, *id);
+        }
         delete_obsolete_files(&db, &st.versions)?;
-        super::options_file::write_options_file(&fs, path, options_num, opts)?;
         drop(st);
+        for name in &missing {
+            let o = wanted
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, o)| o.clone())
+                .unwrap_or_default();
+            super::cf_api::create_family(&db, name, o, false)?;
+        }
+        super::options_file::write_options_file(&fs, path, options_num, &super::cf_api::family_options(&db))?;
         background::start(&db)?;
         super::events::start_stats_dump(&db);
         db.work_cv.notify_all();
     } else {
         let st = db.state.lock();
-        db.install_super_version(&st);
+        let ids: Vec<u32> = st.cfs.keys().copied().collect();
+        for id in ids {
+            db.install_super_version(&st, id);
+        }
     }
     super::events::opened(&db, &wals);
     preload_tables(&db)?;
@@ -379,11 +504,14 @@ fn preload_tables(db: &Arc<DbInner>) -> Result<()> {
     if db.opts.max_open_files >= 0 {
         return Ok(());
     }
-    let sv = db.super_version();
-    for (_, f) in sv.version.all_files() {
-        let r = db.table_cache.get(f);
-        if db.read_only {
-            r?;
+    let cfs: Vec<Arc<ColumnFamilyData>> = db.cfs.read().by_id.values().cloned().collect();
+    for cf in cfs {
+        let sv = cf.super_version();
+        for (_, f) in sv.version.all_files() {
+            let r = cf.table_cache.get(f);
+            if db.read_only {
+                r?;
+            }
         }
     }
     Ok(())
@@ -392,7 +520,7 @@ fn preload_tables(db: &Arc<DbInner>) -> Result<()> {
 /// Every table file of the recovered version must exist with the size the MANIFEST records
 /// (RocksDB checks this when it opens the DB); checked before anything is written.
 fn check_live_tables(fs: &Arc<dyn FileSystem>, dir: &Path, vs: &VersionSet) -> Result<()> {
-    for (_, f) in vs.current.all_files() {
+    for (_, _, f) in vs.all_files() {
         let p = table_name(dir, f.number());
         let size = fs.file_size(&p).map_err(|e| match e {
             Error::Io { file, source } if source.kind() == std::io::ErrorKind::NotFound => {
@@ -414,36 +542,40 @@ fn check_live_tables(fs: &Arc<dyn FileSystem>, dir: &Path, vs: &VersionSet) -> R
     Ok(())
 }
 
-/// Flush the recovery memtable to L0 (read-write open only).
-fn flush_recovered(db: &Arc<DbInner>, recovered: &mut VersionEdit) -> Result<()> {
+/// Flush family `cf`'s recovery memtable to L0 (read-write open only).
+fn flush_recovered(db: &Arc<DbInner>, cf: u32, recovered: &mut BTreeMap<u32, VersionEdit>) -> Result<()> {
     let mut st = db.state.lock();
-    let mem = st.mem.clone();
-    if mem.num_entries() == 0 {
+    let m = st.cf(cf)?;
+    let (mem, cfd) = (m.mem.clone(), m.cfd.clone());
+    if mem.num_entries() == 0 && mem.range_dels.is_empty() {
         return Ok(());
     }
     let epoch = st.versions.next_epoch;
     st.versions.next_epoch += 1;
     drop(st);
     let params = OutputParams::for_l0(
-        db,
+        &cfd,
         epoch,
         Vec::new(),
         mem.range_dels
-            .fragmented(&db.icmp)
+            .fragmented(&cfd.icmp)
             .map(|l| (*l).clone())
             .unwrap_or_default(),
     );
     let mut it: Box<dyn InternalIterator> = Box::new(mem.iter());
     let outputs = build_tables(db, &mut *it, &params)?;
     let mut st = db.state.lock();
+    let edit = recovered.entry(cf).or_default();
     for f in outputs {
-        recovered.new_files.push((0, f));
+        edit.new_files.push((0, f));
     }
-    st.mem = db.new_memtable();
+    let fresh = db.new_memtable(&cfd);
+    st.cf_mut(cf)?.mem = fresh;
+    st.rebuild_memset();
     Ok(())
 }
 
-fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut VersionEdit) -> Result<()> {
+fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTreeMap<u32, VersionEdit>) -> Result<()> {
     let mode = db.opts.wal_recovery_mode;
     let mut stopped_at: Option<(String, u64, String)> = None;
     for &num in wals {
@@ -480,21 +612,35 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut VersionEdit) -> 
             if count == 0 {
                 continue;
             }
-            {
+            let full: Vec<u32> = {
                 let st = db.state.lock();
-                let mut ins = MemInserter::new(&st.mem, seq);
+                // Only families whose tables do not already hold this WAL's data; records of
+                // the others (and of dropped families) take their sequence numbers only.
+                let mems: super::write::MemSet = st
+                    .cfs
+                    .iter()
+                    .filter(|(id, _)| st.versions.cf(**id).is_ok_and(|c| num >= c.log_number))
+                    .map(|(id, m)| (*id, m.mem.clone()))
+                    .collect();
+                let mut ins = MemInserter::new(&mems, seq);
                 batch.iterate(&mut ins).map_err(|e| e.in_file(&name, Some(off)))?;
                 drop(ins);
-                st.mem.update_charge();
-            }
+                mems.iter()
+                    .filter_map(|(id, mem)| {
+                        mem.update_charge();
+                        mem.range_dels.refresh(mem.icmp());
+                        let limit = st.cfs.get(id).map_or(usize::MAX, |m| m.cfd.opts.write_buffer_size);
+                        (mem.approximate_memory_usage() >= limit).then_some(*id)
+                    })
+                    .collect()
+            };
             let end = seq + count - 1;
             if end > db.last_seq.load(Ordering::Acquire) {
                 db.last_seq.store(end, Ordering::Release);
             }
             if !db.read_only {
-                let full = db.state.lock().mem.approximate_memory_usage() >= db.opts.write_buffer_size;
-                if full {
-                    flush_recovered(db, recovered)?;
+                for cf in full {
+                    flush_recovered(db, cf, recovered)?;
                 }
             }
         }
@@ -515,7 +661,15 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut VersionEdit) -> 
         }
     }
     if !db.read_only {
-        flush_recovered(db, recovered)?;
+        let ids: Vec<u32> = db.state.lock().cfs.keys().copied().collect();
+        for cf in ids {
+            flush_recovered(db, cf, recovered)?;
+        }
+    } else {
+        let st = db.state.lock();
+        for m in st.cfs.values() {
+            m.mem.range_dels.refresh(m.mem.icmp());
+        }
     }
     Ok(())
 }
@@ -523,11 +677,12 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut VersionEdit) -> 
 /// Remove files no live version references: unreferenced tables, WALs below the log number,
 /// old MANIFESTs and temp files.
 fn delete_obsolete_files(db: &DbInner, vs: &VersionSet) -> Result<()> {
-    let live: HashSet<u64> = vs.current.all_files().map(|(_, f)| f.number()).collect();
+    let live: HashSet<u64> = vs.all_files().map(|(_, _, f)| f.number()).collect();
+    let min_log = vs.min_log_number(&|_| None);
     for n in db.fs.list(&db.path)? {
         let remove = match parse_file_name(&n) {
             Some(FileType::Table(num)) => !live.contains(&num),
-            Some(FileType::Wal(num)) => num < vs.log_number,
+            Some(FileType::Wal(num)) => num < min_log,
             Some(FileType::Manifest(num)) => num != vs.manifest_number,
             Some(FileType::Temp(_)) => true,
             _ => false,

@@ -201,29 +201,53 @@ pub(crate) fn render(opts: &Options) -> String {
     line(&mut s, "keep_log_file_num", &opts.info_log.keep_log_file_num);
     line(&mut s, "stats_dump_period_sec", &opts.info_log.stats_dump_period_sec);
     s.push('\n');
+    render_cf(&mut s, DEFAULT_CF, opts);
+    s
+}
 
-    s.push_str("[CFOptions \"default\"]\n");
-    line(&mut s, "comparator", &opts.comparator.name());
+const DEFAULT_CF: &str = super::DEFAULT_COLUMN_FAMILY_NAME;
+
+/// An OPTIONS file for a DB with families: the DB options, then each family's sections.
+pub(crate) fn render_families(cfs: &[(String, Options)]) -> String {
+    let Some((_, db)) = cfs.first() else {
+        return String::new();
+    };
+    let mut s = render(db);
+    for (name, o) in &cfs[1..] {
+        s.push('\n');
+        render_cf(&mut s, name, o);
+    }
+    s
+}
+
+/// The `[CFOptions "name"]` and table sections of one family.
+fn render_cf(s: &mut String, name: &str, opts: &Options) {
+    let line = |s: &mut String, k: &str, v: &dyn std::fmt::Display| {
+        let _ = writeln!(s, "  {k}={v}");
+    };
+    let quoted = name.replace('"', "");
+    let _ = writeln!(s, "[CFOptions \"{quoted}\"]");
+    line(s, "comparator", &opts.comparator.name());
     let merge = opts.merge_operator.as_ref().map_or("nullptr", |m| m.name());
-    line(&mut s, "merge_operator", &merge);
+    line(s, "merge_operator", &merge);
     let prefix = opts.prefix_extractor.as_ref().map_or("nullptr", |p| p.name());
-    line(&mut s, "prefix_extractor", &prefix);
+    line(s, "prefix_extractor", &prefix);
     let factory = match &opts.table_factory {
         TableFactory::BlockBased => "BlockBasedTable",
         TableFactory::Plain(_) => "PlainTable",
         TableFactory::Cuckoo(_) => "CuckooTable",
     };
-    line(&mut s, "table_factory", &factory);
-    line(&mut s, "write_buffer_size", &opts.write_buffer_size);
-    line(&mut s, "max_write_buffer_number", &opts.max_write_buffer_number);
+    line(s, "table_factory", &factory);
+    line(s, "write_buffer_size", &opts.write_buffer_size);
+    line(s, "max_write_buffer_number", &opts.max_write_buffer_number);
     line(
-        &mut s,
+        s,
         "min_write_buffer_number_to_merge",
         &opts.min_write_buffer_number_to_merge,
     );
-    line(&mut s, "num_levels", &opts.num_levels);
+    line(s, "num_levels", &opts.num_levels);
     line(
-        &mut s,
+        s,
         "level0_file_num_compaction_trigger",
         &opts.level0_file_num_compaction_trigger,
     );
@@ -231,38 +255,38 @@ pub(crate) fn render(opts: &Options) -> String {
     let fifo = opts.compaction_style == DBCompactionStyle::Fifo;
     let l0_stall = |v: usize| if fifo { i32::MAX as usize } else { v };
     line(
-        &mut s,
+        s,
         "level0_slowdown_writes_trigger",
         &l0_stall(opts.level0_slowdown_writes_trigger),
     );
     line(
-        &mut s,
+        s,
         "level0_stop_writes_trigger",
         &l0_stall(opts.level0_stop_writes_trigger),
     );
-    line(&mut s, "target_file_size_base", &opts.target_file_size_base);
-    line(&mut s, "target_file_size_multiplier", &opts.target_file_size_multiplier);
+    line(s, "target_file_size_base", &opts.target_file_size_base);
+    line(s, "target_file_size_multiplier", &opts.target_file_size_multiplier);
     // As RocksDB, the sanitized value (0 becomes 25 x target_file_size_base).
-    line(&mut s, "max_compaction_bytes", &opts.effective_max_compaction_bytes());
-    line(&mut s, "max_bytes_for_level_base", &opts.max_bytes_for_level_base);
+    line(s, "max_compaction_bytes", &opts.effective_max_compaction_bytes());
+    line(s, "max_bytes_for_level_base", &opts.max_bytes_for_level_base);
     line(
-        &mut s,
+        s,
         "max_bytes_for_level_multiplier",
         &format_args!("{:.6}", opts.max_bytes_for_level_multiplier),
     );
     line(
-        &mut s,
+        s,
         "level_compaction_dynamic_level_bytes",
         &opts.level_compaction_dynamic_level_bytes,
     );
-    line(&mut s, "disable_auto_compactions", &opts.disable_auto_compactions);
+    line(s, "disable_auto_compactions", &opts.disable_auto_compactions);
     line(
-        &mut s,
+        s,
         "soft_pending_compaction_bytes_limit",
         &opts.soft_pending_compaction_bytes_limit,
     );
     line(
-        &mut s,
+        s,
         "hard_pending_compaction_bytes_limit",
         &opts.hard_pending_compaction_bytes_limit,
     );
@@ -270,75 +294,75 @@ pub(crate) fn render(opts: &Options) -> String {
         CompactionPri::MinOverlappingRatio => "kMinOverlappingRatio",
         CompactionPri::RoundRobin => "kRoundRobin",
     };
-    line(&mut s, "compaction_pri", &pri);
-    write_style(&mut s, opts);
-    line(&mut s, "compression", &compression_name(opts.compression));
+    line(s, "compaction_pri", &pri);
+    write_style(s, opts);
+    line(s, "compression", &compression_name(opts.compression));
     if let Some(c) = opts.bottommost_compression {
-        line(&mut s, "bottommost_compression", &compression_name(c));
+        line(s, "bottommost_compression", &compression_name(c));
     }
     s.push('\n');
 
     match &opts.table_factory {
         TableFactory::BlockBased => {
-            s.push_str("[TableOptions/BlockBasedTable \"default\"]\n");
-            line(&mut s, "block_size", &opts.block_size);
-            line(&mut s, "block_restart_interval", &opts.block_restart_interval);
-            line(&mut s, "checksum", &checksum_name(opts.checksum_type));
-            line(&mut s, "format_version", &opts.format_version);
+            let _ = writeln!(s, "[TableOptions/BlockBasedTable \"{quoted}\"]");
+            line(s, "block_size", &opts.block_size);
+            line(s, "block_restart_interval", &opts.block_restart_interval);
+            line(s, "checksum", &checksum_name(opts.checksum_type));
+            line(s, "format_version", &opts.format_version);
+            line(s, "cache_index_and_filter_blocks", &opts.cache_index_and_filter_blocks);
             line(
-                &mut s,
-                "cache_index_and_filter_blocks",
-                &opts.cache_index_and_filter_blocks,
-            );
-            line(
-                &mut s,
+                s,
                 "pin_l0_filter_and_index_blocks_in_cache",
                 &opts.pin_l0_filter_and_index_blocks_in_cache,
             );
-            line(&mut s, "no_block_cache", &(opts.block_cache_capacity == 0));
+            line(s, "no_block_cache", &(opts.block_cache_capacity == 0));
             if opts.bloom_bits_per_key > 0.0 {
                 line(
-                    &mut s,
+                    s,
                     "filter_policy",
                     &format_args!("bloomfilter:{}:false", opts.bloom_bits_per_key),
                 );
             } else {
-                line(&mut s, "filter_policy", &"nullptr");
+                line(s, "filter_policy", &"nullptr");
             }
         }
         TableFactory::Plain(p) => {
-            s.push_str("[TableOptions/PlainTable \"default\"]\n");
-            line(&mut s, "user_key_len", &p.user_key_len);
-            line(&mut s, "bloom_bits_per_key", &p.bloom_bits_per_key);
-            line(&mut s, "hash_table_ratio", &format_args!("{:.6}", p.hash_table_ratio));
-            line(&mut s, "index_sparseness", &p.index_sparseness);
-            line(&mut s, "huge_page_tlb_size", &p.huge_page_tlb_size);
+            let _ = writeln!(s, "[TableOptions/PlainTable \"{quoted}\"]");
+            line(s, "user_key_len", &p.user_key_len);
+            line(s, "bloom_bits_per_key", &p.bloom_bits_per_key);
+            line(s, "hash_table_ratio", &format_args!("{:.6}", p.hash_table_ratio));
+            line(s, "index_sparseness", &p.index_sparseness);
+            line(s, "huge_page_tlb_size", &p.huge_page_tlb_size);
             let enc = match p.encoding_type {
                 KeyEncodingType::Plain => "kPlain",
                 KeyEncodingType::Prefix => "kPrefix",
             };
-            line(&mut s, "encoding_type", &enc);
-            line(&mut s, "full_scan_mode", &p.full_scan_mode);
-            line(&mut s, "store_index_in_file", &p.store_index_in_file);
+            line(s, "encoding_type", &enc);
+            line(s, "full_scan_mode", &p.full_scan_mode);
+            line(s, "store_index_in_file", &p.store_index_in_file);
         }
         TableFactory::Cuckoo(c) => {
-            s.push_str("[TableOptions/CuckooTable \"default\"]\n");
-            line(&mut s, "hash_table_ratio", &format_args!("{:.6}", c.hash_table_ratio));
-            line(&mut s, "max_search_depth", &c.max_search_depth);
-            line(&mut s, "cuckoo_block_size", &c.cuckoo_block_size);
-            line(&mut s, "identity_as_first_hash", &c.identity_as_first_hash);
-            line(&mut s, "use_module_hash", &c.use_module_hash);
+            let _ = writeln!(s, "[TableOptions/CuckooTable \"{quoted}\"]");
+            line(s, "hash_table_ratio", &format_args!("{:.6}", c.hash_table_ratio));
+            line(s, "max_search_depth", &c.max_search_depth);
+            line(s, "cuckoo_block_size", &c.cuckoo_block_size);
+            line(s, "identity_as_first_hash", &c.identity_as_first_hash);
+            line(s, "use_module_hash", &c.use_module_hash);
         }
     }
-    s
 }
 
 /// Write `OPTIONS-<number>` (through `OPTIONS-<number>.dbtmp`, synced, then renamed) and remove
 /// all but the newest two OPTIONS files and any leftover temp files.
-pub(crate) fn write_options_file(fs: &Arc<dyn FileSystem>, dir: &Path, number: u64, opts: &Options) -> Result<()> {
+pub(crate) fn write_options_file(
+    fs: &Arc<dyn FileSystem>,
+    dir: &Path,
+    number: u64,
+    cfs: &[(String, Options)],
+) -> Result<()> {
     let tmp = options_temp_name(dir, number);
     let mut f = fs.new_writable(&tmp)?;
-    f.append(render(opts).as_bytes())?;
+    f.append(render_families(cfs).as_bytes())?;
     f.sync()?;
     drop(f);
     fs.rename(&tmp, &options_file_name(dir, number))?;
@@ -383,6 +407,11 @@ fn newest_options_file(fs: &Arc<dyn FileSystem>, dir: &Path) -> Result<Option<st
 /// `allow_mmap_reads`, `max_compaction_bytes`, the compaction style with its options and `ttl`.
 /// Returns false if there is no OPTIONS file.
 pub(crate) fn apply_latest(fs: &Arc<dyn FileSystem>, dir: &Path, opts: &mut Options) -> Result<bool> {
+    apply_latest_cf(fs, dir, DEFAULT_CF, opts)
+}
+
+/// [`apply_latest`] for the sections of family `cf`.
+pub(crate) fn apply_latest_cf(fs: &Arc<dyn FileSystem>, dir: &Path, cf: &str, opts: &mut Options) -> Result<bool> {
     let Some(path) = newest_options_file(fs, dir)? else {
         return Ok(false);
     };
@@ -396,7 +425,7 @@ pub(crate) fn apply_latest(fs: &Arc<dyn FileSystem>, dir: &Path, opts: &mut Opti
         ));
     }
     let text = fs.read_all(&path)?;
-    apply(&text, &name, opts)?;
+    apply_cf(&text, &name, cf, opts)?;
     Ok(true)
 }
 
@@ -423,7 +452,18 @@ fn object_id(v: &str) -> &str {
 
 /// Apply the text of an OPTIONS file (see [`apply_latest`]); a line that is neither a comment,
 /// a section header nor `key=value`, or a value that does not parse, is Corruption at its offset.
+#[cfg(test)]
 pub(crate) fn apply(text: &[u8], file: &str, opts: &mut Options) -> Result<()> {
+    apply_cf(text, file, DEFAULT_CF, opts)
+}
+
+/// [`apply`] for the sections of family `cf` (and the DB options).
+pub(crate) fn apply_cf(text: &[u8], file: &str, cf: &str, opts: &mut Options) -> Result<()> {
+    let (cf_sec, plain_sec, cuckoo_sec) = (
+        format!("CFOptions \"{cf}\""),
+        format!("TableOptions/PlainTable \"{cf}\""),
+        format!("TableOptions/CuckooTable \"{cf}\""),
+    );
     let mut section = Section::Other;
     let mut kv: Vec<(Section, String, String, u64)> = Vec::new();
     let mut off = 0u64;
@@ -442,9 +482,9 @@ pub(crate) fn apply(text: &[u8], file: &str, opts: &mut Options) -> Result<()> {
                 .ok_or_else(|| Error::corruption(file, Some(line_off), format!("bad section header {line:?}")))?;
             section = match h {
                 "DBOptions" => Section::Db,
-                "CFOptions \"default\"" => Section::Cf,
-                "TableOptions/PlainTable \"default\"" => Section::Plain,
-                "TableOptions/CuckooTable \"default\"" => Section::Cuckoo,
+                h if h == cf_sec => Section::Cf,
+                h if h == plain_sec => Section::Plain,
+                h if h == cuckoo_sec => Section::Cuckoo,
                 _ => Section::Other,
             };
             continue;
@@ -627,7 +667,7 @@ mod tests {
         // a temp file left by a crash
         drop(fs.new_writable(&options_temp_name(dir, 3)).unwrap());
         for n in [5, 9, 12] {
-            write_options_file(&fs, dir, n, &o).unwrap();
+            write_options_file(&fs, dir, n, &[("default".to_string(), o.clone())]).unwrap();
         }
         let mut names = fs.list(dir).unwrap();
         names.sort();
@@ -786,9 +826,9 @@ mod tests {
         let mut o = Options::default();
         assert!(!apply_latest(&fs, dir, &mut o).unwrap());
         o.set_cuckoo_table_factory(&Default::default());
-        write_options_file(&fs, dir, 4, &o).unwrap();
+        write_options_file(&fs, dir, 4, &[("default".to_string(), o.clone())]).unwrap();
         o.set_plain_table_factory(&Default::default());
-        write_options_file(&fs, dir, 10, &o).unwrap();
+        write_options_file(&fs, dir, 10, &[("default".to_string(), o.clone())]).unwrap();
         let mut back = Options::default();
         assert!(apply_latest(&fs, dir, &mut back).unwrap());
         assert!(matches!(back.table_factory, TableFactory::Plain(_)));

@@ -76,14 +76,14 @@ fn check(db: &DB, snap: Option<&Snapshot>, m: &Model, what: &str) {
 /// (number, epoch, size) of the L0 files, newest first.
 fn l0_files(db: &DB) -> Vec<(u64, u64, u64)> {
     let st = db.inner.state.lock();
-    st.versions.current.files[0]
+    st.versions.current().files[0]
         .iter()
         .map(|f| (f.number(), f.meta.epoch_number, f.meta.file_size))
         .collect()
 }
 
 fn intra_l0_count(db: &DB) -> u64 {
-    db.inner.state.lock().stats.intra_l0_compactions
+    db.inner.state.lock().default_cf().stats.intra_l0_compactions
 }
 
 #[test]
@@ -99,7 +99,7 @@ fn intra_l0_compaction_keeps_every_version_and_tombstone() {
     db.compact_range(None, None).unwrap();
     let base_files: Vec<u64> = {
         let st = db.inner.state.lock();
-        let v = &st.versions.current;
+        let v = &st.versions.current();
         assert!(v.files[0].is_empty());
         v.files[6].iter().map(|f| f.number()).collect()
     };
@@ -208,7 +208,7 @@ fn intra_l0_compaction_keeps_every_version_and_tombstone() {
 /// Mark every file below L0 busy (those no running compaction holds); returns the ones marked.
 fn hold_levels_below_l0(db: &DB) -> Vec<u64> {
     let mut st = db.inner.state.lock();
-    let v = st.versions.current.clone();
+    let v = st.versions.current().clone();
     let mut held = Vec::new();
     for (level, f) in v.all_files() {
         if level > 0 && st.being_compacted.insert(f.number()) {
@@ -340,7 +340,7 @@ fn manual_compaction_runs_in_chunks_of_max_compaction_bytes() {
     // under L1's target, so it stays in L1) until L1 holds several files above a non-empty L2.
     let layout_ok = |db: &DB| {
         let st = db.inner.state.lock();
-        let v = &st.versions.current;
+        let v = &st.versions.current();
         v.files[0].is_empty() && v.files[1].len() >= 2 && !v.files[2].is_empty()
     };
     for round in 2..8u32 {
@@ -362,7 +362,7 @@ fn manual_compaction_runs_in_chunks_of_max_compaction_bytes() {
     let db = DB::open(&o, path).unwrap();
     let (expected_chunks, l2_before) = {
         let st = db.inner.state.lock();
-        let v = &st.versions.current;
+        let v = &st.versions.current();
         let counts: Vec<usize> = v.files.iter().map(|l| l.len()).collect();
         assert!(
             v.files[0].is_empty() && v.files[1].len() >= 2 && !v.files[2].is_empty(),
@@ -370,15 +370,18 @@ fn manual_compaction_runs_in_chunks_of_max_compaction_bytes() {
         );
         assert!(v.files[3..].iter().all(|l| l.is_empty()));
         let chunks = super::picker::split_manual_inputs(v, 2, &v.files[1], 1).len();
-        let before = st.stats.levels.get(2).map(|l| l.compactions).unwrap_or(0);
+        let before = st.default_cf().stats.levels.get(2).map(|l| l.compactions).unwrap_or(0);
         (chunks, before)
     };
     assert!(expected_chunks >= 2);
     db.compact_range(None, None).unwrap();
     {
         let st = db.inner.state.lock();
-        assert_eq!(st.stats.levels[2].compactions - l2_before, expected_chunks as u64);
-        assert!(st.versions.current.files[1].is_empty());
+        assert_eq!(
+            st.default_cf().stats.levels[2].compactions - l2_before,
+            expected_chunks as u64
+        );
+        assert!(st.versions.current().files[1].is_empty());
     }
     check(&db, None, &m, "after chunked manual compaction");
     drop(db);

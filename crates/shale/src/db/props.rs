@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::compaction::{level_scores, picker_config};
 use super::level_targets::compute_targets;
 use super::stall::Condition;
-use super::DbInner;
+use super::{ColumnFamilyData, DbInner};
 use crate::error::Result;
 
 /// Per-level compaction counters.
@@ -119,8 +119,8 @@ fn mb(b: u64) -> f64 {
     b as f64 / 1048576.0
 }
 
-pub(crate) fn property_value(db: &Arc<DbInner>, name: &str) -> Result<Option<String>> {
-    let sv = db.super_version();
+pub(crate) fn property_value(db: &Arc<DbInner>, cf: &ColumnFamilyData, name: &str) -> Result<Option<String>> {
+    let sv = cf.super_version();
     let v = &sv.version;
     if let Some(n) = name.strip_prefix("rocksdb.num-files-at-level") {
         return Ok(n
@@ -137,7 +137,7 @@ pub(crate) fn property_value(db: &Arc<DbInner>, name: &str) -> Result<Option<Str
                 n += m.num_entries() as i64 - 2 * m.num_deletes() as i64;
             }
             for (_, f) in v.all_files() {
-                if let Ok(t) = db.table_cache.get(f) {
+                if let Ok(t) = cf.table_cache.get(f) {
                     let p = t.properties();
                     n += p.num_entries as i64 - 2 * p.num_deletions as i64;
                 }
@@ -175,7 +175,7 @@ pub(crate) fn property_value(db: &Arc<DbInner>, name: &str) -> Result<Option<Str
         "rocksdb.estimate-table-readers-mem" => {
             let mut n = 0u64;
             for (_, f) in v.all_files() {
-                if let Some(t) = db.table_cache.peek(f) {
+                if let Some(t) = cf.table_cache.peek(f) {
                     n += t.approximate_memory_usage() as u64;
                 }
             }
@@ -189,7 +189,7 @@ pub(crate) fn property_value(db: &Arc<DbInner>, name: &str) -> Result<Option<Str
         "rocksdb.is-write-stopped" => ((db.stall.state().0 == Condition::Stopped) as u32).to_string(),
         "rocksdb.actual-delayed-write-rate" => db.stall.actual_delayed_write_rate().to_string(),
         "rocksdb.estimate-pending-compaction-bytes" => db.stall.pending_compaction_bytes().to_string(),
-        "rocksdb.base-level" => compute_targets(v, &picker_config(db)).base_level.to_string(),
+        "rocksdb.base-level" => compute_targets(v, &picker_config(cf)).base_level.to_string(),
         "rocksdb.num-running-compactions" => db.state.lock().compactions_running.to_string(),
         "rocksdb.num-running-flushes" => (db.state.lock().flush_running as u32).to_string(),
         "rocksdb.levelstats" => {
@@ -199,7 +199,7 @@ pub(crate) fn property_value(db: &Arc<DbInner>, name: &str) -> Result<Option<Str
             }
             s
         }
-        "rocksdb.stats" => stats_text(db),
+        "rocksdb.stats" => stats_text(db, cf),
         _ => return Ok(None),
     };
     Ok(Some(r))
@@ -236,15 +236,19 @@ fn space_amp(v: &super::version::Version) -> f64 {
     }
 }
 
-fn stats_text(db: &Arc<DbInner>) -> String {
-    let sv = db.super_version();
+fn stats_text(db: &Arc<DbInner>, cf: &ColumnFamilyData) -> String {
+    let sv = cf.super_version();
     let v = &sv.version;
-    let mut st = db.state.lock();
+    let mut guard = db.state.lock();
+    let Some(m) = guard.cfs.get_mut(&cf.id) else {
+        return format!("column family {:?} was dropped", cf.name);
+    };
+    let stats = &mut m.stats;
     let now = std::time::Instant::now();
-    let opened = *st.stats.opened.get_or_insert(now);
-    let scores = level_scores(v, &picker_config(db));
+    let opened = *stats.opened.get_or_insert(now);
+    let scores = level_scores(v, &picker_config(cf));
     let mut s = String::new();
-    let _ = writeln!(s, "\n** Compaction Stats [default] **");
+    let _ = writeln!(s, "\n** Compaction Stats [{}] **", cf.name);
     let _ = writeln!(
         s,
         "Level    Files   Size(MB) Score Read(GB)  Rn(GB) Rnp1(GB) Write(GB) Moved(GB) W-Amp Comp(sec) Comp(cnt)"
@@ -255,7 +259,7 @@ fn stats_text(db: &Arc<DbInner>) -> String {
     let mut tot_files = 0;
     let mut tot_bytes = 0;
     for l in 0..v.num_levels() {
-        let ls = st.stats.levels.get(l).cloned().unwrap_or_default();
+        let ls = stats.levels.get(l).cloned().unwrap_or_default();
         let files = v.num_files(l);
         let bytes = v.level_bytes(l);
         if files == 0 && ls.compactions == 0 && ls.moved_bytes == 0 {
@@ -298,7 +302,7 @@ fn stats_text(db: &Arc<DbInner>) -> String {
         tot_bytes += bytes;
     }
     // RocksDB: total bytes written (flushes and compactions) over bytes flushed.
-    let flushed = st.stats.flush_bytes;
+    let flushed = stats.flush_bytes;
     let wamp = if flushed == 0 {
         0.0
     } else {
@@ -319,18 +323,18 @@ fn stats_text(db: &Arc<DbInner>) -> String {
         tot.compactions
     );
     // RocksDB counts them in L0's row only (as compactions into L0, their input as Rnp1).
-    let _ = writeln!(s, "Intra-L0 (L0->L0) compactions: {}", st.stats.intra_l0_compactions);
+    let _ = writeln!(s, "Intra-L0 (L0->L0) compactions: {}", stats.intra_l0_compactions);
     let _ = writeln!(
         s,
         "Space amplification estimate: {:.2} (all table bytes / bytes of the oldest sorted run)",
         space_amp(v)
     );
-    if db.opts.compaction_style == crate::block_based_options::DBCompactionStyle::Fifo {
+    if cf.opts.compaction_style == crate::block_based_options::DBCompactionStyle::Fifo {
         let _ = writeln!(
             s,
             "FIFO deletions: {} files, {:.2} MB",
-            st.stats.fifo_deleted_files,
-            mb(st.stats.fifo_deleted_bytes)
+            stats.fifo_deleted_files,
+            mb(stats.fifo_deleted_bytes)
         );
     }
     let ws = &db.write_stats;
@@ -345,10 +349,10 @@ fn stats_text(db: &Arc<DbInner>) -> String {
         + ld(&sc.memtable_slowdowns);
     let cur = IntervalMark {
         at: now,
-        comp_write: tot.write_bytes - st.stats.flush_bytes.min(tot.write_bytes),
+        comp_write: tot.write_bytes - stats.flush_bytes.min(tot.write_bytes),
         comp_read: tot.read_bytes + tot.read_next_bytes,
         comp_micros: tot.micros,
-        flush_bytes: st.stats.flush_bytes,
+        flush_bytes: stats.flush_bytes,
         writes: ld(&ws.writers),
         keys: ld(&ws.keys),
         groups: ld(&ws.groups),
@@ -357,7 +361,7 @@ fn stats_text(db: &Arc<DbInner>) -> String {
         stall_micros,
         stalls,
     };
-    let prev = st.stats.last_dump.unwrap_or(IntervalMark {
+    let prev = stats.last_dump.unwrap_or(IntervalMark {
         at: opened,
         comp_write: 0,
         comp_read: 0,
@@ -371,7 +375,7 @@ fn stats_text(db: &Arc<DbInner>) -> String {
         stall_micros: 0,
         stalls: 0,
     });
-    st.stats.last_dump = Some(cur);
+    stats.last_dump = Some(cur);
     let uptime = now.duration_since(opened).as_secs_f64().max(1e-3);
     let interval = now.duration_since(prev.at).as_secs_f64().max(1e-3);
     let _ = writeln!(s, "\nUptime(secs): {uptime:.1} total, {interval:.1} interval");
@@ -482,8 +486,8 @@ fn stats_text(db: &Arc<DbInner>) -> String {
     let _ = writeln!(
         s,
         "Flushes: {}, flushed bytes: {:.2} MB",
-        st.stats.flushes,
-        mb(st.stats.flush_bytes)
+        stats.flushes,
+        mb(stats.flush_bytes)
     );
     let _ = writeln!(
         s,
@@ -491,10 +495,10 @@ fn stats_text(db: &Arc<DbInner>) -> String {
         mb(sv.mem.approximate_memory_usage() as u64),
         sv.imm.len()
     );
-    if let Some(e) = &st.bg_error {
+    if let Some(e) = &guard.bg_error {
         let _ = writeln!(s, "Background error: {e}");
     }
-    if let Some(e) = &st.soft_error {
+    if let Some(e) = &guard.soft_error {
         let _ = writeln!(s, "Background soft error (compactions retrying): {e}");
     }
     s

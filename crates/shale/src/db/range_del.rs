@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::version::FileMeta;
-use super::DbInner;
+use super::ColumnFamilyData;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{parse_internal_key, user_key, vt, InternalKeyComparator, SequenceNumber};
@@ -15,7 +15,7 @@ use crate::merge::{full_merge_newest_first, MergeOperator};
 use crate::range_del::{FragmentedRangeTombstoneList, RangeTombstone};
 use crate::table::pinnable::{Home, Val, ValueOut};
 
-pub(crate) fn validate_range(db: &DbInner, begin: &[u8], end: &[u8]) -> Result<()> {
+pub(crate) fn validate_range(db: &ColumnFamilyData, begin: &[u8], end: &[u8]) -> Result<()> {
     super::write::check_key(db, begin)?;
     super::write::check_key(db, end)?;
     if db.icmp.compare_user(begin, end) == Ordering::Greater {
@@ -31,7 +31,7 @@ pub(crate) fn validate_range(db: &DbInner, begin: &[u8], end: &[u8]) -> Result<(
     Ok(())
 }
 
-pub(crate) fn validate_merge(db: &DbInner) -> Result<()> {
+pub(crate) fn validate_merge(db: &ColumnFamilyData) -> Result<()> {
     if db.opts.merge_operator.is_none() {
         return Err(Error::invalid(
             "merge: no merge operator is configured (Options::merge_operator)",
@@ -46,7 +46,7 @@ pub(crate) fn validate_merge(db: &DbInner) -> Result<()> {
 }
 
 /// The configured operator, or the error a read needing one returns.
-pub(crate) fn merge_op(db: &DbInner) -> Result<&dyn MergeOperator> {
+pub(crate) fn merge_op(db: &ColumnFamilyData) -> Result<&dyn MergeOperator> {
     db.opts.merge_operator.as_deref().ok_or_else(|| {
         Error::invalid(
             "the database holds merge operands but no merge operator is configured (Options::merge_operator)",
@@ -70,7 +70,10 @@ pub(crate) fn mem_add_range_tombstone(mem: &MemTable, seq: SequenceNumber, begin
 }
 
 /// The fragmented tombstones of a table file (loaded once, cached in the `FileMeta`).
-pub(crate) fn file_tombstones(db: &DbInner, f: &FileMeta) -> Result<Option<Arc<FragmentedRangeTombstoneList>>> {
+pub(crate) fn file_tombstones(
+    db: &ColumnFamilyData,
+    f: &FileMeta,
+) -> Result<Option<Arc<FragmentedRangeTombstoneList>>> {
     if let Some(l) = f.range_dels().get() {
         return Ok(l.clone());
     }
@@ -133,7 +136,12 @@ impl Chain {
     /// End the lookup with `base` (None: no value / deleted). The value is `base` itself
     /// (copied or pinned, as `V` asks) unless merge operands were collected.
     #[inline]
-    pub(crate) fn finish<V: ValueOut>(&mut self, db: &DbInner, key: &[u8], base: Option<Val<'_>>) -> Result<Option<V>> {
+    pub(crate) fn finish<V: ValueOut>(
+        &mut self,
+        db: &ColumnFamilyData,
+        key: &[u8],
+        base: Option<Val<'_>>,
+    ) -> Result<Option<V>> {
         if self.operands.is_empty() {
             return Ok(base.map(Val::out));
         }
@@ -145,7 +153,7 @@ impl Chain {
     #[inline]
     pub(crate) fn entry<V: ValueOut>(
         &mut self,
-        db: &DbInner,
+        db: &ColumnFamilyData,
         key: &[u8],
         seq: SequenceNumber,
         t: u8,
@@ -168,7 +176,7 @@ impl Chain {
     /// Walk the entries of `key` from the iterator's position (all visible to the read).
     pub(crate) fn scan<V: ValueOut>(
         &mut self,
-        db: &DbInner,
+        db: &ColumnFamilyData,
         it: &mut dyn InternalIterator,
         key: &[u8],
     ) -> Result<Option<Option<V>>> {
@@ -190,7 +198,7 @@ impl Chain {
 /// Lookup in a memtable: the fast path when nothing can be covered, the entry walk otherwise.
 #[inline]
 pub(crate) fn mem_lookup<V: ValueOut>(
-    db: &DbInner,
+    db: &ColumnFamilyData,
     m: &Arc<MemTable>,
     chain: &mut Chain,
     key: &[u8],
@@ -227,7 +235,7 @@ type Lookup<V> = std::result::Result<Option<Option<V>>, Vec<u8>>;
 
 /// Lookup in a table file.
 pub(crate) fn table_lookup<V: ValueOut>(
-    db: &DbInner,
+    db: &ColumnFamilyData,
     f: &FileMeta,
     chain: &mut Chain,
     key: &[u8],
@@ -262,7 +270,7 @@ pub(crate) fn table_lookup<V: ValueOut>(
 
 /// Every tombstone list a reader at any sequence may need (memtables and files that have any).
 pub(crate) fn all_tombstone_lists(
-    db: &DbInner,
+    db: &ColumnFamilyData,
     sv: &super::SuperVersion,
 ) -> Result<Vec<Arc<FragmentedRangeTombstoneList>>> {
     let mut out = Vec::new();

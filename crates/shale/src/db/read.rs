@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering as AtOrd;
 use std::sync::Arc;
 
 use super::range_del::{mem_lookup, table_lookup, Chain};
-use super::{DbInner, SuperVersion};
+use super::{ColumnFamilyData, DbInner, SuperVersion};
 use crate::error::Result;
 use crate::key::{make_internal_key, vt, SequenceNumber};
 use crate::options::ReadOptions;
@@ -20,15 +20,22 @@ pub(crate) fn read_seq(db: &DbInner, ro: &ReadOptions) -> SequenceNumber {
 
 /// A point lookup; `V` is `Vec<u8>` (a copy, `DB::get`) or `DBPinnableSlice` (the value pinned
 /// where it was found, `DB::get_pinned`).
-pub(crate) fn get<V: ValueOut>(db: &Arc<DbInner>, ro: &ReadOptions, key: &[u8]) -> Result<Option<V>> {
+pub(crate) fn get<V: ValueOut>(
+    db: &Arc<DbInner>,
+    cf: &ColumnFamilyData,
+    ro: &ReadOptions,
+    key: &[u8],
+) -> Result<Option<V>> {
+    // The sequence first, then the SuperVersion: everything at or below the sequence is in
+    // that SuperVersion or a newer one.
     let seq = read_seq(db, ro);
-    let sv = db.super_version();
+    let sv = cf.super_version();
     let mut lookup = Vec::with_capacity(key.len() + 8);
-    get_in(db, &sv, ro, key, seq, &mut lookup)
+    get_in(cf, &sv, ro, key, seq, &mut lookup)
 }
 
 pub(super) fn get_in<V: ValueOut>(
-    db: &DbInner,
+    db: &ColumnFamilyData,
     sv: &SuperVersion,
     ro: &ReadOptions,
     key: &[u8],

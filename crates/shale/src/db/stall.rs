@@ -113,6 +113,24 @@ pub(crate) struct StallController {
 }
 
 /// RocksDB's `GetWriteStallConditionAndCause`, plus whether the condition is near a stop.
+/// A family's L0 count (sorted runs for universal) and pending compaction bytes, as RocksDB
+/// weighs them: universal counts sorted runs against the L0 triggers, FIFO never stalls on them
+/// (its triggers are sanitized away), and pending bytes are estimated for leveled compaction only.
+fn stall_inputs(opts: &Options, v: &Version) -> (usize, u64) {
+    let cfg = PickerConfig::from_options(opts);
+    match opts.compaction_style {
+        DBCompactionStyle::Level => (
+            v.num_files(0),
+            estimate_pending_compaction_bytes(v, &cfg, &compute_targets(v, &cfg)),
+        ),
+        DBCompactionStyle::Universal => (
+            v.num_files(0) + (1..v.num_levels()).filter(|&l| v.num_files(l) > 0).count(),
+            0,
+        ),
+        DBCompactionStyle::Fifo => (0, 0),
+    }
+}
+
 pub(crate) fn stall_condition(opts: &Options, l0_files: usize, imm: usize, pending: u64) -> (Condition, Cause, bool) {
     let auto = !opts.disable_auto_compactions;
     let (soft, hard) = (
@@ -159,23 +177,34 @@ impl StallController {
     }
 
     /// Recompute the condition for a newly installed version and memtable list.
-    pub(crate) fn recalc(&self, opts: &Options, v: &Version, imm: usize) {
-        let cfg = PickerConfig::from_options(opts);
+    /// Recompute the condition over every column family (options, version, immutable
+    /// memtables): the worst family's condition applies to all writes, as RocksDB's shared
+    /// write controller does.
+    pub(crate) fn recalc_all(&self, cfs: &[(&Options, &std::sync::Arc<Version>, usize)]) {
+        let rank = |c: Condition| match c {
+            Condition::Normal => 0,
+            Condition::Delayed => 1,
+            Condition::Stopped => 2,
+        };
+        type Worst<'a> = (&'a Options, &'a Version, usize, u64, (Condition, Cause, bool));
+        let mut worst: Option<Worst<'_>> = None;
+        for &(opts, v, imm) in cfs {
+            let (l0, pending) = stall_inputs(opts, v);
+            let c = stall_condition(opts, l0, imm, pending);
+            if worst.as_ref().is_none_or(|w| rank(c.0) > rank(w.4 .0)) {
+                worst = Some((opts, &**v, imm, pending, c));
+            }
+        }
+        if let Some((opts, v, imm, pending, c)) = worst {
+            self.apply(opts, v, imm, pending, c);
+        }
+    }
+
+    fn apply(&self, opts: &Options, v: &Version, imm: usize, pending: u64, c: (Condition, Cause, bool)) {
+        let (cond, cause, near_stop) = c;
         // As RocksDB: universal counts sorted runs against the L0 triggers, FIFO never stalls on
         // them (its triggers are sanitized away), and pending bytes are estimated for leveled
         // compaction only.
-        let (l0, pending) = match opts.compaction_style {
-            DBCompactionStyle::Level => (
-                v.num_files(0),
-                estimate_pending_compaction_bytes(v, &cfg, &compute_targets(v, &cfg)),
-            ),
-            DBCompactionStyle::Universal => (
-                v.num_files(0) + (1..v.num_levels()).filter(|&l| v.num_files(l) > 0).count(),
-                0,
-            ),
-            DBCompactionStyle::Fifo => (0, 0),
-        };
-        let (cond, cause, near_stop) = stall_condition(opts, l0, imm, pending);
         let mut c = self.ctl.lock();
         let was_delayed = c.condition == Condition::Delayed;
         let was_stopped = c.condition == Condition::Stopped;

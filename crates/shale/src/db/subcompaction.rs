@@ -10,7 +10,7 @@ use super::build::{build_tables, OutputParams};
 use super::filename::table_name;
 use super::iter::MergingIterator;
 use super::picker::Pick;
-use super::DbInner;
+use super::{ColumnFamilyData, DbInner};
 use crate::error::Result;
 use crate::fs::{ActivityGuard, IoActivity};
 use crate::iterator::InternalIterator;
@@ -144,7 +144,7 @@ impl<I: InternalIterator> InternalIterator for RangeIter<I> {
     }
 }
 
-fn merge_inputs(db: &Arc<DbInner>, pick: &Pick) -> Result<MergingIterator> {
+fn merge_inputs(db: &ColumnFamilyData, pick: &Pick) -> Result<MergingIterator> {
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
     for f in pick.all_inputs() {
         let t = db.table_cache.get(f)?;
@@ -166,10 +166,11 @@ pub(crate) fn run_subcompactions(
         .all_inputs()
         .map(|f| (f.smallest_user().to_vec(), f.meta.file_size))
         .collect();
-    let bounds = subcompaction_boundaries(&db.icmp, &files, max_subs);
+    let cf = &params.cf;
+    let bounds = subcompaction_boundaries(&cf.icmp, &files, max_subs);
     let _io = ActivityGuard::set(IoActivity::Compaction);
     if bounds.is_empty() {
-        let mut it = merge_inputs(db, pick)?;
+        let mut it = merge_inputs(cf, pick)?;
         return build_tables(db, &mut it, params);
     }
     let mut ranges: Vec<KeyRange> = Vec::new();
@@ -184,7 +185,8 @@ pub(crate) fn run_subcompactions(
             .iter()
             .map(|(lo, hi)| {
                 let sub = OutputParams {
-                    tombstones: clip_tombstones(&db.icmp, &params.tombstones, lo.as_deref(), hi.as_deref()),
+                    cf: cf.clone(),
+                    tombstones: clip_tombstones(&cf.icmp, &params.tombstones, lo.as_deref(), hi.as_deref()),
                     snapshots: params.snapshots.clone(),
                     deeper_ranges: params.deeper_ranges.clone(),
                     grandparents: params.grandparents.clone(),
@@ -193,8 +195,8 @@ pub(crate) fn run_subcompactions(
                 let (lo, hi) = (lo.clone(), hi.clone());
                 s.spawn(move || -> Result<Vec<FileMetaData>> {
                     let _io = ActivityGuard::set(IoActivity::Compaction);
-                    let it = merge_inputs(db, pick)?;
-                    let mut it = RangeIter::new(it, db.icmp.clone(), lo, hi);
+                    let it = merge_inputs(cf, pick)?;
+                    let mut it = RangeIter::new(it, cf.icmp.clone(), lo, hi);
                     build_tables(db, &mut it, &sub)
                 })
             })

@@ -200,16 +200,46 @@ fn build_version(
     })
 }
 
-/// The persistent state: current version, counters and the open MANIFEST.
+/// One column family's part of the persistent state.
+pub(crate) struct CfVersion {
+    pub name: String,
+    pub icmp: InternalKeyComparator,
+    pub current: Arc<Version>,
+    /// WALs numbered below this hold nothing of this family that is not in its tables.
+    pub log_number: u64,
+    /// Per-level key where the next size compaction of that level starts.
+    pub compact_cursor: Vec<Vec<u8>>,
+}
+
+impl CfVersion {
+    fn new(name: &str, icmp: InternalKeyComparator, num_levels: usize) -> CfVersion {
+        CfVersion {
+            name: name.to_string(),
+            current: Arc::new(Version::empty(num_levels, icmp.clone())),
+            icmp,
+            log_number: 0,
+            compact_cursor: vec![Vec::new(); num_levels],
+        }
+    }
+}
+
+/// What `VersionSet::recover` needs to know of a family it finds in the MANIFEST: its
+/// comparator and number of levels, or None when the opener did not name it.
+pub(crate) type CfLookup<'a> = &'a dyn Fn(&str) -> Option<(InternalKeyComparator, usize)>;
+
+/// The persistent state: each family's version, the counters and the open MANIFEST.
 pub(crate) struct VersionSet {
     pub dir: PathBuf,
     pub fs: Arc<dyn FileSystem>,
-    pub icmp: InternalKeyComparator,
-    pub current: Arc<Version>,
+    /// The live column families by id (0 = default, always present).
+    pub cfs: BTreeMap<u32, CfVersion>,
+    /// Families the MANIFEST holds that this open did not name (read-only opens may skip some):
+    /// id -> name. Their edits are not applied.
+    pub skipped_cfs: BTreeMap<u32, String>,
+    pub max_column_family: u32,
     pub next_file_number: u64,
     /// Last sequence persisted in the MANIFEST (the DB tracks the live one).
     pub last_sequence: u64,
-    pub log_number: u64,
     pub prev_log_number: u64,
     pub min_log_number_to_keep: u64,
     pub manifest_number: u64,
@@ -222,9 +252,10 @@ pub(crate) struct VersionSet {
     manifest_broken: bool,
     /// A MANIFEST write is between `prepare_edit` and `finish_edit` (its writer is out).
     pub manifest_busy: bool,
-    /// Per-level key where the next size compaction of that level starts.
-    pub compact_cursor: Vec<Vec<u8>>,
 }
+
+/// Files per level of one family while the MANIFEST is replayed.
+type Levels = Vec<BTreeMap<u64, FileMetaData>>;
 
 impl VersionSet {
     pub(crate) fn new_empty(
@@ -233,14 +264,19 @@ impl VersionSet {
         icmp: InternalKeyComparator,
         num_levels: usize,
     ) -> Self {
+        let mut cfs = BTreeMap::new();
+        cfs.insert(
+            0,
+            CfVersion::new(super::column_family::DEFAULT_COLUMN_FAMILY_NAME, icmp, num_levels),
+        );
         VersionSet {
             dir: dir.to_path_buf(),
             fs,
-            current: Arc::new(Version::empty(num_levels, icmp.clone())),
-            icmp,
+            cfs,
+            skipped_cfs: BTreeMap::new(),
+            max_column_family: 0,
             next_file_number: 2,
             last_sequence: 0,
-            log_number: 0,
             prev_log_number: 0,
             min_log_number_to_keep: 0,
             manifest_number: 0,
@@ -250,8 +286,36 @@ impl VersionSet {
             manifest: None,
             manifest_broken: false,
             manifest_busy: false,
-            compact_cursor: vec![Vec::new(); num_levels],
         }
+    }
+
+    /// A live family's state (an error if it was dropped meanwhile).
+    pub(crate) fn cf(&self, id: u32) -> Result<&CfVersion> {
+        self.cfs
+            .get(&id)
+            .ok_or_else(|| Error::invalid(format!("column family {id} was dropped")))
+    }
+    pub(crate) fn cf_mut(&mut self, id: u32) -> Result<&mut CfVersion> {
+        self.cfs
+            .get_mut(&id)
+            .ok_or_else(|| Error::invalid(format!("column family {id} was dropped")))
+    }
+    /// The current version of the default family.
+    #[cfg(test)]
+    pub(crate) fn current(&self) -> &Arc<Version> {
+        &self.cfs[&0].current
+    }
+
+    /// The oldest WAL some family may still need: WALs below it can be deleted. A family with
+    /// nothing in its memtables needs none (`empty` says which; their data is all in tables).
+    pub(crate) fn min_log_number(&self, empty_at: &dyn Fn(u32) -> Option<u64>) -> u64 {
+        let m = self
+            .cfs
+            .iter()
+            .map(|(id, c)| empty_at(*id).unwrap_or(c.log_number).max(c.log_number))
+            .min()
+            .unwrap_or(0);
+        m.max(self.min_log_number_to_keep)
     }
 
     pub(crate) fn new_file_number(&mut self) -> u64 {
@@ -267,12 +331,19 @@ impl VersionSet {
         }
     }
 
-    /// Replay CURRENT and the MANIFEST it names.
+    /// Every live table file of every family.
+    pub(crate) fn all_files(&self) -> impl Iterator<Item = (u32, usize, &Arc<FileMeta>)> {
+        self.cfs
+            .iter()
+            .flat_map(|(id, c)| c.current.all_files().map(move |(l, f)| (*id, l, f)))
+    }
+
+    /// Replay CURRENT and the MANIFEST it names. `lookup` gives the comparator and levels of
+    /// each family the opener named; the others are recorded in `skipped_cfs`.
     pub(crate) fn recover(
         dir: &Path,
         fs: Arc<dyn FileSystem>,
-        icmp: InternalKeyComparator,
-        num_levels: usize,
+        lookup: CfLookup<'_>,
         paranoid: bool,
     ) -> Result<VersionSet> {
         let cur_path = current_name(dir);
@@ -305,10 +376,14 @@ impl VersionSet {
             }
             e => e,
         })?;
-        let mut vs = VersionSet::new_empty(dir, fs.clone(), icmp.clone(), num_levels);
+        let default = super::column_family::DEFAULT_COLUMN_FAMILY_NAME;
+        let (dicmp, dlevels) =
+            lookup(default).ok_or_else(|| Error::invalid("the default column family must be opened"))?;
+        let mut vs = VersionSet::new_empty(dir, fs.clone(), dicmp, dlevels);
         vs.manifest_number = mnum;
         let reaper = vs.reaper.clone();
-        let mut levels: Vec<BTreeMap<u64, FileMetaData>> = vec![BTreeMap::new(); num_levels];
+        let mut levels: BTreeMap<u32, Levels> = BTreeMap::new();
+        levels.insert(0, vec![BTreeMap::new(); dlevels]);
         let mut have_log = false;
         let mut have_next = false;
         let mut have_last = false;
@@ -320,29 +395,39 @@ impl VersionSet {
             let edit = VersionEdit::decode(rec);
             let rec_off = reader.last_record_offset();
             let edit = edit.map_err(|e| e.in_file(&mfile, Some(rec_off)))?;
+            let bad = |why: String| Error::corruption(&mfile, Some(rec_off), why);
+            let id = edit.column_family;
             if let Some(name) = &edit.column_family_add {
-                return Err(Error::NotSupported(format!(
-                    "{mfile}: column family {name:?} (only the default column family is supported)"
-                )));
-            }
-            if edit.column_family != 0 {
-                return Err(Error::NotSupported(format!(
-                    "{mfile}: edit for column family {} (only the default column family is supported)",
-                    edit.column_family
-                )));
-            }
-            if let Some(c) = &edit.comparator {
-                if c != icmp.user_comparator().name() {
-                    return Err(Error::invalid(format!(
-                        "comparator: the database was created with comparator {c:?}, but was opened with {:?}",
-                        icmp.user_comparator().name()
+                if id == 0 || vs.cfs.contains_key(&id) || vs.skipped_cfs.contains_key(&id) {
+                    return Err(bad(format!(
+                        "column family {name:?} added with id {id}, which is in use"
                     )));
                 }
-            }
-            if let Some(n) = edit.log_number {
-                if n >= vs.log_number {
-                    vs.log_number = n;
+                match lookup(name) {
+                    Some((icmp, n)) => {
+                        vs.cfs.insert(id, CfVersion::new(name, icmp, n));
+                        levels.insert(id, vec![BTreeMap::new(); n]);
+                    }
+                    None => {
+                        vs.skipped_cfs.insert(id, name.clone());
+                    }
                 }
+                vs.max_column_family = vs.max_column_family.max(id);
+            } else if edit.column_family_drop {
+                if id == 0 {
+                    return Err(bad("the default column family is dropped".into()));
+                }
+                if vs.cfs.remove(&id).is_none() && vs.skipped_cfs.remove(&id).is_none() {
+                    return Err(bad(format!("drop of unknown column family {id}")));
+                }
+                levels.remove(&id);
+                continue;
+            }
+            if let Some(n) = edit.max_column_family {
+                vs.max_column_family = vs.max_column_family.max(n);
+            }
+            // Global fields.
+            if edit.log_number.is_some() {
                 have_log = true;
             }
             if let Some(n) = edit.prev_log_number {
@@ -359,24 +444,44 @@ impl VersionSet {
             if let Some(n) = edit.min_log_number_to_keep {
                 vs.min_log_number_to_keep = vs.min_log_number_to_keep.max(n);
             }
-            if let Some(id) = &edit.db_id {
-                vs.db_id = Some(id.clone());
+            if let Some(i) = &edit.db_id {
+                vs.db_id = Some(i.clone());
             }
+            if vs.skipped_cfs.contains_key(&id) {
+                continue;
+            }
+            let Some(cf) = vs.cfs.get_mut(&id) else {
+                return Err(bad(format!("edit for unknown column family {id}")));
+            };
+            if let Some(c) = &edit.comparator {
+                if c != cf.icmp.user_comparator().name() {
+                    return Err(Error::invalid(format!(
+                        "comparator: column family {:?} was created with comparator {c:?}, but was opened with {:?}",
+                        cf.name,
+                        cf.icmp.user_comparator().name()
+                    )));
+                }
+            }
+            if let Some(n) = edit.log_number {
+                // A decrease is ignored, as RocksDB does.
+                cf.log_number = cf.log_number.max(n);
+            }
+            let lv = levels.get_mut(&id).ok_or_else(|| bad(format!("column family {id}")))?;
+            let num_levels = lv.len();
             for (level, num) in &edit.deleted_files {
-                if let Some(l) = levels.get_mut(*level as usize) {
+                if let Some(l) = lv.get_mut(*level as usize) {
                     l.remove(num);
                 }
             }
             for (level, f) in &edit.new_files {
                 let level = *level as usize;
                 if level >= num_levels {
-                    return Err(Error::corruption(
-                        &mfile,
-                        Some(rec_off),
-                        format!("file {} at level {level}, but num_levels is {num_levels}", f.number),
-                    ));
+                    return Err(bad(format!(
+                        "file {} at level {level}, but num_levels is {num_levels}",
+                        f.number
+                    )));
                 }
-                levels[level].insert(f.number, f.clone());
+                lv[level].insert(f.number, f.clone());
             }
         }
         if !(have_log && have_next && have_last) {
@@ -386,50 +491,28 @@ impl VersionSet {
                 "no log_file_number, next_file_number or last_sequence entry in MANIFEST",
             ));
         }
-        // Infer epoch numbers if any live file lacks one (as RocksDB does).
-        let any_missing = levels.iter().any(|l| l.values().any(|f| f.epoch_number == 0));
-        let mut max_epoch = 0;
-        if any_missing {
-            let mut epoch = 1u64;
-            for level in (1..num_levels).rev() {
-                if !levels[level].is_empty() {
-                    for f in levels[level].values_mut() {
-                        f.epoch_number = epoch;
-                    }
-                    epoch += 1;
-                }
-            }
-            let mut l0: Vec<&mut FileMetaData> = levels[0].values_mut().collect();
-            l0.sort_by_key(|f| (f.largest_seqno, f.number));
-            for f in l0 {
-                f.epoch_number = epoch;
-                epoch += 1;
-            }
-            max_epoch = epoch - 1;
-        } else {
-            for l in &levels {
-                for f in l.values() {
-                    max_epoch = max_epoch.max(f.epoch_number);
-                }
-            }
-        }
-        vs.next_epoch = max_epoch + 1;
         let mut max_num = 0;
         let mut max_seq = 0;
-        let metas: Vec<BTreeMap<u64, Arc<FileMeta>>> = levels
-            .into_iter()
-            .enumerate()
-            .map(|(level, l)| {
-                l.into_iter()
-                    .map(|(n, f)| {
-                        max_num = max_num.max(n);
-                        max_seq = max_seq.max(f.largest_seqno);
-                        (n, FileMeta::new_at(f, reaper.clone(), level))
-                    })
-                    .collect()
-            })
-            .collect();
-        vs.current = Arc::new(build_version(&metas, &icmp, paranoid).map_err(|e| e.in_file(&mfile, None))?);
+        let mut max_epoch = 0;
+        for (id, mut lv) in levels {
+            max_epoch = max_epoch.max(infer_epochs(&mut lv));
+            let metas: Vec<BTreeMap<u64, Arc<FileMeta>>> = lv
+                .into_iter()
+                .enumerate()
+                .map(|(level, l)| {
+                    l.into_iter()
+                        .map(|(n, f)| {
+                            max_num = max_num.max(n);
+                            max_seq = max_seq.max(f.largest_seqno);
+                            (n, FileMeta::new_at(f, reaper.clone(), level))
+                        })
+                        .collect()
+                })
+                .collect();
+            let cf = vs.cf_mut(id)?;
+            cf.current = Arc::new(build_version(&metas, &cf.icmp, paranoid).map_err(|e| e.in_file(&mfile, None))?);
+        }
+        vs.next_epoch = max_epoch + 1;
         vs.mark_file_number_used(max_num);
         vs.mark_file_number_used(mnum);
         if max_seq > vs.last_sequence {
@@ -450,50 +533,52 @@ impl VersionSet {
 
     /// Start a new MANIFEST holding the whole current state, then point CURRENT at it
     /// (at open; later MANIFEST switches go through [`VersionSet::prepare_edit`]).
-    pub(crate) fn write_new_manifest(&mut self, db_id: &str, comparator: &str) -> Result<()> {
+    pub(crate) fn write_new_manifest(&mut self, db_id: &str) -> Result<()> {
         let num = self.new_file_number();
-        let records = self.snapshot_records(db_id, comparator);
+        let records = self.snapshot_records(db_id);
         let w = write_manifest_file(&self.fs, &self.dir, num, &records)?;
         install_current(&self.fs, &self.dir, num)?;
         self.switched_manifest(w, num);
         Ok(())
     }
 
-    /// The records that open a new MANIFEST: the DB id, the comparator, and the whole current
-    /// state as one edit.
-    fn snapshot_records(&self, db_id: &str, comparator: &str) -> Vec<Vec<u8>> {
-        let mut snap = VersionEdit {
-            log_number: Some(self.log_number),
+    /// The records that open a new MANIFEST, as RocksDB's `WriteCurrentStateToManifest`: the
+    /// DB id; per family an edit adding it (for all but `default`) with its comparator, then an
+    /// edit with its log number and files; last the counters.
+    fn snapshot_records(&self, db_id: &str) -> Vec<VersionEdit> {
+        let mut edits = vec![VersionEdit {
+            db_id: Some(db_id.to_string()),
+            ..Default::default()
+        }];
+        for (&id, cf) in &self.cfs {
+            edits.push(VersionEdit {
+                column_family: id,
+                column_family_add: (id != 0).then(|| cf.name.clone()),
+                comparator: Some(cf.icmp.user_comparator().name().to_string()),
+                ..Default::default()
+            });
+            let mut files = VersionEdit {
+                column_family: id,
+                log_number: Some(cf.log_number),
+                ..Default::default()
+            };
+            for (level, f) in cf.current.all_files() {
+                files.new_files.push((level as u32, f.meta.clone()));
+            }
+            edits.push(files);
+        }
+        let mut last = VersionEdit {
             prev_log_number: Some(self.prev_log_number),
             next_file_number: Some(self.next_file_number),
             last_sequence: Some(self.last_sequence),
+            max_column_family: Some(self.max_column_family),
             ..Default::default()
         };
         if self.min_log_number_to_keep > 0 {
-            snap.min_log_number_to_keep = Some(self.min_log_number_to_keep);
+            last.min_log_number_to_keep = Some(self.min_log_number_to_keep);
         }
-        for (level, f) in self.current.all_files() {
-            snap.new_files.push((level as u32, f.meta.clone()));
-        }
-        let edits = [
-            VersionEdit {
-                db_id: Some(db_id.to_string()),
-                ..Default::default()
-            },
-            VersionEdit {
-                comparator: Some(comparator.to_string()),
-                ..Default::default()
-            },
-            snap,
-        ];
+        edits.push(last);
         edits
-            .iter()
-            .map(|e| {
-                let mut buf = Vec::new();
-                e.encode(&mut buf);
-                buf
-            })
-            .collect()
     }
 
     /// MANIFEST `num` (already on disk, named by CURRENT) is the one edits go to now; the old
@@ -512,22 +597,24 @@ impl VersionSet {
     /// (used at open and in tests; a running DB writes the MANIFEST without holding its mutex,
     /// through [`prepare_edit`](Self::prepare_edit) / [`finish_edit`](Self::finish_edit)).
     pub(crate) fn log_and_apply(&mut self, edit: &mut VersionEdit, last_sequence: u64, paranoid: bool) -> Result<()> {
-        let mut pending = self.prepare_edit(edit, last_sequence, paranoid)?;
+        let mut pending = self.prepare_edit(edit, last_sequence, paranoid, None)?;
         let r = pending.write();
         self.finish_edit(pending, r)
     }
 
     /// First step of a MANIFEST write, under the DB mutex: check `edit` against the current
-    /// version, build the version it makes and the record to append, and take the MANIFEST
-    /// writer (so nothing else writes it until [`finish_edit`](Self::finish_edit)). A broken
-    /// MANIFEST (an earlier append or sync failed) is replaced: the pending write starts a new
-    /// one holding the current state, then appends the edit there.
+    /// version of its family, build the version it makes and the record to append, and take the
+    /// MANIFEST writer (so nothing else writes it until [`finish_edit`](Self::finish_edit)). A
+    /// broken MANIFEST (an earlier append or sync failed) is replaced: the pending write starts
+    /// a new one holding the current state, then appends the edit there.
     /// Files the edit deletes become obsolete once no version references them.
+    /// An edit adding a family (`column_family_add`) needs `new_cf`: its comparator and levels.
     pub(crate) fn prepare_edit(
         &mut self,
         edit: &mut VersionEdit,
         last_sequence: u64,
         paranoid: bool,
+        new_cf: Option<(InternalKeyComparator, usize)>,
     ) -> Result<PendingEdit> {
         if self.manifest_busy {
             return Err(Error::invalid("internal: a MANIFEST write is already in progress"));
@@ -535,55 +622,46 @@ impl VersionSet {
         if self.manifest.is_none() {
             return Err(Error::invalid("database is read-only"));
         }
+        let id = edit.column_family;
+        let change = if let Some(name) = &edit.column_family_add {
+            let (icmp, n) = new_cf.ok_or_else(|| Error::invalid("internal: column family add without options"))?;
+            if self.cfs.contains_key(&id) {
+                return Err(Error::invalid(format!("internal: column family id {id} in use")));
+            }
+            edit.max_column_family = Some(self.max_column_family.max(id));
+            CfChange::Add(CfVersion::new(name, icmp, n))
+        } else if edit.column_family_drop {
+            self.cf(id)?;
+            CfChange::Drop
+        } else {
+            CfChange::Files
+        };
         let new_manifest = if self.manifest_broken {
             // First (before the edit takes the next file number) a new MANIFEST.
             let db_id = self.db_id.clone().unwrap_or_default();
-            let cmp = self.icmp.user_comparator().name().to_string();
             let num = self.new_file_number();
-            Some((num, self.snapshot_records(&db_id, &cmp)))
+            Some((num, self.snapshot_records(&db_id)))
         } else {
             None
         };
-        if let Some(n) = edit.log_number {
-            if n < self.log_number {
-                edit.log_number = Some(self.log_number);
-            }
-        }
         self.last_sequence = self.last_sequence.max(last_sequence);
         edit.next_file_number = Some(self.next_file_number);
         edit.last_sequence = Some(self.last_sequence);
-        let num_levels = self.current.num_levels();
-        let mut levels: Vec<BTreeMap<u64, Arc<FileMeta>>> = self
-            .current
-            .files
-            .iter()
-            .map(|l| l.iter().map(|f| (f.number(), f.clone())).collect())
-            .collect();
-        let mut removed = Vec::new();
-        for (level, num) in &edit.deleted_files {
-            if let Some(f) = levels.get_mut(*level as usize).and_then(|l| l.remove(num)) {
-                removed.push(f);
+        let (version, removed) = match &change {
+            CfChange::Files => {
+                let cf = self.cf(id)?;
+                if let Some(n) = edit.log_number {
+                    if n < cf.log_number {
+                        edit.log_number = Some(cf.log_number);
+                    }
+                }
+                apply_files(cf, edit, &self.reaper, paranoid)?
             }
-        }
-        for (level, f) in &edit.new_files {
-            let level = *level as usize;
-            if level >= num_levels {
-                return Err(Error::invalid(format!("level {level} out of range")));
-            }
-            // A file moved from another level (a trivial move) shares the removed entry's life,
-            // so it is not deleted while an older version still holds it at the old level.
-            // It shares the open table and loaded range tombstones too.
-            let meta = match removed.iter().find(|r: &&Arc<FileMeta>| r.number() == f.number) {
-                Some(r) => FileMeta::with_life(f.clone(), r.life.clone(), level),
-                None => FileMeta::new_at(f.clone(), self.reaper.clone(), level),
-            };
-            levels[level].insert(f.number, meta);
-        }
-        let version = build_version(&levels, &self.icmp, paranoid)?;
+            CfChange::Add(cf) => (Version::empty(cf.current.num_levels(), cf.icmp.clone()), Vec::new()),
+            CfChange::Drop => (Version::empty(0, self.cf(id)?.icmp.clone()), Vec::new()),
+        };
         let mut record = Vec::new();
         edit.encode(&mut record);
-        // Files moved between levels (trivial moves) are re-added: they must not be reaped.
-        removed.retain(|f| !edit.new_files.iter().any(|(_, nf)| nf.number == f.number()));
         self.manifest_busy = true;
         Ok(PendingEdit {
             fs: self.fs.clone(),
@@ -595,6 +673,8 @@ impl VersionSet {
             },
             new_manifest,
             record,
+            cf: id,
+            change,
             version,
             log_number: edit.log_number,
             min_log_number_to_keep: edit.min_log_number_to_keep,
@@ -609,6 +689,8 @@ impl VersionSet {
         let PendingEdit {
             writer,
             new_manifest,
+            cf,
+            change,
             version,
             log_number,
             min_log_number_to_keep,
@@ -628,18 +710,155 @@ impl VersionSet {
             self.manifest_broken = true;
             return Err(e);
         }
-        if let Some(n) = log_number {
-            self.log_number = n;
-        }
         if let Some(n) = min_log_number_to_keep {
             self.min_log_number_to_keep = n;
         }
-        for f in obsolete {
-            f.life.obsolete.store(true, AtOrd::Release);
+        match change {
+            CfChange::Add(mut c) => {
+                if let Some(n) = log_number {
+                    c.log_number = n;
+                }
+                self.max_column_family = self.max_column_family.max(cf);
+                self.cfs.insert(cf, c);
+            }
+            CfChange::Drop => {
+                // The family's files are obsolete, but stay on disk while a handle, iterator or
+                // snapshot of the family still holds one of its versions.
+                if let Some(c) = self.cfs.remove(&cf) {
+                    for (_, f) in c.current.all_files() {
+                        f.life.obsolete.store(true, AtOrd::Release);
+                    }
+                }
+            }
+            CfChange::Files => {
+                let c = self.cf_mut(cf)?;
+                if let Some(n) = log_number {
+                    c.log_number = n;
+                }
+                for f in obsolete {
+                    f.life.obsolete.store(true, AtOrd::Release);
+                }
+                c.current = Arc::new(version);
+            }
         }
-        self.current = Arc::new(version);
         Ok(())
     }
+}
+
+/// The names of the live column families in the MANIFEST of the DB at `dir`, by id (`default`
+/// first), as RocksDB's `ListColumnFamilies`.
+pub(crate) fn list_column_families(fs: &Arc<dyn FileSystem>, dir: &Path) -> Result<Vec<String>> {
+    let cur_path = current_name(dir);
+    let cur = fs.read_all(&cur_path)?;
+    let text = String::from_utf8_lossy(&cur);
+    let mname = text.trim_end();
+    let mnum = match super::filename::parse_file_name(mname) {
+        Some(super::filename::FileType::Manifest(n)) => n,
+        _ => {
+            return Err(Error::corruption(
+                name_of(&cur_path),
+                Some(0),
+                format!("CURRENT names {mname:?}, not a MANIFEST"),
+            ))
+        }
+    };
+    let mpath = manifest_name(dir, mnum);
+    let mfile = name_of(&mpath);
+    let data = fs.read_all(&mpath)?;
+    let mut cfs: BTreeMap<u32, String> = BTreeMap::new();
+    cfs.insert(0, super::column_family::DEFAULT_COLUMN_FAMILY_NAME.to_string());
+    let mut reader = log::Reader::new(data, mfile.clone(), 0, WalRecoveryMode::TolerateCorruptedTailRecords);
+    while let Some(rec) = reader.read_record()? {
+        let edit = VersionEdit::decode(rec);
+        let off = reader.last_record_offset();
+        let edit = edit.map_err(|e| e.in_file(&mfile, Some(off)))?;
+        if let Some(name) = edit.column_family_add {
+            cfs.insert(edit.column_family, name);
+        } else if edit.column_family_drop {
+            cfs.remove(&edit.column_family);
+        }
+    }
+    Ok(cfs.into_values().collect())
+}
+
+/// Infer epoch numbers if any live file of a family lacks one (as RocksDB does); returns the
+/// largest epoch.
+fn infer_epochs(levels: &mut Levels) -> u64 {
+    let num_levels = levels.len();
+    let any_missing = levels.iter().any(|l| l.values().any(|f| f.epoch_number == 0));
+    if !any_missing {
+        return levels
+            .iter()
+            .flat_map(|l| l.values().map(|f| f.epoch_number))
+            .max()
+            .unwrap_or(0);
+    }
+    let mut epoch = 1u64;
+    for level in (1..num_levels).rev() {
+        if !levels[level].is_empty() {
+            for f in levels[level].values_mut() {
+                f.epoch_number = epoch;
+            }
+            epoch += 1;
+        }
+    }
+    if let Some(l0) = levels.first_mut() {
+        let mut l0: Vec<&mut FileMetaData> = l0.values_mut().collect();
+        l0.sort_by_key(|f| (f.largest_seqno, f.number));
+        for f in l0 {
+            f.epoch_number = epoch;
+            epoch += 1;
+        }
+    }
+    epoch - 1
+}
+
+/// The version `edit` makes from `cf`'s current one, and the files it removes (not moved).
+fn apply_files(
+    cf: &CfVersion,
+    edit: &VersionEdit,
+    reaper: &Arc<Reaper>,
+    paranoid: bool,
+) -> Result<(Version, Vec<Arc<FileMeta>>)> {
+    let num_levels = cf.current.num_levels();
+    let mut levels: Vec<BTreeMap<u64, Arc<FileMeta>>> = cf
+        .current
+        .files
+        .iter()
+        .map(|l| l.iter().map(|f| (f.number(), f.clone())).collect())
+        .collect();
+    let mut removed = Vec::new();
+    for (level, num) in &edit.deleted_files {
+        if let Some(f) = levels.get_mut(*level as usize).and_then(|l| l.remove(num)) {
+            removed.push(f);
+        }
+    }
+    for (level, f) in &edit.new_files {
+        let level = *level as usize;
+        if level >= num_levels {
+            return Err(Error::invalid(format!("level {level} out of range")));
+        }
+        // A file moved from another level (a trivial move) shares the removed entry's life,
+        // so it is not deleted while an older version still holds it at the old level.
+        // It shares the open table and loaded range tombstones too.
+        let meta = match removed.iter().find(|r: &&Arc<FileMeta>| r.number() == f.number) {
+            Some(r) => FileMeta::with_life(f.clone(), r.life.clone(), level),
+            None => FileMeta::new_at(f.clone(), reaper.clone(), level),
+        };
+        levels[level].insert(f.number, meta);
+    }
+    let version = build_version(&levels, &cf.icmp, paranoid)?;
+    // Files moved between levels (trivial moves) are re-added: they must not be reaped.
+    removed.retain(|f| !edit.new_files.iter().any(|(_, nf)| nf.number == f.number()));
+    Ok((version, removed))
+}
+
+/// What a pending edit does to the set of families.
+pub(crate) enum CfChange {
+    /// Files added or removed (a flush, compaction or recovery).
+    Files,
+    Add(CfVersion),
+    Drop,
 }
 
 /// A MANIFEST write between [`VersionSet::prepare_edit`] and [`VersionSet::finish_edit`]; its
@@ -650,8 +869,10 @@ pub(crate) struct PendingEdit {
     dir: PathBuf,
     writer: Option<log::Writer>,
     /// Replace a broken MANIFEST: the new file's number and its opening records.
-    new_manifest: Option<(u64, Vec<Vec<u8>>)>,
+    new_manifest: Option<(u64, Vec<VersionEdit>)>,
     record: Vec<u8>,
+    cf: u32,
+    change: CfChange,
     version: Version,
     log_number: Option<u64>,
     min_log_number_to_keep: Option<u64>,
@@ -681,11 +902,13 @@ impl PendingEdit {
 }
 
 /// Create MANIFEST `num` holding `records`, synced.
-fn write_manifest_file(fs: &Arc<dyn FileSystem>, dir: &Path, num: u64, records: &[Vec<u8>]) -> Result<log::Writer> {
+fn write_manifest_file(fs: &Arc<dyn FileSystem>, dir: &Path, num: u64, edits: &[VersionEdit]) -> Result<log::Writer> {
     let file = fs.new_writable(&manifest_name(dir, num))?;
     let mut w = log::Writer::new(file);
-    for r in records {
-        w.add_record(r)?;
+    for e in edits {
+        let mut buf = Vec::new();
+        e.encode(&mut buf);
+        w.add_record(&buf)?;
     }
     w.sync()?;
     Ok(w)
@@ -738,11 +961,11 @@ mod tests {
         let fs: Arc<dyn FileSystem> = Arc::new(MemFs::new());
         fs.create_dir_all(Path::new("/db")).unwrap();
         let mut vs = VersionSet::new_empty(Path::new("/db"), fs, InternalKeyComparator::default(), 7);
-        vs.write_new_manifest("id", "leveldb.BytewiseComparator").unwrap();
+        vs.write_new_manifest("id").unwrap();
         apply(&mut vs, &[], &[(1, file(10, "a", "c"))]);
-        let held_at_l1 = vs.current.clone();
+        let held_at_l1 = vs.current().clone();
         apply(&mut vs, &[(1, 10)], &[(2, file(10, "a", "c"))]);
-        let held_at_l2 = vs.current.clone();
+        let held_at_l2 = vs.current().clone();
         assert!(vs.reaper.take().is_empty(), "a moved file is not obsolete");
         // what one copy loads (open table, range tombstones) the other sees
         held_at_l1.files[1][0].range_dels().set(None).unwrap();

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::filename::wal_name;
-use super::write_thread::{self, GroupInsert, InsertTask, Role, Writer};
-use super::{DbInner, DbState, ImmMem};
+use super::write_thread::{self, ExclusiveOp, GroupInsert, InsertTask, Role, Writer};
+use super::{ColumnFamilyData, DbInner, DbState, ImmMem};
 use crate::error::{Error, Result};
 use crate::key::{vt, UserCmpKind};
 use crate::log;
@@ -23,22 +23,27 @@ const PARALLEL_MIN_RECORDS: u64 = 4;
 /// Most bytes one group carries (as RocksDB: 1 MiB, or less when the leader is small).
 const MAX_GROUP_BYTES: usize = 1 << 20;
 
-/// Checks a batch's records; with `KEYS` also each key against the comparator (a separate
-/// instance, so the bytewise comparator's batches pay nothing for key checks).
-struct Validate<'a, const KEYS: bool> {
+/// The mutable memtable of every live family, by id (what a write group inserts into).
+pub(crate) type MemSet = Vec<(u32, Arc<MemTable>)>;
+
+/// Checks a batch's records before they reach the WAL: each family exists, each key suits the
+/// family's comparator, range deletions are ordered and merges have an operator.
+struct Validate<'a> {
     db: &'a DbInner,
+    cf: Arc<ColumnFamilyData>,
+    keys: bool,
 }
-impl<const KEYS: bool> Validate<'_, KEYS> {
+impl Validate<'_> {
     #[inline(always)]
     fn key(&self, k: &[u8]) -> Result<()> {
-        if KEYS {
-            self.db.icmp.user_comparator().validate_key(k)
+        if self.keys {
+            self.cf.icmp.user_comparator().validate_key(k)
         } else {
             Ok(())
         }
     }
 }
-impl<const KEYS: bool> BatchHandler for Validate<'_, KEYS> {
+impl BatchHandler for Validate<'_> {
     fn put(&mut self, k: &[u8], _v: &[u8]) -> Result<()> {
         self.key(k)
     }
@@ -49,12 +54,26 @@ impl<const KEYS: bool> BatchHandler for Validate<'_, KEYS> {
         self.key(k)
     }
     fn delete_range(&mut self, b: &[u8], e: &[u8]) -> Result<()> {
-        super::range_del::validate_range(self.db, b, e)
+        super::range_del::validate_range(&self.cf, b, e)
     }
     fn merge(&mut self, k: &[u8], _v: &[u8]) -> Result<()> {
         self.key(k)?;
-        super::range_del::validate_merge(self.db)
+        super::range_del::validate_merge(&self.cf)
     }
+    fn set_cf(&mut self, cf: u32) -> Result<()> {
+        self.cf = live_cf(self.db, cf)?;
+        self.keys = self.cf.icmp.kind() != UserCmpKind::Bytewise;
+        Ok(())
+    }
+}
+
+/// The live family with id `cf`, or InvalidArgument (never created, or dropped).
+pub(crate) fn live_cf(db: &DbInner, cf: u32) -> Result<Arc<ColumnFamilyData>> {
+    db.cf_by_id(cf).filter(|c| !c.is_dropped()).ok_or_else(|| {
+        Error::invalid(format!(
+            "column family id {cf} does not exist (never created, or dropped)"
+        ))
+    })
 }
 
 /// The comparator's check of a key about to be written ([`Comparator::validate_key`]); the
@@ -62,34 +81,45 @@ impl<const KEYS: bool> BatchHandler for Validate<'_, KEYS> {
 ///
 /// [`Comparator::validate_key`]: crate::Comparator::validate_key
 #[inline]
-pub(crate) fn check_key(db: &DbInner, k: &[u8]) -> Result<()> {
-    if db.icmp.kind() == UserCmpKind::Bytewise {
+pub(crate) fn check_key(cf: &ColumnFamilyData, k: &[u8]) -> Result<()> {
+    if cf.icmp.kind() == UserCmpKind::Bytewise {
         return Ok(());
     }
-    db.icmp.user_comparator().validate_key(k)
+    cf.icmp.user_comparator().validate_key(k)
+}
+
+/// A write to family `cf` is refused once the family is dropped (a handle outlives the drop).
+pub(crate) fn check_writable(cf: &ColumnFamilyData) -> Result<()> {
+    if cf.is_dropped() {
+        return Err(Error::invalid(format!("column family {:?} was dropped", cf.name)));
+    }
+    Ok(())
 }
 
 /// Check that every record of a user batch can be applied (before anything reaches the WAL).
 pub(crate) fn validate_batch(db: &DbInner, b: &WriteBatch) -> Result<()> {
-    if db.icmp.kind() == UserCmpKind::Bytewise {
-        b.iterate(&mut Validate::<false> { db })
-    } else {
-        b.iterate(&mut Validate::<true> { db })
-    }
+    let cf = db.default_cf.clone();
+    let keys = cf.icmp.kind() != UserCmpKind::Bytewise;
+    b.iterate(&mut Validate { db, cf, keys })
 }
 
-/// Inserts a batch's records into a memtable with consecutive sequence numbers. The memtable's
-/// counters are updated once, when the inserter is dropped (not once per record).
+/// Inserts a batch's records into the memtables of their families with consecutive sequence
+/// numbers. A record for a family not in the set (dropped while the write waited: the write is
+/// ordered before the drop; or, in recovery, a family that does not need this WAL) only takes
+/// its sequence number. The memtable's counters are updated once per run of records of a
+/// family (not once per record).
 pub(crate) struct MemInserter<'a> {
-    mem: &'a MemTable,
+    mems: &'a [(u32, Arc<MemTable>)],
+    mem: Option<&'a MemTable>,
     seq: u64,
     counters: AddCounters,
 }
 
 impl<'a> MemInserter<'a> {
-    pub(crate) fn new(mem: &'a MemTable, seq: u64) -> Self {
+    pub(crate) fn new(mems: &'a [(u32, Arc<MemTable>)], seq: u64) -> Self {
         MemInserter {
-            mem,
+            mems,
+            mem: find_mem(mems, 0),
             seq,
             counters: AddCounters::default(),
         }
@@ -101,15 +131,28 @@ impl<'a> MemInserter<'a> {
         if let Some(why) = oversize_reason(k.len(), v.len()) {
             return Err(Error::corrupt(format!("WAL record at sequence {}: {why}", self.seq)));
         }
-        self.mem.add_deferred(self.seq, vtype, k, v, &mut self.counters);
+        if let Some(mem) = self.mem {
+            mem.add_deferred(self.seq, vtype, k, v, &mut self.counters);
+        }
         self.seq += 1;
         Ok(())
     }
+    fn apply_counters(&mut self) {
+        if let Some(m) = self.mem {
+            m.apply_counters(&self.counters);
+        }
+        self.counters = AddCounters::default();
+    }
+}
+
+#[inline]
+fn find_mem(mems: &[(u32, Arc<MemTable>)], cf: u32) -> Option<&MemTable> {
+    mems.iter().find(|(id, _)| *id == cf).map(|(_, m)| &**m)
 }
 
 impl Drop for MemInserter<'_> {
     fn drop(&mut self) {
-        self.mem.apply_counters(&self.counters);
+        self.apply_counters();
     }
 }
 
@@ -124,12 +167,19 @@ impl BatchHandler for MemInserter<'_> {
         self.add(vt::SINGLE_DELETION, k, &[])
     }
     fn delete_range(&mut self, b: &[u8], e: &[u8]) -> Result<()> {
-        super::range_del::mem_add_range_tombstone(self.mem, self.seq, b, e);
+        if let Some(mem) = self.mem {
+            super::range_del::mem_add_range_tombstone(mem, self.seq, b, e);
+        }
         self.seq += 1;
         Ok(())
     }
     fn merge(&mut self, k: &[u8], v: &[u8]) -> Result<()> {
         self.add(vt::MERGE, k, v)
+    }
+    fn set_cf(&mut self, cf: u32) -> Result<()> {
+        self.apply_counters();
+        self.mem = find_mem(self.mems, cf);
+        Ok(())
     }
 }
 
@@ -152,15 +202,23 @@ pub(crate) fn write(db: &Arc<DbInner>, wo: &WriteOptions, batch: WriteBatch, _us
     run_writer(db, w)
 }
 
-/// Switch the memtable through the write queue (so no write is in flight).
-pub(crate) fn force_switch(db: &Arc<DbInner>) -> Result<()> {
+/// Switch the memtables of families `cfs` through the write queue (so no write is in flight).
+pub(crate) fn force_switch(db: &Arc<DbInner>, cfs: Vec<u32>) -> Result<()> {
+    let d = db.clone();
+    exclusive(db, Box::new(move || switch_now(&d, &cfs)))
+}
+
+/// Run `op` as the write leader, alone: no write is in flight while it runs (a memtable
+/// switch, a family created or dropped).
+pub(crate) fn exclusive(db: &Arc<DbInner>, op: ExclusiveOp) -> Result<()> {
     let w = Arc::new(Writer::new(None, false, true, true));
+    *w.op.lock() = Some(op);
     run_writer(db, w)
 }
 
 /// Insert one writer's batch (a follower's part of a parallel insert).
-fn insert_batch(mem: &MemTable, seq: u64, b: &WriteBatch) -> Result<()> {
-    b.iterate(&mut MemInserter::new(mem, seq))
+fn insert_batch(mems: &MemSet, seq: u64, b: &WriteBatch) -> Result<()> {
+    b.iterate(&mut MemInserter::new(mems, seq))
 }
 
 fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
@@ -196,7 +254,10 @@ fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
     // stops every later write (the memtable may hold part of the group's batch).
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         if w.force_switch {
-            switch_now(db)
+            match w.op.lock().take() {
+                Some(op) => op(),
+                None => Ok(()),
+            }
         } else {
             write_group(db, &w, &followers)
         }
@@ -222,18 +283,38 @@ fn stop_after_torn_insert(db: &DbInner, e: Error) {
     db.bg_cv.notify_all();
 }
 
-fn switch_now(db: &Arc<DbInner>) -> Result<()> {
+fn switch_now(db: &Arc<DbInner>, cfs: &[u32]) -> Result<()> {
     let mut st = db.state.lock();
     DbInner::check_bg_error(&st)?;
-    if st.mem.num_entries() == 0 && st.mem.range_dels.is_empty() && !st.wal_switch_pending {
+    let non_empty: Vec<u32> = cfs
+        .iter()
+        .copied()
+        .filter(|id| {
+            st.cfs
+                .get(id)
+                .is_some_and(|m| m.mem.num_entries() > 0 || !m.mem.range_dels.is_empty())
+        })
+        .collect();
+    if non_empty.is_empty() && !st.wal_switch_pending {
         return Ok(());
     }
-    // wait for room in the immutable list
-    while st.imm.len() + 1 >= db.opts.max_write_buffer_number.max(2) {
+    // After `resume()` the WAL is switched even with empty memtables, and their (empty) flush
+    // records the new WAL as the families' log number: the old WAL, which may end in a torn
+    // record, is never replayed again.
+    let non_empty = if non_empty.is_empty() { cfs.to_vec() } else { non_empty };
+    // wait for room in the immutable lists
+    let full = |st: &DbState| {
+        non_empty.iter().any(|id| {
+            st.cfs
+                .get(id)
+                .is_some_and(|m| m.imm.len() + 1 >= m.cfd.opts.max_write_buffer_number.max(2))
+        })
+    };
+    while full(&st) {
         DbInner::check_bg_error(&st)?;
         db.bg_cv.wait_for(&mut st, Duration::from_millis(100));
     }
-    switch_memtable(db, &mut st)
+    switch_memtable(db, &mut st, &non_empty)
 }
 
 fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) -> Result<()> {
@@ -241,7 +322,9 @@ fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) ->
     let disable_wal = leader.disable_wal;
     // Followers insert their own batches in parallel (RocksDB's allow_concurrent_memtable_write)
     // when the memtable takes concurrent inserts; otherwise the leader inserts the whole group.
-    let parallel = !followers.is_empty() && db.opts.allow_concurrent_memtable_write && db.concurrent_inserts;
+    let parallel = !followers.is_empty()
+        && db.opts.allow_concurrent_memtable_write
+        && db.concurrent_inserts.load(Ordering::Relaxed);
     let mut leader_batch = leader.batch.lock().take().unwrap_or_default();
     let leader_count = leader_batch.count() as u64;
     // The group's WAL record: the leader's batch followed by each follower's (a writer alone
@@ -259,7 +342,7 @@ fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) ->
         let b = combined.as_ref().unwrap_or(&leader_batch);
         (b.size_in_bytes(), b.count() as u64)
     };
-    let mem = make_room(db, size as u64)?;
+    let mems = make_room(db, size as u64)?;
     if count == 0 {
         return Ok(());
     }
@@ -320,7 +403,7 @@ fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) ->
         let group = GroupInsert::new(helpers.len());
         for &(seq, g) in &helpers {
             g.start_insert(InsertTask {
-                mem: mem.clone(),
+                mems: mems.clone(),
                 seq,
                 group: group.clone(),
             });
@@ -328,10 +411,10 @@ fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) ->
         // Whatever happens to the leader's part, the followers' inserts are awaited before the
         // group ends (they use the memtable and their batches until then).
         let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<()> {
-            insert_batch(&mem, first, &leader_batch)?;
+            insert_batch(&mems, first, &leader_batch)?;
             for &(seq, g) in &own {
                 if let Some(b) = g.batch.lock().as_ref() {
-                    insert_batch(&mem, seq, b)?;
+                    insert_batch(&mems, seq, b)?;
                 }
             }
             Ok(())
@@ -346,12 +429,14 @@ fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) ->
             db.write_stats.parallel_groups.fetch_add(1, Ordering::Relaxed);
         }
     } else {
-        let mut ins = MemInserter::new(&mem, first);
+        let mut ins = MemInserter::new(&mems, first);
         batch.iterate(&mut ins)?;
     }
-    mem.update_charge();
-    // Fragment the memtable's range tombstones once, here, so readers never do.
-    mem.range_dels.refresh(&db.icmp);
+    for (_, mem) in mems.iter() {
+        mem.update_charge();
+        // Fragment the memtable's range tombstones once, here, so readers never do.
+        mem.range_dels.refresh(mem.icmp());
+    }
     // Publish only now: readers never see part of a group.
     db.last_seq.store(first + count - 1, Ordering::Release);
     db.write_stats
@@ -359,10 +444,10 @@ fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) ->
     Ok(())
 }
 
-/// Ensure the memtable has room, switching it (and the WAL) when full, then delay or stop the
-/// write group as RocksDB's write controller says (see `stall`). Returns the memtable to insert
-/// into.
-fn make_room(db: &Arc<DbInner>, bytes: u64) -> Result<Arc<MemTable>> {
+/// Ensure the memtables have room, switching the full ones (and the WAL) first, then delay or
+/// stop the write group as RocksDB's write controller says (see `stall`). Returns the memtables
+/// to insert into.
+fn make_room(db: &Arc<DbInner>, bytes: u64) -> Result<Arc<MemSet>> {
     let mut st = db.state.lock();
     // Read the clock only when a stall begins (not on every write).
     let mut stall_start: Option<Instant> = None;
@@ -370,17 +455,34 @@ fn make_room(db: &Arc<DbInner>, bytes: u64) -> Result<Arc<MemTable>> {
     loop {
         DbInner::check_bg_error(&st)?;
         // Full: at write_buffer_size, or the write buffer manager wants memory back (RocksDB's
-        // `WriteBufferManager::ShouldFlush`: the DB switches its mutable memtable and flushes).
-        let full = st.mem.approximate_memory_usage() >= db.opts.write_buffer_size
-            || (wbm.is_some_and(|w| w.should_flush()) && !st.mem.is_empty());
-        if full {
-            if st.imm.len() + 1 >= db.opts.max_write_buffer_number {
+        // `WriteBufferManager::ShouldFlush`: the DB switches its largest mutable memtable).
+        let mut full: Vec<u32> = st
+            .cfs
+            .iter()
+            .filter(|(_, m)| m.mem.approximate_memory_usage() >= m.cfd.opts.write_buffer_size)
+            .map(|(id, _)| *id)
+            .collect();
+        if full.is_empty() && wbm.is_some_and(|w| w.should_flush()) {
+            if let Some((id, _)) = st
+                .cfs
+                .iter()
+                .filter(|(_, m)| !m.mem.is_empty())
+                .max_by_key(|(_, m)| m.mem.approximate_memory_usage())
+            {
+                full.push(*id);
+            }
+        }
+        if !full.is_empty() {
+            let blocked = full
+                .iter()
+                .any(|id| st.cfs[id].imm.len() + 1 >= st.cfs[id].cfd.opts.max_write_buffer_number);
+            if blocked {
                 stall_start.get_or_insert_with(Instant::now);
                 db.work_cv.notify_all();
                 db.bg_cv.wait_for(&mut st, Duration::from_millis(100));
                 continue;
             }
-            switch_memtable(db, &mut st)?;
+            switch_memtable(db, &mut st, &full)?;
             continue;
         }
         // All memtables use the whole budget: wait for flushes to free some (allow_stall).
@@ -401,14 +503,19 @@ fn make_room(db: &Arc<DbInner>, bytes: u64) -> Result<Arc<MemTable>> {
         );
     }
     super::stall::delay_or_stop_write(db, &mut st, bytes)?;
-    Ok(st.mem.clone())
+    Ok(st.memset.clone())
 }
 
-/// Make the memtable immutable, start a new WAL and memtable, and wake the flusher.
-/// Called by the write leader with the DB mutex held. The WAL files are created and synced
-/// without the mutex: only the write leader switches or writes (the writer queue), so nothing
-/// else touches the memtable or the WAL meanwhile, and readers and background jobs go on.
-pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut parking_lot::MutexGuard<'_, DbState>) -> Result<()> {
+/// Make the memtables of families `cfs` immutable, start one new WAL and new memtables, and
+/// wake the flusher. Called by the write leader with the DB mutex held. The WAL files are created
+/// and synced without the mutex: only the write leader switches or writes (the writer queue), so
+/// nothing else touches the memtables or the WAL meanwhile, and readers and background jobs go
+/// on.
+pub(crate) fn switch_memtable(
+    db: &Arc<DbInner>,
+    st: &mut parking_lot::MutexGuard<'_, DbState>,
+    cfs: &[u32],
+) -> Result<()> {
     let num = st.versions.new_file_number();
     let r = parking_lot::MutexGuard::unlocked(st, || -> Result<()> {
         let file = db.fs.new_writable(&wal_name(&db.path, num))?;
@@ -437,22 +544,30 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut parking_lot::MutexGuar
         return Err(e);
     }
     st.wal_switch_pending = false;
-    let new_mem = db.new_memtable();
-    let old = std::mem::replace(&mut st.mem, new_mem);
-    old.mark_immutable();
-    st.imm.push_back(ImmMem {
-        mem: old.clone(),
-        next_log: num,
-    });
-    // An immutable memtable that waits for others before it is flushed
-    // (`min_write_buffer_number_to_merge`) serves reads for a while: give it a sorted directory,
-    // built off the write path, so lookups skip the skiplist descent.
-    if !super::flush_due(db, st) {
-        let _ = std::thread::Builder::new()
-            .name("shale-memdir".into())
-            .spawn(move || old.build_directory());
+    for &id in cfs {
+        let Some(m) = st.cfs.get_mut(&id) else {
+            continue;
+        };
+        let new_mem = db.new_memtable(&m.cfd);
+        let old = std::mem::replace(&mut m.mem, new_mem);
+        old.mark_immutable();
+        m.imm.push_back(ImmMem {
+            mem: old.clone(),
+            next_log: num,
+        });
+        // An immutable memtable that waits for others before it is flushed
+        // (`min_write_buffer_number_to_merge`) serves reads for a while: give it a sorted
+        // directory, built off the write path, so lookups skip the skiplist descent.
+        if !super::flush_due(db, st, id) {
+            let _ = std::thread::Builder::new()
+                .name("shale-memdir".into())
+                .spawn(move || old.build_directory());
+        }
     }
-    db.install_super_version(st);
+    st.rebuild_memset();
+    for &id in cfs {
+        db.install_super_version(st, id);
+    }
     db.work_cv.notify_all();
     Ok(())
 }

@@ -15,8 +15,8 @@ use std::thread::{self, Thread};
 
 use parking_lot::Mutex;
 
+use super::write::MemSet;
 use crate::error::{Error, Result};
-use crate::memtable::MemTable;
 use crate::write_batch::WriteBatch;
 
 pub(crate) const WAITING: u8 = 0;
@@ -37,8 +37,10 @@ pub(crate) struct Writer {
     pub batch: Mutex<Option<WriteBatch>>,
     pub sync: bool,
     pub disable_wal: bool,
-    /// Switch the memtable (used by `flush()`), no data.
+    /// An operation the leader runs alone, with no write in flight (a memtable switch for
+    /// `flush()`, creating or dropping a family); no data.
     pub force_switch: bool,
+    pub op: Mutex<Option<ExclusiveOp>>,
     pub result: Mutex<Option<Result<()>>>,
     state: AtomicU8,
     /// The writer's thread is parked (or about to be): waking it costs a context switch, so a
@@ -49,9 +51,12 @@ pub(crate) struct Writer {
     task: Mutex<Option<InsertTask>>,
 }
 
+/// What an exclusive writer does.
+pub(crate) type ExclusiveOp = Box<dyn FnOnce() -> Result<()> + Send>;
+
 /// A follower's part of a parallel memtable insert.
 pub(crate) struct InsertTask {
-    pub mem: Arc<MemTable>,
+    pub mems: Arc<MemSet>,
     /// Sequence number of the batch's first record.
     pub seq: u64,
     pub group: Arc<GroupInsert>,
@@ -98,6 +103,7 @@ impl Writer {
             sync,
             disable_wal,
             force_switch,
+            op: Mutex::new(None),
             result: Mutex::new(None),
             state: AtomicU8::new(WAITING),
             parked: AtomicBool::new(false),
@@ -142,12 +148,12 @@ impl Writer {
     }
 
     /// Run this writer's part of a parallel insert, on its own thread.
-    fn run_insert(&self, insert: &dyn Fn(&MemTable, u64, &WriteBatch) -> Result<()>) {
+    fn run_insert(&self, insert: &dyn Fn(&MemSet, u64, &WriteBatch) -> Result<()>) {
         let Some(task) = self.task.lock().take() else {
             return;
         };
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match self.batch.lock().as_ref() {
-            Some(b) => insert(&task.mem, task.seq, b),
+            Some(b) => insert(&task.mems, task.seq, b),
             None => Ok(()),
         }))
         .unwrap_or_else(|p| Err(Error::from_panic("memtable insert", p)));
@@ -202,7 +208,7 @@ pub(crate) enum Role {
 pub(crate) fn join(
     queue: &Mutex<std::collections::VecDeque<Arc<Writer>>>,
     w: &Arc<Writer>,
-    insert: &dyn Fn(&MemTable, u64, &WriteBatch) -> Result<()>,
+    insert: &dyn Fn(&MemSet, u64, &WriteBatch) -> Result<()>,
 ) -> Role {
     {
         let mut q = queue.lock();

@@ -36,6 +36,9 @@ pub(crate) struct TableBuilderOptions {
     /// Bloom bits per key; 0 = no filter.
     pub bloom_bits_per_key: f64,
     pub column_family_name: String,
+    /// The family's id for the table properties; None: 0 for `default`, else RocksDB's
+    /// "unknown" (0x7fffffff, as for an external file).
+    pub column_family_id: Option<u32>,
     pub db_id: String,
     pub db_session_id: String,
     pub file_number: u64,
@@ -55,6 +58,7 @@ impl Default for TableBuilderOptions {
             compression: CompressionType::None,
             bloom_bits_per_key: 10.0,
             column_family_name: "default".into(),
+            column_family_id: None,
             db_id: String::new(),
             db_session_id: String::new(),
             file_number: 0,
@@ -454,7 +458,9 @@ impl TableBuilder {
         u("rocksdb.num.range-deletions", self.num_range_deletions);
         u("rocksdb.format.version", 0);
         u("rocksdb.fixed.key.length", 0);
-        let cf_id = if self.opts.column_family_name == "default" {
+        let cf_id = if let Some(id) = self.opts.column_family_id {
+            id as u64
+        } else if self.opts.column_family_name == "default" {
             0
         } else {
             0x7fff_ffff

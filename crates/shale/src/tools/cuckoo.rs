@@ -49,6 +49,7 @@ pub fn write_cuckoo_file(path: &Path, entries: &[(Vec<u8>, Vec<u8>)], o: &Cuckoo
         icmp: InternalKeyComparator::new(o.comparator.clone()),
         table: o.table.clone(),
         column_family_name: o.column_family_name.clone(),
+        column_family_id: None,
         db_id: o.db_id.clone(),
         db_session_id: o.db_session_id.clone(),
         file_number: o.file_number,

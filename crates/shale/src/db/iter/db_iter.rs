@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::{internal_iterator, Dir, MergingIterator};
-use crate::db::{DbInner, SuperVersion};
+use crate::db::{ColumnFamilyData, DbInner, SuperVersion};
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{append_internal_key, parse_internal_key, user_key, vt, InternalKeyComparator, MAX_SEQUENCE};
@@ -36,21 +36,21 @@ pub struct DBRawIterator {
     _snapshot: Option<crate::snapshot::Snapshot>,
 }
 
-pub(crate) fn new_raw_iterator(db: &Arc<DbInner>, ro: ReadOptions) -> DBRawIterator {
+pub(crate) fn new_raw_iterator(db: &Arc<DbInner>, cf: &Arc<ColumnFamilyData>, ro: ReadOptions) -> DBRawIterator {
     let seq = crate::db::read::read_seq(db, &ro);
-    let sv = db.super_version();
-    let inner = internal_iterator(db, &sv, ro.verify_checksums, ro.fill_cache);
-    let (tombs, err) = match crate::db::range_del::all_tombstone_lists(db, &sv) {
+    let sv = cf.super_version();
+    let inner = internal_iterator(cf, &sv, ro.verify_checksums, ro.fill_cache);
+    let (tombs, err) = match crate::db::range_del::all_tombstone_lists(cf, &sv) {
         Ok(t) => (t, None),
         Err(e) => (Vec::new(), Some(e)),
     };
     DBRawIterator {
         tombs,
-        merge_op: db.opts.merge_operator.clone(),
+        merge_op: cf.opts.merge_operator.clone(),
         merged: false,
         operands: Vec::new(),
         inner,
-        icmp: db.icmp.clone(),
+        icmp: cf.icmp.clone(),
         seq,
         dir: Dir::Forward,
         valid: false,

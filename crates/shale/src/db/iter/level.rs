@@ -4,14 +4,14 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use crate::db::version::FileMeta;
-use crate::db::DbInner;
+use crate::db::ColumnFamilyData;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::table::any::AnyTableIterator;
 
 /// Iterates the files of one sorted level (L1+), opening each table only when reached.
 pub(crate) struct LevelIterator {
-    db: Arc<DbInner>,
+    db: Arc<ColumnFamilyData>,
     files: Vec<Arc<FileMeta>>,
     idx: usize,
     cur: Option<AnyTableIterator>,
@@ -21,7 +21,7 @@ pub(crate) struct LevelIterator {
 }
 
 impl LevelIterator {
-    pub(crate) fn new(db: Arc<DbInner>, files: Vec<Arc<FileMeta>>, verify: bool, fill: bool) -> Self {
+    pub(crate) fn new(db: Arc<ColumnFamilyData>, files: Vec<Arc<FileMeta>>, verify: bool, fill: bool) -> Self {
         LevelIterator {
             db,
             files,

@@ -13,7 +13,7 @@ pub use db_iter::{DBIterator, DBRawIterator, Direction, IteratorMode};
 use level::LevelIterator;
 pub(crate) use merging::MergingIterator;
 
-use super::{DbInner, SuperVersion};
+use super::{ColumnFamilyData, SuperVersion};
 use crate::iterator::InternalIterator;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -23,7 +23,12 @@ enum Dir {
 }
 
 /// Build the merged internal iterator over a SuperVersion.
-pub(crate) fn internal_iterator(db: &Arc<DbInner>, sv: &SuperVersion, verify: bool, fill: bool) -> MergingIterator {
+pub(crate) fn internal_iterator(
+    db: &Arc<ColumnFamilyData>,
+    sv: &SuperVersion,
+    verify: bool,
+    fill: bool,
+) -> MergingIterator {
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
     children.push(Box::new(sv.mem.iter()));
     for m in &sv.imm {

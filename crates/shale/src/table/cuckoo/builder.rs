@@ -26,6 +26,9 @@ pub(crate) struct CuckooTableBuilderOptions {
     pub icmp: InternalKeyComparator,
     pub table: CuckooTableOptions,
     pub column_family_name: String,
+    /// The family's id for the table properties; None: 0 for `default`, else RocksDB's
+    /// "unknown" (0x7fffffff, as for an external file).
+    pub column_family_id: Option<u32>,
     pub db_id: String,
     pub db_session_id: String,
     pub file_number: u64,
@@ -39,6 +42,7 @@ impl Default for CuckooTableBuilderOptions {
             icmp: InternalKeyComparator::default(),
             table: CuckooTableOptions::default(),
             column_family_name: "default".into(),
+            column_family_id: None,
             db_id: String::new(),
             db_session_id: String::new(),
             file_number: 0,
@@ -467,7 +471,9 @@ impl CuckooTableBuilder {
     }
 
     fn cf_id(&self) -> u64 {
-        if self.opts.column_family_name == "default" {
+        if let Some(id) = self.opts.column_family_id {
+            id as u64
+        } else if self.opts.column_family_name == "default" {
             0
         } else {
             0x7fff_ffff

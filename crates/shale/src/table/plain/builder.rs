@@ -31,6 +31,9 @@ pub(crate) struct PlainTableBuilderOptions {
     pub plain: PlainTableOptions,
     pub prefix_extractor: Option<Arc<dyn SliceTransform>>,
     pub column_family_name: String,
+    /// The family's id for the table properties; None: 0 for `default`, else RocksDB's
+    /// "unknown" (0x7fffffff, as for an external file).
+    pub column_family_id: Option<u32>,
     pub db_id: String,
     pub db_session_id: String,
     /// `rocksdb.creating.host.identity`; None: this machine's host name.
@@ -48,6 +51,7 @@ impl Default for PlainTableBuilderOptions {
             plain: PlainTableOptions::default(),
             prefix_extractor: None,
             column_family_name: "default".into(),
+            column_family_id: None,
             db_id: String::new(),
             db_session_id: String::new(),
             db_host_id: None,
@@ -266,7 +270,9 @@ impl PlainTableBuilder {
             props.insert(name.to_string(), b);
         };
         let o = &self.opts;
-        let cf_id = if o.column_family_name == "default" {
+        let cf_id = if let Some(id) = o.column_family_id {
+            id as u64
+        } else if o.column_family_name == "default" {
             0
         } else {
             0x7fff_ffff

@@ -1,0 +1,472 @@
+//! The column-family calls of the `rocksdb` crate: opening with families, creating and dropping
+//! them, handles, and the `_cf` form of every data call.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::column_family::{validate_name, AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor};
+use super::{
+    compaction, flush, iter, multi_get, open, props, range_del, read, write, CfMem, ColumnFamilyData, DBIterator,
+    DBRawIterator, DbInner, IteratorMode, DB, DEFAULT_COLUMN_FAMILY_NAME,
+};
+use crate::error::{Error, Result};
+use crate::key::InternalKeyComparator;
+use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::table::pinnable::DBPinnableSlice;
+use crate::version_edit::VersionEdit;
+use crate::write_batch::WriteBatch;
+
+/// Every live family's name and options, the default family first (for the OPTIONS file).
+pub(crate) fn family_options(db: &DbInner) -> Vec<(String, Options)> {
+    db.cfs
+        .read()
+        .by_id
+        .values()
+        .map(|c| (c.name.clone(), c.opts.clone()))
+        .collect()
+}
+
+/// Rewrite the OPTIONS file after the set of families changed.
+fn rewrite_options_file(db: &DbInner) -> Result<()> {
+    let num = db.state.lock().versions.new_file_number();
+    super::options_file::write_options_file(&db.fs, &db.path, num, &family_options(db))
+}
+
+/// Create family `name` with `opts` (not yet merged with the DB-wide options): one MANIFEST
+/// edit (id, name, comparator, the current WAL as its log number), then its memtable and
+/// version. Runs as the write leader, alone.
+pub(crate) fn create_family(
+    db: &Arc<DbInner>,
+    name: &str,
+    opts: Options,
+    options_file: bool,
+) -> Result<Arc<ColumnFamilyData>> {
+    if db.read_only {
+        return Err(Error::NotSupported("create_cf on a database opened read-only".into()));
+    }
+    validate_name(name)?;
+    opts.validate()
+        .map_err(|e| Error::invalid(format!("column family {name:?}: {e}")))?;
+    let opts = opts.with_db_options_of(&db.opts);
+    let d = db.clone();
+    let name_owned = name.to_string();
+    let created: Arc<parking_lot::Mutex<Option<Arc<ColumnFamilyData>>>> = Default::default();
+    let out = created.clone();
+    write::exclusive(
+        db,
+        Box::new(move || {
+            let db = d;
+            if db.cfs.read().by_name(&name_owned).is_some() {
+                return Err(Error::invalid(format!("column family {name_owned:?} already exists")));
+            }
+            let icmp = InternalKeyComparator::new(opts.comparator.clone());
+            let mut st = db.state.lock();
+            DbInner::check_bg_error(&st)?;
+            let id = st.versions.max_column_family + 1;
+            let log = db.wal.lock().number;
+            let mut edit = VersionEdit {
+                column_family: id,
+                column_family_add: Some(name_owned.clone()),
+                comparator: Some(opts.comparator.name().to_string()),
+                log_number: Some(log),
+                ..Default::default()
+            };
+            db.log_and_apply_cf(&mut st, &mut edit, Some((icmp.clone(), opts.num_levels)))?;
+            let version = st.versions.cf(id)?.current.clone();
+            let mem = Arc::new(
+                crate::memtable::MemTable::with_factory(icmp, opts.arena_block_size(), opts.memtable_factory)
+                    .with_account(&db.mem_account),
+            );
+            if opts.memtable_factory != crate::memtable::MemtableFactory::SkipList {
+                db.concurrent_inserts.store(false, Ordering::Relaxed);
+            }
+            let cfd = Arc::new(ColumnFamilyData::new(
+                id,
+                &name_owned,
+                opts,
+                &db.path,
+                db.block_cache.clone(),
+                mem.clone(),
+                version,
+            ));
+            st.cfs.insert(
+                id,
+                CfMem {
+                    cfd: cfd.clone(),
+                    mem,
+                    imm: VecDeque::new(),
+                    stats: super::props::CompactionStats::new(),
+                },
+            );
+            st.rebuild_memset();
+            db.cfs.write().by_id.insert(id, cfd.clone());
+            db.install_super_version(&st, id);
+            *out.lock() = Some(cfd);
+            Ok(())
+        }),
+    )?;
+    let cfd = created
+        .lock()
+        .take()
+        .ok_or_else(|| Error::invalid("internal: column family not created"))?;
+    super::events::family_changed(db, "created", &cfd);
+    if options_file {
+        rewrite_options_file(db)?;
+    }
+    Ok(cfd)
+}
+
+/// Drop family `name`: one MANIFEST edit; its memtables are discarded, its files deleted once
+/// no handle, iterator or snapshot read holds them. Runs as the write leader, alone.
+fn drop_family(db: &Arc<DbInner>, name: &str) -> Result<()> {
+    if db.read_only {
+        return Err(Error::NotSupported("drop_cf on a database opened read-only".into()));
+    }
+    if name == DEFAULT_COLUMN_FAMILY_NAME {
+        return Err(Error::invalid("drop_cf: the default column family cannot be dropped"));
+    }
+    let cfd = db
+        .cfs
+        .read()
+        .by_name(name)
+        .cloned()
+        .ok_or_else(|| Error::invalid(format!("drop_cf: column family {name:?} does not exist")))?;
+    let d = db.clone();
+    let c = cfd.clone();
+    write::exclusive(
+        db,
+        Box::new(move || {
+            let db = d;
+            let mut st = db.state.lock();
+            DbInner::check_bg_error(&st)?;
+            if c.is_dropped() {
+                return Err(Error::invalid(format!(
+                    "drop_cf: column family {:?} was already dropped",
+                    c.name
+                )));
+            }
+            // Flushes and compactions of the family that finish from now on discard their work.
+            c.dropped.store(true, Ordering::Release);
+            let mut edit = VersionEdit {
+                column_family: c.id,
+                column_family_drop: true,
+                ..Default::default()
+            };
+            if let Err(e) = db.log_and_apply(&mut st, &mut edit) {
+                c.dropped.store(false, Ordering::Release);
+                return Err(e);
+            }
+            st.cfs.remove(&c.id);
+            st.rebuild_memset();
+            db.cfs.write().by_id.remove(&c.id);
+            db.install_super_version(&st, 0);
+            super::purge_obsolete(&db, &mut st);
+            Ok(())
+        }),
+    )?;
+    super::events::family_changed(db, "dropped", &cfd);
+    rewrite_options_file(db)
+}
+
+fn cfd_of(cf: &impl AsColumnFamilyRef) -> &Arc<ColumnFamilyData> {
+    &cf.column_family().cfd
+}
+
+impl DB {
+    /// Open with the families `names` (each with `opts`); `default` is opened with `opts` too.
+    /// As RocksDB, a read-write open must name every family the DB has.
+    pub fn open_cf<N: AsRef<str>, I: IntoIterator<Item = N>>(
+        opts: &Options,
+        path: impl AsRef<Path>,
+        names: I,
+    ) -> Result<DB> {
+        let descs: Vec<ColumnFamilyDescriptor> = names
+            .into_iter()
+            .map(|n| ColumnFamilyDescriptor::new(n.as_ref(), opts.clone()))
+            .collect();
+        DB::open_cf_descriptors(opts, path, descs)
+    }
+
+    /// Open with families given by name and options (`default` with `opts` unless named).
+    pub fn open_cf_descriptors<I: IntoIterator<Item = ColumnFamilyDescriptor>>(
+        opts: &Options,
+        path: impl AsRef<Path>,
+        cfs: I,
+    ) -> Result<DB> {
+        let descs: Vec<ColumnFamilyDescriptor> = cfs.into_iter().collect();
+        open::open(opts, path.as_ref(), false, false, &descs).map(|inner| DB { inner })
+    }
+
+    /// Open read-only with the families `names` (a subset of the DB's families is allowed).
+    pub fn open_cf_for_read_only<N: AsRef<str>, I: IntoIterator<Item = N>>(
+        opts: &Options,
+        path: impl AsRef<Path>,
+        names: I,
+        error_if_wal_file_exists: bool,
+    ) -> Result<DB> {
+        let descs: Vec<ColumnFamilyDescriptor> = names
+            .into_iter()
+            .map(|n| ColumnFamilyDescriptor::new(n.as_ref(), opts.clone()))
+            .collect();
+        DB::open_cf_descriptors_read_only(opts, path, descs, error_if_wal_file_exists)
+    }
+
+    /// Open read-only with families given by name and options.
+    pub fn open_cf_descriptors_read_only<I: IntoIterator<Item = ColumnFamilyDescriptor>>(
+        opts: &Options,
+        path: impl AsRef<Path>,
+        cfs: I,
+        error_if_wal_file_exists: bool,
+    ) -> Result<DB> {
+        let descs: Vec<ColumnFamilyDescriptor> = cfs.into_iter().collect();
+        open::open(opts, path.as_ref(), true, error_if_wal_file_exists, &descs).map(|inner| DB { inner })
+    }
+
+    /// The names of the families of the DB at `path` (read from its MANIFEST), `default` first.
+    pub fn list_cf(opts: &Options, path: impl AsRef<Path>) -> Result<Vec<String>> {
+        super::version::list_column_families(&opts.env, path.as_ref())
+    }
+
+    /// Create family `name` with options `opts` (its comparator, table format, compression,
+    /// memtable and compaction settings; the DB-wide options stay the DB's).
+    pub fn create_cf(&self, name: impl AsRef<str>, opts: &Options) -> Result<()> {
+        create_family(&self.inner, name.as_ref(), opts.clone(), true).map(|_| ())
+    }
+
+    /// Drop family `name`. Handles on it stay valid: reads see its data as it was, writes fail.
+    pub fn drop_cf(&self, name: impl AsRef<str>) -> Result<()> {
+        drop_family(&self.inner, name.as_ref())
+    }
+
+    /// A handle on family `name`, if it exists.
+    pub fn cf_handle(&self, name: &str) -> Option<Arc<ColumnFamily>> {
+        self.inner
+            .cfs
+            .read()
+            .by_name(name)
+            .map(|c| Arc::new(ColumnFamily { cfd: c.clone() }))
+    }
+
+    /// The names of the live families, by id (`default` first).
+    pub fn cf_names(&self) -> Vec<String> {
+        self.inner.cfs.read().names()
+    }
+
+    pub fn put_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        self.put_cf_opt(cf, key, value, &WriteOptions::default())
+    }
+    pub fn put_cf_opt(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+        wo: &WriteOptions,
+    ) -> Result<()> {
+        let c = cfd_of(cf);
+        write::check_writable(c)?;
+        write::check_key(c, key.as_ref())?;
+        let mut b = WriteBatch::new();
+        b.put_cf_id(c.id, key.as_ref(), value.as_ref());
+        write::write(&self.inner, wo, b, false)
+    }
+    pub fn delete_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) -> Result<()> {
+        self.delete_cf_opt(cf, key, &WriteOptions::default())
+    }
+    pub fn delete_cf_opt(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
+        let c = cfd_of(cf);
+        write::check_writable(c)?;
+        write::check_key(c, key.as_ref())?;
+        let mut b = WriteBatch::new();
+        b.delete_cf_id(c.id, key.as_ref());
+        write::write(&self.inner, wo, b, false)
+    }
+    pub fn single_delete_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) -> Result<()> {
+        self.single_delete_cf_opt(cf, key, &WriteOptions::default())
+    }
+    pub fn single_delete_cf_opt(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+        wo: &WriteOptions,
+    ) -> Result<()> {
+        let c = cfd_of(cf);
+        write::check_writable(c)?;
+        write::check_key(c, key.as_ref())?;
+        let mut b = WriteBatch::new();
+        b.single_delete_cf_id(c.id, key.as_ref());
+        write::write(&self.inner, wo, b, false)
+    }
+    pub fn merge_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        self.merge_cf_opt(cf, key, value, &WriteOptions::default())
+    }
+    pub fn merge_cf_opt(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+        wo: &WriteOptions,
+    ) -> Result<()> {
+        let c = cfd_of(cf);
+        write::check_writable(c)?;
+        write::check_key(c, key.as_ref())?;
+        range_del::validate_merge(c)?;
+        let mut b = WriteBatch::new();
+        b.merge_cf_id(c.id, key.as_ref(), value.as_ref());
+        write::write(&self.inner, wo, b, false)
+    }
+    pub fn delete_range_cf(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        begin: impl AsRef<[u8]>,
+        end: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        self.delete_range_cf_opt(cf, begin, end, &WriteOptions::default())
+    }
+    pub fn delete_range_cf_opt(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        begin: impl AsRef<[u8]>,
+        end: impl AsRef<[u8]>,
+        wo: &WriteOptions,
+    ) -> Result<()> {
+        let c = cfd_of(cf);
+        write::check_writable(c)?;
+        let (b, e) = (begin.as_ref(), end.as_ref());
+        range_del::validate_range(c, b, e)?;
+        if c.icmp.compare_user(b, e) == std::cmp::Ordering::Equal {
+            return Ok(());
+        }
+        let mut batch = WriteBatch::new();
+        batch.delete_range_cf_id(c.id, b, e);
+        write::write(&self.inner, wo, batch, false)
+    }
+
+    pub fn get_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        read::get(&self.inner, cfd_of(cf), &ReadOptions::default(), key.as_ref())
+    }
+    pub fn get_cf_opt(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+        ro: &ReadOptions,
+    ) -> Result<Option<Vec<u8>>> {
+        read::get(&self.inner, cfd_of(cf), ro, key.as_ref())
+    }
+    pub fn get_pinned_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) -> Result<Option<DBPinnableSlice>> {
+        read::get(&self.inner, cfd_of(cf), &ReadOptions::default(), key.as_ref())
+    }
+    pub fn get_pinned_cf_opt(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+        ro: &ReadOptions,
+    ) -> Result<Option<DBPinnableSlice>> {
+        read::get(&self.inner, cfd_of(cf), ro, key.as_ref())
+    }
+
+    /// Look up keys of several families at one consistent point in time (one sequence number
+    /// for all), results in the order of `keys`.
+    pub fn multi_get_cf<'a, C, K, I>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>>
+    where
+        C: AsColumnFamilyRef + 'a,
+        K: AsRef<[u8]>,
+        I: IntoIterator<Item = (&'a C, K)>,
+    {
+        self.multi_get_cf_opt(keys, &ReadOptions::default())
+    }
+    pub fn multi_get_cf_opt<'a, C, K, I>(&self, keys: I, ro: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>>
+    where
+        C: AsColumnFamilyRef + 'a,
+        K: AsRef<[u8]>,
+        I: IntoIterator<Item = (&'a C, K)>,
+    {
+        let keys: Vec<(Arc<ColumnFamilyData>, K)> = keys.into_iter().map(|(c, k)| (cfd_of(c).clone(), k)).collect();
+        // One sequence, then each family's SuperVersion (taken after it: everything at or below
+        // the sequence is in them).
+        let seq = read::read_seq(&self.inner, ro);
+        let mut out: Vec<Option<Result<Option<Vec<u8>>>>> = (0..keys.len()).map(|_| None).collect();
+        let mut ids: Vec<u32> = keys.iter().map(|(c, _)| c.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            let idx: Vec<usize> = (0..keys.len()).filter(|&i| keys[i].0.id == id).collect();
+            let cfd = &keys[idx[0]].0;
+            let sv = cfd.super_version();
+            let group: Vec<&[u8]> = idx.iter().map(|&i| keys[i].1.as_ref()).collect();
+            let r = multi_get::multi_get_at(cfd, &sv, ro, seq, group);
+            for (i, v) in idx.into_iter().zip(r) {
+                out[i] = Some(v);
+            }
+        }
+        out.into_iter().map(|r| r.unwrap_or(Ok(None))).collect()
+    }
+
+    pub fn raw_iterator_cf(&self, cf: &impl AsColumnFamilyRef) -> DBRawIterator {
+        self.raw_iterator_cf_opt(cf, ReadOptions::default())
+    }
+    pub fn raw_iterator_cf_opt(&self, cf: &impl AsColumnFamilyRef, ro: ReadOptions) -> DBRawIterator {
+        iter::new_raw_iterator(&self.inner, cfd_of(cf), ro)
+    }
+    pub fn iterator_cf(&self, cf: &impl AsColumnFamilyRef, mode: IteratorMode<'_>) -> DBIterator {
+        self.iterator_cf_opt(cf, ReadOptions::default(), mode)
+    }
+    /// The `rocksdb` crate's argument order: read options before the mode.
+    pub fn iterator_cf_opt(&self, cf: &impl AsColumnFamilyRef, ro: ReadOptions, mode: IteratorMode<'_>) -> DBIterator {
+        DBIterator::new(self.raw_iterator_cf_opt(cf, ro), mode)
+    }
+
+    /// Flush family `cf`'s memtable and wait.
+    pub fn flush_cf(&self, cf: &impl AsColumnFamilyRef) -> Result<()> {
+        let c = cfd_of(cf);
+        write::check_writable(c)?;
+        flush::flush_and_wait(&self.inner, vec![c.id])
+    }
+    /// Flush several families' memtables and wait for all of them.
+    pub fn flush_cfs(&self, cfs: &[&ColumnFamily]) -> Result<()> {
+        flush::flush_and_wait(&self.inner, cfs.iter().map(|c| c.id()).collect())
+    }
+
+    /// Compact family `cf`'s files overlapping `[begin, end]` down to its bottom level.
+    pub fn compact_range_cf(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> Result<()> {
+        compaction::compact_range(&self.inner, cfd_of(cf), begin, end)
+    }
+
+    /// A property of family `cf` (e.g. `rocksdb.stats`, `rocksdb.num-files-at-level0`).
+    pub fn property_value_cf(&self, cf: &impl AsColumnFamilyRef, name: &str) -> Result<Option<String>> {
+        props::property_value(&self.inner, cfd_of(cf), name)
+    }
+    pub fn property_int_value_cf(&self, cf: &impl AsColumnFamilyRef, name: &str) -> Result<Option<u64>> {
+        Ok(self.property_value_cf(cf, name)?.and_then(|s| s.trim().parse().ok()))
+    }
+}
+
+/// The `_cf` records of a [`WriteBatch`] (here, beside the handles they take).
+impl WriteBatch {
+    /// [`put`](WriteBatch::put) into column family `cf`.
+    pub fn put_cf(&mut self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
+        self.put_cf_id(cf.column_family().id(), key.as_ref(), value.as_ref());
+    }
+    /// [`delete`](WriteBatch::delete) in column family `cf`.
+    pub fn delete_cf(&mut self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) {
+        self.delete_cf_id(cf.column_family().id(), key.as_ref());
+    }
+    /// [`single_delete`](WriteBatch::single_delete) in column family `cf`.
+    pub fn single_delete_cf(&mut self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) {
+        self.single_delete_cf_id(cf.column_family().id(), key.as_ref());
+    }
+    /// [`delete_range`](WriteBatch::delete_range) in column family `cf`.
+    pub fn delete_range_cf(&mut self, cf: &impl AsColumnFamilyRef, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>) {
+        self.delete_range_cf_id(cf.column_family().id(), begin.as_ref(), end.as_ref());
+    }
+    /// [`merge`](WriteBatch::merge) in column family `cf`.
+    pub fn merge_cf(&mut self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
+        self.merge_cf_id(cf.column_family().id(), key.as_ref(), value.as_ref());
+    }
+}

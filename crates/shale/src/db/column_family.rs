@@ -1,0 +1,184 @@
+//! Column families: several key spaces in one DB, each with its own memtables, version (files
+//! per level) and options, sharing the WAL, the MANIFEST, the sequence numbers and the
+//! background threads (RocksDB's `ColumnFamilyData` / `ColumnFamilySet`).
+//!
+//! What never changes while a family lives (id, name, options, comparator, table cache) is in
+//! [`ColumnFamilyData`]; what changes (memtables, version, statistics) is in the DB state under
+//! the DB mutex, keyed by the family id. Handles ([`ColumnFamily`]) hold the data by `Arc`, so a
+//! handle stays usable after `drop_cf`: reads see the family as it was, writes are refused.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+
+use super::table_cache::TableCache;
+use super::{ImmMem, SuperVersion};
+use crate::key::InternalKeyComparator;
+use crate::memtable::MemTable;
+use crate::options::Options;
+
+/// The name of the family every DB has (id 0).
+pub const DEFAULT_COLUMN_FAMILY_NAME: &str = "default";
+
+/// What stays fixed while a column family lives.
+pub(crate) struct ColumnFamilyData {
+    pub id: u32,
+    pub name: String,
+    /// The family's options; the DB-wide ones (WAL, background jobs, environment, caches) are
+    /// the DB's (see [`Options::with_db_options_of`]).
+    pub opts: Options,
+    pub icmp: InternalKeyComparator,
+    /// What readers pin: memtables and version, switched atomically.
+    pub sv: RwLock<Arc<SuperVersion>>,
+    pub table_cache: TableCache,
+    /// Set by `drop_cf`: writes to the family fail; its files go when the last handle does.
+    pub dropped: AtomicBool,
+}
+
+impl ColumnFamilyData {
+    /// A family's data: `opts` already merged with the DB-wide options; its table cache reads
+    /// through `db_cache` unless the family names a block cache of its own.
+    pub(crate) fn new(
+        id: u32,
+        name: &str,
+        opts: Options,
+        dir: &std::path::Path,
+        db_cache: Option<Arc<crate::table::cache::BlockCache>>,
+        mem: Arc<MemTable>,
+        version: Arc<super::version::Version>,
+    ) -> ColumnFamilyData {
+        let icmp = InternalKeyComparator::new(opts.comparator.clone());
+        let cache = match &opts.block_cache {
+            Some(c) => Some(c.0.clone()),
+            None => db_cache,
+        };
+        let table_cache = TableCache::new(dir.to_path_buf(), opts.env.clone(), icmp.clone(), cache, &opts);
+        ColumnFamilyData {
+            id,
+            name: name.to_string(),
+            icmp,
+            sv: RwLock::new(Arc::new(SuperVersion {
+                mem,
+                imm: Vec::new(),
+                version,
+            })),
+            table_cache,
+            dropped: AtomicBool::new(false),
+            opts,
+        }
+    }
+
+    pub(crate) fn super_version(&self) -> Arc<SuperVersion> {
+        self.sv.read().clone()
+    }
+    pub(crate) fn is_dropped(&self) -> bool {
+        self.dropped.load(Ordering::Acquire)
+    }
+}
+
+/// The mutable part of a family, guarded by the DB mutex.
+pub(crate) struct CfMem {
+    pub cfd: Arc<ColumnFamilyData>,
+    pub mem: Arc<MemTable>,
+    /// Immutable memtables, oldest first.
+    pub imm: VecDeque<ImmMem>,
+    pub stats: super::props::CompactionStats,
+}
+
+/// A handle on a column family, as the `rocksdb` crate's `ColumnFamily` / `BoundColumnFamily`:
+/// get it from [`DB::cf_handle`](crate::DB::cf_handle) or
+/// [`DB::create_cf`](crate::DB::create_cf). It stays valid after the family is dropped (reads
+/// still see its data; writes fail) and the family's files are deleted when the last handle
+/// goes.
+#[derive(Clone)]
+pub struct ColumnFamily {
+    pub(crate) cfd: Arc<ColumnFamilyData>,
+}
+
+impl ColumnFamily {
+    /// The family's name.
+    pub fn name(&self) -> &str {
+        &self.cfd.name
+    }
+    /// The family's id (0 for `default`), as RocksDB numbers families.
+    pub fn id(&self) -> u32 {
+        self.cfd.id
+    }
+}
+
+impl std::fmt::Debug for ColumnFamily {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ColumnFamily({:?}, id {})", self.cfd.name, self.cfd.id)
+    }
+}
+
+/// Something that names a column family: [`ColumnFamily`] and references or `Arc`s of it (the
+/// `rocksdb` crate's `AsColumnFamilyRef`).
+pub trait AsColumnFamilyRef {
+    fn column_family(&self) -> &ColumnFamily;
+}
+impl AsColumnFamilyRef for ColumnFamily {
+    fn column_family(&self) -> &ColumnFamily {
+        self
+    }
+}
+impl<T: AsColumnFamilyRef + ?Sized> AsColumnFamilyRef for &T {
+    fn column_family(&self) -> &ColumnFamily {
+        (**self).column_family()
+    }
+}
+impl<T: AsColumnFamilyRef + ?Sized> AsColumnFamilyRef for Arc<T> {
+    fn column_family(&self) -> &ColumnFamily {
+        (**self).column_family()
+    }
+}
+
+/// A family's name and options, for opening a DB with families (`DB::open_cf_descriptors`).
+#[derive(Clone)]
+pub struct ColumnFamilyDescriptor {
+    pub(crate) name: String,
+    pub(crate) options: Options,
+}
+
+impl ColumnFamilyDescriptor {
+    pub fn new(name: impl Into<String>, options: Options) -> ColumnFamilyDescriptor {
+        ColumnFamilyDescriptor {
+            name: name.into(),
+            options,
+        }
+    }
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl std::fmt::Debug for ColumnFamilyDescriptor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ColumnFamilyDescriptor({:?})", self.name)
+    }
+}
+
+/// The live families by id and name (read on every `cf_handle`; written by create and drop).
+#[derive(Default)]
+pub(crate) struct CfSet {
+    pub by_id: BTreeMap<u32, Arc<ColumnFamilyData>>,
+}
+
+impl CfSet {
+    pub(crate) fn by_name(&self, name: &str) -> Option<&Arc<ColumnFamilyData>> {
+        self.by_id.values().find(|c| c.name == name)
+    }
+    pub(crate) fn names(&self) -> Vec<String> {
+        self.by_id.values().map(|c| c.name.clone()).collect()
+    }
+}
+
+/// Check a new family's name: not empty.
+pub(crate) fn validate_name(name: &str) -> crate::error::Result<()> {
+    if name.is_empty() {
+        return Err(crate::error::Error::invalid("column family name: must not be empty"));
+    }
+    Ok(())
+}
