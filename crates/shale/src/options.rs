@@ -160,6 +160,8 @@ pub struct Options {
     pub(crate) info_log: crate::info_log::InfoLogOptions,
     /// Create the column families named at open that the DB does not have yet.
     pub(crate) create_missing_column_families: bool,
+    /// Flush all column families together, installed atomically (RocksDB's `atomic_flush`).
+    pub(crate) atomic_flush: bool,
 }
 
 impl Default for Options {
@@ -219,6 +221,7 @@ impl Default for Options {
             table_factory: TableFactory::BlockBased,
             info_log: Default::default(),
             create_missing_column_families: false,
+            atomic_flush: false,
         }
     }
 }
@@ -243,6 +246,7 @@ impl Options {
         o.create_if_missing = db.create_if_missing;
         o.error_if_exists = db.error_if_exists;
         o.create_missing_column_families = db.create_missing_column_families;
+        o.atomic_flush = db.atomic_flush;
         o.paranoid_checks = db.paranoid_checks;
         o.db_write_buffer_size = db.db_write_buffer_size;
         o.write_buffer_manager = db.write_buffer_manager.clone();
@@ -270,6 +274,12 @@ impl Options {
     /// does not have (RocksDB's `create_missing_column_families`, default false).
     pub fn create_missing_column_families(&mut self, v: bool) {
         self.create_missing_column_families = v;
+    }
+    /// Flush every column family whenever one is flushed, and install their tables with one
+    /// atomic MANIFEST group, so a crash never leaves some flushed and others not (RocksDB's
+    /// `atomic_flush`, default false; useful without the WAL).
+    pub fn set_atomic_flush(&mut self, v: bool) {
+        self.atomic_flush = v;
     }
     pub fn set_error_if_exists(&mut self, v: bool) {
         self.error_if_exists = v;

@@ -324,3 +324,97 @@ fn options_file_has_a_section_per_family() {
         assert!(text.contains(s), "{s} missing from\n{text}");
     }
 }
+
+/// `atomic_flush`: flushing one family flushes every family with data, in one MANIFEST group.
+#[test]
+fn atomic_flush_flushes_every_family_together() {
+    let fs = MemFs::new();
+    let mut o = mem_opts(&fs);
+    o.set_atomic_flush(true);
+    let db = DB::open_cf(&o, "/db", ["a", "b"]).unwrap();
+    let a = db.cf_handle("a").unwrap();
+    let b = db.cf_handle("b").unwrap();
+    let mut wo = shale::WriteOptions::default();
+    wo.disable_wal(true);
+    db.put_cf_opt(&a, b"k", b"1", &wo).unwrap();
+    db.put_cf_opt(&b, b"k", b"2", &wo).unwrap();
+    db.flush_cf(&a).unwrap();
+    for cf in [&a, &b] {
+        assert_eq!(
+            db.property_int_value_cf(cf, "rocksdb.num-files-at-level0").unwrap(),
+            Some(1)
+        );
+    }
+    assert_eq!(
+        db.property_int_value("rocksdb.num-files-at-level0").unwrap(),
+        Some(0),
+        "empty default flushed"
+    );
+    drop(db);
+    fs.power_loss();
+    let db = DB::open_cf(&o, "/db", ["a", "b"]).unwrap();
+    assert_eq!(get_cf(&db, "a", b"k").as_deref(), Some(&b"1"[..]));
+    assert_eq!(get_cf(&db, "b", b"k").as_deref(), Some(&b"2"[..]));
+    // Without atomic_flush only the named family is flushed.
+    drop(db);
+    o.set_atomic_flush(false);
+    let db = DB::open_cf(&o, "/db", ["a", "b"]).unwrap();
+    let a = db.cf_handle("a").unwrap();
+    let b = db.cf_handle("b").unwrap();
+    db.put_cf(&a, b"k2", b"1").unwrap();
+    db.put_cf(&b, b"k2", b"2").unwrap();
+    db.flush_cf(&a).unwrap();
+    assert_eq!(
+        db.property_int_value_cf(&a, "rocksdb.num-files-at-level0").unwrap(),
+        Some(2)
+    );
+    assert_eq!(
+        db.property_int_value_cf(&b, "rocksdb.num-files-at-level0").unwrap(),
+        Some(1)
+    );
+}
+
+/// Each family writes tables in its own format (block-based, plain, cuckoo) and compression.
+#[test]
+fn families_with_different_table_formats() {
+    let fs = MemFs::new();
+    let o = mem_opts(&fs);
+    let mut plain = Options::default();
+    plain.set_plain_table_factory(&shale::PlainTableOptions {
+        user_key_len: 8,
+        hash_table_ratio: 0.0,
+        ..Default::default()
+    });
+    let mut cuckoo = Options::default();
+    cuckoo.set_cuckoo_table_factory(&Default::default());
+    let mut zstd = Options::default();
+    zstd.set_compression_type(shale::DBCompressionType::Zstd);
+    let descs = || {
+        vec![
+            ColumnFamilyDescriptor::new("plain", plain.clone()),
+            ColumnFamilyDescriptor::new("cuckoo", cuckoo.clone()),
+            ColumnFamilyDescriptor::new("zstd", zstd.clone()),
+        ]
+    };
+    {
+        let db = DB::open_cf_descriptors(&o, "/db", descs()).unwrap();
+        for name in ["plain", "cuckoo", "zstd", "default"] {
+            let cf = db.cf_handle(name).unwrap();
+            for i in 0..200u64 {
+                db.put_cf(&cf, i.to_be_bytes(), format!("{name}{i:04}")).unwrap();
+            }
+            db.flush_cf(&cf).unwrap();
+        }
+    }
+    let db = DB::open_cf_descriptors(&o, "/db", descs()).unwrap();
+    for name in ["plain", "cuckoo", "zstd", "default"] {
+        let cf = db.cf_handle(name).unwrap();
+        assert_eq!(
+            db.get_cf(&cf, 42u64.to_be_bytes()).unwrap().as_deref(),
+            Some(format!("{name}0042").as_bytes()),
+            "{name}"
+        );
+        let s = db.property_value_cf(&cf, "rocksdb.stats").unwrap().unwrap();
+        assert!(s.contains(&format!("Compaction Stats [{name}]")), "{s}");
+    }
+}

@@ -152,8 +152,10 @@ fn universal_keeps_every_key_and_bounds_the_sorted_runs() {
     assert_eq!(dump(&db), model);
     let levels = level_files(&db);
     let runs = levels[0] + levels[1..].iter().filter(|&&n| n > 0).count() as u64;
-    // 40 flushes end in fewer runs than the trigger (4) allows once compactions are done.
-    assert!(runs < 4, "sorted runs: {levels:?}");
+    // 40 flushes end in at most the trigger's (4) runs once compactions are done: as RocksDB,
+    // exactly `level0_file_num_compaction_trigger` runs within the size-amplification and
+    // size-ratio limits need no compaction (how many remain depends on the flush timing).
+    assert!(runs <= 4, "sorted runs: {levels:?}");
     // The oldest run was written to the last level (a size-amp or full merge).
     assert!(levels[6] > 0, "{levels:?}");
     let stats = db.property_value("rocksdb.stats").unwrap().unwrap();

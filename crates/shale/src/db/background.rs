@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::compaction::{pick_auto, run_compaction};
 use super::error_handler::{compaction_succeeded, record_compaction_error, record_error, FIRST_RETRY_DELAY};
-use super::flush::run_flush;
+use super::flush::{run_flush, run_flush_group};
 use super::{flush_due_any, purge_obsolete, DbInner};
 use crate::error::{Error, Result};
 
@@ -50,7 +50,20 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
         if st.bg_error.is_none() {
             if let Some(cf) = flush_due_any(db, &st).filter(|_| !st.flush_running) {
                 st.flush_running = true;
-                let r = catch_unwind(AssertUnwindSafe(|| run_flush(db, &mut st, cf)));
+                let r = catch_unwind(AssertUnwindSafe(|| {
+                    if db.opts.atomic_flush {
+                        // Every family with immutable memtables, installed together.
+                        let all: Vec<u32> = st
+                            .cfs
+                            .iter()
+                            .filter(|(_, m)| !m.imm.is_empty())
+                            .map(|(id, _)| *id)
+                            .collect();
+                        run_flush_group(db, &mut st, &all)
+                    } else {
+                        run_flush(db, &mut st, cf)
+                    }
+                }));
                 st.flush_running = false;
                 match r {
                     Ok(Ok(())) => {}

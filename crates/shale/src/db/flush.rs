@@ -7,7 +7,7 @@ use parking_lot::MutexGuard;
 
 use super::build::{build_tables, OutputParams};
 use super::filename::wal_name;
-use super::{write, DbInner, DbState};
+use super::{write, ColumnFamilyData, DbInner, DbState};
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::version_edit::VersionEdit;
@@ -18,6 +18,12 @@ pub(crate) fn flush_and_wait(db: &Arc<DbInner>, cfs: Vec<u32>) -> Result<()> {
     if db.read_only {
         return Err(Error::NotSupported("flush on a database opened read-only".into()));
     }
+    // atomic_flush: a flush of one family is a flush of all.
+    let cfs = if db.opts.atomic_flush {
+        db.cfs.read().by_id.keys().copied().collect()
+    } else {
+        cfs
+    };
     write::force_switch(db, cfs.clone())?;
     let mut st = db.state.lock();
     st.flush_requests += 1;
@@ -51,90 +57,144 @@ pub(crate) fn min_log_needed(db: &DbInner, st: &DbState) -> u64 {
 /// RocksDB does with `min_write_buffer_number_to_merge`). Called by a background thread holding
 /// the DB mutex; the mutex is released while the table is written.
 pub(crate) fn run_flush(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, cf: u32) -> Result<()> {
-    let m = st.cf(cf)?;
-    let cfd = m.cfd.clone();
-    let mems: Vec<_> = m.imm.iter().map(|m| m.mem.clone()).collect();
-    let next_log = match m.imm.back() {
-        Some(m) => m.next_log,
-        None => return Ok(()),
-    };
+    run_flush_group(db, st, &[cf])
+}
+
+/// One family's part of a flush.
+struct FlushPart {
+    cfd: Arc<ColumnFamilyData>,
+    mems: Vec<Arc<crate::memtable::MemTable>>,
+    next_log: u64,
+    job: u64,
+    params: OutputParams,
+    outputs: Vec<crate::version_edit::FileMetaData>,
+}
+
+/// Flush the immutable memtables of families `cfs`; with more than one (`atomic_flush`) their
+/// tables are installed by one atomic group of MANIFEST edits, so a crash keeps all or none.
+pub(crate) fn run_flush_group(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, cfs: &[u32]) -> Result<()> {
     let start = Instant::now();
-    let job = super::events::flush_started(db, &cfd, &mems);
-    let epoch = st.versions.next_epoch;
-    st.versions.next_epoch += 1;
-    let snapshots = db.snapshot_list();
-    let icmp = &cfd.icmp;
-    let tombstones = if mems.len() == 1 {
-        mems[0]
-            .range_dels
-            .fragmented(icmp)
-            .map(|l| (*l).clone())
-            .unwrap_or_default()
-    } else {
-        let raw = mems
-            .iter()
-            .filter_map(|m| m.range_dels.fragmented(icmp))
-            .flat_map(|l| l.tombstones().collect::<Vec<_>>())
-            .collect();
-        crate::range_del::FragmentedRangeTombstoneList::new(icmp, raw)
-    };
-    let params = OutputParams::for_l0(&cfd, epoch, snapshots, tombstones);
-    let outputs = parking_lot::MutexGuard::unlocked(st, || {
-        let _io = crate::fs::ActivityGuard::set(crate::fs::IoActivity::Flush);
-        let mut it: Box<dyn InternalIterator> = if mems.len() == 1 {
-            Box::new(mems[0].iter())
-        } else {
-            let children: Vec<Box<dyn InternalIterator>> = mems
-                .iter()
-                .map(|m| Box::new(m.iter()) as Box<dyn InternalIterator>)
-                .collect();
-            Box::new(super::iter::MergingIterator::new(icmp.clone(), children))
+    let mut parts: Vec<FlushPart> = Vec::new();
+    for &cf in cfs {
+        let Some(m) = st.cfs.get(&cf) else {
+            continue;
         };
-        build_tables(db, &mut *it, &params)
-    })?;
-    let mut edit = VersionEdit {
-        column_family: cf,
-        log_number: Some(next_log),
-        ..Default::default()
+        let Some(next_log) = m.imm.back().map(|i| i.next_log) else {
+            continue;
+        };
+        let cfd = m.cfd.clone();
+        let mems: Vec<_> = m.imm.iter().map(|m| m.mem.clone()).collect();
+        let job = super::events::flush_started(db, &cfd, &mems);
+        let epoch = st.versions.next_epoch;
+        st.versions.next_epoch += 1;
+        let icmp = &cfd.icmp;
+        let tombstones = if mems.len() == 1 {
+            mems[0]
+                .range_dels
+                .fragmented(icmp)
+                .map(|l| (*l).clone())
+                .unwrap_or_default()
+        } else {
+            let raw = mems
+                .iter()
+                .filter_map(|m| m.range_dels.fragmented(icmp))
+                .flat_map(|l| l.tombstones().collect::<Vec<_>>())
+                .collect();
+            crate::range_del::FragmentedRangeTombstoneList::new(icmp, raw)
+        };
+        let params = OutputParams::for_l0(&cfd, epoch, db.snapshot_list(), tombstones);
+        parts.push(FlushPart {
+            cfd,
+            mems,
+            next_log,
+            job,
+            params,
+            outputs: Vec::new(),
+        });
+    }
+    if parts.is_empty() {
+        return Ok(());
+    }
+    let built = parking_lot::MutexGuard::unlocked(st, || -> Result<()> {
+        let _io = crate::fs::ActivityGuard::set(crate::fs::IoActivity::Flush);
+        for p in parts.iter_mut() {
+            let mems = &p.mems;
+            let mut it: Box<dyn InternalIterator> = if mems.len() == 1 {
+                Box::new(mems[0].iter())
+            } else {
+                let children: Vec<Box<dyn InternalIterator>> = mems
+                    .iter()
+                    .map(|m| Box::new(m.iter()) as Box<dyn InternalIterator>)
+                    .collect();
+                Box::new(super::iter::MergingIterator::new(p.cfd.icmp.clone(), children))
+            };
+            p.outputs = build_tables(db, &mut *it, &p.params)?;
+        }
+        Ok(())
+    });
+    let remove_outputs = |parts: &[FlushPart]| {
+        for f in parts.iter().flat_map(|p| p.outputs.iter()) {
+            let _ = db.fs.remove_file(&super::filename::table_name(&db.path, f.number));
+        }
     };
+    if let Err(e) = built {
+        remove_outputs(&parts);
+        return Err(e);
+    }
+    // A family dropped while its memtables were written: nothing of it to install.
+    let (dropped, parts): (Vec<FlushPart>, Vec<FlushPart>) = parts.into_iter().partition(|p| p.cfd.is_dropped());
+    remove_outputs(&dropped);
+    if parts.is_empty() {
+        return Ok(());
+    }
+    let mut edits: Vec<VersionEdit> = Vec::new();
+    for p in &parts {
+        let mut edit = VersionEdit {
+            column_family: p.cfd.id,
+            log_number: Some(p.next_log),
+            ..Default::default()
+        };
+        for f in &p.outputs {
+            edit.new_files.push((0, f.clone()));
+        }
+        edits.push(edit);
+    }
     if st.versions.cfs.len() > 1 {
         // As RocksDB with several families: the oldest WAL any family needs once this flush is
         // installed, so recovery skips older WALs even for a family that never flushed.
         let current = db.wal.lock().number;
         let after = st.versions.min_log_number(&|id| {
-            if id == cf {
-                return Some(next_log);
+            if let Some(p) = parts.iter().find(|p| p.cfd.id == id) {
+                return Some(p.next_log);
             }
             st.cfs
                 .get(&id)
                 .filter(|m| m.imm.is_empty() && m.mem.is_empty() && m.mem.range_dels.is_empty())
                 .map(|_| current)
         });
-        edit.min_log_number_to_keep = Some(after.min(next_log.max(st.versions.min_log_number_to_keep)));
+        let floor = st.versions.min_log_number_to_keep;
+        if let Some(last) = edits.last_mut() {
+            last.min_log_number_to_keep = Some(after.max(floor));
+        }
     }
-    let mut bytes = 0;
-    for f in &outputs {
-        bytes += f.file_size;
-        edit.new_files.push((0, f.clone()));
-    }
-    if let Err(e) = db.log_and_apply(st, &mut edit) {
-        if cfd.is_dropped() {
-            // The family was dropped while its memtable was written: nothing to install.
-            for f in &outputs {
-                let _ = db.fs.remove_file(&super::filename::table_name(&db.path, f.number));
-            }
+    if let Err(e) = db.log_and_apply_group(st, &mut edits) {
+        if parts.iter().all(|p| p.cfd.is_dropped()) {
+            remove_outputs(&parts);
             return Ok(());
         }
         return Err(e);
     }
-    if let Ok(m) = st.cf_mut(cf) {
-        for _ in 0..mems.len() {
-            m.imm.pop_front();
+    for p in &parts {
+        let bytes: u64 = p.outputs.iter().map(|f| f.file_size).sum();
+        if let Ok(m) = st.cf_mut(p.cfd.id) {
+            for _ in 0..p.mems.len() {
+                m.imm.pop_front();
+            }
+            m.stats.record_flush(bytes, p.outputs.len(), start.elapsed());
         }
-        m.stats.record_flush(bytes, outputs.len(), start.elapsed());
+        db.install_super_version(st, p.cfd.id);
+        super::events::flush_finished(db, st, &p.cfd, p.job, &p.outputs, start);
     }
-    db.install_super_version(st, cf);
-    super::events::flush_finished(db, st, &cfd, job, &outputs, start);
     // WALs below the oldest one a family needs hold nothing that is not in a table any more.
     let min_log = min_log_needed(db, st);
     delete_obsolete_wals(db, min_log);

@@ -204,6 +204,28 @@ impl DbInner {
         self.log_and_apply_cf(st, edit, None)
     }
 
+    /// [`log_and_apply`](Self::log_and_apply) for several edits written as one atomic group.
+    pub(crate) fn log_and_apply_group(
+        &self,
+        st: &mut parking_lot::MutexGuard<'_, DbState>,
+        edits: &mut [crate::version_edit::VersionEdit],
+    ) -> Result<()> {
+        while st.versions.manifest_busy {
+            self.manifest_cv.wait(st);
+        }
+        let last = self.last_seq.load(Ordering::Acquire);
+        let mut pending = st
+            .versions
+            .prepare_edits(edits, last, self.opts.paranoid_checks, None)?;
+        let r = parking_lot::MutexGuard::unlocked(st, || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pending.write()))
+                .unwrap_or_else(|p| Err(Error::from_panic("MANIFEST write", p)))
+        });
+        let r = st.versions.finish_edit(pending, r);
+        self.manifest_cv.notify_all();
+        r
+    }
+
     /// [`log_and_apply`](Self::log_and_apply), for an edit that may add a family (`new_cf`: its
     /// comparator and number of levels).
     pub(crate) fn log_and_apply_cf(

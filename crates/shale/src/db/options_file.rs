@@ -188,6 +188,7 @@ pub(crate) fn render(opts: &Options) -> String {
     line(&mut s, "db_write_buffer_size", &opts.db_write_buffer_size);
     line(&mut s, "allow_mmap_reads", &opts.allow_mmap_reads);
     line(&mut s, "wal_recovery_mode", &recovery_name(opts.wal_recovery_mode));
+    line(&mut s, "atomic_flush", &opts.atomic_flush);
     let level = [
         "DEBUG_LEVEL",
         "INFO_LEVEL",
@@ -512,6 +513,7 @@ pub(crate) fn apply_cf(text: &[u8], file: &str, cf: &str, opts: &mut Options) ->
         let (k, v, at) = (k.as_str(), v.as_str(), *at);
         let ok = match (sec, k) {
             (Section::Db, "allow_mmap_reads") => boolean(v).map(|b| opts.allow_mmap_reads = b),
+            (Section::Db, "atomic_flush") => boolean(v).map(|b| opts.atomic_flush = b),
             (Section::Cf, "max_compaction_bytes") => num(v).map(|x| opts.max_compaction_bytes = x),
             (Section::Cf, "compaction_style") => STYLES
                 .iter()

@@ -391,10 +391,10 @@ impl VersionSet {
         // a crash in the middle of an append ends the MANIFEST; a bad record before the end is
         // still an error. Only fully synced edits were acted upon, so the torn one is not needed.
         let mut reader = log::Reader::new(data, mfile.clone(), 0, WalRecoveryMode::TolerateCorruptedTailRecords);
-        while let Some(rec) = reader.read_record()? {
-            let edit = VersionEdit::decode(rec);
-            let rec_off = reader.last_record_offset();
-            let edit = edit.map_err(|e| e.in_file(&mfile, Some(rec_off)))?;
+        // The edits of an atomic group (`InAtomicGroup`, written by an atomic flush) are applied
+        // together once the last one is read; a group cut short by a crash is ignored.
+        let mut group: Vec<(VersionEdit, u64)> = Vec::new();
+        let mut apply = |edit: VersionEdit, rec_off: u64| -> Result<()> {
             let bad = |why: String| Error::corruption(&mfile, Some(rec_off), why);
             let id = edit.column_family;
             if let Some(name) = &edit.column_family_add {
@@ -421,7 +421,7 @@ impl VersionSet {
                     return Err(bad(format!("drop of unknown column family {id}")));
                 }
                 levels.remove(&id);
-                continue;
+                return Ok(());
             }
             if let Some(n) = edit.max_column_family {
                 vs.max_column_family = vs.max_column_family.max(n);
@@ -448,7 +448,7 @@ impl VersionSet {
                 vs.db_id = Some(i.clone());
             }
             if vs.skipped_cfs.contains_key(&id) {
-                continue;
+                return Ok(());
             }
             let Some(cf) = vs.cfs.get_mut(&id) else {
                 return Err(bad(format!("edit for unknown column family {id}")));
@@ -482,6 +482,30 @@ impl VersionSet {
                     )));
                 }
                 lv[level].insert(f.number, f.clone());
+            }
+            Ok(())
+        };
+        while let Some(rec) = reader.read_record()? {
+            let edit = VersionEdit::decode(rec);
+            let rec_off = reader.last_record_offset();
+            let edit = edit.map_err(|e| e.in_file(&mfile, Some(rec_off)))?;
+            match edit.remaining_entries {
+                Some(left) => {
+                    group.push((edit, rec_off));
+                    if left == 0 {
+                        for (e, off) in group.drain(..) {
+                            apply(e, off)?;
+                        }
+                    }
+                }
+                None if !group.is_empty() => {
+                    return Err(Error::corruption(
+                        &mfile,
+                        Some(rec_off),
+                        "an atomic group of edits is followed by an edit outside it before its end",
+                    ))
+                }
+                None => apply(edit, rec_off)?,
             }
         }
         if !(have_log && have_next && have_last) {
@@ -616,26 +640,25 @@ impl VersionSet {
         paranoid: bool,
         new_cf: Option<(InternalKeyComparator, usize)>,
     ) -> Result<PendingEdit> {
+        self.prepare_edits(std::slice::from_mut(edit), last_sequence, paranoid, new_cf)
+    }
+
+    /// [`prepare_edit`](Self::prepare_edit) for several edits (of different families) written
+    /// as one atomic group (RocksDB's `InAtomicGroup`, for `atomic_flush`): recovery applies all
+    /// of them or none.
+    pub(crate) fn prepare_edits(
+        &mut self,
+        edits: &mut [VersionEdit],
+        last_sequence: u64,
+        paranoid: bool,
+        new_cf: Option<(InternalKeyComparator, usize)>,
+    ) -> Result<PendingEdit> {
         if self.manifest_busy {
             return Err(Error::invalid("internal: a MANIFEST write is already in progress"));
         }
         if self.manifest.is_none() {
             return Err(Error::invalid("database is read-only"));
         }
-        let id = edit.column_family;
-        let change = if let Some(name) = &edit.column_family_add {
-            let (icmp, n) = new_cf.ok_or_else(|| Error::invalid("internal: column family add without options"))?;
-            if self.cfs.contains_key(&id) {
-                return Err(Error::invalid(format!("internal: column family id {id} in use")));
-            }
-            edit.max_column_family = Some(self.max_column_family.max(id));
-            CfChange::Add(CfVersion::new(name, icmp, n))
-        } else if edit.column_family_drop {
-            self.cf(id)?;
-            CfChange::Drop
-        } else {
-            CfChange::Files
-        };
         let new_manifest = if self.manifest_broken {
             // First (before the edit takes the next file number) a new MANIFEST.
             let db_id = self.db_id.clone().unwrap_or_default();
@@ -645,23 +668,57 @@ impl VersionSet {
             None
         };
         self.last_sequence = self.last_sequence.max(last_sequence);
-        edit.next_file_number = Some(self.next_file_number);
-        edit.last_sequence = Some(self.last_sequence);
-        let (version, removed) = match &change {
-            CfChange::Files => {
-                let cf = self.cf(id)?;
-                if let Some(n) = edit.log_number {
-                    if n < cf.log_number {
-                        edit.log_number = Some(cf.log_number);
-                    }
+        let n = edits.len();
+        let mut parts = Vec::with_capacity(n);
+        let mut records = Vec::with_capacity(n);
+        let mut new_cf = new_cf;
+        for (i, edit) in edits.iter_mut().enumerate() {
+            let id = edit.column_family;
+            let change = if let Some(name) = &edit.column_family_add {
+                let (icmp, levels) = new_cf
+                    .take()
+                    .ok_or_else(|| Error::invalid("internal: column family add without options"))?;
+                if self.cfs.contains_key(&id) {
+                    return Err(Error::invalid(format!("internal: column family id {id} in use")));
                 }
-                apply_files(cf, edit, &self.reaper, paranoid)?
+                edit.max_column_family = Some(self.max_column_family.max(id));
+                CfChange::Add(CfVersion::new(name, icmp, levels))
+            } else if edit.column_family_drop {
+                self.cf(id)?;
+                CfChange::Drop
+            } else {
+                CfChange::Files
+            };
+            edit.next_file_number = Some(self.next_file_number);
+            edit.last_sequence = Some(self.last_sequence);
+            if n > 1 {
+                edit.remaining_entries = Some((n - 1 - i) as u32);
             }
-            CfChange::Add(cf) => (Version::empty(cf.current.num_levels(), cf.icmp.clone()), Vec::new()),
-            CfChange::Drop => (Version::empty(0, self.cf(id)?.icmp.clone()), Vec::new()),
-        };
-        let mut record = Vec::new();
-        edit.encode(&mut record);
+            let (version, removed) = match &change {
+                CfChange::Files => {
+                    let cf = self.cf(id)?;
+                    if let Some(l) = edit.log_number {
+                        if l < cf.log_number {
+                            edit.log_number = Some(cf.log_number);
+                        }
+                    }
+                    apply_files(cf, edit, &self.reaper, paranoid)?
+                }
+                CfChange::Add(cf) => (Version::empty(cf.current.num_levels(), cf.icmp.clone()), Vec::new()),
+                CfChange::Drop => (Version::empty(0, self.cf(id)?.icmp.clone()), Vec::new()),
+            };
+            let mut record = Vec::new();
+            edit.encode(&mut record);
+            records.push(record);
+            parts.push(PendingPart {
+                cf: id,
+                change,
+                version,
+                log_number: edit.log_number,
+                min_log_number_to_keep: edit.min_log_number_to_keep,
+                obsolete: removed,
+            });
+        }
         self.manifest_busy = true;
         Ok(PendingEdit {
             fs: self.fs.clone(),
@@ -672,13 +729,8 @@ impl VersionSet {
                 self.manifest.take()
             },
             new_manifest,
-            record,
-            cf: id,
-            change,
-            version,
-            log_number: edit.log_number,
-            min_log_number_to_keep: edit.min_log_number_to_keep,
-            obsolete: removed,
+            records,
+            parts,
         })
     }
 
@@ -689,12 +741,7 @@ impl VersionSet {
         let PendingEdit {
             writer,
             new_manifest,
-            cf,
-            change,
-            version,
-            log_number,
-            min_log_number_to_keep,
-            obsolete,
+            parts,
             ..
         } = pending;
         match (new_manifest, writer) {
@@ -710,6 +757,21 @@ impl VersionSet {
             self.manifest_broken = true;
             return Err(e);
         }
+        for p in parts {
+            self.install_part(p)?;
+        }
+        Ok(())
+    }
+
+    fn install_part(&mut self, p: PendingPart) -> Result<()> {
+        let PendingPart {
+            cf,
+            change,
+            version,
+            log_number,
+            min_log_number_to_keep,
+            obsolete,
+        } = p;
         if let Some(n) = min_log_number_to_keep {
             self.min_log_number_to_keep = n;
         }
@@ -870,7 +932,13 @@ pub(crate) struct PendingEdit {
     writer: Option<log::Writer>,
     /// Replace a broken MANIFEST: the new file's number and its opening records.
     new_manifest: Option<(u64, Vec<VersionEdit>)>,
-    record: Vec<u8>,
+    /// The encoded edits, appended in one write and one sync.
+    records: Vec<Vec<u8>>,
+    parts: Vec<PendingPart>,
+}
+
+/// What one edit of a pending write installs.
+struct PendingPart {
     cf: u32,
     change: CfChange,
     version: Version,
@@ -886,7 +954,9 @@ impl PendingEdit {
     pub(crate) fn write(&mut self) -> Result<()> {
         if let Some((num, records)) = &self.new_manifest {
             let mut w = write_manifest_file(&self.fs, &self.dir, *num, records)?;
-            w.add_record(&self.record)?;
+            for r in &self.records {
+                w.add_record(r)?;
+            }
             w.sync()?;
             install_current(&self.fs, &self.dir, *num)?;
             self.writer = Some(w);
@@ -896,7 +966,9 @@ impl PendingEdit {
             .writer
             .as_mut()
             .ok_or_else(|| Error::invalid("internal: no MANIFEST writer"))?;
-        w.add_record(&self.record)?;
+        for r in &self.records {
+            w.add_record(r)?;
+        }
         w.sync()
     }
 }
@@ -983,5 +1055,114 @@ mod tests {
         // A file removed without a move is reaped as soon as the last version holding it goes.
         apply(&mut vs, &[(2, 11)], &[]);
         assert_eq!(vs.reaper.take(), vec![11]);
+    }
+
+    fn lookup_all(_: &str) -> Option<(InternalKeyComparator, usize)> {
+        Some((InternalKeyComparator::default(), 7))
+    }
+
+    /// Replace the MANIFEST CURRENT names with its first `keep` bytes.
+    fn truncate_manifest(fs: &Arc<dyn FileSystem>, vs: &VersionSet, cut: usize) {
+        let p = manifest_name(Path::new("/db"), vs.manifest_number);
+        let data = fs.read_all(&p).unwrap();
+        let mut f = fs.new_writable(&p).unwrap();
+        f.append(&data[..data.len() - cut]).unwrap();
+        f.sync().unwrap();
+    }
+
+    fn two_family_set() -> (Arc<dyn FileSystem>, VersionSet) {
+        let fs: Arc<dyn FileSystem> = Arc::new(MemFs::new());
+        fs.create_dir_all(Path::new("/db")).unwrap();
+        let mut vs = VersionSet::new_empty(Path::new("/db"), fs.clone(), InternalKeyComparator::default(), 7);
+        vs.write_new_manifest("id").unwrap();
+        let mut add = VersionEdit {
+            column_family: 1,
+            column_family_add: Some("one".into()),
+            log_number: Some(0),
+            ..Default::default()
+        };
+        let mut p = vs
+            .prepare_edit(&mut add, 0, true, Some((InternalKeyComparator::default(), 7)))
+            .unwrap();
+        let r = p.write();
+        vs.finish_edit(p, r).unwrap();
+        (fs, vs)
+    }
+
+    /// An atomic flush's edits are applied together at recovery, or not at all when the group
+    /// was cut short by a crash.
+    #[test]
+    fn an_atomic_group_is_recovered_whole_or_not_at_all() {
+        let (fs, mut vs) = two_family_set();
+        let mut edits = vec![
+            VersionEdit {
+                column_family: 0,
+                new_files: vec![(0, file(10, "a", "b"))],
+                ..Default::default()
+            },
+            VersionEdit {
+                column_family: 1,
+                new_files: vec![(0, file(11, "a", "b"))],
+                ..Default::default()
+            },
+        ];
+        let mut p = vs.prepare_edits(&mut edits, 100, true, None).unwrap();
+        let r = p.write();
+        vs.finish_edit(p, r).unwrap();
+        assert_eq!(edits[0].remaining_entries, Some(1));
+        assert_eq!(edits[1].remaining_entries, Some(0));
+        let back = VersionSet::recover(Path::new("/db"), fs.clone(), &lookup_all, true).unwrap();
+        assert_eq!(back.cfs[&0].current.num_files(0), 1);
+        assert_eq!(back.cfs[&1].current.num_files(0), 1);
+        assert_eq!(back.cfs[&1].name, "one");
+        // Cut the group's last record: neither family gets its file.
+        let mut last = Vec::new();
+        edits[1].encode(&mut last);
+        truncate_manifest(&fs, &vs, last.len() + 7);
+        let back = VersionSet::recover(Path::new("/db"), fs, &lookup_all, true).unwrap();
+        assert_eq!(
+            back.cfs[&0].current.num_files(0),
+            0,
+            "half of an atomic group was applied"
+        );
+        assert_eq!(back.cfs[&1].current.num_files(0), 0);
+    }
+
+    /// A file edit for a family the MANIFEST never added is corruption, not data put elsewhere.
+    #[test]
+    fn an_edit_for_an_unknown_family_is_corruption() {
+        let (fs, vs) = two_family_set();
+        let p = manifest_name(Path::new("/db"), vs.manifest_number);
+        let mut r = log::Reader::new(
+            fs.read_all(&p).unwrap(),
+            "m",
+            0,
+            WalRecoveryMode::TolerateCorruptedTailRecords,
+        );
+        let mut recs: Vec<Vec<u8>> = Vec::new();
+        while let Some(x) = r.read_record().unwrap() {
+            recs.push(x.to_vec());
+        }
+        let stray = VersionEdit {
+            column_family: 5,
+            new_files: vec![(0, file(12, "a", "b"))],
+            ..Default::default()
+        };
+        let mut rec = Vec::new();
+        stray.encode(&mut rec);
+        recs.push(rec);
+        let mut w = log::Writer::new(fs.new_writable(&p).unwrap());
+        for x in &recs {
+            w.add_record(x).unwrap();
+        }
+        w.sync().unwrap();
+        drop(w);
+        let e = VersionSet::recover(Path::new("/db"), fs, &lookup_all, true)
+            .err()
+            .unwrap();
+        assert!(
+            e.is_corruption() && e.to_string().contains("unknown column family 5"),
+            "{e}"
+        );
     }
 }

@@ -472,6 +472,15 @@ fn make_room(db: &Arc<DbInner>, bytes: u64) -> Result<Arc<MemSet>> {
                 full.push(*id);
             }
         }
+        if !full.is_empty() && db.opts.atomic_flush {
+            // atomic_flush: every family with data switches (and flushes) together.
+            full = st
+                .cfs
+                .iter()
+                .filter(|(_, m)| !m.mem.is_empty() || !m.mem.range_dels.is_empty())
+                .map(|(id, _)| *id)
+                .collect();
+        }
         if !full.is_empty() {
             let blocked = full
                 .iter()
