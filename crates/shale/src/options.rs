@@ -162,6 +162,9 @@ pub struct Options {
     pub(crate) create_missing_column_families: bool,
     /// Flush all column families together, installed atomically (RocksDB's `atomic_flush`).
     pub(crate) atomic_flush: bool,
+    /// With several column families: once the live WALs exceed this many bytes, the families
+    /// holding the oldest one are flushed (0 = 4 x the families' total memtable budget).
+    pub(crate) max_total_wal_size: u64,
 }
 
 impl Default for Options {
@@ -222,6 +225,7 @@ impl Default for Options {
             info_log: Default::default(),
             create_missing_column_families: false,
             atomic_flush: false,
+            max_total_wal_size: 0,
         }
     }
 }
@@ -247,6 +251,7 @@ impl Options {
         o.error_if_exists = db.error_if_exists;
         o.create_missing_column_families = db.create_missing_column_families;
         o.atomic_flush = db.atomic_flush;
+        o.max_total_wal_size = db.max_total_wal_size;
         o.paranoid_checks = db.paranoid_checks;
         o.db_write_buffer_size = db.db_write_buffer_size;
         o.write_buffer_manager = db.write_buffer_manager.clone();
@@ -280,6 +285,13 @@ impl Options {
     /// `atomic_flush`, default false; useful without the WAL).
     pub fn set_atomic_flush(&mut self, v: bool) {
         self.atomic_flush = v;
+    }
+    /// RocksDB's `max_total_wal_size`: with several column families, once the live WAL files
+    /// hold more than this many bytes, the families whose data keeps the oldest WAL alive are
+    /// flushed, so a rarely written family does not keep every WAL. 0 (the default) means four
+    /// times the sum over families of `write_buffer_size * max_write_buffer_number`.
+    pub fn set_max_total_wal_size(&mut self, bytes: u64) {
+        self.max_total_wal_size = bytes;
     }
     pub fn set_error_if_exists(&mut self, v: bool) {
         self.error_if_exists = v;

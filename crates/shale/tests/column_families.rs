@@ -418,3 +418,34 @@ fn families_with_different_table_formats() {
         assert!(s.contains(&format!("Compaction Stats [{name}]")), "{s}");
     }
 }
+
+/// `max_total_wal_size`: a family written once and then never again would keep every later WAL
+/// alive; once the WALs pass the limit it is flushed so they can go (as RocksDB).
+#[test]
+fn a_rarely_written_family_is_flushed_when_the_wals_grow() {
+    let fs = MemFs::new();
+    let mut o = mem_opts(&fs);
+    o.set_write_buffer_size(64 << 10);
+    o.set_max_total_wal_size(256 << 10);
+    let db = DB::open_cf(&o, "/db", ["idle", "busy"]).unwrap();
+    let busy = db.cf_handle("busy").unwrap();
+    let idle = db.cf_handle("idle").unwrap();
+    db.put_cf(&idle, b"x", b"1").unwrap();
+    let mut most = 0;
+    for i in 0..40_000u32 {
+        db.put_cf(&busy, i.to_be_bytes(), [b'v'; 40]).unwrap();
+        if i % 1000 == 0 {
+            most = most.max(wal_count(&fs));
+        }
+    }
+    db.wait_for_compact().unwrap();
+    assert_eq!(
+        db.property_int_value_cf(&idle, "rocksdb.num-files-at-level0").unwrap(),
+        Some(1),
+        "the idle family was not flushed"
+    );
+    assert!(most <= 8, "WALs piled up to {most} (limit 256 KiB, 64 KiB memtables)");
+    drop(db);
+    let db = DB::open_cf(&o, "/db", ["idle", "busy"]).unwrap();
+    assert_eq!(get_cf(&db, "idle", b"x").as_deref(), Some(&b"1"[..]));
+}

@@ -202,6 +202,12 @@ pub(crate) fn run_flush_group(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState
 }
 
 pub(crate) fn delete_obsolete_wals(db: &DbInner, min_log: u64) {
+    {
+        let mut wal = db.wal.lock();
+        while wal.alive.front().is_some_and(|(n, _)| *n < min_log) {
+            wal.alive.pop_front();
+        }
+    }
     if let Ok(names) = db.fs.list(&db.path) {
         for n in names {
             if let Some(super::filename::FileType::Wal(num)) = super::filename::parse_file_name(&n) {

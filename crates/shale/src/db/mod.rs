@@ -139,6 +139,8 @@ impl DbState {
 pub(crate) struct WalState {
     pub writer: Option<log::Writer>,
     pub number: u64,
+    /// Older WALs still on disk (number, bytes), oldest first (for `max_total_wal_size`).
+    pub alive: VecDeque<(u64, u64)>,
     /// Bytes appended but not yet synced.
     pub unsynced: bool,
 }

@@ -415,6 +415,7 @@ fn open_inner(
         wal: Mutex::new(WalState {
             writer: None,
             number: 0,
+            alive: VecDeque::new(),
             unsynced: false,
         }),
         block_cache,
@@ -446,6 +447,7 @@ fn open_inner(
         *db.wal.lock() = WalState {
             writer: Some(log::Writer::new(file)),
             number: num,
+            alive: VecDeque::new(),
             unsynced: false,
         };
         // The OPTIONS file's number is taken before the edits, so the MANIFEST's next file

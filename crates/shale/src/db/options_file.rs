@@ -189,6 +189,7 @@ pub(crate) fn render(opts: &Options) -> String {
     line(&mut s, "allow_mmap_reads", &opts.allow_mmap_reads);
     line(&mut s, "wal_recovery_mode", &recovery_name(opts.wal_recovery_mode));
     line(&mut s, "atomic_flush", &opts.atomic_flush);
+    line(&mut s, "max_total_wal_size", &opts.max_total_wal_size);
     let level = [
         "DEBUG_LEVEL",
         "INFO_LEVEL",
@@ -514,6 +515,7 @@ pub(crate) fn apply_cf(text: &[u8], file: &str, cf: &str, opts: &mut Options) ->
         let ok = match (sec, k) {
             (Section::Db, "allow_mmap_reads") => boolean(v).map(|b| opts.allow_mmap_reads = b),
             (Section::Db, "atomic_flush") => boolean(v).map(|b| opts.atomic_flush = b),
+            (Section::Db, "max_total_wal_size") => num(v).map(|x| opts.max_total_wal_size = x),
             (Section::Cf, "max_compaction_bytes") => num(v).map(|x| opts.max_compaction_bytes = x),
             (Section::Cf, "compaction_style") => STYLES
                 .iter()

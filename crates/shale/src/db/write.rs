@@ -472,6 +472,9 @@ fn make_room(db: &Arc<DbInner>, bytes: u64) -> Result<Arc<MemSet>> {
                 full.push(*id);
             }
         }
+        if full.is_empty() && st.cfs.len() > 1 {
+            full = families_holding_old_wals(db, &st);
+        }
         if !full.is_empty() && db.opts.atomic_flush {
             // atomic_flush: every family with data switches (and flushes) together.
             full = st
@@ -515,6 +518,37 @@ fn make_room(db: &Arc<DbInner>, bytes: u64) -> Result<Arc<MemSet>> {
     Ok(st.memset.clone())
 }
 
+/// RocksDB's `max_total_wal_size` rule: once the live WALs hold more than the limit, the
+/// families whose unflushed data is in the oldest live WAL (and whose memtable has data) are
+/// switched, so their flush lets that WAL go.
+fn families_holding_old_wals(db: &DbInner, st: &DbState) -> Vec<u32> {
+    let limit = match db.opts.max_total_wal_size {
+        0 => st
+            .cfs
+            .values()
+            .map(|m| (m.cfd.opts.write_buffer_size * m.cfd.opts.max_write_buffer_number) as u64)
+            .sum::<u64>()
+            .saturating_mul(4),
+        n => n,
+    };
+    let (total, oldest) = {
+        let wal = db.wal.lock();
+        let current = wal.writer.as_ref().map_or(0, |w| w.file_size());
+        let total = wal.alive.iter().map(|(_, b)| b).sum::<u64>() + current;
+        (total, wal.alive.front().map(|(n, _)| *n))
+    };
+    let Some(oldest) = oldest.filter(|_| total > limit) else {
+        return Vec::new();
+    };
+    st.cfs
+        .iter()
+        .filter(|(id, m)| {
+            !m.mem.is_empty() && st.versions.cf(**id).is_ok_and(|c| c.log_number <= oldest) && m.imm.is_empty()
+        })
+        .map(|(id, _)| *id)
+        .collect()
+}
+
 /// Make the memtables of families `cfs` immutable, start one new WAL and new memtables, and
 /// wake the flusher. Called by the write leader with the DB mutex held. The WAL files are created
 /// and synced without the mutex: only the write leader switches or writes (the writer queue), so
@@ -537,6 +571,10 @@ pub(crate) fn switch_memtable(
                 if wal.unsynced {
                     w.sync()?;
                 }
+            }
+            if let Some(w) = wal.writer.as_ref() {
+                let old = (wal.number, w.file_size());
+                wal.alive.push_back(old);
             }
             wal.writer = Some(log::Writer::new(file));
             wal.number = num;
