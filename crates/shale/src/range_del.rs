@@ -241,17 +241,22 @@ impl MemRangeDels {
         self.any.store(true, AO::Release);
     }
 
-    /// Re-fragment if tombstones were added since the last build.
+    /// Re-fragment if tombstones were added since the last build. On return the cached list
+    /// holds every tombstone added before the call (the write group publishes its sequence
+    /// right after).
     pub(crate) fn refresh(&self, icmp: &InternalKeyComparator) {
         if !self.dirty.load(AO::Acquire) {
             return;
         }
         let raw = self.raw.lock();
-        if !self.dirty.swap(false, AO::AcqRel) {
+        if !self.dirty.load(AO::Acquire) {
             return;
         }
         let list = FragmentedRangeTombstoneList::new(icmp, raw.clone());
         *self.cached.write() = Arc::new(list);
+        // Clean only once the list is published (and under the lock, so no add is missed): a
+        // refresh that finds the list clean, above, may return at once.
+        self.dirty.store(false, AO::Release);
     }
 
     /// The newest tombstone seqno `<= read_seq` covering `key` (0: none), read under the
@@ -441,5 +446,61 @@ mod tests {
         m.add(b"b", b"d", 2);
         let c = m.fragmented(&icmp).unwrap();
         assert_eq!(c.fragments.len(), 3);
+    }
+
+    /// Freezes the rare `shale stress` failure of a key deleted by `delete_range` read back
+    /// with its older value ("MISMATCH in get: key 119 expected absent, actual value id ...";
+    /// in multi_get and scans too). A reader that found a memtable's tombstone list dirty
+    /// (a write group had added a tombstone) cleared `dirty` before publishing the list it was
+    /// rebuilding; the group's own `refresh` then found the list clean and returned at once,
+    /// the group's sequence was published, and a read at that sequence still got the old list,
+    /// without the new tombstone. Once a `refresh` after an add returns, every reader must see
+    /// the added tombstone.
+    #[test]
+    fn refresh_returns_only_once_readers_see_every_added_tombstone() {
+        use std::sync::atomic::AtomicBool;
+        let icmp = InternalKeyComparator::default();
+        let m = Arc::new(MemRangeDels::default());
+        // Many tombstones: each rebuild takes a while, so readers are often in the middle of one.
+        for i in 0..3000u32 {
+            let k = format!("a{i:05}");
+            m.add(k.as_bytes(), format!("{k}x").as_bytes(), 1);
+        }
+        m.refresh(&icmp);
+        let stop = Arc::new(AtomicBool::new(false));
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let (m, stop, icmp) = (m.clone(), stop.clone(), icmp.clone());
+                std::thread::spawn(move || {
+                    while !stop.load(AO::Acquire) {
+                        m.max_covering_seq(&icmp, b"m", u64::MAX);
+                    }
+                })
+            })
+            .collect();
+        let mut stale = 0;
+        for seq in 2..300u64 {
+            m.add(b"k", b"p", seq);
+            // The rest of the write group's inserts: meanwhile a reader finds the list dirty
+            // and rebuilds it.
+            for _ in 0..100_000 {
+                if !m.dirty.load(AO::Acquire) {
+                    break;
+                }
+                std::thread::yield_now();
+            }
+            m.refresh(&icmp);
+            if m.max_covering_seq(&icmp, b"m", u64::MAX) != seq {
+                stale += 1;
+            }
+        }
+        stop.store(true, AO::Release);
+        for r in readers {
+            r.join().unwrap();
+        }
+        assert_eq!(
+            stale, 0,
+            "reads after refresh() missed the newest tombstone {stale} times"
+        );
     }
 }
