@@ -899,3 +899,71 @@ fn ldb_reads_each_family_with_its_options() {
     let o = shale(&["ldb", &db, "--column_family=plain", "get", "0000000900000000"]);
     assert_eq!(stdout(&o), "new\n", "{}", stderr(&o));
 }
+
+/// `shale bench --num_column_families=N` opens the DB with `default` and db_bench's
+/// `column_family_name_%06d` families, writes key number `k` to family `k % N` only, and
+/// readrandom looks each key up in that family (so it finds every one).
+#[test]
+fn bench_num_column_families_spreads_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let dbf = format!("--db={}", path.display());
+    let o = shale(&[
+        "bench",
+        "--benchmarks=fillseq,readrandom,flush",
+        "--num=300",
+        "--num_column_families=3",
+        "--writes_per_range_tombstone=0",
+        "--seed=7",
+        &dbf,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(ops_of(&out, "readrandom").extra.contains("(300 of 300 found)"), "{out}");
+    let opts = shale::Options::default();
+    let names = shale::DB::list_cf(&opts, &path).unwrap();
+    assert_eq!(
+        names,
+        ["default", "column_family_name_000001", "column_family_name_000002"]
+    );
+    let db = shale::DB::open_cf(&opts, &path, &names).unwrap();
+    let cfs: Vec<_> = names.iter().map(|n| db.cf_handle(n).unwrap()).collect();
+    for (i, cf) in cfs.iter().enumerate() {
+        // the flush benchmark flushed every family
+        assert!(
+            db.property_int_value_cf(cf, "rocksdb.num-files-at-level0")
+                .unwrap()
+                .unwrap_or(0)
+                >= 1,
+            "{}",
+            names[i]
+        );
+        let keys: Vec<u64> = db
+            .iterator_cf(cf, shale::IteratorMode::Start)
+            .map(|r| {
+                let (k, _) = r.unwrap();
+                u64::from_be_bytes(k[..8].try_into().unwrap())
+            })
+            .collect();
+        let want: Vec<u64> = (0..300u64).filter(|k| k % 3 == i as u64).collect();
+        assert_eq!(keys, want, "{}", names[i]);
+    }
+    drop(cfs);
+    drop(db);
+    // reopening the existing DB with the same flag reads it again
+    let o = shale(&[
+        "bench",
+        "--benchmarks=readrandom",
+        "--num=300",
+        "--num_column_families=3",
+        "--use_existing_db",
+        "--seed=9",
+        &dbf,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        ops_of(&stdout(&o), "readrandom").extra.contains("(300 of 300 found)"),
+        "{}",
+        stdout(&o)
+    );
+}
