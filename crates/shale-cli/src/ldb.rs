@@ -373,7 +373,7 @@ fn execute(p: &Parsed, out: &mut dyn Write) -> Result<(), String> {
             if p.params.len() < 2 {
                 return Err("At least one <key> <value> pair must be specified batchput.".into());
             }
-            if p.params.len() % 2 != 0 {
+            if !p.params.len().is_multiple_of(2) {
                 return Err("Equal number of <key>s and <value>s must be specified for batchput.".into());
             }
             let mut pairs = Vec::with_capacity(p.params.len() / 2);

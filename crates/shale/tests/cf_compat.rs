@@ -89,6 +89,34 @@ fn ldb_scan_cf(ldb: &Path, db: &Path, cf: &str, extra: &[&str]) -> Kv {
         .args(["scan", "--hex"])))
 }
 
+/// RocksDB lists exactly `names` (ldb's `list_column_families`, `Rdict.list_cf`) and reads
+/// `want` in each: `ldb --column_family=NAME scan` (which loads the OPTIONS file), rocksdict's
+/// `Rdict(path)` (likewise), and rocksdict with default options and `column_families=`
+/// naming every family but `skip_explicit`.
+fn assert_rocksdb_reads(
+    ldb: &Path,
+    python: &Path,
+    path: &Path,
+    names: &[&str],
+    want: &Families,
+    skip_explicit: &[&str],
+) {
+    assert_eq!(ldb_list(ldb, path), ldb_list_text(path, names));
+    for name in names {
+        assert_same(&ldb_scan_cf(ldb, path, name, &[]), &want[*name], &format!("ldb {name}"));
+    }
+    let (listed, got) = rocksdict_dump(python, path, "auto", &[]);
+    assert_eq!(listed, names, "Rdict.list_cf");
+    assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>());
+    for (name, m) in want {
+        assert_same(&got[name], m, &format!("rocksdict {name}"));
+    }
+    let (_, got) = rocksdict_dump(python, path, "explicit", skip_explicit);
+    for name in names.iter().filter(|n| !skip_explicit.contains(n)) {
+        assert_same(&got[*name], &want[*name], &format!("rocksdict column_families= {name}"));
+    }
+}
+
 fn shale_dump_cf(db: &DB, name: &str) -> Kv {
     let cf = db.cf_handle(name).unwrap_or_else(|| panic!("no family {name}"));
     db.iterator_cf(&cf, shale::IteratorMode::Start)
@@ -244,16 +272,9 @@ fn rocksdb_reads_shale_column_families() {
     }
     let names: Vec<&str> = shale_families().iter().map(|(n, _)| *n).collect();
 
-    assert_eq!(ldb_list(&ldb, &path), ldb_list_text(&path, &names));
     // ldb 7.8 loads the newest OPTIONS file by default (--try_load_options): every family,
     // the plain one included, opens with the options Shale wrote for it
-    for name in &names {
-        assert_same(
-            &ldb_scan_cf(&ldb, &path, name, &[]),
-            &want[*name],
-            &format!("ldb {name}"),
-        );
-    }
+    assert_rocksdb_reads(&ldb, &python, &path, &names, &want, &["plain"]);
     // without it every family gets the default block-based factory, and the open fails on the
     // plain family's tables whichever family is asked for
     let copy = tempfile::tempdir().unwrap();
@@ -269,17 +290,6 @@ fn rocksdb_reads_shale_column_families() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-
-    let (listed, got) = rocksdict_dump(&python, &path, "auto", &[]);
-    assert_eq!(listed, names, "Rdict.list_cf");
-    assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>());
-    for (name, m) in &want {
-        assert_same(&got[name], m, &format!("rocksdict {name}"));
-    }
-    let (_, got) = rocksdict_dump(&python, &path, "explicit", &["plain"]);
-    for name in names.iter().filter(|n| **n != "plain") {
-        assert_same(&got[*name], &want[*name], &format!("rocksdict column_families= {name}"));
-    }
 
     // RocksDB verifies every block-based table and reads the family each one names in its
     // properties (sst_dump 7.8 cannot read plain tables at all: "pread ... Bad address", see
@@ -416,22 +426,6 @@ fn shale_reads_rocksdb_column_families_and_rocksdb_reads_shale_additions() {
         db.write(batch).unwrap();
     }
     assert!(in_wal(&path, b"zz-shale-batch"), "Shale's last batch is in the WAL");
-    let names: Vec<&str> = ["default", "by_ldb", "lz4", "zstd", "by_shale"].to_vec();
-    assert_eq!(ldb_list(&ldb, &path), ldb_list_text(&path, &names));
-    for name in &names {
-        assert_same(
-            &ldb_scan_cf(&ldb, &path, name, &[]),
-            &want[*name],
-            &format!("ldb {name}"),
-        );
-    }
-    let (listed, got) = rocksdict_dump(&python, &path, "auto", &[]);
-    assert_eq!(listed, names);
-    for name in &names {
-        assert_same(&got[*name], &want[*name], &format!("rocksdict {name}"));
-    }
-    let (_, got) = rocksdict_dump(&python, &path, "explicit", &[]);
-    for name in &names {
-        assert_same(&got[*name], &want[*name], &format!("rocksdict column_families= {name}"));
-    }
+    let names = ["default", "by_ldb", "lz4", "zstd", "by_shale"];
+    assert_rocksdb_reads(&ldb, &python, &path, &names, &want, &[]);
 }
