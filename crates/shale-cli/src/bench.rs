@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 
-use shale::{Options, ReadOptions, WriteBatch, WriteOptions, DB};
+use shale::{ColumnFamily, Options, ReadOptions, WriteBatch, WriteOptions, DB};
 
 pub use crate::bench_config::{options_from_flags, Config};
 use crate::flags::{help_text, Flags, BENCH_FLAGS};
@@ -79,9 +79,21 @@ pub const KNOWN_BENCHMARKS: &[&str] = &[
     "xxh3",
 ];
 
+/// db_bench's `ColumnFamilyName(i)`: `default` for 0, else `column_family_name_%06zu`.
+pub fn column_family_name(i: usize) -> String {
+    if i == 0 {
+        "default".to_string()
+    } else {
+        format!("column_family_name_{i:06}")
+    }
+}
+
 /// Per-benchmark parameters (db_bench's members sanitized at the top of each benchmark).
 struct Ctx {
     db: Arc<DB>,
+    /// The families of `--num_column_families` above 1 (by index); empty with one family,
+    /// where every call goes to `default` as before.
+    cfs: Vec<Arc<ColumnFamily>>,
     num: i64,
     flags_num: i64,
     reads: i64,
@@ -109,6 +121,17 @@ struct Ctx {
     /// else the larger of the two (raw flag values).
     readwrites: i64,
     mergereadpercent: i64,
+}
+
+impl Ctx {
+    /// db_bench's `GetCfh(rand_num)` with every family hot: the family of key number `k`.
+    fn cf_of(&self, k: u64) -> Option<&Arc<ColumnFamily>> {
+        if self.cfs.len() > 1 {
+            Some(&self.cfs[(k % self.cfs.len() as u64) as usize])
+        } else {
+            None
+        }
+    }
 }
 
 struct Shared {
@@ -228,7 +251,12 @@ fn do_write(ctx: &Ctx, sh: &Shared, t: &mut ThreadState, random: bool) {
             let k = key_gen.next(&mut t.rand);
             generate_key_from_int(k, ctx.key_size, &mut key);
             let val = gen.generate();
-            batch.put(&key, val);
+            // db_bench: the key's number also picks its family, so reads find it again
+            let cf = ctx.cf_of(k);
+            match cf {
+                Some(cf) => batch.put_cf(cf, &key, val),
+                None => batch.put(&key, val),
+            }
             bytes += (val.len() + ctx.key_size) as u64;
             num_written += 1;
             // db_bench: a range tombstone after every `writes_per_range_tombstone` writes past
@@ -245,7 +273,10 @@ fn do_write(ctx: &Ctx, sh: &Shared, t: &mut ThreadState, random: bool) {
                 if ctx.expand_range_tombstones {
                     for offset in 0..ctx.range_tombstone_width {
                         generate_key_from_int(begin_num.wrapping_add(offset as u64), ctx.key_size, &mut begin_key);
-                        batch.delete(&begin_key);
+                        match cf {
+                            Some(cf) => batch.delete_cf(cf, &begin_key),
+                            None => batch.delete(&begin_key),
+                        }
                     }
                 } else {
                     generate_key_from_int(begin_num, ctx.key_size, &mut begin_key);
@@ -254,7 +285,10 @@ fn do_write(ctx: &Ctx, sh: &Shared, t: &mut ThreadState, random: bool) {
                         ctx.key_size,
                         &mut end_key,
                     );
-                    batch.delete_range(&begin_key, &end_key);
+                    match cf {
+                        Some(cf) => batch.delete_range_cf(cf, &begin_key, &end_key),
+                        None => batch.delete_range(&begin_key, &end_key),
+                    }
                 }
             }
         }
@@ -374,7 +408,11 @@ fn read_random(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
         generate_key_from_int(k, ctx.key_size, &mut key);
         read += 1;
         // db_bench reads into a PinnableSlice: the value is not copied out of the DB.
-        match ctx.db.get_pinned_opt(&key, &ctx.read_options) {
+        let got = match ctx.cf_of(k) {
+            Some(cf) => ctx.db.get_pinned_cf_opt(cf, &key, &ctx.read_options),
+            None => ctx.db.get_pinned_opt(&key, &ctx.read_options),
+        };
+        match got {
             Ok(Some(v)) => {
                 found += 1;
                 bytes += (key.len() + v.len()) as u64;
@@ -587,6 +625,7 @@ struct Benchmark {
     db_path: PathBuf,
     temp_db: bool,
     db: Option<Arc<DB>>,
+    cfs: Vec<Arc<ColumnFamily>>,
     seed_base: i64,
     total_thread_count: i64,
     stats_cfg: StatsConfig,
@@ -596,12 +635,30 @@ impl Benchmark {
     fn open(&mut self) -> Result<(), String> {
         let mut o = self.opts.clone();
         o.create_if_missing(!self.cfg.use_existing_db);
-        let db = DB::open(&o, &self.db_path).map_err(|e| format!("open error: {e}"))?;
+        let n = self.cfg.num_column_families;
+        if n <= 1 {
+            let db = DB::open(&o, &self.db_path).map_err(|e| format!("open error: {e}"))?;
+            self.db = Some(Arc::new(db));
+            return Ok(());
+        }
+        // db_bench's OpenDb with --num_column_families: every family with the same options,
+        // the missing ones created
+        o.create_missing_column_families(true);
+        let names: Vec<String> = (0..n).map(column_family_name).collect();
+        let db = DB::open_cf(&o, &self.db_path, &names).map_err(|e| format!("open error: {e}"))?;
+        self.cfs = names
+            .iter()
+            .map(|name| {
+                db.cf_handle(name)
+                    .ok_or_else(|| format!("open error: no family {name}"))
+            })
+            .collect::<Result<_, _>>()?;
         self.db = Some(Arc::new(db));
         Ok(())
     }
 
     fn close(&mut self) {
+        self.cfs.clear();
         self.db = None;
     }
 
@@ -737,7 +794,13 @@ impl Benchmark {
                 Action::Run { method, fresh_db } => (method, fresh_db),
                 Action::Flush => {
                     if let Some(db) = &self.db {
-                        db.flush().map_err(|e| format!("Flush failed: {e}"))?;
+                        // db_bench flushes every family
+                        let r = if self.cfs.len() > 1 {
+                            db.flush_cfs(&self.cfs.iter().map(|c| &**c).collect::<Vec<_>>())
+                        } else {
+                            db.flush()
+                        };
+                        r.map_err(|e| format!("Flush failed: {e}"))?;
                     }
                     continue;
                 }
@@ -770,6 +833,7 @@ impl Benchmark {
             println!("DB path: [{}]", self.db_path.display());
             let ctx = Ctx {
                 db,
+                cfs: self.cfs.clone(),
                 num,
                 flags_num: self.cfg.num,
                 reads,
@@ -991,6 +1055,7 @@ pub fn main(args: &[String]) -> i32 {
         db_path,
         temp_db,
         db: None,
+        cfs: Vec::new(),
         seed_base,
         total_thread_count: 0,
         stats_cfg,

@@ -29,6 +29,9 @@ pub struct Config {
     pub seek_nexts: i64,
     pub db: String,
     pub use_existing_db: bool,
+    /// `--num_column_families`: the DB is opened with `default` and `column_family_name_%06d`
+    /// for 1..N, and key `k` is written to and read from family `k % N` (db_bench's `GetCfh`).
+    pub num_column_families: usize,
     pub sync: bool,
     pub disable_wal: bool,
     pub compression_ratio: f64,
@@ -175,6 +178,7 @@ impl Config {
             seek_nexts: fl.i64("seek_nexts"),
             db: fl.str("db").to_string(),
             use_existing_db: fl.bool("use_existing_db"),
+            num_column_families: fl.i64("num_column_families").max(1) as usize,
             sync: fl.bool("sync"),
             disable_wal: fl.bool("disable_wal"),
             compression_ratio: fl.f64("compression_ratio"),

@@ -204,6 +204,7 @@ pub const BENCH_FLAGS: &[FlagDef] = &[
     f("seek_nexts", Kind::Int32, "0", "How many times to call Next() after Seek() in seekrandom"),
     f("db", Kind::Str, "", "Use the db with the following name (default: a temporary directory removed at exit)"),
     f("use_existing_db", Kind::Bool, "false", "If true, do not destroy the existing database"),
+    f("num_column_families", Kind::Int32, "1", "Number of Column Families to use."),
     f("sync", Kind::Bool, "false", "Sync all writes to disk"),
     f("disable_wal", Kind::Bool, "false", "If true, do not write WAL for write."),
     f("write_buffer_size", Kind::Int64, "67108864", "Number of bytes to buffer in memtable before compacting"),

@@ -7,8 +7,9 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use shale::{CompressionType, Options, ReadOptions, DB};
+use shale::{ColumnFamily, ColumnFamilyDescriptor, CompressionType, Options, ReadOptions, WriteBatch, DB};
 
 use crate::histogram::Histogram;
 use crate::tools_bridge;
@@ -31,7 +32,15 @@ const GLOBAL: &[&str] = &[
     "compression_type",
     "write_buffer_size",
     "auto_compaction",
+    "column_family",
 ];
+
+/// Commands that take `--db` and their own options only, not the globals (ldb builds
+/// `create_column_family` and `drop_column_family` with `{ARG_DB}` alone; its
+/// `list_column_families` takes `--column_family` but no `--hex`).
+const DB_ONLY: &[&str] = &["create_column_family", "drop_column_family", "list_column_families"];
+
+const DEFAULT_CF: &str = "default";
 
 #[derive(Debug, Default)]
 pub struct Parsed {
@@ -140,14 +149,24 @@ impl Cmd<'_> {
         PathBuf::from(self.opt("db").unwrap_or_default())
     }
 
-    #[allow(clippy::field_reassign_with_default)]
+    /// `--column_family=NAME` (ldb's `column_family_name_`), `default` without it.
+    fn cf_name(&self) -> &str {
+        self.opt("column_family").unwrap_or(DEFAULT_CF)
+    }
+
     fn options(&self) -> Result<Options, String> {
+        self.options_for(DEFAULT_CF)
+    }
+
+    /// The options family `cf` is opened with.
+    #[allow(clippy::field_reassign_with_default)]
+    fn options_for(&self, cf: &str) -> Result<Options, String> {
         let mut o = Options::default();
-        // As RocksDB's ldb: the newest OPTIONS file of an existing DB says how its tables are
-        // read (table factory, prefix extractor); flags given below still win.
+        // As RocksDB's ldb: the newest OPTIONS file of an existing DB says how each family's
+        // tables are read (table factory, prefix extractor); flags given below still win.
         let db = self.db_path();
         if db.is_dir() {
-            shale::tools::load_options_file(&db, &mut o).map_err(|e| e.to_string())?;
+            shale::tools::load_cf_options_file(&db, cf, &mut o).map_err(|e| e.to_string())?;
         }
         o.create_if_missing(self.flag("create_if_missing"));
         if let Some(v) = self.opt("bloom_bits") {
@@ -190,14 +209,41 @@ impl Cmd<'_> {
         Ok(o)
     }
 
-    fn open(&self, read_only: bool) -> Result<DB, String> {
-        let o = self.options()?;
-        let r = if read_only {
-            DB::open_for_read_only(&o, self.db_path(), false)
+    /// Open the DB with every family it has (as ldb's `OpenDB` lists them first: a
+    /// read-write open must name them all); a DB not created yet has only `default`.
+    fn open_all(&self, read_only: bool) -> Result<DB, String> {
+        let base = self.options()?;
+        let path = self.db_path();
+        let names = if path.join("CURRENT").exists() {
+            DB::list_cf(&base, &path).map_err(|e| e.to_string())?
         } else {
-            DB::open(&o, self.db_path())
+            vec![DEFAULT_CF.to_string()]
+        };
+        let mut descs = Vec::with_capacity(names.len());
+        for n in names {
+            let o = if n == DEFAULT_CF {
+                base.clone()
+            } else {
+                self.options_for(&n)?
+            };
+            descs.push(ColumnFamilyDescriptor::new(n, o));
+        }
+        let r = if read_only {
+            DB::open_cf_descriptors_read_only(&base, &path, descs, false)
+        } else {
+            DB::open_cf_descriptors(&base, &path, descs)
         };
         r.map_err(|e| e.to_string())
+    }
+
+    /// Open the DB and the family `--column_family` names.
+    fn open(&self, read_only: bool) -> Result<(DB, Arc<ColumnFamily>), String> {
+        let db = self.open_all(read_only)?;
+        let name = self.cf_name();
+        let cf = db
+            .cf_handle(name)
+            .ok_or_else(|| format!("Non-existing column family {name}"))?;
+        Ok((db, cf))
     }
 }
 
@@ -215,7 +261,13 @@ fn command_options(cmd: &str) -> Option<(&'static [&'static str], bool)> {
     Some(match cmd {
         "get" => (&[], true),
         "put" => (&[], true),
+        "batchput" => (&[], true),
         "delete" => (&[], true),
+        "deleterange" => (&[], true),
+        // ldb 7.8 reads `--db` but does not insist on it (an empty path is an error it prints)
+        "list_column_families" => (&["column_family"], false),
+        "create_column_family" => (&[], true),
+        "drop_column_family" => (&[], true),
         "scan" => (&["from", "to", "max_keys", "no_value"], true),
         "dump" => (&["from", "to", "max_keys", "count_only", "stats", "path"], true),
         "manifest_dump" => (&["verbose", "path", "json"], false),
@@ -243,17 +295,25 @@ fn help() -> String {
     );
     s.push_str("  --key_hex : Keys are input/output as hex\n  --value_hex : Values are input/output as hex\n  --hex : Both keys and values are input/output as hex\n\n");
     s.push_str("The following optional parameters control the database internals:\n");
+    s.push_str(
+        "  --column_family=<string> : name of the column family to operate on. default: default column family\n",
+    );
     s.push_str("  --create_if_missing\n  --bloom_bits=<int,e.g.:14>\n  --block_size=<block_size_in_bytes>\n  --compression_type=<no|snappy|lz4|zstd>\n  --write_buffer_size=<int>\n  --auto_compaction=<true|false>\n\n");
     s.push_str("Data Access Commands:\n");
     s.push_str("  get <key> [--hex] [--key_hex] [--value_hex]\n");
     s.push_str("  put <key> <value> [--create_if_missing] [--hex] [--key_hex] [--value_hex]\n");
+    s.push_str("  batchput <key> <value> [<key> <value>] [..] [--create_if_missing]\n");
     s.push_str("  delete <key> [--hex] [--key_hex]\n");
+    s.push_str("  deleterange <begin key> <end key> [--hex] [--key_hex]\n");
     s.push_str("  scan [--from] [--to] [--max_keys=<N>q] [--no_value] [--hex]\n\n");
     s.push_str("Admin Commands:\n");
     s.push_str("  dump [--from] [--to] [--max_keys=<N>] [--count_only] [--stats] [--hex]\n");
     s.push_str("  manifest_dump [--verbose] [--json] [--path=<path_to_manifest_file>]\n");
     s.push_str("  dump_wal --walfile=<write_ahead_log_file_path> [--header] [--print_value]\n");
     s.push_str("  checkconsistency\n");
+    s.push_str("  list_column_families\n");
+    s.push_str("  create_column_family --db=<db_path> <new_column_family_name>\n");
+    s.push_str("  drop_column_family --db=<db_path> <column_family_name_to_drop>\n");
     s
 }
 
@@ -287,8 +347,8 @@ fn execute(p: &Parsed, out: &mut dyn Write) -> Result<(), String> {
                 return Err("<key> must be specified for the get command".into());
             }
             let key = c.key(&p.params[0])?;
-            let db = c.open(true)?;
-            match db.get_opt(&key, &ReadOptions::default()) {
+            let (db, cf) = c.open(true)?;
+            match db.get_cf_opt(&cf, &key, &ReadOptions::default()) {
                 Ok(Some(v)) => {
                     let mut l = c.fmt_value(&v);
                     l.push(b'\n');
@@ -305,8 +365,73 @@ fn execute(p: &Parsed, out: &mut dyn Write) -> Result<(), String> {
             }
             let key = c.key(&p.params[0])?;
             let value = c.value(&p.params[1])?;
-            let db = c.open(false)?;
-            db.put(&key, &value).map_err(|e| e.to_string())?;
+            let (db, cf) = c.open(false)?;
+            db.put_cf(&cf, &key, &value).map_err(|e| e.to_string())?;
+            w(out, b"OK\n")
+        }
+        "batchput" => {
+            if p.params.len() < 2 {
+                return Err("At least one <key> <value> pair must be specified batchput.".into());
+            }
+            if !p.params.len().is_multiple_of(2) {
+                return Err("Equal number of <key>s and <value>s must be specified for batchput.".into());
+            }
+            let mut pairs = Vec::with_capacity(p.params.len() / 2);
+            for kv in p.params.chunks(2) {
+                pairs.push((c.key(&kv[0])?, c.value(&kv[1])?));
+            }
+            let (db, cf) = c.open(false)?;
+            let mut batch = WriteBatch::default();
+            for (k, v) in &pairs {
+                batch.put_cf(&cf, k, v);
+            }
+            db.write(batch).map_err(|e| e.to_string())?;
+            w(out, b"OK\n")
+        }
+        "deleterange" => {
+            if p.params.len() != 2 {
+                return Err("begin and end keys must be specified for the delete command".into());
+            }
+            let begin = c.key(&p.params[0])?;
+            let end = c.key(&p.params[1])?;
+            let (db, cf) = c.open(false)?;
+            db.delete_range_cf(&cf, &begin, &end).map_err(|e| e.to_string())?;
+            w(out, b"OK\n")
+        }
+        "list_column_families" => {
+            // ldb 7.8 reports a DB it cannot read on stderr and still exits 0.
+            let path = c.opt("db").unwrap_or_default();
+            match DB::list_cf(&c.options()?, path) {
+                Ok(names) => w(
+                    out,
+                    format!("Column families in {path}: \n{{{}}}\n", names.join(", ")).as_bytes(),
+                ),
+                Err(e) => {
+                    eprintln!("Error in processing db {path} {e}");
+                    Ok(())
+                }
+            }
+        }
+        "create_column_family" => {
+            if p.params.len() != 1 {
+                return Err("new column family name must be specified".into());
+            }
+            let (db, _) = c.open(false)?;
+            db.create_cf(&p.params[0], &c.options()?)
+                .map_err(|e| format!("Fail to create new column family: {e}"))?;
+            w(out, b"OK\n")
+        }
+        "drop_column_family" => {
+            if p.params.len() != 1 {
+                return Err("The name of column family to drop must be specified".into());
+            }
+            let name = &p.params[0];
+            let (db, _) = c.open(false)?;
+            if db.cf_handle(name).is_none() {
+                return Err(format!("Column family: {name} doesn't exist in db."));
+            }
+            db.drop_cf(name)
+                .map_err(|e| format!("Fail to drop column family: {e}"))?;
             w(out, b"OK\n")
         }
         "delete" => {
@@ -314,8 +439,8 @@ fn execute(p: &Parsed, out: &mut dyn Write) -> Result<(), String> {
                 return Err("KEY must be specified for the delete command".into());
             }
             let key = c.key(&p.params[0])?;
-            let db = c.open(false)?;
-            db.delete(&key).map_err(|e| e.to_string())?;
+            let (db, cf) = c.open(false)?;
+            db.delete_cf(&cf, &key).map_err(|e| e.to_string())?;
             w(out, b"OK\n")
         }
         "scan" | "dump" => {
@@ -334,13 +459,13 @@ fn execute(p: &Parsed, out: &mut dyn Write) -> Result<(), String> {
             };
             let no_value = !is_dump && c.flag("no_value");
             let count_only = is_dump && c.flag("count_only");
-            let db = c.open(true)?;
+            let (db, cf) = c.open(true)?;
             if is_dump && c.flag("stats") {
-                if let Ok(Some(s)) = db.property_value("rocksdb.stats") {
+                if let Ok(Some(s)) = db.property_value_cf(&cf, "rocksdb.stats") {
                     w(out, format!("{s}\n").as_bytes())?;
                 }
             }
-            let mut it = db.raw_iterator();
+            let mut it = db.raw_iterator_cf(&cf);
             match &from {
                 Some(f) => it.seek(f),
                 None => it.seek_to_first(),
@@ -468,7 +593,8 @@ pub fn main_with(args: &[String], out: &mut dyn Write) -> i32 {
         eprint!("{}", help());
         return 1;
     };
-    let valid_name = |n: &str| GLOBAL.contains(&n) || valid.contains(&n);
+    let db_only = DB_ONLY.contains(&p.cmd.as_str());
+    let valid_name = |n: &str| (if db_only { n == "db" } else { GLOBAL.contains(&n) }) || valid.contains(&n);
     for k in p.options.keys() {
         if !valid_name(k) {
             eprintln!("Invalid command-line option {k}");

@@ -728,3 +728,242 @@ fn bench_cuckoo_and_plain_tables_with_multireadrandom() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("Warning: plain table is used with SkipListFactory"));
 }
+
+/// `shale ldb` on a DB with column families: `list_column_families`, `create_column_family`,
+/// `drop_column_family` and `--column_family=NAME` on the data commands, in ldb 7.8's output;
+/// the commands without `--column_family` keep working on `default` of such a DB.
+#[test]
+fn ldb_column_families() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let db = format!("--db={}", path.display());
+    let ok = |args: &[&str]| {
+        let o = shale(args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        stdout(&o)
+    };
+    let fail = |args: &[&str]| {
+        let o = shale(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stdout(&o));
+        stderr(&o)
+    };
+    assert_eq!(ok(&["ldb", &db, "--create_if_missing", "put", "a", "1"]), "OK\n");
+    assert_eq!(
+        ok(&["ldb", &db, "list_column_families"]),
+        format!("Column families in {}: \n{{default}}\n", path.display())
+    );
+    assert_eq!(ok(&["ldb", &db, "create_column_family", "x"]), "OK\n");
+    assert_eq!(ok(&["ldb", &db, "create_column_family", "y"]), "OK\n");
+    assert_eq!(
+        ok(&["ldb", &db, "list_column_families"]),
+        format!("Column families in {}: \n{{default, x, y}}\n", path.display())
+    );
+    assert!(fail(&["ldb", &db, "create_column_family", "x"]).starts_with("Failed: Fail to create new column family: "));
+    assert_eq!(
+        fail(&["ldb", &db, "create_column_family"]),
+        "Failed: new column family name must be specified\n"
+    );
+    // create/drop take --db alone, as ldb's
+    assert_eq!(
+        fail(&["ldb", &db, "create_column_family", "--hex", "z"]),
+        "Invalid command-line flag hex\n"
+    );
+
+    // data commands on family x; the same keys in default stay apart
+    let x = "--column_family=x";
+    assert_eq!(ok(&["ldb", &db, x, "put", "a", "x1"]), "OK\n");
+    assert_eq!(ok(&["ldb", &db, x, "--hex", "put", "0x6200", "0x00FF"]), "OK\n");
+    assert_eq!(
+        ok(&["ldb", &db, x, "batchput", "c", "x3", "d", "x4", "e", "x5"]),
+        "OK\n"
+    );
+    assert_eq!(ok(&["ldb", &db, x, "deleterange", "d", "e"]), "OK\n");
+    assert_eq!(ok(&["ldb", &db, x, "get", "a"]), "x1\n");
+    assert_eq!(ok(&["ldb", &db, "get", "a"]), "1\n");
+    assert_eq!(ok(&["ldb", &db, x, "--hex", "get", "0x6200"]), "0x00FF\n");
+    assert_eq!(
+        ok(&["ldb", &db, x, "scan", "--key_hex"]),
+        "0x61 : x1\n0x6200 : \u{0}\u{FFFD}\n0x63 : x3\n0x65 : x5\n"
+    );
+    assert_eq!(
+        ok(&["ldb", &db, x, "--hex", "scan", "--from=0x62", "--to=0x65"]),
+        "0x6200 : 0x00FF\n0x63 : 0x7833\n"
+    );
+    assert_eq!(
+        ok(&["ldb", &db, x, "dump", "--value_hex"]),
+        "a ==> 0x7831\nb\u{0} ==> 0x00FF\nc ==> 0x7833\ne ==> 0x7835\nKeys in range: 4\n"
+    );
+    assert_eq!(ok(&["ldb", &db, "scan"]), "a : 1\n");
+    assert_eq!(ok(&["ldb", &db, "dump"]), "a ==> 1\nKeys in range: 1\n");
+    assert_eq!(ok(&["ldb", &db, "--column_family=y", "scan"]), "");
+    let stats = ok(&["ldb", &db, x, "dump", "--stats"]);
+    assert!(stats.contains("** Compaction Stats [x] **"), "{stats}");
+    assert_eq!(ok(&["ldb", &db, x, "delete", "a"]), "OK\n");
+    assert_eq!(fail(&["ldb", &db, x, "get", "a"]), "Failed: Get failed: NotFound: \n");
+    assert_eq!(ok(&["ldb", &db, "get", "a"]), "1\n");
+    assert_eq!(
+        fail(&["ldb", &db, "--column_family=nope", "get", "a"]),
+        "Failed: Non-existing column family nope\n"
+    );
+    assert_eq!(
+        fail(&["ldb", &db, "--column_family=nope", "put", "a", "b"]),
+        "Failed: Non-existing column family nope\n"
+    );
+    assert_eq!(ok(&["ldb", &db, "checkconsistency"]), "OK\n");
+
+    // drop
+    assert_eq!(ok(&["ldb", &db, "drop_column_family", "y"]), "OK\n");
+    assert_eq!(
+        fail(&["ldb", &db, "drop_column_family", "y"]),
+        "Failed: Column family: y doesn't exist in db.\n"
+    );
+    assert!(fail(&["ldb", &db, "drop_column_family", "default"]).starts_with("Failed: Fail to drop column family: "));
+    assert_eq!(
+        fail(&["ldb", &db, "drop_column_family"]),
+        "Failed: The name of column family to drop must be specified\n"
+    );
+    assert_eq!(
+        ok(&["ldb", &db, "list_column_families"]),
+        format!("Column families in {}: \n{{default, x}}\n", path.display())
+    );
+    assert_eq!(ok(&["ldb", &db, x, "scan", "--no_value"]), "b\u{0}\nc\ne\n");
+    // ldb 7.8 prints an unreadable DB on stderr and exits 0
+    let o = shale(&["ldb", "--db=/nonexistent/shale/db", "list_column_families"]);
+    assert!(o.status.success());
+    assert!(
+        stderr(&o).starts_with("Error in processing db /nonexistent/shale/db "),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Each family is opened with its own section of the OPTIONS file: a plain-table family (keys
+/// hashed by an 8-byte prefix, which cannot be read as block-based or without the extractor)
+/// next to block-based ones.
+#[test]
+fn ldb_reads_each_family_with_its_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let mut o = shale::Options::default();
+    o.create_if_missing(true);
+    o.create_missing_column_families(true);
+    let mut plain = shale::Options::default();
+    plain.set_prefix_extractor(shale::new_fixed_prefix_transform(8));
+    plain.set_plain_table_factory(&shale::PlainTableOptions {
+        user_key_len: 16,
+        encoding_type: shale::KeyEncodingType::Prefix,
+        ..Default::default()
+    });
+    let mut zstd = shale::Options::default();
+    zstd.set_compression_type(shale::CompressionType::Zstd);
+    {
+        let db = shale::DB::open_cf_descriptors(
+            &o,
+            &path,
+            vec![
+                shale::ColumnFamilyDescriptor::new("default", o.clone()),
+                shale::ColumnFamilyDescriptor::new("plain", plain),
+                shale::ColumnFamilyDescriptor::new("zstd", zstd),
+            ],
+        )
+        .unwrap();
+        let p = db.cf_handle("plain").unwrap();
+        let z = db.cf_handle("zstd").unwrap();
+        for i in 0..50u32 {
+            db.put_cf(&p, format!("{:08}{:08}", i % 7, i), format!("p{i}")).unwrap();
+            db.put_cf(&z, format!("z{i:03}"), format!("z{i}")).unwrap();
+        }
+        db.flush_cf(&p).unwrap();
+        db.flush_cf(&z).unwrap();
+        db.put_cf(&p, "00000003wal-tail", "in the WAL").unwrap();
+    }
+    let db = format!("--db={}", path.display());
+    let o = shale(&["ldb", &db, "--column_family=plain", "scan"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out.lines().count(), 51, "{out}");
+    assert!(out.contains("0000000300000010 : p10\n"), "{out}");
+    assert!(out.contains("00000003wal-tail : in the WAL\n"), "{out}");
+    let o = shale(&["ldb", &db, "--column_family=plain", "get", "0000000500000012"]);
+    assert_eq!(stdout(&o), "p12\n", "{}", stderr(&o));
+    let o = shale(&["ldb", &db, "--column_family=zstd", "dump", "--max_keys=2"]);
+    assert_eq!(
+        stdout(&o),
+        "z000 ==> z0\nz001 ==> z1\nKeys in range: 2\n",
+        "{}",
+        stderr(&o)
+    );
+    // a read-write command opens every family with its options too
+    let o = shale(&["ldb", &db, "--column_family=plain", "put", "0000000900000000", "new"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = shale(&["ldb", &db, "--column_family=plain", "get", "0000000900000000"]);
+    assert_eq!(stdout(&o), "new\n", "{}", stderr(&o));
+}
+
+/// `shale bench --num_column_families=N` opens the DB with `default` and db_bench's
+/// `column_family_name_%06d` families, writes key number `k` to family `k % N` only, and
+/// readrandom looks each key up in that family (so it finds every one).
+#[test]
+fn bench_num_column_families_spreads_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let dbf = format!("--db={}", path.display());
+    let o = shale(&[
+        "bench",
+        "--benchmarks=fillseq,readrandom,flush",
+        "--num=300",
+        "--num_column_families=3",
+        "--writes_per_range_tombstone=0",
+        "--seed=7",
+        &dbf,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(ops_of(&out, "readrandom").extra.contains("(300 of 300 found)"), "{out}");
+    let opts = shale::Options::default();
+    let names = shale::DB::list_cf(&opts, &path).unwrap();
+    assert_eq!(
+        names,
+        ["default", "column_family_name_000001", "column_family_name_000002"]
+    );
+    let db = shale::DB::open_cf(&opts, &path, &names).unwrap();
+    let cfs: Vec<_> = names.iter().map(|n| db.cf_handle(n).unwrap()).collect();
+    for (i, cf) in cfs.iter().enumerate() {
+        // the flush benchmark flushed every family
+        assert!(
+            db.property_int_value_cf(cf, "rocksdb.num-files-at-level0")
+                .unwrap()
+                .unwrap_or(0)
+                >= 1,
+            "{}",
+            names[i]
+        );
+        let keys: Vec<u64> = db
+            .iterator_cf(cf, shale::IteratorMode::Start)
+            .map(|r| {
+                let (k, _) = r.unwrap();
+                u64::from_be_bytes(k[..8].try_into().unwrap())
+            })
+            .collect();
+        let want: Vec<u64> = (0..300u64).filter(|k| k % 3 == i as u64).collect();
+        assert_eq!(keys, want, "{}", names[i]);
+    }
+    drop(cfs);
+    drop(db);
+    // reopening the existing DB with the same flag reads it again
+    let o = shale(&[
+        "bench",
+        "--benchmarks=readrandom",
+        "--num=300",
+        "--num_column_families=3",
+        "--use_existing_db",
+        "--seed=9",
+        &dbf,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        ops_of(&stdout(&o), "readrandom").extra.contains("(300 of 300 found)"),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -137,6 +137,13 @@ pub fn load_options_file(db: &Path, opts: &mut Options) -> Result<bool> {
     crate::db::apply_options_file(&fs, db, opts)
 }
 
+/// [`load_options_file`] for family `cf`: the DB options and the `[CFOptions "cf"]` section
+/// with its table section. Returns false if the DB has no OPTIONS file.
+pub fn load_cf_options_file(db: &Path, cf: &str, opts: &mut Options) -> Result<bool> {
+    let fs = opts.env.clone();
+    crate::db::apply_options_file_cf(&fs, db, cf, opts)
+}
+
 fn sst_files(path: &Path) -> Result<Vec<PathBuf>> {
     if path.is_dir() {
         let mut v: Vec<PathBuf> = fs()

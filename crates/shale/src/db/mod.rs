@@ -24,6 +24,7 @@ mod picker_db_tests;
 mod picker_fifo;
 mod picker_universal;
 pub(crate) use options_file::apply_latest as apply_options_file;
+pub(crate) use options_file::apply_latest_cf as apply_options_file_cf;
 mod props;
 mod range_del;
 mod read;
