@@ -97,6 +97,11 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
         -1 => (rng.below(6) == 0) as i64,
         f => f,
     };
+    // The families stay the same for the whole DB.
+    let families = match fl.i64("column_families") {
+        -1 => crate::stress_model::num_families(-1, rng.next()),
+        f => f as u64,
+    };
     let common = |child_seed: u64| -> Vec<String> {
         let mut a = vec![
             "stress".to_string(),
@@ -110,6 +115,7 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
             format!("--dynamic_levels={dynamic}"),
             format!("--table_format={table_format}"),
             format!("--wal_recovery_mode={}", fl.i64("wal_recovery_mode")),
+            format!("--column_families={families}"),
             format!("--read_fault_one_in={}", fl.u64("read_fault_one_in")),
             format!("--write_fault_one_in={}", fl.u64("write_fault_one_in")),
             format!("--bitflip_read_one_in={}", fl.u64("bitflip_read_one_in")),
@@ -120,7 +126,7 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
         a
     };
     println!(
-        "crash test: db={} duration={}s kill_interval={interval}s seed={seed} binary={}",
+        "crash test: db={} duration={}s kill_interval={interval}s seed={seed} column_families={families} binary={}",
         db.display(),
         duration.as_secs(),
         exe.display()

@@ -7,25 +7,26 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use shale::{MemFs, WriteBatch, WriteOptions, DB};
+use shale::{ColumnFamily, MemFs, Options, WriteBatch, WriteOptions, DB};
 
 use crate::flags::Flags;
 use crate::hookfs::{Cutter, HookFs};
 use crate::stress_model::{
-    decode_value, key_bytes, merge_operand, pad_len, parse_phys, phys_key, random_options, sd_start, value_of, BuggyFs,
-    Rng, MAX_VID,
+    cf_name, decode_value, family_options, key_bytes, merge_operand, num_families, open_families, pad_len, parse_phys,
+    phys_key, random_options, sd_start, value_of, BuggyFs, Rng, MAX_VID,
 };
 
 /// A power-loss episode's file system and options: randomized by the seed, small memtables (so
 /// WAL switches and flushes happen often), the injected bug if any, the cutter's hook on every
-/// durable operation. Also the sync rate (a write in N is synced; 0: none).
+/// durable operation. Also the sync rate (a write in N is synced; 0: none) and the options of
+/// the column families beyond `default` (`--column_families`; -1: picked by the seed).
 pub(crate) fn episode_setup(
     fl: &Flags,
     ep_seed: u64,
     cutter: &Arc<Cutter>,
-) -> (MemFs, shale::Options, crate::stress_model::RunCfg, u64) {
+) -> (MemFs, Options, crate::stress_model::RunCfg, u64, Vec<Options>) {
     let fs = MemFs::new();
-    let (mut opts, cfg) = random_options(ep_seed, fl.i64("sync"), 0, fl.i64("dynamic_levels"));
+    let (mut opts, mut cfg) = random_options(ep_seed, fl.i64("sync"), 0, fl.i64("dynamic_levels"));
     opts.set_write_buffer_size(opts.get_write_buffer_size().min(64 << 10));
     let env: Arc<dyn shale::FileSystem> = Arc::new(fs.clone());
     let env: Arc<dyn shale::FileSystem> = if fl.str("inject_bug").is_empty() {
@@ -45,7 +46,36 @@ pub(crate) fn episode_setup(
         0 => 0,
         _ => 16,
     };
-    (fs, opts, cfg, sync_rate)
+    let fams = num_families(fl.i64("column_families"), ep_seed);
+    let fam_opts: Vec<Options> = (1..fams)
+        .map(|i| {
+            let (mut o, d) = family_options(&opts, ep_seed, i);
+            o.set_write_buffer_size(o.get_write_buffer_size().min(64 << 10));
+            cfg.desc.push_str(&format!(" {d}"));
+            o
+        })
+        .collect();
+    (fs, opts, cfg, sync_rate, fam_opts)
+}
+
+/// Flush every family (`db.flush()` with one).
+pub(crate) fn flush_all(db: &DB, hs: &[Arc<ColumnFamily>]) -> Result<(), String> {
+    let r = if hs.len() > 1 {
+        db.flush_cfs(&hs.iter().map(|h| &**h).collect::<Vec<_>>())
+    } else {
+        db.flush()
+    };
+    r.map_err(|e| format!("flush: {e}"))
+}
+
+/// Handles on the families `0..=fam_opts.len()` of `db`.
+pub(crate) fn handles(db: &DB, fams: u64) -> Result<Vec<Arc<ColumnFamily>>, String> {
+    (0..fams)
+        .map(|i| {
+            db.cf_handle(&cf_name(i))
+                .ok_or_else(|| format!("column family {} is missing", cf_name(i)))
+        })
+        .collect()
 }
 
 /// A write step of the history: the keys it changed and their new value ids (0: absent).
@@ -68,7 +98,8 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
     while start.elapsed() < duration {
         let ep_seed = seed.wrapping_add(episodes * 7_777_777);
         episodes += 1;
-        let (fs, opts, cfg, sync_rate) = episode_setup(fl, ep_seed, &cutter);
+        let (fs, opts, cfg, sync_rate, fam_opts) = episode_setup(fl, ep_seed, &cutter);
+        let fams = fam_opts.len() as u64 + 1;
         let mut rng = Rng::new(ep_seed);
         let mut durable: BTreeMap<u64, u32> = BTreeMap::new();
         let fail = |round: u64, msg: String| {
@@ -90,7 +121,7 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
             } else {
                 i64::MAX
             });
-            let db = match DB::open(&opts, dir) {
+            let db = match open_families(&opts, dir, &fam_opts) {
                 Ok(db) => Some(db),
                 Err(_) if cutter.is_cut() => None,
                 Err(e) => return Err(fail(round, format!("open: {e}"))),
@@ -101,6 +132,11 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
             let mut state = durable.clone();
             let mut history: Vec<Step> = Vec::new();
             let mut last_synced = 0usize;
+            let hs = match db.as_ref().map(|db| handles(db, fams)) {
+                Some(Err(e)) => return Err(fail(round, e)),
+                Some(Ok(hs)) => hs,
+                None => Vec::new(),
+            };
             for _ in 0..steps {
                 let Some(db) = db.as_ref() else { break };
                 let sync = sync_rate != 0 && rng.below(sync_rate) == 0;
@@ -110,7 +146,7 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
                     o.disable_wal(false);
                     o
                 };
-                let step = match pl_write(db, &mut rng, &state, max_key, &wo, (1, 0)) {
+                let step = match pl_write((db, &hs), &mut rng, &state, max_key, &wo, (1, 0)) {
                     Ok(s) => s,
                     Err(_) if cutter.is_cut() => break,
                     Err(e) => return Err(fail(round, e)),
@@ -127,19 +163,32 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
                 if sync {
                     last_synced = history.len();
                 }
-                let r = match rng.below(100) {
-                    0 => db.flush().map_err(|e| format!("flush: {e}")),
-                    1 => db.compact_range(None, None).map_err(|e| format!("compact_range: {e}")),
+                // A flush of every family (their memtables switch, and the WAL is synced) or,
+                // with one family, a compaction (which flushes it first) makes every write
+                // durable; a compaction of one of several families does not.
+                let (r, durable_now) = match rng.below(100) {
+                    0 => (flush_all(db, &hs), true),
+                    1 if fams == 1 => (
+                        db.compact_range(None, None).map_err(|e| format!("compact_range: {e}")),
+                        true,
+                    ),
+                    1 => {
+                        let h = &hs[rng.below(fams) as usize];
+                        let r = db.compact_range_cf(h, None, None);
+                        (r.map_err(|e| format!("compact_range_cf: {e}")), false)
+                    }
                     _ => continue,
                 };
                 match r {
-                    Ok(()) => last_synced = history.len(),
+                    Ok(()) if durable_now => last_synced = history.len(),
+                    Ok(()) => {}
                     Err(_) if cutter.is_cut() => break,
                     Err(e) => return Err(fail(round, e)),
                 }
             }
             // The DB is closed with the power already off (its last writes fail), then the
             // file system loses what was not synced.
+            drop(hs);
             drop(db);
             fs.power_loss();
             losses += 1;
@@ -148,11 +197,14 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
                 None => *cut_points.entry("after-close".into()).or_default() += 1,
             }
             cutter.arm(i64::MAX);
-            let db = DB::open(&opts, dir).map_err(|e| fail(round, format!("reopen after power loss: {e}")))?;
-            let got = dump(&db, max_key).map_err(|e| fail(round, e))?;
-            keys_checked += max_key;
+            let db = open_families(&opts, dir, &fam_opts)
+                .map_err(|e| fail(round, format!("reopen after power loss: {e}")))?;
+            let got = dump(&db, max_key, fams).map_err(|e| fail(round, e))?;
+            keys_checked += max_key * fams;
             // The longest prefix of the history whose state is what was recovered.
-            let best = matching_prefixes(&durable, history.iter(), &got, 1, 0).last().copied();
+            let best = matching_prefixes(&durable, history.iter(), &got, (max_key, 1, 0))
+                .last()
+                .copied();
             match best {
                 None => {
                     return Err(fail(
@@ -187,10 +239,12 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
     Ok(())
 }
 
-/// One random write; returns the keys it changed. `part = (n, t)`: only keys `k` with
-/// `k % n == t` are written (a thread's share in the multi-threaded test; `(1, 0)`: all).
+/// One random write; returns the slots it changed (`family * mk + key`). `part = (n, t)`: only
+/// keys `k` with `k % n == t` are written (a thread's share in the multi-threaded test; `(1, 0)`:
+/// all). With several families (`hs`) a write goes to one of them, or writes one key in all of
+/// them in one batch.
 pub(crate) fn pl_write(
-    db: &DB,
+    (db, hs): (&DB, &[Arc<ColumnFamily>]),
     rng: &mut Rng,
     state: &BTreeMap<u64, u32>,
     mk: u64,
@@ -204,7 +258,11 @@ pub(crate) fn pl_write(
     let vk = (mk.saturating_sub(t)).div_ceil(n).max(1);
     let vsd = sd_start.saturating_sub(t).div_ceil(n);
     let pk = |k: u64, vid: u32| phys_key(k, vid, mk);
-    let cur = |k: u64| state.get(&k).copied().unwrap_or(0);
+    // The family (no random number is drawn with one family).
+    let cf = if hs.len() > 1 { rng.below(hs.len() as u64) } else { 0 };
+    let h = &hs[cf as usize];
+    let s = |k: u64| cf * mk + k;
+    let cur = |k: u64| state.get(&s(k)).copied().unwrap_or(0);
     let new_vid = |rng: &mut Rng, k: u64, no_pad: bool| loop {
         let v = 1 + (rng.next() % MAX_VID as u64) as u32;
         if !no_pad || pad_len(k, v) == 0 {
@@ -213,23 +271,45 @@ pub(crate) fn pl_write(
     };
     let e = |what: &str, err: shale::Error| format!("{what}: {err}");
     let mut step = Vec::new();
+    if hs.len() > 1 && vsd > 0 && rng.below(8) == 0 {
+        // One key in every family, the same value id in all (or deleted in all).
+        let k = real(rng.below(vsd));
+        let n = if rng.below(4) == 0 {
+            0
+        } else {
+            new_vid(rng, s(k), false)
+        };
+        let mut b = WriteBatch::new();
+        for (c, h) in hs.iter().enumerate() {
+            let sl = c as u64 * mk + k;
+            if n == 0 {
+                b.delete_cf(h, key_bytes(k));
+            } else {
+                b.put_cf(h, key_bytes(k), value_of(sl, n));
+            }
+            step.push((sl, n));
+        }
+        db.write_opt(b, wo).map_err(|x| e("batch across families", x))?;
+        return Ok(step);
+    }
     match rng.below(10) {
         0..=3 => {
             let k = real(rng.below(vk));
             if k >= sd_start && cur(k) != 0 {
-                db.single_delete_opt(pk(k, cur(k)), wo)
+                db.single_delete_cf_opt(h, pk(k, cur(k)), wo)
                     .map_err(|x| e("single_delete", x))?;
-                step.push((k, 0));
+                step.push((s(k), 0));
             } else {
-                let n = new_vid(rng, k, false);
-                db.put_opt(pk(k, n), value_of(k, n), wo).map_err(|x| e("put", x))?;
-                step.push((k, n));
+                let n = new_vid(rng, s(k), false);
+                db.put_cf_opt(h, pk(k, n), value_of(s(k), n), wo)
+                    .map_err(|x| e("put", x))?;
+                step.push((s(k), n));
             }
         }
         4 => {
             let k = real(rng.below(vsd.max(1)).min(vsd.saturating_sub(1)));
-            db.delete_opt(key_bytes(k), wo).map_err(|x| e("delete", x))?;
-            step.push((k, 0));
+            db.delete_cf_opt(h, key_bytes(k), wo).map_err(|x| e("delete", x))?;
+            step.push((s(k), 0));
         }
         5 => {
             let lo = real(rng.below(vsd.max(1)));
@@ -240,17 +320,17 @@ pub(crate) fn pl_write(
                 (lo + 1).min(sd_start)
             };
             if lo < hi {
-                db.delete_range_opt(key_bytes(lo), key_bytes(hi), wo)
+                db.delete_range_cf_opt(h, key_bytes(lo), key_bytes(hi), wo)
                     .map_err(|x| e("delete_range", x))?;
-                step.extend((lo..hi).map(|k| (k, 0)));
+                step.extend((lo..hi).map(|k| (s(k), 0)));
             }
         }
         6 | 7 => {
             let k = real(rng.below(vsd.max(1)).min(vsd.saturating_sub(1)));
-            let n = new_vid(rng, k, true);
-            db.merge_opt(key_bytes(k), merge_operand(k, cur(k), n), wo)
+            let n = new_vid(rng, s(k), true);
+            db.merge_cf_opt(h, key_bytes(k), merge_operand(s(k), cur(k), n), wo)
                 .map_err(|x| e("merge", x))?;
-            step.push((k, n));
+            step.push((s(k), n));
         }
         _ => {
             let mut ks: Vec<u64> = (0..1 + rng.below(10)).map(|_| real(rng.below(vk))).collect();
@@ -260,26 +340,26 @@ pub(crate) fn pl_write(
             for k in ks {
                 let n = if k >= sd_start {
                     if cur(k) != 0 {
-                        b.single_delete(pk(k, cur(k)));
+                        b.single_delete_cf(h, pk(k, cur(k)));
                         0
                     } else {
-                        let n = new_vid(rng, k, false);
-                        b.put(pk(k, n), value_of(k, n));
+                        let n = new_vid(rng, s(k), false);
+                        b.put_cf(h, pk(k, n), value_of(s(k), n));
                         n
                     }
                 } else if rng.below(3) == 0 {
-                    let n = new_vid(rng, k, true);
-                    b.merge(key_bytes(k), merge_operand(k, cur(k), n));
+                    let n = new_vid(rng, s(k), true);
+                    b.merge_cf(h, key_bytes(k), merge_operand(s(k), cur(k), n));
                     n
                 } else if rng.below(4) == 0 {
-                    b.delete(key_bytes(k));
+                    b.delete_cf(h, key_bytes(k));
                     0
                 } else {
-                    let n = new_vid(rng, k, false);
-                    b.put(key_bytes(k), value_of(k, n));
+                    let n = new_vid(rng, s(k), false);
+                    b.put_cf(h, key_bytes(k), value_of(s(k), n));
                     n
                 };
-                step.push((k, n));
+                step.push((s(k), n));
             }
             db.write_opt(b, wo).map_err(|x| e("write batch", x))?;
         }
@@ -287,37 +367,47 @@ pub(crate) fn pl_write(
     Ok(step)
 }
 
-/// Every key of the DB as value ids; a key or value that is not well-formed is an error.
-pub(crate) fn dump(db: &DB, mk: u64) -> Result<BTreeMap<u64, u32>, String> {
+/// Every key of every family (`fams` of them) of the DB as value ids, by slot; a key or value
+/// that is not well-formed is an error.
+pub(crate) fn dump(db: &DB, mk: u64, fams: u64) -> Result<BTreeMap<u64, u32>, String> {
     let mut m = BTreeMap::new();
-    let mut it = db.raw_iterator();
-    it.seek_to_first();
-    while it.valid() {
-        let (k, suffix) = parse_phys(it.key().unwrap(), mk).ok_or("a foreign key was recovered")?;
-        let v = it.value().unwrap();
-        let id = decode_value(k, v).ok_or_else(|| format!("key {k}: recovered a garbage value {} bytes", v.len()))?;
-        if suffix.is_some_and(|s| s != id) {
-            return Err(format!("key {k}: the value id in the key is not the value's"));
+    for (c, h) in handles(db, fams)?.iter().enumerate() {
+        let mut it = db.raw_iterator_cf(h);
+        it.seek_to_first();
+        while it.valid() {
+            let (k, suffix) = parse_phys(it.key().unwrap(), mk).ok_or("a foreign key was recovered")?;
+            let sl = c as u64 * mk + k;
+            let v = it.value().unwrap();
+            let id = decode_value(sl, v).ok_or_else(|| {
+                format!(
+                    "key {k} of {}: recovered a garbage value {} bytes",
+                    cf_name(c as u64),
+                    v.len()
+                )
+            })?;
+            if suffix.is_some_and(|s| s != id) {
+                return Err(format!("key {k}: the value id in the key is not the value's"));
+            }
+            if m.insert(sl, id).is_some() {
+                return Err(format!("key {k}: two versions were recovered"));
+            }
+            it.next();
         }
-        if m.insert(k, id).is_some() {
-            return Err(format!("key {k}: two versions were recovered"));
-        }
-        it.next();
+        it.status().map_err(|e| format!("scan after recovery: {e}"))?;
     }
-    it.status().map_err(|e| format!("scan after recovery: {e}"))?;
     Ok(m)
 }
 
 /// Lengths of the prefixes of `steps` after which `base` updated by them equals `got` on the
-/// keys of the thread (`k % n == t`; `n = 1`: all keys), in increasing order.
+/// slots of the thread (key `k = slot % mk` with `k % n == t`; `n = 1`: all), in increasing
+/// order.
 pub(crate) fn matching_prefixes<'a>(
     base: &BTreeMap<u64, u32>,
     steps: impl Iterator<Item = &'a Step>,
     got: &BTreeMap<u64, u32>,
-    n: u64,
-    t: u64,
+    (mk, n, t): (u64, u64, u64),
 ) -> Vec<usize> {
-    let mine = |k: &u64| *k % n == t;
+    let mine = |s: &u64| (*s % mk) % n == t;
     let differs = |st: &BTreeMap<u64, u32>, k: u64| st.get(&k) != got.get(&k);
     let mut cur: BTreeMap<u64, u32> = base.iter().filter(|(k, _)| mine(k)).map(|(k, v)| (*k, *v)).collect();
     let mut ndiff = cur

@@ -19,12 +19,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use shale::{WriteOptions, DB};
+use shale::WriteOptions;
 
 use crate::flags::Flags;
 use crate::hookfs::Cutter;
 use crate::powerloss::{dump, matching_prefixes, pl_write, Step};
-use crate::stress_model::Rng;
+use crate::stress_model::{open_families, Rng};
 
 struct Rec {
     step: Step,
@@ -56,7 +56,8 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
     while start.elapsed() < duration {
         let ep_seed = seed.wrapping_add(episodes * 7_777_777);
         episodes += 1;
-        let (fs, opts, cfg, sync_rate) = crate::powerloss::episode_setup(fl, ep_seed, &cutter);
+        let (fs, opts, cfg, sync_rate, fam_opts) = crate::powerloss::episode_setup(fl, ep_seed, &cutter);
+        let fams = fam_opts.len() as u64 + 1;
         let mut rng = Rng::new(ep_seed);
         let mut durable: BTreeMap<u64, u32> = BTreeMap::new();
         let fail = |round: u64, msg: String| {
@@ -70,7 +71,8 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
                 break;
             }
             cutter.arm(i64::MAX);
-            let db = DB::open(&opts, dir).map_err(|e| fail(round, format!("open: {e}")))?;
+            let db = open_families(&opts, dir, &fam_opts).map_err(|e| fail(round, format!("open: {e}")))?;
+            let hs = crate::powerloss::handles(&db, fams).map_err(|e| fail(round, e))?;
             let steps = 20 + rng.below(200);
             cutter.arm(1 + rng.below(steps * n * 3) as i64);
             let clock = AtomicU64::new(1);
@@ -79,10 +81,10 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
             let logs: Vec<Result<ThreadLog, String>> = std::thread::scope(|s| {
                 let hs: Vec<_> = (0..n)
                     .map(|t| {
-                        let (db, clock, barriers, cutter, writes) = (&db, &clock, &barriers, &cutter, &writes);
+                        let (db, hs, clock, barriers, cutter, writes) = (&db, &hs, &clock, &barriers, &cutter, &writes);
                         let mut state: BTreeMap<u64, u32> = durable
                             .iter()
-                            .filter(|(k, _)| *k % n == t)
+                            .filter(|(s, _)| (*s % max_key) % n == t)
                             .map(|(k, v)| (*k, *v))
                             .collect();
                         let mut trng = Rng::new(ep_seed ^ (round << 32) ^ (t + 1).wrapping_mul(0x9E37_79B9));
@@ -97,7 +99,7 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
                                     o
                                 };
                                 let st = clock.load(Ordering::SeqCst);
-                                let step = match pl_write(db, &mut trng, &state, max_key, &wo, (n, t)) {
+                                let step = match pl_write((db, hs), &mut trng, &state, max_key, &wo, (n, t)) {
                                     Ok(step) => step,
                                     Err(_) if cutter.is_cut() => break,
                                     Err(e) => return Err(e),
@@ -122,13 +124,13 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
                                 }
                                 if trng.below(150) == 0 {
                                     let st = clock.load(Ordering::SeqCst);
-                                    match db.flush() {
+                                    match crate::powerloss::flush_all(db, hs) {
                                         Ok(()) => {
                                             log.last_synced = log.recs.len();
                                             barriers.lock().unwrap().push(st);
                                         }
                                         Err(_) if cutter.is_cut() => break,
-                                        Err(e) => return Err(format!("flush: {e}")),
+                                        Err(e) => return Err(e),
                                     }
                                 }
                             }
@@ -141,18 +143,20 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
                     .collect()
             });
             let logs: Vec<ThreadLog> = logs.into_iter().collect::<Result<_, _>>().map_err(|e| fail(round, e))?;
+            drop(hs);
             drop(db);
             fs.power_loss();
             losses += 1;
             cutter.arm(i64::MAX);
-            let db = DB::open(&opts, dir).map_err(|e| fail(round, format!("reopen after power loss: {e}")))?;
-            let got = dump(&db, max_key).map_err(|e| fail(round, e))?;
+            let db = open_families(&opts, dir, &fam_opts)
+                .map_err(|e| fail(round, format!("reopen after power loss: {e}")))?;
+            let got = dump(&db, max_key, fams).map_err(|e| fail(round, e))?;
             drop(db);
-            keys_checked += max_key;
+            keys_checked += max_key * fams;
             // Per thread: which prefixes of its writes the recovered state matches.
             let mut matches = Vec::new();
             for (t, log) in logs.iter().enumerate() {
-                let m = matching_prefixes(&durable, log.recs.iter().map(|r| &r.step), &got, n, t as u64);
+                let m = matching_prefixes(&durable, log.recs.iter().map(|r| &r.step), &got, (max_key, n, t as u64));
                 if m.is_empty() {
                     return Err(fail(
                         round,

@@ -18,6 +18,13 @@
 //! after a crash of such a run unflushed writes may be gone, so the verifier then only requires
 //! each value to be a well-formed value of its key.
 //!
+//! Column families (`--column_families=N`): every family holds the whole key space, the
+//! expected state has one entry per (family, key), and a value is derived from its family too
+//! (a value read from another family does not decode). Besides the operations on one family, a
+//! batch writes one key in every family (the same value id), and a read takes one snapshot and
+//! reads the key in every family: the families must agree; after a crash, a batch across
+//! families must have survived in all of them or in none.
+//!
 //! Key classes: the top eighth of the key space is the "no-overwrite" region where the only
 //! writes are put-if-absent and single_delete-if-present (RocksDB's contract for SingleDelete);
 //! delete_range and merge never touch it.
@@ -63,6 +70,7 @@ pub const FLAGS: &[FlagDef] = &[
     f("read_fault_one_in", Kind::Uint64, "0", "inject EIO into 1 in N reads / opens for reading (0: off)"),
     f("write_fault_one_in", Kind::Uint64, "0", "inject EIO, ENOSPC or a short write into 1 in N appends, flushes, syncs, creates, renames, removals, directory syncs (0: off)"),
     f("bitflip_read_one_in", Kind::Uint64, "0", "flip one bit in 1 in N table-file reads (0: off; off when the checksum type is none)"),
+    f("column_families", Kind::Int32, "1", "column families (db_stress's flag): each holds every key; batches across all of them are checked all or nothing; -1 random per seed (1 to 4; the crash test: per DB)"),
     f("wal_recovery_mode", Kind::Int32, "-1", "WAL recovery mode: 0 tolerate corrupted tail records, 1 absolute consistency, 2 point in time, 3 skip any corrupted records, -1 random per seed among 0, 2, 3 (reopens after a clean close use 1)"),
 ];
 
@@ -132,6 +140,10 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
             "ERROR: --wal_recovery_mode must be -1, 0, 1, 2 or 3, got {}",
             fl.i64("wal_recovery_mode")
         ));
+    }
+    let cf = fl.i64("column_families");
+    if cf != -1 && !(1..=16).contains(&cf) {
+        return Err(format!("ERROR: --column_families must be -1 or in 1..=16, got {cf}"));
     }
     if fl.bool("crash_test") && fl.bool("power_loss") {
         return Err("ERROR: --crash_test and --power_loss are exclusive".into());

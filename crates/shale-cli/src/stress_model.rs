@@ -218,8 +218,9 @@ pub struct Expected {
 }
 
 impl Expected {
-    /// Open (or create, all keys absent) the expected state for `max_key` keys.
-    pub fn open(path: &Path, max_key: u64) -> Result<(Expected, bool), String> {
+    /// Open (or create, all keys absent) the expected state for `max_key` keys in each of
+    /// `families` column families (the entry of key `k` of family `c` is slot `c * max_key + k`).
+    pub fn open(path: &Path, max_key: u64, families: u64) -> Result<(Expected, bool), String> {
         let existed = path.exists();
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -228,7 +229,8 @@ impl Expected {
             .truncate(false)
             .open(path)
             .map_err(|e| format!("cannot open expected state {}: {e}", path.display()))?;
-        let len = HDR + 8 * max_key;
+        let slots = max_key * families;
+        let len = HDR + 8 * slots;
         let mut mem = Vec::with_capacity(max_key as usize);
         let mut lossy = false;
         if existed {
@@ -239,9 +241,12 @@ impl Expected {
                 return Err(format!("{} is not an expected-state file", path.display()));
             }
             let mk = u64::from_le_bytes(data[8..16].try_into().unwrap());
-            if mk != max_key || data.len() as u64 != len {
+            // Files of one family (written before families existed) hold 0 here.
+            let nf = u64::from_le_bytes(data[24..32].try_into().unwrap()).max(1);
+            if mk != max_key || nf != families || data.len() as u64 != len {
                 return Err(format!(
-                    "expected state {} is for --max_key={mk}, not {max_key} (use --destroy_db_initially)",
+                    "expected state {} is for --max_key={mk} --column_families={nf}, not --max_key={max_key} \
+                     --column_families={families} (use --destroy_db_initially)",
                     path.display()
                 ));
             }
@@ -253,10 +258,13 @@ impl Expected {
             let mut hdr = vec![0u8; HDR as usize];
             hdr[..8].copy_from_slice(MAGIC);
             hdr[8..16].copy_from_slice(&max_key.to_le_bytes());
+            if families > 1 {
+                hdr[24..32].copy_from_slice(&families.to_le_bytes());
+            }
             file.set_len(len).map_err(|e| e.to_string())?;
             file.write_all_at(&hdr, 0).map_err(|e| e.to_string())?;
             file.sync_all().map_err(|e| e.to_string())?;
-            mem.extend((0..max_key).map(|_| AtomicU64::new(0)));
+            mem.extend((0..slots).map(|_| AtomicU64::new(0)));
         }
         Ok((
             Expected {
@@ -455,6 +463,57 @@ fn random_compaction_style(seed: u64, o: &mut Options) -> String {
             format!("fifo({f:?})")
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Column families.
+
+/// The number of column families of a run: the flag, or (-1) one picked by the seed (one run in
+/// two has one family, the others 2 to 4).
+pub fn num_families(flag: i64, seed: u64) -> u64 {
+    if flag > 0 {
+        return flag as u64;
+    }
+    [1, 1, 1, 2, 3, 4][(mix(seed ^ 0xCF5E_ED00) % 6) as usize]
+}
+
+/// The name of family `i`: `default`, then `cf1`, `cf2`, ...
+pub fn cf_name(i: u64) -> String {
+    if i == 0 {
+        "default".into()
+    } else {
+        format!("cf{i}")
+    }
+}
+
+/// The options of family `i` > 0: the run's options (table format, merge operator, checksums)
+/// with a write buffer size and a compaction style of its own, drawn from the seed.
+pub fn family_options(base: &Options, seed: u64, i: u64) -> (Options, String) {
+    let mut o = base.clone();
+    let mut r = Rng::new(seed ^ i.wrapping_mul(0xD1B5_4A32_D192_ED03));
+    o.set_write_buffer_size(r.pick(&[16 << 10, 64 << 10, 256 << 10, 1 << 20]));
+    let style = random_compaction_style(seed ^ (i << 48), &mut o);
+    let desc = format!(
+        "{}(write_buffer_size={} {style})",
+        cf_name(i),
+        o.get_write_buffer_size()
+    );
+    (o, desc)
+}
+
+/// Open the stress DB with `opts` (the default family) and families `1..n` with `fam`: with one
+/// family exactly as before families existed (`DB::open`).
+pub fn open_families(opts: &Options, path: &Path, fam: &[Options]) -> shale::Result<shale::DB> {
+    if fam.is_empty() {
+        return shale::DB::open(opts, path);
+    }
+    let mut o = opts.clone();
+    o.create_missing_column_families(true);
+    let descs = fam
+        .iter()
+        .enumerate()
+        .map(|(i, f)| shale::ColumnFamilyDescriptor::new(cf_name(i as u64 + 1), f.clone()));
+    shale::DB::open_cf_descriptors(&o, path, descs)
 }
 
 // ---------------------------------------------------------------------------------------------

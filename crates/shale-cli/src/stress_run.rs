@@ -7,13 +7,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
-use shale::{Options, ReadOptions, WalRecoveryMode, WriteBatch, WriteOptions, DB};
+use shale::{ColumnFamily, Options, ReadOptions, WalRecoveryMode, WriteBatch, WriteOptions, DB};
 
 use crate::faultinj::{FaultCounts, FaultRates, FaultSwitch, RandomFaultFs};
 use crate::flags::Flags;
 use crate::stress_model::{
-    decode_value, describe, expected_path, key_bytes, merge_operand, mix, new_vid, parse_phys, phys_key,
-    random_options, sd_start, value_of, vid_desc, BuggyFs, Entry, Expected, Rng, RunCfg,
+    cf_name, decode_value, describe, expected_path, family_options, key_bytes, merge_operand, mix, new_vid,
+    num_families, open_families, parse_phys, phys_key, random_options, sd_start, value_of, vid_desc, BuggyFs, Entry,
+    Expected, Rng, RunCfg,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -23,6 +24,11 @@ struct Ctx {
     db: RwLock<Option<DB>>,
     path: PathBuf,
     opts: Options,
+    /// The options of families 1.. (none with one family).
+    fam_opts: Vec<Options>,
+    /// The number of column families; the expected state and the locks are by slot
+    /// (`family * max_key + key`), and values are derived from the slot.
+    fams: u64,
     cfg: RunCfg,
     exp: Expected,
     locks: Vec<Mutex<()>>,
@@ -58,12 +64,33 @@ impl Ctx {
         self.stop.store(true, Ordering::Release);
     }
 
-    fn mismatch(&self, what: &str, k: u64, expected: String, actual: Option<&[u8]>) {
+    /// A wrong value at slot `s` (family `s / max_key`, key `s % max_key`).
+    fn mismatch(&self, what: &str, s: u64, expected: String, actual: Option<&[u8]>) {
+        let k = s % self.max_key;
         self.fail(format!(
-            "MISMATCH in {what}: key {k} (0x{}) expected {expected}, actual {}",
+            "MISMATCH in {what}: key {k} (0x{}){} expected {expected}, actual {}",
             hex(&key_bytes(k)),
-            describe(k, actual)
+            self.fam_desc(s),
+            describe(s, actual)
         ));
+    }
+
+    /// " in family NAME" with several families.
+    fn fam_desc(&self, s: u64) -> String {
+        if self.fams > 1 {
+            format!(" in family {}", cf_name(s / self.max_key))
+        } else {
+            String::new()
+        }
+    }
+
+    fn slot(&self, cf: u64, k: u64) -> u64 {
+        cf * self.max_key + k
+    }
+
+    fn handle(&self, db: &DB, cf: u64) -> Result<Arc<ColumnFamily>, String> {
+        db.cf_handle(&cf_name(cf))
+            .ok_or_else(|| format!("column family {} is missing", cf_name(cf)))
     }
 
     fn set_faults(&self, on: bool) {
@@ -114,18 +141,18 @@ impl Ctx {
         self.locks[k as usize].lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Exact check of a read done while holding the key's lock.
-    fn check(&self, what: &str, k: u64, vid: u32, actual: Option<&[u8]>) -> bool {
-        if self.in_doubt(k) {
+    /// Exact check of a read of slot `s` done while holding its lock.
+    fn check(&self, what: &str, s: u64, vid: u32, actual: Option<&[u8]>) -> bool {
+        if self.in_doubt(s) {
             return true;
         }
         self.reads_checked.fetch_add(1, Ordering::Relaxed);
         let ok = match actual {
             None => vid == 0,
-            Some(v) => vid != 0 && v == value_of(k, vid).as_slice(),
+            Some(v) => vid != 0 && v == value_of(s, vid).as_slice(),
         };
         if !ok {
-            self.mismatch(what, k, vid_desc(vid), actual);
+            self.mismatch(what, s, vid_desc(vid), actual);
         }
         ok
     }
@@ -213,8 +240,19 @@ pub fn run(fl: &Flags) -> Result<(), String> {
             std::fs::remove_file(&epath).map_err(|e| format!("cannot remove {}: {e}", epath.display()))?;
         }
     }
+    let fams = num_families(fl.i64("column_families"), seed);
+    let fam_opts: Vec<Options> = (1..fams)
+        .map(|i| {
+            let (o, d) = family_options(&opts, seed, i);
+            cfg.desc.push_str(&format!(" {d}"));
+            o
+        })
+        .collect();
+    if fams > 1 {
+        cfg.desc.push_str(&format!(" column_families={fams}"));
+    }
     let db_existed = path.join("CURRENT").exists();
-    let (exp, existed) = Expected::open(&epath, max_key)?;
+    let (exp, existed) = Expected::open(&epath, max_key, fams)?;
     if db_existed && !existed {
         return Err(format!(
             "{} exists but its expected state {} does not (use --destroy_db_initially)",
@@ -224,7 +262,7 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     }
     if !db_existed
         && existed
-        && (0..max_key).any(|k| {
+        && (0..max_key * fams).any(|k| {
             exp.get(k)
                 != Entry {
                     committed: 0,
@@ -240,15 +278,17 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     }
     println!("stress: seed={seed} db={} {}", path.display(), cfg.desc);
     let t0 = Instant::now();
-    let db = DB::open(&opts, &path).map_err(|e| format!("open {}: {e}", path.display()))?;
+    let db = open_families(&opts, &path, &fam_opts).map_err(|e| format!("open {}: {e}", path.display()))?;
     println!("stress: opened in {:.3}s", t0.elapsed().as_secs_f64());
     let ctx = Arc::new(Ctx {
         db: RwLock::new(Some(db)),
         path,
         opts,
+        fam_opts,
+        fams,
         cfg,
         exp,
-        locks: (0..max_key).map(|_| Mutex::new(())).collect(),
+        locks: (0..max_key * fams).map(|_| Mutex::new(())).collect(),
         max_key,
         seed,
         failed: AtomicBool::new(false),
@@ -365,7 +405,8 @@ fn reopen_db(ctx: &Ctx) -> Result<(), String> {
     *g = None;
     let mut o = ctx.opts.clone();
     o.set_wal_recovery_mode(WalRecoveryMode::AbsoluteConsistency);
-    let r = DB::open(&o, &ctx.path).map_err(|e| format!("reopen after a clean close {}: {e}", ctx.path.display()));
+    let r = open_families(&o, &ctx.path, &ctx.fam_opts)
+        .map_err(|e| format!("reopen after a clean close {}: {e}", ctx.path.display()));
     *g = Some(r?);
     ctx.set_faults(was);
     Ok(())
@@ -389,7 +430,7 @@ fn recover_after_fault(ctx: &Ctx) -> Result<(), String> {
         ctx.fault_resumes.fetch_add(1, Ordering::Relaxed);
     } else {
         *g = None;
-        let db = DB::open(&ctx.opts, &ctx.path)
+        let db = open_families(&ctx.opts, &ctx.path, &ctx.fam_opts)
             .map_err(|e| format!("reopen after an injected fault {}: {e}", ctx.path.display()))?;
         verify_db(ctx, &db)?;
         *g = Some(db);
@@ -415,25 +456,72 @@ fn verify_all(ctx: &Ctx) -> Result<u64, String> {
 
 fn verify_db(ctx: &Ctx, db: &DB) -> Result<u64, String> {
     let lossy = ctx.exp.lossy();
+    // The entries as the last run left them (before settling), for the check of batches across
+    // families below.
+    let before: Vec<Entry> = (0..ctx.max_key * ctx.fams).map(|s| ctx.exp.get(s)).collect();
+    let mut settled = vec![0u32; before.len()];
+    for cf in 0..ctx.fams {
+        let h = ctx.handle(db, cf)?;
+        verify_family(ctx, db, &h, cf, lossy, &mut settled)?;
+    }
+    if ctx.fams > 1 && !lossy {
+        // A batch across families that was in flight (the same pending entry in every family)
+        // survived in all of them or in none.
+        for k in 0..ctx.max_key {
+            let slots: Vec<u64> = (0..ctx.fams).map(|c| ctx.slot(c, k)).collect();
+            let e0 = before[slots[0] as usize];
+            if e0.pending.is_none() || slots.iter().any(|&s| before[s as usize] != e0) {
+                continue;
+            }
+            let got: Vec<u32> = slots.iter().map(|&s| settled[s as usize]).collect();
+            if got.iter().any(|&g| g != got[0]) {
+                let list: Vec<String> = got.iter().map(|&g| vid_desc(g)).collect();
+                ctx.fail(format!(
+                    "MISMATCH in verification: key {k}: a batch across families was torn by the crash \
+                     (it wrote {} in every family; the families hold: {})",
+                    e0.describe(),
+                    list.join(", ")
+                ));
+                return Err(format!("a batch across families is torn at key {k}"));
+            }
+        }
+    }
+    if lossy {
+        ctx.exp.set_lossy(false)?;
+    }
+    Ok(ctx.max_key * ctx.fams)
+}
+
+/// Verify (and settle) every key of family `cf`, then check a full forward scan of it. The
+/// value ids held are put in `settled` (by slot).
+fn verify_family(
+    ctx: &Ctx,
+    db: &DB,
+    h: &ColumnFamily,
+    cf: u64,
+    lossy: bool,
+    settled: &mut [u32],
+) -> Result<(), String> {
     let mut bad = 0u64;
     let sd = sd_start(ctx.max_key);
     for k in 0..ctx.max_key {
-        let e = ctx.exp.get(k);
+        let slot = ctx.slot(cf, k);
+        let e = ctx.exp.get(slot);
         // What the DB holds for k: Some(value id, 0 = absent) or None (not a valid value).
         let (got, actual) = if k < sd {
             let actual = db
-                .get(key_bytes(k))
+                .get_cf(h, key_bytes(k))
                 .map_err(|e| format!("get key {k} during verification: {e}"))?;
             let got = match &actual {
                 None => Some(0),
-                Some(v) => decode_value(k, v),
+                Some(v) => decode_value(slot, v),
             };
-            (got, describe(k, actual.as_deref()))
+            (got, describe(slot, actual.as_deref()))
         } else {
             let mut ro = ReadOptions::default();
             ro.set_iterate_lower_bound(key_bytes(k).to_vec());
             ro.set_iterate_upper_bound(key_bytes(k + 1).to_vec());
-            let mut it = db.raw_iterator_opt(ro);
+            let mut it = db.raw_iterator_cf_opt(h, ro);
             it.seek_to_first();
             let mut found = Vec::new();
             while it.valid() && found.len() < 4 {
@@ -445,10 +533,10 @@ fn verify_db(ctx: &Ctx, db: &DB) -> Result<u64, String> {
             match found.as_slice() {
                 [] => (Some(0), "absent".to_string()),
                 [(key, v)] => match parse_phys(key, ctx.max_key) {
-                    Some((_, Some(s))) if v.as_slice() == value_of(k, s).as_slice() => {
+                    Some((_, Some(s))) if v.as_slice() == value_of(slot, s).as_slice() => {
                         (Some(s), format!("value id {s}"))
                     }
-                    _ => (None, format!("key 0x{} with {}", hex(key), describe(k, Some(v)))),
+                    _ => (None, format!("key 0x{} with {}", hex(key), describe(slot, Some(v)))),
                 },
                 many => (None, format!("{} versions", many.len())),
             }
@@ -461,8 +549,9 @@ fn verify_db(ctx: &Ctx, db: &DB) -> Result<u64, String> {
             bad += 1;
             if bad <= 20 {
                 ctx.fail(format!(
-                    "MISMATCH in verification: key {k} (0x{}) expected {}{}, actual {actual}",
+                    "MISMATCH in verification: key {k} (0x{}){} expected {}{}, actual {actual}",
                     hex(&key_bytes(k)),
+                    ctx.fam_desc(slot),
                     e.describe(),
                     if lossy { " (or any value: lossy run)" } else { "" },
                 ));
@@ -470,15 +559,20 @@ fn verify_db(ctx: &Ctx, db: &DB) -> Result<u64, String> {
             continue;
         }
         let g = got.unwrap();
+        settled[slot as usize] = g;
         if e.pending.is_some() || g != e.committed {
-            ctx.exp.commit(k, g)?;
+            ctx.exp.commit(slot, g)?;
         }
     }
     if bad > 0 {
-        return Err(format!("{bad} of {} keys do not match the expected state", ctx.max_key));
+        return Err(format!(
+            "{bad} of {} keys{} do not match the expected state",
+            ctx.max_key,
+            ctx.fam_desc(ctx.slot(cf, 0))
+        ));
     }
     // A full scan must show exactly the expected keys.
-    let mut it = db.raw_iterator();
+    let mut it = db.raw_iterator_cf(h);
     it.seek_to_first();
     let mut next_k = 0u64;
     while it.valid() {
@@ -490,15 +584,16 @@ fn verify_db(ctx: &Ctx, db: &DB) -> Result<u64, String> {
             return Err(format!("scan: key {k} out of order"));
         }
         for missing in next_k..k {
-            let c = ctx.exp.get(missing).committed;
+            let c = ctx.exp.get(ctx.slot(cf, missing)).committed;
             if c != 0 {
-                ctx.mismatch("verification scan", missing, vid_desc(c), None);
+                ctx.mismatch("verification scan", ctx.slot(cf, missing), vid_desc(c), None);
                 return Err(format!("scan misses key {missing}"));
             }
         }
-        let c = ctx.exp.get(k).committed;
-        if c == 0 || suffix.is_some_and(|s| s != c) || it.value().unwrap() != value_of(k, c).as_slice() {
-            ctx.mismatch("verification scan", k, vid_desc(c), it.value());
+        let slot = ctx.slot(cf, k);
+        let c = ctx.exp.get(slot).committed;
+        if c == 0 || suffix.is_some_and(|s| s != c) || it.value().unwrap() != value_of(slot, c).as_slice() {
+            ctx.mismatch("verification scan", slot, vid_desc(c), it.value());
             return Err(format!("scan disagrees at key {k}"));
         }
         next_k = k + 1;
@@ -506,17 +601,14 @@ fn verify_db(ctx: &Ctx, db: &DB) -> Result<u64, String> {
     }
     it.status().map_err(|e| format!("scan: {e}"))?;
     for missing in next_k..ctx.max_key {
-        let c = ctx.exp.get(missing).committed;
+        let c = ctx.exp.get(ctx.slot(cf, missing)).committed;
         if c != 0 {
-            ctx.mismatch("verification scan", missing, vid_desc(c), None);
+            ctx.mismatch("verification scan", ctx.slot(cf, missing), vid_desc(c), None);
             return Err(format!("scan misses key {missing}"));
         }
     }
     ctx.reads_checked.fetch_add(2 * ctx.max_key, Ordering::Relaxed);
-    if lossy {
-        ctx.exp.set_lossy(false)?;
-    }
-    Ok(ctx.max_key)
+    Ok(())
 }
 
 /// Distinct sorted random keys in `lo..hi`.
@@ -578,19 +670,31 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
     // The no-overwrite region for single_delete.
     let sd_start = sd_start(mk);
     let pk = |k: u64, vid: u32| phys_key(k, vid, mk);
+    // The family of this operation (with one family, no random number is drawn: the operations
+    // of a seed are what they were before families existed).
+    let cf = if ctx.fams > 1 { rng.below(ctx.fams) } else { 0 };
+    let h = ctx.handle(db, cf)?;
+    let s = |k: u64| ctx.slot(cf, k);
     let p = rng.below(1000);
+    if ctx.fams > 1 && sd_start > 0 {
+        match p {
+            330..=344 => return cross_family_read(ctx, db, rng),
+            800..=849 => return cross_family_batch(ctx, db, rng),
+            _ => {}
+        }
+    }
     match p {
         // get
         0..=199 => {
             let k = rng.below(mk);
-            let _l = ctx.lock_key(k);
-            let c = ctx.exp.get(k).committed;
+            let _l = ctx.lock_key(s(k));
+            let c = ctx.exp.get(s(k)).committed;
             if k >= sd_start && c == 0 {
                 // No DB key to get: check the key's whole prefix is empty.
-                scan_check(ctx, db, rng, k, k + 1, &[], None)?;
+                scan_check(ctx, (db, &h, cf), rng, k, k + 1, &[], None)?;
             } else {
-                if let Some(v) = ctx.read_ok("get", db.get(pk(k, c)))? {
-                    ctx.check("get", k, c, v.as_deref());
+                if let Some(v) = ctx.read_ok("get", db.get_cf(&h, pk(k, c)))? {
+                    ctx.check("get", s(k), c, v.as_deref());
                 }
             }
         }
@@ -598,18 +702,18 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
         200..=249 => {
             let n = 1 + rng.below(8) as usize;
             let ks = rand_keys(rng, 0, mk, n);
-            let _ls: Vec<_> = ks.iter().map(|&k| ctx.lock_key(k)).collect();
+            let _ls: Vec<_> = ks.iter().map(|&k| ctx.lock_key(s(k))).collect();
             let kv: Vec<(u64, u32)> = ks
                 .iter()
-                .map(|&k| (k, ctx.exp.get(k).committed))
+                .map(|&k| (k, ctx.exp.get(s(k)).committed))
                 .filter(|&(k, c)| k < sd_start || c != 0)
                 .collect();
-            let rs = db.multi_get(kv.iter().map(|&(k, c)| pk(k, c)));
+            let rs = db.multi_get_cf(kv.iter().map(|&(k, c)| (&h, pk(k, c))));
             for (&(k, c), r) in kv.iter().zip(rs) {
                 let Some(v) = ctx.read_ok("multi_get", r)? else {
                     continue;
                 };
-                if !ctx.check("multi_get", k, c, v.as_deref()) {
+                if !ctx.check("multi_get", s(k), c, v.as_deref()) {
                     break;
                 }
             }
@@ -618,20 +722,20 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
         250..=329 => {
             let lo = rng.below(mk);
             let hi = (lo + 1 + rng.below(32)).min(mk);
-            let _ls: Vec<_> = (lo..hi).map(|k| ctx.lock_key(k)).collect();
+            let _ls: Vec<_> = (lo..hi).map(|k| ctx.lock_key(s(k))).collect();
             let want: Vec<(u64, u32)> = (lo..hi)
-                .map(|k| (k, ctx.exp.get(k).committed))
+                .map(|k| (k, ctx.exp.get(s(k)).committed))
                 .filter(|(_, v)| *v != 0)
                 .collect();
-            scan_check(ctx, db, rng, lo, hi, &want, None)?;
+            scan_check(ctx, (db, &h, cf), rng, lo, hi, &want, None)?;
         }
         // snapshot: record, let others write, read through the snapshot
         330..=359 => {
             let n = 1 + rng.below(8) as usize;
             let ks = rand_keys(rng, 0, mk, n);
             let (snap, want) = {
-                let _ls: Vec<_> = ks.iter().map(|&k| ctx.lock_key(k)).collect();
-                let want: Vec<u32> = ks.iter().map(|&k| ctx.exp.get(k).committed).collect();
+                let _ls: Vec<_> = ks.iter().map(|&k| ctx.lock_key(s(k))).collect();
+                let want: Vec<u32> = ks.iter().map(|&k| ctx.exp.get(s(k)).committed).collect();
                 (db.snapshot(), want)
             };
             std::thread::yield_now();
@@ -641,10 +745,10 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
                 if *k >= sd_start && *w == 0 {
                     continue;
                 }
-                let Some(v) = ctx.read_ok("snapshot get", db.get_opt(pk(*k, *w), &ro))? else {
+                let Some(v) = ctx.read_ok("snapshot get", db.get_cf_opt(&h, pk(*k, *w), &ro))? else {
                     continue;
                 };
-                if !ctx.check("snapshot get", *k, *w, v.as_deref()) {
+                if !ctx.check("snapshot get", s(*k), *w, v.as_deref()) {
                     break;
                 }
             }
@@ -652,28 +756,28 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
                 // A bounded scan of the single key through the snapshot.
                 let k = ks[0];
                 let want: Vec<(u64, u32)> = if want[0] != 0 { vec![(k, want[0])] } else { vec![] };
-                scan_check(ctx, db, rng, k, k + 1, &want, Some(&snap))?;
+                scan_check(ctx, (db, &h, cf), rng, k, k + 1, &want, Some(&snap))?;
             }
         }
         // put / single_delete in the no-overwrite region
         360..=609 => {
             let k = rng.below(mk);
-            let _l = ctx.lock_key(k);
-            if ctx.in_doubt(k) {
+            let _l = ctx.lock_key(s(k));
+            if ctx.in_doubt(s(k)) {
                 return Ok(());
             }
-            let old = ctx.exp.get(k).committed;
+            let old = ctx.exp.get(s(k)).committed;
             let wo = ctx.wo(rng);
             if k >= sd_start && old != 0 {
-                ctx.exp.set_pending(k, 0)?;
-                if ctx.write_ok("single_delete", &[k], db.single_delete_opt(pk(k, old), &wo))? {
-                    ctx.exp.commit(k, 0)?;
+                ctx.exp.set_pending(s(k), 0)?;
+                if ctx.write_ok("single_delete", &[s(k)], db.single_delete_cf_opt(&h, pk(k, old), &wo))? {
+                    ctx.exp.commit(s(k), 0)?;
                 }
             } else {
-                let new = new_vid(rng, k, false);
-                ctx.exp.set_pending(k, new)?;
-                if ctx.write_ok("put", &[k], db.put_opt(pk(k, new), value_of(k, new), &wo))? {
-                    ctx.exp.commit(k, new)?;
+                let new = new_vid(rng, s(k), false);
+                ctx.exp.set_pending(s(k), new)?;
+                if ctx.write_ok("put", &[s(k)], db.put_cf_opt(&h, pk(k, new), value_of(s(k), new), &wo))? {
+                    ctx.exp.commit(s(k), new)?;
                 }
             }
         }
@@ -683,14 +787,14 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
             if k >= sd_start {
                 return Ok(());
             }
-            let _l = ctx.lock_key(k);
-            if ctx.in_doubt(k) {
+            let _l = ctx.lock_key(s(k));
+            if ctx.in_doubt(s(k)) {
                 return Ok(());
             }
             let wo = ctx.wo(rng);
-            ctx.exp.set_pending(k, 0)?;
-            if ctx.write_ok("delete", &[k], db.delete_opt(key_bytes(k), &wo))? {
-                ctx.exp.commit(k, 0)?;
+            ctx.exp.set_pending(s(k), 0)?;
+            if ctx.write_ok("delete", &[s(k)], db.delete_cf_opt(&h, key_bytes(k), &wo))? {
+                ctx.exp.commit(s(k), 0)?;
             }
         }
         // delete_range (block-based tables only)
@@ -700,19 +804,19 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
             }
             let lo = rng.below(sd_start);
             let hi = (lo + 1 + rng.below(16)).min(sd_start);
-            let _ls: Vec<_> = (lo..hi).map(|k| ctx.lock_key(k)).collect();
-            if (lo..hi).any(|k| ctx.in_doubt(k)) {
+            let _ls: Vec<_> = (lo..hi).map(|k| ctx.lock_key(s(k))).collect();
+            if (lo..hi).any(|k| ctx.in_doubt(s(k))) {
                 return Ok(());
             }
             let wo = ctx.wo(rng);
             for k in lo..hi {
-                ctx.exp.set_pending(k, 0)?;
+                ctx.exp.set_pending(s(k), 0)?;
             }
-            let keys: Vec<u64> = (lo..hi).collect();
-            let r = db.delete_range_opt(key_bytes(lo), key_bytes(hi), &wo);
+            let keys: Vec<u64> = (lo..hi).map(s).collect();
+            let r = db.delete_range_cf_opt(&h, key_bytes(lo), key_bytes(hi), &wo);
             if ctx.write_ok("delete_range", &keys, r)? {
                 for k in lo..hi {
-                    ctx.exp.commit(k, 0)?;
+                    ctx.exp.commit(s(k), 0)?;
                 }
             }
         }
@@ -722,74 +826,75 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
                 return Ok(());
             }
             let k = rng.below(sd_start);
-            let _l = ctx.lock_key(k);
-            if ctx.in_doubt(k) {
+            let _l = ctx.lock_key(s(k));
+            if ctx.in_doubt(s(k)) {
                 return Ok(());
             }
-            let old = ctx.exp.get(k).committed;
-            let new = new_vid(rng, k, true);
+            let old = ctx.exp.get(s(k)).committed;
+            let new = new_vid(rng, s(k), true);
             let wo = ctx.wo(rng);
-            ctx.exp.set_pending(k, new)?;
+            ctx.exp.set_pending(s(k), new)?;
             if ctx.write_ok(
                 "merge",
-                &[k],
-                db.merge_opt(key_bytes(k), merge_operand(k, old, new), &wo),
+                &[s(k)],
+                db.merge_cf_opt(&h, key_bytes(k), merge_operand(s(k), old, new), &wo),
             )? {
-                ctx.exp.commit(k, new)?;
+                ctx.exp.commit(s(k), new)?;
             }
         }
         // write batch of distinct keys, mixed operations
         800..=989 => {
             let n = 1 + rng.below(10) as usize;
             let ks = rand_keys(rng, 0, mk, n);
-            let _ls: Vec<_> = ks.iter().map(|&k| ctx.lock_key(k)).collect();
-            if ks.iter().any(|&k| ctx.in_doubt(k)) {
+            let _ls: Vec<_> = ks.iter().map(|&k| ctx.lock_key(s(k))).collect();
+            if ks.iter().any(|&k| ctx.in_doubt(s(k))) {
                 return Ok(());
             }
             let mut b = WriteBatch::new();
             let mut news = Vec::with_capacity(ks.len());
             for &k in &ks {
-                let old = ctx.exp.get(k).committed;
+                let old = ctx.exp.get(s(k)).committed;
                 let new = if k >= sd_start {
                     if old != 0 {
-                        b.single_delete(pk(k, old));
+                        b.single_delete_cf(&h, pk(k, old));
                         0
                     } else {
-                        let n = new_vid(rng, k, false);
-                        b.put(pk(k, n), value_of(k, n));
+                        let n = new_vid(rng, s(k), false);
+                        b.put_cf(&h, pk(k, n), value_of(s(k), n));
                         n
                     }
                 } else {
                     match rng.below(10) {
                         0..=5 => {
-                            let n = new_vid(rng, k, false);
-                            b.put(key_bytes(k), value_of(k, n));
+                            let n = new_vid(rng, s(k), false);
+                            b.put_cf(&h, key_bytes(k), value_of(s(k), n));
                             n
                         }
                         6 | 7 => {
-                            b.delete(key_bytes(k));
+                            b.delete_cf(&h, key_bytes(k));
                             0
                         }
                         _ => {
-                            let n = new_vid(rng, k, true);
-                            b.merge(key_bytes(k), merge_operand(k, old, n));
+                            let n = new_vid(rng, s(k), true);
+                            b.merge_cf(&h, key_bytes(k), merge_operand(s(k), old, n));
                             n
                         }
                     }
                 };
-                ctx.exp.set_pending(k, new)?;
+                ctx.exp.set_pending(s(k), new)?;
                 news.push(new);
             }
             let wo = ctx.wo(rng);
-            if ctx.write_ok("write batch", &ks, db.write_opt(b, &wo))? {
+            let slots: Vec<u64> = ks.iter().map(|&k| s(k)).collect();
+            if ctx.write_ok("write batch", &slots, db.write_opt(b, &wo))? {
                 for (&k, &n) in ks.iter().zip(&news) {
-                    ctx.exp.commit(k, n)?;
+                    ctx.exp.commit(s(k), n)?;
                 }
             }
         }
         // flush
         990..=995 => {
-            ctx.write_ok("flush", &[], db.flush())?;
+            ctx.write_ok("flush", &[], db.flush_cf(&h))?;
         }
         // compact_range
         _ => {
@@ -798,9 +903,112 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
             ctx.write_ok(
                 "compact_range",
                 &[],
-                db.compact_range(Some(&key_bytes(lo)), Some(&key_bytes(hi))),
+                db.compact_range_cf(&h, Some(&key_bytes(lo)), Some(&key_bytes(hi))),
             )?;
         }
+    }
+    Ok(())
+}
+
+/// The key of an operation across families: in the first sixteenth of the keys below the
+/// no-overwrite region, so that batches across families rewrite them often and reads across
+/// families find them agreeing.
+fn cross_family_key(ctx: &Ctx, rng: &mut Rng) -> u64 {
+    rng.below((sd_start(ctx.max_key) / 16).max(1))
+}
+
+/// A batch that writes one key in every family with the same value id (db_stress's batches
+/// across families): a put, a delete or (up to 4 families) a merge with each family's operand.
+/// Its entries are pending in every family until it is acknowledged.
+fn cross_family_batch(ctx: &Ctx, db: &DB, rng: &mut Rng) -> Result<(), String> {
+    let k = cross_family_key(ctx, rng);
+    let slots: Vec<u64> = (0..ctx.fams).map(|c| ctx.slot(c, k)).collect();
+    let _ls: Vec<_> = slots.iter().map(|&s| ctx.lock_key(s)).collect();
+    if slots.iter().any(|&s| ctx.in_doubt(s)) {
+        return Ok(());
+    }
+    let kind = match rng.below(4) {
+        3 if ctx.fams > 4 => 0,
+        x => x,
+    };
+    let new = match kind {
+        2 => 0,
+        // A merge result has no padding in any family.
+        3 => loop {
+            let v = new_vid(rng, slots[0], true);
+            if slots.iter().all(|&s| crate::stress_model::pad_len(s, v) == 0) {
+                break v;
+            }
+        },
+        _ => new_vid(rng, slots[0], false),
+    };
+    let mut b = WriteBatch::new();
+    for (c, &s) in slots.iter().enumerate() {
+        let h = ctx.handle(db, c as u64)?;
+        match kind {
+            2 => b.delete_cf(&h, key_bytes(k)),
+            3 => b.merge_cf(&h, key_bytes(k), merge_operand(s, ctx.exp.get(s).committed, new)),
+            _ => b.put_cf(&h, key_bytes(k), value_of(s, new)),
+        }
+        ctx.exp.set_pending(s, new)?;
+    }
+    let wo = ctx.wo(rng);
+    if ctx.write_ok("batch across families", &slots, db.write_opt(b, &wo))? {
+        for &s in &slots {
+            ctx.exp.commit(s, new)?;
+        }
+    }
+    Ok(())
+}
+
+/// One key read in every family at one snapshot (`multi_get_cf`, then a `get_cf` of one family
+/// through the same snapshot): each family holds what the expected state said when the
+/// snapshot was taken, and families the last batch across families wrote agree.
+fn cross_family_read(ctx: &Ctx, db: &DB, rng: &mut Rng) -> Result<(), String> {
+    let k = cross_family_key(ctx, rng);
+    let slots: Vec<u64> = (0..ctx.fams).map(|c| ctx.slot(c, k)).collect();
+    let hs = (0..ctx.fams)
+        .map(|c| ctx.handle(db, c))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (snap, want) = {
+        let _ls: Vec<_> = slots.iter().map(|&s| ctx.lock_key(s)).collect();
+        let want: Vec<u32> = slots.iter().map(|&s| ctx.exp.get(s).committed).collect();
+        (db.snapshot(), want)
+    };
+    // Let other threads write the key meanwhile.
+    std::thread::yield_now();
+    let mut ro = ReadOptions::default();
+    ro.set_snapshot(&snap);
+    let what = "multi_get_cf across families at a snapshot";
+    let rs = db.multi_get_cf_opt(hs.iter().map(|h| (h, key_bytes(k))), &ro);
+    let mut ids = Vec::new();
+    for ((&s, &w), r) in slots.iter().zip(&want).zip(rs) {
+        let Some(v) = ctx.read_ok(what, r)? else {
+            return Ok(());
+        };
+        if !ctx.check(what, s, w, v.as_deref()) {
+            return Ok(());
+        }
+        ids.push(v.map(|v| decode_value(s, &v)));
+    }
+    if want.iter().all(|&w| w == want[0]) && !slots.iter().any(|&s| ctx.in_doubt(s)) && ids.iter().any(|i| *i != ids[0])
+    {
+        ctx.fail(format!(
+            "MISMATCH in {what}: key {k}: the families disagree at one snapshot: {ids:?}"
+        ));
+        return Ok(());
+    }
+    let c = rng.below(ctx.fams);
+    if let Some(v) = ctx.read_ok(
+        "get_cf at a snapshot",
+        db.get_cf_opt(&hs[c as usize], key_bytes(k), &ro),
+    )? {
+        ctx.check(
+            "get_cf at a snapshot",
+            slots[c as usize],
+            want[c as usize],
+            v.as_deref(),
+        );
     }
     Ok(())
 }
@@ -809,7 +1017,7 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
 /// compare with `want`.
 fn scan_check(
     ctx: &Ctx,
-    db: &DB,
+    (db, h, cf): (&DB, &ColumnFamily, u64),
     rng: &mut Rng,
     lo: u64,
     hi: u64,
@@ -822,7 +1030,7 @@ fn scan_check(
     }
     ro.set_iterate_lower_bound(key_bytes(lo).to_vec());
     ro.set_iterate_upper_bound(key_bytes(hi).to_vec());
-    let mut it = db.raw_iterator_opt(ro);
+    let mut it = db.raw_iterator_cf_opt(h, ro);
     // Plain tables iterate forward only (as in RocksDB).
     let forward = rng.below(2) == 0 || ctx.cfg.plain;
     let mut got = Vec::new();
@@ -849,7 +1057,7 @@ fn scan_check(
             it.prev()
         }
     }
-    if ctx.read_ok("iterator", it.status())?.is_none() || (lo..hi).any(|k| ctx.in_doubt(k)) {
+    if ctx.read_ok("iterator", it.status())?.is_none() || (lo..hi).any(|k| ctx.in_doubt(ctx.slot(cf, k))) {
         return Ok(());
     }
     if !forward {
@@ -874,13 +1082,14 @@ fn scan_check(
                 return Ok(());
             }
             (Some(&(k, vid)), Some((Some((gk, suf)), _, v))) if gk == k => {
-                if suf.is_some_and(|s| s != vid) || v.as_slice() != value_of(k, vid).as_slice() {
+                if suf.is_some_and(|s| s != vid) || v.as_slice() != value_of(ctx.slot(cf, k), vid).as_slice() {
                     let actual = match suf {
                         Some(s) if s != vid => format!("a version with value id {s} in its key"),
-                        _ => describe(k, Some(v)),
+                        _ => describe(ctx.slot(cf, k), Some(v)),
                     };
                     ctx.fail(format!(
-                        "MISMATCH in {what}: key {k} expected {}, actual {actual}",
+                        "MISMATCH in {what}: key {k}{} expected {}, actual {actual}",
+                        ctx.fam_desc(ctx.slot(cf, k)),
                         vid_desc(vid)
                     ));
                 }
@@ -891,13 +1100,15 @@ fn scan_check(
             (Some(&(k, vid)), other) => {
                 // The scan lacks k (or shows another key first).
                 match other {
-                    Some((Some((g, _)), _, v)) if g < k => ctx.mismatch(&what, g, "absent".into(), Some(v)),
-                    _ => ctx.mismatch(&what, k, vid_desc(vid), None),
+                    Some((Some((g, _)), _, v)) if g < k => {
+                        ctx.mismatch(&what, ctx.slot(cf, g), "absent".into(), Some(v))
+                    }
+                    _ => ctx.mismatch(&what, ctx.slot(cf, k), vid_desc(vid), None),
                 }
                 return Ok(());
             }
             (None, Some((Some((g, _)), _, v))) => {
-                ctx.mismatch(&what, g, "absent".into(), Some(v));
+                ctx.mismatch(&what, ctx.slot(cf, g), "absent".into(), Some(v));
                 return Ok(());
             }
             (None, None) => unreachable!(),

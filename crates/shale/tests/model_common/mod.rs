@@ -119,22 +119,7 @@ pub fn check_full(db: &DB, m: &Model, rng: &mut Rng, ro: &ReadOptions) {
         match exp {
             Some(i) => {
                 assert_eq!(it.key().unwrap(), expect[i].0.as_slice());
-                // a few random steps
-                let mut pos = i as i64;
-                for _ in 0..6 {
-                    if rng.below(2) == 0 {
-                        it.next();
-                        pos += 1;
-                    } else {
-                        it.prev();
-                        pos -= 1;
-                    }
-                    if pos < 0 || pos >= expect.len() as i64 {
-                        assert!(!it.valid());
-                        break;
-                    }
-                    assert_eq!(it.key().unwrap(), expect[pos as usize].0.as_slice(), "step");
-                }
+                random_steps(&mut it, &expect, i, 6, rng);
             }
             None => assert!(!it.valid()),
         }
@@ -144,6 +129,27 @@ pub fn check_full(db: &DB, m: &Model, rng: &mut Rng, ro: &ReadOptions) {
             Some(i) => assert_eq!(it.key().unwrap(), expect[i].0.as_slice(), "seek_for_prev"),
             None => assert!(!it.valid()),
         }
+    }
+}
+
+/// From the iterator at `expect[start]`, `n` random `next`/`prev` steps, each checked against
+/// `expect` (the entries in iteration order); stepping off either end must invalidate it.
+pub fn random_steps(it: &mut DBRawIterator, expect: &[(Vec<u8>, Vec<u8>)], start: usize, n: usize, rng: &mut Rng) {
+    let mut pos = start as i64;
+    for _ in 0..n {
+        if rng.below(2) == 0 {
+            it.next();
+            pos += 1;
+        } else {
+            it.prev();
+            pos -= 1;
+        }
+        if pos < 0 || pos >= expect.len() as i64 {
+            assert!(!it.valid(), "a step off the end left the iterator valid");
+            break;
+        }
+        assert_eq!(it.key().unwrap(), expect[pos as usize].0.as_slice(), "step");
+        assert_eq!(it.value().unwrap(), expect[pos as usize].1.as_slice(), "step value");
     }
 }
 
