@@ -383,17 +383,28 @@ impl DB {
         I: IntoIterator<Item = (&'a C, K)>,
     {
         let keys: Vec<(Arc<ColumnFamilyData>, K)> = keys.into_iter().map(|(c, k)| (cfd_of(c).clone(), k)).collect();
-        // One sequence, then each family's SuperVersion (taken after it: everything at or below
-        // the sequence is in them).
-        let seq = read::read_seq(&self.inner, ro);
-        let mut out: Vec<Option<Result<Option<Vec<u8>>>>> = (0..keys.len()).map(|_| None).collect();
         let mut ids: Vec<u32> = keys.iter().map(|(c, _)| c.id).collect();
         ids.sort_unstable();
         ids.dedup();
-        for id in ids {
+        // Every family's SuperVersion, then one sequence, all under the DB mutex: no memtable
+        // switch happens in between, so a batch that wrote to several of these families is
+        // seen whole or not at all (RocksDB retries until no SuperVersion changed; the mutex
+        // is held only for these loads).
+        let (svs, seq) = {
+            let _st = self.inner.state.lock();
+            let svs: Vec<_> = ids
+                .iter()
+                .map(|id| {
+                    let i = keys.iter().position(|(c, _)| c.id == *id).unwrap_or(0);
+                    keys[i].0.super_version()
+                })
+                .collect();
+            (svs, read::read_seq(&self.inner, ro))
+        };
+        let mut out: Vec<Option<Result<Option<Vec<u8>>>>> = (0..keys.len()).map(|_| None).collect();
+        for (id, sv) in ids.into_iter().zip(svs) {
             let idx: Vec<usize> = (0..keys.len()).filter(|&i| keys[i].0.id == id).collect();
             let cfd = &keys[idx[0]].0;
-            let sv = cfd.super_version();
             let group: Vec<&[u8]> = idx.iter().map(|&i| keys[i].1.as_ref()).collect();
             let r = multi_get::multi_get_at(cfd, &sv, ro, seq, group);
             for (i, v) in idx.into_iter().zip(r) {

@@ -79,8 +79,8 @@ impl DB {
 }
 
 fn key_may_exist(db: &Arc<DbInner>, cf: &super::ColumnFamilyData, ro: &ReadOptions, key: &[u8]) -> bool {
-    let seq = read::read_seq(db, ro);
     let sv = cf.super_version();
+    let seq = read::read_seq(db, ro);
     let mut lookup = Vec::with_capacity(key.len() + 8);
     append_internal_key(&mut lookup, key, seq, vt::FOR_SEEK);
     for m in std::iter::once(&sv.mem).chain(sv.imm.iter()) {

@@ -457,8 +457,13 @@ impl DB {
 
     /// A snapshot of the current state.
     pub fn snapshot(&self) -> Snapshot {
+        // The sequence is read and registered under the snapshot list's lock: a compaction
+        // reading the list (to decide which versions to keep) sees this snapshot, or started
+        // before it existed and holds nothing newer than it.
+        let mut list = self.inner.snapshots.lock();
         let seq = self.inner.last_seq.load(Ordering::Acquire);
-        *self.inner.snapshots.lock().entry(seq).or_insert(0) += 1;
+        *list.entry(seq).or_insert(0) += 1;
+        drop(list);
         let owner: Arc<dyn std::any::Any + Send + Sync> = self.inner.clone();
         Snapshot::new(seq, Arc::downgrade(&self.inner.snapshots), Arc::downgrade(&owner))
     }

@@ -42,8 +42,9 @@ pub(crate) fn multi_get<V: ValueOut, K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
     keys: I,
 ) -> Vec<Result<Option<V>>> {
     // One sequence and one SuperVersion for all keys: a consistent view.
-    let seq = read_seq(db, ro);
+    // (SuperVersion before sequence, as `get`.)
     let sv = cf.super_version();
+    let seq = read_seq(db, ro);
     multi_get_at(cf, &sv, ro, seq, keys)
 }
 

@@ -26,10 +26,13 @@ pub(crate) fn get<V: ValueOut>(
     ro: &ReadOptions,
     key: &[u8],
 ) -> Result<Option<V>> {
-    // The sequence first, then the SuperVersion: everything at or below the sequence is in
-    // that SuperVersion or a newer one.
-    let seq = read_seq(db, ro);
+    // The SuperVersion first, then the sequence (as RocksDB's GetImpl): the SuperVersion pins
+    // every version of the data the sequence can see. Taken the other way round, a flush and a
+    // compaction in between could drop an older version the sequence needs (no snapshot
+    // protects it) in favour of a newer one it cannot see. A write that lands after the
+    // SuperVersion in a newer memtable is concurrent with this read, which may miss it.
     let sv = cf.super_version();
+    let seq = read_seq(db, ro);
     let mut lookup = Vec::with_capacity(key.len() + 8);
     get_in(cf, &sv, ro, key, seq, &mut lookup)
 }

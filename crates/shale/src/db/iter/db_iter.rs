@@ -37,8 +37,9 @@ pub struct DBRawIterator {
 }
 
 pub(crate) fn new_raw_iterator(db: &Arc<DbInner>, cf: &Arc<ColumnFamilyData>, ro: ReadOptions) -> DBRawIterator {
-    let seq = crate::db::read::read_seq(db, &ro);
+    // SuperVersion before sequence, as `get` (see `read::get`).
     let sv = cf.super_version();
+    let seq = crate::db::read::read_seq(db, &ro);
     let inner = internal_iterator(cf, &sv, ro.verify_checksums, ro.fill_cache);
     let (tombs, err) = match crate::db::range_del::all_tombstone_lists(cf, &sv) {
         Ok(t) => (t, None),
