@@ -449,3 +449,46 @@ fn a_rarely_written_family_is_flushed_when_the_wals_grow() {
     let db = DB::open_cf(&o, "/db", ["idle", "busy"]).unwrap();
     assert_eq!(get_cf(&db, "idle", b"x").as_deref(), Some(&b"1"[..]));
 }
+
+/// An OPTIONS file whose families differ from the MANIFEST's (a stale or hand-edited file):
+/// opening the DB does not read it (as RocksDB's `DB::Open`), the MANIFEST decides which
+/// families exist; the tools' loader gives a family missing from the file the defaults and
+/// never another family's options.
+#[test]
+fn an_options_file_naming_other_families_does_not_decide_anything() {
+    let fs = MemFs::new();
+    let o = mem_opts(&fs);
+    let mut zstd = Options::default();
+    zstd.set_compaction_style(shale::DBCompactionStyle::Universal);
+    {
+        let db = DB::open_cf_descriptors(&o, "/db", vec![ColumnFamilyDescriptor::new("a", zstd)]).unwrap();
+        db.put_cf(&db.cf_handle("a").unwrap(), b"k", b"v").unwrap();
+    }
+    let dir = std::path::Path::new("/db");
+    let newest = fs
+        .list(dir)
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.starts_with("OPTIONS-"))
+        .max()
+        .unwrap();
+    let text = String::from_utf8(fs.read_all(&dir.join(&newest)).unwrap()).unwrap();
+    let edited = text.replace("\"a\"]", "\"ghost\"]");
+    assert_ne!(edited, text);
+    let mut f = fs.new_writable(&dir.join(&newest)).unwrap();
+    f.append(edited.as_bytes()).unwrap();
+    f.sync().unwrap();
+    drop(f);
+    // The loader finds no section for "a": the options stay as given (not universal, as the
+    // section now named "ghost" says).
+    let mut la = o.clone();
+    assert!(shale::tools::load_cf_options_file(dir, "a", &mut la).unwrap());
+    let mut lg = o.clone();
+    shale::tools::load_cf_options_file(dir, "ghost", &mut lg).unwrap();
+    assert_eq!(la.get_compaction_style(), shale::DBCompactionStyle::Level);
+    assert_eq!(lg.get_compaction_style(), shale::DBCompactionStyle::Universal);
+    // Opening is not affected by the file.
+    let db = DB::open_cf(&o, "/db", ["a"]).unwrap();
+    assert_eq!(db.cf_names(), vec!["default", "a"]);
+    assert_eq!(get_cf(&db, "a", b"k").as_deref(), Some(&b"v"[..]));
+}
