@@ -210,6 +210,9 @@ impl BatchHandler for Count {
         self.0 += 1;
         Ok(())
     }
+    fn set_cf(&mut self, _cf: u32) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Decode a WriteBatch (its RocksDB encoding), walk its records, and insert them into a
@@ -219,8 +222,12 @@ pub fn write_batch_decode(data: &[u8]) -> Result<usize> {
     let mut c = Count(0);
     b.iterate(&mut c)?;
     let _ = b.count();
-    let mem = crate::memtable::MemTable::new(InternalKeyComparator::default(), 4096);
-    b.iterate(&mut crate::db::MemInserter::new(&mem, 1))?;
+    let mem = std::sync::Arc::new(crate::memtable::MemTable::new(InternalKeyComparator::default(), 4096));
+    // The default family and one more: records of any other family only take their sequence
+    // numbers, as in recovery.
+    let other = std::sync::Arc::new(crate::memtable::MemTable::new(InternalKeyComparator::default(), 4096));
+    let mems = vec![(0, mem), (1, other)];
+    b.iterate(&mut crate::db::MemInserter::new(&mems, 1))?;
     Ok(c.0)
 }
 
