@@ -310,6 +310,7 @@ fn set_named_option(o: &mut shale::Options, name: &str, v: &Bound<'_, PyAny>) ->
     match name {
         "create_if_missing" => o.create_if_missing(v.extract()?),
         "error_if_exists" => o.set_error_if_exists(v.extract()?),
+        "create_missing_column_families" => o.create_missing_column_families(v.extract()?),
         "paranoid_checks" => o.set_paranoid_checks(v.extract()?),
         "write_buffer_size" => o.set_write_buffer_size(v.extract()?),
         "db_write_buffer_size" => o.set_db_write_buffer_size(v.extract()?),
@@ -438,6 +439,10 @@ impl Options {
     fn create_if_missing(&mut self, v: bool) {
         self.inner.create_if_missing(v);
     }
+    /// Create the families `Rdict`'s `column_families` names that the database lacks.
+    fn create_missing_column_families(&mut self, v: bool) {
+        self.inner.create_missing_column_families(v);
+    }
     fn set_compression_type(&mut self, t: &Bound<'_, PyAny>) -> PyResult<()> {
         self.inner.set_compression_type(compression_arg(t)?);
         Ok(())
@@ -544,11 +549,21 @@ impl WriteOptions {
 // ---------------------------------------------------------------------------------------------
 // WriteBatch
 
-/// A batch of writes applied atomically by `Rdict.write` (rocksdict's `WriteBatch`).
+/// A batch of writes applied atomically by `Rdict.write` (rocksdict's `WriteBatch`). Each write
+/// goes to the family given as `column_family`, else to the one `set_default_column_family`
+/// chose, else to `default`: one batch may touch several families and is still one atomic write.
 #[pyclass(module = "shale")]
 struct WriteBatch {
     inner: shale::WriteBatch,
     raw: bool,
+    default_cf: Option<Arc<shale::ColumnFamily>>,
+}
+
+impl WriteBatch {
+    /// The family a write goes to (None: `default`).
+    fn target(&self, column_family: Option<PyRef<'_, ColumnFamily>>) -> Option<Arc<shale::ColumnFamily>> {
+        column_family.map(|c| c.cf.clone()).or_else(|| self.default_cf.clone())
+    }
 }
 
 #[pymethods]
@@ -559,28 +574,57 @@ impl WriteBatch {
         WriteBatch {
             inner: shale::WriteBatch::new(),
             raw: raw_mode,
+            default_cf: None,
         }
     }
-    fn put(&mut self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// The family `batch[k] = v`, `del batch[k]` and calls without `column_family` write to
+    /// (None: `default`).
+    #[pyo3(signature = (column_family))]
+    fn set_default_column_family(&mut self, column_family: Option<PyRef<'_, ColumnFamily>>) {
+        self.default_cf = column_family.map(|c| c.cf.clone());
+    }
+    #[pyo3(signature = (key, value, column_family = None))]
+    fn put(
+        &mut self,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        column_family: Option<PyRef<'_, ColumnFamily>>,
+    ) -> PyResult<()> {
         let (k, v) = (encode(key, self.raw)?, encode(value, self.raw)?);
-        self.inner.put(k, v);
+        match self.target(column_family) {
+            Some(cf) => self.inner.put_cf(&cf, k, v),
+            None => self.inner.put(k, v),
+        }
         Ok(())
     }
     fn __setitem__(&mut self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.put(key, value)
+        self.put(key, value, None)
     }
-    fn delete(&mut self, key: &Bound<'_, PyAny>) -> PyResult<()> {
+    #[pyo3(signature = (key, column_family = None))]
+    fn delete(&mut self, key: &Bound<'_, PyAny>, column_family: Option<PyRef<'_, ColumnFamily>>) -> PyResult<()> {
         let k = encode(key, self.raw)?;
-        self.inner.delete(k);
+        match self.target(column_family) {
+            Some(cf) => self.inner.delete_cf(&cf, k),
+            None => self.inner.delete(k),
+        }
         Ok(())
     }
     fn __delitem__(&mut self, key: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.delete(key)
+        self.delete(key, None)
     }
     /// Delete the keys in `[begin, end)`.
-    fn delete_range(&mut self, begin: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResult<()> {
+    #[pyo3(signature = (begin, end, column_family = None))]
+    fn delete_range(
+        &mut self,
+        begin: &Bound<'_, PyAny>,
+        end: &Bound<'_, PyAny>,
+        column_family: Option<PyRef<'_, ColumnFamily>>,
+    ) -> PyResult<()> {
         let (b, e) = (encode(begin, self.raw)?, encode(end, self.raw)?);
-        self.inner.delete_range(b, e);
+        match self.target(column_family) {
+            Some(cf) => self.inner.delete_range_cf(&cf, b, e),
+            None => self.inner.delete_range(b, e),
+        }
         Ok(())
     }
     fn len(&self) -> usize {
@@ -598,6 +642,110 @@ impl WriteBatch {
     fn clear(&mut self) {
         self.inner.clear();
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Column families
+
+/// A handle on a column family (rocksdict's `ColumnFamily`), from
+/// `Rdict.get_column_family_handle`: names the family a `WriteBatch` write goes to. It stays
+/// valid while it lives, even if the family is dropped (writes through it then fail).
+#[pyclass(module = "shale", frozen)]
+struct ColumnFamily {
+    cf: Arc<shale::ColumnFamily>,
+}
+
+#[pymethods]
+impl ColumnFamily {
+    /// The family's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.cf.name().to_string()
+    }
+    fn __repr__(&self) -> String {
+        format!("ColumnFamily({:?})", self.cf.name())
+    }
+}
+
+/// How `Rdict` opens the database (rocksdict's `AccessType`): read-write (the default) or
+/// read-only. A read-only open may name a subset of the families.
+#[pyclass(module = "shale", frozen)]
+#[derive(Clone, Copy)]
+struct AccessType {
+    read_only: bool,
+    error_if_log_file_exist: bool,
+}
+
+#[pymethods]
+impl AccessType {
+    #[staticmethod]
+    fn read_write() -> Self {
+        AccessType {
+            read_only: false,
+            error_if_log_file_exist: false,
+        }
+    }
+    /// Read-only; with `error_if_log_file_exist`, a non-empty write-ahead log is an error (as
+    /// RocksDB's `error_if_wal_file_exists`).
+    #[staticmethod]
+    #[pyo3(signature = (error_if_log_file_exist = true))]
+    fn read_only(error_if_log_file_exist: bool) -> Self {
+        AccessType {
+            read_only: true,
+            error_if_log_file_exist,
+        }
+    }
+    fn __repr__(&self) -> String {
+        if self.read_only {
+            format!("AccessType.read_only({})", self.error_if_log_file_exist)
+        } else {
+            "AccessType.read_write()".to_string()
+        }
+    }
+}
+
+/// The families `Rdict`'s `column_families` names, with their options (None: not given).
+fn named_families(
+    raw: bool,
+    column_families: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Option<Vec<shale::ColumnFamilyDescriptor>>> {
+    let Some(families) = column_families else {
+        return Ok(None);
+    };
+    let mut out = Vec::with_capacity(families.len());
+    for (name, o) in families.iter() {
+        let name: String = name
+            .extract()
+            .map_err(|_| PyTypeError::new_err("column_families: the names are str"))?;
+        let o = o
+            .downcast::<Options>()
+            .map_err(|_| PyTypeError::new_err(format!("column_families[{name:?}]: the value is an Options")))?;
+        let o = o.borrow();
+        check_family_raw_mode(&name, o.raw_mode, raw)?;
+        out.push(shale::ColumnFamilyDescriptor::new(name, o.inner.clone()));
+    }
+    Ok(Some(out))
+}
+
+/// Every family the database at `path` has, each with `opts` (rocksdict's choice when
+/// `column_families` is None). A database that does not exist yet has only `default`, which
+/// the open creates.
+fn existing_families(opts: &shale::Options, path: &str) -> Vec<shale::ColumnFamilyDescriptor> {
+    shale::DB::list_cf(opts, path)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|n| shale::ColumnFamilyDescriptor::new(n, opts.clone()))
+        .collect()
+}
+
+/// rocksdict's rule: every family's Options has the main Options' raw_mode.
+fn check_family_raw_mode(name: &str, family_raw: bool, raw: bool) -> PyResult<()> {
+    if family_raw != raw {
+        return Err(PyValueError::new_err(format!(
+            "column family {name:?}: its Options must have raw_mode={raw}, as the database's"
+        )));
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -632,10 +780,17 @@ impl Handle {
     }
 }
 
-/// A dict-like view of a Shale database (rocksdict's `Rdict`).
+/// A dict-like view of a Shale database (rocksdict's `Rdict`): of its `default` family, or of
+/// another family for the Rdict `get_column_family` / `create_column_family` return.
 #[pyclass(module = "shale", frozen)]
 struct Rdict {
     handle: Arc<Handle>,
+    /// The family this Rdict reads and writes.
+    cf: Arc<shale::ColumnFamily>,
+    /// A family's Rdict closes on its own (rocksdict's rule); the database closes with the
+    /// Rdict that opened it.
+    is_family_view: bool,
+    view_closed: AtomicBool,
     path: String,
     raw: bool,
     read_opts: Mutex<ReadOptions>,
@@ -665,7 +820,30 @@ enum Kind {
 
 impl Rdict {
     fn db(&self) -> PyResult<Arc<shale::DB>> {
+        if self.view_closed.load(Ordering::Acquire) {
+            return Err(DbClosedError::new_err(format!(
+                "the Rdict of column family {:?} is closed",
+                self.cf.name()
+            )));
+        }
         self.handle.db()
+    }
+    /// An Rdict on family `cf` of the same database, with this one's options.
+    fn family_view(&self, py: Python<'_>, cf: Arc<shale::ColumnFamily>) -> Rdict {
+        Rdict {
+            handle: self.handle.clone(),
+            cf,
+            is_family_view: true,
+            view_closed: AtomicBool::new(false),
+            path: self.path.clone(),
+            raw: self.raw,
+            read_opts: Mutex::new(lock(&self.read_opts).clone_ref(py)),
+            write_opts: Mutex::new(lock(&self.write_opts).clone()),
+        }
+    }
+    fn handle_of(db: &shale::DB, name: &str) -> PyResult<Arc<shale::ColumnFamily>> {
+        db.cf_handle(name)
+            .ok_or_else(|| InvalidArgument::new_err(format!("column family {name:?} does not exist")))
     }
     fn ro(&self, py: Python<'_>, read_opt: Option<PyRef<'_, ReadOptions>>) -> PyResult<shale::ReadOptions> {
         match read_opt {
@@ -686,7 +864,7 @@ impl Rdict {
     fn get_one(&self, py: Python<'_>, key: &Bound<'_, PyAny>, ro: &shale::ReadOptions) -> PyResult<Option<PyObject>> {
         let db = self.db()?;
         let k = encode(key, self.raw)?;
-        let v = py.allow_threads(|| db.get_opt(&k, ro)).map_err(to_py)?;
+        let v = py.allow_threads(|| db.get_cf_opt(&self.cf, &k, ro)).map_err(to_py)?;
         v.map(|v| decode(py, &v, self.raw)).transpose()
     }
     fn view(
@@ -699,7 +877,7 @@ impl Rdict {
     ) -> PyResult<RdictView> {
         let db = self.db()?;
         let ro = self.ro(py, read_opt)?;
-        let it = py.allow_threads(|| db.raw_iterator_opt(ro));
+        let it = py.allow_threads(|| db.raw_iterator_cf_opt(&self.cf, ro));
         RdictView::new(py, it, self.handle.clone(), self.raw, kind, backwards, from_key)
     }
 }
@@ -708,9 +886,19 @@ impl Rdict {
 impl Rdict {
     /// Open (by default create) the database at `path`. With `options=None`, the raw_mode a
     /// rocksdict config file in the directory records is used (rocksdict does the same).
+    /// `column_families` maps family names to their Options; None opens every family the
+    /// database has, with `options` (as rocksdict). A read-write open must name every family
+    /// (RocksDB's rule; `create_missing_column_families` creates the named ones it lacks).
     #[new]
-    #[pyo3(signature = (path, options = None, read_only = false))]
-    fn new(py: Python<'_>, path: String, options: Option<PyRef<'_, Options>>, read_only: bool) -> PyResult<Self> {
+    #[pyo3(signature = (path, options = None, column_families = None, access_type = None, read_only = false))]
+    fn new(
+        py: Python<'_>,
+        path: String,
+        options: Option<PyRef<'_, Options>>,
+        column_families: Option<&Bound<'_, PyDict>>,
+        access_type: Option<AccessType>,
+        read_only: bool,
+    ) -> PyResult<Self> {
         let (opts, raw) = match options {
             Some(o) => (o.inner.clone(), o.raw_mode),
             None => {
@@ -719,13 +907,22 @@ impl Rdict {
                 (o, config_raw_mode(&path).unwrap_or(false))
             }
         };
+        let access = access_type.unwrap_or(if read_only {
+            AccessType::read_only(false)
+        } else {
+            AccessType::read_write()
+        });
+        let read_only = read_only || access.read_only;
+        let error_if_wal = access.read_only && access.error_if_log_file_exist;
+        let named = named_families(raw, column_families)?;
         let p = path.clone();
         let db = py
             .allow_threads(move || {
+                let descs = named.unwrap_or_else(|| existing_families(&opts, &p));
                 if read_only {
-                    shale::DB::open_for_read_only(&opts, &p, false)
+                    shale::DB::open_cf_descriptors_read_only(&opts, &p, descs, error_if_wal)
                 } else {
-                    shale::DB::open(&opts, &p)
+                    shale::DB::open_cf_descriptors(&opts, &p, descs)
                 }
             })
             .map_err(to_py)?;
@@ -735,8 +932,12 @@ impl Rdict {
             std::fs::write(std::path::Path::new(&path).join(CONFIG_FILE), config)
                 .map_err(|e| IOError::new_err(format!("writing {CONFIG_FILE}: {e}")))?;
         }
+        let cf = Rdict::handle_of(&db, "default")?;
         Ok(Rdict {
             handle: Arc::new(Handle::new(db)),
+            cf,
+            is_family_view: false,
+            view_closed: AtomicBool::new(false),
             path,
             raw,
             read_opts: Mutex::new(ReadOptions::new(raw)),
@@ -770,7 +971,10 @@ impl Rdict {
         let db = self.db()?;
         let k = encode(key, self.raw)?;
         let ro = self.ro(py, None)?;
-        Ok(py.allow_threads(|| db.get_opt(&k, &ro)).map_err(to_py)?.is_some())
+        Ok(py
+            .allow_threads(|| db.get_cf_opt(&self.cf, &k, &ro))
+            .map_err(to_py)?
+            .is_some())
     }
     fn __iter__(&self, py: Python<'_>) -> PyResult<RdictView> {
         self.view(py, Kind::Keys, false, None, None)
@@ -805,7 +1009,7 @@ impl Rdict {
         let db = self.db()?;
         let (k, v) = (encode(key, self.raw)?, encode(value, self.raw)?);
         let wo = self.wo(write_opt);
-        py.allow_threads(|| db.put_opt(&k, &v, &wo)).map_err(to_py)
+        py.allow_threads(|| db.put_cf_opt(&self.cf, &k, &v, &wo)).map_err(to_py)
     }
 
     #[pyo3(signature = (key, write_opt = None))]
@@ -818,7 +1022,7 @@ impl Rdict {
         let db = self.db()?;
         let k = encode(key, self.raw)?;
         let wo = self.wo(write_opt);
-        py.allow_threads(|| db.delete_opt(&k, &wo)).map_err(to_py)
+        py.allow_threads(|| db.delete_cf_opt(&self.cf, &k, &wo)).map_err(to_py)
     }
 
     /// Delete the keys in `[begin, end)`.
@@ -833,7 +1037,8 @@ impl Rdict {
         let db = self.db()?;
         let (b, e) = (encode(begin, self.raw)?, encode(end, self.raw)?);
         let wo = self.wo(write_opt);
-        py.allow_threads(|| db.delete_range_opt(&b, &e, &wo)).map_err(to_py)
+        py.allow_threads(|| db.delete_range_cf_opt(&self.cf, &b, &e, &wo))
+            .map_err(to_py)
     }
 
     /// Apply a WriteBatch atomically.
@@ -870,7 +1075,7 @@ impl Rdict {
             .map(|k| encode(&k, self.raw))
             .collect::<PyResult<Vec<_>>>()?;
         let ro = self.ro(py, read_opt)?;
-        let vs = py.allow_threads(|| db.multi_get_opt(&ks, &ro));
+        let vs = py.allow_threads(|| db.multi_get_cf_opt(ks.iter().map(|k| (&self.cf, k)), &ro));
         let out = PyList::empty(py);
         for v in vs {
             match v.map_err(to_py)? {
@@ -886,7 +1091,7 @@ impl Rdict {
     fn iter(&self, py: Python<'_>, read_opt: Option<PyRef<'_, ReadOptions>>) -> PyResult<RdictIter> {
         let db = self.db()?;
         let ro = self.ro(py, read_opt)?;
-        let it = py.allow_threads(|| db.raw_iterator_opt(ro));
+        let it = py.allow_threads(|| db.raw_iterator_cf_opt(&self.cf, ro));
         Ok(RdictIter {
             it: Mutex::new(it),
             handle: self.handle.clone(),
@@ -894,11 +1099,13 @@ impl Rdict {
         })
     }
 
-    /// A consistent view of the database as of now.
+    /// A consistent view of the database as of now, read in this Rdict's column family (as
+    /// rocksdict: a family's Rdict gives a snapshot of that family).
     fn snapshot(&self) -> PyResult<Snapshot> {
         let db = self.db()?;
         Ok(Snapshot {
             snap: db.snapshot(),
+            cf: self.cf.clone(),
             handle: self.handle.clone(),
             raw: self.raw,
         })
@@ -917,7 +1124,7 @@ impl Rdict {
         let db = self.db()?;
         let b = begin.map(|k| encode(k, self.raw)).transpose()?;
         let e = end.map(|k| encode(k, self.raw)).transpose()?;
-        py.allow_threads(|| db.compact_range(b.as_deref(), e.as_deref()))
+        py.allow_threads(|| db.compact_range_cf(&self.cf, b.as_deref(), e.as_deref()))
             .map_err(to_py)
     }
 
@@ -926,7 +1133,7 @@ impl Rdict {
     fn flush(&self, py: Python<'_>, wait: bool) -> PyResult<()> {
         let _ = wait;
         let db = self.db()?;
-        py.allow_threads(|| db.flush()).map_err(to_py)
+        py.allow_threads(|| db.flush_cf(&self.cf)).map_err(to_py)
     }
 
     #[pyo3(signature = (sync = true))]
@@ -938,11 +1145,12 @@ impl Rdict {
     /// A property such as `rocksdb.stats`; None if unknown.
     fn property_value(&self, py: Python<'_>, name: &str) -> PyResult<Option<String>> {
         let db = self.db()?;
-        py.allow_threads(|| db.property_value(name)).map_err(to_py)
+        py.allow_threads(|| db.property_value_cf(&self.cf, name)).map_err(to_py)
     }
     fn property_int_value(&self, py: Python<'_>, name: &str) -> PyResult<Option<u64>> {
         let db = self.db()?;
-        py.allow_threads(|| db.property_int_value(name)).map_err(to_py)
+        py.allow_threads(|| db.property_int_value_cf(&self.cf, name))
+            .map_err(to_py)
     }
     fn latest_sequence_number(&self) -> PyResult<u64> {
         Ok(self.db()?.latest_sequence_number())
@@ -959,11 +1167,61 @@ impl Rdict {
     }
 
     /// Close the database (flushes what skipped the WAL); later calls raise DbClosedError.
+    /// A column family's Rdict closes only itself: the database stays open for the others.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
+        if self.is_family_view {
+            self.view_closed.store(true, Ordering::Release);
+            return Ok(());
+        }
         self.handle.closed.store(true, Ordering::Release);
         let db = self.handle.db.write().unwrap_or_else(|p| p.into_inner()).take();
         py.allow_threads(move || drop(db));
         Ok(())
+    }
+
+    /// The column families of the database at `path`, `default` first.
+    #[staticmethod]
+    #[pyo3(signature = (path, options = None))]
+    fn list_cf(py: Python<'_>, path: String, options: Option<PyRef<'_, Options>>) -> PyResult<Vec<String>> {
+        let opts = options.map(|o| o.inner.clone()).unwrap_or_default();
+        py.allow_threads(|| shale::DB::list_cf(&opts, &path)).map_err(to_py)
+    }
+
+    /// Create column family `name` with `options` (their raw_mode must be the database's) and
+    /// return its Rdict. A name that exists is InvalidArgument.
+    #[pyo3(signature = (name, options = None))]
+    fn create_column_family(&self, py: Python<'_>, name: &str, options: Option<PyRef<'_, Options>>) -> PyResult<Rdict> {
+        let opts = match options {
+            Some(o) => {
+                check_family_raw_mode(name, o.raw_mode, self.raw)?;
+                o.inner.clone()
+            }
+            None => shale::Options::default(),
+        };
+        let db = self.db()?;
+        py.allow_threads(|| db.create_cf(name, &opts)).map_err(to_py)?;
+        Ok(self.family_view(py, Rdict::handle_of(&db, name)?))
+    }
+
+    /// The Rdict of column family `name` (InvalidArgument if there is none).
+    fn get_column_family(&self, py: Python<'_>, name: &str) -> PyResult<Rdict> {
+        let db = self.db()?;
+        Ok(self.family_view(py, Rdict::handle_of(&db, name)?))
+    }
+
+    /// A handle on column family `name`, for the `column_family` argument of `WriteBatch`.
+    fn get_column_family_handle(&self, name: &str) -> PyResult<ColumnFamily> {
+        let db = self.db()?;
+        Ok(ColumnFamily {
+            cf: Rdict::handle_of(&db, name)?,
+        })
+    }
+
+    /// Drop column family `name`: its keys are gone, its files deleted once nothing reads them
+    /// (dropping `default` or a name that does not exist is InvalidArgument).
+    fn drop_column_family(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        let db = self.db()?;
+        py.allow_threads(|| db.drop_cf(name)).map_err(to_py)
     }
 
     /// Delete the database at `path` (Busy if it is open).
@@ -1168,6 +1426,8 @@ impl RdictIter {
 #[pyclass(module = "shale", frozen)]
 struct Snapshot {
     snap: shale::Snapshot,
+    /// The family its reads go to: the one of the Rdict it was taken from.
+    cf: Arc<shale::ColumnFamily>,
     handle: Arc<Handle>,
     raw: bool,
 }
@@ -1191,7 +1451,7 @@ impl Snapshot {
     ) -> PyResult<RdictView> {
         let db = self.handle.db()?;
         let ro = self.ro(py, read_opt)?;
-        let it = py.allow_threads(|| db.raw_iterator_opt(ro));
+        let it = py.allow_threads(|| db.raw_iterator_cf_opt(&self.cf, ro));
         RdictView::new(py, it, self.handle.clone(), self.raw, kind, backwards, from_key)
     }
 }
@@ -1209,7 +1469,7 @@ impl Snapshot {
         let db = self.handle.db()?;
         let k = encode(key, self.raw)?;
         let ro = self.ro(py, read_opt)?;
-        match py.allow_threads(|| db.get_opt(&k, &ro)).map_err(to_py)? {
+        match py.allow_threads(|| db.get_cf_opt(&self.cf, &k, &ro)).map_err(to_py)? {
             Some(v) => decode(py, &v, self.raw),
             None => Ok(default.unwrap_or_else(|| py.None())),
         }
@@ -1218,7 +1478,7 @@ impl Snapshot {
         let db = self.handle.db()?;
         let k = encode(key, self.raw)?;
         let ro = self.ro(py, None)?;
-        match py.allow_threads(|| db.get_opt(&k, &ro)).map_err(to_py)? {
+        match py.allow_threads(|| db.get_cf_opt(&self.cf, &k, &ro)).map_err(to_py)? {
             Some(v) => decode(py, &v, self.raw),
             None => Err(PyKeyError::new_err(key.clone().unbind())),
         }
@@ -1227,13 +1487,16 @@ impl Snapshot {
         let db = self.handle.db()?;
         let k = encode(key, self.raw)?;
         let ro = self.ro(py, None)?;
-        Ok(py.allow_threads(|| db.get_opt(&k, &ro)).map_err(to_py)?.is_some())
+        Ok(py
+            .allow_threads(|| db.get_cf_opt(&self.cf, &k, &ro))
+            .map_err(to_py)?
+            .is_some())
     }
     #[pyo3(signature = (read_opt = None))]
     fn iter(&self, py: Python<'_>, read_opt: Option<PyRef<'_, ReadOptions>>) -> PyResult<RdictIter> {
         let db = self.handle.db()?;
         let ro = self.ro(py, read_opt)?;
-        let it = py.allow_threads(|| db.raw_iterator_opt(ro));
+        let it = py.allow_threads(|| db.raw_iterator_cf_opt(&self.cf, ro));
         Ok(RdictIter {
             it: Mutex::new(it),
             handle: self.handle.clone(),
@@ -1298,6 +1561,8 @@ fn shale_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<WriteBatch>()?;
     m.add_class::<Snapshot>()?;
     m.add_class::<DBCompressionType>()?;
+    m.add_class::<ColumnFamily>()?;
+    m.add_class::<AccessType>()?;
     macro_rules! add_errors {
         ($($e:ident),*) => { $(m.add(stringify!($e), py.get_type::<$e>())?;)* };
     }
