@@ -402,9 +402,14 @@ impl BackupEngine {
         })();
         drop(cap);
         if r.is_err() {
-            // Best effort; the next open, create or purge removes whatever is left.
+            // Best effort; the next open, create or purge removes whatever is left. The meta
+            // file goes first (it may have been renamed before a failed directory sync): the
+            // private files of a backup whose meta file exists are never removed.
             let _ = self.fs.remove_file(&self.dir.join("meta").join(format!("{id}.tmp")));
-            let _ = remove_dir_files(&*self.fs, &private);
+            let meta = self.meta_path(id);
+            if !self.fs.exists(&meta) || self.fs.remove_file(&meta).is_ok() {
+                let _ = remove_dir_files(&*self.fs, &private);
+            }
         }
         r.map(|_| ())
     }
