@@ -282,6 +282,7 @@ fn command_options(cmd: &str) -> Option<(&'static [&'static str], bool)> {
             false,
         ),
         "checkconsistency" => (&[], true),
+        "checkpoint" => (&["checkpoint_dir"], true),
         _ => return None,
     })
 }
@@ -311,6 +312,7 @@ fn help() -> String {
     s.push_str("  manifest_dump [--verbose] [--json] [--path=<path_to_manifest_file>]\n");
     s.push_str("  dump_wal --walfile=<write_ahead_log_file_path> [--header] [--print_value]\n");
     s.push_str("  checkconsistency\n");
+    s.push_str("  checkpoint [--checkpoint_dir]\n");
     s.push_str("  list_column_families\n");
     s.push_str("  create_column_family --db=<db_path> <new_column_family_name>\n");
     s.push_str("  drop_column_family --db=<db_path> <column_family_name_to_drop>\n");
@@ -558,6 +560,17 @@ fn execute(p: &Parsed, out: &mut dyn Write) -> Result<(), String> {
         "checkconsistency" => {
             let o = c.options()?;
             tools_bridge::check_consistency(&o, &c.db_path())?;
+            w(out, b"OK\n")
+        }
+        "checkpoint" => {
+            let dir = c.opt("checkpoint_dir").unwrap_or_default();
+            if dir.is_empty() {
+                return Err("--checkpoint_dir must be specified".into());
+            }
+            let db = c.open_all(false)?;
+            shale::Checkpoint::new(&db)
+                .and_then(|ck| ck.create_checkpoint(dir))
+                .map_err(|e| e.to_string())?;
             w(out, b"OK\n")
         }
         _ => Err(format!("unknown command {}", p.cmd)),

@@ -810,6 +810,22 @@ fn ldb_column_families() {
         "Failed: Non-existing column family nope\n"
     );
     assert_eq!(ok(&["ldb", &db, "checkconsistency"]), "OK\n");
+    // checkpoint: the copy lists the same families and reads the same; an existing
+    // directory is refused.
+    let ck = dir.path().join("ck").display().to_string();
+    let ck_arg = format!("--checkpoint_dir={ck}");
+    assert_eq!(ok(&["ldb", &db, "checkpoint", &ck_arg]), "OK\n");
+    let ck_db = format!("--db={ck}");
+    assert_eq!(ok(&["ldb", &ck_db, "get", "a"]), "1\n");
+    let families = |d: &str| {
+        ok(&["ldb", d, "list_column_families"])
+            .split_once(':')
+            .unwrap()
+            .1
+            .to_string()
+    };
+    assert_eq!(families(&ck_db), families(&db));
+    assert!(fail(&["ldb", &db, "checkpoint", &ck_arg]).contains("already exists"));
 
     // drop
     assert_eq!(ok(&["ldb", &db, "drop_column_family", "y"]), "OK\n");

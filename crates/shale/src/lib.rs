@@ -45,8 +45,9 @@ pub mod fuzzing;
 pub use block_based_options::{BlockBasedOptions, Cache, DBCompactionStyle};
 pub use compaction_options::{FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle};
 pub use db::{
-    AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor, DBIterator, DBRawIterator, DBWithThreadMode, Direction,
-    IteratorMode, MultiThreaded, SingleThreaded, Snapshot, ThreadMode, DB, DEFAULT_COLUMN_FAMILY_NAME,
+    AsColumnFamilyRef, BackupEngine, BackupEngineInfo, BackupEngineOptions, Checkpoint, ColumnFamily,
+    ColumnFamilyDescriptor, DBIterator, DBRawIterator, DBWithThreadMode, Direction, Env, IteratorMode, LiveFile,
+    MultiThreaded, RestoreOptions, SingleThreaded, Snapshot, ThreadMode, WalFile, DB, DEFAULT_COLUMN_FAMILY_NAME,
 };
 pub use error::{Error, Result};
 pub use error_kind::ErrorKind;

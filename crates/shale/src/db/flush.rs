@@ -197,16 +197,21 @@ pub(crate) fn run_flush_group(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState
     }
     // WALs below the oldest one a family needs hold nothing that is not in a table any more.
     let min_log = min_log_needed(db, st);
-    delete_obsolete_wals(db, min_log);
+    delete_obsolete_wals(db, st, min_log);
     Ok(())
 }
 
-pub(crate) fn delete_obsolete_wals(db: &DbInner, min_log: u64) {
+/// Forget WALs below `min_log` and delete their files (unless file deletions are disabled:
+/// then the files stay until they are enabled again).
+pub(crate) fn delete_obsolete_wals(db: &DbInner, st: &DbState, min_log: u64) {
     {
         let mut wal = db.wal.lock();
         while wal.alive.front().is_some_and(|(n, _)| *n < min_log) {
             wal.alive.pop_front();
         }
+    }
+    if st.file_deletions_disabled > 0 {
+        return;
     }
     if let Ok(names) = db.fs.list(&db.path) {
         for n in names {

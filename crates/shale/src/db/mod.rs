@@ -4,8 +4,10 @@
 //! `background` (worker threads), `version` (versions and the MANIFEST), `props` (properties).
 
 mod background;
+mod backup;
 mod build;
 mod cf_api;
+mod checkpoint;
 mod column_family;
 mod compaction;
 mod compat_api;
@@ -45,6 +47,8 @@ use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+pub use backup::{BackupEngine, BackupEngineInfo, BackupEngineOptions, Env, RestoreOptions};
+pub use checkpoint::{Checkpoint, LiveFile, WalFile};
 pub use column_family::{AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor, DEFAULT_COLUMN_FAMILY_NAME};
 pub(crate) use column_family::{CfMem, ColumnFamilyData};
 pub use compat_api::{DBWithThreadMode, MultiThreaded, SingleThreaded, ThreadMode};
@@ -113,6 +117,9 @@ pub(crate) struct DbState {
     pub manual_compactions: usize,
     /// Where the next automatic compaction pick starts (families take turns).
     pub next_compaction_cf: u32,
+    /// While non-zero no table or WAL file is deleted (`disable_file_deletions`, checkpoints
+    /// and backups copying files); obsolete files wait until it is back to 0.
+    pub file_deletions_disabled: usize,
 }
 
 impl DbState {
@@ -559,6 +566,9 @@ pub(crate) fn flush_due_any(db: &DbInner, st: &DbState) -> Option<u32> {
 /// Delete table files that a synced MANIFEST edit removed and no version references any more
 /// (after background jobs and manual compactions).
 pub(crate) fn purge_obsolete(db: &DbInner, st: &mut parking_lot::MutexGuard<'_, DbState>) {
+    if st.file_deletions_disabled > 0 {
+        return; // the reaper keeps them until deletions are enabled again
+    }
     for n in st.versions.reaper.take() {
         for c in db.cfs.read().by_id.values() {
             c.table_cache.evict(n);

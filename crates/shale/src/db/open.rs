@@ -395,6 +395,7 @@ fn open_inner(
         next_compaction_id: 0,
         manual_compactions: 0,
         next_compaction_cf: 0,
+        file_deletions_disabled: 0,
     };
     state.rebuild_memset();
     let db = Arc::new(DbInner {

@@ -569,7 +569,7 @@ impl VersionSet {
     /// The records that open a new MANIFEST, as RocksDB's `WriteCurrentStateToManifest`: the
     /// DB id; per family an edit adding it (for all but `default`) with its comparator, then an
     /// edit with its log number and files; last the counters.
-    fn snapshot_records(&self, db_id: &str) -> Vec<VersionEdit> {
+    pub(crate) fn snapshot_records(&self, db_id: &str) -> Vec<VersionEdit> {
         let mut edits = vec![VersionEdit {
             db_id: Some(db_id.to_string()),
             ..Default::default()
@@ -974,7 +974,12 @@ impl PendingEdit {
 }
 
 /// Create MANIFEST `num` holding `records`, synced.
-fn write_manifest_file(fs: &Arc<dyn FileSystem>, dir: &Path, num: u64, edits: &[VersionEdit]) -> Result<log::Writer> {
+pub(crate) fn write_manifest_file(
+    fs: &Arc<dyn FileSystem>,
+    dir: &Path,
+    num: u64,
+    edits: &[VersionEdit],
+) -> Result<log::Writer> {
     let file = fs.new_writable(&manifest_name(dir, num))?;
     let mut w = log::Writer::new(file);
     for e in edits {
@@ -987,7 +992,7 @@ fn write_manifest_file(fs: &Arc<dyn FileSystem>, dir: &Path, num: u64, edits: &[
 }
 
 /// Atomically point CURRENT at MANIFEST `num`: temp file, sync, rename, directory sync.
-fn install_current(fs: &Arc<dyn FileSystem>, dir: &Path, num: u64) -> Result<()> {
+pub(crate) fn install_current(fs: &Arc<dyn FileSystem>, dir: &Path, num: u64) -> Result<()> {
     let tmp = temp_name(dir, num);
     let mut f = fs.new_writable(&tmp)?;
     f.append(format!("MANIFEST-{num:06}\n").as_bytes())?;

@@ -77,6 +77,9 @@ pub trait ForwardingFs: Send + Sync {
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
         self.inner().lock(path)
     }
+    fn link(&self, from: &Path, to: &Path) -> Result<()> {
+        self.inner().link(from, to)
+    }
 }
 
 impl<T: ForwardingFs> FileSystem for T {
@@ -118,5 +121,8 @@ impl<T: ForwardingFs> FileSystem for T {
     }
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
         ForwardingFs::lock(self, path)
+    }
+    fn link(&self, from: &Path, to: &Path) -> Result<()> {
+        ForwardingFs::link(self, from, to)
     }
 }

@@ -261,6 +261,18 @@ impl FileSystem for MemFs {
     }
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
         let mut st = self.st.lock();
+        if st.dirs.contains(from) && !st.live.contains_key(from) {
+            // A directory (no subdirectories: what checkpoints rename): its files move with it.
+            let names: Vec<PathBuf> = st.live.keys().filter(|p| p.parent() == Some(from)).cloned().collect();
+            for p in names {
+                if let (Some(inode), Some(name)) = (st.live.remove(&p), p.file_name()) {
+                    st.live.insert(to.join(name), inode);
+                }
+            }
+            st.dirs.remove(from);
+            st.dirs.insert(to.to_path_buf());
+            return Ok(());
+        }
         let inode = st.live.remove(from).ok_or_else(|| Self::not_found(from))?;
         st.live.insert(to.to_path_buf(), inode);
         Ok(())

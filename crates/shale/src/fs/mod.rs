@@ -87,6 +87,35 @@ pub trait FileSystem: Send + Sync {
     fn sync_dir(&self, dir: &Path) -> Result<()>;
     /// Take an exclusive lock on `path` (creating it); fails with Busy if already held.
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
+    /// Make `to` (which must not exist) name the contents of `from`: a hard link where the file
+    /// system has them (checkpoints share table files this way). The default copies the file,
+    /// synced; a file system that links but cannot here (another device) copies too.
+    fn link(&self, from: &Path, to: &Path) -> Result<()> {
+        copy_file(self, from, to, None)
+    }
+}
+
+/// Copy `from` to `to` (created or truncated), the first `len` bytes only when given, in 1 MiB
+/// pieces, synced.
+pub(crate) fn copy_file<F: FileSystem + ?Sized>(fs: &F, from: &Path, to: &Path, len: Option<u64>) -> Result<()> {
+    let src = fs.open_random(from)?;
+    let total = len.unwrap_or(src.size());
+    if total > src.size() {
+        return Err(crate::error::Error::invalid(format!(
+            "{}: {} bytes asked for, the file holds {}",
+            name_of(from),
+            total,
+            src.size()
+        )));
+    }
+    let mut dst = fs.new_writable(to)?;
+    let mut off = 0u64;
+    while off < total {
+        let n = (total - off).min(1 << 20) as usize;
+        dst.append(&src.read_at(off, n)?)?;
+        off += n as u64;
+    }
+    dst.sync()
 }
 
 pub(crate) fn name_of(p: &Path) -> String {

@@ -330,6 +330,14 @@ impl FileSystem for PosixFs {
     fn remove_dir(&self, path: &Path) -> Result<()> {
         std::fs::remove_dir(path).map_err(|e| Error::io(name_of(path), e))
     }
+    /// A hard link; a copy when linking fails (another file system, or links not supported).
+    fn link(&self, from: &Path, to: &Path) -> Result<()> {
+        match std::fs::hard_link(from, to) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(Error::io(name_of(to), e)),
+            Err(_) => super::copy_file(self, from, to, None),
+        }
+    }
     fn list(&self, dir: &Path) -> Result<Vec<String>> {
         let rd = std::fs::read_dir(dir).map_err(|e| Error::io(name_of(dir), e))?;
         let mut out = Vec::new();
