@@ -46,7 +46,8 @@ pub use block_based_options::{BlockBasedOptions, Cache, DBCompactionStyle};
 pub use compaction_options::{FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle};
 pub use db::{
     AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor, DBIterator, DBRawIterator, DBWithThreadMode, Direction,
-    IteratorMode, MultiThreaded, SingleThreaded, Snapshot, ThreadMode, DB, DEFAULT_COLUMN_FAMILY_NAME,
+    IngestExternalFileOptions, IteratorMode, MultiThreaded, SingleThreaded, Snapshot, SstFileWriter, ThreadMode, DB,
+    DEFAULT_COLUMN_FAMILY_NAME,
 };
 pub use error::{Error, Result};
 pub use error_kind::ErrorKind;

@@ -59,6 +59,9 @@ pub trait ForwardingFs: Send + Sync {
     fn remove_file(&self, path: &Path) -> Result<()> {
         self.inner().remove_file(path)
     }
+    fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
+        self.inner().hard_link(from, to)
+    }
     fn remove_dir(&self, path: &Path) -> Result<()> {
         self.inner().remove_dir(path)
     }
@@ -100,6 +103,9 @@ impl<T: ForwardingFs> FileSystem for T {
     }
     fn remove_file(&self, path: &Path) -> Result<()> {
         ForwardingFs::remove_file(self, path)
+    }
+    fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
+        ForwardingFs::hard_link(self, from, to)
     }
     fn remove_dir(&self, path: &Path) -> Result<()> {
         ForwardingFs::remove_dir(self, path)

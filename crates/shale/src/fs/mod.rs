@@ -78,6 +78,14 @@ pub trait FileSystem: Send + Sync {
     /// Atomically replace `to` with `from`.
     fn rename(&self, from: &Path, to: &Path) -> Result<()>;
     fn remove_file(&self, path: &Path) -> Result<()>;
+    /// Make `to` a hard link to `from` (ingestion with `move_files`). File systems without
+    /// links return NotSupported and the caller copies instead.
+    fn hard_link(&self, from: &Path, _to: &Path) -> Result<()> {
+        Err(crate::error::Error::NotSupported(format!(
+            "hard links are not supported for {}",
+            from.display()
+        )))
+    }
     fn remove_dir(&self, path: &Path) -> Result<()>;
     /// Names (not paths) of the entries of a directory.
     fn list(&self, dir: &Path) -> Result<Vec<String>>;

@@ -327,6 +327,9 @@ impl FileSystem for PosixFs {
     fn remove_file(&self, path: &Path) -> Result<()> {
         std::fs::remove_file(path).map_err(|e| Error::io(name_of(path), e))
     }
+    fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
+        std::fs::hard_link(from, to).map_err(|e| Error::io(name_of(from), e))
+    }
     fn remove_dir(&self, path: &Path) -> Result<()> {
         std::fs::remove_dir(path).map_err(|e| Error::io(name_of(path), e))
     }
