@@ -116,9 +116,16 @@ fn inspect(db: &DbInner, cfd: &ColumnFamilyData, path: &Path) -> Result<External
         Some(_) => return Err(Error::corruption(&name, None, "malformed external file version")),
     };
     if version != 1 && version != 2 {
-        return Err(Error::invalid(format!("{name}: external file version {version} is not supported")));
+        return Err(Error::invalid(format!(
+            "{name}: external file version {version} is not supported"
+        )));
     }
-    if t.global_seqno().is_some_and(|g| g != 0) || props.raw.get(EXTERNAL_SST_GLOBAL_SEQNO).is_some_and(|v| v.iter().any(|&b| b != 0)) {
+    if t.global_seqno().is_some_and(|g| g != 0)
+        || props
+            .raw
+            .get(EXTERNAL_SST_GLOBAL_SEQNO)
+            .is_some_and(|v| v.iter().any(|&b| b != 0))
+    {
         return Err(Error::invalid(format!(
             "{name}: the file already has a global sequence number (it was ingested before)"
         )));
@@ -146,10 +153,18 @@ fn inspect(db: &DbInner, cfd: &ColumnFamilyData, path: &Path) -> Result<External
         let k = it.key();
         let pk = parse_internal_key(k).map_err(|e| e.in_file(&name, None))?;
         if pk.seq != 0 {
-            return Err(Error::corruption(&name, None, "external file has a non-zero sequence number"));
+            return Err(Error::corruption(
+                &name,
+                None,
+                "external file has a non-zero sequence number",
+            ));
         }
         if !matches!(pk.vtype, vt::VALUE | vt::MERGE | vt::DELETION | vt::SINGLE_DELETION) {
-            return Err(Error::corruption(&name, None, format!("external file has a key of type {:#x}", pk.vtype)));
+            return Err(Error::corruption(
+                &name,
+                None,
+                format!("external file has a key of type {:#x}", pk.vtype),
+            ));
         }
         if let Some(prev) = &last {
             if cfd.icmp.compare_user(pk.user_key, crate::key::user_key(prev)) != Ordering::Greater {
@@ -176,13 +191,23 @@ fn inspect(db: &DbInner, cfd: &ColumnFamilyData, path: &Path) -> Result<External
     for (start, end) in table.range_tombstones()? {
         let pk = parse_internal_key(&start).map_err(|e| e.in_file(&name, None))?;
         if pk.seq != 0 {
-            return Err(Error::corruption(&name, None, "range deletion has a non-zero sequence number"));
+            return Err(Error::corruption(
+                &name,
+                None,
+                "range deletion has a non-zero sequence number",
+            ));
         }
-        if smallest_ikey.as_ref().is_none_or(|s| cfd.icmp.compare(&start, s) == Ordering::Less) {
+        if smallest_ikey
+            .as_ref()
+            .is_none_or(|s| cfd.icmp.compare(&start, s) == Ordering::Less)
+        {
             smallest_ikey = Some(start.clone());
         }
         let end_ikey = make_internal_key(&end, MAX_SEQUENCE, vt::RANGE_DELETION);
-        if largest_ikey.as_ref().is_none_or(|l| cfd.icmp.compare(&end_ikey, l) == Ordering::Greater) {
+        if largest_ikey
+            .as_ref()
+            .is_none_or(|l| cfd.icmp.compare(&end_ikey, l) == Ordering::Greater)
+        {
             largest_ikey = Some(end_ikey);
         }
     }
@@ -270,7 +295,13 @@ fn flush_now(db: &Arc<DbInner>, cf: u32) -> Result<()> {
 /// from L0 down, stop at the first level whose files (or a running compaction's output) overlap
 /// the file — it then needs a sequence number above everything — and take the lowest level
 /// above that stop whose files it does not overlap.
-fn place(st: &DbState, cfd: &ColumnFamilyData, f: &ExternalFile, force_seqno: bool, last_seq: u64) -> Result<(usize, u64)> {
+fn place(
+    st: &DbState,
+    cfd: &ColumnFamilyData,
+    f: &ExternalFile,
+    force_seqno: bool,
+    last_seq: u64,
+) -> Result<(usize, u64)> {
     let v = &st.versions.cf(cfd.id)?.current;
     if force_seqno && cfd.opts.compaction_style != DBCompactionStyle::Level {
         return Ok((0, last_seq + 1));
@@ -308,9 +339,16 @@ fn place(st: &DbState, cfd: &ColumnFamilyData, f: &ExternalFile, force_seqno: bo
     Ok((target, seqno))
 }
 
-pub(crate) fn ingest(db: &Arc<DbInner>, cfd: &Arc<ColumnFamilyData>, paths: &[PathBuf], opts: &IngestExternalFileOptions) -> Result<()> {
+pub(crate) fn ingest(
+    db: &Arc<DbInner>,
+    cfd: &Arc<ColumnFamilyData>,
+    paths: &[PathBuf],
+    opts: &IngestExternalFileOptions,
+) -> Result<()> {
     if db.read_only {
-        return Err(Error::NotSupported("ingest_external_file on a database opened read-only".into()));
+        return Err(Error::NotSupported(
+            "ingest_external_file on a database opened read-only".into(),
+        ));
     }
     write::check_writable(cfd)?;
     if paths.is_empty() {
@@ -323,7 +361,10 @@ pub(crate) fn ingest(db: &Arc<DbInner>, cfd: &Arc<ColumnFamilyData>, paths: &[Pa
     }
     for (i, p) in paths.iter().enumerate() {
         if paths[..i].contains(p) {
-            return Err(Error::invalid(format!("ingest_external_file: {} is given twice", path_name(p))));
+            return Err(Error::invalid(format!(
+                "ingest_external_file: {} is given twice",
+                path_name(p)
+            )));
         }
     }
     let mut files = paths.iter().map(|p| inspect(db, cfd, p)).collect::<Result<Vec<_>>>()?;
@@ -370,11 +411,7 @@ pub(crate) fn ingest(db: &Arc<DbInner>, cfd: &Arc<ColumnFamilyData>, paths: &[Pa
     let d = db.clone();
     let c = cfd.clone();
     let o = opts.clone();
-    let metas: Vec<(u64, u64, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>)> = files
-        .iter()
-        .zip(&numbers)
-        .map(|(f, &n)| (n, f.size, f.smallest.clone(), f.largest.clone(), f.smallest_ikey.clone(), f.largest_ikey.clone()))
-        .collect();
+    let metas: Vec<(u64, u64)> = files.iter().zip(&numbers).map(|(f, &n)| (n, f.size)).collect();
     let placed: Vec<ExternalFile> = files;
     let r = write::exclusive(
         db,
@@ -391,7 +428,9 @@ pub(crate) fn ingest(db: &Arc<DbInner>, cfd: &Arc<ColumnFamilyData>, paths: &[Pa
             };
             if overlap {
                 if !o.allow_blocking_flush {
-                    return Err(Error::invalid("External file requires flush (allow_blocking_flush is false)"));
+                    return Err(Error::invalid(
+                        "External file requires flush (allow_blocking_flush is false)",
+                    ));
                 }
                 flush_now(&db, cfd.id)?;
             }
@@ -429,8 +468,8 @@ pub(crate) fn ingest(db: &Arc<DbInner>, cfd: &Arc<ColumnFamilyData>, paths: &[Pa
                     FileMetaData {
                         number: m.0,
                         file_size: m.1,
-                        smallest: with_seq(&m.4),
-                        largest: with_seq(&m.5),
+                        smallest: with_seq(&f.smallest_ikey),
+                        largest: with_seq(&f.largest_ikey),
                         smallest_seqno: seqno,
                         largest_seqno: seqno,
                         epoch_number: epoch,
@@ -471,9 +510,16 @@ pub(crate) fn ingest(db: &Arc<DbInner>, cfd: &Arc<ColumnFamilyData>, paths: &[Pa
 /// `[begin, end]` (None: unbounded) that no compaction is using, by one MANIFEST edit. L0 is
 /// never touched, as in RocksDB; files that share a boundary user key with a neighbour outside
 /// the range stay (RocksDB's clean cut).
-pub(crate) fn delete_files_in_range(db: &Arc<DbInner>, cfd: &ColumnFamilyData, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+pub(crate) fn delete_files_in_range(
+    db: &Arc<DbInner>,
+    cfd: &ColumnFamilyData,
+    begin: Option<&[u8]>,
+    end: Option<&[u8]>,
+) -> Result<()> {
     if db.read_only {
-        return Err(Error::NotSupported("delete_file_in_range on a database opened read-only".into()));
+        return Err(Error::NotSupported(
+            "delete_file_in_range on a database opened read-only".into(),
+        ));
     }
     write::check_writable(cfd)?;
     let mut st = db.state.lock();
@@ -503,7 +549,10 @@ pub(crate) fn delete_files_in_range(db: &Arc<DbInner>, cfd: &ColumnFamilyData, b
             }
             // [i, j] is a run inside the range; shrink it to a clean cut.
             let (mut a, mut b) = (i, j as isize);
-            while a as isize <= b && a > 0 && ucmp(files[a - 1].largest_user(), files[a].smallest_user()) == Ordering::Equal {
+            while a as isize <= b
+                && a > 0
+                && ucmp(files[a - 1].largest_user(), files[a].smallest_user()) == Ordering::Equal
+            {
                 a += 1;
             }
             while b >= a as isize
@@ -535,7 +584,11 @@ impl DB {
     pub fn ingest_external_file<P: AsRef<Path>>(&self, paths: Vec<P>) -> Result<()> {
         self.ingest_external_file_opts(&IngestExternalFileOptions::default(), paths)
     }
-    pub fn ingest_external_file_opts<P: AsRef<Path>>(&self, opts: &IngestExternalFileOptions, paths: Vec<P>) -> Result<()> {
+    pub fn ingest_external_file_opts<P: AsRef<Path>>(
+        &self,
+        opts: &IngestExternalFileOptions,
+        paths: Vec<P>,
+    ) -> Result<()> {
         let paths: Vec<PathBuf> = paths.iter().map(|p| p.as_ref().to_path_buf()).collect();
         ingest(&self.inner, &self.inner.default_cf, &paths, opts)
     }
@@ -555,7 +608,12 @@ impl DB {
     /// Drop the table files (L1 and below) whose keys all lie in `[from, to]`, without
     /// rewriting anything (RocksDB's `DeleteFilesInRange`; keys in other files stay).
     pub fn delete_file_in_range<K: AsRef<[u8]>>(&self, from: K, to: K) -> Result<()> {
-        delete_files_in_range(&self.inner, &self.inner.default_cf, Some(from.as_ref()), Some(to.as_ref()))
+        delete_files_in_range(
+            &self.inner,
+            &self.inner.default_cf,
+            Some(from.as_ref()),
+            Some(to.as_ref()),
+        )
     }
     pub fn delete_file_in_range_cf<K: AsRef<[u8]>>(&self, cf: &impl AsColumnFamilyRef, from: K, to: K) -> Result<()> {
         delete_files_in_range(&self.inner, cfd_of(cf), Some(from.as_ref()), Some(to.as_ref()))

@@ -51,8 +51,8 @@ pub use column_family::{AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor,
 pub(crate) use column_family::{CfMem, ColumnFamilyData};
 pub use compat_api::{DBWithThreadMode, MultiThreaded, SingleThreaded, ThreadMode};
 pub use ingest::IngestExternalFileOptions;
-pub use sst_file_writer::SstFileWriter;
 pub use iter::{DBIterator, DBRawIterator, Direction, IteratorMode};
+pub use sst_file_writer::SstFileWriter;
 
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystem};

@@ -89,7 +89,13 @@ impl TableCache {
         }
     }
 
-    pub(crate) fn open_table(&self, number: u64, expected_size: u64, level0: bool, largest_seqno: u64) -> Result<AnyTable> {
+    pub(crate) fn open_table(
+        &self,
+        number: u64,
+        expected_size: u64,
+        level0: bool,
+        largest_seqno: u64,
+    ) -> Result<AnyTable> {
         let path = table_name(&self.dir, number);
         let opened = if self.mmap {
             self.fs.open_random_mmap(&path)

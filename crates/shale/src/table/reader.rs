@@ -70,7 +70,10 @@ pub(crate) const EXTERNAL_SST_GLOBAL_SEQNO: &str = "rocksdb.external_sst_file.gl
 /// `global_seqno` property, or, when that is 0 or absent, the largest sequence number the
 /// MANIFEST records for the file (RocksDB >= 5.16 writes the number only there by default,
 /// `write_global_seqno = false`). Both set and different is Corruption, as in RocksDB.
-pub(crate) fn global_seqno(props: &TableProperties, largest_seqno: Option<u64>) -> std::result::Result<Option<u64>, String> {
+pub(crate) fn global_seqno(
+    props: &TableProperties,
+    largest_seqno: Option<u64>,
+) -> std::result::Result<Option<u64>, String> {
     let fixed = |name: &str, n: usize| -> std::result::Result<Option<u64>, String> {
         match props.raw.get(name) {
             None => Ok(None),
@@ -92,7 +95,9 @@ pub(crate) fn global_seqno(props: &TableProperties, largest_seqno: Option<u64>) 
     };
     if version < 2 {
         if seqno.is_some() || version != 1 {
-            return Err(format!("an external sst file of version {version} has a global seqno property"));
+            return Err(format!(
+                "an external sst file of version {version} has a global seqno property"
+            ));
         }
         return Ok(None);
     }
@@ -514,7 +519,8 @@ impl Table {
                 check_v7_compression_property(v).map_err(|e| e.in_file(&t.file_name, ph.map(|h| h.offset)))?;
             }
         }
-        t.global_seqno = global_seqno(&t.props, opts.largest_seqno).map_err(|m| t.corruption(ph.map_or(0, |h| h.offset), m))?;
+        t.global_seqno =
+            global_seqno(&t.props, opts.largest_seqno).map_err(|m| t.corruption(ph.map_or(0, |h| h.offset), m))?;
         if t.props.raw.contains_key("rocksdb.embedded.blob.stats") {
             return Err(Error::NotSupported(format!(
                 "{}: sst file with embedded blobs",
