@@ -95,6 +95,7 @@ pub(crate) fn table_options(
         file_number,
         creation_time: now_secs(),
         merge_operator_name: cf.opts.merge_operator.as_ref().map(|m| m.name().to_string()),
+        external: false,
     }
 }
 

@@ -170,7 +170,7 @@ fn drop_family(db: &Arc<DbInner>, name: &str) -> Result<()> {
     rewrite_options_file(db)
 }
 
-fn cfd_of(cf: &impl AsColumnFamilyRef) -> &Arc<ColumnFamilyData> {
+pub(crate) fn cfd_of(cf: &impl AsColumnFamilyRef) -> &Arc<ColumnFamilyData> {
     &cf.column_family().cfd
 }
 

@@ -89,7 +89,13 @@ impl TableCache {
         }
     }
 
-    pub(crate) fn open_table(&self, number: u64, expected_size: u64, level0: bool) -> Result<AnyTable> {
+    pub(crate) fn open_table(
+        &self,
+        number: u64,
+        expected_size: u64,
+        level0: bool,
+        largest_seqno: u64,
+    ) -> Result<AnyTable> {
         let path = table_name(&self.dir, number);
         let opened = if self.mmap {
             self.fs.open_random_mmap(&path)
@@ -122,6 +128,7 @@ impl TableCache {
                 verify_checksums: self.paranoid,
                 cache_index_and_filter_blocks: self.cache_index_and_filter_blocks,
                 pin_index_and_filter_in_cache: self.pin_l0 && level0,
+                largest_seqno: Some(largest_seqno),
             },
             &self.fopts,
         )?;
@@ -135,7 +142,7 @@ impl TableCache {
                 if let Some(t) = f.table().get() {
                     return Ok(t.clone());
                 }
-                let t = self.open_table(f.number(), f.meta.file_size, f.level0)?;
+                let t = self.open_table(f.number(), f.meta.file_size, f.level0, f.meta.largest_seqno)?;
                 let _ = f.table().set(t.clone());
                 return Ok(f.table().get().cloned().unwrap_or(t));
             }
@@ -150,7 +157,7 @@ impl TableCache {
                 return Ok(e.0.clone());
             }
         }
-        let t = self.open_table(f.number(), f.meta.file_size, f.level0)?;
+        let t = self.open_table(f.number(), f.meta.file_size, f.level0, f.meta.largest_seqno)?;
         let mut lru = self.lru.lock();
         lru.tick += 1;
         let tick = lru.tick;

@@ -283,7 +283,7 @@ fn stop_after_torn_insert(db: &DbInner, e: Error) {
     db.bg_cv.notify_all();
 }
 
-fn switch_now(db: &Arc<DbInner>, cfs: &[u32]) -> Result<()> {
+pub(crate) fn switch_now(db: &Arc<DbInner>, cfs: &[u32]) -> Result<()> {
     let mut st = db.state.lock();
     DbInner::check_bg_error(&st)?;
     let non_empty: Vec<u32> = cfs

@@ -272,6 +272,12 @@ pub(crate) struct BlockIter {
     handle_buf: [u8; BlockHandle::MAX_ENCODED_LEN],
     handle_len: usize,
     err: Option<Error>,
+    /// Data blocks of an ingested external file: the sequence number every key is read with
+    /// (the stored one, 0, is replaced; the type byte is kept).
+    global_seqno: Option<u64>,
+    /// The stored trailer of `key` while it holds the patched one (restored before the next
+    /// entry is decoded: the next key's shared prefix may reach into it).
+    raw_trailer: Option<[u8; 8]>,
 }
 
 impl BlockIter {
@@ -291,7 +297,28 @@ impl BlockIter {
             handle_buf: [0; BlockHandle::MAX_ENCODED_LEN],
             handle_len: 0,
             err: None,
+            global_seqno: None,
+            raw_trailer: None,
         }
+    }
+
+    /// Read every key with sequence number `seqno` (an ingested file's global seqno).
+    pub(crate) fn set_global_seqno(&mut self, seqno: Option<u64>) {
+        self.global_seqno = seqno;
+    }
+
+    /// Replace the sequence number of the key just decoded by the global one.
+    #[cold]
+    fn apply_global_seqno(&mut self, g: u64) {
+        let n = self.key.len();
+        if n < 8 {
+            return;
+        }
+        let mut raw = [0u8; 8];
+        raw.copy_from_slice(&self.key[n - 8..]);
+        let packed = (g << 8) | (u64::from_le_bytes(raw) & 0xff);
+        self.key[n - 8..].copy_from_slice(&packed.to_le_bytes());
+        self.raw_trailer = Some(raw);
     }
 
     /// Switch to another block, keeping buffers. The iterator is left unpositioned.
@@ -300,6 +327,7 @@ impl BlockIter {
         self.valid = false;
         self.err = None;
         self.key.clear();
+        self.raw_trailer = None;
     }
 
     pub(crate) fn block(&self) -> &Arc<Block> {
@@ -321,6 +349,7 @@ impl BlockIter {
 
     fn seek_to_restart(&mut self, i: u32) -> bool {
         self.key.clear();
+        self.raw_trailer = None;
         self.restart_index = i;
         let p = self.block.restart_point(i);
         if p > self.block.restart_offset {
@@ -379,6 +408,10 @@ impl BlockIter {
             EntryFormat::Data | EntryFormat::Index { delta: false, .. } => varint!() as usize,
             EntryFormat::Index { delta: true, .. } => 0,
         };
+        if let Some(raw) = self.raw_trailer.take() {
+            let n = self.key.len();
+            self.key[n - 8..].copy_from_slice(&raw);
+        }
         if shared > self.key.len() {
             self.corrupt("shared prefix longer than previous key");
             return false;
@@ -405,6 +438,9 @@ impl BlockIter {
                 self.val_off = p;
                 self.val_len = value_len;
                 self.next = vend;
+                if let Some(g) = self.global_seqno {
+                    self.apply_global_seqno(g);
+                }
             }
             EntryFormat::Index {
                 delta: false,

@@ -45,6 +45,10 @@ pub(crate) struct TableBuilderOptions {
     /// Seconds since the epoch (`rocksdb.creation.time` and `rocksdb.oldest.key.time`).
     pub creation_time: u64,
     pub merge_operator_name: Option<String>,
+    /// An external file (`SstFileWriter`): adds RocksDB's `rocksdb.external_sst_file.version`
+    /// (fixed32 2) and `rocksdb.external_sst_file.global_seqno` (fixed64 0) properties and
+    /// leaves `rocksdb.file.creation.time` out, as RocksDB's writer does.
+    pub external: bool,
 }
 
 impl Default for TableBuilderOptions {
@@ -64,6 +68,7 @@ impl Default for TableBuilderOptions {
             file_number: 0,
             creation_time: 0,
             merge_operator_name: None,
+            external: false,
         }
     }
 }
@@ -472,7 +477,7 @@ impl TableBuilder {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0);
-        if now > 0 {
+        if now > 0 && !self.opts.external {
             u("rocksdb.file.creation.time", now);
         }
         u("rocksdb.original.file.number", self.opts.file_number);
@@ -497,6 +502,10 @@ impl TableBuilder {
         s("rocksdb.creating.host.identity", hostname().as_bytes());
         if has_filter {
             s("rocksdb.filter.policy", b"bloomfilter");
+        }
+        if self.opts.external {
+            s(crate::table::reader::EXTERNAL_SST_VERSION, &2u32.to_le_bytes());
+            s(crate::table::reader::EXTERNAL_SST_GLOBAL_SEQNO, &0u64.to_le_bytes());
         }
         let mut it = Vec::new();
         put_fixed32(&mut it, 0);

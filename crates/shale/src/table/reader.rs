@@ -39,6 +39,10 @@ pub(crate) struct TableReaderOptions {
     /// With `cache_index_and_filter_blocks`: pin them in the cache while the table is open
     /// (RocksDB's `pin_l0_filter_and_index_blocks_in_cache`, decided by the caller per level).
     pub pin_index_and_filter_in_cache: bool,
+    /// The file's largest sequence number as the MANIFEST records it (None: unknown, e.g.
+    /// sst_dump). An external file (`rocksdb.external_sst_file.version` >= 2) whose
+    /// `global_seqno` property is 0 is read with this sequence number, as RocksDB does.
+    pub largest_seqno: Option<u64>,
 }
 
 impl Default for TableReaderOptions {
@@ -51,8 +55,67 @@ impl Default for TableReaderOptions {
             verify_checksums: true,
             cache_index_and_filter_blocks: false,
             pin_index_and_filter_in_cache: false,
+            largest_seqno: None,
         }
     }
+}
+
+/// `rocksdb.external_sst_file.version`: present in files written by an `SstFileWriter`.
+pub(crate) const EXTERNAL_SST_VERSION: &str = "rocksdb.external_sst_file.version";
+/// `rocksdb.external_sst_file.global_seqno` (fixed64; 0 when the MANIFEST holds the number).
+pub(crate) const EXTERNAL_SST_GLOBAL_SEQNO: &str = "rocksdb.external_sst_file.global_seqno";
+
+/// The global sequence number of a table, as RocksDB's `GetGlobalSequenceNumber` decides it:
+/// none unless the file has `rocksdb.external_sst_file.version` >= 2; then the
+/// `global_seqno` property, or, when that is 0 or absent, the largest sequence number the
+/// MANIFEST records for the file (RocksDB >= 5.16 writes the number only there by default,
+/// `write_global_seqno = false`). Both set and different is Corruption, as in RocksDB.
+pub(crate) fn global_seqno(
+    props: &TableProperties,
+    largest_seqno: Option<u64>,
+) -> std::result::Result<Option<u64>, String> {
+    let fixed = |name: &str, n: usize| -> std::result::Result<Option<u64>, String> {
+        match props.raw.get(name) {
+            None => Ok(None),
+            Some(v) if v.len() >= n => {
+                let mut b = [0u8; 8];
+                b[..n].copy_from_slice(&v[..n]);
+                Ok(Some(u64::from_le_bytes(b)))
+            }
+            Some(_) => Err(format!("malformed property {name}")),
+        }
+    };
+    let version = fixed(EXTERNAL_SST_VERSION, 4)?;
+    let seqno = fixed(EXTERNAL_SST_GLOBAL_SEQNO, 8)?;
+    let Some(version) = version else {
+        if seqno.is_some() {
+            return Err("a non-external sst file has a global seqno property".into());
+        }
+        return Ok(None);
+    };
+    if version < 2 {
+        if seqno.is_some() || version != 1 {
+            return Err(format!(
+                "an external sst file of version {version} has a global seqno property"
+            ));
+        }
+        return Ok(None);
+    }
+    let mut g = seqno.unwrap_or(0);
+    if let Some(largest) = largest_seqno {
+        if g == 0 {
+            g = largest;
+        }
+        if g != largest {
+            return Err(format!(
+                "an external sst file's global seqno {g} differs from its largest seqno {largest} in the MANIFEST"
+            ));
+        }
+    }
+    if g > crate::key::MAX_SEQUENCE {
+        return Err(format!("global seqno {g} is above the largest sequence number"));
+    }
+    Ok(Some(g))
 }
 
 /// Decoded table properties (the common ones) plus every raw property.
@@ -241,6 +304,9 @@ pub(crate) struct Table {
     reserved: usize,
     /// Cache entries pinned for this table (unpinned when it closes).
     pinned: Vec<CacheKey>,
+    /// An ingested external file: every key (and range tombstone) is read with this sequence
+    /// number (RocksDB's global seqno; see [`global_seqno`]).
+    global_seqno: Option<u64>,
 }
 
 impl Drop for Table {
@@ -408,6 +474,7 @@ impl Table {
             owned_mem: 0,
             reserved: 0,
             pinned: Vec::new(),
+            global_seqno: None,
         };
         let verify = opts.verify_checksums;
 
@@ -452,6 +519,8 @@ impl Table {
                 check_v7_compression_property(v).map_err(|e| e.in_file(&t.file_name, ph.map(|h| h.offset)))?;
             }
         }
+        t.global_seqno =
+            global_seqno(&t.props, opts.largest_seqno).map_err(|m| t.corruption(ph.map_or(0, |h| h.offset), m))?;
         if t.props.raw.contains_key("rocksdb.embedded.blob.stats") {
             return Err(Error::NotSupported(format!(
                 "{}: sst file with embedded blobs",
@@ -638,7 +707,14 @@ impl Table {
     }
 
     fn data_iter(&self, b: Arc<Block>) -> BlockIter {
-        BlockIter::new(b, KeyOrder::Internal(self.icmp.clone()), EntryFormat::Data)
+        let mut it = BlockIter::new(b, KeyOrder::Internal(self.icmp.clone()), EntryFormat::Data);
+        it.set_global_seqno(self.global_seqno);
+        it
+    }
+
+    /// The sequence number every key of this (ingested external) file is read with, if any.
+    pub(crate) fn global_seqno(&self) -> Option<u64> {
+        self.global_seqno
     }
 
     /// Whether the filter (if loaded) admits `user_key`.

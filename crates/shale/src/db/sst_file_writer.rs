@@ -1,0 +1,176 @@
+//! `SstFileWriter`: table files written outside a DB, to be ingested later
+//! (`DB::ingest_external_file`), in RocksDB's external-file format: a block-based table whose
+//! keys all carry sequence number 0, whose point keys strictly increase, and whose properties
+//! add `rocksdb.external_sst_file.version` = 2 and `rocksdb.external_sst_file.global_seqno` = 0
+//! (see docs/ingest.md).
+
+use std::marker::PhantomData;
+use std::path::Path;
+
+use super::open::new_session_id;
+use crate::error::{Error, Result};
+use crate::key::{make_internal_key, vt, InternalKeyComparator, UserCmpKind};
+use crate::options::Options;
+use crate::table::{TableBuilder, TableBuilderOptions};
+
+/// The column family id RocksDB's writer records when it is not given a family
+/// (`TablePropertiesCollectorFactory::Context::kUnknownColumnFamily`).
+pub(crate) const UNKNOWN_CF_ID: u32 = 0x7fff_ffff;
+
+/// Writes one external table file at a time (the `rocksdb` crate's `SstFileWriter`).
+pub struct SstFileWriter<'a> {
+    opts: Options,
+    icmp: InternalKeyComparator,
+    session_id: String,
+    /// RocksDB numbers the files of one writer 1, 2, ... (`rocksdb.original.file.number`).
+    next_file_number: u64,
+    builder: Option<TableBuilder>,
+    path: String,
+    last_key: Option<Vec<u8>>,
+    entries: u64,
+    file_size: u64,
+    _opts: PhantomData<&'a Options>,
+}
+
+impl<'a> SstFileWriter<'a> {
+    /// A writer using `opts`' comparator, table options and compression (the bottommost
+    /// compression if set, else the last level's, as RocksDB's writer picks it).
+    pub fn create(opts: &'a Options) -> Self {
+        SstFileWriter {
+            opts: opts.clone(),
+            icmp: InternalKeyComparator::new(opts.comparator.clone()),
+            session_id: new_session_id(),
+            next_file_number: 1,
+            builder: None,
+            path: String::new(),
+            last_key: None,
+            entries: 0,
+            file_size: 0,
+            _opts: PhantomData,
+        }
+    }
+
+    /// Start a new file at `path` (replacing any file there).
+    pub fn open<P: AsRef<Path>>(&mut self, path: P) -> Result<()> {
+        let path = path.as_ref();
+        let file = self.opts.env.new_writable(path)?;
+        let o = &self.opts;
+        let compression = o.compression_for_level(o.num_levels.saturating_sub(1).max(1), 1, true);
+        let topts = TableBuilderOptions {
+            icmp: self.icmp.clone(),
+            block_size: o.block_size,
+            block_restart_interval: o.block_restart_interval,
+            format_version: o.format_version,
+            checksum: o.checksum_type,
+            compression,
+            bloom_bits_per_key: o.bloom_bits_per_key,
+            column_family_name: String::new(),
+            column_family_id: Some(UNKNOWN_CF_ID),
+            db_id: "SST Writer".into(),
+            db_session_id: self.session_id.clone(),
+            file_number: self.next_file_number,
+            creation_time: 0,
+            merge_operator_name: o.merge_operator.as_ref().map(|m| m.name().to_string()),
+            external: true,
+        };
+        self.next_file_number += 1;
+        self.builder = Some(TableBuilder::new(topts, file));
+        self.path = path.display().to_string();
+        self.last_key = None;
+        self.entries = 0;
+        self.file_size = 0;
+        Ok(())
+    }
+
+    fn builder(&mut self) -> Result<&mut TableBuilder> {
+        self.builder
+            .as_mut()
+            .ok_or_else(|| Error::invalid("SstFileWriter: file is not opened"))
+    }
+
+    fn add(&mut self, key: &[u8], value: &[u8], t: u8) -> Result<()> {
+        self.builder()?;
+        if self.icmp.kind() != UserCmpKind::Bytewise {
+            self.icmp.user_comparator().validate_key(key)?;
+        }
+        if let Some(last) = &self.last_key {
+            if self.icmp.compare_user(key, last) != std::cmp::Ordering::Greater {
+                return Err(Error::invalid(format!(
+                    "SstFileWriter {}: keys must be added in strict ascending order: key {} after {}",
+                    self.path,
+                    crate::version_edit::to_hex(key),
+                    crate::version_edit::to_hex(last)
+                )));
+            }
+        }
+        let ikey = make_internal_key(key, 0, t);
+        let b = self.builder()?;
+        b.add(&ikey, value)?;
+        self.file_size = b.file_size_estimate();
+        self.entries += 1;
+        self.last_key = Some(key.to_vec());
+        Ok(())
+    }
+
+    /// Add a value for `key` (keys strictly increasing).
+    pub fn put<K: AsRef<[u8]>, V: AsRef<[u8]>>(&mut self, key: K, value: V) -> Result<()> {
+        self.add(key.as_ref(), value.as_ref(), vt::VALUE)
+    }
+
+    /// Add a merge operand for `key` (keys strictly increasing).
+    pub fn merge<K: AsRef<[u8]>, V: AsRef<[u8]>>(&mut self, key: K, value: V) -> Result<()> {
+        self.add(key.as_ref(), value.as_ref(), vt::MERGE)
+    }
+
+    /// Add a deletion of `key` (keys strictly increasing).
+    pub fn delete<K: AsRef<[u8]>>(&mut self, key: K) -> Result<()> {
+        self.add(key.as_ref(), b"", vt::DELETION)
+    }
+
+    /// Delete `[begin_key, end_key)` (in any order relative to the point keys); an empty range
+    /// is ignored, a reversed one is InvalidArgument, as in RocksDB.
+    pub fn delete_range<K: AsRef<[u8]>, E: AsRef<[u8]>>(&mut self, begin_key: K, end_key: E) -> Result<()> {
+        let (b, e) = (begin_key.as_ref(), end_key.as_ref());
+        self.builder()?;
+        match self.icmp.compare_user(b, e) {
+            std::cmp::Ordering::Greater => {
+                return Err(Error::invalid(format!(
+                    "SstFileWriter {}: delete_range end key {} comes before start key {}",
+                    self.path,
+                    crate::version_edit::to_hex(e),
+                    crate::version_edit::to_hex(b)
+                )))
+            }
+            std::cmp::Ordering::Equal => return Ok(()),
+            std::cmp::Ordering::Less => {}
+        }
+        let start = make_internal_key(b, 0, vt::RANGE_DELETION);
+        let builder = self.builder()?;
+        builder.add_range_tombstone(&start, e)?;
+        self.file_size = builder.file_size_estimate();
+        self.entries += 1;
+        Ok(())
+    }
+
+    /// Write the rest of the file and sync it. A file with no entry is InvalidArgument (and
+    /// is left behind, as RocksDB leaves it).
+    pub fn finish(&mut self) -> Result<()> {
+        let b = self
+            .builder
+            .take()
+            .ok_or_else(|| Error::invalid("SstFileWriter: file is not opened"))?;
+        if self.entries == 0 {
+            b.abandon();
+            return Err(Error::invalid("Cannot create sst file with no entries"));
+        }
+        let (info, mut file) = b.finish()?;
+        file.sync()?;
+        self.file_size = info.file_size;
+        Ok(())
+    }
+
+    /// The size of the file (after `finish`: exact; before: the bytes written so far).
+    pub fn file_size(&self) -> u64 {
+        self.file_size
+    }
+}
