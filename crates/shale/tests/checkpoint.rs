@@ -15,9 +15,11 @@ use std::sync::Arc;
 
 use rocksdb_tools::*;
 use shale::{
-    BackupEngine, BackupEngineOptions, Checkpoint, Env, FileSystem, ForwardingFs, Options, PosixFs, RestoreOptions,
-    WritableFile, WriteBatch, DB,
+    BackupEngine, BackupEngineOptions, Checkpoint, Env, FileSystem, Options, PosixFs, RestoreOptions, WriteBatch, DB,
 };
+
+mod common;
+use common::crash_after::CrashAfter;
 
 fn opts() -> Options {
     let mut o = Options::default();
@@ -191,75 +193,6 @@ fn checkpoint_during_writes_is_a_point_in_time() {
             "{}: {present} batches, {before} acknowledged before",
             ck.display()
         );
-    }
-}
-
-/// Counts file-system operations and fails every one after the budget is spent.
-struct CrashAfter {
-    inner: Arc<dyn FileSystem>,
-    budget: Arc<AtomicI64>,
-}
-
-struct CrashAfterFile {
-    inner: Box<dyn WritableFile>,
-    budget: Arc<AtomicI64>,
-}
-
-fn spend(b: &AtomicI64) -> shale::Result<()> {
-    if b.fetch_sub(1, Ordering::SeqCst) <= 0 {
-        return Err(shale::Error::io("crash", std::io::Error::other("crashed here")));
-    }
-    Ok(())
-}
-
-impl WritableFile for CrashAfterFile {
-    fn append(&mut self, d: &[u8]) -> shale::Result<()> {
-        spend(&self.budget)?;
-        self.inner.append(d)
-    }
-    fn flush(&mut self) -> shale::Result<()> {
-        spend(&self.budget)?;
-        self.inner.flush()
-    }
-    fn sync(&mut self) -> shale::Result<()> {
-        spend(&self.budget)?;
-        self.inner.sync()
-    }
-    fn size(&self) -> u64 {
-        self.inner.size()
-    }
-}
-
-impl ForwardingFs for CrashAfter {
-    fn inner(&self) -> &dyn FileSystem {
-        &*self.inner
-    }
-    fn create_dir_all(&self, p: &Path) -> shale::Result<()> {
-        spend(&self.budget)?;
-        self.inner.create_dir_all(p)
-    }
-    fn new_writable(&self, p: &Path) -> shale::Result<Box<dyn WritableFile>> {
-        spend(&self.budget)?;
-        Ok(Box::new(CrashAfterFile {
-            inner: self.inner.new_writable(p)?,
-            budget: self.budget.clone(),
-        }))
-    }
-    fn rename(&self, a: &Path, b: &Path) -> shale::Result<()> {
-        spend(&self.budget)?;
-        self.inner.rename(a, b)
-    }
-    fn remove_file(&self, p: &Path) -> shale::Result<()> {
-        spend(&self.budget)?;
-        self.inner.remove_file(p)
-    }
-    fn sync_dir(&self, d: &Path) -> shale::Result<()> {
-        spend(&self.budget)?;
-        self.inner.sync_dir(d)
-    }
-    fn link(&self, a: &Path, b: &Path) -> shale::Result<()> {
-        spend(&self.budget)?;
-        self.inner.link(a, b)
     }
 }
 

@@ -5,10 +5,10 @@ use std::path::Path;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
-use shale::{
-    Error, FileSystem, ForwardingFs, IngestExternalFileOptions, MemFs, Options, ReadOptions, SstFileWriter,
-    WritableFile, DB,
-};
+use shale::{Error, FileSystem, IngestExternalFileOptions, MemFs, Options, ReadOptions, SstFileWriter, DB};
+
+mod common;
+use common::crash_after::CrashAfter;
 
 fn mem_opts(fs: &MemFs) -> Options {
     fs.create_dir_all(Path::new("/")).unwrap();
@@ -252,58 +252,6 @@ fn bad_input_is_refused_with_the_file_named() {
         Err(Error::InvalidArgument(_))
     ));
     assert_eq!(get(&db, "a"), None);
-}
-
-struct CrashAfter {
-    inner: Arc<dyn FileSystem>,
-    budget: Arc<AtomicI64>,
-}
-struct CrashAfterFile {
-    inner: Box<dyn WritableFile>,
-    budget: Arc<AtomicI64>,
-}
-fn spend(b: &AtomicI64) -> shale::Result<()> {
-    if b.fetch_sub(1, Ordering::SeqCst) <= 0 {
-        return Err(Error::io("crash", std::io::Error::other("crashed here")));
-    }
-    Ok(())
-}
-impl WritableFile for CrashAfterFile {
-    fn append(&mut self, d: &[u8]) -> shale::Result<()> {
-        spend(&self.budget)?;
-        self.inner.append(d)
-    }
-    fn flush(&mut self) -> shale::Result<()> {
-        spend(&self.budget)?;
-        self.inner.flush()
-    }
-    fn sync(&mut self) -> shale::Result<()> {
-        spend(&self.budget)?;
-        self.inner.sync()
-    }
-    fn size(&self) -> u64 {
-        self.inner.size()
-    }
-}
-impl ForwardingFs for CrashAfter {
-    fn inner(&self) -> &dyn FileSystem {
-        &*self.inner
-    }
-    fn new_writable(&self, p: &Path) -> shale::Result<Box<dyn WritableFile>> {
-        spend(&self.budget)?;
-        Ok(Box::new(CrashAfterFile {
-            inner: self.inner.new_writable(p)?,
-            budget: self.budget.clone(),
-        }))
-    }
-    fn rename(&self, a: &Path, b: &Path) -> shale::Result<()> {
-        spend(&self.budget)?;
-        self.inner.rename(a, b)
-    }
-    fn sync_dir(&self, d: &Path) -> shale::Result<()> {
-        spend(&self.budget)?;
-        self.inner.sync_dir(d)
-    }
 }
 
 /// A crash (every file-system operation failing, then the unsynced state dropped) at any point

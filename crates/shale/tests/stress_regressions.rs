@@ -7,6 +7,9 @@ use std::sync::Arc;
 
 use shale::{FileSystem, ForwardingFs, MemFs, Options, WritableFile, WriteBatch, WriteOptions, DB};
 
+mod common;
+use common::crash_after::CrashAfter;
+
 fn mem_opts(fs: &MemFs) -> Options {
     let mut o = Options::default();
     o.create_if_missing(true);
@@ -46,76 +49,6 @@ fn clean_close_keeps_writes_made_without_wal() {
     fs.power_loss();
     let db = DB::open(&opts, "/db").unwrap();
     assert_eq!(db.get(b"c").unwrap().as_deref(), Some(&b"3"[..]));
-}
-
-/// Fails every operation that changes the file system once `budget` of them have run (a crash
-/// at that point: the state left is what a killed process leaves).
-struct CrashAfter {
-    inner: Arc<dyn FileSystem>,
-    budget: Arc<std::sync::atomic::AtomicI64>,
-}
-
-struct CrashAfterFile {
-    inner: Box<dyn WritableFile>,
-    budget: Arc<std::sync::atomic::AtomicI64>,
-}
-
-fn spend(b: &std::sync::atomic::AtomicI64) -> shale::Result<()> {
-    if b.fetch_sub(1, std::sync::atomic::Ordering::SeqCst) <= 0 {
-        return Err(shale::Error::io("crash", std::io::Error::other("crashed here")));
-    }
-    Ok(())
-}
-
-impl WritableFile for CrashAfterFile {
-    fn append(&mut self, d: &[u8]) -> shale::Result<()> {
-        spend(&self.budget)?;
-        self.inner.append(d)
-    }
-    fn flush(&mut self) -> shale::Result<()> {
-        spend(&self.budget)?;
-        self.inner.flush()
-    }
-    fn sync(&mut self) -> shale::Result<()> {
-        spend(&self.budget)?;
-        self.inner.sync()
-    }
-    fn size(&self) -> u64 {
-        self.inner.size()
-    }
-}
-
-impl ForwardingFs for CrashAfter {
-    fn inner(&self) -> &dyn FileSystem {
-        &*self.inner
-    }
-    fn create_dir_all(&self, p: &Path) -> shale::Result<()> {
-        spend(&self.budget)?;
-        self.inner.create_dir_all(p)
-    }
-    fn new_writable(&self, p: &Path) -> shale::Result<Box<dyn WritableFile>> {
-        spend(&self.budget)?;
-        Ok(Box::new(CrashAfterFile {
-            inner: self.inner.new_writable(p)?,
-            budget: self.budget.clone(),
-        }))
-    }
-    fn rename(&self, a: &Path, b: &Path) -> shale::Result<()> {
-        spend(&self.budget)?;
-        self.inner.rename(a, b)
-    }
-    fn remove_file(&self, p: &Path) -> shale::Result<()> {
-        spend(&self.budget)?;
-        self.inner.remove_file(p)
-    }
-    fn remove_dir(&self, p: &Path) -> shale::Result<()> {
-        spend(&self.budget)?;
-        self.inner.remove_dir(p)
-    }
-    fn sync_dir(&self, d: &Path) -> shale::Result<()> {
-        spend(&self.budget)?;
-        self.inner.sync_dir(d)
-    }
 }
 
 /// Found by `shale stress --crash_test` (kill point `other.syncdir`: counters held garbage after

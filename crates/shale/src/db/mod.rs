@@ -224,20 +224,7 @@ impl DbInner {
         st: &mut parking_lot::MutexGuard<'_, DbState>,
         edits: &mut [crate::version_edit::VersionEdit],
     ) -> Result<()> {
-        while st.versions.manifest_busy {
-            self.manifest_cv.wait(st);
-        }
-        let last = self.last_seq.load(Ordering::Acquire);
-        let mut pending = st
-            .versions
-            .prepare_edits(edits, last, self.opts.paranoid_checks, None)?;
-        let r = parking_lot::MutexGuard::unlocked(st, || {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pending.write()))
-                .unwrap_or_else(|p| Err(Error::from_panic("MANIFEST write", p)))
-        });
-        let r = st.versions.finish_edit(pending, r);
-        self.manifest_cv.notify_all();
-        r
+        self.apply_edits(st, edits, None)
     }
 
     /// [`log_and_apply`](Self::log_and_apply), for an edit that may add a family (`new_cf`: its
@@ -248,13 +235,22 @@ impl DbInner {
         edit: &mut crate::version_edit::VersionEdit,
         new_cf: Option<(InternalKeyComparator, usize)>,
     ) -> Result<()> {
+        self.apply_edits(st, std::slice::from_mut(edit), new_cf)
+    }
+
+    fn apply_edits(
+        &self,
+        st: &mut parking_lot::MutexGuard<'_, DbState>,
+        edits: &mut [crate::version_edit::VersionEdit],
+        new_cf: Option<(InternalKeyComparator, usize)>,
+    ) -> Result<()> {
         while st.versions.manifest_busy {
             self.manifest_cv.wait(st);
         }
         let last = self.last_seq.load(Ordering::Acquire);
         let mut pending = st
             .versions
-            .prepare_edit(edit, last, self.opts.paranoid_checks, new_cf)?;
+            .prepare_edits(edits, last, self.opts.paranoid_checks, new_cf)?;
         let r = parking_lot::MutexGuard::unlocked(st, || {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pending.write()))
                 .unwrap_or_else(|p| Err(Error::from_panic("MANIFEST write", p)))

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub mod crash_after;
+
 use shale::{Error, FileSystem, IteratorMode, MemFs, Options, ReadOptions, DB};
 
 pub type Model = BTreeMap<Vec<u8>, Vec<u8>>;
