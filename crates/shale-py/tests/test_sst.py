@@ -182,6 +182,19 @@ def test_shale_sst_files_ingest_into_rocksdict(tmp_path, db_path, rocksdict):
     ingest_and_check(rocksdict.Rdict(db_path, rocksdict.Options(raw_mode=True)), path, b"shale-", range_del=True)
 
 
+def test_shale_sst_file_ingests_into_a_rocksdict_column_family(tmp_path, db_path, rocksdict):
+    opts = raw()
+    opts.set_compression_type(shale.DBCompressionType.zstd())
+    path = write_sst(str(tmp_path / "cf.sst"), [(b"c%03d" % i, b"in-family") for i in range(100)], opts)
+    r = rocksdict.Rdict(db_path, rocksdict.Options(raw_mode=True))
+    fam = r.create_column_family("fam", rocksdict.Options(raw_mode=True))
+    fam.ingest_external_file([path])
+    assert dict(fam.items()) == {b"c%03d" % i: b"in-family" for i in range(100)}
+    assert list(r.keys()) == []
+    fam.close()
+    r.close()
+
+
 def test_rocksdict_opens_a_shale_checkpoint(tmp_path, db_path, rocksdict):
     db = shale.Rdict(db_path, raw())
     for i in range(300):

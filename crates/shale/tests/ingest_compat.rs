@@ -1,7 +1,7 @@
 //! External SST files against real RocksDB, both ways.
 //!
 //! (a) rocksdict's `SstFileWriter` (RocksDB 9.x) writes files with puts and deletes (its writer
-//! has no delete_range); Shale ingests them into an empty DB (no sequence number needed) and
+//! has no delete_range), in table format_version 6 (RocksDB 9's default) and 5; Shale ingests them into an empty DB (no sequence number needed) and
 //! into a DB whose memtable overlaps them (a global sequence number is assigned), and reads
 //! every key, also after a reopen.
 //! (b) Shale's `SstFileWriter` writes files with puts, deletes and a delete_range; rocksdict's

@@ -3,8 +3,9 @@
 usage:
   rd_sst.py write DIR
       Writes DIR/rd1.sst (puts only) and DIR/rd2.sst (puts and deletes, overlapping rd1) with
-      rocksdict's SstFileWriter (format_version 5), and prints what each holds, one line per
-      entry: `FILE put KEYHEX VALUEHEX` or `FILE del KEYHEX`. rocksdict's writer has no
+      rocksdict's SstFileWriter (rd1: RocksDB 9's default table format_version 6; rd2: 5),
+      and prints what each holds, one line per entry: `FILE put KEYHEX VALUEHEX` or
+      `FILE del KEYHEX`. rocksdict's writer has no
       delete_range, so the files hold none.
   rd_sst.py ingest DB PRE FILE...
       Creates DB, puts `k%06d` -> `pre` for every third i below PRE (left in the memtable, so
@@ -16,11 +17,12 @@ import sys
 from rocksdict import BlockBasedOptions, IngestExternalFileOptions, Options, Rdict, SstFileWriter
 
 
-def options():
+def options(format_version=None):
     o = Options(raw_mode=True)
-    t = BlockBasedOptions()
-    t.set_format_version(5)
-    o.set_block_based_table_factory(t)
+    if format_version is not None:
+        t = BlockBasedOptions()
+        t.set_format_version(format_version)
+        o.set_block_based_table_factory(t)
     return o
 
 
@@ -30,7 +32,7 @@ def write(out_dir):
         "rd2.sst": [(b"k%06d" % i, None if i % 10 == 0 else b"rd2-%d" % i) for i in range(1000, 2000, 5)],
     }
     for name, entries in files.items():
-        w = SstFileWriter(options())
+        w = SstFileWriter(options(None if name == "rd1.sst" else 5))
         w.open(os.path.join(out_dir, name))
         for k, v in entries:
             if v is None:
