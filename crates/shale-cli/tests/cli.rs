@@ -1050,6 +1050,19 @@ fn ldb_write_and_ingest_extern_sst() {
     let o = shale(&["ldb", &dst, "scan", "--value_hex"]);
     assert_eq!(stdout(&o), "a : 0x31\nb c : 0x32203D3D3E2078\nd : 0x34\ne : 0x00FF\n");
 
+    // --column_family: the file goes into that family only.
+    assert!(shale(&["ldb", &dst, "create_column_family", "fam"]).status.success());
+    let fam_sst = p("fam.sst");
+    let o = shale_stdin(&["ldb", &src, "write_extern_sst", &fam_sst], "f ==> in-fam\n");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = shale(&["ldb", &dst, "--column_family=fam", "ingest_extern_sst", &fam_sst]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&shale(&["ldb", &dst, "--column_family=fam", "scan"])),
+        "f : in-fam\n"
+    );
+    assert_eq!(stdout(&shale(&["ldb", &dst, "get", "f"])), "");
+
     // Bad input: each a `Failed:` line and exit code 1, nothing half-written into the DB.
     let fails = |o: Output, want: &str| {
         assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
