@@ -255,6 +255,17 @@ fn string_to_bool(v: &str) -> Result<bool, String> {
     }
 }
 
+/// `ingest_extern_sst`'s switches, each `--name` or `--name=true|false`, with ldb's defaults.
+const INGEST_ARGS: &[&str] = &[
+    "move_files",
+    "snapshot_consistency",
+    "allow_global_seqno",
+    "allow_blocking_flush",
+    "ingest_behind",
+    "write_global_seqno",
+];
+const INGEST_DEFAULTS: [bool; 6] = [false, true, true, true, false, false];
+
 /// Command-specific options/flags (ldb's per-command `BuildCmdLineOptions` lists).
 fn command_options(cmd: &str) -> Option<(&'static [&'static str], bool)> {
     // (valid options, opens a DB)
@@ -283,6 +294,8 @@ fn command_options(cmd: &str) -> Option<(&'static [&'static str], bool)> {
         ),
         "checkconsistency" => (&[], true),
         "checkpoint" => (&["checkpoint_dir"], true),
+        "write_extern_sst" => (&[], true),
+        "ingest_extern_sst" => (INGEST_ARGS, true),
         _ => return None,
     })
 }
@@ -313,6 +326,8 @@ fn help() -> String {
     s.push_str("  dump_wal --walfile=<write_ahead_log_file_path> [--header] [--print_value]\n");
     s.push_str("  checkconsistency\n");
     s.push_str("  checkpoint [--checkpoint_dir]\n");
+    s.push_str("  write_extern_sst <output_sst_path>\n");
+    s.push_str("  ingest_extern_sst <input_sst_path> [--move_files]  [--snapshot_consistency]  [--allow_global_seqno]  [--allow_blocking_flush]  [--ingest_behind]  [--write_global_seqno]\n");
     s.push_str("  list_column_families\n");
     s.push_str("  create_column_family --db=<db_path> <new_column_family_name>\n");
     s.push_str("  drop_column_family --db=<db_path> <column_family_name_to_drop>\n");
@@ -573,8 +588,81 @@ fn execute(p: &Parsed, out: &mut dyn Write) -> Result<(), String> {
                 .map_err(|e| e.to_string())?;
             w(out, b"OK\n")
         }
+        "write_extern_sst" => {
+            let Some(path) = p.params.first().filter(|s| !s.is_empty()) else {
+                return Err("output SST file path must be specified".into());
+            };
+            write_extern_sst(&c, path, &mut std::io::stdin().lock())
+        }
+        "ingest_extern_sst" => {
+            let Some(path) = p.params.first().filter(|s| !s.is_empty()) else {
+                return Err("input SST path must be specified".into());
+            };
+            let mut v = INGEST_DEFAULTS;
+            for (name, slot) in INGEST_ARGS.iter().zip(v.iter_mut()) {
+                if c.flag(name) {
+                    *slot = true;
+                } else if let Some(s) = c.opt(name) {
+                    *slot = string_to_bool(s)?;
+                }
+            }
+            let mut io = shale::IngestExternalFileOptions::default();
+            io.set_move_files(v[0]);
+            io.set_snapshot_consistency(v[1]);
+            io.set_allow_global_seqno(v[2]);
+            io.set_allow_blocking_flush(v[3]);
+            io.set_ingest_behind(v[4]);
+            // v[5], write_global_seqno: Shale keeps a file's global sequence number in the
+            // MANIFEST only (RocksDB's default); the file is never rewritten either way.
+            let (db, cf) = c.open(false)?;
+            db.ingest_external_file_cf_opts(&cf, &io, vec![path])
+                .map_err(|e| format!("failed to ingest external SST: {e}"))?;
+            eprintln!("external SST files ingested");
+            Ok(())
+        }
         _ => Err(format!("unknown command {}", p.cmd)),
     }
+}
+
+/// `write_extern_sst`: `key ==> value` lines from `input` (split at the first ` ==> `, hex
+/// with `--hex`/`--key_hex`/`--value_hex`; other lines are counted and skipped, as ldb does),
+/// keys strictly increasing in the family's order, into one external SST file written with the
+/// options of the DB's family `--column_family`.
+fn write_extern_sst(c: &Cmd, path: &str, input: &mut dyn std::io::BufRead) -> Result<(), String> {
+    let (_db, cf) = c.open(false)?;
+    let opts = c.options_for(cf.name())?;
+    let mut w = shale::SstFileWriter::create(&opts);
+    w.open(path)
+        .map_err(|e| format!("failed to open file for writing: {e}"))?;
+    let mut bad_lines = 0u64;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = input.read_until(b'\n', &mut line).map_err(|e| e.to_string())?;
+        if n == 0 {
+            break;
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        let Some(at) = line.windows(DUMP_DELIM.len()).position(|w| w == DUMP_DELIM.as_bytes()) else {
+            bad_lines += 1;
+            continue;
+        };
+        let (k, v) = (&line[..at], &line[at + DUMP_DELIM.len()..]);
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let k = if c.key_hex { from_hex(&text(k))? } else { k.to_vec() };
+        let v = if c.value_hex { from_hex(&text(v))? } else { v.to_vec() };
+        w.put(&k, &v)
+            .map_err(|e| format!("failed to write record to file: {e}"))?;
+    }
+    if bad_lines > 0 {
+        eprintln!("Warning: {bad_lines} bad lines ignored.");
+    }
+    w.finish()
+        .map_err(|e| format!("Failed to finish writing to file: {e}"))?;
+    eprintln!("external SST file written to {path}");
+    Ok(())
 }
 
 /// Entry point of `shale ldb`; returns the exit code.

@@ -983,3 +983,186 @@ fn bench_num_column_families_spreads_keys() {
         stdout(&o)
     );
 }
+
+/// `cmd` run with `input` on its standard input.
+fn piped(cmd: &mut Command, input: &str) -> Output {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("run {cmd:?}: {e}"));
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// `shale ARGS` with `input` on its standard input.
+fn shale_stdin(args: &[&str], input: &str) -> Output {
+    piped(Command::new(env!("CARGO_BIN_EXE_shale")).args(args), input)
+}
+
+#[test]
+fn ldb_write_and_ingest_extern_sst() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    let (src, dst) = (format!("--db={}", p("src")), format!("--db={}", p("dst")));
+    let sst = p("ext.sst");
+
+    // Lines `key ==> value`; a line without the delimiter is counted and skipped.
+    let o = shale_stdin(
+        &["ldb", &src, "--create_if_missing", "write_extern_sst", &sst],
+        "a ==> 1\nnot a pair\nb c ==> 2 ==> x\nd ==> 4\n",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        format!("Warning: 1 bad lines ignored.\nexternal SST file written to {sst}\n")
+    );
+    assert_eq!(stdout(&o), "");
+    let hex_sst = p("hex.sst");
+    let o = shale_stdin(
+        &["ldb", &src, "--hex", "write_extern_sst", &hex_sst],
+        "0x65 ==> 0x00FF\n",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // Ingest over a memtable holding `a`: the file's value wins.
+    let o = shale(&["ldb", &dst, "--create_if_missing", "put", "a", "old"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = shale(&["ldb", &dst, "ingest_extern_sst", &sst]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "external SST files ingested\n");
+    assert!(std::path::Path::new(&sst).exists(), "copied, not moved");
+    let o = shale(&[
+        "ldb",
+        &dst,
+        "ingest_extern_sst",
+        &hex_sst,
+        "--move_files",
+        "--write_global_seqno=false",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !std::path::Path::new(&hex_sst).exists(),
+        "--move_files removes the source"
+    );
+    let o = shale(&["ldb", &dst, "scan", "--value_hex"]);
+    assert_eq!(stdout(&o), "a : 0x31\nb c : 0x32203D3D3E2078\nd : 0x34\ne : 0x00FF\n");
+
+    // --column_family: the file goes into that family only.
+    assert!(shale(&["ldb", &dst, "create_column_family", "fam"]).status.success());
+    let fam_sst = p("fam.sst");
+    let o = shale_stdin(&["ldb", &src, "write_extern_sst", &fam_sst], "f ==> in-fam\n");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = shale(&["ldb", &dst, "--column_family=fam", "ingest_extern_sst", &fam_sst]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&shale(&["ldb", &dst, "--column_family=fam", "scan"])),
+        "f : in-fam\n"
+    );
+    assert_eq!(stdout(&shale(&["ldb", &dst, "get", "f"])), "");
+
+    // Bad input: each a `Failed:` line and exit code 1, nothing half-written into the DB.
+    let fails = |o: Output, want: &str| {
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains(want), "want {want:?} in {}", stderr(&o));
+    };
+    fails(
+        shale_stdin(&["ldb", &src, "write_extern_sst", &p("u.sst")], "b ==> 1\na ==> 2\n"),
+        "Failed: failed to write record to file: ",
+    );
+    fails(
+        shale_stdin(&["ldb", &src, "write_extern_sst", &p("e.sst")], "no pairs\n"),
+        "Failed: Failed to finish writing to file: ",
+    );
+    fails(
+        shale_stdin(
+            &["ldb", &src, "--hex", "write_extern_sst", &p("h.sst")],
+            "0x61 ==> zz\n",
+        ),
+        "Failed: Invalid hex input",
+    );
+    fails(
+        shale_stdin(&["ldb", &src, "write_extern_sst"], ""),
+        "Failed: output SST file path must be specified",
+    );
+    fails(
+        shale(&["ldb", &dst, "ingest_extern_sst"]),
+        "Failed: input SST path must be specified",
+    );
+    fails(
+        shale(&["ldb", &dst, "ingest_extern_sst", &p("nosuch.sst")]),
+        "Failed: failed to ingest external SST: ",
+    );
+    fails(
+        shale(&["ldb", &dst, "ingest_extern_sst", &sst, "--ingest_behind"]),
+        "Failed: failed to ingest external SST: ",
+    );
+    fails(
+        shale(&["ldb", &dst, "ingest_extern_sst", &sst, "--move_files=maybe"]),
+        "Failed: Invalid value for boolean argument",
+    );
+    fails(
+        shale(&["ldb", &dst, "ingest_extern_sst", &sst, "--bogus"]),
+        "Invalid command-line flag bogus",
+    );
+    let o = shale(&["ldb", &dst, "get", "d"]);
+    assert_eq!(stdout(&o), "4\n");
+}
+
+/// RocksDB's `ldb` on `PATH`, or `None` after a loud banner (a failure under
+/// `SHALE_REQUIRE_ROCKSDB=1`).
+fn rocksdb_ldb() -> Option<std::path::PathBuf> {
+    let found = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join("ldb"))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        let msg = "RocksDB compatibility test needs RocksDB's `ldb` (Debian's rocksdb-tools)";
+        if std::env::var("SHALE_REQUIRE_ROCKSDB").is_ok_and(|v| v == "1") {
+            panic!("{msg} (SHALE_REQUIRE_ROCKSDB=1)");
+        }
+        eprintln!("\n*** SKIPPED: {msg}; install it or run .ci/run\n");
+    }
+    found
+}
+
+#[test]
+fn ldb_extern_sst_files_cross_with_rocksdb_ldb() {
+    let Some(ldb) = rocksdb_ldb() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    let input: String = (0..500).map(|i| format!("k{i:05} ==> v{i}\n")).collect();
+    let ldb_stdin = |args: &[&str], input: &str| {
+        let o = piped(Command::new(&ldb).args(args), input);
+        assert!(o.status.success(), "ldb {args:?}: {}", stderr(&o));
+        o
+    };
+    let want: String = (0..500).map(|i| format!("k{i:05} : v{i}\n")).collect();
+
+    // RocksDB writes, Shale ingests.
+    let (rsrc, rsst) = (format!("--db={}", p("rsrc")), p("rocksdb.sst"));
+    ldb_stdin(&[&rsrc, "--create_if_missing", "write_extern_sst", &rsst], &input);
+    let sdst = format!("--db={}", p("sdst"));
+    assert!(shale(&["ldb", &sdst, "--create_if_missing", "put", "k00007", "old"])
+        .status
+        .success());
+    let o = shale(&["ldb", &sdst, "ingest_extern_sst", &rsst]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&shale(&["ldb", &sdst, "scan"])), want);
+
+    // Shale writes, RocksDB ingests.
+    let (ssrc, ssst) = (format!("--db={}", p("ssrc")), p("shale.sst"));
+    let o = shale_stdin(
+        &["ldb", &ssrc, "--create_if_missing", "write_extern_sst", &ssst],
+        &input,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rdst = format!("--db={}", p("rdst"));
+    ldb_stdin(&[&rdst, "--create_if_missing", "put", "k00007", "old"], "");
+    let o = ldb_stdin(&[&rdst, "ingest_extern_sst", &ssst], "");
+    assert_eq!(stderr(&o), "external SST files ingested\n");
+    let o = Command::new(&ldb).args([&rdst, "scan"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), want);
+}

@@ -749,6 +749,128 @@ fn check_family_raw_mode(name: &str, family_raw: bool, raw: bool) -> PyResult<()
 }
 
 // ---------------------------------------------------------------------------------------------
+// External table files and checkpoints
+
+/// Writes external table files to ingest later with `Rdict.ingest_external_file` (rocksdict's
+/// `SstFileWriter`): keys strictly increasing (in their encoded form), each with sequence
+/// number 0. `options` must have the `raw_mode` of the Rdict that will ingest the files.
+#[pyclass(module = "shale", frozen)]
+struct SstFileWriter {
+    /// Locked only with the GIL released (no Python code runs while it is held).
+    inner: Mutex<shale::SstFileWriter<'static>>,
+    raw: bool,
+}
+
+#[pymethods]
+impl SstFileWriter {
+    #[new]
+    #[pyo3(signature = (options = None))]
+    fn new(options: Option<PyRef<'_, Options>>) -> PyResult<Self> {
+        let (o, raw) = match options {
+            Some(o) => (o.inner.clone(), o.raw_mode),
+            None => (shale::Options::default(), false),
+        };
+        Ok(SstFileWriter {
+            inner: Mutex::new(shale::SstFileWriter::with_options(o)),
+            raw,
+        })
+    }
+    /// Start a new file at `path` (replacing any file there).
+    fn open(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        py.allow_threads(|| lock(&self.inner).open(path)).map_err(to_py)
+    }
+    /// Add `key` → `value` (keys strictly increasing).
+    fn put(&self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let (k, v) = (encode(key, self.raw)?, encode(value, self.raw)?);
+        py.allow_threads(|| lock(&self.inner).put(k, v)).map_err(to_py)
+    }
+    fn __setitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.put(py, key, value)
+    }
+    /// Add a deletion of `key` (keys strictly increasing).
+    fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        let k = encode(key, self.raw)?;
+        py.allow_threads(|| lock(&self.inner).delete(k)).map_err(to_py)
+    }
+    fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.delete(py, key)
+    }
+    /// Delete the keys in `[begin, end)` (in any order relative to the point keys).
+    fn delete_range(&self, py: Python<'_>, begin: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResult<()> {
+        let (b, e) = (encode(begin, self.raw)?, encode(end, self.raw)?);
+        py.allow_threads(|| lock(&self.inner).delete_range(b, e)).map_err(to_py)
+    }
+    /// Write the rest of the file and sync it (an empty file is InvalidArgument).
+    fn finish(&self, py: Python<'_>) -> PyResult<()> {
+        py.allow_threads(|| lock(&self.inner).finish()).map_err(to_py)
+    }
+    /// The file's size: exact after `finish`, the bytes written so far before.
+    fn file_size(&self, py: Python<'_>) -> u64 {
+        py.allow_threads(|| lock(&self.inner).file_size())
+    }
+}
+
+/// How `Rdict.ingest_external_file` ingests (rocksdict's `IngestExternalFileOptions`, with
+/// RocksDB's defaults).
+#[pyclass(module = "shale")]
+#[derive(Default)]
+struct IngestExternalFileOptions {
+    inner: shale::IngestExternalFileOptions,
+}
+
+#[pymethods]
+impl IngestExternalFileOptions {
+    #[new]
+    fn new() -> Self {
+        Self::default()
+    }
+    /// Move the files into the DB (hard links; the originals are removed) instead of copying.
+    fn set_move_files(&mut self, v: bool) {
+        self.inner.set_move_files(v);
+    }
+    /// Keep the files invisible to existing snapshots (a new sequence number when needed).
+    fn set_snapshot_consistency(&mut self, v: bool) {
+        self.inner.set_snapshot_consistency(v);
+    }
+    /// Allow a global sequence number (else an ingest that needs one fails).
+    fn set_allow_global_seqno(&mut self, v: bool) {
+        self.inner.set_allow_global_seqno(v);
+    }
+    /// Flush an overlapping memtable first (else such an ingest fails).
+    fn set_allow_blocking_flush(&mut self, v: bool) {
+        self.inner.set_allow_blocking_flush(v);
+    }
+    /// Ingest below every existing version (not supported by Shale: InvalidArgument).
+    fn set_ingest_behind(&mut self, v: bool) {
+        self.inner.set_ingest_behind(v);
+    }
+}
+
+/// Checkpoints of an open database (rocksdict's `Checkpoint(db)`): each
+/// `create_checkpoint(path)` makes a new directory that opens as the database at that moment.
+#[pyclass(module = "shale", frozen)]
+struct Checkpoint {
+    handle: Arc<Handle>,
+}
+
+#[pymethods]
+impl Checkpoint {
+    #[new]
+    fn new(db: PyRef<'_, Rdict>) -> PyResult<Self> {
+        db.handle.check_open()?;
+        Ok(Checkpoint {
+            handle: db.handle.clone(),
+        })
+    }
+    /// A checkpoint in the new directory `path` (an existing path is an error).
+    fn create_checkpoint(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        let db = self.handle.db()?;
+        py.allow_threads(|| shale::Checkpoint::new(&db)?.create_checkpoint(path))
+            .map_err(to_py)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Rdict
 
 /// The open database, shared by the Rdict and its iterators and snapshots; `None` once closed.
@@ -1125,6 +1247,29 @@ impl Rdict {
         let b = begin.map(|k| encode(k, self.raw)).transpose()?;
         let e = end.map(|k| encode(k, self.raw)).transpose()?;
         py.allow_threads(|| db.compact_range_cf(&self.cf, b.as_deref(), e.as_deref()))
+            .map_err(to_py)
+    }
+
+    /// Ingest external table files (written by an `SstFileWriter`) into this Rdict's family,
+    /// as one atomic change (rocksdict's `ingest_external_file`).
+    #[pyo3(signature = (paths, opts = None))]
+    fn ingest_external_file(
+        &self,
+        py: Python<'_>,
+        paths: Vec<std::path::PathBuf>,
+        opts: Option<PyRef<'_, IngestExternalFileOptions>>,
+    ) -> PyResult<()> {
+        let db = self.db()?;
+        let io = opts.map(|o| o.inner.clone()).unwrap_or_default();
+        py.allow_threads(|| db.ingest_external_file_cf_opts(&self.cf, &io, paths))
+            .map_err(to_py)
+    }
+
+    /// A checkpoint of the whole database in the new directory `path` (as
+    /// `Checkpoint(self).create_checkpoint(path)`).
+    fn create_checkpoint(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        let db = self.db()?;
+        py.allow_threads(|| shale::Checkpoint::new(&db)?.create_checkpoint(path))
             .map_err(to_py)
     }
 
@@ -1563,6 +1708,9 @@ fn shale_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<DBCompressionType>()?;
     m.add_class::<ColumnFamily>()?;
     m.add_class::<AccessType>()?;
+    m.add_class::<SstFileWriter>()?;
+    m.add_class::<IngestExternalFileOptions>()?;
+    m.add_class::<Checkpoint>()?;
     macro_rules! add_errors {
         ($($e:ident),*) => { $(m.add(stringify!($e), py.get_type::<$e>())?;)* };
     }

@@ -36,9 +36,15 @@ impl<'a> SstFileWriter<'a> {
     /// A writer using `opts`' comparator, table options and compression (the bottommost
     /// compression if set, else the last level's, as RocksDB's writer picks it).
     pub fn create(opts: &'a Options) -> Self {
+        Self::with_options(opts.clone())
+    }
+
+    /// As [`SstFileWriter::create`], owning a copy of the options (for wrappers that cannot
+    /// hold a borrow, such as the Python package).
+    pub fn with_options(opts: Options) -> Self {
         SstFileWriter {
-            opts: opts.clone(),
             icmp: InternalKeyComparator::new(opts.comparator.clone()),
+            opts,
             session_id: new_session_id(),
             next_file_number: 1,
             builder: None,
