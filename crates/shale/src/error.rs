@@ -37,6 +37,9 @@ pub enum Error {
     /// The operation could not finish without waiting (a write with `no_slowdown` during a write
     /// stall: RocksDB's `Status::Incomplete`).
     Incomplete(String),
+    /// What was asked for does not exist any more (e.g. `get_updates_since` for a sequence
+    /// number whose WAL was deleted: RocksDB's `Status::NotFound`).
+    NotFound(String),
 }
 
 impl Error {
@@ -148,6 +151,7 @@ impl fmt::Display for Error {
             Error::Background(e) => write!(f, "Background error (writes stopped): {e}"),
             Error::Panic { context, message } => write!(f, "Panic in {context}: {message}"),
             Error::Incomplete(m) => write!(f, "Result incomplete: {m}"),
+            Error::NotFound(m) => write!(f, "NotFound: {m}"),
         }
     }
 }

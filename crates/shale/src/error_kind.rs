@@ -35,6 +35,7 @@ impl Error {
             Error::NotSupported(_) => ErrorKind::NotSupported,
             Error::Background(e) => e.kind(),
             Error::Incomplete(_) => ErrorKind::Incomplete,
+            Error::NotFound(_) => ErrorKind::NotFound,
             // RocksDB has no status for a panic (it would abort the process): the operation was
             // abandoned.
             Error::Panic { .. } => ErrorKind::Aborted,

@@ -46,9 +46,9 @@ pub use block_based_options::{BlockBasedOptions, Cache, DBCompactionStyle};
 pub use compaction_options::{FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle};
 pub use db::{
     AsColumnFamilyRef, BackupEngine, BackupEngineInfo, BackupEngineOptions, Checkpoint, ColumnFamily,
-    ColumnFamilyDescriptor, DBIterator, DBRawIterator, DBWithThreadMode, Direction, Env, IngestExternalFileOptions,
-    IteratorMode, LiveFile, MultiThreaded, RestoreOptions, SingleThreaded, Snapshot, SstFileWriter, ThreadMode,
-    WalFile, DB, DEFAULT_COLUMN_FAMILY_NAME,
+    ColumnFamilyDescriptor, DBIterator, DBRawIterator, DBWALIterator, DBWithThreadMode, Direction, Env,
+    IngestExternalFileOptions, IteratorMode, LiveFile, MultiThreaded, RestoreOptions, SingleThreaded, Snapshot,
+    SstFileWriter, ThreadMode, WalFile, DB, DEFAULT_COLUMN_FAMILY_NAME,
 };
 pub use error::{Error, Result};
 pub use error_kind::ErrorKind;

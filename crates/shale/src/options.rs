@@ -165,6 +165,10 @@ pub struct Options {
     /// With several column families: once the live WALs exceed this many bytes, the families
     /// holding the oldest one are flushed (0 = 4 x the families' total memtable budget).
     pub(crate) max_total_wal_size: u64,
+    /// Keep obsolete WALs in `archive/` for `get_updates_since`: this many seconds (0 = no age
+    /// limit) and up to this many MiB (0 = no size limit); both 0 = no archive (as RocksDB).
+    pub(crate) wal_ttl_seconds: u64,
+    pub(crate) wal_size_limit_mb: u64,
 }
 
 impl Default for Options {
@@ -226,6 +230,8 @@ impl Default for Options {
             create_missing_column_families: false,
             atomic_flush: false,
             max_total_wal_size: 0,
+            wal_ttl_seconds: 0,
+            wal_size_limit_mb: 0,
         }
     }
 }
@@ -252,6 +258,8 @@ impl Options {
         o.create_missing_column_families = db.create_missing_column_families;
         o.atomic_flush = db.atomic_flush;
         o.max_total_wal_size = db.max_total_wal_size;
+        o.wal_ttl_seconds = db.wal_ttl_seconds;
+        o.wal_size_limit_mb = db.wal_size_limit_mb;
         o.paranoid_checks = db.paranoid_checks;
         o.db_write_buffer_size = db.db_write_buffer_size;
         o.write_buffer_manager = db.write_buffer_manager.clone();
@@ -292,6 +300,16 @@ impl Options {
     /// times the sum over families of `write_buffer_size * max_write_buffer_number`.
     pub fn set_max_total_wal_size(&mut self, bytes: u64) {
         self.max_total_wal_size = bytes;
+    }
+    /// RocksDB's `WAL_ttl_seconds`: obsolete WAL files are moved to `archive/` and kept this
+    /// long, so `DB::get_updates_since` can read them (with `set_wal_size_limit_mb`; both 0, the
+    /// default, delete them at once).
+    pub fn set_wal_ttl_seconds(&mut self, secs: u64) {
+        self.wal_ttl_seconds = secs;
+    }
+    /// RocksDB's `WAL_size_limit_MB`: the archive keeps its newest WALs within this many MiB.
+    pub fn set_wal_size_limit_mb(&mut self, mb: u64) {
+        self.wal_size_limit_mb = mb;
     }
     pub fn set_error_if_exists(&mut self, v: bool) {
         self.error_if_exists = v;

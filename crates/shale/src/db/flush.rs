@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 use parking_lot::MutexGuard;
 
 use super::build::{build_tables, OutputParams};
-use super::filename::wal_name;
 use super::{write, ColumnFamilyData, DbInner, DbState};
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
@@ -217,9 +216,10 @@ pub(crate) fn delete_obsolete_wals(db: &DbInner, st: &DbState, min_log: u64) {
         for n in names {
             if let Some(super::filename::FileType::Wal(num)) = super::filename::parse_file_name(&n) {
                 if num < min_log {
-                    let _ = db.fs.remove_file(&wal_name(&db.path, num));
+                    super::wal_iter::retire_wal(db, num);
                 }
             }
         }
     }
+    super::wal_iter::purge_archive(db);
 }

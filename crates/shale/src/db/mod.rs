@@ -36,6 +36,8 @@ mod stall;
 mod subcompaction;
 mod table_cache;
 mod version;
+mod wal_iter;
+pub use wal_iter::DBWALIterator;
 mod write;
 mod write_thread;
 #[cfg(feature = "fuzzing")]
@@ -198,6 +200,8 @@ pub(crate) struct DbInner {
     pub stall: stall::StallController,
     /// The LOG file.
     pub info_log: Arc<crate::info_log::InfoLog>,
+    /// When each archived WAL was archived (seconds since the epoch), for `WAL_ttl_seconds`.
+    pub archived: Mutex<std::collections::HashMap<u64, u64>>,
 }
 
 impl DbInner {
@@ -512,6 +516,15 @@ impl DB {
     /// A numeric property.
     pub fn property_int_value(&self, name: &str) -> Result<Option<u64>> {
         Ok(self.property_value(name)?.and_then(|s| s.trim().parse().ok()))
+    }
+
+    /// The write batches from the one holding sequence number `since` on, with their first
+    /// sequence numbers, read from the WAL files (RocksDB's `GetUpdatesSince`, the `rocksdb`
+    /// crate's `get_updates_since`): for replication. Obsolete WALs are kept for it only with
+    /// `set_wal_ttl_seconds` / `set_wal_size_limit_mb`; a sequence number whose WAL is gone is
+    /// NotFound.
+    pub fn get_updates_since(&self, since: u64) -> Result<DBWALIterator> {
+        wal_iter::updates_since(&self.inner, since)
     }
 
     /// The sequence number of the last write.

@@ -430,6 +430,7 @@ fn open_inner(
         write_stats: props::WriteStats::default(),
         stall: super::stall::StallController::new(opts),
         info_log: info_log.clone(),
+        archived: Mutex::new(std::collections::HashMap::new()),
     });
     let _ = db.stall.info_log.set(info_log);
     // The L0 tables recovery writes are recorded in the same MANIFEST edit as the family's new
@@ -685,7 +686,11 @@ fn delete_obsolete_files(db: &DbInner, vs: &VersionSet) -> Result<()> {
     for n in db.fs.list(&db.path)? {
         let remove = match parse_file_name(&n) {
             Some(FileType::Table(num)) => !live.contains(&num),
-            Some(FileType::Wal(num)) => num < min_log,
+            Some(FileType::Wal(num)) if num < min_log => {
+                // Archived (WAL_ttl_seconds / WAL_size_limit_MB) or deleted.
+                super::wal_iter::retire_wal(db, num);
+                false
+            }
             Some(FileType::Manifest(num)) => num != vs.manifest_number,
             Some(FileType::Temp(_)) => true,
             _ => false,
@@ -694,6 +699,7 @@ fn delete_obsolete_files(db: &DbInner, vs: &VersionSet) -> Result<()> {
             let _ = db.fs.remove_file(&db.path.join(&n));
         }
     }
+    super::wal_iter::purge_archive(db);
     Ok(())
 }
 
@@ -703,6 +709,16 @@ pub(crate) fn destroy(opts: &Options, path: &Path) -> Result<()> {
         return Ok(());
     }
     let lock = fs.lock(&lock_name(path))?;
+    // The WAL archive (`WAL_ttl_seconds` / `WAL_size_limit_MB`) first.
+    let archive = path.join("archive");
+    if fs.exists(&archive) {
+        for n in fs.list(&archive)? {
+            if let Some(FileType::Wal(_)) = parse_file_name(&n) {
+                fs.remove_file(&archive.join(&n))?;
+            }
+        }
+        let _ = fs.remove_dir(&archive);
+    }
     for n in fs.list(path)? {
         match parse_file_name(&n) {
             Some(FileType::Lock) | None => {}

@@ -190,6 +190,8 @@ pub(crate) fn render(opts: &Options) -> String {
     line(&mut s, "wal_recovery_mode", &recovery_name(opts.wal_recovery_mode));
     line(&mut s, "atomic_flush", &opts.atomic_flush);
     line(&mut s, "max_total_wal_size", &opts.max_total_wal_size);
+    line(&mut s, "WAL_ttl_seconds", &opts.wal_ttl_seconds);
+    line(&mut s, "WAL_size_limit_MB", &opts.wal_size_limit_mb);
     let level = [
         "DEBUG_LEVEL",
         "INFO_LEVEL",
@@ -516,6 +518,8 @@ pub(crate) fn apply_cf(text: &[u8], file: &str, cf: &str, opts: &mut Options) ->
             (Section::Db, "allow_mmap_reads") => boolean(v).map(|b| opts.allow_mmap_reads = b),
             (Section::Db, "atomic_flush") => boolean(v).map(|b| opts.atomic_flush = b),
             (Section::Db, "max_total_wal_size") => num(v).map(|x| opts.max_total_wal_size = x),
+            (Section::Db, "WAL_ttl_seconds") => num(v).map(|x| opts.wal_ttl_seconds = x),
+            (Section::Db, "WAL_size_limit_MB") => num(v).map(|x| opts.wal_size_limit_mb = x),
             (Section::Cf, "max_compaction_bytes") => num(v).map(|x| opts.max_compaction_bytes = x),
             (Section::Cf, "compaction_style") => STYLES
                 .iter()

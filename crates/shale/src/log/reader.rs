@@ -87,6 +87,11 @@ enum Verdict {
 impl Reader {
     /// `log_number` is the file's number (only its low 32 bits are compared with recyclable
     /// records' log numbers).
+    /// The name of the file read (for errors).
+    pub(crate) fn file_name(&self) -> &str {
+        &self.file
+    }
+
     pub(crate) fn new(data: Vec<u8>, file_name: impl Into<String>, log_number: u64, mode: WalRecoveryMode) -> Reader {
         Reader {
             data,

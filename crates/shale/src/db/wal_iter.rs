@@ -1,0 +1,228 @@
+//! WAL tailing for replication: `DB::get_updates_since` (RocksDB's `GetUpdatesSince` /
+//! `TransactionLogIterator`) reads the write batches of the WAL files, archived and live, in
+//! order with their sequence numbers; and the WAL archive that keeps obsolete WALs for it
+//! (`WAL_ttl_seconds`, `WAL_size_limit_MB`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::filename::{parse_file_name, wal_name, FileType};
+use super::DbInner;
+use crate::error::{Error, Result};
+use crate::fs::name_of;
+use crate::log;
+use crate::log::WalRecoveryMode;
+use crate::write_batch::WriteBatch;
+
+/// The archive directory of obsolete WALs (RocksDB's `archive/`).
+pub(crate) fn archive_dir(db: &DbInner) -> PathBuf {
+    db.path.join("archive")
+}
+
+fn archiving(db: &DbInner) -> bool {
+    db.opts.wal_ttl_seconds > 0 || db.opts.wal_size_limit_mb > 0
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// A WAL no family needs any more: moved into the archive when one is kept, else deleted.
+pub(crate) fn retire_wal(db: &DbInner, num: u64) {
+    let from = wal_name(&db.path, num);
+    if archiving(db) {
+        let dir = archive_dir(db);
+        if db.fs.create_dir_all(&dir).is_ok() && db.fs.rename(&from, &wal_name(&dir, num)).is_ok() {
+            db.archived.lock().insert(num, now_secs());
+            let _ = db.fs.sync_dir(&db.path);
+            return;
+        }
+    }
+    let _ = db.fs.remove_file(&from);
+}
+
+/// Delete archived WALs older than `WAL_ttl_seconds` (the time they were archived; a WAL found
+/// in the archive at open counts as archived then) and the oldest ones beyond
+/// `WAL_size_limit_MB`.
+pub(crate) fn purge_archive(db: &DbInner) {
+    let dir = archive_dir(db);
+    if !db.fs.exists(&dir) {
+        return;
+    }
+    let Ok(names) = db.fs.list(&dir) else {
+        return;
+    };
+    let mut wals: Vec<(u64, u64)> = names
+        .iter()
+        .filter_map(|n| match parse_file_name(n) {
+            Some(FileType::Wal(num)) => Some((num, db.fs.file_size(&wal_name(&dir, num)).unwrap_or(0))),
+            _ => None,
+        })
+        .collect();
+    wals.sort_unstable();
+    let now = now_secs();
+    let mut archived = db.archived.lock();
+    let ttl = db.opts.wal_ttl_seconds;
+    let limit = db.opts.wal_size_limit_mb.saturating_mul(1 << 20);
+    let mut total: u64 = wals.iter().map(|w| w.1).sum();
+    for (num, size) in wals {
+        let at = *archived.entry(num).or_insert(now);
+        let expired = !archiving(db) || (ttl > 0 && now.saturating_sub(at) >= ttl);
+        let too_big = limit > 0 && total > limit;
+        if (expired || too_big) && db.fs.remove_file(&wal_name(&dir, num)).is_ok() {
+            archived.remove(&num);
+            total -= size;
+        }
+    }
+}
+
+/// The write batches of the WALs from a sequence number on (the `rocksdb` crate's
+/// `DBWALIterator`): items `(sequence of the batch's first record, batch)`, in order. It reads
+/// the files present when it was made; a torn record at the end of the newest one (a write in
+/// progress) ends it.
+pub struct DBWALIterator {
+    db: Arc<DbInner>,
+    /// WAL files still to read, oldest first (path, number).
+    files: std::collections::VecDeque<(PathBuf, u64)>,
+    current: Option<log::Reader>,
+    /// The first sequence wanted.
+    since: u64,
+    /// The batches returned must follow each other: the next one starts here (0: not known).
+    next_seq: u64,
+    done: bool,
+}
+
+impl DBWALIterator {
+    /// The next batch; an error ends the iteration.
+    fn advance(&mut self) -> Result<Option<(u64, WriteBatch)>> {
+        loop {
+            if self.current.is_none() {
+                let Some((path, num)) = self.files.pop_front() else {
+                    return Ok(None);
+                };
+                let data = match self.db.fs.read_all(&path) {
+                    Ok(d) => d,
+                    // Archived and purged, or moved to the archive, between the listing and now.
+                    Err(_) => self.db.fs.read_all(&wal_name(&archive_dir(&self.db), num))?,
+                };
+                self.current = Some(log::Reader::new(
+                    data,
+                    name_of(&path),
+                    num,
+                    WalRecoveryMode::TolerateCorruptedTailRecords,
+                ));
+            }
+            let reader = self
+                .current
+                .as_mut()
+                .ok_or_else(|| Error::invalid("internal: no reader"))?;
+            let Some(rec) = reader.read_record()?.map(|r| r.to_vec()) else {
+                self.current = None;
+                continue;
+            };
+            let off = reader.last_record_offset();
+            let file = reader_name(reader);
+            let b = WriteBatch::from_data(rec).map_err(|e| e.in_file(&file, Some(off)))?;
+            let (seq, count) = (b.sequence(), b.count() as u64);
+            if count == 0 || seq + count <= self.since {
+                continue;
+            }
+            if self.next_seq == 0 && seq > self.since {
+                return Err(Error::NotFound(format!(
+                    "get_updates_since({}): the oldest WAL kept starts at sequence {seq} (older WALs \
+                     were deleted; keep them with WAL_ttl_seconds / WAL_size_limit_MB)",
+                    self.since
+                )));
+            }
+            if self.next_seq != 0 && seq != self.next_seq {
+                return Err(Error::corruption(
+                    file,
+                    Some(off),
+                    format!(
+                        "WAL batches out of order: sequence {seq} where {} was expected",
+                        self.next_seq
+                    ),
+                ));
+            }
+            self.next_seq = seq + count;
+            return Ok(Some((seq, b)));
+        }
+    }
+}
+
+impl std::fmt::Debug for DBWALIterator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "DBWALIterator(since {}, {} files left)",
+            self.since,
+            self.files.len()
+        )
+    }
+}
+
+fn reader_name(r: &log::Reader) -> String {
+    r.file_name().to_string()
+}
+
+impl Iterator for DBWALIterator {
+    type Item = Result<(u64, WriteBatch)>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.advance() {
+            Ok(Some(x)) => Some(Ok(x)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// `DB::get_updates_since`: the batches from the one holding `since` on.
+pub(crate) fn updates_since(db: &Arc<DbInner>, since: u64) -> Result<DBWALIterator> {
+    if since > db.last_seq.load(std::sync::atomic::Ordering::Acquire) + 1 {
+        return Err(Error::invalid(format!(
+            "get_updates_since({since}): beyond the last sequence number {}",
+            db.last_seq.load(std::sync::atomic::Ordering::Acquire)
+        )));
+    }
+    // What the WAL writer holds in its buffer goes to the file first.
+    if let Some(w) = db.wal.lock().writer.as_mut() {
+        w.flush()?;
+    }
+    let mut files: Vec<(PathBuf, u64)> = Vec::new();
+    let dir = archive_dir(db);
+    if db.fs.exists(&dir) {
+        for n in db.fs.list(&dir)? {
+            if let Some(FileType::Wal(num)) = parse_file_name(&n) {
+                files.push((wal_name(&dir, num), num));
+            }
+        }
+    }
+    for n in db.fs.list(&db.path)? {
+        if let Some(FileType::Wal(num)) = parse_file_name(&n) {
+            files.push((wal_name(&db.path, num), num));
+        }
+    }
+    files.sort_by_key(|f| f.1);
+    files.dedup_by_key(|f| f.1);
+    Ok(DBWALIterator {
+        db: db.clone(),
+        files: files.into(),
+        current: None,
+        since: since.max(1),
+        next_seq: 0,
+        done: false,
+    })
+}

@@ -1,0 +1,149 @@
+//! `get_updates_since` (RocksDB's GetUpdatesSince, issue 15 item 6): the write batches of the
+//! WALs in order with their sequence numbers, across WAL switches, reopens and the WAL archive.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use shale::{FileSystem, MemFs, Options, WriteBatch, DB};
+
+fn opts(fs: &MemFs) -> Options {
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.create_missing_column_families(true);
+    o.set_env(Arc::new(fs.clone()));
+    o
+}
+
+/// The batches as (sequence, count, data).
+fn updates(db: &DB, since: u64) -> shale::Result<Vec<(u64, u32, Vec<u8>)>> {
+    db.get_updates_since(since)?
+        .map(|r| r.map(|(s, b)| (s, b.len() as u32, b.data().to_vec())))
+        .collect()
+}
+
+#[test]
+fn batches_come_back_in_order_with_their_sequence_numbers() {
+    let fs = MemFs::new();
+    let db = DB::open_cf(&opts(&fs), "/db", ["x"]).unwrap();
+    let x = db.cf_handle("x").unwrap();
+    let mut written = Vec::new();
+    for i in 0..50u32 {
+        let mut b = WriteBatch::new();
+        b.put(i.to_be_bytes(), b"v");
+        if i % 3 == 0 {
+            b.put_cf(&x, i.to_be_bytes(), b"w");
+            b.delete(b"gone");
+        }
+        written.push((b.data()[12..].to_vec(), b.len() as u32));
+        db.write(b).unwrap();
+        if i == 20 {
+            db.flush().unwrap(); // a WAL switch in the middle
+        }
+    }
+    let got = updates(&db, 1).unwrap();
+    assert_eq!(got.len(), 50);
+    let mut seq = 1;
+    for ((s, n, data), (body, count)) in got.iter().zip(&written) {
+        assert_eq!(*s, seq, "batches out of order or with a gap");
+        assert_eq!(
+            (n, &data[12..]),
+            (count, &body[..]),
+            "batch at {s} differs from what was written"
+        );
+        seq += *n as u64;
+    }
+    // From the middle of a batch: that batch first.
+    let k = (5..got.len()).find(|&i| got[i].1 >= 2).unwrap();
+    let from_mid = updates(&db, got[k].0 + 1).unwrap();
+    assert_eq!(from_mid[0].0, got[k].0);
+    assert_eq!(from_mid.len(), got.len() - k);
+    // Nothing after the last sequence; beyond it is InvalidArgument.
+    let last = db.latest_sequence_number();
+    assert!(updates(&db, last + 1).unwrap().is_empty());
+    assert!(db.get_updates_since(last + 5).unwrap_err().is_invalid_argument());
+}
+
+#[test]
+fn deleted_wals_are_not_found_and_the_archive_keeps_them() {
+    for archive in [false, true] {
+        let fs = MemFs::new();
+        let mut o = opts(&fs);
+        if archive {
+            o.set_wal_ttl_seconds(3600);
+        }
+        {
+            let db = DB::open(&o, "/db").unwrap();
+            for i in 0..10u32 {
+                db.put(i.to_be_bytes(), b"v").unwrap();
+            }
+            db.flush().unwrap(); // the first WAL is obsolete: deleted, or archived
+            for i in 10..20u32 {
+                db.put(i.to_be_bytes(), b"v").unwrap();
+            }
+            let r = updates(&db, 1);
+            if archive {
+                let got = r.unwrap();
+                assert_eq!(got.len(), 20);
+                assert!(fs
+                    .list(Path::new("/db/archive"))
+                    .unwrap()
+                    .iter()
+                    .any(|n| n.ends_with(".log")));
+            } else {
+                let e = r.unwrap_err();
+                assert_eq!(e.kind(), shale::ErrorKind::NotFound, "{e}");
+                // What is still in a live WAL is there.
+                assert_eq!(updates(&db, 11).unwrap().len(), 10);
+            }
+        }
+        // Across a reopen (recovery retires the replayed WALs into the archive too).
+        let db = DB::open(&o, "/db").unwrap();
+        db.put(b"after", b"reopen").unwrap();
+        let got = updates(&db, if archive { 1 } else { 21 });
+        let got = got.unwrap();
+        assert_eq!(got.last().unwrap().0, 21, "archive={archive}");
+        if archive {
+            assert_eq!(got.len(), 21);
+        }
+    }
+}
+
+#[test]
+fn the_archive_is_bounded_by_size() {
+    let fs = MemFs::new();
+    let mut o = opts(&fs);
+    o.set_wal_size_limit_mb(1);
+    o.set_write_buffer_size(256 << 10);
+    let db = DB::open(&o, "/db").unwrap();
+    for i in 0..40_000u32 {
+        db.put(i.to_be_bytes(), [b'v'; 100]).unwrap();
+    }
+    db.flush().unwrap();
+    let dir = Path::new("/db/archive");
+    let total: u64 = fs
+        .list(dir)
+        .unwrap()
+        .iter()
+        .map(|n| fs.file_size(&dir.join(n)).unwrap())
+        .sum();
+    assert!(total > 0 && total <= 1 << 20, "archive holds {total} bytes");
+    // The oldest updates are gone; the newest are still readable.
+    assert_eq!(updates(&db, 1).unwrap_err().kind(), shale::ErrorKind::NotFound);
+    assert_eq!(updates(&db, 39_990).unwrap().len(), 11);
+}
+
+#[test]
+fn destroy_removes_the_archive() {
+    let fs = MemFs::new();
+    let mut o = opts(&fs);
+    o.set_wal_ttl_seconds(3600);
+    {
+        let db = DB::open(&o, "/db").unwrap();
+        db.put(b"k", b"v").unwrap();
+        db.flush().unwrap();
+    }
+    assert!(fs.exists(Path::new("/db/archive")));
+    DB::destroy(&o, "/db").unwrap();
+    assert!(!fs.exists(Path::new("/db/archive")));
+    assert!(!fs.exists(Path::new("/db/CURRENT")));
+}
