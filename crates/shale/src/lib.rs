@@ -47,7 +47,7 @@ pub use compaction_options::{FifoCompactOptions, UniversalCompactOptions, Univer
 pub use db::{
     AsColumnFamilyRef, BackupEngine, BackupEngineInfo, BackupEngineOptions, Checkpoint, ColumnFamily,
     ColumnFamilyDescriptor, DBIterator, DBRawIterator, DBWALIterator, DBWithThreadMode, Direction, Env,
-    IngestExternalFileOptions, IteratorMode, LiveFile, MultiThreaded, RestoreOptions, SingleThreaded, Snapshot,
+    IngestExternalFileOptions, IteratorMode, LiveFile, MultiThreaded, Range, RestoreOptions, SingleThreaded, Snapshot,
     SstFileWriter, ThreadMode, WalFile, DB, DEFAULT_COLUMN_FAMILY_NAME,
 };
 pub use error::{Error, Result};

@@ -492,3 +492,34 @@ fn an_options_file_naming_other_families_does_not_decide_anything() {
     assert_eq!(db.cf_names(), vec!["default", "a"]);
     assert_eq!(get_cf(&db, "a", b"k").as_deref(), Some(&b"v"[..]));
 }
+
+/// `get_approximate_sizes(_cf)`: table bytes per key range, per family.
+#[test]
+fn approximate_sizes_follow_the_data_of_each_family() {
+    let fs = MemFs::new();
+    let o = mem_opts(&fs);
+    let db = DB::open_cf(&o, "/db", ["big"]).unwrap();
+    let big = db.cf_handle("big").unwrap();
+    for i in 0..20_000u32 {
+        db.put_cf(&big, i.to_be_bytes(), [b'v'; 100]).unwrap();
+    }
+    db.put(b"small", b"1").unwrap();
+    db.flush_cf(&big).unwrap();
+    db.flush().unwrap();
+    let all = shale::Range::new(&[0u8; 4], &[0xffu8; 4]);
+    let mid = 10_000u32.to_be_bytes();
+    let half = shale::Range::new(&[0u8; 4], &mid);
+    let none = shale::Range::new(&[0xfe; 4], &[0xff; 4]);
+    let s = db.get_approximate_sizes_cf(&big, &[all, half, none]);
+    assert!(s[0] > 2_000_000, "{s:?}");
+    assert!(
+        s[1] > s[0] / 3 && s[1] < s[0] * 2 / 3,
+        "half the keys, about half the bytes: {s:?}"
+    );
+    assert_eq!(s[2], 0);
+    let d = db.get_approximate_sizes(&[all]);
+    assert!(
+        d[0] > 0 && d[0] < 10_000,
+        "the default family holds one small table: {d:?}"
+    );
+}

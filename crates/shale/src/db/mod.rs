@@ -7,6 +7,7 @@ mod background;
 mod backup;
 mod build;
 mod cf_api;
+pub use cf_api::Range;
 mod checkpoint;
 mod column_family;
 mod compaction;
