@@ -87,7 +87,7 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
             if may_compact {
                 if let Some((cf, pick)) = pick_auto(&st) {
                     st.next_compaction_cf = cf.id + 1;
-                    let r = catch_unwind(AssertUnwindSafe(|| run_compaction(db, &mut st, &cf, pick, true)));
+                    let r = catch_unwind(AssertUnwindSafe(|| run_compaction(db, &mut st, &cf, pick, true, false)));
                     match r {
                         Ok(Ok(())) => compaction_succeeded(&mut st),
                         Ok(Err(e)) => record_compaction_error(db, &mut st, e),
