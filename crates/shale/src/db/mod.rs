@@ -18,6 +18,7 @@ mod flush;
 mod ingest;
 mod iter;
 mod level_targets;
+mod live_options;
 mod multi_get;
 mod open;
 mod options_file;
@@ -26,6 +27,7 @@ mod picker;
 mod picker_db_tests;
 mod picker_fifo;
 mod picker_universal;
+mod set_options;
 pub(crate) use options_file::apply_latest as apply_options_file;
 pub(crate) use options_file::apply_latest_cf as apply_options_file_cf;
 mod props;
@@ -159,8 +161,9 @@ pub(crate) struct WalState {
 
 pub(crate) struct DbInner {
     pub path: PathBuf,
-    /// The options the DB was opened with: the DB-wide ones, and the default family's.
-    pub opts: Options,
+    /// The DB-wide options (and the default family's as opened); `set_db_options` replaces the
+    /// mutable ones.
+    pub opts: live_options::LiveOptions,
     /// The default column family (id 0).
     pub default_cf: Arc<ColumnFamilyData>,
     /// Every live column family.
@@ -274,7 +277,7 @@ impl DbInner {
         let inputs: Vec<(&Options, &Arc<Version>, usize)> = st
             .cfs
             .iter()
-            .filter_map(|(id, m)| Some((&m.cfd.opts, &st.versions.cf(*id).ok()?.current, m.imm.len())))
+            .filter_map(|(id, m)| Some((&*m.cfd.opts, &st.versions.cf(*id).ok()?.current, m.imm.len())))
             .collect();
         self.stall.recalc_all(&inputs);
     }

@@ -400,7 +400,7 @@ fn open_inner(
     state.rebuild_memset();
     let db = Arc::new(DbInner {
         path: path.to_path_buf(),
-        opts: db_opts,
+        opts: super::live_options::LiveOptions::new(db_opts),
         default_cf,
         cfs: RwLock::new(cf_set),
         fs: fs.clone(),
