@@ -165,3 +165,57 @@ fn bad_options_are_invalid_argument_naming_them_and_change_nothing() {
     );
     assert_eq!(newest_options(&fs), before, "a refused change was persisted");
 }
+
+#[test]
+fn paused_background_work_runs_no_compaction_until_continued() {
+    let fs = MemFs::new();
+    let mut o = mem_opts(&fs);
+    o.set_level_zero_file_num_compaction_trigger(2);
+    let db = DB::open(&o, "/db").unwrap();
+    db.pause_background_work().unwrap();
+    // Flushes need the background threads: refused while paused, not hung.
+    db.put("a", "1").unwrap();
+    let e = db.flush().unwrap_err();
+    assert!(e.to_string().contains("paused"), "{e}");
+    let e = db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap_err();
+    assert!(e.to_string().contains("paused"), "{e}");
+    assert!(db.wait_for_compact().is_err());
+    db.continue_background_work().unwrap();
+    db.flush().unwrap();
+    db.put("b", "1").unwrap();
+    db.pause_background_work().unwrap();
+    db.pause_background_work().unwrap(); // nested
+    db.continue_background_work().unwrap();
+    assert!(db.flush().is_err(), "still paused once");
+    db.continue_background_work().unwrap();
+    let e = db.continue_background_work().unwrap_err();
+    assert!(e.is_invalid_argument(), "{e}");
+    db.flush().unwrap();
+    db.wait_for_compact().unwrap();
+    // Two L0 files met the trigger once work continued.
+    assert_eq!(l0(&db), 0);
+    assert_eq!(db.get("a").unwrap(), Some(b"1".to_vec()));
+}
+
+#[test]
+fn cancel_all_background_work_stops_flushes_and_the_wal_keeps_writes() {
+    let fs = MemFs::new();
+    let mut o = mem_opts(&fs);
+    o.set_max_background_jobs(1);
+    o.set_level_zero_file_num_compaction_trigger(2);
+    let db = DB::open(&o, "/db").unwrap();
+    db.set_db_options(&[("max_background_jobs", "4")]).unwrap();
+    for i in 0..4 {
+        db.put(format!("k{i}"), "v").unwrap();
+        db.flush().unwrap();
+    }
+    db.wait_for_compact().unwrap();
+    assert_eq!(db.get("k2").unwrap(), Some(b"v".to_vec()));
+    db.cancel_all_background_work(true);
+    db.put("late", "v").unwrap();
+    let e = db.flush().unwrap_err();
+    assert!(e.to_string().contains("cancel"), "{e}");
+    drop(db);
+    let db = DB::open(&mem_opts(&fs), "/db").unwrap();
+    assert_eq!(db.get("late").unwrap(), Some(b"v".to_vec()));
+}

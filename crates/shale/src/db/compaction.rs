@@ -382,6 +382,9 @@ pub(crate) fn compact_range(
             "compact_range on a database opened read-only".into(),
         ));
     }
+    if db.state.lock().bg_paused > 0 {
+        return Err(Error::Incomplete("compact_range: background work is paused".into()));
+    }
     super::flush::flush_and_wait(db, vec![cf.id])?;
     let mut st = db.state.lock();
     st.manual_compactions += 1;

@@ -121,6 +121,9 @@ pub(crate) struct DbState {
     pub running_compactions: Vec<(u64, u32, compaction::RunningRange)>,
     pub next_compaction_id: u64,
     pub manual_compactions: usize,
+    /// `pause_background_work` calls not yet matched by `continue_background_work`: while
+    /// positive, background threads start no flush or compaction.
+    pub bg_paused: usize,
     /// Where the next automatic compaction pick starts (families take turns).
     pub next_compaction_cf: u32,
     /// While non-zero no table or WAL file is deleted (`disable_file_deletions`, checkpoints

@@ -394,6 +394,7 @@ fn open_inner(
         running_compactions: Vec::new(),
         next_compaction_id: 0,
         manual_compactions: 0,
+        bg_paused: 0,
         next_compaction_cf: 0,
         file_deletions_disabled: 0,
     };

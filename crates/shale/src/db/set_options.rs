@@ -214,6 +214,28 @@ impl DB {
             }
             changes.push((cf, o));
         }
-        install(&self.inner, changes, Some(d))
+        let jobs = d.max_background_jobs;
+        install(&self.inner, changes, Some(d))?;
+        // More jobs than threads: start the missing ones (fewer: the extra threads idle).
+        super::background::spawn_up_to(&self.inner, jobs)
+    }
+
+    /// Stop starting flushes and compactions and wait for the running ones (RocksDB's
+    /// `PauseBackgroundWork`; calls nest). Meanwhile `flush`, `compact_range` and
+    /// `wait_for_compact` are Incomplete, and writes stall once the memtables are full.
+    pub fn pause_background_work(&self) -> Result<()> {
+        super::background::pause(&self.inner)
+    }
+
+    /// Undo one [`pause_background_work`](DB::pause_background_work).
+    pub fn continue_background_work(&self) -> Result<()> {
+        super::background::resume_work(&self.inner)
+    }
+
+    /// Stop all background work for good, as before closing (RocksDB's
+    /// `CancelAllBackgroundWork`): no flush or compaction starts any more; with `wait`, returns
+    /// once the running ones ended. The DB should be dropped next.
+    pub fn cancel_all_background_work(&self, wait: bool) {
+        super::background::cancel_all(&self.inner, wait)
     }
 }
