@@ -219,3 +219,23 @@ fn cancel_all_background_work_stops_flushes_and_the_wal_keeps_writes() {
     let db = DB::open(&mem_opts(&fs), "/db").unwrap();
     assert_eq!(db.get("late").unwrap(), Some(b"v".to_vec()));
 }
+
+#[test]
+fn writes_that_need_a_flush_fail_after_cancel_instead_of_hanging() {
+    let fs = MemFs::new();
+    let mut o = mem_opts(&fs);
+    o.set_write_buffer_size(64 << 10);
+    o.set_max_write_buffer_number(2);
+    let db = DB::open(&o, "/db").unwrap();
+    db.cancel_all_background_work(true);
+    let v = vec![b'x'; 1000];
+    let mut failed = None;
+    for i in 0..2000u32 {
+        if let Err(e) = db.put(format!("k{i:05}"), &v) {
+            failed = Some(e);
+            break;
+        }
+    }
+    let e = failed.expect("2 MB went into two 64 KiB memtables with no flush");
+    assert!(e.to_string().contains("cancelled"), "{e}");
+}
