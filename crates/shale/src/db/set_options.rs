@@ -216,6 +216,8 @@ impl DB {
         }
         let jobs = d.max_background_jobs;
         install(&self.inner, changes, Some(d))?;
+        // A stats period set where there was none starts the dump thread.
+        super::events::start_stats_dump(&self.inner);
         // More jobs than threads: start the missing ones (fewer: the extra threads idle).
         super::background::spawn_up_to(&self.inner, jobs)
     }
