@@ -239,3 +239,15 @@ fn writes_that_need_a_flush_fail_after_cancel_instead_of_hanging() {
     let e = failed.expect("2 MB went into two 64 KiB memtables with no flush");
     assert!(e.to_string().contains("cancelled"), "{e}");
 }
+
+#[test]
+fn set_options_on_a_dropped_family_is_refused() {
+    let fs = MemFs::new();
+    let db = DB::open(&mem_opts(&fs), "/db").unwrap();
+    db.create_cf("t", &Options::default()).unwrap();
+    let t = db.cf_handle("t").unwrap();
+    db.drop_cf("t").unwrap();
+    let e = db.set_options_cf(&t, &[("write_buffer_size", "1m")]).unwrap_err();
+    assert!(e.is_invalid_argument() && e.to_string().contains("dropped"), "{e}");
+    db.set_db_options(&[("delayed_write_rate", "1m")]).unwrap();
+}

@@ -145,12 +145,19 @@ fn check(o: &Options, what: &str) -> Result<()> {
 fn install(db: &Arc<DbInner>, changes: Vec<(Arc<ColumnFamilyData>, Options)>, db_opts: Option<Options>) -> Result<()> {
     {
         let st = db.state.lock();
-        for (cf, o) in changes {
+        // A single family dropped meanwhile is an error; in `set_db_options`, dropped families
+        // are skipped (their data is going away), so the change stays all or none.
+        if let [(cf, _)] = changes.as_slice() {
             if cf.is_dropped() {
                 return Err(Error::invalid(format!(
                     "set_options: column family {} was dropped",
                     cf.name
                 )));
+            }
+        }
+        for (cf, o) in changes {
+            if cf.is_dropped() {
+                continue;
             }
             cf.opts.store(o);
         }
