@@ -13,6 +13,7 @@
 
 mod block_based_options;
 mod coding;
+pub mod compaction_filter;
 mod compaction_options;
 mod db;
 mod error;
@@ -43,6 +44,9 @@ pub mod tools;
 pub mod fuzzing;
 
 pub use block_based_options::{BlockBasedOptions, Cache, DBCompactionStyle};
+pub use compaction_filter::{
+    CompactionDecision, CompactionFilter, CompactionFilterContext, CompactionFilterFactory, Decision,
+};
 pub use compaction_options::{FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle};
 pub use db::{
     AsColumnFamilyRef, BackupEngine, BackupEngineInfo, BackupEngineOptions, Checkpoint, ColumnFamily,

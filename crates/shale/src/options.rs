@@ -147,6 +147,8 @@ pub struct Options {
     pub(crate) env: Arc<dyn FileSystem>,
     /// The merge operator for [`DB::merge`](crate::DB::merge) operands (None: merges fail).
     pub(crate) merge_operator: Option<Arc<dyn crate::merge::MergeOperator>>,
+    /// The compaction filter or filter factory (None: compactions keep every value).
+    pub(crate) compaction_filter: Option<Arc<dyn crate::compaction_filter::FilterSource>>,
     /// Prefix extractor for prefix-hashed structures such as the PlainTable index and bloom
     /// (RocksDB's `prefix_extractor`; None: total order only).
     pub(crate) prefix_extractor: Option<Arc<dyn crate::slice_transform::SliceTransform>>,
@@ -223,6 +225,7 @@ impl Default for Options {
             manual_wal_flush: false,
             env: Arc::new(PosixFs),
             merge_operator: None,
+            compaction_filter: None,
             prefix_extractor: None,
             allow_mmap_reads: false,
             table_factory: TableFactory::BlockBased,

@@ -236,6 +236,31 @@ impl Options {
         self.merge_operator = Some(op);
     }
 
+    /// A compaction filter in the `rocksdb` crate's form: `filter_fn(level, key, value)` decides
+    /// for the newest value of each key a compaction rewrites (never for a value a snapshot can
+    /// see, never in a flush). One filter serves every compaction: calls are serialized.
+    /// Replaces a filter factory set before.
+    pub fn set_compaction_filter<F>(&mut self, name: &str, filter_fn: F)
+    where
+        F: FnMut(u32, &[u8], &[u8]) -> crate::compaction_filter::Decision + Send + 'static,
+    {
+        self.compaction_filter = Some(Arc::new(crate::compaction_filter::SharedFilter {
+            name: name.to_string(),
+            f: Arc::new(parking_lot::Mutex::new(filter_fn)),
+        }));
+    }
+    /// A compaction filter factory: one filter is created per compaction (per subcompaction),
+    /// told whether the compaction is manual and whether it reads every file. Replaces a filter
+    /// set before.
+    pub fn set_compaction_filter_factory<F>(&mut self, factory: F)
+    where
+        F: crate::compaction_filter::CompactionFilterFactory,
+    {
+        self.compaction_filter = Some(Arc::new(crate::compaction_filter::FactorySource(
+            parking_lot::Mutex::new(factory),
+        )));
+    }
+
     /// The checks of settings only the `rocksdb`-style setters can make (called by `validate`).
     pub(crate) fn validate_compat(&self) -> Result<()> {
         match self.compaction_style {

@@ -473,3 +473,23 @@ fn json_parser_rejects_what_is_not_json() {
         assert!(parse_json(bad).is_err(), "{bad}");
     }
 }
+
+/// `set_db_options` starts the stats dumps of a DB opened without them.
+#[test]
+fn stats_dump_period_set_live_starts_the_dumps() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts();
+    o.set_stats_dump_period_sec(0);
+    let db = DB::open(&o, dir.path()).unwrap();
+    db.put(b"a", b"b").unwrap();
+    db.set_db_options(&[("stats_dump_period_sec", "1")]).unwrap();
+    // Wait (up to a generous bound) for the first dump.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !read_log(dir.path()).contains("------- DUMPING STATS -------") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no stats dump after set_db_options"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -13,8 +13,20 @@ use super::{flush_due_any, purge_obsolete, DbInner};
 use crate::error::{Error, Result};
 
 pub(crate) fn start(db: &Arc<DbInner>) -> Result<()> {
+    spawn_up_to(db, db.opts.max_background_jobs)
+}
+
+/// Start background threads until `n` run (ids continue from the threads running).
+pub(crate) fn spawn_up_to(db: &Arc<DbInner>, n: usize) -> Result<()> {
+    if db.shutting_down.load(Ordering::Acquire) {
+        return Ok(());
+    }
     let mut threads = db.bg_threads.lock();
-    for i in 0..db.opts.max_background_jobs {
+    let running = threads
+        .iter()
+        .filter(|h| h.thread().name().is_some_and(|n| n.starts_with("shale-bg-")))
+        .count();
+    for i in running..n {
         let d = db.clone();
         let h = std::thread::Builder::new()
             .name(format!("shale-bg-{i}"))
@@ -41,13 +53,15 @@ fn release_free_memory() {
 }
 
 fn bg_loop(db: &Arc<DbInner>, id: usize) {
-    let max_compactions = db.opts.max_background_jobs.saturating_sub(1).max(1);
     let mut st = db.state.lock();
     loop {
         if db.shutting_down.load(Ordering::Acquire) {
             break;
         }
-        if st.bg_error.is_none() {
+        // Read each round: `set_db_options` may change it (threads above it stay idle).
+        let jobs = db.opts.max_background_jobs.max(1);
+        let max_compactions = jobs.saturating_sub(1).max(1);
+        if st.bg_error.is_none() && st.bg_paused == 0 && id < jobs {
             if let Some(cf) = flush_due_any(db, &st).filter(|_| !st.flush_running) {
                 st.flush_running = true;
                 let r = catch_unwind(AssertUnwindSafe(|| {
@@ -83,11 +97,11 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
             let may_compact = retry_wait.map(|w| w.is_zero()).unwrap_or(true)
                 && st.manual_compactions == 0
                 && st.compactions_running < max_compactions
-                && (id > 0 || db.opts.max_background_jobs == 1 || flush_due_any(db, &st).is_none());
+                && (id > 0 || jobs == 1 || flush_due_any(db, &st).is_none());
             if may_compact {
                 if let Some((cf, pick)) = pick_auto(&st) {
                     st.next_compaction_cf = cf.id + 1;
-                    let r = catch_unwind(AssertUnwindSafe(|| run_compaction(db, &mut st, &cf, pick, true)));
+                    let r = catch_unwind(AssertUnwindSafe(|| run_compaction(db, &mut st, &cf, pick, true, false)));
                     match r {
                         Ok(Ok(())) => compaction_succeeded(&mut st),
                         Ok(Err(e)) => record_compaction_error(db, &mut st, e),
@@ -124,6 +138,9 @@ pub(crate) fn wait_for_compact(db: &Arc<DbInner>) -> Result<()> {
         // As RocksDB's WaitForCompact, a (soft) background error ends the wait.
         if let Some(e) = &st.soft_error {
             return Err(Error::Background(Arc::new(e.clone())));
+        }
+        if st.bg_paused > 0 {
+            return Err(Error::Incomplete("wait_for_compact: background work is paused".into()));
         }
         let pending_compaction = pick_auto(&st).is_some();
         if flush_due_any(db, &st).is_none() && !st.flush_running && st.compactions_running == 0 && !pending_compaction {
@@ -185,4 +202,46 @@ pub(crate) fn shutdown(db: &Arc<DbInner>) {
     wal.writer = None;
     drop(wal);
     *db.lock.lock() = None;
+}
+
+/// Stop starting background jobs and wait for the running ones (RocksDB's
+/// `PauseBackgroundWork`); calls nest.
+pub(crate) fn pause(db: &Arc<DbInner>) -> Result<()> {
+    let mut st = db.state.lock();
+    st.bg_paused += 1;
+    while st.flush_running || st.compactions_running > 0 {
+        db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
+    }
+    Ok(())
+}
+
+/// Undo one `pause` (RocksDB's `ContinueBackgroundWork`).
+pub(crate) fn resume_work(db: &Arc<DbInner>) -> Result<()> {
+    let mut st = db.state.lock();
+    if st.bg_paused == 0 {
+        return Err(Error::invalid(
+            "continue_background_work: background work is not paused",
+        ));
+    }
+    st.bg_paused -= 1;
+    db.work_cv.notify_all();
+    db.bg_cv.notify_all();
+    Ok(())
+}
+
+/// RocksDB's `CancelAllBackgroundWork`: no job starts any more (the DB shuts down: later flushes
+/// and compactions fail); with `wait`, returns once the running ones ended.
+pub(crate) fn cancel_all(db: &Arc<DbInner>, wait: bool) {
+    db.shutting_down.store(true, Ordering::Release);
+    {
+        let _st = db.state.lock();
+        db.work_cv.notify_all();
+        db.bg_cv.notify_all();
+    }
+    if wait {
+        let threads: Vec<_> = std::mem::take(&mut *db.bg_threads.lock());
+        for t in threads {
+            let _ = t.join();
+        }
+    }
 }

@@ -42,6 +42,17 @@ pub(crate) struct OutputParams {
     /// output file is cut once it overlaps more than `max_grandparent_overlap` bytes of them.
     pub grandparents: Vec<(Vec<u8>, Vec<u8>, u64)>,
     pub max_grandparent_overlap: u64,
+    /// The compaction filter to run (None for flushes and families without one).
+    pub filter: Option<FilterSpec>,
+}
+
+/// A compaction's filter: each `build_tables` (each subcompaction) creates its own instance.
+#[derive(Clone)]
+pub(crate) struct FilterSpec {
+    pub source: Arc<dyn crate::compaction_filter::FilterSource>,
+    pub context: crate::compaction_filter::CompactionFilterContext,
+    /// The level of the compaction's inputs (passed to the filter).
+    pub level: u32,
 }
 
 impl OutputParams {
@@ -63,6 +74,7 @@ impl OutputParams {
             compression: cf.opts.compression_for_level(0, 1, false),
             grandparents: Vec::new(),
             max_grandparent_overlap: u64::MAX,
+            filter: None,
         }
     }
 }
@@ -170,6 +182,13 @@ pub(crate) fn build_tables(
             })
     });
     let merge_op = p.cf.opts.merge_operator.as_deref();
+    let mut filter = match &p.filter {
+        Some(f) => Some((
+            catch_user("compaction filter factory", || f.source.create(f.context))?,
+            f.level,
+        )),
+        None => None,
+    };
     let r = (|| -> Result<()> {
         let mut cur_key: Vec<u8> = Vec::new();
         let mut entries: Vec<KEntry> = Vec::new();
@@ -193,11 +212,15 @@ pub(crate) fn build_tables(
                 bottom,
                 tomb_seqs,
             };
-            let keep = if entries.len() == 1 && tomb_seqs.is_empty() && entries[0].vtype == vt::VALUE {
+            let newest = entries.first().map(|e| (e.seq, e.vtype));
+            let mut keep = if entries.len() == 1 && tomb_seqs.is_empty() && entries[0].vtype == vt::VALUE {
                 entries
             } else {
                 compact_key(key, entries, &ctx)?
             };
+            if let Some((f, level)) = filter.as_mut() {
+                apply_filter(f.as_mut(), *level, key, newest, &mut keep, &p.snapshots, bottom)?;
+            }
             if keep.is_empty() {
                 return Ok(());
             }
@@ -280,6 +303,51 @@ pub(crate) fn build_tables(
         return Err(e);
     }
     Ok(outputs)
+}
+
+/// Run a user callback, turning a panic into an error.
+fn catch_user<T>(context: &str, f: impl FnOnce() -> T) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| Error::from_panic(context, p))
+}
+
+/// Apply a compaction filter to the compacted entries of `key` (newest first), as RocksDB's
+/// compaction iterator: the filter sees the key's newest input entry only if it is a Put that
+/// survived (not covered by a range tombstone) and is newer than every live snapshot, so no
+/// snapshot can observe the decision. `Remove` turns it into a deletion, dropped when nothing
+/// older is kept and nothing older exists below (`bottom`); `Change` replaces the value.
+fn apply_filter(
+    filter: &mut dyn crate::compaction_filter::CompactionFilter,
+    level: u32,
+    key: &[u8],
+    newest: Option<(SequenceNumber, u8)>,
+    keep: &mut Vec<KEntry>,
+    snapshots: &[SequenceNumber],
+    bottom: bool,
+) -> Result<()> {
+    use crate::compaction_filter::Decision;
+    let only = keep.len() == 1;
+    let Some(first) = keep.first_mut() else {
+        return Ok(());
+    };
+    if newest != Some((first.seq, vt::VALUE))
+        || first.vtype != vt::VALUE
+        || stripe(snapshots, first.seq) != snapshots.len()
+    {
+        return Ok(());
+    }
+    match catch_user("compaction filter", || filter.filter(level, key, &first.value))? {
+        Decision::Keep => {}
+        Decision::Change(v) => first.value = v,
+        Decision::Remove => {
+            if bottom && only {
+                keep.clear();
+            } else {
+                first.vtype = vt::DELETION;
+                first.value.clear();
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Decides where compaction outputs are cut, as RocksDB's `CompactionOutputs::ShouldStopBefore`
@@ -442,4 +510,59 @@ fn finish_output(o: OpenOutput, epoch: u64) -> Result<FileMetaData> {
         epoch_number: epoch,
         ..Default::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compaction_filter::{CompactionFilter, Decision};
+
+    struct Fixed(Decision);
+    impl CompactionFilter for Fixed {
+        fn filter(&mut self, _: u32, _: &[u8], _: &[u8]) -> Decision {
+            self.0.clone()
+        }
+        fn name(&self) -> &str {
+            "fixed"
+        }
+    }
+
+    fn put(seq: u64, v: &str) -> KEntry {
+        KEntry {
+            seq,
+            vtype: vt::VALUE,
+            value: v.as_bytes().to_vec(),
+        }
+    }
+
+    fn run(d: Decision, keep: Vec<KEntry>, snaps: &[u64], bottom: bool) -> Vec<KEntry> {
+        let newest = keep.first().map(|e| (e.seq, e.vtype));
+        let mut keep = keep;
+        apply_filter(&mut Fixed(d), 1, b"k", newest, &mut keep, snaps, bottom).unwrap();
+        keep
+    }
+
+    #[test]
+    fn remove_writes_a_deletion_unless_nothing_older_can_exist() {
+        let del = KEntry {
+            seq: 9,
+            vtype: vt::DELETION,
+            value: Vec::new(),
+        };
+        // Not at the bottom: older versions may lie below, so a deletion is written.
+        assert_eq!(run(Decision::Remove, vec![put(9, "a")], &[], false), vec![del.clone()]);
+        // At the bottom with nothing older: dropped.
+        assert_eq!(run(Decision::Remove, vec![put(9, "a")], &[], true), vec![]);
+        // At the bottom above a version a snapshot sees: a deletion over it.
+        assert_eq!(
+            run(Decision::Remove, vec![put(9, "a"), put(3, "old")], &[5], true),
+            vec![del, put(3, "old")]
+        );
+        // The newest version is visible to a snapshot: not filtered.
+        assert_eq!(run(Decision::Remove, vec![put(9, "a")], &[9], false), vec![put(9, "a")]);
+        assert_eq!(
+            run(Decision::Change(b"z".to_vec()), vec![put(9, "a")], &[4], false),
+            vec![put(9, "z")]
+        );
+    }
 }

@@ -28,7 +28,8 @@ pub(crate) struct ColumnFamilyData {
     pub name: String,
     /// The family's options; the DB-wide ones (WAL, background jobs, environment, caches) are
     /// the DB's (see [`Options::with_db_options_of`]).
-    pub opts: Options,
+    /// `set_options` replaces the mutable ones (read lock-free through `LiveOptions`).
+    pub opts: super::live_options::LiveOptions,
     pub icmp: InternalKeyComparator,
     /// What readers pin: memtables and version, switched atomically.
     pub sv: RwLock<Arc<SuperVersion>>,
@@ -66,7 +67,7 @@ impl ColumnFamilyData {
             })),
             table_cache,
             dropped: AtomicBool::new(false),
-            opts,
+            opts: super::live_options::LiveOptions::new(opts),
         }
     }
 

@@ -8,10 +8,11 @@ use std::time::{Duration, Instant};
 
 use parking_lot::MutexGuard;
 
-use super::build::OutputParams;
+use super::build::{FilterSpec, OutputParams};
 use super::error_handler::{compaction_succeeded, record_compaction_error};
 use super::range_del::file_tombstones;
 use super::{ColumnFamilyData, DbInner, DbState};
+use crate::compaction_filter::CompactionFilterContext;
 use crate::error::{Error, Result};
 use crate::range_del::FragmentedRangeTombstoneList;
 use crate::version_edit::{FileMetaData, VersionEdit};
@@ -35,6 +36,7 @@ pub(crate) fn run_compaction(
     cf: &Arc<ColumnFamilyData>,
     pick: Pick,
     allow_move: bool,
+    manual: bool,
 ) -> Result<()> {
     let start = Instant::now();
     for f in pick.all_inputs() {
@@ -54,7 +56,7 @@ pub(crate) fn run_compaction(
     // A panic (a user comparator, merge operator, or a bug) must not leave the bookkeeping above
     // behind: manual compactions and shutdown wait for `compactions_running` to reach zero.
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        run_compaction_inner(db, st, cf, &pick, start, allow_move)
+        run_compaction_inner(db, st, cf, &pick, start, allow_move, manual)
     }))
     .unwrap_or_else(|p| Err(Error::from_panic("compaction", p)));
     st.compactions_running -= 1;
@@ -72,6 +74,7 @@ fn run_compaction_inner(
     pick: &Pick,
     start: Instant,
     allow_move: bool,
+    manual: bool,
 ) -> Result<()> {
     let version = st.versions.cf(cf.id)?.current.clone();
     // As RocksDB's `Compaction::IsTrivialMove`: a file whose move would put more than
@@ -141,7 +144,7 @@ fn run_compaction_inner(
     }
     let is_bottom_level = deeper_ranges.is_empty();
     let tombstones = FragmentedRangeTombstoneList::new(&cf.icmp, raw_tombs);
-    let params = if let PickKind::Universal { compress, .. } = pick.kind {
+    let mut params = if let PickKind::Universal { compress, .. } = pick.kind {
         universal_params(db, cf, &version, pick, epoch, tombstones, deeper_ranges, compress)
     } else if pick.is_intra_l0() {
         // L0 -> L0: older L0 files (and every deeper level) may hold older versions of any key,
@@ -163,8 +166,17 @@ fn run_compaction_inner(
                 .compression_for_level(pick.output_level, pick.base_level, is_bottom_level),
             grandparents,
             max_grandparent_overlap: max_grandparent_overlap(&cfg),
+            filter: None,
         }
     };
+    params.filter = cf.opts.compaction_filter.as_ref().map(|source| FilterSpec {
+        source: source.clone(),
+        context: CompactionFilterContext {
+            is_full_compaction: pick.all_inputs().count() == version.all_files().count(),
+            is_manual_compaction: manual,
+        },
+        level: pick.level as u32,
+    });
     let in_bytes: u64 = pick
         .inputs
         .iter()
@@ -352,6 +364,7 @@ fn universal_params(
         compression,
         grandparents: Vec::new(),
         max_grandparent_overlap: u64::MAX,
+        filter: None,
     }
 }
 
@@ -368,6 +381,9 @@ pub(crate) fn compact_range(
         return Err(Error::NotSupported(
             "compact_range on a database opened read-only".into(),
         ));
+    }
+    if db.state.lock().bg_paused > 0 {
+        return Err(Error::Incomplete("compact_range: background work is paused".into()));
     }
     super::flush::flush_and_wait(db, vec![cf.id])?;
     let mut st = db.state.lock();
@@ -386,13 +402,13 @@ pub(crate) fn compact_range(
             DBCompactionStyle::Universal => {
                 let v = st.versions.cf(cf.id)?.current.clone();
                 if let Some(pick) = pick_universal_manual(&v, &st.being_compacted) {
-                    run_compaction(db, &mut st, cf, pick, false)?;
+                    run_compaction(db, &mut st, cf, pick, false, true)?;
                 }
                 return Ok(());
             }
             DBCompactionStyle::Fifo => {
                 if let Some(pick) = pick_for(&st, cf) {
-                    run_compaction(db, &mut st, cf, pick, true)?;
+                    run_compaction(db, &mut st, cf, pick, true, true)?;
                 }
                 return Ok(());
             }
@@ -438,10 +454,24 @@ pub(crate) fn compact_range(
                     let next = v.overlapping(output_level, Some(&lo), Some(&hi));
                     let pick = Pick::leveled(level, output_level, inputs, next, targets.base_level);
                     // A manual compaction rewrites even a lone file, so that garbage is dropped.
-                    run_compaction(db, &mut st, cf, pick, false)?;
+                    run_compaction(db, &mut st, cf, pick, false, true)?;
                 }
             }
             level = output_level;
+        }
+        // As RocksDB's default `bottommost_level_compaction` (kIfHaveCompactionFilter): with a
+        // compaction filter, the last level's files in the range are rewritten too (one by one),
+        // so the filter sees every key of the range.
+        if cf.opts.compaction_filter.is_some() && last > 0 {
+            let v = st.versions.cf(cf.id)?.current.clone();
+            for f in v.overlapping(last, begin, end) {
+                let v = st.versions.cf(cf.id)?.current.clone();
+                if !v.files[last].iter().any(|g| g.number() == f.number()) {
+                    continue;
+                }
+                let pick = Pick::leveled(last, last, vec![f], Vec::new(), targets.base_level);
+                run_compaction(db, &mut st, cf, pick, false, true)?;
+            }
         }
         Ok(())
     }))

@@ -454,22 +454,32 @@ pub(crate) fn stall_changed(
 /// Start the thread that dumps `rocksdb.stats` into the LOG every `stats_dump_period_sec`
 /// (joined with the background threads at shutdown).
 pub(crate) fn start_stats_dump(db: &Arc<DbInner>) {
-    let period = db.info_log.stats_dump_period_sec();
-    if period == 0 || !db.info_log.enabled(LogLevel::Info) {
+    // The period is read each round: `set_db_options` may change it (0 stops the dumps).
+    let period_now = |d: &DbInner| d.opts.info_log.stats_dump_period_sec;
+    if period_now(db) == 0 || !db.info_log.enabled(LogLevel::Info) {
+        return;
+    }
+    let mut threads = db.bg_threads.lock();
+    if db.shutting_down.load(Ordering::Acquire) || threads.iter().any(|h| h.thread().name() == Some("shale-stats")) {
         return;
     }
     let d = Arc::clone(db);
     let h = std::thread::Builder::new().name("shale-stats".into()).spawn(move || {
-        let period = Duration::from_secs(period as u64);
-        let mut next = Instant::now() + period;
+        let mut last = Instant::now();
         let mut st = d.state.lock();
         // Shutdown sets the flag and notifies `bg_cv` with the DB mutex held: no lost wakeup.
         while !d.shutting_down.load(Ordering::Acquire) {
+            let period = period_now(&d);
+            if period == 0 {
+                d.bg_cv.wait_for(&mut st, Duration::from_secs(1));
+                continue;
+            }
+            let next = last + Duration::from_secs(period as u64);
             d.bg_cv.wait_until(&mut st, next);
             if d.shutting_down.load(Ordering::Acquire) || Instant::now() < next {
                 continue;
             }
-            next += period;
+            last = next;
             parking_lot::MutexGuard::unlocked(&mut st, || {
                 let cfs: Vec<_> = d.cfs.read().by_id.values().cloned().collect();
                 for cf in cfs {
@@ -481,6 +491,6 @@ pub(crate) fn start_stats_dump(db: &Arc<DbInner>) {
         }
     });
     if let Ok(h) = h {
-        db.bg_threads.lock().push(h);
+        threads.push(h);
     }
 }

@@ -33,6 +33,13 @@ pub(crate) fn flush_and_wait(db: &Arc<DbInner>, cfs: Vec<u32>) -> Result<()> {
         if cfs.iter().all(|id| st.cfs.get(id).is_none_or(|m| m.imm.is_empty())) {
             break Ok(());
         }
+        if st.bg_paused > 0 {
+            break Err(Error::Incomplete("flush: background work is paused".into()));
+        }
+        // Background threads end at shutdown (and after `cancel_all_background_work`).
+        if db.shutting_down.load(std::sync::atomic::Ordering::Acquire) {
+            break Err(Error::Busy("flush: background work was cancelled".into()));
+        }
         db.work_cv.notify_all();
         db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
     };

@@ -19,6 +19,7 @@ mod flush;
 mod ingest;
 mod iter;
 mod level_targets;
+mod live_options;
 mod multi_get;
 mod open;
 mod options_file;
@@ -27,6 +28,7 @@ mod picker;
 mod picker_db_tests;
 mod picker_fifo;
 mod picker_universal;
+mod set_options;
 pub(crate) use options_file::apply_latest as apply_options_file;
 pub(crate) use options_file::apply_latest_cf as apply_options_file_cf;
 mod props;
@@ -122,6 +124,9 @@ pub(crate) struct DbState {
     pub running_compactions: Vec<(u64, u32, compaction::RunningRange)>,
     pub next_compaction_id: u64,
     pub manual_compactions: usize,
+    /// `pause_background_work` calls not yet matched by `continue_background_work`: while
+    /// positive, background threads start no flush or compaction.
+    pub bg_paused: usize,
     /// Where the next automatic compaction pick starts (families take turns).
     pub next_compaction_cf: u32,
     /// While non-zero no table or WAL file is deleted (`disable_file_deletions`, checkpoints
@@ -162,8 +167,9 @@ pub(crate) struct WalState {
 
 pub(crate) struct DbInner {
     pub path: PathBuf,
-    /// The options the DB was opened with: the DB-wide ones, and the default family's.
-    pub opts: Options,
+    /// The DB-wide options (and the default family's as opened); `set_db_options` replaces the
+    /// mutable ones.
+    pub opts: live_options::LiveOptions,
     /// The default column family (id 0).
     pub default_cf: Arc<ColumnFamilyData>,
     /// Every live column family.
@@ -279,7 +285,7 @@ impl DbInner {
         let inputs: Vec<(&Options, &Arc<Version>, usize)> = st
             .cfs
             .iter()
-            .filter_map(|(id, m)| Some((&m.cfd.opts, &st.versions.cf(*id).ok()?.current, m.imm.len())))
+            .filter_map(|(id, m)| Some((&*m.cfd.opts, &st.versions.cf(*id).ok()?.current, m.imm.len())))
             .collect();
         self.stall.recalc_all(&inputs);
     }

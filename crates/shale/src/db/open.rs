@@ -394,13 +394,14 @@ fn open_inner(
         running_compactions: Vec::new(),
         next_compaction_id: 0,
         manual_compactions: 0,
+        bg_paused: 0,
         next_compaction_cf: 0,
         file_deletions_disabled: 0,
     };
     state.rebuild_memset();
     let db = Arc::new(DbInner {
         path: path.to_path_buf(),
-        opts: db_opts,
+        opts: super::live_options::LiveOptions::new(db_opts),
         default_cf,
         cfs: RwLock::new(cf_set),
         fs: fs.clone(),

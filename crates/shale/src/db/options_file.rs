@@ -234,6 +234,14 @@ fn render_cf(s: &mut String, name: &str, opts: &Options) {
     line(s, "comparator", &opts.comparator.name());
     let merge = opts.merge_operator.as_ref().map_or("nullptr", |m| m.name());
     line(s, "merge_operator", &merge);
+    // As RocksDB: the filter's or the factory's name (a user object; not read back).
+    let (filter, factory) = match &opts.compaction_filter {
+        Some(f) if f.is_factory() => ("nullptr".to_string(), f.name()),
+        Some(f) => (f.name(), "nullptr".to_string()),
+        None => ("nullptr".to_string(), "nullptr".to_string()),
+    };
+    line(s, "compaction_filter", &filter);
+    line(s, "compaction_filter_factory", &factory);
     let prefix = opts.prefix_extractor.as_ref().map_or("nullptr", |p| p.name());
     line(s, "prefix_extractor", &prefix);
     let factory = match &opts.table_factory {

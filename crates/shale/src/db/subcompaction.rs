@@ -190,6 +190,7 @@ pub(crate) fn run_subcompactions(
                     snapshots: params.snapshots.clone(),
                     deeper_ranges: params.deeper_ranges.clone(),
                     grandparents: params.grandparents.clone(),
+                    filter: params.filter.clone(),
                     ..*params
                 };
                 let (lo, hi) = (lo.clone(), hi.clone());

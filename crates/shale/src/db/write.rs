@@ -312,6 +312,7 @@ pub(crate) fn switch_now(db: &Arc<DbInner>, cfs: &[u32]) -> Result<()> {
     };
     while full(&st) {
         DbInner::check_bg_error(&st)?;
+        check_not_cancelled(db)?;
         db.bg_cv.wait_for(&mut st, Duration::from_millis(100));
     }
     switch_memtable(db, &mut st, &non_empty)
@@ -489,6 +490,8 @@ fn make_room(db: &Arc<DbInner>, bytes: u64) -> Result<Arc<MemSet>> {
                 .iter()
                 .any(|id| st.cfs[id].imm.len() + 1 >= st.cfs[id].cfd.opts.max_write_buffer_number);
             if blocked {
+                // No flush will make room once background work is cancelled.
+                check_not_cancelled(db)?;
                 stall_start.get_or_insert_with(Instant::now);
                 db.work_cv.notify_all();
                 db.bg_cv.wait_for(&mut st, Duration::from_millis(100));
@@ -616,6 +619,17 @@ pub(crate) fn switch_memtable(
         db.install_super_version(st, id);
     }
     db.work_cv.notify_all();
+    Ok(())
+}
+
+/// A write waiting for a flush fails once the background threads are gone
+/// (`cancel_all_background_work`), rather than wait forever.
+fn check_not_cancelled(db: &DbInner) -> Result<()> {
+    if db.shutting_down.load(std::sync::atomic::Ordering::Acquire) {
+        return Err(Error::Busy(
+            "write: the memtables are full and background work was cancelled".into(),
+        ));
+    }
     Ok(())
 }
 
