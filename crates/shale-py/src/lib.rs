@@ -756,7 +756,8 @@ fn check_family_raw_mode(name: &str, family_raw: bool, raw: bool) -> PyResult<()
 /// number 0. `options` must have the `raw_mode` of the Rdict that will ingest the files.
 #[pyclass(module = "shale", frozen)]
 struct SstFileWriter {
-    /// Locked only with the GIL released (no Python code runs while it is held).
+    /// No Python code runs while it is held (so waiting for it with the GIL held cannot
+    /// deadlock: its holder never needs the GIL).
     inner: Mutex<shale::SstFileWriter<'static>>,
     raw: bool,
 }
@@ -779,13 +780,20 @@ impl SstFileWriter {
     fn open(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
         py.allow_threads(|| lock(&self.inner).open(path)).map_err(to_py)
     }
-    /// Add `key` → `value` (keys strictly increasing).
-    fn put(&self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// Add `key` → `value` (keys strictly increasing). The entry goes into the table being
+    /// built in memory (a block is written out now and then): the GIL is kept, as releasing it
+    /// would cost more than the call. Raw-mode bytes are added without a copy.
+    fn put(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        if self.raw {
+            if let (Ok(k), Ok(v)) = (key.downcast::<PyBytes>(), value.downcast::<PyBytes>()) {
+                return lock(&self.inner).put(k.as_bytes(), v.as_bytes()).map_err(to_py);
+            }
+        }
         let (k, v) = (encode(key, self.raw)?, encode(value, self.raw)?);
-        py.allow_threads(|| lock(&self.inner).put(k, v)).map_err(to_py)
+        lock(&self.inner).put(k, v).map_err(to_py)
     }
-    fn __setitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.put(py, key, value)
+    fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.put(key, value)
     }
     /// Add a deletion of `key` (keys strictly increasing).
     fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {

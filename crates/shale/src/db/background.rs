@@ -96,6 +96,7 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
                 .map(|t| t.saturating_duration_since(Instant::now()));
             let may_compact = retry_wait.map(|w| w.is_zero()).unwrap_or(true)
                 && st.manual_compactions == 0
+                && st.ingests_running == 0
                 && st.compactions_running < max_compactions
                 && (id > 0 || jobs == 1 || flush_due_any(db, &st).is_none());
             if may_compact {

@@ -390,7 +390,7 @@ pub(crate) fn compact_range(
     st.manual_compactions += 1;
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<()> {
         // Wait for running automatic compactions to finish so inputs are stable.
-        while st.compactions_running > 0 {
+        while st.compactions_running > 0 || st.ingests_running > 0 {
             DbInner::check_bg_error(&st)?;
             db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
         }

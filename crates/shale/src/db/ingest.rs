@@ -317,8 +317,9 @@ fn place(
         let busy = st.running_compactions.iter().any(|(_, cf, r)| {
             *cf == cfd.id
                 && r.output_level == lvl
-                && cfd.icmp.compare_user(crate::key::user_key(&r.smallest), &f.largest) != Ordering::Greater
-                && cfd.icmp.compare_user(crate::key::user_key(&r.largest), &f.smallest) != Ordering::Less
+                // (a running compaction's range is in user keys)
+                && cfd.icmp.compare_user(&r.smallest, &f.largest) != Ordering::Greater
+                && cfd.icmp.compare_user(&r.largest, &f.smallest) != Ordering::Less
         });
         if busy || !v.overlapping(lvl, lo, hi).is_empty() {
             overlap_db = true;
@@ -433,58 +434,11 @@ pub(crate) fn ingest(
             }
             let mut st = db.state.lock();
             DbInner::check_bg_error(&st)?;
-            let last = db.last_seq.load(AtOrd::Acquire);
-            let force = o.snapshot_consistency && !db.snapshots.lock().is_empty();
-            let mut edit = VersionEdit {
-                column_family: cfd.id,
-                ..Default::default()
-            };
-            let mut consumed = false;
-            let now = super::build::now_secs();
-            for (f, m) in placed.iter().zip(&metas) {
-                let (level, seqno) = place(&st, &cfd, f, force, last)?;
-                if seqno != 0 && !o.allow_global_seqno {
-                    return Err(Error::invalid(format!(
-                        "{}: Global seqno is required, but disabled (allow_global_seqno is false)",
-                        path_name(&f.path)
-                    )));
-                }
-                consumed |= seqno > last;
-                let with_seq = |ikey: &[u8]| {
-                    let pk = parse_internal_key(ikey).expect("checked at inspection");
-                    if pk.seq == MAX_SEQUENCE {
-                        ikey.to_vec()
-                    } else {
-                        make_internal_key(pk.user_key, seqno, pk.vtype)
-                    }
-                };
-                let epoch = st.versions.next_epoch;
-                st.versions.next_epoch += 1;
-                edit.add_file(
-                    level as u32,
-                    FileMetaData {
-                        number: m.0,
-                        file_size: m.1,
-                        smallest: with_seq(&f.smallest_ikey),
-                        largest: with_seq(&f.largest_ikey),
-                        smallest_seqno: seqno,
-                        largest_seqno: seqno,
-                        epoch_number: epoch,
-                        file_creation_time: now,
-                        oldest_ancester_time: now,
-                        ..Default::default()
-                    },
-                );
-            }
-            if consumed {
-                // The files' sequence number: published before the edit (nothing holds it yet),
-                // so the edit's LastSequence covers it.
-                db.last_seq.store(last + 1, AtOrd::Release);
-            }
-            db.log_and_apply(&mut st, &mut edit)?;
-            db.install_super_version(&st, cfd.id);
+            st.ingests_running += 1;
+            let r = place_and_install(&db, &mut st, &cfd, &placed, &metas, &o);
+            st.ingests_running -= 1;
             db.work_cv.notify_all();
-            Ok(())
+            r
         }),
     );
     match r {
@@ -501,6 +455,69 @@ pub(crate) fn ingest(
             Err(e)
         }
     }
+}
+
+/// Choose each file's level and sequence number and install them with one MANIFEST edit
+/// (called with the DB mutex held and `ingests_running` counting this ingest).
+fn place_and_install(
+    db: &Arc<DbInner>,
+    st: &mut parking_lot::MutexGuard<'_, super::DbState>,
+    cfd: &Arc<ColumnFamilyData>,
+    placed: &[ExternalFile],
+    metas: &[(u64, u64)],
+    o: &IngestExternalFileOptions,
+) -> Result<()> {
+    let last = db.last_seq.load(AtOrd::Acquire);
+    let force = o.snapshot_consistency && !db.snapshots.lock().is_empty();
+    let mut edit = VersionEdit {
+        column_family: cfd.id,
+        ..Default::default()
+    };
+    let mut consumed = false;
+    let now = super::build::now_secs();
+    for (f, m) in placed.iter().zip(metas) {
+        let (level, seqno) = place(st, cfd, f, force, last)?;
+        if seqno != 0 && !o.allow_global_seqno {
+            return Err(Error::invalid(format!(
+                "{}: Global seqno is required, but disabled (allow_global_seqno is false)",
+                path_name(&f.path)
+            )));
+        }
+        consumed |= seqno > last;
+        let with_seq = |ikey: &[u8]| {
+            let pk = parse_internal_key(ikey).expect("checked at inspection");
+            if pk.seq == MAX_SEQUENCE {
+                ikey.to_vec()
+            } else {
+                make_internal_key(pk.user_key, seqno, pk.vtype)
+            }
+        };
+        let epoch = st.versions.next_epoch;
+        st.versions.next_epoch += 1;
+        edit.add_file(
+            level as u32,
+            FileMetaData {
+                number: m.0,
+                file_size: m.1,
+                smallest: with_seq(&f.smallest_ikey),
+                largest: with_seq(&f.largest_ikey),
+                smallest_seqno: seqno,
+                largest_seqno: seqno,
+                epoch_number: epoch,
+                file_creation_time: now,
+                oldest_ancester_time: now,
+                ..Default::default()
+            },
+        );
+    }
+    if consumed {
+        // The files' sequence number: published before the edit (nothing holds it yet),
+        // so the edit's LastSequence covers it.
+        db.last_seq.store(last + 1, AtOrd::Release);
+    }
+    db.log_and_apply(st, &mut edit)?;
+    db.install_super_version(st, cfd.id);
+    Ok(())
 }
 
 /// RocksDB's `DeleteFilesInRange` (`include_end = true`): drop the L1+ files wholly inside

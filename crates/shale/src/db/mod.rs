@@ -127,6 +127,10 @@ pub(crate) struct DbState {
     /// `pause_background_work` calls not yet matched by `continue_background_work`: while
     /// positive, background threads start no flush or compaction.
     pub bg_paused: usize,
+    /// Ingests between choosing their files' levels and installing them: no compaction starts
+    /// meanwhile (as RocksDB's `num_running_ingest_file_`), since the picker cannot see files
+    /// that are not installed yet and could write an overlapping output into their level.
+    pub ingests_running: usize,
     /// Where the next automatic compaction pick starts (families take turns).
     pub next_compaction_cf: u32,
     /// While non-zero no table or WAL file is deleted (`disable_file_deletions`, checkpoints

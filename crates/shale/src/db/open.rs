@@ -396,6 +396,7 @@ fn open_inner(
         manual_compactions: 0,
         bg_paused: 0,
         next_compaction_cf: 0,
+        ingests_running: 0,
         file_deletions_disabled: 0,
     };
     state.rebuild_memset();

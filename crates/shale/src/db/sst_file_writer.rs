@@ -27,6 +27,8 @@ pub struct SstFileWriter<'a> {
     builder: Option<TableBuilder>,
     path: String,
     last_key: Option<Vec<u8>>,
+    /// The internal key being added (reused: no allocation per entry).
+    ikey: Vec<u8>,
     entries: u64,
     file_size: u64,
     _opts: PhantomData<&'a Options>,
@@ -50,6 +52,7 @@ impl<'a> SstFileWriter<'a> {
             builder: None,
             path: String::new(),
             last_key: None,
+            ikey: Vec::new(),
             entries: 0,
             file_size: 0,
             _opts: PhantomData,
@@ -109,12 +112,23 @@ impl<'a> SstFileWriter<'a> {
                 )));
             }
         }
-        let ikey = make_internal_key(key, 0, t);
-        let b = self.builder()?;
-        b.add(&ikey, value)?;
-        self.file_size = b.file_size_estimate();
+        self.ikey.clear();
+        crate::key::append_internal_key(&mut self.ikey, key, 0, t);
+        let ikey = std::mem::take(&mut self.ikey);
+        let r = self.builder().and_then(|b| {
+            b.add(&ikey, value)?;
+            Ok(b.file_size_estimate())
+        });
+        self.ikey = ikey;
+        self.file_size = r?;
         self.entries += 1;
-        self.last_key = Some(key.to_vec());
+        match &mut self.last_key {
+            Some(l) => {
+                l.clear();
+                l.extend_from_slice(key);
+            }
+            None => self.last_key = Some(key.to_vec()),
+        }
         Ok(())
     }
 
