@@ -170,6 +170,22 @@ fn drop_family(db: &Arc<DbInner>, name: &str) -> Result<()> {
     rewrite_options_file(db)
 }
 
+/// One record for family `c`, written alone (`put`, `delete`, `merge`, ... and their `_cf`
+/// forms): the family must be live and the key valid for its comparator.
+pub(crate) fn write_one(
+    db: &Arc<DbInner>,
+    c: &ColumnFamilyData,
+    key: &[u8],
+    wo: &WriteOptions,
+    add: impl FnOnce(&mut WriteBatch),
+) -> Result<()> {
+    write::check_writable(c)?;
+    write::check_key(c, key)?;
+    let mut b = WriteBatch::new();
+    add(&mut b);
+    write::write(db, wo, b, false)
+}
+
 pub(crate) fn cfd_of(cf: &impl AsColumnFamilyRef) -> &Arc<ColumnFamilyData> {
     &cf.column_family().cfd
 }
@@ -265,22 +281,16 @@ impl DB {
         wo: &WriteOptions,
     ) -> Result<()> {
         let c = cfd_of(cf);
-        write::check_writable(c)?;
-        write::check_key(c, key.as_ref())?;
-        let mut b = WriteBatch::new();
-        b.put_cf_id(c.id, key.as_ref(), value.as_ref());
-        write::write(&self.inner, wo, b, false)
+        write_one(&self.inner, c, key.as_ref(), wo, |b| {
+            b.put_cf_id(c.id, key.as_ref(), value.as_ref())
+        })
     }
     pub fn delete_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) -> Result<()> {
         self.delete_cf_opt(cf, key, &WriteOptions::default())
     }
     pub fn delete_cf_opt(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
         let c = cfd_of(cf);
-        write::check_writable(c)?;
-        write::check_key(c, key.as_ref())?;
-        let mut b = WriteBatch::new();
-        b.delete_cf_id(c.id, key.as_ref());
-        write::write(&self.inner, wo, b, false)
+        write_one(&self.inner, c, key.as_ref(), wo, |b| b.delete_cf_id(c.id, key.as_ref()))
     }
     pub fn single_delete_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) -> Result<()> {
         self.single_delete_cf_opt(cf, key, &WriteOptions::default())
@@ -292,11 +302,9 @@ impl DB {
         wo: &WriteOptions,
     ) -> Result<()> {
         let c = cfd_of(cf);
-        write::check_writable(c)?;
-        write::check_key(c, key.as_ref())?;
-        let mut b = WriteBatch::new();
-        b.single_delete_cf_id(c.id, key.as_ref());
-        write::write(&self.inner, wo, b, false)
+        write_one(&self.inner, c, key.as_ref(), wo, |b| {
+            b.single_delete_cf_id(c.id, key.as_ref())
+        })
     }
     pub fn merge_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         self.merge_cf_opt(cf, key, value, &WriteOptions::default())
@@ -309,12 +317,10 @@ impl DB {
         wo: &WriteOptions,
     ) -> Result<()> {
         let c = cfd_of(cf);
-        write::check_writable(c)?;
-        write::check_key(c, key.as_ref())?;
         range_del::validate_merge(c)?;
-        let mut b = WriteBatch::new();
-        b.merge_cf_id(c.id, key.as_ref(), value.as_ref());
-        write::write(&self.inner, wo, b, false)
+        write_one(&self.inner, c, key.as_ref(), wo, |b| {
+            b.merge_cf_id(c.id, key.as_ref(), value.as_ref())
+        })
     }
     pub fn delete_range_cf(
         &self,

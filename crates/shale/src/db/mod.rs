@@ -364,19 +364,17 @@ impl DB {
         self.put_opt(key, value, &WriteOptions::default())
     }
     pub fn put_opt(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
-        write::check_key(&self.inner.default_cf, key.as_ref())?;
-        let mut b = WriteBatch::new();
-        b.put(key, value);
-        write::write(&self.inner, wo, b, false)
+        cf_api::write_one(&self.inner, &self.inner.default_cf, key.as_ref(), wo, |b| {
+            b.put(key.as_ref(), value)
+        })
     }
     pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
         self.delete_opt(key, &WriteOptions::default())
     }
     pub fn delete_opt(&self, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
-        write::check_key(&self.inner.default_cf, key.as_ref())?;
-        let mut b = WriteBatch::new();
-        b.delete(key);
-        write::write(&self.inner, wo, b, false)
+        cf_api::write_one(&self.inner, &self.inner.default_cf, key.as_ref(), wo, |b| {
+            b.delete(key.as_ref())
+        })
     }
     /// Delete `key`, cancelling exactly one earlier Put (RocksDB's `SingleDelete`: use it only
     /// for keys written once since their last deletion).
@@ -384,21 +382,19 @@ impl DB {
         self.single_delete_opt(key, &WriteOptions::default())
     }
     pub fn single_delete_opt(&self, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
-        write::check_key(&self.inner.default_cf, key.as_ref())?;
-        let mut b = WriteBatch::new();
-        b.single_delete(key);
-        write::write(&self.inner, wo, b, false)
+        cf_api::write_one(&self.inner, &self.inner.default_cf, key.as_ref(), wo, |b| {
+            b.single_delete(key.as_ref())
+        })
     }
     /// Add a merge operand for `key` (needs `Options::merge_operator`).
     pub fn merge(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         self.merge_opt(key, value, &WriteOptions::default())
     }
     pub fn merge_opt(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
-        write::check_key(&self.inner.default_cf, key.as_ref())?;
         range_del::validate_merge(&self.inner.default_cf)?;
-        let mut b = WriteBatch::new();
-        b.merge(key, value);
-        write::write(&self.inner, wo, b, false)
+        cf_api::write_one(&self.inner, &self.inner.default_cf, key.as_ref(), wo, |b| {
+            b.merge(key.as_ref(), value)
+        })
     }
     /// Delete every key in `[begin, end)`. `begin > end` is InvalidArgument; `begin == end`
     /// does nothing.
