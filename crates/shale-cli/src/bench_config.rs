@@ -108,14 +108,14 @@ pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
     o.set_disable_auto_compactions(fl.bool("disable_auto_compactions"));
     o.set_allow_concurrent_memtable_write(fl.bool("allow_concurrent_memtable_write"));
     o.set_manual_wal_flush(fl.bool("manual_wal_flush"));
+    o.set_enable_pipelined_write(fl.bool("enable_pipelined_write"));
+    o.set_unordered_write(fl.bool("unordered_write"));
     // db_bench treats a value below 1 as RocksDB's sanitizer does (1).
     o.set_min_write_buffer_number_to_merge((fl.i64("min_write_buffer_number_to_merge").max(1) as usize) as i32);
     let rep = fl.str("memtablerep");
     o.set_memtable_factory(MemtableFactory::parse(rep).map_err(|_| {
         format!("Could not create memtable factory (--memtablerep): Not implemented: Could not load MemTableRepFactory: {rep}")
     })?);
-    // --allow_concurrent_memtable_write is accepted without effect: one writer per write group
-    // inserts into the memtable, so no representation needs refusing it.
     if fl.bool("use_uint64_comparator") {
         // As db_bench: keys stay GenerateKeyFromInt's big-endian bytes and must be 8 long.
         if fl.i64("key_size") != 8 {

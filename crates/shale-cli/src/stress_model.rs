@@ -413,7 +413,19 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) 
     // Groups insert their followers' batches in parallel (RocksDB's default), or not.
     let concurrent = r.below(4) != 0;
     o.set_allow_concurrent_memtable_write(concurrent);
-    let desc = format!("{desc} concurrent_memtable_write={concurrent}");
+    // With parallel inserts: groups one after the other, pipelined (the next group's WAL write
+    // overlaps this group's inserts) or unordered (published at the WAL write).
+    let (pipelined, unordered) = match (concurrent, r.below(3)) {
+        (false, _) => (false, false),
+        (true, 0) => (false, false),
+        (true, 1) => (true, false),
+        (true, _) => (false, true),
+    };
+    o.set_enable_pipelined_write(pipelined);
+    o.set_unordered_write(unordered);
+    let desc = format!(
+        "{desc} concurrent_memtable_write={concurrent} enable_pipelined_write={pipelined} unordered_write={unordered}"
+    );
     (
         o,
         RunCfg {

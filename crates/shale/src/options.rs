@@ -143,6 +143,8 @@ pub struct Options {
     /// buffer, a memtable switch or close) pushes them to the OS: a process crash may lose
     /// writes not yet flushed (RocksDB's option, default false).
     pub(crate) manual_wal_flush: bool,
+    pub(crate) enable_pipelined_write: bool,
+    pub(crate) unordered_write: bool,
     /// The file system (POSIX by default; tests use `MemFs`).
     pub(crate) env: Arc<dyn FileSystem>,
     /// The merge operator for [`DB::merge`](crate::DB::merge) operands (None: merges fail).
@@ -223,6 +225,8 @@ impl Default for Options {
             max_background_jobs: 2,
             allow_concurrent_memtable_write: true,
             manual_wal_flush: false,
+            enable_pipelined_write: false,
+            unordered_write: false,
             env: Arc::new(PosixFs),
             merge_operator: None,
             compaction_filter: None,
@@ -273,6 +277,8 @@ impl Options {
         o.max_subcompactions = db.max_subcompactions;
         o.allow_concurrent_memtable_write = db.allow_concurrent_memtable_write;
         o.manual_wal_flush = db.manual_wal_flush;
+        o.enable_pipelined_write = db.enable_pipelined_write;
+        o.unordered_write = db.unordered_write;
         o.env = db.env.clone();
         o.allow_mmap_reads = db.allow_mmap_reads;
         o.info_log = db.info_log.clone();

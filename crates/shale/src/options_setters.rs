@@ -144,6 +144,21 @@ impl Options {
     pub fn set_allow_concurrent_memtable_write(&mut self, allow: bool) {
         self.allow_concurrent_memtable_write = allow;
     }
+    /// RocksDB's `enable_pipelined_write`: a write group's WAL write overlaps the memtable
+    /// inserts of the group before it (writers still see groups whole and in order). Needs
+    /// concurrent memtable inserts; without them (a vector memtable, or
+    /// `allow_concurrent_memtable_write` off) groups run one after the other.
+    pub fn set_enable_pipelined_write(&mut self, pipelined: bool) {
+        self.enable_pipelined_write = pipelined;
+    }
+    /// RocksDB's `unordered_write`: a group's sequence numbers become visible right after its
+    /// WAL write and its memtable inserts finish unordered with later groups'. Higher write
+    /// throughput, weaker snapshots: until a write returns, a snapshot or read may see part of
+    /// its batch (RocksDB's documented trade-off). Incompatible with `enable_pipelined_write`
+    /// and needs `allow_concurrent_memtable_write`.
+    pub fn set_unordered_write(&mut self, unordered: bool) {
+        self.unordered_write = unordered;
+    }
     /// Leave WAL records in the WAL buffer until [`DB::flush_wal`](crate::DB::flush_wal) (or a
     /// synced write, a full buffer, a memtable switch or close): fewer system calls, but a
     /// process crash may lose the writes not yet flushed (RocksDB's `manual_wal_flush`).
@@ -263,6 +278,22 @@ impl Options {
 
     /// The checks of settings only the `rocksdb`-style setters can make (called by `validate`).
     pub(crate) fn validate_compat(&self) -> Result<()> {
+        // As RocksDB's ValidateOptions.
+        if self.unordered_write && !self.allow_concurrent_memtable_write {
+            return Err(Error::invalid(
+                "unordered_write is incompatible with allow_concurrent_memtable_write = false",
+            ));
+        }
+        if self.unordered_write && self.enable_pipelined_write {
+            return Err(Error::invalid(
+                "unordered_write is incompatible with enable_pipelined_write",
+            ));
+        }
+        if self.atomic_flush && self.enable_pipelined_write {
+            return Err(Error::invalid(
+                "atomic_flush is incompatible with enable_pipelined_write",
+            ));
+        }
         match self.compaction_style {
             DBCompactionStyle::Level => Ok(()),
             DBCompactionStyle::Universal => self.compaction_options_universal.validate(),

@@ -966,6 +966,22 @@ impl shale::Comparator for PanickyComparator {
 
 #[test]
 fn panic_on_the_write_path_never_hangs_and_loses_no_acknowledged_write() {
+    panic_on_the_write_path(|_| {});
+}
+
+/// With pipelined writes later groups are in their WAL write or inserts when an earlier
+/// group's insert panics: they fail too, none hangs waiting for the broken group.
+#[test]
+fn panic_in_a_pipelined_group_never_hangs_and_loses_no_acknowledged_write() {
+    panic_on_the_write_path(|o| o.set_enable_pipelined_write(true));
+}
+
+#[test]
+fn panic_in_an_unordered_group_never_hangs_and_loses_no_acknowledged_write() {
+    panic_on_the_write_path(|o| o.set_unordered_write(true));
+}
+
+fn panic_on_the_write_path(mode: impl Fn(&mut Options)) {
     use std::sync::atomic::AtomicBool;
     use std::sync::mpsc;
     use std::time::Duration;
@@ -973,6 +989,7 @@ fn panic_on_the_write_path_never_hangs_and_loses_no_acknowledged_write() {
     let armed = Arc::new(AtomicBool::new(true));
     let mut o = mem_opts(&fs);
     o.set_write_buffer_size(1 << 20);
+    mode(&mut o);
     o.set_custom_comparator(Arc::new(PanickyComparator(armed.clone())));
     let db = Arc::new(DB::open(&o, dir()).unwrap());
     db.put(b"a-first", b"v").unwrap();

@@ -500,14 +500,6 @@ fn error_kinds() {
 /// does not grow); without it every write reaches the OS before it returns.
 #[test]
 fn manual_wal_flush_keeps_records_until_flush_wal() {
-    fn wal_bytes_on_disk(dir: &std::path::Path) -> u64 {
-        std::fs::read_dir(dir)
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .filter(|e| e.file_name().to_string_lossy().ends_with(".log"))
-            .map(|e| e.metadata().unwrap().len())
-            .sum()
-    }
     for manual in [false, true] {
         let tmp = tempfile::tempdir().unwrap();
         let mut o = shale::Options::default();

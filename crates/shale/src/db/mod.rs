@@ -207,6 +207,8 @@ pub(crate) struct DbInner {
     pub session_id: String,
     pub bg_threads: Mutex<Vec<JoinHandle<()>>>,
     pub write_stats: props::WriteStats,
+    /// Write groups between their WAL write and their publication.
+    pub pipeline: write_thread::Pipeline,
     /// Write-stall condition and delayed-write token bucket.
     pub stall: stall::StallController,
     /// The LOG file.

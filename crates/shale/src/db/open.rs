@@ -415,6 +415,7 @@ fn open_inner(
         last_seq: AtomicU64::new(last),
         writers: Mutex::new(VecDeque::new()),
         concurrent_inserts: AtomicBool::new(concurrent),
+        pipeline: Default::default(),
         wal: Mutex::new(WalState {
             writer: None,
             number: 0,

@@ -183,6 +183,8 @@ pub(crate) fn render(opts: &Options) -> String {
         "allow_concurrent_memtable_write",
         &opts.allow_concurrent_memtable_write,
     );
+    line(&mut s, "enable_pipelined_write", &opts.enable_pipelined_write);
+    line(&mut s, "unordered_write", &opts.unordered_write);
     line(&mut s, "max_subcompactions", &opts.max_subcompactions);
     line(&mut s, "delayed_write_rate", &opts.delayed_write_rate);
     line(&mut s, "db_write_buffer_size", &opts.db_write_buffer_size);

@@ -31,6 +31,8 @@ const IMMUTABLE: &[&str] = &[
     "atomic_flush",
     "allow_concurrent_memtable_write",
     "manual_wal_flush",
+    "enable_pipelined_write",
+    "unordered_write",
     "db_write_buffer_size",
     "info_log_level",
     "max_log_file_size",

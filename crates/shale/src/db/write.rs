@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::filename::wal_name;
-use super::write_thread::{self, ExclusiveOp, GroupInsert, InsertTask, Role, Writer};
+use super::write_thread::{self, ExclusiveOp, InsertTask, Role, Writer};
 use super::{ColumnFamilyData, DbInner, DbState, ImmMem};
 use crate::error::{Error, Result};
 use crate::key::{vt, UserCmpKind};
@@ -18,7 +18,7 @@ use crate::write_batch::{oversize_reason, BatchHandler, WriteBatch};
 
 /// A follower inserts its own batch (in parallel with the leader) only if it has at least this
 /// many records; smaller ones cost less to insert than to hand off.
-const PARALLEL_MIN_RECORDS: u64 = 4;
+const PARALLEL_MIN_RECORDS: u64 = 1;
 
 /// Most bytes one group carries (as RocksDB: 1 MiB, or less when the leader is small).
 const MAX_GROUP_BYTES: usize = 1 << 20;
@@ -221,14 +221,86 @@ fn insert_batch(mems: &MemSet, seq: u64, b: &WriteBatch) -> Result<()> {
     b.iterate(&mut MemInserter::new(mems, seq))
 }
 
+/// A follower's part of its group's memtable stage, on its own thread; the last member to
+/// finish publishes the group.
+fn follower_insert(db: &DbInner, w: &Writer, task: InsertTask) {
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match w.batch.lock().as_ref() {
+        Some(b) => insert_batch(&task.group.mems, task.seq, b),
+        None => Ok(()),
+    }))
+    .unwrap_or_else(|p| Err(Error::from_panic("memtable insert", p)));
+    if task.group.finished(r.err()) {
+        finish_group(db, &task.group);
+    }
+}
+
+/// How a DB's write groups pass from the WAL to the memtables.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Mode {
+    /// The leader inserts the whole group (the memtable takes no concurrent inserts, or
+    /// `allow_concurrent_memtable_write` is off); the next group waits for this one.
+    Serial,
+    /// Members insert their own batches in parallel; the next group's WAL write waits until
+    /// this group is published (RocksDB's default).
+    Parallel,
+    /// `enable_pipelined_write`: the next group's WAL write overlaps this group's inserts;
+    /// groups are still published whole and in order.
+    Pipelined,
+    /// `unordered_write`: the group's sequence is published right after its WAL write and its
+    /// inserts run unordered with later groups' (a snapshot may see part of a group until its
+    /// inserts end, as RocksDB documents).
+    Unordered,
+}
+
+fn mode(db: &DbInner) -> Mode {
+    let opts = &db.opts;
+    if !(opts.allow_concurrent_memtable_write && db.concurrent_inserts.load(Ordering::Relaxed)) {
+        Mode::Serial
+    } else if opts.unordered_write {
+        Mode::Unordered
+    } else if opts.enable_pipelined_write {
+        Mode::Pipelined
+    } else {
+        Mode::Parallel
+    }
+}
+
+/// Wait until no write group is between its WAL write and its completion (before a memtable
+/// switch or an exclusive operation, which the write leader runs).
+pub(crate) fn drain_writes(db: &DbInner) -> Result<()> {
+    let p = &db.pipeline;
+    if p.in_flight.load(Ordering::Acquire) == 0 {
+        return Ok(());
+    }
+    p.wait(|| p.in_flight.load(Ordering::Acquire) == 0)
+}
+
 fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
-    if let Role::Done(r) = write_thread::join(&db.writers, &w, &insert_batch) {
+    let insert = |w: &Writer, t: InsertTask| follower_insert(db, w, t);
+    if let Role::Done(r) = write_thread::join(&db.writers, &w, &insert) {
+        return r;
+    }
+    if w.force_switch {
+        // An exclusive operation: no group in flight, none started until it ends.
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            drain_writes(db)?;
+            match w.op.lock().take() {
+                Some(op) => op(),
+                None => Ok(()),
+            }
+        }))
+        .unwrap_or_else(|p| {
+            let e = Error::from_panic("write group", p);
+            stop_after_torn_insert(db, e.clone());
+            Err(e)
+        });
+        write_thread::leave_queue(&db.writers, 0);
         return r;
     }
     // We lead: gather a group of compatible writers from the front of the queue (followers
     // only; no allocation when we write alone).
     let mut followers: Vec<Arc<Writer>> = Vec::new();
-    if !w.force_switch {
+    {
         let q = db.writers.lock();
         let lead_size = w.batch.lock().as_ref().map(|b| b.size_in_bytes()).unwrap_or(0);
         let max = if lead_size <= 128 << 10 {
@@ -252,22 +324,23 @@ fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
     // The leader's work runs user code (comparator, merge operator) and must never leave the
     // queue blocked: a panic becomes an error for the whole group and a background error that
     // stops every later write (the memtable may hold part of the group's batch).
+    let mut handed_off = false;
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        if w.force_switch {
-            match w.op.lock().take() {
-                Some(op) => op(),
-                None => Ok(()),
-            }
-        } else {
-            write_group(db, &w, &followers)
-        }
+        write_group(db, &w, &followers, &mut handed_off)
     }))
     .unwrap_or_else(|p| {
         let e = Error::from_panic("write group", p);
         stop_after_torn_insert(db, e.clone());
         Err(e)
     });
-    write_thread::exit_group(&db.writers, &followers, &r);
+    if !handed_off {
+        // The group never reached its memtable stage (nothing to write, or it failed before
+        // its WAL write): its members end here.
+        write_thread::leave_queue(&db.writers, followers.len());
+        for f in &followers {
+            f.complete(r.clone());
+        }
+    }
     r
 }
 
@@ -275,6 +348,7 @@ fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
 /// may hold part of it under unpublished sequence numbers. Stop writes for good (no `resume()`;
 /// a reopen replays the WAL).
 fn stop_after_torn_insert(db: &DbInner, e: Error) {
+    db.pipeline.set_broken(e.clone());
     let mut st = db.state.lock();
     st.write_panicked = true;
     if st.bg_error.is_none() {
@@ -318,15 +392,17 @@ pub(crate) fn switch_now(db: &Arc<DbInner>, cfs: &[u32]) -> Result<()> {
     switch_memtable(db, &mut st, &non_empty)
 }
 
-fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) -> Result<()> {
+fn write_group(
+    db: &Arc<DbInner>,
+    leader: &Arc<Writer>,
+    followers: &[Arc<Writer>],
+    handed_off: &mut bool,
+) -> Result<()> {
     let sync = leader.sync || followers.iter().any(|g| g.sync);
     let disable_wal = leader.disable_wal;
-    // Followers insert their own batches in parallel (RocksDB's allow_concurrent_memtable_write)
-    // when the memtable takes concurrent inserts; otherwise the leader inserts the whole group.
-    let parallel = !followers.is_empty()
-        && db.opts.allow_concurrent_memtable_write
-        && db.concurrent_inserts.load(Ordering::Relaxed);
-    let mut leader_batch = leader.batch.lock().take().unwrap_or_default();
+    let mode = mode(db);
+    let leader_batch = leader.batch.lock().take().unwrap_or_default();
+    let mut leader_batch = leader_batch;
     let leader_count = leader_batch.count() as u64;
     // The group's WAL record: the leader's batch followed by each follower's (a writer alone
     // writes its own batch, copying nothing).
@@ -347,12 +423,22 @@ fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) ->
     if count == 0 {
         return Ok(());
     }
-    let first = db.last_seq.load(Ordering::Acquire) + 1;
+    // Earlier groups may still be inserting (pipelined or unordered writes): number after the
+    // last sequence handed out, not the last published one.
+    let pipe = &db.pipeline;
+    let first = pipe
+        .allocated
+        .load(Ordering::Relaxed)
+        .max(db.last_seq.load(Ordering::Acquire))
+        + 1;
+    let last = first + count - 1;
+    pipe.allocated.store(last, Ordering::Relaxed);
     leader_batch.set_sequence(first);
     if let Some(b) = combined.as_mut() {
         b.set_sequence(first);
     }
     let batch = combined.as_ref().unwrap_or(&leader_batch);
+    let mut wal_error = None;
     if disable_wal {
         db.unpersisted_data.store(true, Ordering::Release);
     } else {
@@ -370,9 +456,6 @@ fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) ->
         match r {
             Ok(()) => wal.unsynced = !sync,
             Err(e) => {
-                // The record may have reached the WAL and be replayed by recovery: its sequence
-                // numbers are used up, so a write after `resume()` can never reuse them.
-                db.last_seq.store(first + count - 1, Ordering::Release);
                 drop(wal);
                 // Fail-stop: no later write may succeed after a WAL failure.
                 let mut st = db.state.lock();
@@ -380,69 +463,131 @@ fn write_group(db: &Arc<DbInner>, leader: &Writer, followers: &[Arc<Writer>]) ->
                     st.bg_error = Some(e.clone());
                 }
                 db.bg_cv.notify_all();
-                return Err(e);
+                wal_error = Some(e);
             }
         }
     }
-    if parallel {
-        // Followers still awake insert their own batches; the leader inserts its own and those
-        // of parked followers (waking one would cost more than inserting for it).
+    let members: Vec<Arc<Writer>> = std::iter::once(leader.clone())
+        .chain(followers.iter().cloned())
+        .collect();
+    // Followers still awake insert their own batches; the leader inserts its own and those of
+    // parked followers (waking one would cost more than inserting for it). A group whose WAL
+    // write failed inserts nothing: it only uses up its sequence numbers, in order (the record
+    // may have reached the WAL and be replayed by recovery, so a write after `resume()` must
+    // never reuse them).
+    let mut own: Vec<(u64, &Writer)> = Vec::new();
+    let mut helpers: Vec<(u64, &Writer)> = Vec::new();
+    if wal_error.is_none() {
         let mut seq = first + leader_count;
-        let mut own: Vec<(u64, &Writer)> = Vec::new();
-        let mut helpers: Vec<(u64, &Writer)> = Vec::new();
         for g in followers {
             let n = g.batch.lock().as_ref().map(|b| b.count() as u64).unwrap_or(0);
-            // A hand-off costs about what inserting a few records does: a small batch is
-            // inserted by the leader, as is a parked follower's (waking it costs more).
-            if n < PARALLEL_MIN_RECORDS || g.is_parked() {
+            if mode == Mode::Serial || n < PARALLEL_MIN_RECORDS || g.is_parked() {
                 own.push((seq, g));
             } else {
                 helpers.push((seq, g));
             }
             seq += n;
         }
-        let group = GroupInsert::new(helpers.len());
-        for &(seq, g) in &helpers {
-            g.start_insert(InsertTask {
-                mems: mems.clone(),
-                seq,
-                group: group.clone(),
-            });
-        }
-        // Whatever happens to the leader's part, the followers' inserts are awaited before the
-        // group ends (they use the memtable and their batches until then).
-        let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<()> {
-            insert_batch(&mems, first, &leader_batch)?;
+    }
+    let unordered = mode == Mode::Unordered && wal_error.is_none();
+    let early_exit = matches!(mode, Mode::Pipelined | Mode::Unordered);
+    let mut group = write_thread::Group::new(
+        1 + helpers.len(),
+        first,
+        last,
+        mems,
+        members,
+        !unordered,
+        sync,
+        size as u64,
+    );
+    group.wal_error = wal_error;
+    group.holds_queue = !early_exit;
+    let group = Arc::new(group);
+    pipe.in_flight.fetch_add(1, Ordering::AcqRel);
+    if unordered {
+        // Visible at once; the inserts below finish unordered with later groups'.
+        db.last_seq.store(last, Ordering::Release);
+    }
+    *handed_off = true;
+    for &(seq, g) in &helpers {
+        g.start_insert(InsertTask {
+            seq,
+            group: group.clone(),
+        });
+    }
+    if early_exit {
+        write_thread::leave_queue(&db.writers, followers.len());
+    }
+    let mine = if group.wal_error.is_some() {
+        Ok(())
+    } else {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<()> {
+            insert_batch(&group.mems, first, &leader_batch)?;
             for &(seq, g) in &own {
                 if let Some(b) = g.batch.lock().as_ref() {
-                    insert_batch(&mems, seq, b)?;
+                    insert_batch(&group.mems, seq, b)?;
                 }
             }
             Ok(())
         }))
-        .unwrap_or_else(|p| Err(Error::from_panic("memtable insert", p)));
-        group.wait();
-        if let Some(e) = mine.err().or_else(|| group.error.lock().take()) {
+        .unwrap_or_else(|p| Err(Error::from_panic("memtable insert", p)))
+    };
+    if group.finished(mine.err()) {
+        finish_group(db, &group);
+    }
+    if !helpers.is_empty() {
+        db.write_stats.parallel_groups.fetch_add(1, Ordering::Relaxed);
+    }
+    leader.wait_done()
+}
+
+/// The last member of a group to finish its insert publishes the group — after every earlier
+/// group, so readers never see part of a group or a gap — and completes every member.
+fn finish_group(db: &DbInner, g: &write_thread::Group) {
+    let pipe = &db.pipeline;
+    let insert_error = g.error.lock().take();
+    let mut r = match (&g.wal_error, insert_error) {
+        (Some(e), _) => Err(e.clone()),
+        (None, Some(e)) => {
+            // Part of the group may be in the memtable under unpublished sequence numbers.
             stop_after_torn_insert(db, e.clone());
-            return Err(e);
+            Err(e)
         }
-        if !helpers.is_empty() {
-            db.write_stats.parallel_groups.fetch_add(1, Ordering::Relaxed);
+        (None, None) => Ok(()),
+    };
+    if r.is_ok() {
+        for (_, mem) in g.mems.iter() {
+            mem.update_charge();
+            // Fragment the memtable's range tombstones once, here, so readers never do.
+            mem.range_dels.refresh(mem.icmp());
         }
-    } else {
-        let mut ins = MemInserter::new(&mems, first);
-        batch.iterate(&mut ins)?;
     }
-    for (_, mem) in mems.iter() {
-        mem.update_charge();
-        // Fragment the memtable's range tombstones once, here, so readers never do.
-        mem.range_dels.refresh(mem.icmp());
+    if g.ordered && (r.is_ok() || g.wal_error.is_some()) {
+        match pipe.wait(|| db.last_seq.load(Ordering::Acquire) + 1 >= g.first) {
+            // Publish only now: readers never see part of a group.
+            Ok(()) => db.last_seq.store(g.last, Ordering::Release),
+            Err(e) => {
+                if r.is_ok() {
+                    r = Err(e);
+                }
+            }
+        }
     }
-    // Publish only now: readers never see part of a group.
-    db.last_seq.store(first + count - 1, Ordering::Release);
-    db.write_stats
-        .record(1 + followers.len() as u64, count, size as u64, sync);
-    Ok(())
+    if r.is_ok() {
+        db.write_stats
+            .record(g.members.len() as u64, g.last - g.first + 1, g.size, g.sync);
+    }
+    pipe.in_flight.fetch_sub(1, Ordering::AcqRel);
+    pipe.wake();
+    if g.holds_queue {
+        // The group kept the queue until now: hand it on before completing the members (a
+        // member that writes again at once then queues behind the next leader).
+        write_thread::leave_queue(&db.writers, g.members.len() - 1);
+    }
+    for m in &g.members {
+        m.complete(r.clone());
+    }
 }
 
 /// Ensure the memtables have room, switching the full ones (and the WAL) first, then delay or
@@ -562,6 +707,9 @@ pub(crate) fn switch_memtable(
     st: &mut parking_lot::MutexGuard<'_, DbState>,
     cfs: &[u32],
 ) -> Result<()> {
+    // Groups still inserting into the memtables about to become immutable finish first (with
+    // pipelined or unordered writes the leader switching may not be the last to insert).
+    drain_writes(db)?;
     let num = st.versions.new_file_number();
     let r = parking_lot::MutexGuard::unlocked(st, || -> Result<()> {
         let file = db.fs.new_writable(&wal_name(&db.path, num))?;

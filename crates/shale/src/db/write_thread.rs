@@ -6,10 +6,16 @@
 //! A writer's state goes `WAITING` → `LEADER` (it leads the next group), or `WAITING` → `INSERT`
 //! (its leader wrote the group's WAL record and asks it to insert its own batch into the
 //! memtable, in parallel with the rest of the group) → `DONE`, or `WAITING` → `DONE` (its
-//! leader did everything). `result` is written before `DONE` is stored (release/acquire).
+//! leader inserted for it). `result` is written before `DONE` is stored (release/acquire).
+//!
+//! After its WAL write a group is a [`Group`]: its members insert, the last to finish publishes
+//! the group's sequence numbers (after every earlier group's) and completes the members. With
+//! pipelined or unordered writes the leader leaves the queue right after the WAL write, so the
+//! next group's WAL write overlaps this group's inserts; the [`Pipeline`] counts the groups in
+//! flight, which a memtable switch or an exclusive operation waits out.
 
 use std::hint::spin_loop;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::{self, Thread};
 
@@ -54,45 +60,139 @@ pub(crate) struct Writer {
 /// What an exclusive writer does.
 pub(crate) type ExclusiveOp = Box<dyn FnOnce() -> Result<()> + Send>;
 
-/// A follower's part of a parallel memtable insert.
+/// A follower's part of a group's memtable stage: insert its batch at `seq`.
 pub(crate) struct InsertTask {
-    pub mems: Arc<MemSet>,
-    /// Sequence number of the batch's first record.
     pub seq: u64,
-    pub group: Arc<GroupInsert>,
+    pub group: Arc<Group>,
 }
 
-/// The inserts of one group still running; the last follower to finish wakes the leader.
-pub(crate) struct GroupInsert {
+/// One write group after its WAL write: the members still inserting their batches into the
+/// memtables, and what the last of them publishes. Whoever finishes last (leader or follower)
+/// publishes the group — after every earlier group, so readers see groups whole and in order —
+/// and completes every member.
+pub(crate) struct Group {
     pending: AtomicUsize,
-    leader: Thread,
-    /// The first error (or panic) of a follower's insert.
+    /// The group's sequence numbers, `first..=last`.
+    pub first: u64,
+    pub last: u64,
+    pub mems: Arc<MemSet>,
+    /// Every member, the leader first: each is completed with the group's result.
+    pub members: Vec<Arc<Writer>>,
+    /// The group publishes its sequence when it finishes (false: unordered_write published it
+    /// right after the WAL write).
+    pub ordered: bool,
+    pub sync: bool,
+    pub size: u64,
+    /// The WAL write failed: nothing was inserted; the sequence numbers are used up.
+    pub wal_error: Option<Error>,
+    /// The group keeps the writer queue until it is published (no pipelining): whoever
+    /// publishes it hands the queue to the next leader.
+    pub holds_queue: bool,
+    /// The first error (or panic) of a member's insert.
     pub error: Mutex<Option<Error>>,
 }
 
-impl GroupInsert {
-    pub(crate) fn new(followers: usize) -> Arc<GroupInsert> {
-        Arc::new(GroupInsert {
-            pending: AtomicUsize::new(followers),
-            leader: thread::current(),
+impl Group {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        inserters: usize,
+        first: u64,
+        last: u64,
+        mems: Arc<MemSet>,
+        members: Vec<Arc<Writer>>,
+        ordered: bool,
+        sync: bool,
+        size: u64,
+    ) -> Group {
+        Group {
+            pending: AtomicUsize::new(inserters),
+            first,
+            last,
+            mems,
+            members,
+            ordered,
+            sync,
+            size,
+            wal_error: None,
+            holds_queue: false,
             error: Mutex::new(None),
-        })
+        }
     }
 
-    /// A follower finished its insert (with `err` if it failed).
-    fn finished(&self, err: Option<Error>) {
+    /// A member finished its insert (with `err` if it failed); true for the last one, which
+    /// publishes the group.
+    pub(crate) fn finished(&self, err: Option<Error>) -> bool {
         if let Some(e) = err {
             self.error.lock().get_or_insert(e);
         }
-        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.leader.unpark();
-        }
+        self.pending.fetch_sub(1, Ordering::AcqRel) == 1
+    }
+}
+
+/// Where write groups stand between their WAL write and their publication: with pipelined or
+/// unordered writes the next group's WAL write starts while earlier groups still insert.
+#[derive(Default)]
+pub(crate) struct Pipeline {
+    /// The last sequence number given to a group (ahead of the published one while groups are
+    /// in flight). Written by the write leader only.
+    pub allocated: AtomicU64,
+    /// Groups whose WAL write is done but that are not yet completed.
+    pub in_flight: AtomicUsize,
+    /// A group's insert failed or panicked: nothing after it may be published.
+    broken: AtomicBool,
+    broken_error: Mutex<Option<Error>>,
+    /// Threads parked until a group is published or completed.
+    waiters: Mutex<Vec<Thread>>,
+    has_waiters: AtomicBool,
+}
+
+impl Pipeline {
+    /// A group's memtable insert failed: groups after it are never published.
+    pub(crate) fn set_broken(&self, e: Error) {
+        self.broken_error.lock().get_or_insert(e);
+        self.broken.store(true, Ordering::Release);
+        self.wake();
     }
 
-    /// The leader waits until every follower's insert is done (their entries are then visible
-    /// to whoever acquires after this returns).
-    pub(crate) fn wait(&self) {
-        await_until(|| self.pending.load(Ordering::Acquire) == 0, None);
+    /// Park (after spinning and yielding) until `done()`, or fail once the pipeline is broken.
+    pub(crate) fn wait(&self, mut done: impl FnMut() -> bool) -> Result<()> {
+        let mut ok = true;
+        await_until(
+            || {
+                if done() {
+                    return true;
+                }
+                ok = !self.broken.load(Ordering::Acquire);
+                !ok
+            },
+            Some(&|| {
+                self.waiters.lock().push(thread::current());
+                self.has_waiters.store(true, Ordering::SeqCst);
+                fence(Ordering::SeqCst);
+            }),
+        );
+        if ok {
+            return Ok(());
+        }
+        Err(self
+            .broken_error
+            .lock()
+            .clone()
+            .unwrap_or_else(|| Error::Busy("write: an earlier write group failed; writes are stopped".into())))
+    }
+
+    /// Wake the threads parked in [`wait`](Self::wait) (they check again). Called after the
+    /// state they wait for changed.
+    pub(crate) fn wake(&self) {
+        fence(Ordering::SeqCst);
+        if !self.has_waiters.load(Ordering::SeqCst) {
+            return;
+        }
+        let mut w = self.waiters.lock();
+        self.has_waiters.store(false, Ordering::SeqCst);
+        for t in w.drain(..) {
+            t.unpark();
+        }
     }
 }
 
@@ -120,13 +220,15 @@ impl Writer {
     /// Wait until the state differs from `from`; returns the new state.
     fn await_change(&self, from: u8) -> u8 {
         let mut s = from;
+        let parked = || self.parked.store(true, Ordering::SeqCst);
         await_until(
             || {
                 s = self.state.load(Ordering::Acquire);
                 s != from
             },
-            Some(&self.parked),
+            Some(&parked),
         );
+        self.parked.store(false, Ordering::SeqCst);
         s
     }
 
@@ -135,35 +237,36 @@ impl Writer {
         self.parked.load(Ordering::SeqCst)
     }
 
-    /// Hand this writer its part of a parallel insert and wake it.
+    /// Hand this writer its part of a group's memtable stage and wake it.
     pub(crate) fn start_insert(&self, task: InsertTask) {
         *self.task.lock() = Some(task);
         self.set_state(INSERT);
     }
 
-    /// Finish this (follower) writer with `r` and wake it.
+    /// Finish this writer with `r` and wake it.
     pub(crate) fn complete(&self, r: Result<()>) {
         *self.result.lock() = Some(r);
         self.set_state(DONE);
     }
 
-    /// Run this writer's part of a parallel insert, on its own thread.
-    fn run_insert(&self, insert: &dyn Fn(&MemSet, u64, &WriteBatch) -> Result<()>) {
-        let Some(task) = self.task.lock().take() else {
-            return;
-        };
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match self.batch.lock().as_ref() {
-            Some(b) => insert(&task.mems, task.seq, b),
-            None => Ok(()),
-        }))
-        .unwrap_or_else(|p| Err(Error::from_panic("memtable insert", p)));
-        task.group.finished(r.err());
+    /// The leader, after its own part: wait until its group is completed; its result.
+    pub(crate) fn wait_done(&self) -> Result<()> {
+        loop {
+            let s = self.state.load(Ordering::Acquire);
+            if s == DONE {
+                break;
+            }
+            self.await_change(s);
+        }
+        self.result.lock().take().unwrap_or(Ok(()))
     }
 }
 
 /// Spin, then yield, then park until `done()` holds. Whoever makes it hold unparks this thread.
-/// `parked` (if given) is set while the thread parks.
-fn await_until(mut done: impl FnMut() -> bool, parked: Option<&AtomicBool>) {
+/// `before_park` (if given) runs before the thread first parks (to say it is parked, or to
+/// register it for a wake-up); parking times out now and then, so a waiter never depends on a
+/// wake-up alone.
+fn await_until(mut done: impl FnMut() -> bool, before_park: Option<&dyn Fn()>) {
     for _ in 0..SPINS {
         if done() {
             return;
@@ -184,14 +287,14 @@ fn await_until(mut done: impl FnMut() -> bool, parked: Option<&AtomicBool>) {
     }
     // `unpark` before `park` leaves a token, so a wake-up between the check and `park` is not
     // lost; a spurious return just checks again.
-    if let Some(p) = parked {
-        p.store(true, Ordering::SeqCst);
-    }
-    while !done() {
-        thread::park();
-    }
-    if let Some(p) = parked {
-        p.store(false, Ordering::SeqCst);
+    loop {
+        if let Some(f) = before_park {
+            f();
+        }
+        if done() {
+            return;
+        }
+        thread::park_timeout(std::time::Duration::from_millis(10));
     }
 }
 
@@ -204,11 +307,11 @@ pub(crate) enum Role {
 }
 
 /// Join the queue and wait until this writer leads or its group finished. A follower asked to
-/// insert its own batch does so with `insert` (on this thread) while it waits.
+/// insert its own batch does so with `insert` (on this thread), then waits for its group.
 pub(crate) fn join(
     queue: &Mutex<std::collections::VecDeque<Arc<Writer>>>,
     w: &Arc<Writer>,
-    insert: &dyn Fn(&MemSet, u64, &WriteBatch) -> Result<()>,
+    insert: &dyn Fn(&Writer, InsertTask),
 ) -> Role {
     {
         let mut q = queue.lock();
@@ -222,30 +325,27 @@ pub(crate) fn join(
         s = w.await_change(s);
         match s {
             LEADER => return Role::Leader,
-            INSERT => w.run_insert(insert),
+            INSERT => {
+                if let Some(task) = w.task.lock().take() {
+                    insert(w, task);
+                }
+            }
             _ => return Role::Done(w.result.lock().take().unwrap_or(Ok(()))),
         }
     }
 }
 
-/// The leader finished its group (itself and `followers`, the writers right behind it): take
-/// them off the queue, make the next writer leader, and complete the followers with `r`.
-pub(crate) fn exit_group(
-    queue: &Mutex<std::collections::VecDeque<Arc<Writer>>>,
-    followers: &[Arc<Writer>],
-    r: &Result<()>,
-) {
+/// The leader's group (itself and `followers` writers right behind it) leaves the queue: the
+/// next writer becomes leader. The members are completed by whoever finishes their group.
+pub(crate) fn leave_queue(queue: &Mutex<std::collections::VecDeque<Arc<Writer>>>, followers: usize) {
     let next = {
         let mut q = queue.lock();
-        for _ in 0..=followers.len() {
+        for _ in 0..=followers {
             q.pop_front();
         }
         q.front().cloned()
     };
     if let Some(n) = next {
         n.set_state(LEADER);
-    }
-    for f in followers {
-        f.complete(r.clone());
     }
 }

@@ -152,3 +152,13 @@ pub fn level_files(db: &DB) -> Vec<u64> {
         })
         .collect()
 }
+
+/// Bytes in the WAL files (`*.log`) of the DB directory `dir` on the real file system.
+pub fn wal_bytes_on_disk(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".log"))
+        .map(|e| e.metadata().unwrap().len())
+        .sum()
+}
