@@ -543,14 +543,17 @@ fn write_group(
 }
 
 /// The last member of a group to finish its insert publishes the group — after every earlier
-/// group, so readers never see part of a group or a gap — and completes every member.
-fn finish_group(db: &DbInner, g: &write_thread::Group) {
+/// group, so readers never see part of a group or a gap — and completes every member. A group
+/// whose turn has not come (an earlier one still inserts) waits in `Pipeline::unpublished`, and
+/// whoever publishes the group before it publishes it too: no thread waits for another's inserts.
+fn finish_group(db: &DbInner, g: &Arc<write_thread::Group>) {
     let pipe = &db.pipeline;
     let insert_error = g.error.lock().take();
-    let mut r = match (&g.wal_error, insert_error) {
+    let r = match (&g.wal_error, insert_error) {
         (Some(e), _) => Err(e.clone()),
         (None, Some(e)) => {
-            // Part of the group may be in the memtable under unpublished sequence numbers.
+            // Part of the group may be in the memtable under unpublished sequence numbers: the
+            // group is never published, nor is any after it.
             stop_after_torn_insert(db, e.clone());
             Err(e)
         }
@@ -563,17 +566,47 @@ fn finish_group(db: &DbInner, g: &write_thread::Group) {
             mem.range_dels.refresh(mem.icmp());
         }
     }
-    if g.ordered && (r.is_ok() || g.wal_error.is_some()) {
-        match pipe.wait(|| db.last_seq.load(Ordering::Acquire) + 1 >= g.first) {
-            // Publish only now: readers never see part of a group.
-            Ok(()) => db.last_seq.store(g.last, Ordering::Release),
-            Err(e) => {
-                if r.is_ok() {
-                    r = Err(e);
+    *g.result.lock() = Some(r);
+    if !g.ordered {
+        // unordered_write: published at the WAL write.
+        complete_group(db, g);
+        return;
+    }
+    let mut ready = Vec::new();
+    {
+        let mut waiting = pipe.unpublished.lock();
+        waiting.insert(g.first, g.clone());
+        if pipe.is_broken() {
+            // No group after the broken one is ever published: all fail.
+            let e = pipe.broken_error();
+            for (_, h) in std::mem::take(&mut *waiting) {
+                let mut hr = h.result.lock();
+                if hr.as_ref().is_some_and(|r| r.is_ok()) {
+                    *hr = Some(Err(e.clone()));
                 }
+                drop(hr);
+                ready.push(h);
+            }
+        } else {
+            while let Some(h) = waiting.remove(&(db.last_seq.load(Ordering::Acquire) + 1)) {
+                // Publish: readers never see part of a group. A group whose WAL write failed
+                // only uses up its sequence numbers (a write after `resume()` must never reuse
+                // them: the record may be in the WAL).
+                db.last_seq.store(h.last, Ordering::Release);
+                ready.push(h);
             }
         }
     }
+    for h in ready {
+        complete_group(db, &h);
+    }
+}
+
+/// A group is published (or failed): count it out of the pipeline, hand the queue on if it
+/// kept it, and complete its members with its result.
+fn complete_group(db: &DbInner, g: &write_thread::Group) {
+    let pipe = &db.pipeline;
+    let r = g.result.lock().clone().unwrap_or(Ok(()));
     if r.is_ok() {
         db.write_stats
             .record(g.members.len() as u64, g.last - g.first + 1, g.size, g.sync);

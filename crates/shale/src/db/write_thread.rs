@@ -90,6 +90,8 @@ pub(crate) struct Group {
     pub holds_queue: bool,
     /// The first error (or panic) of a member's insert.
     pub error: Mutex<Option<Error>>,
+    /// The group's result, once its last member finished.
+    pub result: Mutex<Option<Result<()>>>,
 }
 
 impl Group {
@@ -116,6 +118,7 @@ impl Group {
             wal_error: None,
             holds_queue: false,
             error: Mutex::new(None),
+            result: Mutex::new(None),
         }
     }
 
@@ -144,9 +147,25 @@ pub(crate) struct Pipeline {
     /// Threads parked until a group is published or completed.
     waiters: Mutex<Vec<Thread>>,
     has_waiters: AtomicBool,
+    /// Groups done inserting whose turn to be published has not come (an earlier group is still
+    /// inserting), by first sequence number. Whoever publishes a group publishes the ones
+    /// waiting right behind it too: no thread waits for another group's inserts.
+    pub unpublished: Mutex<std::collections::BTreeMap<u64, Arc<Group>>>,
 }
 
 impl Pipeline {
+    pub(crate) fn is_broken(&self) -> bool {
+        self.broken.load(Ordering::Acquire)
+    }
+
+    /// The error that broke the pipeline.
+    pub(crate) fn broken_error(&self) -> Error {
+        self.broken_error
+            .lock()
+            .clone()
+            .unwrap_or_else(|| Error::Busy("write: an earlier write group failed; writes are stopped".into()))
+    }
+
     /// A group's memtable insert failed: groups after it are never published.
     pub(crate) fn set_broken(&self, e: Error) {
         self.broken_error.lock().get_or_insert(e);
