@@ -467,9 +467,6 @@ fn write_group(
             }
         }
     }
-    let members: Vec<Arc<Writer>> = std::iter::once(leader.clone())
-        .chain(followers.iter().cloned())
-        .collect();
     // Followers still awake insert their own batches; the leader inserts its own and those of
     // parked followers (waking one would cost more than inserting for it). A group whose WAL
     // write failed inserts nothing: it only uses up its sequence numbers, in order (the record
@@ -496,7 +493,8 @@ fn write_group(
         first,
         last,
         mems,
-        members,
+        leader.clone(),
+        followers.to_vec(),
         !unordered,
         sync,
         size as u64,
@@ -575,6 +573,13 @@ fn finish_group(db: &DbInner, g: &Arc<write_thread::Group>) {
     let mut ready = Vec::new();
     {
         let mut waiting = pipe.unpublished.lock();
+        if waiting.is_empty() && !pipe.is_broken() && db.last_seq.load(Ordering::Acquire) + 1 == g.first {
+            // Its turn, and no group waits behind it (the common case): publish it alone.
+            db.last_seq.store(g.last, Ordering::Release);
+            drop(waiting);
+            complete_group(db, g);
+            return;
+        }
         waiting.insert(g.first, g.clone());
         if pipe.is_broken() {
             // No group after the broken one is ever published: all fail.
@@ -609,18 +614,19 @@ fn complete_group(db: &DbInner, g: &write_thread::Group) {
     let r = g.result.lock().clone().unwrap_or(Ok(()));
     if r.is_ok() {
         db.write_stats
-            .record(g.members.len() as u64, g.last - g.first + 1, g.size, g.sync);
+            .record(1 + g.followers.len() as u64, g.last - g.first + 1, g.size, g.sync);
     }
     pipe.in_flight.fetch_sub(1, Ordering::AcqRel);
     pipe.wake();
     if g.holds_queue {
         // The group kept the queue until now: hand it on before completing the members (a
         // member that writes again at once then queues behind the next leader).
-        write_thread::leave_queue(&db.writers, g.members.len() - 1);
+        write_thread::leave_queue(&db.writers, g.followers.len());
     }
-    for m in &g.members {
+    for m in &g.followers {
         m.complete(r.clone());
     }
+    g.leader.complete(r);
 }
 
 /// Ensure the memtables have room, switching the full ones (and the WAL) first, then delay or

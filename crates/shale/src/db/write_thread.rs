@@ -76,8 +76,9 @@ pub(crate) struct Group {
     pub first: u64,
     pub last: u64,
     pub mems: Arc<MemSet>,
-    /// Every member, the leader first: each is completed with the group's result.
-    pub members: Vec<Arc<Writer>>,
+    /// The leader and its followers: each is completed with the group's result.
+    pub leader: Arc<Writer>,
+    pub followers: Vec<Arc<Writer>>,
     /// The group publishes its sequence when it finishes (false: unordered_write published it
     /// right after the WAL write).
     pub ordered: bool,
@@ -101,7 +102,8 @@ impl Group {
         first: u64,
         last: u64,
         mems: Arc<MemSet>,
-        members: Vec<Arc<Writer>>,
+        leader: Arc<Writer>,
+        followers: Vec<Arc<Writer>>,
         ordered: bool,
         sync: bool,
         size: u64,
@@ -111,7 +113,8 @@ impl Group {
             first,
             last,
             mems,
-            members,
+            leader,
+            followers,
             ordered,
             sync,
             size,
