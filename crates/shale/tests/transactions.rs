@@ -356,11 +356,24 @@ fn pessimistic_locks_timeout_and_release() {
     assert_eq!(db.put(b"k", b"3").unwrap_err().kind(), ErrorKind::TimedOut);
     // plain reads do not
     assert_eq!(db.get(b"k").unwrap(), None);
+    // a batch written through the DB locks each of its keys
+    let mut wb = shale::WriteBatch::new();
+    wb.put(b"free", b"1");
+    wb.put(b"k", b"batch");
+    assert_eq!(db.write(wb).unwrap_err().kind(), ErrorKind::TimedOut);
+    assert_eq!(db.get(b"free").unwrap(), None);
+    let mut wb = shale::WriteBatch::new();
+    wb.delete_range(b"a", b"b");
+    assert_eq!(db.write(wb).unwrap_err().kind(), ErrorKind::NotSupported);
     t1.commit().unwrap();
     t2.put(b"k", b"2").unwrap();
     t2.commit().unwrap();
     db.put(b"k", b"3").unwrap();
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"3"[..]));
+    let mut wb = shale::WriteBatch::new();
+    wb.put(b"free", b"1");
+    db.write(wb).unwrap();
+    assert_eq!(db.get(b"free").unwrap().as_deref(), Some(&b"1"[..]));
 
     // shared locks: two readers, no writer
     let r1 = db.transaction();

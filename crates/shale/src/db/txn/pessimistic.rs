@@ -215,6 +215,17 @@ impl TransactionDB {
         self.locked_write(&WriteOptions::default(), |t| t.merge_cf(cf, key, value))
     }
 
+    /// Write a batch atomically, locking each of its keys first (waiting at most
+    /// `default_lock_timeout`).
+    pub fn write(&self, batch: crate::write_batch::WriteBatch) -> Result<()> {
+        self.write_opt(batch, &WriteOptions::default())
+    }
+    pub fn write_opt(&self, batch: crate::write_batch::WriteBatch, wo: &WriteOptions) -> Result<()> {
+        let mut o = TransactionOptions::default();
+        o.set_lock_timeout(self.default_lock_timeout);
+        self.transaction_opt(wo, &o).write_locked(batch)
+    }
+
     /// Reads take no locks.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         self.core.db.get(key)

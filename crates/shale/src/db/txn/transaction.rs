@@ -546,6 +546,52 @@ impl<'db, D> Transaction<'db, D> {
         st.snapshot = None;
     }
 
+    /// Lock every key `batch` writes, write it as it is, and release the locks (the
+    /// pessimistic DB's `write`, RocksDB's `TransactionDB::Write`). Range deletions cannot be
+    /// locked key by key: NotSupported, as in RocksDB.
+    pub(crate) fn write_locked(&self, batch: crate::write_batch::WriteBatch) -> Result<()> {
+        use crate::write_batch::BatchRecord as R;
+        let mut st = self.st.lock();
+        self.usable(&st)?;
+        let cfs = self.db().cfs.read().by_id.clone();
+        let mut r = Ok(());
+        for rec in batch.records() {
+            let (cf, key) = match rec {
+                Err(e) => {
+                    r = Err(e);
+                    break;
+                }
+                Ok(
+                    R::Put { cf, key, .. }
+                    | R::Delete { cf, key }
+                    | R::SingleDelete { cf, key }
+                    | R::Merge { cf, key, .. },
+                ) => (cf, key),
+                Ok(R::DeleteRange { .. }) => {
+                    r = Err(Error::NotSupported(
+                        "a range deletion in a write to a TransactionDB".into(),
+                    ));
+                    break;
+                }
+                Ok(_) => continue,
+            };
+            let Some(cfd) = cfs.get(&cf) else {
+                r = Err(Error::invalid(format!("column family {cf} does not exist")));
+                break;
+            };
+            if let Err(e) = self.track(&mut st, cfd, key, true) {
+                r = Err(e);
+                break;
+            }
+        }
+        if r.is_ok() {
+            r = self.core.db.write_opt(batch, &self.wo);
+        }
+        st.state = if r.is_ok() { State::Committed } else { State::RolledBack };
+        self.release(&mut st);
+        r
+    }
+
     /// Drop every write and lock; the transaction cannot be used afterwards (an expired one
     /// can still be rolled back).
     pub fn rollback(&self) -> Result<()> {
