@@ -7,6 +7,8 @@ use std::sync::{Arc, Barrier, Mutex};
 
 use shale::{ColumnFamily, Options, ReadOptions, WriteBatch, WriteOptions, DB};
 
+use crate::bench_txn::{BenchDb, Tally, TxnFlags};
+
 pub use crate::bench_config::{options_from_flags, Config};
 use crate::flags::{help_text, Flags, BENCH_FLAGS};
 use crate::random::{Random64, RandomGenerator};
@@ -38,6 +40,8 @@ enum Method {
     MergeRandom,
     ReadRandomMergeRandom,
     Compact,
+    /// db_bench's RandomTransaction (`bench_txn.rs`).
+    RandomTransaction,
     /// db_bench's checksum benchmarks: `crc32c`, `xxhash`, `xxhash64`, `xxh3`.
     Checksum(&'static str),
 }
@@ -69,6 +73,7 @@ pub const KNOWN_BENCHMARKS: &[&str] = &[
     "readwhilewriting",
     "mergerandom",
     "readrandommergerandom",
+    "randomtransaction",
     "compact",
     "flush",
     "waitforcompaction",
@@ -90,7 +95,8 @@ pub fn column_family_name(i: usize) -> String {
 
 /// Per-benchmark parameters (db_bench's members sanitized at the top of each benchmark).
 struct Ctx {
-    db: Arc<DB>,
+    db: Arc<BenchDb>,
+    txn: TxnFlags,
     /// The families of `--num_column_families` above 1 (by index); empty with one family,
     /// where every call goes to `default` as before.
     cfs: Vec<Arc<ColumnFamily>>,
@@ -589,6 +595,7 @@ fn run_method(m: Method, ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
         Method::MergeRandom => merge_random(ctx, sh, t),
         Method::ReadRandomMergeRandom => read_random_merge_random(ctx, sh, t),
         Method::Checksum(kind) => checksum(ctx, t, kind),
+        Method::RandomTransaction => random_transaction(ctx, sh, t),
         Method::Compact => {
             t.rand.next(); // SelectDB(thread)
             if let Err(e) = ctx.db.compact_range(None, None) {
@@ -596,6 +603,33 @@ fn run_method(m: Method, ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
             }
         }
     }
+}
+
+/// db_bench's RandomTransaction: `readwrites` transactions (see `bench_txn.rs`).
+fn random_transaction(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
+    let mut duration = Duration::new(ctx, sh, ctx.duration, ctx.readwrites);
+    let mut tally = Tally::default();
+    while !duration.done(1) {
+        match crate::bench_txn::one_transaction(
+            &ctx.db,
+            &ctx.txn,
+            ctx.num.max(1) as u64,
+            &ctx.write_options,
+            &mut t.rand,
+            &mut tally,
+        ) {
+            Ok(true) => tally.committed += 1,
+            Ok(false) => tally.aborted += 1,
+            Err(e) => {
+                sh.set_fatal(format!("randomtransaction: {e}"));
+                return;
+            }
+        }
+        t.stats.finished_ops(1, OpType::Write);
+    }
+    t.stats.add_bytes(tally.bytes);
+    t.stats
+        .add_message(&format!("( transactions:{} aborts:{})", tally.committed, tally.aborted));
 }
 
 /// db_bench's Crc32c / xxHash / xxHash64 / xxh3 benchmarks: hash `--block_size` bytes of 'x'
@@ -624,7 +658,7 @@ struct Benchmark {
     opts: Options,
     db_path: PathBuf,
     temp_db: bool,
-    db: Option<Arc<DB>>,
+    db: Option<Arc<BenchDb>>,
     cfs: Vec<Arc<ColumnFamily>>,
     seed_base: i64,
     total_thread_count: i64,
@@ -637,9 +671,12 @@ impl Benchmark {
         o.create_if_missing(!self.cfg.use_existing_db);
         let n = self.cfg.num_column_families;
         if n <= 1 {
-            let db = DB::open(&o, &self.db_path).map_err(|e| format!("open error: {e}"))?;
+            let db = BenchDb::open(&o, &self.db_path, &self.cfg.txn).map_err(|e| format!("open error: {e}"))?;
             self.db = Some(Arc::new(db));
             return Ok(());
+        }
+        if self.cfg.txn.transaction_db || self.cfg.txn.optimistic {
+            return Err("--num_column_families with a transaction DB is not supported".into());
         }
         // db_bench's OpenDb with --num_column_families: every family with the same options,
         // the missing ones created
@@ -653,7 +690,7 @@ impl Benchmark {
                     .ok_or_else(|| format!("open error: no family {name}"))
             })
             .collect::<Result<_, _>>()?;
-        self.db = Some(Arc::new(db));
+        self.db = Some(Arc::new(BenchDb::Plain(db)));
         Ok(())
     }
 
@@ -730,6 +767,7 @@ impl Benchmark {
             "mergerandom" => run(Method::MergeRandom, false),
             "readrandommergerandom" => run(Method::ReadRandomMergeRandom, false),
             "compact" => run(Method::Compact, false),
+            "randomtransaction" => run(Method::RandomTransaction, false),
             "crc32c" => run(Method::Checksum("crc32c"), false),
             "xxhash" => run(Method::Checksum("xxhash"), false),
             "xxhash64" => run(Method::Checksum("xxhash64"), false),
@@ -833,6 +871,7 @@ impl Benchmark {
             println!("DB path: [{}]", self.db_path.display());
             let ctx = Ctx {
                 db,
+                txn: self.cfg.txn,
                 cfs: self.cfs.clone(),
                 num,
                 flags_num: self.cfg.num,
@@ -865,6 +904,13 @@ impl Benchmark {
                 mergereadpercent: self.cfg.mergereadpercent,
             };
             self.run_benchmark(num_threads, &name, method, &ctx)?;
+            if method == Method::RandomTransaction {
+                // db_bench's post-run check: every set sums to the same total
+                match crate::bench_txn::verify(&ctx.db, self.cfg.txn.sets) {
+                    Ok(total) => println!("RandomTransactionVerify Success (every set sums to {total})."),
+                    Err(e) => return Err(format!("RandomTransactionVerify FAILED: {e}")),
+                }
+            }
         }
         if self.cfg.statistics {
             if let Some(Ok(Some(s))) = self.db.as_ref().map(|d| d.property_value("rocksdb.stats")) {

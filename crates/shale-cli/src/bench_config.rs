@@ -53,6 +53,9 @@ pub struct Config {
     pub mergereadpercent: i64,
     /// `--prefix_size` (printed in the header; the extractor is in the options).
     pub prefix_size: i64,
+    /// `--transaction_db`, `--optimistic_transaction_db`, `--transaction_sets`,
+    /// `--transaction_set_snapshot`, `--transaction_lock_timeout`.
+    pub txn: crate::bench_txn::TxnFlags,
 }
 
 fn fail(msg: impl std::fmt::Display) -> String {
@@ -199,7 +202,17 @@ impl Config {
             readwritepercent: fl.i64("readwritepercent"),
             mergereadpercent: fl.i64("mergereadpercent"),
             prefix_size: fl.i64("prefix_size"),
+            txn: crate::bench_txn::TxnFlags {
+                transaction_db: fl.bool("transaction_db"),
+                optimistic: fl.bool("optimistic_transaction_db"),
+                sets: fl.u64("transaction_sets"),
+                set_snapshot: fl.bool("transaction_set_snapshot"),
+                lock_timeout_ms: fl.u64("transaction_lock_timeout"),
+            },
         };
+        if c.txn.sets == 0 || c.txn.sets > 9999 {
+            return Err(format!("--transaction_sets must be in 1..=9999, got {}", c.txn.sets));
+        }
         // db_bench registers gflags' ValidateInt32Percent for --readwritepercent.
         if c.readwritepercent <= 0 || c.readwritepercent >= 100 {
             return Err(format!(

@@ -11,6 +11,7 @@
 
 mod bench;
 mod bench_config;
+mod bench_txn;
 mod crash;
 mod cuckoo_bench;
 mod faultinj;

@@ -1166,3 +1166,41 @@ fn ldb_extern_sst_files_cross_with_rocksdb_ldb() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), want);
 }
+
+/// `randomtransaction` on both transaction DBs (several threads) and on a plain DB, with the
+/// end-of-run check that every set sums to the same total.
+#[test]
+fn bench_randomtransaction_verifies_sums() {
+    for mode in [
+        &["--transaction_db=1", "--threads=3"][..],
+        &[
+            "--optimistic_transaction_db=1",
+            "--threads=3",
+            "--transaction_set_snapshot=1",
+        ][..],
+        &[
+            "--transaction_db=1",
+            "--transaction_set_snapshot=1",
+            "--transaction_sets=4",
+        ][..],
+        &[][..],
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let dbf = format!("--db={}", dir.path().join("db").display());
+        let mut args = vec!["bench", "--benchmarks=fillrandom,randomtransaction", "--num=3000", &dbf];
+        args.extend_from_slice(mode);
+        let o = shale(&args);
+        let out = stdout(&o);
+        assert!(o.status.success(), "{mode:?}: {out}{}", stderr(&o));
+        assert!(out.contains("randomtransaction :"), "{out}");
+        assert!(out.contains("RandomTransactionVerify Success"), "{mode:?}: {out}");
+    }
+    let o = shale(&[
+        "bench",
+        "--benchmarks=randomtransaction",
+        "--transaction_sets=0",
+        "--num=10",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("transaction_sets"), "{}", stderr(&o));
+}

@@ -40,6 +40,18 @@ pub enum Error {
     /// What was asked for does not exist any more (e.g. `get_updates_since` for a sequence
     /// number whose WAL was deleted: RocksDB's `Status::NotFound`).
     NotFound(String),
+    /// A transaction waited longer than its lock timeout for a row lock (RocksDB's
+    /// `Status::TimedOut`).
+    TimedOut(String),
+    /// The operation may succeed if retried: an optimistic transaction could not be checked for
+    /// conflicts because the memtable history is too short (RocksDB's `Status::TryAgain`).
+    TryAgain(String),
+    /// A transaction ran past its expiration time; its locks may have been taken by others
+    /// (RocksDB's `Status::Expired`).
+    Expired(String),
+    /// A read found merge operands but no base value and no way to resolve them (RocksDB's
+    /// `Status::MergeInProgress`, e.g. `get_from_batch` without a merge operator).
+    MergeInProgress(String),
 }
 
 impl Error {
@@ -152,6 +164,10 @@ impl fmt::Display for Error {
             Error::Panic { context, message } => write!(f, "Panic in {context}: {message}"),
             Error::Incomplete(m) => write!(f, "Result incomplete: {m}"),
             Error::NotFound(m) => write!(f, "NotFound: {m}"),
+            Error::TimedOut(m) => write!(f, "Operation timed out: {m}"),
+            Error::TryAgain(m) => write!(f, "Operation failed. Try again.: {m}"),
+            Error::Expired(m) => write!(f, "Operation expired: {m}"),
+            Error::MergeInProgress(m) => write!(f, "Merge in progress: {m}"),
         }
     }
 }

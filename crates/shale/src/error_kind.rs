@@ -36,6 +36,10 @@ impl Error {
             Error::Background(e) => e.kind(),
             Error::Incomplete(_) => ErrorKind::Incomplete,
             Error::NotFound(_) => ErrorKind::NotFound,
+            Error::TimedOut(_) => ErrorKind::TimedOut,
+            Error::TryAgain(_) => ErrorKind::TryAgain,
+            Error::Expired(_) => ErrorKind::Expired,
+            Error::MergeInProgress(_) => ErrorKind::MergeInProgress,
             // RocksDB has no status for a panic (it would abort the process): the operation was
             // abandoned.
             Error::Panic { .. } => ErrorKind::Aborted,

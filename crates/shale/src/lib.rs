@@ -51,8 +51,10 @@ pub use compaction_options::{FifoCompactOptions, UniversalCompactOptions, Univer
 pub use db::{
     AsColumnFamilyRef, BackupEngine, BackupEngineInfo, BackupEngineOptions, Checkpoint, ColumnFamily,
     ColumnFamilyDescriptor, DBIterator, DBRawIterator, DBWALIterator, DBWithThreadMode, Direction, Env,
-    IngestExternalFileOptions, IteratorMode, LiveFile, MultiThreaded, Range, RestoreOptions, SingleThreaded, Snapshot,
-    SstFileWriter, ThreadMode, WalFile, DB, DEFAULT_COLUMN_FAMILY_NAME,
+    IngestExternalFileOptions, IteratorMode, LiveFile, MultiThreaded, OptimisticTransactionDB,
+    OptimisticTransactionOptions, Range, RestoreOptions, SingleThreaded, Snapshot, SstFileWriter, ThreadMode,
+    Transaction, TransactionDB, TransactionDBOptions, TransactionOptions, TxnIterator, TxnRawIterator, WalFile,
+    WriteBatchWithIndex, DB, DEFAULT_COLUMN_FAMILY_NAME,
 };
 pub use error::{Error, Result};
 pub use error_kind::ErrorKind;

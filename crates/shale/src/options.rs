@@ -53,6 +53,10 @@ pub struct Options {
     /// wait (default 1; RocksDB's `min_write_buffer_number_to_merge`, capped at
     /// `max_write_buffer_number - 1` as RocksDB sanitizes it). `flush()` and a close flush all.
     pub(crate) min_write_buffer_number_to_merge: usize,
+    /// Bytes of flushed memtables kept in memory for transactions' conflict checks (RocksDB's
+    /// `max_write_buffer_size_to_maintain`; default 0, -1: `max_write_buffer_number *
+    /// write_buffer_size`; the transaction DBs set -1 when it is 0, as RocksDB does).
+    pub(crate) max_write_buffer_size_to_maintain: i64,
     /// The memtable representation (default: skiplist).
     pub(crate) memtable_factory: MemtableFactory,
     /// Target uncompressed data-block size (default 4096).
@@ -184,6 +188,7 @@ impl Default for Options {
             write_buffer_size: 64 << 20,
             max_write_buffer_number: 2,
             min_write_buffer_number_to_merge: 1,
+            max_write_buffer_size_to_maintain: 0,
             memtable_factory: MemtableFactory::SkipList,
             block_size: 4096,
             block_restart_interval: 16,

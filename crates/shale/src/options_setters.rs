@@ -41,6 +41,11 @@ impl Options {
     pub fn set_max_write_buffer_number(&mut self, nbuf: i32) {
         self.max_write_buffer_number = non_negative(nbuf);
     }
+    /// Bytes of flushed memtables kept for transactions' conflict checks (0: none; -1:
+    /// `max_write_buffer_number * write_buffer_size`).
+    pub fn set_max_write_buffer_size_to_maintain(&mut self, size: i64) {
+        self.max_write_buffer_size_to_maintain = size;
+    }
     /// Immutable memtables merged into one L0 file per flush (at least 1).
     pub fn set_min_write_buffer_number_to_merge(&mut self, to_merge: i32) {
         self.min_write_buffer_number_to_merge = non_negative(to_merge);

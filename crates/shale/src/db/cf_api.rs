@@ -97,6 +97,7 @@ pub(crate) fn create_family(
                     cfd: cfd.clone(),
                     mem,
                     imm: VecDeque::new(),
+                    history: VecDeque::new(),
                     stats: super::props::CompactionStats::new(),
                 },
             );

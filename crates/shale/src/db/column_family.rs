@@ -85,6 +85,9 @@ pub(crate) struct CfMem {
     pub mem: Arc<MemTable>,
     /// Immutable memtables, oldest first.
     pub imm: VecDeque<ImmMem>,
+    /// Flushed memtables kept for transactions' conflict checks (RocksDB's memtable history,
+    /// `max_write_buffer_size_to_maintain`), newest last.
+    pub history: VecDeque<Arc<MemTable>>,
     pub stats: super::props::CompactionStats,
 }
 

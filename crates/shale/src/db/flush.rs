@@ -194,7 +194,9 @@ pub(crate) fn run_flush_group(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState
         let bytes: u64 = p.outputs.iter().map(|f| f.file_size).sum();
         if let Ok(m) = st.cf_mut(p.cfd.id) {
             for _ in 0..p.mems.len() {
-                m.imm.pop_front();
+                if let Some(i) = m.imm.pop_front() {
+                    super::txn::keep_history(m, i.mem);
+                }
             }
             m.stats.record_flush(bytes, p.outputs.len(), start.elapsed());
         }

@@ -38,6 +38,11 @@ mod sst_file_writer;
 mod stall;
 mod subcompaction;
 mod table_cache;
+mod txn;
+pub use txn::{
+    OptimisticTransactionDB, OptimisticTransactionOptions, Transaction, TransactionDB, TransactionDBOptions,
+    TransactionOptions, TxnIterator, TxnRawIterator, WriteBatchWithIndex,
+};
 mod version;
 mod wal_iter;
 pub use wal_iter::DBWALIterator;
@@ -298,10 +303,10 @@ impl DbInner {
 
     /// A new, empty memtable for family `cfd`, charged to the DB's memory account.
     pub(crate) fn new_memtable(&self, cfd: &ColumnFamilyData) -> Arc<MemTable> {
-        Arc::new(
-            MemTable::with_factory(cfd.icmp.clone(), cfd.opts.arena_block_size(), cfd.opts.memtable_factory)
-                .with_account(&self.mem_account),
-        )
+        let m = MemTable::with_factory(cfd.icmp.clone(), cfd.opts.arena_block_size(), cfd.opts.memtable_factory)
+            .with_account(&self.mem_account);
+        m.set_created_seq(self.last_seq.load(Ordering::Acquire));
+        Arc::new(m)
     }
 
     /// The write buffer manager, if memtables have a budget.

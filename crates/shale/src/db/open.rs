@@ -363,6 +363,7 @@ fn open_inner(
                 cfd,
                 mem,
                 imm: VecDeque::new(),
+                history: VecDeque::new(),
                 stats: props::CompactionStats::new(),
             },
         );

@@ -227,6 +227,10 @@ pub(crate) struct MemTable {
     first_seq: AtomicU64,
     /// Largest sequence inserted (0 while empty).
     largest_seq: AtomicU64,
+    /// The DB's last sequence when this memtable was made (RocksDB's `earliest_seqno`): every
+    /// later write to its family is in it or in a newer memtable. Transactions use it to know
+    /// how far back the memtables hold the history of a key.
+    created_seq: AtomicU64,
     /// Range tombstones (RocksDB's `range_del_table_`), with their cached fragmented list.
     pub(crate) range_dels: crate::range_del::MemRangeDels,
     /// Where this memtable charges its memory (the DB's total and write buffer manager).
@@ -271,6 +275,7 @@ impl MemTable {
             data_size: AtomicU64::new(0),
             first_seq: AtomicU64::new(u64::MAX),
             largest_seq: AtomicU64::new(0),
+            created_seq: AtomicU64::new(0),
             range_dels: Default::default(),
             charge: None,
         }
@@ -522,6 +527,15 @@ impl MemTable {
             u64::MAX => 0,
             s => s,
         }
+    }
+
+    /// The DB's last sequence when this memtable was made (0 if not known: a memtable made
+    /// at open, holding only what came before any transaction).
+    pub(crate) fn created_seq(&self) -> SequenceNumber {
+        self.created_seq.load(AO::Relaxed)
+    }
+    pub(crate) fn set_created_seq(&self, seq: SequenceNumber) {
+        self.created_seq.store(seq, AO::Relaxed);
     }
 
     /// Largest sequence number inserted; 0 while empty.

@@ -67,6 +67,14 @@ pub(crate) fn new_raw_iterator(db: &Arc<DbInner>, cf: &Arc<ColumnFamilyData>, ro
 }
 
 impl DBRawIterator {
+    /// The family's key order, merge operator and bounds (for iterators layered on this one,
+    /// such as a transaction's).
+    pub(crate) fn layer_info(&self) -> (InternalKeyComparator, Option<Arc<dyn crate::merge::MergeOperator>>) {
+        (self.icmp.clone(), self.merge_op.clone())
+    }
+    pub(crate) fn bounds(&self) -> (Option<&[u8]>, Option<&[u8]>) {
+        (self.lower.as_deref(), self.upper.as_deref())
+    }
     pub fn valid(&self) -> bool {
         self.valid
     }

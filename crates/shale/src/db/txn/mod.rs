@@ -1,0 +1,159 @@
+//! Transactions (RocksDB's `utilities/transactions`, the `rocksdb` crate's API):
+//! [`WriteBatchWithIndex`] (`wbwi`), the two transaction DBs — [`OptimisticTransactionDB`]
+//! (commit-time validation, `optimistic`) and [`TransactionDB`] (row locks, `pessimistic` with
+//! the lock manager in `locks`) — and the [`Transaction`] they share (`transaction`).
+//! Conflict checks (`latest_seq`) look up the newest sequence number of a key in the
+//! memtables, including the flushed ones kept as history (`max_write_buffer_size_to_maintain`).
+//! See docs/transactions.md.
+
+mod locks;
+mod optimistic;
+mod pessimistic;
+mod transaction;
+mod wbwi;
+
+pub use optimistic::{OptimisticTransactionDB, OptimisticTransactionOptions};
+pub use pessimistic::{TransactionDB, TransactionDBOptions, TransactionOptions};
+pub use transaction::Transaction;
+pub use wbwi::{TxnIterator, TxnRawIterator, WriteBatchWithIndex};
+
+use std::sync::atomic::Ordering as AO;
+use std::sync::Arc;
+
+use crate::db::{CfMem, ColumnFamilyData, DbInner};
+use crate::error::{Error, Result};
+use crate::iterator::InternalIterator;
+use crate::key::{make_internal_key, parse_internal_key, vt, SequenceNumber, MAX_SEQUENCE};
+use crate::memtable::MemTable;
+use crate::options::Options;
+
+/// The history bytes a family keeps (0: none).
+fn history_limit(o: &Options) -> usize {
+    match o.max_write_buffer_size_to_maintain {
+        n if n < 0 => o.max_write_buffer_number.saturating_mul(o.write_buffer_size),
+        n => usize::try_from(n).unwrap_or(usize::MAX),
+    }
+}
+
+/// A memtable was flushed: keep it as history if the family keeps any, then trim the history
+/// to its budget (oldest first). Called by flush under the DB mutex.
+pub(crate) fn keep_history(m: &mut CfMem, mem: Arc<MemTable>) {
+    let limit = history_limit(&m.cfd.opts);
+    if limit == 0 {
+        m.history.clear();
+        return;
+    }
+    m.history.push_back(mem);
+    let mut total: usize = m.history.iter().map(|h| h.approximate_memory_usage()).sum();
+    while total > limit {
+        if let Some(old) = m.history.pop_front() {
+            total = total.saturating_sub(old.approximate_memory_usage());
+        }
+    }
+}
+
+/// The newest write of a key, as far as the checked sources know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Latest {
+    /// The newest entry for the key has this sequence number.
+    Seq(SequenceNumber),
+    /// No write of the key after `floor` (the sources hold every write after it).
+    NoneAfter(SequenceNumber),
+}
+
+/// The sequence number of the newest entry for `key` in `mem`, if any.
+fn mem_latest(mem: &Arc<MemTable>, key: &[u8]) -> Option<SequenceNumber> {
+    let mut it = mem.iter();
+    it.seek(&make_internal_key(key, MAX_SEQUENCE, vt::FOR_SEEK));
+    if !it.valid() {
+        return None;
+    }
+    let p = parse_internal_key(it.key()).ok()?;
+    (mem.icmp().compare_user(p.user_key, key) == std::cmp::Ordering::Equal).then_some(p.seq)
+}
+
+/// The newest write of `key` in family `cfd`'s memtables (mutable, immutable, history). With
+/// `full`, a key the memtables do not hold is looked up in the table files too (the
+/// pessimistic DB's snapshot validation); without it (the optimistic DB, RocksDB's
+/// `cache_only`) the answer may be `NoneAfter` a floor above what the caller needs.
+pub(crate) fn latest_seq(db: &Arc<DbInner>, cfd: &Arc<ColumnFamilyData>, key: &[u8], full: bool) -> Result<Latest> {
+    let mems: Vec<Arc<MemTable>> = {
+        let st = db.state.lock();
+        let m = st.cf(cfd.id)?;
+        std::iter::once(m.mem.clone())
+            .chain(m.imm.iter().rev().map(|i| i.mem.clone()))
+            .chain(m.history.iter().rev().cloned())
+            .collect()
+    };
+    for mem in &mems {
+        if let Some(s) = mem_latest(mem, key) {
+            return Ok(Latest::Seq(s));
+        }
+    }
+    let floor = mems.last().map_or(0, |m| m.created_seq());
+    if !full || floor == 0 {
+        return Ok(Latest::NoneAfter(floor));
+    }
+    // Every source, newest entry first.
+    let sv = cfd.super_version();
+    let mut it = crate::db::iter::internal_iterator(cfd, &sv, true, true);
+    it.seek(&make_internal_key(key, MAX_SEQUENCE, vt::FOR_SEEK));
+    if it.valid() {
+        let p = parse_internal_key(it.key())?;
+        if cfd.icmp.compare_user(p.user_key, key) == std::cmp::Ordering::Equal {
+            return Ok(Latest::Seq(p.seq));
+        }
+    }
+    it.status()?;
+    Ok(Latest::NoneAfter(0))
+}
+
+/// Check that `key` was not written after sequence `since` (RocksDB's `CheckKeyForConflicts`):
+/// Busy on a conflict, TryAgain when the memtables do not reach back far enough to tell.
+pub(crate) fn check_key(
+    db: &Arc<DbInner>,
+    cfd: &Arc<ColumnFamilyData>,
+    key: &[u8],
+    since: u64,
+    full: bool,
+) -> Result<()> {
+    match latest_seq(db, cfd, key, full)? {
+        Latest::Seq(s) if s > since => Err(Error::Busy(format!(
+            "write conflict: key {} of column family {} was written at sequence {s}, after the transaction's {since}",
+            printable(key),
+            cfd.name
+        ))),
+        Latest::Seq(_) => Ok(()),
+        Latest::NoneAfter(floor) if floor > since => Err(Error::TryAgain(format!(
+            "cannot check key {} for conflicts since sequence {since}: the memtables hold only changes after {floor}; \
+             a larger max_write_buffer_size_to_maintain keeps more history",
+            printable(key)
+        ))),
+        Latest::NoneAfter(_) => Ok(()),
+    }
+}
+
+/// A key for messages: text when printable, else hex.
+pub(crate) fn printable(key: &[u8]) -> String {
+    if key.iter().all(|b| b.is_ascii_graphic() || *b == b' ') {
+        format!("'{}'", String::from_utf8_lossy(key))
+    } else {
+        let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+        format!("0x{hex}")
+    }
+}
+
+/// The options the transaction DBs open with: memtable history for conflict checks when the
+/// caller asked for none (as RocksDB's transaction DBs do).
+pub(crate) fn txn_options(opts: &Options) -> Options {
+    let mut o = opts.clone();
+    if o.max_write_buffer_size_to_maintain == 0 {
+        o.max_write_buffer_size_to_maintain = -1;
+    }
+    o
+}
+
+/// The DB's last published sequence number.
+pub(crate) fn last_seq(db: &DbInner) -> SequenceNumber {
+    db.last_seq.load(AO::Acquire)
+}

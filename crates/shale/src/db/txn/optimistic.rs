@@ -1,0 +1,119 @@
+//! `OptimisticTransactionDB`: transactions that take no locks; each commit checks, under
+//! striped validation locks (RocksDB's `kValidateParallel`), that no key the transaction tracked
+//! was written after the sequence it was tracked at, then writes the batch.
+
+use std::ops::Deref;
+use std::path::Path;
+
+use parking_lot::Mutex;
+
+use super::transaction::{Kind, Transaction, TxnCore, TxnSettings};
+use super::txn_options;
+use crate::db::{ColumnFamilyDescriptor, DB};
+use crate::error::Result;
+use crate::options::{Options, WriteOptions};
+
+/// Options of one optimistic transaction (the `rocksdb` crate's `OptimisticTransactionOptions`).
+#[derive(Clone, Debug, Default)]
+pub struct OptimisticTransactionOptions {
+    set_snapshot: bool,
+}
+
+impl OptimisticTransactionOptions {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Take a snapshot when the transaction starts: every key it tracks must not change after
+    /// it (default false: after the key is first read for update or written).
+    pub fn set_snapshot(&mut self, snapshot: bool) {
+        self.set_snapshot = snapshot;
+    }
+}
+
+/// A DB whose transactions are checked for conflicts at commit (RocksDB's
+/// `OptimisticTransactionDB`). It dereferences to the [`DB`] for everything else; writes made
+/// directly on the DB are seen by the checks too.
+pub struct OptimisticTransactionDB {
+    core: TxnCore,
+}
+
+impl std::fmt::Debug for OptimisticTransactionDB {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "OptimisticTransactionDB({})", self.core.db.path().display())
+    }
+}
+
+/// Validation lock buckets (RocksDB's default `occ_lock_buckets`).
+const BUCKETS: usize = 1 << 20;
+
+impl OptimisticTransactionDB {
+    fn wrap(db: DB) -> OptimisticTransactionDB {
+        // Buckets are cheap (one byte of state each with parking_lot).
+        let buckets = (0..BUCKETS).map(|_| Mutex::new(())).collect();
+        OptimisticTransactionDB {
+            core: TxnCore::new(db, Kind::Optimistic { buckets }),
+        }
+    }
+    /// Open (or create, with `create_if_missing`). As RocksDB, a family that keeps no
+    /// memtable history gets `max_write_buffer_size_to_maintain = -1`.
+    pub fn open(opts: &Options, path: impl AsRef<Path>) -> Result<OptimisticTransactionDB> {
+        DB::open(&txn_options(opts), path).map(Self::wrap)
+    }
+    pub fn open_default(path: impl AsRef<Path>) -> Result<OptimisticTransactionDB> {
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        Self::open(&o, path)
+    }
+    pub fn open_cf<N: AsRef<str>, I: IntoIterator<Item = N>>(
+        opts: &Options,
+        path: impl AsRef<Path>,
+        names: I,
+    ) -> Result<OptimisticTransactionDB> {
+        DB::open_cf(&txn_options(opts), path, names).map(Self::wrap)
+    }
+    pub fn open_cf_descriptors<I: IntoIterator<Item = ColumnFamilyDescriptor>>(
+        opts: &Options,
+        path: impl AsRef<Path>,
+        cfs: I,
+    ) -> Result<OptimisticTransactionDB> {
+        let cfs: Vec<ColumnFamilyDescriptor> = cfs
+            .into_iter()
+            .map(|mut d| {
+                d.options = txn_options(&d.options);
+                d
+            })
+            .collect();
+        DB::open_cf_descriptors(&txn_options(opts), path, cfs).map(Self::wrap)
+    }
+    /// Create a family (with memtable history, as at open).
+    pub fn create_cf(&self, name: impl AsRef<str>, opts: &Options) -> Result<()> {
+        self.core.db.create_cf(name, &txn_options(opts))
+    }
+
+    /// A new transaction with default options.
+    pub fn transaction(&self) -> Transaction<'_, OptimisticTransactionDB> {
+        self.transaction_opt(&WriteOptions::default(), &OptimisticTransactionOptions::default())
+    }
+    pub fn transaction_opt(
+        &self,
+        wo: &WriteOptions,
+        otxn_opts: &OptimisticTransactionOptions,
+    ) -> Transaction<'_, OptimisticTransactionDB> {
+        let s = TxnSettings {
+            set_snapshot: otxn_opts.set_snapshot,
+            ..TxnSettings::default()
+        };
+        Transaction::begin(&self.core, wo, s)
+    }
+    /// The underlying DB.
+    pub fn base_db(&self) -> &DB {
+        &self.core.db
+    }
+}
+
+impl Deref for OptimisticTransactionDB {
+    type Target = DB;
+    fn deref(&self) -> &DB {
+        &self.core.db
+    }
+}

@@ -1,0 +1,294 @@
+//! `TransactionDB`: transactions that lock each key they write or read for update (RocksDB's
+//! pessimistic `TransactionDB` with its point lock manager, `locks.rs`). Writes made through the
+//! DB outside a transaction lock their keys too.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::locks::LockManager;
+use super::transaction::{Kind, Transaction, TxnCore, TxnSettings};
+use super::txn_options;
+use crate::db::{
+    AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor, DBIterator, DBRawIterator, IteratorMode, Snapshot, DB,
+};
+use crate::error::{Error, Result};
+use crate::options::{Options, ReadOptions, WriteOptions};
+
+/// Options of a [`TransactionDB`] (the `rocksdb` crate's `TransactionDBOptions`).
+#[derive(Clone, Debug)]
+pub struct TransactionDBOptions {
+    txn_lock_timeout: i64,
+    default_lock_timeout: i64,
+    num_stripes: usize,
+}
+
+impl Default for TransactionDBOptions {
+    fn default() -> Self {
+        TransactionDBOptions {
+            txn_lock_timeout: 1000,
+            default_lock_timeout: 1000,
+            num_stripes: 16,
+        }
+    }
+}
+
+impl TransactionDBOptions {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Lock timeout in ms of transactions that set none (default 1000; -1: wait forever; other
+    /// negative values are refused at open).
+    pub fn set_txn_lock_timeout(&mut self, ms: i64) {
+        self.txn_lock_timeout = ms;
+    }
+    /// Lock timeout in ms of writes made outside a transaction (default 1000).
+    pub fn set_default_lock_timeout(&mut self, ms: i64) {
+        self.default_lock_timeout = ms;
+    }
+    /// Stripes of the lock table (default 16).
+    pub fn set_num_stripes(&mut self, n: usize) {
+        self.num_stripes = n;
+    }
+    fn validate(&self) -> Result<()> {
+        for (name, v) in [
+            ("transaction_lock_timeout", self.txn_lock_timeout),
+            ("default_lock_timeout", self.default_lock_timeout),
+        ] {
+            if v < -1 {
+                return Err(Error::invalid(format!(
+                    "{name} must be -1 (no timeout) or at least 0 ms, got {v}"
+                )));
+            }
+        }
+        if self.num_stripes == 0 {
+            return Err(Error::invalid("num_stripes must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
+/// Options of one pessimistic transaction (the `rocksdb` crate's `TransactionOptions`).
+#[derive(Clone, Default)]
+pub struct TransactionOptions(TxnSettings);
+
+impl std::fmt::Debug for TransactionOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = &self.0;
+        write!(
+            f,
+            "TransactionOptions(snapshot {}, lock_timeout {}, expiration {}, deadlock_detect {})",
+            s.set_snapshot, s.lock_timeout, s.expiration, s.deadlock_detect
+        )
+    }
+}
+
+impl TransactionOptions {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Take a snapshot at the start: a key locked later must not have changed since.
+    pub fn set_snapshot(&mut self, snapshot: bool) {
+        self.0.set_snapshot = snapshot;
+    }
+    /// Lock timeout in ms (-1, the default: the DB's `txn_lock_timeout`; 0: do not wait).
+    /// Other negative values make every call of the transaction fail with InvalidArgument.
+    pub fn set_lock_timeout(&mut self, ms: i64) {
+        self.0.lock_timeout = ms;
+    }
+    /// After this many ms (if > 0) the transaction's locks may be taken by others and its
+    /// commit fails with Expired.
+    pub fn set_expiration(&mut self, ms: i64) {
+        self.0.expiration = ms;
+    }
+    /// Refuse to wait for a lock when waiting would close a cycle (Busy, "Deadlock").
+    pub fn set_deadlock_detect(&mut self, detect: bool) {
+        self.0.deadlock_detect = detect;
+    }
+    /// How many wait-for edges deadlock detection follows (default 50).
+    pub fn set_deadlock_detect_depth(&mut self, depth: i64) {
+        self.0.deadlock_detect_depth = depth;
+    }
+    /// Largest write batch in bytes (0: unlimited).
+    pub fn set_max_write_batch_size(&mut self, size: usize) {
+        self.0.max_write_batch_size = size;
+    }
+}
+
+/// A DB whose transactions lock rows (RocksDB's pessimistic `TransactionDB`).
+pub struct TransactionDB {
+    core: TxnCore,
+    default_lock_timeout: i64,
+}
+
+impl std::fmt::Debug for TransactionDB {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TransactionDB({})", self.core.db.path().display())
+    }
+}
+
+impl TransactionDB {
+    fn wrap(db: DB, t: &TransactionDBOptions) -> TransactionDB {
+        TransactionDB {
+            core: TxnCore::new(
+                db,
+                Kind::Pessimistic {
+                    locks: LockManager::new(t.num_stripes),
+                    txn_lock_timeout: t.txn_lock_timeout,
+                },
+            ),
+            default_lock_timeout: t.default_lock_timeout,
+        }
+    }
+    pub fn open(opts: &Options, txn_db_opts: &TransactionDBOptions, path: impl AsRef<Path>) -> Result<TransactionDB> {
+        txn_db_opts.validate()?;
+        DB::open(&txn_options(opts), path).map(|db| Self::wrap(db, txn_db_opts))
+    }
+    pub fn open_default(path: impl AsRef<Path>) -> Result<TransactionDB> {
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        Self::open(&o, &TransactionDBOptions::default(), path)
+    }
+    pub fn open_cf<N: AsRef<str>, I: IntoIterator<Item = N>>(
+        opts: &Options,
+        txn_db_opts: &TransactionDBOptions,
+        path: impl AsRef<Path>,
+        names: I,
+    ) -> Result<TransactionDB> {
+        txn_db_opts.validate()?;
+        DB::open_cf(&txn_options(opts), path, names).map(|db| Self::wrap(db, txn_db_opts))
+    }
+    pub fn open_cf_descriptors<I: IntoIterator<Item = ColumnFamilyDescriptor>>(
+        opts: &Options,
+        txn_db_opts: &TransactionDBOptions,
+        path: impl AsRef<Path>,
+        cfs: I,
+    ) -> Result<TransactionDB> {
+        txn_db_opts.validate()?;
+        let cfs: Vec<ColumnFamilyDescriptor> = cfs
+            .into_iter()
+            .map(|mut d| {
+                d.options = txn_options(&d.options);
+                d
+            })
+            .collect();
+        DB::open_cf_descriptors(&txn_options(opts), path, cfs).map(|db| Self::wrap(db, txn_db_opts))
+    }
+
+    pub fn transaction(&self) -> Transaction<'_, TransactionDB> {
+        self.transaction_opt(&WriteOptions::default(), &TransactionOptions::default())
+    }
+    pub fn transaction_opt(&self, wo: &WriteOptions, o: &TransactionOptions) -> Transaction<'_, TransactionDB> {
+        Transaction::begin(&self.core, wo, o.0.clone())
+    }
+
+    /// A one-write transaction: lock the key (waiting at most `default_lock_timeout`), write.
+    fn locked_write(
+        &self,
+        wo: &WriteOptions,
+        f: impl FnOnce(&Transaction<'_, TransactionDB>) -> Result<()>,
+    ) -> Result<()> {
+        let mut o = TransactionOptions::default();
+        o.set_lock_timeout(self.default_lock_timeout);
+        let t = self.transaction_opt(wo, &o);
+        f(&t)?;
+        t.commit()
+    }
+    pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        self.put_opt(key, value, &WriteOptions::default())
+    }
+    pub fn put_opt(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
+        self.locked_write(wo, |t| t.put(key, value))
+    }
+    pub fn put_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        self.locked_write(&WriteOptions::default(), |t| t.put_cf(cf, key, value))
+    }
+    pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
+        self.locked_write(&WriteOptions::default(), |t| t.delete(key))
+    }
+    pub fn delete_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) -> Result<()> {
+        self.locked_write(&WriteOptions::default(), |t| t.delete_cf(cf, key))
+    }
+    pub fn merge(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        self.locked_write(&WriteOptions::default(), |t| t.merge(key, value))
+    }
+    pub fn merge_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        self.locked_write(&WriteOptions::default(), |t| t.merge_cf(cf, key, value))
+    }
+
+    /// Write a batch atomically, locking each of its keys first (waiting at most
+    /// `default_lock_timeout`).
+    pub fn write(&self, batch: crate::write_batch::WriteBatch) -> Result<()> {
+        self.write_opt(batch, &WriteOptions::default())
+    }
+    pub fn write_opt(&self, batch: crate::write_batch::WriteBatch, wo: &WriteOptions) -> Result<()> {
+        let mut o = TransactionOptions::default();
+        o.set_lock_timeout(self.default_lock_timeout);
+        self.transaction_opt(wo, &o).write_locked(batch)
+    }
+
+    /// Reads take no locks.
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        self.core.db.get(key)
+    }
+    pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
+        self.core.db.get_opt(key, ro)
+    }
+    pub fn get_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        self.core.db.get_cf(cf, key)
+    }
+    pub fn get_cf_opt(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+        ro: &ReadOptions,
+    ) -> Result<Option<Vec<u8>>> {
+        self.core.db.get_cf_opt(cf, key, ro)
+    }
+    pub fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>> {
+        self.core.db.multi_get(keys)
+    }
+    pub fn snapshot(&self) -> Snapshot {
+        self.core.db.snapshot()
+    }
+    pub fn iterator(&self, mode: IteratorMode<'_>) -> DBIterator {
+        self.core.db.iterator(mode)
+    }
+    pub fn iterator_opt(&self, mode: IteratorMode<'_>, ro: ReadOptions) -> DBIterator {
+        self.core.db.iterator_opt(mode, ro)
+    }
+    pub fn iterator_cf(&self, cf: &impl AsColumnFamilyRef, mode: IteratorMode<'_>) -> DBIterator {
+        self.core.db.iterator_cf(cf, mode)
+    }
+    pub fn raw_iterator(&self) -> DBRawIterator {
+        self.core.db.raw_iterator()
+    }
+    pub fn raw_iterator_cf(&self, cf: &impl AsColumnFamilyRef) -> DBRawIterator {
+        self.core.db.raw_iterator_cf(cf)
+    }
+    pub fn cf_handle(&self, name: &str) -> Option<Arc<ColumnFamily>> {
+        self.core.db.cf_handle(name)
+    }
+    pub fn create_cf(&self, name: impl AsRef<str>, opts: &Options) -> Result<()> {
+        self.core.db.create_cf(name, &txn_options(opts))
+    }
+    pub fn drop_cf(&self, name: impl AsRef<str>) -> Result<()> {
+        self.core.db.drop_cf(name)
+    }
+    pub fn flush(&self) -> Result<()> {
+        self.core.db.flush()
+    }
+    pub fn property_value(&self, name: &str) -> Result<Option<String>> {
+        self.core.db.property_value(name)
+    }
+    pub fn latest_sequence_number(&self) -> u64 {
+        self.core.db.latest_sequence_number()
+    }
+    pub fn path(&self) -> &Path {
+        self.core.db.path()
+    }
+    /// The underlying DB, for reads and administration (its writes take no locks: use the
+    /// transaction DB's).
+    pub fn base_db(&self) -> &DB {
+        &self.core.db
+    }
+}
