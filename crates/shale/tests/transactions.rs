@@ -425,6 +425,25 @@ fn pessimistic_savepoint_releases_newer_locks_and_snapshot_validates() {
     assert_eq!(s2.put(b"c", b"x").unwrap_err().kind(), ErrorKind::Busy);
     s2.put(b"a", b"fine").unwrap();
     s2.commit().unwrap();
+    drop((s, s2, t, u));
+    drop(db);
+
+    // without memtable history the check reads the table files: still Busy, never TryAgain
+    let d = tempfile::tempdir().unwrap();
+    let mut o = opts();
+    o.set_max_write_buffer_size_to_maintain(1);
+    let db = TransactionDB::open(&o, &tdo, d.path()).unwrap();
+    db.put(b"old", b"1").unwrap();
+    db.flush().unwrap();
+    let s3 = db.transaction_opt(&WriteOptions::default(), &to);
+    db.put(b"c", b"1").unwrap();
+    db.flush().unwrap();
+    let e = s3.put(b"c", b"x").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Busy, "{e}");
+    s3.put(b"old", b"2").unwrap();
+    s3.put(b"never", b"2").unwrap();
+    s3.commit().unwrap();
+    assert_eq!(db.get(b"old").unwrap().as_deref(), Some(&b"2"[..]));
 }
 
 #[test]

@@ -73,10 +73,17 @@ fn mem_latest(mem: &Arc<MemTable>, key: &[u8]) -> Option<SequenceNumber> {
 }
 
 /// The newest write of `key` in family `cfd`'s memtables (mutable, immutable, history). With
-/// `full`, a key the memtables do not hold is looked up in the table files too (the
-/// pessimistic DB's snapshot validation); without it (the optimistic DB, RocksDB's
-/// `cache_only`) the answer may be `NoneAfter` a floor above what the caller needs.
-pub(crate) fn latest_seq(db: &Arc<DbInner>, cfd: &Arc<ColumnFamilyData>, key: &[u8], full: bool) -> Result<Latest> {
+/// `full`, a key the memtables do not hold is looked up in the table files too when the
+/// memtables do not reach back to `since` (the pessimistic DB's snapshot validation); without
+/// it (the optimistic DB, RocksDB's `cache_only`) the answer may be `NoneAfter` a floor above
+/// `since`.
+pub(crate) fn latest_seq(
+    db: &Arc<DbInner>,
+    cfd: &Arc<ColumnFamilyData>,
+    key: &[u8],
+    since: SequenceNumber,
+    full: bool,
+) -> Result<Latest> {
     let mems: Vec<Arc<MemTable>> = {
         let st = db.state.lock();
         let m = st.cf(cfd.id)?;
@@ -91,7 +98,9 @@ pub(crate) fn latest_seq(db: &Arc<DbInner>, cfd: &Arc<ColumnFamilyData>, key: &[
         }
     }
     let floor = mems.last().map_or(0, |m| m.created_seq());
-    if !full || floor == 0 {
+    // Every write after `floor` is in the memtables: when that covers `since`, the answer is
+    // known without reading the table files.
+    if !full || floor <= since {
         return Ok(Latest::NoneAfter(floor));
     }
     // Every source, newest entry first.
@@ -117,7 +126,7 @@ pub(crate) fn check_key(
     since: u64,
     full: bool,
 ) -> Result<()> {
-    match latest_seq(db, cfd, key, full)? {
+    match latest_seq(db, cfd, key, since, full)? {
         Latest::Seq(s) if s > since => Err(Error::Busy(format!(
             "write conflict: key {} of column family {} was written at sequence {s}, after the transaction's {since}",
             printable(key),
