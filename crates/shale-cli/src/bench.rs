@@ -42,6 +42,8 @@ enum Method {
     Compact,
     /// db_bench's RandomTransaction (`bench_txn.rs`).
     RandomTransaction,
+    /// `fillseq` through `SstFileWriter` + `ingest_external_file` (`bench_bulkload.rs`).
+    FillSeqIngest,
     /// db_bench's checksum benchmarks: `crc32c`, `xxhash`, `xxhash64`, `xxh3`.
     Checksum(&'static str),
 }
@@ -74,6 +76,7 @@ pub const KNOWN_BENCHMARKS: &[&str] = &[
     "mergerandom",
     "readrandommergerandom",
     "randomtransaction",
+    "fillseqingest",
     "compact",
     "flush",
     "waitforcompaction",
@@ -127,6 +130,9 @@ struct Ctx {
     /// else the larger of the two (raw flag values).
     readwrites: i64,
     mergereadpercent: i64,
+    /// The options and path the DB was opened with (the bulk load's `SstFileWriter` uses them).
+    opts: Options,
+    db_path: PathBuf,
 }
 
 impl Ctx {
@@ -596,6 +602,7 @@ fn run_method(m: Method, ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
         Method::ReadRandomMergeRandom => read_random_merge_random(ctx, sh, t),
         Method::Checksum(kind) => checksum(ctx, t, kind),
         Method::RandomTransaction => random_transaction(ctx, sh, t),
+        Method::FillSeqIngest => fill_seq_ingest(ctx, sh, t),
         Method::Compact => {
             t.rand.next(); // SelectDB(thread)
             if let Err(e) = ctx.db.compact_range(None, None) {
@@ -630,6 +637,38 @@ fn random_transaction(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
     t.stats.add_bytes(tally.bytes);
     t.stats
         .add_message(&format!("( transactions:{} aborts:{})", tally.committed, tally.aborted));
+}
+
+/// `fillseqingest`: the keys of `fillseq` written into external files and ingested (one thread
+/// loads; with `--threads` above 1 the others do nothing).
+fn fill_seq_ingest(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
+    if t.tid != 0 {
+        return;
+    }
+    let num = if ctx.writes == 0 { ctx.num } else { ctx.writes }.max(0) as u64;
+    let file_bytes = ctx.opts.get_target_file_size_base();
+    let stats = &mut t.stats;
+    let r = crate::bench_bulkload::load(
+        &ctx.db,
+        &ctx.opts,
+        &ctx.db_path,
+        num,
+        ctx.key_size,
+        ctx.value_size,
+        ctx.compression_ratio,
+        file_bytes,
+        |n, op| stats.finished_ops(n, op),
+    );
+    match r {
+        Ok(b) => {
+            t.stats.add_bytes(b.bytes);
+            t.stats.add_message(&format!(
+                "({} files; write {:.3} s, ingest {:.3} s)",
+                b.files, b.write_secs, b.ingest_secs
+            ));
+        }
+        Err(e) => sh.set_fatal(e),
+    }
 }
 
 /// db_bench's Crc32c / xxHash / xxHash64 / xxh3 benchmarks: hash `--block_size` bytes of 'x'
@@ -768,6 +807,7 @@ impl Benchmark {
             "readrandommergerandom" => run(Method::ReadRandomMergeRandom, false),
             "compact" => run(Method::Compact, false),
             "randomtransaction" => run(Method::RandomTransaction, false),
+            "fillseqingest" => run(Method::FillSeqIngest, true),
             "crc32c" => run(Method::Checksum("crc32c"), false),
             "xxhash" => run(Method::Checksum("xxhash"), false),
             "xxhash64" => run(Method::Checksum("xxhash64"), false),
@@ -902,6 +942,8 @@ impl Benchmark {
                 merge_keys: self.cfg.merge_keys(),
                 readwrites: self.cfg.readwrites(),
                 mergereadpercent: self.cfg.mergereadpercent,
+                opts: self.opts.clone(),
+                db_path: self.db_path.clone(),
             };
             self.run_benchmark(num_threads, &name, method, &ctx)?;
             if method == Method::RandomTransaction {

@@ -10,6 +10,7 @@
 //! as that tool directly.
 
 mod bench;
+mod bench_bulkload;
 mod bench_config;
 mod bench_txn;
 mod crash;

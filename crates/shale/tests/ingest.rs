@@ -328,3 +328,47 @@ fn delete_file_in_range_drops_whole_files_below_l0_only() {
     assert_eq!(get(&db, "d"), None);
     assert_eq!(get(&db, "a").as_deref(), Some("v"));
 }
+
+/// As RocksDB: by default an ingest checks the first and the last key of each file and trusts
+/// the blocks between (their checksums are verified when they are read, so a damaged block is a
+/// Corruption on read, never wrong data); `verify_checksums_before_ingest` reads every block
+/// first and refuses the file.
+#[test]
+fn verify_checksums_before_ingest_reads_every_block_first() {
+    let d = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_compression_type(shale::DBCompressionType::None);
+    let path = d.path().join("ext.sst");
+    let mut w = SstFileWriter::create(&o);
+    w.open(&path).unwrap();
+    for i in 0..3000u32 {
+        w.put(format!("k{i:06}"), format!("value-{i:06}-{}", "x".repeat(40)))
+            .unwrap();
+    }
+    w.finish().unwrap();
+    // damage one byte of a data block in the middle of the file (a value of key ~1500)
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = bytes
+        .windows(13)
+        .position(|win| win == b"value-001500-")
+        .expect("the value is stored uncompressed");
+    bytes[at + 7] ^= 0x55;
+    std::fs::write(&path, &bytes).unwrap();
+
+    let db = DB::open(&o, d.path().join("db1")).unwrap();
+    let mut io = IngestExternalFileOptions::default();
+    io.set_verify_checksums_before_ingest(true);
+    let e = db.ingest_external_file_opts(&io, vec![&path]).unwrap_err();
+    assert!(matches!(&e, Error::Corruption { .. }), "{e}");
+    assert!(e.to_string().contains("ext.sst"), "{e}");
+    assert_eq!(db.get("k000000").unwrap(), None, "nothing was ingested");
+    drop(db);
+
+    let db = DB::open(&o, d.path().join("db2")).unwrap();
+    db.ingest_external_file(vec![&path]).unwrap();
+    assert!(db.get("k000000").unwrap().is_some());
+    assert!(db.get("k002999").unwrap().is_some());
+    let e = db.get("k001500").unwrap_err();
+    assert!(matches!(&e, Error::Corruption { .. }), "{e}");
+}

@@ -28,6 +28,7 @@ pub struct IngestExternalFileOptions {
     pub(crate) allow_global_seqno: bool,
     pub(crate) allow_blocking_flush: bool,
     pub(crate) ingest_behind: bool,
+    pub(crate) verify_checksums_before_ingest: bool,
 }
 
 impl Default for IngestExternalFileOptions {
@@ -38,6 +39,7 @@ impl Default for IngestExternalFileOptions {
             allow_global_seqno: true,
             allow_blocking_flush: true,
             ingest_behind: false,
+            verify_checksums_before_ingest: false,
         }
     }
 }
@@ -68,6 +70,12 @@ impl IngestExternalFileOptions {
     pub fn set_ingest_behind(&mut self, v: bool) {
         self.ingest_behind = v;
     }
+    /// Read every block of the files before ingesting them (verifying their checksums) and
+    /// check every key: sequence number 0, a point type, strictly increasing. Off by default,
+    /// as in RocksDB, where only the first and the last key are checked.
+    pub fn set_verify_checksums_before_ingest(&mut self, v: bool) {
+        self.verify_checksums_before_ingest = v;
+    }
 }
 
 /// What inspecting one external file found.
@@ -87,7 +95,7 @@ fn path_name(p: &Path) -> String {
 
 /// Open and check an external file: an SstFileWriter file of the family's comparator, keys
 /// with sequence number 0 in strictly increasing order.
-fn inspect(db: &DbInner, cfd: &ColumnFamilyData, path: &Path) -> Result<ExternalFile> {
+fn inspect(db: &DbInner, cfd: &ColumnFamilyData, path: &Path, full: bool) -> Result<ExternalFile> {
     let name = path_name(path);
     let file = db.fs.open_random(path)?;
     let size = file.size();
@@ -144,13 +152,8 @@ fn inspect(db: &DbInner, cfd: &ColumnFamilyData, path: &Path) -> Result<External
             cfd.id, cfd.name
         )));
     }
-    // Every key: sequence number 0, a point type, strictly increasing user keys.
-    let mut it = table.iter(true, false);
-    it.seek_to_first();
-    let mut first: Option<Vec<u8>> = None;
-    let mut last: Option<Vec<u8>> = None;
-    while it.valid() {
-        let k = it.key();
+    // A key of an external file: sequence number 0 and a point type.
+    let check = |k: &[u8]| -> Result<()> {
         let pk = parse_internal_key(k).map_err(|e| e.in_file(&name, None))?;
         if pk.seq != 0 {
             return Err(Error::corruption(
@@ -166,14 +169,52 @@ fn inspect(db: &DbInner, cfd: &ColumnFamilyData, path: &Path) -> Result<External
                 format!("external file has a key of type {:#x}", pk.vtype),
             ));
         }
+        Ok(())
+    };
+    let mut it = table.iter(true, false);
+    let mut first: Option<Vec<u8>> = None;
+    let mut last: Option<Vec<u8>> = None;
+    it.seek_to_first();
+    if !full {
+        // RocksDB's rule: the first and the last key are checked, the blocks between are
+        // trusted (their checksums are verified when they are read).
+        if it.valid() {
+            check(it.key())?;
+            first = Some(it.key().to_vec());
+            it.seek_to_last();
+            if !it.valid() {
+                it.status()?;
+                return Err(Error::corruption(
+                    &name,
+                    None,
+                    "cannot find the largest key of the file",
+                ));
+            }
+            check(it.key())?;
+            if cfd.icmp.compare(it.key(), first.as_deref().unwrap_or_default()) == Ordering::Less {
+                return Err(Error::corruption(
+                    &name,
+                    None,
+                    "external file's last key sorts before its first",
+                ));
+            }
+            last = Some(it.key().to_vec());
+        }
+    }
+    // With `verify_checksums_before_ingest`: every block read (and its checksum verified), every
+    // key checked, the user keys strictly increasing.
+    while full && it.valid() {
+        let k = it.key();
+        check(k)?;
         if let Some(prev) = &last {
-            if cfd.icmp.compare_user(pk.user_key, crate::key::user_key(prev)) != Ordering::Greater {
+            let uk = crate::key::user_key(k);
+            if cfd.icmp.compare_user(uk, crate::key::user_key(prev)) != Ordering::Greater {
                 return Err(Error::corruption(
                     &name,
                     None,
                     format!(
                         "external file keys are not sorted: {} after {}",
-                        crate::version_edit::to_hex(pk.user_key),
+                        crate::version_edit::to_hex(uk),
                         crate::version_edit::to_hex(crate::key::user_key(prev))
                     ),
                 ));
@@ -182,7 +223,13 @@ fn inspect(db: &DbInner, cfd: &ColumnFamilyData, path: &Path) -> Result<External
         if first.is_none() {
             first = Some(k.to_vec());
         }
-        last = Some(k.to_vec());
+        match &mut last {
+            Some(l) => {
+                l.clear();
+                l.extend_from_slice(k);
+            }
+            None => last = Some(k.to_vec()),
+        }
         it.next();
     }
     it.status()?;
@@ -365,7 +412,10 @@ pub(crate) fn ingest(
             )));
         }
     }
-    let mut files = paths.iter().map(|p| inspect(db, cfd, p)).collect::<Result<Vec<_>>>()?;
+    let mut files = paths
+        .iter()
+        .map(|p| inspect(db, cfd, p, opts.verify_checksums_before_ingest))
+        .collect::<Result<Vec<_>>>()?;
     files.sort_by(|a, b| cfd.icmp.compare_user(&a.smallest, &b.smallest));
     for w in files.windows(2) {
         if cfd.icmp.compare_user(&w[0].largest, &w[1].smallest) != Ordering::Less {
