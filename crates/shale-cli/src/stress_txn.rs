@@ -269,6 +269,8 @@ pub struct TxnCtx {
     pub savepoint_rollbacks: AtomicU64,
     /// Busy (optimistic write conflict, pessimistic deadlock or snapshot conflict).
     pub busy: AtomicU64,
+    /// Of the Busy ones: deadlocks the pessimistic DB detected.
+    pub deadlocks: AtomicU64,
     pub timed_out: AtomicU64,
     pub try_again: AtomicU64,
     pub increments: AtomicU64,
@@ -293,6 +295,7 @@ impl TxnCtx {
             rollbacks: AtomicU64::new(0),
             savepoint_rollbacks: AtomicU64::new(0),
             busy: AtomicU64::new(0),
+            deadlocks: AtomicU64::new(0),
             timed_out: AtomicU64::new(0),
             try_again: AtomicU64::new(0),
             increments: AtomicU64::new(0),
@@ -327,8 +330,8 @@ impl TxnCtx {
     pub fn report(&self) -> String {
         let l = |a: &AtomicU64| a.load(Ordering::Relaxed);
         format!(
-            "stress: txn mode={} commits={} rollbacks={} savepoint_rollbacks={} conflicts={} (busy={} timed_out={} \
-             try_again={}) counter_increments={} rolled_back_writes_checked={}",
+            "stress: txn mode={} commits={} rollbacks={} savepoint_rollbacks={} conflicts={} (busy={} of which \
+             deadlocks={}, timed_out={}, try_again={}) counter_increments={} rolled_back_writes_checked={}",
             match self.mode {
                 TxnMode::Pessimistic => "pessimistic",
                 TxnMode::Optimistic => "optimistic",
@@ -339,6 +342,7 @@ impl TxnCtx {
             l(&self.savepoint_rollbacks),
             self.conflicts(),
             l(&self.busy),
+            l(&self.deadlocks),
             l(&self.timed_out),
             l(&self.try_again),
             l(&self.increments),
@@ -352,7 +356,12 @@ impl TxnCtx {
 fn conflict(ctx: &Ctx, e: &shale::Error) -> bool {
     let t = &ctx.txn;
     match e {
-        shale::Error::Busy(_) => t.busy.fetch_add(1, Ordering::Relaxed),
+        shale::Error::Busy(m) => {
+            if m.starts_with("Deadlock") {
+                t.deadlocks.fetch_add(1, Ordering::Relaxed);
+            }
+            t.busy.fetch_add(1, Ordering::Relaxed)
+        }
         shale::Error::TimedOut(_) => t.timed_out.fetch_add(1, Ordering::Relaxed),
         shale::Error::TryAgain(_) => t.try_again.fetch_add(1, Ordering::Relaxed),
         _ => return false,
@@ -675,8 +684,13 @@ pub fn counter_op(ctx: &Ctx, sdb: &StressDb, rng: &mut Rng) -> Result<(), String
         if dropped {
             continue;
         }
-        // Give the others a chance to read the same counters meanwhile.
-        std::thread::yield_now();
+        // Give the others a chance to read the same counters meanwhile (and, with two
+        // counters, to lock them in the other order).
+        if rng.below(4) == 0 {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        } else {
+            std::thread::yield_now();
+        }
         for (j, &i) in ids.iter().enumerate() {
             if step(
                 ctx,
@@ -745,7 +759,8 @@ pub fn verify_counters(ctx: &Ctx, db: &DB) -> Result<Option<u64>, String> {
         let (acked, flight) = cs.get(i);
         if v < acked || v > acked + flight {
             let msg = format!(
-                "MISMATCH in verification: counter {i} holds {v}, expected {acked} acknowledged increments{}",
+                "MISMATCH in verification: {}counter {i} holds {v}, expected {acked} acknowledged increments{}",
+                if v < acked { "LOST UPDATE: " } else { "" },
                 if flight > 0 {
                     format!(" (+ up to {flight} in flight)")
                 } else {
