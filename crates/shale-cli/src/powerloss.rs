@@ -9,11 +9,13 @@ use std::time::{Duration, Instant};
 
 use shale::{ColumnFamily, MemFs, Options, WriteBatch, WriteOptions, DB};
 
+use crate::stress_txn::{mode_of, open_stress_db, pl_txn_write, StressDb, TxnMode};
+
 use crate::flags::Flags;
 use crate::hookfs::{Cutter, HookFs};
 use crate::stress_model::{
-    cf_name, decode_value, family_options, key_bytes, merge_operand, num_families, open_families, pad_len, parse_phys,
-    phys_key, random_options, sd_start, value_of, BuggyFs, Rng, MAX_VID,
+    cf_name, decode_value, family_options, key_bytes, merge_operand, num_families, pad_len, parse_phys, phys_key,
+    random_options, sd_start, value_of, BuggyFs, Rng, MAX_VID,
 };
 
 /// A power-loss episode's file system and options: randomized by the seed, small memtables (so
@@ -91,9 +93,11 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
     let mut cut_points: BTreeMap<String, u64> = BTreeMap::new();
     let cutter = Arc::new(Cutter::default());
     let dir = Path::new("/powerloss/db");
+    let mode = mode_of(fl);
     println!(
-        "power loss test: duration={}s seed={seed} max_key={max_key}",
-        duration.as_secs()
+        "power loss test: duration={}s seed={seed} max_key={max_key}{}",
+        duration.as_secs(),
+        txn_desc(mode)
     );
     while start.elapsed() < duration {
         let ep_seed = seed.wrapping_add(episodes * 7_777_777);
@@ -121,7 +125,7 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
             } else {
                 i64::MAX
             });
-            let db = match open_families(&opts, dir, &fam_opts) {
+            let db = match open_stress_db(mode, &opts, dir, &fam_opts) {
                 Ok(db) => Some(db),
                 Err(_) if cutter.is_cut() => None,
                 Err(e) => return Err(fail(round, format!("open: {e}"))),
@@ -158,9 +162,11 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
                         state.insert(k, v);
                     }
                 }
+                // An empty step wrote nothing (a rolled-back transaction), so it synced nothing.
+                let synced = sync && !step.is_empty();
                 history.push(step);
                 writes += 1;
-                if sync {
+                if synced {
                     last_synced = history.len();
                 }
                 // A flush of every family (their memtables switch, and the WAL is synced) or,
@@ -197,7 +203,7 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
                 None => *cut_points.entry("after-close".into()).or_default() += 1,
             }
             cutter.arm(i64::MAX);
-            let db = open_families(&opts, dir, &fam_opts)
+            let db = open_stress_db(mode, &opts, dir, &fam_opts)
                 .map_err(|e| fail(round, format!("reopen after power loss: {e}")))?;
             let got = dump(&db, max_key, fams).map_err(|e| fail(round, e))?;
             keys_checked += max_key * fams;
@@ -244,13 +250,16 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
 /// all). With several families (`hs`) a write goes to one of them, or writes one key in all of
 /// them in one batch.
 pub(crate) fn pl_write(
-    (db, hs): (&DB, &[Arc<ColumnFamily>]),
+    (db, hs): (&StressDb, &[Arc<ColumnFamily>]),
     rng: &mut Rng,
     state: &BTreeMap<u64, u32>,
     mk: u64,
     wo: &WriteOptions,
     part: (u64, u64),
 ) -> Result<Step, String> {
+    if !matches!(db, StressDb::Plain(_)) {
+        return pl_txn_write((db, hs), rng, state, mk, wo, part);
+    }
     let sd_start = sd_start(mk);
     let (n, t) = part;
     // Virtual keys v map to real keys v * n + t; `vk` of them in all, `vsd` below sd_start.
@@ -435,4 +444,14 @@ pub(crate) fn matching_prefixes<'a>(
         }
     }
     out
+}
+
+/// " transactions=..." in the first line of a power-loss test with `--use_txn` or
+/// `--use_optimistic_txn` (every write step is then a transaction: `stress_txn::pl_txn_write`).
+pub(crate) fn txn_desc(mode: TxnMode) -> &'static str {
+    match mode {
+        TxnMode::Off => "",
+        TxnMode::Pessimistic => " transactions=pessimistic",
+        TxnMode::Optimistic => " transactions=optimistic",
+    }
 }

@@ -285,11 +285,7 @@ pub fn run(fl: &Flags) -> Result<(), String> {
             path.display()
         ));
     }
-    let mode = match (fl.bool("use_txn"), fl.bool("use_optimistic_txn")) {
-        (true, _) => TxnMode::Pessimistic,
-        (_, true) => TxnMode::Optimistic,
-        _ => TxnMode::Off,
-    };
+    let mode = crate::stress_txn::mode_of(fl);
     if mode != TxnMode::Off && cfg.desc.contains("unordered_write=true") {
         // As db_stress: unordered writes only with write-prepared transactions, which Shale
         // does not have.

@@ -508,3 +508,42 @@ fn transaction_flags_are_validated() {
         );
     }
 }
+
+/// The power-loss tests (one and four threads) with transactions: every write step is a
+/// transaction (committed, or rolled back: then nothing of it may be recovered), synced commits
+/// survive, the recovered state is a prefix of the commits; with `--use_txn` a skipped WAL sync
+/// is still caught.
+#[test]
+fn power_loss_tests_with_transactions() {
+    for mode in ["--use_txn", "--use_optimistic_txn"] {
+        for threads in ["--threads=1", "--threads=4"] {
+            let o = shale(&[
+                "stress",
+                "--power_loss",
+                mode,
+                threads,
+                "--duration=2",
+                "--seed=5",
+                "--column_families=-1",
+            ]);
+            let t = text(&o);
+            assert!(o.status.success(), "{mode} {threads}: {t}");
+            assert!(
+                t.contains("transactions=") && t.contains("failures=0") && !t.contains("power_losses=0 "),
+                "{t}"
+            );
+        }
+    }
+    let o = shale(&[
+        "stress",
+        "--power_loss",
+        "--use_txn",
+        "--threads=1",
+        "--duration=5",
+        "--seed=5",
+        "--sync=1",
+        "--inject_bug=wal_no_sync",
+    ]);
+    let t = text(&o);
+    assert!(!o.status.success() && t.contains("synced writes were lost"), "{t}");
+}
