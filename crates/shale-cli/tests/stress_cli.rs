@@ -497,6 +497,7 @@ fn transaction_flags_are_validated() {
         (vec!["--inject_bug=txn_rollback_applied"], "needs --use_txn"),
         (vec!["--use_txn", "--disable_wal=1"], "need the WAL"),
         (vec!["--use_txn", "--inject_bug=txn_bogus"], "unknown bug"),
+        (vec!["--use_txn", "--txn_write_policy=1"], "write committed"),
     ] {
         let mut all = vec!["stress", dbf.as_str()];
         all.extend_from_slice(&args);
