@@ -29,6 +29,7 @@ struct ChildStats {
     txn_commits: u64,
     txn_rollbacks: u64,
     txn_conflicts: u64,
+    txn_interrupted: u64,
 }
 
 fn parse_log(path: &Path) -> ChildStats {
@@ -51,6 +52,8 @@ fn parse_log(path: &Path) -> ChildStats {
             s.txn_commits = field("txn_commits=").unwrap_or(s.txn_commits);
             s.txn_rollbacks = field("txn_rollbacks=").unwrap_or(s.txn_rollbacks);
             s.txn_conflicts = field("txn_conflicts=").unwrap_or(s.txn_conflicts);
+        } else if let Some(r) = line.strip_prefix("stress: interrupted transactions found all or nothing: ") {
+            s.txn_interrupted += r.trim().parse::<u64>().unwrap_or(0);
         } else if let Some(r) = line.strip_prefix("stress: verified ") {
             s.verified += r.split_whitespace().next().and_then(|x| x.parse().ok()).unwrap_or(0);
         } else if line.starts_with("stress: opened") {
@@ -91,7 +94,7 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
         (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
     let (mut faults, mut fault_reopens) = (0u64, 0u64);
     let txn = fl.bool("use_txn") || fl.bool("use_optimistic_txn");
-    let (mut txn_commits, mut txn_rollbacks, mut txn_conflicts) = (0u64, 0u64, 0u64);
+    let (mut txn_commits, mut txn_rollbacks, mut txn_conflicts, mut txn_interrupted) = (0u64, 0u64, 0u64, 0u64);
     let mut kill_points: BTreeMap<String, u64> = BTreeMap::new();
     // level_compaction_dynamic_level_bytes stays the same for the whole DB: changing it on an
     // existing DB is a migration (see docs/reliability.md, open problems), not a crash case.
@@ -239,6 +242,7 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
         txn_commits += s.txn_commits;
         txn_rollbacks += s.txn_rollbacks;
         txn_conflicts += s.txn_conflicts;
+        txn_interrupted += s.txn_interrupted;
     }
     // Final verification of what the last child left.
     let mut args = common(seed.wrapping_add(runs * 1_000_003));
@@ -273,7 +277,8 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
             .unwrap_or("stress: the transaction counters were not verified");
         println!(
             "crash test: transactions commits={txn_commits} rollbacks={txn_rollbacks} conflicts={txn_conflicts} \
-             (as last reported by each child); final check: {}",
+             (as last reported by each child); interrupted commits found all or nothing after a kill: \
+             {txn_interrupted}; final check: {}",
             counters.trim_start_matches("stress: ")
         );
         if txn_commits == 0 {

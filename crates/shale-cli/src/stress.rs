@@ -71,7 +71,7 @@ pub const FLAGS: &[FlagDef] = &[
     f("power_loss", Kind::Bool, "false", "simulated power-loss test on an in-memory file system"),
     f("kill_odds", Kind::Uint64, "0", "kill point: end the process at 1 in N file-system operations that change durable state (0: off)"),
     f("kill_point", Kind::Str, "", "with --kill_odds: only this point, <file>.<op> (e.g. wal.sync, sst.append, manifest.sync, current.rename, other.syncdir)"),
-    f("inject_bug", Kind::Str, "", "test the tester: wal_no_sync | wal_no_flush (a broken durability step), txn_rollback_applied (the oracle takes a rolled-back transaction's writes) | txn_no_get_for_update (counters read without get_for_update: lost updates)"),
+    f("inject_bug", Kind::Str, "", "test the tester: wal_no_sync | wal_no_flush (a broken durability step), txn_rollback_applied (the oracle takes a rolled-back transaction's writes) | txn_no_get_for_update (counters read without get_for_update: lost updates) | txn_split_commit (a commit writes one key on its own first: torn by a crash)"),
     f("use_txn", Kind::Bool, "false", "writes go through transactions of a TransactionDB (row locks; db_stress's flag); transaction counters check for lost updates"),
     f("use_optimistic_txn", Kind::Bool, "false", "writes go through transactions of an OptimisticTransactionDB (validation at commit)"),
     f("txn_write_policy", Kind::Int32, "0", "with --use_txn: 0 write committed (the only policy Shale has; db_stress's 1 write prepared and 2 write unprepared are refused)"),
@@ -135,8 +135,8 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
     let txn = fl.bool("use_txn") || fl.bool("use_optimistic_txn");
     match fl.str("inject_bug") {
         "" | "wal_no_sync" | "wal_no_flush" => {}
-        "txn_rollback_applied" | "txn_no_get_for_update" if txn => {}
-        "txn_rollback_applied" | "txn_no_get_for_update" => {
+        "txn_rollback_applied" | "txn_no_get_for_update" | "txn_split_commit" if txn => {}
+        "txn_rollback_applied" | "txn_no_get_for_update" | "txn_split_commit" => {
             return Err(format!(
                 "ERROR: --inject_bug={} needs --use_txn or --use_optimistic_txn",
                 fl.str("inject_bug")
@@ -145,7 +145,7 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
         b => {
             return Err(format!(
                 "ERROR: --inject_bug: unknown bug '{b}' (wal_no_sync, wal_no_flush, txn_rollback_applied, \
-                 txn_no_get_for_update)"
+                 txn_no_get_for_update, txn_split_commit)"
             ))
         }
     }

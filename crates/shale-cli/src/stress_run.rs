@@ -17,8 +17,8 @@ use crate::stress_model::{
     RunCfg,
 };
 use crate::stress_txn::{
-    commit_ops, counter_op, counters_path, open_stress_db, txn_write, verify_counters, StressDb, TxnBug, TxnCtx,
-    TxnMode,
+    commit_ops, counter_op, counters_path, inflight_path, open_stress_db, txn_write, verify_counters, StressDb, TxnBug,
+    TxnCtx, TxnMode,
 };
 use crate::stress_verify::{verify_all, verify_db};
 
@@ -243,7 +243,7 @@ pub fn run(fl: &Flags) -> Result<(), String> {
         if path.exists() {
             std::fs::remove_dir_all(&path).map_err(|e| format!("cannot destroy {}: {e}", path.display()))?;
         }
-        for p in [epath.clone(), counters_path(&epath)] {
+        for p in [epath.clone(), counters_path(&epath), inflight_path(&epath)] {
             if p.exists() {
                 std::fs::remove_file(&p).map_err(|e| format!("cannot remove {}: {e}", p.display()))?;
             }
@@ -300,9 +300,10 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     let bug = match fl.str("inject_bug") {
         "txn_rollback_applied" => TxnBug::RollbackApplied,
         "txn_no_get_for_update" => TxnBug::NoGetForUpdate,
+        "txn_split_commit" => TxnBug::SplitCommit,
         _ => TxnBug::None,
     };
-    let txn = TxnCtx::new(mode, bug, &epath, db_existed)?;
+    let txn = TxnCtx::new(mode, bug, &epath, db_existed, fl.i64("threads") as u64)?;
     if mode != TxnMode::Off {
         cfg.desc.push_str(&format!(" transactions={mode:?}"));
     }
@@ -340,6 +341,10 @@ pub fn run(fl: &Flags) -> Result<(), String> {
         println!("stress: verified {n} keys");
         if let Some(sum) = verify_all_counters(&ctx)? {
             println!("stress: verified the transaction counters (sum {sum})");
+        }
+        let torn_checked = ctx.txn.atomic_checked.load(Ordering::Relaxed);
+        if torn_checked > 0 {
+            println!("stress: interrupted transactions found all or nothing: {torn_checked}");
         }
     }
     if fl.bool("verify_only") {

@@ -24,9 +24,13 @@
 //!   at the end of a run.
 //! * Conflicts (`Busy`, `TimedOut`, `TryAgain`) are never failures: the transaction is dropped
 //!   (rolled back), its keys stay as they were, and it is counted.
-//! * `--inject_bug=txn_rollback_applied` (the oracle takes a rolled-back transaction's writes)
-//!   and `--inject_bug=txn_no_get_for_update` (counters read with a plain `get`, which locks and
-//!   tracks nothing: lost updates) show that the checks catch such bugs.
+//! * Commits interrupted by a crash must be all or nothing: each committing transaction of two
+//!   or more keys is recorded in `<expected>.txn-inflight` (`Inflight`) and the verification
+//!   after the restart checks its keys hold all the new values or all the old ones.
+//! * `--inject_bug=txn_rollback_applied` (the oracle takes a rolled-back transaction's writes),
+//!   `--inject_bug=txn_no_get_for_update` (counters read with a plain `get`, which locks and
+//!   tracks nothing: lost updates) and `--inject_bug=txn_split_commit` (a commit that writes one
+//!   key on its own first: torn by a crash) show that the checks catch such bugs.
 
 use std::fs::File;
 use std::ops::Deref;
@@ -61,6 +65,8 @@ pub enum TxnBug {
     RollbackApplied,
     /// Counters are read with `get` instead of `get_for_update`.
     NoGetForUpdate,
+    /// A transaction's commit writes one of its keys first, on its own (not atomic).
+    SplitCommit,
 }
 
 pub enum StressDb {
@@ -264,6 +270,7 @@ pub struct TxnCtx {
     pub mode: TxnMode,
     pub bug: TxnBug,
     counters: Option<Counters>,
+    inflight: Option<Inflight>,
     pub commits: AtomicU64,
     pub rollbacks: AtomicU64,
     pub savepoint_rollbacks: AtomicU64,
@@ -275,22 +282,189 @@ pub struct TxnCtx {
     pub try_again: AtomicU64,
     pub increments: AtomicU64,
     pub no_trace_checks: AtomicU64,
+    /// Interrupted transactions found all or nothing by a verification.
+    pub atomic_checked: AtomicU64,
 }
 
 pub fn counters_path(expected: &Path) -> PathBuf {
     PathBuf::from(format!("{}.txn", expected.display()))
 }
 
+pub fn inflight_path(expected: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.txn-inflight", expected.display()))
+}
+
+/// The transactions being committed (`<expected>.txn-inflight`), so that the verification after
+/// a crash can check each is all or nothing: one record per committing transaction, written
+/// (one pwrite) after its keys are marked pending and before `commit`, cleared once the oracle
+/// took the outcome. A record: the entry count (u64), then up to `MAX_REC` entries (slot u64,
+/// old value id u32, new value id u32).
+struct Inflight {
+    file: File,
+    /// Free record indexes (one per thread suffices; an index whose commit failed under fault
+    /// injection stays taken until the next verification).
+    free: Mutex<Vec<u64>>,
+    records: u64,
+}
+
+const MAX_REC: usize = 16;
+
+/// A changed key of a committing transaction: its slot, old and new value ids.
+type Change = (u64, u32, u32);
+
+/// A write of `commit_ops`: the family, the key, the value (None: delete), whether it is a
+/// merge operand.
+pub type TxnOp = (Arc<ColumnFamily>, Vec<u8>, Option<Vec<u8>>, bool);
+const REC: u64 = 8 + 16 * MAX_REC as u64;
+
+impl Inflight {
+    fn open(path: &Path, records: u64) -> Result<Inflight, String> {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        Ok(Inflight {
+            file,
+            free: Mutex::new((0..records).collect()),
+            records,
+        })
+    }
+
+    /// Record a committing transaction; its record index (None when none is free or the
+    /// transaction is too small or too large: it is then not checked for atomicity).
+    fn record(&self, entries: &[Change]) -> Result<Option<u64>, String> {
+        if entries.len() < 2 || entries.len() > MAX_REC {
+            return Ok(None);
+        }
+        let Some(r) = self.free.lock().unwrap_or_else(|p| p.into_inner()).pop() else {
+            return Ok(None);
+        };
+        let mut b = Vec::with_capacity(REC as usize);
+        b.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+        for &(s, o, n) in entries {
+            b.extend_from_slice(&s.to_le_bytes());
+            b.extend_from_slice(&o.to_le_bytes());
+            b.extend_from_slice(&n.to_le_bytes());
+        }
+        self.file
+            .write_all_at(&b, r * REC)
+            .map_err(|e| format!("in-flight transaction file write: {e}"))?;
+        Ok(Some(r))
+    }
+
+    /// The outcome of record `r` is in the oracle: clear it and free the index.
+    fn clear(&self, r: u64) -> Result<(), String> {
+        self.file
+            .write_all_at(&0u64.to_le_bytes(), r * REC)
+            .map_err(|e| format!("in-flight transaction file write: {e}"))?;
+        self.free.lock().unwrap_or_else(|p| p.into_inner()).push(r);
+        Ok(())
+    }
+
+    /// Every record in the file (a previous run may have had more threads).
+    fn read_all(&self) -> Result<Vec<Vec<Change>>, String> {
+        let len = self.file.metadata().map_err(|e| e.to_string())?.len();
+        let mut data = vec![0u8; len as usize];
+        self.file
+            .read_exact_at(&mut data, 0)
+            .map_err(|e| format!("cannot read the in-flight transaction file: {e}"))?;
+        let mut out = Vec::new();
+        for rec in data.chunks_exact(REC as usize) {
+            let n = u64::from_le_bytes(rec[..8].try_into().unwrap_or_default()) as usize;
+            if n == 0 {
+                continue;
+            }
+            if n > MAX_REC {
+                return Err("the in-flight transaction file is damaged".into());
+            }
+            out.push(
+                rec[8..8 + 16 * n]
+                    .chunks_exact(16)
+                    .map(|e| {
+                        (
+                            u64::from_le_bytes(e[..8].try_into().unwrap_or_default()),
+                            u32::from_le_bytes(e[8..12].try_into().unwrap_or_default()),
+                            u32::from_le_bytes(e[12..16].try_into().unwrap_or_default()),
+                        )
+                    })
+                    .collect(),
+            );
+        }
+        Ok(out)
+    }
+
+    /// After a check: an empty file with every index free (no transaction is running).
+    fn reset(&self) -> Result<(), String> {
+        self.file.set_len(0).map_err(|e| e.to_string())?;
+        self.file.set_len(self.records * REC).map_err(|e| e.to_string())?;
+        *self.free.lock().unwrap_or_else(|p| p.into_inner()) = (0..self.records).collect();
+        Ok(())
+    }
+}
+
+/// After the verification settled every key (`settled`: the value id each slot holds), check
+/// that each transaction that was committing when the process stopped (or whose commit failed
+/// under fault injection) is all or nothing, then forget them.
+pub fn check_inflight(ctx: &Ctx, settled: &[u32], lossy: bool) -> Result<(), String> {
+    let Some(inf) = &ctx.txn.inflight else {
+        return Ok(());
+    };
+    if !lossy {
+        for rec in inf.read_all()? {
+            let new = rec.iter().all(|&(s, _, n)| settled.get(s as usize) == Some(&n));
+            let old = rec.iter().all(|&(s, o, _)| settled.get(s as usize) == Some(&o));
+            if !new && !old {
+                let list: Vec<String> = rec
+                    .iter()
+                    .map(|&(s, o, n)| {
+                        format!(
+                            "key {}{} old {o} new {n} holds {}",
+                            s % ctx.max_key,
+                            ctx.fam_desc(s),
+                            settled.get(s as usize).copied().unwrap_or(0)
+                        )
+                    })
+                    .collect();
+                let msg = format!(
+                    "MISMATCH in verification: a transaction was torn by the crash (some keys hold its new values, \
+                     some their old ones): {}",
+                    list.join("; ")
+                );
+                ctx.fail(msg.clone());
+                return Err(msg);
+            }
+            ctx.txn.atomic_checked.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    inf.reset()
+}
+
 impl TxnCtx {
-    pub fn new(mode: TxnMode, bug: TxnBug, expected: &Path, db_existed: bool) -> Result<TxnCtx, String> {
-        let counters = match mode {
-            TxnMode::Off => None,
-            _ => Some(Counters::open(&counters_path(expected), db_existed)?),
+    pub fn new(mode: TxnMode, bug: TxnBug, expected: &Path, db_existed: bool, threads: u64) -> Result<TxnCtx, String> {
+        let (counters, inflight) = match mode {
+            TxnMode::Off => {
+                // A run without transactions rewrites keys that a record of an interrupted
+                // transaction names; it verified them first.
+                let p = inflight_path(expected);
+                if p.exists() {
+                    std::fs::remove_file(&p).map_err(|e| format!("cannot remove {}: {e}", p.display()))?;
+                }
+                (None, None)
+            }
+            _ => (
+                Some(Counters::open(&counters_path(expected), db_existed)?),
+                Some(Inflight::open(&inflight_path(expected), threads)?),
+            ),
         };
         Ok(TxnCtx {
             mode,
             bug,
             counters,
+            inflight,
+            atomic_checked: AtomicU64::new(0),
             commits: AtomicU64::new(0),
             rollbacks: AtomicU64::new(0),
             savepoint_rollbacks: AtomicU64::new(0),
@@ -331,7 +505,8 @@ impl TxnCtx {
         let l = |a: &AtomicU64| a.load(Ordering::Relaxed);
         format!(
             "stress: txn mode={} commits={} rollbacks={} savepoint_rollbacks={} conflicts={} (busy={} of which \
-             deadlocks={}, timed_out={}, try_again={}) counter_increments={} rolled_back_writes_checked={}",
+             deadlocks={}, timed_out={}, try_again={}) counter_increments={} rolled_back_writes_checked={} \
+             interrupted_commits_checked_atomic={}",
             match self.mode {
                 TxnMode::Pessimistic => "pessimistic",
                 TxnMode::Optimistic => "optimistic",
@@ -346,7 +521,8 @@ impl TxnCtx {
             l(&self.timed_out),
             l(&self.try_again),
             l(&self.increments),
-            l(&self.no_trace_checks)
+            l(&self.no_trace_checks),
+            l(&self.atomic_checked)
         )
     }
 }
@@ -426,12 +602,15 @@ pub fn txn_write(ctx: &Ctx, sdb: &StressDb, rng: &mut Rng, cf: u64, n: usize, ac
     }
     // Writes; `eff` is what each key holds in the transaction.
     let mut eff = old.clone();
+    // Keys the transaction put or deleted (not only merged).
+    let mut based = vec![false; slots.len()];
     for i in 0..slots.len() {
         if rng.below(4) == 0 {
             continue;
         }
-        if !write_one(ctx, &*txn, rng, &hs[i], slots[i], &mut eff[i], in_sd(i))? {
-            return Ok(());
+        match write_one(ctx, &*txn, rng, &hs[i], slots[i], &mut eff[i], in_sd(i))? {
+            None => return Ok(()),
+            Some(b) => based[i] |= b,
         }
     }
     // The transaction reads its own writes.
@@ -447,7 +626,7 @@ pub fn txn_write(ctx: &Ctx, sdb: &StressDb, rng: &mut Rng, cf: u64, n: usize, ac
             if in_sd(i) || rng.below(2) == 0 {
                 continue;
             }
-            if !write_one(ctx, &*txn, rng, &hs[i], slots[i], &mut eff[i], false)? {
+            if write_one(ctx, &*txn, rng, &hs[i], slots[i], &mut eff[i], false)?.is_none() {
                 return Ok(());
             }
         }
@@ -479,21 +658,37 @@ pub fn txn_write(ctx: &Ctx, sdb: &StressDb, rng: &mut Rng, cf: u64, n: usize, ac
     for &i in &changed {
         ctx.exp.set_pending(slots[i], eff[i])?;
     }
+    let entries: Vec<Change> = changed.iter().map(|&i| (slots[i], old[i], eff[i])).collect();
+    let rec = match &ctx.txn.inflight {
+        Some(inf) => inf.record(&entries)?,
+        None => None,
+    };
+    if ctx.txn.bug == TxnBug::SplitCommit && rec.is_some() {
+        split_commit(ctx, sdb, &slots, &hs, (&old, &eff, &based), &changed)?;
+    }
+    let clear = |rec: Option<u64>| match (&ctx.txn.inflight, rec) {
+        (Some(inf), Some(r)) => inf.clear(r),
+        _ => Ok(()),
+    };
     match txn.commit() {
         Ok(()) => {
             ctx.txn.commits.fetch_add(1, Ordering::Relaxed);
             for &i in &changed {
                 ctx.exp.commit(slots[i], eff[i])?;
             }
+            clear(rec)?;
         }
         Err(e) if conflict(ctx, &e) => {
             // Nothing was written.
             for &i in &changed {
                 ctx.exp.commit(slots[i], old[i])?;
             }
+            clear(rec)?;
             no_trace(ctx, sdb, &slots, &hs, &old, &eff)?;
         }
         Err(e) => {
+            // In doubt (fault injection): the record stays for the verification after the
+            // reopen, which checks the transaction is all or nothing.
             let ch: Vec<u64> = changed.iter().map(|&i| slots[i]).collect();
             ctx.write_ok("transaction commit", &ch, Err(e))?;
         }
@@ -501,8 +696,36 @@ pub fn txn_write(ctx: &Ctx, sdb: &StressDb, rng: &mut Rng, cf: u64, n: usize, ac
     Ok(())
 }
 
+/// `--inject_bug=txn_split_commit`: a commit that is not atomic. One changed key the
+/// transaction put or deleted is first written directly to the DB, then, 2 ms later, the
+/// transaction commits (writing that key again, to the same value). A crash in between leaves
+/// the transaction torn, which the verification after the restart must report.
+fn split_commit(
+    ctx: &Ctx,
+    db: &DB,
+    slots: &[u64],
+    hs: &[Arc<ColumnFamily>],
+    (old, eff, based): (&[u32], &[u32], &[bool]),
+    changed: &[usize],
+) -> Result<(), String> {
+    let mk = ctx.max_key;
+    let Some(&i) = changed.iter().find(|&&i| based[i]) else {
+        return Ok(());
+    };
+    let k = slots[i] % mk;
+    let r = if eff[i] == 0 {
+        db.delete_cf(&hs[i], phys_key(k, old[i], mk))
+    } else {
+        db.put_cf(&hs[i], phys_key(k, eff[i], mk), value_of(slots[i], eff[i]))
+    };
+    r.map_err(|e| format!("split commit: {e}"))?;
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    Ok(())
+}
+
 /// One buffered write of slot `s` in the transaction, updating `eff` (its value id there).
-/// False when the transaction must be dropped.
+/// None when the transaction must be dropped, else whether the write was a put or a delete (not
+/// a merge).
 fn write_one(
     ctx: &Ctx,
     txn: &dyn Txn,
@@ -511,9 +734,10 @@ fn write_one(
     s: u64,
     eff: &mut u32,
     no_overwrite: bool,
-) -> Result<bool, String> {
+) -> Result<Option<bool>, String> {
     let mk = ctx.max_key;
     let k = s % mk;
+    let mut based = true;
     let (r, new) = if no_overwrite {
         // Put-if-absent, delete-if-present, of the key holding its value id (written once in a
         // transaction: the tool's SingleDelete contract, with a Delete here).
@@ -532,16 +756,17 @@ fn write_one(
             }
             6 | 7 => (txn.delete(h, &kb), 0),
             _ => {
+                based = false;
                 let n = new_vid(rng, s, true);
                 (txn.merge(h, &kb, &merge_operand(s, *eff, n)), n)
             }
         }
     };
     if step(ctx, "transaction write", r)?.is_none() {
-        return Ok(false);
+        return Ok(None);
     }
     *eff = new;
-    Ok(true)
+    Ok(Some(based))
 }
 
 /// Read slot `s` inside the transaction: it must hold `eff`. False to drop the transaction.
@@ -596,13 +821,7 @@ fn no_trace(
 /// Apply `ops` (family index, key, value: put; None: delete; merge with `merge`) in one
 /// transaction and commit it: the batch across families of a transaction run. Returns the
 /// engine's result; a conflict is counted and returned as `Ok(false)`.
-pub fn commit_ops(
-    ctx: &Ctx,
-    sdb: &StressDb,
-    rng: &mut Rng,
-    wo: &WriteOptions,
-    ops: &[(Arc<ColumnFamily>, Vec<u8>, Option<Vec<u8>>, bool)],
-) -> shale::Result<bool> {
+pub fn commit_ops(ctx: &Ctx, sdb: &StressDb, rng: &mut Rng, wo: &WriteOptions, ops: &[TxnOp]) -> shale::Result<bool> {
     let Some(txn) = sdb.begin(wo, rng) else {
         return Err(shale::Error::InvalidArgument(
             "--use_txn without a transaction DB".into(),

@@ -47,6 +47,8 @@ pub(crate) fn verify_db(ctx: &Ctx, db: &DB) -> Result<u64, String> {
             }
         }
     }
+    // Transactions that were committing: all or nothing.
+    crate::stress_txn::check_inflight(ctx, &settled, lossy)?;
     if lossy {
         ctx.exp.set_lossy(false)?;
     }
