@@ -28,6 +28,7 @@ mod stress;
 mod stress_model;
 mod stress_run;
 mod stress_txn;
+mod stress_txn_files;
 mod stress_verify;
 mod tools_bridge;
 

@@ -13,14 +13,11 @@ use crate::faultinj::{FaultCounts, FaultRates, FaultSwitch, RandomFaultFs};
 use crate::flags::Flags;
 use crate::stress_model::{
     cf_name, decode_value, describe, expected_path, family_options, key_bytes, merge_operand, mix, new_vid,
-    num_families, parse_phys, phys_key, random_options, sd_start, value_of, vid_desc, BuggyFs, Entry, Expected, Rng,
-    RunCfg,
+    num_families, phys_key, random_options, sd_start, value_of, vid_desc, BuggyFs, Entry, Expected, Rng, RunCfg,
 };
-use crate::stress_txn::{
-    commit_ops, counter_op, counters_path, inflight_path, open_stress_db, txn_write, verify_counters, StressDb, TxnBug,
-    TxnCtx, TxnMode,
-};
-use crate::stress_verify::{verify_all, verify_db};
+use crate::stress_txn::{commit_ops, counter_op, open_stress_db, txn_write, StressDb, TxnBug, TxnCtx, TxnMode};
+use crate::stress_txn_files::{counters_path, inflight_path, verify_counters};
+use crate::stress_verify::{scan_check, verify_all, verify_db};
 
 // ---------------------------------------------------------------------------------------------
 // The stress run.
@@ -939,110 +936,6 @@ fn cross_family_read(ctx: &Ctx, db: &DB, rng: &mut Rng) -> Result<(), String> {
             want[c as usize],
             v.as_deref(),
         );
-    }
-    Ok(())
-}
-
-/// Scan `lo..hi` with iterator bounds (forward or backward, from the ends or from a seek) and
-/// compare with `want`.
-fn scan_check(
-    ctx: &Ctx,
-    (db, h, cf): (&DB, &ColumnFamily, u64),
-    rng: &mut Rng,
-    lo: u64,
-    hi: u64,
-    want: &[(u64, u32)],
-    snap: Option<&shale::Snapshot>,
-) -> Result<(), String> {
-    let mut ro = ReadOptions::default();
-    if let Some(s) = snap {
-        ro.set_snapshot(s);
-    }
-    ro.set_iterate_lower_bound(key_bytes(lo).to_vec());
-    ro.set_iterate_upper_bound(key_bytes(hi).to_vec());
-    let mut it = db.raw_iterator_cf_opt(h, ro);
-    // Plain tables iterate forward only (as in RocksDB).
-    let forward = rng.below(2) == 0 || ctx.cfg.plain;
-    let mut got = Vec::new();
-    // Position from the bound itself or by a seek to a key within/around the range.
-    match (forward, rng.below(3)) {
-        (true, 0) => it.seek_to_first(),
-        (true, _) => it.seek(key_bytes(lo)),
-        (false, 0) => it.seek_to_last(),
-        (false, _) => {
-            // At or before the greatest DB key of logical key hi - 1.
-            let mut t = key_bytes(hi - 1).to_vec();
-            t.extend_from_slice(&[0xff; 4]);
-            it.seek_for_prev(t)
-        }
-    }
-    while it.valid() {
-        got.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
-        if got.len() > want.len() + 1 {
-            break;
-        }
-        if forward {
-            it.next()
-        } else {
-            it.prev()
-        }
-    }
-    if ctx.read_ok("iterator", it.status())?.is_none() || (lo..hi).any(|k| ctx.in_doubt(ctx.slot(cf, k))) {
-        return Ok(());
-    }
-    if !forward {
-        got.reverse();
-    }
-    let what = if forward { "forward scan" } else { "backward scan" };
-    let what = if snap.is_some() {
-        format!("snapshot {what} [{lo}, {hi})")
-    } else {
-        format!("{what} [{lo}, {hi})")
-    };
-    ctx.reads_checked.fetch_add(want.len().max(1) as u64, Ordering::Relaxed);
-    for i in 0..want.len().max(got.len()) {
-        let g = got.get(i).map(|(key, v)| (parse_phys(key, ctx.max_key), key, v));
-        match (want.get(i), g) {
-            (_, Some((None, key, v))) => {
-                ctx.fail(format!(
-                    "MISMATCH in {what}: a foreign key 0x{} (value {} bytes)",
-                    hex(key),
-                    v.len()
-                ));
-                return Ok(());
-            }
-            (Some(&(k, vid)), Some((Some((gk, suf)), _, v))) if gk == k => {
-                if suf.is_some_and(|s| s != vid) || v.as_slice() != value_of(ctx.slot(cf, k), vid).as_slice() {
-                    let actual = match suf {
-                        Some(s) if s != vid => format!("a version with value id {s} in its key"),
-                        _ => describe(ctx.slot(cf, k), Some(v)),
-                    };
-                    ctx.fail(format!(
-                        "MISMATCH in {what}: key {k}{} expected {}, actual {actual}",
-                        ctx.fam_desc(ctx.slot(cf, k)),
-                        vid_desc(vid)
-                    ));
-                }
-                if ctx.failed.load(Ordering::Acquire) {
-                    return Ok(());
-                }
-            }
-            (Some(&(k, vid)), other) => {
-                // The scan lacks k (or shows another key first).
-                match other {
-                    Some((Some((g, _)), _, v)) if g < k => {
-                        ctx.mismatch(&what, ctx.slot(cf, g), "absent".into(), Some(v))
-                    }
-                    _ => ctx.mismatch(&what, ctx.slot(cf, k), vid_desc(vid), None),
-                }
-                return Ok(());
-            }
-            (None, Some((Some((g, _)), _, v))) => {
-                ctx.mismatch(&what, ctx.slot(cf, g), "absent".into(), Some(v));
-                return Ok(());
-            }
-            (None, None) => unreachable!(),
-        }
     }
     Ok(())
 }

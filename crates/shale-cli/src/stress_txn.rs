@@ -32,12 +32,10 @@
 //!   tracks nothing: lost updates) and `--inject_bug=txn_split_commit` (a commit that writes one
 //!   key on its own first: torn by a crash) show that the checks catch such bugs.
 
-use std::fs::File;
 use std::ops::Deref;
-use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use shale::{
     ColumnFamily, OptimisticTransactionDB, OptimisticTransactionOptions, Options, Transaction, TransactionDB,
@@ -46,6 +44,9 @@ use shale::{
 
 use crate::stress_model::{cf_name, merge_operand, new_vid, open_families, phys_key, sd_start, value_of, Rng};
 use crate::stress_run::Ctx;
+use crate::stress_txn_files::{
+    counter_family, counter_key, counters_path, decode_counter, inflight_path, Change, Counters, Inflight, COUNTERS,
+};
 
 // ---------------------------------------------------------------------------------------------
 // The database of a run: plain or one of the two transaction DBs.
@@ -183,94 +184,16 @@ impl StressDb {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Counters and statistics.
-
-/// Counters incremented by transactions of every thread.
-pub const COUNTERS: u64 = 4;
-const CMAGIC: &[u8; 8] = b"SHXTXNC1";
-
-/// The DB key of counter `i`: above every key of the key space (`[0xff; 8]` then `C`, `i`).
-pub fn counter_key(i: u64) -> Vec<u8> {
-    let mut k = vec![0xff; 8];
-    k.extend_from_slice(&[b'C', i as u8]);
-    k
-}
-
-/// The family of counter `i`.
-pub fn counter_family(i: u64, fams: u64) -> u64 {
-    i % fams
-}
-
-/// The counters' oracle: per counter the increments acknowledged and those in flight, in memory
-/// and in a file (one pwrite of 16 bytes per change, under the counter's mutex).
-pub struct Counters {
-    file: File,
-    c: Vec<Mutex<(u64, u64)>>,
-}
-
-impl Counters {
-    fn open(path: &Path, db_existed: bool) -> Result<Counters, String> {
-        let existed = path.exists();
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-        let len = 8 + 16 * COUNTERS;
-        let mut c = Vec::new();
-        let mut data = vec![0u8; len as usize];
-        if existed {
-            file.read_exact_at(&mut data, 0)
-                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            if &data[..8] != CMAGIC {
-                return Err(format!("{} is not a transaction-counter file", path.display()));
-            }
-        } else {
-            data[..8].copy_from_slice(CMAGIC);
-            file.write_all_at(&data, 0).map_err(|e| e.to_string())?;
-            file.sync_all().map_err(|e| e.to_string())?;
-        }
-        for i in 0..COUNTERS as usize {
-            let at = 8 + 16 * i;
-            let a = u64::from_le_bytes(data[at..at + 8].try_into().unwrap_or_default());
-            let f = u64::from_le_bytes(data[at + 8..at + 16].try_into().unwrap_or_default());
-            if !db_existed && (a, f) != (0, 0) {
-                return Err(format!(
-                    "the counters in {} are not empty but the database is missing (use --destroy_db_initially)",
-                    path.display()
-                ));
-            }
-            c.push(Mutex::new((a, f)));
-        }
-        Ok(Counters { file, c })
-    }
-
-    fn get(&self, i: u64) -> (u64, u64) {
-        *self.c[i as usize].lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Change counter `i`'s (acked, in flight) with `f` and persist it.
-    fn update(&self, i: u64, f: impl FnOnce(&mut (u64, u64))) -> Result<(), String> {
-        let mut g = self.c[i as usize].lock().unwrap_or_else(|p| p.into_inner());
-        f(&mut g);
-        let mut b = [0u8; 16];
-        b[..8].copy_from_slice(&g.0.to_le_bytes());
-        b[8..].copy_from_slice(&g.1.to_le_bytes());
-        self.file
-            .write_all_at(&b, 8 + 16 * i)
-            .map_err(|e| format!("transaction-counter file write: {e}"))
-    }
-}
+/// A write of `commit_ops`: the family, the key, the value (None: delete), whether it is a
+/// merge operand.
+pub type TxnOp = (Arc<ColumnFamily>, Vec<u8>, Option<Vec<u8>>, bool);
 
 /// The transaction part of the run's context.
 pub struct TxnCtx {
     pub mode: TxnMode,
     pub bug: TxnBug,
-    counters: Option<Counters>,
-    inflight: Option<Inflight>,
+    pub counters: Option<Counters>,
+    pub inflight: Option<Inflight>,
     pub commits: AtomicU64,
     pub rollbacks: AtomicU64,
     pub savepoint_rollbacks: AtomicU64,
@@ -284,162 +207,6 @@ pub struct TxnCtx {
     pub no_trace_checks: AtomicU64,
     /// Interrupted transactions found all or nothing by a verification.
     pub atomic_checked: AtomicU64,
-}
-
-pub fn counters_path(expected: &Path) -> PathBuf {
-    PathBuf::from(format!("{}.txn", expected.display()))
-}
-
-pub fn inflight_path(expected: &Path) -> PathBuf {
-    PathBuf::from(format!("{}.txn-inflight", expected.display()))
-}
-
-/// The transactions being committed (`<expected>.txn-inflight`), so that the verification after
-/// a crash can check each is all or nothing: one record per committing transaction, written
-/// (one pwrite) after its keys are marked pending and before `commit`, cleared once the oracle
-/// took the outcome. A record: the entry count (u64), then up to `MAX_REC` entries (slot u64,
-/// old value id u32, new value id u32).
-struct Inflight {
-    file: File,
-    /// Free record indexes (one per thread suffices; an index whose commit failed under fault
-    /// injection stays taken until the next verification).
-    free: Mutex<Vec<u64>>,
-    records: u64,
-}
-
-const MAX_REC: usize = 16;
-
-/// A changed key of a committing transaction: its slot, old and new value ids.
-type Change = (u64, u32, u32);
-
-/// A write of `commit_ops`: the family, the key, the value (None: delete), whether it is a
-/// merge operand.
-pub type TxnOp = (Arc<ColumnFamily>, Vec<u8>, Option<Vec<u8>>, bool);
-const REC: u64 = 8 + 16 * MAX_REC as u64;
-
-impl Inflight {
-    fn open(path: &Path, records: u64) -> Result<Inflight, String> {
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-        Ok(Inflight {
-            file,
-            free: Mutex::new((0..records).collect()),
-            records,
-        })
-    }
-
-    /// Record a committing transaction; its record index (None when none is free or the
-    /// transaction is too small or too large: it is then not checked for atomicity).
-    fn record(&self, entries: &[Change]) -> Result<Option<u64>, String> {
-        if entries.len() < 2 || entries.len() > MAX_REC {
-            return Ok(None);
-        }
-        let Some(r) = self.free.lock().unwrap_or_else(|p| p.into_inner()).pop() else {
-            return Ok(None);
-        };
-        let mut b = Vec::with_capacity(REC as usize);
-        b.extend_from_slice(&(entries.len() as u64).to_le_bytes());
-        for &(s, o, n) in entries {
-            b.extend_from_slice(&s.to_le_bytes());
-            b.extend_from_slice(&o.to_le_bytes());
-            b.extend_from_slice(&n.to_le_bytes());
-        }
-        self.file
-            .write_all_at(&b, r * REC)
-            .map_err(|e| format!("in-flight transaction file write: {e}"))?;
-        Ok(Some(r))
-    }
-
-    /// The outcome of record `r` is in the oracle: clear it and free the index.
-    fn clear(&self, r: u64) -> Result<(), String> {
-        self.file
-            .write_all_at(&0u64.to_le_bytes(), r * REC)
-            .map_err(|e| format!("in-flight transaction file write: {e}"))?;
-        self.free.lock().unwrap_or_else(|p| p.into_inner()).push(r);
-        Ok(())
-    }
-
-    /// Every record in the file (a previous run may have had more threads).
-    fn read_all(&self) -> Result<Vec<Vec<Change>>, String> {
-        let len = self.file.metadata().map_err(|e| e.to_string())?.len();
-        let mut data = vec![0u8; len as usize];
-        self.file
-            .read_exact_at(&mut data, 0)
-            .map_err(|e| format!("cannot read the in-flight transaction file: {e}"))?;
-        let mut out = Vec::new();
-        for rec in data.chunks_exact(REC as usize) {
-            let n = u64::from_le_bytes(rec[..8].try_into().unwrap_or_default()) as usize;
-            if n == 0 {
-                continue;
-            }
-            if n > MAX_REC {
-                return Err("the in-flight transaction file is damaged".into());
-            }
-            out.push(
-                rec[8..8 + 16 * n]
-                    .chunks_exact(16)
-                    .map(|e| {
-                        (
-                            u64::from_le_bytes(e[..8].try_into().unwrap_or_default()),
-                            u32::from_le_bytes(e[8..12].try_into().unwrap_or_default()),
-                            u32::from_le_bytes(e[12..16].try_into().unwrap_or_default()),
-                        )
-                    })
-                    .collect(),
-            );
-        }
-        Ok(out)
-    }
-
-    /// After a check: an empty file with every index free (no transaction is running).
-    fn reset(&self) -> Result<(), String> {
-        self.file.set_len(0).map_err(|e| e.to_string())?;
-        self.file.set_len(self.records * REC).map_err(|e| e.to_string())?;
-        *self.free.lock().unwrap_or_else(|p| p.into_inner()) = (0..self.records).collect();
-        Ok(())
-    }
-}
-
-/// After the verification settled every key (`settled`: the value id each slot holds), check
-/// that each transaction that was committing when the process stopped (or whose commit failed
-/// under fault injection) is all or nothing, then forget them.
-pub fn check_inflight(ctx: &Ctx, settled: &[u32], lossy: bool) -> Result<(), String> {
-    let Some(inf) = &ctx.txn.inflight else {
-        return Ok(());
-    };
-    if !lossy {
-        for rec in inf.read_all()? {
-            let new = rec.iter().all(|&(s, _, n)| settled.get(s as usize) == Some(&n));
-            let old = rec.iter().all(|&(s, o, _)| settled.get(s as usize) == Some(&o));
-            if !new && !old {
-                let list: Vec<String> = rec
-                    .iter()
-                    .map(|&(s, o, n)| {
-                        format!(
-                            "key {}{} old {o} new {n} holds {}",
-                            s % ctx.max_key,
-                            ctx.fam_desc(s),
-                            settled.get(s as usize).copied().unwrap_or(0)
-                        )
-                    })
-                    .collect();
-                let msg = format!(
-                    "MISMATCH in verification: a transaction was torn by the crash (some keys hold its new values, \
-                     some their old ones): {}",
-                    list.join("; ")
-                );
-                ctx.fail(msg.clone());
-                return Err(msg);
-            }
-            ctx.txn.atomic_checked.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-    inf.reset()
 }
 
 impl TxnCtx {
@@ -850,15 +617,6 @@ pub fn commit_ops(ctx: &Ctx, sdb: &StressDb, rng: &mut Rng, wo: &WriteOptions, o
 // ---------------------------------------------------------------------------------------------
 // Counters.
 
-fn decode_counter(i: u64, v: Option<&[u8]>) -> Result<u64, String> {
-    match v {
-        None => Ok(0),
-        Some(b) => <[u8; 8]>::try_from(b)
-            .map(u64::from_le_bytes)
-            .map_err(|_| format!("MISMATCH: counter {i} holds a malformed value of {} bytes", b.len())),
-    }
-}
-
 /// Increment one or two counters in a transaction (retried up to 3 times on conflicts).
 pub fn counter_op(ctx: &Ctx, sdb: &StressDb, rng: &mut Rng) -> Result<(), String> {
     let Some(cs) = &ctx.txn.counters else {
@@ -962,131 +720,11 @@ pub fn counter_op(ctx: &Ctx, sdb: &StressDb, rng: &mut Rng) -> Result<(), String
     Ok(())
 }
 
-/// Check every counter against its oracle (`acked <= value <= acked + in flight`) and settle
-/// it to the value found. Returns the sum of the counters.
-pub fn verify_counters(ctx: &Ctx, db: &DB) -> Result<Option<u64>, String> {
-    let Some(cs) = &ctx.txn.counters else {
-        return Ok(None);
-    };
-    let mut sum = 0;
-    for i in 0..COUNTERS {
-        let h = ctx.handle(db, counter_family(i, ctx.fams))?;
-        let v = db
-            .get_cf(&h, counter_key(i))
-            .map_err(|e| format!("get counter {i} during verification: {e}"))?;
-        let v = decode_counter(i, v.as_deref())?;
-        let (acked, flight) = cs.get(i);
-        if v < acked || v > acked + flight {
-            let msg = format!(
-                "MISMATCH in verification: {}counter {i} holds {v}, expected {acked} acknowledged increments{}",
-                if v < acked { "LOST UPDATE: " } else { "" },
-                if flight > 0 {
-                    format!(" (+ up to {flight} in flight)")
-                } else {
-                    String::new()
-                }
-            );
-            ctx.fail(msg.clone());
-            return Err(msg);
-        }
-        cs.update(i, |c| *c = (v, 0))?;
-        sum += v;
-    }
-    Ok(Some(sum))
-}
-
 /// The transaction mode the flags ask for.
 pub fn mode_of(fl: &crate::flags::Flags) -> TxnMode {
     match (fl.bool("use_txn"), fl.bool("use_optimistic_txn")) {
         (true, _) => TxnMode::Pessimistic,
         (_, true) => TxnMode::Optimistic,
         _ => TxnMode::Off,
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Power loss (`--power_loss --use_txn`).
-
-/// A write step of the power-loss tests as one transaction: 1 to 6 keys of the thread's share
-/// (`part`, as `powerloss::pl_write`), in random families, put / delete / merge (in the
-/// no-overwrite region put-if-absent, delete-if-present), more writes undone by a savepoint 1
-/// time in 3, then committed, or rolled back 1 time in 8. A rolled-back (or conflicting)
-/// transaction is an empty step: nothing of it may be recovered (the prefix check would see a
-/// foreign value), and it syncs nothing, so the callers do not count it as a synced write.
-pub fn pl_txn_write(
-    (db, hs): (&StressDb, &[Arc<ColumnFamily>]),
-    rng: &mut Rng,
-    state: &std::collections::BTreeMap<u64, u32>,
-    mk: u64,
-    wo: &WriteOptions,
-    (n, t): (u64, u64),
-) -> Result<Vec<(u64, u32)>, String> {
-    let sd = sd_start(mk);
-    let vk = mk.saturating_sub(t).div_ceil(n).max(1);
-    let txn = db.begin(wo, rng).ok_or("--use_txn without a transaction DB")?;
-    let e = |what: &str, err: shale::Error| format!("transaction {what}: {err}");
-    let mut slots: Vec<u64> = (0..1 + rng.below(6))
-        .map(|_| {
-            let c = rng.below(hs.len() as u64);
-            c * mk + rng.below(vk) * n + t
-        })
-        .collect();
-    slots.sort_unstable();
-    slots.dedup();
-    let mut step = Vec::new();
-    for &s in &slots {
-        let (h, k) = (&hs[(s / mk) as usize], s % mk);
-        let cur = state.get(&s).copied().unwrap_or(0);
-        let new = if k >= sd {
-            if cur != 0 {
-                txn.delete(h, &phys_key(k, cur, mk)).map_err(|x| e("delete", x))?;
-                0
-            } else {
-                let v = new_vid(rng, s, false);
-                txn.put(h, &phys_key(k, v, mk), &value_of(s, v))
-                    .map_err(|x| e("put", x))?;
-                v
-            }
-        } else {
-            match rng.below(4) {
-                0 => {
-                    txn.delete(h, &phys_key(k, 0, mk)).map_err(|x| e("delete", x))?;
-                    0
-                }
-                1 => {
-                    let v = new_vid(rng, s, true);
-                    txn.merge(h, &phys_key(k, 0, mk), &merge_operand(s, cur, v))
-                        .map_err(|x| e("merge", x))?;
-                    v
-                }
-                _ => {
-                    let v = new_vid(rng, s, false);
-                    txn.put(h, &phys_key(k, 0, mk), &value_of(s, v))
-                        .map_err(|x| e("put", x))?;
-                    v
-                }
-            }
-        };
-        step.push((s, new));
-    }
-    if rng.below(3) == 0 {
-        txn.set_savepoint();
-        for &s in slots.iter().filter(|&&s| s % mk < sd) {
-            let v = new_vid(rng, s, false);
-            txn.put(&hs[(s / mk) as usize], &phys_key(s % mk, 0, mk), &value_of(s, v))
-                .map_err(|x| e("put", x))?;
-        }
-        txn.rollback_to_savepoint().map_err(|x| e("rollback_to_savepoint", x))?;
-    }
-    if rng.below(8) == 0 {
-        txn.rollback().map_err(|x| e("rollback", x))?;
-        return Ok(Vec::new());
-    }
-    match txn.commit() {
-        Ok(()) => Ok(step),
-        // A conflict (the optimistic DB's history may be too short to check a key: TryAgain;
-        // the threads' keys are disjoint, so no other conflict happens): nothing was written.
-        Err(shale::Error::Busy(_) | shale::Error::TryAgain(_) | shale::Error::TimedOut(_)) => Ok(Vec::new()),
-        Err(x) => Err(e("commit", x)),
     }
 }
