@@ -388,13 +388,14 @@ pub fn txn_write(ctx: &Ctx, sdb: &StressDb, rng: &mut Rng, cf: u64, n: usize, ac
     // Sometimes more writes after a savepoint, undone 2 times in 3.
     if rng.below(3) == 0 {
         txn.set_savepoint();
-        let before = eff.clone();
+        let before = (eff.clone(), based.clone());
         for i in 0..slots.len() {
             if in_sd(i) || rng.below(2) == 0 {
                 continue;
             }
-            if write_one(ctx, &*txn, rng, &hs[i], slots[i], &mut eff[i], false)?.is_none() {
-                return Ok(());
+            match write_one(ctx, &*txn, rng, &hs[i], slots[i], &mut eff[i], false)? {
+                None => return Ok(()),
+                Some(b) => based[i] |= b,
             }
         }
         if rng.below(3) != 0 {
@@ -402,7 +403,7 @@ pub fn txn_write(ctx: &Ctx, sdb: &StressDb, rng: &mut Rng, cf: u64, n: usize, ac
                 return Ok(());
             }
             ctx.txn.savepoint_rollbacks.fetch_add(1, Ordering::Relaxed);
-            eff = before;
+            (eff, based) = before;
             let i = rng.below(slots.len() as u64) as usize;
             if !own_read(ctx, &*txn, &hs[i], slots[i], old[i], eff[i])? {
                 return Ok(());
