@@ -322,6 +322,32 @@ fn step<T>(ctx: &Ctx, what: &str, r: shale::Result<T>) -> Result<Option<T>, Stri
     }
 }
 
+/// A lock wait or a write conflict on keys no other transaction can be writing (the tool's
+/// locks serialize the writers of the oracle-checked keys): a leaked lock, a wrong conflict
+/// check. Only `TryAgain` (the optimistic DB's memtable history is too short) may happen there.
+fn unexpected(what: &str, e: &shale::Error) -> Option<String> {
+    matches!(e, shale::Error::Busy(_) | shale::Error::TimedOut(_)).then(|| {
+        format!(
+            "UNEXPECTED CONFLICT in {what}: {e} (no other transaction writes these keys: the tool's locks serialize \
+             their writers)"
+        )
+    })
+}
+
+/// `step` for the oracle-checked keys: Busy and TimedOut are failures there.
+fn step_own<T>(ctx: &Ctx, what: &str, r: shale::Result<T>) -> Result<Option<T>, String> {
+    if let Err(e) = &r {
+        if let Some(m) = unexpected(what, e) {
+            return Err(m);
+        }
+    }
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if conflict(ctx, &e) => Ok(None),
+        Err(e) => ctx.read_ok(what, Err(e)),
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Oracle-checked transactions.
 
@@ -360,7 +386,7 @@ pub fn txn_write(ctx: &Ctx, sdb: &StressDb, rng: &mut Rng, cf: u64, n: usize, ac
             continue;
         }
         let r = txn.get_for_update(&hs[i], &key(i, old[i]), rng.below(4) != 0);
-        let Some(v) = step(ctx, "transaction get_for_update", r)? else {
+        let Some(v) = step_own(ctx, "transaction get_for_update", r)? else {
             return Ok(());
         };
         if !ctx.check("transaction get_for_update", slots[i], old[i], v.as_deref()) {
@@ -399,7 +425,7 @@ pub fn txn_write(ctx: &Ctx, sdb: &StressDb, rng: &mut Rng, cf: u64, n: usize, ac
             }
         }
         if rng.below(3) != 0 {
-            if step(ctx, "rollback_to_savepoint", txn.rollback_to_savepoint())?.is_none() {
+            if step_own(ctx, "rollback_to_savepoint", txn.rollback_to_savepoint())?.is_none() {
                 return Ok(());
             }
             ctx.txn.savepoint_rollbacks.fetch_add(1, Ordering::Relaxed);
@@ -445,6 +471,9 @@ pub fn txn_write(ctx: &Ctx, sdb: &StressDb, rng: &mut Rng, cf: u64, n: usize, ac
                 ctx.exp.commit(slots[i], eff[i])?;
             }
             clear(rec)?;
+        }
+        Err(e) if unexpected("transaction commit", &e).is_some() => {
+            return Err(unexpected("transaction commit", &e).unwrap_or_default());
         }
         Err(e) if conflict(ctx, &e) => {
             // Nothing was written.
@@ -530,7 +559,7 @@ fn write_one(
             }
         }
     };
-    if step(ctx, "transaction write", r)?.is_none() {
+    if step_own(ctx, "transaction write", r)?.is_none() {
         return Ok(None);
     }
     *eff = new;
@@ -547,7 +576,7 @@ fn own_read(ctx: &Ctx, txn: &dyn Txn, h: &ColumnFamily, s: u64, old: u32, eff: u
     // In the no-overwrite region the DB key holds the value id: read the one written, or the
     // one deleted (then absent).
     let key = phys_key(k, if eff != 0 { eff } else { old }, mk);
-    let Some(v) = step(ctx, "transaction get", txn.get(h, &key))? else {
+    let Some(v) = step_own(ctx, "transaction get", txn.get(h, &key))? else {
         return Ok(false);
     };
     Ok(ctx.check("transaction get (its own writes)", s, eff, v.as_deref()))
@@ -610,6 +639,9 @@ pub fn commit_ops(ctx: &Ctx, sdb: &StressDb, rng: &mut Rng, wo: &WriteOptions, o
             ctx.txn.commits.fetch_add(1, Ordering::Relaxed);
             Ok(true)
         }
+        Err(e) if unexpected("transaction across families", &e).is_some() => Err(shale::Error::InvalidArgument(
+            unexpected("transaction across families", &e).unwrap_or_default(),
+        )),
         Err(e) if conflict(ctx, &e) => Ok(false),
         Err(e) => Err(e),
     }
