@@ -26,6 +26,10 @@ struct ChildStats {
     opened: bool,
     faults: u64,
     fault_reopens: u64,
+    txn_commits: u64,
+    txn_rollbacks: u64,
+    txn_conflicts: u64,
+    txn_interrupted: u64,
 }
 
 fn parse_log(path: &Path) -> ChildStats {
@@ -45,6 +49,11 @@ fn parse_log(path: &Path) -> ChildStats {
             };
             s.faults = field("faults=").unwrap_or(s.faults);
             s.fault_reopens = field("fault_reopens=").unwrap_or(s.fault_reopens);
+            s.txn_commits = field("txn_commits=").unwrap_or(s.txn_commits);
+            s.txn_rollbacks = field("txn_rollbacks=").unwrap_or(s.txn_rollbacks);
+            s.txn_conflicts = field("txn_conflicts=").unwrap_or(s.txn_conflicts);
+        } else if let Some(r) = line.strip_prefix("stress: interrupted transactions found all or nothing: ") {
+            s.txn_interrupted += r.trim().parse::<u64>().unwrap_or(0);
         } else if let Some(r) = line.strip_prefix("stress: verified ") {
             s.verified += r.split_whitespace().next().and_then(|x| x.parse().ok()).unwrap_or(0);
         } else if line.starts_with("stress: opened") {
@@ -84,6 +93,8 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
     let (mut kills, mut clean_exits, mut ops, mut verified, mut runs, mut wal_disabled_runs) =
         (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
     let (mut faults, mut fault_reopens) = (0u64, 0u64);
+    let txn = fl.bool("use_txn") || fl.bool("use_optimistic_txn");
+    let (mut txn_commits, mut txn_rollbacks, mut txn_conflicts, mut txn_interrupted) = (0u64, 0u64, 0u64, 0u64);
     let mut kill_points: BTreeMap<String, u64> = BTreeMap::new();
     // level_compaction_dynamic_level_bytes stays the same for the whole DB: changing it on an
     // existing DB is a migration (see docs/reliability.md, open problems), not a crash case.
@@ -123,6 +134,11 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
         if !fl.str("inject_bug").is_empty() {
             a.push(format!("--inject_bug={}", fl.str("inject_bug")));
         }
+        for t in ["use_txn", "use_optimistic_txn"] {
+            if fl.bool(t) {
+                a.push(format!("--{t}"));
+            }
+        }
         a
     };
     println!(
@@ -134,7 +150,8 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
     while start.elapsed() < duration {
         let child_seed = seed.wrapping_add(runs * 1_000_003);
         let (_, cfg) = random_options(child_seed, fl.i64("sync"), fl.i64("disable_wal"), dynamic);
-        wal_disabled_runs += cfg.disable_wal as u64;
+        // Transactions always run with the WAL (`stress_run`).
+        wal_disabled_runs += (cfg.disable_wal && !txn) as u64;
         let mut args = common(child_seed);
         // Each child runs longer than it will live, reopening the DB about once per interval.
         args.push(format!("--duration={}", (interval * 4.0).ceil() as u64 + 2));
@@ -222,6 +239,10 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
         verified += s.verified;
         faults += s.faults;
         fault_reopens += s.fault_reopens;
+        txn_commits += s.txn_commits;
+        txn_rollbacks += s.txn_rollbacks;
+        txn_conflicts += s.txn_conflicts;
+        txn_interrupted += s.txn_interrupted;
     }
     // Final verification of what the last child left.
     let mut args = common(seed.wrapping_add(runs * 1_000_003));
@@ -246,6 +267,23 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
     );
     if faults > 0 || fl.u64("read_fault_one_in") + fl.u64("write_fault_one_in") + fl.u64("bitflip_read_one_in") > 0 {
         println!("crash test: injected I/O faults={faults} reopens_after_fault={fault_reopens}");
+    }
+    if txn {
+        // Children report progress every 200 ms: the counts miss what a child did after its
+        // last report.
+        let counters = text
+            .lines()
+            .find(|l| l.starts_with("stress: verified the transaction counters"))
+            .unwrap_or("stress: the transaction counters were not verified");
+        println!(
+            "crash test: transactions commits={txn_commits} rollbacks={txn_rollbacks} conflicts={txn_conflicts} \
+             (as last reported by each child); interrupted commits found all or nothing after a kill: \
+             {txn_interrupted}; final check: {}",
+            counters.trim_start_matches("stress: ")
+        );
+        if txn_commits == 0 {
+            return Err("no transaction committed: the crash test did not test transactions".into());
+        }
     }
     if !kill_points.is_empty() {
         let list: Vec<String> = kill_points.iter().map(|(k, n)| format!("{k}={n}")).collect();

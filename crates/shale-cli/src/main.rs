@@ -28,6 +28,9 @@ mod stats;
 mod stress;
 mod stress_model;
 mod stress_run;
+mod stress_txn;
+mod stress_txn_files;
+mod stress_verify;
 mod tools_bridge;
 
 const USAGE: &str = "usage: shale <command> [args]

@@ -9,10 +9,12 @@ use std::time::{Duration, Instant};
 
 use shale::{ColumnFamily, MemFs, Options, WriteBatch, WriteOptions, DB};
 
+use crate::stress_txn::{mode_of, open_stress_db, StressDb, TxnMode};
+
 use crate::flags::Flags;
 use crate::hookfs::{Cutter, HookFs};
 use crate::stress_model::{
-    cf_name, decode_value, family_options, key_bytes, merge_operand, num_families, open_families, pad_len, parse_phys,
+    cf_name, decode_value, family_options, key_bytes, merge_operand, new_vid, num_families, pad_len, parse_phys,
     phys_key, random_options, sd_start, value_of, BuggyFs, Rng, MAX_VID,
 };
 
@@ -91,9 +93,11 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
     let mut cut_points: BTreeMap<String, u64> = BTreeMap::new();
     let cutter = Arc::new(Cutter::default());
     let dir = Path::new("/powerloss/db");
+    let mode = mode_of(fl);
     println!(
-        "power loss test: duration={}s seed={seed} max_key={max_key}",
-        duration.as_secs()
+        "power loss test: duration={}s seed={seed} max_key={max_key}{}",
+        duration.as_secs(),
+        txn_desc(mode)
     );
     while start.elapsed() < duration {
         let ep_seed = seed.wrapping_add(episodes * 7_777_777);
@@ -121,7 +125,7 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
             } else {
                 i64::MAX
             });
-            let db = match open_families(&opts, dir, &fam_opts) {
+            let db = match open_stress_db(mode, &opts, dir, &fam_opts) {
                 Ok(db) => Some(db),
                 Err(_) if cutter.is_cut() => None,
                 Err(e) => return Err(fail(round, format!("open: {e}"))),
@@ -158,9 +162,11 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
                         state.insert(k, v);
                     }
                 }
+                // An empty step wrote nothing (a rolled-back transaction), so it synced nothing.
+                let synced = sync && !step.is_empty();
                 history.push(step);
                 writes += 1;
-                if sync {
+                if synced {
                     last_synced = history.len();
                 }
                 // A flush of every family (their memtables switch, and the WAL is synced) or,
@@ -197,7 +203,7 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
                 None => *cut_points.entry("after-close".into()).or_default() += 1,
             }
             cutter.arm(i64::MAX);
-            let db = open_families(&opts, dir, &fam_opts)
+            let db = open_stress_db(mode, &opts, dir, &fam_opts)
                 .map_err(|e| fail(round, format!("reopen after power loss: {e}")))?;
             let got = dump(&db, max_key, fams).map_err(|e| fail(round, e))?;
             keys_checked += max_key * fams;
@@ -244,13 +250,16 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
 /// all). With several families (`hs`) a write goes to one of them, or writes one key in all of
 /// them in one batch.
 pub(crate) fn pl_write(
-    (db, hs): (&DB, &[Arc<ColumnFamily>]),
+    (db, hs): (&StressDb, &[Arc<ColumnFamily>]),
     rng: &mut Rng,
     state: &BTreeMap<u64, u32>,
     mk: u64,
     wo: &WriteOptions,
     part: (u64, u64),
 ) -> Result<Step, String> {
+    if !matches!(db, StressDb::Plain(_)) {
+        return pl_txn_write((db, hs), rng, state, mk, wo, part);
+    }
     let sd_start = sd_start(mk);
     let (n, t) = part;
     // Virtual keys v map to real keys v * n + t; `vk` of them in all, `vsd` below sd_start.
@@ -435,4 +444,98 @@ pub(crate) fn matching_prefixes<'a>(
         }
     }
     out
+}
+
+/// " transactions=..." in the first line of a power-loss test with `--use_txn` or
+/// `--use_optimistic_txn` (every write step is then a transaction: `stress_txn::pl_txn_write`).
+pub(crate) fn txn_desc(mode: TxnMode) -> &'static str {
+    match mode {
+        TxnMode::Off => "",
+        TxnMode::Pessimistic => " transactions=pessimistic",
+        TxnMode::Optimistic => " transactions=optimistic",
+    }
+}
+
+/// A write step of the power-loss tests as one transaction: 1 to 6 keys of the thread's share
+/// (`part`, as `powerloss::pl_write`), in random families, put / delete / merge (in the
+/// no-overwrite region put-if-absent, delete-if-present), more writes undone by a savepoint 1
+/// time in 3, then committed, or rolled back 1 time in 8. A rolled-back (or conflicting)
+/// transaction is an empty step: nothing of it may be recovered (the prefix check would see a
+/// foreign value), and it syncs nothing, so the callers do not count it as a synced write.
+pub fn pl_txn_write(
+    (db, hs): (&StressDb, &[Arc<ColumnFamily>]),
+    rng: &mut Rng,
+    state: &std::collections::BTreeMap<u64, u32>,
+    mk: u64,
+    wo: &WriteOptions,
+    (n, t): (u64, u64),
+) -> Result<Vec<(u64, u32)>, String> {
+    let sd = sd_start(mk);
+    let vk = mk.saturating_sub(t).div_ceil(n).max(1);
+    let txn = db.begin(wo, rng).ok_or("--use_txn without a transaction DB")?;
+    let e = |what: &str, err: shale::Error| format!("transaction {what}: {err}");
+    let mut slots: Vec<u64> = (0..1 + rng.below(6))
+        .map(|_| {
+            let c = rng.below(hs.len() as u64);
+            c * mk + rng.below(vk) * n + t
+        })
+        .collect();
+    slots.sort_unstable();
+    slots.dedup();
+    let mut step = Vec::new();
+    for &s in &slots {
+        let (h, k) = (&hs[(s / mk) as usize], s % mk);
+        let cur = state.get(&s).copied().unwrap_or(0);
+        let new = if k >= sd {
+            if cur != 0 {
+                txn.delete(h, &phys_key(k, cur, mk)).map_err(|x| e("delete", x))?;
+                0
+            } else {
+                let v = new_vid(rng, s, false);
+                txn.put(h, &phys_key(k, v, mk), &value_of(s, v))
+                    .map_err(|x| e("put", x))?;
+                v
+            }
+        } else {
+            match rng.below(4) {
+                0 => {
+                    txn.delete(h, &phys_key(k, 0, mk)).map_err(|x| e("delete", x))?;
+                    0
+                }
+                1 => {
+                    let v = new_vid(rng, s, true);
+                    txn.merge(h, &phys_key(k, 0, mk), &merge_operand(s, cur, v))
+                        .map_err(|x| e("merge", x))?;
+                    v
+                }
+                _ => {
+                    let v = new_vid(rng, s, false);
+                    txn.put(h, &phys_key(k, 0, mk), &value_of(s, v))
+                        .map_err(|x| e("put", x))?;
+                    v
+                }
+            }
+        };
+        step.push((s, new));
+    }
+    if rng.below(3) == 0 {
+        txn.set_savepoint();
+        for &s in slots.iter().filter(|&&s| s % mk < sd) {
+            let v = new_vid(rng, s, false);
+            txn.put(&hs[(s / mk) as usize], &phys_key(s % mk, 0, mk), &value_of(s, v))
+                .map_err(|x| e("put", x))?;
+        }
+        txn.rollback_to_savepoint().map_err(|x| e("rollback_to_savepoint", x))?;
+    }
+    if rng.below(8) == 0 {
+        txn.rollback().map_err(|x| e("rollback", x))?;
+        return Ok(Vec::new());
+    }
+    match txn.commit() {
+        Ok(()) => Ok(step),
+        // A conflict (the optimistic DB's history may be too short to check a key: TryAgain;
+        // the threads' keys are disjoint, so no other conflict happens): nothing was written.
+        Err(shale::Error::Busy(_) | shale::Error::TryAgain(_) | shale::Error::TimedOut(_)) => Ok(Vec::new()),
+        Err(x) => Err(e("commit", x)),
+    }
 }

@@ -24,7 +24,8 @@ use shale::WriteOptions;
 use crate::flags::Flags;
 use crate::hookfs::Cutter;
 use crate::powerloss::{dump, matching_prefixes, pl_write, Step};
-use crate::stress_model::{open_families, Rng};
+use crate::stress_model::Rng;
+use crate::stress_txn::{mode_of, open_stress_db};
 
 struct Rec {
     step: Step,
@@ -49,9 +50,11 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
     let writes = AtomicU64::new(0);
     let cutter = Arc::new(Cutter::default());
     let dir = Path::new("/powerloss/db");
+    let mode = mode_of(fl);
     println!(
-        "power loss test: threads={n} duration={}s seed={seed} max_key={max_key}",
-        duration.as_secs()
+        "power loss test: threads={n} duration={}s seed={seed} max_key={max_key}{}",
+        duration.as_secs(),
+        crate::powerloss::txn_desc(mode)
     );
     while start.elapsed() < duration {
         let ep_seed = seed.wrapping_add(episodes * 7_777_777);
@@ -71,7 +74,7 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
                 break;
             }
             cutter.arm(i64::MAX);
-            let db = open_families(&opts, dir, &fam_opts).map_err(|e| fail(round, format!("open: {e}")))?;
+            let db = open_stress_db(mode, &opts, dir, &fam_opts).map_err(|e| fail(round, format!("open: {e}")))?;
             let hs = crate::powerloss::handles(&db, fams).map_err(|e| fail(round, e))?;
             let steps = 20 + rng.below(200);
             cutter.arm(1 + rng.below(steps * n * 3) as i64);
@@ -105,6 +108,8 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
                                     Err(e) => return Err(e),
                                 };
                                 let ticket = clock.fetch_add(1, Ordering::SeqCst);
+                                // An empty step wrote nothing (a rolled-back transaction).
+                                let sync = sync && !step.is_empty();
                                 writes.fetch_add(1, Ordering::Relaxed);
                                 for &(k, v) in &step {
                                     if v == 0 {
@@ -148,7 +153,7 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
             fs.power_loss();
             losses += 1;
             cutter.arm(i64::MAX);
-            let db = open_families(&opts, dir, &fam_opts)
+            let db = open_stress_db(mode, &opts, dir, &fam_opts)
                 .map_err(|e| fail(round, format!("reopen after power loss: {e}")))?;
             let got = dump(&db, max_key, fams).map_err(|e| fail(round, e))?;
             drop(db);

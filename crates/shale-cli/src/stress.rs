@@ -29,10 +29,16 @@
 //! writes are put-if-absent and single_delete-if-present (RocksDB's contract for SingleDelete);
 //! delete_range and merge never touch it.
 //!
+//! Transactions (`--use_txn`, `--use_optimistic_txn`): every write is a transaction of a
+//! `TransactionDB` or an `OptimisticTransactionDB`, with reads for update, savepoints and
+//! rollbacks; the oracle takes only what committed, and counters incremented by every thread
+//! catch lost updates (`stress_txn`).
+//!
 //! This module parses the flags and dispatches. The parts import one way (none imports
-//! `stress`): `stress_run` (the stress run), `crash` (`--crash_test`, SIGKILL loop),
-//! `powerloss_mt` and `powerloss` (`--power_loss`, simulated power loss), all over
-//! `stress_model` (keys, values, the oracle, randomized options), with `faultinj` and `hookfs`.
+//! `stress`): `stress_run` (the stress run, with `stress_verify` and `stress_txn`), `crash`
+//! (`--crash_test`, SIGKILL loop), `powerloss_mt` and `powerloss` (`--power_loss`, simulated
+//! power loss), all over `stress_model` (keys, values, the oracle, randomized options), with
+//! `faultinj` and `hookfs`.
 
 use crate::flags::{help_text, FlagDef, Flags, Kind};
 
@@ -65,7 +71,10 @@ pub const FLAGS: &[FlagDef] = &[
     f("power_loss", Kind::Bool, "false", "simulated power-loss test on an in-memory file system"),
     f("kill_odds", Kind::Uint64, "0", "kill point: end the process at 1 in N file-system operations that change durable state (0: off)"),
     f("kill_point", Kind::Str, "", "with --kill_odds: only this point, <file>.<op> (e.g. wal.sync, sst.append, manifest.sync, current.rename, other.syncdir)"),
-    f("inject_bug", Kind::Str, "", "test the tester: wal_no_sync | wal_no_flush (a broken durability step)"),
+    f("inject_bug", Kind::Str, "", "test the tester: wal_no_sync | wal_no_flush (a broken durability step), txn_rollback_applied (the oracle takes a rolled-back transaction's writes) | txn_no_get_for_update (counters read without get_for_update: lost updates) | txn_split_commit (a commit writes one key on its own first: torn by a crash)"),
+    f("use_txn", Kind::Bool, "false", "writes go through transactions of a TransactionDB (row locks; db_stress's flag); transaction counters check for lost updates"),
+    f("use_optimistic_txn", Kind::Bool, "false", "writes go through transactions of an OptimisticTransactionDB (validation at commit)"),
+    f("txn_write_policy", Kind::Int32, "0", "with --use_txn: 0 write committed (the only policy Shale has; db_stress's 1 write prepared and 2 write unprepared are refused)"),
     f("table_format", Kind::Int32, "-1", "table format of new files: 0 block-based, 1 plain (no delete_range, forward scans only), -1 random per seed (1 in 6 plain; the crash test: per DB)"),
     f("read_fault_one_in", Kind::Uint64, "0", "inject EIO into 1 in N reads / opens for reading (0: off)"),
     f("write_fault_one_in", Kind::Uint64, "0", "inject EIO, ENOSPC or a short write into 1 in N appends, flushes, syncs, creates, renames, removals, directory syncs (0: off)"),
@@ -123,11 +132,35 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
     if !(ki > 0.0 && ki <= 3600.0) {
         return Err(format!("ERROR: --kill_interval must be in (0, 3600] seconds, got {ki}"));
     }
-    if !matches!(fl.str("inject_bug"), "" | "wal_no_sync" | "wal_no_flush") {
+    let txn = fl.bool("use_txn") || fl.bool("use_optimistic_txn");
+    match fl.str("inject_bug") {
+        "" | "wal_no_sync" | "wal_no_flush" => {}
+        "txn_rollback_applied" | "txn_no_get_for_update" | "txn_split_commit" if txn => {}
+        "txn_rollback_applied" | "txn_no_get_for_update" | "txn_split_commit" => {
+            return Err(format!(
+                "ERROR: --inject_bug={} needs --use_txn or --use_optimistic_txn",
+                fl.str("inject_bug")
+            ))
+        }
+        b => {
+            return Err(format!(
+                "ERROR: --inject_bug: unknown bug '{b}' (wal_no_sync, wal_no_flush, txn_rollback_applied, \
+                 txn_no_get_for_update, txn_split_commit)"
+            ))
+        }
+    }
+    if fl.bool("use_txn") && fl.bool("use_optimistic_txn") {
+        return Err("ERROR: --use_txn and --use_optimistic_txn are exclusive".into());
+    }
+    if fl.i64("txn_write_policy") != 0 {
         return Err(format!(
-            "ERROR: --inject_bug: unknown bug '{}' (wal_no_sync, wal_no_flush)",
-            fl.str("inject_bug")
+            "ERROR: --txn_write_policy={}: only 0 (write committed) is supported (no write-prepared or \
+             write-unprepared transactions)",
+            fl.i64("txn_write_policy")
         ));
+    }
+    if txn && fl.i64("disable_wal") == 1 {
+        return Err("ERROR: --use_txn / --use_optimistic_txn need the WAL (--disable_wal=1 given)".into());
     }
     if !(-1..=1).contains(&fl.i64("table_format")) {
         return Err(format!(

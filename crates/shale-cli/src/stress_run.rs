@@ -13,48 +13,52 @@ use crate::faultinj::{FaultCounts, FaultRates, FaultSwitch, RandomFaultFs};
 use crate::flags::Flags;
 use crate::stress_model::{
     cf_name, decode_value, describe, expected_path, family_options, key_bytes, merge_operand, mix, new_vid,
-    num_families, open_families, parse_phys, phys_key, random_options, sd_start, value_of, vid_desc, BuggyFs, Entry,
-    Expected, Rng, RunCfg,
+    num_families, phys_key, random_options, sd_start, value_of, vid_desc, BuggyFs, Entry, Expected, Rng, RunCfg,
 };
+use crate::stress_txn::{commit_ops, counter_op, open_stress_db, txn_write, StressDb, TxnBug, TxnCtx, TxnMode};
+use crate::stress_txn_files::{counters_path, inflight_path, verify_counters};
+use crate::stress_verify::{scan_check, verify_all, verify_db};
 
 // ---------------------------------------------------------------------------------------------
 // The stress run.
 
-struct Ctx {
-    db: RwLock<Option<DB>>,
-    path: PathBuf,
-    opts: Options,
+pub(crate) struct Ctx {
+    pub(crate) db: RwLock<Option<StressDb>>,
+    pub(crate) path: PathBuf,
+    pub(crate) opts: Options,
     /// The options of families 1.. (none with one family).
-    fam_opts: Vec<Options>,
+    pub(crate) fam_opts: Vec<Options>,
     /// The number of column families; the expected state and the locks are by slot
     /// (`family * max_key + key`), and values are derived from the slot.
-    fams: u64,
-    cfg: RunCfg,
-    exp: Expected,
-    locks: Vec<Mutex<()>>,
-    max_key: u64,
-    seed: u64,
-    failed: AtomicBool,
-    first_error: Mutex<Option<String>>,
-    ops: AtomicU64,
-    reads_checked: AtomicU64,
-    stop: AtomicBool,
+    pub(crate) fams: u64,
+    pub(crate) cfg: RunCfg,
+    pub(crate) exp: Expected,
+    pub(crate) locks: Vec<Mutex<()>>,
+    pub(crate) max_key: u64,
+    pub(crate) seed: u64,
+    pub(crate) failed: AtomicBool,
+    pub(crate) first_error: Mutex<Option<String>>,
+    pub(crate) ops: AtomicU64,
+    pub(crate) reads_checked: AtomicU64,
+    pub(crate) stop: AtomicBool,
     /// Fault injection (`--*_fault_one_in`): its switch and counters.
-    faults: Option<FaultSwitch>,
-    fault_counts: Arc<FaultCounts>,
+    pub(crate) faults: Option<FaultSwitch>,
+    pub(crate) fault_counts: Arc<FaultCounts>,
     /// Keys whose last write failed under fault injection: the DB may hold the old or the new
     /// value (their expected entries stay pending) until the reopen that settles them. They are
     /// not written again before that (the oracle keeps one pending value per key).
-    doubt: Mutex<HashSet<u64>>,
+    pub(crate) doubt: Mutex<HashSet<u64>>,
     /// A write failed under fault injection: the DB may be stopped; reopen and verify.
-    needs_reopen: AtomicBool,
-    errors_tolerated: AtomicU64,
-    fault_reopens: AtomicU64,
-    fault_resumes: AtomicU64,
+    pub(crate) needs_reopen: AtomicBool,
+    pub(crate) errors_tolerated: AtomicU64,
+    pub(crate) fault_reopens: AtomicU64,
+    pub(crate) fault_resumes: AtomicU64,
+    /// `--use_txn` / `--use_optimistic_txn`: the mode, the counters' oracle, the statistics.
+    pub(crate) txn: TxnCtx,
 }
 
 impl Ctx {
-    fn fail(&self, msg: String) {
+    pub(crate) fn fail(&self, msg: String) {
         eprintln!("shale stress: {msg} (seed {})", self.seed);
         let mut fe = self.first_error.lock().unwrap();
         if fe.is_none() {
@@ -65,7 +69,7 @@ impl Ctx {
     }
 
     /// A wrong value at slot `s` (family `s / max_key`, key `s % max_key`).
-    fn mismatch(&self, what: &str, s: u64, expected: String, actual: Option<&[u8]>) {
+    pub(crate) fn mismatch(&self, what: &str, s: u64, expected: String, actual: Option<&[u8]>) {
         let k = s % self.max_key;
         self.fail(format!(
             "MISMATCH in {what}: key {k} (0x{}){} expected {expected}, actual {}",
@@ -76,7 +80,7 @@ impl Ctx {
     }
 
     /// " in family NAME" with several families.
-    fn fam_desc(&self, s: u64) -> String {
+    pub(crate) fn fam_desc(&self, s: u64) -> String {
         if self.fams > 1 {
             format!(" in family {}", cf_name(s / self.max_key))
         } else {
@@ -84,28 +88,28 @@ impl Ctx {
         }
     }
 
-    fn slot(&self, cf: u64, k: u64) -> u64 {
+    pub(crate) fn slot(&self, cf: u64, k: u64) -> u64 {
         cf * self.max_key + k
     }
 
-    fn handle(&self, db: &DB, cf: u64) -> Result<Arc<ColumnFamily>, String> {
+    pub(crate) fn handle(&self, db: &DB, cf: u64) -> Result<Arc<ColumnFamily>, String> {
         db.cf_handle(&cf_name(cf))
             .ok_or_else(|| format!("column family {} is missing", cf_name(cf)))
     }
 
-    fn set_faults(&self, on: bool) {
+    pub(crate) fn set_faults(&self, on: bool) {
         if let Some(f) = &self.faults {
             f.set_enabled(on);
         }
     }
 
-    fn in_doubt(&self, k: u64) -> bool {
+    pub(crate) fn in_doubt(&self, k: u64) -> bool {
         self.faults.is_some() && self.doubt.lock().unwrap().contains(&k)
     }
 
     /// The result of a read: with fault injection an error is expected now and then (EIO, or
     /// Corruption from a flipped bit) and the read is skipped (None); otherwise it fails the run.
-    fn read_ok<T>(&self, what: &str, r: shale::Result<T>) -> Result<Option<T>, String> {
+    pub(crate) fn read_ok<T>(&self, what: &str, r: shale::Result<T>) -> Result<Option<T>, String> {
         match r {
             Ok(v) => Ok(Some(v)),
             Err(e) if self.faults.is_some() && (e.is_io() || e.is_corruption()) => {
@@ -119,7 +123,7 @@ impl Ctx {
     /// The result of a write of `keys` (whose expected entries are pending): true when it was
     /// acknowledged. With fault injection a failed write leaves its keys pending and in doubt
     /// and asks for a reopen; otherwise an error fails the run.
-    fn write_ok(&self, what: &str, keys: &[u64], r: shale::Result<()>) -> Result<bool, String> {
+    pub(crate) fn write_ok(&self, what: &str, keys: &[u64], r: shale::Result<()>) -> Result<bool, String> {
         match r {
             Ok(()) => Ok(true),
             Err(e) if self.faults.is_some() => {
@@ -137,12 +141,12 @@ impl Ctx {
         }
     }
 
-    fn lock_key(&self, k: u64) -> MutexGuard<'_, ()> {
+    pub(crate) fn lock_key(&self, k: u64) -> MutexGuard<'_, ()> {
         self.locks[k as usize].lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Exact check of a read of slot `s` done while holding its lock.
-    fn check(&self, what: &str, s: u64, vid: u32, actual: Option<&[u8]>) -> bool {
+    pub(crate) fn check(&self, what: &str, s: u64, vid: u32, actual: Option<&[u8]>) -> bool {
         if self.in_doubt(s) {
             return true;
         }
@@ -157,7 +161,7 @@ impl Ctx {
         ok
     }
 
-    fn wo(&self, rng: &mut Rng) -> WriteOptions {
+    pub(crate) fn wo(&self, rng: &mut Rng) -> WriteOptions {
         let mut o = WriteOptions::default();
         o.set_sync(match self.cfg.sync {
             1 => true,
@@ -169,7 +173,7 @@ impl Ctx {
     }
 }
 
-fn hex(b: &[u8]) -> String {
+pub(crate) fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
@@ -215,7 +219,7 @@ pub fn run(fl: &Flags) -> Result<(), String> {
             rates.read_one_in, rates.write_one_in, rates.bitflip_one_in
         ));
     }
-    if !fl.str("inject_bug").is_empty() {
+    if fl.str("inject_bug").starts_with("wal_") {
         opts.set_env(Arc::new(BuggyFs {
             inner: opts.get_env().clone(),
             bug: fl.str("inject_bug").to_string(),
@@ -236,8 +240,10 @@ pub fn run(fl: &Flags) -> Result<(), String> {
         if path.exists() {
             std::fs::remove_dir_all(&path).map_err(|e| format!("cannot destroy {}: {e}", path.display()))?;
         }
-        if epath.exists() {
-            std::fs::remove_file(&epath).map_err(|e| format!("cannot remove {}: {e}", epath.display()))?;
+        for p in [epath.clone(), counters_path(&epath), inflight_path(&epath)] {
+            if p.exists() {
+                std::fs::remove_file(&p).map_err(|e| format!("cannot remove {}: {e}", p.display()))?;
+            }
         }
     }
     let fams = num_families(fl.i64("column_families"), seed);
@@ -276,9 +282,31 @@ pub fn run(fl: &Flags) -> Result<(), String> {
             path.display()
         ));
     }
+    let mode = crate::stress_txn::mode_of(fl);
+    if mode != TxnMode::Off && cfg.desc.contains("unordered_write=true") {
+        // As db_stress: unordered writes only with write-prepared transactions, which Shale
+        // does not have.
+        opts.set_unordered_write(false);
+        cfg.desc.push_str(" (transactions: unordered_write=false)");
+    }
+    if mode != TxnMode::Off && cfg.disable_wal {
+        // A committed transaction must survive a crash: transactions run with the WAL.
+        cfg.disable_wal = false;
+        cfg.desc.push_str(" (transactions: disable_wal=false)");
+    }
+    let bug = match fl.str("inject_bug") {
+        "txn_rollback_applied" => TxnBug::RollbackApplied,
+        "txn_no_get_for_update" => TxnBug::NoGetForUpdate,
+        "txn_split_commit" => TxnBug::SplitCommit,
+        _ => TxnBug::None,
+    };
+    let txn = TxnCtx::new(mode, bug, &epath, db_existed, fl.i64("threads") as u64)?;
+    if mode != TxnMode::Off {
+        cfg.desc.push_str(&format!(" transactions={mode:?}"));
+    }
     println!("stress: seed={seed} db={} {}", path.display(), cfg.desc);
     let t0 = Instant::now();
-    let db = open_families(&opts, &path, &fam_opts).map_err(|e| format!("open {}: {e}", path.display()))?;
+    let db = open_stress_db(mode, &opts, &path, &fam_opts).map_err(|e| format!("open {}: {e}", path.display()))?;
     println!("stress: opened in {:.3}s", t0.elapsed().as_secs_f64());
     let ctx = Arc::new(Ctx {
         db: RwLock::new(Some(db)),
@@ -303,10 +331,18 @@ pub fn run(fl: &Flags) -> Result<(), String> {
         errors_tolerated: AtomicU64::new(0),
         fault_reopens: AtomicU64::new(0),
         fault_resumes: AtomicU64::new(0),
+        txn,
     });
     if existed && (fl.bool("verify") || fl.bool("verify_only")) {
         let n = verify_all(&ctx)?;
         println!("stress: verified {n} keys");
+        if let Some(sum) = verify_all_counters(&ctx)? {
+            println!("stress: verified the transaction counters (sum {sum})");
+        }
+        let torn_checked = ctx.txn.atomic_checked.load(Ordering::Relaxed);
+        if torn_checked > 0 {
+            println!("stress: interrupted transactions found all or nothing: {torn_checked}");
+        }
     }
     if fl.bool("verify_only") {
         return Ok(());
@@ -331,11 +367,12 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     while !hs.iter().all(|h| h.is_finished()) {
         std::thread::sleep(Duration::from_millis(200));
         println!(
-            "stress: progress ops={} reads_checked={} faults={} fault_reopens={}",
+            "stress: progress ops={} reads_checked={} faults={} fault_reopens={}{}",
             ctx.ops.load(Ordering::Relaxed),
             ctx.reads_checked.load(Ordering::Relaxed),
             ctx.fault_counts.total(),
-            ctx.fault_reopens.load(Ordering::Relaxed)
+            ctx.fault_reopens.load(Ordering::Relaxed),
+            ctx.txn.progress()
         );
     }
     for h in hs {
@@ -352,6 +389,13 @@ pub fn run(fl: &Flags) -> Result<(), String> {
         reopen_db(&ctx)?;
         let n = verify_all(&ctx)?;
         println!("stress: final verification of {n} keys passed");
+        if let Some(sum) = verify_all_counters(&ctx)? {
+            println!(
+                "stress: final transaction counters: each holds exactly its acknowledged increments (sum {sum}, {} in \
+                 this run)",
+                ctx.txn.increments.load(Ordering::Relaxed)
+            );
+        }
     }
     if ctx.failed.load(Ordering::Acquire) {
         return Err(ctx.first_error.lock().unwrap().clone().unwrap_or_default());
@@ -365,6 +409,9 @@ pub fn run(fl: &Flags) -> Result<(), String> {
             ctx.fault_reopens.load(Ordering::Relaxed),
             ctx.fault_resumes.load(Ordering::Relaxed)
         );
+    }
+    if ctx.txn.on() {
+        println!("{}", ctx.txn.report());
     }
     println!(
         "stress: OK ops={} reads_checked={} elapsed={:.1}s",
@@ -405,7 +452,7 @@ fn reopen_db(ctx: &Ctx) -> Result<(), String> {
     *g = None;
     let mut o = ctx.opts.clone();
     o.set_wal_recovery_mode(WalRecoveryMode::AbsoluteConsistency);
-    let r = open_families(&o, &ctx.path, &ctx.fam_opts)
+    let r = open_stress_db(ctx.txn.mode, &o, &ctx.path, &ctx.fam_opts)
         .map_err(|e| format!("reopen after a clean close {}: {e}", ctx.path.display()));
     *g = Some(r?);
     ctx.set_faults(was);
@@ -426,13 +473,16 @@ fn recover_after_fault(ctx: &Ctx) -> Result<(), String> {
     let n = ctx.fault_reopens.load(Ordering::Relaxed) + ctx.fault_resumes.load(Ordering::Relaxed);
     let resumed = n % 2 == 1 && g.as_ref().is_some_and(|db| db.resume().is_ok());
     if resumed {
-        verify_db(ctx, g.as_ref().expect("checked"))?;
+        let db = g.as_ref().expect("checked");
+        verify_db(ctx, db)?;
+        verify_counters(ctx, db)?;
         ctx.fault_resumes.fetch_add(1, Ordering::Relaxed);
     } else {
         *g = None;
-        let db = open_families(&ctx.opts, &ctx.path, &ctx.fam_opts)
+        let db = open_stress_db(ctx.txn.mode, &ctx.opts, &ctx.path, &ctx.fam_opts)
             .map_err(|e| format!("reopen after an injected fault {}: {e}", ctx.path.display()))?;
         verify_db(ctx, &db)?;
+        verify_counters(ctx, &db)?;
         *g = Some(db);
         ctx.fault_reopens.fetch_add(1, Ordering::Relaxed);
     }
@@ -444,170 +494,6 @@ fn recover_after_fault(ctx: &Ctx) -> Result<(), String> {
     ctx.doubt.lock().unwrap().clear();
     ctx.needs_reopen.store(false, Ordering::Release);
     ctx.set_faults(was);
-    Ok(())
-}
-
-/// Verify every key against the expected state (tolerating pending writes and, after a lossy
-/// run, lost writes), settle what the DB holds, then check a full forward scan.
-fn verify_all(ctx: &Ctx) -> Result<u64, String> {
-    let g = ctx.db.read().unwrap();
-    verify_db(ctx, g.as_ref().unwrap())
-}
-
-fn verify_db(ctx: &Ctx, db: &DB) -> Result<u64, String> {
-    let lossy = ctx.exp.lossy();
-    // The entries as the last run left them (before settling), for the check of batches across
-    // families below.
-    let before: Vec<Entry> = (0..ctx.max_key * ctx.fams).map(|s| ctx.exp.get(s)).collect();
-    let mut settled = vec![0u32; before.len()];
-    for cf in 0..ctx.fams {
-        let h = ctx.handle(db, cf)?;
-        verify_family(ctx, db, &h, cf, lossy, &mut settled)?;
-    }
-    if ctx.fams > 1 && !lossy {
-        // A batch across families that was in flight (the same pending entry in every family)
-        // survived in all of them or in none.
-        for k in 0..ctx.max_key {
-            let slots: Vec<u64> = (0..ctx.fams).map(|c| ctx.slot(c, k)).collect();
-            let e0 = before[slots[0] as usize];
-            if e0.pending.is_none() || slots.iter().any(|&s| before[s as usize] != e0) {
-                continue;
-            }
-            let got: Vec<u32> = slots.iter().map(|&s| settled[s as usize]).collect();
-            if got.iter().any(|&g| g != got[0]) {
-                let list: Vec<String> = got.iter().map(|&g| vid_desc(g)).collect();
-                ctx.fail(format!(
-                    "MISMATCH in verification: key {k}: a batch across families was torn by the crash \
-                     (it wrote {} in every family; the families hold: {})",
-                    e0.describe(),
-                    list.join(", ")
-                ));
-                return Err(format!("a batch across families is torn at key {k}"));
-            }
-        }
-    }
-    if lossy {
-        ctx.exp.set_lossy(false)?;
-    }
-    Ok(ctx.max_key * ctx.fams)
-}
-
-/// Verify (and settle) every key of family `cf`, then check a full forward scan of it. The
-/// value ids held are put in `settled` (by slot).
-fn verify_family(
-    ctx: &Ctx,
-    db: &DB,
-    h: &ColumnFamily,
-    cf: u64,
-    lossy: bool,
-    settled: &mut [u32],
-) -> Result<(), String> {
-    let mut bad = 0u64;
-    let sd = sd_start(ctx.max_key);
-    for k in 0..ctx.max_key {
-        let slot = ctx.slot(cf, k);
-        let e = ctx.exp.get(slot);
-        // What the DB holds for k: Some(value id, 0 = absent) or None (not a valid value).
-        let (got, actual) = if k < sd {
-            let actual = db
-                .get_cf(h, key_bytes(k))
-                .map_err(|e| format!("get key {k} during verification: {e}"))?;
-            let got = match &actual {
-                None => Some(0),
-                Some(v) => decode_value(slot, v),
-            };
-            (got, describe(slot, actual.as_deref()))
-        } else {
-            let mut ro = ReadOptions::default();
-            ro.set_iterate_lower_bound(key_bytes(k).to_vec());
-            ro.set_iterate_upper_bound(key_bytes(k + 1).to_vec());
-            let mut it = db.raw_iterator_cf_opt(h, ro);
-            it.seek_to_first();
-            let mut found = Vec::new();
-            while it.valid() && found.len() < 4 {
-                found.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
-                it.next();
-            }
-            it.status()
-                .map_err(|e| format!("scan of key {k} during verification: {e}"))?;
-            match found.as_slice() {
-                [] => (Some(0), "absent".to_string()),
-                [(key, v)] => match parse_phys(key, ctx.max_key) {
-                    Some((_, Some(s))) if v.as_slice() == value_of(slot, s).as_slice() => {
-                        (Some(s), format!("value id {s}"))
-                    }
-                    _ => (None, format!("key 0x{} with {}", hex(key), describe(slot, Some(v)))),
-                },
-                many => (None, format!("{} versions", many.len())),
-            }
-        };
-        let ok = match got {
-            Some(g) => g == e.committed || e.pending == Some(g) || lossy,
-            None => false,
-        };
-        if !ok {
-            bad += 1;
-            if bad <= 20 {
-                ctx.fail(format!(
-                    "MISMATCH in verification: key {k} (0x{}){} expected {}{}, actual {actual}",
-                    hex(&key_bytes(k)),
-                    ctx.fam_desc(slot),
-                    e.describe(),
-                    if lossy { " (or any value: lossy run)" } else { "" },
-                ));
-            }
-            continue;
-        }
-        let g = got.unwrap();
-        settled[slot as usize] = g;
-        if e.pending.is_some() || g != e.committed {
-            ctx.exp.commit(slot, g)?;
-        }
-    }
-    if bad > 0 {
-        return Err(format!(
-            "{bad} of {} keys{} do not match the expected state",
-            ctx.max_key,
-            ctx.fam_desc(ctx.slot(cf, 0))
-        ));
-    }
-    // A full scan must show exactly the expected keys.
-    let mut it = db.raw_iterator_cf(h);
-    it.seek_to_first();
-    let mut next_k = 0u64;
-    while it.valid() {
-        let key = it.key().unwrap();
-        let Some((k, suffix)) = parse_phys(key, ctx.max_key) else {
-            return Err(format!("scan: unexpected key 0x{}", hex(key)));
-        };
-        if k < next_k {
-            return Err(format!("scan: key {k} out of order"));
-        }
-        for missing in next_k..k {
-            let c = ctx.exp.get(ctx.slot(cf, missing)).committed;
-            if c != 0 {
-                ctx.mismatch("verification scan", ctx.slot(cf, missing), vid_desc(c), None);
-                return Err(format!("scan misses key {missing}"));
-            }
-        }
-        let slot = ctx.slot(cf, k);
-        let c = ctx.exp.get(slot).committed;
-        if c == 0 || suffix.is_some_and(|s| s != c) || it.value().unwrap() != value_of(slot, c).as_slice() {
-            ctx.mismatch("verification scan", slot, vid_desc(c), it.value());
-            return Err(format!("scan disagrees at key {k}"));
-        }
-        next_k = k + 1;
-        it.next();
-    }
-    it.status().map_err(|e| format!("scan: {e}"))?;
-    for missing in next_k..ctx.max_key {
-        let c = ctx.exp.get(ctx.slot(cf, missing)).committed;
-        if c != 0 {
-            ctx.mismatch("verification scan", ctx.slot(cf, missing), vid_desc(c), None);
-            return Err(format!("scan misses key {missing}"));
-        }
-    }
-    ctx.reads_checked.fetch_add(2 * ctx.max_key, Ordering::Relaxed);
     Ok(())
 }
 
@@ -680,6 +566,20 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
         match p {
             330..=344 => return cross_family_read(ctx, db, rng),
             800..=849 => return cross_family_batch(ctx, db, rng),
+            _ => {}
+        }
+    }
+    if ctx.txn.on() {
+        // Every write is a transaction: one key (put, delete, merge), several keys (a batch, of
+        // several families with --column_families), or counters (instead of delete_range,
+        // which a TransactionDB cannot lock).
+        match p {
+            360..=669 | 700..=799 => return txn_write(ctx, db, rng, cf, 1, false),
+            670..=699 | 970..=989 => return counter_op(ctx, db, rng),
+            800..=969 => {
+                let n = 1 + rng.below(10) as usize;
+                return txn_write(ctx, db, rng, cf, n, true);
+            }
             _ => {}
         }
     }
@@ -920,7 +820,7 @@ fn cross_family_key(ctx: &Ctx, rng: &mut Rng) -> u64 {
 /// A batch that writes one key in every family with the same value id (db_stress's batches
 /// across families): a put, a delete or (up to 4 families) a merge with each family's operand.
 /// Its entries are pending in every family until it is acknowledged.
-fn cross_family_batch(ctx: &Ctx, db: &DB, rng: &mut Rng) -> Result<(), String> {
+fn cross_family_batch(ctx: &Ctx, db: &StressDb, rng: &mut Rng) -> Result<(), String> {
     let k = cross_family_key(ctx, rng);
     let slots: Vec<u64> = (0..ctx.fams).map(|c| ctx.slot(c, k)).collect();
     let _ls: Vec<_> = slots.iter().map(|&s| ctx.lock_key(s)).collect();
@@ -943,17 +843,44 @@ fn cross_family_batch(ctx: &Ctx, db: &DB, rng: &mut Rng) -> Result<(), String> {
         _ => new_vid(rng, slots[0], false),
     };
     let mut b = WriteBatch::new();
+    let mut ops = Vec::new();
     for (c, &s) in slots.iter().enumerate() {
         let h = ctx.handle(db, c as u64)?;
+        let old = ctx.exp.get(s).committed;
         match kind {
             2 => b.delete_cf(&h, key_bytes(k)),
-            3 => b.merge_cf(&h, key_bytes(k), merge_operand(s, ctx.exp.get(s).committed, new)),
+            3 => b.merge_cf(&h, key_bytes(k), merge_operand(s, old, new)),
             _ => b.put_cf(&h, key_bytes(k), value_of(s, new)),
+        }
+        if ctx.txn.on() {
+            let v = match kind {
+                2 => None,
+                3 => Some(merge_operand(s, old, new).to_vec()),
+                _ => Some(value_of(s, new)),
+            };
+            ops.push((h, key_bytes(k).to_vec(), v, kind == 3));
         }
         ctx.exp.set_pending(s, new)?;
     }
     let wo = ctx.wo(rng);
-    if ctx.write_ok("batch across families", &slots, db.write_opt(b, &wo))? {
+    let r = if ctx.txn.on() {
+        // The same writes in one transaction across the families.
+        let olds: Vec<u32> = slots.iter().map(|&s| ctx.exp.get(s).committed).collect();
+        match commit_ops(ctx, db, rng, &wo, &ops) {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                // A conflict: nothing was written.
+                for (&s, &o) in slots.iter().zip(&olds) {
+                    ctx.exp.commit(s, o)?;
+                }
+                return Ok(());
+            }
+            Err(e) => Err(e),
+        }
+    } else {
+        db.write_opt(b, &wo)
+    };
+    if ctx.write_ok("batch across families", &slots, r)? {
         for &s in &slots {
             ctx.exp.commit(s, new)?;
         }
@@ -1013,106 +940,8 @@ fn cross_family_read(ctx: &Ctx, db: &DB, rng: &mut Rng) -> Result<(), String> {
     Ok(())
 }
 
-/// Scan `lo..hi` with iterator bounds (forward or backward, from the ends or from a seek) and
-/// compare with `want`.
-fn scan_check(
-    ctx: &Ctx,
-    (db, h, cf): (&DB, &ColumnFamily, u64),
-    rng: &mut Rng,
-    lo: u64,
-    hi: u64,
-    want: &[(u64, u32)],
-    snap: Option<&shale::Snapshot>,
-) -> Result<(), String> {
-    let mut ro = ReadOptions::default();
-    if let Some(s) = snap {
-        ro.set_snapshot(s);
-    }
-    ro.set_iterate_lower_bound(key_bytes(lo).to_vec());
-    ro.set_iterate_upper_bound(key_bytes(hi).to_vec());
-    let mut it = db.raw_iterator_cf_opt(h, ro);
-    // Plain tables iterate forward only (as in RocksDB).
-    let forward = rng.below(2) == 0 || ctx.cfg.plain;
-    let mut got = Vec::new();
-    // Position from the bound itself or by a seek to a key within/around the range.
-    match (forward, rng.below(3)) {
-        (true, 0) => it.seek_to_first(),
-        (true, _) => it.seek(key_bytes(lo)),
-        (false, 0) => it.seek_to_last(),
-        (false, _) => {
-            // At or before the greatest DB key of logical key hi - 1.
-            let mut t = key_bytes(hi - 1).to_vec();
-            t.extend_from_slice(&[0xff; 4]);
-            it.seek_for_prev(t)
-        }
-    }
-    while it.valid() {
-        got.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
-        if got.len() > want.len() + 1 {
-            break;
-        }
-        if forward {
-            it.next()
-        } else {
-            it.prev()
-        }
-    }
-    if ctx.read_ok("iterator", it.status())?.is_none() || (lo..hi).any(|k| ctx.in_doubt(ctx.slot(cf, k))) {
-        return Ok(());
-    }
-    if !forward {
-        got.reverse();
-    }
-    let what = if forward { "forward scan" } else { "backward scan" };
-    let what = if snap.is_some() {
-        format!("snapshot {what} [{lo}, {hi})")
-    } else {
-        format!("{what} [{lo}, {hi})")
-    };
-    ctx.reads_checked.fetch_add(want.len().max(1) as u64, Ordering::Relaxed);
-    for i in 0..want.len().max(got.len()) {
-        let g = got.get(i).map(|(key, v)| (parse_phys(key, ctx.max_key), key, v));
-        match (want.get(i), g) {
-            (_, Some((None, key, v))) => {
-                ctx.fail(format!(
-                    "MISMATCH in {what}: a foreign key 0x{} (value {} bytes)",
-                    hex(key),
-                    v.len()
-                ));
-                return Ok(());
-            }
-            (Some(&(k, vid)), Some((Some((gk, suf)), _, v))) if gk == k => {
-                if suf.is_some_and(|s| s != vid) || v.as_slice() != value_of(ctx.slot(cf, k), vid).as_slice() {
-                    let actual = match suf {
-                        Some(s) if s != vid => format!("a version with value id {s} in its key"),
-                        _ => describe(ctx.slot(cf, k), Some(v)),
-                    };
-                    ctx.fail(format!(
-                        "MISMATCH in {what}: key {k}{} expected {}, actual {actual}",
-                        ctx.fam_desc(ctx.slot(cf, k)),
-                        vid_desc(vid)
-                    ));
-                }
-                if ctx.failed.load(Ordering::Acquire) {
-                    return Ok(());
-                }
-            }
-            (Some(&(k, vid)), other) => {
-                // The scan lacks k (or shows another key first).
-                match other {
-                    Some((Some((g, _)), _, v)) if g < k => {
-                        ctx.mismatch(&what, ctx.slot(cf, g), "absent".into(), Some(v))
-                    }
-                    _ => ctx.mismatch(&what, ctx.slot(cf, k), vid_desc(vid), None),
-                }
-                return Ok(());
-            }
-            (None, Some((Some((g, _)), _, v))) => {
-                ctx.mismatch(&what, ctx.slot(cf, g), "absent".into(), Some(v));
-                return Ok(());
-            }
-            (None, None) => unreachable!(),
-        }
-    }
-    Ok(())
+/// `verify_counters` on the open DB.
+fn verify_all_counters(ctx: &Ctx) -> Result<Option<u64>, String> {
+    let g = ctx.db.read().unwrap_or_else(|p| p.into_inner());
+    verify_counters(ctx, g.as_ref().ok_or("database is closed")?)
 }
