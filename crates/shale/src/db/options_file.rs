@@ -185,6 +185,7 @@ pub(crate) fn render(opts: &Options) -> String {
     );
     line(&mut s, "enable_pipelined_write", &opts.enable_pipelined_write);
     line(&mut s, "unordered_write", &opts.unordered_write);
+    line(&mut s, "allow_2pc", &opts.allow_2pc);
     line(&mut s, "max_subcompactions", &opts.max_subcompactions);
     line(&mut s, "delayed_write_rate", &opts.delayed_write_rate);
     line(&mut s, "db_write_buffer_size", &opts.db_write_buffer_size);
