@@ -470,6 +470,40 @@ fn committed_data_not_flushed_keeps_the_prepared_wal() {
     assert!(db.prepared_transactions().is_empty());
 }
 
+/// A crash left a torn record at the end of the WAL that also holds a prepared section; the
+/// next open recovers (the torn write was never acknowledged) and keeps that WAL for the
+/// section. Opens after that read it again below the families' log numbers: its torn tail is
+/// not a corruption then either.
+#[test]
+fn torn_tail_in_a_kept_prepared_wal() {
+    let fs = MemFs::new();
+    let dir = common::dir();
+    let o = mem_opts(&fs);
+    let db = open(&o, dir);
+    let t = named(&db, "t");
+    t.put(b"k", b"v").unwrap();
+    t.prepare().unwrap();
+    std::mem::forget(t);
+    db.put(b"torn", vec![b'x'; 300]).unwrap();
+    let w = *wals(&fs, dir).last().unwrap();
+    std::mem::forget(db);
+    fs.process_crash();
+    let path = dir.join(format!("{w:06}.log"));
+    let len = fs.file_size(&path).unwrap() as usize;
+    assert!(fs.truncate(&path, len - 100));
+    let db = open(&o, dir);
+    assert_eq!(get(&db, "torn"), None);
+    db.put_opt(b"after", b"1", &synced()).unwrap();
+    assert!(wals(&fs, dir).contains(&w));
+    drop(db);
+    let db = open(&o, dir);
+    assert_eq!(get(&db, "after").as_deref(), Some("1"));
+    let ts = db.prepared_transactions();
+    assert_eq!(ts.len(), 1);
+    ts[0].commit().unwrap();
+    assert_eq!(get(&db, "k").as_deref(), Some("v"));
+}
+
 // ---------------------------------------------------------------- RocksDB, both ways
 
 /// `ldb scan` of a copy of `db` (RocksDB opens it read-write), as key -> value.

@@ -604,6 +604,19 @@ fn flush_recovered(db: &Arc<DbInner>, cf: u32, recovered: &mut BTreeMap<u32, Ver
 fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTreeMap<u32, VersionEdit>) -> Result<()> {
     let mode = db.opts.wal_recovery_mode;
     let mut stopped_at: Option<(String, u64, String)> = None;
+    // With two-phase commit, WALs below every family's log number are read only for their
+    // prepared sections: every acknowledged write in them is in the tables, so a torn tail there
+    // (a crash while it was the current WAL, kept since for a prepared section) ends that WAL
+    // only, not the recovery.
+    let min_cf_log = db
+        .state
+        .lock()
+        .versions
+        .cfs
+        .values()
+        .map(|c| c.log_number)
+        .min()
+        .unwrap_or(0);
     for &num in wals {
         let path = wal_name(&db.path, num);
         let name = name_of(&path);
@@ -682,7 +695,7 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTreeMap<u32, Ve
         // A torn tail is only a tail if nothing follows: records in a later WAL after a torn
         // record mean acknowledged writes were lost in between (RocksDB's point-in-time mode
         // reports a truncated record as corruption for the same reason).
-        if stopped_at.is_none() && mode != WalRecoveryMode::SkipAnyCorruptedRecords {
+        if stopped_at.is_none() && mode != WalRecoveryMode::SkipAnyCorruptedRecords && num >= min_cf_log {
             if let Some((off, why)) = reader.torn_tail() {
                 stopped_at = Some((name.clone(), off, why));
             }
