@@ -48,6 +48,7 @@ mod wal_iter;
 pub use wal_iter::DBWALIterator;
 mod write;
 mod write_thread;
+mod write_two_pc;
 #[cfg(feature = "fuzzing")]
 pub(crate) use write::MemInserter;
 

@@ -206,37 +206,9 @@ pub(crate) fn write(db: &Arc<DbInner>, wo: &WriteOptions, batch: WriteBatch, _us
     run_writer(db, w)
 }
 
-/// A two-phase-commit write (RocksDB's WRITE_COMMITTED policy). Each leads a write group of
-/// its own; its WAL record is the writer's batch, with the sequence number the next write
-/// would take.
-pub(crate) enum TwoPcWrite {
-    /// The batch is a prepared section (`WriteBatch::prepared`): WAL only, no memtable insert,
-    /// no sequence number used; its WAL is recorded as holding a prepared section before the
-    /// write queue moves on (so no flush can delete it first).
-    Prepare,
-    /// The batch is a commit marker (count 0): `data`, the prepared records, go into the
-    /// memtables at the marker's sequence number (as recovery will replay them), and every
-    /// memtable written references `prep_log`, the WAL of the prepared section.
-    Commit { data: WriteBatch, prep_log: u64 },
-    /// The batch is a rollback marker: WAL only.
-    Rollback,
-}
-
-/// Write a two-phase-commit record; returns the number of the WAL it went into. The WAL is
-/// always written (a prepare or commit marker that skipped it would be lost in a crash).
-pub(crate) fn write_two_pc(db: &Arc<DbInner>, wal_batch: WriteBatch, kind: TwoPcWrite, sync: bool) -> Result<u64> {
-    if db.read_only {
-        return Err(Error::NotSupported("write to a database opened read-only".into()));
-    }
-    let w = Arc::new(Writer::new(Some(wal_batch), sync, false, false));
-    *w.two_pc.lock() = Some(kind);
-    run_writer(db, w.clone())?;
-    Ok(w.log_used.load(Ordering::Acquire))
-}
-
 /// Append one record to the current WAL (flushed to the OS, synced with `sync`); returns the
 /// WAL's number. A failure becomes the background error (fail-stop).
-fn wal_append(db: &DbInner, batch: &WriteBatch, sync: bool) -> Result<u64> {
+pub(super) fn wal_append(db: &DbInner, batch: &WriteBatch, sync: bool) -> Result<u64> {
     let mut wal = db.wal.lock();
     let number = wal.number;
     let r = (|| -> Result<()> {
@@ -282,7 +254,7 @@ pub(crate) fn exclusive(db: &Arc<DbInner>, op: ExclusiveOp) -> Result<()> {
 }
 
 /// Insert one writer's batch (a follower's part of a parallel insert).
-fn insert_batch(mems: &MemSet, seq: u64, b: &WriteBatch) -> Result<()> {
+pub(super) fn insert_batch(mems: &MemSet, seq: u64, b: &WriteBatch) -> Result<()> {
     b.iterate(&mut MemInserter::new(mems, seq))
 }
 
@@ -301,7 +273,7 @@ fn follower_insert(db: &DbInner, w: &Writer, task: InsertTask) {
 
 /// How a DB's write groups pass from the WAL to the memtables.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Mode {
+pub(super) enum Mode {
     /// The leader inserts the whole group (the memtable takes no concurrent inserts, or
     /// `allow_concurrent_memtable_write` is off); the next group waits for this one.
     Serial,
@@ -317,7 +289,7 @@ enum Mode {
     Unordered,
 }
 
-fn mode(db: &DbInner) -> Mode {
+pub(super) fn mode(db: &DbInner) -> Mode {
     let opts = &db.opts;
     if !(opts.allow_concurrent_memtable_write && db.concurrent_inserts.load(Ordering::Relaxed)) {
         Mode::Serial
@@ -340,7 +312,7 @@ pub(crate) fn drain_writes(db: &DbInner) -> Result<()> {
     p.wait(|| p.in_flight.load(Ordering::Acquire) == 0)
 }
 
-fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
+pub(super) fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
     let insert = |w: &Writer, t: InsertTask| follower_insert(db, w, t);
     if let Role::Done(r) = write_thread::join(&db.writers, &w, &insert) {
         return r;
@@ -466,7 +438,7 @@ fn write_group(
 ) -> Result<()> {
     if let Some(kind) = leader.two_pc.lock().take() {
         let b = leader.batch.lock().take().unwrap_or_default();
-        return two_pc_group(db, leader, b, kind, handed_off);
+        return super::write_two_pc::two_pc_group(db, leader, b, kind, handed_off);
     }
     let sync = leader.sync || followers.iter().any(|g| g.sync);
     let disable_wal = leader.disable_wal;
@@ -587,98 +559,11 @@ fn write_group(
     leader.wait_done()
 }
 
-/// A two-phase-commit writer's group (it has no followers): its marker record goes to the WAL
-/// with the next sequence number; a commit then inserts the prepared records with the sequence
-/// numbers from there and is published as any group.
-fn two_pc_group(
-    db: &Arc<DbInner>,
-    leader: &Arc<Writer>,
-    mut wal_batch: WriteBatch,
-    kind: TwoPcWrite,
-    handed_off: &mut bool,
-) -> Result<()> {
-    let sync = leader.sync;
-    let (data, prep_log) = match &kind {
-        TwoPcWrite::Commit { data, prep_log } => (Some(data), *prep_log),
-        _ => (None, 0),
-    };
-    let n = data.map_or(0, |d| d.count() as u64);
-    let size = wal_batch.size_in_bytes() + data.map_or(0, |d| d.size_in_bytes());
-    let mems = make_room(db, size as u64)?;
-    let pipe = &db.pipeline;
-    let first = pipe
-        .allocated
-        .load(Ordering::Relaxed)
-        .max(db.last_seq.load(Ordering::Acquire))
-        + 1;
-    wal_batch.set_sequence(first);
-    let wal = wal_append(db, &wal_batch, sync);
-    if let Ok(log) = &wal {
-        leader.log_used.store(*log, Ordering::Release);
-        if matches!(kind, TwoPcWrite::Prepare) {
-            db.two_pc.mark_prep_log(*log);
-        }
-    }
-    let Some(data) = data.filter(|_| n > 0) else {
-        // Markers use no sequence number (RocksDB's WRITE_COMMITTED: a prepare skips the
-        // memtable, a rollback or an empty commit has no records).
-        return wal.map(|_| ());
-    };
-    let last = first + n - 1;
-    pipe.allocated.store(last, Ordering::Relaxed);
-    let mode = mode(db);
-    let unordered = mode == Mode::Unordered && wal.is_ok();
-    let early_exit = matches!(mode, Mode::Pipelined | Mode::Unordered);
-    let mut group = write_thread::Group::new(
-        1,
-        first,
-        last,
-        mems,
-        leader.clone(),
-        Vec::new(),
-        !unordered,
-        sync,
-        size as u64,
-    );
-    group.wal_error = wal.err();
-    group.holds_queue = !early_exit;
-    let group = Arc::new(group);
-    pipe.in_flight.fetch_add(1, Ordering::AcqRel);
-    if unordered {
-        db.last_seq.store(last, Ordering::Release);
-    }
-    *handed_off = true;
-    if early_exit {
-        write_thread::leave_queue(&db.writers, 0);
-    }
-    let mine = if group.wal_error.is_some() {
-        Ok(())
-    } else {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<()> {
-            // The memtables this commit writes need the prepared section's WAL until they are
-            // flushed (recovery replays the commit from it).
-            for rec in data.records() {
-                if let Some(cf) = rec?.column_family() {
-                    if let Some((_, m)) = group.mems.iter().find(|(id, _)| *id == cf) {
-                        m.ref_prep_log(prep_log);
-                    }
-                }
-            }
-            insert_batch(&group.mems, first, data)
-        }))
-        .unwrap_or_else(|p| Err(Error::from_panic("memtable insert", p)))
-    };
-    if group.finished(mine.err()) {
-        finish_group(db, &group);
-    }
-    leader.wait_done()
-}
-
 /// The last member of a group to finish its insert publishes the group — after every earlier
 /// group, so readers never see part of a group or a gap — and completes every member. A group
 /// whose turn has not come (an earlier one still inserts) waits in `Pipeline::unpublished`, and
 /// whoever publishes the group before it publishes it too: no thread waits for another's inserts.
-fn finish_group(db: &DbInner, g: &Arc<write_thread::Group>) {
+pub(super) fn finish_group(db: &DbInner, g: &Arc<write_thread::Group>) {
     let pipe = &db.pipeline;
     let insert_error = g.error.lock().take();
     let r = match (&g.wal_error, insert_error) {
@@ -766,7 +651,7 @@ fn complete_group(db: &DbInner, g: &write_thread::Group) {
 /// Ensure the memtables have room, switching the full ones (and the WAL) first, then delay or
 /// stop the write group as RocksDB's write controller says (see `stall`). Returns the memtables
 /// to insert into.
-fn make_room(db: &Arc<DbInner>, bytes: u64) -> Result<Arc<MemSet>> {
+pub(super) fn make_room(db: &Arc<DbInner>, bytes: u64) -> Result<Arc<MemSet>> {
     let mut st = db.state.lock();
     // Read the clock only when a stall begins (not on every write).
     let mut stall_start: Option<Instant> = None;

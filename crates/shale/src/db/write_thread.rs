@@ -49,7 +49,7 @@ pub(crate) struct Writer {
     pub op: Mutex<Option<ExclusiveOp>>,
     /// A two-phase-commit write (prepare, commit or rollback marker): it leads a group of its
     /// own (`write::write_two_pc`).
-    pub two_pc: Mutex<Option<super::write::TwoPcWrite>>,
+    pub two_pc: Mutex<Option<super::write_two_pc::TwoPcWrite>>,
     /// The number of the WAL the writer's record went into (two-phase commit).
     pub log_used: AtomicU64,
     pub result: Mutex<Option<Result<()>>>,

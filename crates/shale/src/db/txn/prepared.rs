@@ -18,7 +18,8 @@ use std::time::Duration;
 use super::locks::LockRequest;
 use super::transaction::{Kind, State, TrackKey, Tracked, Transaction, TxnCore, TxnState};
 use super::wbwi::WriteBatchWithIndex;
-use crate::db::write::{validate_batch, write_two_pc, TwoPcWrite};
+use crate::db::write::validate_batch;
+use crate::db::write_two_pc::{write_two_pc, TwoPcWrite};
 use crate::error::{Error, Result};
 use crate::write_batch::WriteBatch;
 
