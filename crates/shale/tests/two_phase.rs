@@ -383,6 +383,9 @@ fn plain_db_refuses_a_wal_with_prepared_sections_unless_allow_2pc() {
     assert_eq!(get(&db, "k").as_deref(), Some("v"));
 }
 
+/// A transaction's writes in order (None: a delete).
+type Writes = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+
 /// Rounds of random work — plain writes, transactions prepared then committed, rolled back or
 /// left pending, flushes, batches that roll the WAL — each ended by a power loss; every reopen
 /// must show exactly the committed data, the last sequence number of the writes applied, and
@@ -400,10 +403,10 @@ fn random_crashes_with_prepared_transactions_match_a_model() {
         let mut rng = common::Rng::new(seed);
         let mut committed: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
         // name -> the transaction's writes (None: a delete), in order
-        let mut pending: BTreeMap<String, Vec<(Vec<u8>, Option<Vec<u8>>)>> = BTreeMap::new();
+        let mut pending: BTreeMap<String, Writes> = BTreeMap::new();
         let mut seq = 0u64;
         let mut serial = 0u64;
-        let apply = |committed: &mut BTreeMap<Vec<u8>, Vec<u8>>, w: &[(Vec<u8>, Option<Vec<u8>>)]| {
+        let apply = |committed: &mut BTreeMap<Vec<u8>, Vec<u8>>, w: &Writes| {
             for (k, v) in w {
                 match v {
                     Some(v) => committed.insert(k.clone(), v.clone()),
@@ -444,7 +447,7 @@ fn random_crashes_with_prepared_transactions_match_a_model() {
             for _ in 0..30 {
                 // Keys of pending transactions stay untouched (they hold or will hold the locks).
                 let locked: BTreeSet<Vec<u8>> = pending.values().flatten().map(|(k, _)| k.clone()).collect();
-                let mut free_key = |rng: &mut common::Rng| loop {
+                let free_key = |rng: &mut common::Rng| loop {
                     let k = format!("k{:02}", rng.below(40)).into_bytes();
                     if !locked.contains(&k) {
                         break k;
