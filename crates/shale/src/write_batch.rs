@@ -421,7 +421,9 @@ impl WriteBatch {
                 BatchRecord::TimedPut { .. } => {
                     return Err(Error::NotSupported("WriteBatch: timed put (tag 0x18/0x19)".into()))
                 }
-                BatchRecord::BeginPrepare { unprepare } => handler.mark_begin_prepare(unprepare)?,
+                BatchRecord::BeginPrepare { unprepare, persisted } => {
+                    handler.mark_begin_prepare(unprepare, persisted)?
+                }
                 BatchRecord::EndPrepare(xid) => handler.mark_end_prepare(xid)?,
                 BatchRecord::Commit(xid) | BatchRecord::CommitWithTimestamp { xid, .. } => handler.mark_commit(xid)?,
                 BatchRecord::Rollback(xid) => handler.mark_rollback(xid)?,
@@ -446,8 +448,9 @@ pub(crate) trait BatchHandler {
         Ok(())
     }
     /// Two-phase-commit markers (tags 0x09/0x12/0x13, 0x0A, 0x0B/0x15, 0x0C): only WAL
-    /// recovery acts on them; every other handler ignores them.
-    fn mark_begin_prepare(&mut self, _unprepare: bool) -> Result<()> {
+    /// recovery acts on them; every other handler ignores them. `persisted` for tag 0x12 (a
+    /// WRITE_PREPARED section), `unprepare` for 0x13 (WRITE_UNPREPARED).
+    fn mark_begin_prepare(&mut self, _unprepare: bool, _persisted: bool) -> Result<()> {
         Ok(())
     }
     fn mark_end_prepare(&mut self, _xid: &[u8]) -> Result<()> {
@@ -510,9 +513,10 @@ pub(crate) enum BatchRecord<'a> {
         value: &'a [u8],
     },
     Noop,
-    /// `unprepare` for tag 0x13; tags 0x09 and 0x12 give false.
+    /// `unprepare` for tag 0x13, `persisted` for 0x12 (WRITE_PREPARED); both false for 0x09.
     BeginPrepare {
         unprepare: bool,
+        persisted: bool,
     },
     EndPrepare(&'a [u8]),
     Commit(&'a [u8]),
@@ -612,8 +616,18 @@ impl<'a> Records<'a> {
                 value: r.lpslice()?,
             },
             tag::NOOP => BatchRecord::Noop,
-            tag::BEGIN_PREPARE_XID | tag::BEGIN_PERSISTED_PREPARE_XID => BatchRecord::BeginPrepare { unprepare: false },
-            tag::BEGIN_UNPREPARE_XID => BatchRecord::BeginPrepare { unprepare: true },
+            tag::BEGIN_PREPARE_XID => BatchRecord::BeginPrepare {
+                unprepare: false,
+                persisted: false,
+            },
+            tag::BEGIN_PERSISTED_PREPARE_XID => BatchRecord::BeginPrepare {
+                unprepare: false,
+                persisted: true,
+            },
+            tag::BEGIN_UNPREPARE_XID => BatchRecord::BeginPrepare {
+                unprepare: true,
+                persisted: false,
+            },
             tag::END_PREPARE_XID => BatchRecord::EndPrepare(r.lpslice()?),
             tag::COMMIT_XID => BatchRecord::Commit(r.lpslice()?),
             tag::ROLLBACK_XID => BatchRecord::Rollback(r.lpslice()?),
