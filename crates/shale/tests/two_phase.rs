@@ -790,8 +790,24 @@ fn rocksdb_ldb_reads_shale_two_phase_wal() {
     drop((c, r));
     drop(db);
     let got = ldb_scan(&ldb, d.path());
-    let want: Kv = [(b"c1".to_vec(), b"1".to_vec())].into_iter().collect();
+    let mut want: Kv = [(b"c1".to_vec(), b"1".to_vec())].into_iter().collect();
     assert_eq!(got, want);
+    // Shale reopens, flushes what it recovered to a table and starts a new WAL, keeping the old
+    // one for the pending transaction; its commit marker goes to the new WAL. RocksDB reads
+    // the section from the old WAL (min_log_number_to_keep) and applies the commit.
+    let db = open(&opts(), d.path());
+    let ts = db.prepared_transactions();
+    assert_eq!(ts.len(), 1);
+    ts[0].commit().unwrap();
+    drop(ts);
+    drop(db);
+    assert!(
+        wals(&shale::PosixFs, d.path()).len() >= 2,
+        "{:?}",
+        wals(&shale::PosixFs, d.path())
+    );
+    want.insert(b"p1".to_vec(), b"1".to_vec());
+    assert_eq!(ldb_scan(&ldb, d.path()), want);
 }
 
 #[test]
