@@ -148,6 +148,9 @@ impl TransactionDB {
         super::prepared::adopt_recovered(&tdb.core)?;
         Ok(tdb)
     }
+    /// Open (as RocksDB's `TransactionDB::Open`, with `allow_2pc` set): the prepared
+    /// transactions found in the WAL are recovered, their keys locked, for
+    /// [`prepared_transactions`](Self::prepared_transactions).
     pub fn open(opts: &Options, txn_db_opts: &TransactionDBOptions, path: impl AsRef<Path>) -> Result<TransactionDB> {
         txn_db_opts.validate()?;
         DB::open(&two_pc_options(opts), path).and_then(|db| Self::wrap(db, txn_db_opts))
