@@ -351,6 +351,26 @@ fn recovered_transaction_rolled_back_or_dropped() {
     assert_eq!(get(&db, "b").as_deref(), Some("v"));
 }
 
+/// A prepared transaction dropped unresolved releases its locks; a second one prepared on the
+/// same key makes the next open fail with a clear error (as RocksDB's), not a panic.
+#[test]
+fn two_recovered_transactions_on_one_key_fail_the_open_clearly() {
+    let fs = MemFs::new();
+    let dir = common::dir();
+    let o = mem_opts(&fs);
+    let db = open(&o, dir);
+    for name in ["first", "second"] {
+        let t = named(&db, name);
+        t.put(b"same", name).unwrap();
+        t.prepare().unwrap();
+        drop(t); // unresolved: stays in the WAL, its lock is released
+    }
+    crash(db, &fs);
+    let e = TransactionDB::open(&o, &TransactionDBOptions::default(), dir).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
+    assert!(e.to_string().contains("locked by another"), "{e}");
+}
+
 #[test]
 fn plain_db_refuses_a_wal_with_prepared_sections_unless_allow_2pc() {
     let fs = MemFs::new();
