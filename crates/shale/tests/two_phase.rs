@@ -749,6 +749,15 @@ fn ldb_scan(ldb: &Path, db: &Path) -> Kv {
         .collect()
 }
 
+/// `ldb idump` of a copy of `db`: every entry with its sequence number and type.
+fn ldb_idump(ldb: &Path, db: &Path) -> String {
+    let copy = tempfile::tempdir().unwrap();
+    rocksdb_tools::copy_dir(db, copy.path());
+    run(Command::new(ldb)
+        .arg(format!("--db={}", copy.path().display()))
+        .arg("idump"))
+}
+
 fn shale_scan(db: &TransactionDB) -> Kv {
     db.iterator(shale::IteratorMode::Start)
         .map(|r| {
@@ -812,15 +821,28 @@ fn rocksdb_ldb_reads_shale_two_phase_wal() {
     let got = ldb_scan(&ldb, d.path());
     let mut want: Kv = [(b"c1".to_vec(), b"1".to_vec())].into_iter().collect();
     assert_eq!(got, want);
+    // RocksDB's recovery gives the committed records the sequence numbers Shale gave them.
+    let idump = ldb_idump(&ldb, d.path());
+    for line in [
+        "'c1' seq:2, type:1 => 1",
+        "'plain' seq:3, type:0 =>",
+        "'plain' seq:1, type:1 => p",
+    ] {
+        assert!(idump.contains(line), "ldb idump lacks {line:?}:\n{idump}");
+    }
+    assert!(idump.contains("Internal keys in range: 3"), "{idump}");
     // Shale reopens, flushes what it recovered to a table and starts a new WAL, keeping the old
     // one for the pending transaction; its commit marker goes to the new WAL. RocksDB reads
     // the section from the old WAL (min_log_number_to_keep) and applies the commit.
     let db = open(&opts(), d.path());
     let ts = db.prepared_transactions();
     assert_eq!(ts.len(), 1);
+    assert_eq!(db.latest_sequence_number(), 3);
     ts[0].commit().unwrap();
+    assert_eq!(db.latest_sequence_number(), 4);
     drop(ts);
     drop(db);
+    assert!(ldb_idump(&ldb, d.path()).contains("'p1' seq:4, type:1 => 1"));
     assert!(
         wals(&shale::PosixFs, d.path()).len() >= 2,
         "{:?}",
@@ -862,9 +884,20 @@ fn shale_recovers_rocksdb_db_bench_two_phase_wal() {
     );
     let want = ldb_scan(&ldb, d.path());
     assert!(want.len() > 50, "{} keys", want.len());
+    // RocksDB's last sequence number after its recovery: the newest entry's.
+    let rocks_last = ldb_idump(&ldb, d.path())
+        .lines()
+        .filter_map(|l| l.split_once(" seq:")?.1.split_once(',')?.0.parse::<u64>().ok())
+        .max()
+        .unwrap();
     let db = open(&opts(), d.path());
     assert!(db.prepared_transactions().is_empty());
     assert_eq!(shale_scan(&db), want);
+    assert_eq!(
+        db.latest_sequence_number(),
+        rocks_last,
+        "Shale and RocksDB recover different sequences"
+    );
     // The sets' sums agree (db_bench's own check): the values of each set's keys (four digits
     // of set number, then the key's number) add up to the same total.
     let mut sums = std::collections::BTreeMap::<Vec<u8>, u64>::new();
