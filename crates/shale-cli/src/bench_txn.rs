@@ -154,6 +154,11 @@ pub fn one_transaction(
                 }
                 tally.bytes += (key.len() + sum.len()) as u64;
             }
+            // As db_bench: a pessimistic transaction is prepared first 9 times in 10 (two-phase
+            // commit: the WAL gets its prepared section, then the commit marker).
+            if !$optimistic && !rand.next().is_multiple_of(10) {
+                txn.prepare().map_err(|e| format!("prepare: {e}"))?;
+            }
             // 1 in 20 is rolled back on purpose
             if rand.next().is_multiple_of(20) {
                 txn.rollback().map_err(|e| format!("rollback: {e}"))?;
@@ -177,6 +182,11 @@ pub fn one_transaction(
             to.set_snapshot(t.set_snapshot);
             to.set_lock_timeout(t.lock_timeout_ms.min(i64::MAX as u64) as i64);
             let txn = d.transaction_opt(wo, &to);
+            // Named as db_bench names them (unique among live transactions), for `prepare`.
+            static NAMES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let n = NAMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            txn.set_name(format!("txn{}-{n}", std::process::id()).as_bytes())
+                .map_err(|e| format!("set_name: {e}"))?;
             // read at a snapshot: always when the transaction has none yet, else half the time
             let mut ro = ReadOptions::default();
             if !t.set_snapshot || rand.next().is_multiple_of(2) {

@@ -1194,6 +1194,22 @@ fn bench_randomtransaction_verifies_sums() {
         assert!(o.status.success(), "{mode:?}: {out}{}", stderr(&o));
         assert!(out.contains("randomtransaction :"), "{out}");
         assert!(out.contains("RandomTransactionVerify Success"), "{mode:?}: {out}");
+        if mode.contains(&"--transaction_db=1") {
+            // As db_bench, most pessimistic transactions were prepared (two-phase commit).
+            let mut logs: Vec<_> = std::fs::read_dir(dir.path().join("db"))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|x| x == "log"))
+                .collect();
+            logs.sort();
+            let wal = logs.last().expect("a WAL");
+            let o = shale(&["ldb", "dump_wal", &format!("--walfile={}", wal.display())]);
+            let dump = stdout(&o);
+            assert!(
+                dump.contains("BEGIN_PREPARE(false)") && dump.contains("COMMIT(0x"),
+                "{dump}"
+            );
+        }
     }
     let o = shale(&[
         "bench",

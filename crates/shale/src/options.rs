@@ -149,6 +149,9 @@ pub struct Options {
     pub(crate) manual_wal_flush: bool,
     pub(crate) enable_pipelined_write: bool,
     pub(crate) unordered_write: bool,
+    /// RocksDB's `allow_2pc`: WAL recovery keeps prepared sections as recovered transactions
+    /// (instead of refusing them) and keeps their WALs. `TransactionDB::open` sets it.
+    pub(crate) allow_2pc: bool,
     /// The file system (POSIX by default; tests use `MemFs`).
     pub(crate) env: Arc<dyn FileSystem>,
     /// The merge operator for [`DB::merge`](crate::DB::merge) operands (None: merges fail).
@@ -232,6 +235,7 @@ impl Default for Options {
             manual_wal_flush: false,
             enable_pipelined_write: false,
             unordered_write: false,
+            allow_2pc: false,
             env: Arc::new(PosixFs),
             merge_operator: None,
             compaction_filter: None,
@@ -284,6 +288,7 @@ impl Options {
         o.manual_wal_flush = db.manual_wal_flush;
         o.enable_pipelined_write = db.enable_pipelined_write;
         o.unordered_write = db.unordered_write;
+        o.allow_2pc = db.allow_2pc;
         o.env = db.env.clone();
         o.allow_mmap_reads = db.allow_mmap_reads;
         o.info_log = db.info_log.clone();

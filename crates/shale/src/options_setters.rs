@@ -164,6 +164,13 @@ impl Options {
     pub fn set_unordered_write(&mut self, unordered: bool) {
         self.unordered_write = unordered;
     }
+    /// RocksDB's `allow_2pc` (its C API's `rocksdb_options_set_allow_2pc`; the `rocksdb`
+    /// crate has no setter): recovery keeps the WAL's prepared sections as recovered
+    /// transactions and keeps their WALs, instead of failing with NotSupported.
+    /// [`TransactionDB::open`](crate::TransactionDB::open) sets it, as RocksDB's does.
+    pub fn set_allow_2pc(&mut self, allow: bool) {
+        self.allow_2pc = allow;
+    }
     /// Leave WAL records in the WAL buffer until [`DB::flush_wal`](crate::DB::flush_wal) (or a
     /// synced write, a full buffer, a memtable switch or close): fewer system calls, but a
     /// process crash may lose the writes not yet flushed (RocksDB's `manual_wal_flush`).

@@ -353,6 +353,31 @@ impl WriteBatch {
         self.oversize = self.oversize.or(other.oversize);
     }
 
+    /// The two-phase-commit form of `data` (RocksDB's `MarkEndPrepare` on a transaction's batch):
+    /// the same header and records framed by `BEGIN_PREPARE_XID` (right after the header) and
+    /// `END_PREPARE_XID` with the transaction's name. The count stays that of the data records.
+    pub(crate) fn prepared(data: &WriteBatch, xid: &[u8]) -> WriteBatch {
+        let mut rep = Vec::with_capacity(data.rep.len() + 2 + 5 + xid.len());
+        rep.extend_from_slice(&data.rep[..HEADER]);
+        rep.push(tag::BEGIN_PREPARE_XID);
+        rep.extend_from_slice(&data.rep[HEADER..]);
+        rep.push(tag::END_PREPARE_XID);
+        put_varint32(&mut rep, xid.len() as u32);
+        rep.extend_from_slice(xid);
+        WriteBatch { rep, oversize: None }
+    }
+
+    /// A batch holding one commit (`COMMIT_XID`) or rollback (`ROLLBACK_XID`) marker for the
+    /// prepared transaction `xid` (count 0), as RocksDB's `MarkCommit` / `MarkRollback` on an
+    /// empty batch.
+    pub(crate) fn xid_marker(commit: bool, xid: &[u8]) -> WriteBatch {
+        let mut b = WriteBatch::new();
+        b.rep.push(if commit { tag::COMMIT_XID } else { tag::ROLLBACK_XID });
+        put_varint32(&mut b.rep, xid.len() as u32);
+        b.rep.extend_from_slice(xid);
+        b
+    }
+
     /// Every record, including the ones `iterate` rejects.
     pub(crate) fn records(&self) -> Records<'_> {
         Records {
@@ -396,12 +421,13 @@ impl WriteBatch {
                 BatchRecord::TimedPut { .. } => {
                     return Err(Error::NotSupported("WriteBatch: timed put (tag 0x18/0x19)".into()))
                 }
-                BatchRecord::Noop
-                | BatchRecord::BeginPrepare { .. }
-                | BatchRecord::EndPrepare(_)
-                | BatchRecord::Commit(_)
-                | BatchRecord::CommitWithTimestamp { .. }
-                | BatchRecord::Rollback(_) => {}
+                BatchRecord::BeginPrepare { unprepare, persisted } => {
+                    handler.mark_begin_prepare(unprepare, persisted)?
+                }
+                BatchRecord::EndPrepare(xid) => handler.mark_end_prepare(xid)?,
+                BatchRecord::Commit(xid) | BatchRecord::CommitWithTimestamp { xid, .. } => handler.mark_commit(xid)?,
+                BatchRecord::Rollback(xid) => handler.mark_rollback(xid)?,
+                BatchRecord::Noop => {}
             }
         }
         if found != self.count() {
@@ -419,6 +445,21 @@ pub(crate) trait BatchHandler {
     fn delete_range(&mut self, begin: &[u8], end: &[u8]) -> Result<()>;
     fn merge(&mut self, key: &[u8], value: &[u8]) -> Result<()>;
     fn log_data(&mut self, _blob: &[u8]) -> Result<()> {
+        Ok(())
+    }
+    /// Two-phase-commit markers (tags 0x09/0x12/0x13, 0x0A, 0x0B/0x15, 0x0C): only WAL
+    /// recovery acts on them; every other handler ignores them. `persisted` for tag 0x12 (a
+    /// WRITE_PREPARED section), `unprepare` for 0x13 (WRITE_UNPREPARED).
+    fn mark_begin_prepare(&mut self, _unprepare: bool, _persisted: bool) -> Result<()> {
+        Ok(())
+    }
+    fn mark_end_prepare(&mut self, _xid: &[u8]) -> Result<()> {
+        Ok(())
+    }
+    fn mark_commit(&mut self, _xid: &[u8]) -> Result<()> {
+        Ok(())
+    }
+    fn mark_rollback(&mut self, _xid: &[u8]) -> Result<()> {
         Ok(())
     }
     /// The records that follow are for column family `cf` (until the next call). A handler
@@ -472,9 +513,10 @@ pub(crate) enum BatchRecord<'a> {
         value: &'a [u8],
     },
     Noop,
-    /// `unprepare` for tag 0x13; tags 0x09 and 0x12 give false.
+    /// `unprepare` for tag 0x13, `persisted` for 0x12 (WRITE_PREPARED); both false for 0x09.
     BeginPrepare {
         unprepare: bool,
+        persisted: bool,
     },
     EndPrepare(&'a [u8]),
     Commit(&'a [u8]),
@@ -574,8 +616,18 @@ impl<'a> Records<'a> {
                 value: r.lpslice()?,
             },
             tag::NOOP => BatchRecord::Noop,
-            tag::BEGIN_PREPARE_XID | tag::BEGIN_PERSISTED_PREPARE_XID => BatchRecord::BeginPrepare { unprepare: false },
-            tag::BEGIN_UNPREPARE_XID => BatchRecord::BeginPrepare { unprepare: true },
+            tag::BEGIN_PREPARE_XID => BatchRecord::BeginPrepare {
+                unprepare: false,
+                persisted: false,
+            },
+            tag::BEGIN_PERSISTED_PREPARE_XID => BatchRecord::BeginPrepare {
+                unprepare: false,
+                persisted: true,
+            },
+            tag::BEGIN_UNPREPARE_XID => BatchRecord::BeginPrepare {
+                unprepare: true,
+                persisted: false,
+            },
             tag::END_PREPARE_XID => BatchRecord::EndPrepare(r.lpslice()?),
             tag::COMMIT_XID => BatchRecord::Commit(r.lpslice()?),
             tag::ROLLBACK_XID => BatchRecord::Rollback(r.lpslice()?),

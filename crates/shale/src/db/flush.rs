@@ -48,15 +48,17 @@ pub(crate) fn flush_and_wait(db: &Arc<DbInner>, cfs: Vec<u32>) -> Result<()> {
 }
 
 /// The oldest WAL any family still needs (see [`VersionSet::min_log_number`]): a family with
-/// empty memtables needs none older than the current WAL.
+/// empty memtables needs none older than the current WAL. Two-phase commit keeps older ones:
+/// those holding prepared sections still unresolved or whose committed data is not flushed.
 pub(crate) fn min_log_needed(db: &DbInner, st: &DbState) -> u64 {
     let current = db.wal.lock().number;
-    st.versions.min_log_number(&|id| {
+    let m = st.versions.min_log_number(&|id| {
         st.cfs
             .get(&id)
             .filter(|m| m.imm.is_empty() && m.mem.is_empty() && m.mem.range_dels.is_empty())
             .map(|_| current)
-    })
+    });
+    m.min(super::txn::min_prep_log(db, st, &[]))
 }
 
 /// Flush family `cf`'s immutable memtables (all those waiting, merged into one output as
@@ -165,7 +167,7 @@ pub(crate) fn run_flush_group(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState
         }
         edits.push(edit);
     }
-    if st.versions.cfs.len() > 1 {
+    if st.versions.cfs.len() > 1 || db.opts.allow_2pc {
         // As RocksDB with several families: the oldest WAL any family needs once this flush is
         // installed, so recovery skips older WALs even for a family that never flushed.
         let current = db.wal.lock().number;
@@ -178,6 +180,10 @@ pub(crate) fn run_flush_group(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState
                 .filter(|m| m.imm.is_empty() && m.mem.is_empty() && m.mem.range_dels.is_empty())
                 .map(|_| current)
         });
+        // Two-phase commit (RocksDB's `PrecomputeMinLogNumberToKeep2PC`): not above a WAL with
+        // an unresolved prepared section, or one that a memtable left unflushed still needs.
+        let flushed: Vec<&Arc<crate::memtable::MemTable>> = parts.iter().flat_map(|p| p.mems.iter()).collect();
+        let after = after.min(super::txn::min_prep_log(db, st, &flushed));
         let floor = st.versions.min_log_number_to_keep;
         if let Some(last) = edits.last_mut() {
             last.min_log_number_to_keep = Some(after.max(floor));

@@ -48,6 +48,7 @@ mod wal_iter;
 pub use wal_iter::DBWALIterator;
 mod write;
 mod write_thread;
+mod write_two_pc;
 #[cfg(feature = "fuzzing")]
 pub(crate) use write::MemInserter;
 
@@ -220,6 +221,10 @@ pub(crate) struct DbInner {
     pub info_log: Arc<crate::info_log::InfoLog>,
     /// When each archived WAL was archived (seconds since the epoch), for `WAL_ttl_seconds`.
     pub archived: Mutex<std::collections::HashMap<u64, u64>>,
+    /// Two-phase commit: the WALs holding prepared sections not yet committed or rolled back
+    /// (and how many each holds), and the prepared transactions recovered at open
+    /// (`txn/two_pc.rs`).
+    pub two_pc: txn::TwoPcState,
 }
 
 impl DbInner {

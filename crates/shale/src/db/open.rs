@@ -14,8 +14,8 @@ use super::column_family::CfSet;
 use super::filename::{
     current_name, identity_name, lock_name, manifest_name, parse_file_name, table_name, temp_name, wal_name, FileType,
 };
+use super::txn::RecoveryInserter;
 use super::version::VersionSet;
-use super::write::MemInserter;
 use super::{background, props, CfMem, ColumnFamilyData, DbInner, DbState, WalState};
 use super::{ColumnFamilyDescriptor, DEFAULT_COLUMN_FAMILY_NAME};
 use crate::error::{Error, Result};
@@ -292,7 +292,14 @@ fn open_inner(
         .or_else(|| vs.db_id.clone())
         .unwrap_or_else(new_uuid);
     // Every numbered file in the directory raises the file counter (as RocksDB does).
-    let min_log = vs.min_log_number(&|_| None);
+    // With two-phase commit (as RocksDB) every WAL from the MANIFEST's min_log_number_to_keep
+    // on is read, even below the families' log numbers: it may hold a prepared section whose
+    // commit comes later (records of families that hold its data already are skipped below).
+    let min_log = if opts.allow_2pc {
+        vs.min_log_number_to_keep
+    } else {
+        vs.min_log_number(&|_| None)
+    };
     let names = fs.list(path)?;
     let mut wals = Vec::new();
     for n in &names {
@@ -435,6 +442,7 @@ fn open_inner(
         stall: super::stall::StallController::new(opts),
         info_log: info_log.clone(),
         archived: Mutex::new(std::collections::HashMap::new()),
+        two_pc: Default::default(),
     });
     let _ = db.stall.info_log.set(info_log);
     // The L0 tables recovery writes are recorded in the same MANIFEST edit as the family's new
@@ -461,6 +469,15 @@ fn open_inner(
         let options_num = st.versions.new_file_number();
         let ids: Vec<u32> = st.versions.cfs.keys().copied().collect();
         let multi = ids.len() > 1;
+        // Prepared transactions recovered from the WAL keep their WALs (RocksDB records the
+        // oldest in min_log_number_to_keep, so its next open reads it again).
+        let prep_floor = {
+            let rec = db.two_pc.recovered.lock();
+            for t in rec.values() {
+                db.two_pc.mark_prep_log(t.log);
+            }
+            rec.values().map(|t| t.log).min()
+        };
         for (i, id) in ids.iter().enumerate() {
             let rec = recovered.remove(id).unwrap_or_default();
             let mut edit = VersionEdit {
@@ -470,14 +487,15 @@ fn open_inner(
                 new_files: rec.new_files,
                 ..Default::default()
             };
-            if multi && i + 1 == ids.len() {
-                edit.min_log_number_to_keep = Some(num);
+            if (multi || opts.allow_2pc) && i + 1 == ids.len() {
+                let keep = prep_floor.map_or(num, |p| p.min(num));
+                edit.min_log_number_to_keep = Some(keep.max(st.versions.min_log_number_to_keep));
             }
             let last = db.last_seq.load(Ordering::Acquire);
             st.versions.log_and_apply(&mut edit, last, opts.paranoid_checks)?;
             db.install_super_version(&st, *id);
         }
-        delete_obsolete_files(&db, &st.versions)?;
+        delete_obsolete_files(&db, &st.versions, prep_floor.unwrap_or(u64::MAX))?;
         drop(st);
         for name in &missing {
             let o = wanted
@@ -586,6 +604,19 @@ fn flush_recovered(db: &Arc<DbInner>, cf: u32, recovered: &mut BTreeMap<u32, Ver
 fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTreeMap<u32, VersionEdit>) -> Result<()> {
     let mode = db.opts.wal_recovery_mode;
     let mut stopped_at: Option<(String, u64, String)> = None;
+    // With two-phase commit, WALs below every family's log number are read only for their
+    // prepared sections: every acknowledged write in them is in the tables, so a torn tail there
+    // (a crash while it was the current WAL, kept since for a prepared section) ends that WAL
+    // only, not the recovery.
+    let min_cf_log = db
+        .state
+        .lock()
+        .versions
+        .cfs
+        .values()
+        .map(|c| c.log_number)
+        .min()
+        .unwrap_or(0);
     for &num in wals {
         let path = wal_name(&db.path, num);
         let name = name_of(&path);
@@ -616,10 +647,7 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTreeMap<u32, Ve
                 }
             };
             let seq = batch.sequence();
-            let count = batch.count() as u64;
-            if count == 0 {
-                continue;
-            }
+            let next_seq: u64;
             let full: Vec<u32> = {
                 let st = db.state.lock();
                 // Only families whose tables do not already hold this WAL's data; records of
@@ -630,8 +658,14 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTreeMap<u32, Ve
                     .filter(|(id, _)| st.versions.cf(**id).is_ok_and(|c| num >= c.log_number))
                     .map(|(id, m)| (*id, m.mem.clone()))
                     .collect();
-                let mut ins = MemInserter::new(&mems, seq);
-                batch.iterate(&mut ins).map_err(|e| e.in_file(&name, Some(off)))?;
+                // Records of a prepared section take no sequence number (RocksDB's
+                // WRITE_COMMITTED): the record's last sequence is where the inserter ended.
+                let mut ins = RecoveryInserter::new(db, &mems, seq, num);
+                batch
+                    .iterate(&mut ins)
+                    .and_then(|_| ins.check_finished())
+                    .map_err(|e| e.in_file(&name, Some(off)))?;
+                next_seq = ins.ins.seq();
                 drop(ins);
                 mems.iter()
                     .filter_map(|(id, mem)| {
@@ -642,9 +676,8 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTreeMap<u32, Ve
                     })
                     .collect()
             };
-            let end = seq + count - 1;
-            if end > db.last_seq.load(Ordering::Acquire) {
-                db.last_seq.store(end, Ordering::Release);
+            if next_seq > seq && next_seq - 1 > db.last_seq.load(Ordering::Acquire) {
+                db.last_seq.store(next_seq - 1, Ordering::Release);
             }
             if !db.read_only {
                 for cf in full {
@@ -662,7 +695,7 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTreeMap<u32, Ve
         // A torn tail is only a tail if nothing follows: records in a later WAL after a torn
         // record mean acknowledged writes were lost in between (RocksDB's point-in-time mode
         // reports a truncated record as corruption for the same reason).
-        if stopped_at.is_none() && mode != WalRecoveryMode::SkipAnyCorruptedRecords {
+        if stopped_at.is_none() && mode != WalRecoveryMode::SkipAnyCorruptedRecords && num >= min_cf_log {
             if let Some((off, why)) = reader.torn_tail() {
                 stopped_at = Some((name.clone(), off, why));
             }
@@ -684,9 +717,9 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTreeMap<u32, Ve
 
 /// Remove files no live version references: unreferenced tables, WALs below the log number,
 /// old MANIFESTs and temp files.
-fn delete_obsolete_files(db: &DbInner, vs: &VersionSet) -> Result<()> {
+fn delete_obsolete_files(db: &DbInner, vs: &VersionSet, prep_floor: u64) -> Result<()> {
     let live: HashSet<u64> = vs.all_files().map(|(_, _, f)| f.number()).collect();
-    let min_log = vs.min_log_number(&|_| None);
+    let min_log = vs.min_log_number(&|_| None).min(prep_floor);
     for n in db.fs.list(&db.path)? {
         let remove = match parse_file_name(&n) {
             Some(FileType::Table(num)) => !live.contains(&num),

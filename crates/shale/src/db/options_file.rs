@@ -185,6 +185,7 @@ pub(crate) fn render(opts: &Options) -> String {
     );
     line(&mut s, "enable_pipelined_write", &opts.enable_pipelined_write);
     line(&mut s, "unordered_write", &opts.unordered_write);
+    line(&mut s, "allow_2pc", &opts.allow_2pc);
     line(&mut s, "max_subcompactions", &opts.max_subcompactions);
     line(&mut s, "delayed_write_rate", &opts.delayed_write_rate);
     line(&mut s, "db_write_buffer_size", &opts.db_write_buffer_size);
@@ -418,7 +419,7 @@ fn newest_options_file(fs: &Arc<dyn FileSystem>, dir: &Path) -> Result<Option<st
 
 /// Apply the newest OPTIONS file of `dir` to `opts`, as RocksDB's `ldb` loads it: the table
 /// factory and its options, the prefix extractor, a built-in comparator or merge operator,
-/// `allow_mmap_reads`, `max_compaction_bytes`, the compaction style with its options and `ttl`.
+/// `allow_mmap_reads`, `allow_2pc`, `max_compaction_bytes`, the compaction style with its options and `ttl`.
 /// Returns false if there is no OPTIONS file.
 pub(crate) fn apply_latest(fs: &Arc<dyn FileSystem>, dir: &Path, opts: &mut Options) -> Result<bool> {
     apply_latest_cf(fs, dir, DEFAULT_CF, opts)
@@ -526,6 +527,7 @@ pub(crate) fn apply_cf(text: &[u8], file: &str, cf: &str, opts: &mut Options) ->
         let (k, v, at) = (k.as_str(), v.as_str(), *at);
         let ok = match (sec, k) {
             (Section::Db, "allow_mmap_reads") => boolean(v).map(|b| opts.allow_mmap_reads = b),
+            (Section::Db, "allow_2pc") => boolean(v).map(|b| opts.allow_2pc = b),
             (Section::Db, "atomic_flush") => boolean(v).map(|b| opts.atomic_flush = b),
             (Section::Db, "max_total_wal_size") => num(v).map(|x| opts.max_total_wal_size = x),
             (Section::Db, "WAL_ttl_seconds") => num(v).map(|x| opts.wal_ttl_seconds = x),
@@ -761,10 +763,12 @@ mod tests {
             ..Default::default()
         });
         o.allow_mmap_reads = true;
+        o.allow_2pc = true;
         o.max_compaction_bytes = 123_456_789;
         let mut back = Options::default();
         apply(render(&o).as_bytes(), "OPTIONS-000009", &mut back).unwrap();
         assert!(back.allow_mmap_reads);
+        assert!(back.allow_2pc);
         assert_eq!(back.max_compaction_bytes, 123_456_789);
         // the default (0) is written as RocksDB writes it, sanitized: 25 x target_file_size_base
         let d = Options {

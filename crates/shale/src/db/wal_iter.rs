@@ -94,6 +94,51 @@ pub struct DBWALIterator {
     /// The batches returned must follow each other: the next one starts here (0: not known).
     next_seq: u64,
     done: bool,
+    /// Two-phase commit: the record count of each prepared section seen, by transaction name
+    /// (its commit uses that many sequence numbers).
+    sections: std::collections::HashMap<Vec<u8>, u64>,
+    /// A commit whose prepared section was not seen: the sequence numbers it used are unknown,
+    /// so the next batch's start is not checked.
+    unsure: bool,
+}
+
+/// The sequence numbers a WAL batch uses (RocksDB's WRITE_COMMITTED accounting): its records
+/// outside prepared sections, plus, for each commit marker, the records of its section
+/// (`sections`, filled from the prepared sections seen); None when a commit's section was not
+/// seen. Also whether the batch holds two-phase-commit records.
+fn seqs_used(b: &WriteBatch, sections: &mut std::collections::HashMap<Vec<u8>, u64>) -> Result<(Option<u64>, bool)> {
+    use crate::write_batch::BatchRecord as R;
+    let (mut n, mut known, mut two_pc) = (0u64, true, false);
+    let mut inside: Option<u64> = None;
+    for r in b.records() {
+        match r? {
+            R::BeginPrepare { .. } => {
+                two_pc = true;
+                inside = Some(0);
+            }
+            R::EndPrepare(x) => {
+                two_pc = true;
+                sections.insert(x.to_vec(), inside.take().unwrap_or(0));
+            }
+            R::Commit(x) | R::CommitWithTimestamp { xid: x, .. } => {
+                two_pc = true;
+                match sections.remove(x) {
+                    Some(c) => n += c,
+                    None => known = false,
+                }
+            }
+            R::Rollback(x) => {
+                two_pc = true;
+                sections.remove(x);
+            }
+            r if r.is_counted() => match inside.as_mut() {
+                Some(c) => *c += 1,
+                None => n += 1,
+            },
+            _ => {}
+        }
+    }
+    Ok((known.then_some(n), two_pc))
 }
 
 impl DBWALIterator {
@@ -127,8 +172,19 @@ impl DBWALIterator {
             let off = reader.last_record_offset();
             let file = reader_name(reader);
             let b = WriteBatch::from_data(rec).map_err(|e| e.in_file(&file, Some(off)))?;
-            let (seq, count) = (b.sequence(), b.count() as u64);
-            if count == 0 || seq + count <= self.since {
+            let seq = b.sequence();
+            // Two-phase commit (RocksDB's WRITE_COMMITTED): a prepared section uses no sequence
+            // number, its commit marker uses its records'; both are returned as written (as
+            // RocksDB's iterator does), a marker batch when its sequence is at or after `since`.
+            let (used, two_pc) = seqs_used(&b, &mut self.sections).map_err(|e| e.in_file(&file, Some(off)))?;
+            let count = used.unwrap_or(b.count() as u64);
+            let wanted = if two_pc && count == 0 {
+                seq >= self.since
+            } else {
+                count > 0 && seq + count > self.since
+            };
+            if !wanted {
+                self.unsure |= used.is_none();
                 continue;
             }
             if self.next_seq == 0 && seq > self.since {
@@ -138,7 +194,7 @@ impl DBWALIterator {
                     self.since
                 )));
             }
-            if self.next_seq != 0 && seq != self.next_seq {
+            if self.next_seq != 0 && seq != self.next_seq && !self.unsure {
                 return Err(Error::corruption(
                     file,
                     Some(off),
@@ -149,6 +205,7 @@ impl DBWALIterator {
                 ));
             }
             self.next_seq = seq + count;
+            self.unsure = used.is_none();
             return Ok(Some((seq, b)));
         }
     }
@@ -224,5 +281,7 @@ pub(crate) fn updates_since(db: &Arc<DbInner>, since: u64) -> Result<DBWALIterat
         since: since.max(1),
         next_seq: 0,
         done: false,
+        sections: Default::default(),
+        unsure: false,
     })
 }

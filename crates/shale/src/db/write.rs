@@ -116,6 +116,10 @@ pub(crate) struct MemInserter<'a> {
 }
 
 impl<'a> MemInserter<'a> {
+    /// The sequence number the next record takes.
+    pub(crate) fn seq(&self) -> u64 {
+        self.seq
+    }
     pub(crate) fn new(mems: &'a [(u32, Arc<MemTable>)], seq: u64) -> Self {
         MemInserter {
             mems,
@@ -202,6 +206,39 @@ pub(crate) fn write(db: &Arc<DbInner>, wo: &WriteOptions, batch: WriteBatch, _us
     run_writer(db, w)
 }
 
+/// Append one record to the current WAL (flushed to the OS, synced with `sync`); returns the
+/// WAL's number. A failure becomes the background error (fail-stop).
+pub(super) fn wal_append(db: &DbInner, batch: &WriteBatch, sync: bool) -> Result<u64> {
+    let mut wal = db.wal.lock();
+    let number = wal.number;
+    let r = (|| -> Result<()> {
+        let w = wal.writer.as_mut().ok_or_else(|| Error::invalid("no WAL is open"))?;
+        w.add_record(batch.data())?;
+        if sync {
+            w.sync()?;
+        } else if !db.opts.manual_wal_flush {
+            w.flush()?;
+        }
+        Ok(())
+    })();
+    match r {
+        Ok(()) => {
+            wal.unsynced = !sync;
+            Ok(number)
+        }
+        Err(e) => {
+            drop(wal);
+            // Fail-stop: no later write may succeed after a WAL failure.
+            let mut st = db.state.lock();
+            if st.bg_error.is_none() {
+                st.bg_error = Some(e.clone());
+            }
+            db.bg_cv.notify_all();
+            Err(e)
+        }
+    }
+}
+
 /// Switch the memtables of families `cfs` through the write queue (so no write is in flight).
 pub(crate) fn force_switch(db: &Arc<DbInner>, cfs: Vec<u32>) -> Result<()> {
     let d = db.clone();
@@ -217,7 +254,7 @@ pub(crate) fn exclusive(db: &Arc<DbInner>, op: ExclusiveOp) -> Result<()> {
 }
 
 /// Insert one writer's batch (a follower's part of a parallel insert).
-fn insert_batch(mems: &MemSet, seq: u64, b: &WriteBatch) -> Result<()> {
+pub(super) fn insert_batch(mems: &MemSet, seq: u64, b: &WriteBatch) -> Result<()> {
     b.iterate(&mut MemInserter::new(mems, seq))
 }
 
@@ -236,7 +273,7 @@ fn follower_insert(db: &DbInner, w: &Writer, task: InsertTask) {
 
 /// How a DB's write groups pass from the WAL to the memtables.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Mode {
+pub(super) enum Mode {
     /// The leader inserts the whole group (the memtable takes no concurrent inserts, or
     /// `allow_concurrent_memtable_write` is off); the next group waits for this one.
     Serial,
@@ -252,7 +289,7 @@ enum Mode {
     Unordered,
 }
 
-fn mode(db: &DbInner) -> Mode {
+pub(super) fn mode(db: &DbInner) -> Mode {
     let opts = &db.opts;
     if !(opts.allow_concurrent_memtable_write && db.concurrent_inserts.load(Ordering::Relaxed)) {
         Mode::Serial
@@ -275,7 +312,7 @@ pub(crate) fn drain_writes(db: &DbInner) -> Result<()> {
     p.wait(|| p.in_flight.load(Ordering::Acquire) == 0)
 }
 
-fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
+pub(super) fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
     let insert = |w: &Writer, t: InsertTask| follower_insert(db, w, t);
     if let Role::Done(r) = write_thread::join(&db.writers, &w, &insert) {
         return r;
@@ -309,8 +346,9 @@ fn run_writer(db: &Arc<DbInner>, w: Arc<Writer>) -> Result<()> {
             MAX_GROUP_BYTES
         };
         let mut size = lead_size;
+        let alone = w.two_pc.lock().is_some();
         for other in q.iter().skip(1) {
-            if other.force_switch || other.disable_wal != w.disable_wal {
+            if alone || other.force_switch || other.disable_wal != w.disable_wal || other.two_pc.lock().is_some() {
                 break;
             }
             let s = other.batch.lock().as_ref().map(|b| b.size_in_bytes()).unwrap_or(0);
@@ -398,6 +436,10 @@ fn write_group(
     followers: &[Arc<Writer>],
     handed_off: &mut bool,
 ) -> Result<()> {
+    if let Some(kind) = leader.two_pc.lock().take() {
+        let b = leader.batch.lock().take().unwrap_or_default();
+        return super::write_two_pc::two_pc_group(db, leader, b, kind, handed_off);
+    }
     let sync = leader.sync || followers.iter().any(|g| g.sync);
     let disable_wal = leader.disable_wal;
     let mode = mode(db);
@@ -441,31 +483,8 @@ fn write_group(
     let mut wal_error = None;
     if disable_wal {
         db.unpersisted_data.store(true, Ordering::Release);
-    } else {
-        let mut wal = db.wal.lock();
-        let r = (|| -> Result<()> {
-            let w = wal.writer.as_mut().ok_or_else(|| Error::invalid("no WAL is open"))?;
-            w.add_record(batch.data())?;
-            if sync {
-                w.sync()?;
-            } else if !db.opts.manual_wal_flush {
-                w.flush()?;
-            }
-            Ok(())
-        })();
-        match r {
-            Ok(()) => wal.unsynced = !sync,
-            Err(e) => {
-                drop(wal);
-                // Fail-stop: no later write may succeed after a WAL failure.
-                let mut st = db.state.lock();
-                if st.bg_error.is_none() {
-                    st.bg_error = Some(e.clone());
-                }
-                db.bg_cv.notify_all();
-                wal_error = Some(e);
-            }
-        }
+    } else if let Err(e) = wal_append(db, batch, sync) {
+        wal_error = Some(e);
     }
     // Followers still awake insert their own batches; the leader inserts its own and those of
     // parked followers (waking one would cost more than inserting for it). A group whose WAL
@@ -544,7 +563,7 @@ fn write_group(
 /// group, so readers never see part of a group or a gap — and completes every member. A group
 /// whose turn has not come (an earlier one still inserts) waits in `Pipeline::unpublished`, and
 /// whoever publishes the group before it publishes it too: no thread waits for another's inserts.
-fn finish_group(db: &DbInner, g: &Arc<write_thread::Group>) {
+pub(super) fn finish_group(db: &DbInner, g: &Arc<write_thread::Group>) {
     let pipe = &db.pipeline;
     let insert_error = g.error.lock().take();
     let r = match (&g.wal_error, insert_error) {
@@ -632,7 +651,7 @@ fn complete_group(db: &DbInner, g: &write_thread::Group) {
 /// Ensure the memtables have room, switching the full ones (and the WAL) first, then delay or
 /// stop the write group as RocksDB's write controller says (see `stall`). Returns the memtables
 /// to insert into.
-fn make_room(db: &Arc<DbInner>, bytes: u64) -> Result<Arc<MemSet>> {
+pub(super) fn make_room(db: &Arc<DbInner>, bytes: u64) -> Result<Arc<MemSet>> {
     let mut st = db.state.lock();
     // Read the clock only when a stall begins (not on every write).
     let mut stall_start: Option<Instant> = None;

@@ -47,6 +47,11 @@ pub(crate) struct Writer {
     /// `flush()`, creating or dropping a family); no data.
     pub force_switch: bool,
     pub op: Mutex<Option<ExclusiveOp>>,
+    /// A two-phase-commit write (prepare, commit or rollback marker): it leads a group of its
+    /// own (`write::write_two_pc`).
+    pub two_pc: Mutex<Option<super::write_two_pc::TwoPcWrite>>,
+    /// The number of the WAL the writer's record went into (two-phase commit).
+    pub log_used: AtomicU64,
     pub result: Mutex<Option<Result<()>>>,
     state: AtomicU8,
     /// The writer's thread is parked (or about to be): waking it costs a context switch, so a
@@ -226,6 +231,8 @@ impl Writer {
             disable_wal,
             force_switch,
             op: Mutex::new(None),
+            two_pc: Mutex::new(None),
+            log_used: AtomicU64::new(0),
             result: Mutex::new(None),
             state: AtomicU8::new(WAITING),
             parked: AtomicBool::new(false),

@@ -233,6 +233,10 @@ pub(crate) struct MemTable {
     created_seq: AtomicU64,
     /// Range tombstones (RocksDB's `range_del_table_`), with their cached fragmented list.
     pub(crate) range_dels: crate::range_del::MemRangeDels,
+    /// The oldest WAL holding the prepared section of a two-phase transaction whose commit put
+    /// data in this memtable (u64::MAX: none; RocksDB's `min_prep_log_referenced_`): that WAL
+    /// must outlive the memtable, as recovery replays the commit from its prepared section.
+    min_prep_log: AtomicU64,
     /// Where this memtable charges its memory (the DB's total and write buffer manager).
     charge: Option<crate::write_buffer_manager::MemCharge>,
 }
@@ -277,8 +281,19 @@ impl MemTable {
             largest_seq: AtomicU64::new(0),
             created_seq: AtomicU64::new(0),
             range_dels: Default::default(),
+            min_prep_log: AtomicU64::new(u64::MAX),
             charge: None,
         }
+    }
+
+    /// Data committed from a prepared section in WAL `log` went into this memtable.
+    pub(crate) fn ref_prep_log(&self, log: u64) {
+        self.min_prep_log.fetch_min(log, AO::AcqRel);
+    }
+
+    /// The oldest WAL with a prepared section this memtable's data needs, if any.
+    pub(crate) fn min_prep_log(&self) -> Option<u64> {
+        Some(self.min_prep_log.load(AO::Acquire)).filter(|&l| l != u64::MAX)
     }
 
     /// Charge this memtable's memory to `account` (see [`update_charge`](Self::update_charge)).

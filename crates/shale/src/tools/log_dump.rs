@@ -94,7 +94,7 @@ pub(crate) fn dump_wal_with(
                     let _ = write!(out, "DELETE_RANGE({cf}) : {} {} ", hex0x(begin), hex0x(end));
                 }
                 BatchRecord::Noop => out.push_str("NOOP "),
-                BatchRecord::BeginPrepare { unprepare } => {
+                BatchRecord::BeginPrepare { unprepare, .. } => {
                     let _ = write!(out, "BEGIN_PREPARE({unprepare}) ");
                 }
                 BatchRecord::EndPrepare(x) => {

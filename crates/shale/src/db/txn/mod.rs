@@ -9,13 +9,17 @@
 mod locks;
 mod optimistic;
 mod pessimistic;
+mod prepared;
 mod transaction;
+mod two_pc;
 mod wbwi;
 
 pub use optimistic::{OptimisticTransactionDB, OptimisticTransactionOptions};
 pub use pessimistic::{TransactionDB, TransactionDBOptions, TransactionOptions};
 pub use transaction::Transaction;
 pub use wbwi::{TxnIterator, TxnRawIterator, WriteBatchWithIndex};
+
+pub(crate) use two_pc::{min_prep_log, RecoveryInserter, TwoPcState};
 
 use std::sync::atomic::Ordering as AO;
 use std::sync::Arc;

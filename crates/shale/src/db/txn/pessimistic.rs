@@ -8,6 +8,13 @@ use std::sync::Arc;
 use super::locks::LockManager;
 use super::transaction::{Kind, Transaction, TxnCore, TxnSettings};
 use super::txn_options;
+
+/// A `TransactionDB` opens its DB with `allow_2pc`, as RocksDB's `TransactionDB::Open` does.
+fn two_pc_options(opts: &Options) -> Options {
+    let mut o = txn_options(opts);
+    o.allow_2pc = true;
+    o
+}
 use crate::db::{
     AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor, DBIterator, DBRawIterator, IteratorMode, Snapshot, DB,
 };
@@ -127,8 +134,8 @@ impl std::fmt::Debug for TransactionDB {
 }
 
 impl TransactionDB {
-    fn wrap(db: DB, t: &TransactionDBOptions) -> TransactionDB {
-        TransactionDB {
+    fn wrap(db: DB, t: &TransactionDBOptions) -> Result<TransactionDB> {
+        let tdb = TransactionDB {
             core: TxnCore::new(
                 db,
                 Kind::Pessimistic {
@@ -137,11 +144,16 @@ impl TransactionDB {
                 },
             ),
             default_lock_timeout: t.default_lock_timeout,
-        }
+        };
+        super::prepared::adopt_recovered(&tdb.core)?;
+        Ok(tdb)
     }
+    /// Open (as RocksDB's `TransactionDB::Open`, with `allow_2pc` set): the prepared
+    /// transactions found in the WAL are recovered, their keys locked, for
+    /// [`prepared_transactions`](Self::prepared_transactions).
     pub fn open(opts: &Options, txn_db_opts: &TransactionDBOptions, path: impl AsRef<Path>) -> Result<TransactionDB> {
         txn_db_opts.validate()?;
-        DB::open(&txn_options(opts), path).map(|db| Self::wrap(db, txn_db_opts))
+        DB::open(&two_pc_options(opts), path).and_then(|db| Self::wrap(db, txn_db_opts))
     }
     pub fn open_default(path: impl AsRef<Path>) -> Result<TransactionDB> {
         let mut o = Options::default();
@@ -155,7 +167,7 @@ impl TransactionDB {
         names: I,
     ) -> Result<TransactionDB> {
         txn_db_opts.validate()?;
-        DB::open_cf(&txn_options(opts), path, names).map(|db| Self::wrap(db, txn_db_opts))
+        DB::open_cf(&two_pc_options(opts), path, names).and_then(|db| Self::wrap(db, txn_db_opts))
     }
     pub fn open_cf_descriptors<I: IntoIterator<Item = ColumnFamilyDescriptor>>(
         opts: &Options,
@@ -171,7 +183,15 @@ impl TransactionDB {
                 d
             })
             .collect();
-        DB::open_cf_descriptors(&txn_options(opts), path, cfs).map(|db| Self::wrap(db, txn_db_opts))
+        DB::open_cf_descriptors(&two_pc_options(opts), path, cfs).and_then(|db| Self::wrap(db, txn_db_opts))
+    }
+
+    /// The prepared transactions recovered from the WAL at open (two-phase commit), their keys
+    /// locked: commit or roll back each. Each is handed out once (a second call returns the
+    /// ones not handed out yet, so none); one dropped without either stays prepared in the WAL
+    /// and is recovered again at the next open, as in RocksDB.
+    pub fn prepared_transactions(&self) -> Vec<Transaction<'_, TransactionDB>> {
+        super::prepared::take_recovered(&self.core)
     }
 
     pub fn transaction(&self) -> Transaction<'_, TransactionDB> {

@@ -39,6 +39,11 @@ pub(crate) struct TxnCore {
     pub db: DB,
     pub kind: Kind,
     next_id: std::sync::atomic::AtomicU64,
+    /// Names of the live named transactions (two-phase commit: names are unique).
+    pub(super) names: Mutex<std::collections::HashSet<Vec<u8>>>,
+    /// Prepared transactions recovered at open, their keys locked, until
+    /// `TransactionDB::prepared_transactions` hands them out.
+    pub(super) recovered: Mutex<Vec<super::prepared::Recovered>>,
 }
 
 impl TxnCore {
@@ -47,7 +52,12 @@ impl TxnCore {
             db,
             kind,
             next_id: std::sync::atomic::AtomicU64::new(1),
+            names: Mutex::new(Default::default()),
+            recovered: Mutex::new(Vec::new()),
         }
+    }
+    pub(super) fn new_id(&self) -> u64 {
+        self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
     pub(crate) fn inner(&self) -> &Arc<DbInner> {
         &self.db.inner
@@ -82,22 +92,24 @@ impl Default for TxnSettings {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum State {
+pub(super) enum State {
     Started,
+    /// Two-phase commit: the prepared section is in the WAL; only commit or rollback remain.
+    Prepared,
     Committed,
     RolledBack,
 }
 
 #[derive(Clone, Copy)]
-struct Tracked {
+pub(super) struct Tracked {
     /// The key must not have been written after this sequence.
-    seq: SequenceNumber,
-    exclusive: bool,
+    pub(super) seq: SequenceNumber,
+    pub(super) exclusive: bool,
 }
 
-type TrackKey = (u32, Vec<u8>);
+pub(super) type TrackKey = (u32, Vec<u8>);
 
-struct SavePoint {
+pub(super) struct SavePoint {
     len: usize,
     count: u32,
     index: Index,
@@ -105,25 +117,28 @@ struct SavePoint {
     snapshot: Option<Snapshot>,
 }
 
-struct TxnState {
-    wbwi: WriteBatchWithIndex,
-    tracked: HashMap<TrackKey, Tracked>,
+pub(super) struct TxnState {
+    pub(super) wbwi: WriteBatchWithIndex,
+    pub(super) tracked: HashMap<TrackKey, Tracked>,
     snapshot: Option<Snapshot>,
-    savepoints: Vec<SavePoint>,
-    state: State,
+    pub(super) savepoints: Vec<SavePoint>,
+    pub(super) state: State,
     /// The options were invalid: every call fails with this.
-    bad: Option<Error>,
+    pub(super) bad: Option<Error>,
+    /// Two-phase commit: the name (`set_name`), and the WAL holding the prepared section.
+    pub(super) name: Option<Vec<u8>>,
+    pub(super) prep_log: u64,
 }
 
 /// A transaction of an [`OptimisticTransactionDB`](crate::OptimisticTransactionDB) or a
 /// [`TransactionDB`](crate::TransactionDB) (`D`), as the `rocksdb` crate's `Transaction`.
 /// Its methods take `&self`; it is `Send + Sync`. Dropping it without commit rolls it back.
 pub struct Transaction<'db, D> {
-    core: &'db TxnCore,
-    id: u64,
-    wo: WriteOptions,
+    pub(super) core: &'db TxnCore,
+    pub(super) id: u64,
+    pub(super) wo: WriteOptions,
     settings: TxnSettings,
-    st: Mutex<TxnState>,
+    pub(super) st: Mutex<TxnState>,
     _db: PhantomData<&'db D>,
 }
 
@@ -135,7 +150,7 @@ impl<D> std::fmt::Debug for Transaction<'_, D> {
 
 impl<'db, D> Transaction<'db, D> {
     pub(crate) fn begin(core: &'db TxnCore, wo: &WriteOptions, settings: TxnSettings) -> Transaction<'db, D> {
-        let id = core.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let id = core.new_id();
         let bad = if settings.lock_timeout < -1 {
             Some(Error::invalid(format!(
                 "lock_timeout must be -1 (the DB's) or at least 0 ms, got {}",
@@ -162,6 +177,8 @@ impl<'db, D> Transaction<'db, D> {
                 savepoints: Vec::new(),
                 state: State::Started,
                 bad,
+                name: None,
+                prep_log: 0,
             }),
             _db: PhantomData,
         }
@@ -172,7 +189,38 @@ impl<'db, D> Transaction<'db, D> {
         self.id
     }
 
-    fn db(&self) -> &Arc<DbInner> {
+    /// A prepared transaction recovered from the WAL (`prepared.rs`): its keys are locked
+    /// already under `id`.
+    pub(super) fn adopt(
+        core: &'db TxnCore,
+        id: u64,
+        wbwi: WriteBatchWithIndex,
+        tracked: HashMap<TrackKey, Tracked>,
+        name: Vec<u8>,
+        prep_log: u64,
+    ) -> Self {
+        let mut wo = WriteOptions::default();
+        wo.set_sync(true);
+        Transaction {
+            core,
+            id,
+            wo,
+            settings: TxnSettings::default(),
+            st: Mutex::new(TxnState {
+                wbwi,
+                tracked,
+                snapshot: None,
+                savepoints: Vec::new(),
+                state: State::Prepared,
+                bad: None,
+                name: Some(name),
+                prep_log,
+            }),
+            _db: PhantomData,
+        }
+    }
+
+    pub(super) fn db(&self) -> &Arc<DbInner> {
         self.core.inner()
     }
 
@@ -183,6 +231,11 @@ impl<'db, D> Transaction<'db, D> {
         }
         match st.state {
             State::Started => {}
+            State::Prepared => {
+                return Err(Error::invalid(
+                    "the transaction is prepared: only commit or rollback may follow",
+                ))
+            }
             State::Committed => return Err(Error::invalid("the transaction was already committed")),
             State::RolledBack => return Err(Error::invalid("the transaction was already rolled back")),
         }
@@ -481,6 +534,9 @@ impl<'db, D> Transaction<'db, D> {
     /// pessimistic DB holds the locks already (Expired if it ran past its expiration).
     pub fn commit(&self) -> Result<()> {
         let mut st = self.st.lock();
+        if st.state == State::Prepared {
+            return self.commit_prepared(&mut st);
+        }
         self.usable(&st)?;
         let r = match &self.core.kind {
             Kind::Optimistic { buckets } => self.commit_optimistic(&st, buckets),
@@ -535,7 +591,10 @@ impl<'db, D> Transaction<'db, D> {
         self.write_batch(st)
     }
 
-    fn release(&self, st: &mut TxnState) {
+    pub(super) fn release(&self, st: &mut TxnState) {
+        if let Some(n) = &st.name {
+            self.core.names.lock().remove(n);
+        }
         if let Kind::Pessimistic { locks, .. } = &self.core.kind {
             locks.unlock(self.id, st.tracked.keys());
             locks.end(self.id);
@@ -596,6 +655,9 @@ impl<'db, D> Transaction<'db, D> {
     /// can still be rolled back).
     pub fn rollback(&self) -> Result<()> {
         let mut st = self.st.lock();
+        if st.state == State::Prepared {
+            return self.rollback_prepared(&mut st);
+        }
         match self.usable(&st) {
             Ok(()) => {}
             Err(Error::Expired(_)) => {}
@@ -612,6 +674,10 @@ impl<D> Drop for Transaction<'_, D> {
         let mut st = self.st.lock();
         if st.state == State::Started {
             st.state = State::RolledBack;
+            self.release(&mut st);
+        } else if st.state == State::Prepared {
+            // As RocksDB: the locks and the name are released, the prepared section stays in
+            // the WAL (and its WAL is kept): the next open recovers it as prepared.
             self.release(&mut st);
         } else if let Kind::Pessimistic { locks, .. } = &self.core.kind {
             locks.end(self.id);

@@ -163,6 +163,38 @@ impl WriteBatchWithIndex {
             .push(value.to_vec());
     }
 
+    /// A batch holding exactly `batch`'s records (a prepared transaction recovered from the
+    /// WAL), indexed. A range deletion is kept in the batch but not indexed.
+    pub(crate) fn from_batch(batch: WriteBatch) -> Result<WriteBatchWithIndex> {
+        use crate::write_batch::BatchRecord as R;
+        let mut index = Index::new();
+        for rec in batch.records() {
+            match rec? {
+                R::Put { cf, key, value } => {
+                    let e = index.entry((cf, key.to_vec())).or_default();
+                    e.base = Base::Put(value.to_vec());
+                    e.operands.clear();
+                }
+                R::Delete { cf, key } | R::SingleDelete { cf, key } => {
+                    let e = index.entry((cf, key.to_vec())).or_default();
+                    e.base = Base::Deleted;
+                    e.operands.clear();
+                }
+                R::Merge { cf, key, value } => index
+                    .entry((cf, key.to_vec()))
+                    .or_default()
+                    .operands
+                    .push(value.to_vec()),
+                _ => {}
+            }
+        }
+        Ok(WriteBatchWithIndex {
+            batch,
+            index,
+            overwrite_key: true,
+        })
+    }
+
     /// The batch's effect on `key` of family `cf`, if it has records for it.
     pub(crate) fn effect(&self, cf: u32, key: &[u8]) -> Option<&KeyEffect> {
         self.index.get(&(cf, key.to_vec()))
