@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -84,7 +85,7 @@ int main(int argc, char** argv) {
   if (open) check(writer.Finish(), "SstFileWriter::Finish");
   auto t1 = std::chrono::steady_clock::now();
 
-  rocksdb::DB* db = nullptr;
+  std::unique_ptr<rocksdb::DB> db;
   check(rocksdb::DB::Open(opts, db_path, &db), "DB::Open");
   auto t2 = std::chrono::steady_clock::now();
   rocksdb::IngestExternalFileOptions io;
@@ -96,7 +97,7 @@ int main(int argc, char** argv) {
   size_t n = key_size < 8 ? key_size : 8;
   for (size_t i = 0; i < n; i++) last[i] = static_cast<char>((num - 1) >> ((n - i - 1) * 8));
   check(db->Get(rocksdb::ReadOptions(), last, &v), "Get of the last key");
-  delete db;
+  db.reset();
   std::system(("rm -rf '" + staging + "'").c_str());
 
   double write = std::chrono::duration<double>(t1 - t0).count();
