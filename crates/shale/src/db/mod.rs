@@ -220,6 +220,8 @@ pub(crate) struct DbInner {
     pub info_log: Arc<crate::info_log::InfoLog>,
     /// When each archived WAL was archived (seconds since the epoch), for `WAL_ttl_seconds`.
     pub archived: Mutex<std::collections::HashMap<u64, u64>>,
+    /// Statistics (`Options::enable_statistics`; None: off).
+    pub stats: crate::statistics::Stats,
 }
 
 impl DbInner {

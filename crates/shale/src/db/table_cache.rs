@@ -36,6 +36,7 @@ pub(crate) struct TableCache {
     lru: Mutex<Lru>,
     /// This open's part of the block cache keys (see [`next_cache_prefix`]).
     cache_prefix: u64,
+    stats: crate::statistics::Stats,
 }
 
 #[derive(Default)]
@@ -86,6 +87,7 @@ impl TableCache {
             capacity,
             lru: Mutex::new(Lru::default()),
             cache_prefix: next_cache_prefix(),
+            stats: opts.statistics.clone(),
         }
     }
 
@@ -129,6 +131,7 @@ impl TableCache {
                 cache_index_and_filter_blocks: self.cache_index_and_filter_blocks,
                 pin_index_and_filter_in_cache: self.pin_l0 && level0,
                 largest_seqno: Some(largest_seqno),
+                stats: self.stats.clone(),
             },
             &self.fopts,
         )?;
