@@ -540,6 +540,7 @@ impl DB {
     /// `set_wal_ttl_seconds` / `set_wal_size_limit_mb`; a sequence number whose WAL is gone is
     /// NotFound.
     pub fn get_updates_since(&self, since: u64) -> Result<DBWALIterator> {
+        crate::statistics::tick(&self.inner.stats, crate::statistics::Ticker::GetUpdatesSinceCalls, 1);
         wal_iter::updates_since(&self.inner, since)
     }
 

@@ -118,6 +118,7 @@ impl TableCache {
                 format!("table file size is {size} but the MANIFEST records {expected_size}"),
             ));
         }
+        let timer = crate::perf_context::PerfTimer::start();
         let t = AnyTable::open(
             file,
             name_of(&path),
@@ -134,8 +135,18 @@ impl TableCache {
                 stats: self.stats.clone(),
             },
             &self.fopts,
-        )?;
-        Ok(t)
+        );
+        timer.stop(crate::perf_context::field::FIND_TABLE_NANOS);
+        crate::statistics::tick(
+            &self.stats,
+            if t.is_ok() {
+                crate::statistics::Ticker::NoFileOpens
+            } else {
+                crate::statistics::Ticker::NoFileErrors
+            },
+            1,
+        );
+        t
     }
 
     /// The table of a live file, opening it if needed.

@@ -78,6 +78,21 @@ pub(crate) fn counting() -> bool {
     level() >= LEVEL_COUNT
 }
 
+/// Count one user-key comparison (`user_key_comparison_count`): a load of a flag that stays
+/// false unless some thread counts, the rest out of line.
+#[inline(always)]
+pub(crate) fn count_user_cmp() {
+    if ANY.load(Relaxed) {
+        count_user_cmp_slow();
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn count_user_cmp_slow() {
+    add(field::USER_KEY_COMPARISON_COUNT, 1);
+}
+
 /// Add `n` to counter `f` of this thread, if it counts.
 #[inline]
 pub(crate) fn add(f: usize, n: u64) {

@@ -502,6 +502,7 @@ pub(crate) fn tick(s: &Stats, t: Ticker, n: u64) {
 
 /// Record `v` in histogram `h` if statistics are on.
 #[inline]
+#[allow(dead_code)]
 pub(crate) fn record(s: &Stats, h: Histogram, v: u64) {
     if let Some(s) = s {
         s.record(h, v);

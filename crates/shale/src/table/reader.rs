@@ -693,8 +693,17 @@ impl Table {
             buf.truncate(size);
             Ok(buf)
         } else {
+            let timed = self.stats.as_ref().filter(|s| s.detailed_timers()).map(|_| std::time::Instant::now());
             let out = decompress_block(ty, &buf[..size], self.footer.format_version)
                 .map_err(|e| e.in_file(&self.file_name, Some(h.offset)));
+            if let (Some(s), Ok(o)) = (&self.stats, &out) {
+                s.tick(Ticker::NumberBlockDecompressed, 1);
+                s.tick(Ticker::BytesDecompressedFrom, size as u64);
+                s.tick(Ticker::BytesDecompressedTo, o.len() as u64);
+                if let Some(t0) = timed {
+                    s.record_time(Histogram::DecompressionTimesNanos, t0.elapsed().as_nanos() as u64);
+                }
+            }
             super::block::buffers::give(buf);
             out
         }
