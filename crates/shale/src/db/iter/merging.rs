@@ -179,6 +179,7 @@ impl InternalIterator for MergingIterator {
         self.current.is_some() && self.err.is_none()
     }
     fn seek_to_first(&mut self) {
+        self.count_seek();
         self.err = None;
         for c in &mut self.children {
             c.seek_to_first();
@@ -188,6 +189,7 @@ impl InternalIterator for MergingIterator {
         self.find_smallest();
     }
     fn seek_to_last(&mut self) {
+        self.count_seek();
         self.err = None;
         for c in &mut self.children {
             c.seek_to_last();
