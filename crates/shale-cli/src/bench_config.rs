@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use shale::{
     new_fixed_prefix_transform, ChecksumType, CompressionType, CuckooTableOptions, DBCompactionStyle,
-    FifoCompactOptions, MemtableFactory, Options, PlainTableOptions, StatsLevel, Uint64Comparator, UniversalCompactOptions,
+    FifoCompactOptions, MemtableFactory, Options, PlainTableOptions, StatsLevel, Uint64Comparator,
+    UniversalCompactOptions,
 };
 
 use crate::flags::Flags;

@@ -23,7 +23,9 @@ fn parse_statistics(out: &str) -> (BTreeMap<String, u64>, BTreeMap<String, Vec<f
     let mut tickers = BTreeMap::new();
     for want in shale::Ticker::iter() {
         let l = lines.next().unwrap_or_default();
-        let (name, n) = l.split_once(" COUNT : ").unwrap_or_else(|| panic!("bad ticker line {l:?}"));
+        let (name, n) = l
+            .split_once(" COUNT : ")
+            .unwrap_or_else(|| panic!("bad ticker line {l:?}"));
         assert_eq!(name, want.name());
         tickers.insert(name.to_string(), n.parse().unwrap());
     }
@@ -98,13 +100,20 @@ fn bench_perf_level_prints_each_benchmarks_perf_context() {
         assert!(c.starts_with("user_key_comparison_count = "), "{c}");
         for pair in c.split(", ") {
             let (name, v) = pair.split_once(" = ").unwrap();
-            assert!(!name.is_empty() && name.chars().all(|ch| ch.is_ascii_lowercase() || ch == '_'), "{name}");
+            assert!(
+                !name.is_empty() && name.chars().all(|ch| ch.is_ascii_lowercase() || ch == '_'),
+                "{name}"
+            );
             v.parse::<u64>().unwrap();
         }
     }
     // readrandom: every get looked in one memtable and returned 100 bytes
     assert!(contexts[1].contains("get_read_bytes = 100000,"), "{}", contexts[1]);
-    assert!(contexts[1].contains("get_from_memtable_count = 1000,"), "{}", contexts[1]);
+    assert!(
+        contexts[1].contains("get_from_memtable_count = 1000,"),
+        "{}",
+        contexts[1]
+    );
     // counts only at level 2: no times
     assert!(contexts[0].contains("write_wal_time = 0,"), "{}", contexts[0]);
 

@@ -71,11 +71,11 @@ pub use merge::{AssociativeMergeOperator, MergeOperator, StringAppendOperator, U
 pub use options::{CompactionPri, Options, ReadOptions, TableFactory, WriteOptions};
 pub use options_setters::{CompareFn, DBCompressionType, MergeOperands, MergeOperandsIter};
 pub use perf_context::{set_perf_stats, PerfContext, PerfMetric, PerfStatsLevel};
-pub use statistics::{Histogram, HistogramData, NameParseError, StatsLevel, Ticker};
 pub use slice_transform::{
     new_capped_prefix_transform, new_fixed_prefix_transform, new_noop_transform, slice_transform_from_name,
     CappedPrefixTransform, FixedPrefixTransform, NoopTransform, SliceTransform,
 };
+pub use statistics::{Histogram, HistogramData, NameParseError, StatsLevel, Ticker};
 pub use table::cuckoo::CuckooTableOptions;
 pub use table::format::{ChecksumType, CompressionType};
 pub use table::pinnable::DBPinnableSlice;

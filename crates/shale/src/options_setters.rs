@@ -362,7 +362,6 @@ impl Options {
     }
 }
 
-
 /// `get_<field>`: the options' values as stored (counts as `usize`; a Shale extension, the
 /// `rocksdb` crate has few getters).
 macro_rules! getters {

@@ -3,8 +3,8 @@
 //! counts one operation.
 
 use shale::{
-    set_perf_stats, BlockBasedOptions, Histogram, Options, PerfContext, PerfMetric, PerfStatsLevel, StatsLevel,
-    Ticker, WriteBatch, DB,
+    set_perf_stats, BlockBasedOptions, Histogram, Options, PerfContext, PerfMetric, PerfStatsLevel, StatsLevel, Ticker,
+    WriteBatch, DB,
 };
 
 fn opts() -> Options {
@@ -365,7 +365,10 @@ fn perf_context_counts_one_get_on_its_own_thread() {
         assert_eq!(ctx.metric(PerfMetric::BloomSstMissCount), 1);
         let full = ctx.report(false);
         assert!(full.starts_with("user_key_comparison_count = "), "{full}");
-        assert!(full.contains(", block_cache_hit_count = 1, block_read_count = 0, "), "{full}");
+        assert!(
+            full.contains(", block_cache_hit_count = 1, block_read_count = 0, "),
+            "{full}"
+        );
         assert!(!full.ends_with(", "));
         let short = ctx.report(true);
         assert!(!short.contains("= 0"), "{short}");

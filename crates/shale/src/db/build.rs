@@ -606,7 +606,10 @@ impl KeyDrops {
             if ctx.covered(e.seq) {
                 d.range_del += 1;
             } else if ctx.bottom
-                && matches!(e.vtype, vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP)
+                && matches!(
+                    e.vtype,
+                    vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP
+                )
                 && stripe(ctx.snapshots, e.seq) == 0
             {
                 d.obsolete += 1;

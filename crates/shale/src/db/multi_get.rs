@@ -19,9 +19,9 @@ use super::{ColumnFamilyData, DbInner};
 use crate::error::Result;
 use crate::key::{parse_internal_key, vt};
 use crate::options::ReadOptions;
+use crate::statistics::{Histogram, StopWatch, Ticker};
 use crate::table::any::AnyTable;
 use crate::table::cuckoo::CuckooTable;
-use crate::statistics::{Histogram, StopWatch, Ticker};
 use crate::table::pinnable::{Home, Val, ValueOut};
 
 /// One key of the batch while it is undecided.

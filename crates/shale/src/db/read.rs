@@ -61,7 +61,14 @@ pub(crate) enum Src {
 /// The tickers of one `get`, as RocksDB's `GetImpl` counts them.
 pub(crate) fn count_get<V: ValueOut>(s: &Statistics, r: &Result<Option<V>>, src: Src) {
     s.tick(Ticker::NumberKeysRead, 1);
-    s.tick(if src == Src::Mem { Ticker::MemtableHit } else { Ticker::MemtableMiss }, 1);
+    s.tick(
+        if src == Src::Mem {
+            Ticker::MemtableHit
+        } else {
+            Ticker::MemtableMiss
+        },
+        1,
+    );
     if let Ok(Some(v)) = r {
         let n = v.out_len() as u64;
         s.tick(Ticker::BytesRead, n);

@@ -11,8 +11,8 @@ use std::time::Instant;
 
 mod names;
 pub(crate) use names::field;
-use names::FIELDS;
 pub use names::PerfMetric;
+use names::FIELDS;
 
 const N: usize = FIELDS.len();
 
@@ -216,7 +216,9 @@ mod tests {
             add(field::USER_KEY_COMPARISON_COUNT, 3);
             assert_eq!(ctx.metric(PerfMetric::BlockReadCount), 2);
             assert_eq!(ctx.report(true), "user_key_comparison_count = 3, block_read_count = 2");
-            assert!(ctx.report(false).starts_with("user_key_comparison_count = 3, block_cache_hit_count = 0, "));
+            assert!(ctx
+                .report(false)
+                .starts_with("user_key_comparison_count = 3, block_cache_hit_count = 0, "));
             assert!(!PerfTimer::start().0.is_some());
             ctx.reset();
             assert_eq!(ctx.report(true), "");

@@ -592,7 +592,10 @@ mod tests {
     #[test]
     fn names_round_trip() {
         assert_eq!(Ticker::iter().count(), TICKER_COUNT);
-        assert_eq!("rocksdb.block.cache.miss".parse::<Ticker>().ok(), Some(Ticker::BlockCacheMiss));
+        assert_eq!(
+            "rocksdb.block.cache.miss".parse::<Ticker>().ok(),
+            Some(Ticker::BlockCacheMiss)
+        );
         assert_eq!(Histogram::DbGet.to_string(), "rocksdb.db.get.micros");
         assert!("rocksdb.nope".parse::<Histogram>().is_err());
     }

@@ -2,7 +2,6 @@
 //! (`monitoring/statistics.cc`, facebook/rocksdb at 1dfa729); each variant is the C++ enum
 //! constant in camel case, as the `rocksdb` crate names it.
 
-
 named_enum! {
     /// A counter (RocksDB's `Tickers`); [`Ticker::name`] is its name in `get_statistics()`.
     Ticker, TICKER_COUNT {

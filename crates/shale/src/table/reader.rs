@@ -15,6 +15,8 @@ use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iterator::InternalIterator;
 use crate::key::{parse_internal_key, user_key, vt, InternalKeyComparator};
+use crate::perf_context::{field as perf, PerfTimer};
+use crate::statistics::{Histogram, StopWatch, Ticker};
 use crate::table::block::{Block, BlockIter, EntryFormat, KeyOrder};
 use crate::table::builder::{INDEX_NAME, PROPERTIES_NAME, RANGE_DEL_NAME};
 use crate::table::cache::{BlockCache, CacheKey, CacheValue};
@@ -22,8 +24,6 @@ use crate::table::filter::FilterReader;
 use crate::table::format::ChecksumType;
 use crate::table::format::{decompress_block, trailer_checksum, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
 use crate::table::pinnable::{Home, Val};
-use crate::perf_context::{field as perf, PerfTimer};
-use crate::statistics::{Histogram, StopWatch, Ticker};
 
 /// Options for [`Table::open`].
 #[derive(Clone)]
@@ -658,7 +658,10 @@ impl Table {
         self.check_handle(h)?;
         let size = h.size as usize;
         let mut buf = super::block::buffers::take(size + BLOCK_TRAILER_LEN);
-        let (timer, watch) = (PerfTimer::start(), StopWatch::start(&self.stats, Histogram::SstReadMicros));
+        let (timer, watch) = (
+            PerfTimer::start(),
+            StopWatch::start(&self.stats, Histogram::SstReadMicros),
+        );
         self.file
             .read_exact_at(h.offset, &mut buf)
             .map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
@@ -693,7 +696,11 @@ impl Table {
             buf.truncate(size);
             Ok(buf)
         } else {
-            let timed = self.stats.as_ref().filter(|s| s.detailed_timers()).map(|_| std::time::Instant::now());
+            let timed = self
+                .stats
+                .as_ref()
+                .filter(|s| s.detailed_timers())
+                .map(|_| std::time::Instant::now());
             let out = decompress_block(ty, &buf[..size], self.footer.format_version)
                 .map_err(|e| e.in_file(&self.file_name, Some(h.offset)));
             if let (Some(s), Ok(o)) = (&self.stats, &out) {
@@ -723,7 +730,10 @@ impl Table {
             self.cache_miss(Kind::Data);
         }
         self.check_handle(h)?;
-        let (timer, watch) = (PerfTimer::start(), StopWatch::start(&self.stats, Histogram::SstReadMicros));
+        let (timer, watch) = (
+            PerfTimer::start(),
+            StopWatch::start(&self.stats, Histogram::SstReadMicros),
+        );
         let raw = if sequential {
             ra.read(&*self.file, self.file_size, h.offset, n)
         } else {
