@@ -60,6 +60,7 @@ pub(crate) enum Src {
 
 /// The tickers of one `get`, as RocksDB's `GetImpl` counts them.
 pub(crate) fn count_get<V: ValueOut>(s: &Statistics, r: &Result<Option<V>>, src: Src) {
+    let Some(s) = s.local() else { return };
     s.tick(Ticker::NumberKeysRead, 1);
     s.tick(
         if src == Src::Mem {

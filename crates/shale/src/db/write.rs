@@ -445,7 +445,7 @@ fn write_group(
     }
     let batch = combined.as_ref().unwrap_or(&leader_batch);
     let mut wal_error = None;
-    if let Some(s) = &db.stats {
+    if let Some(s) = db.stats.as_ref().and_then(|s| s.local()) {
         // as RocksDB's WriteImpl, once per group by its leader
         s.tick(Ticker::NumberKeysWritten, count);
         s.tick(Ticker::BytesWritten, size as u64);

@@ -207,7 +207,6 @@ struct HistCells {
     buckets: [AtomicU64; BUCKETS],
     min: AtomicU64,
     max: AtomicU64,
-    num: AtomicU64,
     sum: AtomicU64,
     sum_squares: AtomicU64,
 }
@@ -218,7 +217,6 @@ impl HistCells {
             buckets: std::array::from_fn(|_| AtomicU64::new(0)),
             min: AtomicU64::new(u64::MAX),
             max: AtomicU64::new(0),
-            num: AtomicU64::new(0),
             sum: AtomicU64::new(0),
             sum_squares: AtomicU64::new(0),
         }
@@ -235,7 +233,6 @@ impl HistCells {
         if v > self.max.load(Relaxed) {
             self.max.store(v, Relaxed);
         }
-        self.num.fetch_add(1, Relaxed);
         self.sum.fetch_add(v, Relaxed);
         self.sum_squares.fetch_add(v.wrapping_mul(v), Relaxed);
     }
@@ -245,7 +242,7 @@ impl HistCells {
             b.store(0, Relaxed);
         }
         self.min.store(u64::MAX, Relaxed);
-        for c in [&self.max, &self.num, &self.sum, &self.sum_squares] {
+        for c in [&self.max, &self.sum, &self.sum_squares] {
             c.store(0, Relaxed);
         }
     }
@@ -379,6 +376,16 @@ impl Statistics {
         &self.shards[thread_slot() & self.mask]
     }
 
+    /// This thread's shard, for several recordings of one operation (None: level `DisableAll`).
+    #[inline]
+    pub(crate) fn local(&self) -> Option<Local<'_>> {
+        let level = self.level.load(Relaxed);
+        (level != 0).then(|| Local {
+            shard: self.shard(),
+            level,
+        })
+    }
+
     /// Add `n` to a ticker.
     #[inline]
     pub(crate) fn tick(&self, t: Ticker, n: u64) {
@@ -440,10 +447,11 @@ impl Statistics {
             }
             out.min = out.min.min(c.min.load(Relaxed));
             out.max = out.max.max(c.max.load(Relaxed));
-            out.num += c.num.load(Relaxed);
             out.sum = out.sum.wrapping_add(c.sum.load(Relaxed));
             out.sum_squares = out.sum_squares.wrapping_add(c.sum_squares.load(Relaxed));
         }
+        // the count is the buckets' total (one counter less to update per value)
+        out.num = out.buckets.iter().sum();
         out
     }
 
@@ -486,6 +494,27 @@ impl Statistics {
             );
         }
         out
+    }
+}
+
+/// One thread's shard, resolved once for the several counters of one operation.
+pub(crate) struct Local<'a> {
+    shard: &'a Shard,
+    level: u8,
+}
+
+impl Local<'_> {
+    #[inline]
+    pub(crate) fn tick(&self, t: Ticker, n: u64) {
+        self.shard.tickers[t as usize].fetch_add(n, Relaxed);
+    }
+
+    /// A histogram of sizes or counts.
+    #[inline]
+    pub(crate) fn record(&self, h: Histogram, v: u64) {
+        if self.level >= RANK_HISTOGRAMS {
+            self.shard.hists[h as usize].add(v);
+        }
     }
 }
 

@@ -574,7 +574,7 @@ impl Table {
             },
             1,
         );
-        if let Some(s) = &self.stats {
+        if let Some(s) = self.stats.as_ref().and_then(|s| s.local()) {
             s.tick(Ticker::BlockCacheHit, 1);
             s.tick(Ticker::BlockCacheBytesRead, charge as u64);
             s.tick(
@@ -591,7 +591,7 @@ impl Table {
     /// Statistics of a block looked up in the block cache and not found.
     #[inline]
     fn cache_miss(&self, kind: Kind) {
-        if let Some(s) = &self.stats {
+        if let Some(s) = self.stats.as_ref().and_then(|s| s.local()) {
             s.tick(Ticker::BlockCacheMiss, 1);
             s.tick(
                 match kind {
@@ -607,7 +607,7 @@ impl Table {
     /// Statistics of a block inserted into the block cache.
     #[inline]
     fn cache_add(&self, kind: Kind, charge: usize) {
-        if let Some(s) = &self.stats {
+        if let Some(s) = self.stats.as_ref().and_then(|s| s.local()) {
             s.tick(Ticker::BlockCacheAdd, 1);
             s.tick(Ticker::BlockCacheBytesWrite, charge as u64);
             let (add, bytes) = match kind {

@@ -481,7 +481,7 @@ impl DBRawIterator {
     /// After a positioning call: found-counts and bytes (statistics), skipped entries (perf).
     #[inline]
     fn count_result(&mut self) {
-        if let Some(s) = &self.stats {
+        if let Some(s) = self.stats.as_ref().and_then(|s| s.local()) {
             if self.valid {
                 let found = match self.last_op {
                     Ticker::NumberDbNext => Ticker::NumberDbNextFound,
