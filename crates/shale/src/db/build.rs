@@ -530,6 +530,56 @@ fn finish_output(o: OpenOutput, epoch: u64, stats: &crate::statistics::Stats) ->
     })
 }
 
+/// How the entries of one key a compaction merges are dropped (RocksDB's
+/// `rocksdb.compaction.key.drop.*`): covered by a range tombstone; a deletion at the bottom with
+/// nothing older beneath (obsolete); the rest (hidden by a newer entry of the same snapshot
+/// stripe, or merged operands) as "newer entry".
+struct KeyDrops {
+    total: usize,
+    range_del: usize,
+    obsolete: usize,
+}
+
+impl KeyDrops {
+    fn classify(entries: &[KEntry], ctx: &KeyCtx<'_>) -> KeyDrops {
+        let mut d = KeyDrops {
+            total: entries.len(),
+            range_del: 0,
+            obsolete: 0,
+        };
+        for e in entries {
+            if ctx.covered(e.seq) {
+                d.range_del += 1;
+            } else if ctx.bottom
+                && matches!(
+                    e.vtype,
+                    vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP
+                )
+                && stripe(ctx.snapshots, e.seq) == 0
+            {
+                d.obsolete += 1;
+            }
+        }
+        d
+    }
+
+    fn record(&self, s: &crate::statistics::Statistics, kept: usize) {
+        let dropped = self.total.saturating_sub(kept);
+        let range_del = self.range_del.min(dropped);
+        let obsolete = self.obsolete.min(dropped - range_del);
+        let newer = dropped - range_del - obsolete;
+        for (t, n) in [
+            (Ticker::CompactionKeyDropRangeDel, range_del),
+            (Ticker::CompactionKeyDropObsolete, obsolete),
+            (Ticker::CompactionKeyDropNewerEntry, newer),
+        ] {
+            if n > 0 {
+                s.tick(t, n as u64);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -582,55 +632,5 @@ mod tests {
             run(Decision::Change(b"z".to_vec()), vec![put(9, "a")], &[4], false),
             vec![put(9, "z")]
         );
-    }
-}
-
-/// How the entries of one key a compaction merges are dropped (RocksDB's
-/// `rocksdb.compaction.key.drop.*`): covered by a range tombstone; a deletion at the bottom with
-/// nothing older beneath (obsolete); the rest (hidden by a newer entry of the same snapshot
-/// stripe, or merged operands) as "newer entry".
-struct KeyDrops {
-    total: usize,
-    range_del: usize,
-    obsolete: usize,
-}
-
-impl KeyDrops {
-    fn classify(entries: &[KEntry], ctx: &KeyCtx<'_>) -> KeyDrops {
-        let mut d = KeyDrops {
-            total: entries.len(),
-            range_del: 0,
-            obsolete: 0,
-        };
-        for e in entries {
-            if ctx.covered(e.seq) {
-                d.range_del += 1;
-            } else if ctx.bottom
-                && matches!(
-                    e.vtype,
-                    vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP
-                )
-                && stripe(ctx.snapshots, e.seq) == 0
-            {
-                d.obsolete += 1;
-            }
-        }
-        d
-    }
-
-    fn record(&self, s: &crate::statistics::Statistics, kept: usize) {
-        let dropped = self.total.saturating_sub(kept);
-        let range_del = self.range_del.min(dropped);
-        let obsolete = self.obsolete.min(dropped - range_del);
-        let newer = dropped - range_del - obsolete;
-        for (t, n) in [
-            (Ticker::CompactionKeyDropRangeDel, range_del),
-            (Ticker::CompactionKeyDropObsolete, obsolete),
-            (Ticker::CompactionKeyDropNewerEntry, newer),
-        ] {
-            if n > 0 {
-                s.tick(t, n as u64);
-            }
-        }
     }
 }

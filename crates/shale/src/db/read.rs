@@ -130,7 +130,7 @@ fn get_in_files<V: ValueOut>(
     ro: &ReadOptions,
     key: &[u8],
     seq: SequenceNumber,
-    lookup: &mut Vec<u8>,
+    lookup: &[u8],
     src: &mut Src,
     chain: &mut Chain,
 ) -> Result<Option<V>> {

@@ -219,7 +219,7 @@ mod tests {
             assert!(ctx
                 .report(false)
                 .starts_with("user_key_comparison_count = 3, block_cache_hit_count = 0, "));
-            assert!(!PerfTimer::start().0.is_some());
+            assert!(PerfTimer::start().0.is_none());
             ctx.reset();
             assert_eq!(ctx.report(true), "");
             set_perf_stats(PerfStatsLevel::Disable);
