@@ -658,8 +658,12 @@ fn complete_group(db: &DbInner, g: &write_thread::Group) {
 /// to insert into.
 fn make_room(db: &Arc<DbInner>, bytes: u64) -> Result<Arc<MemSet>> {
     let mutex_timer = PerfTimer::start_mutex();
+    let stats_timer = db.stats.as_ref().filter(|s| s.mutex_timers()).map(|_| Instant::now());
     let mut st = db.state.lock();
     mutex_timer.stop(perf::DB_MUTEX_LOCK_NANOS);
+    if let (Some(s), Some(t0)) = (&db.stats, stats_timer) {
+        s.tick(Ticker::DbMutexWaitMicros, t0.elapsed().as_micros() as u64);
+    }
     // Read the clock only when a stall begins (not on every write).
     let mut stall_start: Option<Instant> = None;
     let wbm = db.write_buffer_manager();

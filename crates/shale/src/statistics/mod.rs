@@ -120,6 +120,7 @@ impl StatsLevel {
 const RANK_HISTOGRAMS: u8 = 2; // above kExceptHistogramOrTimers
 const RANK_TIMERS: u8 = 3; // above kExceptTimers
 const RANK_DETAILED: u8 = 4; // above kExceptDetailedTimers
+const RANK_MUTEX: u8 = 5; // kAll
 
 /// A histogram's summary (RocksDB's `HistogramData`), from `Options::get_histogram_data`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -414,6 +415,12 @@ impl Statistics {
     #[inline]
     pub(crate) fn detailed_timers(&self) -> bool {
         self.level.load(Relaxed) >= RANK_DETAILED
+    }
+
+    /// Whether the time spent waiting for the DB mutex is measured (level `All`).
+    #[inline]
+    pub(crate) fn mutex_timers(&self) -> bool {
+        self.level.load(Relaxed) >= RANK_MUTEX
     }
 
     /// Add a time (in the histogram's unit) to a timing histogram.
