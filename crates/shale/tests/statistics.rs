@@ -398,3 +398,22 @@ fn perf_context_counts_one_get_on_its_own_thread() {
     .join()
     .unwrap();
 }
+
+#[test]
+fn blocks_that_do_not_fit_the_cache_are_add_failures() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts();
+    let mut bb = BlockBasedOptions::default();
+    bb.set_block_cache(&shale::Cache::new_lru_cache(1));
+    o.set_block_based_table_factory(&bb);
+    let db = DB::open(&o, dir.path()).unwrap();
+    db.put(b"k", b"v").unwrap();
+    db.flush().unwrap();
+    for _ in 0..2 {
+        assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    }
+    assert_eq!(t(&o, Ticker::BlockCacheAddFailures), 2);
+    assert_eq!(t(&o, Ticker::BlockCacheAdd), 0);
+    assert_eq!(t(&o, Ticker::BlockCacheDataMiss), 2);
+    assert_eq!(t(&o, Ticker::BlockCacheHit), 0);
+}

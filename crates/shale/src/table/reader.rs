@@ -556,6 +556,8 @@ impl Table {
         let ok = c.insert_value(key, v, charge, pin);
         if ok {
             self.cache_add(kind, charge);
+        } else {
+            crate::statistics::tick(&self.stats, Ticker::BlockCacheAddFailures, 1);
         }
         if ok && pin {
             self.pinned.push(key);
@@ -617,6 +619,16 @@ impl Table {
             };
             s.tick(add, 1);
             s.tick(bytes, charge as u64);
+        }
+    }
+
+    /// Statistics of an insert into the block cache that was kept or not.
+    #[inline]
+    fn cache_added(&self, kept: bool, kind: Kind, charge: usize) {
+        if kept {
+            self.cache_add(kind, charge);
+        } else {
+            crate::statistics::tick(&self.stats, Ticker::BlockCacheAddFailures, 1);
         }
     }
 
@@ -746,8 +758,8 @@ impl Table {
         let b = Arc::new(Block::new(data).map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?);
         if fill_cache {
             if let Some(c) = &self.cache {
-                c.insert((self.cache_id, h.offset), b.clone(), b.memory());
-                self.cache_add(Kind::Data, b.memory());
+                let kept = c.insert((self.cache_id, h.offset), b.clone(), b.memory());
+                self.cache_added(kept, Kind::Data, b.memory());
             }
         }
         Ok(b)
@@ -775,8 +787,8 @@ impl Table {
         let b = Arc::new(self.read_parsed_block(h, verify)?);
         if fill_cache {
             if let Some(c) = &self.cache {
-                c.insert((self.cache_id, h.offset), b.clone(), b.memory());
-                self.cache_add(Kind::Data, b.memory());
+                let kept = c.insert((self.cache_id, h.offset), b.clone(), b.memory());
+                self.cache_added(kept, Kind::Data, b.memory());
                 return Ok((b, true));
             }
         }
@@ -809,8 +821,8 @@ impl Table {
         // time costs more than the searches it saves.
         let b = Arc::new(self.read_parsed_block(h, self.verify_meta)?);
         if let Some(c) = &self.cache {
-            c.insert(key, b.clone(), b.memory());
-            self.cache_add(Kind::Index, b.memory());
+            let kept = c.insert(key, b.clone(), b.memory());
+            self.cache_added(kept, Kind::Index, b.memory());
         }
         Ok(b)
     }
@@ -828,6 +840,8 @@ impl Table {
         let f = Arc::new(FilterReader::new(self.read_block(h, self.verify_meta).ok()?));
         if c.insert_value(key, CacheValue::Filter(f.clone()), f.memory(), false) {
             self.cache_add(Kind::Filter, f.memory());
+        } else {
+            crate::statistics::tick(&self.stats, Ticker::BlockCacheAddFailures, 1);
         }
         Some(f)
     }
