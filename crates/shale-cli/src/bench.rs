@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 
-use shale::{ColumnFamily, Options, ReadOptions, WriteBatch, WriteOptions, DB};
+use shale::{
+    set_perf_stats, ColumnFamily, Options, PerfContext, PerfStatsLevel, ReadOptions, WriteBatch, WriteOptions, DB,
+};
 
 use crate::bench_txn::{BenchDb, Tally, TxnFlags};
 
@@ -757,14 +759,26 @@ impl Benchmark {
             });
         }
         let shared_ref = &shared;
+        let perf_level_flag = self.cfg.perf_level;
         let finished: Vec<ThreadState> = std::thread::scope(|s| {
             let handles: Vec<_> = states
                 .into_iter()
                 .map(|mut t| {
                     s.spawn(move || {
                         shared_ref.barrier.wait();
+                        // db_bench: the thread's perf level, then its PERF_CONTEXT in the report
+                        let perf = perf_level(perf_level_flag);
+                        if let Some(l) = perf {
+                            set_perf_stats(l);
+                            PerfContext::default().reset();
+                        }
                         t.stats.start(t.tid as i32);
                         run_method(method, ctx, shared_ref, &mut t);
+                        if perf.is_some() {
+                            t.stats
+                                .add_message(&format!("PERF_CONTEXT:\n{}", PerfContext::default().report(false)));
+                            set_perf_stats(PerfStatsLevel::Disable);
+                        }
                         t.stats.stop();
                         shared_ref.num_done.fetch_add(1, Ordering::SeqCst);
                         t
@@ -954,10 +968,9 @@ impl Benchmark {
                 }
             }
         }
-        if self.cfg.statistics {
-            if let Some(Ok(Some(s))) = self.db.as_ref().map(|d| d.property_value("rocksdb.stats")) {
-                println!("STATISTICS:\n{s}");
-            }
+        if let Some(s) = self.opts.get_statistics().filter(|_| self.cfg.statistics) {
+            // db_bench: `fprintf(stdout, "STATISTICS:\n%s\n", dbstats->ToString())`
+            println!("STATISTICS:\n{s}");
         }
         Ok(())
     }
@@ -997,13 +1010,24 @@ impl Benchmark {
             "Memtablerep: {}\n",
             self.opts.get_memtable_factory().rocksdb_name()
         ));
-        out.push_str("Perf Level: 1\n");
+        out.push_str(&format!("Perf Level: {}\n", c.perf_level));
         if cfg!(debug_assertions) {
             out.push_str("WARNING: Assertions are enabled; benchmarks unnecessarily slow\n");
         }
         out.push_str("------------------------------------------------\n");
         print!("{out}");
         let _ = std::io::stdout().flush();
+    }
+}
+
+/// `--perf_level` (RocksDB's `PerfLevel` numbering) as the level a thread sets; None: off.
+fn perf_level(n: i64) -> Option<PerfStatsLevel> {
+    match n {
+        i64::MIN..=1 => None,
+        2 | 3 => Some(PerfStatsLevel::EnableCount),
+        4 => Some(PerfStatsLevel::EnableTimeExceptForMutex),
+        5 => Some(PerfStatsLevel::EnableTimeAndCPUTimeExceptForMutex),
+        _ => Some(PerfStatsLevel::EnableTime),
     }
 }
 

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use shale::{
     new_fixed_prefix_transform, ChecksumType, CompressionType, CuckooTableOptions, DBCompactionStyle,
-    FifoCompactOptions, MemtableFactory, Options, PlainTableOptions, Uint64Comparator, UniversalCompactOptions,
+    FifoCompactOptions, MemtableFactory, Options, PlainTableOptions, StatsLevel, Uint64Comparator,
+    UniversalCompactOptions,
 };
 
 use crate::flags::Flags;
@@ -38,6 +39,8 @@ pub struct Config {
     pub verify_checksum: bool,
     pub histogram: bool,
     pub statistics: bool,
+    /// `--perf_level` (RocksDB's `PerfLevel` numbers).
+    pub perf_level: i64,
     pub seed: i64,
     pub duration: u64,
     pub ops_between_duration_checks: i64,
@@ -67,6 +70,17 @@ fn fail(msg: impl std::fmt::Display) -> String {
 #[allow(clippy::field_reassign_with_default)]
 pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
     let mut o = Options::default();
+    if fl.bool("statistics") {
+        o.enable_statistics();
+        o.set_statistics_level(match fl.i64("stats_level") {
+            i64::MIN..=0 => StatsLevel::DisableAll,
+            1 => StatsLevel::ExceptHistogramOrTimers,
+            2 => StatsLevel::ExceptTimers,
+            3 => StatsLevel::ExceptDetailedTimers,
+            4 => StatsLevel::ExceptTimeForMutex,
+            _ => StatsLevel::All,
+        });
+    }
     o.set_write_buffer_size(
         usize::try_from(fl.i64("write_buffer_size"))
             .map_err(|_| fail("ERROR: --write_buffer_size must not be negative"))?,
@@ -188,6 +202,7 @@ impl Config {
             verify_checksum: fl.bool("verify_checksum"),
             histogram: fl.bool("histogram"),
             statistics: fl.bool("statistics"),
+            perf_level: fl.i64("perf_level"),
             seed: fl.i64("seed"),
             duration: fl.i64("duration").max(0) as u64,
             ops_between_duration_checks: fl.i64("ops_between_duration_checks").max(1),

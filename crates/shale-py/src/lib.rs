@@ -454,6 +454,16 @@ impl Options {
     fn increase_parallelism(&mut self, parallelism: i32) {
         self.inner.increase_parallelism(parallelism);
     }
+    /// Collect RocksDB's statistics (tickers and histograms) in every database opened with
+    /// these options (rocksdict's `enable_statistics`).
+    fn enable_statistics(&mut self) {
+        self.inner.enable_statistics();
+    }
+    /// RocksDB's statistics text (`rocksdb.block.cache.miss COUNT : 0` …), or None when
+    /// statistics are not enabled (rocksdict's `get_statistics`).
+    fn get_statistics(&self) -> Option<String> {
+        self.inner.get_statistics()
+    }
     #[pyo3(signature = (memtable_memory_budget = 512 * 1024 * 1024))]
     fn optimize_level_style_compaction(&mut self, memtable_memory_budget: usize) {
         self.inner.optimize_level_style_compaction(memtable_memory_budget);

@@ -265,3 +265,19 @@ def test_context_manager_and_destroy(db_path):
         assert db["x"] == 1
     Rdict.destroy(db_path)
     assert not os.path.exists(db_path)
+
+
+def test_statistics(db_path):
+    opt = Options(raw_mode=True)
+    assert opt.get_statistics() is None
+    opt.enable_statistics()
+    db = Rdict(db_path, opt)
+    db[b"k"] = b"v"
+    assert db[b"k"] == b"v"
+    text = opt.get_statistics()
+    lines = text.splitlines()
+    assert lines[0] == "rocksdb.block.cache.miss COUNT : 0"
+    assert "rocksdb.number.keys.written COUNT : 1" in lines
+    assert "rocksdb.memtable.hit COUNT : 1" in lines
+    assert any(l.startswith("rocksdb.db.get.micros P50 : ") and " COUNT : 1 SUM : " in l for l in lines)
+    db.close()

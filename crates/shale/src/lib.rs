@@ -28,9 +28,11 @@ mod memtable;
 pub mod merge;
 mod options;
 mod options_setters;
+mod perf_context;
 mod range_del;
 mod slice_transform;
 mod snapshot;
+mod statistics;
 mod table;
 mod version_edit;
 mod write_batch;
@@ -68,10 +70,12 @@ pub use memtable::MemtableFactory;
 pub use merge::{AssociativeMergeOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use options::{CompactionPri, Options, ReadOptions, TableFactory, WriteOptions};
 pub use options_setters::{CompareFn, DBCompressionType, MergeOperands, MergeOperandsIter};
+pub use perf_context::{set_perf_stats, PerfContext, PerfMetric, PerfStatsLevel};
 pub use slice_transform::{
     new_capped_prefix_transform, new_fixed_prefix_transform, new_noop_transform, slice_transform_from_name,
     CappedPrefixTransform, FixedPrefixTransform, NoopTransform, SliceTransform,
 };
+pub use statistics::{Histogram, HistogramData, NameParseError, StatsLevel, Ticker};
 pub use table::cuckoo::CuckooTableOptions;
 pub use table::format::{ChecksumType, CompressionType};
 pub use table::pinnable::DBPinnableSlice;

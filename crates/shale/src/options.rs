@@ -180,6 +180,9 @@ pub struct Options {
     /// limit) and up to this many MiB (0 = no size limit); both 0 = no archive (as RocksDB).
     pub(crate) wal_ttl_seconds: u64,
     pub(crate) wal_size_limit_mb: u64,
+    /// Statistics (`enable_statistics`), shared by every family of the DB and every DB opened
+    /// with a clone of these options; None: off.
+    pub(crate) statistics: crate::statistics::Stats,
 }
 
 impl Default for Options {
@@ -248,6 +251,7 @@ impl Default for Options {
             max_total_wal_size: 0,
             wal_ttl_seconds: 0,
             wal_size_limit_mb: 0,
+            statistics: None,
         }
     }
 }
@@ -292,6 +296,7 @@ impl Options {
         o.env = db.env.clone();
         o.allow_mmap_reads = db.allow_mmap_reads;
         o.info_log = db.info_log.clone();
+        o.statistics = db.statistics.clone();
         if o.block_cache.is_none() {
             o.block_cache = db.block_cache.clone();
             o.block_cache_capacity = db.block_cache_capacity;

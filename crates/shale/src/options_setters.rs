@@ -324,6 +324,51 @@ impl Options {
     }
 }
 
+/// Statistics (RocksDB's `Options::statistics`, the `rocksdb` crate's calls).
+impl Options {
+    /// Collect statistics (tickers and histograms, RocksDB's names) in every DB opened with these
+    /// options or a clone of them: one statistics object, shared by all of them and by every
+    /// column family. Calling it again keeps the same object.
+    pub fn enable_statistics(&mut self) {
+        if self.statistics.is_none() {
+            self.statistics = Some(Arc::new(crate::statistics::Statistics::new()));
+        }
+    }
+
+    /// Every ticker and histogram in RocksDB's `Statistics::ToString` format (None if
+    /// statistics are not enabled).
+    pub fn get_statistics(&self) -> Option<String> {
+        self.statistics.as_ref().map(|s| s.to_string_rocksdb())
+    }
+
+    /// What statistics collect (default `ExceptDetailedTimers`); changes a shared statistics
+    /// object for every DB using it. No effect before `enable_statistics`.
+    pub fn set_statistics_level(&self, level: crate::statistics::StatsLevel) {
+        if let Some(s) = &self.statistics {
+            s.set_level(level);
+        }
+    }
+
+    /// A ticker's count (0 if statistics are not enabled).
+    pub fn get_ticker_count(&self, ticker: crate::statistics::Ticker) -> u64 {
+        self.statistics.as_ref().map_or(0, |s| s.ticker(ticker))
+    }
+
+    /// A histogram's summary (empty if statistics are not enabled).
+    pub fn get_histogram_data(&self, histogram: crate::statistics::Histogram) -> crate::statistics::HistogramData {
+        self.statistics
+            .as_ref()
+            .map_or_else(Default::default, |s| s.histogram(histogram))
+    }
+
+    /// Zero every ticker and histogram (RocksDB's `Statistics::Reset`; Shale's addition).
+    pub fn reset_statistics(&self) {
+        if let Some(s) = &self.statistics {
+            s.reset();
+        }
+    }
+}
+
 /// `get_<field>`: the options' values as stored (counts as `usize`; a Shale extension, the
 /// `rocksdb` crate has few getters).
 macro_rules! getters {

@@ -1,6 +1,7 @@
 //! Writing table files: the output of a flush, a recovery flush or a compaction (dropping the
 //! entries no reader can see, cutting outputs at grandparent boundaries).
 
+use crate::statistics::{Histogram, StopWatch, Ticker};
 use std::cmp::Ordering;
 use std::sync::atomic::Ordering as AtOrd;
 use std::sync::Arc;
@@ -44,6 +45,9 @@ pub(crate) struct OutputParams {
     pub max_grandparent_overlap: u64,
     /// The compaction filter to run (None for flushes and families without one).
     pub filter: Option<FilterSpec>,
+    /// A compaction (not a flush): the entries it drops are counted in the statistics'
+    /// `rocksdb.compaction.key.drop.*`, as RocksDB's compaction job counts them.
+    pub count_drops: bool,
 }
 
 /// A compaction's filter: each `build_tables` (each subcompaction) creates its own instance.
@@ -75,6 +79,7 @@ impl OutputParams {
             grandparents: Vec::new(),
             max_grandparent_overlap: u64::MAX,
             filter: None,
+            count_drops: false,
         }
     }
 }
@@ -189,6 +194,7 @@ pub(crate) fn build_tables(
         )),
         None => None,
     };
+    let drop_stats = db.stats.as_deref().filter(|_| p.count_drops);
     let r = (|| -> Result<()> {
         let mut cur_key: Vec<u8> = Vec::new();
         let mut entries: Vec<KEntry> = Vec::new();
@@ -216,10 +222,19 @@ pub(crate) fn build_tables(
             let mut keep = if entries.len() == 1 && tomb_seqs.is_empty() && entries[0].vtype == vt::VALUE {
                 entries
             } else {
-                compact_key(key, entries, &ctx)?
+                let drops = drop_stats.is_some().then(|| KeyDrops::classify(&entries, &ctx));
+                let keep = compact_key(key, entries, &ctx)?;
+                if let (Some(s), Some(d)) = (drop_stats, drops) {
+                    d.record(s, keep.len());
+                }
+                keep
             };
             if let Some((f, level)) = filter.as_mut() {
+                let before = keep.len();
                 apply_filter(f.as_mut(), *level, key, newest, &mut keep, &p.snapshots, bottom)?;
+                if let Some(s) = drop_stats {
+                    s.tick(Ticker::CompactionKeyDropUser, before.saturating_sub(keep.len()) as u64);
+                }
             }
             if keep.is_empty() {
                 return Ok(());
@@ -231,7 +246,7 @@ pub(crate) fn build_tables(
                 if cut {
                     add_clipped(&mut o.builder, &ucmp, &tombs, lower.as_deref(), Some(key))?;
                     let o = cur.take().ok_or_else(|| Error::corrupt("no output"))?;
-                    outputs.push(finish_output(o, p.epoch)?);
+                    outputs.push(finish_output(o, p, &db.stats)?);
                     *lower = Some(key.to_vec());
                 }
             }
@@ -286,7 +301,7 @@ pub(crate) fn build_tables(
         }
         if let Some(mut o) = cur.take() {
             add_clipped(&mut o.builder, &ucmp, &tombs, lower.as_deref(), None)?;
-            outputs.push(finish_output(o, p.epoch)?);
+            outputs.push(finish_output(o, p, &db.stats)?);
         }
         if !outputs.is_empty() {
             // The new files' directory entries must be durable before a MANIFEST names them.
@@ -493,9 +508,20 @@ fn open_output(db: &Arc<DbInner>, p: &OutputParams, written: &mut Vec<u64>) -> R
     Ok(OpenOutput { builder, number })
 }
 
-fn finish_output(o: OpenOutput, epoch: u64) -> Result<FileMetaData> {
+fn finish_output(o: OpenOutput, p: &OutputParams, stats: &crate::statistics::Stats) -> Result<FileMetaData> {
+    let epoch = p.epoch;
     let (info, mut file) = o.builder.finish()?;
-    file.sync()?;
+    {
+        // RocksDB: a flush's table sync in `table.sync.micros`, a compaction output's in
+        // `compaction.outfile.sync.micros`
+        let hist = if p.count_drops {
+            Histogram::CompactionOutfileSyncMicros
+        } else {
+            Histogram::TableSyncMicros
+        };
+        let _watch = StopWatch::start(stats, hist);
+        file.sync()?;
+    }
     drop(file);
     let now = now_secs();
     Ok(FileMetaData {
@@ -510,6 +536,56 @@ fn finish_output(o: OpenOutput, epoch: u64) -> Result<FileMetaData> {
         epoch_number: epoch,
         ..Default::default()
     })
+}
+
+/// How the entries of one key a compaction merges are dropped (RocksDB's
+/// `rocksdb.compaction.key.drop.*`): covered by a range tombstone; a deletion at the bottom with
+/// nothing older beneath (obsolete); the rest (hidden by a newer entry of the same snapshot
+/// stripe, or merged operands) as "newer entry".
+struct KeyDrops {
+    total: usize,
+    range_del: usize,
+    obsolete: usize,
+}
+
+impl KeyDrops {
+    fn classify(entries: &[KEntry], ctx: &KeyCtx<'_>) -> KeyDrops {
+        let mut d = KeyDrops {
+            total: entries.len(),
+            range_del: 0,
+            obsolete: 0,
+        };
+        for e in entries {
+            if ctx.covered(e.seq) {
+                d.range_del += 1;
+            } else if ctx.bottom
+                && matches!(
+                    e.vtype,
+                    vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP
+                )
+                && stripe(ctx.snapshots, e.seq) == 0
+            {
+                d.obsolete += 1;
+            }
+        }
+        d
+    }
+
+    fn record(&self, s: &crate::statistics::Statistics, kept: usize) {
+        let dropped = self.total.saturating_sub(kept);
+        let range_del = self.range_del.min(dropped);
+        let obsolete = self.obsolete.min(dropped - range_del);
+        let newer = dropped - range_del - obsolete;
+        for (t, n) in [
+            (Ticker::CompactionKeyDropRangeDel, range_del),
+            (Ticker::CompactionKeyDropObsolete, obsolete),
+            (Ticker::CompactionKeyDropNewerEntry, newer),
+        ] {
+            if n > 0 {
+                s.tick(t, n as u64);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -36,6 +36,8 @@ pub(crate) struct ColumnFamilyData {
     pub table_cache: TableCache,
     /// Set by `drop_cf`: writes to the family fail; its files go when the last handle does.
     pub dropped: AtomicBool,
+    /// The DB's statistics (None: off).
+    pub stats: crate::statistics::Stats,
 }
 
 impl ColumnFamilyData {
@@ -67,6 +69,7 @@ impl ColumnFamilyData {
             })),
             table_cache,
             dropped: AtomicBool::new(false),
+            stats: opts.statistics.clone(),
             opts: super::live_options::LiveOptions::new(opts),
         }
     }

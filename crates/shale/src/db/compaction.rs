@@ -2,6 +2,7 @@
 //! files (dropping versions no snapshot can see), and manual `compact_range`. The picker is in
 //! `picker.rs`.
 
+use crate::statistics::{Histogram, Ticker};
 use std::sync::atomic::Ordering as AtOrd;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -167,8 +168,10 @@ fn run_compaction_inner(
             grandparents,
             max_grandparent_overlap: max_grandparent_overlap(&cfg),
             filter: None,
+            count_drops: true,
         }
     };
+    params.count_drops = true;
     params.filter = cf.opts.compaction_filter.as_ref().map(|source| FilterSpec {
         source: source.clone(),
         context: CompactionFilterContext {
@@ -239,6 +242,12 @@ fn run_compaction_inner(
         }
     }
     db.install_super_version(st, cf.id);
+    if let Some(s) = &db.stats {
+        s.tick(Ticker::CompactReadBytes, rn_bytes + rnp1_bytes);
+        s.tick(Ticker::CompactWriteBytes, out_bytes);
+        s.record(Histogram::NumFilesInSingleCompaction, pick.all_inputs().count() as u64);
+        s.record_time(Histogram::CompactionTime, start.elapsed().as_micros() as u64);
+    }
     if let Ok(m) = st.cf_mut(cf.id) {
         m.stats.record_compaction(
             pick.output_level,
@@ -365,6 +374,7 @@ fn universal_params(
         grandparents: Vec::new(),
         max_grandparent_overlap: u64::MAX,
         filter: None,
+        count_drops: true,
     }
 }
 

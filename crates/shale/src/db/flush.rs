@@ -205,6 +205,13 @@ pub(crate) fn run_flush_group(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState
                 }
             }
             m.stats.record_flush(bytes, p.outputs.len(), start.elapsed());
+            if let Some(s) = &db.stats {
+                s.tick(crate::statistics::Ticker::FlushWriteBytes, bytes);
+                s.record_time(
+                    crate::statistics::Histogram::FlushTime,
+                    start.elapsed().as_micros() as u64,
+                );
+            }
         }
         db.install_super_version(st, p.cfd.id);
         super::events::flush_finished(db, st, &p.cfd, p.job, &p.outputs, start);

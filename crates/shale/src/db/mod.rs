@@ -225,6 +225,8 @@ pub(crate) struct DbInner {
     /// (and how many each holds), and the prepared transactions recovered at open
     /// (`txn/two_pc.rs`).
     pub two_pc: txn::TwoPcState,
+    /// Statistics (`Options::enable_statistics`; None: off).
+    pub stats: crate::statistics::Stats,
 }
 
 impl DbInner {
@@ -543,6 +545,7 @@ impl DB {
     /// `set_wal_ttl_seconds` / `set_wal_size_limit_mb`; a sequence number whose WAL is gone is
     /// NotFound.
     pub fn get_updates_since(&self, since: u64) -> Result<DBWALIterator> {
+        crate::statistics::tick(&self.inner.stats, crate::statistics::Ticker::GetUpdatesSinceCalls, 1);
         wal_iter::updates_since(&self.inner, since)
     }
 

@@ -13,12 +13,13 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::range_del::{file_tombstones, mem_lookup, table_lookup, Chain};
-use super::read::{get_in, read_seq};
+use super::read::{get_in, read_seq, Src};
 use super::version::FileMeta;
 use super::{ColumnFamilyData, DbInner};
 use crate::error::Result;
 use crate::key::{parse_internal_key, vt};
 use crate::options::ReadOptions;
+use crate::statistics::{Histogram, StopWatch, Ticker};
 use crate::table::any::AnyTable;
 use crate::table::cuckoo::CuckooTable;
 use crate::table::pinnable::{Home, Val, ValueOut};
@@ -57,12 +58,41 @@ pub(crate) fn multi_get_at<V: ValueOut, K: AsRef<[u8]>, I: IntoIterator<Item = K
     seq: u64,
     keys: I,
 ) -> Vec<Result<Option<V>>> {
+    let _watch = StopWatch::start(&db.stats, Histogram::DbMultiget);
+    let out: Vec<Result<Option<V>>> = multi_get_in(db, sv, ro, seq, keys);
+    if let Some(s) = &db.stats {
+        // as RocksDB's MultiGet: one call, its keys, the keys found and their bytes
+        let (mut found, mut bytes) = (0u64, 0u64);
+        for v in out.iter().flatten().flatten() {
+            found += 1;
+            bytes += v.out_len() as u64;
+        }
+        s.tick(Ticker::NumberMultigetCalls, 1);
+        s.tick(Ticker::NumberMultigetKeysRead, out.len() as u64);
+        s.tick(Ticker::NumberMultigetKeysFound, found);
+        s.tick(Ticker::NumberMultigetBytesRead, bytes);
+        s.record(Histogram::BytesPerMultiget, bytes);
+    }
+    if crate::perf_context::counting() {
+        let bytes: usize = out.iter().flatten().flatten().map(|v| v.out_len()).sum();
+        crate::perf_context::add_unchecked(crate::perf_context::field::MULTIGET_READ_BYTES, bytes as u64);
+    }
+    out
+}
+
+fn multi_get_in<V: ValueOut, K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
+    db: &ColumnFamilyData,
+    sv: &super::SuperVersion,
+    ro: &ReadOptions,
+    seq: u64,
+    keys: I,
+) -> Vec<Result<Option<V>>> {
     let keys: Vec<K> = keys.into_iter().collect();
     if keys.len() <= 1 {
         let mut lookup = Vec::new();
         return keys
             .iter()
-            .map(|k| get_in(db, sv, ro, k.as_ref(), seq, &mut lookup))
+            .map(|k| get_in(db, sv, ro, k.as_ref(), seq, &mut lookup, &mut Src::None))
             .collect();
     }
     let mut states: Vec<KeyState<'_>> = keys

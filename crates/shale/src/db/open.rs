@@ -443,6 +443,7 @@ fn open_inner(
         info_log: info_log.clone(),
         archived: Mutex::new(std::collections::HashMap::new()),
         two_pc: Default::default(),
+        stats: opts.statistics.clone(),
     });
     let _ = db.stall.info_log.set(info_log);
     // The L0 tables recovery writes are recorded in the same MANIFEST edit as the family's new

@@ -146,7 +146,13 @@ impl Chain {
             return Ok(base.map(Val::out));
         }
         let op = merge_op(db)?;
-        full_merge_newest_first(op, key, base.as_ref().map(|b| b.bytes()), &self.operands).map(|v| Some(V::from_vec(v)))
+        let t = crate::perf_context::PerfTimer::start();
+        let r = full_merge_newest_first(op, key, base.as_ref().map(|b| b.bytes()), &self.operands);
+        t.stop(crate::perf_context::field::MERGE_OPERATOR_TIME_NANOS);
+        if r.is_err() {
+            crate::statistics::tick(&db.stats, crate::statistics::Ticker::NumberMergeFailures, 1);
+        }
+        r.map(|v| Some(V::from_vec(v)))
     }
 
     /// One entry found for `key` (newest visible in its source). `Some` when it decides.
@@ -318,7 +324,7 @@ pub(crate) fn stripe(snapshots: &[SequenceNumber], seq: SequenceNumber) -> usize
 
 impl KeyCtx<'_> {
     /// Deleted by a tombstone that every reader seeing the entry also sees.
-    fn covered(&self, seq: SequenceNumber) -> bool {
+    pub(crate) fn covered(&self, seq: SequenceNumber) -> bool {
         // smallest tombstone seqno above `seq`
         match self.tomb_seqs.iter().rev().find(|&&t| t > seq) {
             Some(&t) => stripe(self.snapshots, t) == stripe(self.snapshots, seq),

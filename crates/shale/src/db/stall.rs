@@ -314,9 +314,9 @@ pub(crate) fn delay_or_stop_write(db: &DbInner, st: &mut MutexGuard<'_, DbState>
                     std::thread::sleep(SLEEP_STEP.min(delay - start.elapsed().min(delay)));
                 }
             });
-            db.stall
-                .counters
-                .record(Condition::Delayed, cause, start.elapsed().as_micros() as u64);
+            let micros = start.elapsed().as_micros() as u64;
+            db.stall.counters.record(Condition::Delayed, cause, micros);
+            stall_stats(db, micros);
         }
     }
     let (cond, cause) = db.stall.state();
@@ -330,11 +330,24 @@ pub(crate) fn delay_or_stop_write(db: &DbInner, st: &mut MutexGuard<'_, DbState>
             db.work_cv.notify_all();
             db.bg_cv.wait_for(st, Duration::from_millis(100));
         }
-        db.stall
-            .counters
-            .record(Condition::Stopped, cause, start.elapsed().as_micros() as u64);
+        let micros = start.elapsed().as_micros() as u64;
+        db.stall.counters.record(Condition::Stopped, cause, micros);
+        stall_stats(db, micros);
     }
     DbInner::check_bg_error(st)
+}
+
+/// A write group waited `micros` in a stall: the statistics' `rocksdb.stall.micros` and
+/// `rocksdb.db.write.stall`, and this thread's `write_delay_time`.
+pub(crate) fn stall_stats(db: &DbInner, micros: u64) {
+    if let Some(s) = &db.stats {
+        s.tick(crate::statistics::Ticker::StallMicros, micros);
+        s.record_time(crate::statistics::Histogram::WriteStall, micros);
+    }
+    crate::perf_context::add(
+        crate::perf_context::field::WRITE_DELAY_TIME,
+        micros.saturating_mul(1000),
+    );
 }
 
 const SLEEP_STEP: Duration = Duration::from_micros(1001);

@@ -36,6 +36,7 @@ pub(crate) struct TableCache {
     lru: Mutex<Lru>,
     /// This open's part of the block cache keys (see [`next_cache_prefix`]).
     cache_prefix: u64,
+    stats: crate::statistics::Stats,
 }
 
 #[derive(Default)]
@@ -86,6 +87,7 @@ impl TableCache {
             capacity,
             lru: Mutex::new(Lru::default()),
             cache_prefix: next_cache_prefix(),
+            stats: opts.statistics.clone(),
         }
     }
 
@@ -116,6 +118,7 @@ impl TableCache {
                 format!("table file size is {size} but the MANIFEST records {expected_size}"),
             ));
         }
+        let timer = crate::perf_context::PerfTimer::start();
         let t = AnyTable::open(
             file,
             name_of(&path),
@@ -129,10 +132,21 @@ impl TableCache {
                 cache_index_and_filter_blocks: self.cache_index_and_filter_blocks,
                 pin_index_and_filter_in_cache: self.pin_l0 && level0,
                 largest_seqno: Some(largest_seqno),
+                stats: self.stats.clone(),
             },
             &self.fopts,
-        )?;
-        Ok(t)
+        );
+        timer.stop(crate::perf_context::field::FIND_TABLE_NANOS);
+        crate::statistics::tick(
+            &self.stats,
+            if t.is_ok() {
+                crate::statistics::Ticker::NoFileOpens
+            } else {
+                crate::statistics::Ticker::NoFileErrors
+            },
+            1,
+        );
+        t
     }
 
     /// The table of a live file, opening it if needed.

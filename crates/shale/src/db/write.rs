@@ -14,6 +14,8 @@ use crate::key::{vt, UserCmpKind};
 use crate::log;
 use crate::memtable::{AddCounters, MemTable};
 use crate::options::WriteOptions;
+use crate::perf_context::{field as perf, PerfTimer};
+use crate::statistics::{Histogram, StopWatch, Ticker};
 use crate::write_batch::{oversize_reason, BatchHandler, WriteBatch};
 
 /// A follower inserts its own batch (in parallel with the leader) only if it has at least this
@@ -202,6 +204,10 @@ pub(crate) fn write(db: &Arc<DbInner>, wo: &WriteOptions, batch: WriteBatch, _us
     if wo.no_slowdown {
         super::stall::check_no_slowdown(db)?;
     }
+    let _watch = StopWatch::start(&db.stats, Histogram::DbWrite);
+    if let Some(s) = &db.stats {
+        s.record(Histogram::BytesPerWrite, batch.size_in_bytes() as u64);
+    }
     let w = Arc::new(Writer::new(Some(batch), wo.sync, wo.disable_wal, false));
     run_writer(db, w)
 }
@@ -215,7 +221,9 @@ pub(super) fn wal_append(db: &DbInner, batch: &WriteBatch, sync: bool) -> Result
         let w = wal.writer.as_mut().ok_or_else(|| Error::invalid("no WAL is open"))?;
         w.add_record(batch.data())?;
         if sync {
+            let _watch = StopWatch::start(&db.stats, Histogram::WalFileSyncMicros);
             w.sync()?;
+            crate::statistics::tick(&db.stats, Ticker::WalFileSynced, 1);
         } else if !db.opts.manual_wal_flush {
             w.flush()?;
         }
@@ -481,6 +489,20 @@ fn write_group(
     }
     let batch = combined.as_ref().unwrap_or(&leader_batch);
     let mut wal_error = None;
+    if let Some(s) = db.stats.as_ref().and_then(|s| s.local()) {
+        // as RocksDB's WriteImpl, once per group by its leader
+        s.tick(Ticker::NumberKeysWritten, count);
+        s.tick(Ticker::BytesWritten, size as u64);
+        s.tick(Ticker::WriteDoneBySelf, 1);
+        if !followers.is_empty() {
+            s.tick(Ticker::WriteDoneByOther, followers.len() as u64);
+        }
+        if !disable_wal {
+            s.tick(Ticker::WriteWithWal, 1 + followers.len() as u64);
+            s.tick(Ticker::WalFileBytes, batch.data().len() as u64);
+        }
+    }
+    let mut perf_timer = PerfTimer::start();
     if disable_wal {
         db.unpersisted_data.store(true, Ordering::Release);
     } else if let Err(e) = wal_append(db, batch, sync) {
@@ -527,6 +549,7 @@ fn write_group(
         db.last_seq.store(last, Ordering::Release);
     }
     *handed_off = true;
+    perf_timer.lap(perf::WRITE_WAL_TIME);
     for &(seq, g) in &helpers {
         g.start_insert(InsertTask {
             seq,
@@ -550,6 +573,7 @@ fn write_group(
         }))
         .unwrap_or_else(|p| Err(Error::from_panic("memtable insert", p)))
     };
+    perf_timer.stop(perf::WRITE_MEMTABLE_TIME);
     if group.finished(mine.err()) {
         finish_group(db, &group);
     }
@@ -652,7 +676,13 @@ fn complete_group(db: &DbInner, g: &write_thread::Group) {
 /// stop the write group as RocksDB's write controller says (see `stall`). Returns the memtables
 /// to insert into.
 pub(super) fn make_room(db: &Arc<DbInner>, bytes: u64) -> Result<Arc<MemSet>> {
+    let mutex_timer = PerfTimer::start_mutex();
+    let stats_timer = db.stats.as_ref().filter(|s| s.mutex_timers()).map(|_| Instant::now());
     let mut st = db.state.lock();
+    mutex_timer.stop(perf::DB_MUTEX_LOCK_NANOS);
+    if let (Some(s), Some(t0)) = (&db.stats, stats_timer) {
+        s.tick(Ticker::DbMutexWaitMicros, t0.elapsed().as_micros() as u64);
+    }
     // Read the clock only when a stall begins (not on every write).
     let mut stall_start: Option<Instant> = None;
     let wbm = db.write_buffer_manager();
@@ -719,6 +749,7 @@ pub(super) fn make_room(db: &Arc<DbInner>, bytes: u64) -> Result<Arc<MemSet>> {
             super::stall::Cause::MemtableLimit,
             micros,
         );
+        super::stall::stall_stats(db, micros);
     }
     super::stall::delay_or_stop_write(db, &mut st, bytes)?;
     Ok(st.memset.clone())

@@ -202,8 +202,9 @@ impl BlockCache {
 
     /// Insert (or replace) a block. `charge` is the caller's size in bytes; a fixed overhead
     /// is added. Entries that do not fit in a shard are not kept.
-    pub(crate) fn insert(&self, key: CacheKey, value: Arc<Block>, charge: usize) {
-        self.insert_value(key, CacheValue::Block(value), charge, false);
+    /// Returns whether the entry was kept.
+    pub(crate) fn insert(&self, key: CacheKey, value: Arc<Block>, charge: usize) -> bool {
+        self.insert_value(key, CacheValue::Block(value), charge, false)
     }
 
     /// Insert (or replace) any value; a `pinned` entry is never evicted until

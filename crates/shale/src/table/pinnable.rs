@@ -83,6 +83,8 @@ impl Deref for Val<'_> {
 pub(crate) trait ValueOut: Sized {
     fn from_val(v: Val<'_>) -> Self;
     fn from_vec(v: Vec<u8>) -> Self;
+    /// The value's length (for the statistics' bytes read).
+    fn out_len(&self) -> usize;
 }
 
 impl ValueOut for Vec<u8> {
@@ -93,6 +95,10 @@ impl ValueOut for Vec<u8> {
     #[inline]
     fn from_vec(v: Vec<u8>) -> Self {
         v
+    }
+    #[inline]
+    fn out_len(&self) -> usize {
+        self.len()
     }
 }
 
@@ -117,6 +123,10 @@ impl ValueOut for DBPinnableSlice {
     #[inline]
     fn from_vec(v: Vec<u8>) -> Self {
         DBPinnableSlice::owned(v)
+    }
+    #[inline]
+    fn out_len(&self) -> usize {
+        AsRef::<[u8]>::as_ref(self).len()
     }
 }
 

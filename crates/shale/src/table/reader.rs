@@ -15,6 +15,8 @@ use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iterator::InternalIterator;
 use crate::key::{parse_internal_key, user_key, vt, InternalKeyComparator};
+use crate::perf_context::{field as perf, PerfTimer};
+use crate::statistics::{Histogram, StopWatch, Ticker};
 use crate::table::block::{Block, BlockIter, EntryFormat, KeyOrder};
 use crate::table::builder::{INDEX_NAME, PROPERTIES_NAME, RANGE_DEL_NAME};
 use crate::table::cache::{BlockCache, CacheKey, CacheValue};
@@ -43,6 +45,8 @@ pub(crate) struct TableReaderOptions {
     /// sst_dump). An external file (`rocksdb.external_sst_file.version` >= 2) whose
     /// `global_seqno` property is 0 is read with this sequence number, as RocksDB does.
     pub largest_seqno: Option<u64>,
+    /// The DB's statistics (block cache and filter tickers, read times).
+    pub stats: crate::statistics::Stats,
 }
 
 impl Default for TableReaderOptions {
@@ -56,6 +60,7 @@ impl Default for TableReaderOptions {
             cache_index_and_filter_blocks: false,
             pin_index_and_filter_in_cache: false,
             largest_seqno: None,
+            stats: None,
         }
     }
 }
@@ -307,6 +312,15 @@ pub(crate) struct Table {
     /// An ingested external file: every key (and range tombstone) is read with this sequence
     /// number (RocksDB's global seqno; see [`global_seqno`]).
     global_seqno: Option<u64>,
+    stats: crate::statistics::Stats,
+}
+
+/// The kinds of block the block cache tickers tell apart.
+#[derive(Clone, Copy)]
+enum Kind {
+    Data,
+    Index,
+    Filter,
 }
 
 impl Drop for Table {
@@ -459,6 +473,7 @@ impl Table {
             footer: footer.clone(),
             icmp: opts.icmp.clone(),
             cache: opts.block_cache.clone(),
+            stats: opts.stats.clone(),
             cache_id: opts.cache_id,
             use_filter: opts.use_filter,
             verify_meta: opts.verify_checksums,
@@ -534,11 +549,98 @@ impl Table {
     /// Insert an index or filter block into the cache (pinned if asked). False if it did not fit.
     fn cache_put(&mut self, key: CacheKey, v: CacheValue, charge: usize, pin: bool) -> bool {
         let Some(c) = &self.cache else { return false };
+        let kind = match v {
+            CacheValue::Filter(_) => Kind::Filter,
+            _ => Kind::Index,
+        };
         let ok = c.insert_value(key, v, charge, pin);
+        if ok {
+            self.cache_add(kind, charge);
+        } else {
+            crate::statistics::tick(&self.stats, Ticker::BlockCacheAddFailures, 1);
+        }
         if ok && pin {
             self.pinned.push(key);
         }
         ok
+    }
+
+    /// Statistics of a block found in the block cache.
+    #[inline]
+    fn cache_hit(&self, kind: Kind, charge: usize) {
+        crate::perf_context::add(
+            match kind {
+                Kind::Data => perf::BLOCK_CACHE_HIT_COUNT,
+                Kind::Index => perf::BLOCK_CACHE_INDEX_HIT_COUNT,
+                Kind::Filter => perf::BLOCK_CACHE_FILTER_HIT_COUNT,
+            },
+            1,
+        );
+        if let Some(s) = self.stats.as_ref().and_then(|s| s.local()) {
+            s.tick(Ticker::BlockCacheHit, 1);
+            s.tick(Ticker::BlockCacheBytesRead, charge as u64);
+            s.tick(
+                match kind {
+                    Kind::Data => Ticker::BlockCacheDataHit,
+                    Kind::Index => Ticker::BlockCacheIndexHit,
+                    Kind::Filter => Ticker::BlockCacheFilterHit,
+                },
+                1,
+            );
+        }
+    }
+
+    /// Statistics of a block looked up in the block cache and not found.
+    #[inline]
+    fn cache_miss(&self, kind: Kind) {
+        if let Some(s) = self.stats.as_ref().and_then(|s| s.local()) {
+            s.tick(Ticker::BlockCacheMiss, 1);
+            s.tick(
+                match kind {
+                    Kind::Data => Ticker::BlockCacheDataMiss,
+                    Kind::Index => Ticker::BlockCacheIndexMiss,
+                    Kind::Filter => Ticker::BlockCacheFilterMiss,
+                },
+                1,
+            );
+        }
+    }
+
+    /// Statistics of a block inserted into the block cache.
+    #[inline]
+    fn cache_add(&self, kind: Kind, charge: usize) {
+        if let Some(s) = self.stats.as_ref().and_then(|s| s.local()) {
+            s.tick(Ticker::BlockCacheAdd, 1);
+            s.tick(Ticker::BlockCacheBytesWrite, charge as u64);
+            let (add, bytes) = match kind {
+                Kind::Data => (Ticker::BlockCacheDataAdd, Ticker::BlockCacheDataBytesInsert),
+                Kind::Index => (Ticker::BlockCacheIndexAdd, Ticker::BlockCacheIndexBytesInsert),
+                Kind::Filter => (Ticker::BlockCacheFilterAdd, Ticker::BlockCacheFilterBytesInsert),
+            };
+            s.tick(add, 1);
+            s.tick(bytes, charge as u64);
+        }
+    }
+
+    /// Statistics of an insert into the block cache that was kept or not.
+    #[inline]
+    fn cache_added(&self, kept: bool, kind: Kind, charge: usize) {
+        if kept {
+            self.cache_add(kind, charge);
+        } else {
+            crate::statistics::tick(&self.stats, Ticker::BlockCacheAddFailures, 1);
+        }
+    }
+
+    /// Statistics of one block read from the file (`n` bytes, started at `t0`).
+    #[inline]
+    fn block_read(&self, n: usize, timer: PerfTimer, watch: Option<StopWatch<'_>>) {
+        if crate::perf_context::counting() {
+            crate::perf_context::add_unchecked(perf::BLOCK_READ_COUNT, 1);
+            crate::perf_context::add_unchecked(perf::BLOCK_READ_BYTE, n as u64);
+            timer.stop(perf::BLOCK_READ_TIME);
+        }
+        drop(watch);
     }
 
     fn corruption(&self, off: u64, msg: String) -> Error {
@@ -568,9 +670,14 @@ impl Table {
         self.check_handle(h)?;
         let size = h.size as usize;
         let mut buf = super::block::buffers::take(size + BLOCK_TRAILER_LEN);
+        let (timer, watch) = (
+            PerfTimer::start(),
+            StopWatch::start(&self.stats, Histogram::SstReadMicros),
+        );
         self.file
             .read_exact_at(h.offset, &mut buf)
             .map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
+        self.block_read(buf.len(), timer, watch);
         self.finish_block(h, verify, buf)
     }
 
@@ -601,8 +708,21 @@ impl Table {
             buf.truncate(size);
             Ok(buf)
         } else {
+            let timed = self
+                .stats
+                .as_ref()
+                .filter(|s| s.detailed_timers())
+                .map(|_| std::time::Instant::now());
             let out = decompress_block(ty, &buf[..size], self.footer.format_version)
                 .map_err(|e| e.in_file(&self.file_name, Some(h.offset)));
+            if let (Some(s), Ok(o)) = (&self.stats, &out) {
+                s.tick(Ticker::NumberBlockDecompressed, 1);
+                s.tick(Ticker::BytesDecompressedFrom, size as u64);
+                s.tick(Ticker::BytesDecompressedTo, o.len() as u64);
+                if let Some(t0) = timed {
+                    s.record_time(Histogram::DecompressionTimesNanos, t0.elapsed().as_nanos() as u64);
+                }
+            }
             super::block::buffers::give(buf);
             out
         }
@@ -616,10 +736,16 @@ impl Table {
         let sequential = ra.track(h.offset, n);
         if let Some(c) = &self.cache {
             if let Some(b) = c.get((self.cache_id, h.offset)) {
+                self.cache_hit(Kind::Data, b.memory());
                 return Ok(b);
             }
+            self.cache_miss(Kind::Data);
         }
         self.check_handle(h)?;
+        let (timer, watch) = (
+            PerfTimer::start(),
+            StopWatch::start(&self.stats, Histogram::SstReadMicros),
+        );
         let raw = if sequential {
             ra.read(&*self.file, self.file_size, h.offset, n)
         } else {
@@ -627,11 +753,13 @@ impl Table {
             self.file.read_exact_at(h.offset, &mut buf).map(|()| buf)
         }
         .map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
+        self.block_read(n, timer, watch);
         let data = self.finish_block(h, verify, raw)?;
         let b = Arc::new(Block::new(data).map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?);
         if fill_cache {
             if let Some(c) = &self.cache {
-                c.insert((self.cache_id, h.offset), b.clone(), b.memory());
+                let kept = c.insert((self.cache_id, h.offset), b.clone(), b.memory());
+                self.cache_added(kept, Kind::Data, b.memory());
             }
         }
         Ok(b)
@@ -651,13 +779,16 @@ impl Table {
     fn data_block_cached(&self, h: BlockHandle, verify: bool, fill_cache: bool) -> Result<(Arc<Block>, bool)> {
         if let Some(c) = &self.cache {
             if let Some(b) = c.get((self.cache_id, h.offset)) {
+                self.cache_hit(Kind::Data, b.memory());
                 return Ok((b, true));
             }
+            self.cache_miss(Kind::Data);
         }
         let b = Arc::new(self.read_parsed_block(h, verify)?);
         if fill_cache {
             if let Some(c) = &self.cache {
-                c.insert((self.cache_id, h.offset), b.clone(), b.memory());
+                let kept = c.insert((self.cache_id, h.offset), b.clone(), b.memory());
+                self.cache_added(kept, Kind::Data, b.memory());
                 return Ok((b, true));
             }
         }
@@ -680,15 +811,18 @@ impl Table {
         let key = (self.cache_id, h.offset);
         if let Some(c) = &self.cache {
             if let Some(b) = c.get(key) {
+                self.cache_hit(Kind::Index, b.memory());
                 return Ok(b);
             }
+            self.cache_miss(Kind::Index);
         }
         // No search directory here: an index block that lives in the cache may be evicted and
         // read again on any lookup, and rebuilding a directory (decoding every entry) each
         // time costs more than the searches it saves.
         let b = Arc::new(self.read_parsed_block(h, self.verify_meta)?);
         if let Some(c) = &self.cache {
-            c.insert(key, b.clone(), b.memory());
+            let kept = c.insert(key, b.clone(), b.memory());
+            self.cache_added(kept, Kind::Index, b.memory());
         }
         Ok(b)
     }
@@ -699,10 +833,16 @@ impl Table {
         let key = (self.cache_id, h.offset);
         let c = self.cache.as_ref()?;
         if let Some(f) = c.get_filter(key) {
+            self.cache_hit(Kind::Filter, f.memory());
             return Some(f);
         }
+        self.cache_miss(Kind::Filter);
         let f = Arc::new(FilterReader::new(self.read_block(h, self.verify_meta).ok()?));
-        c.insert_value(key, CacheValue::Filter(f.clone()), f.memory(), false);
+        if c.insert_value(key, CacheValue::Filter(f.clone()), f.memory(), false) {
+            self.cache_add(Kind::Filter, f.memory());
+        } else {
+            crate::statistics::tick(&self.stats, Ticker::BlockCacheAddFailures, 1);
+        }
         Some(f)
     }
 
@@ -747,8 +887,16 @@ impl Table {
         found: impl FnOnce(&[u8], Val<'_>) -> R,
     ) -> Result<Option<R>> {
         let uk = user_key(lookup_ikey);
+        let filtered = self.use_filter && !matches!(self.filter, FilterHolder::None);
         if !self.key_may_match(uk) {
+            // a filter said no
+            crate::perf_context::add(perf::BLOOM_SST_MISS_COUNT, 1);
+            crate::statistics::tick(&self.stats, Ticker::BloomFilterUseful, 1);
             return Ok(None);
+        }
+        if filtered {
+            crate::perf_context::add(perf::BLOOM_SST_HIT_COUNT, 1);
+            crate::statistics::tick(&self.stats, Ticker::BloomFilterFullPositive, 1);
         }
         let mut idx = self.index_iter()?;
         idx.seek(lookup_ikey);
@@ -764,6 +912,9 @@ impl Table {
             it.seek(lookup_ikey);
             if it.valid() {
                 if self.icmp.compare_user(user_key(it.key()), uk) == Ordering::Equal {
+                    if filtered {
+                        crate::statistics::tick(&self.stats, Ticker::BloomFilterFullTruePositive, 1);
+                    }
                     let value = if cached {
                         // SAFETY: a data entry's value is a slice of its block's bytes, which
                         // the `Arc<Block>` owns and never changes.

@@ -10,6 +10,8 @@ use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{append_internal_key, parse_internal_key, user_key, vt, InternalKeyComparator, MAX_SEQUENCE};
 use crate::options::ReadOptions;
+use crate::perf_context::field as perf;
+use crate::statistics::{Histogram, StopWatch, Ticker};
 
 /// The user-facing cursor (RocksDB's `DBIter`): hides old versions and deletions, honours the
 /// snapshot and the bounds.
@@ -34,6 +36,12 @@ pub struct DBRawIterator {
     operands: Vec<Vec<u8>>,
     _sv: Arc<SuperVersion>,
     _snapshot: Option<crate::snapshot::Snapshot>,
+    stats: crate::statistics::Stats,
+    /// The last positioning call (which found-ticker its outcome counts in).
+    last_op: Ticker,
+    /// Entries skipped since the last report to the perf context: hidden versions, deletions.
+    skipped: u64,
+    deletes_skipped: u64,
 }
 
 pub(crate) fn new_raw_iterator(db: &Arc<DbInner>, cf: &Arc<ColumnFamilyData>, ro: ReadOptions) -> DBRawIterator {
@@ -63,6 +71,19 @@ pub(crate) fn new_raw_iterator(db: &Arc<DbInner>, cf: &Arc<ColumnFamilyData>, ro
         scratch: Vec::new(),
         _sv: sv,
         _snapshot: ro.snapshot,
+        stats: {
+            crate::statistics::tick(&cf.stats, Ticker::NoIteratorCreated, 1);
+            cf.stats.clone()
+        },
+        last_op: Ticker::NumberDbSeek,
+        skipped: 0,
+        deletes_skipped: 0,
+    }
+}
+
+impl Drop for DBRawIterator {
+    fn drop(&mut self) {
+        crate::statistics::tick(&self.stats, Ticker::NoIteratorDeleted, 1);
     }
 }
 
@@ -153,6 +174,7 @@ impl DBRawIterator {
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(pk.user_key);
                         skipping = true;
+                        self.deletes_skipped += 1;
                     }
                     vt::VALUE => {
                         if !skip {
@@ -160,6 +182,7 @@ impl DBRawIterator {
                             self.saved_key.clear();
                             return;
                         }
+                        self.skipped += 1;
                     }
                     vt::MERGE => {
                         if !skip {
@@ -170,6 +193,8 @@ impl DBRawIterator {
                     }
                     t => return self.set_error(Error::NotSupported(format!("value type {t:#x} in iteration"))),
                 }
+            } else {
+                self.skipped += 1;
             }
             self.inner.next();
         }
@@ -298,6 +323,7 @@ impl DBRawIterator {
         if let Some(l) = self.lower.clone() {
             return self.seek(l);
         }
+        self.count_op(Ticker::NumberDbSeek);
         self.dir = Dir::Forward;
         self.saved_value.clear();
         self.inner.seek_to_first();
@@ -306,6 +332,7 @@ impl DBRawIterator {
     }
 
     pub fn seek_to_last(&mut self) {
+        self.count_op(Ticker::NumberDbSeek);
         self.dir = Dir::Reverse;
         self.saved_value.clear();
         match self.upper.clone() {
@@ -329,6 +356,9 @@ impl DBRawIterator {
 
     /// Position at the first key >= `key` (and >= the lower bound).
     pub fn seek(&mut self, key: impl AsRef<[u8]>) {
+        let stats = self.stats.clone();
+        let _watch = StopWatch::start(&stats, Histogram::DbSeek);
+        self.count_op(Ticker::NumberDbSeek);
         let mut k = key.as_ref();
         let lower = self.lower.clone();
         if let Some(l) = lower.as_deref() {
@@ -353,6 +383,9 @@ impl DBRawIterator {
         if self.above_upper(k) {
             return self.seek_to_last();
         }
+        let stats = self.stats.clone();
+        let _watch = StopWatch::start(&stats, Histogram::DbSeek);
+        self.count_op(Ticker::NumberDbSeek);
         self.dir = Dir::Reverse;
         self.saved_value.clear();
         self.scratch.clear();
@@ -368,6 +401,7 @@ impl DBRawIterator {
         if !self.valid {
             return;
         }
+        self.count_op(Ticker::NumberDbNext);
         if self.dir == Dir::Reverse {
             self.dir = Dir::Forward;
             // inner is just before the entries of saved_key: step into them, then skip them.
@@ -400,6 +434,7 @@ impl DBRawIterator {
         if !self.valid {
             return;
         }
+        self.count_op(Ticker::NumberDbPrev);
         if self.dir == Dir::Forward {
             // Step back past every entry of the current user key.
             if self.merged {
@@ -433,7 +468,45 @@ impl DBRawIterator {
         self.check_inner();
     }
 
+    /// Count a positioning call; its outcome is counted by [`check_inner`](Self::check_inner),
+    /// which every positioning call ends with.
+    #[inline]
+    fn count_op(&mut self, t: Ticker) {
+        if let Some(s) = &self.stats {
+            s.tick(t, 1);
+        }
+        self.last_op = t;
+    }
+
+    /// After a positioning call: found-counts and bytes (statistics), skipped entries (perf).
+    #[inline]
+    fn count_result(&mut self) {
+        if let Some(s) = self.stats.as_ref().and_then(|s| s.local()) {
+            if self.valid {
+                let found = match self.last_op {
+                    Ticker::NumberDbNext => Ticker::NumberDbNextFound,
+                    Ticker::NumberDbPrev => Ticker::NumberDbPrevFound,
+                    _ => Ticker::NumberDbSeekFound,
+                };
+                s.tick(found, 1);
+                let n = self.key().map_or(0, <[u8]>::len) + self.value().map_or(0, <[u8]>::len);
+                s.tick(Ticker::IterBytesRead, n as u64);
+            }
+        }
+        if crate::perf_context::counting() {
+            if self.valid {
+                let n = self.key().map_or(0, <[u8]>::len) + self.value().map_or(0, <[u8]>::len);
+                crate::perf_context::add_unchecked(perf::ITER_READ_BYTES, n as u64);
+            }
+            crate::perf_context::add_unchecked(perf::INTERNAL_KEY_SKIPPED_COUNT, self.skipped);
+            crate::perf_context::add_unchecked(perf::INTERNAL_DELETE_SKIPPED_COUNT, self.deletes_skipped);
+        }
+        self.skipped = 0;
+        self.deletes_skipped = 0;
+    }
+
     fn check_inner(&mut self) {
+        self.count_result();
         if self.err.is_none() {
             if let Err(e) = self.inner.status() {
                 self.set_error(e);

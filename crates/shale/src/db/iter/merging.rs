@@ -1,5 +1,6 @@
 //! The merging iterator: sorted children merged into one sorted stream (both directions).
 
+use crate::perf_context::field as perf;
 use std::cmp::Ordering;
 
 use super::Dir;
@@ -25,6 +26,8 @@ pub(crate) struct MergingIterator {
     /// The first error of a child since the last seek: the merged stream is then invalid (as
     /// RocksDB's `MergingIterator`), so a failed read never silently drops a child's keys.
     err: Option<crate::error::Error>,
+    /// How many of the first children are memtables (for the perf context's memtable counts).
+    mems: usize,
 }
 
 /// A child's current key, borrowed from the child. Children are boxed and only moved through
@@ -52,6 +55,21 @@ impl MergingIterator {
             dir: Dir::Forward,
             heap,
             err: None,
+            mems: 0,
+        }
+    }
+
+    /// The first `n` children are memtables.
+    pub(crate) fn set_memtable_children(&mut self, n: usize) {
+        self.mems = n;
+    }
+
+    /// Perf context counts of one seek of every child.
+    #[inline]
+    fn count_seek(&self) {
+        if crate::perf_context::counting() {
+            crate::perf_context::add_unchecked(perf::SEEK_CHILD_SEEK_COUNT, self.children.len() as u64);
+            crate::perf_context::add_unchecked(perf::SEEK_ON_MEMTABLE_COUNT, self.mems as u64);
         }
     }
     /// Re-read child `i`'s validity and key after it moved (and latch its error, if any).
@@ -161,6 +179,7 @@ impl InternalIterator for MergingIterator {
         self.current.is_some() && self.err.is_none()
     }
     fn seek_to_first(&mut self) {
+        self.count_seek();
         self.err = None;
         for c in &mut self.children {
             c.seek_to_first();
@@ -170,6 +189,7 @@ impl InternalIterator for MergingIterator {
         self.find_smallest();
     }
     fn seek_to_last(&mut self) {
+        self.count_seek();
         self.err = None;
         for c in &mut self.children {
             c.seek_to_last();
@@ -179,6 +199,7 @@ impl InternalIterator for MergingIterator {
         self.dir = Dir::Reverse;
     }
     fn seek(&mut self, target: &[u8]) {
+        self.count_seek();
         self.err = None;
         for c in &mut self.children {
             c.seek(target);
@@ -188,6 +209,7 @@ impl InternalIterator for MergingIterator {
         self.find_smallest();
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
+        self.count_seek();
         self.err = None;
         for c in &mut self.children {
             c.seek_for_prev(target);
@@ -221,6 +243,9 @@ impl InternalIterator for MergingIterator {
         }
         // Forward: `cur` is the heap's top.
         debug_assert_eq!(self.heap.first(), Some(&cur));
+        if cur < self.mems {
+            crate::perf_context::add(perf::NEXT_ON_MEMTABLE_COUNT, 1);
+        }
         self.children[cur].next();
         self.refresh(cur);
         if !self.child_valid(cur) {
@@ -257,6 +282,9 @@ impl InternalIterator for MergingIterator {
                 self.refresh(i);
             }
             self.dir = Dir::Reverse;
+        }
+        if cur < self.mems {
+            crate::perf_context::add(perf::PREV_ON_MEMTABLE_COUNT, 1);
         }
         self.children[cur].prev();
         self.refresh(cur);

@@ -50,5 +50,7 @@ pub(crate) fn internal_iterator(
             )));
         }
     }
-    MergingIterator::new(db.icmp.clone(), children)
+    let mut it = MergingIterator::new(db.icmp.clone(), children);
+    it.set_memtable_children(1 + sv.imm.len());
+    it
 }
