@@ -372,3 +372,75 @@ fn verify_checksums_before_ingest_reads_every_block_first() {
     let e = db.get("k001500").unwrap_err();
     assert!(matches!(&e, Error::Corruption { .. }), "{e}");
 }
+
+/// `SstFileWriter` hands the written pages back to the OS every MiB and once the file is synced
+/// (RocksDB's `invalidate_page_cache`, on by default), and not at all when it is turned off. The
+/// hint changes no data: the file ingests and reads back whole, on the real file system too.
+#[test]
+fn sst_file_writer_invalidates_the_page_cache_every_mib() {
+    use shale::{ForwardingFs, WritableFile};
+    struct Counting {
+        inner: Box<dyn WritableFile>,
+        hints: Arc<AtomicI64>,
+    }
+    impl WritableFile for Counting {
+        fn append(&mut self, data: &[u8]) -> shale::Result<()> {
+            self.inner.append(data)
+        }
+        fn flush(&mut self) -> shale::Result<()> {
+            self.inner.flush()
+        }
+        fn sync(&mut self) -> shale::Result<()> {
+            self.inner.sync()
+        }
+        fn size(&self) -> u64 {
+            self.inner.size()
+        }
+        fn invalidate_cache(&mut self) -> shale::Result<()> {
+            self.hints.fetch_add(1, Ordering::SeqCst);
+            self.inner.invalidate_cache()
+        }
+    }
+    struct CountingFs(Arc<dyn FileSystem>, Arc<AtomicI64>);
+    impl ForwardingFs for CountingFs {
+        fn inner(&self) -> &dyn FileSystem {
+            &*self.0
+        }
+        fn new_writable(&self, path: &Path) -> shale::Result<Box<dyn WritableFile>> {
+            Ok(Box::new(Counting {
+                inner: self.0.new_writable(path)?,
+                hints: self.1.clone(),
+            }))
+        }
+    }
+    let d = tempfile::tempdir().unwrap();
+    let hints = Arc::new(AtomicI64::new(0));
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_compression_type(shale::DBCompressionType::None);
+    o.set_env(Arc::new(CountingFs(Arc::new(shale::PosixFs), hints.clone())));
+    let write = |path: &Path, invalidate: bool| {
+        let mut w = SstFileWriter::create(&o);
+        w.set_invalidate_page_cache(invalidate);
+        w.open(path).unwrap();
+        // ~5.5 MiB of table
+        for i in 0..50_000u32 {
+            w.put(format!("k{i:08}"), [b'v'; 100]).unwrap();
+        }
+        w.finish().unwrap();
+        w.file_size()
+    };
+    let a = d.path().join("a.sst");
+    let size = write(&a, true);
+    let n = hints.swap(0, Ordering::SeqCst);
+    let expect = (size >> 20) as i64; // one per whole MiB written, plus one after the sync
+    assert!(n >= expect && n <= expect + 1, "{n} hints for a file of {size} bytes");
+    let b = d.path().join("b.sst");
+    write(&b, false);
+    assert_eq!(hints.load(Ordering::SeqCst), 0, "no hint when turned off");
+    assert_eq!(std::fs::read(&a).unwrap().len(), std::fs::read(&b).unwrap().len());
+    let db = DB::open(&o, d.path().join("db")).unwrap();
+    db.ingest_external_file(vec![&a]).unwrap();
+    assert_eq!(db.iterator(shale::IteratorMode::Start).count(), 50_000);
+    assert_eq!(db.get("k00049999").unwrap().as_deref(), Some(&[b'v'; 100][..]));
+}

@@ -163,6 +163,9 @@ impl WritableFile for FaultWritable {
     fn size(&self) -> u64 {
         self.inner.size()
     }
+    fn invalidate_cache(&mut self) -> Result<()> {
+        self.inner.invalidate_cache()
+    }
 }
 
 struct FaultRandom {

@@ -29,6 +29,13 @@ pub trait WritableFile: Send {
     fn sync(&mut self) -> Result<()>;
     /// Bytes appended so far.
     fn size(&self) -> u64;
+    /// A hint: the bytes handed to the operating system so far will not be read back soon, so
+    /// it may start writing them out and drop them from its page cache (RocksDB's
+    /// `InvalidateCache`, `posix_fadvise(POSIX_FADV_DONTNEED)`). Changes no data; file systems
+    /// without a page cache ignore it.
+    fn invalidate_cache(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A file read at arbitrary offsets, shared between threads.

@@ -20,6 +20,8 @@ const WRITE_BUFFER: usize = 64 * 1024;
 trait PositionalSink: Send {
     fn write_all_at(&self, data: &[u8], offset: u64) -> std::io::Result<()>;
     fn sync_data(&self) -> std::io::Result<()>;
+    /// `posix_fadvise(POSIX_FADV_DONTNEED)` over the whole file (a hint; errors ignored).
+    fn drop_cached(&self) {}
 }
 
 impl PositionalSink for File {
@@ -28,6 +30,14 @@ impl PositionalSink for File {
     }
     fn sync_data(&self) -> std::io::Result<()> {
         File::sync_data(self)
+    }
+    fn drop_cached(&self) {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: the descriptor is owned by `self` and open for the whole call; fadvise only
+        // advises the kernel and touches no memory of ours.
+        unsafe {
+            libc::posix_fadvise(self.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
+        }
     }
 }
 
@@ -111,6 +121,11 @@ impl<S: PositionalSink> WritableFile for PosixWritable<S> {
     }
     fn size(&self) -> u64 {
         self.size
+    }
+    fn invalidate_cache(&mut self) -> Result<()> {
+        self.check_alive()?;
+        self.file.drop_cached();
+        Ok(())
     }
 }
 

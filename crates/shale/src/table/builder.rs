@@ -288,6 +288,12 @@ impl TableBuilder {
         self.num_entries
     }
 
+    /// Hint the file system that the bytes written so far will not be read back soon
+    /// ([`WritableFile::invalidate_cache`]).
+    pub(crate) fn invalidate_cache(&mut self) -> Result<()> {
+        self.file.invalidate_cache()
+    }
+
     /// Bytes written so far plus the pending data block.
     pub(crate) fn file_size_estimate(&self) -> u64 {
         let pending = if self.data_block.is_empty() {
