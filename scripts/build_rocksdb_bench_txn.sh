@@ -16,17 +16,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=${1:-${XDG_CACHE_HOME:-$HOME/.cache}/shale/rocksdb-bench}
-"$HERE/build_rocksdb_bench.sh" "$OUT" >/dev/null
-WORK=$OUT/build
-built=$WORK/target/release/build
-find_one() { find "$built" -name "$1" -print -quit; }
-SRC=$(dirname "$(find "$HOME/.cargo/registry/src" -path '*librocksdb-sys-0.19.0*/rocksdb/include/rocksdb/db.h' -print -quit)")/../..
-libs=()
-for lib in librocksdb.a libsnappy.a liblz4.a libzstd.a; do
-  f=$(find_one "$lib")
-  [ -n "$f" ] || { echo "$lib missing from $built (remove $OUT/db_bench and rebuild)" >&2; exit 1; }
-  libs+=("$f")
-done
+. "$HERE/rocksdb/anchor_libs.sh"
 for o in db_bench db_bench_tool simulated_hybrid_file_system tool_hooks testutil; do
   [ -f "$WORK/$o.o" ] || { echo "$WORK/$o.o missing (remove $OUT/db_bench and rebuild)" >&2; exit 1; }
 done

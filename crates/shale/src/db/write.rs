@@ -247,6 +247,16 @@ pub(super) fn wal_append(db: &DbInner, batch: &WriteBatch, sync: bool) -> Result
     }
 }
 
+/// The first sequence number not yet handed out: after the last one allocated to a group (which
+/// may still be inserting) and the last one published.
+pub(super) fn next_free_sequence(db: &DbInner) -> u64 {
+    db.pipeline
+        .allocated
+        .load(Ordering::Relaxed)
+        .max(db.last_seq.load(Ordering::Acquire))
+        + 1
+}
+
 /// Switch the memtables of families `cfs` through the write queue (so no write is in flight).
 pub(crate) fn force_switch(db: &Arc<DbInner>, cfs: Vec<u32>) -> Result<()> {
     let d = db.clone();
@@ -476,11 +486,7 @@ fn write_group(
     // Earlier groups may still be inserting (pipelined or unordered writes): number after the
     // last sequence handed out, not the last published one.
     let pipe = &db.pipeline;
-    let first = pipe
-        .allocated
-        .load(Ordering::Relaxed)
-        .max(db.last_seq.load(Ordering::Acquire))
-        + 1;
+    let first = next_free_sequence(db);
     let last = first + count - 1;
     pipe.allocated.store(last, Ordering::Relaxed);
     leader_batch.set_sequence(first);

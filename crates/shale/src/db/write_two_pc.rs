@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::write::{finish_group, insert_batch, make_room, mode, wal_append, Mode};
+use super::write::{finish_group, insert_batch, make_room, mode, next_free_sequence, wal_append, Mode};
 use super::write_thread::{self, Writer};
 use super::DbInner;
 use crate::error::{Error, Result};
@@ -58,11 +58,7 @@ pub(super) fn two_pc_group(
     let size = wal_batch.size_in_bytes() + data.map_or(0, |d| d.size_in_bytes());
     let mems = make_room(db, size as u64)?;
     let pipe = &db.pipeline;
-    let first = pipe
-        .allocated
-        .load(Ordering::Relaxed)
-        .max(db.last_seq.load(Ordering::Acquire))
-        + 1;
+    let first = next_free_sequence(db);
     wal_batch.set_sequence(first);
     let wal = wal_append(db, &wal_batch, sync);
     if let Ok(log) = &wal {
