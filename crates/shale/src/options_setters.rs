@@ -186,6 +186,30 @@ impl Options {
     pub fn set_ttl(&mut self, secs: u64) {
         self.ttl = secs;
     }
+    /// Universal: compact the oldest sorted runs once a file is older than `secs` seconds
+    /// (RocksDB's `periodic_compaction_seconds`; 0: never). Under universal the stricter of this
+    /// and `ttl` applies, as in RocksDB; leveled and FIFO ignore it in Shale.
+    pub fn set_periodic_compaction_seconds(&mut self, secs: u64) {
+        self.periodic_compaction_seconds = secs;
+    }
+    /// RocksDB's `CompactOnDeletionCollector`: a table file written by a flush or compaction is
+    /// marked for compaction when any `window_size` consecutive entries hold at least
+    /// `num_dels_trigger` deletions, or when deletions are at least `deletion_ratio` of its
+    /// entries (a ratio outside (0, 1] disables that test; a `window_size` of 0 the first).
+    /// Marked files are compacted (universal and leveled) when nothing else is due. Not written
+    /// to the OPTIONS file (RocksDB writes no table-properties collector there).
+    pub fn add_compact_on_deletion_collector_factory(
+        &mut self,
+        window_size: usize,
+        num_dels_trigger: usize,
+        deletion_ratio: f64,
+    ) {
+        self.compact_on_deletion = Some(crate::compaction_options::CompactOnDeletion {
+            window_size,
+            deletion_trigger: num_dels_trigger,
+            deletion_ratio,
+        });
+    }
     /// RocksDB's `IncreaseParallelism`: `total_threads` background jobs (default 16 in RocksDB's
     /// headers; the crate passes it explicitly).
     pub fn increase_parallelism(&mut self, parallelism: i32) {
@@ -299,6 +323,14 @@ impl Options {
                 "atomic_flush is incompatible with enable_pipelined_write",
             ));
         }
+        // As RocksDB: the file ages periodic compaction reads are block-based table properties.
+        if self.periodic_compaction_seconds > 0
+            && !matches!(self.table_factory, crate::options::TableFactory::BlockBased)
+        {
+            return Err(Error::NotSupported(
+                "periodic_compaction_seconds: periodic compaction is only supported with block-based tables".into(),
+            ));
+        }
         match self.compaction_style {
             DBCompactionStyle::Level => Ok(()),
             DBCompactionStyle::Universal => self.compaction_options_universal.validate(),
@@ -381,6 +413,7 @@ getters! {
     get_universal_compaction_options => compaction_options_universal: UniversalCompactOptions,
     get_fifo_compaction_options => compaction_options_fifo: FifoCompactOptions,
     get_ttl => ttl: u64,
+    get_periodic_compaction_seconds => periodic_compaction_seconds: u64,
 }
 
 /// The operands of one merge, oldest first (the `rocksdb` crate's `MergeOperands`).

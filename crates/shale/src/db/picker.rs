@@ -174,7 +174,7 @@ pub(crate) fn pick_compaction(
             }
         }
     }
-    None
+    pick_marked(v, cfg, &targets, busy, running, cursors)
 }
 
 /// RocksDB's `PickIntraL0Compaction`: once L0 holds at least `level0_file_num_compaction_trigger
@@ -300,45 +300,110 @@ fn pick_at_level(
             by_ratio.into_iter().map(|(_, i)| i).collect()
         }
     };
-    for i in order {
-        let f = &files[i];
-        if busy.contains(&f.number()) {
-            continue;
-        }
-        let next = v.overlapping(output_level, Some(f.smallest_user()), Some(f.largest_user()));
-        if is_busy(&next) {
-            continue;
-        }
-        let mut inputs = vec![f.clone()];
-        let mut next = next;
-        if next.is_empty() && cfg.multi_file_moves {
-            let more = extend_trivial_move(v, cfg, level, output_level, i, busy);
-            // A running compaction writing into the grown range leaves the move at one file.
-            if let Some((lo, hi)) = user_range(&more, icmp) {
-                if !conflicts(running, output_level, &lo, &hi, icmp) {
-                    inputs = more;
-                }
-            }
-        }
-        if !next.is_empty() {
-            let right_only = cfg.pri == CompactionPri::RoundRobin;
-            if let Some((more, more_next)) =
-                expand_inputs(v, cfg, level, output_level, &inputs, &next, busy, right_only)
-            {
-                let (lo, hi) = range_of(&more, &more_next)?;
-                if !conflicts(running, output_level, &lo, &hi, icmp) {
-                    inputs = more;
-                    next = more_next;
-                }
-            }
-        }
-        let (lo, hi) = range_of(&inputs, &next)?;
-        if conflicts(running, output_level, &lo, &hi, icmp) {
-            continue;
-        }
-        return Some(Pick::leveled(level, output_level, inputs, next, base_level));
+    order
+        .into_iter()
+        .find_map(|i| pick_file(v, cfg, level, output_level, i, busy, running, base_level))
+}
+
+/// The compaction of file `i` of L1+ level `level` into `output_level`: the file, the
+/// output-level files it overlaps, grown as `SetupOtherInputs` does (or, overlapping nothing,
+/// a trivial move of up to 4 files); None if a file is busy or the range conflicts with a
+/// running compaction.
+#[allow(clippy::too_many_arguments)]
+fn pick_file(
+    v: &Version,
+    cfg: &PickerConfig,
+    level: usize,
+    output_level: usize,
+    i: usize,
+    busy: &HashSet<u64>,
+    running: &[RunningRange],
+    base_level: usize,
+) -> Option<Pick> {
+    let icmp = &v.icmp;
+    let is_busy = |fs: &[Arc<FileMeta>]| fs.iter().any(|f| busy.contains(&f.number()));
+    let range_of = |inputs: &[Arc<FileMeta>], next: &[Arc<FileMeta>]| {
+        let all: Vec<Arc<FileMeta>> = inputs.iter().chain(next.iter()).cloned().collect();
+        user_range(&all, icmp)
+    };
+    let f = v.files[level].get(i)?;
+    if busy.contains(&f.number()) {
+        return None;
     }
-    None
+    let next = v.overlapping(output_level, Some(f.smallest_user()), Some(f.largest_user()));
+    if is_busy(&next) {
+        return None;
+    }
+    let mut inputs = vec![f.clone()];
+    let mut next = next;
+    if next.is_empty() && cfg.multi_file_moves {
+        let more = extend_trivial_move(v, cfg, level, output_level, i, busy);
+        // A running compaction writing into the grown range leaves the move at one file.
+        if let Some((lo, hi)) = user_range(&more, icmp) {
+            if !conflicts(running, output_level, &lo, &hi, icmp) {
+                inputs = more;
+            }
+        }
+    }
+    if !next.is_empty() {
+        let right_only = cfg.pri == CompactionPri::RoundRobin;
+        if let Some((more, more_next)) = expand_inputs(v, cfg, level, output_level, &inputs, &next, busy, right_only) {
+            let (lo, hi) = range_of(&more, &more_next)?;
+            if !conflicts(running, output_level, &lo, &hi, icmp) {
+                inputs = more;
+                next = more_next;
+            }
+        }
+    }
+    let (lo, hi) = range_of(&inputs, &next)?;
+    if conflicts(running, output_level, &lo, &hi, icmp) {
+        return None;
+    }
+    Some(Pick::leveled(level, output_level, inputs, next, base_level))
+}
+
+/// The files the deletion collector marked for compaction that a compaction may take (RocksDB's
+/// `ComputeFilesMarkedForCompaction`): not busy, and above the last non-empty level (a marked
+/// file there has nowhere to go), in level order.
+pub(crate) fn marked_files(v: &Version, busy: &HashSet<u64>) -> Vec<(usize, Arc<FileMeta>)> {
+    let last = (1..v.num_levels())
+        .rev()
+        .find(|&l| v.num_files(l) > 0)
+        .map_or(0, |l| l - 1);
+    let mut out = Vec::new();
+    for level in 0..=last.min(v.num_levels().saturating_sub(1)) {
+        for f in &v.files[level] {
+            if f.meta.marked_for_compaction && !busy.contains(&f.number()) {
+                out.push((level, f.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// RocksDB's `PickFilesMarkedForCompaction` for leveled compaction, tried when no level's score
+/// calls for one: the first marked file (`marked_files`) whose compaction can be built, into the
+/// base level from L0 (the whole L0 pick, as for a score) or into the next level (as a score
+/// pick of that file). RocksDB tries a random marked file first; Shale goes in level order.
+fn pick_marked(
+    v: &Version,
+    cfg: &PickerConfig,
+    targets: &LevelTargets,
+    busy: &HashSet<u64>,
+    running: &[RunningRange],
+    cursors: &[Vec<u8>],
+) -> Option<Pick> {
+    marked_files(v, busy).into_iter().find_map(|(level, f)| {
+        if level == 0 {
+            return pick_at_level(v, cfg, targets, 0, busy, running, cursors);
+        }
+        let output_level = level + 1;
+        if output_level >= v.num_levels() {
+            return None;
+        }
+        let i = v.files[level].iter().position(|g| g.number() == f.number())?;
+        pick_file(v, cfg, level, output_level, i, busy, running, targets.base_level)
+    })
 }
 
 type Files = Vec<Arc<FileMeta>>;
@@ -434,7 +499,7 @@ fn total_size(files: &[Arc<FileMeta>]) -> u64 {
 
 /// `files` of `level` grown until no file outside shares a user key with them (RocksDB's
 /// `ExpandInputsToCleanCut`: all entries of a user key are compacted together).
-fn clean_cut(v: &Version, level: usize, mut files: Vec<Arc<FileMeta>>) -> Vec<Arc<FileMeta>> {
+pub(crate) fn clean_cut(v: &Version, level: usize, mut files: Vec<Arc<FileMeta>>) -> Vec<Arc<FileMeta>> {
     loop {
         let Some((lo, hi)) = user_range(&files, &v.icmp) else {
             return files;

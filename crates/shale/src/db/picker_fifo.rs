@@ -41,12 +41,12 @@ impl FifoConfig {
     }
 }
 
-/// The time (seconds since the epoch) of a file's newest data as RocksDB estimates it without a
-/// newest-key-time property: the file's creation time (0 = unknown). Shale records it in the
-/// MANIFEST (`file_creation_time`, the same clock reading as the table's `creation_time`
-/// property), so the picker needs no table I/O.
+/// The time (seconds since the epoch) of a file's newest data as RocksDB estimates it: the
+/// table's newest-key time, else its `rocksdb.creation.time` (`FileMeta::newest_data_time`;
+/// 0 = unknown). FIFO's TTL needs `max_open_files = -1`, so the tables are held open and the
+/// picker reads their properties without I/O.
 fn newest_data_time(f: &FileMeta) -> u64 {
-    f.meta.file_creation_time
+    f.newest_data_time()
 }
 
 fn deletion(level: usize, files: Vec<Arc<FileMeta>>) -> Pick {

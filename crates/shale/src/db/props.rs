@@ -217,10 +217,10 @@ fn hms(micros: u64) -> String {
     )
 }
 
-/// Space amplification as the universal picker sees it, for every style: the bytes of all
-/// table files over those of the oldest sorted run (the last non-empty level, or the oldest L0
-/// file when only L0 has files), which holds about the live data once everything is merged
-/// into it. 0 for an empty DB.
+/// Space amplification as the universal picker sees it (RocksDB's size-amplification check),
+/// for every style: the bytes of the newer sorted runs over those of the oldest (the last
+/// non-empty level, or the oldest L0 file when only L0 has files), which holds about the live
+/// data once everything is merged into it. 0 for an empty DB or a single run.
 fn space_amp(v: &super::version::Version) -> f64 {
     let total: u64 = (0..v.num_levels()).map(|l| v.level_bytes(l)).sum();
     let oldest = (1..v.num_levels())
@@ -232,8 +232,35 @@ fn space_amp(v: &super::version::Version) -> f64 {
     if oldest == 0 {
         0.0
     } else {
-        total as f64 / oldest as f64
+        total.saturating_sub(oldest) as f64 / oldest as f64
     }
+}
+
+/// The Score column: RocksDB's compaction score of each level for the family's style. Leveled:
+/// the level scores; universal: L0 holds the sorted runs over
+/// `level0_file_num_compaction_trigger` (the other levels 0); FIFO: L0 holds the table bytes
+/// over `max_table_files_size` (with `allow_compaction`, at least L0 files over the trigger).
+fn style_scores(v: &super::version::Version, cf: &ColumnFamilyData) -> Vec<f64> {
+    use crate::block_based_options::DBCompactionStyle;
+    let trigger = cf.opts.level0_file_num_compaction_trigger.max(1) as f64;
+    let mut scores = vec![0.0; v.num_levels()];
+    match cf.opts.compaction_style {
+        DBCompactionStyle::Level => return level_scores(v, &picker_config(cf)),
+        DBCompactionStyle::Universal => {
+            let runs = v.num_files(0) + (1..v.num_levels()).filter(|&l| v.num_files(l) > 0).count();
+            scores[0] = runs as f64 / trigger;
+        }
+        DBCompactionStyle::Fifo => {
+            let fifo = &cf.opts.compaction_options_fifo;
+            let total: u64 = (0..v.num_levels()).map(|l| v.level_bytes(l)).sum();
+            let mut score = total as f64 / fifo.max_table_files_size.max(1) as f64;
+            if fifo.allow_compaction {
+                score = score.max(v.num_files(0) as f64 / trigger);
+            }
+            scores[0] = score;
+        }
+    }
+    scores
 }
 
 fn stats_text(db: &Arc<DbInner>, cf: &ColumnFamilyData) -> String {
@@ -246,7 +273,7 @@ fn stats_text(db: &Arc<DbInner>, cf: &ColumnFamilyData) -> String {
     let stats = &mut m.stats;
     let now = std::time::Instant::now();
     let opened = *stats.opened.get_or_insert(now);
-    let scores = level_scores(v, &picker_config(cf));
+    let scores = style_scores(v, cf);
     let mut s = String::new();
     let _ = writeln!(s, "\n** Compaction Stats [{}] **", cf.name);
     let _ = writeln!(
@@ -326,7 +353,7 @@ fn stats_text(db: &Arc<DbInner>, cf: &ColumnFamilyData) -> String {
     let _ = writeln!(s, "Intra-L0 (L0->L0) compactions: {}", stats.intra_l0_compactions);
     let _ = writeln!(
         s,
-        "Space amplification estimate: {:.2} (all table bytes / bytes of the oldest sorted run)",
+        "Space amplification estimate: {:.2} ((all table bytes - oldest sorted run's) / oldest sorted run's)",
         space_amp(v)
     );
     if cf.opts.compaction_style == crate::block_based_options::DBCompactionStyle::Fifo {
