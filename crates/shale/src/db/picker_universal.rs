@@ -402,3 +402,7 @@ pub(crate) fn pick_universal_manual(v: &Version, busy: &HashSet<u64>) -> Option<
 #[cfg(test)]
 #[path = "picker_universal_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "picker_triggers_tests.rs"]
+mod triggers_tests;

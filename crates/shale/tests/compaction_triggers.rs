@@ -1,0 +1,189 @@
+//! Compactions triggered by deletions (the `CompactOnDeletionCollector` marks), by file age
+//! (universal periodic compaction) and the amplification figures of `rocksdb.stats`, through a
+//! real DB on `MemFs`. The pickers' rules are tested without I/O in
+//! `db/picker_triggers_tests.rs`.
+
+mod common;
+
+use common::*;
+use shale::{DBCompactionStyle, MemFs, Options, UniversalCompactOptions, DB};
+
+fn sst_bytes(db: &DB) -> u64 {
+    db.property_int_value("rocksdb.total-sst-files-size").unwrap().unwrap()
+}
+
+fn universal(fs: &MemFs, trigger: i32) -> Options {
+    let mut o = mem_opts(fs);
+    o.set_compaction_style(DBCompactionStyle::Universal);
+    o.set_level_zero_file_num_compaction_trigger(trigger);
+    o.set_universal_compaction_options(&UniversalCompactOptions::default());
+    o
+}
+
+/// Keys 0..2000 compacted into one run at the bottom, then keys 500..1500 deleted and flushed:
+/// returns the table bytes before the deletions.
+fn fill_then_delete_a_dense_range(db: &DB) -> u64 {
+    for i in 0..2000 {
+        let (k, v) = kv(i);
+        db.put(&k, &v).unwrap();
+    }
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+    let before = sst_bytes(db);
+    for i in 500..1500 {
+        db.delete(kv(i).0).unwrap();
+    }
+    db.flush().unwrap();
+    db.wait_for_compact().unwrap();
+    before
+}
+
+fn check_data(db: &DB) {
+    let m = dump(db);
+    assert_eq!(m.len(), 1000);
+    assert_eq!(m.get(&kv(499).0), Some(&kv(499).1));
+    assert_eq!(m.get(&kv(500).0), None);
+}
+
+#[test]
+fn universal_compacts_files_dense_in_deletions_and_drops_the_tombstones() {
+    // Without the collector: the tombstone files stay in L0 (fewer runs than the trigger).
+    let fs = MemFs::new();
+    let db = DB::open(&universal(&fs, 8), dir()).unwrap();
+    fill_then_delete_a_dense_range(&db);
+    let levels = level_files(&db);
+    assert!(levels[0] > 0, "{levels:?}");
+    check_data(&db);
+
+    // With it: each flushed file is marked, compacted into the last level, tombstones dropped.
+    let fs = MemFs::new();
+    let mut o = universal(&fs, 8);
+    o.add_compact_on_deletion_collector_factory(100, 50, 0.0);
+    let db = DB::open(&o, dir()).unwrap();
+    let before = fill_then_delete_a_dense_range(&db);
+    let levels = level_files(&db);
+    assert_eq!(levels[..6].iter().sum::<u64>(), 0, "{levels:?}");
+    assert!(sst_bytes(&db) < before * 3 / 4, "{} -> {}", before, sst_bytes(&db));
+    check_data(&db);
+}
+
+#[test]
+fn the_mark_is_kept_in_the_manifest_across_a_reopen() {
+    let fs = MemFs::new();
+    let mut o = universal(&fs, 8);
+    o.add_compact_on_deletion_collector_factory(100, 50, 0.0);
+    o.set_disable_auto_compactions(true);
+    let db = DB::open(&o, dir()).unwrap();
+    fill_then_delete_a_dense_range(&db);
+    assert!(level_files(&db)[0] > 0);
+    drop(db);
+    // Reopened without the collector and with compactions on: the marked files still go.
+    let db = DB::open(&universal(&fs, 8), dir()).unwrap();
+    db.wait_for_compact().unwrap();
+    let levels = level_files(&db);
+    assert_eq!(levels[..6].iter().sum::<u64>(), 0, "{levels:?}");
+    check_data(&db);
+}
+
+#[test]
+fn leveled_compacts_files_dense_in_deletions() {
+    let opts = |fs: &MemFs, collector: bool| {
+        let mut o = mem_opts(fs);
+        o.set_level_zero_file_num_compaction_trigger(10);
+        if collector {
+            o.add_compact_on_deletion_collector_factory(100, 50, 0.0);
+        }
+        o
+    };
+    let fs = MemFs::new();
+    let db = DB::open(&opts(&fs, false), dir()).unwrap();
+    fill_then_delete_a_dense_range(&db);
+    assert!(level_files(&db)[0] > 0);
+
+    let fs = MemFs::new();
+    let db = DB::open(&opts(&fs, true), dir()).unwrap();
+    let before = fill_then_delete_a_dense_range(&db);
+    let levels = level_files(&db);
+    assert_eq!(levels[0], 0, "{levels:?}");
+    assert!(sst_bytes(&db) < before * 3 / 4, "{} -> {}", before, sst_bytes(&db));
+    check_data(&db);
+}
+
+#[test]
+fn universal_periodic_compaction_merges_old_runs() {
+    let fs = MemFs::new();
+    let mut o = universal(&fs, 8);
+    o.set_periodic_compaction_seconds(1);
+    o.set_disable_auto_compactions(true);
+    let db = DB::open(&o, dir()).unwrap();
+    for round in 0..3u64 {
+        for i in 0..100 {
+            let (k, v) = kv(i * 3 + round);
+            db.put(&k, &v).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    assert_eq!(level_files(&db)[0], 3);
+    // Older than a second (times have a one-second grain): compacted although there are
+    // fewer runs than the trigger.
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    db.set_options(&[("disable_auto_compactions", "false")]).unwrap();
+    db.wait_for_compact().unwrap();
+    let levels = level_files(&db);
+    assert_eq!(levels[..6].iter().sum::<u64>(), 0, "{levels:?}");
+    assert!(levels[6] > 0, "{levels:?}");
+    assert_eq!(dump(&db).len(), 300);
+}
+
+/// The row of `rocksdb.stats`'s compaction table that starts with `name`, split on spaces.
+fn row(stats: &str, name: &str) -> Vec<String> {
+    stats
+        .lines()
+        .map(|l| l.split_whitespace().map(String::from).collect::<Vec<_>>())
+        .find(|w| w.first().map(String::as_str) == Some(name))
+        .unwrap_or_else(|| panic!("no row {name} in {stats}"))
+}
+
+fn space_amp(stats: &str) -> f64 {
+    let line = stats
+        .lines()
+        .find(|l| l.starts_with("Space amplification estimate:"))
+        .unwrap_or_else(|| panic!("{stats}"));
+    line["Space amplification estimate:".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn universal_stats_show_the_run_score_write_and_space_amplification() {
+    let fs = MemFs::new();
+    let mut o = universal(&fs, 4);
+    o.set_disable_auto_compactions(true);
+    let db = DB::open(&o, dir()).unwrap();
+    let stats = |db: &DB| db.property_value("rocksdb.stats").unwrap().unwrap();
+    for round in 0..3u64 {
+        for i in 0..80 {
+            db.put(kv(i).0, kv(i + round).1).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    // Three runs of one file each, trigger 4: L0's score is 3 / 4.
+    let s = stats(&db);
+    assert_eq!(row(&s, "L0")[3], "0.75", "{s}");
+    // Three equal runs: the two newer hold twice the oldest's bytes.
+    let amp = space_amp(&s);
+    assert!((1.8..2.2).contains(&amp), "{amp} {s}");
+    // After merging everything into one run: no space amplification, and more bytes written
+    // (flushes + the compaction) than flushed.
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+    let s = stats(&db);
+    assert_eq!(space_amp(&s), 0.0, "{s}");
+    let sum = row(&s, "Sum");
+    let wamp: f64 = sum[8].parse().unwrap();
+    assert!(wamp > 1.0, "{wamp} {s}");
+    // One run left (in L6): the score counts it.
+    assert_eq!(row(&s, "L0")[3], "0.25", "{s}");
+    assert_eq!(row(&s, "L6")[1], "1", "{s}");
+}
