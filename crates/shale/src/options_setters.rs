@@ -182,7 +182,9 @@ impl Options {
     pub fn set_fifo_compaction_options(&mut self, fco: &FifoCompactOptions) {
         self.compaction_options_fifo = fco.clone();
     }
-    /// FIFO: delete table files whose data is older than `secs` seconds (0: never).
+    /// FIFO: delete table files whose data is older than `secs` seconds; universal: compact files
+    /// older than that, as `set_periodic_compaction_seconds` (the stricter of the two applies).
+    /// 0: never. Leveled compaction ignores it in Shale.
     pub fn set_ttl(&mut self, secs: u64) {
         self.ttl = secs;
     }

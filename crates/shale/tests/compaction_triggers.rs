@@ -187,3 +187,68 @@ fn universal_stats_show_the_run_score_write_and_space_amplification() {
     assert_eq!(row(&s, "L0")[3], "0.25", "{s}");
     assert_eq!(row(&s, "L6")[1], "1", "{s}");
 }
+
+#[test]
+fn fifo_intra_l0_outputs_are_cut_at_16_mib() {
+    let fs = MemFs::new();
+    let mut o = mem_opts(&fs);
+    o.set_compaction_style(DBCompactionStyle::Fifo);
+    let mut f = shale::FifoCompactOptions::default();
+    f.set_max_table_files_size(1 << 30);
+    f.set_allow_compaction(true);
+    o.set_fifo_compaction_options(&f);
+    o.set_write_buffer_size(64 << 20);
+    o.set_max_compaction_bytes(1 << 30);
+    o.set_level_zero_file_num_compaction_trigger(18);
+    o.set_disable_auto_compactions(true);
+    o.set_compression_type(shale::DBCompressionType::None);
+    let db = DB::open(&o, dir()).unwrap();
+    // 18 files of about 1.1 MiB: one intra-L0 compaction of about 20 MiB.
+    let mut rng = Rng::new(7);
+    for file in 0..18u64 {
+        for i in 0..1100u64 {
+            let v: Vec<u8> = (0..1000).map(|_| rng.below(256) as u8).collect();
+            db.put(format!("k{file:02}-{i:05}"), v).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    db.set_options(&[("disable_auto_compactions", "false")]).unwrap();
+    db.wait_for_compact().unwrap();
+    let mut sizes: Vec<usize> = db.live_files().unwrap().iter().map(|f| f.size).collect();
+    sizes.sort_unstable();
+    assert_eq!(sizes.len(), 2, "{sizes:?}");
+    let mib = 1usize << 20;
+    // Cut once the data written reaches 16 MiB; the index and filter blocks come on top
+    // (256-byte blocks here: an index entry per key).
+    assert!(sizes[1] >= 16 * mib && sizes[1] < 17 * mib, "{sizes:?}");
+    assert!(sizes[0] > 3 * mib && sizes[0] < 5 * mib, "{sizes:?}");
+    assert_eq!(dump(&db).len(), 18 * 1100);
+}
+
+#[test]
+fn periodic_compaction_seconds_is_a_mutable_option_written_to_the_options_file() {
+    let fs = MemFs::new();
+    let db = DB::open(&universal(&fs, 4), dir()).unwrap();
+    db.set_options(&[("periodic_compaction_seconds", "3600")]).unwrap();
+    let name = files(&fs, dir())
+        .into_iter()
+        .filter(|n| n.starts_with("OPTIONS-"))
+        .max()
+        .unwrap();
+    let text = String::from_utf8(shale::FileSystem::read_all(&fs, &dir().join(&name)).unwrap()).unwrap();
+    assert!(text.contains("periodic_compaction_seconds=3600"), "{text}");
+    let e = db.set_options(&[("periodic_compaction_seconds", "soon")]).unwrap_err();
+    assert_eq!(e.kind(), shale::ErrorKind::InvalidArgument);
+    assert!(e.to_string().contains("periodic_compaction_seconds"), "{e}");
+}
+
+#[test]
+fn periodic_compaction_needs_block_based_tables() {
+    let fs = MemFs::new();
+    let mut o = universal(&fs, 4);
+    o.set_plain_table_factory(&shale::PlainTableOptions::default());
+    o.set_periodic_compaction_seconds(60);
+    let e = DB::open(&o, dir()).err().expect("plain tables with periodic compaction");
+    assert_eq!(e.kind(), shale::ErrorKind::NotSupported);
+    assert!(e.to_string().contains("periodic_compaction_seconds"), "{e}");
+}
