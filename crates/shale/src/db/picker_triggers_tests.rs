@@ -123,7 +123,10 @@ fn periodic_rewrites_the_oldest_run_alone_only_if_it_is_due() {
     let busy: HashSet<u64> = [11].into_iter().collect();
     assert!(pick_universal(&v, &ucfg(4, 1000, 9500), &busy, &[]).is_none());
     // The oldest run itself due: rewritten alone, L2 -> L2.
-    let v = test_version(vec![vec![at(11, "b", "d", 10, 9000)], vec![], vec![at(3, "a", "z", 100, 10)]], 3);
+    let v = test_version(
+        vec![vec![at(11, "b", "d", 10, 9000)], vec![], vec![at(3, "a", "z", 100, 10)]],
+        3,
+    );
     let p = pick_universal(&v, &ucfg(4, 1000, 9500), &busy, &[]).unwrap();
     assert_eq!((p.level, p.output_level), (2, 2));
     assert_eq!(nums(&p), vec![3]);
@@ -193,11 +196,21 @@ fn delete_triggered_single_level_merges_from_the_marked_file_to_the_oldest() {
 
 #[test]
 fn delete_triggered_multi_level_compacts_into_the_next_non_empty_level() {
-    let l6 = || vec![at(3, "a", "f", 100, 10), at(4, "g", "m", 100, 10), at(5, "n", "z", 100, 10)];
+    let l6 = || {
+        vec![
+            at(3, "a", "f", 100, 10),
+            at(4, "g", "m", 100, 10),
+            at(5, "n", "z", 100, 10),
+        ]
+    };
     // A marked L0 file over g..h: with the L0 file overlapping it, into L6 with file 4.
     let v = test_version(
         vec![
-            vec![at(22, "x", "y", 5, 1000), marked(21, "g", "h", 5), at(20, "h", "i", 5, 1000)],
+            vec![
+                at(22, "x", "y", 5, 1000),
+                marked(21, "g", "h", 5),
+                at(20, "h", "i", 5, 1000),
+            ],
             vec![],
             vec![],
             vec![],
@@ -223,14 +236,33 @@ fn delete_triggered_multi_level_compacts_into_the_next_non_empty_level() {
     assert!(pick_universal(&v, &c, &none(), &running).is_none());
     // A marked L3 file goes to L6 (the next non-empty level), skipping empty L4 and L5.
     let v = test_version(
-        vec![vec![], vec![], vec![], vec![marked(30, "b", "c", 5)], vec![], vec![], l6()],
+        vec![
+            vec![],
+            vec![],
+            vec![],
+            vec![marked(30, "b", "c", 5)],
+            vec![],
+            vec![],
+            l6(),
+        ],
         7,
     );
     let p = pick_universal(&v, &c, &none(), &[]).unwrap();
     assert_eq!((p.level, p.output_level), (3, 6));
     assert_eq!(nums(&p), vec![3, 30]);
     // Marked files in the last non-empty level stay: nothing to compact them into.
-    let v = test_version(vec![vec![], vec![], vec![], vec![], vec![], vec![], vec![marked(3, "a", "z", 9)]], 7);
+    let v = test_version(
+        vec![
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![marked(3, "a", "z", 9)],
+        ],
+        7,
+    );
     assert!(pick_universal(&v, &c, &none(), &[]).is_none());
     // Only L0 holds files: a marked L0 file goes to the last level.
     let v = test_version(vec![vec![at(9, "a", "b", 5, 1), marked(8, "c", "d", 5)]], 7);
@@ -295,10 +327,16 @@ fn fifo_ttl_ages_files_by_their_data_not_their_creation() {
     };
     // File 5 was written at 1095 (an intra-L0 output) from data of 1000: at 1150 its data is
     // older than the TTL, so it expires although the file is only 55 seconds old.
-    let v = test_version(vec![vec![at(6, "a", "z", 10, 1140), f(5, "a", "z", 10, 1095, 1000, false)]], 1);
+    let v = test_version(
+        vec![vec![at(6, "a", "z", 10, 1140), f(5, "a", "z", 10, 1095, 1000, false)]],
+        1,
+    );
     let p = pick_fifo(&v, &cfg, &none(), 1150).unwrap();
     assert_eq!(nums(&p), vec![5]);
     // Data time unknown: never expires by TTL.
-    let v = test_version(vec![vec![at(6, "a", "z", 10, 1140), f(5, "a", "z", 10, 1095, 0, false)]], 1);
+    let v = test_version(
+        vec![vec![at(6, "a", "z", 10, 1140), f(5, "a", "z", 10, 1095, 0, false)]],
+        1,
+    );
     assert!(pick_fifo(&v, &cfg, &none(), 1150).is_none());
 }
