@@ -248,9 +248,9 @@ fn periodic_compaction_needs_block_based_tables() {
     let mut o = universal(&fs, 4);
     o.set_plain_table_factory(&shale::PlainTableOptions::default());
     o.set_periodic_compaction_seconds(60);
-    let e = DB::open(&o, dir())
-        .err()
-        .expect("plain tables with periodic compaction");
+    let Err(e) = DB::open(&o, dir()) else {
+        panic!("plain tables with periodic compaction opened");
+    };
     assert_eq!(e.kind(), shale::ErrorKind::NotSupported);
     assert!(e.to_string().contains("periodic_compaction_seconds"), "{e}");
 }

@@ -164,7 +164,6 @@ pub(crate) fn new_table_builder(
                 db_session_id: db.session_id.clone(),
                 file_number: number,
                 creation_time,
-                ..Default::default()
             },
             file,
         )),

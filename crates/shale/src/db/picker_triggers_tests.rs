@@ -10,7 +10,7 @@ use crate::db::level_targets::PickerConfig;
 use crate::db::picker::pick_compaction;
 use crate::db::picker::picker_tests::test_version;
 use crate::db::picker_fifo::{pick_fifo, FifoConfig};
-use crate::db::version::{FileMeta, Reaper, Version};
+use crate::db::version::{FileMeta, Reaper};
 use crate::key::{make_internal_key, vt};
 use crate::version_edit::FileMetaData;
 
