@@ -64,6 +64,9 @@ fn universal_compacts_files_dense_in_deletions_and_drops_the_tombstones() {
     assert_eq!(levels[..6].iter().sum::<u64>(), 0, "{levels:?}");
     assert!(sst_bytes(&db) < before * 3 / 4, "{} -> {}", before, sst_bytes(&db));
     check_data(&db);
+    // The LOG names RocksDB's reason.
+    let log = String::from_utf8(shale::FileSystem::read_all(&fs, &dir().join("LOG")).unwrap()).unwrap();
+    assert!(log.contains("FilesMarkedForCompaction"), "{log}");
 }
 
 #[test]

@@ -30,6 +30,9 @@ pub(crate) struct Pick {
     /// (their level, the file).
     pub other_inputs: Vec<(usize, Arc<FileMeta>)>,
     pub kind: PickKind,
+    /// RocksDB's name of the compaction reason (`CompactionReason`), when the picker sets one;
+    /// the LOG's `compaction_reason` (otherwise derived from the levels).
+    pub reason: Option<&'static str>,
 }
 
 /// What a pick does besides merging its inputs into `output_level`.
@@ -94,6 +97,7 @@ impl Pick {
             base_level,
             other_inputs: Vec::new(),
             kind: PickKind::Leveled,
+            reason: None,
         }
     }
     /// User-key range of everything this compaction reads (and so may write).
@@ -362,6 +366,9 @@ fn pick_file(
     Some(Pick::leveled(level, output_level, inputs, next, base_level))
 }
 
+/// RocksDB's `CompactionReason` name of a compaction of files marked by the deletion collector.
+pub(crate) const REASON_MARKED: &str = "FilesMarkedForCompaction";
+
 /// The files the deletion collector marked for compaction that a compaction may take (RocksDB's
 /// `ComputeFilesMarkedForCompaction`): not busy, and above the last non-empty level (a marked
 /// file there has nowhere to go), in level order.
@@ -394,15 +401,18 @@ fn pick_marked(
     cursors: &[Vec<u8>],
 ) -> Option<Pick> {
     marked_files(v, busy).into_iter().find_map(|(level, f)| {
-        if level == 0 {
-            return pick_at_level(v, cfg, targets, 0, busy, running, cursors);
-        }
-        let output_level = level + 1;
-        if output_level >= v.num_levels() {
-            return None;
-        }
-        let i = v.files[level].iter().position(|g| g.number() == f.number())?;
-        pick_file(v, cfg, level, output_level, i, busy, running, targets.base_level)
+        let p = if level == 0 {
+            pick_at_level(v, cfg, targets, 0, busy, running, cursors)
+        } else {
+            let i = v.files[level].iter().position(|g| g.number() == f.number())?;
+            (level + 1 < v.num_levels())
+                .then(|| pick_file(v, cfg, level, level + 1, i, busy, running, targets.base_level))
+                .flatten()
+        };
+        p.map(|p| Pick {
+            reason: Some(REASON_MARKED),
+            ..p
+        })
     })
 }
 

@@ -99,6 +99,7 @@ fn periodic_merges_every_run_into_the_last_level_once_a_file_is_too_old() {
     let p = pick_universal(&v, &ucfg(4, 3000, 4100), &none(), &[]).unwrap();
     assert_eq!((p.level, p.output_level), (0, 6));
     assert_eq!(nums(&p), vec![3, 11, 12]);
+    assert_eq!(p.reason, Some("PeriodicCompaction"));
     assert!(!p.is_trivial_move());
     // Periodic compaction off: nothing.
     assert!(pick_universal(&v, &ucfg(4, 0, 1 << 40), &none(), &[]).is_none());
@@ -160,6 +161,7 @@ fn periodic_goes_before_the_size_ratio_pick() {
     );
     let p = pick_universal(&v, &ucfg(4, 0, 9500), &none(), &[]).unwrap();
     assert_eq!(nums(&p), vec![11, 12, 13]);
+    assert_eq!(p.reason, Some("UniversalSizeRatio"));
     // File 10 due for periodic compaction: everything, before the size-ratio pick.
     let p = pick_universal(&v, &ucfg(4, 1000, 9500), &none(), &[]).unwrap();
     assert_eq!(nums(&p), vec![10, 11, 12, 13]);
@@ -182,6 +184,7 @@ fn delete_triggered_single_level_merges_from_the_marked_file_to_the_oldest() {
     let p = pick_universal(&v, &c, &none(), &[]).unwrap();
     assert_eq!((p.level, p.output_level), (0, 0));
     assert_eq!(nums(&p), vec![10, 11, 12]);
+    assert_eq!(p.reason, Some("FilesMarkedForCompaction"));
     // A busy run stops the merge before it.
     let busy: HashSet<u64> = [10].into_iter().collect();
     let p = pick_universal(&v, &c, &busy, &[]).unwrap();
@@ -224,6 +227,7 @@ fn delete_triggered_multi_level_compacts_into_the_next_non_empty_level() {
     let p = pick_universal(&v, &c, &none(), &[]).unwrap();
     assert_eq!((p.level, p.output_level), (0, 6));
     assert_eq!(nums(&p), vec![4, 20, 21]);
+    assert_eq!(p.reason, Some("FilesMarkedForCompaction"));
     // An L0 compaction running: no L0 start.
     let busy: HashSet<u64> = [22].into_iter().collect();
     assert!(pick_universal(&v, &c, &busy, &[]).is_none());
@@ -286,6 +290,7 @@ fn delete_triggered_comes_after_the_size_and_count_picks() {
     );
     let p = pick_universal(&v, &ucfg(4, 0, 2000), &none(), &[]).unwrap();
     assert_eq!(nums(&p), vec![10, 11, 12, 13]);
+    assert_ne!(p.reason, Some("FilesMarkedForCompaction"));
 }
 
 #[test]
@@ -303,6 +308,7 @@ fn leveled_compacts_a_marked_file_when_no_score_calls_for_it() {
     let p = pick_compaction(&v, &cfg, &none(), &[], &[]).unwrap();
     assert_eq!((p.level, p.output_level), (1, 2));
     assert_eq!(nums(&p), vec![11, 21]);
+    assert_eq!(p.reason, Some("FilesMarkedForCompaction"));
     // The same version without the mark: no level is over its target, nothing.
     let mut plain = files();
     plain[1][1] = at(11, "d", "f", 100, 1);
@@ -333,6 +339,7 @@ fn fifo_ttl_ages_files_by_their_data_not_their_creation() {
     );
     let p = pick_fifo(&v, &cfg, &none(), 1150).unwrap();
     assert_eq!(nums(&p), vec![5]);
+    assert_eq!(p.reason, Some("FIFOTtl"));
     // Data time unknown: never expires by TTL.
     let v = test_version(
         vec![vec![at(6, "a", "z", 10, 1140), f(5, "a", "z", 10, 1095, 0, false)]],

@@ -25,7 +25,7 @@ use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::picker::{clean_cut, marked_files, Pick, PickKind, RunningRange};
+use super::picker::{clean_cut, marked_files, Pick, PickKind, RunningRange, REASON_MARKED};
 use super::version::{FileMeta, Version};
 use crate::compaction_options::{UniversalCompactOptions, UniversalCompactionStopStyle};
 
@@ -121,17 +121,24 @@ pub(crate) fn pick_universal(
             });
         (!conflict).then_some(p)
     };
-    let by_range = |range: Option<((usize, usize), bool)>| {
+    let by_range = |range: Option<((usize, usize), bool)>, reason: &'static str| {
         let ((start, end), compress) = range?;
-        free_of_conflicts(build_pick(v, &runs, start, end, compress, cfg)?)
+        let p = build_pick(v, &runs, start, end, compress, cfg)?;
+        free_of_conflicts(Pick {
+            reason: Some(reason),
+            ..p
+        })
     };
     let enough = runs.len() >= cfg.l0_trigger;
     let mut p = pick_periodic(v, &runs, cfg, busy)
         .and_then(free_of_conflicts)
-        .or_else(|| by_range(size_amp_range(&runs, &cfg.opts).filter(|_| enough).map(|r| (r, true))))
+        .or_else(|| {
+            let r = size_amp_range(&runs, &cfg.opts).filter(|_| enough);
+            by_range(r.map(|r| (r, true)), "UniversalSizeAmplification")
+        })
         .or_else(|| {
             let r = ratio_range(&runs, &cfg.opts, cfg.opts.size_ratio as f64, u32::MAX).filter(|_| enough)?;
-            by_range(Some((r, compress_output(&runs, r.1, &cfg.opts))))
+            by_range(Some((r, compress_output(&runs, r.1, &cfg.opts))), "UniversalSizeRatio")
         })
         .or_else(|| {
             let free = runs.iter().filter(|r| !r.busy).count();
@@ -140,7 +147,10 @@ pub(crate) fn pick_universal(
             }
             let width = (free - cfg.l0_trigger + 1).min(u32::MAX as usize) as u32;
             let r = ratio_range(&runs, &cfg.opts, f64::INFINITY, width)?;
-            by_range(Some((r, compress_output(&runs, r.1, &cfg.opts))))
+            by_range(
+                Some((r, compress_output(&runs, r.1, &cfg.opts))),
+                "UniversalSortedRunNum",
+            )
         })
         .or_else(|| pick_delete_triggered(v, &runs, cfg, busy).and_then(free_of_conflicts))?;
     p.score = score;
@@ -175,6 +185,7 @@ fn pick_periodic(v: &Version, runs: &[SortedRun], cfg: &UniversalConfig, busy: &
         trivial_move: false,
         compress: true,
     };
+    p.reason = Some("PeriodicCompaction");
     Some(p)
 }
 
@@ -199,7 +210,11 @@ fn pick_delete_triggered(v: &Version, runs: &[SortedRun], cfg: &UniversalConfig,
         if end == start {
             return None;
         }
-        return build_pick(v, runs, start, end, true, cfg);
+        let p = build_pick(v, runs, start, end, true, cfg)?;
+        return Some(Pick {
+            reason: Some(REASON_MARKED),
+            ..p
+        });
     }
     for (level, f) in marked_files(v, busy) {
         if level == 0 && is_busy(&v.files[0]) {
@@ -227,6 +242,7 @@ fn pick_delete_triggered(v: &Version, runs: &[SortedRun], cfg: &UniversalConfig,
             trivial_move: cfg.opts.allow_trivial_move && non_overlapping(v, &all),
             compress: true,
         };
+        p.reason = Some(REASON_MARKED);
         return Some(p);
     }
     None
