@@ -135,6 +135,15 @@ fn universal_periodic_compaction_merges_old_runs() {
     assert_eq!(levels[..6].iter().sum::<u64>(), 0, "{levels:?}");
     assert!(levels[6] > 0, "{levels:?}");
     assert_eq!(dump(&db).len(), 300);
+    // The last run alone, once it is old in turn, is rewritten in place (L6 -> L6).
+    let before: Vec<String> = db.live_files().unwrap().into_iter().map(|f| f.name).collect();
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    db.wait_for_compact().unwrap();
+    let after: Vec<String> = db.live_files().unwrap().into_iter().map(|f| f.name).collect();
+    assert!(after.iter().all(|n| !before.contains(n)), "{before:?} -> {after:?}");
+    let levels = level_files(&db);
+    assert_eq!(levels[..6].iter().sum::<u64>(), 0, "{levels:?}");
+    assert_eq!(dump(&db).len(), 300);
 }
 
 /// The row of `rocksdb.stats`'s compaction table that starts with `name`, split on spaces.
