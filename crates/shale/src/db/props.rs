@@ -278,10 +278,12 @@ fn stats_text(db: &Arc<DbInner>, cf: &ColumnFamilyData) -> String {
     let _ = writeln!(s, "\n** Compaction Stats [{}] **", cf.name);
     let _ = writeln!(
         s,
-        "Level    Files   Size(MB) Score Read(GB)  Rn(GB) Rnp1(GB) Write(GB) Moved(GB) W-Amp Comp(sec) Comp(cnt)"
+        "Level    Files   Size(MB) Score Read(GB)  Rn(GB) Rnp1(GB) Write(GB) Wnew(GB) Moved(GB) W-Amp Comp(sec) Comp(cnt)"
     );
-    let _ = writeln!(s, "{}", "-".repeat(104));
+    let _ = writeln!(s, "{}", "-".repeat(113));
     let gb = |b: u64| b as f64 / (1u64 << 30) as f64;
+    // RocksDB's Wnew: bytes written minus those read from the output level (may be negative).
+    let wnew = |ls: &LevelStats| (ls.write_bytes as f64 - ls.read_next_bytes as f64) / (1u64 << 30) as f64;
     let mut tot = LevelStats::default();
     let mut tot_files = 0;
     let mut tot_bytes = 0;
@@ -307,13 +309,14 @@ fn stats_text(db: &Arc<DbInner>, cf: &ColumnFamilyData) -> String {
         };
         let _ = writeln!(
             s,
-            "  L{l:<4} {files:>6} {:>10.2} {:>5.2} {:>8.3} {:>7.3} {:>8.3} {:>9.3} {:>9.3} {:>5.1} {:>9.3} {:>9}",
+            "  L{l:<4} {files:>6} {:>10.2} {:>5.2} {:>8.3} {:>7.3} {:>8.3} {:>9.3} {:>8.3} {:>9.3} {:>5.1} {:>9.3} {:>9}",
             mb(bytes),
             scores.get(l).copied().unwrap_or(0.0),
             gb(ls.read_bytes + ls.read_next_bytes),
             gb(ls.read_bytes),
             gb(ls.read_next_bytes),
             gb(ls.write_bytes),
+            wnew(&ls),
             gb(ls.moved_bytes),
             wamp,
             ls.micros as f64 / 1e6,
@@ -337,13 +340,14 @@ fn stats_text(db: &Arc<DbInner>, cf: &ColumnFamilyData) -> String {
     };
     let _ = writeln!(
         s,
-        " Sum   {tot_files:>6} {:>10.2} {:>5} {:>8.3} {:>7.3} {:>8.3} {:>9.3} {:>9.3} {:>5.1} {:>9.3} {:>9}",
+        " Sum   {tot_files:>6} {:>10.2} {:>5} {:>8.3} {:>7.3} {:>8.3} {:>9.3} {:>8.3} {:>9.3} {:>5.1} {:>9.3} {:>9}",
         mb(tot_bytes),
         "",
         gb(tot.read_bytes + tot.read_next_bytes),
         gb(tot.read_bytes),
         gb(tot.read_next_bytes),
         gb(tot.write_bytes),
+        wnew(&tot),
         gb(tot.moved_bytes),
         wamp,
         tot.micros as f64 / 1e6,
