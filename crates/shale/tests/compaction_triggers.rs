@@ -299,3 +299,44 @@ fn fifo_ttl_ages_a_flushed_file_by_its_oldest_key() {
     db.wait_for_compact().unwrap();
     assert_eq!(db.get(b"fresh").unwrap(), Some(b"3".to_vec()));
 }
+
+#[test]
+fn fifo_stats_score_l0_by_size_and_file_count() {
+    let fs = MemFs::new();
+    let mut o = mem_opts(&fs);
+    o.set_compaction_style(DBCompactionStyle::Fifo);
+    let mut f = shale::FifoCompactOptions::default();
+    f.set_max_table_files_size(1 << 30);
+    o.set_fifo_compaction_options(&f);
+    o.set_level_zero_file_num_compaction_trigger(4);
+    o.set_disable_auto_compactions(true);
+    let db = DB::open(&o, dir()).unwrap();
+    for round in 0..2u64 {
+        for i in 0..50 {
+            db.put(kv(i).0, kv(i + round).1).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    let stats = |db: &DB| db.property_value("rocksdb.stats").unwrap().unwrap();
+    // Two small files of a 1 GiB budget: the score is their size share, about 0.
+    let s = stats(&db);
+    assert_eq!(row(&s, "L0")[3], "0.00", "{s}");
+    drop(db);
+    // With allow_compaction the file count counts too: 2 files / trigger 4.
+    f.set_allow_compaction(true);
+    o.set_fifo_compaction_options(&f);
+    let db = DB::open(&o, dir()).unwrap();
+    let s = stats(&db);
+    assert_eq!(row(&s, "L0")[3], "0.50", "{s}");
+    drop(db);
+    // A budget the files overflow: bytes / budget.
+    let bytes = {
+        let db = DB::open(&o, dir()).unwrap();
+        sst_bytes(&db)
+    };
+    f.set_max_table_files_size(bytes / 2);
+    o.set_fifo_compaction_options(&f);
+    let db = DB::open(&o, dir()).unwrap();
+    let s = stats(&db);
+    assert_eq!(row(&s, "L0")[3], "2.00", "{s}");
+}

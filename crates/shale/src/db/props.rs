@@ -236,26 +236,40 @@ fn space_amp(v: &super::version::Version) -> f64 {
     }
 }
 
-/// The Score column: RocksDB's compaction score of each level for the family's style. Leveled:
-/// the level scores; universal: L0 holds the sorted runs over
-/// `level0_file_num_compaction_trigger` (the other levels 0); FIFO: L0 holds the table bytes
-/// over `max_table_files_size` (with `allow_compaction`, at least L0 files over the trigger).
-fn style_scores(v: &super::version::Version, cf: &ColumnFamilyData) -> Vec<f64> {
+/// The Score column: RocksDB's compaction score of each level for the family's style
+/// (`ComputeCompactionScore`). Leveled: the level scores; universal: L0 holds the sorted runs not
+/// being compacted over `level0_file_num_compaction_trigger` (the other levels 0); FIFO: L0 holds
+/// its bytes not being compacted over `max_table_files_size`, with `allow_compaction` at least
+/// its files over the trigger, with a `ttl` at least the number of expired files.
+fn style_scores(v: &super::version::Version, cf: &ColumnFamilyData, busy: &std::collections::HashSet<u64>) -> Vec<f64> {
     use crate::block_based_options::DBCompactionStyle;
     let trigger = cf.opts.level0_file_num_compaction_trigger.max(1) as f64;
+    let free_l0 = || v.files[0].iter().filter(|f| !busy.contains(&f.number()));
     let mut scores = vec![0.0; v.num_levels()];
     match cf.opts.compaction_style {
         DBCompactionStyle::Level => return level_scores(v, &picker_config(cf)),
         DBCompactionStyle::Universal => {
-            let runs = v.num_files(0) + (1..v.num_levels()).filter(|&l| v.num_files(l) > 0).count();
-            scores[0] = runs as f64 / trigger;
+            let levels = (1..v.num_levels())
+                .filter(|&l| v.files[l].first().is_some_and(|f| !busy.contains(&f.number())))
+                .count();
+            scores[0] = (free_l0().count() + levels) as f64 / trigger;
         }
         DBCompactionStyle::Fifo => {
             let fifo = &cf.opts.compaction_options_fifo;
-            let total: u64 = (0..v.num_levels()).map(|l| v.level_bytes(l)).sum();
-            let mut score = total as f64 / fifo.max_table_files_size.max(1) as f64;
-            if fifo.allow_compaction {
-                score = score.max(v.num_files(0) as f64 / trigger);
+            let bytes: u64 = free_l0().map(|f| f.meta.file_size).sum();
+            let mut score = bytes as f64 / fifo.max_table_files_size.max(1) as f64;
+            if fifo.allow_compaction && !v.files[0].is_empty() {
+                score = score.max(free_l0().count() as f64 / trigger);
+            }
+            let now = super::build::now_secs();
+            if cf.opts.ttl > 0 && now > cf.opts.ttl {
+                let expired = free_l0()
+                    .filter(|f| {
+                        let t = f.newest_data_time();
+                        t > 0 && t < now - cf.opts.ttl
+                    })
+                    .count();
+                score = score.max(expired as f64);
             }
             scores[0] = score;
         }
@@ -267,13 +281,13 @@ fn stats_text(db: &Arc<DbInner>, cf: &ColumnFamilyData) -> String {
     let sv = cf.super_version();
     let v = &sv.version;
     let mut guard = db.state.lock();
+    let scores = style_scores(v, cf, &guard.being_compacted);
     let Some(m) = guard.cfs.get_mut(&cf.id) else {
         return format!("column family {:?} was dropped", cf.name);
     };
     let stats = &mut m.stats;
     let now = std::time::Instant::now();
     let opened = *stats.opened.get_or_insert(now);
-    let scores = style_scores(v, cf);
     let mut s = String::new();
     let _ = writeln!(s, "\n** Compaction Stats [{}] **", cf.name);
     let _ = writeln!(
