@@ -134,11 +134,11 @@ pub struct Options {
     pub(crate) compaction_options_universal: crate::compaction_options::UniversalCompactOptions,
     /// FIFO compaction's options (used with `DBCompactionStyle::Fifo`).
     pub(crate) compaction_options_fifo: crate::compaction_options::FifoCompactOptions,
-    /// Seconds after which FIFO deletes a file, or (universal) after which a file is compacted
-    /// again (0: never; leveled ignores it in Shale).
+    /// Seconds after which FIFO deletes a file, universal compacts it again, leveled moves it
+    /// down (0: never).
     pub(crate) ttl: u64,
-    /// Universal: a file older than this (seconds) makes a compaction of the oldest runs
-    /// (RocksDB's `periodic_compaction_seconds`; 0: never; folded with `ttl`).
+    /// Files older than this (seconds) are compacted again, universal and leveled (RocksDB's
+    /// `periodic_compaction_seconds`; 0: never; universal folds `ttl` in).
     pub(crate) periodic_compaction_seconds: u64,
     /// RocksDB's `CompactOnDeletionCollector` (the `rocksdb` crate's
     /// `add_compact_on_deletion_collector_factory`): marks table files dense in deletions.

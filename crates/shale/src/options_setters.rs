@@ -183,14 +183,16 @@ impl Options {
         self.compaction_options_fifo = fco.clone();
     }
     /// FIFO: delete table files whose data is older than `secs` seconds; universal: compact files
-    /// older than that, as `set_periodic_compaction_seconds` (the stricter of the two applies).
-    /// 0: never. Leveled compaction ignores it in Shale.
+    /// older than that, as `set_periodic_compaction_seconds` (the stricter of the two applies);
+    /// leveled: move files whose data is older than that to the next level. 0: never (RocksDB's
+    /// default for block-based tables is 30 days). Block-based tables only, as RocksDB.
     pub fn set_ttl(&mut self, secs: u64) {
         self.ttl = secs;
     }
-    /// Universal: compact the oldest sorted runs once a file is older than `secs` seconds
-    /// (RocksDB's `periodic_compaction_seconds`; 0: never). Under universal the stricter of this
-    /// and `ttl` applies, as in RocksDB; leveled and FIFO ignore it in Shale.
+    /// Compact files older than `secs` seconds (RocksDB's `periodic_compaction_seconds`; 0:
+    /// never). Universal merges the oldest sorted runs (the stricter of this and `ttl` applies);
+    /// leveled rewrites the file (into the next level with dynamic level sizes, else within its
+    /// level); FIFO ignores it, as RocksDB. Block-based tables only, as RocksDB.
     pub fn set_periodic_compaction_seconds(&mut self, secs: u64) {
         self.periodic_compaction_seconds = secs;
     }
@@ -325,12 +327,17 @@ impl Options {
                 "atomic_flush is incompatible with enable_pipelined_write",
             ));
         }
-        // As RocksDB: the file ages periodic compaction reads are block-based table properties.
-        if self.periodic_compaction_seconds > 0
-            && !matches!(self.table_factory, crate::options::TableFactory::BlockBased)
-        {
+        // As RocksDB: the file ages TTL and periodic compactions read are block-based table
+        // properties.
+        let block_based = matches!(self.table_factory, crate::options::TableFactory::BlockBased);
+        if self.periodic_compaction_seconds > 0 && !block_based {
             return Err(Error::NotSupported(
                 "periodic_compaction_seconds: periodic compaction is only supported with block-based tables".into(),
+            ));
+        }
+        if self.ttl > 0 && !block_based {
+            return Err(Error::NotSupported(
+                "ttl: TTL is only supported with block-based tables".into(),
             ));
         }
         match self.compaction_style {

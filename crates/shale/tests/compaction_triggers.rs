@@ -264,7 +264,7 @@ fn periodic_compaction_seconds_is_a_mutable_option_written_to_the_options_file()
 }
 
 #[test]
-fn periodic_compaction_needs_block_based_tables() {
+fn periodic_compaction_and_ttl_need_block_based_tables() {
     let fs = MemFs::new();
     let mut o = universal(&fs, 4);
     o.set_plain_table_factory(&shale::PlainTableOptions::default());
@@ -274,6 +274,19 @@ fn periodic_compaction_needs_block_based_tables() {
     };
     assert_eq!(e.kind(), shale::ErrorKind::NotSupported);
     assert!(e.to_string().contains("periodic_compaction_seconds"), "{e}");
+    // The same for a TTL.
+    o.set_periodic_compaction_seconds(0);
+    o.set_ttl(60);
+    let Err(e) = DB::open(&o, dir()) else {
+        panic!("plain tables with a ttl opened");
+    };
+    assert_eq!(e.kind(), shale::ErrorKind::NotSupported);
+    assert!(e.to_string().contains("ttl"), "{e}");
+    // Block-based tables: fine.
+    let mut o = universal(&fs, 4);
+    o.set_ttl(60);
+    o.set_periodic_compaction_seconds(60);
+    DB::open(&o, dir()).unwrap();
 }
 
 #[test]
@@ -339,4 +352,48 @@ fn fifo_stats_score_l0_by_size_and_file_count() {
     let db = DB::open(&o, dir()).unwrap();
     let s = stats(&db);
     assert_eq!(row(&s, "L0")[3], "2.00", "{s}");
+}
+
+#[test]
+fn leveled_periodic_compaction_rewrites_old_files() {
+    let fs = MemFs::new();
+    let mut o = mem_opts(&fs);
+    o.set_periodic_compaction_seconds(1);
+    let db = DB::open(&o, dir()).unwrap();
+    for i in 0..300 {
+        let (k, v) = kv(i);
+        db.put(&k, &v).unwrap();
+    }
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+    let before: Vec<String> = db.live_files().unwrap().into_iter().map(|f| f.name).collect();
+    // Older than a second: each file is rewritten (in the last level, in place).
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    db.wait_for_compact().unwrap();
+    let after: Vec<String> = db.live_files().unwrap().into_iter().map(|f| f.name).collect();
+    assert!(after.iter().all(|n| !before.contains(n)), "{before:?} -> {after:?}");
+    assert_eq!(dump(&db).len(), 300);
+    let log = String::from_utf8(shale::FileSystem::read_all(&fs, &dir().join("LOG")).unwrap()).unwrap();
+    assert!(log.contains("PeriodicCompaction"), "{log}");
+}
+
+#[test]
+fn leveled_ttl_moves_old_l0_files_down() {
+    let fs = MemFs::new();
+    let mut o = mem_opts(&fs);
+    o.set_level_zero_file_num_compaction_trigger(10);
+    o.set_ttl(1);
+    let db = DB::open(&o, dir()).unwrap();
+    db.put(b"z", b"0").unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+    db.put(b"a", b"1").unwrap();
+    db.flush().unwrap();
+    assert_eq!(level_files(&db)[0], 1);
+    // Older than the TTL, the L0 file moves into the base level (as RocksDB, a file of the last
+    // non-empty level would stay: hence the file in L6).
+
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    db.wait_for_compact().unwrap();
+    let levels = level_files(&db);
+    assert_eq!(levels[0], 0, "{levels:?}");
+    assert_eq!(db.get(b"a").unwrap(), Some(b"1".to_vec()));
 }

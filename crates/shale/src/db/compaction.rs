@@ -292,7 +292,11 @@ pub(crate) fn pick_for(st: &DbState, cf: &ColumnFamilyData) -> Option<Pick> {
         .collect();
     match cf.opts.compaction_style {
         DBCompactionStyle::Level => {
-            pick_compaction(v, &picker_config(cf), &st.being_compacted, &running, &c.compact_cursor)
+            let cfg = PickerConfig {
+                now: super::build::now_secs(),
+                ..picker_config(cf)
+            };
+            pick_compaction(v, &cfg, &st.being_compacted, &running, &c.compact_cursor)
         }
         DBCompactionStyle::Universal => pick_universal(
             v,

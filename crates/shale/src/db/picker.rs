@@ -60,7 +60,7 @@ impl Pick {
         !self.inputs.is_empty()
             && (self.inputs.len() == 1 || self.level > 0)
             && self.next_inputs.is_empty()
-            && !self.is_intra_l0()
+            && self.level != self.output_level
     }
     /// An intra-L0 compaction: newest L0 files merged into one L0 file.
     pub(crate) fn is_intra_l0(&self) -> bool {
@@ -179,6 +179,7 @@ pub(crate) fn pick_compaction(
         }
     }
     pick_marked(v, cfg, &targets, busy, running, cursors)
+        .or_else(|| pick_aged(v, cfg, &targets, busy, running, cursors))
 }
 
 /// RocksDB's `PickIntraL0Compaction`: once L0 holds at least `level0_file_num_compaction_trigger
@@ -368,6 +369,99 @@ fn pick_file(
 
 /// RocksDB's `CompactionReason` name of a compaction of files marked by the deletion collector.
 pub(crate) const REASON_MARKED: &str = "FilesMarkedForCompaction";
+
+/// RocksDB's TTL and periodic compactions of leveled compaction (`PickFileToCompact` over
+/// `ExpiredTtlFiles`, then over `FilesMarkedForPeriodicCompaction`), tried after marked files:
+/// - TTL (`ttl` > 0): a free file above the last level whose oldest ancestor time
+///   (`FileMeta::oldest_ancestor_time`) is older than `ttl` moves into the next level (L0 into
+///   the base level), as the score pick of that file would; files of the last non-empty level
+///   stay.
+/// - Periodic (`periodic_compaction_seconds` > 0): a free file of any level older than that
+///   (`FileMeta::periodic_time`) is compacted into the next level with dynamic level sizes, or
+///   when it is in the last non-empty level (or without dynamic level sizes) rewritten within
+///   its level, with the files of its level sharing its user keys.
+fn pick_aged(
+    v: &Version,
+    cfg: &PickerConfig,
+    targets: &LevelTargets,
+    busy: &HashSet<u64>,
+    running: &[RunningRange],
+    cursors: &[Vec<u8>],
+) -> Option<Pick> {
+    let last_non_empty = (0..v.num_levels()).rev().find(|&l| v.num_files(l) > 0)?;
+    let l0_busy = v.files[0].iter().any(|f| busy.contains(&f.number()));
+    let down = |level: usize, f: &Arc<FileMeta>| -> Option<Pick> {
+        if level == 0 {
+            return pick_at_level(v, cfg, targets, 0, busy, running, cursors);
+        }
+        let i = v.files[level].iter().position(|g| g.number() == f.number())?;
+        (level + 1 < v.num_levels())
+            .then(|| pick_file(v, cfg, level, level + 1, i, busy, running, targets.base_level))
+            .flatten()
+    };
+    let free = |level: usize, f: &&Arc<FileMeta>| !busy.contains(&f.number()) && !(level == 0 && l0_busy);
+    if cfg.ttl > 0 && cfg.now > cfg.ttl {
+        let limit = cfg.now - cfg.ttl;
+        for level in 0..last_non_empty.min(v.num_levels() - 1) {
+            for f in v.files[level].iter().filter(|f| free(level, f)) {
+                let t = f.oldest_ancestor_time();
+                if t > 0 && t < limit {
+                    if let Some(p) = down(level, f) {
+                        return Some(Pick {
+                            reason: Some("Ttl"),
+                            ..p
+                        });
+                    }
+                }
+            }
+        }
+    }
+    if cfg.periodic_secs > 0 && cfg.now > cfg.periodic_secs {
+        let limit = cfg.now - cfg.periodic_secs;
+        for level in 0..=last_non_empty {
+            for f in v.files[level].iter().filter(|f| free(level, f)) {
+                let t = f.periodic_time();
+                if t == 0 || t >= limit {
+                    continue;
+                }
+                let p = if cfg.dynamic && level < last_non_empty {
+                    down(level, f)
+                } else {
+                    rewrite_in_level(v, level, f, busy, running, targets.base_level)
+                };
+                if let Some(p) = p {
+                    return Some(Pick {
+                        reason: Some("PeriodicCompaction"),
+                        ..p
+                    });
+                }
+            }
+        }
+    }
+    None
+}
+
+/// A compaction of `f` with the files of its level sharing its user keys back into that level
+/// (L0: an L0 -> L0 compaction of the L0 files overlapping it); None if any is busy or a running
+/// compaction writes into the range.
+fn rewrite_in_level(
+    v: &Version,
+    level: usize,
+    f: &Arc<FileMeta>,
+    busy: &HashSet<u64>,
+    running: &[RunningRange],
+    base_level: usize,
+) -> Option<Pick> {
+    let inputs = clean_cut(v, level, vec![f.clone()]);
+    if inputs.iter().any(|g| busy.contains(&g.number())) {
+        return None;
+    }
+    let (lo, hi) = user_range(&inputs, &v.icmp)?;
+    if level > 0 && conflicts(running, level, &lo, &hi, &v.icmp) {
+        return None;
+    }
+    Some(Pick::leveled(level, level, inputs, Vec::new(), base_level))
+}
 
 /// The files the deletion collector marked for compaction that a compaction may take (RocksDB's
 /// `ComputeFilesMarkedForCompaction`): not busy, and above the last non-empty level (a marked

@@ -347,3 +347,87 @@ fn fifo_ttl_ages_files_by_their_data_not_their_creation() {
     );
     assert!(pick_fifo(&v, &cfg, &none(), 1150).is_none());
 }
+
+fn lcfg(ttl: u64, periodic: u64, now: u64, dynamic: bool) -> PickerConfig {
+    PickerConfig {
+        ttl,
+        periodic_secs: periodic,
+        now,
+        dynamic,
+        ..PickerConfig::fixed(4, 1_000_000, 10.0)
+    }
+}
+
+#[test]
+fn leveled_ttl_moves_files_with_old_data_down_but_not_out_of_the_last_level() {
+    let v = test_version(
+        vec![
+            vec![],
+            vec![at(10, "a", "c", 100, 9000), f(11, "d", "f", 100, 9000, 50, false)],
+            vec![at(20, "a", "b", 100, 9000), at(21, "e", "g", 100, 100)],
+        ],
+        3,
+    );
+    // File 11's data dates from 50: older than 1000 s at 9500. File 21 is older still, but in
+    // the last level.
+    let p = pick_compaction(&v, &lcfg(1000, 0, 9500, false), &none(), &[], &[]).unwrap();
+    assert_eq!((p.level, p.output_level), (1, 2));
+    assert_eq!(nums(&p), vec![11, 21]);
+    assert_eq!(p.reason, Some("Ttl"));
+    // Not yet expired, or TTL off: nothing.
+    assert!(pick_compaction(&v, &lcfg(1000, 0, 1000, false), &none(), &[], &[]).is_none());
+    assert!(pick_compaction(&v, &lcfg(0, 0, 9500, false), &none(), &[], &[]).is_none());
+    // An L0 file with old data goes to the base level; not while an L0 file is compacted.
+    let v = test_version(
+        vec![
+            vec![at(31, "x", "y", 10, 9000), at(30, "a", "b", 10, 50)],
+            vec![],
+            vec![at(20, "a", "z", 100, 9000)],
+        ],
+        3,
+    );
+    let p = pick_compaction(&v, &lcfg(1000, 0, 9500, false), &none(), &[], &[]).unwrap();
+    assert_eq!((p.level, p.output_level), (0, 1));
+    let busy: HashSet<u64> = [31].into_iter().collect();
+    assert!(pick_compaction(&v, &lcfg(1000, 0, 9500, false), &busy, &[], &[]).is_none());
+}
+
+#[test]
+fn leveled_periodic_rewrites_old_files_in_place_or_moves_them_down() {
+    let v = test_version(
+        vec![
+            vec![],
+            vec![at(10, "a", "c", 100, 100)],
+            vec![at(20, "a", "b", 100, 9000), at(21, "e", "g", 100, 9000)],
+        ],
+        3,
+    );
+    // Static level sizes: rewritten within its level, never a trivial move.
+    let p = pick_compaction(&v, &lcfg(0, 1000, 9500, false), &none(), &[], &[]).unwrap();
+    assert_eq!((p.level, p.output_level), (1, 1));
+    assert_eq!(nums(&p), vec![10]);
+    assert!(!p.is_trivial_move());
+    assert_eq!(p.reason, Some("PeriodicCompaction"));
+    // Dynamic level sizes: into the next level.
+    let p = pick_compaction(&v, &lcfg(0, 1000, 9500, true), &none(), &[], &[]).unwrap();
+    assert_eq!((p.level, p.output_level), (1, 2));
+    assert_eq!(nums(&p), vec![10, 20]);
+    // A file of the last level: rewritten in place either way.
+    let v = test_version(
+        vec![
+            vec![],
+            vec![],
+            vec![at(20, "a", "b", 100, 100), at(21, "e", "g", 100, 9000)],
+        ],
+        3,
+    );
+    for dynamic in [false, true] {
+        let p = pick_compaction(&v, &lcfg(0, 1000, 9500, dynamic), &none(), &[], &[]).unwrap();
+        assert_eq!((p.level, p.output_level), (2, 2));
+        assert_eq!(nums(&p), vec![20]);
+        assert!(!p.is_trivial_move());
+    }
+    // Created recently from old data: not due (creation time first).
+    let v = test_version(vec![vec![], vec![], vec![f(20, "a", "b", 100, 9000, 10, false)]], 3);
+    assert!(pick_compaction(&v, &lcfg(0, 1000, 9500, false), &none(), &[], &[]).is_none());
+}
