@@ -478,9 +478,10 @@ fn random_compaction_style(seed: u64, o: &mut Options) -> String {
 }
 
 /// Drawn after a style's own options (so those stay what they were for a seed): one run in two
-/// marks files dense in deletions (`add_compact_on_deletion_collector_factory`), and under
-/// universal one in three compacts files older than 1 or 2 seconds (`periodic_compaction_seconds`).
-/// Returns the description.
+/// marks files dense in deletions (`add_compact_on_deletion_collector_factory`), one in three
+/// compacts files older than 1 or 2 seconds (`periodic_compaction_seconds`), and under leveled
+/// one in four moves files whose data is older than 2 seconds down (`ttl`). Returns the
+/// description.
 fn random_triggers(r: &mut Rng, o: &mut Options, universal: bool) -> String {
     let mut d = String::new();
     if r.below(2) == 0 {
@@ -490,10 +491,16 @@ fn random_triggers(r: &mut Rng, o: &mut Options, universal: bool) -> String {
         o.add_compact_on_deletion_collector_factory(window, trigger, ratio);
         d += &format!(" deletion_collector=({window},{trigger},{ratio})");
     }
-    if universal && r.below(3) == 0 {
+    // Both need block-based tables (a run's plain tables reset them, `stress_run.rs`).
+    let block_based = matches!(o.get_table_factory(), shale::TableFactory::BlockBased);
+    if r.below(3) == 0 && block_based {
         let secs = r.pick(&[1u64, 2]);
         o.set_periodic_compaction_seconds(secs);
         d += &format!(" periodic_compaction_seconds={secs}");
+    }
+    if !universal && r.below(4) == 0 && block_based {
+        o.set_ttl(2);
+        d += " ttl=2";
     }
     d
 }
