@@ -399,7 +399,7 @@ fn pick_aged(
             .then(|| pick_file(v, cfg, level, level + 1, i, busy, running, targets.base_level))
             .flatten()
     };
-    let free = |level: usize, f: &&Arc<FileMeta>| !busy.contains(&f.number()) && !(level == 0 && l0_busy);
+    let free = |level: usize, f: &&Arc<FileMeta>| !(busy.contains(&f.number()) || (level == 0 && l0_busy));
     if cfg.ttl > 0 && cfg.now > cfg.ttl {
         let limit = cfg.now - cfg.ttl;
         for level in 0..last_non_empty.min(v.num_levels() - 1) {
