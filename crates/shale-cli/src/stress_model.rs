@@ -447,7 +447,7 @@ fn random_compaction_style(seed: u64, o: &mut Options) -> String {
     match r.below(3) {
         0 => {
             o.set_compaction_style(DBCompactionStyle::Level);
-            "level".into()
+            format!("level{}", random_triggers(&mut r, o, false))
         }
         1 => {
             let mut u = UniversalCompactOptions::default();
@@ -464,7 +464,7 @@ fn random_compaction_style(seed: u64, o: &mut Options) -> String {
             u.set_allow_trivial_move(trivial);
             o.set_compaction_style(DBCompactionStyle::Universal);
             o.set_universal_compaction_options(&u);
-            format!("universal({u:?})")
+            format!("universal({u:?}){}", random_triggers(&mut r, o, true))
         }
         _ => {
             let mut f = FifoCompactOptions::default();
@@ -475,6 +475,34 @@ fn random_compaction_style(seed: u64, o: &mut Options) -> String {
             format!("fifo({f:?})")
         }
     }
+}
+
+/// Drawn after a style's own options (so those stay what they were for a seed): one run in two
+/// marks files dense in deletions (`add_compact_on_deletion_collector_factory`), one in three
+/// compacts files older than 1 or 2 seconds (`periodic_compaction_seconds`), and under leveled
+/// one in four moves files whose data is older than 2 seconds down (`ttl`). Returns the
+/// description.
+fn random_triggers(r: &mut Rng, o: &mut Options, universal: bool) -> String {
+    let mut d = String::new();
+    if r.below(2) == 0 {
+        let window = r.pick(&[16usize, 128, 1000]);
+        let trigger = r.pick(&[4usize, 32]);
+        let ratio = r.pick(&[0.0, 0.5]);
+        o.add_compact_on_deletion_collector_factory(window, trigger, ratio);
+        d += &format!(" deletion_collector=({window},{trigger},{ratio})");
+    }
+    // Both need block-based tables (a run's plain tables reset them, `stress_run.rs`).
+    let block_based = matches!(o.get_table_factory(), shale::TableFactory::BlockBased);
+    if r.below(3) == 0 && block_based {
+        let secs = r.pick(&[1u64, 2]);
+        o.set_periodic_compaction_seconds(secs);
+        d += &format!(" periodic_compaction_seconds={secs}");
+    }
+    if !universal && r.below(4) == 0 && block_based {
+        o.set_ttl(2);
+        d += " ttl=2";
+    }
+    d
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -197,6 +197,9 @@ pub fn run(fl: &Flags) -> Result<(), String> {
             hash_table_ratio: 0.0,
             ..Default::default()
         });
+        // As RocksDB, TTL and periodic compactions need block-based tables.
+        opts.set_periodic_compaction_seconds(0);
+        opts.set_ttl(0);
         cfg.desc.push_str(" table_format=plain");
     }
     let rates = FaultRates {

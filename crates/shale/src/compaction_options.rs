@@ -144,3 +144,152 @@ impl FifoCompactOptions {
         Ok(())
     }
 }
+
+/// The settings of RocksDB's `CompactOnDeletionCollector` (`Options::
+/// add_compact_on_deletion_collector_factory`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct CompactOnDeletion {
+    pub window_size: usize,
+    pub deletion_trigger: usize,
+    pub deletion_ratio: f64,
+}
+
+/// Buckets of the sliding window (RocksDB's `kNumBuckets`): the window moves a bucket at a time.
+const DELETION_WINDOW_BUCKETS: usize = 128;
+
+/// Counts the deletions among a table's entries as they are added (RocksDB's
+/// `CompactOnDeletionCollector`): the file needs compaction once a window of `window_size`
+/// consecutive entries (tracked in 128 buckets, so the window is approximate by one bucket)
+/// holds `deletion_trigger` deletions, or, when the file is finished, once deletions make up at
+/// least `deletion_ratio` of its entries.
+#[derive(Debug, Clone)]
+pub(crate) struct DeletionCollector {
+    bucket_size: usize,
+    trigger: usize,
+    ratio: Option<f64>,
+    buckets: [usize; DELETION_WINDOW_BUCKETS],
+    current: usize,
+    in_current: usize,
+    in_window: usize,
+    entries: u64,
+    deletions: u64,
+    need: bool,
+}
+
+impl DeletionCollector {
+    pub(crate) fn new(c: &CompactOnDeletion) -> DeletionCollector {
+        DeletionCollector {
+            bucket_size: c.window_size.div_ceil(DELETION_WINDOW_BUCKETS),
+            trigger: c.deletion_trigger,
+            ratio: (c.deletion_ratio > 0.0 && c.deletion_ratio <= 1.0).then_some(c.deletion_ratio),
+            buckets: [0; DELETION_WINDOW_BUCKETS],
+            current: 0,
+            in_current: 0,
+            in_window: 0,
+            entries: 0,
+            deletions: 0,
+            need: false,
+        }
+    }
+
+    /// One entry added to the table; `deletion` for a Delete or SingleDelete.
+    pub(crate) fn add(&mut self, deletion: bool) {
+        if self.need {
+            return;
+        }
+        if self.ratio.is_some() {
+            self.entries += 1;
+            self.deletions += deletion as u64;
+        }
+        if self.bucket_size == 0 {
+            return;
+        }
+        if self.in_current == self.bucket_size {
+            self.current = (self.current + 1) % DELETION_WINDOW_BUCKETS;
+            self.in_window -= self.buckets[self.current];
+            self.buckets[self.current] = 0;
+            self.in_current = 0;
+        }
+        self.in_current += 1;
+        if deletion {
+            self.in_window += 1;
+            self.buckets[self.current] += 1;
+        }
+        if self.in_window >= self.trigger {
+            self.need = true;
+        }
+    }
+
+    /// Whether the finished file should be marked for compaction.
+    pub(crate) fn finish(&self) -> bool {
+        self.need
+            || match self.ratio {
+                Some(r) if self.entries > 0 => self.deletions as f64 / self.entries as f64 >= r,
+                _ => false,
+            }
+    }
+}
+
+#[cfg(test)]
+mod collector_tests {
+    use super::*;
+
+    fn collector(window: usize, trigger: usize, ratio: f64) -> DeletionCollector {
+        DeletionCollector::new(&CompactOnDeletion {
+            window_size: window,
+            deletion_trigger: trigger,
+            deletion_ratio: ratio,
+        })
+    }
+
+    #[test]
+    fn a_dense_window_of_deletions_marks_the_file() {
+        // Window 128 (buckets of one entry): 10 deletions among 128 consecutive entries.
+        let mut c = collector(128, 10, 0.0);
+        for i in 0..1000 {
+            c.add(i % 20 == 0); // 1 in 20: at most 7 per window
+        }
+        assert!(!c.finish());
+        for _ in 0..10 {
+            c.add(true);
+        }
+        assert!(c.finish());
+    }
+
+    #[test]
+    fn deletions_spread_wider_than_the_window_do_not_mark() {
+        let mut c = collector(256, 30, 0.0);
+        // 1 in 10 entries is a deletion: about 26 per 256-entry window, under 30.
+        for i in 0..100_000 {
+            c.add(i % 10 == 0);
+        }
+        assert!(!c.finish());
+        // The same deletions closer together: 1 in 5, about 51 per window.
+        let mut c = collector(256, 30, 0.0);
+        for i in 0..1000 {
+            c.add(i % 5 == 0);
+        }
+        assert!(c.finish());
+    }
+
+    #[test]
+    fn the_ratio_marks_at_finish_and_out_of_range_ratios_are_off() {
+        let mut c = collector(0, 0, 0.5);
+        for i in 0..100 {
+            c.add(i % 2 == 0);
+        }
+        assert!(c.finish());
+        let mut c = collector(0, 0, 0.5);
+        for i in 0..100 {
+            c.add(i % 3 == 0);
+        }
+        assert!(!c.finish());
+        for ratio in [0.0, -1.0, 1.5, f64::NAN] {
+            let mut c = collector(0, 0, ratio);
+            for _ in 0..100 {
+                c.add(true);
+            }
+            assert!(!c.finish(), "{ratio}");
+        }
+    }
+}

@@ -134,8 +134,15 @@ pub struct Options {
     pub(crate) compaction_options_universal: crate::compaction_options::UniversalCompactOptions,
     /// FIFO compaction's options (used with `DBCompactionStyle::Fifo`).
     pub(crate) compaction_options_fifo: crate::compaction_options::FifoCompactOptions,
-    /// Seconds after which FIFO deletes a file (0: never; only FIFO uses it in Shale).
+    /// Seconds after which FIFO deletes a file, universal compacts it again, leveled moves it
+    /// down (0: never).
     pub(crate) ttl: u64,
+    /// Files older than this (seconds) are compacted again, universal and leveled (RocksDB's
+    /// `periodic_compaction_seconds`; 0: never; universal folds `ttl` in).
+    pub(crate) periodic_compaction_seconds: u64,
+    /// RocksDB's `CompactOnDeletionCollector` (the `rocksdb` crate's
+    /// `add_compact_on_deletion_collector_factory`): marks table files dense in deletions.
+    pub(crate) compact_on_deletion: Option<crate::compaction_options::CompactOnDeletion>,
     pub(crate) disable_auto_compactions: bool,
     /// Background threads (flushes and compactions, default 2; one is kept for flushes).
     pub(crate) max_background_jobs: usize,
@@ -232,6 +239,8 @@ impl Default for Options {
             compaction_options_universal: Default::default(),
             compaction_options_fifo: Default::default(),
             ttl: 0,
+            periodic_compaction_seconds: 0,
+            compact_on_deletion: None,
             disable_auto_compactions: false,
             max_background_jobs: 2,
             allow_concurrent_memtable_write: true,

@@ -189,9 +189,37 @@ impl Options {
     pub fn set_fifo_compaction_options(&mut self, fco: &FifoCompactOptions) {
         self.compaction_options_fifo = fco.clone();
     }
-    /// FIFO: delete table files whose data is older than `secs` seconds (0: never).
+    /// FIFO: delete table files whose data is older than `secs` seconds; universal: compact files
+    /// older than that, as `set_periodic_compaction_seconds` (the stricter of the two applies);
+    /// leveled: move files whose data is older than that to the next level. 0: never (RocksDB's
+    /// default for block-based tables is 30 days). Block-based tables only, as RocksDB.
     pub fn set_ttl(&mut self, secs: u64) {
         self.ttl = secs;
+    }
+    /// Compact files older than `secs` seconds (RocksDB's `periodic_compaction_seconds`; 0:
+    /// never). Universal merges the oldest sorted runs (the stricter of this and `ttl` applies);
+    /// leveled rewrites the file (into the next level with dynamic level sizes, else within its
+    /// level); FIFO ignores it, as RocksDB. Block-based tables only, as RocksDB.
+    pub fn set_periodic_compaction_seconds(&mut self, secs: u64) {
+        self.periodic_compaction_seconds = secs;
+    }
+    /// RocksDB's `CompactOnDeletionCollector`: a table file written by a flush or compaction is
+    /// marked for compaction when any `window_size` consecutive entries hold at least
+    /// `num_dels_trigger` deletions, or when deletions are at least `deletion_ratio` of its
+    /// entries (a ratio outside (0, 1] disables that test; a `window_size` of 0 the first).
+    /// Marked files are compacted (universal and leveled) when nothing else is due. Not written
+    /// to the OPTIONS file (RocksDB writes no table-properties collector there).
+    pub fn add_compact_on_deletion_collector_factory(
+        &mut self,
+        window_size: usize,
+        num_dels_trigger: usize,
+        deletion_ratio: f64,
+    ) {
+        self.compact_on_deletion = Some(crate::compaction_options::CompactOnDeletion {
+            window_size,
+            deletion_trigger: num_dels_trigger,
+            deletion_ratio,
+        });
     }
     /// RocksDB's `IncreaseParallelism`: `total_threads` background jobs (default 16 in RocksDB's
     /// headers; the crate passes it explicitly).
@@ -304,6 +332,19 @@ impl Options {
         if self.atomic_flush && self.enable_pipelined_write {
             return Err(Error::invalid(
                 "atomic_flush is incompatible with enable_pipelined_write",
+            ));
+        }
+        // As RocksDB: the file ages TTL and periodic compactions read are block-based table
+        // properties.
+        let block_based = matches!(self.table_factory, crate::options::TableFactory::BlockBased);
+        if self.periodic_compaction_seconds > 0 && !block_based {
+            return Err(Error::NotSupported(
+                "periodic_compaction_seconds: periodic compaction is only supported with block-based tables".into(),
+            ));
+        }
+        if self.ttl > 0 && !block_based {
+            return Err(Error::NotSupported(
+                "ttl: TTL is only supported with block-based tables".into(),
             ));
         }
         match self.compaction_style {
@@ -433,6 +474,7 @@ getters! {
     get_universal_compaction_options => compaction_options_universal: UniversalCompactOptions,
     get_fifo_compaction_options => compaction_options_fifo: FifoCompactOptions,
     get_ttl => ttl: u64,
+    get_periodic_compaction_seconds => periodic_compaction_seconds: u64,
 }
 
 /// The operands of one merge, oldest first (the `rocksdb` crate's `MergeOperands`).

@@ -118,6 +118,9 @@ fn shale_universal_and_fifo_dbs_open_in_rocksdb_with_their_style() {
         f.set_max_table_files_size(98765432);
         o.set_fifo_compaction_options(&f);
         o.set_level_zero_file_num_compaction_trigger(2);
+        if style == DBCompactionStyle::Universal {
+            o.set_periodic_compaction_seconds(86401);
+        }
         let db = DB::open(&o, &path).unwrap();
         for round in 0..4u32 {
             for i in 0..200 {
@@ -148,6 +151,7 @@ db.close()
                 assert!(text.contains("compaction_style=kCompactionStyleUniversal"), "{text}");
                 assert!(text.contains("size_ratio=11;"), "{text}");
                 assert!(text.contains("max_merge_width=6;"), "{text}");
+                assert!(text.contains("periodic_compaction_seconds=86401"), "{text}");
             }
             _ => {
                 assert!(text.contains("compaction_style=kCompactionStyleFIFO"), "{text}");
@@ -157,4 +161,88 @@ db.close()
         let db = DB::open(&o, &path).unwrap();
         assert_eq!(db.get(b"from-rocksdb").unwrap().as_deref(), Some(&b"1"[..]));
     }
+}
+
+/// The RocksDB script of `marks_made_by_one_side_are_compacted_by_the_other`: `make` writes a
+/// universal DB whose last flush (a dense run of deletions) RocksDB's collector marks, with
+/// automatic compactions off; `open` opens a DB (without a collector) and turns automatic
+/// compactions on for a while (`set_options`: rocksdict keeps the OPTIONS file's family options).
+const MARK_SCRIPT: &str = r#"
+import sys, time
+from rocksdict import Rdict, Options, DBCompactionStyle
+path, mode = sys.argv[1], sys.argv[2]
+o = Options(raw_mode=True)
+o.create_if_missing(True)
+o.set_compaction_style(DBCompactionStyle.universal())
+o.set_level_zero_file_num_compaction_trigger(8)
+if mode == "make":
+    o.add_compact_on_deletion_collector_factory(100, 50, 0.0)
+    o.set_disable_auto_compactions(True)
+    db = Rdict(path, o)
+    for i in range(2000):
+        db[b"key%05d" % i] = b"v%d" % i
+    db.flush()
+    db.compact_range(None, None)
+    for i in range(500, 1500):
+        del db[b"key%05d" % i]
+    db.flush()
+    db.close()
+else:
+    db = Rdict(path, o)
+    db.set_options({"disable_auto_compactions": "false"})
+    time.sleep(2)
+    db.close()
+"#;
+
+fn l0_files(db: &DB) -> u64 {
+    db.property_int_value("rocksdb.num-files-at-level0").unwrap().unwrap()
+}
+
+#[test]
+fn marks_made_by_one_side_are_compacted_by_the_other() {
+    let Some(python) = python_with_rocksdict() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    // RocksDB's collector marks the file; Shale reads the mark from the MANIFEST and compacts it
+    // (without a collector of its own).
+    let path = tmp.path().join("from-rocksdb");
+    run(Command::new(&python).args(["-c", MARK_SCRIPT]).arg(&path).arg("make"));
+    let mut o = Options::default();
+    assert!(shale::tools::load_options_file(&path, &mut o).unwrap());
+    let db = DB::open(&o, &path).unwrap();
+    assert!(l0_files(&db) > 0);
+    drop(db);
+    o.set_disable_auto_compactions(false);
+    let db = DB::open(&o, &path).unwrap();
+    db.wait_for_compact().unwrap();
+    assert_eq!(l0_files(&db), 0);
+    assert_eq!(db.get(key(499)).unwrap(), Some(b"v499".to_vec()));
+    assert_eq!(db.get(key(500)).unwrap(), None);
+    drop(db);
+
+    // Shale's collector marks the file; RocksDB reads the mark and compacts it.
+    let path = tmp.path().join("from-shale");
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_compaction_style(DBCompactionStyle::Universal);
+    o.set_level_zero_file_num_compaction_trigger(8);
+    o.add_compact_on_deletion_collector_factory(100, 50, 0.0);
+    o.set_disable_auto_compactions(true);
+    let db = DB::open(&o, &path).unwrap();
+    for i in 0..2000 {
+        db.put(key(i), format!("v{i}").as_bytes()).unwrap();
+    }
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+    for i in 500..1500 {
+        db.delete(key(i)).unwrap();
+    }
+    db.flush().unwrap();
+    assert!(l0_files(&db) > 0);
+    drop(db);
+    run(Command::new(&python).args(["-c", MARK_SCRIPT]).arg(&path).arg("open"));
+    let db = DB::open(&o, &path).unwrap();
+    assert_eq!(l0_files(&db), 0);
+    assert_eq!(db.get(key(1500)).unwrap(), Some(b"v1500".to_vec()));
+    assert_eq!(db.get(key(1499)).unwrap(), None);
 }

@@ -48,6 +48,10 @@ pub(crate) struct OutputParams {
     /// A compaction (not a flush): the entries it drops are counted in the statistics'
     /// `rocksdb.compaction.key.drop.*`, as RocksDB's compaction job counts them.
     pub count_drops: bool,
+    /// The outputs' oldest ancestor time (seconds; 0 = now): a compaction passes its inputs'
+    /// oldest, written as the MANIFEST's `oldest_ancester_time` and the table's
+    /// `rocksdb.creation.time`, as RocksDB does.
+    pub ancestor_time: u64,
 }
 
 /// A compaction's filter: each `build_tables` (each subcompaction) creates its own instance.
@@ -80,6 +84,7 @@ impl OutputParams {
             max_grandparent_overlap: u64::MAX,
             filter: None,
             count_drops: false,
+            ancestor_time: 0,
         }
     }
 }
@@ -96,6 +101,7 @@ pub(crate) fn table_options(
     cf: &ColumnFamilyData,
     file_number: u64,
     compression: CompressionType,
+    creation_time: u64,
 ) -> TableBuilderOptions {
     TableBuilderOptions {
         icmp: cf.icmp.clone(),
@@ -110,7 +116,7 @@ pub(crate) fn table_options(
         db_id: db.db_id.clone(),
         db_session_id: db.session_id.clone(),
         file_number,
-        creation_time: now_secs(),
+        creation_time,
         merge_operator_name: cf.opts.merge_operator.as_ref().map(|m| m.name().to_string()),
         external: false,
     }
@@ -119,6 +125,9 @@ pub(crate) fn table_options(
 struct OpenOutput {
     builder: AnyTableBuilder,
     number: u64,
+    /// `rocksdb.creation.time` of the table (its oldest ancestor time).
+    creation_time: u64,
+    collector: Option<crate::compaction_options::DeletionCollector>,
 }
 
 /// A builder for a new table file in the format `Options::table_factory` names.
@@ -128,11 +137,13 @@ pub(crate) fn new_table_builder(
     number: u64,
     compression: CompressionType,
     file: Box<dyn crate::fs::WritableFile>,
+    creation_time: u64,
 ) -> AnyTableBuilder {
     match &cf.opts.table_factory {
-        TableFactory::BlockBased => {
-            AnyTableBuilder::Block(TableBuilder::new(table_options(db, cf, number, compression), file))
-        }
+        TableFactory::BlockBased => AnyTableBuilder::Block(TableBuilder::new(
+            table_options(db, cf, number, compression, creation_time),
+            file,
+        )),
         TableFactory::Plain(p) => AnyTableBuilder::Plain(PlainTableBuilder::new(
             PlainTableBuilderOptions {
                 icmp: cf.icmp.clone(),
@@ -143,6 +154,7 @@ pub(crate) fn new_table_builder(
                 db_id: db.db_id.clone(),
                 db_session_id: db.session_id.clone(),
                 file_number: number,
+                creation_time,
                 ..Default::default()
             },
             file,
@@ -156,7 +168,7 @@ pub(crate) fn new_table_builder(
                 db_id: db.db_id.clone(),
                 db_session_id: db.session_id.clone(),
                 file_number: number,
-                ..Default::default()
+                creation_time,
             },
             file,
         )),
@@ -269,6 +281,9 @@ pub(crate) fn build_tables(
                 zeroed.clear();
                 crate::key::append_internal_key(&mut zeroed, key, seq, e.vtype);
                 o.builder.add(&zeroed, &e.value)?;
+                if let Some(c) = o.collector.as_mut() {
+                    c.add(e.vtype == vt::DELETION || e.vtype == vt::SINGLE_DELETION);
+                }
             }
             Ok(())
         };
@@ -504,12 +519,28 @@ fn open_output(db: &Arc<DbInner>, p: &OutputParams, written: &mut Vec<u64>) -> R
     let number = db.state.lock().versions.new_file_number();
     written.push(number);
     let file = db.fs.new_writable(&table_name(&db.path, number))?;
-    let builder = new_table_builder(db, &p.cf, number, p.compression, file);
-    Ok(OpenOutput { builder, number })
+    let creation_time = if p.ancestor_time == 0 {
+        now_secs()
+    } else {
+        p.ancestor_time
+    };
+    let builder = new_table_builder(db, &p.cf, number, p.compression, file, creation_time);
+    let collector =
+        p.cf.opts
+            .compact_on_deletion
+            .as_ref()
+            .map(crate::compaction_options::DeletionCollector::new);
+    Ok(OpenOutput {
+        builder,
+        number,
+        creation_time,
+        collector,
+    })
 }
 
 fn finish_output(o: OpenOutput, p: &OutputParams, stats: &crate::statistics::Stats) -> Result<FileMetaData> {
     let epoch = p.epoch;
+    let marked = o.collector.as_ref().is_some_and(|c| c.finish());
     let (info, mut file) = o.builder.finish()?;
     {
         // RocksDB: a flush's table sync in `table.sync.micros`, a compaction output's in
@@ -531,9 +562,10 @@ fn finish_output(o: OpenOutput, p: &OutputParams, stats: &crate::statistics::Sta
         largest: info.largest,
         smallest_seqno: info.smallest_seqno,
         largest_seqno: info.largest_seqno,
-        oldest_ancester_time: now,
+        oldest_ancester_time: o.creation_time,
         file_creation_time: now,
         epoch_number: epoch,
+        marked_for_compaction: marked,
         ..Default::default()
     })
 }

@@ -169,8 +169,14 @@ fn run_compaction_inner(
             max_grandparent_overlap: max_grandparent_overlap(&cfg),
             filter: None,
             count_drops: true,
+            ancestor_time: 0,
         }
     };
+    params.ancestor_time = oldest_ancestor_time(pick);
+    if pick.is_intra_l0() && cf.opts.compaction_style == DBCompactionStyle::Fifo {
+        // RocksDB's FIFO intra-L0 compaction cuts its output files at 16 MiB.
+        params.target_file_size = FIFO_INTRA_L0_OUTPUT_SIZE;
+    }
     params.count_drops = true;
     params.filter = cf.opts.compaction_filter.as_ref().map(|source| FilterSpec {
         source: source.clone(),
@@ -295,11 +301,15 @@ pub(crate) fn pick_for(st: &DbState, cf: &ColumnFamilyData) -> Option<Pick> {
         .collect();
     match cf.opts.compaction_style {
         DBCompactionStyle::Level => {
-            pick_compaction(v, &picker_config(cf), &st.being_compacted, &running, &c.compact_cursor)
+            let cfg = PickerConfig {
+                now: super::build::now_secs(),
+                ..picker_config(cf)
+            };
+            pick_compaction(v, &cfg, &st.being_compacted, &running, &c.compact_cursor)
         }
         DBCompactionStyle::Universal => pick_universal(
             v,
-            &UniversalConfig::from_options(&cf.opts),
+            &UniversalConfig::from_options(&cf.opts, super::build::now_secs()),
             &st.being_compacted,
             &running,
         ),
@@ -310,6 +320,20 @@ pub(crate) fn pick_for(st: &DbState, cf: &ColumnFamilyData) -> Option<Pick> {
             super::build::now_secs(),
         ),
     }
+}
+
+/// The output file size of a FIFO intra-L0 compaction (RocksDB's fixed limit).
+pub(crate) const FIFO_INTRA_L0_OUTPUT_SIZE: u64 = 16 << 20;
+
+/// The oldest ancestor time of a compaction's inputs (RocksDB's
+/// `MinInputFileOldestAncesterTime`: the MANIFEST's field, else the table's creation time),
+/// 0 when no input knows it.
+fn oldest_ancestor_time(pick: &Pick) -> u64 {
+    pick.all_inputs()
+        .map(|f| f.oldest_ancestor_time())
+        .filter(|&t| t > 0)
+        .min()
+        .unwrap_or(0)
 }
 
 /// A FIFO deletion: one MANIFEST edit removing the picked files, nothing rewritten.
@@ -375,6 +399,7 @@ fn universal_params(
         max_grandparent_overlap: u64::MAX,
         filter: None,
         count_drops: true,
+        ancestor_time: 0,
     }
 }
 

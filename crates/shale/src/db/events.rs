@@ -261,6 +261,8 @@ fn file_list(files: &[Arc<FileMeta>]) -> String {
 fn reason(st: &DbState, pick: &Pick) -> &'static str {
     if st.manual_compactions > 0 {
         "ManualCompaction"
+    } else if let Some(r) = pick.reason {
+        r
     } else if pick.level == 0 {
         "LevelL0FilesNum"
     } else {

@@ -110,7 +110,10 @@ pub(crate) fn run_flush_group(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState
                 .collect();
             crate::range_del::FragmentedRangeTombstoneList::new(icmp, raw)
         };
-        let params = OutputParams::for_l0(&cfd, epoch, db.snapshot_list(), tombstones);
+        let mut params = OutputParams::for_l0(&cfd, epoch, db.snapshot_list(), tombstones);
+        // As RocksDB: the table's creation (oldest ancestor) time is its oldest key's.
+        let oldest = mems.iter().map(|m| m.oldest_key_time()).filter(|&t| t > 0).min();
+        params.ancestor_time = oldest.map_or(0, |t| t.min(super::build::now_secs()));
         parts.push(FlushPart {
             cfd,
             mems,

@@ -22,6 +22,14 @@ pub(crate) struct PickerConfig {
     /// A trivial move out of L1+ may take up to 4 adjacent files (RocksDB's
     /// `TryExtendNonL0TrivialMove`); off with `compression_per_level`, as in RocksDB.
     pub multi_file_moves: bool,
+    /// Leveled TTL: files whose oldest ancestor is older than this many seconds move down
+    /// (0: never).
+    pub ttl: u64,
+    /// Leveled periodic compaction: files older than this many seconds are rewritten (0: never).
+    pub periodic_secs: u64,
+    /// The current time, seconds since the epoch (the caller's clock; 0 in tests that do not
+    /// use the time-triggered picks).
+    pub now: u64,
 }
 
 impl PickerConfig {
@@ -36,6 +44,9 @@ impl PickerConfig {
             pri: opts.compaction_pri,
             max_compaction_bytes: opts.effective_max_compaction_bytes(),
             multi_file_moves: opts.compression_per_level.is_empty(),
+            ttl: opts.ttl,
+            periodic_secs: opts.periodic_compaction_seconds,
+            now: 0,
         }
     }
     /// Static level targets, as the tests of the original picker use them.
@@ -51,6 +62,9 @@ impl PickerConfig {
             pri: crate::options::CompactionPri::default(),
             max_compaction_bytes: 25 * (64 << 20),
             multi_file_moves: true,
+            ttl: 0,
+            periodic_secs: 0,
+            now: 0,
         }
     }
 }

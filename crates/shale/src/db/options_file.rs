@@ -79,6 +79,7 @@ fn write_style(s: &mut String, opts: &Options) {
     let f = &opts.compaction_options_fifo;
     let _ = writeln!(s, "  compaction_style={style}");
     let _ = writeln!(s, "  ttl={}", opts.ttl);
+    let _ = writeln!(s, "  periodic_compaction_seconds={}", opts.periodic_compaction_seconds);
     let _ = writeln!(
         s,
         "  compaction_options_universal={{allow_trivial_move={};stop_style={};compression_size_percent={};\
@@ -540,6 +541,7 @@ pub(crate) fn apply_cf(text: &[u8], file: &str, cf: &str, opts: &mut Options) ->
             (Section::Cf, "compaction_options_universal") => apply_universal(v, &mut opts.compaction_options_universal),
             (Section::Cf, "compaction_options_fifo") => apply_fifo(v, &mut opts.compaction_options_fifo),
             (Section::Cf, "ttl") => num(v).map(|x| opts.ttl = x),
+            (Section::Cf, "periodic_compaction_seconds") => num(v).map(|x| opts.periodic_compaction_seconds = x),
             (Section::Cf, "table_factory") => {
                 factory = Some((object_id(v).to_string(), at));
                 Some(())
@@ -709,6 +711,7 @@ mod tests {
         o.compaction_options_fifo.max_table_files_size = 12345;
         o.compaction_options_fifo.allow_compaction = true;
         o.ttl = 99;
+        o.periodic_compaction_seconds = 77;
         let text = render(&o);
         let cf = body(&text, "[CFOptions \"default\"]");
         assert!(
@@ -721,13 +724,15 @@ mod tests {
         assert_eq!(back.compaction_options_universal, o.compaction_options_universal);
         assert_eq!(back.compaction_options_fifo, o.compaction_options_fifo);
         assert_eq!(back.ttl, 99);
+        assert!(cf.contains(&"periodic_compaction_seconds=77".to_string()), "{text}");
+        assert_eq!(back.periodic_compaction_seconds, 77);
         // FIFO writes the L0 stall triggers sanitized, as RocksDB.
         o.compaction_style = DBCompactionStyle::Fifo;
         let cf = body(&render(&o), "[CFOptions \"default\"]");
         assert!(cf.contains(&"compaction_style=kCompactionStyleFIFO".to_string()));
         assert!(cf.contains(&"level0_stop_writes_trigger=2147483647".to_string()));
         // The lines a newer RocksDB (rocksdict) writes, with keys Shale does not know.
-        let text = "[CFOptions \"default\"]\n  ttl=2592000\n  compaction_options_universal={allow_trivial_move=false;\
+        let text = "[CFOptions \"default\"]\n  ttl=2592000\n  periodic_compaction_seconds=86400\n  compaction_options_universal={allow_trivial_move=false;\
                     incremental=false;stop_style=kCompactionStopStyleTotalSize;compression_size_percent=-1;\
                     max_read_amp=-1;max_size_amplification_percent=200;max_merge_width=4294967295;min_merge_width=2;\
                     size_ratio=1;}\n  compaction_options_fifo={allow_compaction=false;age_for_warm=0;\
@@ -739,6 +744,7 @@ mod tests {
         assert_eq!(back.compaction_options_universal, UniversalCompactOptions::default());
         assert_eq!(back.compaction_options_fifo, FifoCompactOptions::default());
         assert_eq!(back.ttl, 2_592_000);
+        assert_eq!(back.periodic_compaction_seconds, 86_400);
         // Bad values are Corruption naming the option.
         for bad in [
             "compaction_style=kCompactionStyleNone",

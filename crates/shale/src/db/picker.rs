@@ -30,6 +30,9 @@ pub(crate) struct Pick {
     /// (their level, the file).
     pub other_inputs: Vec<(usize, Arc<FileMeta>)>,
     pub kind: PickKind,
+    /// RocksDB's name of the compaction reason (`CompactionReason`), when the picker sets one;
+    /// the LOG's `compaction_reason` (otherwise derived from the levels).
+    pub reason: Option<&'static str>,
 }
 
 /// What a pick does besides merging its inputs into `output_level`.
@@ -57,7 +60,7 @@ impl Pick {
         !self.inputs.is_empty()
             && (self.inputs.len() == 1 || self.level > 0)
             && self.next_inputs.is_empty()
-            && !self.is_intra_l0()
+            && self.level != self.output_level
     }
     /// An intra-L0 compaction: newest L0 files merged into one L0 file.
     pub(crate) fn is_intra_l0(&self) -> bool {
@@ -94,6 +97,7 @@ impl Pick {
             base_level,
             other_inputs: Vec::new(),
             kind: PickKind::Leveled,
+            reason: None,
         }
     }
     /// User-key range of everything this compaction reads (and so may write).
@@ -174,7 +178,8 @@ pub(crate) fn pick_compaction(
             }
         }
     }
-    None
+    pick_marked(v, cfg, &targets, busy, running, cursors)
+        .or_else(|| pick_aged(v, cfg, &targets, busy, running, cursors))
 }
 
 /// RocksDB's `PickIntraL0Compaction`: once L0 holds at least `level0_file_num_compaction_trigger
@@ -300,45 +305,209 @@ fn pick_at_level(
             by_ratio.into_iter().map(|(_, i)| i).collect()
         }
     };
-    for i in order {
-        let f = &files[i];
-        if busy.contains(&f.number()) {
-            continue;
+    order
+        .into_iter()
+        .find_map(|i| pick_file(v, cfg, level, output_level, i, busy, running, base_level))
+}
+
+/// The compaction of file `i` of L1+ level `level` into `output_level`: the file, the
+/// output-level files it overlaps, grown as `SetupOtherInputs` does (or, overlapping nothing,
+/// a trivial move of up to 4 files); None if a file is busy or the range conflicts with a
+/// running compaction.
+#[allow(clippy::too_many_arguments)]
+fn pick_file(
+    v: &Version,
+    cfg: &PickerConfig,
+    level: usize,
+    output_level: usize,
+    i: usize,
+    busy: &HashSet<u64>,
+    running: &[RunningRange],
+    base_level: usize,
+) -> Option<Pick> {
+    let icmp = &v.icmp;
+    let is_busy = |fs: &[Arc<FileMeta>]| fs.iter().any(|f| busy.contains(&f.number()));
+    let range_of = |inputs: &[Arc<FileMeta>], next: &[Arc<FileMeta>]| {
+        let all: Vec<Arc<FileMeta>> = inputs.iter().chain(next.iter()).cloned().collect();
+        user_range(&all, icmp)
+    };
+    let f = v.files[level].get(i)?;
+    if busy.contains(&f.number()) {
+        return None;
+    }
+    let next = v.overlapping(output_level, Some(f.smallest_user()), Some(f.largest_user()));
+    if is_busy(&next) {
+        return None;
+    }
+    let mut inputs = vec![f.clone()];
+    let mut next = next;
+    if next.is_empty() && cfg.multi_file_moves {
+        let more = extend_trivial_move(v, cfg, level, output_level, i, busy);
+        // A running compaction writing into the grown range leaves the move at one file.
+        if let Some((lo, hi)) = user_range(&more, icmp) {
+            if !conflicts(running, output_level, &lo, &hi, icmp) {
+                inputs = more;
+            }
         }
-        let next = v.overlapping(output_level, Some(f.smallest_user()), Some(f.largest_user()));
-        if is_busy(&next) {
-            continue;
+    }
+    if !next.is_empty() {
+        let right_only = cfg.pri == CompactionPri::RoundRobin;
+        if let Some((more, more_next)) = expand_inputs(v, cfg, level, output_level, &inputs, &next, busy, right_only) {
+            let (lo, hi) = range_of(&more, &more_next)?;
+            if !conflicts(running, output_level, &lo, &hi, icmp) {
+                inputs = more;
+                next = more_next;
+            }
         }
-        let mut inputs = vec![f.clone()];
-        let mut next = next;
-        if next.is_empty() && cfg.multi_file_moves {
-            let more = extend_trivial_move(v, cfg, level, output_level, i, busy);
-            // A running compaction writing into the grown range leaves the move at one file.
-            if let Some((lo, hi)) = user_range(&more, icmp) {
-                if !conflicts(running, output_level, &lo, &hi, icmp) {
-                    inputs = more;
+    }
+    let (lo, hi) = range_of(&inputs, &next)?;
+    if conflicts(running, output_level, &lo, &hi, icmp) {
+        return None;
+    }
+    Some(Pick::leveled(level, output_level, inputs, next, base_level))
+}
+
+/// RocksDB's `CompactionReason` name of a compaction of files marked by the deletion collector.
+pub(crate) const REASON_MARKED: &str = "FilesMarkedForCompaction";
+
+/// RocksDB's TTL and periodic compactions of leveled compaction (`PickFileToCompact` over
+/// `ExpiredTtlFiles`, then over `FilesMarkedForPeriodicCompaction`), tried after marked files:
+/// - TTL (`ttl` > 0): a free file above the last level whose oldest ancestor time
+///   (`FileMeta::oldest_ancestor_time`) is older than `ttl` moves into the next level (L0 into
+///   the base level), as the score pick of that file would; files of the last non-empty level
+///   stay.
+/// - Periodic (`periodic_compaction_seconds` > 0): a free file of any level older than that
+///   (`FileMeta::periodic_time`) is compacted into the next level with dynamic level sizes, or
+///   when it is in the last non-empty level (or without dynamic level sizes) rewritten within
+///   its level, with the files of its level sharing its user keys.
+fn pick_aged(
+    v: &Version,
+    cfg: &PickerConfig,
+    targets: &LevelTargets,
+    busy: &HashSet<u64>,
+    running: &[RunningRange],
+    cursors: &[Vec<u8>],
+) -> Option<Pick> {
+    let last_non_empty = (0..v.num_levels()).rev().find(|&l| v.num_files(l) > 0)?;
+    let l0_busy = v.files[0].iter().any(|f| busy.contains(&f.number()));
+    let down = |level: usize, f: &Arc<FileMeta>| -> Option<Pick> {
+        if level == 0 {
+            return pick_at_level(v, cfg, targets, 0, busy, running, cursors);
+        }
+        let i = v.files[level].iter().position(|g| g.number() == f.number())?;
+        (level + 1 < v.num_levels())
+            .then(|| pick_file(v, cfg, level, level + 1, i, busy, running, targets.base_level))
+            .flatten()
+    };
+    let free = |level: usize, f: &&Arc<FileMeta>| !(busy.contains(&f.number()) || (level == 0 && l0_busy));
+    if cfg.ttl > 0 && cfg.now > cfg.ttl {
+        let limit = cfg.now - cfg.ttl;
+        for level in 0..last_non_empty.min(v.num_levels() - 1) {
+            for f in v.files[level].iter().filter(|f| free(level, f)) {
+                let t = f.oldest_ancestor_time();
+                if t > 0 && t < limit {
+                    if let Some(p) = down(level, f) {
+                        return Some(Pick {
+                            reason: Some("Ttl"),
+                            ..p
+                        });
+                    }
                 }
             }
         }
-        if !next.is_empty() {
-            let right_only = cfg.pri == CompactionPri::RoundRobin;
-            if let Some((more, more_next)) =
-                expand_inputs(v, cfg, level, output_level, &inputs, &next, busy, right_only)
-            {
-                let (lo, hi) = range_of(&more, &more_next)?;
-                if !conflicts(running, output_level, &lo, &hi, icmp) {
-                    inputs = more;
-                    next = more_next;
+    }
+    if cfg.periodic_secs > 0 && cfg.now > cfg.periodic_secs {
+        let limit = cfg.now - cfg.periodic_secs;
+        for level in 0..=last_non_empty {
+            for f in v.files[level].iter().filter(|f| free(level, f)) {
+                let t = f.periodic_time();
+                if t == 0 || t >= limit {
+                    continue;
+                }
+                let p = if cfg.dynamic && level < last_non_empty {
+                    down(level, f)
+                } else {
+                    rewrite_in_level(v, level, f, busy, running, targets.base_level)
+                };
+                if let Some(p) = p {
+                    return Some(Pick {
+                        reason: Some("PeriodicCompaction"),
+                        ..p
+                    });
                 }
             }
         }
-        let (lo, hi) = range_of(&inputs, &next)?;
-        if conflicts(running, output_level, &lo, &hi, icmp) {
-            continue;
-        }
-        return Some(Pick::leveled(level, output_level, inputs, next, base_level));
     }
     None
+}
+
+/// A compaction of `f` with the files of its level sharing its user keys back into that level
+/// (L0: an L0 -> L0 compaction of the L0 files overlapping it); None if any is busy or a running
+/// compaction writes into the range.
+fn rewrite_in_level(
+    v: &Version,
+    level: usize,
+    f: &Arc<FileMeta>,
+    busy: &HashSet<u64>,
+    running: &[RunningRange],
+    base_level: usize,
+) -> Option<Pick> {
+    let inputs = clean_cut(v, level, vec![f.clone()]);
+    if inputs.iter().any(|g| busy.contains(&g.number())) {
+        return None;
+    }
+    let (lo, hi) = user_range(&inputs, &v.icmp)?;
+    if level > 0 && conflicts(running, level, &lo, &hi, &v.icmp) {
+        return None;
+    }
+    Some(Pick::leveled(level, level, inputs, Vec::new(), base_level))
+}
+
+/// The files the deletion collector marked for compaction that a compaction may take (RocksDB's
+/// `ComputeFilesMarkedForCompaction`): not busy, and above the last non-empty level (a marked
+/// file there has nowhere to go), in level order.
+pub(crate) fn marked_files(v: &Version, busy: &HashSet<u64>) -> Vec<(usize, Arc<FileMeta>)> {
+    let last = (1..v.num_levels())
+        .rev()
+        .find(|&l| v.num_files(l) > 0)
+        .map_or(0, |l| l - 1);
+    let mut out = Vec::new();
+    for level in 0..=last.min(v.num_levels().saturating_sub(1)) {
+        for f in &v.files[level] {
+            if f.meta.marked_for_compaction && !busy.contains(&f.number()) {
+                out.push((level, f.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// RocksDB's `PickFilesMarkedForCompaction` for leveled compaction, tried when no level's score
+/// calls for one: the first marked file (`marked_files`) whose compaction can be built, into the
+/// base level from L0 (the whole L0 pick, as for a score) or into the next level (as a score
+/// pick of that file). RocksDB tries a random marked file first; Shale goes in level order.
+fn pick_marked(
+    v: &Version,
+    cfg: &PickerConfig,
+    targets: &LevelTargets,
+    busy: &HashSet<u64>,
+    running: &[RunningRange],
+    cursors: &[Vec<u8>],
+) -> Option<Pick> {
+    marked_files(v, busy).into_iter().find_map(|(level, f)| {
+        let p = if level == 0 {
+            pick_at_level(v, cfg, targets, 0, busy, running, cursors)
+        } else {
+            let i = v.files[level].iter().position(|g| g.number() == f.number())?;
+            (level + 1 < v.num_levels())
+                .then(|| pick_file(v, cfg, level, level + 1, i, busy, running, targets.base_level))
+                .flatten()
+        };
+        p.map(|p| Pick {
+            reason: Some(REASON_MARKED),
+            ..p
+        })
+    })
 }
 
 type Files = Vec<Arc<FileMeta>>;
@@ -434,7 +603,7 @@ fn total_size(files: &[Arc<FileMeta>]) -> u64 {
 
 /// `files` of `level` grown until no file outside shares a user key with them (RocksDB's
 /// `ExpandInputsToCleanCut`: all entries of a user key are compacted together).
-fn clean_cut(v: &Version, level: usize, mut files: Vec<Arc<FileMeta>>) -> Vec<Arc<FileMeta>> {
+pub(crate) fn clean_cut(v: &Version, level: usize, mut files: Vec<Arc<FileMeta>>) -> Vec<Arc<FileMeta>> {
     loop {
         let Some((lo, hi)) = user_range(&files, &v.icmp) else {
             return files;

@@ -41,17 +41,18 @@ impl FifoConfig {
     }
 }
 
-/// The time (seconds since the epoch) of a file's newest data as RocksDB estimates it without a
-/// newest-key-time property: the file's creation time (0 = unknown). Shale records it in the
-/// MANIFEST (`file_creation_time`, the same clock reading as the table's `creation_time`
-/// property), so the picker needs no table I/O.
+/// The time (seconds since the epoch) of a file's newest data as RocksDB estimates it: the
+/// table's newest-key time, else its `rocksdb.creation.time` (`FileMeta::newest_data_time`;
+/// 0 = unknown). FIFO's TTL needs `max_open_files = -1`, so the tables are held open and the
+/// picker reads their properties without I/O.
 fn newest_data_time(f: &FileMeta) -> u64 {
-    f.meta.file_creation_time
+    f.newest_data_time()
 }
 
-fn deletion(level: usize, files: Vec<Arc<FileMeta>>) -> Pick {
+fn deletion(level: usize, files: Vec<Arc<FileMeta>>, reason: &'static str) -> Pick {
     Pick {
         kind: PickKind::Deletion,
+        reason: Some(reason),
         ..Pick::leveled(level, level, files, Vec::new(), 1)
     }
 }
@@ -91,7 +92,7 @@ fn pick_ttl(v: &Version, cfg: &FifoConfig, busy: &HashSet<u64>, now: u64) -> Opt
     if expired.is_empty() || remaining > cfg.max_table_files_size {
         return None;
     }
-    Some(deletion(0, expired))
+    Some(deletion(0, expired, "FIFOTtl"))
 }
 
 /// Once the table files (all levels) exceed `max_table_files_size`, delete the oldest until they
@@ -125,7 +126,7 @@ fn pick_size(v: &Version, cfg: &FifoConfig, busy: &HashSet<u64>) -> Option<Pick>
             break;
         }
     }
-    (!picked.is_empty()).then(|| deletion(last_level, picked))
+    (!picked.is_empty()).then(|| deletion(last_level, picked, "FIFOMaxSize"))
 }
 
 /// `allow_compaction`: merge the newest L0 files into one (RocksDB's cost-based intra-L0 pick):
@@ -146,7 +147,10 @@ fn pick_intra_l0(v: &Version, cfg: &FifoConfig, busy: &HashSet<u64>) -> Option<P
     if total / (n as u64 - 1) >= cfg.max_bytes_per_removed_file {
         return None;
     }
-    Some(Pick::leveled(0, 0, l0[..n].to_vec(), Vec::new(), 1))
+    Some(Pick {
+        reason: Some("FIFOReduceNumFiles"),
+        ..Pick::leveled(0, 0, l0[..n].to_vec(), Vec::new(), 1)
+    })
 }
 
 #[cfg(test)]

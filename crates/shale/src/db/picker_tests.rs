@@ -28,6 +28,7 @@ pub(crate) fn test_file(n: u64, lo: &str, hi: &str, size: u64, created: u64) -> 
             largest_seqno: n * 10,
             epoch_number: n,
             file_creation_time: created,
+            oldest_ancester_time: created,
             ..Default::default()
         },
         Arc::new(Reaper::default()),

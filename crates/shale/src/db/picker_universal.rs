@@ -4,15 +4,20 @@
 //! The data is a list of sorted runs, newest first: each L0 file, then each non-empty level
 //! below. A compaction merges adjacent runs (so runs never overlap in time) and writes one run,
 //! placed at the deepest level it can take: the last level when the oldest run is an input,
-//! otherwise the level just above the next older run (L0 when that run is an L0 file). Nothing
-//! happens until there are `level0_file_num_compaction_trigger` runs; then, in order:
+//! otherwise the level just above the next older run (L0 when that run is an L0 file). In order:
+//! 0. periodic: a file older than `periodic_compaction_seconds` (or `ttl`) merges the oldest
+//!    free runs into the last level;
+//!
+//! then, only with at least `level0_file_num_compaction_trigger` runs:
 //! 1. space amplification: when the runs newer than the oldest hold at least
 //!    `max_size_amplification_percent` % of its bytes, merge them all into it;
 //! 2. size ratio: from the newest free run, take older runs while the next is no larger than
 //!    what was taken (the last run taken with `Similar`) plus `size_ratio` %, within
 //!    `min_merge_width`..=`max_merge_width` runs;
 //! 3. run count: with more free runs than the trigger, merge enough of the newest (ignoring
-//!    sizes) to get back to it, at most `max_merge_width`.
+//!    sizes) to get back to it, at most `max_merge_width`;
+//!
+//! and last 4. delete-triggered: files the deletion collector marked are compacted down.
 //!
 //! A run with a busy file is never taken; a merge stops before one.
 
@@ -20,7 +25,7 @@ use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::picker::{Pick, PickKind, RunningRange};
+use super::picker::{clean_cut, marked_files, Pick, PickKind, RunningRange, REASON_MARKED};
 use super::version::{FileMeta, Version};
 use crate::compaction_options::{UniversalCompactOptions, UniversalCompactionStopStyle};
 
@@ -29,14 +34,31 @@ use crate::compaction_options::{UniversalCompactOptions, UniversalCompactionStop
 pub(crate) struct UniversalConfig {
     pub l0_trigger: usize,
     pub opts: UniversalCompactOptions,
+    /// Files older than this many seconds make a periodic compaction (0: never): RocksDB's
+    /// `periodic_compaction_seconds`, with `ttl` folded in (the stricter of the two).
+    pub periodic_secs: u64,
+    /// The current time, seconds since the epoch (the caller's clock; tests inject it).
+    pub now: u64,
 }
 
 impl UniversalConfig {
-    pub(crate) fn from_options(opts: &crate::options::Options) -> UniversalConfig {
+    pub(crate) fn from_options(opts: &crate::options::Options, now: u64) -> UniversalConfig {
         UniversalConfig {
             l0_trigger: opts.level0_file_num_compaction_trigger,
             opts: opts.compaction_options_universal.clone(),
+            periodic_secs: universal_periodic_secs(opts.periodic_compaction_seconds, opts.ttl),
+            now,
         }
+    }
+}
+
+/// Under universal compaction `ttl` and `periodic_compaction_seconds` mean the same thing: the
+/// stricter non-zero one applies (RocksDB's option sanitizing).
+pub(crate) fn universal_periodic_secs(periodic: u64, ttl: u64) -> u64 {
+    match (periodic, ttl) {
+        (0, t) => t,
+        (p, 0) => p,
+        (p, t) => p.min(t),
     }
 }
 
@@ -74,7 +96,10 @@ pub(crate) fn sorted_runs(v: &Version, busy: &HashSet<u64>) -> Vec<SortedRun> {
     runs
 }
 
-/// The next universal compaction, or None.
+/// The next universal compaction, or None. RocksDB's order: periodic, then (with at least
+/// `level0_file_num_compaction_trigger` runs) space amplification, size ratio and run count,
+/// then delete-triggered. A stage whose pick would write into the range of a running
+/// compaction into the same level gives way to the next stage.
 pub(crate) fn pick_universal(
     v: &Version,
     cfg: &UniversalConfig,
@@ -82,37 +107,167 @@ pub(crate) fn pick_universal(
     running: &[RunningRange],
 ) -> Option<Pick> {
     let runs = sorted_runs(v, busy);
-    if runs.is_empty() || runs.len() < cfg.l0_trigger {
+    if runs.is_empty() {
         return None;
     }
     let score = runs.len() as f64 / cfg.l0_trigger.max(1) as f64;
-    let range = if let Some(r) = size_amp_range(&runs, &cfg.opts) {
-        Some((r, true))
-    } else if let Some(r) = ratio_range(&runs, &cfg.opts, cfg.opts.size_ratio as f64, u32::MAX) {
-        Some((r, compress_output(&runs, r.1, &cfg.opts)))
-    } else {
-        let free = runs.iter().filter(|r| !r.busy).count();
-        if free > cfg.l0_trigger {
-            let width = (free - cfg.l0_trigger + 1).min(u32::MAX as usize) as u32;
-            ratio_range(&runs, &cfg.opts, f64::INFINITY, width).map(|r| (r, compress_output(&runs, r.1, &cfg.opts)))
-        } else {
-            None
-        }
+    let free_of_conflicts = |p: Pick| -> Option<Pick> {
+        let (lo, hi) = p.key_range(&v.icmp)?;
+        let conflict = p.output_level != 0
+            && running.iter().any(|r| {
+                r.output_level == p.output_level
+                    && v.icmp.compare_user(&lo, &r.largest) != Ordering::Greater
+                    && v.icmp.compare_user(&r.smallest, &hi) != Ordering::Greater
+            });
+        (!conflict).then_some(p)
     };
-    let ((start, end), compress) = range?;
-    let mut p = build_pick(v, &runs, start, end, compress, cfg)?;
-    let (lo, hi) = p.key_range(&v.icmp)?;
-    if p.output_level != 0
-        && running.iter().any(|r| {
-            r.output_level == p.output_level
-                && v.icmp.compare_user(&lo, &r.largest) != Ordering::Greater
-                && v.icmp.compare_user(&r.smallest, &hi) != Ordering::Greater
+    let by_range = |range: Option<((usize, usize), bool)>, reason: &'static str| {
+        let ((start, end), compress) = range?;
+        let p = build_pick(v, &runs, start, end, compress, cfg)?;
+        free_of_conflicts(Pick {
+            reason: Some(reason),
+            ..p
         })
-    {
-        return None;
-    }
+    };
+    let enough = runs.len() >= cfg.l0_trigger;
+    let mut p = pick_periodic(v, &runs, cfg, busy)
+        .and_then(free_of_conflicts)
+        .or_else(|| {
+            let r = size_amp_range(&runs, &cfg.opts).filter(|_| enough);
+            by_range(r.map(|r| (r, true)), "UniversalSizeAmplification")
+        })
+        .or_else(|| {
+            let r = ratio_range(&runs, &cfg.opts, cfg.opts.size_ratio as f64, u32::MAX).filter(|_| enough)?;
+            by_range(Some((r, compress_output(&runs, r.1, &cfg.opts))), "UniversalSizeRatio")
+        })
+        .or_else(|| {
+            let free = runs.iter().filter(|r| !r.busy).count();
+            if !enough || free <= cfg.l0_trigger {
+                return None;
+            }
+            let width = (free - cfg.l0_trigger + 1).min(u32::MAX as usize) as u32;
+            let r = ratio_range(&runs, &cfg.opts, f64::INFINITY, width)?;
+            by_range(
+                Some((r, compress_output(&runs, r.1, &cfg.opts))),
+                "UniversalSortedRunNum",
+            )
+        })
+        .or_else(|| pick_delete_triggered(v, &runs, cfg, busy).and_then(free_of_conflicts))?;
     p.score = score;
     Some(p)
+}
+
+/// RocksDB's `PickPeriodicCompaction`: once any free file is older than `periodic_secs`
+/// (`FileMeta::periodic_time`), merge every run from the oldest back to the newest one not
+/// being compacted into the last level. When only the oldest run is free, it is rewritten alone
+/// if it holds such a file. Never a trivial move.
+fn pick_periodic(v: &Version, runs: &[SortedRun], cfg: &UniversalConfig, busy: &HashSet<u64>) -> Option<Pick> {
+    if cfg.periodic_secs == 0 || cfg.now <= cfg.periodic_secs {
+        return None;
+    }
+    let limit = cfg.now - cfg.periodic_secs;
+    let due = |f: &Arc<FileMeta>| {
+        let t = f.periodic_time();
+        !busy.contains(&f.number()) && t > 0 && t < limit
+    };
+    if !runs.iter().any(|r| r.files.iter().any(due)) {
+        return None;
+    }
+    let mut start = runs.len();
+    while start > 0 && !runs[start - 1].busy {
+        start -= 1;
+    }
+    if start == runs.len() || (start == runs.len() - 1 && !runs[start].files.iter().any(due)) {
+        return None;
+    }
+    let mut p = build_pick(v, runs, start, runs.len() - 1, true, cfg)?;
+    p.kind = PickKind::Universal {
+        trivial_move: false,
+        compress: true,
+    };
+    p.reason = Some("PeriodicCompaction");
+    Some(p)
+}
+
+/// RocksDB's `PickDeleteTriggeredCompaction`, for files marked by the deletion collector
+/// (`marked_files`: not in the last non-empty level, not busy).
+/// - One level: from the newest marked L0 file (not the oldest file) through every older free
+///   file, merged in L0.
+/// - Several levels: the first marked file whose compaction can be built, as a leveled
+///   compaction into the next non-empty level (the last level when only L0 has files): its
+///   level's files sharing its user keys, for L0 every L0 file overlapping them (and no L0
+///   compaction may be running), plus the output level's overlapping files. (RocksDB tries a
+///   random marked file first and gives up if it cannot be built.)
+fn pick_delete_triggered(v: &Version, runs: &[SortedRun], cfg: &UniversalConfig, busy: &HashSet<u64>) -> Option<Pick> {
+    let is_busy = |fs: &[Arc<FileMeta>]| fs.iter().any(|f| busy.contains(&f.number()));
+    if v.num_levels() == 1 {
+        let start = (0..runs.len().saturating_sub(1))
+            .find(|&i| !runs[i].busy && runs[i].files.iter().any(|f| f.meta.marked_for_compaction))?;
+        let mut end = start;
+        while end + 1 < runs.len() && !runs[end + 1].busy {
+            end += 1;
+        }
+        if end == start {
+            return None;
+        }
+        let p = build_pick(v, runs, start, end, true, cfg)?;
+        return Some(Pick {
+            reason: Some(REASON_MARKED),
+            ..p
+        });
+    }
+    for (level, f) in marked_files(v, busy) {
+        if level == 0 && is_busy(&v.files[0]) {
+            continue;
+        }
+        let output_level = match (level + 1..v.num_levels()).find(|&l| v.num_files(l) > 0) {
+            Some(l) => l,
+            None if level == 0 => v.num_levels() - 1,
+            None => continue,
+        };
+        let mut inputs = clean_cut(v, level, vec![f]);
+        if level == 0 {
+            inputs = overlapping_l0(v, inputs);
+        }
+        let Some((lo, hi)) = super::picker::user_range(&inputs, &v.icmp) else {
+            continue;
+        };
+        let next = clean_cut(v, output_level, v.overlapping(output_level, Some(&lo), Some(&hi)));
+        if is_busy(&inputs) || is_busy(&next) {
+            continue;
+        }
+        let mut p = Pick::leveled(level, output_level, inputs, next, 1);
+        let all: Vec<Arc<FileMeta>> = p.all_inputs().cloned().collect();
+        p.kind = PickKind::Universal {
+            trivial_move: cfg.opts.allow_trivial_move && non_overlapping(v, &all),
+            compress: true,
+        };
+        p.reason = Some(REASON_MARKED);
+        return Some(p);
+    }
+    None
+}
+
+/// L0 files grown to every L0 file overlapping their user-key range, until none is left out
+/// (RocksDB's `GetOverlappingL0Files`), newest first.
+fn overlapping_l0(v: &Version, mut files: Vec<Arc<FileMeta>>) -> Vec<Arc<FileMeta>> {
+    loop {
+        let Some((lo, hi)) = super::picker::user_range(&files, &v.icmp) else {
+            return files;
+        };
+        let grown: Vec<Arc<FileMeta>> = v.files[0]
+            .iter()
+            .filter(|f| {
+                v.icmp.compare_user(f.smallest_user(), &hi) != Ordering::Greater
+                    && v.icmp.compare_user(&lo, f.largest_user()) != Ordering::Greater
+            })
+            .cloned()
+            .collect();
+        if grown.len() <= files.len() {
+            return files;
+        }
+        files = grown;
+    }
 }
 
 /// Space amplification: runs `[start, last]` when the free runs just newer than the oldest
@@ -249,6 +404,8 @@ pub(crate) fn pick_universal_manual(v: &Version, busy: &HashSet<u64>) -> Option<
     let cfg = UniversalConfig {
         l0_trigger: 1,
         opts: UniversalCompactOptions::default(),
+        periodic_secs: 0,
+        now: 0,
     };
     let mut p = build_pick(v, &runs, 0, runs.len() - 1, true, &cfg)?;
     p.kind = PickKind::Universal {
@@ -261,3 +418,7 @@ pub(crate) fn pick_universal_manual(v: &Version, busy: &HashSet<u64>) -> Option<
 #[cfg(test)]
 #[path = "picker_universal_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "picker_triggers_tests.rs"]
+mod triggers_tests;

@@ -23,6 +23,8 @@ fn cfg(trigger: usize, f: impl FnOnce(&mut UniversalCompactOptions)) -> Universa
     UniversalConfig {
         l0_trigger: trigger,
         opts,
+        periodic_secs: 0,
+        now: 0,
     }
 }
 

@@ -217,10 +217,10 @@ fn hms(micros: u64) -> String {
     )
 }
 
-/// Space amplification as the universal picker sees it, for every style: the bytes of all
-/// table files over those of the oldest sorted run (the last non-empty level, or the oldest L0
-/// file when only L0 has files), which holds about the live data once everything is merged
-/// into it. 0 for an empty DB.
+/// Space amplification as the universal picker sees it (RocksDB's size-amplification check),
+/// for every style: the bytes of the newer sorted runs over those of the oldest (the last
+/// non-empty level, or the oldest L0 file when only L0 has files), which holds about the live
+/// data once everything is merged into it. 0 for an empty DB or a single run.
 fn space_amp(v: &super::version::Version) -> f64 {
     let total: u64 = (0..v.num_levels()).map(|l| v.level_bytes(l)).sum();
     let oldest = (1..v.num_levels())
@@ -232,29 +232,72 @@ fn space_amp(v: &super::version::Version) -> f64 {
     if oldest == 0 {
         0.0
     } else {
-        total as f64 / oldest as f64
+        total.saturating_sub(oldest) as f64 / oldest as f64
     }
+}
+
+/// The Score column: RocksDB's compaction score of each level for the family's style
+/// (`ComputeCompactionScore`). Leveled: the level scores; universal: L0 holds the sorted runs not
+/// being compacted over `level0_file_num_compaction_trigger` (the other levels 0); FIFO: L0 holds
+/// its bytes not being compacted over `max_table_files_size`, with `allow_compaction` at least
+/// its files over the trigger, with a `ttl` at least the number of expired files.
+fn style_scores(v: &super::version::Version, cf: &ColumnFamilyData, busy: &std::collections::HashSet<u64>) -> Vec<f64> {
+    use crate::block_based_options::DBCompactionStyle;
+    let trigger = cf.opts.level0_file_num_compaction_trigger.max(1) as f64;
+    let free_l0 = || v.files[0].iter().filter(|f| !busy.contains(&f.number()));
+    let mut scores = vec![0.0; v.num_levels()];
+    match cf.opts.compaction_style {
+        DBCompactionStyle::Level => return level_scores(v, &picker_config(cf)),
+        DBCompactionStyle::Universal => {
+            let levels = (1..v.num_levels())
+                .filter(|&l| v.files[l].first().is_some_and(|f| !busy.contains(&f.number())))
+                .count();
+            scores[0] = (free_l0().count() + levels) as f64 / trigger;
+        }
+        DBCompactionStyle::Fifo => {
+            let fifo = &cf.opts.compaction_options_fifo;
+            let bytes: u64 = free_l0().map(|f| f.meta.file_size).sum();
+            let mut score = bytes as f64 / fifo.max_table_files_size.max(1) as f64;
+            if fifo.allow_compaction && !v.files[0].is_empty() {
+                score = score.max(free_l0().count() as f64 / trigger);
+            }
+            let now = super::build::now_secs();
+            if cf.opts.ttl > 0 && now > cf.opts.ttl {
+                let expired = free_l0()
+                    .filter(|f| {
+                        let t = f.newest_data_time();
+                        t > 0 && t < now - cf.opts.ttl
+                    })
+                    .count();
+                score = score.max(expired as f64);
+            }
+            scores[0] = score;
+        }
+    }
+    scores
 }
 
 fn stats_text(db: &Arc<DbInner>, cf: &ColumnFamilyData) -> String {
     let sv = cf.super_version();
     let v = &sv.version;
     let mut guard = db.state.lock();
+    let scores = style_scores(v, cf, &guard.being_compacted);
     let Some(m) = guard.cfs.get_mut(&cf.id) else {
         return format!("column family {:?} was dropped", cf.name);
     };
     let stats = &mut m.stats;
     let now = std::time::Instant::now();
     let opened = *stats.opened.get_or_insert(now);
-    let scores = level_scores(v, &picker_config(cf));
     let mut s = String::new();
     let _ = writeln!(s, "\n** Compaction Stats [{}] **", cf.name);
     let _ = writeln!(
         s,
-        "Level    Files   Size(MB) Score Read(GB)  Rn(GB) Rnp1(GB) Write(GB) Moved(GB) W-Amp Comp(sec) Comp(cnt)"
+        "Level    Files   Size(MB) Score Read(GB)  Rn(GB) Rnp1(GB) Write(GB) Wnew(GB) Moved(GB) W-Amp Comp(sec) Comp(cnt)"
     );
-    let _ = writeln!(s, "{}", "-".repeat(104));
+    let _ = writeln!(s, "{}", "-".repeat(113));
     let gb = |b: u64| b as f64 / (1u64 << 30) as f64;
+    // RocksDB's Wnew: bytes written minus those read from the output level (may be negative).
+    let wnew = |ls: &LevelStats| (ls.write_bytes as f64 - ls.read_next_bytes as f64) / (1u64 << 30) as f64;
     let mut tot = LevelStats::default();
     let mut tot_files = 0;
     let mut tot_bytes = 0;
@@ -280,13 +323,14 @@ fn stats_text(db: &Arc<DbInner>, cf: &ColumnFamilyData) -> String {
         };
         let _ = writeln!(
             s,
-            "  L{l:<4} {files:>6} {:>10.2} {:>5.2} {:>8.3} {:>7.3} {:>8.3} {:>9.3} {:>9.3} {:>5.1} {:>9.3} {:>9}",
+            "  L{l:<4} {files:>6} {:>10.2} {:>5.2} {:>8.3} {:>7.3} {:>8.3} {:>9.3} {:>8.3} {:>9.3} {:>5.1} {:>9.3} {:>9}",
             mb(bytes),
             scores.get(l).copied().unwrap_or(0.0),
             gb(ls.read_bytes + ls.read_next_bytes),
             gb(ls.read_bytes),
             gb(ls.read_next_bytes),
             gb(ls.write_bytes),
+            wnew(&ls),
             gb(ls.moved_bytes),
             wamp,
             ls.micros as f64 / 1e6,
@@ -310,13 +354,14 @@ fn stats_text(db: &Arc<DbInner>, cf: &ColumnFamilyData) -> String {
     };
     let _ = writeln!(
         s,
-        " Sum   {tot_files:>6} {:>10.2} {:>5} {:>8.3} {:>7.3} {:>8.3} {:>9.3} {:>9.3} {:>5.1} {:>9.3} {:>9}",
+        " Sum   {tot_files:>6} {:>10.2} {:>5} {:>8.3} {:>7.3} {:>8.3} {:>9.3} {:>8.3} {:>9.3} {:>5.1} {:>9.3} {:>9}",
         mb(tot_bytes),
         "",
         gb(tot.read_bytes + tot.read_next_bytes),
         gb(tot.read_bytes),
         gb(tot.read_next_bytes),
         gb(tot.write_bytes),
+        wnew(&tot),
         gb(tot.moved_bytes),
         wamp,
         tot.micros as f64 / 1e6,
@@ -326,7 +371,7 @@ fn stats_text(db: &Arc<DbInner>, cf: &ColumnFamilyData) -> String {
     let _ = writeln!(s, "Intra-L0 (L0->L0) compactions: {}", stats.intra_l0_compactions);
     let _ = writeln!(
         s,
-        "Space amplification estimate: {:.2} (all table bytes / bytes of the oldest sorted run)",
+        "Space amplification estimate: {:.2} ((all table bytes - oldest sorted run's) / oldest sorted run's)",
         space_amp(v)
     );
     if cf.opts.compaction_style == crate::block_based_options::DBCompactionStyle::Fifo {

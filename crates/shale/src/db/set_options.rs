@@ -118,6 +118,7 @@ fn apply_cf(o: &mut Options, name: &str, v: &str) -> Result<()> {
         "soft_pending_compaction_bytes_limit" => o.soft_pending_compaction_bytes_limit = parse_u64(name, v)?,
         "hard_pending_compaction_bytes_limit" => o.hard_pending_compaction_bytes_limit = parse_u64(name, v)?,
         "ttl" => o.set_ttl(parse_u64(name, v)?),
+        "periodic_compaction_seconds" => o.set_periodic_compaction_seconds(parse_u64(name, v)?),
         _ => return Err(refuse(name, false)),
     }
     Ok(())

@@ -103,6 +103,56 @@ impl FileMeta {
     pub(crate) fn largest_user(&self) -> &[u8] {
         user_key(&self.meta.largest)
     }
+    /// The opened table's properties, if the table is held open (`max_open_files = -1`).
+    fn open_properties(&self) -> Option<&crate::table::reader::TableProperties> {
+        self.table().get().map(|t| t.properties())
+    }
+    /// RocksDB's `TryGetOldestAncesterTime`: the MANIFEST's `oldest_ancester_time`, else the
+    /// table's `rocksdb.creation.time` (0 = unknown).
+    pub(crate) fn oldest_ancestor_time(&self) -> u64 {
+        if self.meta.oldest_ancester_time != 0 {
+            return self.meta.oldest_ancester_time;
+        }
+        self.open_properties().map_or(0, |p| p.creation_time)
+    }
+    /// The time periodic compaction ages a file by (RocksDB's
+    /// `ComputeFilesMarkedForPeriodicCompaction`): its creation time (the MANIFEST's
+    /// `file_creation_time`, else the table's `rocksdb.file.creation.time`), else its oldest
+    /// ancestor time; 0 = unknown (RocksDB then asks the file system for the file's mtime;
+    /// Shale skips the file).
+    pub(crate) fn periodic_time(&self) -> u64 {
+        let t = if self.meta.file_creation_time != 0 {
+            self.meta.file_creation_time
+        } else {
+            self.open_properties().map_or(0, |p| p.file_creation_time)
+        };
+        if t != 0 {
+            t
+        } else {
+            self.oldest_ancestor_time()
+        }
+    }
+    /// FIFO's estimate of the time of the file's newest data (RocksDB's `PickTTLCompaction`):
+    /// the table's `rocksdb.newest.key.time`, else its `rocksdb.creation.time`. A table that is
+    /// not open (a file written since the DB was opened) falls back to the MANIFEST's
+    /// `oldest_ancester_time`, which Shale writes equal to the table's creation time. 0 = unknown.
+    pub(crate) fn newest_data_time(&self) -> u64 {
+        match self.open_properties() {
+            Some(p) => {
+                let newest = p
+                    .raw
+                    .get("rocksdb.newest.key.time")
+                    .and_then(|v| crate::coding::get_varint64(v))
+                    .map_or(0, |(t, _)| t);
+                if newest != 0 {
+                    newest
+                } else {
+                    p.creation_time
+                }
+            }
+            None => self.meta.oldest_ancester_time,
+        }
+    }
 }
 
 /// An immutable view of the table files of every level.

@@ -231,6 +231,9 @@ pub(crate) struct MemTable {
     /// later write to its family is in it or in a newer memtable. Transactions use it to know
     /// how far back the memtables hold the history of a key.
     created_seq: AtomicU64,
+    /// Seconds since the epoch of the first point entry applied (0 while none): RocksDB's
+    /// `ApproximateOldestKeyTime`, the oldest ancestor time of the table a flush writes.
+    oldest_key_time: AtomicU64,
     /// Range tombstones (RocksDB's `range_del_table_`), with their cached fragmented list.
     pub(crate) range_dels: crate::range_del::MemRangeDels,
     /// The oldest WAL holding the prepared section of a two-phase transaction whose commit put
@@ -280,6 +283,7 @@ impl MemTable {
             first_seq: AtomicU64::new(u64::MAX),
             largest_seq: AtomicU64::new(0),
             created_seq: AtomicU64::new(0),
+            oldest_key_time: AtomicU64::new(0),
             range_dels: Default::default(),
             min_prep_log: AtomicU64::new(u64::MAX),
             charge: None,
@@ -416,6 +420,17 @@ impl MemTable {
         if c.max_seq > self.largest_seq.load(AO::Relaxed) {
             self.largest_seq.fetch_max(c.max_seq, AO::Relaxed);
         }
+        if self.oldest_key_time.load(AO::Relaxed) == 0 {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let _ = self.oldest_key_time.compare_exchange(0, now, AO::Relaxed, AO::Relaxed);
+        }
+    }
+
+    /// When the first point entry was applied (seconds since the epoch; 0: none yet).
+    pub(crate) fn oldest_key_time(&self) -> u64 {
+        self.oldest_key_time.load(AO::Relaxed)
     }
 
     /// Point lookup. `lookup_ikey` is `user_key | fixed64(snapshot_seq << 8 | vt::FOR_SEEK)`;

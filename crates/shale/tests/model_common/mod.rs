@@ -154,14 +154,18 @@ pub fn random_steps(it: &mut DBRawIterator, expect: &[(Vec<u8>, Vec<u8>)], start
 }
 
 /// Compaction style of a model run: "level" (the default options), "universal" (7 levels,
-/// defaults but a trigger of 2 runs), "universal1" (a single level, size ratio 0, `Similar`
-/// stop style, trivial moves, size amp 25 %) or "fifo" (intra-L0 merges on, a size limit no run
-/// reaches: the model expects every write to stay).
+/// defaults but a trigger of 2 runs, files with 4 deletions in 32 entries marked for
+/// compaction), "universal1" (a single level, size ratio 0, `Similar` stop style, trivial moves,
+/// size amp 25 %, files of 30 % deletions marked) or "fifo" (intra-L0 merges on, a size limit
+/// no run reaches: the model expects every write to stay).
 pub fn set_style(o: &mut shale::Options, style: &str) {
     use shale::{DBCompactionStyle, FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle};
     match style {
         "level" => {}
-        "universal" => o.set_compaction_style(DBCompactionStyle::Universal),
+        "universal" => {
+            o.set_compaction_style(DBCompactionStyle::Universal);
+            o.add_compact_on_deletion_collector_factory(32, 4, 0.0);
+        }
         "universal1" => {
             o.set_compaction_style(DBCompactionStyle::Universal);
             o.set_num_levels(1);
@@ -171,6 +175,7 @@ pub fn set_style(o: &mut shale::Options, style: &str) {
             u.set_allow_trivial_move(true);
             u.set_max_size_amplification_percent(25);
             o.set_universal_compaction_options(&u);
+            o.add_compact_on_deletion_collector_factory(0, 0, 0.3);
         }
         "fifo" => {
             o.set_compaction_style(DBCompactionStyle::Fifo);
