@@ -150,10 +150,12 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
                 fl.str("inject_bug")
             ))
         }
-        b => return Err(format!(
+        b => {
+            return Err(format!(
             "ERROR: --inject_bug: unknown bug '{b}' (wal_no_sync, wal_no_flush, ingest_forget, txn_rollback_applied, \
                  txn_no_get_for_update, txn_split_commit)"
-        )),
+        ))
+        }
     }
     if fl.bool("use_txn") && fl.bool("use_optimistic_txn") {
         return Err("ERROR: --use_txn and --use_optimistic_txn are exclusive".into());
