@@ -30,6 +30,8 @@ struct ChildStats {
     txn_rollbacks: u64,
     txn_conflicts: u64,
     txn_interrupted: u64,
+    ingests: u64,
+    checkpoints: u64,
 }
 
 fn parse_log(path: &Path) -> ChildStats {
@@ -52,6 +54,8 @@ fn parse_log(path: &Path) -> ChildStats {
             s.txn_commits = field("txn_commits=").unwrap_or(s.txn_commits);
             s.txn_rollbacks = field("txn_rollbacks=").unwrap_or(s.txn_rollbacks);
             s.txn_conflicts = field("txn_conflicts=").unwrap_or(s.txn_conflicts);
+            s.ingests = field("ingests=").unwrap_or(s.ingests);
+            s.checkpoints = field("checkpoints=").unwrap_or(s.checkpoints);
         } else if let Some(r) = line.strip_prefix("stress: interrupted transactions found all or nothing: ") {
             s.txn_interrupted += r.trim().parse::<u64>().unwrap_or(0);
         } else if let Some(r) = line.strip_prefix("stress: verified ") {
@@ -93,6 +97,7 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
     let (mut kills, mut clean_exits, mut ops, mut verified, mut runs, mut wal_disabled_runs) =
         (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
     let (mut faults, mut fault_reopens) = (0u64, 0u64);
+    let (mut ingests, mut checkpoints) = (0u64, 0u64);
     let txn = fl.bool("use_txn") || fl.bool("use_optimistic_txn");
     let (mut txn_commits, mut txn_rollbacks, mut txn_conflicts, mut txn_interrupted) = (0u64, 0u64, 0u64, 0u64);
     let mut kill_points: BTreeMap<String, u64> = BTreeMap::new();
@@ -130,6 +135,11 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
             format!("--read_fault_one_in={}", fl.u64("read_fault_one_in")),
             format!("--write_fault_one_in={}", fl.u64("write_fault_one_in")),
             format!("--bitflip_read_one_in={}", fl.u64("bitflip_read_one_in")),
+            format!(
+                "--ingest_external_file_one_in={}",
+                fl.u64("ingest_external_file_one_in")
+            ),
+            format!("--checkpoint_one_in={}", fl.u64("checkpoint_one_in")),
         ];
         if !fl.str("inject_bug").is_empty() {
             a.push(format!("--inject_bug={}", fl.str("inject_bug")));
@@ -243,6 +253,8 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
         txn_rollbacks += s.txn_rollbacks;
         txn_conflicts += s.txn_conflicts;
         txn_interrupted += s.txn_interrupted;
+        ingests += s.ingests;
+        checkpoints += s.checkpoints;
     }
     // Final verification of what the last child left.
     let mut args = common(seed.wrapping_add(runs * 1_000_003));
@@ -284,6 +296,10 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
         if txn_commits == 0 {
             return Err("no transaction committed: the crash test did not test transactions".into());
         }
+    }
+    if fl.u64("ingest_external_file_one_in") + fl.u64("checkpoint_one_in") > 0 {
+        // As last reported by each child (every 200 ms).
+        println!("crash test: ingests={ingests} checkpoints={checkpoints} (as last reported by each child)");
     }
     if !kill_points.is_empty() {
         let list: Vec<String> = kill_points.iter().map(|(k, n)| format!("{k}={n}")).collect();

@@ -26,6 +26,7 @@ mod random;
 mod sst_dump;
 mod stats;
 mod stress;
+mod stress_ingest;
 mod stress_model;
 mod stress_run;
 mod stress_txn;

@@ -71,7 +71,7 @@ pub const FLAGS: &[FlagDef] = &[
     f("power_loss", Kind::Bool, "false", "simulated power-loss test on an in-memory file system"),
     f("kill_odds", Kind::Uint64, "0", "kill point: end the process at 1 in N file-system operations that change durable state (0: off)"),
     f("kill_point", Kind::Str, "", "with --kill_odds: only this point, <file>.<op> (e.g. wal.sync, sst.append, manifest.sync, current.rename, other.syncdir)"),
-    f("inject_bug", Kind::Str, "", "test the tester: wal_no_sync | wal_no_flush (a broken durability step), txn_rollback_applied (the oracle takes a rolled-back transaction's writes) | txn_no_get_for_update (counters read without get_for_update: lost updates) | txn_split_commit (a commit writes one key on its own first: torn by a crash)"),
+    f("inject_bug", Kind::Str, "", "test the tester: wal_no_sync | wal_no_flush (a broken durability step), ingest_forget (the oracle keeps the old values of an ingested file), txn_rollback_applied (the oracle takes a rolled-back transaction's writes) | txn_no_get_for_update (counters read without get_for_update: lost updates) | txn_split_commit (a commit writes one key on its own first: torn by a crash)"),
     f("use_txn", Kind::Bool, "false", "writes go through transactions of a TransactionDB (row locks; db_stress's flag); transaction counters check for lost updates"),
     f("use_optimistic_txn", Kind::Bool, "false", "writes go through transactions of an OptimisticTransactionDB (validation at commit)"),
     f("txn_write_policy", Kind::Int32, "0", "with --use_txn: 0 write committed (the only policy Shale has; db_stress's 1 write prepared and 2 write unprepared are refused)"),
@@ -80,6 +80,8 @@ pub const FLAGS: &[FlagDef] = &[
     f("write_fault_one_in", Kind::Uint64, "0", "inject EIO, ENOSPC or a short write into 1 in N appends, flushes, syncs, creates, renames, removals, directory syncs (0: off)"),
     f("bitflip_read_one_in", Kind::Uint64, "0", "flip one bit in 1 in N table-file reads (0: off; off when the checksum type is none)"),
     f("column_families", Kind::Int32, "1", "column families (db_stress's flag): each holds every key; batches across all of them are checked all or nothing; -1 random per seed (1 to 4; the crash test: per DB)"),
+    f("ingest_external_file_one_in", Kind::Uint64, "0", "1 in N operations writes a run of keys (puts and deletes) into an external file with SstFileWriter and ingests it (db_stress's flag; 0: off; not with transactions or plain tables)"),
+    f("checkpoint_one_in", Kind::Uint64, "0", "1 in N operations creates a checkpoint, opens it read-only and checks the keys it held locked meanwhile (db_stress's flag; 0: off; not with transactions)"),
     f("wal_recovery_mode", Kind::Int32, "-1", "WAL recovery mode: 0 tolerate corrupted tail records, 1 absolute consistency, 2 point in time, 3 skip any corrupted records, -1 random per seed among 0, 2, 3 (reopens after a clean close use 1)"),
 ];
 
@@ -135,6 +137,12 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
     let txn = fl.bool("use_txn") || fl.bool("use_optimistic_txn");
     match fl.str("inject_bug") {
         "" | "wal_no_sync" | "wal_no_flush" => {}
+        "ingest_forget" if fl.u64("ingest_external_file_one_in") > 0 && !txn => {}
+        "ingest_forget" => {
+            return Err(
+                "ERROR: --inject_bug=ingest_forget needs --ingest_external_file_one_in (without transactions)".into(),
+            )
+        }
         "txn_rollback_applied" | "txn_no_get_for_update" | "txn_split_commit" if txn => {}
         "txn_rollback_applied" | "txn_no_get_for_update" | "txn_split_commit" => {
             return Err(format!(
@@ -144,9 +152,9 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
         }
         b => {
             return Err(format!(
-                "ERROR: --inject_bug: unknown bug '{b}' (wal_no_sync, wal_no_flush, txn_rollback_applied, \
+            "ERROR: --inject_bug: unknown bug '{b}' (wal_no_sync, wal_no_flush, ingest_forget, txn_rollback_applied, \
                  txn_no_get_for_update, txn_split_commit)"
-            ))
+        ))
         }
     }
     if fl.bool("use_txn") && fl.bool("use_optimistic_txn") {

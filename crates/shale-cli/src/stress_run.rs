@@ -11,6 +11,7 @@ use shale::{ColumnFamily, Options, ReadOptions, WalRecoveryMode, WriteBatch, Wri
 
 use crate::faultinj::{FaultCounts, FaultRates, FaultSwitch, RandomFaultFs};
 use crate::flags::Flags;
+use crate::stress_ingest::{checkpoint_op, ingest_op, IngestCtx};
 use crate::stress_model::{
     cf_name, decode_value, describe, expected_path, family_options, key_bytes, merge_operand, mix, new_vid,
     num_families, phys_key, random_options, sd_start, value_of, vid_desc, BuggyFs, Entry, Expected, Rng, RunCfg,
@@ -55,6 +56,8 @@ pub(crate) struct Ctx {
     pub(crate) fault_resumes: AtomicU64,
     /// `--use_txn` / `--use_optimistic_txn`: the mode, the counters' oracle, the statistics.
     pub(crate) txn: TxnCtx,
+    /// `--ingest_external_file_one_in` / `--checkpoint_one_in` (`stress_ingest`).
+    pub(crate) ing: IngestCtx,
 }
 
 impl Ctx {
@@ -308,6 +311,13 @@ pub fn run(fl: &Flags) -> Result<(), String> {
         cfg.desc.push_str(&format!(" transactions={mode:?}"));
     }
     println!("stress: seed={seed} db={} {}", path.display(), cfg.desc);
+    let ing = IngestCtx::new(
+        fl.u64("ingest_external_file_one_in"),
+        fl.u64("checkpoint_one_in"),
+        fl.str("inject_bug") == "ingest_forget",
+        &path,
+    );
+    ing.prepare()?;
     let t0 = Instant::now();
     let db = open_stress_db(mode, &opts, &path, &fam_opts).map_err(|e| format!("open {}: {e}", path.display()))?;
     println!("stress: opened in {:.3}s", t0.elapsed().as_secs_f64());
@@ -335,6 +345,7 @@ pub fn run(fl: &Flags) -> Result<(), String> {
         fault_reopens: AtomicU64::new(0),
         fault_resumes: AtomicU64::new(0),
         txn,
+        ing,
     });
     if existed && (fl.bool("verify") || fl.bool("verify_only")) {
         let n = verify_all(&ctx)?;
@@ -370,12 +381,13 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     while !hs.iter().all(|h| h.is_finished()) {
         std::thread::sleep(Duration::from_millis(200));
         println!(
-            "stress: progress ops={} reads_checked={} faults={} fault_reopens={}{}",
+            "stress: progress ops={} reads_checked={} faults={} fault_reopens={}{}{}",
             ctx.ops.load(Ordering::Relaxed),
             ctx.reads_checked.load(Ordering::Relaxed),
             ctx.fault_counts.total(),
             ctx.fault_reopens.load(Ordering::Relaxed),
-            ctx.txn.progress()
+            ctx.txn.progress(),
+            ctx.ing.progress()
         );
     }
     for h in hs {
@@ -415,6 +427,9 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     }
     if ctx.txn.on() {
         println!("{}", ctx.txn.report());
+    }
+    if ctx.ing.on() {
+        println!("{}", ctx.ing.report());
     }
     println!(
         "stress: OK ops={} reads_checked={} elapsed={:.1}s",
@@ -564,6 +579,16 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
     let cf = if ctx.fams > 1 { rng.below(ctx.fams) } else { 0 };
     let h = ctx.handle(db, cf)?;
     let s = |k: u64| ctx.slot(cf, k);
+    // Ingests and checkpoints (no random number is drawn when both are off: the operations of
+    // a seed are what they were before). Not with transactions: an ingest bypasses them.
+    if ctx.ing.on() && !ctx.txn.on() {
+        if ctx.ing.ingest_one_in > 0 && rng.below(ctx.ing.ingest_one_in) == 0 {
+            return ingest_op(ctx, db, cf, rng);
+        }
+        if ctx.ing.checkpoint_one_in > 0 && rng.below(ctx.ing.checkpoint_one_in) == 0 {
+            return checkpoint_op(ctx, db, cf, rng);
+        }
+    }
     let p = rng.below(1000);
     if ctx.fams > 1 && sd_start > 0 {
         match p {

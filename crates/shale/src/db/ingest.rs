@@ -461,6 +461,11 @@ pub(crate) fn ingest(
     let o = opts.clone();
     let metas: Vec<(u64, u64)> = files.iter().zip(&numbers).map(|(f, &n)| (n, f.size)).collect();
     let placed: Vec<ExternalFile> = files;
+    // Set once the MANIFEST write is attempted: after a failed one the edit may still have
+    // reached the MANIFEST (an append that went through before a failed sync, say), so the
+    // copies must stay (an open removes them if the MANIFEST does not name them).
+    let manifest_tried = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let tried = manifest_tried.clone();
     let r = write::exclusive(
         db,
         Box::new(move || {
@@ -485,7 +490,7 @@ pub(crate) fn ingest(
             let mut st = db.state.lock();
             DbInner::check_bg_error(&st)?;
             st.ingests_running += 1;
-            let r = place_and_install(&db, &mut st, &cfd, &placed, &metas, &o);
+            let r = place_and_install(&db, &mut st, &cfd, &placed, &metas, &o, &tried);
             st.ingests_running -= 1;
             db.work_cv.notify_all();
             r
@@ -501,7 +506,9 @@ pub(crate) fn ingest(
             Ok(())
         }
         Err(e) => {
-            cleanup(&created);
+            if !manifest_tried.load(AtOrd::Acquire) {
+                cleanup(&created);
+            }
             Err(e)
         }
     }
@@ -516,6 +523,7 @@ fn place_and_install(
     placed: &[ExternalFile],
     metas: &[(u64, u64)],
     o: &IngestExternalFileOptions,
+    manifest_tried: &std::sync::atomic::AtomicBool,
 ) -> Result<()> {
     let last = db.last_seq.load(AtOrd::Acquire);
     let force = o.snapshot_consistency && !db.snapshots.lock().is_empty();
@@ -565,6 +573,7 @@ fn place_and_install(
         // so the edit's LastSequence covers it.
         db.last_seq.store(last + 1, AtOrd::Release);
     }
+    manifest_tried.store(true, AtOrd::Release);
     db.log_and_apply(st, &mut edit)?;
     db.install_super_version(st, cfd.id);
     Ok(())
