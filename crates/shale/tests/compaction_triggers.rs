@@ -210,7 +210,7 @@ fn universal_stats_show_the_run_score_write_and_space_amplification() {
 }
 
 #[test]
-fn fifo_intra_l0_outputs_are_cut_at_16_mib() {
+fn fifo_intra_l0_output_is_one_file_however_large() {
     let fs = MemFs::new();
     let mut o = mem_opts(&fs);
     o.set_compaction_style(DBCompactionStyle::Fifo);
@@ -235,14 +235,13 @@ fn fifo_intra_l0_outputs_are_cut_at_16_mib() {
     }
     db.set_options(&[("disable_auto_compactions", "false")]).unwrap();
     db.wait_for_compact().unwrap();
-    let mut sizes: Vec<usize> = db.live_files().unwrap().iter().map(|f| f.size).collect();
-    sizes.sort_unstable();
-    assert_eq!(sizes.len(), 2, "{sizes:?}");
-    let mib = 1usize << 20;
-    // Cut once the data written reaches 16 MiB; the index and filter blocks come on top
-    // (256-byte blocks here: an index entry per key).
-    assert!(sizes[1] >= 16 * mib && sizes[1] < 17 * mib, "{sizes:?}");
-    assert!(sizes[0] > 3 * mib && sizes[0] < 5 * mib, "{sizes:?}");
+    // RocksDB's FIFO pick passes a 16 MiB output limit, but compaction outputs to L0 are never
+    // split (`CompactionOutputs::ShouldStopBefore`): one file of all 18 inputs' data. Cut
+    // outputs would be merged again by the next intra-L0 pick (write amplification 15+).
+    let files = db.live_files().unwrap();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].size > 18 << 20, "{files:?}");
+    assert_eq!(files[0].level, 0, "{files:?}");
     assert_eq!(dump(&db).len(), 18 * 1100);
 }
 

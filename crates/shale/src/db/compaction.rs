@@ -173,10 +173,6 @@ fn run_compaction_inner(
         }
     };
     params.ancestor_time = oldest_ancestor_time(pick);
-    if pick.is_intra_l0() && cf.opts.compaction_style == DBCompactionStyle::Fifo {
-        // RocksDB's FIFO intra-L0 compaction cuts its output files at 16 MiB.
-        params.target_file_size = FIFO_INTRA_L0_OUTPUT_SIZE;
-    }
     params.count_drops = true;
     params.filter = cf.opts.compaction_filter.as_ref().map(|source| FilterSpec {
         source: source.clone(),
@@ -321,9 +317,6 @@ pub(crate) fn pick_for(st: &DbState, cf: &ColumnFamilyData) -> Option<Pick> {
         ),
     }
 }
-
-/// The output file size of a FIFO intra-L0 compaction (RocksDB's fixed limit).
-pub(crate) const FIFO_INTRA_L0_OUTPUT_SIZE: u64 = 16 << 20;
 
 /// The oldest ancestor time of a compaction's inputs (RocksDB's
 /// `MinInputFileOldestAncesterTime`: the MANIFEST's field, else the table's creation time),
