@@ -9,6 +9,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
+mod styles;
+
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyKeyError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -1729,6 +1731,7 @@ fn shale_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SstFileWriter>()?;
     m.add_class::<IngestExternalFileOptions>()?;
     m.add_class::<Checkpoint>()?;
+    styles::register(m)?;
     macro_rules! add_errors {
         ($($e:ident),*) => { $(m.add(stringify!($e), py.get_type::<$e>())?;)* };
     }
