@@ -11,7 +11,9 @@
 //!   whose blocks carry checksums (the footer names the type: a DB may hold files written with
 //!   `NoChecksum` by an earlier run, or plain/cuckoo files, where no reader can notice a flip).
 //!   Reads overlapping the last 256 bytes of a file (the footer, which old format versions do
-//!   not checksum) are left alone.
+//!   not checksum) are left alone, and so are the external files an ingest copies
+//!   (`<db>.stress-scratch/`: the copy does not read checksums, so a flip would be copied into
+//!   the DB undetected, as it would be by RocksDB).
 //!
 //! Injection can be switched off (`set_enabled(false)`) while the stress tool reopens and
 //! verifies the database after a fault. Every injected fault is counted.
@@ -263,7 +265,14 @@ impl ForwardingFs for RandomFaultFs {
     fn open_random(&self, p: &Path) -> shale::Result<Arc<dyn RandomAccessFile>> {
         self.ctl.read_fault(p)?;
         let inner = self.inner.open_random(p)?;
-        let is_table = p.extension().is_some_and(|e| e == "sst") && has_block_checksums(&*inner);
+        // No bit flips in the external files of `<db>.stress-scratch/`: an ingest copies such a
+        // file byte for byte without reading its checksums (as RocksDB does), so a flip while
+        // copying would put a damaged table in the DB that no reader could tell from a bad input.
+        let scratch = p
+            .parent()
+            .and_then(|d| d.file_name())
+            .is_some_and(|d| d.to_string_lossy().ends_with(".stress-scratch"));
+        let is_table = p.extension().is_some_and(|e| e == "sst") && !scratch && has_block_checksums(&*inner);
         Ok(Arc::new(FaultReadable {
             inner,
             path: p.to_path_buf(),

@@ -574,9 +574,23 @@ fn place_and_install(
         db.last_seq.store(last + 1, AtOrd::Release);
     }
     manifest_tried.store(true, AtOrd::Release);
-    db.log_and_apply(st, &mut edit)?;
+    log_edit(db, st, &mut edit)?;
     db.install_super_version(st, cfd.id);
     Ok(())
+}
+
+/// Write `edit` to the MANIFEST. A failure is a background error that stops writes until
+/// `resume()` or a reopen, as RocksDB treats a failed MANIFEST write: the edit may have reached
+/// the MANIFEST although the state in memory does not have it, and only a new MANIFEST written
+/// from that state (the next MANIFEST write, which `resume()` makes) or a reopen (which reads the
+/// MANIFEST) settles whether it happened.
+fn log_edit(db: &DbInner, st: &mut parking_lot::MutexGuard<'_, DbState>, edit: &mut VersionEdit) -> Result<()> {
+    let r = db.log_and_apply(st, edit);
+    if let Err(e) = &r {
+        super::error_handler::record_error(db, st, e.clone());
+        db.bg_cv.notify_all();
+    }
+    r
 }
 
 /// RocksDB's `DeleteFilesInRange` (`include_end = true`): drop the L1+ files wholly inside
@@ -645,7 +659,7 @@ pub(crate) fn delete_files_in_range(
     if edit.deleted_files.is_empty() {
         return Ok(());
     }
-    db.log_and_apply(&mut st, &mut edit)?;
+    log_edit(db, &mut st, &mut edit)?;
     db.install_super_version(&st, cfd.id);
     super::purge_obsolete(db, &mut st);
     db.work_cv.notify_all();
