@@ -27,6 +27,34 @@ pub fn generate_key_from_int(v: u64, key_size: usize, out: &mut Vec<u8>) {
     out.resize(key_size, b'0');
 }
 
+/// db_bench's `GenerateKeyFromInt` with `--keys_per_prefix` > 0: the prefix number
+/// `v % (num_keys / keys_per_prefix)` as the big-endian low `min(prefix_size, 8)` bytes (then
+/// `'0'` up to `prefix_size`), then `v` as the big-endian low bytes of what fits (at most 8),
+/// then `'0'` up to `key_size`. Consecutive `v` fall into different prefixes; each prefix gets
+/// about `keys_per_prefix` of the `num_keys` numbers.
+pub fn generate_prefixed_key(
+    v: u64,
+    num_keys: i64,
+    prefix_size: usize,
+    keys_per_prefix: i64,
+    key_size: usize,
+    out: &mut Vec<u8>,
+) {
+    out.clear();
+    let num_prefix = (num_keys / keys_per_prefix.max(1)).max(1) as u64;
+    let prefix = v % num_prefix;
+    let n = prefix_size.min(8);
+    for i in 0..n {
+        out.push((prefix >> ((n - i - 1) * 8)) as u8);
+    }
+    out.resize(prefix_size, b'0');
+    let n = key_size.saturating_sub(prefix_size).min(8);
+    for i in 0..n {
+        out.push((v >> ((n - i - 1) * 8)) as u8);
+    }
+    out.resize(key_size.max(out.len()), b'0');
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Method {
     WriteSeq,
@@ -112,6 +140,10 @@ struct Ctx {
     deletes: i64,
     value_size: usize,
     key_size: usize,
+    /// `--prefix_size` and `--keys_per_prefix` (keys with prefixes when the latter is > 0).
+    prefix_size: usize,
+    keys_per_prefix: i64,
+    auto_prefix_mode: bool,
     entries_per_batch: i64,
     multiread_batched: bool,
     seek_nexts: i64,
@@ -263,7 +295,7 @@ fn do_write(ctx: &Ctx, sh: &Shared, t: &mut ThreadState, random: bool) {
             WriteBatch::with_capacity(ctx.entries_per_batch as usize * (ctx.key_size + ctx.value_size + 11));
         for _ in 0..ctx.entries_per_batch {
             let k = key_gen.next(&mut t.rand);
-            generate_key_from_int(k, ctx.key_size, &mut key);
+            ctx.gen_key(k, ctx.flags_num, &mut key);
             let val = gen.generate();
             // db_bench: the key's number also picks its family, so reads find it again
             let cf = ctx.cf_of(k);
@@ -286,17 +318,17 @@ fn do_write(ctx: &Ctx, sh: &Shared, t: &mut ThreadState, random: bool) {
                 let begin_num = key_gen.next(&mut t.rand);
                 if ctx.expand_range_tombstones {
                     for offset in 0..ctx.range_tombstone_width {
-                        generate_key_from_int(begin_num.wrapping_add(offset as u64), ctx.key_size, &mut begin_key);
+                        ctx.gen_key(begin_num.wrapping_add(offset as u64), ctx.flags_num, &mut begin_key);
                         match cf {
                             Some(cf) => batch.delete_cf(cf, &begin_key),
                             None => batch.delete(&begin_key),
                         }
                     }
                 } else {
-                    generate_key_from_int(begin_num, ctx.key_size, &mut begin_key);
-                    generate_key_from_int(
+                    ctx.gen_key(begin_num, ctx.flags_num, &mut begin_key);
+                    ctx.gen_key(
                         begin_num.wrapping_add(ctx.range_tombstone_width as u64),
-                        ctx.key_size,
+                        ctx.flags_num,
                         &mut end_key,
                     );
                     match cf {
@@ -329,7 +361,7 @@ fn merge_random(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
     while !duration.done(1) {
         t.rand.next(); // SelectDBWithCfh(thread)
         let k = t.rand.next() % modulus;
-        generate_key_from_int(k, ctx.key_size, &mut key);
+        ctx.gen_key(k, modulus as i64, &mut key);
         let val = gen.generate();
         if let Err(e) = ctx.db.merge_opt(&key, val, &ctx.write_options) {
             eprintln!("merge error: {e}");
@@ -354,7 +386,7 @@ fn read_random_merge_random(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
     let mut duration = Duration::new(ctx, sh, ctx.duration, ctx.readwrites);
     while !duration.done(1) {
         t.rand.next(); // SelectDB(thread)
-        generate_key_from_int(t.rand.next() % modulus, ctx.key_size, &mut key);
+        ctx.gen_key(t.rand.next() % modulus, modulus as i64, &mut key);
         let do_merge = ((t.rand.next() % 100) as i64) < ctx.mergereadpercent;
         if do_merge {
             if let Err(e) = ctx.db.merge_opt(&key, gen.generate(), &ctx.write_options) {
@@ -419,7 +451,7 @@ fn read_random(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
     while !duration.done(1) {
         t.rand.next(); // db_bench's SelectDBWithCfh(thread)
         let k = t.rand.next() % modulus; // GetRandomKey
-        generate_key_from_int(k, ctx.key_size, &mut key);
+        ctx.gen_key(k, modulus as i64, &mut key);
         read += 1;
         // db_bench reads into a PinnableSlice: the value is not copied out of the DB.
         let got = match ctx.cf_of(k) {
@@ -471,7 +503,7 @@ fn multi_read_random(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
     while !duration.done(batch as i64) {
         t.rand.next(); // db_bench's SelectDB(thread)
         for k in keys.iter_mut() {
-            generate_key_from_int(t.rand.next() % modulus, ctx.key_size, k);
+            ctx.gen_key(t.rand.next() % modulus, modulus as i64, k);
         }
         // db_bench copies the values into strings, or pins them with --multiread_batched.
         let res = if ctx.multiread_batched {
@@ -502,6 +534,18 @@ fn multi_read_random(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
     t.stats.add_message(&format!("({found} of {read} found)\n"));
 }
 
+impl Ctx {
+    /// db_bench's `GenerateKeyFromInt(v, num_keys)`: with `--keys_per_prefix` a prefixed key.
+    #[inline]
+    fn gen_key(&self, v: u64, num_keys: i64, out: &mut Vec<u8>) {
+        if self.keys_per_prefix > 0 {
+            generate_prefixed_key(v, num_keys, self.prefix_size, self.keys_per_prefix, self.key_size, out);
+        } else {
+            generate_key_from_int(v, self.key_size, out);
+        }
+    }
+}
+
 fn seek_random(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
     let mut read: u64 = 0;
     let mut found: u64 = 0;
@@ -509,10 +553,13 @@ fn seek_random(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
     let mut key = Vec::with_capacity(ctx.key_size);
     let modulus = ctx.flags_num.max(1) as u64;
     let mut duration = Duration::new(ctx, sh, ctx.duration, ctx.reads);
+    // db_bench sets `auto_prefix_mode` for this benchmark only
+    let mut ro = ctx.read_options.clone();
+    ro.set_auto_prefix_mode(ctx.auto_prefix_mode);
     while !duration.done(1) {
         let pos = t.rand.next() % modulus;
-        generate_key_from_int(pos, ctx.key_size, &mut key);
-        let mut it = ctx.db.raw_iterator_opt(ctx.read_options.clone());
+        ctx.gen_key(pos, modulus as i64, &mut key);
+        let mut it = ctx.db.raw_iterator_opt(ro.clone());
         it.seek(&key);
         read += 1;
         if it.valid() && it.key() == Some(key.as_slice()) {
@@ -544,7 +591,7 @@ fn do_delete(ctx: &Ctx, sh: &Shared, t: &mut ThreadState, seq: bool) {
         let mut batch = WriteBatch::new();
         for j in 0..ctx.entries_per_batch {
             let k = if seq { (i + j) as u64 } else { t.rand.next() % modulus };
-            generate_key_from_int(k, ctx.key_size, &mut key);
+            ctx.gen_key(k, modulus as i64, &mut key);
             batch.delete(&key);
         }
         let r = ctx.db.write_opt(batch, &ctx.write_options);
@@ -568,7 +615,7 @@ fn bg_writer(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
         if sh.num_done.load(Ordering::SeqCst) + 1 >= sh.total || sh.fatal.load(Ordering::Relaxed) {
             break;
         }
-        generate_key_from_int(t.rand.next() % keyspace, ctx.key_size, &mut key);
+        ctx.gen_key(t.rand.next() % keyspace, keyspace as i64, &mut key);
         let val = gen.generate();
         match ctx.db.put_opt(&key, val, &ctx.write_options) {
             Ok(()) => bytes += (key.len() + val.len()) as u64,
@@ -934,6 +981,9 @@ impl Benchmark {
                 deletes,
                 value_size: self.cfg.value_size,
                 key_size: self.cfg.key_size,
+                prefix_size: self.cfg.prefix_size.max(0) as usize,
+                keys_per_prefix: self.cfg.keys_per_prefix,
+                auto_prefix_mode: self.cfg.auto_prefix_mode,
                 entries_per_batch,
                 multiread_batched: self.cfg.multiread_batched,
                 seek_nexts: self.cfg.seek_nexts,
@@ -946,6 +996,8 @@ impl Benchmark {
                     let mut o = ReadOptions::default();
                     o.set_verify_checksums(self.cfg.verify_checksum);
                     o.fill_cache(true);
+                    o.set_prefix_same_as_start(self.cfg.prefix_same_as_start);
+                    o.set_total_order_seek(self.cfg.total_order_seek);
                     o
                 },
                 writes_before_delete_range: self.cfg.writes_before_delete_range,
@@ -990,7 +1042,7 @@ impl Benchmark {
         ));
         out.push_str(&format!("Entries:    {}\n", c.num));
         out.push_str(&format!("Prefix:    {} bytes\n", c.prefix_size));
-        out.push_str("Keys per prefix:    0\n");
+        out.push_str(&format!("Keys per prefix:    {}\n", c.keys_per_prefix.max(0)));
         out.push_str(&format!(
             "RawSize:    {:.1} MB (estimated)\n",
             ((c.key_size + c.value_size) as i64 * c.num) as f64 / 1_048_576.0

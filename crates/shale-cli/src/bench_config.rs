@@ -56,6 +56,13 @@ pub struct Config {
     pub mergereadpercent: i64,
     /// `--prefix_size` (printed in the header; the extractor is in the options).
     pub prefix_size: i64,
+    /// `--keys_per_prefix`: keys start with a `prefix_size`-byte prefix shared by about this
+    /// many keys (0 or less: no prefix; see `bench::generate_prefixed_key`).
+    pub keys_per_prefix: i64,
+    /// `--prefix_same_as_start`, `--total_order_seek`, `--auto_prefix_mode` (read options).
+    pub prefix_same_as_start: bool,
+    pub total_order_seek: bool,
+    pub auto_prefix_mode: bool,
     /// `--transaction_db`, `--optimistic_transaction_db`, `--transaction_sets`,
     /// `--transaction_set_snapshot`, `--transaction_lock_timeout`.
     pub txn: crate::bench_txn::TxnFlags,
@@ -94,6 +101,9 @@ pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
     bbo.set_lru_cache_capacity(fl.i64("cache_size").max(0) as usize);
     let bloom = fl.i64("bloom_bits");
     bbo.set_bloom_filter(if bloom < 0 { 0.0 } else { bloom as f64 }, false);
+    bbo.set_whole_key_filtering(fl.bool("whole_key_filtering"));
+    o.set_memtable_prefix_bloom_ratio(fl.f64("memtable_bloom_size_ratio"));
+    o.set_memtable_whole_key_filtering(fl.bool("memtable_whole_key_filtering"));
     o.set_compression_type(
         CompressionType::parse(fl.str("compression_type")).map_err(|e| format!("ERROR: --compression_type: {e}"))?,
     );
@@ -217,6 +227,10 @@ impl Config {
             readwritepercent: fl.i64("readwritepercent"),
             mergereadpercent: fl.i64("mergereadpercent"),
             prefix_size: fl.i64("prefix_size"),
+            keys_per_prefix: fl.i64("keys_per_prefix"),
+            prefix_same_as_start: fl.bool("prefix_same_as_start"),
+            total_order_seek: fl.bool("total_order_seek"),
+            auto_prefix_mode: fl.bool("auto_prefix_mode"),
             txn: crate::bench_txn::TxnFlags {
                 transaction_db: fl.bool("transaction_db"),
                 optimistic: fl.bool("optimistic_transaction_db"),

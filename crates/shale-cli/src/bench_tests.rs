@@ -21,6 +21,22 @@ fn keys_match_db_bench_bytes() {
 }
 
 #[test]
+fn prefixed_keys_match_db_bench_bytes() {
+    let mut k = Vec::new();
+    // 1000 keys, 10 per prefix: 100 prefixes; 12345 is in prefix 45
+    generate_prefixed_key(12345, 1000, 8, 10, 16, &mut k);
+    assert_eq!(k, [0, 0, 0, 0, 0, 0, 0, 45, 0, 0, 0, 0, 0, 0, 0x30, 0x39]);
+    // a prefix longer than 8 bytes is padded with '0', as is the key
+    generate_prefixed_key(7, 1000, 10, 10, 20, &mut k);
+    let mut want = vec![0, 0, 0, 0, 0, 0, 0, 7, b'0', b'0', 0, 0, 0, 0, 0, 0, 0, 7];
+    want.extend_from_slice(b"00");
+    assert_eq!(k, want);
+    // a short prefix and key keep their low bytes; more keys per prefix than keys: one prefix
+    generate_prefixed_key(0x0102_0304, 10, 2, 100, 5, &mut k);
+    assert_eq!(k, [0, 0, 2, 3, 4]);
+}
+
+#[test]
 fn ctime_format() {
     assert_eq!(ctime_utc(0), "Thu Jan  1 00:00:00 1970");
     assert_eq!(ctime_utc(1_700_000_000), "Tue Nov 14 22:13:20 2023");

@@ -332,6 +332,8 @@ pub struct RunCfg {
     pub disable_wal: bool,
     /// PlainTable files: no delete_range, iterators move forward only.
     pub plain: bool,
+    /// Bytes of the fixed prefix extractor (0: none; `--prefix_size`).
+    pub prefix: usize,
     pub desc: String,
 }
 
@@ -432,6 +434,7 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) 
             sync,
             disable_wal,
             plain: false,
+            prefix: 0,
             desc,
         },
     )

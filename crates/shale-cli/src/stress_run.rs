@@ -205,6 +205,27 @@ pub fn run(fl: &Flags) -> Result<(), String> {
         opts.set_ttl(0);
         cfg.desc.push_str(" table_format=plain");
     }
+    let prefix = match fl.i64("prefix_size") {
+        -1 => [0, 6, 7][(mix(seed ^ 0x9E3F) % 3) as usize],
+        n => n.max(0) as usize,
+    };
+    if prefix > 0 && !cfg.plain {
+        // Prefix filters in the tables (with or without whole keys) and a memtable bloom
+        // (`docs/prefix.md`); scans become prefix seeks (`stress_verify::scan_check`).
+        let m = mix(seed ^ 0x5EED);
+        opts.set_prefix_extractor(shale::new_fixed_prefix_transform(prefix));
+        let mut bbo = opts.get_block_based_options();
+        bbo.set_whole_key_filtering(!m.is_multiple_of(3));
+        opts.set_block_based_table_factory(&bbo);
+        opts.set_memtable_prefix_bloom_ratio(if m.is_multiple_of(2) { 0.1 } else { 0.0 });
+        opts.set_memtable_whole_key_filtering(m % 4 == 1);
+        cfg.prefix = prefix;
+        cfg.desc.push_str(&format!(
+            " prefix_extractor=rocksdb.FixedPrefix.{prefix} whole_key_filtering={} memtable_prefix_bloom_size_ratio={}",
+            !m.is_multiple_of(3),
+            opts.get_memtable_prefix_bloom_ratio()
+        ));
+    }
     let rates = FaultRates {
         read_one_in: fl.u64("read_fault_one_in"),
         write_one_in: fl.u64("write_fault_one_in"),

@@ -195,6 +195,17 @@ pub(crate) fn scan_check(
     }
     ro.set_iterate_lower_bound(key_bytes(lo).to_vec());
     ro.set_iterate_upper_bound(key_bytes(hi).to_vec());
+    let n = ctx.cfg.prefix;
+    if n > 0 {
+        // With a prefix extractor: a prefix seek that stays in the prefix when the range is in
+        // one prefix, else total order with the filters where the bound allows, or without.
+        let one_prefix = n <= 8 && key_bytes(lo)[..n] == key_bytes(hi - 1)[..n];
+        match rng.below(3) {
+            0 if one_prefix => ro.set_prefix_same_as_start(true),
+            1 => ro.set_total_order_seek(true),
+            _ => ro.set_auto_prefix_mode(true),
+        }
+    }
     let mut it = db.raw_iterator_cf_opt(h, ro);
     // Plain tables iterate forward only (as in RocksDB).
     let forward = rng.below(2) == 0 || ctx.cfg.plain;

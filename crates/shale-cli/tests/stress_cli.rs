@@ -49,6 +49,34 @@ fn stress_runs_verify_and_reopen() {
     assert!(o.status.success(), "{}", text(&o));
 }
 
+/// With a prefix extractor (prefix filters in the tables, memtable blooms by the seed) the scans
+/// become prefix seeks, `auto_prefix_mode` or total-order seeks, all checked against the oracle.
+#[test]
+fn stress_with_a_prefix_extractor() {
+    let dir = tempfile::tempdir().unwrap();
+    for seed in ["1", "2", "5"] {
+        let db = dir.path().join(format!("db{seed}"));
+        let o = shale(&[
+            "stress",
+            &format!("--db={}", db.display()),
+            "--threads=2",
+            "--ops_per_thread=4000",
+            "--max_key=3000",
+            "--prefix_size=7",
+            "--table_format=0",
+            "--destroy_db_initially",
+            &format!("--seed={seed}"),
+        ]);
+        assert!(o.status.success(), "seed {seed}: {}", text(&o));
+        assert!(
+            text(&o).contains("prefix_extractor=rocksdb.FixedPrefix.7"),
+            "{}",
+            text(&o)
+        );
+        assert!(text(&o).contains("stress: OK"), "{}", text(&o));
+    }
+}
+
 #[test]
 fn stress_flags_are_validated() {
     let dir = tempfile::tempdir().unwrap();

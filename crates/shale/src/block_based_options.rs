@@ -59,6 +59,7 @@ pub struct BlockBasedOptions {
     pub(crate) block_cache: Option<Cache>,
     pub(crate) cache_capacity: usize,
     pub(crate) bloom_bits_per_key: f64,
+    pub(crate) whole_key_filtering: bool,
     pub(crate) checksum_type: ChecksumType,
     pub(crate) format_version: u32,
     pub(crate) cache_index_and_filter_blocks: bool,
@@ -82,6 +83,7 @@ impl BlockBasedOptions {
             block_cache: o.block_cache.clone(),
             cache_capacity: o.block_cache_capacity,
             bloom_bits_per_key: o.bloom_bits_per_key,
+            whole_key_filtering: o.whole_key_filtering,
             checksum_type: o.checksum_type,
             format_version: o.format_version,
             cache_index_and_filter_blocks: o.cache_index_and_filter_blocks,
@@ -120,6 +122,11 @@ impl BlockBasedOptions {
         let _ = block_based;
         self.bloom_bits_per_key = bits_per_key;
     }
+    /// Put whole keys into the filters and probe them on point lookups (default true); with a
+    /// prefix extractor the filters hold prefixes too, or only prefixes when this is off.
+    pub fn set_whole_key_filtering(&mut self, v: bool) {
+        self.whole_key_filtering = v;
+    }
     /// Keep index and filter blocks in the block cache instead of in each open table.
     pub fn set_cache_index_and_filter_blocks(&mut self, v: bool) {
         self.cache_index_and_filter_blocks = v;
@@ -149,6 +156,7 @@ impl Options {
         self.block_cache = f.block_cache;
         self.block_cache_capacity = f.cache_capacity;
         self.bloom_bits_per_key = f.bloom_bits_per_key;
+        self.whole_key_filtering = f.whole_key_filtering;
         self.checksum_type = f.checksum_type;
         self.format_version = f.format_version;
         self.cache_index_and_filter_blocks = f.cache_index_and_filter_blocks;

@@ -82,6 +82,16 @@ pub struct Options {
     pub(crate) write_buffer_manager: Option<Arc<WriteBufferManager>>,
     /// Bloom filter bits per key (default 10; 0 disables filters).
     pub(crate) bloom_bits_per_key: f64,
+    /// Table filters hold whole keys and point lookups probe them (RocksDB's
+    /// `BlockBasedTableOptions::whole_key_filtering`, default true). With a prefix extractor the
+    /// filters also hold the prefixes (`docs/prefix.md`).
+    pub(crate) whole_key_filtering: bool,
+    /// The memtable bloom's size as a share of `write_buffer_size` (RocksDB's
+    /// `memtable_prefix_bloom_size_ratio`, default 0: none; clamped to 0..=0.25 as RocksDB does).
+    pub(crate) memtable_prefix_bloom_size_ratio: f64,
+    /// The memtable bloom also holds whole keys, probed by point lookups (RocksDB's
+    /// `memtable_whole_key_filtering`, default false).
+    pub(crate) memtable_whole_key_filtering: bool,
     pub(crate) checksum_type: ChecksumType,
     pub(crate) compression: CompressionType,
     /// Block-based table format_version written (default 5; 2..=6 accepted).
@@ -212,6 +222,9 @@ impl Default for Options {
             db_write_buffer_size: 0,
             write_buffer_manager: None,
             bloom_bits_per_key: 10.0,
+            whole_key_filtering: true,
+            memtable_prefix_bloom_size_ratio: 0.0,
+            memtable_whole_key_filtering: false,
             checksum_type: ChecksumType::XXH3,
             compression: CompressionType::None,
             format_version: 5,
@@ -355,6 +368,35 @@ impl Options {
     }
     pub fn set_prefix_extractor(&mut self, p: Arc<dyn crate::slice_transform::SliceTransform>) {
         self.prefix_extractor = Some(p);
+    }
+    /// A memtable bloom of `ratio * write_buffer_size` bytes over the prefixes of the
+    /// memtable's keys (and whole keys with `set_memtable_whole_key_filtering`), checked before
+    /// a lookup or prefix seek searches the memtable (RocksDB's
+    /// `memtable_prefix_bloom_size_ratio`; clamped to 0..=0.25).
+    pub fn set_memtable_prefix_bloom_ratio(&mut self, ratio: f64) {
+        self.memtable_prefix_bloom_size_ratio = ratio;
+    }
+    /// The memtable bloom holds whole keys too, and point lookups probe them.
+    pub fn set_memtable_whole_key_filtering(&mut self, v: bool) {
+        self.memtable_whole_key_filtering = v;
+    }
+    /// A memtable bloom as these options ask for one (None: none).
+    pub(crate) fn memtable_bloom(&self) -> Option<crate::memtable::prefix_bloom::PrefixBloom> {
+        let r = self.memtable_prefix_bloom_size_ratio;
+        let r = if r.is_nan() { 0.0 } else { r.clamp(0.0, 0.25) };
+        let bytes = (self.write_buffer_size as f64 * r) as usize;
+        crate::memtable::prefix_bloom::PrefixBloom::new(
+            bytes,
+            self.prefix_extractor.clone(),
+            self.memtable_whole_key_filtering,
+        )
+    }
+    /// What the table filters hold (`table::prefix_filter`).
+    pub(crate) fn filter_contents(&self) -> crate::table::prefix_filter::FilterContents {
+        crate::table::prefix_filter::FilterContents {
+            prefix_extractor: self.prefix_extractor.clone(),
+            whole_key_filtering: self.whole_key_filtering,
+        }
     }
     pub fn set_allow_mmap_reads(&mut self, v: bool) {
         self.allow_mmap_reads = v;
@@ -578,6 +620,15 @@ pub struct ReadOptions {
     pub(crate) iterate_upper_bound: Option<Vec<u8>>,
     pub(crate) verify_checksums: bool,
     pub(crate) fill_cache: bool,
+    /// With a prefix extractor: the iterator ends where the prefix of the seek key ends
+    /// (RocksDB's `prefix_same_as_start`).
+    pub(crate) prefix_same_as_start: bool,
+    /// Ignore the prefix extractor: seeks see every key in order, no prefix filter is asked
+    /// (RocksDB's `total_order_seek`).
+    pub(crate) total_order_seek: bool,
+    /// Total-order results, with prefix filters asked only when the upper bound keeps a seek
+    /// inside one prefix (RocksDB's `auto_prefix_mode`).
+    pub(crate) auto_prefix_mode: bool,
 }
 
 impl Default for ReadOptions {
@@ -588,6 +639,9 @@ impl Default for ReadOptions {
             iterate_upper_bound: None,
             verify_checksums: true,
             fill_cache: true,
+            prefix_same_as_start: false,
+            total_order_seek: false,
+            auto_prefix_mode: false,
         }
     }
 }
@@ -607,6 +661,18 @@ impl ReadOptions {
     }
     pub fn fill_cache(&mut self, v: bool) {
         self.fill_cache = v;
+    }
+    /// Stop iterating at the end of the seek key's prefix (needs a prefix extractor).
+    pub fn set_prefix_same_as_start(&mut self, v: bool) {
+        self.prefix_same_as_start = v;
+    }
+    /// Iterate in total order, ignoring the prefix extractor and prefix filters.
+    pub fn set_total_order_seek(&mut self, v: bool) {
+        self.total_order_seek = v;
+    }
+    /// Total order, using prefix filters only where the upper bound allows.
+    pub fn set_auto_prefix_mode(&mut self, v: bool) {
+        self.auto_prefix_mode = v;
     }
 }
 

@@ -468,6 +468,8 @@ getters! {
     get_env => env: Arc<dyn FileSystem>,
     get_merge_operator => merge_operator: Option<Arc<dyn MergeOperator>>,
     get_prefix_extractor => prefix_extractor: Option<Arc<dyn SliceTransform>>,
+    get_memtable_prefix_bloom_ratio => memtable_prefix_bloom_size_ratio: f64,
+    get_memtable_whole_key_filtering => memtable_whole_key_filtering: bool,
     get_allow_mmap_reads => allow_mmap_reads: bool,
     get_table_factory => table_factory: TableFactory,
     get_compaction_style => compaction_style: DBCompactionStyle,

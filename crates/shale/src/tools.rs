@@ -309,6 +309,15 @@ fn properties_text(t: &AnyTable) -> String {
             &p.filter_policy_name
         }
     );
+    let _ = writeln!(
+        s,
+        "  prefix extractor name: {}",
+        if p.prefix_extractor_name.is_empty() {
+            "N/A"
+        } else {
+            &p.prefix_extractor_name
+        }
+    );
     let _ = writeln!(s, "  column family ID: {}", p.column_family_id);
     let _ = writeln!(s, "  column family name: {}", p.column_family_name);
     let _ = writeln!(s, "  comparator name: {}", p.comparator_name);

@@ -111,6 +111,7 @@ pub(crate) fn table_options(
         checksum: cf.opts.checksum_type,
         compression,
         bloom_bits_per_key: cf.opts.bloom_bits_per_key,
+        filter_contents: cf.opts.filter_contents(),
         column_family_name: cf.name.clone(),
         column_family_id: Some(cf.id),
         db_id: db.db_id.clone(),

@@ -352,7 +352,9 @@ fn open_inner(
         };
         let o = if id == 0 { db_opts.clone() } else { o.clone() };
         let mem = Arc::new(
-            MemTable::with_factory(c.icmp.clone(), o.arena_block_size(), o.memtable_factory).with_account(&mem_account),
+            MemTable::with_factory(c.icmp.clone(), o.arena_block_size(), o.memtable_factory)
+                .with_bloom(o.memtable_bloom())
+                .with_account(&mem_account),
         );
         let cfd = Arc::new(ColumnFamilyData::new(
             id,

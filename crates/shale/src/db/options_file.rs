@@ -248,6 +248,12 @@ fn render_cf(s: &mut String, name: &str, opts: &Options) {
     line(s, "compaction_filter_factory", &factory);
     let prefix = opts.prefix_extractor.as_ref().map_or("nullptr", |p| p.name());
     line(s, "prefix_extractor", &prefix);
+    line(
+        s,
+        "memtable_prefix_bloom_size_ratio",
+        &opts.memtable_prefix_bloom_size_ratio,
+    );
+    line(s, "memtable_whole_key_filtering", &opts.memtable_whole_key_filtering);
     let factory = match &opts.table_factory {
         TableFactory::BlockBased => "BlockBasedTable",
         TableFactory::Plain(_) => "PlainTable",
@@ -332,6 +338,7 @@ fn render_cf(s: &mut String, name: &str, opts: &Options) {
                 &opts.pin_l0_filter_and_index_blocks_in_cache,
             );
             line(s, "no_block_cache", &(opts.block_cache_capacity == 0));
+            line(s, "whole_key_filtering", &opts.whole_key_filtering);
             if opts.bloom_bits_per_key > 0.0 {
                 line(
                     s,
@@ -453,6 +460,7 @@ enum Section {
     Cf,
     Plain,
     Cuckoo,
+    Block,
 }
 
 /// `{id=X;...}` (the object syntax of newer RocksDB versions) gives `X`; a plain value is itself.
@@ -475,6 +483,7 @@ pub(crate) fn apply(text: &[u8], file: &str, opts: &mut Options) -> Result<()> {
 
 /// [`apply`] for the sections of family `cf` (and the DB options).
 pub(crate) fn apply_cf(text: &[u8], file: &str, cf: &str, opts: &mut Options) -> Result<()> {
+    let block_sec = format!("TableOptions/BlockBasedTable \"{cf}\"");
     let (cf_sec, plain_sec, cuckoo_sec) = (
         format!("CFOptions \"{cf}\""),
         format!("TableOptions/PlainTable \"{cf}\""),
@@ -501,6 +510,7 @@ pub(crate) fn apply_cf(text: &[u8], file: &str, cf: &str, opts: &mut Options) ->
                 h if h == cf_sec => Section::Cf,
                 h if h == plain_sec => Section::Plain,
                 h if h == cuckoo_sec => Section::Cuckoo,
+                h if h == block_sec => Section::Block,
                 _ => Section::Other,
             };
             continue;
@@ -592,6 +602,11 @@ pub(crate) fn apply_cf(text: &[u8], file: &str, cf: &str, opts: &mut Options) ->
                 }
                 Some(())
             }
+            (Section::Cf, "memtable_prefix_bloom_size_ratio") => {
+                num(v).map(|x| opts.memtable_prefix_bloom_size_ratio = x)
+            }
+            (Section::Cf, "memtable_whole_key_filtering") => boolean(v).map(|b| opts.memtable_whole_key_filtering = b),
+            (Section::Block, "whole_key_filtering") => boolean(v).map(|b| opts.whole_key_filtering = b),
             (Section::Plain, "user_key_len") => num(v).map(|x| plain.user_key_len = x),
             (Section::Plain, "bloom_bits_per_key") => num(v).map(|x| plain.bloom_bits_per_key = x),
             (Section::Plain, "hash_table_ratio") => num(v).map(|x| plain.hash_table_ratio = x),
@@ -757,6 +772,39 @@ mod tests {
             let key = bad.split('=').next().unwrap();
             assert!(e.to_string().contains(key), "{bad}: {e}");
         }
+    }
+    #[test]
+    fn prefix_bloom_options_round_trip() {
+        let mut o = Options::default();
+        o.set_prefix_extractor(crate::slice_transform::new_capped_prefix_transform(5));
+        o.whole_key_filtering = false;
+        o.set_memtable_prefix_bloom_ratio(0.125);
+        o.set_memtable_whole_key_filtering(true);
+        let t = render(&o);
+        assert!(
+            body(&t, "[TableOptions/BlockBasedTable \"default\"]").contains(&"whole_key_filtering=false".to_string())
+        );
+        let cf = body(&t, "[CFOptions \"default\"]");
+        assert!(
+            cf.contains(&"memtable_prefix_bloom_size_ratio=0.125".to_string()),
+            "{cf:?}"
+        );
+        let mut back = Options::default();
+        apply(t.as_bytes(), "OPTIONS-000011", &mut back).unwrap();
+        assert!(!back.whole_key_filtering && back.memtable_whole_key_filtering);
+        assert_eq!(back.memtable_prefix_bloom_size_ratio, 0.125);
+        assert_eq!(back.prefix_extractor.as_ref().unwrap().name(), "rocksdb.CappedPrefix.5");
+        for bad in [
+            "memtable_prefix_bloom_size_ratio=lots",
+            "memtable_whole_key_filtering=maybe",
+        ] {
+            let text = format!("[CFOptions \"default\"]\n  {bad}\n");
+            let e = apply(text.as_bytes(), "f", &mut Options::default()).unwrap_err();
+            assert!(e.to_string().contains(bad.split('=').next().unwrap()), "{e}");
+        }
+        let text = "[TableOptions/BlockBasedTable \"default\"]\n  whole_key_filtering=2\n";
+        let e = apply(text.as_bytes(), "f", &mut Options::default()).unwrap_err();
+        assert!(e.to_string().contains("whole_key_filtering"), "{e}");
     }
     #[test]
     fn loads_what_it_writes_and_rocksdb_spellings() {

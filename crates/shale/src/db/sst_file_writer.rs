@@ -80,6 +80,7 @@ impl<'a> SstFileWriter<'a> {
             checksum: o.checksum_type,
             compression,
             bloom_bits_per_key: o.bloom_bits_per_key,
+            filter_contents: o.filter_contents(),
             column_family_name: String::new(),
             column_family_id: Some(UNKNOWN_CF_ID),
             db_id: "SST Writer".into(),

@@ -32,6 +32,8 @@ pub(crate) struct TableCache {
     pin_l0: bool,
     mmap: bool,
     fopts: FormatReadOptions,
+    /// The family's prefix extractor and whole-key switch (what table filters are asked).
+    filter_contents: crate::table::prefix_filter::FilterContents,
     capacity: Option<usize>,
     lru: Mutex<Lru>,
     /// This open's part of the block cache keys (see [`next_cache_prefix`]).
@@ -77,6 +79,7 @@ impl TableCache {
             cache_index_and_filter_blocks: opts.cache_index_and_filter_blocks,
             pin_l0: opts.cache_index_and_filter_blocks && opts.pin_l0_filter_and_index_blocks_in_cache,
             mmap: opts.allow_mmap_reads,
+            filter_contents: opts.filter_contents(),
             fopts: FormatReadOptions {
                 plain: match &opts.table_factory {
                     crate::options::TableFactory::Plain(p) => p.clone(),
@@ -133,6 +136,7 @@ impl TableCache {
                 pin_index_and_filter_in_cache: self.pin_l0 && level0,
                 largest_seqno: Some(largest_seqno),
                 stats: self.stats.clone(),
+                filter_contents: self.filter_contents.clone(),
             },
             &self.fopts,
         );

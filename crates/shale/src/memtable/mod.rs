@@ -20,6 +20,7 @@
 
 pub(crate) mod arena;
 pub(crate) mod directory;
+pub(crate) mod prefix_bloom;
 pub(crate) mod skiplist;
 pub(crate) mod vector;
 
@@ -242,6 +243,8 @@ pub(crate) struct MemTable {
     min_prep_log: AtomicU64,
     /// Where this memtable charges its memory (the DB's total and write buffer manager).
     charge: Option<crate::write_buffer_manager::MemCharge>,
+    /// The memtable bloom over prefixes and/or whole keys (`prefix_bloom.rs`), if configured.
+    bloom: Option<prefix_bloom::PrefixBloom>,
 }
 
 impl std::fmt::Debug for MemTable {
@@ -287,7 +290,20 @@ impl MemTable {
             range_dels: Default::default(),
             min_prep_log: AtomicU64::new(u64::MAX),
             charge: None,
+            bloom: None,
         }
+    }
+
+    /// Give the memtable a bloom (before any entry is added; None: no bloom).
+    pub(crate) fn with_bloom(mut self, bloom: Option<prefix_bloom::PrefixBloom>) -> MemTable {
+        self.bloom = bloom;
+        self
+    }
+
+    /// The memtable bloom, if any.
+    #[inline]
+    pub(crate) fn bloom(&self) -> Option<&prefix_bloom::PrefixBloom> {
+        self.bloom.as_ref()
     }
 
     /// Data committed from a prepared section in WAL `log` went into this memtable.
@@ -375,6 +391,10 @@ impl MemTable {
         let vlen = u32::try_from(value.len()).expect("value too large for a memtable entry");
         let entry_len = varint_len(ikey_len as u64) + ikey_len + varint_len(value.len() as u64) + value.len();
         let trailer = ((seq << 8) | vtype as u64).to_le_bytes();
+        if let Some(b) = &self.bloom {
+            // before the insert makes the entry visible
+            b.add_key(user_key);
+        }
         let ok = match &self.rep {
             Rep::SkipList(l) => l.insert_with(entry_len, |w| {
                 w.put_varint32(klen);
@@ -456,6 +476,10 @@ impl MemTable {
     pub(crate) fn get_ref<'a>(&'a self, lookup_ikey: &[u8], tomb: u64) -> Option<MemGet<&'a [u8]>> {
         let icmp = self.icmp();
         let ukey = user_key(lookup_ikey);
+        if self.bloom.as_ref().is_some_and(|b| !b.key_may_match(ukey)) {
+            crate::perf_context::add(crate::perf_context::field::BLOOM_MEMTABLE_MISS_COUNT, 1);
+            return None;
+        }
         let mut operands: Vec<Vec<u8>> = Vec::new();
         match &self.rep {
             Rep::SkipList(l) => {
@@ -524,10 +548,12 @@ impl MemTable {
     /// block (plus, for a vector, its entry pointers). Compare with `write_buffer_size` to
     /// decide when to switch memtables.
     pub(crate) fn approximate_memory_usage(&self) -> usize {
-        match &self.rep {
-            Rep::SkipList(l) => l.allocated_bytes() + l.directory_memory(),
-            Rep::Vector(v) => v.allocated_bytes(),
-        }
+        let bloom = self.bloom.as_ref().map_or(0, |b| b.memory());
+        bloom
+            + match &self.rep {
+                Rep::SkipList(l) => l.allocated_bytes() + l.directory_memory(),
+                Rep::Vector(v) => v.allocated_bytes(),
+            }
     }
 
     /// Bytes reserved from the allocator (whole arena blocks).

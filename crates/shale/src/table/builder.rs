@@ -14,6 +14,7 @@ use crate::table::block::BlockBuilder;
 use crate::table::filter::{FilterBuilder, FilterKind};
 use crate::table::format::{compress_block, trailer_checksum, BlockHandle, Footer, BLOCK_TRAILER_LEN};
 use crate::table::format::{ChecksumType, CompressionType};
+use crate::table::prefix_filter::{FilterContents, PREFIX_EXTRACTOR_PROP, PREFIX_FILTERING_PROP, WHOLE_KEY_PROP};
 
 /// Metaindex name of the full filter RocksDB writes for its built-in Bloom/Ribbon policies.
 pub(crate) const FULL_FILTER_NAME: &str = "fullfilter.rocksdb.BuiltinBloomFilter";
@@ -35,6 +36,9 @@ pub(crate) struct TableBuilderOptions {
     pub compression: CompressionType,
     /// Bloom bits per key; 0 = no filter.
     pub bloom_bits_per_key: f64,
+    /// What the filter holds: prefixes of the extractor's domain and/or whole keys
+    /// (`table::prefix_filter`).
+    pub filter_contents: FilterContents,
     pub column_family_name: String,
     /// The family's id for the table properties; None: 0 for `default`, else RocksDB's
     /// "unknown" (0x7fffffff, as for an external file).
@@ -61,6 +65,10 @@ impl Default for TableBuilderOptions {
             checksum: ChecksumType::XXH3,
             compression: CompressionType::None,
             bloom_bits_per_key: 10.0,
+            filter_contents: FilterContents {
+                prefix_extractor: None,
+                whole_key_filtering: true,
+            },
             column_family_name: "default".into(),
             column_family_id: None,
             db_id: String::new(),
@@ -254,7 +262,7 @@ impl TableBuilder {
         if let Some(f) = &mut self.filter {
             let uk = user_key(ikey);
             if self.num_points == 0 || user_key(&self.last_key) != uk {
-                f.add_key(uk);
+                self.opts.filter_contents.add(f, uk);
             }
         }
         self.data_block.add(ikey, value);
@@ -496,7 +504,8 @@ impl TableBuilder {
             "rocksdb.merge.operator",
             self.opts.merge_operator_name.as_deref().unwrap_or("nullptr").as_bytes(),
         );
-        s("rocksdb.prefix.extractor.name", b"nullptr");
+        let contents = self.opts.filter_contents.clone();
+        s(PREFIX_EXTRACTOR_PROP, contents.extractor_name().as_bytes());
         s("rocksdb.property.collectors", b"[]");
         s("rocksdb.compression", self.opts.compression.rocksdb_name().as_bytes());
         s(
@@ -516,8 +525,9 @@ impl TableBuilder {
         let mut it = Vec::new();
         put_fixed32(&mut it, 0);
         s("rocksdb.block.based.table.index.type", &it);
-        s("rocksdb.block.based.table.whole.key.filtering", b"1");
-        s("rocksdb.block.based.table.prefix.filtering", b"0");
+        let flag = |on: bool| if on { &b"1"[..] } else { &b"0"[..] };
+        s(WHOLE_KEY_PROP, flag(contents.whole_key_filtering));
+        s(PREFIX_FILTERING_PROP, flag(contents.prefix_extractor.is_some()));
         let mut pb = BlockBuilder::new(usize::MAX, false);
         for (k, v) in &props {
             pb.add(k.as_bytes(), v);

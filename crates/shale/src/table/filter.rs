@@ -49,6 +49,21 @@ pub(crate) struct FilterBuilder {
     millibits: u32,
     hashes64: Vec<u64>,
     hashes32: Vec<u32>,
+    /// The hash of the last prefix given to [`FilterBuilder::add_key_and_alt`].
+    prev_alt64: Option<u64>,
+    prev_alt32: Option<u32>,
+}
+
+fn dedup_key_and_alt<H: Copy + PartialEq>(hashes: &mut Vec<H>, prev_alt: &mut Option<H>, key: H, alt: H) {
+    let prev_key = hashes.last().copied();
+    if Some(alt) != *prev_alt && alt != key && Some(alt) != prev_key {
+        hashes.push(alt);
+    }
+    let before = *prev_alt;
+    *prev_alt = Some(alt);
+    if Some(key) != prev_key && Some(key) != before {
+        hashes.push(key);
+    }
 }
 
 impl FilterBuilder {
@@ -63,6 +78,8 @@ impl FilterBuilder {
             millibits,
             hashes64: Vec::new(),
             hashes32: Vec::new(),
+            prev_alt64: None,
+            prev_alt32: None,
         })
     }
 
@@ -80,6 +97,23 @@ impl FilterBuilder {
                 if self.hashes32.last() != Some(&h) {
                     self.hashes32.push(h);
                 }
+            }
+        }
+    }
+
+    /// Add a whole key and its prefix (`alt`) as RocksDB's `AddKeyAndAlt` does: the prefix first
+    /// unless it equals the previous prefix, the key or the previous key; then the key unless
+    /// it equals the previous key or the previous prefix (keys arrive sorted, so only neighbours
+    /// repeat).
+    pub(crate) fn add_key_and_alt(&mut self, key: &[u8], alt: &[u8]) {
+        match self.kind {
+            FilterKind::FastLocalBloom => {
+                let (k, a) = (xxph3_64(key), xxph3_64(alt));
+                dedup_key_and_alt(&mut self.hashes64, &mut self.prev_alt64, k, a);
+            }
+            FilterKind::LegacyBloom => {
+                let (k, a) = (hash32(key, LEGACY_BLOOM_SEED), hash32(alt, LEGACY_BLOOM_SEED));
+                dedup_key_and_alt(&mut self.hashes32, &mut self.prev_alt32, k, a);
             }
         }
     }
@@ -129,6 +163,7 @@ impl FilterBuilder {
         buf[len + 1] = 0;
         buf[len + 2] = num_probes as u8;
         self.hashes64.clear();
+        self.prev_alt64 = None;
         buf
     }
 
@@ -157,6 +192,7 @@ impl FilterBuilder {
         buf[len] = num_probes as u8;
         buf[len + 1..len + 5].copy_from_slice(&(num_lines as u32).to_le_bytes());
         self.hashes32.clear();
+        self.prev_alt32 = None;
         buf
     }
 }

@@ -16,6 +16,7 @@ pub(crate) mod filter;
 pub(crate) mod format;
 pub(crate) mod pinnable;
 pub(crate) mod plain;
+pub(crate) mod prefix_filter;
 pub(crate) mod reader;
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ use crate::table::filter::FilterReader;
 use crate::table::format::ChecksumType;
 use crate::table::format::{decompress_block, trailer_checksum, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
 use crate::table::pinnable::{Home, Val};
+use crate::table::prefix_filter::{FilterContents, FilterUse};
 
 /// Options for [`Table::open`].
 #[derive(Clone)]
@@ -47,6 +48,9 @@ pub(crate) struct TableReaderOptions {
     pub largest_seqno: Option<u64>,
     /// The DB's statistics (block cache and filter tickers, read times).
     pub stats: crate::statistics::Stats,
+    /// The reader's prefix extractor and whole-key switch: with the file's properties they
+    /// decide what its filter is asked (`table::prefix_filter::FilterUse`).
+    pub filter_contents: FilterContents,
 }
 
 impl Default for TableReaderOptions {
@@ -61,6 +65,10 @@ impl Default for TableReaderOptions {
             pin_index_and_filter_in_cache: false,
             largest_seqno: None,
             stats: None,
+            filter_contents: FilterContents {
+                prefix_extractor: None,
+                whole_key_filtering: true,
+            },
         }
     }
 }
@@ -301,6 +309,8 @@ pub(crate) struct Table {
     index_order: KeyOrder,
     index_format: EntryFormat,
     filter: FilterHolder,
+    /// What the filter may be asked (whole keys, prefixes), from the properties.
+    filter_use: FilterUse,
     props: TableProperties,
     meta: BTreeMap<String, BlockHandle>,
     /// Bytes of index and filter the table holds outside the cache (charged to it as a
@@ -366,6 +376,8 @@ impl Table {
     ) -> Result<Arc<Table>> {
         let (mut t, mut footer) = Table::open_meta(file, file_name, file_size, &opts)?;
         let verify = opts.verify_checksums;
+        let fc = &opts.filter_contents;
+        t.filter_use = FilterUse::new(&t.props.raw, fc.prefix_extractor.as_ref(), fc.whole_key_filtering);
 
         // index
         if footer.format_version >= 6 {
@@ -484,6 +496,7 @@ impl Table {
                 first_key: false,
             },
             filter: FilterHolder::None,
+            filter_use: FilterUse::whole_key_only(),
             props: TableProperties::default(),
             meta: BTreeMap::new(),
             owned_mem: 0,
@@ -857,8 +870,22 @@ impl Table {
         self.global_seqno
     }
 
-    /// Whether the filter (if loaded) admits `user_key`.
+    /// Whether the filter (if loaded) admits `user_key`: its whole key or its prefix, as the
+    /// file's filter holds them (true when the filter cannot tell).
     pub(crate) fn key_may_match(&self, user_key: &[u8]) -> bool {
+        self.filter_use
+            .get_probe(user_key)
+            .is_none_or(|p| self.filter_may_match(p))
+    }
+
+    /// Whether keys with `prefix` (of the reader's extractor) may be in the file: false only
+    /// when the file's filter holds that extractor's prefixes and not this one.
+    pub(crate) fn prefix_may_match(&self, prefix: &[u8]) -> bool {
+        !self.filter_use.has_prefixes() || self.filter_may_match(prefix)
+    }
+
+    /// Whether the filter (if loaded) admits the entry `probe` (a whole key or a prefix).
+    fn filter_may_match(&self, user_key: &[u8]) -> bool {
         if !self.use_filter {
             return true;
         }
@@ -887,8 +914,9 @@ impl Table {
         found: impl FnOnce(&[u8], Val<'_>) -> R,
     ) -> Result<Option<R>> {
         let uk = user_key(lookup_ikey);
-        let filtered = self.use_filter && !matches!(self.filter, FilterHolder::None);
-        if !self.key_may_match(uk) {
+        let probe = self.filter_use.get_probe(uk);
+        let filtered = probe.is_some() && self.use_filter && !matches!(self.filter, FilterHolder::None);
+        if probe.is_some_and(|p| !self.filter_may_match(p)) {
             // a filter said no
             crate::perf_context::add(perf::BLOOM_SST_MISS_COUNT, 1);
             crate::statistics::tick(&self.stats, Ticker::BloomFilterUseful, 1);

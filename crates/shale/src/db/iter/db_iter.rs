@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use super::{internal_iterator, Dir, MergingIterator};
+use super::{internal_iterator, Dir, MergingIterator, PrefixSeek};
 use crate::db::{ColumnFamilyData, DbInner, SuperVersion};
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
@@ -42,13 +42,22 @@ pub struct DBRawIterator {
     /// Entries skipped since the last report to the perf context: hidden versions, deletions.
     skipped: u64,
     deletes_skipped: u64,
+    /// Prefix seek (None: total order).
+    prefix: Option<Arc<PrefixSeek>>,
+    /// `prefix_same_as_start` in prefix mode.
+    same_prefix: bool,
+    /// With `same_prefix`: the prefix the last positioning call started in; entries with
+    /// another prefix end the iteration.
+    cur_prefix: Option<Vec<u8>>,
 }
 
 pub(crate) fn new_raw_iterator(db: &Arc<DbInner>, cf: &Arc<ColumnFamilyData>, ro: ReadOptions) -> DBRawIterator {
     // SuperVersion before sequence, as `get` (see `read::get`).
     let sv = cf.super_version();
     let seq = crate::db::read::read_seq(db, &ro);
-    let inner = internal_iterator(cf, &sv, ro.verify_checksums, ro.fill_cache);
+    let prefix = PrefixSeek::new(cf, &ro);
+    let same_prefix = ro.prefix_same_as_start && prefix.as_ref().is_some_and(|p| p.same_as_start_applies());
+    let inner = internal_iterator(cf, &sv, ro.verify_checksums, ro.fill_cache, prefix.as_ref());
     let (tombs, err) = match crate::db::range_del::all_tombstone_lists(cf, &sv) {
         Ok(t) => (t, None),
         Err(e) => (Vec::new(), Some(e)),
@@ -78,6 +87,9 @@ pub(crate) fn new_raw_iterator(db: &Arc<DbInner>, cf: &Arc<ColumnFamilyData>, ro
         last_op: Ticker::NumberDbSeek,
         skipped: 0,
         deletes_skipped: 0,
+        prefix,
+        same_prefix,
+        cur_prefix: None,
     }
 }
 
@@ -133,6 +145,33 @@ impl DBRawIterator {
             .map(|u| self.icmp.compare_user(uk, u) != Ordering::Less)
             .unwrap_or(false)
     }
+    /// With `prefix_same_as_start`: `uk` is outside the prefix the iteration started in.
+    #[inline]
+    fn outside_prefix(&self, uk: &[u8]) -> bool {
+        match (&self.cur_prefix, &self.prefix) {
+            (Some(cur), Some(p)) => p.extractor().transform(uk) != cur.as_slice(),
+            _ => false,
+        }
+    }
+
+    /// Start a positioning call: the prefix it stays in (`prefix_same_as_start`) is `target`'s,
+    /// or, with no target, the prefix of the key it lands on (see `adopt_prefix`).
+    fn start_prefix(&mut self, target: Option<&[u8]>) {
+        self.cur_prefix = match (self.same_prefix, target, &self.prefix) {
+            (true, Some(t), Some(p)) => Some(p.extractor().transform(t).to_vec()),
+            _ => None,
+        };
+    }
+
+    /// After `seek_to_first` / `seek_to_last`: stay in the prefix of the key found.
+    fn adopt_prefix(&mut self) {
+        if self.same_prefix && self.valid {
+            if let (Some(p), Some(k)) = (&self.prefix, self.key()) {
+                self.cur_prefix = Some(p.extractor().transform(k).to_vec());
+            }
+        }
+    }
+
     fn below_lower(&self, uk: &[u8]) -> bool {
         self.lower
             .as_deref()
@@ -164,7 +203,7 @@ impl DBRawIterator {
                 Ok(p) => p,
                 Err(e) => return self.set_error(e),
             };
-            if self.above_upper(pk.user_key) {
+            if self.above_upper(pk.user_key) || self.outside_prefix(pk.user_key) {
                 break;
             }
             if pk.seq <= self.seq {
@@ -265,7 +304,7 @@ impl DBRawIterator {
                 Ok(p) => p,
                 Err(e) => return self.set_error(e),
             };
-            if self.below_lower(pk.user_key) {
+            if self.below_lower(pk.user_key) || self.outside_prefix(pk.user_key) {
                 break;
             }
             if pk.seq <= self.seq {
@@ -326,8 +365,10 @@ impl DBRawIterator {
         self.count_op(Ticker::NumberDbSeek);
         self.dir = Dir::Forward;
         self.saved_value.clear();
+        self.start_prefix(None);
         self.inner.seek_to_first();
         self.find_next_user_entry(false);
+        self.adopt_prefix();
         self.check_inner();
     }
 
@@ -335,6 +376,7 @@ impl DBRawIterator {
         self.count_op(Ticker::NumberDbSeek);
         self.dir = Dir::Reverse;
         self.saved_value.clear();
+        self.start_prefix(None);
         match self.upper.clone() {
             Some(u) => {
                 self.scratch.clear();
@@ -351,6 +393,7 @@ impl DBRawIterator {
             None => self.inner.seek_to_last(),
         }
         self.find_prev_user_entry();
+        self.adopt_prefix();
         self.check_inner();
     }
 
@@ -360,6 +403,7 @@ impl DBRawIterator {
         let _watch = StopWatch::start(&stats, Histogram::DbSeek);
         self.count_op(Ticker::NumberDbSeek);
         let mut k = key.as_ref();
+        self.start_prefix(Some(k));
         let lower = self.lower.clone();
         if let Some(l) = lower.as_deref() {
             if self.icmp.compare_user(k, l) == Ordering::Less {
@@ -371,7 +415,14 @@ impl DBRawIterator {
         self.scratch.clear();
         append_internal_key(&mut self.scratch, k, self.seq, vt::FOR_SEEK);
         let t = std::mem::take(&mut self.scratch);
+        // Only this seek may skip sources by their prefix blooms (`prefix.rs`).
+        if let Some(p) = &self.prefix {
+            p.arm(true);
+        }
         self.inner.seek(&t);
+        if let Some(p) = &self.prefix {
+            p.arm(false);
+        }
         self.scratch = t;
         self.find_next_user_entry(false);
         self.check_inner();
@@ -386,6 +437,7 @@ impl DBRawIterator {
         let stats = self.stats.clone();
         let _watch = StopWatch::start(&stats, Histogram::DbSeek);
         self.count_op(Ticker::NumberDbSeek);
+        self.start_prefix(Some(k));
         self.dir = Dir::Reverse;
         self.saved_value.clear();
         self.scratch.clear();

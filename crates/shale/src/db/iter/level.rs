@@ -18,10 +18,18 @@ pub(crate) struct LevelIterator {
     verify: bool,
     fill: bool,
     err: Option<Error>,
+    /// Prefix seek: files whose filter rules the seek key's prefix out are skipped.
+    prefix: Option<Arc<super::PrefixSeek>>,
 }
 
 impl LevelIterator {
-    pub(crate) fn new(db: Arc<ColumnFamilyData>, files: Vec<Arc<FileMeta>>, verify: bool, fill: bool) -> Self {
+    pub(crate) fn new(
+        db: Arc<ColumnFamilyData>,
+        files: Vec<Arc<FileMeta>>,
+        verify: bool,
+        fill: bool,
+        prefix: Option<Arc<super::PrefixSeek>>,
+    ) -> Self {
         LevelIterator {
             db,
             files,
@@ -30,6 +38,36 @@ impl LevelIterator {
             verify,
             fill,
             err: None,
+            prefix,
+        }
+    }
+
+    /// Prefix seek to `target` from file `i` on: the first file that may hold the target's
+    /// prefix, skipping those whose filter rules it out while the next file may still hold it
+    /// (its smallest key has that prefix: a level's files are sorted, so a prefix's keys are
+    /// contiguous). None: no file of the level holds the prefix (the level sits the seek out).
+    fn first_file_with_prefix(&self, mut i: usize, target: &[u8]) -> Option<usize> {
+        let Some(mode) = self.prefix.as_deref() else {
+            return Some(i);
+        };
+        let Some(prefix) = mode.filter_prefix(target) else {
+            return Some(i);
+        };
+        let x = mode.extractor();
+        loop {
+            let f = self.files.get(i)?;
+            match self.db.table_cache.get(f) {
+                Ok(t) if !super::prefix::table_prefix_may_match(&t, prefix) => {
+                    let next = self.files.get(i + 1)?;
+                    let s = next.smallest_user();
+                    if !(x.in_domain(s) && x.transform(s) == prefix) {
+                        return None;
+                    }
+                    i += 1;
+                }
+                // an open error is reported by `open`
+                _ => return Some(i),
+            }
         }
     }
     fn open(&mut self, idx: usize) -> bool {
@@ -121,6 +159,10 @@ impl InternalIterator for LevelIterator {
         let i = self
             .files
             .partition_point(|f| icmp.compare(&f.meta.largest, target) == Ordering::Less);
+        let Some(i) = self.first_file_with_prefix(i, target) else {
+            self.cur = None;
+            return;
+        };
         if self.open(i) {
             if let Some(c) = &mut self.cur {
                 c.seek(target);

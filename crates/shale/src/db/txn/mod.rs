@@ -109,7 +109,7 @@ pub(crate) fn latest_seq(
     }
     // Every source, newest entry first.
     let sv = cfd.super_version();
-    let mut it = crate::db::iter::internal_iterator(cfd, &sv, true, true);
+    let mut it = crate::db::iter::internal_iterator(cfd, &sv, true, true, None);
     it.seek(&make_internal_key(key, MAX_SEQUENCE, vt::FOR_SEEK));
     if it.valid() {
         let p = parse_internal_key(it.key())?;
