@@ -25,6 +25,7 @@ use crate::table::format::ChecksumType;
 use crate::table::format::{decompress_block, trailer_checksum, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
 use crate::table::pinnable::{Home, Val};
 
+mod cache_stats;
 mod index;
 mod partitioned_filter;
 
@@ -438,7 +439,7 @@ impl Table {
         if in_cache {
             let key = (t.cache_id, footer.index.offset);
             let charge = index.memory();
-            if t.cache_put(key, CacheValue::Block(index.clone()), charge, pin) && !pin {
+            if t.cache_put(key, CacheValue::Block(index.clone()), charge, pin, Kind::Index) && !pin {
                 // evictable: looked up in the cache from now on
             } else {
                 t.owned_mem += if pin && t.pinned.contains(&key) { 0 } else { charge };
@@ -460,7 +461,7 @@ impl Table {
                 let top = pf.top_block.take().expect("read at open");
                 let key = (t.cache_id, ph.offset);
                 let charge = top.memory();
-                if !t.cache_put(key, CacheValue::Block(top.clone()), charge, pin_top) || pin_top {
+                if !t.cache_put(key, CacheValue::Block(top.clone()), charge, pin_top, Kind::Filter) || pin_top {
                     t.owned_mem += if pin_top && t.pinned.contains(&key) { 0 } else { charge };
                     pf.top_block = Some(top);
                 }
@@ -480,7 +481,7 @@ impl Table {
                 if in_cache {
                     let key = (t.cache_id, fh.offset);
                     let f = Arc::new(f);
-                    if t.cache_put(key, CacheValue::Filter(f.clone()), charge, pin) && !pin {
+                    if t.cache_put(key, CacheValue::Filter(f.clone()), charge, pin, Kind::Filter) && !pin {
                         t.filter = FilterHolder::Cached(fh);
                     } else {
                         t.owned_mem += if pin && t.pinned.contains(&key) { 0 } else { charge };
@@ -599,92 +600,6 @@ impl Table {
         }
 
         Ok((t, footer))
-    }
-
-    /// Insert an index or filter block into the cache (pinned if asked). False if it did not fit.
-    fn cache_put(&mut self, key: CacheKey, v: CacheValue, charge: usize, pin: bool) -> bool {
-        let Some(c) = &self.cache else { return false };
-        let kind = match v {
-            CacheValue::Filter(_) => Kind::Filter,
-            _ => Kind::Index,
-        };
-        let ok = c.insert_value(key, v, charge, pin, self.meta_priority);
-        if ok {
-            self.cache_add(kind, charge);
-        } else {
-            crate::statistics::tick(&self.stats, Ticker::BlockCacheAddFailures, 1);
-        }
-        if ok && pin {
-            self.pinned.push(key);
-        }
-        ok
-    }
-
-    /// Statistics of a block found in the block cache.
-    #[inline]
-    pub(crate) fn cache_hit(&self, kind: Kind, charge: usize) {
-        crate::perf_context::add(
-            match kind {
-                Kind::Data => perf::BLOCK_CACHE_HIT_COUNT,
-                Kind::Index => perf::BLOCK_CACHE_INDEX_HIT_COUNT,
-                Kind::Filter => perf::BLOCK_CACHE_FILTER_HIT_COUNT,
-            },
-            1,
-        );
-        if let Some(s) = self.stats.as_ref().and_then(|s| s.local()) {
-            s.tick(Ticker::BlockCacheHit, 1);
-            s.tick(Ticker::BlockCacheBytesRead, charge as u64);
-            s.tick(
-                match kind {
-                    Kind::Data => Ticker::BlockCacheDataHit,
-                    Kind::Index => Ticker::BlockCacheIndexHit,
-                    Kind::Filter => Ticker::BlockCacheFilterHit,
-                },
-                1,
-            );
-        }
-    }
-
-    /// Statistics of a block looked up in the block cache and not found.
-    #[inline]
-    pub(crate) fn cache_miss(&self, kind: Kind) {
-        if let Some(s) = self.stats.as_ref().and_then(|s| s.local()) {
-            s.tick(Ticker::BlockCacheMiss, 1);
-            s.tick(
-                match kind {
-                    Kind::Data => Ticker::BlockCacheDataMiss,
-                    Kind::Index => Ticker::BlockCacheIndexMiss,
-                    Kind::Filter => Ticker::BlockCacheFilterMiss,
-                },
-                1,
-            );
-        }
-    }
-
-    /// Statistics of a block inserted into the block cache.
-    #[inline]
-    fn cache_add(&self, kind: Kind, charge: usize) {
-        if let Some(s) = self.stats.as_ref().and_then(|s| s.local()) {
-            s.tick(Ticker::BlockCacheAdd, 1);
-            s.tick(Ticker::BlockCacheBytesWrite, charge as u64);
-            let (add, bytes) = match kind {
-                Kind::Data => (Ticker::BlockCacheDataAdd, Ticker::BlockCacheDataBytesInsert),
-                Kind::Index => (Ticker::BlockCacheIndexAdd, Ticker::BlockCacheIndexBytesInsert),
-                Kind::Filter => (Ticker::BlockCacheFilterAdd, Ticker::BlockCacheFilterBytesInsert),
-            };
-            s.tick(add, 1);
-            s.tick(bytes, charge as u64);
-        }
-    }
-
-    /// Statistics of an insert into the block cache that was kept or not.
-    #[inline]
-    pub(crate) fn cache_added(&self, kept: bool, kind: Kind, charge: usize) {
-        if kept {
-            self.cache_add(kind, charge);
-        } else {
-            crate::statistics::tick(&self.stats, Ticker::BlockCacheAddFailures, 1);
-        }
     }
 
     /// Statistics of one block read from the file (`n` bytes, started at `t0`).
