@@ -27,8 +27,18 @@ use crate::table::filter::FilterReader;
 /// Cache key: (cache id of the table, block offset in the file).
 pub(crate) type CacheKey = (u64, u64);
 
-const NUM_SHARD_BITS: u32 = 4;
-const NUM_SHARDS: usize = 1 << NUM_SHARD_BITS;
+/// At most 16 shards, each of at least 8 MiB: a small cache has few shards, so the index and
+/// filter blocks of big tables (hundreds of KiB each) fit in one shard's share.
+const MAX_SHARD_BITS: u32 = 4;
+const MIN_SHARD_BYTES: usize = 8 << 20;
+
+fn shard_bits_for(capacity: usize) -> u32 {
+    let mut bits = 0;
+    while bits < MAX_SHARD_BITS && capacity >> (bits + 1) >= MIN_SHARD_BYTES {
+        bits += 1;
+    }
+    bits
+}
 /// Bookkeeping bytes charged per entry on top of the caller's charge.
 pub(crate) const ENTRY_OVERHEAD: usize = 64;
 
@@ -84,9 +94,12 @@ impl Hasher for KeyHasher {
 }
 
 #[inline]
-fn shard_of(key: &CacheKey) -> usize {
+fn shard_of(key: &CacheKey, bits: u32) -> usize {
+    if bits == 0 {
+        return 0;
+    }
     let h = key.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ key.1.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-    (h.wrapping_mul(0x2545_F491_4F6C_DD1D) >> (64 - NUM_SHARD_BITS)) as usize
+    (h.wrapping_mul(0x2545_F491_4F6C_DD1D) >> (64 - bits)) as usize
 }
 
 struct Slot {
@@ -199,6 +212,8 @@ pub(crate) struct BlockCache {
     reserved: AtomicUsize,
     /// Share of the capacity kept for high-priority entries (0..=1).
     high_pri_pool_ratio: f64,
+    /// log2 of the number of shards.
+    shard_bits: u32,
 }
 
 impl std::fmt::Debug for BlockCache {
@@ -218,7 +233,10 @@ impl BlockCache {
     /// validate it).
     pub(crate) fn with_high_pri_pool_ratio(capacity_bytes: usize, ratio: f64) -> BlockCache {
         BlockCache {
-            shards: (0..NUM_SHARDS).map(|_| RwLock::new(Shard::default())).collect(),
+            shards: (0..1usize << shard_bits_for(capacity_bytes))
+                .map(|_| RwLock::new(Shard::default()))
+                .collect(),
+            shard_bits: shard_bits_for(capacity_bytes),
             capacity: capacity_bytes,
             reserved: AtomicUsize::new(0),
             high_pri_pool_ratio: if ratio.is_finite() { ratio.clamp(0.0, 1.0) } else { 0.0 },
@@ -239,12 +257,12 @@ impl BlockCache {
     /// Room of one shard for entries: the capacity not taken by reservations, split evenly.
     #[inline]
     fn shard_capacity(&self) -> usize {
-        self.capacity.saturating_sub(self.reserved.load(Ordering::Relaxed)) / NUM_SHARDS
+        self.capacity.saturating_sub(self.reserved.load(Ordering::Relaxed)) / self.shards.len()
     }
 
     #[inline]
     fn lookup(&self, key: CacheKey) -> Option<CacheValue> {
-        let shard = self.shards[shard_of(&key)].read();
+        let shard = self.shards[shard_of(&key, self.shard_bits)].read();
         let &i = shard.map.get(&key)?;
         let s = &shard.slots[i];
         let hit = s.priority.on_hit();
@@ -295,7 +313,7 @@ impl BlockCache {
             return false;
         }
         let high_cap = self.shard_high_capacity(cap);
-        let mut shard = self.shards[shard_of(&key)].write();
+        let mut shard = self.shards[shard_of(&key, self.shard_bits)].write();
         shard.remove(&key);
         while shard.usage + charge > cap {
             if !shard.evict_one(high_cap) {
@@ -333,7 +351,7 @@ impl BlockCache {
 
     /// Make a pinned entry evictable again.
     pub(crate) fn unpin(&self, key: CacheKey) {
-        let mut shard = self.shards[shard_of(&key)].write();
+        let mut shard = self.shards[shard_of(&key, self.shard_bits)].write();
         if let Some(&i) = shard.map.get(&key) {
             if shard.slots[i].pinned {
                 shard.slots[i].pinned = false;
@@ -346,7 +364,7 @@ impl BlockCache {
     /// Drop an entry if present.
     #[cfg_attr(not(test), allow(dead_code))] // tests and tools
     pub(crate) fn erase(&self, key: CacheKey) {
-        self.shards[shard_of(&key)].write().remove(&key);
+        self.shards[shard_of(&key, self.shard_bits)].write().remove(&key);
     }
 
     /// Charge `bytes` to the cache without an entry (evicting entries to make room).
@@ -413,7 +431,10 @@ impl BlockCache {
     /// Whether `key` is cached (does not mark it referenced).
     #[cfg_attr(not(test), allow(dead_code))] // tests and tools
     pub(crate) fn contains(&self, key: CacheKey) -> bool {
-        self.shards[shard_of(&key)].read().map.contains_key(&key)
+        self.shards[shard_of(&key, self.shard_bits)]
+            .read()
+            .map
+            .contains_key(&key)
     }
 }
 
