@@ -1,4 +1,5 @@
-//! The shared block cache: a sharded CLOCK (second-chance) cache of parsed blocks, bounded in
+//! The shared block cache: a sharded CLOCK cache of parsed blocks (at most 16 shards of at least
+//! 8 MiB each), bounded in
 //! bytes. Keys are `(cache_id, block_offset)`; every table gets its own `cache_id`. It holds data
 //! blocks, and index and filter blocks when `cache_index_and_filter_blocks` is set.
 //!
