@@ -118,6 +118,17 @@ pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
         bbo.set_format_version(i32::try_from(fv).unwrap_or(i32::MAX));
     }
     bbo.set_cache_index_and_filter_blocks(fl.bool("cache_index_and_filter_blocks"));
+    bbo.set_cache_high_pri_pool_ratio(fl.f64("cache_high_pri_pool_ratio"));
+    bbo.set_pin_l0_filter_and_index_blocks_in_cache(fl.bool("pin_l0_filter_and_index_blocks_in_cache"));
+    bbo.set_pin_top_level_index_and_filter(fl.bool("pin_top_level_index_and_filter"));
+    if fl.bool("partition_index_and_filters") || fl.bool("partition_index") {
+        bbo.set_index_type(shale::BlockBasedIndexType::TwoLevelIndexSearch);
+        bbo.set_metadata_block_size(
+            usize::try_from(fl.i64("metadata_block_size"))
+                .map_err(|_| fail("ERROR: --metadata_block_size must not be negative"))?,
+        );
+        bbo.set_partition_filters(fl.bool("partition_index_and_filters"));
+    }
     o.set_block_based_table_factory(&bbo);
     let of = fl.i64("open_files");
     o.set_max_open_files(if of == 0 { -1 } else { of as i32 });

@@ -227,6 +227,12 @@ pub const BENCH_FLAGS: &[FlagDef] = &[
     // must give both tools the same level layout.
     f("level_compaction_dynamic_level_bytes", Kind::Bool, "false", "Whether level size base is dynamic"),
     f("cache_index_and_filter_blocks", Kind::Bool, "false", "Cache index/filter blocks in block cache."),
+    f("cache_high_pri_pool_ratio", Kind::Double, "0", "Ratio of block cache reserve for high pri blocks. If > 0.0, we also enable cache_index_and_filter_blocks_with_high_priority."),
+    f("pin_l0_filter_and_index_blocks_in_cache", Kind::Bool, "false", "Pin index/filter blocks of L0 files in block cache."),
+    f("pin_top_level_index_and_filter", Kind::Bool, "false", "Pin top-level index of partitioned index/filter blocks in block cache."),
+    f("partition_index_and_filters", Kind::Bool, "false", "Partition index and filter blocks."),
+    f("partition_index", Kind::Bool, "false", "Partition index blocks"),
+    f("metadata_block_size", Kind::Int64, "4096", "Max partition size when partitioning index/filters"),
     f("max_bytes_for_level_multiplier", Kind::Double, "10", "A multiplier to compute max bytes for level-N (N >= 2)"),
     f("num_levels", Kind::Int32, "7", "The total number of levels"),
     f("compaction_style", Kind::Int32, "0", "style of compaction: level-based (0), universal (1), FIFO (2)"),

@@ -363,6 +363,25 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) 
     bbo.set_format_version(2 + r.below(5) as i32);
     bbo.set_bloom_filter(r.pick(&[0.0, 10.0]), false);
     bbo.set_lru_cache_capacity(r.pick(&[0, 1 << 20, 8 << 20]));
+    // Index layout and cache placement from a stream of their own, so the choices above keep
+    // their seeds: a partitioned index (and filters) of tiny to default partitions, index and
+    // filter blocks in the cache or not, with or without a high-priority pool.
+    let mut ri = Rng::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x1d3);
+    let partitioned = ri.below(3) == 0;
+    let partition_filters = partitioned && ri.below(2) == 0;
+    let metadata_block_size = ri.pick(&[0usize, 128, 4096]);
+    if partitioned {
+        bbo.set_index_type(shale::BlockBasedIndexType::TwoLevelIndexSearch);
+        bbo.set_partition_filters(partition_filters);
+        bbo.set_metadata_block_size(metadata_block_size);
+    }
+    let cache_meta = ri.below(2) == 0;
+    bbo.set_cache_index_and_filter_blocks(cache_meta);
+    bbo.set_cache_high_pri_pool_ratio(ri.pick(&[0.0, 0.5]));
+    let layout = format!(
+        " partitioned_index={partitioned} partition_filters={partition_filters} \
+         metadata_block_size={metadata_block_size} cache_index_and_filter_blocks={cache_meta}"
+    );
     o.set_block_based_table_factory(&bbo);
     o.set_level_zero_file_num_compaction_trigger(2 + r.below(3) as i32);
     o.set_target_file_size_base(r.pick(&[64 << 10, 256 << 10, 2 << 20]));
@@ -411,7 +430,7 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) 
         ["never", "always", "1/16"][sync as usize],
         disable_wal,
         style
-    );
+    ) + &layout;
     // Groups insert their followers' batches in parallel (RocksDB's default), or not.
     let concurrent = r.below(4) != 0;
     o.set_allow_concurrent_memtable_write(concurrent);

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::options::{Options, TableFactory};
 use crate::table::cache::BlockCache;
 use crate::table::format::ChecksumType;
+use crate::table::partitioned_index::{check_pool_ratio, BlockBasedIndexType, IndexLayout};
 
 /// A block cache that several databases can share (the `rocksdb` crate's `Cache`). Cheap to
 /// clone: clones are the same cache.
@@ -13,9 +14,27 @@ use crate::table::format::ChecksumType;
 pub struct Cache(pub(crate) Arc<BlockCache>);
 
 impl Cache {
-    /// An LRU cache holding about `capacity` bytes of blocks.
+    /// An LRU cache holding about `capacity` bytes of blocks, half of it a high-priority pool
+    /// for index and filter blocks (RocksDB's `NewLRUCache` default `high_pri_pool_ratio` 0.5).
     pub fn new_lru_cache(capacity: usize) -> Cache {
         Cache(Arc::new(BlockCache::new(capacity)))
+    }
+    /// A cache of `capacity` bytes whose high-priority pool is `high_pri_pool_ratio` of it
+    /// (RocksDB's `LRUCacheOptions::high_pri_pool_ratio`). A ratio outside 0..=1 is
+    /// InvalidArgument.
+    pub fn new_lru_cache_with_high_pri_pool_ratio(
+        capacity: usize,
+        high_pri_pool_ratio: f64,
+    ) -> crate::error::Result<Cache> {
+        check_pool_ratio("high_pri_pool_ratio", high_pri_pool_ratio).map_err(crate::error::Error::InvalidArgument)?;
+        Ok(Cache(Arc::new(BlockCache::with_high_pri_pool_ratio(
+            capacity,
+            high_pri_pool_ratio,
+        ))))
+    }
+    /// The share of the capacity kept for high-priority entries.
+    pub fn get_high_pri_pool_ratio(&self) -> f64 {
+        self.0.high_pri_pool_ratio()
     }
     /// Bytes the cache holds now (every database using it).
     pub fn get_usage(&self) -> usize {
@@ -64,6 +83,7 @@ pub struct BlockBasedOptions {
     pub(crate) format_version: u32,
     pub(crate) cache_index_and_filter_blocks: bool,
     pub(crate) pin_l0_filter_and_index_blocks_in_cache: bool,
+    pub(crate) index_layout: IndexLayout,
 }
 
 impl Default for BlockBasedOptions {
@@ -88,6 +108,7 @@ impl BlockBasedOptions {
             format_version: o.format_version,
             cache_index_and_filter_blocks: o.cache_index_and_filter_blocks,
             pin_l0_filter_and_index_blocks_in_cache: o.pin_l0_filter_and_index_blocks_in_cache,
+            index_layout: o.index_layout.clone(),
         }
     }
 
@@ -135,6 +156,37 @@ impl BlockBasedOptions {
     pub fn set_pin_l0_filter_and_index_blocks_in_cache(&mut self, v: bool) {
         self.pin_l0_filter_and_index_blocks_in_cache = v;
     }
+    /// Insert index and filter blocks into the block cache at high priority (default true), so
+    /// data blocks do not evict them while the high-priority pool holds them.
+    pub fn set_cache_index_and_filter_blocks_with_high_priority(&mut self, v: bool) {
+        self.index_layout.cache_index_and_filter_blocks_with_high_priority = v;
+    }
+    /// With cached index and filter blocks: keep the top level of partitioned index and filters
+    /// pinned in the cache while a table is open (default true).
+    pub fn set_pin_top_level_index_and_filter(&mut self, v: bool) {
+        self.index_layout.pin_top_level_index_and_filter = v;
+    }
+    /// The index new tables are written with (default `BinarySearch`).
+    pub fn set_index_type(&mut self, index_type: BlockBasedIndexType) {
+        self.index_layout.index_type = index_type;
+    }
+    /// Partition the filters on the index partitions' scale (needs
+    /// `BlockBasedIndexType::TwoLevelIndexSearch`; ignored otherwise, as RocksDB does).
+    pub fn set_partition_filters(&mut self, v: bool) {
+        self.index_layout.partition_filters = v;
+    }
+    /// Target size of index and filter partitions in bytes (default 4096; 0 gives every index
+    /// partition one entry, as in RocksDB).
+    pub fn set_metadata_block_size(&mut self, size: usize) {
+        self.index_layout.metadata_block_size = size as u64;
+    }
+    /// The high-priority share of the database's own cache (the one `set_lru_cache_capacity`
+    /// sizes; default 0, as RocksDB's own default cache). Outside 0..=1 is rejected at open. A
+    /// Shale extension (db_bench's `--cache_high_pri_pool_ratio`); a shared [`Cache`] takes
+    /// its ratio when made.
+    pub fn set_cache_high_pri_pool_ratio(&mut self, ratio: f64) {
+        self.index_layout.high_pri_pool_ratio = ratio;
+    }
     /// The format_version of new tables (2..=6 are written; others are rejected at open).
     pub fn set_format_version(&mut self, version: i32) {
         self.format_version = u32::try_from(version).unwrap_or(0);
@@ -161,6 +213,7 @@ impl Options {
         self.format_version = f.format_version;
         self.cache_index_and_filter_blocks = f.cache_index_and_filter_blocks;
         self.pin_l0_filter_and_index_blocks_in_cache = f.pin_l0_filter_and_index_blocks_in_cache;
+        self.index_layout = f.index_layout;
     }
     /// The block-based settings these options carry (a copy to change and hand back).
     pub fn get_block_based_options(&self) -> BlockBasedOptions {

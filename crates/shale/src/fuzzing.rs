@@ -75,7 +75,8 @@ pub fn block_decode(data: &[u8], selector: u8) -> Result<usize> {
 }
 
 /// Open `data` as a block-based table file and read it: full scans (with and without checksum
-/// verification) and point lookups.
+/// verification) and point lookups, with index and filter blocks in the table or in a block
+/// cache.
 pub fn table_read(data: &[u8]) -> Result<usize> {
     let fs = MemFs::new();
     let path = std::path::Path::new("/fuzz/000007.sst");
@@ -85,8 +86,13 @@ pub fn table_read(data: &[u8]) -> Result<usize> {
     w.sync()?;
     drop(w);
     let file = fs.open_random(path)?;
+    // the first byte's low bits pick checksum verification and where index and filter blocks
+    // (and partitions) live: in the table, or in a small block cache
+    let sel = data.first().copied().unwrap_or(0);
     let opts = TableReaderOptions {
-        verify_checksums: data.first().is_some_and(|b| b & 1 == 0),
+        verify_checksums: sel & 1 == 0,
+        block_cache: Some(Arc::new(crate::table::cache::BlockCache::new(64 << 10))),
+        cache_index_and_filter_blocks: sel & 2 != 0,
         ..Default::default()
     };
     let t = Table::open(file, "000007.sst".into(), data.len() as u64, opts)?;

@@ -78,6 +78,7 @@ pub use slice_transform::{
 pub use statistics::{Histogram, HistogramData, NameParseError, StatsLevel, Ticker};
 pub use table::cuckoo::CuckooTableOptions;
 pub use table::format::{ChecksumType, CompressionType};
+pub use table::partitioned_index::BlockBasedIndexType;
 pub use table::pinnable::DBPinnableSlice;
 pub use table::plain::{KeyEncodingType, PlainTableFactoryOptions, PlainTableOptions};
 pub use write_batch::WriteBatch;

@@ -74,6 +74,8 @@ pub struct Options {
     /// With `cache_index_and_filter_blocks`: the index and filter blocks of L0 files stay pinned
     /// in the cache while the file is open (RocksDB's `pin_l0_filter_and_index_blocks_in_cache`).
     pub(crate) pin_l0_filter_and_index_blocks_in_cache: bool,
+    /// Index and filter layout and cache priorities (`docs/format-details.md`).
+    pub(crate) index_layout: crate::table::partitioned_index::IndexLayout,
     /// One budget in bytes for the memtables of this DB (RocksDB's `db_write_buffer_size`;
     /// 0 = unlimited). Ignored when `write_buffer_manager` is set.
     pub(crate) db_write_buffer_size: usize,
@@ -219,6 +221,7 @@ impl Default for Options {
             block_cache: None,
             cache_index_and_filter_blocks: false,
             pin_l0_filter_and_index_blocks_in_cache: false,
+            index_layout: Default::default(),
             db_write_buffer_size: 0,
             write_buffer_manager: None,
             bloom_bits_per_key: 10.0,
@@ -475,6 +478,9 @@ impl Options {
         }
         if self.block_restart_interval == 0 {
             return bad("block_restart_interval must be at least 1".into());
+        }
+        if let Err(m) = self.index_layout.validate() {
+            return bad(m);
         }
         if !(self.bloom_bits_per_key >= 0.0 && self.bloom_bits_per_key < 100.0) {
             return bad(format!(

@@ -293,6 +293,16 @@ fn properties_text(t: &AnyTable) -> String {
         "  index block size (user-key? {}, delta-value? {}): {}",
         p.index_key_is_user_key as u8, p.index_value_is_delta_encoded as u8, p.index_size
     );
+    let num = |n: &str| {
+        p.raw
+            .get(n)
+            .and_then(|v| crate::coding::get_varint64(v))
+            .map(|(v, _)| v)
+    };
+    if let (Some(parts), Some(top)) = (num("rocksdb.index.partitions"), num("rocksdb.top-level.index.size")) {
+        let _ = writeln!(s, "  # index partitions: {parts}");
+        let _ = writeln!(s, "  top-level index size: {top}");
+    }
     let _ = writeln!(s, "  filter block size: {}", p.filter_size);
     let _ = writeln!(s, "  # entries for filter: {}", p.num_filter_entries);
     let _ = writeln!(

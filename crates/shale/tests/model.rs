@@ -52,6 +52,15 @@ fn model_under_universal_and_fifo_compaction() {
     run_model(33..=33, MemtableFactory::SkipList, "fifo");
 }
 
+/// The same model run with a partitioned index and partitioned filters of tiny partitions (one
+/// index entry per partition, and a few), in a block cache small enough to evict them: every
+/// get, seek and scan agrees with the model.
+#[test]
+fn model_with_partitioned_index_and_filters() {
+    run_model(41..=41, MemtableFactory::SkipList, "partitioned:0");
+    run_model(42..=42, MemtableFactory::SkipList, "partitioned:100");
+}
+
 /// The same model run with the vector memtable: gets and iterators over mutable and immutable
 /// vector memtables, their flushes, and WAL replay into them.
 #[test]

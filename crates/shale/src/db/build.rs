@@ -120,6 +120,7 @@ pub(crate) fn table_options(
         creation_time,
         merge_operator_name: cf.opts.merge_operator.as_ref().map(|m| m.name().to_string()),
         external: false,
+        index_layout: cf.opts.index_layout.clone(),
     }
 }
 

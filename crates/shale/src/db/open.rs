@@ -339,7 +339,10 @@ fn open_inner(
     let block_cache = if let Some(shared) = &opts.block_cache {
         Some(shared.0.clone())
     } else if opts.block_cache_capacity > 0 {
-        Some(Arc::new(BlockCache::new(opts.block_cache_capacity)))
+        Some(Arc::new(BlockCache::with_high_pri_pool_ratio(
+            opts.block_cache_capacity,
+            opts.index_layout.high_pri_pool_ratio,
+        )))
     } else {
         None
     };

@@ -337,6 +337,16 @@ fn render_cf(s: &mut String, name: &str, opts: &Options) {
                 "pin_l0_filter_and_index_blocks_in_cache",
                 &opts.pin_l0_filter_and_index_blocks_in_cache,
             );
+            let l = &opts.index_layout;
+            line(
+                s,
+                "cache_index_and_filter_blocks_with_high_priority",
+                &l.cache_index_and_filter_blocks_with_high_priority,
+            );
+            line(s, "pin_top_level_index_and_filter", &l.pin_top_level_index_and_filter);
+            line(s, "index_type", &l.index_type.rocksdb_name());
+            line(s, "partition_filters", &l.partitioned_filters());
+            line(s, "metadata_block_size", &l.metadata_block_size);
             line(s, "no_block_cache", &(opts.block_cache_capacity == 0));
             line(s, "whole_key_filtering", &opts.whole_key_filtering);
             if opts.bloom_bits_per_key > 0.0 {

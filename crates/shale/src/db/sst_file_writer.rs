@@ -89,6 +89,7 @@ impl<'a> SstFileWriter<'a> {
             creation_time: 0,
             merge_operator_name: o.merge_operator.as_ref().map(|m| m.name().to_string()),
             external: true,
+            index_layout: o.index_layout.clone(),
         };
         self.next_file_number += 1;
         self.builder = Some(TableBuilder::new(topts, file));

@@ -30,6 +30,8 @@ pub(crate) struct TableCache {
     paranoid: bool,
     cache_index_and_filter_blocks: bool,
     pin_l0: bool,
+    high_priority: bool,
+    pin_top_level: bool,
     mmap: bool,
     fopts: FormatReadOptions,
     /// The family's prefix extractor and whole-key switch (what table filters are asked).
@@ -78,6 +80,8 @@ impl TableCache {
             paranoid: opts.paranoid_checks,
             cache_index_and_filter_blocks: opts.cache_index_and_filter_blocks,
             pin_l0: opts.cache_index_and_filter_blocks && opts.pin_l0_filter_and_index_blocks_in_cache,
+            high_priority: opts.index_layout.cache_index_and_filter_blocks_with_high_priority,
+            pin_top_level: opts.index_layout.pin_top_level_index_and_filter,
             mmap: opts.allow_mmap_reads,
             filter_contents: opts.filter_contents(),
             fopts: FormatReadOptions {
@@ -134,6 +138,8 @@ impl TableCache {
                 verify_checksums: self.paranoid,
                 cache_index_and_filter_blocks: self.cache_index_and_filter_blocks,
                 pin_index_and_filter_in_cache: self.pin_l0 && level0,
+                cache_index_and_filter_blocks_with_high_priority: self.high_priority,
+                pin_top_level_index_and_filter: self.pin_top_level,
                 largest_seqno: Some(largest_seqno),
                 stats: self.stats.clone(),
                 filter_contents: self.filter_contents.clone(),

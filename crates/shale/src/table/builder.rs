@@ -6,7 +6,7 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use crate::coding::{put_fixed32, put_varint64, put_varsigned64};
+use crate::coding::{put_fixed32, put_varint64};
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::key::{make_internal_key, trailer, user_key, vt, InternalKeyComparator, MAX_SEQUENCE};
@@ -14,10 +14,15 @@ use crate::table::block::BlockBuilder;
 use crate::table::filter::{FilterBuilder, FilterKind};
 use crate::table::format::{compress_block, trailer_checksum, BlockHandle, Footer, BLOCK_TRAILER_LEN};
 use crate::table::format::{ChecksumType, CompressionType};
+use crate::table::partitioned_index::{
+    write_index, write_partitioned_filter, FilterPartitioner, IndexLayout, PartitionCutter,
+};
 use crate::table::prefix_filter::{FilterContents, PREFIX_EXTRACTOR_PROP, PREFIX_FILTERING_PROP, WHOLE_KEY_PROP};
 
 /// Metaindex name of the full filter RocksDB writes for its built-in Bloom/Ribbon policies.
 pub(crate) const FULL_FILTER_NAME: &str = "fullfilter.rocksdb.BuiltinBloomFilter";
+/// Metaindex name of the same filter partitioned (`partition_filters`).
+pub(crate) const PARTITIONED_FILTER_NAME: &str = "partitionedfilter.rocksdb.BuiltinBloomFilter";
 pub(crate) const PROPERTIES_NAME: &str = "rocksdb.properties";
 pub(crate) const RANGE_DEL_NAME: &str = "rocksdb.range_del";
 pub(crate) const INDEX_NAME: &str = "rocksdb.index";
@@ -53,6 +58,8 @@ pub(crate) struct TableBuilderOptions {
     /// (fixed32 2) and `rocksdb.external_sst_file.global_seqno` (fixed64 0) properties and
     /// leaves `rocksdb.file.creation.time` out, as RocksDB's writer does.
     pub external: bool,
+    /// Index type, partitioned filters, partition size.
+    pub index_layout: IndexLayout,
 }
 
 impl Default for TableBuilderOptions {
@@ -77,6 +84,7 @@ impl Default for TableBuilderOptions {
             creation_time: 0,
             merge_operator_name: None,
             external: false,
+            index_layout: IndexLayout::default(),
         }
     }
 }
@@ -113,6 +121,10 @@ pub(crate) struct TableBuilder {
     pending_handle: Option<BlockHandle>,
     last_key: Vec<u8>,
     filter: Option<FilterBuilder>,
+    /// Partitioned index: where partitions end.
+    index_cuts: Option<PartitionCutter>,
+    /// Partitioned filters: the finished partitions.
+    filter_parts: Option<FilterPartitioner>,
     range_dels: Vec<(Vec<u8>, Vec<u8>)>,
     key_plus_seq: bool,
     base_context_checksum: u32,
@@ -186,7 +198,15 @@ impl TableBuilder {
             0
         };
         let offset = file.size();
+        let layout = &opts.index_layout;
+        let index_cuts = layout
+            .two_level()
+            .then(|| PartitionCutter::new(layout.metadata_block_size));
+        let filter_parts = (layout.partitioned_filters() && filter.is_some())
+            .then(|| FilterPartitioner::new(layout.metadata_block_size, opts.bloom_bits_per_key));
         TableBuilder {
+            index_cuts,
+            filter_parts,
             data_block: BlockBuilder::new(opts.block_restart_interval.max(1), false),
             key_plus_seq: opts.format_version <= 2,
             opts,
@@ -262,6 +282,9 @@ impl TableBuilder {
         if let Some(f) = &mut self.filter {
             let uk = user_key(ikey);
             if self.num_points == 0 || user_key(&self.last_key) != uk {
+                if let Some(p) = &mut self.filter_parts {
+                    p.before_key(f, uk);
+                }
                 self.opts.filter_contents.add(f, uk);
             }
         }
@@ -389,6 +412,9 @@ impl TableBuilder {
             }
             None => self.last_key.clone(),
         };
+        if let Some(c) = &mut self.index_cuts {
+            c.before_entry(self.index_entries.len(), self.last_key.len(), h, next.is_none());
+        }
         self.index_entries.push((sep, h));
     }
 
@@ -407,40 +433,40 @@ impl TableBuilder {
         let fv = self.opts.format_version;
         let mut meta: BTreeMap<&'static str, BlockHandle> = BTreeMap::new();
 
+        let user_key_index = fv >= 3 && !self.key_plus_seq;
+        let delta = fv >= 4;
+
         // filter
         let mut filter_size = 0u64;
         let mut num_filter_entries = 0u64;
         let mut has_filter = false;
         if let Some(mut f) = self.filter.take() {
             has_filter = true;
-            num_filter_entries = f.num_entries() as u64;
-            if let Some(bytes) = f.finish() {
-                let h = self.write_block(&bytes, false)?;
-                filter_size = bytes.len() as u64;
-                meta.insert(FULL_FILTER_NAME, h);
+            if let Some(mut parts) = self.filter_parts.take() {
+                parts.finish(&mut f);
+                num_filter_entries = parts.num_entries;
+                if !parts.parts.is_empty() {
+                    let mut write = |b: &[u8], c: bool| self.write_block(b, c);
+                    let (h, size) = write_partitioned_filter(&parts.parts, user_key_index, delta, &mut write)?;
+                    filter_size = size;
+                    meta.insert(PARTITIONED_FILTER_NAME, h);
+                }
+            } else {
+                num_filter_entries = f.num_entries() as u64;
+                if let Some(bytes) = f.finish() {
+                    let h = self.write_block(&bytes, false)?;
+                    filter_size = bytes.len() as u64;
+                    meta.insert(FULL_FILTER_NAME, h);
+                }
             }
         }
 
         // index
-        let user_key_index = fv >= 3 && !self.key_plus_seq;
-        let delta = fv >= 4;
-        let mut ib = BlockBuilder::new(1, delta);
-        let mut prev: Option<BlockHandle> = None;
-        let mut full = Vec::with_capacity(BlockHandle::MAX_ENCODED_LEN);
-        let mut dv = Vec::with_capacity(10);
-        for (sep, h) in &self.index_entries {
-            let key: &[u8] = if user_key_index { user_key(sep) } else { sep };
-            full.clear();
-            h.encode_to(&mut full);
-            dv.clear();
-            if let Some(p) = prev {
-                put_varsigned64(&mut dv, h.size as i64 - p.size as i64);
-            }
-            ib.add_with_delta(key, &full, prev.map(|_| dv.as_slice()));
-            prev = Some(*h);
-        }
-        let index_raw = ib.finish();
-        let index_handle = self.write_block(&index_raw, true)?;
+        let entries = std::mem::take(&mut self.index_entries);
+        let cuts = self.index_cuts.take().map(|c| c.cuts);
+        let mut write = |b: &[u8], c: bool| self.write_block(b, c);
+        let index = write_index(&entries, cuts.as_deref(), user_key_index, delta, &mut write)?;
+        let index_handle = index.handle;
 
         // range deletions
         if !self.range_dels.is_empty() {
@@ -463,7 +489,11 @@ impl TableBuilder {
             props.insert(name, b);
         };
         u("rocksdb.data.size", data_size);
-        u("rocksdb.index.size", index_handle.size + BLOCK_TRAILER_LEN as u64);
+        u("rocksdb.index.size", index.index_size);
+        if let Some((partitions, top_size)) = index.partitions {
+            u("rocksdb.index.partitions", partitions);
+            u("rocksdb.top-level.index.size", top_size);
+        }
         u("rocksdb.index.key.is.user.key", user_key_index as u64);
         u("rocksdb.index.value.is.delta.encoded", delta as u64);
         u("rocksdb.filter.size", filter_size);
@@ -523,7 +553,7 @@ impl TableBuilder {
             s(crate::table::reader::EXTERNAL_SST_GLOBAL_SEQNO, &0u64.to_le_bytes());
         }
         let mut it = Vec::new();
-        put_fixed32(&mut it, 0);
+        put_fixed32(&mut it, if index.partitions.is_some() { 2 } else { 0 });
         s("rocksdb.block.based.table.index.type", &it);
         let flag = |on: bool| if on { &b"1"[..] } else { &b"0"[..] };
         s(WHOLE_KEY_PROP, flag(contents.whole_key_filtering));

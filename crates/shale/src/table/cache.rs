@@ -1,4 +1,5 @@
-//! The shared block cache: a sharded CLOCK (second-chance) cache of parsed blocks, bounded in
+//! The shared block cache: a sharded CLOCK cache of parsed blocks (at most 16 shards of at least
+//! 8 MiB each), bounded in
 //! bytes. Keys are `(cache_id, block_offset)`; every table gets its own `cache_id`. It holds data
 //! blocks, and index and filter blocks when `cache_index_and_filter_blocks` is set.
 //!
@@ -16,7 +17,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
@@ -27,10 +28,47 @@ use crate::table::filter::FilterReader;
 /// Cache key: (cache id of the table, block offset in the file).
 pub(crate) type CacheKey = (u64, u64);
 
-const NUM_SHARD_BITS: u32 = 4;
-const NUM_SHARDS: usize = 1 << NUM_SHARD_BITS;
+/// At most 16 shards, each of at least 8 MiB: a small cache has few shards, so the index and
+/// filter blocks of big tables (hundreds of KiB each) fit in one shard's share.
+const MAX_SHARD_BITS: u32 = 4;
+const MIN_SHARD_BYTES: usize = 8 << 20;
+
+fn shard_bits_for(capacity: usize) -> u32 {
+    let mut bits = 0;
+    while bits < MAX_SHARD_BITS && capacity >> (bits + 1) >= MIN_SHARD_BYTES {
+        bits += 1;
+    }
+    bits
+}
 /// Bookkeeping bytes charged per entry on top of the caller's charge.
 pub(crate) const ENTRY_OVERHEAD: usize = 64;
+
+/// The priority of a cache entry (RocksDB's `Cache::Priority`, without BOTTOM).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Priority {
+    Low,
+    High,
+}
+
+impl Priority {
+    /// Countdown an entry starts with when inserted.
+    fn initial(self) -> u8 {
+        match self {
+            Priority::Low => 0,
+            Priority::High => 2,
+        }
+    }
+    /// Countdown a hit raises an entry to.
+    fn on_hit(self) -> u8 {
+        match self {
+            Priority::Low => 1,
+            Priority::High => 3,
+        }
+    }
+}
+
+/// RocksDB's default `LRUCacheOptions::high_pri_pool_ratio`.
+pub(crate) const DEFAULT_HIGH_PRI_POOL_RATIO: f64 = 0.5;
 
 /// What the cache holds: a parsed block (data or index) or a parsed full filter.
 #[derive(Clone)]
@@ -57,9 +95,12 @@ impl Hasher for KeyHasher {
 }
 
 #[inline]
-fn shard_of(key: &CacheKey) -> usize {
+fn shard_of(key: &CacheKey, bits: u32) -> usize {
+    if bits == 0 {
+        return 0;
+    }
     let h = key.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ key.1.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-    (h.wrapping_mul(0x2545_F491_4F6C_DD1D) >> (64 - NUM_SHARD_BITS)) as usize
+    (h.wrapping_mul(0x2545_F491_4F6C_DD1D) >> (64 - bits)) as usize
 }
 
 struct Slot {
@@ -67,7 +108,9 @@ struct Slot {
     value: Option<CacheValue>,
     charge: usize,
     pinned: bool,
-    referenced: AtomicBool,
+    priority: Priority,
+    /// Clock sweeps left before eviction (see the module docs).
+    countdown: AtomicU8,
 }
 
 impl Slot {
@@ -89,27 +132,45 @@ struct Shard {
     hand: usize,
     usage: usize,
     pinned_usage: usize,
+    /// Bytes of high-priority entries.
+    high_usage: usize,
 }
 
 impl Shard {
-    fn evict_one(&mut self) -> bool {
+    /// Evict one entry; high-priority entries are left alone while their usage is within
+    /// `high_cap`, unless nothing else can go.
+    fn evict_one(&mut self, high_cap: usize) -> bool {
+        if self.high_usage <= high_cap && self.high_usage < self.usage && self.sweep(true) {
+            return true;
+        }
+        self.sweep(false)
+    }
+
+    /// Move the clock hand until an entry is evicted (skipping high-priority entries if
+    /// `low_only`); false when none can be.
+    fn sweep(&mut self, low_only: bool) -> bool {
         let n = self.slots.len();
         if n == 0 || self.map.is_empty() {
             return false;
         }
-        // at most two sweeps: the first clears reference bits
-        for _ in 0..2 * n + 1 {
+        // at most four sweeps: countdowns go from 3 to 0
+        for _ in 0..4 * n + 1 {
             let i = self.hand;
             self.hand = (self.hand + 1) % n;
             let s = &mut self.slots[i];
-            if s.value.is_none() || s.pinned {
+            if s.value.is_none() || s.pinned || (low_only && s.priority == Priority::High) {
                 continue;
             }
-            if s.referenced.swap(false, Ordering::Relaxed) {
+            let c = s.countdown.load(Ordering::Relaxed);
+            if c > 0 {
+                s.countdown.store(c - 1, Ordering::Relaxed);
                 continue;
             }
             s.value = None;
             self.usage -= s.charge;
+            if s.priority == Priority::High {
+                self.high_usage -= s.charge;
+            }
             let key = s.key;
             self.map.remove(&key);
             self.free.push(i);
@@ -123,6 +184,9 @@ impl Shard {
             let s = &mut self.slots[i];
             s.value = None;
             self.usage -= s.charge;
+            if s.priority == Priority::High {
+                self.high_usage -= s.charge;
+            }
             if s.pinned {
                 s.pinned = false;
                 self.pinned_usage -= s.charge;
@@ -132,9 +196,9 @@ impl Shard {
     }
 
     /// Evict until usage is at most `cap` (pinned entries stay).
-    fn trim(&mut self, cap: usize) {
+    fn trim(&mut self, cap: usize, high_cap: usize) {
         while self.usage > cap {
-            if !self.evict_one() {
+            if !self.evict_one(high_cap) {
                 return;
             }
         }
@@ -147,6 +211,10 @@ pub(crate) struct BlockCache {
     capacity: usize,
     /// Bytes charged by reservations (counted in usage and pinned usage).
     reserved: AtomicUsize,
+    /// Share of the capacity kept for high-priority entries (0..=1).
+    high_pri_pool_ratio: f64,
+    /// log2 of the number of shards.
+    shard_bits: u32,
 }
 
 impl std::fmt::Debug for BlockCache {
@@ -156,28 +224,51 @@ impl std::fmt::Debug for BlockCache {
 }
 
 impl BlockCache {
-    /// A cache holding at most about `capacity_bytes` of charged entries (0 = caches nothing).
+    /// A cache holding at most about `capacity_bytes` of charged entries (0 = caches nothing),
+    /// with RocksDB's default high-priority pool (half the capacity).
     pub(crate) fn new(capacity_bytes: usize) -> BlockCache {
+        BlockCache::with_high_pri_pool_ratio(capacity_bytes, DEFAULT_HIGH_PRI_POOL_RATIO)
+    }
+
+    /// A cache whose high-priority pool is `ratio` of the capacity (clamped to 0..=1; callers
+    /// validate it).
+    pub(crate) fn with_high_pri_pool_ratio(capacity_bytes: usize, ratio: f64) -> BlockCache {
         BlockCache {
-            shards: (0..NUM_SHARDS).map(|_| RwLock::new(Shard::default())).collect(),
+            shards: (0..1usize << shard_bits_for(capacity_bytes))
+                .map(|_| RwLock::new(Shard::default()))
+                .collect(),
+            shard_bits: shard_bits_for(capacity_bytes),
             capacity: capacity_bytes,
             reserved: AtomicUsize::new(0),
+            high_pri_pool_ratio: if ratio.is_finite() { ratio.clamp(0.0, 1.0) } else { 0.0 },
         }
+    }
+
+    /// The share of the capacity kept for high-priority entries.
+    pub(crate) fn high_pri_pool_ratio(&self) -> f64 {
+        self.high_pri_pool_ratio
+    }
+
+    /// Room of one shard's high-priority pool.
+    #[inline]
+    fn shard_high_capacity(&self, shard_cap: usize) -> usize {
+        (shard_cap as f64 * self.high_pri_pool_ratio) as usize
     }
 
     /// Room of one shard for entries: the capacity not taken by reservations, split evenly.
     #[inline]
     fn shard_capacity(&self) -> usize {
-        self.capacity.saturating_sub(self.reserved.load(Ordering::Relaxed)) / NUM_SHARDS
+        self.capacity.saturating_sub(self.reserved.load(Ordering::Relaxed)) / self.shards.len()
     }
 
     #[inline]
     fn lookup(&self, key: CacheKey) -> Option<CacheValue> {
-        let shard = self.shards[shard_of(&key)].read();
+        let shard = self.shards[shard_of(&key, self.shard_bits)].read();
         let &i = shard.map.get(&key)?;
         let s = &shard.slots[i];
-        if !s.referenced.load(Ordering::Relaxed) {
-            s.referenced.store(true, Ordering::Relaxed);
+        let hit = s.priority.on_hit();
+        if s.countdown.load(Ordering::Relaxed) < hit {
+            s.countdown.store(hit, Ordering::Relaxed);
         }
         s.value.clone()
     }
@@ -204,21 +295,29 @@ impl BlockCache {
     /// is added. Entries that do not fit in a shard are not kept.
     /// Returns whether the entry was kept.
     pub(crate) fn insert(&self, key: CacheKey, value: Arc<Block>, charge: usize) -> bool {
-        self.insert_value(key, CacheValue::Block(value), charge, false)
+        self.insert_value(key, CacheValue::Block(value), charge, false, Priority::Low)
     }
 
-    /// Insert (or replace) any value; a `pinned` entry is never evicted until
+    /// Insert (or replace) any value at `priority`; a `pinned` entry is never evicted until
     /// [`unpin`](Self::unpin)ned or erased. Returns whether the entry was kept.
-    pub(crate) fn insert_value(&self, key: CacheKey, value: CacheValue, charge: usize, pinned: bool) -> bool {
+    pub(crate) fn insert_value(
+        &self,
+        key: CacheKey,
+        value: CacheValue,
+        charge: usize,
+        pinned: bool,
+        priority: Priority,
+    ) -> bool {
         let charge = charge + ENTRY_OVERHEAD;
         let cap = self.shard_capacity();
         if charge > cap {
             return false;
         }
-        let mut shard = self.shards[shard_of(&key)].write();
+        let high_cap = self.shard_high_capacity(cap);
+        let mut shard = self.shards[shard_of(&key, self.shard_bits)].write();
         shard.remove(&key);
         while shard.usage + charge > cap {
-            if !shard.evict_one() {
+            if !shard.evict_one(high_cap) {
                 return false;
             }
         }
@@ -227,7 +326,8 @@ impl BlockCache {
             value: Some(value),
             charge,
             pinned,
-            referenced: AtomicBool::new(false),
+            priority,
+            countdown: AtomicU8::new(priority.initial()),
         };
         let i = match shard.free.pop() {
             Some(i) => {
@@ -241,6 +341,9 @@ impl BlockCache {
         };
         shard.map.insert(key, i);
         shard.usage += charge;
+        if priority == Priority::High {
+            shard.high_usage += charge;
+        }
         if pinned {
             shard.pinned_usage += charge;
         }
@@ -249,7 +352,7 @@ impl BlockCache {
 
     /// Make a pinned entry evictable again.
     pub(crate) fn unpin(&self, key: CacheKey) {
-        let mut shard = self.shards[shard_of(&key)].write();
+        let mut shard = self.shards[shard_of(&key, self.shard_bits)].write();
         if let Some(&i) = shard.map.get(&key) {
             if shard.slots[i].pinned {
                 shard.slots[i].pinned = false;
@@ -262,7 +365,7 @@ impl BlockCache {
     /// Drop an entry if present.
     #[cfg_attr(not(test), allow(dead_code))] // tests and tools
     pub(crate) fn erase(&self, key: CacheKey) {
-        self.shards[shard_of(&key)].write().remove(&key);
+        self.shards[shard_of(&key, self.shard_bits)].write().remove(&key);
     }
 
     /// Charge `bytes` to the cache without an entry (evicting entries to make room).
@@ -272,9 +375,10 @@ impl BlockCache {
         }
         self.reserved.fetch_add(bytes, Ordering::Relaxed);
         let cap = self.shard_capacity();
+        let high_cap = self.shard_high_capacity(cap);
         for s in &self.shards {
             if s.read().usage > cap {
-                s.write().trim(cap);
+                s.write().trim(cap, high_cap);
             }
         }
     }
@@ -328,7 +432,10 @@ impl BlockCache {
     /// Whether `key` is cached (does not mark it referenced).
     #[cfg_attr(not(test), allow(dead_code))] // tests and tools
     pub(crate) fn contains(&self, key: CacheKey) -> bool {
-        self.shards[shard_of(&key)].read().map.contains_key(&key)
+        self.shards[shard_of(&key, self.shard_bits)]
+            .read()
+            .map
+            .contains_key(&key)
     }
 }
 
@@ -366,6 +473,48 @@ mod tests {
         c.insert((1, 1), blk(0), 100);
         c.insert((1, 1), blk(0), 200);
         assert_eq!(c.usage(), 200 + ENTRY_OVERHEAD);
+    }
+
+    /// Index-like entries at high priority survive a churn of once-read data blocks: always
+    /// while the high-priority pool holds them, and without a pool while they are hit more often
+    /// than the clock hand comes round; at low priority the same churn evicts them.
+    #[test]
+    fn high_priority_entries_survive_data_churn() {
+        let hot: Vec<CacheKey> = (0..32u64).map(|i| (7, i)).collect();
+        let run = |c: &BlockCache, prio: Priority, touch_every: u64| -> usize {
+            for &k in &hot {
+                c.insert_value(k, CacheValue::Block(blk(0)), 1000, false, prio);
+            }
+            for i in 0..50_000u64 {
+                c.insert((1, i), blk(0), 1000);
+                if touch_every > 0 && i % touch_every == 0 {
+                    for &k in &hot {
+                        let _ = c.get(k);
+                    }
+                }
+                assert!(c.usage() <= c.capacity());
+            }
+            hot.iter().filter(|&&k| c.contains(k)).count()
+        };
+        // pool of half the cache: never touched again, still all there
+        let c = BlockCache::with_high_pri_pool_ratio(16 * 20_000, 0.5);
+        assert_eq!(run(&c, Priority::High, 0), hot.len());
+        // the same at low priority: all gone
+        let c = BlockCache::with_high_pri_pool_ratio(16 * 20_000, 0.5);
+        assert_eq!(run(&c, Priority::Low, 0), 0);
+        // no pool: countdowns keep entries hit once per ~2 sweeps of a shard
+        let c = BlockCache::with_high_pri_pool_ratio(16 * 20_000, 0.0);
+        assert_eq!(run(&c, Priority::High, 400), hot.len());
+        // but never-hit high entries age out
+        let c = BlockCache::with_high_pri_pool_ratio(16 * 20_000, 0.0);
+        assert_eq!(run(&c, Priority::High, 0), 0);
+        // high-priority entries beyond the pool compete: usage stays bounded
+        let c = BlockCache::with_high_pri_pool_ratio(16 * 10_000, 0.25);
+        for i in 0..10_000u64 {
+            c.insert_value((3, i), CacheValue::Block(blk(0)), 1000, false, Priority::High);
+            assert!(c.usage() <= c.capacity());
+        }
+        assert_eq!(c.high_pri_pool_ratio(), 0.25);
     }
 
     #[test]
@@ -417,7 +566,7 @@ mod tests {
     #[test]
     fn pinned_entries_survive_and_held_entries_stay_valid() {
         let c = BlockCache::new(16 * 4096);
-        assert!(c.insert_value((9, 0), CacheValue::Block(blk(0)), 1000, true));
+        assert!(c.insert_value((9, 0), CacheValue::Block(blk(0)), 1000, true, Priority::Low));
         let held = c.get((9, 0)).unwrap();
         assert!(c.pinned_usage() >= 1000);
         c.insert((3, 3), blk(0), 10);
@@ -437,7 +586,7 @@ mod tests {
         assert!(!c.contains((9, 0)), "unpinned entry never evicted");
         assert_eq!(held.size(), Block::empty().size());
         let f = Arc::new(FilterReader::new(Vec::new()));
-        assert!(c.insert_value((5, 5), CacheValue::Filter(f), 100, false));
+        assert!(c.insert_value((5, 5), CacheValue::Filter(f), 100, false, Priority::Low));
         assert!(c.get_filter((5, 5)).is_some());
         assert!(c.get((5, 5)).is_none());
     }

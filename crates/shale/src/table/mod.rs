@@ -14,6 +14,7 @@ pub(crate) mod cache;
 pub(crate) mod cuckoo;
 pub(crate) mod filter;
 pub(crate) mod format;
+pub(crate) mod partitioned_index;
 pub(crate) mod pinnable;
 pub(crate) mod plain;
 pub(crate) mod prefix_filter;

@@ -19,12 +19,19 @@ use crate::perf_context::{field as perf, PerfTimer};
 use crate::statistics::{Histogram, StopWatch, Ticker};
 use crate::table::block::{Block, BlockIter, EntryFormat, KeyOrder};
 use crate::table::builder::{INDEX_NAME, PROPERTIES_NAME, RANGE_DEL_NAME};
-use crate::table::cache::{BlockCache, CacheKey, CacheValue};
+use crate::table::cache::{BlockCache, CacheKey, CacheValue, Priority};
 use crate::table::filter::FilterReader;
 use crate::table::format::ChecksumType;
 use crate::table::format::{decompress_block, trailer_checksum, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
 use crate::table::pinnable::{Home, Val};
 use crate::table::prefix_filter::{FilterContents, FilterUse};
+
+mod cache_stats;
+mod index;
+mod partitioned_filter;
+
+pub(crate) use index::IndexIter;
+use partitioned_filter::{PartitionedFilter, PARTITIONED_FILTER_PREFIX};
 
 /// Options for [`Table::open`].
 #[derive(Clone)]
@@ -42,6 +49,12 @@ pub(crate) struct TableReaderOptions {
     /// With `cache_index_and_filter_blocks`: pin them in the cache while the table is open
     /// (RocksDB's `pin_l0_filter_and_index_blocks_in_cache`, decided by the caller per level).
     pub pin_index_and_filter_in_cache: bool,
+    /// Insert index and filter blocks (and partitions) at high priority (RocksDB's
+    /// `cache_index_and_filter_blocks_with_high_priority`, default true).
+    pub cache_index_and_filter_blocks_with_high_priority: bool,
+    /// With `cache_index_and_filter_blocks`: keep the top level of a partitioned index or
+    /// filter pinned while the table is open (RocksDB's `pin_top_level_index_and_filter`).
+    pub pin_top_level_index_and_filter: bool,
     /// The file's largest sequence number as the MANIFEST records it (None: unknown, e.g.
     /// sst_dump). An external file (`rocksdb.external_sst_file.version` >= 2) whose
     /// `global_seqno` property is 0 is read with this sequence number, as RocksDB does.
@@ -63,6 +76,8 @@ impl Default for TableReaderOptions {
             verify_checksums: true,
             cache_index_and_filter_blocks: false,
             pin_index_and_filter_in_cache: false,
+            cache_index_and_filter_blocks_with_high_priority: true,
+            pin_top_level_index_and_filter: true,
             largest_seqno: None,
             stats: None,
             filter_contents: FilterContents {
@@ -291,6 +306,8 @@ enum FilterHolder {
     Shared(Arc<FilterReader>),
     /// In the block cache (loaded on a miss).
     Cached(BlockHandle),
+    /// Partitioned (`partitionedfilter.*`).
+    Partitioned(PartitionedFilter),
 }
 
 /// An open SST file.
@@ -308,6 +325,12 @@ pub(crate) struct Table {
     index_block: Option<Arc<Block>>,
     index_order: KeyOrder,
     index_format: EntryFormat,
+    /// A partitioned index (`kTwoLevelIndexSearch`): `index_block` is its top level.
+    two_level: bool,
+    /// Index partitions the table holds (by offset; empty: through the block cache).
+    held_partitions: Vec<(u64, Arc<Block>)>,
+    /// Cache priority of index and filter blocks.
+    meta_priority: Priority,
     filter: FilterHolder,
     /// What the filter may be asked (whole keys, prefixes), from the properties.
     filter_use: FilterUse,
@@ -327,7 +350,7 @@ pub(crate) struct Table {
 
 /// The kinds of block the block cache tickers tell apart.
 #[derive(Clone, Copy)]
-enum Kind {
+pub(crate) enum Kind {
     Data,
     Index,
     Filter,
@@ -387,17 +410,14 @@ impl Table {
                 .ok_or_else(|| t.corruption(footer.metaindex.offset, "metaindex has no rocksdb.index entry".into()))?;
             t.footer.index = footer.index;
         }
+        // 1 (kHashSearch) is a binary index plus prefix meta blocks that only speed up
+        // prefix seeks: read as a binary index.
         let first_key = match t.props.index_type {
-            0 | 1 => false,
+            0..=2 => false,
             3 => true,
-            2 => {
-                return Err(Error::NotSupported(format!(
-                    "{}: partitioned index (kTwoLevelIndexSearch) is not supported",
-                    t.file_name
-                )))
-            }
             x => return Err(t.corruption(footer.index.offset, format!("unknown index type {x}"))),
         };
+        t.two_level = t.props.index_type == 2;
         t.index_format = EntryFormat::Index {
             delta: t.props.index_value_is_delta_encoded,
             first_key,
@@ -411,17 +431,27 @@ impl Table {
         // in the cache (RocksDB prefetches them into the cache at open too).
         let in_cache = opts.cache_index_and_filter_blocks && t.cache.is_some();
         let mut index = t.read_parsed_block(footer.index, verify)?;
-        if !in_cache {
+        if !in_cache && !t.two_level {
             // Held by the table for its lifetime: worth a search directory (see `cached_index`
             // for why a cached index gets none).
             index.build_directory(&t.index_order, t.index_format);
         }
         let index = Arc::new(index);
         let pin = in_cache && opts.pin_index_and_filter_in_cache;
+        // The top level of partitioned blocks is pinned also with `pin_top_level_index_and_filter`;
+        // partitions are held by the table unless they live in the cache unpinned (RocksDB pins
+        // every partition when it does not cache index and filter blocks or pins L0's).
+        let pin_top = pin || (in_cache && opts.pin_top_level_index_and_filter && t.two_level);
+        let hold_partitions = !in_cache || pin;
+        if t.two_level && hold_partitions {
+            t.held_partitions = t.load_partitions(&index, verify)?;
+            t.owned_mem += t.held_partitions.iter().map(|(_, b)| b.memory()).sum::<usize>();
+        }
+        let pin = if t.two_level { pin_top } else { pin };
         if in_cache {
             let key = (t.cache_id, footer.index.offset);
             let charge = index.memory();
-            if t.cache_put(key, CacheValue::Block(index.clone()), charge, pin) && !pin {
+            if t.cache_put(key, CacheValue::Block(index.clone()), charge, pin, Kind::Index) && !pin {
                 // evictable: looked up in the cache from now on
             } else {
                 t.owned_mem += if pin && t.pinned.contains(&key) { 0 } else { charge };
@@ -433,7 +463,26 @@ impl Table {
         }
 
         // filter
-        if opts.use_filter {
+        let pfh = t.meta.iter().find_map(|(name, h)| {
+            let rest = name.strip_prefix(PARTITIONED_FILTER_PREFIX)?;
+            FILTER_NAMES.contains(&rest).then_some(*h)
+        });
+        if let (true, Some(ph)) = (opts.use_filter, pfh) {
+            let mut pf = t.open_partitioned_filter(ph, verify, hold_partitions)?;
+            if in_cache {
+                let top = pf.top_block.take().expect("read at open");
+                let key = (t.cache_id, ph.offset);
+                let charge = top.memory();
+                if !t.cache_put(key, CacheValue::Block(top.clone()), charge, pin_top, Kind::Filter) || pin_top {
+                    t.owned_mem += if pin_top && t.pinned.contains(&key) { 0 } else { charge };
+                    pf.top_block = Some(top);
+                }
+                t.owned_mem += pf.held.iter().map(|(_, f)| f.memory()).sum::<usize>();
+            } else {
+                t.owned_mem += pf.memory();
+            }
+            t.filter = FilterHolder::Partitioned(pf);
+        } else if opts.use_filter {
             let fh = t.meta.iter().find_map(|(name, h)| {
                 let rest = name.strip_prefix("fullfilter.")?;
                 FILTER_NAMES.contains(&rest).then_some(*h)
@@ -444,7 +493,7 @@ impl Table {
                 if in_cache {
                     let key = (t.cache_id, fh.offset);
                     let f = Arc::new(f);
-                    if t.cache_put(key, CacheValue::Filter(f.clone()), charge, pin) && !pin {
+                    if t.cache_put(key, CacheValue::Filter(f.clone()), charge, pin, Kind::Filter) && !pin {
                         t.filter = FilterHolder::Cached(fh);
                     } else {
                         t.owned_mem += if pin && t.pinned.contains(&key) { 0 } else { charge };
@@ -490,6 +539,13 @@ impl Table {
             use_filter: opts.use_filter,
             verify_meta: opts.verify_checksums,
             index_block: None,
+            two_level: false,
+            held_partitions: Vec::new(),
+            meta_priority: if opts.cache_index_and_filter_blocks_with_high_priority {
+                Priority::High
+            } else {
+                Priority::Low
+            },
             index_order: KeyOrder::Bytewise,
             index_format: EntryFormat::Index {
                 delta: false,
@@ -557,92 +613,6 @@ impl Table {
         }
 
         Ok((t, footer))
-    }
-
-    /// Insert an index or filter block into the cache (pinned if asked). False if it did not fit.
-    fn cache_put(&mut self, key: CacheKey, v: CacheValue, charge: usize, pin: bool) -> bool {
-        let Some(c) = &self.cache else { return false };
-        let kind = match v {
-            CacheValue::Filter(_) => Kind::Filter,
-            _ => Kind::Index,
-        };
-        let ok = c.insert_value(key, v, charge, pin);
-        if ok {
-            self.cache_add(kind, charge);
-        } else {
-            crate::statistics::tick(&self.stats, Ticker::BlockCacheAddFailures, 1);
-        }
-        if ok && pin {
-            self.pinned.push(key);
-        }
-        ok
-    }
-
-    /// Statistics of a block found in the block cache.
-    #[inline]
-    fn cache_hit(&self, kind: Kind, charge: usize) {
-        crate::perf_context::add(
-            match kind {
-                Kind::Data => perf::BLOCK_CACHE_HIT_COUNT,
-                Kind::Index => perf::BLOCK_CACHE_INDEX_HIT_COUNT,
-                Kind::Filter => perf::BLOCK_CACHE_FILTER_HIT_COUNT,
-            },
-            1,
-        );
-        if let Some(s) = self.stats.as_ref().and_then(|s| s.local()) {
-            s.tick(Ticker::BlockCacheHit, 1);
-            s.tick(Ticker::BlockCacheBytesRead, charge as u64);
-            s.tick(
-                match kind {
-                    Kind::Data => Ticker::BlockCacheDataHit,
-                    Kind::Index => Ticker::BlockCacheIndexHit,
-                    Kind::Filter => Ticker::BlockCacheFilterHit,
-                },
-                1,
-            );
-        }
-    }
-
-    /// Statistics of a block looked up in the block cache and not found.
-    #[inline]
-    fn cache_miss(&self, kind: Kind) {
-        if let Some(s) = self.stats.as_ref().and_then(|s| s.local()) {
-            s.tick(Ticker::BlockCacheMiss, 1);
-            s.tick(
-                match kind {
-                    Kind::Data => Ticker::BlockCacheDataMiss,
-                    Kind::Index => Ticker::BlockCacheIndexMiss,
-                    Kind::Filter => Ticker::BlockCacheFilterMiss,
-                },
-                1,
-            );
-        }
-    }
-
-    /// Statistics of a block inserted into the block cache.
-    #[inline]
-    fn cache_add(&self, kind: Kind, charge: usize) {
-        if let Some(s) = self.stats.as_ref().and_then(|s| s.local()) {
-            s.tick(Ticker::BlockCacheAdd, 1);
-            s.tick(Ticker::BlockCacheBytesWrite, charge as u64);
-            let (add, bytes) = match kind {
-                Kind::Data => (Ticker::BlockCacheDataAdd, Ticker::BlockCacheDataBytesInsert),
-                Kind::Index => (Ticker::BlockCacheIndexAdd, Ticker::BlockCacheIndexBytesInsert),
-                Kind::Filter => (Ticker::BlockCacheFilterAdd, Ticker::BlockCacheFilterBytesInsert),
-            };
-            s.tick(add, 1);
-            s.tick(bytes, charge as u64);
-        }
-    }
-
-    /// Statistics of an insert into the block cache that was kept or not.
-    #[inline]
-    fn cache_added(&self, kept: bool, kind: Kind, charge: usize) {
-        if kept {
-            self.cache_add(kind, charge);
-        } else {
-            crate::statistics::tick(&self.stats, Ticker::BlockCacheAddFailures, 1);
-        }
     }
 
     /// Statistics of one block read from the file (`n` bytes, started at `t0`).
@@ -808,38 +778,6 @@ impl Table {
         Ok((b, false))
     }
 
-    /// An iterator over the index block (from the block cache if it lives there).
-    #[inline]
-    fn index_iter(&self) -> Result<BlockIter> {
-        let b = match &self.index_block {
-            Some(b) => b.clone(),
-            None => self.cached_index()?,
-        };
-        Ok(BlockIter::new(b, self.index_order.clone(), self.index_format))
-    }
-
-    /// The index block through the cache, read and inserted on a miss.
-    fn cached_index(&self) -> Result<Arc<Block>> {
-        let h = self.footer.index;
-        let key = (self.cache_id, h.offset);
-        if let Some(c) = &self.cache {
-            if let Some(b) = c.get(key) {
-                self.cache_hit(Kind::Index, b.memory());
-                return Ok(b);
-            }
-            self.cache_miss(Kind::Index);
-        }
-        // No search directory here: an index block that lives in the cache may be evicted and
-        // read again on any lookup, and rebuilding a directory (decoding every entry) each
-        // time costs more than the searches it saves.
-        let b = Arc::new(self.read_parsed_block(h, self.verify_meta)?);
-        if let Some(c) = &self.cache {
-            let kept = c.insert(key, b.clone(), b.memory());
-            self.cache_added(kept, Kind::Index, b.memory());
-        }
-        Ok(b)
-    }
-
     /// The filter through the cache, read and inserted on a miss (None on a read error: the
     /// filter is then not consulted).
     fn cached_filter(&self, h: BlockHandle) -> Option<Arc<FilterReader>> {
@@ -851,7 +789,13 @@ impl Table {
         }
         self.cache_miss(Kind::Filter);
         let f = Arc::new(FilterReader::new(self.read_block(h, self.verify_meta).ok()?));
-        if c.insert_value(key, CacheValue::Filter(f.clone()), f.memory(), false) {
+        if c.insert_value(
+            key,
+            CacheValue::Filter(f.clone()),
+            f.memory(),
+            false,
+            self.meta_priority,
+        ) {
             self.cache_add(Kind::Filter, f.memory());
         } else {
             crate::statistics::tick(&self.stats, Ticker::BlockCacheAddFailures, 1);
@@ -893,6 +837,7 @@ impl Table {
             FilterHolder::Owned(f) => f.key_may_match(user_key),
             FilterHolder::Shared(f) => f.key_may_match(user_key),
             FilterHolder::Cached(h) => self.cached_filter(*h).is_none_or(|f| f.key_may_match(user_key)),
+            FilterHolder::Partitioned(pf) => self.partitioned_key_may_match(pf, user_key),
             FilterHolder::None => true,
         }
     }
@@ -927,7 +872,7 @@ impl Table {
             crate::statistics::tick(&self.stats, Ticker::BloomFilterFullPositive, 1);
         }
         let mut idx = self.index_iter()?;
-        idx.seek(lookup_ikey);
+        idx.seek(self, lookup_ikey);
         loop {
             if !idx.valid() {
                 idx.status()
@@ -955,7 +900,7 @@ impl Table {
                 return Ok(None);
             }
             it.status().map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
-            idx.next();
+            idx.next(self);
         }
     }
 
@@ -964,7 +909,11 @@ impl Table {
         let (index, open_err) = match self.index_iter() {
             Ok(i) => (i, None),
             Err(e) => (
-                BlockIter::new(Arc::new(Block::empty()), self.index_order.clone(), self.index_format),
+                IndexIter::Flat(BlockIter::new(
+                    Arc::new(Block::empty()),
+                    self.index_order.clone(),
+                    self.index_format,
+                )),
                 Some(e),
             ),
         };
@@ -1018,8 +967,10 @@ impl Table {
             self.read_block(*h, true)?;
         }
         self.read_parsed_block(self.footer.index, true)?;
+        self.verify_partitions()?;
+        self.verify_filter_partitions()?;
         let mut idx = self.index_iter()?;
-        idx.seek_to_first();
+        idx.seek_to_first(self);
         while idx.valid() {
             let h = idx.handle();
             let b = self.read_parsed_block(h, true)?;
@@ -1030,7 +981,7 @@ impl Table {
                 it.next();
             }
             it.status().map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
-            idx.next();
+            idx.next(self);
         }
         idx.status()
             .map_err(|e| e.in_file(&self.file_name, Some(self.footer.index.offset)))
@@ -1039,7 +990,7 @@ impl Table {
     /// Approximate file offset where `ikey` would be (for size estimates).
     pub(crate) fn approximate_offset_of(&self, ikey: &[u8]) -> u64 {
         let Ok(mut idx) = self.index_iter() else { return 0 };
-        idx.seek(ikey);
+        idx.seek(self, ikey);
         if idx.valid() {
             idx.handle().offset
         } else if self.props.data_size > 0 {
@@ -1104,7 +1055,7 @@ impl Table {
 /// Two-level iterator over a table: index block → data blocks. Owns an `Arc<Table>`.
 pub(crate) struct TableIterator {
     table: Arc<Table>,
-    index: BlockIter,
+    index: IndexIter,
     /// The index could not be loaded: every positioning fails with this.
     open_err: Option<Error>,
     data: Option<BlockIter>,
@@ -1230,7 +1181,7 @@ impl TableIterator {
             if !self.data_status() {
                 return;
             }
-            self.index.next();
+            self.index.next(&self.table);
             if !self.init_data_block() {
                 return;
             }
@@ -1251,7 +1202,7 @@ impl TableIterator {
             if !self.data_status() {
                 return;
             }
-            self.index.prev();
+            self.index.prev(&self.table);
             if !self.init_data_block() {
                 return;
             }
@@ -1270,7 +1221,7 @@ impl InternalIterator for TableIterator {
 
     fn seek_to_first(&mut self) {
         self.err = self.open_err.clone();
-        self.index.seek_to_first();
+        self.index.seek_to_first(&self.table);
         if self.init_data_block() {
             if let Some(d) = &mut self.data {
                 d.seek_to_first();
@@ -1281,7 +1232,7 @@ impl InternalIterator for TableIterator {
 
     fn seek_to_last(&mut self) {
         self.err = self.open_err.clone();
-        self.index.seek_to_last();
+        self.index.seek_to_last(&self.table);
         if self.init_data_block() {
             if let Some(d) = &mut self.data {
                 d.seek_to_last();
@@ -1292,7 +1243,7 @@ impl InternalIterator for TableIterator {
 
     fn seek(&mut self, target: &[u8]) {
         self.err = self.open_err.clone();
-        self.index.seek(target);
+        self.index.seek(&self.table, target);
         if self.init_data_block() {
             if let Some(d) = &mut self.data {
                 d.seek(target);
@@ -1303,13 +1254,13 @@ impl InternalIterator for TableIterator {
 
     fn seek_for_prev(&mut self, target: &[u8]) {
         self.err = self.open_err.clone();
-        self.index.seek(target);
+        self.index.seek(&self.table, target);
         if !self.index.valid() {
             if self.index.status().is_err() {
                 self.init_data_block();
                 return;
             }
-            self.index.seek_to_last();
+            self.index.seek_to_last(&self.table);
         }
         if self.init_data_block() {
             if let Some(d) = &mut self.data {

@@ -14,6 +14,9 @@ use crate::table::cache::BlockCache;
 use crate::table::format::BLOCK_TRAILER_LEN;
 use crate::table::format::{ChecksumType, CompressionType};
 
+#[path = "partitioned_tests.rs"]
+mod partitioned;
+
 /// An in-memory writable file whose bytes stay readable through the clones (also used by the
 /// cuckoo table's tests).
 #[derive(Clone, Default)]
@@ -744,7 +747,8 @@ fn index_with_first_key_and_old_style_tables() {
         t.verify_checksums().unwrap();
         check_table(&t, &es);
     }
-    // partitioned index is refused cleanly
+    // a flat index claimed to be partitioned: its data blocks, read as index partitions, give
+    // Corruption (never a panic)
     let mut file2 = file[..ph.offset as usize].to_vec();
     let mut pb = BlockBuilder::new(usize::MAX, false);
     pb.add(b"rocksdb.block.based.table.index.type", &[2, 0, 0, 0]);
@@ -762,7 +766,16 @@ fn index_with_first_key_and_old_style_tables() {
         }
         .encode(0),
     );
-    assert!(open(file2).unwrap_err().is_not_supported());
+    let r = open(file2).and_then(|t| {
+        let mut it = t.iter(true, true);
+        it.seek_to_first();
+        while it.valid() {
+            it.next();
+        }
+        it.status()
+    });
+    let e = r.unwrap_err();
+    assert!(e.is_corruption() && e.to_string().contains("test.sst"), "{e}");
 }
 
 #[test]
@@ -987,8 +1000,9 @@ fn index_and_filter_in_block_cache() {
         assert!(small.usage() <= small.capacity());
     }
 
-    // pinned: survives a flood of data blocks, unpinned when the table closes
-    let cache = Arc::new(BlockCache::new(1 << 20));
+    // pinned: survives a flood of data blocks, unpinned when the table closes (no high-priority
+    // pool here, or the pool would keep the unpinned index too)
+    let cache = Arc::new(BlockCache::with_high_pri_pool_ratio(1 << 20, 0.0));
     let t = open_with(&cache, 4, true, true);
     let index_key = (4, t.index_handle().offset);
     assert!(cache.pinned_usage() > 0);

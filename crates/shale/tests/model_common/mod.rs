@@ -184,6 +184,17 @@ pub fn set_style(o: &mut shale::Options, style: &str) {
             f.set_allow_compaction(true);
             o.set_fifo_compaction_options(&f);
         }
+        // leveled, with a partitioned index and filters of tiny partitions (`metadata_block_size`
+        // after the colon) kept in a small block cache at high priority
+        s if s.starts_with("partitioned:") => {
+            let mut b = o.get_block_based_options();
+            b.set_index_type(shale::BlockBasedIndexType::TwoLevelIndexSearch);
+            b.set_partition_filters(true);
+            b.set_metadata_block_size(s[12..].parse().unwrap());
+            b.set_cache_index_and_filter_blocks(true);
+            b.set_block_cache(&shale::Cache::new_lru_cache(64 << 10));
+            o.set_block_based_table_factory(&b);
+        }
         s => panic!("unknown style {s}"),
     }
 }
