@@ -59,6 +59,12 @@ fn options(fs: &MemFs, rng: &mut Rng) -> Options {
     bbo.set_block_size(512);
     bbo.set_whole_key_filtering(rng.below(3) != 0);
     bbo.set_format_version(if rng.below(4) == 0 { 4 } else { 5 });
+    if rng.below(3) == 0 {
+        // Partitioned index and filters, tiny partitions: a prefix's keys span partitions.
+        bbo.set_index_type(shale::BlockBasedIndexType::TwoLevelIndexSearch);
+        bbo.set_partition_filters(true);
+        bbo.set_metadata_block_size(rng.below(3) as usize * 64);
+    }
     o.set_block_based_table_factory(&bbo);
     o
 }
