@@ -5,6 +5,7 @@
 //! * `shale sst_dump ...` — RocksDB's sst_dump
 //! * `shale stress ...`   — db_stress-style stress and crash tests (see `stress.rs`, `crash.rs`)
 //! * `shale cuckoo_bench` — RocksDB's CuckooTable read benchmark (see `cuckoo_bench.rs`)
+//! * `shale serve ...`    — one node of a replicated key-value service (Raft, see `serve.rs`)
 //!
 //! When the binary is invoked through a link named `db_bench`, `ldb` or `sst_dump`, it behaves
 //! as that tool directly.
@@ -23,6 +24,7 @@ mod ldb;
 mod powerloss;
 mod powerloss_mt;
 mod random;
+mod serve;
 mod sst_dump;
 mod stats;
 mod stress;
@@ -42,6 +44,7 @@ commands:
   sst_dump  RocksDB sst_dump-compatible tool (shale sst_dump --file=/path/000012.sst --command=scan)
   stress    db_stress-style stress test      (shale stress --db=/path --threads=4 --crash_test --duration=60)
   cuckoo_bench  RocksDB's CuckooTable read benchmark (shale cuckoo_bench --num=10000000 --dir=/dev/shm)
+  serve     a node of a replicated key-value service (shale serve --id=1 --db=/path --addr=127.0.0.1:21001)
 
 Run `shale <command> --help` for the flags of a command.
 ";
@@ -68,6 +71,7 @@ fn run(argv: &[String]) -> i32 {
         "sst_dump" => sst_dump::main(rest),
         "stress" | "db_stress" => stress::main(rest),
         "cuckoo_bench" => cuckoo_bench::main(rest),
+        "serve" => serve::main(rest),
         "--help" | "-h" | "help" => {
             print!("{USAGE}");
             0

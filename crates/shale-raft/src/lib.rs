@@ -4,12 +4,14 @@
 //! `ingest_external_file`. The layout and the durability rules are in `docs/raft.md`.
 
 mod log_store;
+mod server;
 mod snapshot;
 mod state_machine;
 mod store;
 mod types;
 
 pub use log_store::LogStore;
+pub use server::{serve, HttpClient, ServeConfig};
 pub use snapshot::{decode_snapshot, SnapshotFile, SnapshotHeader};
 pub use state_machine::{ShaleSnapshotBuilder, StateMachineStore};
 pub use store::open_store;
