@@ -62,24 +62,8 @@ impl HttpClient {
         headers: &[(&str, &str)],
         timeout: Duration,
     ) -> Result<(StatusCode, Bytes), String> {
-        let r = tokio::time::timeout(timeout, self.post_inner(path, body, headers, timeout)).await;
-        let r = r.unwrap_or_else(|_| Err(format!("{}{path}: timed out after {timeout:?}", self.addr)));
-        if r.is_err() {
-            self.sender = None;
-        }
-        r
-    }
-
-    async fn post_inner(
-        &mut self,
-        path: &str,
-        body: Vec<u8>,
-        headers: &[(&str, &str)],
-        timeout: Duration,
-    ) -> Result<(StatusCode, Bytes), String> {
-        let addr = self.addr.clone();
         let mut req = Request::post(path)
-            .header("host", &addr)
+            .header("host", &self.addr)
             .header("content-type", "application/json");
         if let Some(t) = &self.token {
             req = req.header(AUTH_HEADER, format!("Bearer {t}"));
@@ -90,6 +74,17 @@ impl HttpClient {
         let req = req
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| format!("request: {e}"))?;
+        let r = tokio::time::timeout(timeout, self.send(req, timeout)).await;
+        let r = r.unwrap_or_else(|_| Err(format!("{}{path}: timed out after {timeout:?}", self.addr)));
+        if r.is_err() {
+            self.sender = None;
+        }
+        r
+    }
+
+    async fn send(&mut self, req: Request<Full<Bytes>>, timeout: Duration) -> Result<(StatusCode, Bytes), String> {
+        let addr = self.addr.clone();
+        let path = req.uri().path().to_string();
         let sender = self.connect(timeout).await?;
         sender.ready().await.map_err(|e| format!("{addr}: {e}"))?;
         let resp = sender

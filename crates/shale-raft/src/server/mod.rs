@@ -142,7 +142,8 @@ async fn run(cfg: ServeConfig) -> Result<(), String> {
         install_snapshot_timeout: 60_000,
         snapshot_policy: SnapshotPolicy::LogsSinceLast(cfg.snapshot_logs),
         max_in_snapshot_log_to_keep: cfg.keep_logs,
-        purge_batch_size: 256,
+        // Purge as soon as a snapshot allows, in batches of at most 256 entries.
+        purge_batch_size: cfg.snapshot_logs.clamp(1, 256),
         ..Default::default()
     }
     .validate()
