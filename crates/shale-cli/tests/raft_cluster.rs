@@ -241,3 +241,30 @@ fn serve_help_and_bad_flags() {
         assert!(String::from_utf8_lossy(&o.stderr).contains(msg), "{args:?}");
     }
 }
+
+#[test]
+fn serve_bench_runs_a_bounded_load() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_shale"))
+        .args([
+            "serve-bench",
+            "--nodes=1",
+            "--connections=2",
+            "--seconds=1",
+            "--value_size=100",
+        ])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}{}", String::from_utf8_lossy(&o.stderr));
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("nodes=1 connections=2 "))
+        .expect("a result line");
+    let field = |k: &str| -> u64 {
+        let v = line.split(' ').find_map(|f| f.strip_prefix(k)).unwrap();
+        v.parse::<f64>().unwrap() as u64
+    };
+    assert!(field("writes=") > 0, "{line}");
+    assert_eq!(field("errors="), 0, "{line}");
+    assert!(field("p99_us=") >= field("p50_us="), "{line}");
+}

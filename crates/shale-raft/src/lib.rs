@@ -11,7 +11,7 @@ mod store;
 mod types;
 
 pub use log_store::LogStore;
-pub use server::{serve, HttpClient, ServeConfig};
+pub use server::{post_blocking, run_write_load, serve, HttpClient, LoadReport, ServeConfig};
 pub use snapshot::{decode_snapshot, SnapshotFile, SnapshotHeader};
 pub use state_machine::{ShaleSnapshotBuilder, StateMachineStore};
 pub use store::open_store;

@@ -3,6 +3,7 @@
 
 mod client;
 mod http;
+mod load;
 mod network;
 
 use std::collections::HashMap;
@@ -17,6 +18,7 @@ use openraft::{Config, Raft, SnapshotPolicy};
 use tokio::net::TcpListener;
 
 pub use client::HttpClient;
+pub use load::{post_blocking, run_write_load, LoadReport};
 pub(crate) use network::decode_snapshot_request;
 
 use crate::state_machine::StateMachineStore;
