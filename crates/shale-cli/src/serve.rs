@@ -86,22 +86,5 @@ fn parse(args: &[String]) -> Result<ServeConfig, String> {
 }
 
 pub fn main(args: &[String]) -> i32 {
-    if args.iter().any(|a| a == "--help" || a == "-h") {
-        print!("{HELP}");
-        return 0;
-    }
-    let cfg = match parse(args) {
-        Ok(c) => c,
-        Err(m) => {
-            eprintln!("ERROR: {m}\n\n{HELP}");
-            return 1;
-        }
-    };
-    match shale_raft::serve(cfg) {
-        Ok(()) => 0,
-        Err(m) => {
-            eprintln!("shale serve: {m}");
-            1
-        }
-    }
+    crate::flags::command_main("shale serve", args, HELP, parse, shale_raft::serve)
 }

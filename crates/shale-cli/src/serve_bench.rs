@@ -156,22 +156,5 @@ fn run(o: &Opts) -> Result<(), String> {
 }
 
 pub fn main(args: &[String]) -> i32 {
-    if args.iter().any(|a| a == "--help" || a == "-h") {
-        print!("{HELP}");
-        return 0;
-    }
-    let o = match parse(args) {
-        Ok(o) => o,
-        Err(m) => {
-            eprintln!("ERROR: {m}\n\n{HELP}");
-            return 1;
-        }
-    };
-    match run(&o) {
-        Ok(()) => 0,
-        Err(m) => {
-            eprintln!("shale serve-bench: {m}");
-            1
-        }
-    }
+    crate::flags::command_main("shale serve-bench", args, HELP, parse, |o| run(&o))
 }
