@@ -48,28 +48,13 @@ fn parse(args: &[String]) -> Result<CuckooBenchOptions, String> {
 }
 
 pub fn main(args: &[String]) -> i32 {
-    if args.iter().any(|a| a == "--help" || a == "-h") {
-        print!("{HELP}");
-        return 0;
-    }
-    let o = match parse(args) {
-        Ok(o) => o,
-        Err(m) => {
-            eprintln!("ERROR: {m}\n\n{HELP}");
-            return 1;
-        }
-    };
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    let r = cuckoo_read_bench(&o, &mut out);
-    let _ = out.flush();
-    match r {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("cuckoo_bench: {e}");
-            1
-        }
-    }
+    crate::flags::command_main("cuckoo_bench", args, HELP, parse, |o| {
+        let stdout = std::io::stdout();
+        let mut out = stdout.lock();
+        let r = cuckoo_read_bench(&o, &mut out);
+        let _ = out.flush();
+        r.map_err(|e| e.to_string())
+    })
 }
 
 #[cfg(test)]

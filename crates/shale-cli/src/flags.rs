@@ -293,6 +293,36 @@ pub const BENCH_FLAGS: &[FlagDef] = &[
     f("progress", Kind::Bool, "false", "Force the progress report on stderr even when it is not a terminal"),
 ];
 
+/// The `main` of a command with `--name=value` flags: `--help` prints `help`; a flag error is
+/// printed with it (exit 1); otherwise `run` gets the parsed options, and its error is printed
+/// after `name:` (exit 1).
+pub fn command_main<O>(
+    name: &str,
+    args: &[String],
+    help: &str,
+    parse: impl FnOnce(&[String]) -> Result<O, String>,
+    run: impl FnOnce(O) -> Result<(), String>,
+) -> i32 {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        print!("{help}");
+        return 0;
+    }
+    let o = match parse(args) {
+        Ok(o) => o,
+        Err(m) => {
+            eprintln!("ERROR: {m}\n\n{help}");
+            return 1;
+        }
+    };
+    match run(o) {
+        Ok(()) => 0,
+        Err(m) => {
+            eprintln!("{name}: {m}");
+            1
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,90 @@
+//! `shale serve`: one node of a replicated key-value service (Raft through openraft, each node's
+//! log and data in a Shale database). The service itself is `shale_raft::serve`.
+
+use std::path::PathBuf;
+
+use shale_raft::ServeConfig;
+
+const HELP: &str = "usage: shale serve --id=N --db=DIR [--addr=127.0.0.1:PORT] [flags]
+
+One node of a replicated key-value service: openraft's Raft with the log, the vote and the
+data in the Shale database at --db. HTTP+JSON on --addr (127.0.0.1 unless told otherwise):
+
+  POST /init                 make this node a one-node cluster (once, on one node)
+  POST /add-learner          {\"id\":2,\"addr\":\"127.0.0.1:21002\"}  (waits until it caught up)
+  POST /change-membership    [1,2,3]   the voters
+  GET  /metrics              openraft's metrics of this node (leader, term, last applied, ...)
+  POST /write                {\"Set\":{\"key\":\"k\",\"value\":\"v\"}} or {\"Delete\":{\"key\":\"k\"}}
+  POST /read                 {\"key\":\"k\"}  linearizable: answered through the leader
+  POST /read-local           {\"key\":\"k\"}  this node's own replica, may be behind
+  POST /raft/append, /raft/vote, /raft/snapshot   between nodes
+
+A node that is not the leader forwards /write, /read, /add-learner and /change-membership to
+the leader (503 with the leader's id and address when it cannot).
+
+flags:
+  --id=N                  this node's id (positive, unique in the cluster)
+  --db=DIR                the node's data directory (created if missing)
+  --addr=HOST:PORT        where to listen; other nodes reach this node there (default 127.0.0.1:21001)
+  --auth_token_file=F     every request, from clients and peers, must carry
+                          `Authorization: Bearer <token>` with the token in F (first line);
+                          otherwise 401 and nothing is done. Give every node the same file.
+  --snapshot_logs=N       build a snapshot every N log entries (default 5000)
+  --keep_logs=N           applied entries kept in the log after a snapshot (default 1000)
+  --max_snapshot_bytes=N  largest snapshot accepted from a leader (default 1073741824)
+  --heartbeat_ms=N        leader heartbeat interval (default 200)
+  --election_min_ms=N     election timeout range (defaults 1000 and 2000)
+  --election_max_ms=N
+  --threads=N             service worker threads (default 2)
+
+The service speaks plain HTTP: to reach it from another machine, put it behind a TLS proxy
+(see the README) and use --auth_token_file.
+";
+
+fn num<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {
+    v.parse().map_err(|_| format!("--{name}: bad number '{v}'"))
+}
+
+fn parse(args: &[String]) -> Result<ServeConfig, String> {
+    let mut id = None;
+    let mut db = None;
+    let mut c = ServeConfig::new(0, "127.0.0.1:21001", PathBuf::new());
+    for a in args {
+        let a = a.trim_start_matches('-');
+        let (name, v) = a.split_once('=').ok_or_else(|| format!("flag --{a} needs a value"))?;
+        match name {
+            "id" => id = Some(num::<u64>(name, v)?),
+            "db" => db = Some(PathBuf::from(v)),
+            "addr" => c.addr = v.to_string(),
+            "auth_token_file" => {
+                let t = std::fs::read_to_string(v).map_err(|e| format!("--auth_token_file: {v}: {e}"))?;
+                let t = t.lines().next().unwrap_or("").trim().to_string();
+                if t.is_empty() {
+                    return Err(format!("--auth_token_file: {v} holds no token"));
+                }
+                c.auth_token = Some(t);
+            }
+            "snapshot_logs" => c.snapshot_logs = num(name, v)?,
+            "keep_logs" => c.keep_logs = num(name, v)?,
+            "max_snapshot_bytes" => c.max_snapshot_bytes = num(name, v)?,
+            "heartbeat_ms" => c.heartbeat_ms = num(name, v)?,
+            "election_min_ms" => c.election_min_ms = num(name, v)?,
+            "election_max_ms" => c.election_max_ms = num(name, v)?,
+            "threads" => c.threads = num(name, v)?,
+            _ => return Err(format!("unknown flag --{name}")),
+        }
+    }
+    c.id = id.ok_or("--id is required")?;
+    c.db = db.ok_or("--db is required")?;
+    if c.id == 0 {
+        return Err("--id must be a positive integer".into());
+    }
+    if c.snapshot_logs == 0 {
+        return Err("--snapshot_logs must be positive".into());
+    }
+    Ok(c)
+}
+
+pub fn main(args: &[String]) -> i32 {
+    crate::flags::command_main("shale serve", args, HELP, parse, shale_raft::serve)
+}

@@ -1,0 +1,346 @@
+//! The routes of `shale serve`: authentication, body limits, the client endpoints (forwarded to
+//! the leader when this node is not it) and the Raft RPCs.
+
+// `Result<_, Resp>`: the error is the finished HTTP answer, built once per failed request.
+#![allow(clippy::result_large_err)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::convert::Infallible;
+use std::io::Cursor;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::{Method, Request, Response, StatusCode};
+use openraft::error::{CheckIsLeaderError, ClientWriteError, ForwardToLeader, RaftError};
+use openraft::{BasicNode, Snapshot};
+use serde::{Deserialize, Serialize};
+
+use super::client::{AUTH_HEADER, CLUSTER_HEADER, FORWARDED_HEADER};
+use super::{decode_snapshot_request, Shared};
+use crate::snapshot::decode_snapshot;
+use crate::types::{NodeId, Request as KvRequest};
+
+type Resp = Response<Full<Bytes>>;
+
+/// Client requests are small; an append carries a batch of entries.
+const MAX_CLIENT_BODY: usize = 1 << 20;
+const MAX_APPEND_BODY: usize = 64 << 20;
+const FORWARD_TIMEOUT: Duration = Duration::from_secs(10);
+
+fn reply(status: StatusCode, body: Vec<u8>) -> Resp {
+    Response::builder()
+        .status(status)
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(body)))
+        .expect("valid response")
+}
+
+fn json<T: Serialize>(status: StatusCode, v: &T) -> Resp {
+    reply(status, serde_json::to_vec(v).expect("serializable"))
+}
+
+fn error(status: StatusCode, msg: impl std::fmt::Display) -> Resp {
+    json(status, &serde_json::json!({ "error": msg.to_string() }))
+}
+
+/// Equal bytes, in a time that depends only on the length of `expected`.
+fn constant_time_eq(expected: &[u8], given: &[u8]) -> bool {
+    let mut diff = expected.len() ^ given.len();
+    for (i, e) in expected.iter().enumerate() {
+        diff |= usize::from(e ^ given.get(i).copied().unwrap_or(0));
+    }
+    diff == 0
+}
+
+fn authorized(shared: &Shared, req: &Request<Incoming>) -> bool {
+    let Some(token) = &shared.token else { return true };
+    let given = req
+        .headers()
+        .get(AUTH_HEADER)
+        .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+        .unwrap_or(b"");
+    constant_time_eq(token.as_bytes(), given)
+}
+
+pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Resp, Infallible> {
+    if !authorized(&shared, &req) {
+        return Ok(error(StatusCode::UNAUTHORIZED, "missing or wrong token"));
+    }
+    let path = req.uri().path().to_string();
+    let method = req.method().clone();
+    let limit = match path.as_str() {
+        "/raft/snapshot" => shared.max_snapshot_bytes,
+        "/raft/append" => MAX_APPEND_BODY,
+        _ => MAX_CLIENT_BODY,
+    };
+    let forwarded = req.headers().contains_key(FORWARDED_HEADER);
+    let cluster = req
+        .headers()
+        .get(CLUSTER_HEADER)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let declared = req
+        .headers()
+        .get("content-length")
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Ok(error(StatusCode::PAYLOAD_TOO_LARGE, format!("body over {limit} bytes")));
+    }
+    let body = match Limited::new(req.into_body(), limit).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => {
+            return Ok(error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("body: {e} (limit {limit} bytes)"),
+            ))
+        }
+    };
+    let resp = match (method, path.as_str()) {
+        (Method::GET, "/metrics") => json(StatusCode::OK, &*shared.raft().metrics().borrow()),
+        (Method::POST, "/init") => init(&shared).await,
+        (Method::POST, "/add-learner") => add_learner(&shared, &body, forwarded).await,
+        (Method::POST, "/change-membership") => change_membership(&shared, &body, forwarded).await,
+        (Method::POST, "/write") => write(&shared, &body, forwarded).await,
+        (Method::POST, "/read") => read(&shared, &body, forwarded).await,
+        (Method::POST, "/read-local") => read_local(&shared, &body),
+        (Method::POST, p) if p.starts_with("/raft/") => match check_cluster(&shared, cluster.as_deref()) {
+            Err(r) => r,
+            Ok(()) => raft_rpc(&shared, p, &body).await,
+        },
+        (m, p) => error(StatusCode::NOT_FOUND, format!("no route {m} {p}")),
+    };
+    Ok(resp)
+}
+
+fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Resp> {
+    serde_json::from_slice(body).map_err(|e| error(StatusCode::BAD_REQUEST, format!("malformed JSON body: {e}")))
+}
+
+/// A Raft RPC from a node of another cluster is refused; the first one a node without a
+/// cluster id receives gives it its id.
+fn check_cluster(shared: &Shared, theirs: Option<&str>) -> Result<(), Resp> {
+    match (shared.cluster_id(), theirs) {
+        (_, Some(t)) => shared.adopt_cluster(t).map_err(|m| error(StatusCode::CONFLICT, m)),
+        (Some(mine), None) => Err(error(
+            StatusCode::CONFLICT,
+            format!("cluster mismatch: this node belongs to cluster {mine}, the request names none"),
+        )),
+        (None, None) => Ok(()),
+    }
+}
+
+async fn raft_rpc(shared: &Shared, path: &str, body: &[u8]) -> Resp {
+    let raft = shared.raft();
+    match path {
+        "/raft/append" => match parse(body) {
+            Ok(r) => json(StatusCode::OK, &raft.append_entries(r).await),
+            Err(e) => e,
+        },
+        "/raft/vote" => match parse(body) {
+            Ok(r) => json(StatusCode::OK, &raft.vote(r).await),
+            Err(e) => e,
+        },
+        "/raft/snapshot" => {
+            let (head, bytes) = match decode_snapshot_request(body) {
+                Ok(x) => x,
+                Err(m) => return error(StatusCode::BAD_REQUEST, m),
+            };
+            // Checked before openraft sees it: a damaged snapshot is refused here (the leader
+            // sends it again), never handed to the state machine.
+            match decode_snapshot(bytes) {
+                Err(e) => return error(StatusCode::BAD_REQUEST, format!("snapshot refused: {e}")),
+                Ok((h, _)) if h.meta != head.meta => {
+                    return error(
+                        StatusCode::BAD_REQUEST,
+                        "snapshot refused: its header's meta is not the request's",
+                    )
+                }
+                Ok((h, _)) => {
+                    if let (Some(mine), Some(theirs)) = (shared.cluster_id(), h.cluster_id) {
+                        if mine != theirs {
+                            return error(
+                                StatusCode::CONFLICT,
+                                format!("snapshot of cluster {theirs}, not {mine}"),
+                            );
+                        }
+                    }
+                }
+            }
+            let snap = Snapshot {
+                meta: head.meta,
+                snapshot: Box::new(Cursor::new(bytes.to_vec())),
+            };
+            json(StatusCode::OK, &raft.install_full_snapshot(head.vote, snap).await)
+        }
+        p => error(StatusCode::NOT_FOUND, format!("no route POST {p}")),
+    }
+}
+
+fn new_cluster_id(node: NodeId) -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos(),
+    );
+    h.write_u32(std::process::id());
+    h.write_u64(node);
+    format!("{:016x}", h.finish())
+}
+
+async fn init(shared: &Shared) -> Resp {
+    if shared.cluster_id().is_none() {
+        if let Err(m) = shared.adopt_cluster(&new_cluster_id(shared.id)) {
+            return error(StatusCode::INTERNAL_SERVER_ERROR, m);
+        }
+    }
+    let members: BTreeMap<NodeId, BasicNode> = [(shared.id, BasicNode::new(&shared.addr))].into();
+    match shared.raft().initialize(members).await {
+        Ok(()) => json(
+            StatusCode::OK,
+            &serde_json::json!({ "initialized": shared.id, "cluster_id": shared.cluster_id() }),
+        ),
+        Err(RaftError::APIError(e)) => error(StatusCode::CONFLICT, format!("init refused: {e}")),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
+    }
+}
+
+/// Send the request on to the leader (once: a forwarded request is never forwarded again).
+async fn forward(
+    shared: &Shared,
+    f: &ForwardToLeader<NodeId, BasicNode>,
+    path: &str,
+    body: &[u8],
+    forwarded: bool,
+) -> Resp {
+    let leader = serde_json::json!({
+        "error": "this node is not the leader",
+        "leader_id": f.leader_id,
+        "leader_addr": f.leader_node.as_ref().map(|n| n.addr.clone()),
+    });
+    let Some(node) = f.leader_node.as_ref().filter(|_| !forwarded) else {
+        return json(StatusCode::SERVICE_UNAVAILABLE, &leader);
+    };
+    let mut c = shared.take_client(&node.addr);
+    let r = c
+        .post(path, body.to_vec(), &[(FORWARDED_HEADER, "1")], FORWARD_TIMEOUT)
+        .await;
+    shared.return_client(c);
+    match r {
+        Ok((status, bytes)) => reply(status, bytes.to_vec()),
+        Err(_) => json(StatusCode::SERVICE_UNAVAILABLE, &leader),
+    }
+}
+
+fn client_write_error<E: std::fmt::Display>(e: &RaftError<NodeId, E>) -> Resp {
+    match e {
+        RaftError::APIError(e) => error(StatusCode::BAD_REQUEST, e),
+        RaftError::Fatal(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
+    }
+}
+
+async fn write(shared: &Shared, body: &[u8], forwarded: bool) -> Resp {
+    let req: KvRequest = match parse(body) {
+        Ok(r) => r,
+        Err(e) => return e,
+    };
+    match shared.raft().client_write(req).await {
+        Ok(r) => json(
+            StatusCode::OK,
+            &serde_json::json!({ "log_id": r.log_id, "value": r.data.value }),
+        ),
+        Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f))) => {
+            forward(shared, &f, "/write", body, forwarded).await
+        }
+        Err(e) => client_write_error(&e),
+    }
+}
+
+#[derive(Deserialize)]
+struct KeyBody {
+    key: String,
+}
+
+async fn read(shared: &Shared, body: &[u8], forwarded: bool) -> Resp {
+    let k: KeyBody = match parse(body) {
+        Ok(r) => r,
+        Err(e) => return e,
+    };
+    match shared.raft().ensure_linearizable().await {
+        Ok(_) => read_value(shared, &k.key),
+        Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(f))) => {
+            forward(shared, &f, "/read", body, forwarded).await
+        }
+        Err(RaftError::APIError(e)) => error(StatusCode::SERVICE_UNAVAILABLE, e),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
+    }
+}
+
+fn read_value(shared: &Shared, key: &str) -> Resp {
+    match shared.sm.get(key) {
+        Ok(v) => json(StatusCode::OK, &serde_json::json!({ "value": v })),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
+    }
+}
+
+/// This node's applied value: what its own replica holds, not linearizable.
+fn read_local(shared: &Shared, body: &[u8]) -> Resp {
+    match parse::<KeyBody>(body) {
+        Ok(k) => read_value(shared, &k.key),
+        Err(e) => e,
+    }
+}
+
+#[derive(Deserialize)]
+struct LearnerBody {
+    id: NodeId,
+    addr: String,
+}
+
+async fn add_learner(shared: &Shared, body: &[u8], forwarded: bool) -> Resp {
+    let l: LearnerBody = match parse(body) {
+        Ok(r) => r,
+        Err(e) => return e,
+    };
+    if l.id == 0 {
+        return error(StatusCode::BAD_REQUEST, "node id must be positive");
+    }
+    match shared.raft().add_learner(l.id, BasicNode::new(&l.addr), true).await {
+        Ok(r) => json(StatusCode::OK, &serde_json::json!({ "log_id": r.log_id })),
+        Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f))) => {
+            forward(shared, &f, "/add-learner", body, forwarded).await
+        }
+        Err(e) => client_write_error(&e),
+    }
+}
+
+async fn change_membership(shared: &Shared, body: &[u8], forwarded: bool) -> Resp {
+    let ids: BTreeSet<NodeId> = match parse(body) {
+        Ok(r) => r,
+        Err(e) => return e,
+    };
+    match shared.raft().change_membership(ids, false).await {
+        Ok(r) => json(StatusCode::OK, &serde_json::json!({ "log_id": r.log_id })),
+        Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f))) => {
+            forward(shared, &f, "/change-membership", body, forwarded).await
+        }
+        Err(e) => client_write_error(&e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::constant_time_eq;
+
+    #[test]
+    fn token_compare() {
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(!constant_time_eq(b"secret", b"secreT"));
+        assert!(!constant_time_eq(b"secret", b"secret2"));
+        assert!(!constant_time_eq(b"secret", b"secre"));
+        assert!(!constant_time_eq(b"secret", b""));
+    }
+}

@@ -1,0 +1,172 @@
+//! openraft's network over HTTP: `/raft/append`, `/raft/vote` (JSON) and `/raft/snapshot`
+//! (the whole snapshot in one request, see `encode_snapshot_request`).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use openraft::error::{
+    Fatal, InstallSnapshotError, NetworkError, RPCError, RaftError, RemoteError, ReplicationClosed, StreamingError,
+    Unreachable,
+};
+use openraft::network::{RPCOption, RaftNetwork, RaftNetworkFactory};
+use openraft::raft::{
+    AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse, SnapshotResponse,
+    VoteRequest, VoteResponse,
+};
+use openraft::{BasicNode, Snapshot, SnapshotMeta, Vote};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::client::{HttpClient, CLUSTER_HEADER};
+use super::Shared;
+use crate::types::{NodeId, TypeConfig};
+
+/// The JSON part of a snapshot request.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct SnapshotRequestHead {
+    pub vote: Vote<NodeId>,
+    pub meta: SnapshotMeta<NodeId, BasicNode>,
+}
+
+/// `/raft/snapshot`'s body: u32 little-endian length of the JSON head, the head, the snapshot.
+pub(crate) fn encode_snapshot_request(head: &SnapshotRequestHead, snapshot: &[u8]) -> Vec<u8> {
+    let h = serde_json::to_vec(head).expect("serializable");
+    let mut out = Vec::with_capacity(4 + h.len() + snapshot.len());
+    out.extend_from_slice(&(h.len() as u32).to_le_bytes());
+    out.extend_from_slice(&h);
+    out.extend_from_slice(snapshot);
+    out
+}
+
+pub(crate) fn decode_snapshot_request(body: &[u8]) -> Result<(SnapshotRequestHead, &[u8]), String> {
+    let n = body.get(..4).ok_or("snapshot request shorter than 4 bytes")?;
+    let n = u32::from_le_bytes(n.try_into().expect("4 bytes")) as usize;
+    let head = body.get(4..4 + n).ok_or("snapshot request: head past the end")?;
+    let head = serde_json::from_slice(head).map_err(|e| format!("snapshot request head: {e}"))?;
+    Ok((head, &body[4 + n..]))
+}
+
+pub struct Network {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl RaftNetworkFactory<TypeConfig> for Network {
+    type Network = Peer;
+
+    async fn new_client(&mut self, target: NodeId, node: &BasicNode) -> Peer {
+        Peer {
+            target,
+            client: HttpClient::new(&node.addr, self.shared.token.clone()),
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+pub struct Peer {
+    target: NodeId,
+    client: HttpClient,
+    shared: Arc<Shared>,
+}
+
+/// What can go wrong on the wire: unreachable (back off) or an answer that is not a Raft
+/// answer (an HTTP error such as 401 or 409: retried).
+enum WireError {
+    Unreachable(String),
+    Refused(String),
+}
+
+impl Peer {
+    async fn call(&mut self, path: &str, body: Vec<u8>, timeout: Duration) -> Result<Vec<u8>, WireError> {
+        let cluster = self.shared.cluster_id();
+        let headers: Vec<(&str, &str)> = cluster.as_deref().map(|c| (CLUSTER_HEADER, c)).into_iter().collect();
+        let (status, bytes) = self
+            .client
+            .post(path, body, &headers, timeout)
+            .await
+            .map_err(WireError::Unreachable)?;
+        if !status.is_success() {
+            return Err(WireError::Refused(format!(
+                "node {} ({}) answered {status}: {}",
+                self.target,
+                self.client.addr(),
+                String::from_utf8_lossy(&bytes)
+            )));
+        }
+        Ok(bytes.to_vec())
+    }
+
+    async fn rpc<Req: Serialize, Resp: DeserializeOwned, E: std::error::Error + DeserializeOwned>(
+        &mut self,
+        path: &str,
+        req: &Req,
+        option: &RPCOption,
+    ) -> Result<Resp, RPCError<NodeId, BasicNode, RaftError<NodeId, E>>> {
+        let body = serde_json::to_vec(req).expect("serializable");
+        let bytes = self.call(path, body, option.hard_ttl()).await.map_err(|e| match e {
+            WireError::Unreachable(m) => RPCError::Unreachable(Unreachable::new(&std::io::Error::other(m))),
+            WireError::Refused(m) => RPCError::Network(NetworkError::new(&std::io::Error::other(m))),
+        })?;
+        let r: Result<Resp, RaftError<NodeId, E>> =
+            serde_json::from_slice(&bytes).map_err(|e| RPCError::Network(NetworkError::new(&e)))?;
+        r.map_err(|e| RPCError::RemoteError(RemoteError::new(self.target, e)))
+    }
+}
+
+impl RaftNetwork<TypeConfig> for Peer {
+    async fn append_entries(
+        &mut self,
+        rpc: AppendEntriesRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<AppendEntriesResponse<NodeId>, RPCError<NodeId, BasicNode, RaftError<NodeId>>> {
+        self.rpc("/raft/append", &rpc, &option).await
+    }
+
+    async fn vote(
+        &mut self,
+        rpc: VoteRequest<NodeId>,
+        option: RPCOption,
+    ) -> Result<VoteResponse<NodeId>, RPCError<NodeId, BasicNode, RaftError<NodeId>>> {
+        self.rpc("/raft/vote", &rpc, &option).await
+    }
+
+    /// Snapshots go whole through `full_snapshot`; openraft calls this chunked form only when
+    /// `full_snapshot` is its default, which it is not here.
+    async fn install_snapshot(
+        &mut self,
+        _rpc: InstallSnapshotRequest<TypeConfig>,
+        _option: RPCOption,
+    ) -> Result<InstallSnapshotResponse<NodeId>, RPCError<NodeId, BasicNode, RaftError<NodeId, InstallSnapshotError>>>
+    {
+        Err(RPCError::Network(NetworkError::new(&std::io::Error::other(
+            "chunked snapshots are not used: snapshots are sent whole",
+        ))))
+    }
+
+    async fn full_snapshot(
+        &mut self,
+        vote: Vote<NodeId>,
+        snapshot: Snapshot<TypeConfig>,
+        _cancel: impl Future<Output = ReplicationClosed> + Send + 'static,
+        option: RPCOption,
+    ) -> Result<SnapshotResponse<NodeId>, StreamingError<TypeConfig, Fatal<NodeId>>> {
+        let head = SnapshotRequestHead {
+            vote,
+            meta: snapshot.meta.clone(),
+        };
+        let body = encode_snapshot_request(&head, snapshot.snapshot.get_ref());
+        // A snapshot may take longer than a heartbeat-sized budget.
+        let timeout = option.hard_ttl().max(Duration::from_secs(60));
+        let bytes = self.call("/raft/snapshot", body, timeout).await.map_err(|e| match e {
+            WireError::Unreachable(m) => StreamingError::Unreachable(Unreachable::new(&std::io::Error::other(m))),
+            WireError::Refused(m) => StreamingError::Network(NetworkError::new(&std::io::Error::other(m))),
+        })?;
+        let r: Result<SnapshotResponse<NodeId>, Fatal<NodeId>> =
+            serde_json::from_slice(&bytes).map_err(|e| StreamingError::Network(NetworkError::new(&e)))?;
+        r.map_err(|e| StreamingError::RemoteError(RemoteError::new(self.target, e)))
+    }
+
+    fn backoff(&self) -> openraft::network::Backoff {
+        openraft::network::Backoff::new(std::iter::repeat(Duration::from_millis(200)))
+    }
+}

@@ -1,0 +1,373 @@
+//! openraft's `RaftStateMachine` on Shale: the key-value data and the applied state in the live
+//! `sm-<generation>` family; snapshots built from a Shale snapshot as SST files and installed by
+//! ingesting them into a fresh family that becomes live with one synced `meta` write.
+
+use std::io::Cursor;
+use std::sync::{Arc, Mutex};
+
+use openraft::storage::{RaftStateMachine, Snapshot};
+use openraft::{
+    BasicNode, Entry, EntryPayload, LogId, OptionalSend, RaftSnapshotBuilder, SnapshotMeta, StorageError,
+    StorageIOError, StoredMembership,
+};
+use shale::{ColumnFamily, Error, IngestExternalFileOptions, ReadOptions, SstFileWriter, WriteBatch};
+
+use crate::snapshot::{decode_snapshot, encode_snapshot};
+use crate::store::{
+    decode_json, encode_json, read_err, sync_opts, write_err, Inner, StorageResult, K_CLUSTER_ID, K_SM_FAMILY,
+    K_SNAPSHOT_FILE, SM_PREFIX,
+};
+use crate::types::{NodeId, Request, Response, TypeConfig};
+
+/// In a state-machine family: keys starting with 0x00 are the store's own, 0x01 + key the data.
+const K_APPLIED: &[u8] = b"\x00applied";
+const K_MEMBERSHIP: &[u8] = b"\x00membership";
+const DATA_PREFIX: u8 = 0x01;
+/// A snapshot's SST files are cut at about this size.
+const SST_TARGET_BYTES: u64 = 64 << 20;
+
+type Applied = (Option<LogId<NodeId>>, StoredMembership<NodeId, BasicNode>);
+
+fn data_key(key: &str) -> Vec<u8> {
+    let mut k = Vec::with_capacity(key.len() + 1);
+    k.push(DATA_PREFIX);
+    k.extend_from_slice(key.as_bytes());
+    k
+}
+
+/// The key-value state machine of a node. Cheap to clone; clones share the database, so the
+/// service keeps one to read while openraft owns another.
+#[derive(Clone)]
+pub struct StateMachineStore {
+    inner: Arc<Inner>,
+    /// Held while a snapshot is built or installed: the two never interleave.
+    snap_lock: Arc<Mutex<()>>,
+}
+
+impl StateMachineStore {
+    pub(crate) fn new(inner: Arc<Inner>) -> StateMachineStore {
+        StateMachineStore {
+            inner,
+            snap_lock: Arc::new(Mutex::new(())),
+        }
+    }
+
+    /// The value of `key` in the local state machine (what this node has applied).
+    pub fn get(&self, key: &str) -> shale::Result<Option<String>> {
+        let cf = self.inner.sm_state().cf.clone();
+        match self.inner.db.get_cf(&cf, data_key(key))? {
+            Some(v) => String::from_utf8(v)
+                .map(Some)
+                .map_err(|_| Error::corruption(format!("state machine/{key}"), None, "value is not UTF-8")),
+            None => Ok(None),
+        }
+    }
+
+    /// The cluster this node's data belongs to, if recorded.
+    pub fn cluster_id(&self) -> shale::Result<Option<String>> {
+        self.inner.get_meta(K_CLUSTER_ID)
+    }
+
+    /// Record the cluster id (synced). A node keeps the first id it records: setting another is
+    /// InvalidArgument naming both.
+    pub fn set_cluster_id(&self, id: &str) -> shale::Result<()> {
+        match self.cluster_id()? {
+            Some(old) if old == id => Ok(()),
+            Some(old) => Err(Error::invalid(format!(
+                "cluster id: this data directory belongs to cluster {old}, not {id}"
+            ))),
+            None => self
+                .inner
+                .db
+                .put_cf_opt(&self.inner.meta, K_CLUSTER_ID, encode_json(&id), &sync_opts()),
+        }
+    }
+
+    /// The SST files (the store's own names) this node's current snapshot file is made of; for
+    /// tests and tools.
+    pub fn current_snapshot_bytes(&self) -> shale::Result<Option<Vec<u8>>> {
+        let name = self.inner.sm_state().snapshot_file.clone();
+        match name {
+            Some(n) => self.inner.fs.read_all(&self.inner.snap_dir.join(n)).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn read_applied(&self, cf: &ColumnFamily, ro: &ReadOptions) -> shale::Result<Applied> {
+        let db = &self.inner.db;
+        let last = match db.get_cf_opt(cf, K_APPLIED, ro)? {
+            Some(v) => decode_json("state machine/applied", &v)?,
+            None => None,
+        };
+        let mem = match db.get_cf_opt(cf, K_MEMBERSHIP, ro)? {
+            Some(v) => decode_json("state machine/membership", &v)?,
+            None => StoredMembership::default(),
+        };
+        Ok((last, mem))
+    }
+
+    fn lock_snapshots(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.snap_lock.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn build(&self) -> shale::Result<Snapshot<TypeConfig>> {
+        let _g = self.lock_snapshots();
+        let inner = &self.inner;
+        let (cf, snap) = {
+            let st = inner.sm_state();
+            (st.cf.clone(), inner.db.snapshot())
+        };
+        let mut ro = ReadOptions::default();
+        ro.set_snapshot(&snap);
+        let (last_log_id, last_membership) = self.read_applied(&cf, &ro)?;
+        let seq = inner.next_snapshot_seq()?;
+        let files = self.write_ssts(&cf, ro, seq)?;
+        let snapshot_id = match last_log_id {
+            Some(l) => format!("{}-{}-{}-{seq}", l.leader_id.term, l.leader_id.node_id, l.index),
+            None => format!("none-{seq}"),
+        };
+        let meta = SnapshotMeta {
+            last_log_id,
+            last_membership,
+            snapshot_id,
+        };
+        let bytes = encode_snapshot(self.cluster_id()?, meta.clone(), &files);
+        // The state this snapshot holds must be durable before the snapshot is recorded: once
+        // it is, openraft may purge the log below it.
+        inner.db.flush_wal(true)?;
+        let name = format!("snap-{seq}.snap");
+        inner.write_snapshot_file(&name, &bytes)?;
+        inner
+            .db
+            .put_cf_opt(&inner.meta, K_SNAPSHOT_FILE, name.as_bytes(), &sync_opts())?;
+        let old = inner.sm_state().snapshot_file.replace(name);
+        if let Some(o) = old {
+            inner.fs.remove_file(&inner.snap_dir.join(o))?;
+        }
+        Ok(Snapshot {
+            meta,
+            snapshot: Box::new(Cursor::new(bytes)),
+        })
+    }
+
+    /// Every key of `cf` as read through `ro`, in SST files of about `SST_TARGET_BYTES`.
+    fn write_ssts(&self, cf: &ColumnFamily, ro: ReadOptions, seq: u64) -> shale::Result<Vec<Vec<u8>>> {
+        let inner = &self.inner;
+        let mut files = Vec::new();
+        let mut it = inner.db.raw_iterator_cf_opt(cf, ro);
+        it.seek_to_first();
+        let mut writer: Option<(SstFileWriter, std::path::PathBuf)> = None;
+        let finish = |w: &mut SstFileWriter, p: &std::path::Path, files: &mut Vec<Vec<u8>>| -> shale::Result<()> {
+            w.finish()?;
+            files.push(inner.fs.read_all(p)?);
+            inner.fs.remove_file(p)
+        };
+        while let (Some(k), Some(v)) = (it.key(), it.value()) {
+            if writer.is_none() {
+                let path = inner.snap_dir.join(format!("build-{seq}-{}.sst", files.len()));
+                let mut w = SstFileWriter::create(&inner.opts);
+                w.open(&path)?;
+                writer = Some((w, path));
+            }
+            let (w, path) = writer.as_mut().expect("just set");
+            w.put(k, v)?;
+            if w.file_size() >= SST_TARGET_BYTES {
+                finish(w, path, &mut files)?;
+                writer = None;
+            }
+            it.next();
+        }
+        it.status()?;
+        if let Some((mut w, path)) = writer {
+            finish(&mut w, &path, &mut files)?;
+        }
+        Ok(files)
+    }
+
+    fn install(&self, meta: &SnapshotMeta<NodeId, BasicNode>, bytes: &[u8]) -> shale::Result<()> {
+        let (header, files) = decode_snapshot(bytes)?;
+        if header.meta != *meta {
+            return Err(Error::corruption(
+                "snapshot",
+                None,
+                format!("header meta {:?} is not the meta sent with it {meta:?}", header.meta),
+            ));
+        }
+        if let (Some(mine), Some(theirs)) = (self.cluster_id()?, header.cluster_id.as_ref()) {
+            if mine != *theirs {
+                return Err(Error::invalid(format!(
+                    "snapshot of cluster {theirs} offered to a node of cluster {mine}"
+                )));
+            }
+        }
+        let _g = self.lock_snapshots();
+        let inner = &self.inner;
+        let generation = inner.sm_state().generation + 1;
+        let name = format!("{SM_PREFIX}{generation}");
+        if inner.db.cf_handle(&name).is_some() {
+            inner.db.drop_cf(&name)?;
+        }
+        inner.db.create_cf(&name, &inner.opts)?;
+        let cf = inner
+            .db
+            .cf_handle(&name)
+            .ok_or_else(|| Error::invalid("new family missing"))?;
+        let staged = self.stage_into(&cf, generation, meta, &files, bytes);
+        let snap_name = match staged {
+            Ok(n) => n,
+            Err(e) => {
+                // Nothing names the new family: dropping it (or, after a crash, the next open)
+                // leaves the live state machine as it was.
+                let _ = inner.db.drop_cf(&name);
+                return Err(e);
+            }
+        };
+        // The commit point: one synced write names the new family and its snapshot.
+        let mut b = WriteBatch::new();
+        b.put_cf(&inner.meta, K_SM_FAMILY, name.as_bytes());
+        b.put_cf(&inner.meta, K_SNAPSHOT_FILE, snap_name.as_bytes());
+        inner.db.write_opt(b, &sync_opts())?;
+        let (old_cf, old_file) = {
+            let mut st = inner.sm_state();
+            st.generation = generation;
+            let old_cf = std::mem::replace(&mut st.cf, cf);
+            (old_cf, st.snapshot_file.replace(snap_name))
+        };
+        inner.db.drop_cf(old_cf.name())?;
+        if let Some(o) = old_file {
+            inner.fs.remove_file(&inner.snap_dir.join(o))?;
+        }
+        Ok(())
+    }
+
+    /// Ingest the snapshot's files into the new family `cf`, check its applied state against
+    /// `meta`, and write the snapshot file. Returns the snapshot file's name.
+    fn stage_into(
+        &self,
+        cf: &ColumnFamily,
+        generation: u64,
+        meta: &SnapshotMeta<NodeId, BasicNode>,
+        files: &[&[u8]],
+        bytes: &[u8],
+    ) -> shale::Result<String> {
+        let inner = &self.inner;
+        let mut paths = Vec::with_capacity(files.len());
+        for (n, f) in files.iter().enumerate() {
+            let name = format!("incoming-{generation}-{n}.sst");
+            inner.write_snapshot_file(&name, f)?;
+            paths.push(inner.snap_dir.join(name));
+        }
+        if !paths.is_empty() {
+            let mut io = IngestExternalFileOptions::new();
+            io.set_move_files(true);
+            io.set_verify_checksums_before_ingest(true);
+            let r = inner.db.ingest_external_file_cf_opts(cf, &io, paths.clone());
+            for p in &paths {
+                if inner.fs.exists(p) {
+                    inner.fs.remove_file(p)?;
+                }
+            }
+            r?;
+        }
+        let (last, mem) = self.read_applied(cf, &ReadOptions::default())?;
+        if last != meta.last_log_id || mem != meta.last_membership {
+            return Err(Error::corruption(
+                "snapshot",
+                None,
+                format!(
+                    "its data says applied {last:?} / {mem:?}, its meta {:?} / {:?}",
+                    meta.last_log_id, meta.last_membership
+                ),
+            ));
+        }
+        let seq = inner.next_snapshot_seq()?;
+        let snap_name = format!("snap-{seq}.snap");
+        inner.write_snapshot_file(&snap_name, bytes)?;
+        Ok(snap_name)
+    }
+}
+
+/// Builds a snapshot of the state machine (openraft's `RaftSnapshotBuilder`).
+pub struct ShaleSnapshotBuilder {
+    sm: StateMachineStore,
+}
+
+impl RaftSnapshotBuilder<TypeConfig> for ShaleSnapshotBuilder {
+    async fn build_snapshot(&mut self) -> StorageResult<Snapshot<TypeConfig>> {
+        self.sm
+            .build()
+            .map_err(|e| StorageIOError::write_snapshot(None, &e).into())
+    }
+}
+
+impl RaftStateMachine<TypeConfig> for StateMachineStore {
+    type SnapshotBuilder = ShaleSnapshotBuilder;
+
+    async fn applied_state(&mut self) -> StorageResult<Applied> {
+        let cf = self.inner.sm_state().cf.clone();
+        self.read_applied(&cf, &ReadOptions::default())
+            .map_err(|e| StorageIOError::read_state_machine(&e).into())
+    }
+
+    async fn apply<I>(&mut self, entries: I) -> StorageResult<Vec<Response>>
+    where
+        I: IntoIterator<Item = Entry<TypeConfig>> + OptionalSend,
+        I::IntoIter: OptionalSend,
+    {
+        let st = self.inner.sm_state();
+        let (mut last, mut mem) = self
+            .read_applied(&st.cf, &ReadOptions::default())
+            .map_err(|e| read_err(&e))?;
+        let mut batch = WriteBatch::new();
+        let mut out = Vec::new();
+        for ent in entries {
+            last = Some(ent.log_id);
+            let mut resp = Response::default();
+            match ent.payload {
+                EntryPayload::Blank => {}
+                EntryPayload::Normal(Request::Set { key, value }) => {
+                    batch.put_cf(&st.cf, data_key(&key), value.as_bytes());
+                    resp.value = Some(value);
+                }
+                EntryPayload::Normal(Request::Delete { key }) => batch.delete_cf(&st.cf, data_key(&key)),
+                EntryPayload::Membership(m) => mem = StoredMembership::new(Some(ent.log_id), m),
+            }
+            out.push(resp);
+        }
+        // The data and the applied state in one batch: after a crash both or neither.
+        batch.put_cf(&st.cf, K_APPLIED, encode_json(&last));
+        batch.put_cf(&st.cf, K_MEMBERSHIP, encode_json(&mem));
+        self.inner.db.write(batch).map_err(|e| write_err(&e))?;
+        Ok(out)
+    }
+
+    async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
+        ShaleSnapshotBuilder { sm: self.clone() }
+    }
+
+    async fn begin_receiving_snapshot(&mut self) -> StorageResult<Box<Cursor<Vec<u8>>>> {
+        Ok(Box::new(Cursor::new(Vec::new())))
+    }
+
+    async fn install_snapshot(
+        &mut self,
+        meta: &SnapshotMeta<NodeId, BasicNode>,
+        snapshot: Box<Cursor<Vec<u8>>>,
+    ) -> StorageResult<()> {
+        self.install(meta, snapshot.get_ref())
+            .map_err(|e| StorageIOError::read_snapshot(Some(meta.signature()), &e).into())
+    }
+
+    async fn get_current_snapshot(&mut self) -> StorageResult<Option<Snapshot<TypeConfig>>> {
+        let bytes = self
+            .current_snapshot_bytes()
+            .map_err(|e| StorageIOError::read_snapshot(None, &e))?;
+        let Some(bytes) = bytes else { return Ok(None) };
+        let (header, _) = decode_snapshot(&bytes)
+            .map_err(|e| -> StorageError<NodeId> { StorageIOError::read_snapshot(None, &e).into() })?;
+        Ok(Some(Snapshot {
+            meta: header.meta,
+            snapshot: Box::new(Cursor::new(bytes)),
+        }))
+    }
+}
