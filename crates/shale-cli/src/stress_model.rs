@@ -67,10 +67,12 @@ pub fn sd_start(max_key: u64) -> u64 {
 }
 
 /// The key written to the DB for logical key `k` holding value id `vid`. In the no-overwrite
-/// region the value id is part of the key (`k` big-endian ++ `vid` big-endian), so each DB key is
-/// put at most once and single-deleted at most once, RocksDB's strict SingleDelete contract (a
-/// re-put after a SingleDelete may let a compaction pair the SingleDelete with the newer Put and
-/// resurrect the older one, in RocksDB as in Shale).
+/// region the value id is part of the key (`k` big-endian ++ `vid` big-endian), so a Put whose
+/// outcome is in doubt and the Put after it never hit the same DB key: at most one Put between
+/// two SingleDeletes, RocksDB's SingleDelete contract. A later run with the same seed draws the
+/// same value ids and may put again a DB key the first run put and single-deleted (Put,
+/// SingleDelete, Put, SingleDelete: within the contract; it found the bug of
+/// `stress_regressions::single_delete_under_a_second_put_still_deletes_the_first_put`).
 pub fn phys_key(k: u64, vid: u32, max_key: u64) -> Vec<u8> {
     let mut v = key_bytes(k).to_vec();
     if k >= sd_start(max_key) {

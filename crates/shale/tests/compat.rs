@@ -508,3 +508,90 @@ fn rocksdb_reads_shale_uint64_comparator_database() {
     assert!(line("readseq").contains(&format!(" {N} operations;")), "{out}");
     assert!(line("readrandom").contains(&format!("({N} of {N} found)")), "{out}");
 }
+
+/// The entries of user key `key` in the DB's table files, as RocksDB's `sst_dump` prints them
+/// (`'6B' seq:5, type:1 => ...`), sorted; and the number of table files holding `key`.
+fn entries_of(sst_dump: &Path, db: &Path, key: &[u8]) -> (Vec<String>, usize) {
+    let prefix = format!("'{}' seq:", hex(key).to_uppercase());
+    let mut all = Vec::new();
+    let mut files = 0;
+    for f in sst_files(db) {
+        let out = run(Command::new(sst_dump)
+            .arg(format!("--file={}", f.display()))
+            .arg("--command=scan")
+            .arg("--output_hex"));
+        let mine: Vec<String> = out
+            .lines()
+            .filter(|l| l.starts_with(&prefix))
+            .map(|l| l.to_string())
+            .collect();
+        files += usize::from(!mine.is_empty());
+        all.extend(mine);
+    }
+    all.sort();
+    (all, files)
+}
+
+/// Put, SingleDelete, Put of one key, the first Put in a deeper level: the L0 -> L1 compaction
+/// meets the second Put above the SingleDelete. RocksDB (rocksdict, 9.x) keeps that
+/// SingleDelete (the Put it deletes is deeper), and so does Shale: each engine compacts a copy
+/// of the same DB and the key's entries come out the same (dropping the SingleDelete brought
+/// the first Put back after a second SingleDelete, `stress_regressions.rs::
+/// single_delete_under_a_second_put_still_deletes_the_first_put`).
+#[test]
+fn l0_compaction_keeps_a_single_delete_under_a_newer_put_as_rocksdb() {
+    let Some(t) = tools() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_level_compaction_dynamic_level_bytes(false);
+    o.set_level_zero_file_num_compaction_trigger(2);
+    o.set_max_bytes_for_level_base(1);
+    {
+        let db = DB::open(&o, dir.path()).unwrap();
+        db.put(b"k", b"first").unwrap();
+        db.flush().unwrap();
+        db.wait_for_compact().unwrap();
+    }
+    // Two L0 files whose key ranges overlap (so RocksDB merges them rather than moving them).
+    o.set_max_bytes_for_level_base(1 << 30);
+    o.set_disable_auto_compactions(true);
+    {
+        let db = DB::open(&o, dir.path()).unwrap();
+        db.put(b"a", b"x").unwrap();
+        db.single_delete(b"k").unwrap();
+        db.flush().unwrap();
+        db.put(b"b", b"y").unwrap();
+        db.put(b"k", b"second").unwrap();
+        db.flush().unwrap();
+    }
+    let (before, files) = entries_of(&t.sst_dump, dir.path(), b"k");
+    assert_eq!((before.len(), files), (3, 3), "{before:?}");
+    // RocksDB compacts one copy ...
+    let rd = tempfile::tempdir().unwrap();
+    copy_dir(dir.path(), rd.path());
+    for f in std::fs::read_dir(rd.path()).unwrap() {
+        let p = f.unwrap().path();
+        if p.file_name().unwrap().to_string_lossy().starts_with("OPTIONS-") {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compat/rd_compact_l0.py");
+    let left = run(Command::new(&t.python).arg(script).arg(rd.path()));
+    assert_eq!(left.trim(), "0", "RocksDB left L0 files");
+    // ... and Shale another.
+    let sh = tempfile::tempdir().unwrap();
+    copy_dir(dir.path(), sh.path());
+    o.set_disable_auto_compactions(false);
+    {
+        let db = DB::open(&o, sh.path()).unwrap();
+        db.wait_for_compact().unwrap();
+        assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"second"[..]));
+    }
+    let (by_rocksdb, rd_files) = entries_of(&t.sst_dump, rd.path(), b"k");
+    let (by_shale, sh_files) = entries_of(&t.sst_dump, sh.path(), b"k");
+    // The two L0 files were merged into one L1 file; the first Put stays in its own.
+    assert_eq!((rd_files, sh_files), (2, 2), "{by_rocksdb:?} {by_shale:?}");
+    assert_eq!(by_rocksdb, before, "RocksDB keeps the SingleDelete");
+    assert_eq!(by_shale, by_rocksdb);
+}

@@ -117,6 +117,26 @@ fn files_per_level(db: &DB) -> Vec<usize> {
         .collect()
 }
 
+/// Options with fixed level sizes, L0 compacting at 2 files and level targets starting at one
+/// byte, and a DB at `/db` on `fs` whose only key `key` sank below L1 with them.
+fn db_with_a_deep_key(fs: &MemFs, key: &[u8], value: &[u8]) -> Options {
+    let mut o = mem_opts(fs);
+    o.set_level_compaction_dynamic_level_bytes(false);
+    o.set_level_zero_file_num_compaction_trigger(2);
+    o.set_max_bytes_for_level_base(1);
+    let db = DB::open(&o, "/db").unwrap();
+    db.put(key, value).unwrap();
+    db.flush().unwrap();
+    db.wait_for_compact().unwrap();
+    o
+}
+
+/// Files in L0, in L1, and in all levels.
+fn l0_l1_total(db: &DB) -> (usize, usize, usize) {
+    let levels = files_per_level(db);
+    (levels[0], levels[1], levels.iter().sum())
+}
+
 /// Found by `shale stress --crash_test --dynamic_levels=-2` (keys vanished during a run): a
 /// compaction into a level with no deeper file under key `m` gave `m` sequence number 0, while
 /// a range tombstone older than `m` but covering it stayed in the same output (it overlaps a
@@ -124,16 +144,7 @@ fn files_per_level(db: &DB) -> Vec<usize> {
 #[test]
 fn zeroed_key_under_kept_range_tombstone() {
     let fs = MemFs::new();
-    let mut o = mem_opts(&fs);
-    o.set_level_compaction_dynamic_level_bytes(false);
-    o.set_level_zero_file_num_compaction_trigger(2);
-    o.set_max_bytes_for_level_base(1);
-    let db = DB::open(&o, "/db").unwrap();
-    // `a` sinks below L1 (the level targets start at one byte).
-    db.put(b"a", b"old").unwrap();
-    db.flush().unwrap();
-    db.wait_for_compact().unwrap();
-    drop(db);
+    let o = db_with_a_deep_key(&fs, b"a", b"old");
     // A tombstone over [a, z), then a newer `m`, in two L0 files...
     let mut quiet = o.clone();
     quiet.set_disable_auto_compactions(true);
@@ -142,12 +153,7 @@ fn zeroed_key_under_kept_range_tombstone() {
     db.flush().unwrap();
     db.put(b"m", b"new").unwrap();
     db.flush().unwrap();
-    let levels = files_per_level(&db);
-    assert_eq!(
-        (levels[0], levels[1], levels.iter().sum::<usize>()),
-        (2, 0, 3),
-        "{levels:?}"
-    );
+    assert_eq!(l0_l1_total(&db), (2, 0, 3));
     drop(db);
     // ... compacted into L1, where `a` is deeper and nothing deeper is under `m`.
     let db = DB::open(&o, "/db").unwrap();
@@ -251,4 +257,44 @@ fn resume_after_a_torn_wal_append_writes_to_a_new_wal() {
         );
         assert_eq!(db.get(b"c").unwrap(), None, "{mode:?}");
     }
+}
+
+/// Found by `shale stress` run twice on one DB with the same seed (`--column_families=2`, FIFO
+/// and leveled families, a single-deleted key back in the second run): the second run draws the
+/// same value ids, so it puts again keys that the first one put and single-deleted. Put,
+/// SingleDelete, Put, SingleDelete of one key is within RocksDB's contract (one Put since the
+/// previous SingleDelete), but a compaction that met the second Put above the first
+/// SingleDelete dropped that SingleDelete as hidden, though the Put it deletes was in a deeper
+/// level (or an older L0 file): once the second SingleDelete cancelled the second Put, the first
+/// Put was back. A SingleDelete under a newer entry now stays until it meets its Put or nothing
+/// older can exist, as in RocksDB's compaction iterator.
+#[test]
+fn single_delete_under_a_second_put_still_deletes_the_first_put() {
+    let fs = MemFs::new();
+    let mut o = db_with_a_deep_key(&fs, b"k", b"first");
+    // From here on L1's target is large: L0 compacts into L1 and nothing goes deeper.
+    o.set_max_bytes_for_level_base(1 << 30);
+    let db = DB::open(&o, "/db").unwrap();
+    assert_eq!(l0_l1_total(&db), (0, 0, 1));
+    db.single_delete(b"k").unwrap();
+    db.flush().unwrap();
+    db.put(b"k", b"second").unwrap();
+    db.flush().unwrap();
+    // L0 -> L1 meets the second Put above the first SingleDelete.
+    db.wait_for_compact().unwrap();
+    assert_eq!(l0_l1_total(&db), (0, 1, 2));
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"second"[..]));
+    // The second SingleDelete cancels the second Put in the next L0 -> L1 compaction.
+    db.single_delete(b"k").unwrap();
+    db.flush().unwrap();
+    db.put(b"other", b"x").unwrap();
+    db.flush().unwrap();
+    db.wait_for_compact().unwrap();
+    assert_eq!(l0_l1_total(&db), (0, 1, 2));
+    assert_eq!(db.get(b"k").unwrap(), None);
+    drop(db);
+    let db = DB::open(&o, "/db").unwrap();
+    assert_eq!(db.get(b"k").unwrap(), None);
+    let mut it = db.iterator(shale::IteratorMode::Start);
+    assert!(it.all(|kv| kv.unwrap().0.as_ref() != b"k"));
 }

@@ -337,8 +337,9 @@ impl KeyCtx<'_> {
 /// Rules: in each snapshot stripe only the newest entry is visible; a covered entry is dropped;
 /// merge operands are fully merged when their base (Put, deletion, tombstone, or nothing at the
 /// bottom) is in the same stripe, partially merged otherwise; a SingleDelete meeting a Put
-/// directly below it in the same stripe removes both; at the bottom, deletions of the oldest
-/// stripe are dropped.
+/// directly below it in the same stripe removes both, and one without its Put stays even under
+/// a newer entry of its stripe (the Put it deletes may be in an older file); at the bottom,
+/// deletions of the oldest stripe are dropped.
 pub(crate) fn compact_key(key: &[u8], entries: Vec<KEntry>, ctx: &KeyCtx<'_>) -> Result<Vec<KEntry>> {
     let n = entries.len();
     let mut out = Vec::with_capacity(n.min(4));
@@ -347,7 +348,12 @@ pub(crate) fn compact_key(key: &[u8], entries: Vec<KEntry>, ctx: &KeyCtx<'_>) ->
     while i < n {
         let e = &entries[i];
         let s = stripe(ctx.snapshots, e.seq);
-        if hidden == Some(s) || ctx.covered(e.seq) {
+        // A SingleDelete below a newer entry of its stripe is not merely hidden: it still
+        // deletes the Put below it (Put, SingleDelete, Put, SingleDelete is within the
+        // contract). Dropped as hidden, the older Put would come back once the newer Put met
+        // its own SingleDelete. RocksDB's compaction iterator likewise handles a SingleDelete
+        // before its hidden-entry rule.
+        if ctx.covered(e.seq) || (hidden == Some(s) && e.vtype != vt::SINGLE_DELETION) {
             i += 1;
             continue;
         }
@@ -569,6 +575,32 @@ mod tests {
         assert_eq!(got, vec![e(3, vt::DELETION, "")]);
         // SD alone at the bottom: dropped
         assert_eq!(run(vec![e(5, vt::SINGLE_DELETION, "")], &[], true, &[]), vec![]);
+    }
+
+    #[test]
+    fn single_delete_under_a_newer_put_still_deletes_the_older_put() {
+        let (sd, put) = (vt::SINGLE_DELETION, vt::VALUE);
+        // Put(1) elsewhere, SD(2), re-Put(3): the SD stays below the newer Put (not at the
+        // bottom: the Put it deletes may be in an older file) ...
+        let got = run(vec![e(3, put, "b"), e(2, sd, "")], &[], false, &[]);
+        assert_eq!(got, vec![e(3, put, "b"), e(2, sd, "")]);
+        // ... so that once SD(4) cancels Put(3), SD(2) is still there for Put(1).
+        let got = run(vec![e(4, sd, ""), e(3, put, "b"), e(2, sd, "")], &[], false, &[]);
+        assert_eq!(got, vec![e(2, sd, "")]);
+        // With its Put in the same compaction, the SD below the newer Put cancels it.
+        let got = run(vec![e(3, put, "b"), e(2, sd, ""), e(1, put, "a")], &[], false, &[]);
+        assert_eq!(got, vec![e(3, put, "b")]);
+        // At the bottom nothing older exists: only the newest Put stays.
+        let got = run(vec![e(3, put, "b"), e(2, sd, "")], &[], true, &[]);
+        assert_eq!(got, vec![e(3, put, "b")]);
+        // Other hidden entries are still dropped.
+        let got = run(
+            vec![e(3, put, "b"), e(2, sd, ""), e(1, vt::DELETION, "")],
+            &[],
+            false,
+            &[],
+        );
+        assert_eq!(got, vec![e(3, put, "b"), e(2, sd, "")]);
     }
 
     #[test]
