@@ -32,6 +32,7 @@ for tool in shale anchor; do
   rm -rf "$DIR"; mkdir -p "$DIR"
   if [ $tool = shale ]; then cmd="$bin bench"; else cmd="$bin"; fi
   /usr/bin/time -v $cmd $FLAGS --db="$DIR/db" > "$out/$tool.txt" 2> "$out/$tool.err" || { echo "$tool failed, see $out"; }
+  du -sb "$DIR/db" | cut -f1 > "$out/$tool.size"
   rm -rf "$DIR"
 done
 echo "# $(date -u '+%F %T') UTC  num=$NUM reads=$READS  logs: $out"
@@ -50,7 +51,7 @@ SVG=${SVG:-${CSV%.csv}.svg}
 python3 scripts/chart.py "$CSV" "$SVG" --title "Shale vs RocksDB, $NUM keys on disk (compare_large.sh)" \
   && echo "# csv: $CSV  chart: $SVG"
 for tool in shale anchor; do
-  [ -f "$out/$tool.err" ] && echo "$tool peak RSS: $(grep 'Maximum resident' "$out/$tool.err" | awk '{print $6}') KiB"
+  [ -f "$out/$tool.err" ] && echo "$tool peak RSS: $(grep 'Maximum resident' "$out/$tool.err" | awk '{print $6}') KiB, database $(cat "$out/$tool.size" 2>/dev/null) bytes"
 done
 # Write amplification: (flush + compaction writes) / flush writes, in GiB.
 sw=$(awk '/^ Sum /{print $7; exit}' "$out/shale.txt" 2>/dev/null); sf=$(awk '/^  L0 /{print $8; exit}' "$out/shale.txt" 2>/dev/null)

@@ -652,13 +652,11 @@ impl Table {
     pub(crate) fn read_block(&self, h: BlockHandle, verify: bool) -> Result<Vec<u8>> {
         self.check_handle(h)?;
         let size = h.size as usize;
-        let mut buf = super::block::buffers::take(size + BLOCK_TRAILER_LEN);
         let (timer, watch) = (
             PerfTimer::start(),
             StopWatch::start(&self.stats, Histogram::SstReadMicros),
         );
-        self.file
-            .read_exact_at(h.offset, &mut buf)
+        let buf = super::block::buffers::read(&*self.file, h.offset, size + BLOCK_TRAILER_LEN)
             .map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
         self.block_read(buf.len(), timer, watch);
         self.finish_block(h, verify, buf)
@@ -732,8 +730,7 @@ impl Table {
         let raw = if sequential {
             ra.read(&*self.file, self.file_size, h.offset, n)
         } else {
-            let mut buf = super::block::buffers::take(n);
-            self.file.read_exact_at(h.offset, &mut buf).map(|()| buf)
+            super::block::buffers::read(&*self.file, h.offset, n)
         }
         .map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
         self.block_read(n, timer, watch);
