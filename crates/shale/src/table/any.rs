@@ -257,7 +257,9 @@ impl InternalIterator for AnyTableIterator {
     }
 }
 
-/// A table builder of any format.
+/// A table builder of any format. One lives per table file being written, so the size of the
+/// largest variant costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum AnyTableBuilder {
     Block(TableBuilder),
     Plain(PlainTableBuilder),
