@@ -258,6 +258,9 @@ impl InternalIterator for AnyTableIterator {
 }
 
 /// A table builder of any format.
+// One builder per file being written: its size does not matter, and a box would only add an
+// indirection to every `add`.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum AnyTableBuilder {
     Block(TableBuilder),
     Plain(PlainTableBuilder),
