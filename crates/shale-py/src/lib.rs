@@ -9,6 +9,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
+mod prefix;
 mod styles;
 
 use pyo3::create_exception;
@@ -479,6 +480,9 @@ struct ReadOptions {
     upper: Option<PyObject>,
     verify_checksums: bool,
     fill_cache: bool,
+    /// `prefix.rs`: prefix seek switches.
+    prefix_same_as_start: bool,
+    total_order_seek: bool,
 }
 
 #[pymethods]
@@ -492,6 +496,8 @@ impl ReadOptions {
             upper: None,
             verify_checksums: true,
             fill_cache: true,
+            prefix_same_as_start: false,
+            total_order_seek: false,
         }
     }
     fn set_iterate_lower_bound(&mut self, key: PyObject) {
@@ -515,6 +521,8 @@ impl ReadOptions {
             upper: self.upper.as_ref().map(|k| k.clone_ref(py)),
             verify_checksums: self.verify_checksums,
             fill_cache: self.fill_cache,
+            prefix_same_as_start: self.prefix_same_as_start,
+            total_order_seek: self.total_order_seek,
         }
     }
     fn to_shale(&self, py: Python<'_>, raw: bool) -> PyResult<shale::ReadOptions> {
@@ -527,6 +535,8 @@ impl ReadOptions {
         }
         ro.set_verify_checksums(self.verify_checksums);
         ro.fill_cache(self.fill_cache);
+        ro.set_prefix_same_as_start(self.prefix_same_as_start);
+        ro.set_total_order_seek(self.total_order_seek);
         Ok(ro)
     }
 }
@@ -1732,6 +1742,7 @@ fn shale_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<IngestExternalFileOptions>()?;
     m.add_class::<Checkpoint>()?;
     styles::register(m)?;
+    prefix::register(m)?;
     macro_rules! add_errors {
         ($($e:ident),*) => { $(m.add(stringify!($e), py.get_type::<$e>())?;)* };
     }

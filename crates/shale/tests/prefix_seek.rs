@@ -80,8 +80,17 @@ fn model_prefix_range(m: &Model, x: &dyn SliceTransform, target: &[u8]) -> Vec<V
 }
 
 fn collect(it: &mut shale::DBRawIterator, forward: bool) -> Vec<Vec<u8>> {
+    collect_while(it, forward, |_| true)
+}
+
+/// The keys from the iterator's position on (or back) while they have prefix `p`.
+fn collect_in_prefix(it: &mut shale::DBRawIterator, x: &dyn SliceTransform, p: &[u8], forward: bool) -> Vec<Vec<u8>> {
+    collect_while(it, forward, |k| x.transform(k) == p)
+}
+
+fn collect_while(it: &mut shale::DBRawIterator, forward: bool, keep: impl Fn(&[u8]) -> bool) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
-    while it.valid() {
+    while it.valid() && keep(it.key().unwrap()) {
         out.push(it.key().unwrap().to_vec());
         if forward {
             it.next()
@@ -91,6 +100,18 @@ fn collect(it: &mut shale::DBRawIterator, forward: bool) -> Vec<Vec<u8>> {
     }
     it.status().unwrap();
     out
+}
+
+thread_local! {
+    /// Sources `seek_for_prev` ruled out by a bloom (memtable or table) on this thread.
+    static SEEK_FOR_PREV_MISSES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Table files a prefix `seek` ruled out by their filters on this thread.
+    static SEEK_SST_MISSES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Bloom misses (tables and memtables) counted on this thread so far.
+fn misses(ctx: &PerfContext) -> u64 {
+    ctx.metric(PerfMetric::BloomSstMissCount) + ctx.metric(PerfMetric::BloomMemtableMissCount)
 }
 
 fn check(db: &DB, m: &Model, x: &dyn SliceTransform, rng: &mut Rng, what: &str) {
@@ -109,7 +130,10 @@ fn check(db: &DB, m: &Model, x: &dyn SliceTransform, rng: &mut Rng, what: &str) 
         let mut ro = ReadOptions::default();
         ro.set_prefix_same_as_start(true);
         let mut it = db.raw_iterator_opt(ro);
+        let ctx = PerfContext::default();
+        let before = ctx.metric(PerfMetric::BloomSstMissCount);
         it.seek(&target);
+        SEEK_SST_MISSES.with(|c| c.set(c.get() + ctx.metric(PerfMetric::BloomSstMissCount) - before));
         assert_eq!(collect(&mut it, true), want, "{what}: prefix seek {target:?}");
         // and backwards from the target within its prefix
         let p = x.transform(&target).to_vec();
@@ -119,21 +143,24 @@ fn check(db: &DB, m: &Model, x: &dyn SliceTransform, rng: &mut Rng, what: &str) 
             .map(|(k, _)| k.clone())
             .take_while(|k| x.transform(k) == p.as_slice())
             .collect();
+        let ctx = PerfContext::default();
+        let before = misses(&ctx);
         it.seek_for_prev(&target);
         assert_eq!(
             collect(&mut it, false),
             want_back,
             "{what}: prefix seek_for_prev {target:?}"
         );
+        SEEK_FOR_PREV_MISSES.with(|c| c.set(c.get() + misses(&ctx) - before));
+        // plain prefix mode backwards: what lies inside the prefix, up to the target, is exact
+        let mut it = db.raw_iterator();
+        it.seek_for_prev(&target);
+        let got = collect_in_prefix(&mut it, x, &p, false);
+        assert_eq!(got, want_back, "{what}: prefix-mode seek_for_prev {target:?}");
         // plain prefix mode: what lies inside the prefix is exact (beyond it is undefined)
         let mut it = db.raw_iterator();
         it.seek(&target);
-        let mut got = Vec::new();
-        while it.valid() && x.transform(it.key().unwrap()) == p.as_slice() {
-            got.push(it.key().unwrap().to_vec());
-            it.next();
-        }
-        it.status().unwrap();
+        let got = collect_in_prefix(&mut it, x, &p, true);
         assert_eq!(got, want, "{what}: prefix-mode seek {target:?}");
         // the prefix iterator of the rocksdb crate
         let keys: Vec<Vec<u8>> = db.prefix_iterator(&target).map(|r| r.unwrap().0.to_vec()).collect();
@@ -176,33 +203,7 @@ fn run(seed: u64) {
     let mut db = DB::open(&o, path).unwrap();
     let counted = std::sync::atomic::AtomicU64::new(0);
     for round in 0..6 {
-        for _ in 0..1500 {
-            let k = random_key(&mut rng);
-            if rng.below(300) == 0 {
-                // a range tombstone: it may end a file (its largest key) inside a prefix
-                let end = random_key(&mut rng);
-                if k < end {
-                    let cf = db.cf_handle("default").unwrap();
-                    db.delete_range_cf(&cf, &k, &end).unwrap();
-                    let doomed: Vec<Vec<u8>> = m.range(k.clone()..end.clone()).map(|(k, _)| k.clone()).collect();
-                    for d in doomed {
-                        m.remove(&d);
-                    }
-                }
-            } else if rng.below(5) == 0 {
-                db.delete(&k).unwrap();
-                m.remove(&k);
-            } else {
-                let v = format!("{round}-{}", rng.below(1000)).into_bytes();
-                db.put(&k, &v).unwrap();
-                m.insert(k, v);
-            }
-        }
-        match rng.below(3) {
-            0 => db.flush().unwrap(),
-            1 => db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap(),
-            _ => {}
-        }
+        write_round(&db, &mut m, &mut rng, round);
         let what = format!(
             "seed {seed} round {round} extractor {} opts {:?}",
             x.name(),
@@ -210,10 +211,7 @@ fn run(seed: u64) {
         );
         let mut ctx = PerfContext::default();
         check(&db, &m, &*x, &mut rng, &what);
-        counted.fetch_add(
-            ctx.metric(PerfMetric::BloomSstMissCount) + ctx.metric(PerfMetric::BloomMemtableMissCount),
-            std::sync::atomic::Ordering::Relaxed,
-        );
+        counted.fetch_add(misses(&ctx), std::sync::atomic::Ordering::Relaxed);
         ctx.reset();
         if round % 2 == 1 {
             // reopen with another extractor and other filter switches: files built with the old
@@ -231,6 +229,38 @@ fn run(seed: u64) {
     );
 }
 
+/// 1,500 random puts, deletions and range deletions, in the DB and the model, then maybe a
+/// flush or a full compaction.
+fn write_round(db: &DB, m: &mut Model, rng: &mut Rng, round: usize) {
+    for _ in 0..1500 {
+        let k = random_key(rng);
+        if rng.below(300) == 0 {
+            // a range tombstone: it may end a file (its largest key) inside a prefix
+            let end = random_key(rng);
+            if k < end {
+                let cf = db.cf_handle("default").unwrap();
+                db.delete_range_cf(&cf, &k, &end).unwrap();
+                let doomed: Vec<Vec<u8>> = m.range(k.clone()..end.clone()).map(|(k, _)| k.clone()).collect();
+                for d in doomed {
+                    m.remove(&d);
+                }
+            }
+        } else if rng.below(5) == 0 {
+            db.delete(&k).unwrap();
+            m.remove(&k);
+        } else {
+            let v = format!("{round}-{}", rng.below(1000)).into_bytes();
+            db.put(&k, &v).unwrap();
+            m.insert(k, v);
+        }
+    }
+    match rng.below(3) {
+        0 => db.flush().unwrap(),
+        1 => db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap(),
+        _ => {}
+    }
+}
+
 #[test]
 fn prefix_filters_never_hide_a_key() {
     // perf counters are per thread: count in a thread of our own
@@ -239,7 +269,130 @@ fn prefix_filters_never_hide_a_key() {
         for seed in [7, 1234, 99991, 4242, 31337] {
             run(seed);
         }
+        assert!(
+            SEEK_FOR_PREV_MISSES.with(|c| c.get()) > 0,
+            "no seek_for_prev was ever filtered by a bloom"
+        );
     })
     .join()
     .unwrap();
+}
+
+/// `set_options` changes the extractor while the DB runs: new memtables and files use the new
+/// one, files built with another are read without their prefix filters, and no lookup or
+/// prefix seek (old extractor's files, new extractor's files, memtables of either) is wrong.
+fn run_set_options(seed: u64) -> u64 {
+    let mut rng = Rng(seed);
+    let fs = MemFs::new();
+    let mut m = Model::new();
+    let o = options(&fs, &mut rng);
+    let mut x = o.get_prefix_extractor().clone().unwrap();
+    let db = DB::open(&o, "/setopts").unwrap();
+    let first = x.name().to_string();
+    let mut ruled_out_after_change = 0;
+    for round in 0..8 {
+        write_round(&db, &mut m, &mut rng, round);
+        let what = format!("seed {seed} round {round} extractor {}", x.name());
+        let before = SEEK_SST_MISSES.with(|c| c.get());
+        check(&db, &m, &*x, &mut rng, &what);
+        if x.name() != first {
+            // only files written with the new extractor can have ruled these out
+            ruled_out_after_change += SEEK_SST_MISSES.with(|c| c.get()) - before;
+        }
+        // another extractor, by name or in RocksDB's short form
+        let next = random_extractor(&mut rng);
+        let value = match (rng.below(2), next.name().rsplit_once('.')) {
+            (0, Some((kind, n))) if kind.ends_with("FixedPrefix") => format!("fixed:{n}"),
+            (0, Some((kind, n))) if kind.ends_with("CappedPrefix") => format!("capped:{n}"),
+            _ => next.name().to_string(),
+        };
+        db.set_options(&[("prefix_extractor", value.as_str())]).unwrap();
+        // (`check`'s prefix_same_as_start iterations end where the new extractor's prefix does)
+        x = next;
+        check(&db, &m, &*x, &mut rng, &format!("{what} changed to {value}"));
+    }
+    ruled_out_after_change
+}
+
+#[test]
+fn set_options_changes_the_prefix_extractor() {
+    std::thread::spawn(|| {
+        set_perf_stats(PerfStatsLevel::EnableCount);
+        let mut ruled_out = 0;
+        for seed in [5, 777, 4321] {
+            ruled_out += run_set_options(seed);
+        }
+        // prefix seeks used the filters of files written after a change (new extractor)
+        assert!(ruled_out > 0, "no prefix seek was filtered by a table after a change");
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn set_options_refuses_a_bad_prefix_extractor() {
+    let fs = MemFs::new();
+    let mut rng = Rng(3);
+    let o = options(&fs, &mut rng);
+    let db = DB::open(&o, "/bad").unwrap();
+    for bad in ["rocksdb.FixedPrefix.x", "my.own", "fixed:", "capped:-1"] {
+        let e = db.set_options(&[("prefix_extractor", bad)]).unwrap_err().to_string();
+        assert!(e.contains("prefix_extractor"), "{bad}: {e}");
+    }
+    // no extractor at all: prefix_same_as_start has no prefix to stay in
+    let keys = [b"abc1".to_vec(), b"abd2".to_vec(), b"xyz".to_vec()];
+    for k in &keys {
+        db.put(k, b"v").unwrap();
+    }
+    db.flush().unwrap();
+    db.set_options(&[("prefix_extractor", "nullptr")]).unwrap();
+    let mut ro = ReadOptions::default();
+    ro.set_prefix_same_as_start(true);
+    let mut it = db.raw_iterator_opt(ro);
+    it.seek(b"abc1");
+    assert_eq!(collect(&mut it, true), keys.to_vec());
+}
+
+/// `seek_for_prev` into the gap between two files of a level whose later file holds none of
+/// the target's prefix: that file is ruled out by its filter and the seek must go on to the
+/// previous file, which ends inside the prefix.
+#[test]
+fn seek_for_prev_steps_back_over_a_filtered_file() {
+    set_perf_stats(PerfStatsLevel::EnableCount);
+    let fs = MemFs::new();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_env(Arc::new(fs.clone()));
+    o.set_prefix_extractor(new_fixed_prefix_transform(3));
+    let mut bbo = o.get_block_based_options();
+    bbo.set_whole_key_filtering(false);
+    o.set_block_based_table_factory(&bbo);
+    let db = DB::open(&o, "/gap").unwrap();
+    // two files of one level: [aaa0 .. abc1] and [abd0 .. abz9]
+    for (name, keys) in [
+        ("/a.sst", ["aaa0", "abb5", "abc0", "abc1"]),
+        ("/b.sst", ["abd0", "abd1", "abe0", "abz9"]),
+    ] {
+        let mut w = shale::SstFileWriter::create(&o);
+        w.open(name).unwrap();
+        for k in keys {
+            w.put(k, k).unwrap();
+        }
+        w.finish().unwrap();
+        db.ingest_external_file(vec![name]).unwrap();
+    }
+    let ctx = PerfContext::default();
+    let before = ctx.metric(PerfMetric::BloomSstMissCount);
+    let mut ro = ReadOptions::default();
+    ro.set_prefix_same_as_start(true);
+    let mut it = db.raw_iterator_opt(ro);
+    it.seek_for_prev(b"abc5");
+    assert_eq!(collect(&mut it, false), vec![b"abc1".to_vec(), b"abc0".to_vec()]);
+    // the later file was asked and said no (else this proves nothing)
+    assert!(ctx.metric(PerfMetric::BloomSstMissCount) > before);
+    // a prefix neither file holds: nothing
+    it.seek_for_prev(b"abx5");
+    assert!(collect(&mut it, false).is_empty());
+    it.seek_for_prev(b"abd9");
+    assert_eq!(collect(&mut it, false), vec![b"abd1".to_vec(), b"abd0".to_vec()]);
 }

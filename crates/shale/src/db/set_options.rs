@@ -15,7 +15,6 @@ const IMMUTABLE: &[&str] = &[
     "merge_operator",
     "compaction_filter",
     "compaction_filter_factory",
-    "prefix_extractor",
     "table_factory",
     "num_levels",
     "compaction_style",
@@ -62,6 +61,31 @@ fn parse_u64(name: &str, v: &str) -> Result<u64> {
     };
     let n: u64 = digits.parse().map_err(|_| bad())?;
     n.checked_mul(1u64 << shift).ok_or_else(bad)
+}
+
+/// A prefix extractor as RocksDB's option strings name one: `nullptr` (none), a recorded name
+/// (`rocksdb.FixedPrefix.8`, `rocksdb.CappedPrefix.4`, `rocksdb.Noop`) or the short forms
+/// `fixed:8`, `capped:4`.
+fn parse_prefix_extractor(name: &str, v: &str) -> Result<Option<Arc<dyn crate::slice_transform::SliceTransform>>> {
+    let v = v.trim();
+    if v == "nullptr" || v.is_empty() {
+        return Ok(None);
+    }
+    let full = if let Some(n) = v.strip_prefix("fixed:") {
+        format!("rocksdb.FixedPrefix.{n}")
+    } else if let Some(n) = v.strip_prefix("capped:") {
+        format!("rocksdb.CappedPrefix.{n}")
+    } else {
+        v.to_string()
+    };
+    crate::slice_transform::slice_transform_from_name(&full)
+        .map(Some)
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "set_options: {name}={v:?} is not a built-in prefix extractor (fixed:N, capped:N, \
+                 rocksdb.FixedPrefix.N, rocksdb.CappedPrefix.N, rocksdb.Noop or nullptr)"
+            ))
+        })
 }
 
 fn parse_i32(name: &str, v: &str) -> Result<i32> {
@@ -119,6 +143,16 @@ fn apply_cf(o: &mut Options, name: &str, v: &str) -> Result<()> {
         "hard_pending_compaction_bytes_limit" => o.hard_pending_compaction_bytes_limit = parse_u64(name, v)?,
         "ttl" => o.set_ttl(parse_u64(name, v)?),
         "periodic_compaction_seconds" => o.set_periodic_compaction_seconds(parse_u64(name, v)?),
+        "prefix_extractor" => {
+            if !matches!(o.table_factory, crate::options::TableFactory::BlockBased) {
+                // PlainTable's hash index is built by the extractor the files were opened with.
+                return Err(Error::invalid(format!(
+                    "set_options: prefix_extractor can change only with block-based tables, not {:?}",
+                    o.table_factory
+                )));
+            }
+            o.prefix_extractor = parse_prefix_extractor(name, v)?;
+        }
         _ => return Err(refuse(name, false)),
     }
     Ok(())
@@ -162,6 +196,9 @@ fn install(db: &Arc<DbInner>, changes: Vec<(Arc<ColumnFamilyData>, Options)>, db
             if cf.is_dropped() {
                 continue;
             }
+            // Tables opened from now on are read with the new extractor (new files are
+            // written with it); open ones check the extractor's name on each prefix probe.
+            cf.table_cache.set_prefix_extractor(o.prefix_extractor.clone());
             cf.opts.store(o);
         }
         if let Some(o) = db_opts {

@@ -34,8 +34,9 @@ pub(crate) struct TableCache {
     pin_top_level: bool,
     mmap: bool,
     fopts: FormatReadOptions,
-    /// The family's prefix extractor and whole-key switch (what table filters are asked).
-    filter_contents: crate::table::prefix_filter::FilterContents,
+    /// The family's prefix extractor and whole-key switch (what table filters are asked); the
+    /// extractor follows `set_options`.
+    filter_contents: Mutex<crate::table::prefix_filter::FilterContents>,
     capacity: Option<usize>,
     lru: Mutex<Lru>,
     /// This open's part of the block cache keys (see [`next_cache_prefix`]).
@@ -83,7 +84,7 @@ impl TableCache {
             high_priority: opts.index_layout.cache_index_and_filter_blocks_with_high_priority,
             pin_top_level: opts.index_layout.pin_top_level_index_and_filter,
             mmap: opts.allow_mmap_reads,
-            filter_contents: opts.filter_contents(),
+            filter_contents: Mutex::new(opts.filter_contents()),
             fopts: FormatReadOptions {
                 plain: match &opts.table_factory {
                     crate::options::TableFactory::Plain(p) => p.clone(),
@@ -96,6 +97,12 @@ impl TableCache {
             cache_prefix: next_cache_prefix(),
             stats: opts.statistics.clone(),
         }
+    }
+
+    /// Tables opened from now on are read with `p` (`set_options`); tables already open keep
+    /// the extractor they were opened with, and each prefix probe checks the extractor's name.
+    pub(crate) fn set_prefix_extractor(&self, p: Option<Arc<dyn crate::slice_transform::SliceTransform>>) {
+        self.filter_contents.lock().prefix_extractor = p;
     }
 
     pub(crate) fn open_table(
@@ -142,7 +149,7 @@ impl TableCache {
                 pin_top_level_index_and_filter: self.pin_top_level,
                 largest_seqno: Some(largest_seqno),
                 stats: self.stats.clone(),
-                filter_contents: self.filter_contents.clone(),
+                filter_contents: self.filter_contents.lock().clone(),
             },
             &self.fopts,
         );

@@ -3,8 +3,10 @@
 //! bytes. Keys are `(cache_id, block_offset)`; every table gets its own `cache_id`. It holds data
 //! blocks, and index and filter blocks when `cache_index_and_filter_blocks` is set.
 //!
-//! Lookups take a shard's read lock and set an atomic "referenced" bit, so many reader threads
-//! do not serialize on hits. Inserts take the shard's write lock and evict unreferenced entries
+//! Lookups take a shard's read lock and raise the entry's atomic countdown, so many reader
+//! threads do not serialize on hits. A shard's hash map holds each entry's value next to its
+//! key, and the clock state (countdowns, flags) is kept in dense per-slot arrays apart from the
+//! keys and charges: a hit touches the map bucket and one byte, a clock sweep a few cache lines. Inserts take the shard's write lock and evict unreferenced entries
 //! in clock order until the new entry fits. Values are `Arc`s: evicting an entry only drops the
 //! cache's reference, so a reader holding a block keeps it valid.
 //!
@@ -103,31 +105,42 @@ fn shard_of(key: &CacheKey, bits: u32) -> usize {
     (h.wrapping_mul(0x2545_F491_4F6C_DD1D) >> (64 - bits)) as usize
 }
 
-struct Slot {
-    key: CacheKey,
-    value: Option<CacheValue>,
-    charge: usize,
-    pinned: bool,
-    priority: Priority,
-    /// Clock sweeps left before eviction (see the module docs).
-    countdown: AtomicU8,
+/// What an entry's lookup needs, kept in the hash map itself: a hit reads the bucket it found
+/// and nothing else of the shard but one byte of `countdown`.
+struct Entry {
+    slot: usize,
+    value: CacheValue,
 }
 
-impl Slot {
-    /// Whether someone besides the cache holds the value.
-    fn in_use(&self) -> bool {
-        match &self.value {
-            Some(CacheValue::Block(b)) => Arc::strong_count(b) > 1,
-            Some(CacheValue::Filter(f)) => Arc::strong_count(f) > 1,
-            None => false,
-        }
+/// The clock side of an entry: read when the hand passes or the entry goes.
+#[derive(Clone, Copy)]
+struct Slot {
+    key: CacheKey,
+    charge: usize,
+}
+
+/// Flags of a slot, one byte each in [`Shard::flags`] (dense, so a sweep reads a few cache
+/// lines rather than one per entry).
+const LIVE: u8 = 1;
+const PINNED: u8 = 2;
+const HIGH: u8 = 4;
+
+fn in_use(v: &CacheValue) -> bool {
+    match v {
+        CacheValue::Block(b) => Arc::strong_count(b) > 1,
+        CacheValue::Filter(f) => Arc::strong_count(f) > 1,
     }
 }
 
 #[derive(Default)]
 struct Shard {
-    map: HashMap<CacheKey, usize, BuildHasherDefault<KeyHasher>>,
+    map: HashMap<CacheKey, Entry, BuildHasherDefault<KeyHasher>>,
     slots: Vec<Slot>,
+    /// Per slot: `LIVE`, `PINNED`, `HIGH`.
+    flags: Vec<u8>,
+    /// Per slot: clock sweeps left before eviction (see the module docs); raised by lookups
+    /// under the read lock.
+    countdown: Vec<AtomicU8>,
     free: Vec<usize>,
     hand: usize,
     usage: usize,
@@ -153,44 +166,39 @@ impl Shard {
         if n == 0 || self.map.is_empty() {
             return false;
         }
+        let skip = if low_only { PINNED | HIGH } else { PINNED };
         // at most four sweeps: countdowns go from 3 to 0
         for _ in 0..4 * n + 1 {
             let i = self.hand;
-            self.hand = (self.hand + 1) % n;
-            let s = &mut self.slots[i];
-            if s.value.is_none() || s.pinned || (low_only && s.priority == Priority::High) {
+            self.hand = if i + 1 == n { 0 } else { i + 1 };
+            let f = self.flags[i];
+            if f & LIVE == 0 || f & skip != 0 {
                 continue;
             }
-            let c = s.countdown.load(Ordering::Relaxed);
+            let c = self.countdown[i].load(Ordering::Relaxed);
             if c > 0 {
-                s.countdown.store(c - 1, Ordering::Relaxed);
+                self.countdown[i].store(c - 1, Ordering::Relaxed);
                 continue;
             }
-            s.value = None;
-            self.usage -= s.charge;
-            if s.priority == Priority::High {
-                self.high_usage -= s.charge;
-            }
-            let key = s.key;
-            self.map.remove(&key);
-            self.free.push(i);
+            let key = self.slots[i].key;
+            self.remove(&key);
             return true;
         }
         false
     }
 
     fn remove(&mut self, key: &CacheKey) {
-        if let Some(i) = self.map.remove(key) {
-            let s = &mut self.slots[i];
-            s.value = None;
-            self.usage -= s.charge;
-            if s.priority == Priority::High {
-                self.high_usage -= s.charge;
+        if let Some(e) = self.map.remove(key) {
+            let i = e.slot;
+            let charge = self.slots[i].charge;
+            self.usage -= charge;
+            if self.flags[i] & HIGH != 0 {
+                self.high_usage -= charge;
             }
-            if s.pinned {
-                s.pinned = false;
-                self.pinned_usage -= s.charge;
+            if self.flags[i] & PINNED != 0 {
+                self.pinned_usage -= charge;
             }
+            self.flags[i] = 0;
             self.free.push(i);
         }
     }
@@ -264,13 +272,17 @@ impl BlockCache {
     #[inline]
     fn lookup(&self, key: CacheKey) -> Option<CacheValue> {
         let shard = self.shards[shard_of(&key, self.shard_bits)].read();
-        let &i = shard.map.get(&key)?;
-        let s = &shard.slots[i];
-        let hit = s.priority.on_hit();
-        if s.countdown.load(Ordering::Relaxed) < hit {
-            s.countdown.store(hit, Ordering::Relaxed);
+        let e = shard.map.get(&key)?;
+        let hit = if shard.flags[e.slot] & HIGH != 0 {
+            Priority::High.on_hit()
+        } else {
+            Priority::Low.on_hit()
+        };
+        let c = &shard.countdown[e.slot];
+        if c.load(Ordering::Relaxed) < hit {
+            c.store(hit, Ordering::Relaxed);
         }
-        s.value.clone()
+        Some(e.value.clone())
     }
 
     /// A cached block (data or index).
@@ -321,25 +333,23 @@ impl BlockCache {
                 return false;
             }
         }
-        let slot = Slot {
-            key,
-            value: Some(value),
-            charge,
-            pinned,
-            priority,
-            countdown: AtomicU8::new(priority.initial()),
-        };
+        let flags = LIVE | if pinned { PINNED } else { 0 } | if priority == Priority::High { HIGH } else { 0 };
+        let slot = Slot { key, charge };
         let i = match shard.free.pop() {
             Some(i) => {
                 shard.slots[i] = slot;
+                shard.flags[i] = flags;
+                shard.countdown[i].store(priority.initial(), Ordering::Relaxed);
                 i
             }
             None => {
                 shard.slots.push(slot);
+                shard.flags.push(flags);
+                shard.countdown.push(AtomicU8::new(priority.initial()));
                 shard.slots.len() - 1
             }
         };
-        shard.map.insert(key, i);
+        shard.map.insert(key, Entry { slot: i, value });
         shard.usage += charge;
         if priority == Priority::High {
             shard.high_usage += charge;
@@ -353,9 +363,9 @@ impl BlockCache {
     /// Make a pinned entry evictable again.
     pub(crate) fn unpin(&self, key: CacheKey) {
         let mut shard = self.shards[shard_of(&key, self.shard_bits)].write();
-        if let Some(&i) = shard.map.get(&key) {
-            if shard.slots[i].pinned {
-                shard.slots[i].pinned = false;
+        if let Some(i) = shard.map.get(&key).map(|e| e.slot) {
+            if shard.flags[i] & PINNED != 0 {
+                shard.flags[i] &= !PINNED;
                 let c = shard.slots[i].charge;
                 shard.pinned_usage -= c;
             }
@@ -405,9 +415,8 @@ impl BlockCache {
             n += s
                 .map
                 .values()
-                .map(|&i| &s.slots[i])
-                .filter(|e| !e.pinned && e.in_use())
-                .map(|e| e.charge)
+                .filter(|e| s.flags[e.slot] & PINNED == 0 && in_use(&e.value))
+                .map(|e| s.slots[e.slot].charge)
                 .sum::<usize>();
         }
         n

@@ -104,11 +104,12 @@ impl FilterUse {
         }
     }
 
-    /// Whether a prefix seek may probe this file's filter for prefixes of the reader's
-    /// extractor.
+    /// Whether a prefix seek may probe this file's filter for prefixes made by the extractor
+    /// named `extractor`: the file holds prefixes of that very extractor (the extractor may have
+    /// changed since the file was opened, `set_options`).
     #[inline]
-    pub(crate) fn has_prefixes(&self) -> bool {
-        self.prefix.is_some()
+    pub(crate) fn has_prefixes_of(&self, extractor: &str) -> bool {
+        self.prefix.as_ref().is_some_and(|p| p.name() == extractor)
     }
 }
 
@@ -173,16 +174,18 @@ mod tests {
         let u = FilterUse::new(&props, Some(&p), true);
         assert_eq!(u.get_probe(b"abcdef"), Some(&b"abc"[..]));
         assert_eq!(u.get_probe(b"ab"), None);
-        assert!(u.has_prefixes());
+        assert!(u.has_prefixes_of("rocksdb.FixedPrefix.3"));
+        // the reader's extractor changed since (set_options): its prefixes are not asked
+        assert!(!u.has_prefixes_of("rocksdb.FixedPrefix.4"));
         // another extractor: neither whole keys (not in the file) nor prefixes
         let q = new_fixed_prefix_transform(4);
         let u = FilterUse::new(&props, Some(&q), true);
         assert_eq!(u.get_probe(b"abcdef"), None);
-        assert!(!u.has_prefixes());
+        assert!(!u.has_prefixes_of("rocksdb.FixedPrefix.4") && !u.has_prefixes_of("rocksdb.FixedPrefix.3"));
         // old files without the properties: whole keys
         let u = FilterUse::new(&BTreeMap::new(), Some(&p), true);
         assert_eq!(u.get_probe(b"abcdef"), Some(&b"abcdef"[..]));
-        assert!(!u.has_prefixes());
+        assert!(!u.has_prefixes_of("rocksdb.FixedPrefix.3"));
         // the reader turned whole-key filtering off
         props.insert(WHOLE_KEY_PROP.to_string(), b"1".to_vec());
         let u = FilterUse::new(&props, Some(&p), false);

@@ -819,10 +819,10 @@ impl Table {
             .is_none_or(|p| self.filter_may_match(p))
     }
 
-    /// Whether keys with `prefix` (of the reader's extractor) may be in the file: false only
-    /// when the file's filter holds that extractor's prefixes and not this one.
-    pub(crate) fn prefix_may_match(&self, prefix: &[u8]) -> bool {
-        !self.filter_use.has_prefixes() || self.filter_may_match(prefix)
+    /// Whether keys with `prefix` (made by the extractor named `extractor`) may be in the file:
+    /// false only when the file's filter holds that extractor's prefixes and not this one.
+    pub(crate) fn prefix_may_match(&self, prefix: &[u8], extractor: &str) -> bool {
+        !self.filter_use.has_prefixes_of(extractor) || self.filter_may_match(prefix)
     }
 
     /// Whether the filter (if loaded) admits the entry `probe` (a whole key or a prefix).

@@ -163,6 +163,17 @@ impl DBRawIterator {
         };
     }
 
+    /// Run a user seek on the merged sources with prefix filtering armed (`prefix.rs`).
+    fn armed(&mut self, seek: impl FnOnce(&mut MergingIterator)) {
+        if let Some(p) = &self.prefix {
+            p.arm(true);
+        }
+        seek(&mut self.inner);
+        if let Some(p) = &self.prefix {
+            p.arm(false);
+        }
+    }
+
     /// After `seek_to_first` / `seek_to_last`: stay in the prefix of the key found.
     fn adopt_prefix(&mut self) {
         if self.same_prefix && self.valid {
@@ -415,14 +426,9 @@ impl DBRawIterator {
         self.scratch.clear();
         append_internal_key(&mut self.scratch, k, self.seq, vt::FOR_SEEK);
         let t = std::mem::take(&mut self.scratch);
-        // Only this seek may skip sources by their prefix blooms (`prefix.rs`).
-        if let Some(p) = &self.prefix {
-            p.arm(true);
-        }
-        self.inner.seek(&t);
-        if let Some(p) = &self.prefix {
-            p.arm(false);
-        }
+        // Only this seek (and `seek_for_prev`) may skip sources by their prefix blooms
+        // (`prefix.rs`).
+        self.armed(|inner| inner.seek(&t));
         self.scratch = t;
         self.find_next_user_entry(false);
         self.check_inner();
@@ -443,7 +449,8 @@ impl DBRawIterator {
         self.scratch.clear();
         append_internal_key(&mut self.scratch, k, 0, 0);
         let t = std::mem::take(&mut self.scratch);
-        self.inner.seek_for_prev(&t);
+        // Filtered by prefix blooms like `seek` (RocksDB's SeekForPrev in prefix mode).
+        self.armed(|inner| inner.seek_for_prev(&t));
         self.scratch = t;
         self.find_prev_user_entry();
         self.check_inner();

@@ -42,11 +42,12 @@ impl LevelIterator {
         }
     }
 
-    /// Prefix seek to `target` from file `i` on: the first file that may hold the target's
-    /// prefix, skipping those whose filter rules it out while the next file may still hold it
-    /// (its smallest key has that prefix: a level's files are sorted, so a prefix's keys are
-    /// contiguous). None: no file of the level holds the prefix (the level sits the seek out).
-    fn first_file_with_prefix(&self, mut i: usize, target: &[u8]) -> Option<usize> {
+    /// Prefix seek (`forward`) or `seek_for_prev` to `target` from file `i`: the first file
+    /// in that direction that may hold the target's prefix, skipping those whose filter rules it
+    /// out while the neighbour may still hold it (its smallest key, or for `seek_for_prev` its
+    /// largest, has that prefix: a level's files are sorted, so a prefix's keys are contiguous).
+    /// None: no file of the level holds the prefix (the level sits the seek out).
+    fn file_with_prefix(&self, mut i: usize, target: &[u8], forward: bool) -> Option<usize> {
         let Some(mode) = self.prefix.as_deref() else {
             return Some(i);
         };
@@ -57,19 +58,24 @@ impl LevelIterator {
         loop {
             let f = self.files.get(i)?;
             match self.db.table_cache.get(f) {
-                Ok(t) if !super::prefix::table_prefix_may_match(&t, prefix) => {
-                    let next = self.files.get(i + 1)?;
-                    let s = next.smallest_user();
-                    if !(x.in_domain(s) && x.transform(s) == prefix) {
+                Ok(t) if !super::prefix::table_prefix_may_match(&t, prefix, x.name()) => {
+                    i = if forward { i + 1 } else { i.checked_sub(1)? };
+                    let next = self.files.get(i)?;
+                    let edge = if forward {
+                        next.smallest_user()
+                    } else {
+                        next.largest_user()
+                    };
+                    if !(x.in_domain(edge) && x.transform(edge) == prefix) {
                         return None;
                     }
-                    i += 1;
                 }
                 // an open error is reported by `open`
                 _ => return Some(i),
             }
         }
     }
+
     fn open(&mut self, idx: usize) -> bool {
         self.idx = idx;
         self.cur = None;
@@ -159,7 +165,7 @@ impl InternalIterator for LevelIterator {
         let i = self
             .files
             .partition_point(|f| icmp.compare(&f.meta.largest, target) == Ordering::Less);
-        let Some(i) = self.first_file_with_prefix(i, target) else {
+        let Some(i) = self.file_with_prefix(i, target, true) else {
             self.cur = None;
             return;
         };
@@ -182,6 +188,10 @@ impl InternalIterator for LevelIterator {
         if i >= self.files.len() {
             i = self.files.len() - 1;
         }
+        let Some(i) = self.file_with_prefix(i, target, false) else {
+            self.cur = None;
+            return;
+        };
         if self.open(i) {
             if let Some(c) = &mut self.cur {
                 c.seek_for_prev(target);

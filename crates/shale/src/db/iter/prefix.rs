@@ -5,8 +5,9 @@
 //! `prefix_same_as_start` and upper bounds end the iteration there). Keys inside the prefix are
 //! never missed: a source skipped holds none of them.
 //!
-//! Only the seek a user asks for is filtered: the seeks the iterators make internally (a
-//! direction change, `seek_to_last` under an upper bound) see every source.
+//! Only the seeks a user asks for (`seek`, and `seek_for_prev` as RocksDB filters it too) are
+//! filtered: the seeks the iterators make internally (a direction change, `seek_to_last` under
+//! an upper bound) see every source.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -30,7 +31,8 @@ pub(crate) struct PrefixSeek {
     upper: Option<Vec<u8>>,
     /// The family orders keys bytewise (needed to reason about upper bounds).
     bytewise: bool,
-    /// Set by the user iterator while its `seek` runs: only those seeks are filtered.
+    /// Set by the user iterator while its `seek` or `seek_for_prev` runs: only those seeks are
+    /// filtered.
     armed: AtomicBool,
 }
 
@@ -140,7 +142,7 @@ impl Source {
         match self {
             Source::Table(t) => mode
                 .filter_prefix(target)
-                .is_some_and(|p| !table_prefix_may_match(t, p)),
+                .is_some_and(|p| !table_prefix_may_match(t, p, mode.extractor.name())),
             Source::Mem(m) => match (m.bloom(), mode.memtable_prefix(target)) {
                 (Some(b), Some(p)) => {
                     let hit = b.prefix_may_match(mode.extractor.name(), p);
@@ -158,10 +160,11 @@ impl Source {
     }
 }
 
-/// Whether table `t` may hold keys with `prefix` (only block-based tables have prefix filters).
+/// Whether table `t` may hold keys with `prefix`, made by the extractor named `extractor` (only
+/// block-based tables built with that extractor have filters that can tell).
 #[inline]
-pub(crate) fn table_prefix_may_match(t: &AnyTable, prefix: &[u8]) -> bool {
-    let may = t.as_block().is_none_or(|b| b.prefix_may_match(prefix));
+pub(crate) fn table_prefix_may_match(t: &AnyTable, prefix: &[u8], extractor: &str) -> bool {
+    let may = t.as_block().is_none_or(|b| b.prefix_may_match(prefix, extractor));
     if !may {
         crate::perf_context::add(crate::perf_context::field::BLOOM_SST_MISS_COUNT, 1);
     }
@@ -207,8 +210,10 @@ impl<I: InternalIterator> InternalIterator for PrefixGate<I> {
         }
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
-        self.out = false;
-        self.inner.seek_for_prev(target);
+        self.out = self.source.excludes(&self.mode, target);
+        if !self.out {
+            self.inner.seek_for_prev(target);
+        }
     }
     fn next(&mut self) {
         if !self.out {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::{Kind, Table};
 use crate::iterator::InternalIterator;
-use crate::key::{make_internal_key, vt, MAX_SEQUENCE};
+use crate::key::{make_internal_key, pack_trailer, vt, MAX_SEQUENCE};
 use crate::table::block::{Block, BlockIter};
 use crate::table::filter::FilterReader;
 use crate::table::format::BlockHandle;
@@ -53,7 +53,7 @@ impl Table {
             None => self.meta_block(pf.top, Kind::Filter).ok()?,
         };
         let mut it = BlockIter::new(top, self.index_order.clone(), self.index_format);
-        it.seek(&make_internal_key(user_key, MAX_SEQUENCE, vt::FOR_SEEK));
+        with_seek_key(user_key, |k| it.seek(k));
         if !it.valid() {
             it.status().ok()?;
             it.seek_to_last();
@@ -114,6 +114,21 @@ impl Table {
         }
         Ok(())
     }
+}
+
+/// Run `f` with the internal key that seeks `user_key`'s newest entry, built on the stack when
+/// it is short (every filter probe of a point lookup makes one).
+#[inline]
+fn with_seek_key<R>(user_key: &[u8], f: impl FnOnce(&[u8]) -> R) -> R {
+    const STACK: usize = 128;
+    let n = user_key.len() + 8;
+    if n > STACK {
+        return f(&make_internal_key(user_key, MAX_SEQUENCE, vt::FOR_SEEK));
+    }
+    let mut buf = [0u8; STACK];
+    buf[..user_key.len()].copy_from_slice(user_key);
+    buf[user_key.len()..n].copy_from_slice(&pack_trailer(MAX_SEQUENCE, vt::FOR_SEEK).to_le_bytes());
+    f(&buf[..n])
 }
 
 /// Metaindex prefix of a partitioned filter (the policy name follows).
