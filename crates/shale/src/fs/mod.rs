@@ -100,6 +100,17 @@ pub trait FileSystem: Send + Sync {
     fn link(&self, from: &Path, to: &Path) -> Result<()> {
         copy_file(self, from, to, None)
     }
+    /// Make the contents of an existing file durable (open it and `fsync`; RocksDB's
+    /// `ReopenWritableFile` + `Sync`), as an ingest does with the files it hard-links: their
+    /// writer may not have synced them. The default is NotSupported, which callers take to mean
+    /// that nothing is needed (as RocksDB does): a file system that keeps the default
+    /// [`link`](Self::link) gets synced copies anyway.
+    fn sync_file(&self, path: &Path) -> Result<()> {
+        Err(crate::error::Error::NotSupported(format!(
+            "sync_file {}: not supported by this file system",
+            name_of(path)
+        )))
+    }
 }
 
 /// Copy `from` to `to` (created or truncated), the first `len` bytes only when given, in 1 MiB

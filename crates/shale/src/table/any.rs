@@ -257,7 +257,8 @@ impl InternalIterator for AnyTableIterator {
     }
 }
 
-/// A table builder of any format.
+/// A table builder of any format (one per file being written: its size does not matter).
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum AnyTableBuilder {
     Block(TableBuilder),
     Plain(PlainTableBuilder),
