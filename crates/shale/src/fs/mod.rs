@@ -3,6 +3,7 @@
 //! Implementations: [`PosixFs`] (the real one), [`MemFs`] (in memory, with power-loss
 //! simulation) and [`FaultFs`] (wraps another and injects I/O errors).
 
+mod background;
 mod fault;
 mod forwarding;
 mod mem;
@@ -13,6 +14,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 
+pub(crate) use background::BackgroundWritable;
 pub(crate) use fault::ActivityGuard;
 pub use fault::{FaultFs, FaultKind, IoActivity};
 pub use forwarding::ForwardingFs;
