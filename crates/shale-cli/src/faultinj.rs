@@ -296,6 +296,14 @@ impl ForwardingFs for RandomFaultFs {
         self.ctl.write_fault(d)?;
         self.inner.sync_dir(d)
     }
+    fn sync_file(&self, p: &Path) -> shale::Result<()> {
+        self.ctl.write_fault(p)?;
+        self.inner.sync_file(p)
+    }
+    fn link(&self, a: &Path, b: &Path) -> shale::Result<()> {
+        self.ctl.write_fault(b)?;
+        self.inner.link(a, b)
+    }
 }
 
 #[cfg(test)]

@@ -95,6 +95,14 @@ impl ForwardingFs for HookFs {
         (self.hook)("syncdir", d)?;
         self.inner.sync_dir(d)
     }
+    fn sync_file(&self, p: &Path) -> shale::Result<()> {
+        (self.hook)("sync", p)?;
+        self.inner.sync_file(p)
+    }
+    fn link(&self, a: &Path, b: &Path) -> shale::Result<()> {
+        (self.hook)("link", b)?;
+        self.inner.link(a, b)
+    }
 }
 
 /// Power cut after a budget of operations: the operation that exhausts it and every later one

@@ -23,6 +23,7 @@ mod histogram;
 mod hookfs;
 mod ldb;
 mod powerloss;
+mod powerloss_ingest;
 mod powerloss_mt;
 mod random;
 mod serve;

@@ -7,8 +7,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use shale::{ColumnFamily, MemFs, Options, WriteBatch, WriteOptions, DB};
+use shale::{ColumnFamily, FileSystem, MemFs, Options, WriteBatch, WriteOptions, DB};
 
+use crate::powerloss_ingest::{matching_prefixes, overlapped_by, pl_ingest, Outcome, PlIngest, Via, SCRATCH};
 use crate::stress_txn::{mode_of, open_stress_db, StressDb, TxnMode};
 
 use crate::flags::Flags;
@@ -94,16 +95,20 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
     let cutter = Arc::new(Cutter::default());
     let dir = Path::new("/powerloss/db");
     let mode = mode_of(fl);
+    let pi = pl_ingests(fl, mode);
     println!(
-        "power loss test: duration={}s seed={seed} max_key={max_key}{}",
+        "power loss test: duration={}s seed={seed} max_key={max_key}{}{}",
         duration.as_secs(),
-        txn_desc(mode)
+        txn_desc(mode),
+        ingest_desc(&pi)
     );
     while start.elapsed() < duration {
         let ep_seed = seed.wrapping_add(episodes * 7_777_777);
         episodes += 1;
         let (fs, opts, cfg, sync_rate, fam_opts) = episode_setup(fl, ep_seed, &cutter);
         let fams = fam_opts.len() as u64 + 1;
+        let all_opts: Vec<&Options> = std::iter::once(&opts).chain(&fam_opts).collect();
+        fs.create_dir_all(Path::new(SCRATCH)).map_err(|e| e.to_string())?;
         let mut rng = Rng::new(ep_seed);
         let mut durable: BTreeMap<u64, u32> = BTreeMap::new();
         let fail = |round: u64, msg: String| {
@@ -135,6 +140,7 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
             }
             let mut state = durable.clone();
             let mut history: Vec<Step> = Vec::new();
+            let mut vias: Vec<Via> = Vec::new();
             let mut last_synced = 0usize;
             let hs = match db.as_ref().map(|db| handles(db, fams)) {
                 Some(Err(e)) => return Err(fail(round, e)),
@@ -150,11 +156,37 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
                     o.disable_wal(false);
                     o
                 };
-                let step = match pl_write((db, &hs), &mut rng, &state, max_key, &wo, (1, 0)) {
-                    Ok(s) => s,
-                    Err(_) if cutter.is_cut() => break,
-                    Err(e) => return Err(fail(round, e)),
+                let (step, via) = if pi.now(&mut rng) {
+                    let r = pl_ingest(
+                        &pi,
+                        (db, &hs),
+                        &all_opts,
+                        &mut rng,
+                        &state,
+                        max_key,
+                        (1, 0),
+                        (&cutter, &fs),
+                    );
+                    match r.map_err(|e| fail(round, e))? {
+                        Outcome::Done(step) => (step, Via::Ingest),
+                        Outcome::InDoubt(step) => (step, Via::IngestInDoubt),
+                        Outcome::Cut => break,
+                    }
+                } else {
+                    match pl_write((db, &hs), &mut rng, &state, max_key, &wo, (1, 0)) {
+                        Ok(s) => (s, Via::Wal),
+                        Err(_) if cutter.is_cut() => break,
+                        Err(e) => return Err(fail(round, e)),
+                    }
                 };
+                // An acknowledged ingest over a key a write of this round put in the family's
+                // memtable makes that write durable, and all before it (powerloss_ingest.rs).
+                if via == Via::Ingest {
+                    let pairs: Vec<(&Step, Via)> = history.iter().zip(vias.iter().copied()).collect();
+                    if let Some(j) = overlapped_by(&pairs, &step) {
+                        last_synced = last_synced.max(j + 1);
+                    }
+                }
                 for &(k, v) in &step {
                     if v == 0 {
                         state.remove(&k);
@@ -163,9 +195,13 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
                     }
                 }
                 // An empty step wrote nothing (a rolled-back transaction), so it synced nothing.
-                let synced = sync && !step.is_empty();
+                let synced = via == Via::Wal && sync && !step.is_empty();
                 history.push(step);
-                writes += 1;
+                vias.push(via);
+                if via == Via::IngestInDoubt {
+                    break;
+                }
+                writes += u64::from(via == Via::Wal);
                 if synced {
                     last_synced = history.len();
                 }
@@ -208,7 +244,8 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
             let got = dump(&db, max_key, fams).map_err(|e| fail(round, e))?;
             keys_checked += max_key * fams;
             // The longest prefix of the history whose state is what was recovered.
-            let best = matching_prefixes(&durable, history.iter(), &got, (max_key, 1, 0))
+            let pairs: Vec<(&Step, Via)> = history.iter().zip(vias.iter().copied()).collect();
+            let best = matching_prefixes(&durable, &pairs, &got, (max_key, 1, 0))
                 .last()
                 .copied();
             match best {
@@ -216,7 +253,7 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
                     return Err(fail(
                         round,
                         format!(
-                            "the recovered state ({} keys) is not the state after any prefix of the {} writes (a hole or a foreign value)",
+                            "the recovered state ({} keys) is not the state after any prefix of the {} writes with every acknowledged ingest (a hole, a lost ingest or a foreign value)",
                             got.len(),
                             history.len()
                         ),
@@ -234,8 +271,9 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
         }
     }
     println!(
-        "power loss test: duration={:.1}s episodes={episodes} power_losses={losses} writes={writes} keys_verified={keys_checked} failures=0",
-        start.elapsed().as_secs_f64()
+        "power loss test: duration={:.1}s episodes={episodes} power_losses={losses} writes={writes}{} keys_verified={keys_checked} failures=0",
+        start.elapsed().as_secs_f64(),
+        ingest_count(&pi)
     );
     let list: Vec<String> = cut_points.iter().map(|(k, n)| format!("{k}={n}")).collect();
     println!("power loss test: power cut at: {}", list.join(" "));
@@ -407,45 +445,6 @@ pub(crate) fn dump(db: &DB, mk: u64, fams: u64) -> Result<BTreeMap<u64, u32>, St
     Ok(m)
 }
 
-/// Lengths of the prefixes of `steps` after which `base` updated by them equals `got` on the
-/// slots of the thread (key `k = slot % mk` with `k % n == t`; `n = 1`: all), in increasing
-/// order.
-pub(crate) fn matching_prefixes<'a>(
-    base: &BTreeMap<u64, u32>,
-    steps: impl Iterator<Item = &'a Step>,
-    got: &BTreeMap<u64, u32>,
-    (mk, n, t): (u64, u64, u64),
-) -> Vec<usize> {
-    let mine = |s: &u64| (*s % mk) % n == t;
-    let differs = |st: &BTreeMap<u64, u32>, k: u64| st.get(&k) != got.get(&k);
-    let mut cur: BTreeMap<u64, u32> = base.iter().filter(|(k, _)| mine(k)).map(|(k, v)| (*k, *v)).collect();
-    let mut ndiff = cur
-        .keys()
-        .chain(got.keys().filter(|k| mine(k)))
-        .filter(|k| differs(&cur, **k))
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
-    let mut out = Vec::new();
-    if ndiff == 0 {
-        out.push(0);
-    }
-    for (i, step) in steps.enumerate() {
-        for &(k, v) in step {
-            let before = differs(&cur, k);
-            if v == 0 {
-                cur.remove(&k);
-            } else {
-                cur.insert(k, v);
-            }
-            ndiff = ndiff + differs(&cur, k) as usize - before as usize;
-        }
-        if ndiff == 0 {
-            out.push(i + 1);
-        }
-    }
-    out
-}
-
 /// " transactions=..." in the first line of a power-loss test with `--use_txn` or
 /// `--use_optimistic_txn` (every write step is then a transaction: `stress_txn::pl_txn_write`).
 pub(crate) fn txn_desc(mode: TxnMode) -> &'static str {
@@ -537,5 +536,34 @@ pub fn pl_txn_write(
         // the threads' keys are disjoint, so no other conflict happens): nothing was written.
         Err(shale::Error::Busy(_) | shale::Error::TryAgain(_) | shale::Error::TimedOut(_)) => Ok(Vec::new()),
         Err(x) => Err(e("commit", x)),
+    }
+}
+
+/// The ingest settings of a power-loss test: `--ingest_external_file_one_in` without
+/// transactions (an ingest bypasses them), as in the other stress modes.
+pub(crate) fn pl_ingests(fl: &Flags, mode: TxnMode) -> PlIngest {
+    let one_in = if mode == TxnMode::Off {
+        fl.u64("ingest_external_file_one_in")
+    } else {
+        0
+    };
+    PlIngest::new(one_in, fl.str("inject_bug") == "ingest_forget")
+}
+
+/// " ingest_one_in=N" in the first line of a power-loss test with ingests.
+pub(crate) fn ingest_desc(pi: &PlIngest) -> String {
+    if pi.one_in == 0 {
+        String::new()
+    } else {
+        format!(" ingest_one_in={}", pi.one_in)
+    }
+}
+
+/// " ingests=N" in the last line of a power-loss test with ingests.
+pub(crate) fn ingest_count(pi: &PlIngest) -> String {
+    if pi.one_in == 0 {
+        String::new()
+    } else {
+        format!(" ingests={}", pi.done.load(std::sync::atomic::Ordering::Relaxed))
     }
 }

@@ -19,16 +19,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use shale::WriteOptions;
+use shale::{FileSystem, Options, WriteOptions};
 
 use crate::flags::Flags;
 use crate::hookfs::Cutter;
-use crate::powerloss::{dump, matching_prefixes, pl_write, Step};
+use crate::powerloss::{dump, pl_write, Step};
+use crate::powerloss_ingest::{matching_prefixes, overlapped_by, pl_ingest, Outcome, Via, SCRATCH};
 use crate::stress_model::Rng;
 use crate::stress_txn::{mode_of, open_stress_db};
 
 struct Rec {
     step: Step,
+    via: Via,
     start: u64,
     ticket: u64,
 }
@@ -51,16 +53,21 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
     let cutter = Arc::new(Cutter::default());
     let dir = Path::new("/powerloss/db");
     let mode = mode_of(fl);
+    let pi = crate::powerloss::pl_ingests(fl, mode);
     println!(
-        "power loss test: threads={n} duration={}s seed={seed} max_key={max_key}{}",
+        "power loss test: threads={n} duration={}s seed={seed} max_key={max_key}{}{}",
         duration.as_secs(),
-        crate::powerloss::txn_desc(mode)
+        crate::powerloss::txn_desc(mode),
+        crate::powerloss::ingest_desc(&pi)
     );
     while start.elapsed() < duration {
         let ep_seed = seed.wrapping_add(episodes * 7_777_777);
         episodes += 1;
         let (fs, opts, cfg, sync_rate, fam_opts) = crate::powerloss::episode_setup(fl, ep_seed, &cutter);
         let fams = fam_opts.len() as u64 + 1;
+        let all_opts: Vec<&Options> = std::iter::once(&opts).chain(&fam_opts).collect();
+        fs.create_dir_all(std::path::Path::new(SCRATCH))
+            .map_err(|e| e.to_string())?;
         let mut rng = Rng::new(ep_seed);
         let mut durable: BTreeMap<u64, u32> = BTreeMap::new();
         let fail = |round: u64, msg: String| {
@@ -85,6 +92,7 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
                 let hs: Vec<_> = (0..n)
                     .map(|t| {
                         let (db, hs, clock, barriers, cutter, writes) = (&db, &hs, &clock, &barriers, &cutter, &writes);
+                        let (pi, all_opts, fs) = (&pi, &all_opts, &fs);
                         let mut state: BTreeMap<u64, u32> = durable
                             .iter()
                             .filter(|(s, _)| (*s % max_key) % n == t)
@@ -102,15 +110,44 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
                                     o
                                 };
                                 let st = clock.load(Ordering::SeqCst);
-                                let step = match pl_write((db, hs), &mut trng, &state, max_key, &wo, (n, t)) {
-                                    Ok(step) => step,
-                                    Err(_) if cutter.is_cut() => break,
-                                    Err(e) => return Err(e),
+                                let (step, via) = if pi.now(&mut trng) {
+                                    let r = pl_ingest(
+                                        pi,
+                                        (db, hs),
+                                        all_opts,
+                                        &mut trng,
+                                        &state,
+                                        max_key,
+                                        (n, t),
+                                        (cutter, fs),
+                                    );
+                                    match r? {
+                                        Outcome::Done(step) => (step, Via::Ingest),
+                                        Outcome::InDoubt(step) => (step, Via::IngestInDoubt),
+                                        Outcome::Cut => break,
+                                    }
+                                } else {
+                                    match pl_write((db, hs), &mut trng, &state, max_key, &wo, (n, t)) {
+                                        Ok(step) => (step, Via::Wal),
+                                        Err(_) if cutter.is_cut() => break,
+                                        Err(e) => return Err(e),
+                                    }
                                 };
                                 let ticket = clock.fetch_add(1, Ordering::SeqCst);
-                                // An empty step wrote nothing (a rolled-back transaction).
-                                let sync = sync && !step.is_empty();
-                                writes.fetch_add(1, Ordering::Relaxed);
+                                // An acknowledged ingest over a key this thread wrote in the
+                                // family's memtable makes that write durable, and everything
+                                // acknowledged before that write started (powerloss_ingest.rs).
+                                if via == Via::Ingest {
+                                    let pairs: Vec<(&Step, Via)> = log.recs.iter().map(|r| (&r.step, r.via)).collect();
+                                    if let Some(j) = overlapped_by(&pairs, &step) {
+                                        log.last_synced = log.last_synced.max(j + 1);
+                                        barriers.lock().unwrap().push(log.recs[j].start);
+                                    }
+                                }
+                                // An empty step wrote nothing (a rolled-back transaction); an
+                                // ingest is no WAL write.
+                                let sync = via == Via::Wal && sync && !step.is_empty();
+                                writes.fetch_add(u64::from(via == Via::Wal), Ordering::Relaxed);
                                 for &(k, v) in &step {
                                     if v == 0 {
                                         state.remove(&k);
@@ -120,9 +157,13 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
                                 }
                                 log.recs.push(Rec {
                                     step,
+                                    via,
                                     start: st,
                                     ticket,
                                 });
+                                if via == Via::IngestInDoubt {
+                                    break;
+                                }
                                 if sync {
                                     log.last_synced = log.recs.len();
                                     barriers.lock().unwrap().push(st);
@@ -161,7 +202,8 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
             // Per thread: which prefixes of its writes the recovered state matches.
             let mut matches = Vec::new();
             for (t, log) in logs.iter().enumerate() {
-                let m = matching_prefixes(&durable, log.recs.iter().map(|r| &r.step), &got, (max_key, n, t as u64));
+                let pairs: Vec<(&Step, Via)> = log.recs.iter().map(|r| (&r.step, r.via)).collect();
+                let m = matching_prefixes(&durable, &pairs, &got, (max_key, n, t as u64));
                 if m.is_empty() {
                     return Err(fail(
                         round,
@@ -177,7 +219,9 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
             let mut bound = barriers.lock().unwrap().iter().copied().max().unwrap_or(0);
             for (log, m) in logs.iter().zip(&matches) {
                 let shortest = m[0];
-                if shortest > 0 {
+                // (The step that ends the shortest match is a WAL write: an ingest changes
+                // nothing between two prefixes, so a match ending at one also ends before it.)
+                if shortest > 0 && log.recs[shortest - 1].via == Via::Wal {
                     bound = bound.max(log.recs[shortest - 1].start);
                 }
             }
@@ -201,9 +245,10 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
         }
     }
     println!(
-        "power loss test: threads={n} duration={:.1}s episodes={episodes} power_losses={losses} writes={} keys_verified={keys_checked} failures=0",
+        "power loss test: threads={n} duration={:.1}s episodes={episodes} power_losses={losses} writes={}{} keys_verified={keys_checked} failures=0",
         start.elapsed().as_secs_f64(),
-        writes.load(Ordering::Relaxed)
+        writes.load(Ordering::Relaxed),
+        crate::powerloss::ingest_count(&pi)
     );
     if losses == 0 {
         return Err("no power loss was simulated".into());

@@ -274,8 +274,14 @@ fn inspect(db: &DbInner, cfd: &ColumnFamilyData, path: &Path, full: bool) -> Res
 /// Copy (or hard-link, with `link`) `src` to `dst`, synced.
 fn copy_in(db: &DbInner, src: &Path, dst: &Path, link: bool) -> Result<()> {
     if link {
-        // A hard link where the file system has them, else a synced copy.
-        return db.fs.link(src, dst);
+        // A hard link where the file system has them, else a synced copy. The linked file is
+        // synced too, as RocksDB does: its writer may not have synced it, and the MANIFEST
+        // will name it. NotSupported: a file system that cannot reopen a file needs no sync.
+        db.fs.link(src, dst)?;
+        return match db.fs.sync_file(dst) {
+            Err(Error::NotSupported(_)) => Ok(()),
+            r => r,
+        };
     }
     let from = db.fs.open_random(src)?;
     let mut to = db.fs.new_writable(dst)?;

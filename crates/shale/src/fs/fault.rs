@@ -211,6 +211,10 @@ impl ForwardingFs for FaultFs {
         self.ctl.check(FaultKind::ReadEio, &name_of(path))?;
         self.inner.read_all(path)
     }
+    fn sync_file(&self, path: &Path) -> Result<()> {
+        self.ctl.check(FaultKind::SyncEio, &name_of(path))?;
+        self.inner.sync_file(path)
+    }
     fn sync_dir(&self, dir: &Path) -> Result<()> {
         self.ctl.check(FaultKind::SyncEio, &name_of(dir))?;
         self.inner.sync_dir(dir)

@@ -80,6 +80,9 @@ pub trait ForwardingFs: Send + Sync {
     fn link(&self, from: &Path, to: &Path) -> Result<()> {
         self.inner().link(from, to)
     }
+    fn sync_file(&self, path: &Path) -> Result<()> {
+        self.inner().sync_file(path)
+    }
 }
 
 impl<T: ForwardingFs> FileSystem for T {
@@ -124,5 +127,8 @@ impl<T: ForwardingFs> FileSystem for T {
     }
     fn link(&self, from: &Path, to: &Path) -> Result<()> {
         ForwardingFs::link(self, from, to)
+    }
+    fn sync_file(&self, path: &Path) -> Result<()> {
+        ForwardingFs::sync_file(self, path)
     }
 }

@@ -320,6 +320,26 @@ impl FileSystem for MemFs {
         }
         Ok(())
     }
+    /// A hard link: both names share the bytes (and their synced length).
+    fn link(&self, from: &Path, to: &Path) -> Result<()> {
+        let mut st = self.st.lock();
+        let inode = st.live.get(from).ok_or_else(|| Self::not_found(from))?.clone();
+        if st.live.contains_key(to) {
+            return Err(Error::io(
+                name_of(to),
+                std::io::Error::from(std::io::ErrorKind::AlreadyExists),
+            ));
+        }
+        st.live.insert(to.to_path_buf(), inode);
+        Ok(())
+    }
+    fn sync_file(&self, path: &Path) -> Result<()> {
+        let st = self.st.lock();
+        let inode = st.live.get(path).ok_or_else(|| Self::not_found(path))?;
+        let mut f = inode.lock();
+        f.synced = f.data.len();
+        Ok(())
+    }
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
         let mut st = self.st.lock();
         if !st.locks.insert(path.to_path_buf()) {
@@ -339,6 +359,32 @@ impl FileSystem for MemFs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A hard link shares the bytes and their synced length: only `sync_file` (or a sync
+    /// through a writer) makes them durable, under either name; the new name needs a
+    /// directory sync.
+    #[test]
+    fn links_share_unsynced_bytes_until_sync_file() {
+        let fs = MemFs::new();
+        let d = Path::new("/d");
+        fs.create_dir_all(d).unwrap();
+        let mut f = fs.new_writable(&d.join("a")).unwrap();
+        f.append(b"data").unwrap();
+        fs.link(&d.join("a"), &d.join("b")).unwrap();
+        assert!(fs.link(&d.join("a"), &d.join("b")).is_err(), "the target exists");
+        assert!(fs.link(&d.join("none"), &d.join("c")).is_err(), "no source");
+        fs.sync_dir(d).unwrap();
+        fs.power_loss();
+        assert_eq!(fs.read_all(&d.join("b")).unwrap(), b"");
+        let mut f = fs.new_writable(&d.join("a")).unwrap();
+        f.append(b"data").unwrap();
+        fs.link(&d.join("a"), &d.join("b2")).unwrap();
+        fs.sync_file(&d.join("b2")).unwrap();
+        fs.sync_dir(d).unwrap();
+        fs.power_loss();
+        assert_eq!(fs.read_all(&d.join("a")).unwrap(), b"data");
+        assert_eq!(fs.read_all(&d.join("b2")).unwrap(), b"data");
+    }
 
     #[test]
     fn power_loss_drops_unsynced_data_and_entries() {

@@ -3,6 +3,7 @@
 //! Implementations: [`PosixFs`] (the real one), [`MemFs`] (in memory, with power-loss
 //! simulation) and [`FaultFs`] (wraps another and injects I/O errors).
 
+mod background;
 mod fault;
 mod forwarding;
 mod mem;
@@ -13,6 +14,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 
+pub(crate) use background::BackgroundWritable;
 pub(crate) use fault::ActivityGuard;
 pub use fault::{FaultFs, FaultKind, IoActivity};
 pub use forwarding::ForwardingFs;
@@ -99,6 +101,17 @@ pub trait FileSystem: Send + Sync {
     /// synced; a file system that links but cannot here (another device) copies too.
     fn link(&self, from: &Path, to: &Path) -> Result<()> {
         copy_file(self, from, to, None)
+    }
+    /// Make the contents of an existing file durable (open it and `fsync`; RocksDB's
+    /// `ReopenWritableFile` + `Sync`), as an ingest does with the files it hard-links: their
+    /// writer may not have synced them. The default is NotSupported, which callers take to mean
+    /// that nothing is needed (as RocksDB does): a file system that keeps the default
+    /// [`link`](Self::link) gets synced copies anyway.
+    fn sync_file(&self, path: &Path) -> Result<()> {
+        Err(crate::error::Error::NotSupported(format!(
+            "sync_file {}: not supported by this file system",
+            name_of(path)
+        )))
     }
 }
 

@@ -353,6 +353,11 @@ impl FileSystem for PosixFs {
             Err(_) => super::copy_file(self, from, to, None),
         }
     }
+    /// `fdatasync` through a read-only descriptor (Linux syncs the file, not the descriptor).
+    fn sync_file(&self, path: &Path) -> Result<()> {
+        let f = std::fs::File::open(path).map_err(|e| Error::io(name_of(path), e))?;
+        f.sync_data().map_err(|e| Error::io(name_of(path), e))
+    }
     fn list(&self, dir: &Path) -> Result<Vec<String>> {
         let rd = std::fs::read_dir(dir).map_err(|e| Error::io(name_of(dir), e))?;
         let mut out = Vec::new();
