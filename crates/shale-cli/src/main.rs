@@ -33,6 +33,8 @@ mod stats;
 mod stress;
 mod stress_ingest;
 mod stress_model;
+mod stress_raft;
+mod stress_raft_model;
 mod stress_run;
 mod stress_txn;
 mod stress_txn_files;

@@ -38,7 +38,8 @@
 //! `stress`): `stress_run` (the stress run, with `stress_verify` and `stress_txn`), `crash`
 //! (`--crash_test`, SIGKILL loop), `powerloss_mt` and `powerloss` (`--power_loss`, simulated
 //! power loss), all over `stress_model` (keys, values, the oracle, randomized options), with
-//! `faultinj` and `hookfs`.
+//! `faultinj` and `hookfs`. `stress_raft` (`--raft`, with `stress_raft_model`) stresses the
+//! Raft store of `shale-raft` instead of a plain database.
 
 use crate::flags::{help_text, FlagDef, Flags, Kind};
 
@@ -69,6 +70,7 @@ pub const FLAGS: &[FlagDef] = &[
     f("dynamic_levels", Kind::Int32, "-1", "level_compaction_dynamic_level_bytes: 0/1, -1 random per seed (the crash test: per DB), -2 (crash test) random per run"),
     f("crash_test", Kind::Bool, "false", "crash test: run this tool as a child and SIGKILL it repeatedly"),
     f("kill_interval", Kind::Double, "2", "crash test: mean seconds between SIGKILLs"),
+    f("raft", Kind::Bool, "false", "the Raft store of `shale serve` (log, vote, state machine, snapshots) against a model, with crashes and power losses on an in-memory file system (--power_loss: power losses only; --max_key caps at 64; --inject_bug=wal_no_sync tests the tester)"),
     f("power_loss", Kind::Bool, "false", "simulated power-loss test on an in-memory file system"),
     f("kill_odds", Kind::Uint64, "0", "kill point: end the process at 1 in N file-system operations that change durable state (0: off)"),
     f("kill_point", Kind::Str, "", "with --kill_odds: only this point, <file>.<op> (e.g. wal.sync, sst.append, manifest.sync, current.rename, other.syncdir)"),
@@ -89,6 +91,7 @@ pub const FLAGS: &[FlagDef] = &[
 const USAGE: &str = "usage: shale stress --db=DIR [flags]
        shale stress --crash_test --db=DIR --duration=S --kill_interval=S [flags]
        shale stress --power_loss --duration=S [--seed=N]
+       shale stress --raft [--power_loss] --duration=S [--seed=N]
 
 ";
 
@@ -190,7 +193,13 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
     if fl.bool("crash_test") && fl.bool("power_loss") {
         return Err("ERROR: --crash_test and --power_loss are exclusive".into());
     }
-    if !fl.bool("power_loss") && fl.str("db").is_empty() {
+    if fl.bool("raft") && (fl.bool("crash_test") || txn) {
+        return Err("ERROR: --raft runs on its own (not with --crash_test, --use_txn or --use_optimistic_txn)".into());
+    }
+    if fl.bool("raft") && !matches!(fl.str("inject_bug"), "" | "wal_no_sync" | "wal_no_flush") {
+        return Err("ERROR: --raft takes --inject_bug=wal_no_sync or wal_no_flush only".into());
+    }
+    if !fl.bool("power_loss") && !fl.bool("raft") && fl.str("db").is_empty() {
         return Err("ERROR: --db is required".into());
     }
     if fl.bool("crash_test") && fl.u64("duration") == 0 {
@@ -213,6 +222,15 @@ pub fn main(args: &[String]) -> i32 {
     };
     if fl.bool("crash_test") {
         return crate::crash::crash_test(&fl);
+    }
+    if fl.bool("raft") {
+        return match crate::stress_raft::raft_stress(&fl) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("shale stress --raft: FAILED: {e}");
+                1
+            }
+        };
     }
     if fl.bool("power_loss") {
         return power_loss_test(&fl);

@@ -6,6 +6,7 @@
 mod log_store;
 mod server;
 mod snapshot;
+mod snapshot_data;
 mod state_machine;
 mod store;
 mod types;
@@ -13,6 +14,7 @@ mod types;
 pub use log_store::LogStore;
 pub use server::{post_blocking, run_write_load, serve, HttpClient, LoadReport, ServeConfig};
 pub use snapshot::{decode_snapshot, SnapshotFile, SnapshotHeader};
+pub use snapshot_data::SnapshotData;
 pub use state_machine::{ShaleSnapshotBuilder, StateMachineStore};
-pub use store::open_store;
+pub use store::{open_store, open_store_with};
 pub use types::{NodeId, Request, Response, TypeConfig};

@@ -10,7 +10,8 @@ use openraft::{Entry, LogId, OptionalSend, RaftLogId, RaftLogReader, StorageErro
 use shale::WriteBatch;
 
 use crate::store::{
-    decode_json, encode_json, read_err, sync_opts, write_err, Inner, StorageResult, K_COMMITTED, K_LAST_PURGED, K_VOTE,
+    blocking, decode_json, encode_json, read_err, sync_opts, write_err, Inner, StorageResult, K_COMMITTED,
+    K_LAST_PURGED, K_VOTE,
 };
 use crate::types::{NodeId, TypeConfig};
 
@@ -85,7 +86,9 @@ impl RaftLogReader<TypeConfig> for LogStore {
             Bound::Excluded(x) => Some(*x),
             Bound::Unbounded => None,
         };
-        self.read_range(start, end)
+        let me = self.clone();
+        blocking(move || me.read_range(start, end))
+            .await
             .map_err(|e| StorageIOError::read_logs(&e).into())
     }
 }
@@ -94,8 +97,14 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     type LogReader = Self;
 
     async fn get_log_state(&mut self) -> StorageResult<LogState<TypeConfig>> {
-        let last_purged: Option<LogId<NodeId>> = self.inner.get_meta(K_LAST_PURGED).map_err(|e| read_err(&e))?;
-        let last = self.last_entry_id().map_err(|e| StorageIOError::read_logs(&e))?;
+        let me = self.clone();
+        let last_purged: Option<LogId<NodeId>> = blocking(move || me.inner.get_meta(K_LAST_PURGED))
+            .await
+            .map_err(|e| read_err(&e))?;
+        let me = self.clone();
+        let last = blocking(move || me.last_entry_id())
+            .await
+            .map_err(|e| StorageIOError::read_logs(&e))?;
         Ok(LogState {
             last_purged_log_id: last_purged,
             last_log_id: last.or(last_purged),
@@ -107,25 +116,31 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn save_vote(&mut self, vote: &Vote<NodeId>) -> StorageResult<()> {
-        let i = &self.inner;
-        i.db.put_cf_opt(&i.meta, K_VOTE, encode_json(vote), &sync_opts())
+        let (i, v) = (self.inner.clone(), encode_json(vote));
+        blocking(move || i.db.put_cf_opt(&i.meta, K_VOTE, v, &sync_opts()))
+            .await
             .map_err(|e| StorageIOError::write_vote(&e).into())
     }
 
     async fn read_vote(&mut self) -> StorageResult<Option<Vote<NodeId>>> {
-        self.inner
-            .get_meta(K_VOTE)
+        let i = self.inner.clone();
+        blocking(move || i.get_meta(K_VOTE))
+            .await
             .map_err(|e| StorageIOError::read_vote(&e).into())
     }
 
     async fn save_committed(&mut self, committed: Option<LogId<NodeId>>) -> StorageResult<()> {
-        let i = &self.inner;
-        i.db.put_cf_opt(&i.meta, K_COMMITTED, encode_json(&committed), &sync_opts())
+        let (i, v) = (self.inner.clone(), encode_json(&committed));
+        blocking(move || i.db.put_cf_opt(&i.meta, K_COMMITTED, v, &sync_opts()))
+            .await
             .map_err(|e| write_err(&e))
     }
 
     async fn read_committed(&mut self) -> StorageResult<Option<LogId<NodeId>>> {
-        let c: Option<Option<LogId<NodeId>>> = self.inner.get_meta(K_COMMITTED).map_err(|e| read_err(&e))?;
+        let i = self.inner.clone();
+        let c: Option<Option<LogId<NodeId>>> = blocking(move || i.get_meta(K_COMMITTED))
+            .await
+            .map_err(|e| read_err(&e))?;
         Ok(c.flatten())
     }
 
@@ -134,14 +149,14 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         I: IntoIterator<Item = Entry<TypeConfig>> + OptionalSend,
         I::IntoIter: OptionalSend,
     {
-        let i = &self.inner;
+        let i = self.inner.clone();
         let mut batch = WriteBatch::new();
         for ent in entries {
             batch.put_cf(&i.log, ent.log_id.index.to_be_bytes(), encode_json(&ent));
         }
         // A synced write: when it returns, the entries are in the WAL on disk. Only then is
         // openraft told they are flushed.
-        match i.db.write_opt(batch, &sync_opts()) {
+        match blocking(move || i.db.write_opt(batch, &sync_opts())).await {
             Ok(()) => {
                 callback.log_io_completed(Ok(()));
                 Ok(())
@@ -154,15 +169,16 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn truncate(&mut self, log_id: LogId<NodeId>) -> StorageResult<()> {
-        let i = &self.inner;
+        let i = self.inner.clone();
         let mut batch = WriteBatch::new();
         batch.delete_range_cf(&i.log, log_id.index.to_be_bytes(), END_OF_LOG);
-        i.db.write_opt(batch, &sync_opts())
+        blocking(move || i.db.write_opt(batch, &sync_opts()))
+            .await
             .map_err(|e| StorageIOError::write_logs(&e).into())
     }
 
     async fn purge(&mut self, log_id: LogId<NodeId>) -> StorageResult<()> {
-        let i = &self.inner;
+        let i = self.inner.clone();
         // The purged id and the range delete in one batch: after a crash both or neither.
         let mut batch = WriteBatch::new();
         batch.put_cf(&i.meta, K_LAST_PURGED, encode_json(&log_id));
@@ -170,7 +186,8 @@ impl RaftLogStorage<TypeConfig> for LogStore {
             Some(end) => batch.delete_range_cf(&i.log, 0u64.to_be_bytes(), end.to_be_bytes()),
             None => batch.delete_range_cf(&i.log, 0u64.to_be_bytes(), END_OF_LOG),
         }
-        i.db.write_opt(batch, &sync_opts())
+        blocking(move || i.db.write_opt(batch, &sync_opts()))
+            .await
             .map_err(|e| -> StorageError<NodeId> { StorageIOError::write_logs(&e).into() })
     }
 }

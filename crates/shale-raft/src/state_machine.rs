@@ -2,19 +2,20 @@
 //! `sm-<generation>` family; snapshots built from a Shale snapshot as SST files and installed by
 //! ingesting them into a fresh family that becomes live with one synced `meta` write.
 
-use std::io::Cursor;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use openraft::storage::{RaftStateMachine, Snapshot};
 use openraft::{
-    BasicNode, Entry, EntryPayload, LogId, OptionalSend, RaftSnapshotBuilder, SnapshotMeta, StorageError,
-    StorageIOError, StoredMembership,
+    BasicNode, Entry, EntryPayload, LogId, OptionalSend, RaftSnapshotBuilder, SnapshotMeta, StorageIOError,
+    StoredMembership,
 };
-use shale::{ColumnFamily, Error, IngestExternalFileOptions, ReadOptions, SstFileWriter, WriteBatch};
+use shale::{ColumnFamily, Error, IngestExternalFileOptions, RandomAccessFile, ReadOptions, SstFileWriter, WriteBatch};
 
-use crate::snapshot::{decode_snapshot, encode_snapshot};
+use crate::snapshot::{check_snapshot, copy_out, read_header, write_snapshot};
+use crate::snapshot_data::SnapshotData;
 use crate::store::{
-    decode_json, encode_json, read_err, sync_opts, write_err, Inner, StorageResult, K_CLUSTER_ID, K_SM_FAMILY,
+    blocking, decode_json, encode_json, sync_opts, write_err, Inner, StorageResult, K_CLUSTER_ID, K_SM_FAMILY,
     K_SNAPSHOT_FILE, SM_PREFIX,
 };
 use crate::types::{NodeId, Request, Response, TypeConfig};
@@ -106,6 +107,33 @@ impl StateMachineStore {
         Ok((last, mem))
     }
 
+    /// Apply `entries`: the data and the applied state in one write.
+    fn apply_entries(&self, entries: Vec<Entry<TypeConfig>>) -> shale::Result<Vec<Response>> {
+        let st = self.inner.sm_state();
+        let (mut last, mut mem) = self.read_applied(&st.cf, &ReadOptions::default())?;
+        let mut batch = WriteBatch::new();
+        let mut out = Vec::new();
+        for ent in entries {
+            last = Some(ent.log_id);
+            let mut resp = Response::default();
+            match ent.payload {
+                EntryPayload::Blank => {}
+                EntryPayload::Normal(Request::Set { key, value }) => {
+                    batch.put_cf(&st.cf, data_key(&key), value.as_bytes());
+                    resp.value = Some(value);
+                }
+                EntryPayload::Normal(Request::Delete { key }) => batch.delete_cf(&st.cf, data_key(&key)),
+                EntryPayload::Membership(m) => mem = StoredMembership::new(Some(ent.log_id), m),
+            }
+            out.push(resp);
+        }
+        // The data and the applied state in one batch: after a crash both or neither.
+        batch.put_cf(&st.cf, K_APPLIED, encode_json(&last));
+        batch.put_cf(&st.cf, K_MEMBERSHIP, encode_json(&mem));
+        self.inner.db.write(batch)?;
+        Ok(out)
+    }
+
     fn lock_snapshots(&self) -> std::sync::MutexGuard<'_, ()> {
         self.snap_lock.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -121,7 +149,7 @@ impl StateMachineStore {
         ro.set_snapshot(&snap);
         let (last_log_id, last_membership) = self.read_applied(&cf, &ro)?;
         let seq = inner.next_snapshot_seq()?;
-        let files = self.write_ssts(&cf, ro, seq)?;
+        let ssts = self.write_ssts(&cf, ro, seq)?;
         let snapshot_id = match last_log_id {
             Some(l) => format!("{}-{}-{}-{seq}", l.leader_id.term, l.leader_id.node_id, l.index),
             None => format!("none-{seq}"),
@@ -131,61 +159,72 @@ impl StateMachineStore {
             last_membership,
             snapshot_id,
         };
-        let bytes = encode_snapshot(self.cluster_id()?, meta.clone(), &files);
         // The state this snapshot holds must be durable before the snapshot is recorded: once
         // it is, openraft may purge the log below it.
         inner.db.flush_wal(true)?;
         let name = format!("snap-{seq}.snap");
-        inner.write_snapshot_file(&name, &bytes)?;
+        let written = write_snapshot(
+            &*inner.fs,
+            &inner.snap_dir,
+            &name,
+            self.cluster_id()?,
+            meta.clone(),
+            &ssts,
+        );
+        for p in &ssts {
+            inner.fs.remove_file(p)?;
+        }
+        written?;
         inner
             .db
             .put_cf_opt(&inner.meta, K_SNAPSHOT_FILE, name.as_bytes(), &sync_opts())?;
+        let path = inner.snap_dir.join(&name);
         let old = inner.sm_state().snapshot_file.replace(name);
         if let Some(o) = old {
             inner.fs.remove_file(&inner.snap_dir.join(o))?;
         }
         Ok(Snapshot {
             meta,
-            snapshot: Box::new(Cursor::new(bytes)),
+            snapshot: Box::new(SnapshotData::open(inner.fs.clone(), &path)?),
         })
     }
 
-    /// Every key of `cf` as read through `ro`, in SST files of about `SST_TARGET_BYTES`.
-    fn write_ssts(&self, cf: &ColumnFamily, ro: ReadOptions, seq: u64) -> shale::Result<Vec<Vec<u8>>> {
+    /// Every key of `cf` as read through `ro`, into SST files of about `SST_TARGET_BYTES` in the
+    /// snapshot directory; their paths.
+    fn write_ssts(&self, cf: &ColumnFamily, ro: ReadOptions, seq: u64) -> shale::Result<Vec<PathBuf>> {
         let inner = &self.inner;
         let mut files = Vec::new();
         let mut it = inner.db.raw_iterator_cf_opt(cf, ro);
         it.seek_to_first();
-        let mut writer: Option<(SstFileWriter, std::path::PathBuf)> = None;
-        let finish = |w: &mut SstFileWriter, p: &std::path::Path, files: &mut Vec<Vec<u8>>| -> shale::Result<()> {
-            w.finish()?;
-            files.push(inner.fs.read_all(p)?);
-            inner.fs.remove_file(p)
-        };
+        let mut writer: Option<SstFileWriter> = None;
         while let (Some(k), Some(v)) = (it.key(), it.value()) {
             if writer.is_none() {
                 let path = inner.snap_dir.join(format!("build-{seq}-{}.sst", files.len()));
                 let mut w = SstFileWriter::create(&inner.opts);
                 w.open(&path)?;
-                writer = Some((w, path));
+                files.push(path);
+                writer = Some(w);
             }
-            let (w, path) = writer.as_mut().expect("just set");
+            let w = writer.as_mut().expect("just set");
             w.put(k, v)?;
             if w.file_size() >= SST_TARGET_BYTES {
-                finish(w, path, &mut files)?;
+                w.finish()?;
                 writer = None;
             }
             it.next();
         }
         it.status()?;
-        if let Some((mut w, path)) = writer {
-            finish(&mut w, &path, &mut files)?;
+        if let Some(mut w) = writer {
+            w.finish()?;
         }
         Ok(files)
     }
 
-    fn install(&self, meta: &SnapshotMeta<NodeId, BasicNode>, bytes: &[u8]) -> shale::Result<()> {
-        let (header, files) = decode_snapshot(bytes)?;
+    /// Install the snapshot in `data` (a file this store received, or any snapshot file): check
+    /// it whole, ingest its SST files into a fresh family, and make that family live.
+    fn install(&self, meta: &SnapshotMeta<NodeId, BasicNode>, mut data: SnapshotData) -> shale::Result<()> {
+        let src = data.reader()?;
+        let (header, files) = check_snapshot(&src)?;
         if header.meta != *meta {
             return Err(Error::corruption(
                 "snapshot",
@@ -212,7 +251,7 @@ impl StateMachineStore {
             .db
             .cf_handle(&name)
             .ok_or_else(|| Error::invalid("new family missing"))?;
-        let staged = self.stage_into(&cf, generation, meta, &files, bytes);
+        let staged = self.stage_into(&cf, generation, meta, &src, &files, &data);
         let snap_name = match staged {
             Ok(n) => n,
             Err(e) => {
@@ -240,24 +279,28 @@ impl StateMachineStore {
         Ok(())
     }
 
-    /// Ingest the snapshot's files into the new family `cf`, check its applied state against
-    /// `meta`, and write the snapshot file. Returns the snapshot file's name.
+    /// Ingest the snapshot's files (`files`: offset and length in `src`) into the new family
+    /// `cf`, check its applied state against `meta`, and keep the snapshot as this store's
+    /// current snapshot file (renamed when it is a file this store received, else copied).
+    /// Returns the snapshot file's name.
     fn stage_into(
         &self,
         cf: &ColumnFamily,
         generation: u64,
         meta: &SnapshotMeta<NodeId, BasicNode>,
-        files: &[&[u8]],
-        bytes: &[u8],
+        src: &Arc<dyn RandomAccessFile>,
+        files: &[(u64, u64)],
+        data: &SnapshotData,
     ) -> shale::Result<String> {
         let inner = &self.inner;
         let mut paths = Vec::with_capacity(files.len());
-        for (n, f) in files.iter().enumerate() {
-            let name = format!("incoming-{generation}-{n}.sst");
-            inner.write_snapshot_file(&name, f)?;
-            paths.push(inner.snap_dir.join(name));
+        for (n, &(off, len)) in files.iter().enumerate() {
+            let p = inner.snap_dir.join(format!("incoming-{generation}-{n}.sst"));
+            copy_out(&*inner.fs, src, off, len, &p)?;
+            paths.push(p);
         }
         if !paths.is_empty() {
+            inner.fs.sync_dir(&inner.snap_dir)?;
             let mut io = IngestExternalFileOptions::new();
             io.set_move_files(true);
             io.set_verify_checksums_before_ingest(true);
@@ -282,9 +325,53 @@ impl StateMachineStore {
         }
         let seq = inner.next_snapshot_seq()?;
         let snap_name = format!("snap-{seq}.snap");
-        inner.write_snapshot_file(&snap_name, bytes)?;
+        let to = inner.snap_dir.join(&snap_name);
+        if data.path().parent() == Some(inner.snap_dir.as_path()) && is_received(data.path()) {
+            inner.fs.rename(data.path(), &to)?;
+        } else {
+            let tmp = inner.snap_dir.join(format!("{snap_name}.tmp"));
+            copy_out(&*inner.fs, src, 0, src.size(), &tmp)?;
+            inner.fs.rename(&tmp, &to)?;
+        }
+        inner.fs.sync_dir(&inner.snap_dir)?;
         Ok(snap_name)
     }
+
+    /// A new file in the snapshot directory to receive a snapshot into; earlier ones that were
+    /// never installed (a transfer cut short) are removed first.
+    fn begin_receiving(&self) -> shale::Result<SnapshotData> {
+        let inner = &self.inner;
+        for f in inner.fs.list(&inner.snap_dir)? {
+            if f.starts_with(RECEIVED_PREFIX) {
+                inner.fs.remove_file(&inner.snap_dir.join(f))?;
+            }
+        }
+        let seq = inner.next_snapshot_seq()?;
+        let path = inner.snap_dir.join(format!("{RECEIVED_PREFIX}{seq}.snap"));
+        SnapshotData::create(inner.fs.clone(), &path)
+    }
+
+    /// The current snapshot, its header checked (the files are checked by whoever installs it).
+    fn current(&self) -> shale::Result<Option<Snapshot<TypeConfig>>> {
+        let name = self.inner.sm_state().snapshot_file.clone();
+        let Some(name) = name else { return Ok(None) };
+        let data = SnapshotData::open(self.inner.fs.clone(), &self.inner.snap_dir.join(name))?;
+        let src = self.inner.fs.open_random(data.path())?;
+        let (header, _) = read_header(&src)?;
+        Ok(Some(Snapshot {
+            meta: header.meta,
+            snapshot: Box::new(data),
+        }))
+    }
+}
+
+/// Files a snapshot is received into are named `received-<seq>.snap`.
+const RECEIVED_PREFIX: &str = "received-";
+
+fn is_received(p: &Path) -> bool {
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with(RECEIVED_PREFIX))
 }
 
 /// Builds a snapshot of the state machine (openraft's `RaftSnapshotBuilder`).
@@ -294,8 +381,9 @@ pub struct ShaleSnapshotBuilder {
 
 impl RaftSnapshotBuilder<TypeConfig> for ShaleSnapshotBuilder {
     async fn build_snapshot(&mut self) -> StorageResult<Snapshot<TypeConfig>> {
-        self.sm
-            .build()
+        let sm = self.sm.clone();
+        blocking(move || sm.build())
+            .await
             .map_err(|e| StorageIOError::write_snapshot(None, &e).into())
     }
 }
@@ -304,9 +392,13 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
     type SnapshotBuilder = ShaleSnapshotBuilder;
 
     async fn applied_state(&mut self) -> StorageResult<Applied> {
-        let cf = self.inner.sm_state().cf.clone();
-        self.read_applied(&cf, &ReadOptions::default())
-            .map_err(|e| StorageIOError::read_state_machine(&e).into())
+        let me = self.clone();
+        blocking(move || {
+            let cf = me.inner.sm_state().cf.clone();
+            me.read_applied(&cf, &ReadOptions::default())
+        })
+        .await
+        .map_err(|e| StorageIOError::read_state_machine(&e).into())
     }
 
     async fn apply<I>(&mut self, entries: I) -> StorageResult<Vec<Response>>
@@ -314,60 +406,40 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
         I: IntoIterator<Item = Entry<TypeConfig>> + OptionalSend,
         I::IntoIter: OptionalSend,
     {
-        let st = self.inner.sm_state();
-        let (mut last, mut mem) = self
-            .read_applied(&st.cf, &ReadOptions::default())
-            .map_err(|e| read_err(&e))?;
-        let mut batch = WriteBatch::new();
-        let mut out = Vec::new();
-        for ent in entries {
-            last = Some(ent.log_id);
-            let mut resp = Response::default();
-            match ent.payload {
-                EntryPayload::Blank => {}
-                EntryPayload::Normal(Request::Set { key, value }) => {
-                    batch.put_cf(&st.cf, data_key(&key), value.as_bytes());
-                    resp.value = Some(value);
-                }
-                EntryPayload::Normal(Request::Delete { key }) => batch.delete_cf(&st.cf, data_key(&key)),
-                EntryPayload::Membership(m) => mem = StoredMembership::new(Some(ent.log_id), m),
-            }
-            out.push(resp);
-        }
-        // The data and the applied state in one batch: after a crash both or neither.
-        batch.put_cf(&st.cf, K_APPLIED, encode_json(&last));
-        batch.put_cf(&st.cf, K_MEMBERSHIP, encode_json(&mem));
-        self.inner.db.write(batch).map_err(|e| write_err(&e))?;
-        Ok(out)
+        let entries: Vec<Entry<TypeConfig>> = entries.into_iter().collect();
+        let me = self.clone();
+        blocking(move || me.apply_entries(entries))
+            .await
+            .map_err(|e| write_err(&e))
     }
 
     async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
         ShaleSnapshotBuilder { sm: self.clone() }
     }
 
-    async fn begin_receiving_snapshot(&mut self) -> StorageResult<Box<Cursor<Vec<u8>>>> {
-        Ok(Box::new(Cursor::new(Vec::new())))
+    async fn begin_receiving_snapshot(&mut self) -> StorageResult<Box<SnapshotData>> {
+        let me = self.clone();
+        blocking(move || me.begin_receiving())
+            .await
+            .map(Box::new)
+            .map_err(|e| StorageIOError::write_snapshot(None, &e).into())
     }
 
     async fn install_snapshot(
         &mut self,
         meta: &SnapshotMeta<NodeId, BasicNode>,
-        snapshot: Box<Cursor<Vec<u8>>>,
+        snapshot: Box<SnapshotData>,
     ) -> StorageResult<()> {
-        self.install(meta, snapshot.get_ref())
+        let (me, m) = (self.clone(), meta.clone());
+        blocking(move || me.install(&m, *snapshot))
+            .await
             .map_err(|e| StorageIOError::read_snapshot(Some(meta.signature()), &e).into())
     }
 
     async fn get_current_snapshot(&mut self) -> StorageResult<Option<Snapshot<TypeConfig>>> {
-        let bytes = self
-            .current_snapshot_bytes()
-            .map_err(|e| StorageIOError::read_snapshot(None, &e))?;
-        let Some(bytes) = bytes else { return Ok(None) };
-        let (header, _) = decode_snapshot(&bytes)
-            .map_err(|e| -> StorageError<NodeId> { StorageIOError::read_snapshot(None, &e).into() })?;
-        Ok(Some(Snapshot {
-            meta: header.meta,
-            snapshot: Box::new(Cursor::new(bytes)),
-        }))
+        let me = self.clone();
+        blocking(move || me.current())
+            .await
+            .map_err(|e| StorageIOError::read_snapshot(None, &e).into())
     }
 }

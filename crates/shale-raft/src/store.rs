@@ -48,6 +48,19 @@ pub(crate) fn encode_json<T: serde::Serialize>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).expect("serializable")
 }
 
+/// Run `f` (blocking Shale work: synced writes, reads, snapshot builds and installs) on tokio's
+/// blocking threads, so the async worker threads that run openraft and the HTTP service never
+/// wait on a disk. A panic in `f` is resumed here.
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> shale::Result<T> + Send + 'static,
+) -> shale::Result<T> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => r,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(Error::io("raft store", std::io::Error::other(e.to_string()))),
+    }
+}
+
 pub(crate) fn sync_opts() -> WriteOptions {
     let mut wo = WriteOptions::default();
     wo.set_sync(true);
@@ -73,10 +86,8 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
-    fn open(dir: &Path) -> shale::Result<Inner> {
-        let fs: Arc<dyn FileSystem> = Arc::new(PosixFs);
+    fn open(dir: &Path, mut opts: Options, fs: Arc<dyn FileSystem>) -> shale::Result<Inner> {
         fs.create_dir_all(dir)?;
-        let mut opts = Options::default();
         opts.create_if_missing(true);
         opts.create_missing_column_families(true);
         opts.set_env(fs.clone());
@@ -172,18 +183,6 @@ impl Inner {
         }
     }
 
-    /// Write `bytes` to `name` in the snapshot directory: a temporary file, synced, renamed,
-    /// then the directory synced.
-    pub(crate) fn write_snapshot_file(&self, name: &str, bytes: &[u8]) -> shale::Result<()> {
-        let tmp = self.snap_dir.join(format!("{name}.tmp"));
-        let mut f = self.fs.new_writable(&tmp)?;
-        f.append(bytes)?;
-        f.sync()?;
-        drop(f);
-        self.fs.rename(&tmp, &self.snap_dir.join(name))?;
-        self.fs.sync_dir(&self.snap_dir)
-    }
-
     pub(crate) fn next_snapshot_seq(&self) -> shale::Result<u64> {
         let n: u64 = self.get_meta(K_SNAPSHOT_SEQ)?.unwrap_or(0) + 1;
         self.db
@@ -200,6 +199,16 @@ fn parse_generation(name: &str) -> Option<u64> {
 /// families `log`, `meta` and the live `sm-<generation>`. Returns the log store and the state
 /// machine, which share the database.
 pub fn open_store(dir: impl AsRef<Path>) -> shale::Result<(LogStore, StateMachineStore)> {
-    let inner = Arc::new(Inner::open(dir.as_ref())?);
+    open_store_with(dir, Options::default(), Arc::new(PosixFs))
+}
+
+/// [`open_store`] with the database options `opts` on the file system `fs` (which replaces the
+/// options' own); `create_if_missing` and `create_missing_column_families` are turned on.
+pub fn open_store_with(
+    dir: impl AsRef<Path>,
+    opts: Options,
+    fs: Arc<dyn FileSystem>,
+) -> shale::Result<(LogStore, StateMachineStore)> {
+    let inner = Arc::new(Inner::open(dir.as_ref(), opts, fs)?);
     Ok((LogStore::new(inner.clone()), StateMachineStore::new(inner)))
 }

@@ -1,7 +1,5 @@
 //! The Raft type configuration of the replicated key-value service.
 
-use std::io::Cursor;
-
 use serde::{Deserialize, Serialize};
 
 /// A node's id in the cluster.
@@ -25,8 +23,9 @@ pub struct Response {
 
 openraft::declare_raft_types!(
     /// openraft's types for Shale's key-value service: `u64` node ids, `BasicNode` (an address),
-    /// snapshots as bytes in memory (`Cursor<Vec<u8>>`).
+    /// snapshots as files (`SnapshotData`).
     pub TypeConfig:
         D = Request,
         R = Response,
+        SnapshotData = crate::snapshot_data::SnapshotData,
 );

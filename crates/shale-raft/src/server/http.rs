@@ -6,7 +6,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::convert::Infallible;
-use std::io::Cursor;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -14,12 +13,14 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use openraft::error::{CheckIsLeaderError, ClientWriteError, ForwardToLeader, RaftError};
+use openraft::storage::RaftStateMachine;
 use openraft::{BasicNode, Snapshot};
 use serde::{Deserialize, Serialize};
 
 use super::client::{AUTH_HEADER, CLUSTER_HEADER, FORWARDED_HEADER};
+use super::network::SNAPSHOT_CHUNK;
 use super::{decode_snapshot_request, Shared};
-use crate::snapshot::decode_snapshot;
+use crate::snapshot::check_snapshot;
 use crate::types::{NodeId, Request as KvRequest};
 
 type Resp = Response<Full<Bytes>>;
@@ -71,7 +72,7 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Resul
     let path = req.uri().path().to_string();
     let method = req.method().clone();
     let limit = match path.as_str() {
-        "/raft/snapshot" => shared.max_snapshot_bytes,
+        "/raft/snapshot" => (SNAPSHOT_CHUNK as usize + (1 << 20)).min(shared.max_snapshot_bytes + (1 << 20)),
         "/raft/append" => MAX_APPEND_BODY,
         _ => MAX_CLIENT_BODY,
     };
@@ -103,7 +104,7 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Resul
         (Method::POST, "/change-membership") => change_membership(&shared, &body, forwarded).await,
         (Method::POST, "/write") => write(&shared, &body, forwarded).await,
         (Method::POST, "/read") => read(&shared, &body, forwarded).await,
-        (Method::POST, "/read-local") => read_local(&shared, &body),
+        (Method::POST, "/read-local") => read_local(&shared, &body).await,
         (Method::POST, p) if p.starts_with("/raft/") => match check_cluster(&shared, cluster.as_deref()) {
             Err(r) => r,
             Ok(()) => raft_rpc(&shared, p, &body).await,
@@ -141,40 +142,89 @@ async fn raft_rpc(shared: &Shared, path: &str, body: &[u8]) -> Resp {
             Ok(r) => json(StatusCode::OK, &raft.vote(r).await),
             Err(e) => e,
         },
-        "/raft/snapshot" => {
-            let (head, bytes) = match decode_snapshot_request(body) {
-                Ok(x) => x,
-                Err(m) => return error(StatusCode::BAD_REQUEST, m),
-            };
-            // Checked before openraft sees it: a damaged snapshot is refused here (the leader
-            // sends it again), never handed to the state machine.
-            match decode_snapshot(bytes) {
-                Err(e) => return error(StatusCode::BAD_REQUEST, format!("snapshot refused: {e}")),
-                Ok((h, _)) if h.meta != head.meta => {
-                    return error(
-                        StatusCode::BAD_REQUEST,
-                        "snapshot refused: its header's meta is not the request's",
-                    )
-                }
-                Ok((h, _)) => {
-                    if let (Some(mine), Some(theirs)) = (shared.cluster_id(), h.cluster_id) {
-                        if mine != theirs {
-                            return error(
-                                StatusCode::CONFLICT,
-                                format!("snapshot of cluster {theirs}, not {mine}"),
-                            );
-                        }
-                    }
-                }
-            }
-            let snap = Snapshot {
-                meta: head.meta,
-                snapshot: Box::new(Cursor::new(bytes.to_vec())),
-            };
-            json(StatusCode::OK, &raft.install_full_snapshot(head.vote, snap).await)
-        }
+        "/raft/snapshot" => match receive_snapshot_chunk(shared, body).await {
+            Ok(r) => r,
+            Err(r) => r,
+        },
         p => error(StatusCode::NOT_FOUND, format!("no route POST {p}")),
     }
+}
+
+/// One chunk of a snapshot: appended to the file it is received into; the last one has the
+/// whole file checked (checksums, meta, cluster) *before* openraft sees it — a damaged snapshot
+/// is answered 400 and never installed (openraft would take a failed install as fatal), and
+/// the leader sends it again later.
+async fn receive_snapshot_chunk(shared: &Shared, body: &[u8]) -> Result<Resp, Resp> {
+    let (head, bytes) = decode_snapshot_request(body).map_err(|m| error(StatusCode::BAD_REQUEST, m))?;
+    let mut incoming = shared.incoming.lock().await;
+    let id = head.meta.snapshot_id.clone();
+    if head.offset == 0 {
+        let mut sm = shared.sm.clone();
+        let data = sm
+            .begin_receiving_snapshot()
+            .await
+            .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, e))?;
+        *incoming = Some((id.clone(), 0, *data));
+    }
+    let (mut data, next) = match incoming.take() {
+        Some((i, next, data)) if i == id && next == head.offset => (data, next),
+        _ => {
+            return Err(error(
+                StatusCode::BAD_REQUEST,
+                format!("snapshot {id}: chunk at {} is not the next one expected", head.offset),
+            ))
+        }
+    };
+    let end = next + bytes.len() as u64;
+    if end > shared.max_snapshot_bytes as u64 {
+        return Err(error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("snapshot over {} bytes", shared.max_snapshot_bytes),
+        ));
+    }
+    let chunk = bytes.to_vec();
+    let (data, checked) = tokio::task::spawn_blocking(move || {
+        let r = data.append(&chunk);
+        let checked = match r {
+            Err(e) => Some(Err(e)),
+            Ok(()) if head.done => Some(data.reader().and_then(|src| check_snapshot(&src))),
+            Ok(()) => None,
+        };
+        (data, checked)
+    })
+    .await
+    .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, e))?;
+    let header = match checked {
+        None => {
+            *incoming = Some((id, end, data));
+            return Ok(json(StatusCode::OK, &serde_json::json!({ "received": end })));
+        }
+        Some(Err(e)) => return Err(error(StatusCode::BAD_REQUEST, format!("snapshot refused: {e}"))),
+        Some(Ok((h, _))) => h,
+    };
+    drop(incoming);
+    if header.meta != head.meta {
+        return Err(error(
+            StatusCode::BAD_REQUEST,
+            "snapshot refused: its header's meta is not the request's",
+        ));
+    }
+    if let (Some(mine), Some(theirs)) = (shared.cluster_id(), header.cluster_id) {
+        if mine != theirs {
+            return Err(error(
+                StatusCode::CONFLICT,
+                format!("snapshot of cluster {theirs}, not {mine}"),
+            ));
+        }
+    }
+    let snap = Snapshot {
+        meta: head.meta,
+        snapshot: Box::new(data),
+    };
+    Ok(json(
+        StatusCode::OK,
+        &shared.raft().install_full_snapshot(head.vote, snap).await,
+    ))
 }
 
 fn new_cluster_id(node: NodeId) -> String {
@@ -270,7 +320,7 @@ async fn read(shared: &Shared, body: &[u8], forwarded: bool) -> Resp {
         Err(e) => return e,
     };
     match shared.raft().ensure_linearizable().await {
-        Ok(_) => read_value(shared, &k.key),
+        Ok(_) => read_value(shared, &k.key).await,
         Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(f))) => {
             forward(shared, &f, "/read", body, forwarded).await
         }
@@ -279,17 +329,20 @@ async fn read(shared: &Shared, body: &[u8], forwarded: bool) -> Resp {
     }
 }
 
-fn read_value(shared: &Shared, key: &str) -> Resp {
-    match shared.sm.get(key) {
-        Ok(v) => json(StatusCode::OK, &serde_json::json!({ "value": v })),
+/// The local value of `key`, read on a blocking thread (a read may wait on the disk).
+async fn read_value(shared: &Shared, key: &str) -> Resp {
+    let (sm, key) = (shared.sm.clone(), key.to_string());
+    match tokio::task::spawn_blocking(move || sm.get(&key)).await {
+        Ok(Ok(v)) => json(StatusCode::OK, &serde_json::json!({ "value": v })),
+        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
     }
 }
 
 /// This node's applied value: what its own replica holds, not linearizable.
-fn read_local(shared: &Shared, body: &[u8]) -> Resp {
+async fn read_local(shared: &Shared, body: &[u8]) -> Resp {
     match parse::<KeyBody>(body) {
-        Ok(k) => read_value(shared, &k.key),
+        Ok(k) => read_value(shared, &k.key).await,
         Err(e) => e,
     }
 }

@@ -79,6 +79,9 @@ pub(crate) struct Shared {
     raft: OnceLock<Raft<TypeConfig>>,
     /// Connections to other nodes for forwarded client requests, by address.
     forward_pool: Mutex<HashMap<String, Vec<HttpClient>>>,
+    /// The snapshot being received in chunks: its id, the offset the next chunk must have,
+    /// and the file it goes to.
+    pub(crate) incoming: tokio::sync::Mutex<Option<(String, u64, crate::snapshot_data::SnapshotData)>>,
 }
 
 impl Shared {
@@ -159,6 +162,7 @@ async fn run(cfg: ServeConfig) -> Result<(), String> {
         cluster: RwLock::new(cluster),
         raft: OnceLock::new(),
         forward_pool: Mutex::new(HashMap::new()),
+        incoming: tokio::sync::Mutex::new(None),
     });
     let net = network::Network { shared: shared.clone() };
     let raft = Raft::new(cfg.id, Arc::new(config), net, log, sm)

@@ -1,5 +1,5 @@
 //! openraft's network over HTTP: `/raft/append`, `/raft/vote` (JSON) and `/raft/snapshot`
-//! (the whole snapshot in one request, see `encode_snapshot_request`).
+//! (the snapshot file in chunks of `SNAPSHOT_CHUNK` bytes, see `encode_snapshot_request`).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -22,14 +22,26 @@ use super::client::{HttpClient, CLUSTER_HEADER};
 use super::Shared;
 use crate::types::{NodeId, TypeConfig};
 
-/// The JSON part of a snapshot request.
+/// The bytes of a snapshot one `/raft/snapshot` request carries (the last one: the rest).
+pub(crate) const SNAPSHOT_CHUNK: u64 = 8 << 20;
+
+/// The JSON part of a snapshot request: which snapshot, where this chunk goes, whether it is
+/// the last (a request without `offset` and `done` carries a whole snapshot).
 #[derive(Serialize, Deserialize)]
 pub(crate) struct SnapshotRequestHead {
     pub vote: Vote<NodeId>,
     pub meta: SnapshotMeta<NodeId, BasicNode>,
+    #[serde(default)]
+    pub offset: u64,
+    #[serde(default = "yes")]
+    pub done: bool,
 }
 
-/// `/raft/snapshot`'s body: u32 little-endian length of the JSON head, the head, the snapshot.
+fn yes() -> bool {
+    true
+}
+
+/// `/raft/snapshot`'s body: u32 little-endian length of the JSON head, the head, the chunk.
 pub(crate) fn encode_snapshot_request(head: &SnapshotRequestHead, snapshot: &[u8]) -> Vec<u8> {
     let h = serde_json::to_vec(head).expect("serializable");
     let mut out = Vec::with_capacity(4 + h.len() + snapshot.len());
@@ -150,20 +162,43 @@ impl RaftNetwork<TypeConfig> for Peer {
         _cancel: impl Future<Output = ReplicationClosed> + Send + 'static,
         option: RPCOption,
     ) -> Result<SnapshotResponse<NodeId>, StreamingError<TypeConfig, Fatal<NodeId>>> {
-        let head = SnapshotRequestHead {
-            vote,
-            meta: snapshot.meta.clone(),
-        };
-        let body = encode_snapshot_request(&head, snapshot.snapshot.get_ref());
-        // A snapshot may take longer than a heartbeat-sized budget.
+        let mut data = snapshot.snapshot;
+        let src = data
+            .reader()
+            .map_err(|e| StreamingError::Network(NetworkError::new(&std::io::Error::other(e.to_string()))))?;
+        let total = src.size();
+        // A chunk may take longer than a heartbeat-sized budget.
         let timeout = option.hard_ttl().max(Duration::from_secs(60));
-        let bytes = self.call("/raft/snapshot", body, timeout).await.map_err(|e| match e {
-            WireError::Unreachable(m) => StreamingError::Unreachable(Unreachable::new(&std::io::Error::other(m))),
-            WireError::Refused(m) => StreamingError::Network(NetworkError::new(&std::io::Error::other(m))),
-        })?;
-        let r: Result<SnapshotResponse<NodeId>, Fatal<NodeId>> =
-            serde_json::from_slice(&bytes).map_err(|e| StreamingError::Network(NetworkError::new(&e)))?;
-        r.map_err(|e| StreamingError::RemoteError(RemoteError::new(self.target, e)))
+        let mut offset = 0u64;
+        loop {
+            let n = (total - offset).min(SNAPSHOT_CHUNK) as usize;
+            let f = src.clone();
+            let chunk = tokio::task::spawn_blocking(move || {
+                let mut buf = vec![0u8; n];
+                f.read_exact_at(offset, &mut buf).map(|()| buf)
+            })
+            .await
+            .map_err(|e| StreamingError::Network(NetworkError::new(&std::io::Error::other(e.to_string()))))?
+            .map_err(|e| StreamingError::Network(NetworkError::new(&std::io::Error::other(e.to_string()))))?;
+            let done = offset + n as u64 == total;
+            let head = SnapshotRequestHead {
+                vote,
+                meta: snapshot.meta.clone(),
+                offset,
+                done,
+            };
+            let body = encode_snapshot_request(&head, &chunk);
+            let bytes = self.call("/raft/snapshot", body, timeout).await.map_err(|e| match e {
+                WireError::Unreachable(m) => StreamingError::Unreachable(Unreachable::new(&std::io::Error::other(m))),
+                WireError::Refused(m) => StreamingError::Network(NetworkError::new(&std::io::Error::other(m))),
+            })?;
+            if done {
+                let r: Result<SnapshotResponse<NodeId>, Fatal<NodeId>> =
+                    serde_json::from_slice(&bytes).map_err(|e| StreamingError::Network(NetworkError::new(&e)))?;
+                return r.map_err(|e| StreamingError::RemoteError(RemoteError::new(self.target, e)));
+            }
+            offset += n as u64;
+        }
     }
 
     fn backoff(&self) -> openraft::network::Backoff {
