@@ -69,7 +69,7 @@ pub(crate) mod buffers {
     /// filter blocks, hundreds of KiB) through `read_at`, which the POSIX file reads into
     /// uninitialized capacity: zero-filling a fresh buffer before the read cost 13 % of a
     /// lookup whose index and filter blocks keep falling out of a small block cache.
-    pub(crate) fn read(file: &dyn crate::fs::RandomAccessFile, offset: u64, n: usize) -> crate::Result<Vec<u8>> {
+    pub(crate) fn read(file: &dyn crate::fs::RandomAccessFile, offset: u64, n: usize) -> crate::error::Result<Vec<u8>> {
         if n > MAX_CAP {
             return file.read_at(offset, n);
         }
