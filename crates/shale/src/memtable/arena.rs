@@ -146,20 +146,6 @@ impl Drop for Block {
     }
 }
 
-/// Cache line size assumed by [`Arena::allocate_hot`].
-const LINE: usize = 64;
-
-/// `at`, or the next cache line if `hot` bytes from `at` would straddle two lines (`hot` at
-/// most a line; 0: no constraint).
-#[inline(always)]
-fn line_start(at: usize, hot: usize) -> usize {
-    if hot == 0 || hot > LINE || at % LINE + hot <= LINE {
-        at
-    } else {
-        at.next_multiple_of(LINE)
-    }
-}
-
 /// Most bytes of a thread's chunk (RocksDB's shards take up to 128 KiB; a memtable's threads
 /// waste at most one chunk tail each).
 const MAX_CHUNK: usize = 16 << 10;
@@ -228,37 +214,21 @@ impl Arena {
     /// The memory is uninitialized and exclusively the caller's.
     #[inline]
     pub(crate) fn allocate_aligned(&self, bytes: usize) -> NonNull<u8> {
-        self.allocate_hot(bytes, 0)
-    }
-
-    /// Like [`allocate_aligned`](Self::allocate_aligned), and when the allocation comes from
-    /// this thread's chunk (at most a quarter of a chunk) and `hot <= 64`, its first `hot`
-    /// bytes lie in one cache line: if they would straddle two, the allocation starts at the
-    /// next line (the skipped bytes are wasted). A skiplist node's links, length and key then
-    /// cost a search one cache miss rather than two.
-    #[inline]
-    pub(crate) fn allocate_hot(&self, bytes: usize, hot: usize) -> NonNull<u8> {
         let size = bytes.max(1).next_multiple_of(ARENA_ALIGN);
         if size <= self.chunk / 4 {
             let c = CHUNK.with(|c| c.get());
-            if c.0 == self.id {
-                let start = line_start(c.1, hot);
-                if c.2 - c.1 >= size + (start - c.1) {
-                    CHUNK.with(|cell| cell.set(Chunk(c.0, start + size, c.2)));
-                    // SAFETY: `start..start + size` is inside the unused part `c.1..c.2` of a
-                    // chunk this thread took from this arena (the id matches and ids are never
-                    // reused, so the arena is alive: we are in its method), aligned since chunk
-                    // starts, sizes and the line padding are multiples of ARENA_ALIGN.
-                    return unsafe { NonNull::new_unchecked(start as *mut u8) };
-                }
+            if c.0 == self.id && c.2 - c.1 >= size {
+                CHUNK.with(|cell| cell.set(Chunk(c.0, c.1 + size, c.2)));
+                // SAFETY: `c.1..c.1 + size` is inside the unused part `c.1..c.2` of a chunk this
+                // thread took from this arena (the id matches and ids are never reused, so the
+                // arena is alive: we are in its method), aligned since chunk starts and sizes
+                // are multiples of ARENA_ALIGN.
+                return unsafe { NonNull::new_unchecked(c.1 as *mut u8) };
             }
             let p = self.allocate_shared(self.chunk);
             let at = p.as_ptr() as usize;
-            let pad = line_start(at, hot) - at;
-            // The padding (< 64) plus `size` (<= chunk / 4, chunk >= 512) fit in the chunk.
-            CHUNK.with(|cell| cell.set(Chunk(self.id, at + pad + size, at + self.chunk)));
-            // SAFETY: `pad + size <= chunk`: inside the fresh chunk, which is ours alone.
-            return unsafe { NonNull::new_unchecked(p.as_ptr().add(pad)) };
+            CHUNK.with(|cell| cell.set(Chunk(self.id, at + size, at + self.chunk)));
+            return p;
         }
         self.allocate_shared(size)
     }
@@ -453,40 +423,6 @@ mod tests {
             let s = unsafe { std::slice::from_raw_parts(q.as_ptr(), 4000) };
             assert!(s.iter().all(|&b| b == i as u8));
         }
-    }
-
-    /// `allocate_hot` never lets the first `hot` bytes of a chunk allocation straddle a cache
-    /// line, pads only when they would, and allocations stay disjoint and usable.
-    #[test]
-    fn hot_prefix_stays_in_one_line() {
-        let a = Arena::new(1 << 20);
-        let mut got: Vec<(usize, usize)> = Vec::new();
-        let mut padded = 0;
-        let mut prev_end = 0usize;
-        for i in 0..5000usize {
-            let size = 40 + (i * 13) % 120;
-            let hot = 24 + (i * 7) % 41;
-            let p = a.allocate_hot(size, hot).as_ptr() as usize;
-            assert_eq!(p % ARENA_ALIGN, 0);
-            assert_eq!(p / LINE, (p + hot - 1) / LINE, "hot bytes straddle a line");
-            if p == prev_end.next_multiple_of(LINE) && p != prev_end {
-                padded += 1;
-            }
-            // SAFETY: `size` bytes are ours.
-            unsafe { ptr::write_bytes(p as *mut u8, i as u8, size) };
-            got.push((p, size));
-            prev_end = p + size.next_multiple_of(ARENA_ALIGN);
-        }
-        assert!(padded > 100, "{padded}");
-        for (i, &(p, n)) in got.iter().enumerate() {
-            // SAFETY: still owned by the live arena; written above.
-            let s = unsafe { std::slice::from_raw_parts(p as *const u8, n) };
-            assert!(s.iter().all(|&b| b == i as u8), "allocation overwritten");
-        }
-        // hot = 0 never pads.
-        let q = a.allocate_aligned(8).as_ptr() as usize;
-        let r = a.allocate_hot(64, 0).as_ptr() as usize;
-        assert_eq!(r, q + 8);
     }
 
     #[test]

@@ -6,11 +6,15 @@
 //! A node of height `h` is one arena allocation:
 //!
 //! ```text
-//! [next[h-1]] ... [next[1]] [next[0]] [len: u32] [entry bytes ...]
+//! [next[h-1]] ... [next[1]] [next[0]] [len: varint32] [entry bytes ...] [padding]
 //!                           ^ node pointer
 //! ```
 //!
-//! so `next[i]` lives `i` pointers *before* the node pointer and the entry follows the header.
+//! so `next[i]` lives `i` pointers *before* the node pointer and the entry follows its length.
+//! The allocation is rounded up to [`NODE_ROUND`] (16) bytes. A node then takes what RocksDB's
+//! `InlineSkipList` node takes in its arena (links and entry, aligned to 16 bytes there): a
+//! memtable of `write_buffer_size` holds as many entries as RocksDB's, so both flush at the same
+//! points and write tables of the same sizes (compaction, universal above all, depends on it).
 //!
 //! # Concurrency
 //!
@@ -41,12 +45,30 @@ use super::directory::Directory;
 pub(crate) const MAX_HEIGHT: usize = 12;
 /// log2 of the branching factor (4).
 const BRANCHING_BITS: u32 = 2;
-/// Bytes between the node pointer and the entry: `next[0]` plus the u32 entry length.
-const NODE_HEADER: usize = std::mem::size_of::<AtomicPtr<Node>>() + 4;
+/// Bytes of `next[0]`: the entry length follows them.
+const LINK: usize = std::mem::size_of::<AtomicPtr<Node>>();
 
-/// Entry bytes a search usually reads: a length varint, a key of up to 16 bytes and its
-/// 8-byte trailer (the arena keeps them in the node's cache line when it can).
-const HOT_ENTRY: usize = 26;
+/// Node allocations are rounded up to a multiple of this (RocksDB's arena aligns each node to
+/// `alignof(max_align_t)`, 16 on the usual 64-bit targets).
+pub(crate) const NODE_ROUND: usize = 16;
+
+/// Bytes of the varint32 encoding of `v`.
+#[inline(always)]
+fn varint_len(v: u32) -> usize {
+    match v {
+        0..0x80 => 1,
+        0x80..0x4000 => 2,
+        0x4000..0x20_0000 => 3,
+        0x20_0000..0x1000_0000 => 4,
+        _ => 5,
+    }
+}
+
+/// Bytes a node of `height` with an entry of `entry_len` bytes takes in the arena.
+#[inline(always)]
+pub(crate) fn node_size(height: usize, entry_len: u32) -> usize {
+    (LINK * height + varint_len(entry_len) + entry_len as usize).next_multiple_of(NODE_ROUND)
+}
 
 /// Orders the entries of a skiplist. `key` extracts the ordered part of an encoded entry
 /// (without allocating); searches take such keys directly.
@@ -113,12 +135,29 @@ impl Node {
     /// written (it was published, or the caller wrote it).
     #[inline(always)]
     unsafe fn entry<'a>(n: *const Node) -> &'a [u8] {
-        // SAFETY: the u32 length follows next[0] (4-aligned since nodes are 8-aligned) and the
-        // entry follows it; both were written before publication and never change afterwards.
+        // SAFETY: the varint32 length follows next[0] and the entry follows it (`alloc_node`
+        // wrote a valid varint of at most 5 bytes); both were written before publication and
+        // never change afterwards.
         unsafe {
-            let p = n as *const u8;
-            let len = *(p.add(8) as *const u32) as usize;
-            std::slice::from_raw_parts(p.add(NODE_HEADER), len)
+            let mut p = (n as *const u8).add(LINK);
+            let b = *p;
+            p = p.add(1);
+            let len = if b < 0x80 {
+                b as usize
+            } else {
+                let mut len = (b & 0x7f) as usize;
+                let mut shift = 7;
+                loop {
+                    let b = *p;
+                    p = p.add(1);
+                    len |= ((b & 0x7f) as usize) << shift;
+                    if b < 0x80 {
+                        break len;
+                    }
+                    shift += 7;
+                }
+            };
+            std::slice::from_raw_parts(p, len)
         }
     }
 }
@@ -387,20 +426,24 @@ impl<C: KeyComparator> SkipList<C> {
     /// entry is uninitialized.
     fn alloc_node(&self, height: usize, entry_len: usize) -> *mut Node {
         let len32 = u32::try_from(entry_len).expect("skiplist entry larger than 4 GiB");
-        let link = std::mem::size_of::<AtomicPtr<Node>>();
-        let prefix = link * (height - 1);
-        // What a search reads of the node (links, length, a short key with its trailer) is kept
-        // in one cache line.
-        let hot = prefix + NODE_HEADER + entry_len.min(HOT_ENTRY);
-        let raw = self.arena.allocate_hot(prefix + NODE_HEADER + entry_len, hot).as_ptr();
-        // SAFETY: the allocation is `prefix + NODE_HEADER + entry_len` bytes, aligned for
-        // AtomicPtr, and exclusively ours; we initialize every link slot and the length.
+        let prefix = LINK * (height - 1);
+        let raw = self.arena.allocate_aligned(node_size(height, len32)).as_ptr();
+        // SAFETY: the allocation is `node_size` >= `prefix + LINK + varint + entry_len` bytes,
+        // aligned for AtomicPtr, and exclusively ours; we initialize every link slot and the
+        // length varint.
         unsafe {
             let node = raw.add(prefix) as *mut Node;
             for i in 0..height {
                 ptr::write((node as *mut AtomicPtr<Node>).sub(i), AtomicPtr::new(ptr::null_mut()));
             }
-            ptr::write((node as *mut u8).add(link) as *mut u32, len32);
+            let mut p = (node as *mut u8).add(LINK);
+            let mut v = len32;
+            while v >= 0x80 {
+                *p = (v as u8) | 0x80;
+                p = p.add(1);
+                v >>= 7;
+            }
+            *p = v as u8;
             node
         }
     }
@@ -479,7 +522,7 @@ impl<C: KeyComparator> SkipList<C> {
         // SAFETY: `x` is fresh and unreachable by others; its entry area has `entry_len`
         // (uninitialized) bytes, which `MaybeUninit` may cover.
         let buf = unsafe {
-            let p = (x as *mut u8).add(NODE_HEADER) as *mut MaybeUninit<u8>;
+            let p = (x as *mut u8).add(LINK + varint_len(entry_len as u32)) as *mut MaybeUninit<u8>;
             std::slice::from_raw_parts_mut(p, entry_len)
         };
         let mut w = EntryWriter { buf, pos: 0 };
