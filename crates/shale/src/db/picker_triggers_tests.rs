@@ -48,6 +48,7 @@ fn marked(n: u64, lo: &str, hi: &str, size: u64) -> Arc<FileMeta> {
 fn ucfg(trigger: usize, periodic: u64, now: u64) -> UniversalConfig {
     UniversalConfig {
         l0_trigger: trigger,
+        l0_stop: 36,
         opts: UniversalCompactOptions::default(),
         periodic_secs: periodic,
         now,

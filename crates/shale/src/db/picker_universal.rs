@@ -33,6 +33,9 @@ use crate::compaction_options::{UniversalCompactOptions, UniversalCompactionStop
 #[derive(Debug, Clone)]
 pub(crate) struct UniversalConfig {
     pub l0_trigger: usize,
+    /// `level0_stop_writes_trigger` (sorted runs count against it): a size-amplification merge
+    /// leaves out some of the newest L0 files when it has room to (see [`exclude_new_l0s`]).
+    pub l0_stop: usize,
     pub opts: UniversalCompactOptions,
     /// Files older than this many seconds make a periodic compaction (0: never): RocksDB's
     /// `periodic_compaction_seconds`, with `ttl` folded in (the stricter of the two).
@@ -45,6 +48,7 @@ impl UniversalConfig {
     pub(crate) fn from_options(opts: &crate::options::Options, now: u64) -> UniversalConfig {
         UniversalConfig {
             l0_trigger: opts.level0_file_num_compaction_trigger,
+            l0_stop: opts.level0_stop_writes_trigger,
             opts: opts.compaction_options_universal.clone(),
             periodic_secs: universal_periodic_secs(opts.periodic_compaction_seconds, opts.ttl),
             now,
@@ -133,7 +137,7 @@ pub(crate) fn pick_universal(
     let mut p = pick_periodic(v, &runs, cfg, busy)
         .and_then(free_of_conflicts)
         .or_else(|| {
-            let r = size_amp_range(&runs, &cfg.opts).filter(|_| enough);
+            let r = size_amp_range(&runs, &cfg.opts, cfg.l0_stop).filter(|_| enough);
             by_range(r.map(|r| (r, true)), "UniversalSizeAmplification")
         })
         .or_else(|| {
@@ -271,8 +275,13 @@ fn overlapping_l0(v: &Version, mut files: Vec<Arc<FileMeta>>) -> Vec<Arc<FileMet
 }
 
 /// Space amplification: runs `[start, last]` when the free runs just newer than the oldest
-/// (stopping at a busy one) hold at least `max_size_amplification_percent` % of its bytes.
-pub(crate) fn size_amp_range(runs: &[SortedRun], o: &UniversalCompactOptions) -> Option<(usize, usize)> {
+/// (stopping at a busy one) hold at least `max_size_amplification_percent` % of its bytes,
+/// less the newest L0 files [`exclude_new_l0s`] leaves out.
+pub(crate) fn size_amp_range(
+    runs: &[SortedRun],
+    o: &UniversalCompactOptions,
+    l0_stop: usize,
+) -> Option<(usize, usize)> {
     let end = runs.len().checked_sub(1)?;
     if runs[end].busy {
         return None;
@@ -286,11 +295,50 @@ pub(crate) fn size_amp_range(runs: &[SortedRun], o: &UniversalCompactOptions) ->
     if start == end {
         return None;
     }
+    let start = exclude_new_l0s(runs, start, end, newer, o, l0_stop);
+    let newer: u64 = runs[start..end].iter().map(|r| r.size).sum();
     let base = runs[end].size as u128;
     if (newer as u128) * 100 < o.max_size_amplification_percent as u128 * base {
         return None;
     }
     Some((start, end))
+}
+
+/// RocksDB's `MightExcludeNewL0sToReduceWriteStop`: a size-amplification merge of runs
+/// `start..=end` (`newer`: the bytes of all but the oldest) need not lock every new L0 file, or
+/// a few more flushes could stop writes while it runs. It leaves out the newest L0 files (at
+/// least one L0 file and two runs stay in) while the runs kept still hold 90 % of `newer` and
+/// still call for the merge; how many it may leave out is bounded by the merge widths, less the
+/// L0 files that could still come before `level0_stop_writes_trigger`. Returns the new start.
+fn exclude_new_l0s(
+    runs: &[SortedRun],
+    start: usize,
+    end: usize,
+    newer: u64,
+    o: &UniversalCompactOptions,
+    l0_stop: usize,
+) -> usize {
+    let l0 = runs[start..end].iter().filter(|r| r.level == 0).count();
+    if l0 == 0 {
+        return start;
+    }
+    let most = (l0 - 1).min(end - start - 1);
+    let spare = l0_stop - l0_stop.min(end - start + 1);
+    let (max_w, min_w) = (o.max_merge_width as usize, o.min_merge_width as usize);
+    let upper = (max_w - max_w.min(spare)).min(most);
+    let lower = (min_w - min_w.min(spare)).min(most);
+    let base = runs[end].size as u128;
+    let (mut excluded, mut kept) = (0, newer);
+    for n in lower..=upper {
+        let left = kept - runs[start + excluded..start + n].iter().map(|r| r.size).sum::<u64>();
+        if (left as u128) * 100 < o.max_size_amplification_percent as u128 * base
+            || (left as u128) < newer as u128 * 9 / 10
+        {
+            break;
+        }
+        (excluded, kept) = (n, left);
+    }
+    start + excluded
 }
 
 /// Size ratio (and, with `ratio` infinite, run count): the first free run from which at least
@@ -403,6 +451,7 @@ pub(crate) fn pick_universal_manual(v: &Version, busy: &HashSet<u64>) -> Option<
     }
     let cfg = UniversalConfig {
         l0_trigger: 1,
+        l0_stop: usize::MAX,
         opts: UniversalCompactOptions::default(),
         periodic_secs: 0,
         now: 0,

@@ -22,6 +22,7 @@ fn cfg(trigger: usize, f: impl FnOnce(&mut UniversalCompactOptions)) -> Universa
     f(&mut opts);
     UniversalConfig {
         l0_trigger: trigger,
+        l0_stop: 36,
         opts,
         periodic_secs: 0,
         now: 0,
@@ -173,8 +174,9 @@ fn nothing_below_the_trigger() {
     let c = cfg(4, |_| {});
     assert!(pick_universal(&l0(&[1, 1, 1]), &c, &HashSet::new(), &[]).is_none());
     // Four equal runs: the size ratio merges them all (size amp would too, but it needs the
-    // newer runs to reach 200 % of the last: 3 >= 2, so it is the size-amp pick).
-    let p = pick_universal(&l0(&[1, 1, 1, 1]), &c, &HashSet::new(), &[]).unwrap();
+    // newer runs to reach 200 % of the last: 30 >= 20, so it is the size-amp pick; no file is
+    // left out, which would keep less than 90 % of the newer bytes).
+    let p = pick_universal(&l0(&[10, 10, 10, 10]), &c, &HashSet::new(), &[]).unwrap();
     assert_eq!(p.inputs.len(), 4);
     assert_eq!(p.output_level, 0);
     assert!(p.score >= 1.0);
@@ -239,21 +241,21 @@ fn busy_runs_are_skipped_and_stop_a_merge() {
 
 #[test]
 fn outputs_go_to_the_last_level_or_above_the_next_older_run() {
-    // L0 files 1, 1 and runs at L3 (size 2) and L6 (size 100), 7 levels.
+    // L0 files 10, 10 and runs at L3 (size 20) and L6 (size 1000), 7 levels.
     let v = version(
         vec![
-            vec![file(20, "a", "m", 1), file(19, "b", "n", 1)],
+            vec![file(20, "a", "m", 10), file(19, "b", "n", 10)],
             vec![],
             vec![],
-            vec![file(5, "a", "z", 2)],
+            vec![file(5, "a", "z", 20)],
             vec![],
             vec![],
-            vec![file(1, "a", "k", 60), file(2, "l", "z", 40)],
+            vec![file(1, "a", "k", 600), file(2, "l", "z", 400)],
         ],
         7,
     );
-    // Size ratio: 1, 1 (2), 2 joins (4); 100 does not: output just above L6 = L5, the L3 run
-    // among the inputs of another level.
+    // Size ratio: 10, 10 (20), 20 joins (40); 1000 does not: output just above L6 = L5, the
+    // L3 run among the inputs of another level.
     let c = cfg(2, |_| {});
     let p = pick_universal(&v, &c, &HashSet::new(), &[]).unwrap();
     assert_eq!((p.level, p.output_level), (0, 5));
@@ -263,8 +265,8 @@ fn outputs_go_to_the_last_level_or_above_the_next_older_run() {
         vec![(3, 5)]
     );
     assert!(p.next_inputs.is_empty());
-    // Size amp (4 newer bytes >= 1 % of 100): everything into the last level, whose files
-    // are the output-level inputs.
+    // Size amp (40 newer bytes >= 1 % of 1000): everything into the last level, whose files
+    // are the output-level inputs (leaving the newest L0 file out would keep 30 < 90 % of 40).
     let c = cfg(2, |o| o.max_size_amplification_percent = 1);
     let p = pick_universal(&v, &c, &HashSet::new(), &[]).unwrap();
     assert_eq!((p.level, p.output_level), (0, 6));
@@ -350,4 +352,41 @@ fn manual_compaction_merges_every_run_into_the_last_level() {
     assert_eq!(p.all_inputs().count(), 2);
     let busy: HashSet<u64> = [3].into_iter().collect();
     assert!(pick_universal_manual(&v, &busy).is_none());
+}
+
+/// RocksDB's `MightExcludeNewL0sToReduceWriteStop`: a size-amplification merge leaves out the
+/// newest L0 files while the runs kept hold 90 % of the newer bytes and still call for the merge.
+#[test]
+fn size_amp_leaves_out_the_newest_small_l0_files() {
+    let none = HashSet::new();
+    let c = cfg(4, |_| {});
+    let range = |sizes: &[u64], stop: usize| size_amp_range(&sorted_runs(&l0(sizes), &none), &c.opts, stop);
+    // Newer runs 1 + 1 + 1 + 30 + 30 = 63 over an oldest run of 30: the 1s stay out (60 is
+    // still 200 % of 30 and 95 % of 63); a 30 may not go (30 < 200 % of 30).
+    let p = pick_universal(&l0(&[1, 1, 1, 30, 30, 30]), &c, &none, &[]).unwrap();
+    assert_eq!(p.reason, Some("UniversalSizeAmplification"));
+    assert_eq!(
+        p.inputs.iter().map(|f| f.meta.file_size).collect::<Vec<_>>(),
+        [30, 30, 30]
+    );
+    // The 90 % rule: 68 newer bytes; without the first 4 they are 64, without both 4s 60 < 61.
+    assert_eq!(range(&[4, 4, 30, 30, 20], 36), Some((1, 4)));
+    // With no room before level0_stop_writes_trigger (5 runs picked, stop at 5), at least
+    // min_merge_width (2) files must go at once or none: 65 - 3 - 4 = 58 < 60, so none.
+    assert_eq!(range(&[3, 4, 28, 30, 30], 36), Some((1, 4)));
+    assert_eq!(range(&[3, 4, 28, 30, 30], 5), Some((0, 4)));
+    // At least one L0 file stays in: with one L0 file and a level, nothing is left out.
+    let v = version(
+        vec![
+            vec![file(9, "a", "z", 1)],
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![file(5, "a", "z", 69)],
+            vec![file(3, "a", "z", 30)],
+        ],
+        7,
+    );
+    assert_eq!(size_amp_range(&sorted_runs(&v, &none), &c.opts, 36), Some((0, 2)));
 }
