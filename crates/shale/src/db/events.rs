@@ -277,7 +277,6 @@ pub(crate) fn compaction_started(db: &DbInner, st: &DbState, cf: &ColumnFamilyDa
     if !log.enabled(LogLevel::Info) {
         return job;
     }
-    let size = |fs: &[Arc<FileMeta>]| fs.iter().map(|f| f.meta.file_size).sum::<u64>();
     log.info(&format!(
         "[{}] [JOB {job}] Compacting {}@{} + {}@{} files to L{}, score {:.2}; inputs: [{}] + [{}]",
         cf.name,
@@ -290,19 +289,27 @@ pub(crate) fn compaction_started(db: &DbInner, st: &DbState, cf: &ColumnFamilyDa
         file_list(&pick.inputs),
         file_list(&pick.next_inputs)
     ));
-    let nums = |fs: &[Arc<FileMeta>]| fs.iter().map(|f| f.number()).collect::<Vec<_>>();
     let mut e = EventJson::new()
         .num("job", job)
         .str("event", "compaction_started")
-        .str("compaction_reason", reason(st, pick))
-        .nums(&format!("files_L{}", pick.level), nums(&pick.inputs));
-    if pick.output_level != pick.level {
-        e = e.nums(&format!("files_L{}", pick.output_level), nums(&pick.next_inputs));
+        .str("compaction_reason", reason(st, pick));
+    // As RocksDB: every level from the start level to the output level, the levels between
+    // (a universal merge's middle runs) included.
+    for level in pick.level..=pick.output_level.max(pick.level) {
+        let files: Vec<u64> = pick
+            .inputs_by_level()
+            .filter(|(l, _)| *l == level)
+            .map(|(_, f)| f.number())
+            .collect();
+        e = e.nums(&format!("files_L{level}"), files);
     }
     let oldest_snapshot = db.snapshot_list().first().map(|&s| s as i128).unwrap_or(-1);
     log.event(
         e.float("score", pick.score)
-            .num("input_data_size", size(&pick.inputs) + size(&pick.next_inputs))
+            .num(
+                "input_data_size",
+                pick.all_inputs().map(|f| f.meta.file_size).sum::<u64>(),
+            )
             .num("oldest_snapshot_seqno", oldest_snapshot),
     );
     job
