@@ -109,13 +109,11 @@ fn partition_filters_without_two_level_index_is_a_full_filter() {
     check_table(&t, &es);
 }
 
-#[test]
-fn lookups_load_only_the_partition_they_need() {
-    let es = entries(3000, 1);
-    let (_, bytes) = build(partitioned(5, 256, true), &es, &[]);
+/// The table opened with its index and filter blocks in a fresh 64 MiB block cache.
+fn in_cache(bytes: &[u8]) -> (Arc<BlockCache>, Arc<Table>) {
     let cache = Arc::new(BlockCache::new(64 << 20));
     let t = open_opts(
-        &bytes,
+        bytes,
         TableReaderOptions {
             block_cache: Some(cache.clone()),
             cache_id: 3,
@@ -123,6 +121,14 @@ fn lookups_load_only_the_partition_they_need() {
             ..Default::default()
         },
     );
+    (cache, t)
+}
+
+#[test]
+fn lookups_load_only_the_partition_they_need() {
+    let es = entries(3000, 1);
+    let (_, bytes) = build(partitioned(5, 256, true), &es, &[]);
+    let (cache, t) = in_cache(&bytes);
     let parts = prop(&t, "rocksdb.index.partitions") as usize;
     assert!(parts > 20);
     let before = cache.len();
@@ -130,6 +136,35 @@ fn lookups_load_only_the_partition_they_need() {
     assert!(t.get(k, true, true).unwrap().is_some());
     // one index partition, one filter partition, one data block
     assert_eq!(cache.len(), before + 3, "{} partitions", parts);
+}
+
+#[test]
+fn reads_without_fill_cache_leave_index_partitions_out_of_the_cache() {
+    // Compaction reads its inputs with fill_cache=false: neither their data blocks nor their
+    // index partitions may take the place of hot blocks in the cache.
+    let es = entries(3000, 1);
+    let (_, bytes) = build(partitioned(5, 256, true), &es, &[]);
+    for fill in [false, true] {
+        let (cache, t) = in_cache(&bytes);
+        let parts = prop(&t, "rocksdb.index.partitions") as usize;
+        let before = cache.len();
+        let mut it = t.iter(true, fill);
+        it.seek_to_first();
+        let mut n = 0;
+        while it.valid() {
+            n += 1;
+            it.next();
+        }
+        assert_eq!(n, es.len());
+        let (k, _) = &es[1234];
+        assert!(t.get(k, true, fill).unwrap().is_some());
+        if fill {
+            assert!(cache.len() > before + parts, "{} entries", cache.len());
+        } else {
+            // only the filter partition the lookup probed
+            assert_eq!(cache.len(), before + 1, "{parts} partitions");
+        }
+    }
 }
 
 #[test]

@@ -868,7 +868,7 @@ impl Table {
             crate::perf_context::add(perf::BLOOM_SST_HIT_COUNT, 1);
             crate::statistics::tick(&self.stats, Ticker::BloomFilterFullPositive, 1);
         }
-        let mut idx = self.index_iter()?;
+        let mut idx = self.index_iter(fill_cache)?;
         idx.seek(self, lookup_ikey);
         loop {
             if !idx.valid() {
@@ -903,7 +903,7 @@ impl Table {
 
     /// A two-level iterator over the whole table.
     pub(crate) fn iter(self: &Arc<Self>, verify: bool, fill_cache: bool) -> TableIterator {
-        let (index, open_err) = match self.index_iter() {
+        let (index, open_err) = match self.index_iter(fill_cache) {
             Ok(i) => (i, None),
             Err(e) => (
                 IndexIter::Flat(BlockIter::new(
@@ -966,7 +966,7 @@ impl Table {
         self.read_parsed_block(self.footer.index, true)?;
         self.verify_partitions()?;
         self.verify_filter_partitions()?;
-        let mut idx = self.index_iter()?;
+        let mut idx = self.index_iter(false)?;
         idx.seek_to_first(self);
         while idx.valid() {
             let h = idx.handle();
@@ -986,7 +986,7 @@ impl Table {
 
     /// Approximate file offset where `ikey` would be (for size estimates).
     pub(crate) fn approximate_offset_of(&self, ikey: &[u8]) -> u64 {
-        let Ok(mut idx) = self.index_iter() else { return 0 };
+        let Ok(mut idx) = self.index_iter(true) else { return 0 };
         idx.seek(self, ikey);
         if idx.valid() {
             idx.handle().offset

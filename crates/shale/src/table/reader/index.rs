@@ -30,6 +30,9 @@ pub(crate) struct TwoLevel {
     /// The partition the top level points at, and its offset.
     part: Option<(BlockIter, u64)>,
     err: Option<Error>,
+    /// Whether partitions read on a miss enter the block cache (false for compaction input, as
+    /// RocksDB's `fill_cache=false` reads).
+    fill_cache: bool,
 }
 
 impl IndexIter {
@@ -142,7 +145,7 @@ impl TwoLevel {
                 return true;
             }
         }
-        match t.index_partition(h) {
+        match t.index_partition(h, self.fill_cache) {
             Ok(b) => {
                 let it = BlockIter::new(b, t.index_order.clone(), t.index_format);
                 self.part = Some((it, h.offset));
@@ -194,12 +197,13 @@ impl TwoLevel {
 }
 
 impl Table {
-    /// An iterator over the index (the top level from the block cache if it lives there).
+    /// An iterator over the index (the top level from the block cache if it lives there). With
+    /// `fill_cache` false, index blocks read on a miss are not inserted into the cache.
     #[inline]
-    pub(crate) fn index_iter(&self) -> Result<IndexIter> {
+    pub(crate) fn index_iter(&self, fill_cache: bool) -> Result<IndexIter> {
         let b = match &self.index_block {
             Some(b) => b.clone(),
-            None => self.cached_index()?,
+            None => self.cached_index(fill_cache)?,
         };
         let top = BlockIter::new(b, self.index_order.clone(), self.index_format);
         Ok(if self.two_level {
@@ -207,6 +211,7 @@ impl Table {
                 top,
                 part: None,
                 err: None,
+                fill_cache,
             }))
         } else {
             IndexIter::Flat(top)
@@ -215,16 +220,21 @@ impl Table {
 
     /// The index block (the top level of a partitioned index) through the cache, read and
     /// inserted on a miss.
-    fn cached_index(&self) -> Result<Arc<Block>> {
+    fn cached_index(&self, fill_cache: bool) -> Result<Arc<Block>> {
         // No search directory here: an index block that lives in the cache may be evicted and
         // read again on any lookup, and rebuilding a directory (decoding every entry) each
         // time costs more than the searches it saves.
-        self.meta_block(self.footer.index, Kind::Index)
+        self.meta_block_with(self.footer.index, Kind::Index, fill_cache)
     }
 
     /// An index block, index partition or filter top level through the cache (counted as `kind`
     /// in the tickers), read and inserted at the priority of index and filter blocks on a miss.
     pub(super) fn meta_block(&self, h: BlockHandle, kind: Kind) -> Result<Arc<Block>> {
+        self.meta_block_with(h, kind, true)
+    }
+
+    /// [`meta_block`](Self::meta_block), inserting what it reads only when `fill_cache`.
+    fn meta_block_with(&self, h: BlockHandle, kind: Kind, fill_cache: bool) -> Result<Arc<Block>> {
         let key = (self.cache_id, h.offset);
         if let Some(c) = &self.cache {
             if let Some(b) = c.get(key) {
@@ -234,7 +244,7 @@ impl Table {
             self.cache_miss(kind);
         }
         let b = Arc::new(self.read_parsed_block(h, self.verify_meta)?);
-        if let Some(c) = &self.cache {
+        if let Some(c) = self.cache.as_ref().filter(|_| fill_cache) {
             let kept = c.insert_value(key, CacheValue::Block(b.clone()), b.memory(), false, self.meta_priority);
             self.cache_added(kept, kind, b.memory());
         }
@@ -243,13 +253,13 @@ impl Table {
 
     /// An index partition: held by the table when it keeps its partitions, else through the
     /// block cache.
-    fn index_partition(&self, h: BlockHandle) -> Result<Arc<Block>> {
+    fn index_partition(&self, h: BlockHandle, fill_cache: bool) -> Result<Arc<Block>> {
         if !self.held_partitions.is_empty() {
             if let Ok(i) = self.held_partitions.binary_search_by_key(&h.offset, |(o, _)| *o) {
                 return Ok(self.held_partitions[i].1.clone());
             }
         }
-        self.meta_block(h, Kind::Index)
+        self.meta_block_with(h, Kind::Index, fill_cache)
     }
 
     /// Read every index partition (checksums verified as `verify` says) to keep them in the
