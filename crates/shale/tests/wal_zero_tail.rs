@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use rocksdb_tools::*;
-use shale::{Options, WriteOptions, DB};
+use shale::{Options, WalRecoveryMode, WriteOptions, DB};
 
 fn wal_files(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -78,6 +78,15 @@ fn a_crashed_wal_with_a_zero_tail_recovers_in_shale_and_rocksdb() {
             &expect,
             "Shale after recovery from a zero-tailed WAL",
         );
+    }
+    // The strictest mode too: the zeros end in whole log blocks, so no torn header at the end.
+    {
+        let strict_copy = tempfile::tempdir().unwrap();
+        copy_dir(crashed.path(), strict_copy.path());
+        let mut strict = o.clone();
+        strict.set_wal_recovery_mode(WalRecoveryMode::AbsoluteConsistency);
+        let db2 = DB::open(&strict, strict_copy.path()).unwrap();
+        assert_same(&shale_dump(&db2), &expect, "Shale, absolute consistency");
     }
 
     // Closed normally, the WAL is cut back to its records.

@@ -20,6 +20,10 @@ const WRITE_BUFFER: usize = 64 * 1024;
 /// written. A sync that finds less than half of it left writes the next stretch first, so one
 /// sync in many persists a new file size and the others write data only.
 const ZEROS_AHEAD: u64 = 1 << 20;
+/// The zeros end on a multiple of the log block size (32 KiB): a crashed log then ends in whole
+/// zero blocks, never in a stub shorter than a record header, which the strictest recovery mode
+/// (and RocksDB's reader in it) would take for a torn header.
+const ZEROS_ALIGN: u64 = 32 * 1024;
 static ZEROS: [u8; WRITE_BUFFER] = [0; WRITE_BUFFER];
 
 /// Where a [`PosixWritable`] puts its bytes: a `File`, or a test double that runs out of space.
@@ -143,7 +147,7 @@ impl<S: PositionalSink> WritableFile for PosixWritable<S> {
             // Zeros past the data, made durable by this sync: the next syncs overwrite them in
             // place and find the file's size already on disk.
             let mut at = self.zeroed_to.max(self.written);
-            let end = self.written + ZEROS_AHEAD;
+            let end = zeros_end(self.written);
             while at < end {
                 let n = (end - at).min(ZEROS.len() as u64);
                 self.guarded(|w| w.file.write_all_at(&ZEROS[..n as usize], at))?;
@@ -165,6 +169,11 @@ impl<S: PositionalSink> WritableFile for PosixWritable<S> {
     fn keep_zeros_ahead(&mut self) {
         self.zeros_ahead = true;
     }
+}
+
+/// Where the zeros kept ahead of a log whose data ends at `written` end.
+fn zeros_end(written: u64) -> u64 {
+    (written + ZEROS_AHEAD).next_multiple_of(ZEROS_ALIGN)
 }
 
 impl<S: PositionalSink> Drop for PosixWritable<S> {
@@ -540,22 +549,25 @@ mod tests {
         assert_eq!(len(), 100, "a file synced once gets no zeros");
         f.append(&[8u8; 50]).unwrap();
         f.sync().unwrap();
-        assert_eq!(len(), 150 + ZEROS_AHEAD, "zeros written ahead of the data");
+        assert_eq!(len(), zeros_end(150), "zeros written ahead of the data");
+        assert_eq!(len() % ZEROS_ALIGN, 0, "whole log blocks of zeros");
+        assert!(len() >= 150 + ZEROS_AHEAD);
         // Later syncs write in place, below the zeros' end, until half of them is used.
         f.append(&[9u8; 1000]).unwrap();
         f.sync().unwrap();
-        assert_eq!(len(), 150 + ZEROS_AHEAD);
-        let big = vec![5u8; (ZEROS_AHEAD / 2) as usize];
+        assert_eq!(len(), zeros_end(150));
+        let big = vec![5u8; (ZEROS_AHEAD / 2 + ZEROS_ALIGN) as usize];
+        let end = 1150 + big.len() as u64;
         f.append(&big).unwrap();
         f.sync().unwrap();
-        assert_eq!(len(), 1150 + ZEROS_AHEAD / 2 + ZEROS_AHEAD);
+        assert_eq!(len(), zeros_end(end), "past half of the zeros: the next stretch");
         let on_disk = std::fs::read(&path).unwrap();
         assert!(on_disk[..100].iter().all(|&b| b == 7) && on_disk[100..150].iter().all(|&b| b == 8));
         assert!(on_disk[150..1150].iter().all(|&b| b == 9));
         assert!(on_disk[1150 + big.len()..].iter().all(|&b| b == 0));
-        assert_eq!(f.size(), 1150 + ZEROS_AHEAD / 2);
+        assert_eq!(f.size(), end);
         drop(f);
-        assert_eq!(len(), 1150 + ZEROS_AHEAD / 2, "closed: cut back to the data");
+        assert_eq!(len(), end, "closed: cut back to the data");
 
         // Without the hint (a table, a MANIFEST) no zeros are ever written.
         let mut g = PosixFs.new_writable(&path).unwrap();
