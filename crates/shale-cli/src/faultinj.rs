@@ -202,6 +202,9 @@ impl WritableFile for FaultWritable {
     fn size(&self) -> u64 {
         self.inner.size()
     }
+    fn keep_zeros_ahead(&mut self) {
+        self.inner.keep_zeros_ahead()
+    }
 }
 
 struct FaultReadable {

@@ -60,6 +60,9 @@ impl WritableFile for HookFile {
     fn size(&self) -> u64 {
         self.inner.size()
     }
+    fn keep_zeros_ahead(&mut self) {
+        self.inner.keep_zeros_ahead()
+    }
 }
 
 impl ForwardingFs for HookFs {

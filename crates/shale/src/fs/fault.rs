@@ -166,6 +166,9 @@ impl WritableFile for FaultWritable {
     fn invalidate_cache(&mut self) -> Result<()> {
         self.inner.invalidate_cache()
     }
+    fn keep_zeros_ahead(&mut self) {
+        self.inner.keep_zeros_ahead()
+    }
 }
 
 struct FaultRandom {

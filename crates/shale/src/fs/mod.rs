@@ -38,6 +38,13 @@ pub trait WritableFile: Send {
     fn invalidate_cache(&mut self) -> Result<()> {
         Ok(())
     }
+    /// A hint for a log that is synced again and again (a WAL under synced writes): the file
+    /// may keep zeros written ahead of its end, so that most syncs find the file's size already
+    /// durable and write only data (`fdatasync` then skips the file system's journal). Readers
+    /// of such a log take a zero header as the end of the data (RocksDB's log reader does
+    /// too); the zeros are cut off when the file is closed. Changes no byte below `size()`;
+    /// file systems without a use for it ignore it.
+    fn keep_zeros_ahead(&mut self) {}
 }
 
 /// A file read at arbitrary offsets, shared between threads.

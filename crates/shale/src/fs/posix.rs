@@ -16,10 +16,24 @@ pub struct PosixFs;
 
 const WRITE_BUFFER: usize = 64 * 1024;
 
+/// With [`WritableFile::keep_zeros_ahead`]: how far past its data a synced log keeps zeros
+/// written. A sync that finds less than half of it left writes the next stretch first, so one
+/// sync in many persists a new file size and the others write data only.
+const ZEROS_AHEAD: u64 = 1 << 20;
+/// The zeros end on a multiple of the log block size (32 KiB): a crashed log then ends in whole
+/// zero blocks, never in a stub shorter than a record header, which the strictest recovery mode
+/// (and RocksDB's reader in it) would take for a torn header.
+const ZEROS_ALIGN: u64 = 32 * 1024;
+static ZEROS: [u8; WRITE_BUFFER] = [0; WRITE_BUFFER];
+
 /// Where a [`PosixWritable`] puts its bytes: a `File`, or a test double that runs out of space.
 trait PositionalSink: Send {
     fn write_all_at(&self, data: &[u8], offset: u64) -> std::io::Result<()>;
     fn sync_data(&self) -> std::io::Result<()>;
+    /// Cut the file to `len` bytes (the zeros kept ahead of a log's data, at close).
+    fn set_len(&self, _len: u64) -> std::io::Result<()> {
+        Ok(())
+    }
     /// `posix_fadvise(POSIX_FADV_DONTNEED)` over the whole file (a hint; errors ignored).
     fn drop_cached(&self) {}
 }
@@ -30,6 +44,9 @@ impl PositionalSink for File {
     }
     fn sync_data(&self) -> std::io::Result<()> {
         File::sync_data(self)
+    }
+    fn set_len(&self, len: u64) -> std::io::Result<()> {
+        File::set_len(self, len)
     }
     fn drop_cached(&self) {
         use std::os::unix::io::AsRawFd;
@@ -56,6 +73,12 @@ struct PosixWritable<S: PositionalSink = File> {
     written: u64,
     /// A write or sync failed: nothing more is written.
     failed: bool,
+    /// `keep_zeros_ahead` was asked for.
+    zeros_ahead: bool,
+    /// The file was synced before (a file synced once, e.g. a table at its end, gets no zeros).
+    synced: bool,
+    /// Zeros are written up to this offset (the file's size in the OS when above `written`).
+    zeroed_to: u64,
 }
 
 impl<S: PositionalSink> PosixWritable<S> {
@@ -67,6 +90,9 @@ impl<S: PositionalSink> PosixWritable<S> {
             size: 0,
             written: 0,
             failed: false,
+            zeros_ahead: false,
+            synced: false,
+            zeroed_to: 0,
         }
     }
 
@@ -117,6 +143,19 @@ impl<S: PositionalSink> WritableFile for PosixWritable<S> {
     }
     fn sync(&mut self) -> Result<()> {
         self.flush()?;
+        if self.zeros_ahead && self.synced && self.zeroed_to < self.written + ZEROS_AHEAD / 2 {
+            // Zeros past the data, made durable by this sync: the next syncs overwrite them in
+            // place and find the file's size already on disk.
+            let mut at = self.zeroed_to.max(self.written);
+            let end = zeros_end(self.written);
+            while at < end {
+                let n = (end - at).min(ZEROS.len() as u64);
+                self.guarded(|w| w.file.write_all_at(&ZEROS[..n as usize], at))?;
+                at += n;
+            }
+            self.zeroed_to = end;
+        }
+        self.synced = true;
         self.guarded(|w| w.file.sync_data())
     }
     fn size(&self) -> u64 {
@@ -127,12 +166,24 @@ impl<S: PositionalSink> WritableFile for PosixWritable<S> {
         self.file.drop_cached();
         Ok(())
     }
+    fn keep_zeros_ahead(&mut self) {
+        self.zeros_ahead = true;
+    }
+}
+
+/// Where the zeros kept ahead of a log whose data ends at `written` end.
+fn zeros_end(written: u64) -> u64 {
+    (written + ZEROS_AHEAD).next_multiple_of(ZEROS_ALIGN)
 }
 
 impl<S: PositionalSink> Drop for PosixWritable<S> {
     fn drop(&mut self) {
         if !self.failed {
             let _ = self.flush();
+            if self.zeroed_to > self.written && !self.failed {
+                // A closed log ends at its data.
+                let _ = self.file.set_len(self.written);
+            }
         }
     }
 }
@@ -484,6 +535,47 @@ mod tests {
         let b = disk.bytes.lock().unwrap();
         assert_eq!(b.len(), 100, "only the bytes written before the failure");
         assert!(b[..60].iter().all(|&x| x == 1) && b[60..].iter().all(|&x| x == 2));
+    }
+
+    #[test]
+    fn a_synced_log_keeps_zeros_ahead_and_ends_at_its_data_when_closed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("000009.log");
+        let len = || std::fs::metadata(&path).unwrap().len();
+        let mut f = PosixFs.new_writable(&path).unwrap();
+        f.keep_zeros_ahead();
+        f.append(&[7u8; 100]).unwrap();
+        f.sync().unwrap();
+        assert_eq!(len(), 100, "a file synced once gets no zeros");
+        f.append(&[8u8; 50]).unwrap();
+        f.sync().unwrap();
+        assert_eq!(len(), zeros_end(150), "zeros written ahead of the data");
+        assert_eq!(len() % ZEROS_ALIGN, 0, "whole log blocks of zeros");
+        assert!(len() >= 150 + ZEROS_AHEAD);
+        // Later syncs write in place, below the zeros' end, until half of them is used.
+        f.append(&[9u8; 1000]).unwrap();
+        f.sync().unwrap();
+        assert_eq!(len(), zeros_end(150));
+        let big = vec![5u8; (ZEROS_AHEAD / 2 + ZEROS_ALIGN) as usize];
+        let end = 1150 + big.len() as u64;
+        f.append(&big).unwrap();
+        f.sync().unwrap();
+        assert_eq!(len(), zeros_end(end), "past half of the zeros: the next stretch");
+        let on_disk = std::fs::read(&path).unwrap();
+        assert!(on_disk[..100].iter().all(|&b| b == 7) && on_disk[100..150].iter().all(|&b| b == 8));
+        assert!(on_disk[150..1150].iter().all(|&b| b == 9));
+        assert!(on_disk[1150 + big.len()..].iter().all(|&b| b == 0));
+        assert_eq!(f.size(), end);
+        drop(f);
+        assert_eq!(len(), end, "closed: cut back to the data");
+
+        // Without the hint (a table, a MANIFEST) no zeros are ever written.
+        let mut g = PosixFs.new_writable(&path).unwrap();
+        for _ in 0..3 {
+            g.append(&[1u8; 10]).unwrap();
+            g.sync().unwrap();
+        }
+        assert_eq!(len(), 30);
     }
 
     #[test]

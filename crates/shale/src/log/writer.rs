@@ -98,6 +98,13 @@ impl Writer {
         Writer::with_offset(file, off)
     }
 
+    /// A writer for a new WAL: the file may keep zeros written ahead of the records
+    /// ([`WritableFile::keep_zeros_ahead`]), which every log reader takes as the end.
+    pub(crate) fn new_wal(mut file: Box<dyn WritableFile>) -> Writer {
+        file.keep_zeros_ahead();
+        Writer::new(file)
+    }
+
     /// A writer resuming a file whose current size is `file_size`.
     pub(crate) fn with_offset(file: Box<dyn WritableFile>, file_size: u64) -> Writer {
         Writer {

@@ -1,0 +1,155 @@
+//! A WAL under synced writes keeps zeros written ahead of its records (so most `fdatasync`s need
+//! not persist a new file size; docs/wal.md, "Zeros ahead of a synced WAL"). A crash leaves that
+//! zero tail in the file: Shale's recovery, RocksDB's `ldb dump_wal` and RocksDB's own recovery
+//! (ldb, rocksdict) must all take it as the end of the log, and a WAL closed normally must end
+//! at its last record.
+//!
+//! A missing RocksDB tool is a loud skip; with `SHALE_REQUIRE_ROCKSDB=1` it fails the test.
+
+mod rocksdb_tools;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rocksdb_tools::*;
+use shale::{Options, WalRecoveryMode, WriteOptions, DB};
+
+fn wal_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Values end in `x`, so a WAL ending at its last record ends in a non-zero byte.
+fn value(i: usize) -> Vec<u8> {
+    format!("value-{i:05}-{}x", "v".repeat(i % 37)).into_bytes()
+}
+
+/// `n` synced puts into a DB on the real file system, left open; the expected content.
+fn write_synced(db: &DB, n: usize) -> Kv {
+    let mut wo = WriteOptions::default();
+    wo.set_sync(true);
+    let mut kv = Kv::new();
+    for i in 0..n {
+        let k = format!("key{i:05}").into_bytes();
+        db.put_opt(&k, value(i), &wo).unwrap();
+        kv.insert(k, value(i));
+    }
+    kv
+}
+
+/// A new DB on the real file system, in a temporary directory.
+fn open_new() -> (tempfile::TempDir, Options, DB) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    let db = DB::open(&o, dir.path()).unwrap();
+    (dir, o, db)
+}
+
+#[test]
+fn a_crashed_wal_with_a_zero_tail_recovers_in_shale_and_rocksdb() {
+    let (dir, o, db) = open_new();
+    let expect = write_synced(&db, 300);
+    // The state a crash (or a power loss after the last sync) leaves: a copy while the DB is open.
+    let crashed = tempfile::tempdir().unwrap();
+    copy_dir(dir.path(), crashed.path());
+    let wals = wal_files(crashed.path());
+    let live = wals.last().expect("a WAL").clone();
+    let bytes = std::fs::read(&live).unwrap();
+    let data_end = bytes.iter().rposition(|&b| b != 0).unwrap() + 1;
+    assert!(
+        bytes.len() - data_end >= 64 << 10,
+        "the live WAL keeps zeros ahead of its records ({} bytes, data ends at {data_end})",
+        bytes.len()
+    );
+
+    // Shale recovers every synced write from the crashed copy.
+    {
+        let shale_copy = tempfile::tempdir().unwrap();
+        copy_dir(crashed.path(), shale_copy.path());
+        let db2 = DB::open(&o, shale_copy.path()).unwrap();
+        assert_same(
+            &shale_dump(&db2),
+            &expect,
+            "Shale after recovery from a zero-tailed WAL",
+        );
+    }
+    // The strictest mode too: the zeros end in whole log blocks, so no torn header at the end.
+    {
+        let strict_copy = tempfile::tempdir().unwrap();
+        copy_dir(crashed.path(), strict_copy.path());
+        let mut strict = o.clone();
+        strict.set_wal_recovery_mode(WalRecoveryMode::AbsoluteConsistency);
+        let db2 = DB::open(&strict, strict_copy.path()).unwrap();
+        assert_same(&shale_dump(&db2), &expect, "Shale, absolute consistency");
+    }
+
+    // Closed normally, the WAL is cut back to its records.
+    drop(db);
+    if let Some(w) = wal_files(dir.path())
+        .into_iter()
+        .find(|w| w.file_name() == live.file_name())
+    {
+        let closed = std::fs::read(&w).unwrap();
+        assert_eq!(closed.len(), data_end, "a closed WAL ends at its last record");
+        assert_eq!(closed[..], bytes[..data_end]);
+    }
+
+    let Some([ldb, python]) = find(["ldb", ROCKSDICT]) else {
+        return;
+    };
+    // RocksDB's log reader: every put of the zero-tailed WAL, in order, and nothing else.
+    let out = run(Command::new(&ldb)
+        .arg("dump_wal")
+        .arg(format!("--walfile={}", live.display()))
+        .arg("--print_value"));
+    let puts: Vec<(Vec<u8>, Vec<u8>)> = out
+        .lines()
+        .filter_map(|l| {
+            let mut p = l.split(" : ");
+            let (_, k, v) = (p.next()?, p.next()?, p.next()?);
+            Some((unhex(k), unhex(v.trim())))
+        })
+        .collect();
+    let want: Vec<(Vec<u8>, Vec<u8>)> = expect.clone().into_iter().collect();
+    assert_eq!(puts, want, "ldb dump_wal of the zero-tailed WAL");
+    // RocksDB 7.8 (ldb) and 9.x (rocksdict) recover the crashed DB.
+    assert_same(&ldb_scan(&ldb, crashed.path()), &expect, "ldb scan after recovery");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compat/rd_dump.py");
+    let rd_copy = tempfile::tempdir().unwrap();
+    copy_dir(crashed.path(), rd_copy.path());
+    let got: Kv = run(Command::new(&python).arg(script).arg(rd_copy.path()))
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(k, v)| (unhex(k), unhex(v)))
+        .collect();
+    assert_same(&got, &expect, "rocksdict after recovery");
+}
+
+#[test]
+fn writes_after_a_memtable_switch_go_to_a_new_wal_and_the_old_one_is_cut() {
+    let (dir, o, db) = open_new();
+    let mut expect = write_synced(&db, 50);
+    // The flush switches the memtable and the WAL: the old WAL is closed (and deleted).
+    db.flush().unwrap();
+    expect.extend(write_synced(&db, 20));
+    let crashed = tempfile::tempdir().unwrap();
+    copy_dir(dir.path(), crashed.path());
+    drop(db);
+    let db2 = DB::open(&o, crashed.path()).unwrap();
+    assert_same(&shale_dump(&db2), &expect, "Shale after a switch and a crash");
+    drop(db2);
+    // A reopened DB's WALs (the last one closed) have no zero tail.
+    let db3 = DB::open(&o, dir.path()).unwrap();
+    assert_same(&shale_dump(&db3), &expect, "Shale after a clean close");
+    drop(db3);
+    for w in wal_files(dir.path()) {
+        let b = std::fs::read(&w).unwrap();
+        assert!(b.is_empty() || *b.last().unwrap() != 0, "{} ends in zeros", w.display());
+    }
+}
