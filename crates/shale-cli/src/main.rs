@@ -33,6 +33,7 @@ mod stats;
 mod stress;
 mod stress_ingest;
 mod stress_model;
+mod stress_prefix;
 mod stress_raft;
 mod stress_raft_model;
 mod stress_run;

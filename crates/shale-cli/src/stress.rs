@@ -66,6 +66,7 @@ pub const FLAGS: &[FlagDef] = &[
     f("verify", Kind::Bool, "true", "verify an existing expected state before running"),
     f("sync", Kind::Int32, "-1", "WAL sync: 0 never, 1 every write, 2 one write in 16, -1 random per seed"),
     f("disable_wal", Kind::Int32, "-1", "0/1, or -1 random per seed (1 run in 6)"),
+    f("prefix_change_one_in", Kind::Uint64, "500", "with a prefix extractor: 1 in N operations switches every family to another one with set_options (0: never)"),
     f("prefix_size", Kind::Int32, "0", "a fixed prefix extractor of this many bytes (-1: by the seed, none, 6 or 7): prefix filters in tables and memtables, scans as prefix seeks or with auto_prefix_mode"),
     f("dynamic_levels", Kind::Int32, "-1", "level_compaction_dynamic_level_bytes: 0/1, -1 random per seed (the crash test: per DB), -2 (crash test) random per run"),
     f("crash_test", Kind::Bool, "false", "crash test: run this tool as a child and SIGKILL it repeatedly"),

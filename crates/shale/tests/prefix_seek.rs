@@ -182,6 +182,28 @@ fn check(db: &DB, m: &Model, x: &dyn SliceTransform, rng: &mut Rng, what: &str) 
             want,
             "{what}: auto prefix seek {target:?} < {upper:?}"
         );
+        // auto_prefix_mode backwards, under the bound that ends the target's prefix (the next
+        // prefix of the same length): the keys below the prefix count too
+        let mut upper = p.clone();
+        if let Some(b) = upper.last_mut() {
+            *b += 1;
+        }
+        let mut ro = ReadOptions::default();
+        ro.set_auto_prefix_mode(true);
+        ro.set_iterate_upper_bound(upper.clone());
+        let mut it = db.raw_iterator_opt(ro);
+        it.seek_for_prev(&target);
+        let want: Vec<Vec<u8>> = m
+            .range(..=target.clone())
+            .rev()
+            .map(|(k, _)| k.clone())
+            .filter(|k| *k < upper)
+            .collect();
+        assert_eq!(
+            collect(&mut it, false),
+            want,
+            "{what}: auto prefix seek_for_prev {target:?} < {upper:?}"
+        );
         // total order
         let mut ro = ReadOptions::default();
         ro.set_total_order_seek(true);
@@ -395,4 +417,33 @@ fn seek_for_prev_steps_back_over_a_filtered_file() {
     assert!(collect(&mut it, false).is_empty());
     it.seek_for_prev(b"abd9");
     assert_eq!(collect(&mut it, false), vec![b"abd1".to_vec(), b"abd0".to_vec()]);
+}
+
+/// Regression (found by `shale stress` changing the extractor to an 8-byte one): in
+/// `auto_prefix_mode`, an upper bound that is the next prefix after the target's keeps a forward
+/// seek in one prefix, but not a `seek_for_prev`, which goes on below the prefix. Such a seek
+/// must not skip a file because its filter lacks the target's prefix (RocksDB never filters
+/// backward seeks in `auto_prefix_mode`).
+#[test]
+fn auto_prefix_mode_seek_for_prev_is_not_filtered() {
+    let fs = MemFs::new();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_env(Arc::new(fs.clone()));
+    o.set_prefix_extractor(new_fixed_prefix_transform(8));
+    let db = DB::open(&o, "/auto-back").unwrap();
+    let key = |k: u64| k.to_be_bytes().to_vec();
+    for k in [10u64, 11, 12] {
+        db.put(key(k), b"v").unwrap();
+    }
+    db.flush().unwrap();
+    let mut ro = ReadOptions::default();
+    ro.set_auto_prefix_mode(true);
+    ro.set_iterate_lower_bound(key(10));
+    ro.set_iterate_upper_bound(key(15));
+    let mut it = db.raw_iterator_opt(ro);
+    let mut target = key(14);
+    target.extend_from_slice(&[0xff; 4]);
+    it.seek_for_prev(&target);
+    assert_eq!(collect(&mut it, false), vec![key(12), key(11), key(10)]);
 }

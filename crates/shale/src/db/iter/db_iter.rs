@@ -449,8 +449,14 @@ impl DBRawIterator {
         self.scratch.clear();
         append_internal_key(&mut self.scratch, k, 0, 0);
         let t = std::mem::take(&mut self.scratch);
-        // Filtered by prefix blooms like `seek` (RocksDB's SeekForPrev in prefix mode).
-        self.armed(|inner| inner.seek_for_prev(&t));
+        // Filtered by prefix blooms like `seek` (RocksDB's SeekForPrev in prefix mode), but not
+        // in `auto_prefix_mode`: its upper bound keeps a forward seek inside one prefix, while a
+        // backward one goes on below it (RocksDB never filters backward seeks there either).
+        if self.prefix.as_ref().is_some_and(|p| p.filters_backward_seeks()) {
+            self.armed(|inner| inner.seek_for_prev(&t));
+        } else {
+            self.inner.seek_for_prev(&t);
+        }
         self.scratch = t;
         self.find_prev_user_entry();
         self.check_inner();

@@ -61,6 +61,13 @@ impl PrefixSeek {
         !self.auto
     }
 
+    /// Whether a user `seek_for_prev` may skip sources by their filters: in prefix mode proper
+    /// only (in `auto_prefix_mode` the upper bound tells nothing about the keys below the
+    /// target's prefix, where a backward seek goes).
+    pub(crate) fn filters_backward_seeks(&self) -> bool {
+        !self.auto
+    }
+
     /// Filter the seeks made while `on` (the user's seek).
     pub(crate) fn arm(&self, on: bool) {
         self.armed.store(on, Ordering::Relaxed);
