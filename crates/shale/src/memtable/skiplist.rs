@@ -40,6 +40,7 @@ use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering as AO};
 
 use super::arena::Arena;
 use super::directory::Directory;
+use crate::coding::varint_len;
 
 /// Maximum node height.
 pub(crate) const MAX_HEIGHT: usize = 12;
@@ -52,22 +53,10 @@ const LINK: usize = std::mem::size_of::<AtomicPtr<Node>>();
 /// `alignof(max_align_t)`, 16 on the usual 64-bit targets).
 pub(crate) const NODE_ROUND: usize = 16;
 
-/// Bytes of the varint32 encoding of `v`.
-#[inline(always)]
-fn varint_len(v: u32) -> usize {
-    match v {
-        0..0x80 => 1,
-        0x80..0x4000 => 2,
-        0x4000..0x20_0000 => 3,
-        0x20_0000..0x1000_0000 => 4,
-        _ => 5,
-    }
-}
-
 /// Bytes a node of `height` with an entry of `entry_len` bytes takes in the arena.
 #[inline(always)]
 pub(crate) fn node_size(height: usize, entry_len: u32) -> usize {
-    (LINK * height + varint_len(entry_len) + entry_len as usize).next_multiple_of(NODE_ROUND)
+    (LINK * height + varint_len(entry_len as u64) + entry_len as usize).next_multiple_of(NODE_ROUND)
 }
 
 /// Orders the entries of a skiplist. `key` extracts the ordered part of an encoded entry
@@ -436,14 +425,8 @@ impl<C: KeyComparator> SkipList<C> {
             for i in 0..height {
                 ptr::write((node as *mut AtomicPtr<Node>).sub(i), AtomicPtr::new(ptr::null_mut()));
             }
-            let mut p = (node as *mut u8).add(LINK);
-            let mut v = len32;
-            while v >= 0x80 {
-                *p = (v as u8) | 0x80;
-                p = p.add(1);
-                v >>= 7;
-            }
-            *p = v as u8;
+            let len_bytes = (node as *mut u8).add(LINK) as *mut MaybeUninit<u8>;
+            EntryWriter::new(std::slice::from_raw_parts_mut(len_bytes, varint_len(len32 as u64))).put_varint32(len32);
             node
         }
     }
@@ -522,7 +505,7 @@ impl<C: KeyComparator> SkipList<C> {
         // SAFETY: `x` is fresh and unreachable by others; its entry area has `entry_len`
         // (uninitialized) bytes, which `MaybeUninit` may cover.
         let buf = unsafe {
-            let p = (x as *mut u8).add(LINK + varint_len(entry_len as u32)) as *mut MaybeUninit<u8>;
+            let p = (x as *mut u8).add(LINK + varint_len(entry_len as u64)) as *mut MaybeUninit<u8>;
             std::slice::from_raw_parts_mut(p, entry_len)
         };
         let mut w = EntryWriter { buf, pos: 0 };
