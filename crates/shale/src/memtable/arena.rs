@@ -38,7 +38,8 @@ pub(crate) const MAX_BLOCK_SIZE: usize = 1 << 30;
 /// the allocator. A memtable's blocks live for one memtable and are freed by the flush thread:
 /// through glibc malloc they can land in another thread's arena, or (once a larger buffer
 /// raised its dynamic mmap threshold) in a heap that is never trimmed, and the process keeps
-/// the memory of dead memtables. Mapped blocks go back to the OS when the memtable drops.
+/// the memory of dead memtables. Mapped blocks go to `block_pool` when the memtable drops: the
+/// next memtable reuses them, and idle ones go back to the OS after a few seconds.
 const MAP_MIN: usize = 256 << 10;
 
 /// One heap block. Owned by the arena through a raw pointer (see `Arena::blocks`).
@@ -51,65 +52,15 @@ struct Block {
     used: AtomicUsize,
 }
 
-/// Size of a transparent huge page (x86_64 and most arm64 kernels): mapped blocks at least
-/// this big are aligned to it and advised `MADV_HUGEPAGE`.
-const HUGE_PAGE: usize = 2 << 20;
-
-/// Map `len` bytes (a multiple of the page size) of zeroed anonymous memory. Returns the start
-/// of the mapping (which covers exactly `len` bytes).
-#[cfg(unix)]
-fn map(len: usize) -> Option<NonNull<u8>> {
-    let huge = len >= HUGE_PAGE && cfg!(target_os = "linux");
-    // A huge page needs a 2 MiB-aligned range: map one huge page more and trim both ends.
-    let want = if huge { len + HUGE_PAGE } else { len };
-    // SAFETY: an anonymous private mapping at an address of the kernel's choosing touches no
-    // existing memory; the result is checked against MAP_FAILED.
-    let p = unsafe {
-        libc::mmap(
-            ptr::null_mut(),
-            want,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return None;
-    }
-    if !huge {
-        return NonNull::new(p as *mut u8);
-    }
-    let start = p as usize;
-    let head = start.next_multiple_of(HUGE_PAGE) - start;
-    let tail = want - head - len;
-    // SAFETY: `head` and `tail` bytes at the two ends of the mapping just made are page-aligned
-    // ranges (the mapping and `len` are page multiples) that nothing points into; the advice
-    // only changes how the kernel backs the `len` bytes kept.
-    unsafe {
-        if head > 0 {
-            libc::munmap(p, head);
-        }
-        if tail > 0 {
-            libc::munmap((p as *mut u8).add(head + len) as *mut libc::c_void, tail);
-        }
-        #[cfg(target_os = "linux")]
-        libc::madvise((p as *mut u8).add(head) as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
-    }
-    // SAFETY: `head < HUGE_PAGE <= want`: inside the mapping.
-    NonNull::new(unsafe { (p as *mut u8).add(head) })
-}
-
-#[cfg(not(unix))]
-fn map(_len: usize) -> Option<NonNull<u8>> {
-    None
-}
+use super::block_pool;
 
 impl Block {
-    fn new(cap: usize, used: usize) -> Block {
+    /// A block of `cap` bytes, `used` of them handed out. `standard`: the arena's usual block
+    /// size (a spare of it is prepared in the background; see `block_pool`).
+    fn new(cap: usize, used: usize, standard: bool) -> Block {
         if cap >= MAP_MIN {
             let len = cap.div_ceil(4096) * 4096;
-            if let Some(ptr) = map(len) {
+            if let Some(ptr) = block_pool::acquire(len, standard) {
                 return Block {
                     ptr,
                     cap,
@@ -136,8 +87,8 @@ impl Drop for Block {
     fn drop(&mut self) {
         #[cfg(unix)]
         if self.mapped > 0 {
-            // SAFETY: `ptr` / `mapped` describe a mapping made in `Block::new`, unmapped only here.
-            unsafe { libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, self.mapped) };
+            // The mapping came from `block_pool::acquire`; nothing points into it any more.
+            block_pool::release(self.ptr, self.mapped);
             return;
         }
         let layout = Layout::from_size_align(self.cap, ARENA_ALIGN).expect("arena block layout");
@@ -259,7 +210,7 @@ impl Arena {
     fn allocate_slow(&self, size: usize) -> NonNull<u8> {
         let mut blocks = self.blocks.lock();
         if size > self.large_limit {
-            let blk = Block::new(size, size);
+            let blk = Block::new(size, size, false);
             let p = blk.ptr;
             self.reserved.fetch_add(size, Ordering::Relaxed);
             blocks.push(Box::into_raw(Box::new(blk)));
@@ -276,7 +227,7 @@ impl Arena {
                 return unsafe { NonNull::new_unchecked(blk.ptr.as_ptr().add(off)) };
             }
         }
-        let blk = Block::new(self.block_size, size);
+        let blk = Block::new(self.block_size, size, true);
         let p = blk.ptr;
         let raw = Box::into_raw(Box::new(blk));
         blocks.push(raw);
@@ -330,6 +281,7 @@ impl std::fmt::Debug for Arena {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memtable::block_pool::HUGE_PAGE;
     use std::collections::HashSet;
 
     #[test]

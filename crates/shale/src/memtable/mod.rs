@@ -19,6 +19,7 @@
 #![allow(dead_code)]
 
 pub(crate) mod arena;
+pub(crate) mod block_pool;
 pub(crate) mod directory;
 pub(crate) mod prefix_bloom;
 pub(crate) mod skiplist;
