@@ -8,7 +8,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use shale::{FaultFs, FaultKind, FileSystem, LogLevel, Options, PosixFs, DB};
+use shale::{
+    DBCompactionStyle, DBCompressionType, FaultFs, FaultKind, FileSystem, LogLevel, Options, PosixFs,
+    UniversalCompactOptions, DB,
+};
 
 /// A JSON value (enough of JSON for the event lines).
 #[derive(Debug, Clone, PartialEq)]
@@ -492,4 +495,114 @@ fn stats_dump_period_set_live_starts_the_dumps() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Universal options for the ladder test: 7 levels, no compression (file sizes follow the
+/// values), no size-amplification merge unless `amp` says so.
+fn universal_opts(trigger: i32, amp: i32) -> Options {
+    let mut o = opts();
+    o.set_compaction_style(DBCompactionStyle::Universal);
+    o.set_num_levels(7);
+    o.set_compression_type(DBCompressionType::None);
+    o.set_level_zero_file_num_compaction_trigger(trigger);
+    let mut u = UniversalCompactOptions::default();
+    u.set_max_size_amplification_percent(amp);
+    o.set_universal_compaction_options(&u);
+    o
+}
+
+/// Each of `files` flushes: `keys` new keys of 1 KB values, then whatever compaction follows.
+fn flush_files(db: &DB, next: &mut u32, files: usize, keys: u32) {
+    for _ in 0..files {
+        for _ in 0..keys {
+            db.put(format!("k{:05}", *next), vec![b'v'; 1024]).unwrap();
+            *next += 1;
+        }
+        db.flush().unwrap();
+        db.wait_for_compact().unwrap();
+    }
+}
+
+/// The live table numbers of each of the 7 levels.
+fn files_by_level(db: &DB) -> Vec<Vec<u64>> {
+    let mut out = vec![Vec::new(); 7];
+    for f in db.live_files().unwrap() {
+        let n = f.name.trim_start_matches('/').trim_end_matches(".sst").parse().unwrap();
+        out[f.level as usize].push(n);
+    }
+    for l in &mut out {
+        l.sort_unstable();
+    }
+    out
+}
+
+#[test]
+fn compaction_started_lists_every_level_from_the_start_to_the_output_level() {
+    // A universal ladder: runs at L6, L5, L4 and L3 (each pair of equal L0 files merges into
+    // the level above the next older run, each pair smaller than the run below), then one L0
+    // file and a size-amplification merge of all five runs into L6. RocksDB's
+    // compaction_started event lists files_L0 .. files_L6: L1 and L2 empty, the middle runs
+    // with their files.
+    let dir = tempfile::tempdir().unwrap();
+    let mut next = 0;
+    let db = DB::open(&universal_opts(2, 1_000_000), dir.path()).unwrap();
+    flush_files(&db, &mut next, 1, 40);
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+    flush_files(&db, &mut next, 2, 10);
+    drop(db);
+    // Each step opens with a trigger one above the runs already there, so the first flush of
+    // a pair starts nothing (no size ratio against the larger run, no surplus of runs).
+    let db = DB::open(&universal_opts(3, 1_000_000), dir.path()).unwrap();
+    flush_files(&db, &mut next, 2, 3);
+    drop(db);
+    let db = DB::open(&universal_opts(4, 1_000_000), dir.path()).unwrap();
+    flush_files(&db, &mut next, 2, 1);
+    let before = files_by_level(&db);
+    for (l, files) in before.iter().enumerate() {
+        assert_eq!(files.is_empty(), l < 3, "level {l} of {before:?}");
+    }
+    drop(db);
+    let db = DB::open(&universal_opts(5, 1), dir.path()).unwrap();
+    flush_files(&db, &mut next, 1, 1);
+    let after = files_by_level(&db);
+    assert!(after[..6].iter().all(|l| l.is_empty()), "{after:?}");
+    drop(db);
+
+    let log = read_log(dir.path());
+    let ev = events(&log);
+    let flushed = ev
+        .iter()
+        .find(|e| e.str("event") == "flush_finished")
+        .map(|e| e.num("job"))
+        .expect("the last flush");
+    let started: Vec<&Json> = ev
+        .iter()
+        .filter(|e| e.str("event") == "compaction_started" && e.num("job") > flushed)
+        .collect();
+    assert_eq!(started.len(), 1, "{log}");
+    let e = started[0];
+    assert_eq!(e.str("compaction_reason"), "UniversalSizeAmplification");
+    let created: Vec<f64> = ev
+        .iter()
+        .filter(|e| e.str("event") == "table_file_creation")
+        .map(|e| e.num("file_number"))
+        .collect();
+    let mut want = before;
+    want[0] = vec![created[0] as u64];
+    for (l, files) in want.iter().enumerate() {
+        let got: Vec<u64> = match e.get(&format!("files_L{l}")) {
+            Some(Json::Arr(a)) => a
+                .iter()
+                .map(|x| match x {
+                    Json::Num(n) => *n as u64,
+                    other => panic!("{other:?}"),
+                })
+                .collect(),
+            other => panic!("files_L{l}: {other:?} in {e:?}"),
+        };
+        let mut got = got;
+        got.sort_unstable();
+        assert_eq!(&got, files, "files_L{l} in {e:?}");
+    }
+    assert!(e.get("files_L7").is_none(), "{e:?}");
 }

@@ -277,6 +277,31 @@ fn delete_triggered_multi_level_compacts_into_the_next_non_empty_level() {
 }
 
 #[test]
+fn a_marked_file_lets_the_universal_picker_run_below_the_score() {
+    // As RocksDB's `NeedsCompaction`: a file marked by the deletion collector lets the picker run
+    // with under `trigger` free runs, and its stages then count every run against the trigger:
+    // 5 runs, 2 (the oldest) busy, trigger 4: the three newest make a size-ratio pick.
+    let files = vec![
+        at(105, "a", "z", 1, 1000),
+        at(104, "a", "z", 1, 1000),
+        marked(103, "a", "z", 1),
+        at(102, "a", "z", 1, 1000),
+        at(101, "a", "z", 1, 1000),
+    ];
+    let v = test_version(vec![files.clone()], 1);
+    let busy: HashSet<u64> = [102, 101].into_iter().collect();
+    let p = pick_universal(&v, &ucfg(4, 0, 0), &busy, &[]).unwrap();
+    assert_eq!(p.reason, Some("UniversalSizeRatio"));
+    assert_eq!(nums(&p), vec![103, 104, 105]);
+    assert_eq!(p.score, 0.75);
+    // Without the mark nothing starts.
+    let mut plain = files;
+    plain[2] = at(103, "a", "z", 1, 1000);
+    let v = test_version(vec![plain], 1);
+    assert!(pick_universal(&v, &ucfg(4, 0, 0), &busy, &[]).is_none());
+}
+
+#[test]
 fn delete_triggered_comes_after_the_size_and_count_picks() {
     // Four L0 runs at trigger 4 with file 12 marked: the size-ratio pick (all four, equal sizes)
     // wins over the delete-triggered one (12, 11, 10).

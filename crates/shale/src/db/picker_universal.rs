@@ -4,11 +4,18 @@
 //! The data is a list of sorted runs, newest first: each L0 file, then each non-empty level
 //! below. A compaction merges adjacent runs (so runs never overlap in time) and writes one run,
 //! placed at the deepest level it can take: the last level when the oldest run is an input,
-//! otherwise the level just above the next older run (L0 when that run is an L0 file). In order:
+//! otherwise the level just above the next older run (L0 when that run is an L0 file).
+//!
+//! Nothing is picked unless the score ([`universal_score`]: the runs not being compacted over
+//! `level0_file_num_compaction_trigger`) reaches 1, or a free file is due for a periodic
+//! compaction or marked by the deletion collector (RocksDB's `NeedsCompaction`): runs that
+//! running compactions already hold do not call for another one. Then, in order:
 //! 0. periodic: a file older than `periodic_compaction_seconds` (or `ttl`) merges the oldest
 //!    free runs into the last level;
 //!
-//! then, only with at least `level0_file_num_compaction_trigger` runs:
+//! then, only with at least `level0_file_num_compaction_trigger` runs (here busy runs count, as
+//! in RocksDB's stages; they differ from the score only when marked or due files let the
+//! picker run):
 //! 1. space amplification: when the runs newer than the oldest hold at least
 //!    `max_size_amplification_percent` % of its bytes, merge them all into it;
 //! 2. size ratio: from the newest free run, take older runs while the next is no larger than
@@ -100,7 +107,20 @@ pub(crate) fn sorted_runs(v: &Version, busy: &HashSet<u64>) -> Vec<SortedRun> {
     runs
 }
 
-/// The next universal compaction, or None. RocksDB's order: periodic, then (with at least
+/// RocksDB's universal compaction score (`ComputeCompactionScore`, reported as L0's): the sorted
+/// runs not being compacted (each free L0 file, each non-empty level whose first file is free)
+/// over `level0_file_num_compaction_trigger`. Automatic compaction starts only at 1 or more
+/// (or with files due for a periodic or delete-triggered compaction).
+pub(crate) fn universal_score(v: &Version, busy: &HashSet<u64>, trigger: usize) -> f64 {
+    let l0 = v.files[0].iter().filter(|f| !busy.contains(&f.number())).count();
+    let levels = (1..v.num_levels())
+        .filter(|&l| v.files[l].first().is_some_and(|f| !busy.contains(&f.number())))
+        .count();
+    (l0 + levels) as f64 / trigger.max(1) as f64
+}
+
+/// The next universal compaction, or None. Only with a score of at least 1 (or files due for a
+/// periodic or delete-triggered compaction); then RocksDB's order: periodic, then (with at least
 /// `level0_file_num_compaction_trigger` runs) space amplification, size ratio and run count,
 /// then delete-triggered. A stage whose pick would write into the range of a running
 /// compaction into the same level gives way to the next stage.
@@ -111,10 +131,10 @@ pub(crate) fn pick_universal(
     running: &[RunningRange],
 ) -> Option<Pick> {
     let runs = sorted_runs(v, busy);
-    if runs.is_empty() {
+    let score = universal_score(v, busy, cfg.l0_trigger);
+    if runs.is_empty() || (score < 1.0 && !periodic_due(&runs, cfg, busy) && marked_files(v, busy).is_empty()) {
         return None;
     }
-    let score = runs.len() as f64 / cfg.l0_trigger.max(1) as f64;
     let free_of_conflicts = |p: Pick| -> Option<Pick> {
         let (lo, hi) = p.key_range(&v.icmp)?;
         let conflict = p.output_level != 0
@@ -166,17 +186,10 @@ pub(crate) fn pick_universal(
 /// being compacted into the last level. When only the oldest run is free, it is rewritten alone
 /// if it holds such a file. Never a trivial move.
 fn pick_periodic(v: &Version, runs: &[SortedRun], cfg: &UniversalConfig, busy: &HashSet<u64>) -> Option<Pick> {
-    if cfg.periodic_secs == 0 || cfg.now <= cfg.periodic_secs {
+    if !periodic_due(runs, cfg, busy) {
         return None;
     }
-    let limit = cfg.now - cfg.periodic_secs;
-    let due = |f: &Arc<FileMeta>| {
-        let t = f.periodic_time();
-        !busy.contains(&f.number()) && t > 0 && t < limit
-    };
-    if !runs.iter().any(|r| r.files.iter().any(due)) {
-        return None;
-    }
+    let due = |f: &Arc<FileMeta>| is_due(f, cfg, busy);
     let mut start = runs.len();
     while start > 0 && !runs[start - 1].busy {
         start -= 1;
@@ -191,6 +204,21 @@ fn pick_periodic(v: &Version, runs: &[SortedRun], cfg: &UniversalConfig, busy: &
     };
     p.reason = Some("PeriodicCompaction");
     Some(p)
+}
+
+/// True when free file `f` is older than `periodic_secs` (RocksDB's
+/// `FilesMarkedForPeriodicCompaction`).
+fn is_due(f: &Arc<FileMeta>, cfg: &UniversalConfig, busy: &HashSet<u64>) -> bool {
+    let t = f.periodic_time();
+    cfg.periodic_secs > 0
+        && cfg.now > cfg.periodic_secs
+        && !busy.contains(&f.number())
+        && t > 0
+        && t < cfg.now - cfg.periodic_secs
+}
+
+fn periodic_due(runs: &[SortedRun], cfg: &UniversalConfig, busy: &HashSet<u64>) -> bool {
+    runs.iter().any(|r| r.files.iter().any(|f| is_due(f, cfg, busy)))
 }
 
 /// RocksDB's `PickDeleteTriggeredCompaction`, for files marked by the deletion collector

@@ -390,3 +390,67 @@ fn size_amp_leaves_out_the_newest_small_l0_files() {
     );
     assert_eq!(size_amp_range(&sorted_runs(&v, &none), &c.opts, 36), Some((0, 2)));
 }
+
+/// The numbers of the L0 files of `v` at positions `idx` (newest first).
+fn l0_busy(v: &Version, idx: &[usize]) -> HashSet<u64> {
+    idx.iter().map(|&i| v.files[0][i].number()).collect()
+}
+
+#[test]
+fn busy_runs_do_not_count_toward_the_trigger_of_a_size_ratio_pick() {
+    // Trigger 4; the two oldest runs are in a running compaction. The newest free runs would
+    // make a size-ratio pick, but only 3 runs are free: score 3/4, nothing starts.
+    let c = cfg(4, |o| o.max_size_amplification_percent = 1000);
+    let v = l0(&[1, 1, 1, 1, 1]);
+    let busy = l0_busy(&v, &[3, 4]);
+    assert_eq!(universal_score(&v, &busy, 4), 0.75);
+    assert!(pick_universal(&v, &c, &busy, &[]).is_none());
+    // Six runs, two of them busy: 4 free runs reach the trigger, the 4 newest are merged, and
+    // the pick reports the free runs' score (not 6/4).
+    let v = l0(&[1, 1, 1, 1, 1, 1]);
+    let busy = l0_busy(&v, &[4, 5]);
+    let p = pick_universal(&v, &c, &busy, &[]).unwrap();
+    assert_eq!(p.reason, Some("UniversalSizeRatio"));
+    let want: Vec<u64> = v.files[0][..4].iter().map(|f| f.number()).collect();
+    assert_eq!(p.inputs.iter().map(|f| f.number()).collect::<Vec<_>>(), want);
+    assert_eq!(p.score, 1.0);
+}
+
+#[test]
+fn busy_runs_do_not_count_toward_the_trigger_of_a_size_amp_pick() {
+    // Trigger 4; the two newest runs are being merged. The three older free runs call for a
+    // size-amp merge (10 newer bytes >= 200 % of 5), but 3 free runs do not start one.
+    let c = cfg(4, |o| o.min_merge_width = u32::MAX);
+    let v = l0(&[1, 1, 5, 5, 5]);
+    let busy = l0_busy(&v, &[0, 1]);
+    assert!(pick_universal(&v, &c, &busy, &[]).is_none());
+    // With a fourth free run the size-amp merge of the free runs starts.
+    let v = l0(&[1, 1, 5, 5, 5, 5]);
+    let busy = l0_busy(&v, &[0, 1]);
+    let p = pick_universal(&v, &c, &busy, &[]).unwrap();
+    assert_eq!(p.reason, Some("UniversalSizeAmplification"));
+    let want: Vec<u64> = v.files[0][2..].iter().map(|f| f.number()).collect();
+    assert_eq!(p.inputs.iter().map(|f| f.number()).collect::<Vec<_>>(), want);
+}
+
+#[test]
+fn the_score_counts_free_l0_files_and_levels_whose_first_file_is_free() {
+    // L0: 3 files (one busy); L2 free; L4's first file busy (a level counts by its first file,
+    // as RocksDB's score does); L6 with only its second file busy still counts.
+    let v = version(
+        vec![
+            vec![file(30, "a", "b", 1), file(29, "a", "b", 1), file(28, "a", "b", 1)],
+            vec![],
+            vec![file(20, "a", "z", 5)],
+            vec![],
+            vec![file(10, "a", "m", 5), file(11, "n", "z", 5)],
+            vec![],
+            vec![file(1, "a", "m", 50), file(2, "n", "z", 50)],
+        ],
+        7,
+    );
+    let busy: HashSet<u64> = [29, 10, 2].into_iter().collect();
+    assert_eq!(universal_score(&v, &busy, 4), 1.0); // 28, 30, L2, L6
+    assert_eq!(universal_score(&v, &HashSet::new(), 4), 1.5);
+    assert_eq!(universal_score(&v, &busy, 0), 4.0);
+}

@@ -249,10 +249,7 @@ fn style_scores(v: &super::version::Version, cf: &ColumnFamilyData, busy: &std::
     match cf.opts.compaction_style {
         DBCompactionStyle::Level => return level_scores(v, &picker_config(cf)),
         DBCompactionStyle::Universal => {
-            let levels = (1..v.num_levels())
-                .filter(|&l| v.files[l].first().is_some_and(|f| !busy.contains(&f.number())))
-                .count();
-            scores[0] = (free_l0().count() + levels) as f64 / trigger;
+            scores[0] = super::picker_universal::universal_score(v, busy, cf.opts.level0_file_num_compaction_trigger);
         }
         DBCompactionStyle::Fifo => {
             let fifo = &cf.opts.compaction_options_fifo;
