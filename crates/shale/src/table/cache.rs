@@ -1,5 +1,5 @@
-//! The shared block cache: a sharded CLOCK cache of parsed blocks (at most 16 shards of at least
-//! 8 MiB each), bounded in
+//! The shared block cache: a sharded CLOCK cache of parsed blocks (at most 64 shards of at least
+//! 2 MiB each), bounded in
 //! bytes. Keys are `(cache_id, block_offset)`; every table gets its own `cache_id`. It holds data
 //! blocks, and index and filter blocks when `cache_index_and_filter_blocks` is set.
 //!
@@ -22,7 +22,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use parking_lot::RwLock;
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::table::block::Block;
 use crate::table::filter::FilterReader;
@@ -30,10 +30,13 @@ use crate::table::filter::FilterReader;
 /// Cache key: (cache id of the table, block offset in the file).
 pub(crate) type CacheKey = (u64, u64);
 
-/// At most 16 shards, each of at least 8 MiB: a small cache has few shards, so the index and
-/// filter blocks of big tables (hundreds of KiB each) fit in one shard's share.
-const MAX_SHARD_BITS: u32 = 4;
-const MIN_SHARD_BYTES: usize = 8 << 20;
+/// At most 64 shards (RocksDB's LRU cache default), each of at least 2 MiB: a small cache has
+/// few shards, so the index and filter blocks of big tables (hundreds of KiB each) fit in one
+/// shard's share. Readers that miss insert under a shard's write lock, so with more reader
+/// threads than cores a cache of few shards makes them queue behind a preempted inserter: a
+/// 32 MiB cache had 4 shards, and four readers spent most context switches yielding there.
+const MAX_SHARD_BITS: u32 = 6;
+const MIN_SHARD_BYTES: usize = 2 << 20;
 
 fn shard_bits_for(capacity: usize) -> u32 {
     let mut bits = 0;
@@ -149,19 +152,38 @@ struct Shard {
     high_usage: usize,
 }
 
+/// Values taken out of a shard under its lock, dropped by the caller after releasing it (the
+/// last reference to a block frees its buffer, which other threads' lookups need not wait
+/// for). Holds a few without allocating; beyond that a value is dropped where it is evicted.
+#[derive(Default)]
+struct Evicted {
+    values: [Option<CacheValue>; 4],
+    len: usize,
+}
+
+impl Evicted {
+    fn push(&mut self, v: CacheValue) {
+        if let Some(slot) = self.values.get_mut(self.len) {
+            *slot = Some(v);
+            self.len += 1;
+        }
+    }
+}
+
 impl Shard {
     /// Evict one entry; high-priority entries are left alone while their usage is within
     /// `high_cap`, unless nothing else can go.
-    fn evict_one(&mut self, high_cap: usize) -> bool {
-        if self.high_usage <= high_cap && self.high_usage < self.usage && self.sweep(true) {
+    /// The evicted value goes to `dead`, for the caller to drop after releasing the lock.
+    fn evict_one(&mut self, high_cap: usize, dead: &mut Evicted) -> bool {
+        if self.high_usage <= high_cap && self.high_usage < self.usage && self.sweep(true, dead) {
             return true;
         }
-        self.sweep(false)
+        self.sweep(false, dead)
     }
 
     /// Move the clock hand until an entry is evicted (skipping high-priority entries if
     /// `low_only`); false when none can be.
-    fn sweep(&mut self, low_only: bool) -> bool {
+    fn sweep(&mut self, low_only: bool, dead: &mut Evicted) -> bool {
         let n = self.slots.len();
         if n == 0 || self.map.is_empty() {
             return false;
@@ -181,14 +203,19 @@ impl Shard {
                 continue;
             }
             let key = self.slots[i].key;
-            self.remove(&key);
+            if let Some(v) = self.remove(&key) {
+                dead.push(v);
+            }
             return true;
         }
         false
     }
 
-    fn remove(&mut self, key: &CacheKey) {
-        if let Some(e) = self.map.remove(key) {
+    /// Take an entry out; its value is returned so that the caller can drop it (and the block
+    /// it may be the last owner of) outside the shard's lock.
+    fn remove(&mut self, key: &CacheKey) -> Option<CacheValue> {
+        let e = self.map.remove(key)?;
+        {
             let i = e.slot;
             let charge = self.slots[i].charge;
             self.usage -= charge;
@@ -201,21 +228,39 @@ impl Shard {
             self.flags[i] = 0;
             self.free.push(i);
         }
+        Some(e.value)
     }
 
     /// Evict until usage is at most `cap` (pinned entries stay).
-    fn trim(&mut self, cap: usize, high_cap: usize) {
+    fn trim(&mut self, cap: usize, high_cap: usize, dead: &mut Evicted) {
         while self.usage > cap {
-            if !self.evict_one(high_cap) {
+            if !self.evict_one(high_cap, dead) {
                 return;
             }
         }
     }
 }
 
+/// A shard's lock: the standard library's futex lock, which spins briefly and then sleeps. (A
+/// spin-then-`sched_yield` lock hands a waiting reader's turn to any other runnable thread
+/// while a preempted holder keeps the shard, so with more threads than cores the readers lose
+/// their share of the CPU.) Nothing panics while holding it; a poisoned lock is used as is.
+struct ShardLock(RwLock<Shard>);
+
+impl ShardLock {
+    #[inline]
+    fn read(&self) -> RwLockReadGuard<'_, Shard> {
+        self.0.read().unwrap_or_else(|e| e.into_inner())
+    }
+    #[inline]
+    fn write(&self) -> RwLockWriteGuard<'_, Shard> {
+        self.0.write().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 /// A sharded, byte-bounded cache of blocks.
 pub(crate) struct BlockCache {
-    shards: Vec<RwLock<Shard>>,
+    shards: Vec<ShardLock>,
     capacity: usize,
     /// Bytes charged by reservations (counted in usage and pinned usage).
     reserved: AtomicUsize,
@@ -243,7 +288,7 @@ impl BlockCache {
     pub(crate) fn with_high_pri_pool_ratio(capacity_bytes: usize, ratio: f64) -> BlockCache {
         BlockCache {
             shards: (0..1usize << shard_bits_for(capacity_bytes))
-                .map(|_| RwLock::new(Shard::default()))
+                .map(|_| ShardLock(RwLock::new(Shard::default())))
                 .collect(),
             shard_bits: shard_bits_for(capacity_bytes),
             capacity: capacity_bytes,
@@ -326,10 +371,15 @@ impl BlockCache {
             return false;
         }
         let high_cap = self.shard_high_capacity(cap);
+        // Values leaving the cache are dropped after the lock is released (see `Evicted`).
+        let mut dead = Evicted::default();
         let mut shard = self.shards[shard_of(&key, self.shard_bits)].write();
-        shard.remove(&key);
+        if let Some(v) = shard.remove(&key) {
+            dead.push(v);
+        }
         while shard.usage + charge > cap {
-            if !shard.evict_one(high_cap) {
+            if !shard.evict_one(high_cap, &mut dead) {
+                drop(shard);
                 return false;
             }
         }
@@ -375,7 +425,8 @@ impl BlockCache {
     /// Drop an entry if present.
     #[cfg_attr(not(test), allow(dead_code))] // tests and tools
     pub(crate) fn erase(&self, key: CacheKey) {
-        self.shards[shard_of(&key, self.shard_bits)].write().remove(&key);
+        let dead = self.shards[shard_of(&key, self.shard_bits)].write().remove(&key);
+        drop(dead);
     }
 
     /// Charge `bytes` to the cache without an entry (evicting entries to make room).
@@ -388,7 +439,9 @@ impl BlockCache {
         let high_cap = self.shard_high_capacity(cap);
         for s in &self.shards {
             if s.read().usage > cap {
-                s.write().trim(cap, high_cap);
+                let mut dead = Evicted::default();
+                s.write().trim(cap, high_cap, &mut dead);
+                drop(dead);
             }
         }
     }
@@ -454,6 +507,41 @@ mod tests {
 
     fn blk(_n: usize) -> Arc<Block> {
         Arc::new(Block::empty())
+    }
+
+    #[test]
+    fn caches_of_rocksdb_sizes_get_many_shards() {
+        // Few shards made reader threads queue on a shard's write lock behind a preempted
+        // inserter (the readwhilewriting benchmark's 32 MiB cache had 4).
+        assert_eq!(shard_bits_for(0), 0);
+        assert_eq!(shard_bits_for(4 << 20), 1);
+        assert_eq!(shard_bits_for(8 << 20), 2);
+        assert_eq!(shard_bits_for(32 << 20), 4);
+        assert_eq!(shard_bits_for(1 << 30), 6);
+        assert_eq!(BlockCache::new(32 << 20).shards.len(), 16);
+    }
+
+    #[test]
+    fn an_insert_that_evicts_many_entries_drops_them_all() {
+        // One shard (1 MiB): twenty small entries, then one that needs the room of all of them.
+        let c = BlockCache::new(1 << 20);
+        let mut held = Vec::new();
+        for i in 0..20u64 {
+            let b = blk(0);
+            held.push(Arc::downgrade(&b));
+            assert!(c.insert((1, i), b, 40_000));
+        }
+        assert_eq!(c.len(), 20);
+        assert!(c.insert((2, 0), blk(0), (1 << 20) - 40_000));
+        assert!(c.usage() <= c.capacity());
+        let alive = held.iter().filter(|w| w.upgrade().is_some()).count();
+        assert_eq!(
+            alive,
+            c.len() - 1,
+            "every evicted block is freed, more than four in one insert"
+        );
+        assert!(c.len() <= 2);
+        assert!(c.contains((2, 0)));
     }
 
     #[test]
