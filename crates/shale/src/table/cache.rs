@@ -7,7 +7,8 @@
 //! threads do not serialize on hits. A shard's hash map holds each entry's value next to its
 //! key, and the clock state (countdowns, flags) is kept in dense per-slot arrays apart from the
 //! keys and charges: a hit touches the map bucket and one byte, a clock sweep a few cache lines. Inserts take the shard's write lock and evict unreferenced entries
-//! in clock order until the new entry fits. Values are `Arc`s: evicting an entry only drops the
+//! in clock order until the new entry fits; a data block read on a miss is only inserted if its
+//! shard's lock is free at that moment (the reader does not queue for it). Values are `Arc`s: evicting an entry only drops the
 //! cache's reference, so a reader holding a block keeps it valid.
 //!
 //! Besides entries the cache carries a *reservation*: bytes charged by others (the index and
@@ -256,6 +257,15 @@ impl ShardLock {
     fn write(&self) -> RwLockWriteGuard<'_, Shard> {
         self.0.write().unwrap_or_else(|e| e.into_inner())
     }
+    /// The write lock if nobody holds the lock now.
+    #[inline]
+    fn try_write(&self) -> Option<RwLockWriteGuard<'_, Shard>> {
+        match self.0.try_write() {
+            Ok(g) => Some(g),
+            Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
 }
 
 /// A sharded, byte-bounded cache of blocks.
@@ -348,11 +358,28 @@ impl BlockCache {
         }
     }
 
-    /// Insert (or replace) a block. `charge` is the caller's size in bytes; a fixed overhead
-    /// is added. Entries that do not fit in a shard are not kept.
+    /// Insert (or replace) a data block read on a miss. `charge` is the caller's size in bytes;
+    /// a fixed overhead is added. Entries that do not fit in a shard are not kept, and neither
+    /// is a block whose shard is locked at that moment: the reader goes on with its block rather
+    /// than queue for the lock (a queued inserter would also hold back the shard's lookups).
     /// Returns whether the entry was kept.
     pub(crate) fn insert(&self, key: CacheKey, value: Arc<Block>, charge: usize) -> bool {
-        self.insert_value(key, CacheValue::Block(value), charge, false, Priority::Low)
+        let Some(mut shard) = self.shards[shard_of(&key, self.shard_bits)].try_write() else {
+            return false;
+        };
+        let mut dead = Evicted::default();
+        let kept = self.insert_locked(
+            &mut shard,
+            &mut dead,
+            key,
+            CacheValue::Block(value),
+            charge,
+            false,
+            Priority::Low,
+        );
+        drop(shard);
+        drop(dead);
+        kept
     }
 
     /// Insert (or replace) any value at `priority`; a `pinned` entry is never evicted until
@@ -365,21 +392,35 @@ impl BlockCache {
         pinned: bool,
         priority: Priority,
     ) -> bool {
+        // Values leaving the cache are dropped after the lock is released (see `Evicted`).
+        let mut dead = Evicted::default();
+        let mut shard = self.shards[shard_of(&key, self.shard_bits)].write();
+        self.insert_locked(&mut shard, &mut dead, key, value, charge, pinned, priority)
+    }
+
+    /// The body of an insert, under the shard's write lock.
+    #[allow(clippy::too_many_arguments)]
+    fn insert_locked(
+        &self,
+        shard: &mut Shard,
+        dead: &mut Evicted,
+        key: CacheKey,
+        value: CacheValue,
+        charge: usize,
+        pinned: bool,
+        priority: Priority,
+    ) -> bool {
         let charge = charge + ENTRY_OVERHEAD;
         let cap = self.shard_capacity();
         if charge > cap {
             return false;
         }
         let high_cap = self.shard_high_capacity(cap);
-        // Values leaving the cache are dropped after the lock is released (see `Evicted`).
-        let mut dead = Evicted::default();
-        let mut shard = self.shards[shard_of(&key, self.shard_bits)].write();
         if let Some(v) = shard.remove(&key) {
             dead.push(v);
         }
         while shard.usage + charge > cap {
-            if !shard.evict_one(high_cap, &mut dead) {
-                drop(shard);
+            if !shard.evict_one(high_cap, dead) {
                 return false;
             }
         }
@@ -542,6 +583,26 @@ mod tests {
         );
         assert!(c.len() <= 2);
         assert!(c.contains((2, 0)));
+    }
+
+    #[test]
+    fn a_data_block_is_not_kept_while_its_shard_is_locked_and_the_insert_does_not_wait() {
+        let c = Arc::new(BlockCache::new(1 << 20));
+        let key = (5, 0);
+        let guard = c.shards[shard_of(&key, c.shard_bits)].write();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let c2 = Arc::clone(&c);
+        let t = std::thread::spawn(move || {
+            let _ = tx.send(c2.insert(key, blk(0), 100));
+        });
+        // A blocking insert would wait for `guard`, which is only released after this answer.
+        let kept = rx.recv_timeout(std::time::Duration::from_secs(30));
+        drop(guard);
+        t.join().unwrap();
+        assert_eq!(kept, Ok(false), "the insert returns at once, without the block");
+        assert!(!c.contains(key));
+        assert!(c.insert(key, blk(0), 100), "kept once the shard is free");
+        assert!(c.get(key).is_some());
     }
 
     #[test]
