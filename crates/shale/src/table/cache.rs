@@ -1,15 +1,17 @@
 //! The shared block cache: a sharded CLOCK cache of parsed blocks (at most 64 shards of at least
-//! 2 MiB each), bounded in
-//! bytes. Keys are `(cache_id, block_offset)`; every table gets its own `cache_id`. It holds data
-//! blocks, and index and filter blocks when `cache_index_and_filter_blocks` is set.
+//! 2 MiB each), bounded in bytes. Keys are `(cache_id, block_offset)`; every table gets its own
+//! `cache_id`. It holds data blocks, and index and filter blocks when
+//! `cache_index_and_filter_blocks` is set.
 //!
 //! Lookups take a shard's read lock and raise the entry's atomic countdown, so many reader
 //! threads do not serialize on hits. A shard's hash map holds each entry's value next to its
 //! key, and the clock state (countdowns, flags) is kept in dense per-slot arrays apart from the
-//! keys and charges: a hit touches the map bucket and one byte, a clock sweep a few cache lines. Inserts take the shard's write lock and evict unreferenced entries
-//! in clock order until the new entry fits; a data block read on a miss is only inserted if its
-//! shard's lock is free at that moment (the reader does not queue for it). Values are `Arc`s: evicting an entry only drops the
-//! cache's reference, so a reader holding a block keeps it valid.
+//! keys and charges: a hit touches the map bucket and one byte, a clock sweep a few cache lines.
+//! Inserts take the shard's write lock and evict unreferenced entries in clock order until the
+//! new entry fits; a data block read on a miss is only inserted if its shard's lock is free at
+//! that moment (the reader does not queue for it). Values are `Arc`s: evicting an entry only
+//! drops the cache's reference, so a reader holding a block keeps it valid; evicted values are
+//! dropped after the lock is released.
 //!
 //! Besides entries the cache carries a *reservation*: bytes charged by others (the index and
 //! filter blocks tables pin themselves, as RocksDB's cache reservation for table readers). The
@@ -216,19 +218,17 @@ impl Shard {
     /// it may be the last owner of) outside the shard's lock.
     fn remove(&mut self, key: &CacheKey) -> Option<CacheValue> {
         let e = self.map.remove(key)?;
-        {
-            let i = e.slot;
-            let charge = self.slots[i].charge;
-            self.usage -= charge;
-            if self.flags[i] & HIGH != 0 {
-                self.high_usage -= charge;
-            }
-            if self.flags[i] & PINNED != 0 {
-                self.pinned_usage -= charge;
-            }
-            self.flags[i] = 0;
-            self.free.push(i);
+        let i = e.slot;
+        let charge = self.slots[i].charge;
+        self.usage -= charge;
+        if self.flags[i] & HIGH != 0 {
+            self.high_usage -= charge;
         }
+        if self.flags[i] & PINNED != 0 {
+            self.pinned_usage -= charge;
+        }
+        self.flags[i] = 0;
+        self.free.push(i);
         Some(e.value)
     }
 
@@ -377,7 +377,7 @@ impl BlockCache {
             false,
             Priority::Low,
         );
-        drop(shard);
+        drop(shard); // before `dead`: evicted blocks are freed outside the lock
         drop(dead);
         kept
     }
@@ -392,10 +392,12 @@ impl BlockCache {
         pinned: bool,
         priority: Priority,
     ) -> bool {
-        // Values leaving the cache are dropped after the lock is released (see `Evicted`).
         let mut dead = Evicted::default();
         let mut shard = self.shards[shard_of(&key, self.shard_bits)].write();
-        self.insert_locked(&mut shard, &mut dead, key, value, charge, pinned, priority)
+        let kept = self.insert_locked(&mut shard, &mut dead, key, value, charge, pinned, priority);
+        drop(shard); // before `dead`: evicted blocks are freed outside the lock
+        drop(dead);
+        kept
     }
 
     /// The body of an insert, under the shard's write lock.
