@@ -146,6 +146,7 @@ pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
     o.set_disable_auto_compactions(fl.bool("disable_auto_compactions"));
     o.set_allow_concurrent_memtable_write(fl.bool("allow_concurrent_memtable_write"));
     o.set_manual_wal_flush(fl.bool("manual_wal_flush"));
+    o.set_wal_mapped_appends(fl.bool("wal_mapped_appends"));
     o.set_enable_pipelined_write(fl.bool("enable_pipelined_write"));
     o.set_unordered_write(fl.bool("unordered_write"));
     // db_bench treats a value below 1 as RocksDB's sanitizer does (1).

@@ -248,6 +248,7 @@ pub const BENCH_FLAGS: &[FlagDef] = &[
     f("disable_auto_compactions", Kind::Bool, "false", "Do not auto trigger compactions"),
     f("allow_concurrent_memtable_write", Kind::Bool, "true", "Allow multi-writers to update mem tables in parallel."),
     f("manual_wal_flush", Kind::Bool, "false", "If true, buffer WAL until buffer is full or a manual FlushWAL()."),
+    f("wal_mapped_appends", Kind::Bool, "true", "shale bench only: hand WAL records to the OS through a shared mapping (false: one write call per write group, as RocksDB)"),
     f("enable_pipelined_write", Kind::Bool, "true", "Let a write group's WAL write overlap the previous group's memtable inserts"),
     f("unordered_write", Kind::Bool, "false", "Publish each write group right after its WAL write and insert unordered: more throughput, but a read may see part of a batch still being written"),
     f("verify_checksum", Kind::Bool, "true", "Verify checksum for every block read from storage"),

@@ -166,6 +166,10 @@ pub struct Options {
     /// buffer, a memtable switch or close) pushes them to the OS: a process crash may lose
     /// writes not yet flushed (RocksDB's option, default false).
     pub(crate) manual_wal_flush: bool,
+    /// WAL records reach the OS by a copy into a shared mapping of zeros written ahead of the
+    /// log's end, not by one `write` call per write group (a Shale option; default true; on the
+    /// POSIX file system only). Same guarantees either way; see docs/architecture.md.
+    pub(crate) wal_mapped_appends: bool,
     pub(crate) enable_pipelined_write: bool,
     pub(crate) unordered_write: bool,
     /// RocksDB's `allow_2pc`: WAL recovery keeps prepared sections as recovered transactions
@@ -261,6 +265,7 @@ impl Default for Options {
             max_background_jobs: 2,
             allow_concurrent_memtable_write: true,
             manual_wal_flush: false,
+            wal_mapped_appends: true,
             enable_pipelined_write: false,
             unordered_write: false,
             allow_2pc: false,
@@ -315,6 +320,7 @@ impl Options {
         o.max_subcompactions = db.max_subcompactions;
         o.allow_concurrent_memtable_write = db.allow_concurrent_memtable_write;
         o.manual_wal_flush = db.manual_wal_flush;
+        o.wal_mapped_appends = db.wal_mapped_appends;
         o.enable_pipelined_write = db.enable_pipelined_write;
         o.unordered_write = db.unordered_write;
         o.allow_2pc = db.allow_2pc;

@@ -177,6 +177,14 @@ impl Options {
     pub fn set_manual_wal_flush(&mut self, manual: bool) {
         self.manual_wal_flush = manual;
     }
+    /// Hand WAL records to the operating system by copying them into a shared mapping of
+    /// zeros written ahead of the log's end (default true), or by one `write` call per write
+    /// group (false, as RocksDB). A Shale option; the durability is the same either way: a
+    /// written record survives a process crash, a synced one power loss. Only the POSIX file
+    /// system maps; where mapping fails the log falls back to `write` calls.
+    pub fn set_wal_mapped_appends(&mut self, mapped: bool) {
+        self.wal_mapped_appends = mapped;
+    }
     /// Leveled (the default), universal or FIFO compaction.
     pub fn set_compaction_style(&mut self, style: DBCompactionStyle) {
         self.compaction_style = style;
@@ -471,6 +479,7 @@ getters! {
     get_memtable_prefix_bloom_ratio => memtable_prefix_bloom_size_ratio: f64,
     get_memtable_whole_key_filtering => memtable_whole_key_filtering: bool,
     get_allow_mmap_reads => allow_mmap_reads: bool,
+    get_wal_mapped_appends => wal_mapped_appends: bool,
     get_table_factory => table_factory: TableFactory,
     get_compaction_style => compaction_style: DBCompactionStyle,
     get_universal_compaction_options => compaction_options_universal: UniversalCompactOptions,

@@ -1,8 +1,9 @@
-//! A WAL under synced writes keeps zeros written ahead of its records (so most `fdatasync`s need
-//! not persist a new file size; docs/wal.md, "Zeros ahead of a synced WAL"). A crash leaves that
-//! zero tail in the file: Shale's recovery, RocksDB's `ldb dump_wal` and RocksDB's own recovery
-//! (ldb, rocksdict) must all take it as the end of the log, and a WAL closed normally must end
-//! at its last record.
+//! A WAL keeps zeros written ahead of its records: under synced writes so that most
+//! `fdatasync`s need not persist a new file size, and always when its records reach the OS
+//! through a shared mapping of those zeros (mapped appends, the default; docs/architecture.md,
+//! "Mapped WAL appends"). A crash leaves that zero tail in the file: Shale's recovery, RocksDB's
+//! `ldb dump_wal` and RocksDB's own recovery (ldb, rocksdict) must all take it as the end of the
+//! log, and a WAL closed normally must end at its last record.
 //!
 //! A missing RocksDB tool is a loud skip; with `SHALE_REQUIRE_ROCKSDB=1` it fails the test.
 
@@ -55,9 +56,64 @@ fn open_new() -> (tempfile::TempDir, Options, DB) {
 fn a_crashed_wal_with_a_zero_tail_recovers_in_shale_and_rocksdb() {
     let (dir, o, db) = open_new();
     let expect = write_synced(&db, 300);
+    crash_and_check(dir.path(), &o, db, &expect);
+}
+
+/// Unsynced writes go through a shared mapping of zeros written ahead of the WAL's records
+/// (`set_wal_mapped_appends`, the default): a process crash right after the writes (the file as
+/// the kernel holds it) recovers every one of them, in Shale and in RocksDB.
+#[test]
+fn unsynced_writes_through_the_mapped_wal_survive_a_process_crash() {
+    let (dir, o, db) = open_new();
+    assert!(o.get_wal_mapped_appends(), "mapped appends are the default");
+    let mut kv = Kv::new();
+    // Past several 1 MiB stretches of zeros, so the mapping moves along the file.
+    for i in 0..40_000 {
+        let k = format!("key{i:05}").into_bytes();
+        db.put(&k, value(i)).unwrap();
+        kv.insert(k, value(i));
+    }
+    let wal = wal_files(dir.path()).pop().unwrap();
+    assert!(std::fs::metadata(&wal).unwrap().len() > 3 << 20);
+    crash_and_check(dir.path(), &o, db, &kv);
+}
+
+/// With mapped appends off, an unsynced WAL is written by `write` calls and has no zeros.
+#[test]
+fn a_wal_without_mapped_appends_ends_at_its_records_while_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_wal_mapped_appends(false);
+    let db = DB::open(&o, dir.path()).unwrap();
+    for i in 0..500 {
+        db.put(format!("key{i:05}"), value(i)).unwrap();
+    }
+    let bytes = std::fs::read(wal_files(dir.path()).pop().unwrap()).unwrap();
+    assert!(
+        !bytes.is_empty() && *bytes.last().unwrap() != 0,
+        "no zeros after the records"
+    );
+    // The same writes with mapped appends leave zeros after them.
+    let (dir2, _, db2) = open_new();
+    for i in 0..500 {
+        db2.put(format!("key{i:05}"), value(i)).unwrap();
+    }
+    let mapped = std::fs::read(wal_files(dir2.path()).pop().unwrap()).unwrap();
+    assert_eq!(mapped[..bytes.len()], bytes[..], "the same records");
+    assert!(mapped.len() >= bytes.len() + (64 << 10) && mapped[bytes.len()..].iter().all(|&b| b == 0));
+    drop((db, db2));
+}
+
+/// Copy `dir` while `db` is open (what a crash leaves) and check that the live WAL has a zero
+/// tail, that Shale (in the default and the strictest recovery mode), `ldb dump_wal`, `ldb scan`
+/// and rocksdict recover exactly `expect` from the copy, and that the WAL closed normally ends at
+/// its last record.
+fn crash_and_check(dir: &Path, o: &Options, db: DB, expect: &Kv) {
+    let expect = expect.clone();
     // The state a crash (or a power loss after the last sync) leaves: a copy while the DB is open.
     let crashed = tempfile::tempdir().unwrap();
-    copy_dir(dir.path(), crashed.path());
+    copy_dir(dir, crashed.path());
     let wals = wal_files(crashed.path());
     let live = wals.last().expect("a WAL").clone();
     let bytes = std::fs::read(&live).unwrap();
@@ -72,7 +128,7 @@ fn a_crashed_wal_with_a_zero_tail_recovers_in_shale_and_rocksdb() {
     {
         let shale_copy = tempfile::tempdir().unwrap();
         copy_dir(crashed.path(), shale_copy.path());
-        let db2 = DB::open(&o, shale_copy.path()).unwrap();
+        let db2 = DB::open(o, shale_copy.path()).unwrap();
         assert_same(
             &shale_dump(&db2),
             &expect,
@@ -91,10 +147,7 @@ fn a_crashed_wal_with_a_zero_tail_recovers_in_shale_and_rocksdb() {
 
     // Closed normally, the WAL is cut back to its records.
     drop(db);
-    if let Some(w) = wal_files(dir.path())
-        .into_iter()
-        .find(|w| w.file_name() == live.file_name())
-    {
+    if let Some(w) = wal_files(dir).into_iter().find(|w| w.file_name() == live.file_name()) {
         let closed = std::fs::read(&w).unwrap();
         assert_eq!(closed.len(), data_end, "a closed WAL ends at its last record");
         assert_eq!(closed[..], bytes[..data_end]);

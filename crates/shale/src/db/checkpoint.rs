@@ -406,9 +406,18 @@ impl DB {
                     continue;
                 }
                 let path = wal_name(&db.path, num);
-                let Ok(size) = db.fs.file_size(&path) else {
+                let Ok(mut size) = db.fs.file_size(&path) else {
                     continue; // deleted meanwhile
                 };
+                // The live WAL's file may hold zeros written ahead of its records: its size is
+                // the writer's.
+                let wal = db.wal.lock();
+                if wal.number == num {
+                    if let Some(w) = wal.writer.as_ref() {
+                        size = w.file_size();
+                    }
+                }
+                drop(wal);
                 out.push(WalFile {
                     number: num,
                     name: format!("/{num:06}.log"),

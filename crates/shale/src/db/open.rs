@@ -465,7 +465,7 @@ fn open_inner(
         let file = fs.new_writable(&wal_name(path, num))?;
         fs.sync_dir(path)?;
         *db.wal.lock() = WalState {
-            writer: Some(log::Writer::new_wal(file)),
+            writer: Some(log::Writer::new_wal(file, db.opts.wal_mapped_appends)),
             number: num,
             alive: VecDeque::new(),
             unsynced: false,

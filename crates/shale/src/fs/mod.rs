@@ -45,6 +45,13 @@ pub trait WritableFile: Send {
     /// too); the zeros are cut off when the file is closed. Changes no byte below `size()`;
     /// file systems without a use for it ignore it.
     fn keep_zeros_ahead(&mut self) {}
+    /// A hint for a log written in many small appends (a WAL): the file may hand its bytes to
+    /// the operating system by copying them into a shared mapping of zeros written ahead of its
+    /// end instead of one `write` call per flush. What a flush guarantees does not change (the
+    /// bytes are in the kernel's page cache and survive a process crash; `sync` makes them
+    /// durable); readers take the zeros as the end, and they are cut off when the file is
+    /// closed. File systems without mappings ignore it.
+    fn map_appends(&mut self) {}
 }
 
 /// A file read at arbitrary offsets, shared between threads.

@@ -36,6 +36,10 @@ trait PositionalSink: Send {
     }
     /// `posix_fadvise(POSIX_FADV_DONTNEED)` over the whole file (a hint; errors ignored).
     fn drop_cached(&self) {}
+    /// The descriptor to map for appends, if this sink is a real file.
+    fn map_fd(&self) -> Option<std::os::unix::io::RawFd> {
+        None
+    }
 }
 
 impl PositionalSink for File {
@@ -56,7 +60,62 @@ impl PositionalSink for File {
             libc::posix_fadvise(self.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
         }
     }
+    fn map_fd(&self) -> Option<std::os::unix::io::RawFd> {
+        Some(self.as_raw_fd())
+    }
 }
+
+/// A shared, writable mapping of the file's bytes `off..off + len` (all of them below
+/// `zeroed_to`: written zeros or data, never past the file's end).
+struct Window {
+    base: *mut u8,
+    off: u64,
+    len: usize,
+}
+
+impl Window {
+    /// Map `off..off + len` of `fd` (`off` page-aligned), pages faulted in for writing where
+    /// the kernel can (`MADV_POPULATE_WRITE`, a hint: later writes fault instead).
+    fn map(fd: std::os::unix::io::RawFd, off: u64, len: usize) -> std::io::Result<Window> {
+        // SAFETY: a fresh shared mapping of an open descriptor, checked against MAP_FAILED;
+        // nothing else refers to the region.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                off as libc::off_t,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: advice over the mapping just made; errors (old kernels) are ignored.
+        unsafe { libc::madvise(p, len, MADV_POPULATE_WRITE) };
+        Ok(Window {
+            base: p as *mut u8,
+            off,
+            len,
+        })
+    }
+
+    fn covers(&self, from: u64, to: u64) -> bool {
+        from >= self.off && to <= self.off + self.len as u64
+    }
+}
+
+impl Drop for Window {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly the region mapped in `map`, once.
+        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
+    }
+}
+
+/// `MADV_POPULATE_WRITE` (Linux 5.14; the libc crate does not name it on every target).
+const MADV_POPULATE_WRITE: libc::c_int = 23;
+const PAGE: u64 = 4096;
 
 /// A file written through a user-space buffer.
 ///
@@ -79,7 +138,14 @@ struct PosixWritable<S: PositionalSink = File> {
     synced: bool,
     /// Zeros are written up to this offset (the file's size in the OS when above `written`).
     zeroed_to: u64,
+    /// Appends are copied into a shared mapping of zeros written ahead (a WAL on a real file).
+    mapped: bool,
+    window: Option<Window>,
 }
+
+// SAFETY: the window is a mapping owned by this value alone (no other pointer into it escapes),
+// so moving the value to another thread moves sole access to it.
+unsafe impl<S: PositionalSink> Send for PosixWritable<S> {}
 
 impl<S: PositionalSink> PosixWritable<S> {
     fn new(file: S, name: String) -> Self {
@@ -93,7 +159,59 @@ impl<S: PositionalSink> PosixWritable<S> {
             zeros_ahead: false,
             synced: false,
             zeroed_to: 0,
+            mapped: false,
+            window: None,
         }
+    }
+
+    /// Write zeros from where they (or the data) end up to `end`.
+    fn write_zeros(&mut self, end: u64) -> std::io::Result<()> {
+        let mut at = self.zeroed_to.max(self.written);
+        while at < end {
+            let n = (end - at).min(ZEROS.len() as u64);
+            self.file.write_all_at(&ZEROS[..n as usize], at)?;
+            at += n;
+        }
+        self.zeroed_to = self.zeroed_to.max(end);
+        Ok(())
+    }
+
+    /// Hand `data` to the OS at `written`: copied into the mapping when appends are mapped
+    /// (zeros are written ahead first, so the mapping never reaches past the file's end and a
+    /// full disk fails here, before any byte is copied), else `pwrite`.
+    fn put(&mut self, data: &[u8]) -> std::io::Result<()> {
+        let end = self.written + data.len() as u64;
+        if self.mapped {
+            if end > self.zeroed_to {
+                self.write_zeros(zeros_end(end))?;
+            }
+            if !self.window.as_ref().is_some_and(|w| w.covers(self.written, end)) {
+                self.window = None;
+                let off = self.written / PAGE * PAGE;
+                let fd = self.file.map_fd().expect("mapped appends need a descriptor");
+                match Window::map(fd, off, (self.zeroed_to - off) as usize) {
+                    Ok(w) => self.window = Some(w),
+                    // No mappings here (a file system without them): plain writes from now on;
+                    // the zeros are cut off at close as usual.
+                    Err(_) => self.mapped = false,
+                }
+            }
+            if let Some(w) = &self.window {
+                // SAFETY: the window covers written..end (checked above) and is ours alone.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        data.as_ptr(),
+                        w.base.add((self.written - w.off) as usize),
+                        data.len(),
+                    )
+                };
+                self.written = end;
+                return Ok(());
+            }
+        }
+        self.file.write_all_at(data, self.written)?;
+        self.written = end;
+        Ok(())
     }
 
     fn check_alive(&self) -> Result<()> {
@@ -123,9 +241,7 @@ impl<S: PositionalSink> WritableFile for PosixWritable<S> {
         if self.buf.len() + data.len() > WRITE_BUFFER {
             self.flush()?;
             if data.len() >= WRITE_BUFFER {
-                self.guarded(|w| w.file.write_all_at(data, w.written))?;
-                self.written += data.len() as u64;
-                return Ok(());
+                return self.guarded(|w| w.put(data));
             }
         }
         self.buf.extend_from_slice(data);
@@ -135,9 +251,13 @@ impl<S: PositionalSink> WritableFile for PosixWritable<S> {
         self.check_alive()?;
         if !self.buf.is_empty() {
             // pwrite at our own offset: no shared file-position lock in the kernel.
-            self.guarded(|w| w.file.write_all_at(&w.buf, w.written))?;
-            self.written += self.buf.len() as u64;
-            self.buf.clear();
+            let buf = std::mem::take(&mut self.buf);
+            let r = self.guarded(|w| w.put(&buf));
+            if r.is_ok() {
+                self.buf = buf;
+                self.buf.clear();
+            }
+            r?;
         }
         Ok(())
     }
@@ -146,14 +266,8 @@ impl<S: PositionalSink> WritableFile for PosixWritable<S> {
         if self.zeros_ahead && self.synced && self.zeroed_to < self.written + ZEROS_AHEAD / 2 {
             // Zeros past the data, made durable by this sync: the next syncs overwrite them in
             // place and find the file's size already on disk.
-            let mut at = self.zeroed_to.max(self.written);
             let end = zeros_end(self.written);
-            while at < end {
-                let n = (end - at).min(ZEROS.len() as u64);
-                self.guarded(|w| w.file.write_all_at(&ZEROS[..n as usize], at))?;
-                at += n;
-            }
-            self.zeroed_to = end;
+            self.guarded(|w| w.write_zeros(end))?;
         }
         self.synced = true;
         self.guarded(|w| w.file.sync_data())
@@ -169,6 +283,10 @@ impl<S: PositionalSink> WritableFile for PosixWritable<S> {
     fn keep_zeros_ahead(&mut self) {
         self.zeros_ahead = true;
     }
+    fn map_appends(&mut self) {
+        // Only before the first byte: the zeros then start at offset 0.
+        self.mapped = self.written == 0 && self.buf.is_empty() && self.file.map_fd().is_some();
+    }
 }
 
 /// Where the zeros kept ahead of a log whose data ends at `written` end.
@@ -180,6 +298,7 @@ impl<S: PositionalSink> Drop for PosixWritable<S> {
     fn drop(&mut self) {
         if !self.failed {
             let _ = self.flush();
+            self.window = None;
             if self.zeroed_to > self.written && !self.failed {
                 // A closed log ends at its data.
                 let _ = self.file.set_len(self.written);
@@ -364,7 +483,9 @@ impl FileSystem for PosixFs {
         std::fs::create_dir_all(path).map_err(|e| Error::io(name_of(path), e))
     }
     fn new_writable(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        // Readable too: a log's appends may go through a shared mapping, which needs both.
         let file = OpenOptions::new()
+            .read(true)
             .write(true)
             .create(true)
             .truncate(true)
@@ -576,6 +697,143 @@ mod tests {
             g.sync().unwrap();
         }
         assert_eq!(len(), 30);
+    }
+
+    /// A file in memory written at any offset, with room for `room` more bytes (a write past
+    /// it writes what fits and fails with ENOSPC), whose descriptor cannot be mapped.
+    #[derive(Clone, Default)]
+    struct Unmappable {
+        bytes: Arc<Mutex<Vec<u8>>>,
+        room: Arc<Mutex<usize>>,
+    }
+
+    impl PositionalSink for Unmappable {
+        fn write_all_at(&self, data: &[u8], offset: u64) -> std::io::Result<()> {
+            let mut b = self.bytes.lock().unwrap();
+            let mut room = self.room.lock().unwrap();
+            let end = offset as usize + data.len();
+            let grow = end.saturating_sub(b.len());
+            if grow > *room {
+                return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
+            }
+            *room -= grow;
+            if b.len() < end {
+                b.resize(end, 0);
+            }
+            b[offset as usize..end].copy_from_slice(data);
+            Ok(())
+        }
+        fn sync_data(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn set_len(&self, len: u64) -> std::io::Result<()> {
+            self.bytes.lock().unwrap().truncate(len as usize);
+            Ok(())
+        }
+        fn map_fd(&self) -> Option<std::os::unix::io::RawFd> {
+            Some(-1)
+        }
+    }
+
+    /// Records of 1..300 bytes, each a different byte value (never 0).
+    fn records(n: usize) -> Vec<Vec<u8>> {
+        (0..n).map(|i| vec![(i % 251 + 1) as u8; i % 300 + 1]).collect()
+    }
+
+    #[test]
+    fn mapped_appends_are_in_the_file_after_each_flush_and_end_at_the_data_when_closed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("000011.log");
+        let mut f = PosixFs.new_writable(&path).unwrap();
+        f.keep_zeros_ahead();
+        f.map_appends();
+        let mut want = Vec::new();
+        // ~5.2 MiB: the mapping moves along the file several times; one append bigger than the
+        // user-space buffer; syncs in between.
+        for (i, r) in records(35_000).iter().enumerate() {
+            f.append(r).unwrap();
+            want.extend_from_slice(r);
+            if i == 20_000 {
+                let big = vec![0xEEu8; 3 * WRITE_BUFFER];
+                f.append(&big).unwrap();
+                want.extend_from_slice(&big);
+            }
+            f.flush().unwrap();
+            if i % 5_000 == 0 {
+                f.sync().unwrap();
+            }
+            if i % 7_919 == 0 {
+                // Another reader of the file (recovery after a process crash) sees every
+                // flushed byte, then zeros to a whole log block.
+                let on_disk = std::fs::read(&path).unwrap();
+                assert_eq!(on_disk[..want.len()], want[..], "after record {i}");
+                assert!(on_disk[want.len()..].iter().all(|&b| b == 0));
+                assert!(on_disk.len() > want.len(), "zeros after the data");
+                assert_eq!(on_disk.len() as u64 % ZEROS_ALIGN, 0);
+            }
+        }
+        assert_eq!(f.size(), want.len() as u64);
+        drop(f);
+        assert_eq!(std::fs::read(&path).unwrap(), want, "closed: the data and nothing else");
+    }
+
+    #[test]
+    fn mapped_appends_fall_back_to_writes_where_the_file_cannot_be_mapped() {
+        let disk = Unmappable::default();
+        *disk.room.lock().unwrap() = 64 << 20;
+        let mut f = PosixWritable::new(disk.clone(), "000012.log".into());
+        f.map_appends();
+        assert!(f.mapped);
+        let mut want = Vec::new();
+        for r in records(2_000) {
+            f.append(&r).unwrap();
+            f.flush().unwrap();
+            want.extend_from_slice(&r);
+        }
+        assert!(!f.mapped, "no mapping: plain writes");
+        {
+            let b = disk.bytes.lock().unwrap();
+            assert_eq!(b[..want.len()], want[..]);
+            assert!(
+                b[want.len()..].iter().all(|&x| x == 0),
+                "the zeros written before the mapping failed"
+            );
+        }
+        drop(f);
+        assert_eq!(*disk.bytes.lock().unwrap(), want);
+    }
+
+    #[test]
+    fn a_full_disk_fails_a_mapped_append_before_any_byte_of_it_is_copied() {
+        let disk = Unmappable::default();
+        *disk.room.lock().unwrap() = 1000;
+        let mut f = PosixWritable::new(disk.clone(), "000013.log".into());
+        f.map_appends();
+        f.append(&[7u8; 100]).unwrap();
+        let e = f.flush().unwrap_err();
+        assert!(e.is_no_space(), "{e}");
+        *disk.room.lock().unwrap() = 64 << 20;
+        assert!(
+            f.append(&[8u8; 10]).is_err() && f.flush().is_err(),
+            "dead after the failure"
+        );
+        drop(f);
+        assert!(
+            disk.bytes.lock().unwrap().iter().all(|&b| b == 0),
+            "no byte of the failed write"
+        );
+    }
+
+    #[test]
+    fn mapped_appends_are_only_taken_up_by_an_empty_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("000014.log");
+        let mut f = PosixFs.new_writable(&path).unwrap();
+        f.append(b"abc").unwrap();
+        f.map_appends();
+        f.append(b"def").unwrap();
+        f.flush().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"abcdef", "written, no zeros");
     }
 
     #[test]

@@ -99,9 +99,14 @@ impl Writer {
     }
 
     /// A writer for a new WAL: the file may keep zeros written ahead of the records
-    /// ([`WritableFile::keep_zeros_ahead`]), which every log reader takes as the end.
-    pub(crate) fn new_wal(mut file: Box<dyn WritableFile>) -> Writer {
+    /// ([`WritableFile::keep_zeros_ahead`]), which every log reader takes as the end, and with
+    /// `mapped` hand its records to the OS through a mapping of them
+    /// ([`WritableFile::map_appends`]).
+    pub(crate) fn new_wal(mut file: Box<dyn WritableFile>, mapped: bool) -> Writer {
         file.keep_zeros_ahead();
+        if mapped {
+            file.map_appends();
+        }
         Writer::new(file)
     }
 
