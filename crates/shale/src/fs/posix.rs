@@ -263,6 +263,13 @@ impl<S: PositionalSink> WritableFile for PosixWritable<S> {
     }
     fn sync(&mut self) -> Result<()> {
         self.flush()?;
+        if self.synced && self.mapped {
+            // Synced again: a log under synced writes. There each sync's write-back of a page
+            // mapped writable costs more than the `pwrite` saves, so the file goes back to
+            // `pwrite` for good (docs/architecture.md, "Mapped WAL appends").
+            self.mapped = false;
+            self.window = None;
+        }
         if self.zeros_ahead && self.synced && self.zeroed_to < self.written + ZEROS_AHEAD / 2 {
             // Zeros past the data, made durable by this sync: the next syncs overwrite them in
             // place and find the file's size already on disk.
@@ -744,12 +751,20 @@ mod tests {
     fn mapped_appends_are_in_the_file_after_each_flush_and_end_at_the_data_when_closed() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("000011.log");
-        let mut f = PosixFs.new_writable(&path).unwrap();
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
+        let mut f = PosixWritable::new(file, "000011.log".into());
         f.keep_zeros_ahead();
         f.map_appends();
         let mut want = Vec::new();
+        let mut windows = HashSet::new();
         // ~5.2 MiB: the mapping moves along the file several times; one append bigger than the
-        // user-space buffer; syncs in between.
+        // user-space buffer; one sync (the mapping stays), later two more (it goes).
         for (i, r) in records(35_000).iter().enumerate() {
             f.append(r).unwrap();
             want.extend_from_slice(r);
@@ -759,10 +774,20 @@ mod tests {
                 want.extend_from_slice(&big);
             }
             f.flush().unwrap();
-            if i % 5_000 == 0 {
-                f.sync().unwrap();
+            if i < 30_000 {
+                assert!(f.mapped, "record {i}");
+                windows.insert(f.window.as_ref().expect("a mapping").off);
             }
-            if i % 7_919 == 0 {
+            if i == 10_000 {
+                f.sync().unwrap();
+                assert!(f.mapped, "one sync keeps the mapping");
+            }
+            if i == 30_000 {
+                f.sync().unwrap();
+                f.sync().unwrap();
+                assert!(!f.mapped && f.window.is_none(), "a log synced again and again writes");
+            }
+            if i % 7_919 == 0 || i == 30_001 {
                 // Another reader of the file (recovery after a process crash) sees every
                 // flushed byte, then zeros to a whole log block.
                 let on_disk = std::fs::read(&path).unwrap();
@@ -772,6 +797,7 @@ mod tests {
                 assert_eq!(on_disk.len() as u64 % ZEROS_ALIGN, 0);
             }
         }
+        assert!(windows.len() >= 3, "the mapping moved along the file: {windows:?}");
         assert_eq!(f.size(), want.len() as u64);
         drop(f);
         assert_eq!(std::fs::read(&path).unwrap(), want, "closed: the data and nothing else");
