@@ -113,6 +113,12 @@ fn checkpoint_copies_wal_only_data() {
     let wals = db.get_sorted_wal_files().unwrap();
     assert!(!wals.is_empty() && wals.last().unwrap().size > 0);
     assert_eq!(wals[0].start_sequence, Some(1));
+    // The live WAL's size is its records' (the checkpoint copied exactly those), not its
+    // file's, which keeps zeros written ahead of them (mapped appends).
+    let live = wals.last().unwrap();
+    let name = format!("{:06}.log", live.number);
+    assert!(std::fs::metadata(src.join(&name)).unwrap().len() > live.size);
+    assert_eq!(std::fs::metadata(ck.join(&name)).unwrap().len(), live.size);
     drop(a);
     drop(db);
     let c = open_all(&ck);

@@ -293,7 +293,8 @@ pub struct WalFile {
     pub number: u64,
     /// The file name, `/000012.log`.
     pub name: String,
-    /// Bytes on disk now.
+    /// Bytes of its records now (the live WAL's file may also hold zeros written ahead of
+    /// them, which are not counted).
     pub size: u64,
     /// The sequence number of its first write batch (None: empty, or not readable).
     pub start_sequence: Option<u64>,
