@@ -45,9 +45,15 @@ fn write_synced(db: &DB, n: usize) -> Kv {
 
 /// A new DB on the real file system, in a temporary directory.
 fn open_new() -> (tempfile::TempDir, Options, DB) {
+    open_new_with(|_| {})
+}
+
+/// [`open_new`] with options changed by `set`.
+fn open_new_with(set: impl FnOnce(&mut Options)) -> (tempfile::TempDir, Options, DB) {
     let dir = tempfile::tempdir().unwrap();
     let mut o = Options::default();
     o.create_if_missing(true);
+    set(&mut o);
     let db = DB::open(&o, dir.path()).unwrap();
     (dir, o, db)
 }
@@ -81,11 +87,7 @@ fn unsynced_writes_through_the_mapped_wal_survive_a_process_crash() {
 /// With mapped appends off, an unsynced WAL is written by `write` calls and has no zeros.
 #[test]
 fn a_wal_without_mapped_appends_ends_at_its_records_while_open() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut o = Options::default();
-    o.create_if_missing(true);
-    o.set_wal_mapped_appends(false);
-    let db = DB::open(&o, dir.path()).unwrap();
+    let (dir, _, db) = open_new_with(|o| o.set_wal_mapped_appends(false));
     for i in 0..500 {
         db.put(format!("key{i:05}"), value(i)).unwrap();
     }

@@ -400,6 +400,10 @@ impl DB {
                 flush::min_log_needed(db, &st)
             }
         };
+        let live = {
+            let wal = db.wal.lock();
+            wal.writer.as_ref().map(|w| (wal.number, w.file_size()))
+        };
         let mut out = Vec::new();
         for n in db.fs.list(&db.path)? {
             if let Some(FileType::Wal(num)) = super::filename::parse_file_name(&n) {
@@ -407,18 +411,15 @@ impl DB {
                     continue;
                 }
                 let path = wal_name(&db.path, num);
-                let Ok(mut size) = db.fs.file_size(&path) else {
-                    continue; // deleted meanwhile
-                };
                 // The live WAL's file may hold zeros written ahead of its records: its size is
                 // the writer's.
-                let wal = db.wal.lock();
-                if wal.number == num {
-                    if let Some(w) = wal.writer.as_ref() {
-                        size = w.file_size();
-                    }
-                }
-                drop(wal);
+                let size = match live {
+                    Some((n, len)) if n == num => len,
+                    _ => match db.fs.file_size(&path) {
+                        Ok(s) => s,
+                        Err(_) => continue, // deleted meanwhile
+                    },
+                };
                 out.push(WalFile {
                     number: num,
                     name: format!("/{num:06}.log"),

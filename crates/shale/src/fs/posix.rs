@@ -92,8 +92,11 @@ impl Window {
         if p == libc::MAP_FAILED {
             return Err(std::io::Error::last_os_error());
         }
-        // SAFETY: advice over the mapping just made; errors (old kernels) are ignored.
-        unsafe { libc::madvise(p, len, MADV_POPULATE_WRITE) };
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        // SAFETY: advice over the mapping just made; errors (kernels before 5.14) are ignored.
+        unsafe {
+            libc::madvise(p, len, libc::MADV_POPULATE_WRITE)
+        };
         Ok(Window {
             base: p as *mut u8,
             off,
@@ -113,9 +116,15 @@ impl Drop for Window {
     }
 }
 
-/// `MADV_POPULATE_WRITE` (Linux 5.14; the libc crate does not name it on every target).
-const MADV_POPULATE_WRITE: libc::c_int = 23;
-const PAGE: u64 = 4096;
+/// The system's page size (a mapping's file offset must be a multiple of it).
+fn page_size() -> u64 {
+    static PAGE: OnceLock<u64> = OnceLock::new();
+    // SAFETY: sysconf only reads a system constant.
+    *PAGE.get_or_init(|| match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+        n if n > 0 => n as u64,
+        _ => 4096,
+    })
+}
 
 /// A file written through a user-space buffer.
 ///
@@ -187,13 +196,13 @@ impl<S: PositionalSink> PosixWritable<S> {
             }
             if !self.window.as_ref().is_some_and(|w| w.covers(self.written, end)) {
                 self.window = None;
-                let off = self.written / PAGE * PAGE;
-                let fd = self.file.map_fd().expect("mapped appends need a descriptor");
-                match Window::map(fd, off, (self.zeroed_to - off) as usize) {
-                    Ok(w) => self.window = Some(w),
+                let off = self.written / page_size() * page_size();
+                let len = (self.zeroed_to - off) as usize;
+                match self.file.map_fd().map(|fd| Window::map(fd, off, len)) {
+                    Some(Ok(w)) => self.window = Some(w),
                     // No mappings here (a file system without them): plain writes from now on;
                     // the zeros are cut off at close as usual.
-                    Err(_) => self.mapped = false,
+                    _ => self.mapped = false,
                 }
             }
             if let Some(w) = &self.window {
@@ -250,14 +259,12 @@ impl<S: PositionalSink> WritableFile for PosixWritable<S> {
     fn flush(&mut self) -> Result<()> {
         self.check_alive()?;
         if !self.buf.is_empty() {
-            // pwrite at our own offset: no shared file-position lock in the kernel.
-            let buf = std::mem::take(&mut self.buf);
-            let r = self.guarded(|w| w.put(&buf));
-            if r.is_ok() {
-                self.buf = buf;
-                self.buf.clear();
-            }
-            r?;
+            // Taken out while `put` borrows the file (a failure leaves an empty buffer, as
+            // `guarded` wants); kept for its capacity otherwise.
+            let mut buf = std::mem::take(&mut self.buf);
+            self.guarded(|w| w.put(&buf))?;
+            buf.clear();
+            self.buf = buf;
         }
         Ok(())
     }
@@ -706,8 +713,9 @@ mod tests {
         assert_eq!(len(), 30);
     }
 
-    /// A file in memory written at any offset, with room for `room` more bytes (a write past
-    /// it writes what fits and fails with ENOSPC), whose descriptor cannot be mapped.
+    /// A file in memory written at any offset, with room for `room` more bytes (a write that
+    /// would grow it past that writes nothing and fails with ENOSPC), whose descriptor cannot
+    /// be mapped.
     #[derive(Clone, Default)]
     struct Unmappable {
         bytes: Arc<Mutex<Vec<u8>>>,
