@@ -106,20 +106,28 @@ impl Directory {
     /// result is in `0..=len()`.
     #[inline]
     pub(crate) fn lower_bound(&self, ukey: &[u8], entry_is_less: impl Fn(usize) -> bool) -> usize {
+        self.lower_bound_above(ukey, entry_is_less).0
+    }
+
+    /// [`lower_bound`](Self::lower_bound), and whether the entry found (if any) is known to have
+    /// a user key strictly greater than `ukey` without a full comparison (its discriminator is
+    /// greater, or `ukey` is before the shared prefix).
+    #[inline]
+    pub(crate) fn lower_bound_above(&self, ukey: &[u8], entry_is_less: impl Fn(usize) -> bool) -> (usize, bool) {
         let p = self.prefix.len();
         let head = &ukey[..p.min(ukey.len())];
         match head.cmp(&self.prefix[..]) {
             // Shorter than the prefix and a prefix of it, or smaller: before every entry.
-            std::cmp::Ordering::Less => return 0,
-            std::cmp::Ordering::Greater => return self.discs.len(),
+            std::cmp::Ordering::Less => return (0, true),
+            std::cmp::Ordering::Greater => return (self.discs.len(), false),
             std::cmp::Ordering::Equal => {}
         }
         let d = self.disc(ukey);
         if d < self.lo {
-            return 0;
+            return (0, true);
         }
         if d > self.hi {
-            return self.discs.len();
+            return (self.discs.len(), false);
         }
         let b = self.bucket(d);
         let (s, e) = (self.starts[b] as usize, self.starts[b + 1] as usize);
@@ -136,7 +144,8 @@ impl Directory {
                 hi = mid;
             }
         }
-        lo
+        // Past the run of equal discriminators every entry's is greater.
+        (lo, lo == j)
     }
 }
 

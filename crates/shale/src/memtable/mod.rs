@@ -557,10 +557,10 @@ impl MemTable {
             }
     }
 
-    /// Bytes reserved from the allocator (whole arena blocks).
+    /// Bytes reserved from the allocator: whole arena blocks, plus the skiplist's guides.
     pub(crate) fn reserved_memory(&self) -> usize {
         match &self.rep {
-            Rep::SkipList(l) => l.memory_usage(),
+            Rep::SkipList(l) => l.memory_usage() + l.guide_memory(),
             Rep::Vector(v) => v.memory_usage(),
         }
     }

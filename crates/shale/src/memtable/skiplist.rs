@@ -268,6 +268,8 @@ pub(crate) struct SkipList<C> {
     sealed: std::sync::atomic::AtomicBool,
     /// Built by [`build_directory`](SkipList::build_directory) after sealing.
     directory: std::sync::OnceLock<Sealed>,
+    /// Samples of the live list for searches (see `skiplist_guide.rs`).
+    guides: guide::Guides,
 }
 
 // SAFETY: nodes live in the arena (Send + Sync) until the list drops; after publication a node
@@ -286,6 +288,7 @@ impl<C: KeyComparator> SkipList<C> {
             arena: Arena::new(arena_block_size),
             sealed: std::sync::atomic::AtomicBool::new(false),
             directory: std::sync::OnceLock::new(),
+            guides: guide::Guides::new(),
         };
         list.head = list.alloc_node(MAX_HEIGHT, 0);
         list
@@ -308,6 +311,7 @@ impl<C: KeyComparator> SkipList<C> {
     /// Declare that no entry will be inserted any more (an insert after this panics).
     pub(crate) fn seal(&self) {
         self.sealed.store(true, AO::Release);
+        self.stop_guides();
     }
 
     /// Build the [`Directory`] of a sealed list (once; later calls do nothing). Searches use it
@@ -320,39 +324,42 @@ impl<C: KeyComparator> SkipList<C> {
         if self.directory.get().is_some() {
             return true;
         }
-        let first = self.next(self.head, 0);
-        let last = self.find_last();
-        if first.is_null() {
+        let nodes = self.walk_level(0, 3);
+        if nodes.len() < MIN_DIRECTORY_ENTRIES {
             return false;
         }
-        let key_of = |n: *mut Node| {
-            // SAFETY: a published node of this list, which outlives this call.
-            self.cmp.bytewise_prefix(self.cmp.key(unsafe { Node::entry(n) }))
-        };
-        let (Some(fk), Some(lk)) = (key_of(first), key_of(last)) else {
+        let Some(dir) = self.directory_over(&nodes) else {
             return false;
         };
-        let mut dir = Directory::new(fk, lk);
-        // Walking level 0 is a chain of dependent cache misses. Cut it into segments at the
-        // nodes tall enough to reach ANCHOR_LEVEL (1 in 4^ANCHOR_LEVEL) and walk WALKERS segments
-        // in lockstep, so that their misses overlap.
-        const ANCHOR_LEVEL: usize = 3;
+        let _ = self.directory.set(Sealed { dir, nodes });
+        true
+    }
+
+    /// The nodes linked at `level` now, in order (a list with concurrent inserts may gain more
+    /// while this walks; those it reaches are included, in order). Walking one level is a chain
+    /// of dependent cache misses: it is cut into segments at the nodes that reach
+    /// `anchor_level` (1 in 4^(anchor_level - level) of them), and 16 segments are walked in
+    /// lockstep so that their misses overlap.
+    pub(super) fn walk_level(&self, level: usize, anchor_level: usize) -> Vec<*mut Node> {
         const WALKERS: usize = 16;
+        let first = self.next(self.head, level);
+        if first.is_null() {
+            return Vec::new();
+        }
         let mut anchors = vec![first];
-        let mut a = self.next(self.head, ANCHOR_LEVEL);
+        let mut a = self.next(self.head, anchor_level);
         while !a.is_null() {
             if a != first {
                 anchors.push(a);
             }
-            a = self.next(a, ANCHOR_LEVEL);
+            a = self.next(a, anchor_level);
         }
         let mut nodes: Vec<*mut Node> = Vec::new();
-        let mut discs: Vec<u64> = Vec::new();
-        for group in anchors.chunks(WALKERS).enumerate().map(|(g, c)| (g * WALKERS, c.len())) {
-            let (base, len) = group;
+        for base in (0..anchors.len()).step_by(WALKERS) {
+            let len = WALKERS.min(anchors.len() - base);
             let mut cur = [ptr::null_mut::<Node>(); WALKERS];
             let mut end = [ptr::null_mut::<Node>(); WALKERS];
-            let mut seg: [(Vec<*mut Node>, Vec<u64>); WALKERS] = std::array::from_fn(|_| (Vec::new(), Vec::new()));
+            let mut seg: [Vec<*mut Node>; WALKERS] = std::array::from_fn(|_| Vec::new());
             for j in 0..len {
                 cur[j] = anchors[base + j];
                 end[j] = anchors.get(base + j + 1).copied().unwrap_or(ptr::null_mut());
@@ -365,27 +372,29 @@ impl<C: KeyComparator> SkipList<C> {
                         continue;
                     }
                     busy = true;
-                    let Some(k) = key_of(n) else {
-                        return false;
-                    };
-                    seg[j].0.push(n);
-                    seg[j].1.push(dir.disc(k));
-                    cur[j] = self.next(n, 0);
+                    seg[j].push(n);
+                    cur[j] = self.next(n, level);
                 }
                 if !busy {
                     break;
                 }
             }
-            for (sn, sd) in seg.iter_mut().take(len) {
+            for sn in seg.iter_mut().take(len) {
                 nodes.append(sn);
-                discs.append(sd);
             }
         }
-        if nodes.len() < MIN_DIRECTORY_ENTRIES || !dir.finish(discs) {
-            return false;
-        }
-        let _ = self.directory.set(Sealed { dir, nodes });
-        true
+        nodes
+    }
+
+    /// A [`Directory`] over `nodes` (in list order). None if the order is not bytewise or
+    /// the directory cannot take them.
+    pub(super) fn directory_over(&self, nodes: &[*mut Node]) -> Option<Directory> {
+        let keys: Option<Vec<&[u8]>> = nodes
+            .iter()
+            // SAFETY: published nodes of this list, which outlives this call.
+            .map(|&n| self.cmp.bytewise_prefix(self.cmp.key(unsafe { Node::entry(n) })))
+            .collect();
+        Directory::build(&keys?)
     }
 
     /// Heap bytes of the directory (0 without one).
@@ -529,6 +538,7 @@ impl<C: KeyComparator> SkipList<C> {
         splice.height = 0;
         let (inserted, valid_height) = self.insert_inner(x, height, splice, saved_height, allow_partial);
         splice.height = valid_height;
+        self.maybe_take_guide();
         inserted
     }
 
@@ -703,9 +713,10 @@ impl<C: KeyComparator> SkipList<C> {
                 None => (ptr::null_mut(), false),
             };
         }
-        let mut x = self.head;
-        let mut level = self.max_height.load(AO::Relaxed) - 1;
-        let mut last_bigger: *mut Node = ptr::null_mut();
+        let (mut x, mut level, mut last_bigger) = match self.guide_start(key) {
+            Some((start, bigger)) => (start, guide::GUIDE_LEVEL, bigger),
+            None => (self.head, self.max_height.load(AO::Relaxed) - 1, ptr::null_mut()),
+        };
         loop {
             let next = self.next(x, level);
             let ord = if next.is_null() || next == last_bigger {
@@ -746,9 +757,10 @@ impl<C: KeyComparator> SkipList<C> {
             }
             return if i == 0 { self.head } else { s.nodes[i - 1] };
         }
-        let mut x = self.head;
-        let mut level = self.max_height.load(AO::Relaxed) - 1;
-        let mut last_not_after: *mut Node = ptr::null_mut();
+        let (mut x, mut level, mut last_not_after) = match self.guide_start(key) {
+            Some((start, bigger)) => (start, guide::GUIDE_LEVEL, bigger),
+            None => (self.head, self.max_height.load(AO::Relaxed) - 1, ptr::null_mut()),
+        };
         loop {
             let next = self.next(x, level);
             if next != last_not_after && !next.is_null() {
@@ -926,6 +938,9 @@ impl<R: ListRef> Iter<R> {
         self.node = if n == list.head { ptr::null_mut() } else { n };
     }
 }
+
+#[path = "skiplist_guide.rs"]
+mod guide;
 
 #[cfg(test)]
 #[path = "skiplist_tests.rs"]

@@ -354,3 +354,174 @@ fn concurrent_insert_and_iterate() {
     }
     assert!(!it.valid());
 }
+
+/// Entries are bytewise keys that may have a directory or guides (the whole key orders
+/// bytewise); counts comparisons like [`Counting`].
+struct Guided;
+impl KeyComparator for Guided {
+    fn key<'a>(&self, entry: &'a [u8]) -> &'a [u8] {
+        Counting.key(entry)
+    }
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        Counting.compare(a, b)
+    }
+    fn bytewise_prefix<'a>(&self, key: &'a [u8]) -> Option<&'a [u8]> {
+        Some(key)
+    }
+}
+
+/// 16-byte keys: a number, then 8 bytes of its own (so keys differ past 8 bytes too).
+fn k16(v: u64) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    b[..8].copy_from_slice(&v.to_be_bytes());
+    b[8..].copy_from_slice(&(v.wrapping_mul(0x9E37_79B9_7F4A_7C15)).to_be_bytes());
+    b
+}
+
+/// Seeks both ways from `probe` agree with the model.
+fn check_seeks<C: KeyComparator>(l: &SkipList<C>, model: &BTreeSet<[u8; 16]>, probe: &[u8]) {
+    let mut it = l.iter();
+    it.seek(probe);
+    match model
+        .range::<[u8], _>((std::ops::Bound::Included(probe), std::ops::Bound::Unbounded))
+        .next()
+    {
+        Some(v) => assert_eq!(it.key(), v, "seek {probe:?}"),
+        None => assert!(!it.valid(), "seek {probe:?} past the end"),
+    }
+    it.seek_for_prev(probe);
+    match model
+        .range::<[u8], _>((std::ops::Bound::Unbounded, std::ops::Bound::Included(probe)))
+        .next_back()
+    {
+        Some(v) => {
+            assert_eq!(it.key(), v, "seek_for_prev {probe:?}");
+            // and one step back (a search for the last key before this one)
+            it.prev();
+            match model
+                .range::<[u8], _>((std::ops::Bound::Unbounded, std::ops::Bound::Excluded(&v[..])))
+                .next_back()
+            {
+                Some(p) => assert_eq!(it.key(), p, "prev of {v:?}"),
+                None => assert!(!it.valid()),
+            }
+        }
+        None => assert!(!it.valid(), "seek_for_prev {probe:?} before the start"),
+    }
+    assert_eq!(l.contains(probe), model.contains(probe), "contains {probe:?}");
+}
+
+#[test]
+fn guides_are_taken_as_a_live_list_grows_and_searches_through_them_match_the_model() {
+    let l = SkipList::new(Guided, 1 << 16);
+    let plain = SkipList::new(Bytewise, 1 << 16);
+    let mut model = BTreeSet::new();
+    let mut rng = Rng(0xfeed);
+    let mut guides_seen = 0;
+    for i in 0..60_000u64 {
+        let key = k16(rng.next() % 1_000_000 * 2);
+        assert_eq!(l.insert(&key), model.insert(key));
+        plain.insert(&key);
+        if i % 5000 == 4999 {
+            let n = l.guides_taken();
+            assert!(n >= guides_seen);
+            guides_seen = n;
+            // Lookups through the newest guide (and over keys inserted since it was taken).
+            for _ in 0..300 {
+                let v = rng.next() % 2_000_002;
+                check_seeks(&l, &model, &k16(v));
+                check_seeks(&l, &model, &k16(v)[..8]); // shorter than the keys
+            }
+        }
+    }
+    assert!(guides_seen >= 3, "a list of 60,000 entries took {guides_seen} guides");
+    assert!(l.guide_memory() > 0);
+    for probe in [&[][..], &[0u8][..], &[0xff; 20][..], &k16(u64::MAX)[..]] {
+        check_seeks(&l, &model, probe);
+    }
+    // The guide is what the searches use: from it, a lookup compares far fewer nodes than a
+    // descent from the head of the same list without guides.
+    let probes: Vec<[u8; 16]> = (0..2000).map(|_| k16(rng.next() % 2_000_002)).collect();
+    let before = count();
+    for p in &probes {
+        l.contains(p);
+    }
+    let guided = count() - before;
+    let counting = SkipList::new(Counting, 1 << 16);
+    for key in &model {
+        counting.insert(key);
+    }
+    let before = count();
+    for p in &probes {
+        counting.contains(p);
+    }
+    let from_head = count() - before;
+    assert!(
+        guided * 10 < from_head * 7,
+        "guided {guided} vs from the head {from_head} comparisons"
+    );
+    // Sealing stops taking guides; the sealed directory takes over.
+    l.seal();
+    assert!(l.build_directory());
+    check_seeks(&l, &model, &k16(12345));
+}
+
+#[test]
+fn guides_taken_during_concurrent_inserts_keep_every_search_exact() {
+    const WRITERS: u64 = 3;
+    const PER: u64 = 30_000;
+    let l = Arc::new(SkipList::new(Guided, 1 << 16));
+    // Present from the start: the readers must always find them, through whichever guide.
+    let fixed: Vec<[u8; 16]> = (0..2000u64).map(|i| k16(i * 1_000_003 % 10_000_000 * 4 + 1)).collect();
+    for key in &fixed {
+        l.insert(key);
+    }
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let mut writers = Vec::new();
+        for t in 0..WRITERS {
+            let l = &l;
+            writers.push(s.spawn(move || {
+                let mut rng = Rng(t + 7);
+                for _ in 0..PER {
+                    // multiples of 4 plus 2 + (t % 2): never one of the fixed keys
+                    l.insert(&k16((rng.next() % 10_000_000) * 4 + 2 + (t % 2)));
+                }
+            }));
+        }
+        for r in 0..2u64 {
+            let (l, done, fixed) = (&l, &done, &fixed);
+            s.spawn(move || {
+                let mut rng = Rng(r + 100);
+                while !done.load(AO::Relaxed) {
+                    let key = &fixed[(rng.next() % fixed.len() as u64) as usize];
+                    assert!(l.contains(key), "a present key was not found");
+                    let mut it = l.iter();
+                    // A key just after it (absent, a multiple of 4 plus 1 sorts between).
+                    let mut probe = *key;
+                    probe[15] = probe[15].wrapping_add(1);
+                    it.seek_for_prev(&probe);
+                    assert!(it.valid() && it.key() >= &key[..] && it.key() < &probe[..]);
+                    it.seek(key);
+                    assert_eq!(it.key(), key);
+                }
+            });
+        }
+        for w in writers {
+            w.join().unwrap();
+        }
+        done.store(true, AO::Relaxed);
+    });
+    assert!(l.guides_taken() > 0);
+    let mut model: BTreeSet<[u8; 16]> = fixed.iter().copied().collect();
+    for t in 0..WRITERS {
+        let mut rng = Rng(t + 7);
+        for _ in 0..PER {
+            model.insert(k16((rng.next() % 10_000_000) * 4 + 2 + (t % 2)));
+        }
+    }
+    let mut rng = Rng(5);
+    for _ in 0..3000 {
+        check_seeks(&l, &model, &k16(rng.next() % 40_000_004));
+    }
+}
