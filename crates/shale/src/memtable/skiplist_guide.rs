@@ -14,9 +14,10 @@
 //! from the head; a guide is taken again each time the list's arena has grown by half, which
 //! bounds that extra walking.
 //!
-//! Guides are immutable once published and are kept until the list drops (a search may still be
-//! reading an older one): about three times the newest one's size, under 2 % of the arena for
-//! db_bench-shaped entries. They are *not* counted in the memtable's approximate memory usage, the
+//! Guides are immutable once published. A replaced guide is freed once no search can still be
+//! reading it (searches count themselves in per-thread-spread stripes around their use of a guide;
+//! see `Guides::reclaim`), so about one guide is alive: 16 bytes per node reaching level 1 plus a
+//! bucket table, ~3 % of the arena for db_bench-shaped entries. They are *not* counted in the memtable's approximate memory usage, the
 //! figure compared with `write_buffer_size`, so that a memtable switches at the same number of
 //! entries as RocksDB's (see `write_buffer_holds_as_many_entries_as_rocksdb`); `reserved_memory`
 //! includes them. Only for bytewise-ordered user keys, like the sealed directory.
@@ -27,42 +28,96 @@ use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering as AO};
 use super::{KeyComparator, Node, Sealed, SkipList};
 
 /// Level whose nodes a guide samples.
-pub(super) const GUIDE_LEVEL: usize = 2;
+pub(super) const GUIDE_LEVEL: usize = 1;
 /// Arena bytes before the first guide is taken.
 const FIRST_GUIDE_AT: usize = 1 << 20;
 /// Fewest samples worth a guide.
 const MIN_GUIDE_NODES: usize = 256;
 /// Walked segments are cut at nodes reaching this level (see [`SkipList::walk_level`]).
 const GUIDE_ANCHOR_LEVEL: usize = GUIDE_LEVEL + 2;
+/// Reader counters per list (threads spread over them, so that readers on different cores
+/// rarely write the same cache line).
+const STRIPES: usize = 8;
+
+/// One reader counter on its own cache line.
+#[repr(align(64))]
+struct Stripe(AtomicUsize);
 
 /// A list's guides; see the module documentation.
 pub(super) struct Guides {
-    /// The newest guide (null before the first).
+    /// The newest guide (null before the first); owned (from `Box::into_raw`).
     current: AtomicPtr<Sealed>,
-    /// Every guide taken, newest last; owns what `current` points to. Boxed so that a guide
-    /// stays in place when the vector grows.
-    #[allow(clippy::vec_box)]
-    all: parking_lot::Mutex<Vec<Box<Sealed>>>,
+    /// Guides replaced by a newer one that a search may still be reading, with their heap
+    /// bytes; owned. Freed once every stripe is seen at zero after they were replaced.
+    retired: parking_lot::Mutex<Vec<(*mut Sealed, usize)>>,
+    /// Searches in progress that may hold a guide, per stripe (boxed: 512 bytes).
+    users: Box<[Stripe; STRIPES]>,
     /// Arena bytes at which the next guide is due; `usize::MAX` while one is being taken, or
     /// never again (an order that is not bytewise, a sealed list).
     next_at: AtomicUsize,
-    /// Heap bytes of all guides.
+    /// Heap bytes of the guides alive (current and retired).
     memory: AtomicUsize,
+    /// Guides taken so far.
+    taken: AtomicUsize,
 }
 
 impl Guides {
     pub(super) fn new() -> Guides {
         Guides {
             current: AtomicPtr::new(ptr::null_mut()),
-            all: parking_lot::Mutex::new(Vec::new()),
+            retired: parking_lot::Mutex::new(Vec::new()),
+            users: Box::new(std::array::from_fn(|_| Stripe(AtomicUsize::new(0)))),
             next_at: AtomicUsize::new(FIRST_GUIDE_AT),
             memory: AtomicUsize::new(0),
+            taken: AtomicUsize::new(0),
+        }
+    }
+
+    /// Free the retired guides if no search can hold one. Caller holds the `retired` lock.
+    fn reclaim(&self, retired: &mut Vec<(*mut Sealed, usize)>) {
+        // A search increments its stripe before it loads `current` and decrements it after its
+        // last use of the guide. Every retired guide was swapped out of `current` before these
+        // loads (sequentially consistent, like the searches' increment and load): a search that
+        // still holds one incremented its stripe before the swap and has not decremented it yet,
+        // and one that increments later loads a newer guide. A zero read from a stripe
+        // synchronizes with the decrements (release), so their reads of the guide happen before
+        // the free.
+        if retired.is_empty() || self.users.iter().any(|s| s.0.load(AO::SeqCst) != 0) {
+            return;
+        }
+        for (g, bytes) in retired.drain(..) {
+            // SAFETY: owned (from `Box::into_raw`), out of `current`, and no search holds it
+            // (above).
+            drop(unsafe { Box::from_raw(g) });
+            self.memory.fetch_sub(bytes, AO::Relaxed);
         }
     }
 }
 
+impl Drop for Guides {
+    fn drop(&mut self) {
+        let cur = *self.current.get_mut();
+        if !cur.is_null() {
+            // SAFETY: owned, and no search runs on a list being dropped.
+            drop(unsafe { Box::from_raw(cur) });
+        }
+        for (g, _) in self.retired.get_mut().drain(..) {
+            // SAFETY: as above.
+            drop(unsafe { Box::from_raw(g) });
+        }
+    }
+}
+
+thread_local! {
+    /// This thread's stripe.
+    static STRIPE: usize = {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        NEXT.fetch_add(1, AO::Relaxed) % STRIPES
+    };
+}
+
 impl<C: KeyComparator> SkipList<C> {
-    /// Heap bytes of the guides.
+    /// Heap bytes of the guides alive.
     pub(crate) fn guide_memory(&self) -> usize {
         self.guides.memory.load(AO::Relaxed)
     }
@@ -70,29 +125,41 @@ impl<C: KeyComparator> SkipList<C> {
     /// Number of guides taken so far.
     #[cfg(test)]
     pub(super) fn guides_taken(&self) -> usize {
-        self.guides.all.lock().len()
+        self.guides.taken.load(AO::Relaxed)
+    }
+
+    /// Number of replaced guides not freed yet.
+    #[cfg(test)]
+    pub(super) fn guides_retired(&self) -> usize {
+        self.guides.retired.lock().len()
     }
 
     /// Where a search for `key` may start at [`GUIDE_LEVEL`]: a node (or head) before `key`, and
     /// a node known to be after it (or null). None without a guide.
     #[inline]
     pub(super) fn guide_start(&self, key: &[u8]) -> Option<(*mut Node, *mut Node)> {
-        let g = self.guides.current.load(AO::Acquire);
-        if g.is_null() {
+        if self.guides.current.load(AO::Relaxed).is_null() {
             return None;
         }
-        // SAFETY: published guides are never freed or changed before the list drops.
-        let g = unsafe { &*g };
         let ukey = self.cmp.bytewise_prefix(key)?;
-        let (i, above) = g
-            .dir
-            .lower_bound_above(ukey, |i| self.cmp_node(g.nodes[i], key) == std::cmp::Ordering::Less);
-        let start = if i == 0 { self.head } else { g.nodes[i - 1] };
-        let bigger = match g.nodes.get(i) {
-            Some(&n) if above => n,
-            _ => ptr::null_mut(),
-        };
-        Some((start, bigger))
+        let stripe = &self.guides.users[STRIPE.try_with(|s| *s).unwrap_or(0)].0;
+        stripe.fetch_add(1, AO::SeqCst);
+        let g = self.guides.current.load(AO::SeqCst);
+        // SAFETY: a guide is freed only when no stripe counts a search that may hold it (see
+        // `Guides::reclaim`); ours counts this one until the decrement below.
+        let found = unsafe { g.as_ref() }.map(|g| {
+            let (i, above) = g
+                .dir
+                .lower_bound_above(ukey, |i| self.cmp_node(g.nodes[i], key) == std::cmp::Ordering::Less);
+            let start = if i == 0 { self.head } else { g.nodes[i - 1] };
+            let bigger = match g.nodes.get(i) {
+                Some(&n) if above => n,
+                _ => ptr::null_mut(),
+            };
+            (start, bigger)
+        });
+        stripe.fetch_sub(1, AO::Release);
+        found
     }
 
     /// After an insert: take a new guide if the arena has grown enough since the last one.
@@ -115,13 +182,19 @@ impl<C: KeyComparator> SkipList<C> {
         let next = match self.take_guide() {
             Some(g) => {
                 let bytes = g.dir.memory_usage() + g.nodes.capacity() * std::mem::size_of::<*mut Node>();
-                let mut all = self.guides.all.lock();
-                all.push(Box::new(g));
-                let newest: &Sealed = all.last().expect("just pushed");
-                self.guides
-                    .current
-                    .store(newest as *const Sealed as *mut Sealed, AO::Release);
                 self.guides.memory.fetch_add(bytes, AO::Relaxed);
+                let mut retired = self.guides.retired.lock();
+                let old = self.guides.current.swap(Box::into_raw(Box::new(g)), AO::SeqCst);
+                self.guides.taken.fetch_add(1, AO::Relaxed);
+                if !old.is_null() {
+                    let old_bytes = {
+                        // SAFETY: owned until retired below; only read.
+                        let o = unsafe { &*old };
+                        o.dir.memory_usage() + o.nodes.capacity() * std::mem::size_of::<*mut Node>()
+                    };
+                    retired.push((old, old_bytes));
+                }
+                self.guides.reclaim(&mut retired);
                 used + used / 2
             }
             None if !self.orders_bytewise() => usize::MAX,
