@@ -23,17 +23,33 @@ pub(crate) struct Directory {
     shift: u32,
     /// `starts[b]`: the first entry whose bucket is >= b; `starts[num_buckets] == len`.
     starts: Vec<u32>,
-    /// The entries' discriminators, in entry order.
-    discs: Vec<u64>,
+    /// Per entry, in entry order: its discriminator and the caller's item (a node address),
+    /// side by side so that the search and its answer share cache lines.
+    slots: Vec<[u64; 2]>,
 }
 
 impl Directory {
     /// A directory over `keys`, the user keys of the entries in order (bytewise non-decreasing).
     /// None if there are none, or more than `u32::MAX`.
     pub(crate) fn build(keys: &[&[u8]]) -> Option<Directory> {
+        let items: Vec<u64> = (0..keys.len() as u64).collect();
+        Directory::build_with(keys, &items)
+    }
+
+    /// A directory over `keys` (as [`build`](Self::build)) that keeps `items[i]` with entry `i`.
+    pub(crate) fn build_with(keys: &[&[u8]], items: &[u64]) -> Option<Directory> {
+        if keys.len() != items.len() {
+            return None;
+        }
         let mut d = Directory::new(keys.first()?, keys.last()?);
-        let discs = keys.iter().map(|k| d.disc(k)).collect();
-        d.finish(discs).then_some(d)
+        let slots = keys.iter().zip(items).map(|(k, &it)| [d.disc(k), it]).collect();
+        d.finish(slots).then_some(d)
+    }
+
+    /// The item kept with entry `i`.
+    #[inline(always)]
+    pub(crate) fn item(&self, i: usize) -> Option<u64> {
+        self.slots.get(i).map(|s| s[1])
     }
 
     /// An empty directory for entries whose first and last user keys are given; feed
@@ -46,33 +62,33 @@ impl Directory {
             hi: 0,
             shift: 0,
             starts: Vec::new(),
-            discs: Vec::new(),
+            slots: Vec::new(),
         }
     }
 
-    /// Complete the directory from the entries' discriminators (in entry order). False (and
-    /// unusable) if there are none, too many, or they are out of order.
-    pub(crate) fn finish(&mut self, discs: Vec<u64>) -> bool {
-        if discs.is_empty() || discs.len() >= u32::MAX as usize || discs.windows(2).any(|w| w[0] > w[1]) {
+    /// Complete the directory from the entries' discriminators and items (in entry order).
+    /// False (and unusable) if there are none, too many, or they are out of order.
+    fn finish(&mut self, slots: Vec<[u64; 2]>) -> bool {
+        if slots.is_empty() || slots.len() >= u32::MAX as usize || slots.windows(2).any(|w| w[0][0] > w[1][0]) {
             return false;
         }
-        self.lo = discs[0];
-        self.hi = discs[discs.len() - 1];
-        self.discs = discs;
+        self.lo = slots[0][0];
+        self.hi = slots[slots.len() - 1][0];
+        self.slots = slots;
         // About two entries per bucket.
-        let bucket_bits = (self.discs.len() / 2).max(1).next_power_of_two().trailing_zeros();
+        let bucket_bits = (self.slots.len() / 2).max(1).next_power_of_two().trailing_zeros();
         let range_bits = 64 - (self.hi - self.lo).leading_zeros();
         self.shift = range_bits.saturating_sub(bucket_bits);
         let num_buckets = (((self.hi - self.lo) >> self.shift) + 1) as usize;
         self.starts = Vec::with_capacity(num_buckets + 1);
         let mut i = 0usize;
         for b in 0..num_buckets {
-            while i < self.discs.len() && self.bucket(self.discs[i]) < b {
+            while i < self.slots.len() && self.bucket(self.slots[i][0]) < b {
                 i += 1;
             }
             self.starts.push(i as u32);
         }
-        self.starts.push(self.discs.len() as u32);
+        self.starts.push(self.slots.len() as u32);
         true
     }
 
@@ -93,12 +109,12 @@ impl Directory {
 
     /// Number of entries.
     pub(crate) fn len(&self) -> usize {
-        self.discs.len()
+        self.slots.len()
     }
 
     /// Heap bytes held.
     pub(crate) fn memory_usage(&self) -> usize {
-        self.discs.capacity() * 8 + self.starts.capacity() * 4 + self.prefix.capacity()
+        self.slots.capacity() * 16 + self.starts.capacity() * 4 + self.prefix.capacity()
     }
 
     /// The first entry (index) not less than the target, whose user key is `ukey`;
@@ -119,7 +135,7 @@ impl Directory {
         match head.cmp(&self.prefix[..]) {
             // Shorter than the prefix and a prefix of it, or smaller: before every entry.
             std::cmp::Ordering::Less => return (0, true),
-            std::cmp::Ordering::Greater => return (self.discs.len(), false),
+            std::cmp::Ordering::Greater => return (self.slots.len(), false),
             std::cmp::Ordering::Equal => {}
         }
         let d = self.disc(ukey);
@@ -127,13 +143,13 @@ impl Directory {
             return (0, true);
         }
         if d > self.hi {
-            return (self.discs.len(), false);
+            return (self.slots.len(), false);
         }
         let b = self.bucket(d);
         let (s, e) = (self.starts[b] as usize, self.starts[b + 1] as usize);
-        let run = &self.discs[s..e];
-        let i = s + run.partition_point(|&x| x < d);
-        let j = s + run.partition_point(|&x| x <= d);
+        let run = &self.slots[s..e];
+        let i = s + run.partition_point(|x| x[0] < d);
+        let j = s + run.partition_point(|x| x[0] <= d);
         // Among the entries whose discriminator equals `d`, the full comparison decides.
         let (mut lo, mut hi) = (i, j);
         while lo < hi {

@@ -74,10 +74,22 @@ pub(crate) trait KeyComparator: Send + Sync {
 /// Entries of a sealed list below which no directory is built (the descent is short anyway).
 const MIN_DIRECTORY_ENTRIES: usize = 1024;
 
-/// The directory of a sealed list and its nodes in order.
+/// A directory over nodes of a list, in order (each entry's item is its node's address).
 struct Sealed {
     dir: Directory,
-    nodes: Vec<*mut Node>,
+}
+
+impl Sealed {
+    /// Node `i` (None past the end).
+    #[inline(always)]
+    fn node(&self, i: usize) -> Option<*mut Node> {
+        self.dir.item(i).map(|a| a as usize as *mut Node)
+    }
+
+    /// Heap bytes held.
+    fn memory(&self) -> usize {
+        self.dir.memory_usage()
+    }
 }
 
 // SAFETY: the node pointers point into the list's arena, which outlives the `Sealed` (a field of
@@ -331,7 +343,7 @@ impl<C: KeyComparator> SkipList<C> {
         let Some(dir) = self.directory_over(&nodes) else {
             return false;
         };
-        let _ = self.directory.set(Sealed { dir, nodes });
+        let _ = self.directory.set(Sealed { dir });
         true
     }
 
@@ -394,14 +406,13 @@ impl<C: KeyComparator> SkipList<C> {
             // SAFETY: published nodes of this list, which outlives this call.
             .map(|&n| self.cmp.bytewise_prefix(self.cmp.key(unsafe { Node::entry(n) })))
             .collect();
-        Directory::build(&keys?)
+        let items: Vec<u64> = nodes.iter().map(|&n| n as usize as u64).collect();
+        Directory::build_with(&keys?, &items)
     }
 
     /// Heap bytes of the directory (0 without one).
     pub(crate) fn directory_memory(&self) -> usize {
-        self.directory.get().map_or(0, |s| {
-            s.dir.memory_usage() + s.nodes.capacity() * std::mem::size_of::<*mut Node>()
-        })
+        self.directory.get().map_or(0, Sealed::memory)
     }
 
     /// With a directory: the index of the first entry with key >= `key` (`nodes.len()` if none).
@@ -409,9 +420,9 @@ impl<C: KeyComparator> SkipList<C> {
     fn directory_lower_bound(&self, key: &[u8]) -> Option<(&Sealed, usize)> {
         let s = self.directory.get()?;
         let ukey = self.cmp.bytewise_prefix(key)?;
-        let i = s
-            .dir
-            .lower_bound(ukey, |i| self.cmp_node(s.nodes[i], key) == Ordering::Less);
+        let i = s.dir.lower_bound(ukey, |i| {
+            s.node(i).is_some_and(|n| self.cmp_node(n, key) == Ordering::Less)
+        });
         Some((s, i))
     }
 
@@ -708,8 +719,8 @@ impl<C: KeyComparator> SkipList<C> {
     #[inline]
     fn find_greater_or_equal(&self, key: &[u8]) -> (*mut Node, bool) {
         if let Some((s, i)) = self.directory_lower_bound(key) {
-            return match s.nodes.get(i) {
-                Some(&n) => (n, self.cmp_node(n, key) == Ordering::Equal),
+            return match s.node(i) {
+                Some(n) => (n, self.cmp_node(n, key) == Ordering::Equal),
                 None => (ptr::null_mut(), false),
             };
         }
@@ -749,13 +760,16 @@ impl<C: KeyComparator> SkipList<C> {
     fn find_less_than(&self, key: &[u8], inclusive: bool) -> *mut Node {
         if let Some((s, i)) = self.directory_lower_bound(key) {
             if inclusive {
-                if let Some(&n) = s.nodes.get(i) {
+                if let Some(n) = s.node(i) {
                     if self.cmp_node(n, key) == Ordering::Equal {
                         return n;
                     }
                 }
             }
-            return if i == 0 { self.head } else { s.nodes[i - 1] };
+            return match i.checked_sub(1).and_then(|p| s.node(p)) {
+                Some(n) => n,
+                None => self.head,
+            };
         }
         let (mut x, mut level, mut last_not_after) = match self.guide_start(key) {
             Some((start, bigger)) => (start, guide::GUIDE_LEVEL, bigger),

@@ -148,12 +148,13 @@ impl<C: KeyComparator> SkipList<C> {
         // SAFETY: a guide is freed only when no stripe counts a search that may hold it (see
         // `Guides::reclaim`); ours counts this one until the decrement below.
         let found = unsafe { g.as_ref() }.map(|g| {
-            let (i, above) = g
-                .dir
-                .lower_bound_above(ukey, |i| self.cmp_node(g.nodes[i], key) == std::cmp::Ordering::Less);
-            let start = if i == 0 { self.head } else { g.nodes[i - 1] };
-            let bigger = match g.nodes.get(i) {
-                Some(&n) if above => n,
+            let (i, above) = g.dir.lower_bound_above(ukey, |i| {
+                g.node(i)
+                    .is_some_and(|n| self.cmp_node(n, key) == std::cmp::Ordering::Less)
+            });
+            let start = i.checked_sub(1).and_then(|p| g.node(p)).unwrap_or(self.head);
+            let bigger = match g.node(i) {
+                Some(n) if above => n,
                 _ => ptr::null_mut(),
             };
             (start, bigger)
@@ -181,17 +182,14 @@ impl<C: KeyComparator> SkipList<C> {
         }
         let next = match self.take_guide() {
             Some(g) => {
-                let bytes = g.dir.memory_usage() + g.nodes.capacity() * std::mem::size_of::<*mut Node>();
+                let bytes = g.memory();
                 self.guides.memory.fetch_add(bytes, AO::Relaxed);
                 let mut retired = self.guides.retired.lock();
                 let old = self.guides.current.swap(Box::into_raw(Box::new(g)), AO::SeqCst);
                 self.guides.taken.fetch_add(1, AO::Relaxed);
                 if !old.is_null() {
-                    let old_bytes = {
-                        // SAFETY: owned until retired below; only read.
-                        let o = unsafe { &*old };
-                        o.dir.memory_usage() + o.nodes.capacity() * std::mem::size_of::<*mut Node>()
-                    };
+                    // SAFETY: owned until retired below; only read.
+                    let old_bytes = unsafe { &*old }.memory();
                     retired.push((old, old_bytes));
                 }
                 self.guides.reclaim(&mut retired);
@@ -231,6 +229,6 @@ impl<C: KeyComparator> SkipList<C> {
             return None;
         }
         let dir = self.directory_over(&nodes)?;
-        Some(Sealed { dir, nodes })
+        Some(Sealed { dir })
     }
 }
