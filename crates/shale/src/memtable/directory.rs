@@ -9,6 +9,9 @@
 //! reads one bucket pair, binary-searches the few discriminators of its bucket, and compares full
 //! keys only among entries with an equal discriminator (normally one user key's versions).
 //!
+//! Each entry also keeps an item of the caller's (a node address) next to its discriminator, so
+//! the search of a bucket and its answer share cache lines.
+//!
 //! Skewed keys (long shared runs after the prefix) only make buckets fuller: the search stays a
 //! binary search, never worse than over the whole array.
 
