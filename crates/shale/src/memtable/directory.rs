@@ -34,6 +34,7 @@ pub(crate) struct Directory {
 impl Directory {
     /// A directory over `keys`, the user keys of the entries in order (bytewise non-decreasing).
     /// None if there are none, or more than `u32::MAX`.
+    #[cfg(test)]
     pub(crate) fn build(keys: &[&[u8]]) -> Option<Directory> {
         let items: Vec<u64> = (0..keys.len() as u64).collect();
         Directory::build_with(keys, &items)
@@ -57,7 +58,7 @@ impl Directory {
 
     /// An empty directory for entries whose first and last user keys are given; feed
     /// [`disc`](Self::disc) of every entry's user key, in order, to [`finish`](Self::finish).
-    pub(crate) fn new(first: &[u8], last: &[u8]) -> Directory {
+    fn new(first: &[u8], last: &[u8]) -> Directory {
         let common = first.iter().zip(last).take_while(|(a, b)| a == b).count();
         Directory {
             prefix: first[..common].to_vec(),

@@ -715,6 +715,16 @@ impl<C: KeyComparator> SkipList<C> {
         }
     }
 
+    /// Where a descent for `key` begins: a node before it, the level to start at there, and a
+    /// node known to be after it (or null) — from the newest guide, else the head at the top.
+    #[inline(always)]
+    fn search_start(&self, key: &[u8]) -> (*mut Node, usize, *mut Node) {
+        match self.guide_start(key) {
+            Some((start, bigger)) => (start, guide::GUIDE_LEVEL, bigger),
+            None => (self.head, self.max_height.load(AO::Relaxed) - 1, ptr::null_mut()),
+        }
+    }
+
     /// First node with key >= `key` (null if none), and whether its key is equal.
     #[inline]
     fn find_greater_or_equal(&self, key: &[u8]) -> (*mut Node, bool) {
@@ -724,10 +734,7 @@ impl<C: KeyComparator> SkipList<C> {
                 None => (ptr::null_mut(), false),
             };
         }
-        let (mut x, mut level, mut last_bigger) = match self.guide_start(key) {
-            Some((start, bigger)) => (start, guide::GUIDE_LEVEL, bigger),
-            None => (self.head, self.max_height.load(AO::Relaxed) - 1, ptr::null_mut()),
-        };
+        let (mut x, mut level, mut last_bigger) = self.search_start(key);
         loop {
             let next = self.next(x, level);
             let ord = if next.is_null() || next == last_bigger {
@@ -771,10 +778,7 @@ impl<C: KeyComparator> SkipList<C> {
                 None => self.head,
             };
         }
-        let (mut x, mut level, mut last_not_after) = match self.guide_start(key) {
-            Some((start, bigger)) => (start, guide::GUIDE_LEVEL, bigger),
-            None => (self.head, self.max_height.load(AO::Relaxed) - 1, ptr::null_mut()),
-        };
+        let (mut x, mut level, mut last_not_after) = self.search_start(key);
         loop {
             let next = self.next(x, level);
             if next != last_not_after && !next.is_null() {
