@@ -400,6 +400,18 @@ impl Options {
             self.memtable_whole_key_filtering,
         )
     }
+    /// Shale's own whole-key filter of a memtable (`docs/architecture.md`, "Point filter of a
+    /// memtable"), when the memtable bloom the options ask for does not already hold whole keys:
+    /// `write_buffer_size / 64` bytes, so that a point lookup of a key the memtable lacks (the
+    /// common case) skips the memtable's search. Only for the bytewise comparator, where equal
+    /// keys are equal bytes. Not part of the memory compared with `write_buffer_size`.
+    pub(crate) fn memtable_point_filter(&self) -> Option<crate::memtable::prefix_bloom::PrefixBloom> {
+        let user_bloom_has_keys = self.memtable_whole_key_filtering && self.memtable_prefix_bloom_size_ratio > 0.0;
+        if user_bloom_has_keys || crate::key::UserCmpKind::of(&*self.comparator) != crate::key::UserCmpKind::Bytewise {
+            return None;
+        }
+        crate::memtable::prefix_bloom::PrefixBloom::new((self.write_buffer_size / 64).clamp(4096, 16 << 20), None, true)
+    }
     /// What the table filters hold (`table::prefix_filter`).
     pub(crate) fn filter_contents(&self) -> crate::table::prefix_filter::FilterContents {
         crate::table::prefix_filter::FilterContents {
@@ -691,6 +703,32 @@ impl ReadOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memtables_get_a_point_filter_unless_a_whole_key_bloom_or_another_comparator() {
+        let o = Options::default();
+        let f = o.memtable_point_filter().expect("default options: a point filter");
+        assert_eq!(f.memory(), o.write_buffer_size / 64);
+        assert!(o.memtable_bloom().is_none());
+        // A memtable bloom over prefixes only: the point filter still holds whole keys.
+        let mut o = Options::default();
+        o.set_prefix_extractor(crate::slice_transform::new_fixed_prefix_transform(3));
+        o.set_memtable_prefix_bloom_ratio(0.02);
+        assert!(o.memtable_bloom().is_some() && o.memtable_point_filter().is_some());
+        // One over whole keys: it does the job.
+        o.set_memtable_whole_key_filtering(true);
+        assert!(o.memtable_point_filter().is_none());
+        // A comparator under which different bytes may be equal keys: none.
+        let mut o = Options::default();
+        o.set_comparator("test.CaseInsensitive", Box::new(|a: &[u8], b: &[u8]| a.cmp(b)));
+        assert!(o.memtable_point_filter().is_none());
+        // Tiny and huge write buffers: bounded.
+        let mut o = Options::default();
+        o.set_write_buffer_size(1 << 10);
+        assert_eq!(o.memtable_point_filter().unwrap().memory(), 4096);
+        o.set_write_buffer_size(4 << 30);
+        assert_eq!(o.memtable_point_filter().unwrap().memory(), 16 << 20);
+    }
 
     #[test]
     fn compression_per_level_follows_base_level() {

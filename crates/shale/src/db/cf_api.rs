@@ -77,7 +77,7 @@ pub(crate) fn create_family(
             let version = st.versions.cf(id)?.current.clone();
             let mem = Arc::new(
                 crate::memtable::MemTable::with_factory(icmp, opts.arena_block_size(), opts.memtable_factory)
-                    .with_bloom(opts.memtable_bloom())
+                    .with_filters(opts.memtable_bloom(), opts.memtable_point_filter())
                     .with_account(&db.mem_account),
             );
             if opts.memtable_factory != crate::memtable::MemtableFactory::SkipList {

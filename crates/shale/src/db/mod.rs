@@ -311,7 +311,7 @@ impl DbInner {
     /// A new, empty memtable for family `cfd`, charged to the DB's memory account.
     pub(crate) fn new_memtable(&self, cfd: &ColumnFamilyData) -> Arc<MemTable> {
         let m = MemTable::with_factory(cfd.icmp.clone(), cfd.opts.arena_block_size(), cfd.opts.memtable_factory)
-            .with_bloom(cfd.opts.memtable_bloom())
+            .with_filters(cfd.opts.memtable_bloom(), cfd.opts.memtable_point_filter())
             .with_account(&self.mem_account);
         m.set_created_seq(self.last_seq.load(Ordering::Acquire));
         Arc::new(m)

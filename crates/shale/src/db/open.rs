@@ -356,7 +356,7 @@ fn open_inner(
         let o = if id == 0 { db_opts.clone() } else { o.clone() };
         let mem = Arc::new(
             MemTable::with_factory(c.icmp.clone(), o.arena_block_size(), o.memtable_factory)
-                .with_bloom(o.memtable_bloom())
+                .with_filters(o.memtable_bloom(), o.memtable_point_filter())
                 .with_account(&mem_account),
         );
         let cfd = Arc::new(ColumnFamilyData::new(

@@ -246,6 +246,12 @@ pub(crate) struct MemTable {
     charge: Option<crate::write_buffer_manager::MemCharge>,
     /// The memtable bloom over prefixes and/or whole keys (`prefix_bloom.rs`), if configured.
     bloom: Option<prefix_bloom::PrefixBloom>,
+    /// Shale's whole-key filter for point lookups (`Options::memtable_point_filter`), if any:
+    /// like `bloom`, but not counted in the memory compared with the write buffer size.
+    point_filter: Option<prefix_bloom::PrefixBloom>,
+    /// Point lookups that searched the representation (past the filters).
+    #[cfg(test)]
+    searches: AtomicU64,
 }
 
 impl std::fmt::Debug for MemTable {
@@ -292,12 +298,27 @@ impl MemTable {
             min_prep_log: AtomicU64::new(u64::MAX),
             charge: None,
             bloom: None,
+            point_filter: None,
+            #[cfg(test)]
+            searches: AtomicU64::new(0),
         }
     }
 
     /// Give the memtable a bloom (before any entry is added; None: no bloom).
     pub(crate) fn with_bloom(mut self, bloom: Option<prefix_bloom::PrefixBloom>) -> MemTable {
         self.bloom = bloom;
+        self
+    }
+
+    /// Give the memtable its bloom and its point filter (`Options::memtable_bloom` and
+    /// `Options::memtable_point_filter`; before any entry is added).
+    pub(crate) fn with_filters(
+        mut self,
+        bloom: Option<prefix_bloom::PrefixBloom>,
+        point_filter: Option<prefix_bloom::PrefixBloom>,
+    ) -> MemTable {
+        self.bloom = bloom;
+        self.point_filter = point_filter;
         self
     }
 
@@ -392,9 +413,12 @@ impl MemTable {
         let vlen = u32::try_from(value.len()).expect("value too large for a memtable entry");
         let entry_len = varint_len(ikey_len as u64) + ikey_len + varint_len(value.len() as u64) + value.len();
         let trailer = ((seq << 8) | vtype as u64).to_le_bytes();
+        // before the insert makes the entry visible
         if let Some(b) = &self.bloom {
-            // before the insert makes the entry visible
             b.add_key(user_key);
+        }
+        if let Some(f) = &self.point_filter {
+            f.add_key(user_key);
         }
         let ok = match &self.rep {
             Rep::SkipList(l) => l.insert_with(entry_len, |w| {
@@ -481,6 +505,11 @@ impl MemTable {
             crate::perf_context::add(crate::perf_context::field::BLOOM_MEMTABLE_MISS_COUNT, 1);
             return None;
         }
+        if self.point_filter.as_ref().is_some_and(|f| !f.key_may_match(ukey)) {
+            return None;
+        }
+        #[cfg(test)]
+        self.searches.fetch_add(1, AO::Relaxed);
         let mut operands: Vec<Vec<u8>> = Vec::new();
         match &self.rep {
             Rep::SkipList(l) => {
@@ -557,12 +586,14 @@ impl MemTable {
             }
     }
 
-    /// Bytes reserved from the allocator: whole arena blocks, plus the skiplist's guides.
+    /// Bytes reserved from the allocator: whole arena blocks, plus the skiplist's guides and
+    /// the point filter.
     pub(crate) fn reserved_memory(&self) -> usize {
-        match &self.rep {
-            Rep::SkipList(l) => l.memory_usage() + l.guide_memory(),
-            Rep::Vector(v) => v.memory_usage(),
-        }
+        self.point_filter.as_ref().map_or(0, |f| f.memory())
+            + match &self.rep {
+                Rep::SkipList(l) => l.memory_usage() + l.guide_memory(),
+                Rep::Vector(v) => v.memory_usage(),
+            }
     }
 
     pub(crate) fn num_entries(&self) -> u64 {

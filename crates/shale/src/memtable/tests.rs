@@ -816,3 +816,36 @@ fn write_buffer_holds_as_many_entries_as_rocksdb() {
     }
     assert!((455_000..=466_000).contains(&n), "{n} entries in a 64 MiB memtable");
 }
+
+#[test]
+fn point_filter_lets_lookups_of_absent_keys_skip_the_search() {
+    let m = MemTable::new(InternalKeyComparator::default(), 64 << 10)
+        .with_filters(None, prefix_bloom::PrefixBloom::new(4 << 20, None, true));
+    for i in (0..40_000u32).step_by(2) {
+        assert!(m.add(i as u64 + 1, vt::VALUE, format!("key{i:08}").as_bytes(), b"v"));
+    }
+    let s0 = m.searches.load(AO::Relaxed);
+    for i in (0..40_000u32).step_by(2) {
+        let got = m.get(&lookup(format!("key{i:08}").as_bytes(), MAX_SEQUENCE));
+        assert!(matches!(got, Some(MemGet::Value(v)) if v == b"v"), "key{i:08}");
+    }
+    assert_eq!(m.searches.load(AO::Relaxed) - s0, 20_000);
+    // Absent keys, between the present ones and outside their range: answered by the filter
+    // (a search only on a false positive).
+    let s1 = m.searches.load(AO::Relaxed);
+    for i in (1..40_000u32).step_by(2).chain(50_000..60_000) {
+        assert!(m.get(&lookup(format!("key{i:08}").as_bytes(), MAX_SEQUENCE)).is_none());
+    }
+    let searched = m.searches.load(AO::Relaxed) - s1;
+    assert!(
+        searched < 300,
+        "{searched} of 30,000 absent lookups searched the memtable"
+    );
+    // Its memory is reserved but not compared with the write buffer size.
+    assert!(
+        m.approximate_memory_usage() < 4 << 20,
+        "{}",
+        m.approximate_memory_usage()
+    );
+    assert!(m.reserved_memory() >= (4 << 20) + m.approximate_memory_usage() / 2);
+}
