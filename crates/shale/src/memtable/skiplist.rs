@@ -715,14 +715,27 @@ impl<C: KeyComparator> SkipList<C> {
         }
     }
 
-    /// Where a descent for `key` begins: a node before it, the level to start at there, and a
-    /// node known to be after it (or null) — from the newest guide, else the head at the top.
+    /// Where a descent for `key` begins: a node before it, the level to start at there, a node
+    /// known to be after it (or null), and how many steps the descent may take at that level
+    /// before it must restart from the head (see [`guide::GUIDE_WALK_MAX`]) — from the newest
+    /// guide, else the head at the top (no limit).
     #[inline(always)]
-    fn search_start(&self, key: &[u8]) -> (*mut Node, usize, *mut Node) {
+    fn search_start(&self, key: &[u8]) -> (*mut Node, usize, *mut Node, usize) {
         match self.guide_start(key) {
-            Some((start, bigger)) => (start, guide::GUIDE_LEVEL, bigger),
-            None => (self.head, self.max_height.load(AO::Relaxed) - 1, ptr::null_mut()),
+            Some((start, bigger)) => (start, guide::GUIDE_LEVEL, bigger, guide::GUIDE_WALK_MAX),
+            None => self.head_start(),
         }
+    }
+
+    /// A descent from the head at the top level.
+    #[inline(always)]
+    fn head_start(&self) -> (*mut Node, usize, *mut Node, usize) {
+        (
+            self.head,
+            self.max_height.load(AO::Relaxed) - 1,
+            ptr::null_mut(),
+            usize::MAX,
+        )
     }
 
     /// First node with key >= `key` (null if none), and whether its key is equal.
@@ -734,7 +747,7 @@ impl<C: KeyComparator> SkipList<C> {
                 None => (ptr::null_mut(), false),
             };
         }
-        let (mut x, mut level, mut last_bigger) = self.search_start(key);
+        let (mut x, mut level, mut last_bigger, mut steps) = self.search_start(key);
         loop {
             let next = self.next(x, level);
             let ord = if next.is_null() || next == last_bigger {
@@ -750,13 +763,18 @@ impl<C: KeyComparator> SkipList<C> {
             };
             match ord {
                 Ordering::Equal => return (next, true),
-                Ordering::Less => x = next,
+                Ordering::Less if steps == 0 => (x, level, last_bigger, steps) = self.head_start(),
+                Ordering::Less => {
+                    x = next;
+                    steps -= 1;
+                }
                 Ordering::Greater => {
                     if level == 0 {
                         return (next, false);
                     }
                     last_bigger = next;
                     level -= 1;
+                    steps = usize::MAX;
                 }
             }
         }
@@ -778,7 +796,7 @@ impl<C: KeyComparator> SkipList<C> {
                 None => self.head,
             };
         }
-        let (mut x, mut level, mut last_not_after) = self.search_start(key);
+        let (mut x, mut level, mut last_not_after, mut steps) = self.search_start(key);
         loop {
             let next = self.next(x, level);
             if next != last_not_after && !next.is_null() {
@@ -787,8 +805,13 @@ impl<C: KeyComparator> SkipList<C> {
                     prefetch(self.next(x, level - 1));
                 }
                 match self.cmp_node(next, key) {
+                    Ordering::Less if steps == 0 => {
+                        (x, level, last_not_after, steps) = self.head_start();
+                        continue;
+                    }
                     Ordering::Less => {
                         x = next;
+                        steps -= 1;
                         continue;
                     }
                     Ordering::Equal if inclusive => return next,
@@ -800,6 +823,7 @@ impl<C: KeyComparator> SkipList<C> {
             }
             last_not_after = next;
             level -= 1;
+            steps = usize::MAX;
         }
     }
 

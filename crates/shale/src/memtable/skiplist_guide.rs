@@ -29,6 +29,12 @@ use super::{KeyComparator, Node, Sealed, SkipList};
 
 /// Level whose nodes a guide samples.
 pub(super) const GUIDE_LEVEL: usize = 1;
+/// A descent from a guide's node walks at most this many nodes at [`GUIDE_LEVEL`] before it
+/// gives up and restarts from the head. Nodes inserted since the guide was taken lie in its
+/// gaps; spread at random they add about half a node per gap (guides are retaken at every
+/// half-growth), but inserts that crowd one gap (a hot key range, ascending keys inside the
+/// range) would otherwise make every search there walk all of them.
+pub(super) const GUIDE_WALK_MAX: usize = 8;
 /// Arena bytes before the first guide is taken.
 const FIRST_GUIDE_AT: usize = 1 << 20;
 /// Fewest samples worth a guide.
@@ -152,15 +158,18 @@ impl<C: KeyComparator> SkipList<C> {
                 g.node(i)
                     .is_some_and(|n| self.cmp_node(n, key) == std::cmp::Ordering::Less)
             });
-            let start = i.checked_sub(1).and_then(|p| g.node(p)).unwrap_or(self.head);
+            // Before the first sampled node or after the last, nothing bounds the walk (keys
+            // inserted in ascending or descending order all land there): from the head.
+            let start = g.node(i.checked_sub(1)?)?;
             let bigger = match g.node(i) {
                 Some(n) if above => n,
-                _ => ptr::null_mut(),
+                Some(_) => ptr::null_mut(),
+                None => return None,
             };
-            (start, bigger)
+            Some((start, bigger))
         });
         stripe.fetch_sub(1, AO::Release);
-        found
+        found.flatten()
     }
 
     /// After an insert: take a new guide if the arena has grown enough since the last one.

@@ -472,6 +472,66 @@ fn guides_are_taken_as_a_live_list_grows_and_searches_through_them_match_the_mod
     check_seeks(&l, &model, &k16(12345));
 }
 
+/// Average comparisons of `contains` over `probes` (each must be present).
+fn comparisons_per_search<C: KeyComparator>(l: &SkipList<C>, probes: &[[u8; 16]]) -> u64 {
+    let before = count();
+    for p in probes {
+        assert!(l.contains(p), "{p:?}");
+    }
+    (count() - before) / probes.len() as u64
+}
+
+/// Keys inserted in ascending order after a guide land past its last node, and keys crowding
+/// one gap of it land between two of its nodes: searches for them must not walk every such key
+/// (they restart from the head instead), yet stay exact.
+#[test]
+fn searches_past_a_guide_or_in_a_crowded_gap_stay_logarithmic() {
+    let l = SkipList::new(Guided, 1 << 16);
+    let mut model = BTreeSet::new();
+    // Ascending keys until a guide is taken, then a few thousand more (too few to retake it).
+    let mut v = 0u64;
+    while l.guides_taken() == 0 {
+        let key = k16(v * 4);
+        l.insert(&key);
+        model.insert(key);
+        v += 1;
+    }
+    let taken = l.guides_taken();
+    let past: Vec<[u8; 16]> = (v..v + 4000).map(|v| k16(v * 4)).collect();
+    for key in &past {
+        l.insert(key);
+        model.insert(*key);
+    }
+    assert_eq!(l.guides_taken(), taken, "the probes must run against the same guide");
+    let n = comparisons_per_search(&l, &past[2000..]);
+    assert!(n < 60, "{n} comparisons per search past the guide's last node");
+    // 4,000 keys crowding one gap of the guide (all between two adjacent old keys).
+    let gap = v / 2 * 4 + 1;
+    let crowd: Vec<[u8; 16]> = (0..4000u64)
+        .map(|j| {
+            let mut key = k16(gap);
+            key[8..].copy_from_slice(&j.to_be_bytes());
+            key
+        })
+        .collect();
+    for key in &crowd {
+        l.insert(key);
+        model.insert(*key);
+    }
+    assert_eq!(l.guides_taken(), taken, "the probes must run against the same guide");
+    let n = comparisons_per_search(&l, &crowd[2000..]);
+    assert!(n < 60, "{n} comparisons per search in a crowded gap");
+    for p in crowd.iter().step_by(97).chain(past.iter().step_by(89)) {
+        check_seeks(&l, &model, p);
+        let mut shorter = *p;
+        shorter[15] ^= 1;
+        check_seeks(&l, &model, &shorter);
+    }
+    for probe in [&[][..], &k16(0)[..], &k16(gap)[..8], &[0xff; 20][..]] {
+        check_seeks(&l, &model, probe);
+    }
+}
+
 #[test]
 fn guides_taken_during_concurrent_inserts_keep_every_search_exact() {
     const WRITERS: u64 = 3;
