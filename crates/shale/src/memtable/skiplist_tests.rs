@@ -497,13 +497,17 @@ fn searches_past_a_guide_or_in_a_crowded_gap_stay_logarithmic() {
         v += 1;
     }
     let taken = l.guides_taken();
+    // Insert `keys`, then search the second half of them through the same guide.
+    let mut insert_and_count = |keys: &[[u8; 16]]| {
+        for key in keys {
+            l.insert(key);
+            model.insert(*key);
+        }
+        assert_eq!(l.guides_taken(), taken, "the probes must run against the same guide");
+        comparisons_per_search(&l, &keys[keys.len() / 2..])
+    };
     let past: Vec<[u8; 16]> = (v..v + 4000).map(|v| k16(v * 4)).collect();
-    for key in &past {
-        l.insert(key);
-        model.insert(*key);
-    }
-    assert_eq!(l.guides_taken(), taken, "the probes must run against the same guide");
-    let n = comparisons_per_search(&l, &past[2000..]);
+    let n = insert_and_count(&past);
     assert!(n < 60, "{n} comparisons per search past the guide's last node");
     // 4,000 keys crowding one gap of the guide (all between two adjacent old keys).
     let gap = v / 2 * 4 + 1;
@@ -514,12 +518,7 @@ fn searches_past_a_guide_or_in_a_crowded_gap_stay_logarithmic() {
             key
         })
         .collect();
-    for key in &crowd {
-        l.insert(key);
-        model.insert(*key);
-    }
-    assert_eq!(l.guides_taken(), taken, "the probes must run against the same guide");
-    let n = comparisons_per_search(&l, &crowd[2000..]);
+    let n = insert_and_count(&crowd);
     assert!(n < 60, "{n} comparisons per search in a crowded gap");
     for p in crowd.iter().step_by(97).chain(past.iter().step_by(89)) {
         check_seeks(&l, &model, p);
