@@ -632,6 +632,23 @@ impl<C: KeyComparator> SkipList<C> {
                 break; // this level brackets the key
             }
         }
+        // A node of at most two levels needs its neighbours at levels 1 and 0 only: when the
+        // whole splice must be searched again, start from the newest guide instead of the head
+        // (the levels above are then stale, so the splice is not kept for the next insert).
+        let mut guided = false;
+        if recompute == max_height && height <= guide::GUIDE_LEVEL + 1 && max_height > guide::GUIDE_LEVEL + 1 {
+            match self.guided_splice(key) {
+                Some(Some((p, n))) => {
+                    splice.prev[guide::GUIDE_LEVEL] = p;
+                    splice.next[guide::GUIDE_LEVEL] = n;
+                    recompute = guide::GUIDE_LEVEL;
+                    guided = true;
+                }
+                Some(None) => return (false, 0),
+                None => {}
+            }
+        }
+        let keep = |h: usize| if guided { 0 } else { h };
         for i in (0..recompute).rev() {
             match self.find_splice_for_level(key, splice.prev[i + 1], splice.next[i + 1], i) {
                 Some((p, n)) => {
@@ -661,7 +678,7 @@ impl<C: KeyComparator> SkipList<C> {
                         splice.prev[i] = p;
                         splice.next[i] = n;
                     }
-                    None if i == 0 => return (false, max_height), // duplicate, x unlinked
+                    None if i == 0 => return (false, keep(max_height)), // duplicate, x unlinked
                     None => {
                         // Unreachable (equal keys collide at level 0); keep x shorter.
                         debug_assert!(false, "duplicate key found above level 0");
@@ -676,7 +693,7 @@ impl<C: KeyComparator> SkipList<C> {
                 }
             }
         }
-        if splice_valid {
+        if splice_valid && !guided {
             for p in &mut splice.prev[..linked] {
                 *p = x;
             }

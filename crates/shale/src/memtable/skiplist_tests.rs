@@ -472,6 +472,52 @@ fn guides_are_taken_as_a_live_list_grows_and_searches_through_them_match_the_mod
     check_seeks(&l, &model, &k16(12345));
 }
 
+/// Inserts of nodes of one or two levels find their neighbours from the newest guide: far
+/// fewer comparisons than a descent from the head; duplicates are still refused, and the list
+/// stays exact.
+#[test]
+fn inserts_start_from_the_guide() {
+    let guided = SkipList::new(Guided, 1 << 16);
+    let plain = SkipList::new(Counting, 1 << 16);
+    let mut model = BTreeSet::new();
+    let mut rng = Rng(0xabcd);
+    for _ in 0..60_000 {
+        let key = k16(rng.next() % 10_000_000 * 2);
+        assert_eq!(guided.insert(&key), model.insert(key));
+        plain.insert(&key);
+    }
+    assert!(guided.guides_taken() > 0);
+    let more: Vec<[u8; 16]> = (0..3000).map(|_| k16(rng.next() % 10_000_000 * 2 + 1)).collect();
+    let before = count();
+    for key in &more {
+        assert_eq!(guided.insert(key), model.insert(*key));
+    }
+    let with_guide = count() - before;
+    let before = count();
+    for key in &more {
+        plain.insert(key);
+    }
+    let from_head = count() - before;
+    assert!(
+        with_guide * 10 < from_head * 7,
+        "inserts: {with_guide} comparisons with the guide, {from_head} from the head"
+    );
+    // Duplicates found through the guide are refused.
+    for key in more.iter().step_by(10) {
+        assert!(!guided.insert(key));
+    }
+    for _ in 0..500 {
+        check_seeks(&guided, &model, &k16(rng.next() % 20_000_002));
+    }
+    let mut it = guided.iter();
+    it.seek_to_first();
+    for key in &model {
+        assert_eq!(it.key(), key);
+        it.next();
+    }
+    assert!(!it.valid());
+}
+
 /// Average comparisons of `contains` over `probes` (each must be present).
 fn comparisons_per_search<C: KeyComparator>(l: &SkipList<C>, probes: &[[u8; 16]]) -> u64 {
     let before = count();
