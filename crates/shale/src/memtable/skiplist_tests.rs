@@ -488,16 +488,16 @@ fn inserts_start_from_the_guide() {
     }
     assert!(guided.guides_taken() > 0);
     let more: Vec<[u8; 16]> = (0..3000).map(|_| k16(rng.next() % 10_000_000 * 2 + 1)).collect();
-    let before = count();
-    for key in &more {
-        assert_eq!(guided.insert(key), model.insert(*key));
-    }
-    let with_guide = count() - before;
-    let before = count();
-    for key in &more {
-        plain.insert(key);
-    }
-    let from_head = count() - before;
+    let with_guide = comparisons_in(|| {
+        for key in &more {
+            assert_eq!(guided.insert(key), model.insert(*key));
+        }
+    });
+    let from_head = comparisons_in(|| {
+        for key in &more {
+            plain.insert(key);
+        }
+    });
     assert!(
         with_guide * 10 < from_head * 7,
         "inserts: {with_guide} comparisons with the guide, {from_head} from the head"
@@ -516,6 +516,13 @@ fn inserts_start_from_the_guide() {
         it.next();
     }
     assert!(!it.valid());
+}
+
+/// Comparisons this thread makes while `f` runs.
+fn comparisons_in(f: impl FnOnce()) -> u64 {
+    let before = count();
+    f();
+    count() - before
 }
 
 /// Average comparisons of `contains` over `probes` (each must be present).
