@@ -304,12 +304,6 @@ impl MemTable {
         }
     }
 
-    /// Give the memtable a bloom (before any entry is added; None: no bloom).
-    pub(crate) fn with_bloom(mut self, bloom: Option<prefix_bloom::PrefixBloom>) -> MemTable {
-        self.bloom = bloom;
-        self
-    }
-
     /// Give the memtable its bloom and its point filter (`Options::memtable_bloom` and
     /// `Options::memtable_point_filter`; before any entry is added).
     pub(crate) fn with_filters(

@@ -710,14 +710,29 @@ impl<C: KeyComparator> SkipList<C> {
     fn find_splice_for_level(
         &self,
         key: &[u8],
-        mut before: *mut Node,
+        before: *mut Node,
         after: *mut Node,
         level: usize,
     ) -> Option<(*mut Node, *mut Node)> {
+        // Without a step limit the walk never gives up: the outer None cannot occur.
+        self.find_splice_within(key, before, after, level, usize::MAX).flatten()
+    }
+
+    /// [`find_splice_for_level`](Self::find_splice_for_level) that gives up (None) rather than
+    /// step past more than `max_steps` nodes; `Some(None)`: a node with an equal key exists.
+    #[inline]
+    fn find_splice_within(
+        &self,
+        key: &[u8],
+        mut before: *mut Node,
+        after: *mut Node,
+        level: usize,
+        mut max_steps: usize,
+    ) -> Option<Option<(*mut Node, *mut Node)>> {
         loop {
             let next = self.next(before, level);
             if next == after || next.is_null() {
-                return Some((before, next));
+                return Some(Some((before, next)));
             }
             self.prefetch_after(next, level);
             // The caller goes on one level down from `before` if `next` is too big.
@@ -725,9 +740,13 @@ impl<C: KeyComparator> SkipList<C> {
                 prefetch(self.next(before, level - 1));
             }
             match self.cmp_node(next, key) {
-                Ordering::Less => before = next,
-                Ordering::Greater => return Some((before, next)),
-                Ordering::Equal => return None,
+                Ordering::Less if max_steps == 0 => return None,
+                Ordering::Less => {
+                    before = next;
+                    max_steps -= 1;
+                }
+                Ordering::Greater => return Some(Some((before, next))),
+                Ordering::Equal => return Some(None),
             }
         }
     }

@@ -178,21 +178,8 @@ impl<C: KeyComparator> SkipList<C> {
     /// the caller descends from the head); `Some(None)`: an equal key exists.
     #[inline]
     pub(super) fn guided_splice(&self, key: &[u8]) -> Option<Option<(*mut Node, *mut Node)>> {
-        let (mut before, after) = self.guide_start(key)?;
-        for _ in 0..=GUIDE_WALK_MAX {
-            let next = self.next(before, GUIDE_LEVEL);
-            if next == after || next.is_null() {
-                return Some(Some((before, next)));
-            }
-            self.prefetch_after(next, GUIDE_LEVEL);
-            super::prefetch(self.next(before, GUIDE_LEVEL - 1));
-            match self.cmp_node(next, key) {
-                std::cmp::Ordering::Less => before = next,
-                std::cmp::Ordering::Greater => return Some(Some((before, next))),
-                std::cmp::Ordering::Equal => return Some(None),
-            }
-        }
-        None
+        let (before, after) = self.guide_start(key)?;
+        self.find_splice_within(key, before, after, GUIDE_LEVEL, GUIDE_WALK_MAX)
     }
 
     /// After an insert: take a new guide if the arena has grown enough since the last one.
