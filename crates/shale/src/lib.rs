@@ -63,6 +63,8 @@ pub use error_kind::ErrorKind;
 pub use fs::{
     FaultFs, FaultKind, FileLock, FileSystem, ForwardingFs, IoActivity, MemFs, PosixFs, RandomAccessFile, WritableFile,
 };
+#[doc(hidden)]
+pub use fs::kill_inside_wal_appends;
 pub use info_log::LogLevel;
 pub use key::{BytewiseComparator, Comparator, ReverseBytewiseComparator, Uint64Comparator};
 pub use log::WalRecoveryMode;

@@ -6,6 +6,7 @@
 mod background;
 mod fault;
 mod forwarding;
+mod log_order;
 mod mem;
 mod posix;
 
@@ -18,6 +19,7 @@ pub(crate) use background::BackgroundWritable;
 pub(crate) use fault::ActivityGuard;
 pub use fault::{FaultFs, FaultKind, IoActivity};
 pub use forwarding::ForwardingFs;
+pub use log_order::kill_inside_wal_appends;
 pub use mem::MemFs;
 pub use posix::PosixFs;
 

@@ -7,7 +7,7 @@ use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::{name_of, FileLock, FileSystem, RandomAccessFile, WritableFile};
+use super::{log_order, name_of, FileLock, FileSystem, RandomAccessFile, WritableFile};
 use crate::error::{Error, Result};
 
 /// The operating system's file system.
@@ -93,10 +93,20 @@ impl Window {
             return Err(std::io::Error::last_os_error());
         }
         #[cfg(any(target_os = "linux", target_os = "android"))]
-        // SAFETY: advice over the mapping just made; errors (kernels before 5.14) are ignored.
-        unsafe {
-            libc::madvise(p, len, libc::MADV_POPULATE_WRITE)
-        };
+        {
+            // SAFETY: advice over the mapping just made.
+            let r = unsafe { libc::madvise(p, len, libc::MADV_POPULATE_WRITE) };
+            let e = std::io::Error::last_os_error();
+            if r != 0 && e.raw_os_error() != Some(libc::EINVAL) {
+                // The pages could not be made writable (a copy-on-write file system out of
+                // space, out of memory): a store into them would be a SIGBUS, so no mapping.
+                // EINVAL is a kernel before 5.14 without the advice: pages fault on first
+                // store, over zeros already allocated by `pwrite`.
+                // SAFETY: unmapping exactly the region just mapped.
+                unsafe { libc::munmap(p, len) };
+                return Err(e);
+            }
+        }
         Ok(Window {
             base: p as *mut u8,
             off,
@@ -207,20 +217,57 @@ impl<S: PositionalSink> PosixWritable<S> {
             }
             if let Some(w) = &self.window {
                 // SAFETY: the window covers written..end (checked above) and is ours alone.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        data.as_ptr(),
-                        w.base.add((self.written - w.off) as usize),
-                        data.len(),
-                    )
-                };
+                let dst = unsafe { w.base.add((self.written - w.off) as usize) };
+                if let Some(r) = log_order::interrupt_now() {
+                    // SAFETY: as below (a crash test's simulated crash inside the copy).
+                    unsafe { log_order::copy_interrupted(dst, self.written, data, r) };
+                    log_order::die(&self.name);
+                }
+                // The flush's first header last: a crash leaves all of it or a torn tail.
+                // SAFETY: `dst` is valid for data.len() bytes (the window covers them).
+                unsafe { log_order::copy_head_last(dst, self.written, data) };
                 self.written = end;
                 return Ok(());
             }
         }
-        self.file.write_all_at(data, self.written)?;
+        if self.zeros_ahead {
+            self.log_pwrite(data)?;
+        } else {
+            self.file.write_all_at(data, self.written)?;
+        }
         self.written = end;
         Ok(())
+    }
+
+    /// `pwrite` of a log's flush. A crash can cut a `write` short at a page boundary; onto zeros
+    /// written ahead, the part written would then stand in front of zeros like a half-copied
+    /// record, so a flush over more than one page of such zeros is written head last, as a
+    /// mapped copy is (`log_order`).
+    fn log_pwrite(&mut self, data: &[u8]) -> std::io::Result<()> {
+        let (at, end) = (self.written, self.written + data.len() as u64);
+        let head = log_order::head_range(at, data)
+            .filter(|_| end <= self.zeroed_to && at / page_size() != (end - 1) / page_size());
+        if let Some(r) = log_order::interrupt_now() {
+            // A crash test's simulated crash inside the write: a part of it, in file order, up
+            // to a page boundary.
+            let from = head.as_ref().map_or(0, |h| h.end);
+            let start = at + from as u64;
+            let n = end - start;
+            let cut = if r % 3 == 0 || n == 0 {
+                end
+            } else {
+                ((start + (r >> 8) % n + 1) / page_size() * page_size()).max(start)
+            };
+            self.file.write_all_at(&data[from..(cut - at) as usize], at + from as u64)?;
+            log_order::die(&self.name);
+        }
+        match head {
+            Some(h) => {
+                self.file.write_all_at(&data[h.end..], at + h.end as u64)?;
+                self.file.write_all_at(&data[..h.end], at)
+            }
+            None => self.file.write_all_at(data, at),
+        }
     }
 
     fn check_alive(&self) -> Result<()> {

@@ -27,9 +27,15 @@ enum Phys {
     BadChecksum {
         off: usize,
     },
-    /// Zero type with zero length: preallocated space; the rest of the block was skipped.
-    ZeroSkip {
+    /// A header of zero type and zero length: the end of the data written. No writer writes
+    /// type 0 (RocksDB reserves it for preallocated space); zeros written ahead of a log's
+    /// records read this way, and so does a flush whose copy a crash interrupted, as the header
+    /// of a flush's first record is stored last, in one store (`fs/posix.rs`). `torn`: a byte
+    /// after `off` is not zero (a partly stored flush, or pages of a power-cut file that reached
+    /// the disk out of order), so the log ends in a torn tail, never replayed past.
+    ZeroType {
         off: usize,
+        torn: bool,
     },
     /// A recyclable record whose log number is not this file's (left over from a recycled file).
     OldRecord {
@@ -46,10 +52,14 @@ enum Loc {
 /// Reads logical records from a complete log file held in memory.
 ///
 /// Recovery-mode semantics (mirroring RocksDB):
+/// * a header of zero type and length (zeros written ahead of the records): the end of the log
+///   when only zeros follow, in every mode.
 /// * torn tail (truncated header / record body at EOF, or EOF inside a fragmented record, or a
 ///   recyclable record from an older incarnation of a recycled file in the middle of a fragmented
-///   record): `AbsoluteConsistency` → `Err(Corruption)`; every other mode → end of log
-///   (`Ok(None)`), and [`Reader::torn_tail`] says where.
+///   record, or a zero header with non-zero bytes after it — a flush a crash interrupted, whose
+///   first header is stored last): `AbsoluteConsistency` →
+///   `Err(Corruption)`; every other mode → end of log (`Ok(None)`, nothing after it is
+///   replayed), and [`Reader::torn_tail`] says where.
 /// * corruption in the middle (CRC mismatch, bad length, unknown type, fragment sequence errors):
 ///   `PointInTimeRecovery` → `Ok(None)` (replay stops) and [`Reader::corruption`] returns the
 ///   offset and reason; `AbsoluteConsistency` and `TolerateCorruptedTailRecords` →
@@ -281,12 +291,23 @@ impl Reader {
                         self.scratch.clear();
                     }
                 }
-                Phys::ZeroSkip { off } => {
+                Phys::ZeroType { off, torn } => {
+                    // The end of what was written: a record cut short here, or bytes stored
+                    // after this point, make it a torn tail (never replayed past).
                     if in_frag {
+                        // Zeros where a fragment's header belongs: not what a crash leaves (the
+                        // flush's first header is stored last), so corruption, as in RocksDB;
+                        // nothing after it is read in any mode.
                         report!(off, "error in middle of record");
-                        in_frag = false;
                         self.scratch.clear();
+                        self.done = true;
+                        return Ok(None);
                     }
+                    if torn {
+                        return self.torn(off, "zero record type in front of partly written bytes (a torn write)");
+                    }
+                    self.done = true;
+                    return Ok(None);
                 }
                 Phys::BadRecordLen { off, eof: true } => {
                     return self.torn(off, "truncated record body");
@@ -345,6 +366,13 @@ impl Reader {
             let h = &self.data[off..self.buf_end];
             let length = u16::from_le_bytes([h[4], h[5]]) as usize;
             let t = h[6];
+            if t == rt::ZERO && length == 0 {
+                self.pos = self.data.len();
+                self.buf_end = self.data.len();
+                self.eof = true;
+                let torn = self.data[off..].iter().any(|&b| b != 0);
+                return Phys::ZeroType { off, torn };
+            }
             let mut header_size = HEADER_SIZE;
             if rt::is_recyclable(t) {
                 if off == 0 {
@@ -372,11 +400,6 @@ impl Reader {
             if header_size + length > avail {
                 self.pos = self.buf_end;
                 return Phys::BadRecordLen { off, eof: self.eof };
-            }
-            if t == rt::ZERO && length == 0 {
-                // Preallocated space: skip the rest of the block without reporting.
-                self.pos = self.buf_end;
-                return Phys::ZeroSkip { off };
             }
             let expected = crc_unmask(decode_fixed32(h).unwrap_or(0));
             let actual = crate::hash::crc32c(&h[6..header_size + length]);

@@ -849,3 +849,34 @@ fn point_filter_lets_lookups_of_absent_keys_skip_the_search() {
     );
     assert!(m.reserved_memory() >= (4 << 20) + m.approximate_memory_usage() / 2);
 }
+
+/// A bytewise comparator that panics while `PANIC` is set (a user comparator with a bug).
+struct PanickyComparator(Arc<AtomicBool>);
+impl crate::key::Comparator for PanickyComparator {
+    fn name(&self) -> &str {
+        "test.Panicky"
+    }
+    fn compare(&self, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+        assert!(!self.0.load(std::sync::atomic::Ordering::Relaxed), "comparator bug");
+        a.cmp(b)
+    }
+}
+
+#[test]
+fn a_vector_memtable_keeps_its_entries_through_a_comparator_panic() {
+    let armed = Arc::new(AtomicBool::new(false));
+    let icmp = InternalKeyComparator::new(Arc::new(PanickyComparator(armed.clone())));
+    let m = Arc::new(MemTable::with_factory(icmp, 64 << 10, MemtableFactory::Vector));
+    for i in 0..100u64 {
+        assert!(m.add(i + 1, vt::VALUE, format!("k{i:03}").as_bytes(), b"v"));
+    }
+    // The first read sorts the unsorted entries with the comparator, which panics.
+    armed.store(true, std::sync::atomic::Ordering::Relaxed);
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| m.get(&lookup(b"k050", MAX_SEQUENCE))));
+    assert!(r.is_err(), "the comparator panicked");
+    armed.store(false, std::sync::atomic::Ordering::Relaxed);
+    // Every entry is still there, for reads and for the flush's iterator.
+    assert_eq!(m.get(&lookup(b"k050", MAX_SEQUENCE)), Some(MemGet::Value(b"v".to_vec())));
+    let mut it = m.iter();
+    assert_eq!(collect(&mut it).len(), 100);
+}

@@ -127,7 +127,10 @@ impl VectorRep {
         if st.unsorted.is_empty() {
             return st.sorted.clone();
         }
-        let mut tail = std::mem::take(&mut st.unsorted);
+        // Sorted from a copy: the comparator is the user's and may panic (the panic becomes an
+        // error further up), and the entries must stay in the memtable when it does. They
+        // leave `unsorted` only once they are in `sorted`.
+        let mut tail = st.unsorted.clone();
         let cmp = |a: &EntryRef, b: &EntryRef| self.compare_entries(*a, *b);
         tail.sort_unstable_by(cmp);
         let merged = if st.sorted.is_empty() {
@@ -150,6 +153,7 @@ impl VectorRep {
             out
         };
         st.sorted = Arc::new(merged);
+        st.unsorted.clear();
         st.sorted.clone()
     }
 

@@ -1,0 +1,290 @@
+//! The order in which a log's flush is stored, so that a crash at any instant leaves the log
+//! readable: the flush's bytes whole, or a torn tail that every log reader stops at.
+//!
+//! A WAL is written in RocksDB's log format (32 KiB blocks of records, each behind a 7-byte
+//! header `crc32c | length | type`), and a flush always begins at a record boundary (the log
+//! writer appends whole records). Where a flush lands on zeros written ahead of the data (a
+//! mapped WAL, or a synced one), a crash inside the copy would otherwise leave a half-copied
+//! record *in front of* zeros — and a mapped copy does not even fill its bytes in file order —
+//! which a reader cannot tell from corruption in the middle of the log. So the first header of
+//! the flush (with one byte after it: 8 bytes) is stored last, in one 8-byte store, after every
+//! other byte: until that store the header reads as zeros, which every log reader takes as the
+//! end of the written data (a torn tail when non-zero bytes follow; `log/reader.rs`). A crash
+//! thus leaves the whole flush or none of it visible to recovery.
+//!
+//! The same module holds the crash tests' hook that ends the process in the middle of such a
+//! copy ([`kill_inside_wal_appends`]).
+
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+
+/// The log block size (RocksDB's `kBlockSize`).
+const LOG_BLOCK: u64 = 32 * 1024;
+/// A legacy record header: `crc32c fixed32 | length fixed16 | type u8`.
+const LOG_HEADER: u64 = 7;
+/// Bytes stored last: the first header and the byte after it (one 8-byte store).
+pub(super) const HEAD: usize = 8;
+
+/// Where the first record header of a flush written at file offset `at` starts, relative to the
+/// flush: a block with less room left than a header is padded with zeros by the log writer and
+/// the record starts in the next block.
+pub(super) fn head_offset(at: u64) -> usize {
+    let left = LOG_BLOCK - at % LOG_BLOCK;
+    if left < LOG_HEADER {
+        left as usize
+    } else {
+        0
+    }
+}
+
+/// The part of `data` (a flush written at `at`) stored last, as a range, or None when the flush
+/// is too short to hold a header and a byte (not a log record: stored in file order).
+pub(super) fn head_range(at: u64, data: &[u8]) -> Option<std::ops::Range<usize>> {
+    let h = head_offset(at);
+    (data.len() >= h + HEAD).then(|| h..h + HEAD)
+}
+
+/// Copy `data` to `dst`: every byte but the head first, then the head in one 8-byte store.
+///
+/// # Safety
+/// `dst` must be valid for writes of `data.len()` bytes and not overlap `data`.
+pub(super) unsafe fn copy_head_last(dst: *mut u8, at: u64, data: &[u8]) {
+    let Some(head) = head_range(at, data) else {
+        // SAFETY: as the caller promises.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len()) };
+        return;
+    };
+    // SAFETY: both ranges lie inside `data` and `dst` (the caller's promise).
+    unsafe {
+        std::ptr::copy_nonoverlapping(data.as_ptr(), dst, head.start);
+        std::ptr::copy_nonoverlapping(data.as_ptr().add(head.end), dst.add(head.end), data.len() - head.end);
+    }
+    // The head only after every other byte (a crash stops the thread between two instructions,
+    // so program order is what the file holds).
+    std::sync::atomic::compiler_fence(Ordering::SeqCst);
+    let word = u64::from_ne_bytes(data[head.clone()].try_into().expect("8 bytes"));
+    // SAFETY: `head` lies inside `dst`; one unaligned 8-byte store (a single instruction).
+    unsafe { std::ptr::write_unaligned(dst.add(head.start) as *mut u64, word) };
+    std::sync::atomic::compiler_fence(Ordering::SeqCst);
+}
+
+/// 0: off. Otherwise one WAL flush in this many ends the process in the middle of its copy.
+static KILL_ONE_IN: AtomicU64 = AtomicU64::new(0);
+static KILL_RNG: AtomicU64 = AtomicU64::new(1);
+static KILL_EXIT: AtomicI32 = AtomicI32::new(0);
+
+/// For crash tests: from now on, one flush in `one_in` of a WAL on the POSIX file system (one
+/// that keeps zeros ahead of its data: every mapped WAL, and synced ones) ends the process in
+/// the middle of storing its bytes — a random part of the flush copied, as a `SIGKILL` during
+/// the copy leaves it — after printing `kill point: wal.append_torn <file>`, with exit status
+/// `exit_code`. 0 turns it off. Not for production use.
+#[doc(hidden)]
+pub fn kill_inside_wal_appends(one_in: u64, seed: u64, exit_code: i32) {
+    KILL_RNG.store(seed | 1, Ordering::Relaxed);
+    KILL_EXIT.store(exit_code, Ordering::Relaxed);
+    KILL_ONE_IN.store(one_in, Ordering::Relaxed);
+}
+
+fn next_random() -> u64 {
+    let mut x = KILL_RNG.load(Ordering::Relaxed);
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    KILL_RNG.store(x, Ordering::Relaxed);
+    x
+}
+
+/// Whether this flush is to be interrupted ([`kill_inside_wal_appends`]); a relaxed load when
+/// off.
+#[inline]
+pub(super) fn interrupt_now() -> Option<u64> {
+    let n = KILL_ONE_IN.load(Ordering::Relaxed);
+    if n == 0 {
+        return None;
+    }
+    let x = next_random();
+    x.is_multiple_of(n).then(next_random)
+}
+
+/// What a crash in the middle of a mapped copy of `data` can leave at `dst`: the head not
+/// stored, and of the other bytes a random selection of 64-byte pieces (a `memcpy` stores in
+/// no promised order), or all of them. `r` picks.
+///
+/// # Safety
+/// As [`copy_head_last`].
+pub(super) unsafe fn copy_interrupted(dst: *mut u8, at: u64, data: &[u8], mut r: u64) {
+    let head = head_range(at, data).unwrap_or(0..data.len());
+    let all = r.is_multiple_of(4);
+    let mut i = 0;
+    while i < data.len() {
+        let end = (i + 64).min(data.len());
+        r = r.rotate_left(7) ^ 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(i as u64 + 1);
+        if all || r & 1 == 1 {
+            for j in i..end {
+                if !head.contains(&j) {
+                    // SAFETY: j < data.len(), inside `dst` by the caller's promise.
+                    unsafe { *dst.add(j) = data[j] };
+                }
+            }
+        }
+        i = end;
+    }
+}
+
+/// End the process now, as a crash would (`kill_inside_wal_appends`).
+pub(super) fn die(file: &str) -> ! {
+    println!("kill point: wal.append_torn {file}");
+    std::process::exit(KILL_EXIT.load(Ordering::Relaxed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_head_is_the_first_header_after_a_blocks_padding() {
+        assert_eq!(head_offset(0), 0);
+        assert_eq!(head_offset(100), 0);
+        assert_eq!(head_offset(LOG_BLOCK - 7), 0, "a header still fits");
+        assert_eq!(head_offset(LOG_BLOCK - 6), 6, "padding up to the next block");
+        assert_eq!(head_offset(2 * LOG_BLOCK - 1), 1);
+        assert_eq!(head_range(LOG_BLOCK - 3, &[1; 11]), Some(3..11));
+        assert_eq!(head_range(LOG_BLOCK - 3, &[1; 10]), None);
+    }
+
+    #[test]
+    fn a_head_last_copy_stores_every_byte() {
+        let data: Vec<u8> = (0..5000u32).map(|i| (i * 7 + 1) as u8).collect();
+        for at in [0, 17, LOG_BLOCK - 6, LOG_BLOCK - 7] {
+            let mut out = vec![0u8; data.len()];
+            // SAFETY: out holds data.len() bytes.
+            unsafe { copy_head_last(out.as_mut_ptr(), at, &data) };
+            assert_eq!(out, data, "at {at}");
+        }
+    }
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn payload(&mut self) -> Vec<u8> {
+            let n = match self.next() % 10 {
+                0 => 40_000 + self.next() % 200_000,
+                1..=3 => 30_000 + self.next() % 6_000,
+                _ => 1 + self.next() % 3_000,
+            };
+            let b = self.next() as u8 | 1;
+            (0..n).map(|i| b.wrapping_add(i as u8)).collect()
+        }
+    }
+
+    const MODES: [crate::log::WalRecoveryMode; 4] = [
+        crate::log::WalRecoveryMode::TolerateCorruptedTailRecords,
+        crate::log::WalRecoveryMode::AbsoluteConsistency,
+        crate::log::WalRecoveryMode::PointInTimeRecovery,
+        crate::log::WalRecoveryMode::SkipAnyCorruptedRecords,
+    ];
+
+    /// A log of complete flushes, then one flush a crash interrupted (`store` leaves what it
+    /// leaves of it over zeros written ahead), read in every recovery mode: the tolerant modes
+    /// return exactly the complete flushes' records, and `AbsoluteConsistency` those or a
+    /// Corruption naming the file and the offset of the torn flush. Returns how many reads
+    /// broke that rule (the rule's own checks use it).
+    fn interrupted_flushes(rounds: u64, store: impl Fn(&mut [u8], u64, &[u8], u64)) -> usize {
+        use crate::log::{encode_records, Reader, WalRecoveryMode as M};
+        let mut rng = Rng(0x5EED_1234);
+        let mut broken = 0;
+        for _ in 0..rounds {
+            let (mut file, mut boff, mut want) = (Vec::new(), 0, Vec::new());
+            for _ in 0..rng.next() % 4 {
+                let p = rng.payload();
+                boff = encode_records(boff, &p, &mut file);
+                want.push(p);
+            }
+            let at = file.len();
+            let mut flush = Vec::new();
+            let mut b = boff;
+            for _ in 0..1 + rng.next() % 3 {
+                b = encode_records(b, &rng.payload(), &mut flush);
+            }
+            let mut bytes = file.clone();
+            bytes.resize(at + flush.len() + (1 << 16), 0);
+            let r = rng.next();
+            store(&mut bytes[at..], at as u64, &flush, r);
+            let nothing_stored = bytes[at..].iter().all(|&x| x == 0);
+            for mode in MODES {
+                let mut rd = Reader::new(bytes.clone(), "000007.log", 7, mode);
+                let mut got = Vec::new();
+                let res = loop {
+                    match rd.read_record() {
+                        Ok(Some(rec)) => got.push(rec.to_vec()),
+                        Ok(None) => break Ok(()),
+                        Err(e) => break Err(e),
+                    }
+                };
+                let ok = match (mode, res) {
+                    (M::AbsoluteConsistency, Err(e)) => {
+                        let m = e.to_string();
+                        !nothing_stored
+                            && got == want
+                            && m.contains("000007.log")
+                            && m.contains(&format!("{}", at + head_offset(at as u64)))
+                    }
+                    (_, Ok(())) => got == want,
+                    (_, Err(_)) => false,
+                };
+                broken += !ok as usize;
+            }
+        }
+        broken
+    }
+
+    #[test]
+    fn a_crash_inside_a_mapped_copy_leaves_the_flushes_before_it_in_every_recovery_mode() {
+        let broken = interrupted_flushes(400, |dst, at, flush, r| {
+            // SAFETY: dst holds the flush and zeros after it.
+            unsafe { copy_interrupted(dst.as_mut_ptr(), at, flush, r) }
+        });
+        assert_eq!(broken, 0);
+        // The same crash with the head stored in no particular order (a plain `memcpy` cut
+        // short) breaks the rule: what the head-last order is for.
+        let broken = interrupted_flushes(400, |dst, _, flush, mut r| {
+            for (i, piece) in flush.chunks(64).enumerate() {
+                r = r.rotate_left(7) ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                if r & 1 == 1 {
+                    dst[i * 64..i * 64 + piece.len()].copy_from_slice(piece);
+                }
+            }
+        });
+        assert!(broken > 100, "{broken}");
+    }
+
+    #[test]
+    fn a_crash_inside_a_head_last_write_leaves_the_flushes_before_it() {
+        // A `write` cut short at a page boundary, of everything but the head (the first of the
+        // two writes of a flush over zeros), in file order.
+        let broken = interrupted_flushes(400, |dst, at, flush, r| {
+            let from = head_range(at, flush).map_or(0, |h| h.end);
+            let cut = from + (r as usize) % (flush.len() - from + 1);
+            let cut = if r % 3 == 0 { flush.len() } else { cut / 4096 * 4096 }.max(from);
+            dst[from..cut].copy_from_slice(&flush[from..cut]);
+        });
+        assert_eq!(broken, 0);
+    }
+
+    #[test]
+    fn an_interrupted_copy_never_stores_the_head() {
+        let data = vec![0xABu8; 3000];
+        for r in 0..64u64 {
+            let at = if r % 2 == 0 { 0 } else { LOG_BLOCK - 4 };
+            let mut out = vec![0u8; data.len()];
+            // SAFETY: out holds data.len() bytes.
+            unsafe { copy_interrupted(out.as_mut_ptr(), at, &data, r * 0x1234_5678_9abc) };
+            let h = head_range(at, &data).unwrap();
+            assert!(out[h].iter().all(|&b| b == 0));
+        }
+    }
+}
