@@ -402,7 +402,7 @@ impl DB {
         };
         let live = {
             let wal = db.wal.lock();
-            wal.writer.as_ref().map(|w| (wal.number, w.file_size()))
+            wal.writer.as_ref().map(|w| (wal.number, w.published_len()))
         };
         let mut out = Vec::new();
         for n in db.fs.list(&db.path)? {

@@ -100,6 +100,9 @@ pub struct DBWALIterator {
     /// A commit whose prepared section was not seen: the sequence numbers it used are unknown,
     /// so the next batch's start is not checked.
     unsure: bool,
+    /// The last sequence number published when the iterator was made: batches after it are
+    /// not returned.
+    last: u64,
 }
 
 /// The sequence numbers a WAL batch uses (RocksDB's WRITE_COMMITTED accounting): its records
@@ -149,11 +152,21 @@ impl DBWALIterator {
                 let Some((path, num)) = self.files.pop_front() else {
                     return Ok(None);
                 };
-                let data = match self.db.fs.read_all(&path) {
+                // The live WAL is read only up to what its writer published: past it, a write
+                // group may be half stored (a mapped copy fills its bytes in no set order).
+                // Taken before the read, so every byte below it is in the file.
+                let published = {
+                    let wal = self.db.wal.lock();
+                    wal.writer.as_ref().filter(|_| wal.number == num).map(|w| w.published_len())
+                };
+                let mut data = match self.db.fs.read_all(&path) {
                     Ok(d) => d,
                     // Archived and purged, or moved to the archive, between the listing and now.
                     Err(_) => self.db.fs.read_all(&wal_name(&archive_dir(&self.db), num))?,
                 };
+                if let Some(len) = published {
+                    data.truncate(len as usize);
+                }
                 self.current = Some(log::Reader::new(
                     data,
                     name_of(&path),
@@ -183,6 +196,13 @@ impl DBWALIterator {
             } else {
                 count > 0 && seq + count > self.since
             };
+            if count > 0 && seq > self.last {
+                // Written to the WAL but not yet visible (its group is still inserting): the
+                // iteration ends before it, as RocksDB's ends at the last sequence number.
+                self.files.clear();
+                self.current = None;
+                return Ok(None);
+            }
             if !wanted {
                 self.unsure |= used.is_none();
                 continue;
@@ -274,7 +294,9 @@ pub(crate) fn updates_since(db: &Arc<DbInner>, since: u64) -> Result<DBWALIterat
     }
     files.sort_by_key(|f| f.1);
     files.dedup_by_key(|f| f.1);
+    let last = db.last_seq.load(std::sync::atomic::Ordering::Acquire);
     Ok(DBWALIterator {
+        last,
         db: db.clone(),
         files: files.into(),
         current: None,

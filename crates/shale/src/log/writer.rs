@@ -89,6 +89,9 @@ pub(crate) struct Writer {
     file: Box<dyn WritableFile>,
     block_offset: usize,
     buf: Vec<u8>,
+    /// The file's length as of the last successful `flush` or `sync`: whole records, all in the
+    /// OS. A reader of the live log reads no further (bytes past it may be half stored).
+    published: u64,
 }
 
 impl Writer {
@@ -116,6 +119,7 @@ impl Writer {
             file,
             block_offset: (file_size % BLOCK_SIZE as u64) as usize,
             buf: Vec::new(),
+            published: file_size,
         }
     }
 
@@ -147,11 +151,22 @@ impl Writer {
     }
 
     pub(crate) fn flush(&mut self) -> Result<()> {
-        self.file.flush()
+        self.file.flush()?;
+        self.published = self.file.size();
+        Ok(())
     }
 
     pub(crate) fn sync(&mut self) -> Result<()> {
-        self.file.sync()
+        self.file.sync()?;
+        self.published = self.file.size();
+        Ok(())
+    }
+
+    /// How far a reader of the live file may read: the length as of the last successful
+    /// `flush` or `sync` (whole records, all of them handed to the OS). Appends since, even if
+    /// the file's buffer pushed some of their bytes out, are not published.
+    pub(crate) fn published_len(&self) -> u64 {
+        self.published
     }
 
     #[allow(dead_code)] // group-commit and tooling helpers, exercised by tests
