@@ -32,6 +32,11 @@ struct ChildStats {
     txn_interrupted: u64,
     ingests: u64,
     checkpoints: u64,
+    txn_prepared: u64,
+    prepared_resolved: u64,
+    torn_refusals: u64,
+    recovery_mode: Option<String>,
+    mapped: Option<String>,
 }
 
 fn parse_log(path: &Path) -> ChildStats {
@@ -56,6 +61,19 @@ fn parse_log(path: &Path) -> ChildStats {
             s.txn_conflicts = field("txn_conflicts=").unwrap_or(s.txn_conflicts);
             s.ingests = field("ingests=").unwrap_or(s.ingests);
             s.checkpoints = field("checkpoints=").unwrap_or(s.checkpoints);
+            s.txn_prepared = field("txn_prepared=").unwrap_or(s.txn_prepared);
+        } else if let Some(r) = line.strip_prefix("stress: resolved ") {
+            s.prepared_resolved += r.split_whitespace().next().and_then(|x| x.parse().ok()).unwrap_or(0);
+        } else if line.starts_with("stress: absolute consistency refused a torn WAL tail") {
+            s.torn_refusals += 1;
+        } else if line.starts_with("stress: seed=") {
+            let field = |name: &str| {
+                line.split_whitespace()
+                    .find_map(|w| w.strip_prefix(name))
+                    .map(str::to_string)
+            };
+            s.recovery_mode = field("wal_recovery_mode=");
+            s.mapped = field("wal_mapped_appends=");
         } else if let Some(r) = line.strip_prefix("stress: interrupted transactions found all or nothing: ") {
             s.txn_interrupted += r.trim().parse::<u64>().unwrap_or(0);
         } else if let Some(r) = line.strip_prefix("stress: verified ") {
@@ -101,6 +119,8 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
     let txn = fl.bool("use_txn") || fl.bool("use_optimistic_txn");
     let (mut txn_commits, mut txn_rollbacks, mut txn_conflicts, mut txn_interrupted) = (0u64, 0u64, 0u64, 0u64);
     let mut kill_points: BTreeMap<String, u64> = BTreeMap::new();
+    let mut modes: BTreeMap<String, u64> = BTreeMap::new();
+    let (mut txn_prepared, mut prepared_resolved, mut torn_refusals) = (0u64, 0u64, 0u64);
     // level_compaction_dynamic_level_bytes stays the same for the whole DB: changing it on an
     // existing DB is a migration (see docs/reliability.md, open problems), not a crash case.
     let dynamic = match fl.i64("dynamic_levels") {
@@ -140,6 +160,8 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
                 fl.u64("ingest_external_file_one_in")
             ),
             format!("--checkpoint_one_in={}", fl.u64("checkpoint_one_in")),
+            format!("--large_value_one_in={}", fl.u64("large_value_one_in")),
+            format!("--wal_mapped_appends={}", fl.i64("wal_mapped_appends")),
         ];
         if !fl.str("inject_bug").is_empty() {
             a.push(format!("--inject_bug={}", fl.str("inject_bug")));
@@ -177,6 +199,7 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
         const POINTS: &[(&str, u64)] = &[
             ("", 5000),
             ("wal.append", 3000),
+            ("wal.append_torn", 1500),
             ("wal.flush", 3000),
             ("wal.sync", 20),
             ("wal.create", 2),
@@ -255,6 +278,14 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
         txn_interrupted += s.txn_interrupted;
         ingests += s.ingests;
         checkpoints += s.checkpoints;
+        txn_prepared += s.txn_prepared;
+        prepared_resolved += s.prepared_resolved;
+        torn_refusals += s.torn_refusals;
+        if let Some(m) = s.recovery_mode {
+            *modes
+                .entry(format!("{m}/mapped={}", s.mapped.unwrap_or_default()))
+                .or_default() += 1;
+        }
     }
     // Final verification of what the last child left.
     let mut args = common(seed.wrapping_add(runs * 1_000_003));
@@ -300,6 +331,18 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
     if fl.u64("ingest_external_file_one_in") + fl.u64("checkpoint_one_in") > 0 {
         // As last reported by each child (every 200 ms).
         println!("crash test: ingests={ingests} checkpoints={checkpoints} (as last reported by each child)");
+    }
+    let list: Vec<String> = modes.iter().map(|(k, n)| format!("{k}={n}")).collect();
+    println!(
+        "crash test: runs by WAL recovery mode: {}; torn WAL tails refused by AbsoluteConsistency (then opened \
+         tolerating them and verified): {torn_refusals}",
+        list.join(" ")
+    );
+    if txn_prepared + prepared_resolved > 0 {
+        println!(
+            "crash test: two-phase commits prepared={txn_prepared} (as last reported by each child); prepared \
+             transactions found after a kill and resolved: {prepared_resolved}"
+        );
     }
     if !kill_points.is_empty() {
         let list: Vec<String> = kill_points.iter().map(|(k, n)| format!("{k}={n}")).collect();

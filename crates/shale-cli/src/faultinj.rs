@@ -205,6 +205,9 @@ impl WritableFile for FaultWritable {
     fn keep_zeros_ahead(&mut self) {
         self.inner.keep_zeros_ahead()
     }
+    fn map_appends(&mut self) {
+        self.inner.map_appends()
+    }
 }
 
 struct FaultReadable {

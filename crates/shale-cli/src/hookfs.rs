@@ -63,6 +63,9 @@ impl WritableFile for HookFile {
     fn keep_zeros_ahead(&mut self) {
         self.inner.keep_zeros_ahead()
     }
+    fn map_appends(&mut self) {
+        self.inner.map_appends()
+    }
 }
 
 impl ForwardingFs for HookFs {

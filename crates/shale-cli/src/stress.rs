@@ -74,7 +74,7 @@ pub const FLAGS: &[FlagDef] = &[
     f("raft", Kind::Bool, "false", "the Raft store of `shale serve` (log, vote, state machine, snapshots) against a model, with crashes and power losses on an in-memory file system (--power_loss: power losses only; --max_key caps at 64; --inject_bug=wal_no_sync tests the tester)"),
     f("power_loss", Kind::Bool, "false", "simulated power-loss test on an in-memory file system"),
     f("kill_odds", Kind::Uint64, "0", "kill point: end the process at 1 in N file-system operations that change durable state (0: off)"),
-    f("kill_point", Kind::Str, "", "with --kill_odds: only this point, <file>.<op> (e.g. wal.sync, sst.append, manifest.sync, current.rename, other.syncdir)"),
+    f("kill_point", Kind::Str, "", "with --kill_odds: only this point, <file>.<op> (e.g. wal.sync, sst.append, manifest.sync, current.rename, other.syncdir), or wal.append_torn: in the middle of storing a WAL flush (a part of its bytes copied)"),
     f("inject_bug", Kind::Str, "", "test the tester: wal_no_sync | wal_no_flush (a broken durability step), ingest_forget (the oracle keeps the old values of an ingested file), txn_rollback_applied (the oracle takes a rolled-back transaction's writes) | txn_no_get_for_update (counters read without get_for_update: lost updates) | txn_split_commit (a commit writes one key on its own first: torn by a crash)"),
     f("use_txn", Kind::Bool, "false", "writes go through transactions of a TransactionDB (row locks; db_stress's flag); transaction counters check for lost updates"),
     f("use_optimistic_txn", Kind::Bool, "false", "writes go through transactions of an OptimisticTransactionDB (validation at commit)"),
@@ -86,7 +86,9 @@ pub const FLAGS: &[FlagDef] = &[
     f("column_families", Kind::Int32, "1", "column families (db_stress's flag): each holds every key; batches across all of them are checked all or nothing; -1 random per seed (1 to 4; the crash test: per DB)"),
     f("ingest_external_file_one_in", Kind::Uint64, "0", "1 in N operations writes a run of keys (puts and deletes) into an external file with SstFileWriter and ingests it (db_stress's flag; 0: off; not with transactions or plain tables)"),
     f("checkpoint_one_in", Kind::Uint64, "0", "1 in N operations creates a checkpoint, opens it read-only and checks the keys it held locked meanwhile (db_stress's flag; 0: off; not with transactions)"),
-    f("wal_recovery_mode", Kind::Int32, "-1", "WAL recovery mode: 0 tolerate corrupted tail records, 1 absolute consistency, 2 point in time, 3 skip any corrupted records, -1 random per seed among 0, 2, 3 (reopens after a clean close use 1)"),
+    f("wal_recovery_mode", Kind::Int32, "-1", "WAL recovery mode: 0 tolerate corrupted tail records, 1 absolute consistency (after a crash, a torn WAL tail must be refused as a Corruption naming the WAL and offset; the run then opens tolerating it), 2 point in time, 3 skip any corrupted records, -1 random per seed among all four (reopens after a clean close use 1)"),
+    f("large_value_one_in", Kind::Uint64, "0", "1 in about N padded values is large, 4 KiB to 1 MiB, so that kills land inside the copy of a WAL record (0: values up to 107 bytes; the same N for every run on a database)"),
+    f("wal_mapped_appends", Kind::Int32, "-1", "set_wal_mapped_appends: 0/1, -1 random per seed (3 runs in 4 on)"),
 ];
 
 const USAGE: &str = "usage: shale stress --db=DIR [flags]
@@ -221,6 +223,8 @@ pub fn main(args: &[String]) -> i32 {
             return 1;
         }
     };
+    crate::stress_model::set_large_value_one_in(fl.u64("large_value_one_in"));
+    crate::stress_model::set_wal_mapped_flag(fl.i64("wal_mapped_appends"));
     if fl.bool("crash_test") {
         return crate::crash::crash_test(&fl);
     }

@@ -99,14 +99,38 @@ fn base(k: u64, vid: u32) -> u64 {
 }
 
 /// Padding after the 8-byte counter: none for a third of the value ids (merge results and
-/// merge targets), up to 99 bytes otherwise.
+/// merge targets), up to 99 bytes otherwise, or with `--large_value_one_in` sometimes 4 KiB to
+/// 1 MiB.
 pub fn pad_len(k: u64, vid: u32) -> usize {
     let h = mix(k.wrapping_mul(31) ^ ((vid as u64) << 32) ^ 0x5BD1_E995);
+    let large = LARGE_VALUE_ONE_IN.load(std::sync::atomic::Ordering::Relaxed);
     if h.is_multiple_of(3) {
         0
+    } else if large > 0 && (h >> 40).is_multiple_of(large) {
+        4096 + ((h >> 8) % (1 << 20)) as usize
     } else {
         ((h >> 8) % 100) as usize
     }
+}
+
+/// `--large_value_one_in`: 0, or 1 in about this many padded values is 4 KiB to 1 MiB long.
+static LARGE_VALUE_ONE_IN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// `--wal_mapped_appends` for this process (-1: by the seed).
+static WAL_MAPPED: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(-1);
+
+fn mapped_flag() -> i64 {
+    WAL_MAPPED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Set `--wal_mapped_appends` for this process.
+pub fn set_wal_mapped_flag(m: i64) {
+    WAL_MAPPED.store(m, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Set `--large_value_one_in` for this process (before any value is made or checked).
+pub fn set_large_value_one_in(n: u64) {
+    LARGE_VALUE_ONE_IN.store(n, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// The value of key `k` with value id `vid` (1..=MAX_VID).
@@ -446,8 +470,16 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) 
     };
     o.set_enable_pipelined_write(pipelined);
     o.set_unordered_write(unordered);
+    // WAL records copied into a mapping (the default) or written with `pwrite`, from a stream
+    // of their own (the other options of a seed stay what they were).
+    let mapped = match mapped_flag() {
+        -1 => !mix(seed ^ 0x003A_99ED).is_multiple_of(4),
+        m => m == 1,
+    };
+    o.set_wal_mapped_appends(mapped);
     let desc = format!(
-        "{desc} concurrent_memtable_write={concurrent} enable_pipelined_write={pipelined} unordered_write={unordered}"
+        "{desc} concurrent_memtable_write={concurrent} enable_pipelined_write={pipelined} unordered_write={unordered} \
+         wal_mapped_appends={mapped}"
     );
     (
         o,

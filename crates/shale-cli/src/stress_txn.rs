@@ -108,6 +108,13 @@ pub fn open_stress_db(mode: TxnMode, opts: &Options, path: &Path, fam: &[Options
             } else {
                 TransactionDB::open_cf_descriptors(&o, &t, path, descs())
             }
+            .and_then(|db| {
+                let n = resolve_prepared(&db)?;
+                if n > 0 {
+                    println!("stress: resolved {n} prepared transactions after the open");
+                }
+                Ok(db)
+            })
             .map(StressDb::Pessimistic)
         }
         TxnMode::Optimistic => if fam.is_empty() {
@@ -130,6 +137,8 @@ pub trait Txn {
     fn rollback_to_savepoint(&self) -> shale::Result<()>;
     fn commit(&self) -> shale::Result<()>;
     fn rollback(&self) -> shale::Result<()>;
+    /// Two-phase commit's first phase under `name` (a pessimistic transaction only).
+    fn prepare_as(&self, name: &[u8]) -> shale::Result<()>;
 }
 
 impl<D> Txn for Transaction<'_, D> {
@@ -156,6 +165,10 @@ impl<D> Txn for Transaction<'_, D> {
     }
     fn commit(&self) -> shale::Result<()> {
         Transaction::commit(self)
+    }
+    fn prepare_as(&self, name: &[u8]) -> shale::Result<()> {
+        self.set_name(name)?;
+        self.prepare()
     }
     fn rollback(&self) -> shale::Result<()> {
         Transaction::rollback(self)
@@ -184,6 +197,27 @@ impl StressDb {
     }
 }
 
+/// Names of prepared transactions: unique in a process (with its id: across runs).
+static XID: AtomicU64 = AtomicU64::new(0);
+
+/// A pessimistic DB opened after a kill may hold transactions a killed run prepared (their
+/// keys marked pending in the expected state, their locks held): commit or roll back each, by
+/// its name's hash, before anything else runs; the verification then finds their keys all new
+/// or all old. Returns how many were resolved.
+pub fn resolve_prepared(db: &TransactionDB) -> shale::Result<usize> {
+    let txns = db.prepared_transactions();
+    let n = txns.len();
+    for t in txns {
+        let name = t.get_name().unwrap_or_default();
+        if crate::stress_model::mix(name.iter().fold(0u64, |h, &b| h.wrapping_mul(31) ^ b as u64)).is_multiple_of(2) {
+            t.commit()?;
+        } else {
+            t.rollback()?;
+        }
+    }
+    Ok(n)
+}
+
 /// A write of `commit_ops`: the family, the key, the value (None: delete), whether it is a
 /// merge operand.
 pub type TxnOp = (Arc<ColumnFamily>, Vec<u8>, Option<Vec<u8>>, bool);
@@ -207,6 +241,8 @@ pub struct TxnCtx {
     pub no_trace_checks: AtomicU64,
     /// Interrupted transactions found all or nothing by a verification.
     pub atomic_checked: AtomicU64,
+    /// Transactions prepared (two-phase commit) before their commit.
+    pub prepared: AtomicU64,
 }
 
 impl TxnCtx {
@@ -232,6 +268,7 @@ impl TxnCtx {
             counters,
             inflight,
             atomic_checked: AtomicU64::new(0),
+            prepared: AtomicU64::new(0),
             commits: AtomicU64::new(0),
             rollbacks: AtomicU64::new(0),
             savepoint_rollbacks: AtomicU64::new(0),
@@ -260,10 +297,11 @@ impl TxnCtx {
             return String::new();
         }
         format!(
-            " txn_commits={} txn_rollbacks={} txn_conflicts={}",
+            " txn_commits={} txn_rollbacks={} txn_conflicts={} txn_prepared={}",
             self.commits.load(Ordering::Relaxed),
             self.rollbacks.load(Ordering::Relaxed),
-            self.conflicts()
+            self.conflicts(),
+            self.prepared.load(Ordering::Relaxed)
         )
     }
 
@@ -273,7 +311,7 @@ impl TxnCtx {
         format!(
             "stress: txn mode={} commits={} rollbacks={} savepoint_rollbacks={} conflicts={} (busy={} of which \
              deadlocks={}, timed_out={}, try_again={}) counter_increments={} rolled_back_writes_checked={} \
-             interrupted_commits_checked_atomic={}",
+             interrupted_commits_checked_atomic={} prepared={}",
             match self.mode {
                 TxnMode::Pessimistic => "pessimistic",
                 TxnMode::Optimistic => "optimistic",
@@ -289,7 +327,8 @@ impl TxnCtx {
             l(&self.try_again),
             l(&self.increments),
             l(&self.no_trace_checks),
-            l(&self.atomic_checked)
+            l(&self.atomic_checked),
+            l(&self.prepared)
         )
     }
 }
@@ -464,7 +503,23 @@ pub fn txn_write(ctx: &Ctx, sdb: &StressDb, rng: &mut Rng, cf: u64, n: usize, ac
         (Some(inf), Some(r)) => inf.clear(r),
         _ => Ok(()),
     };
-    match txn.commit() {
+    // With the pessimistic DB, 1 in 4 commits in two phases: prepared first (in the WAL, not
+    // visible, locks held), sometimes held prepared for a while, so that kills find prepared
+    // transactions in flight; the open after a kill resolves them (`resolve_prepared`).
+    let two_phase = ctx.txn.mode == TxnMode::Pessimistic && rng.below(4) == 0;
+    let hold = rng.below(3) == 0;
+    let committed = (|| {
+        if two_phase {
+            let name = format!("stress-{}-{}", std::process::id(), XID.fetch_add(1, Ordering::Relaxed));
+            txn.prepare_as(name.as_bytes())?;
+            ctx.txn.prepared.fetch_add(1, Ordering::Relaxed);
+            if hold {
+                std::thread::sleep(std::time::Duration::from_millis(rng.below(20)));
+            }
+        }
+        txn.commit()
+    })();
+    match committed {
         Ok(()) => {
             ctx.txn.commits.fetch_add(1, Ordering::Relaxed);
             for &i in &changed {

@@ -60,11 +60,11 @@ pub use db::{
 };
 pub use error::{Error, Result};
 pub use error_kind::ErrorKind;
+#[doc(hidden)]
+pub use fs::kill_inside_wal_appends;
 pub use fs::{
     FaultFs, FaultKind, FileLock, FileSystem, ForwardingFs, IoActivity, MemFs, PosixFs, RandomAccessFile, WritableFile,
 };
-#[doc(hidden)]
-pub use fs::kill_inside_wal_appends;
 pub use info_log::LogLevel;
 pub use key::{BytewiseComparator, Comparator, ReverseBytewiseComparator, Uint64Comparator};
 pub use log::WalRecoveryMode;

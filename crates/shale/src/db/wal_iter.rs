@@ -157,7 +157,10 @@ impl DBWALIterator {
                 // Taken before the read, so every byte below it is in the file.
                 let published = {
                     let wal = self.db.wal.lock();
-                    wal.writer.as_ref().filter(|_| wal.number == num).map(|w| w.published_len())
+                    wal.writer
+                        .as_ref()
+                        .filter(|_| wal.number == num)
+                        .map(|w| w.published_len())
                 };
                 let mut data = match self.db.fs.read_all(&path) {
                     Ok(d) => d,

@@ -119,10 +119,10 @@ pub(super) unsafe fn copy_interrupted(dst: *mut u8, at: u64, data: &[u8], mut r:
         let end = (i + 64).min(data.len());
         r = r.rotate_left(7) ^ 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(i as u64 + 1);
         if all || r & 1 == 1 {
-            for j in i..end {
+            for (j, &b) in data.iter().enumerate().take(end).skip(i) {
                 if !head.contains(&j) {
                     // SAFETY: j < data.len(), inside `dst` by the caller's promise.
-                    unsafe { *dst.add(j) = data[j] };
+                    unsafe { *dst.add(j) = b };
                 }
             }
         }

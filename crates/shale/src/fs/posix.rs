@@ -258,7 +258,8 @@ impl<S: PositionalSink> PosixWritable<S> {
             } else {
                 ((start + (r >> 8) % n + 1) / page_size() * page_size()).max(start)
             };
-            self.file.write_all_at(&data[from..(cut - at) as usize], at + from as u64)?;
+            self.file
+                .write_all_at(&data[from..(cut - at) as usize], at + from as u64)?;
             log_order::die(&self.name);
         }
         match head {

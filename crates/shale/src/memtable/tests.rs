@@ -876,7 +876,10 @@ fn a_vector_memtable_keeps_its_entries_through_a_comparator_panic() {
     assert!(r.is_err(), "the comparator panicked");
     armed.store(false, std::sync::atomic::Ordering::Relaxed);
     // Every entry is still there, for reads and for the flush's iterator.
-    assert_eq!(m.get(&lookup(b"k050", MAX_SEQUENCE)), Some(MemGet::Value(b"v".to_vec())));
+    assert_eq!(
+        m.get(&lookup(b"k050", MAX_SEQUENCE)),
+        Some(MemGet::Value(b"v".to_vec()))
+    );
     let mut it = m.iter();
     assert_eq!(collect(&mut it).len(), 100);
 }
