@@ -101,6 +101,7 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
                         let mut trng = Rng::new(ep_seed ^ (round << 32) ^ (t + 1).wrapping_mul(0x9E37_79B9));
                         s.spawn(move || -> Result<ThreadLog, String> {
                             let mut log = ThreadLog::default();
+                            let mut attempt = Step::new();
                             for _ in 0..steps {
                                 let sync = sync_rate != 0 && trng.below(sync_rate) == 0;
                                 let wo = {
@@ -127,9 +128,20 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
                                         Outcome::Cut => break,
                                     }
                                 } else {
-                                    match pl_write((db, hs), &mut trng, &state, max_key, &wo, (n, t)) {
+                                    match pl_write((db, hs), &mut trng, &state, max_key, &wo, (n, t), &mut attempt) {
                                         Ok(step) => (step, Via::Wal),
-                                        Err(_) if cutter.is_cut() => break,
+                                        Err(_) if cutter.is_cut() => {
+                                            // Not acknowledged, but its record may be in the WAL
+                                            // and survive: a possible last write, never a needed
+                                            // one (no ticket).
+                                            log.recs.push(Rec {
+                                                step: std::mem::take(&mut attempt),
+                                                via: Via::Wal,
+                                                start: st,
+                                                ticket: u64::MAX,
+                                            });
+                                            break;
+                                        }
                                         Err(e) => return Err(e),
                                     }
                                 };

@@ -18,6 +18,8 @@ use crate::error::{Error, Result};
 struct FileData {
     data: Vec<u8>,
     synced: usize,
+    /// Written through a shared mapping ([`WritableFile::map_appends`]).
+    mapped: bool,
 }
 
 type Inode = Arc<Mutex<FileData>>;
@@ -36,7 +38,12 @@ pub struct MemFs {
     st: Arc<Mutex<State>>,
     /// Bytes that may still be written (see [`MemFs::set_write_budget`]); `None`: unlimited.
     budget: Arc<Mutex<Option<u64>>>,
+    /// With [`MemFs::set_mapped_pages_out_of_order`]: the random state of the page model.
+    pages_rng: Arc<Mutex<Option<u64>>>,
 }
+
+/// The page size of the mapped-writes model.
+const PAGE: usize = 4096;
 
 impl MemFs {
     pub fn new() -> MemFs {
@@ -44,16 +51,34 @@ impl MemFs {
     }
 
     /// Simulate a power cut: unsynced bytes and unsynced directory entries are lost.
-    /// Locks are released (the process died).
+    /// Locks are released (the process died). With [`MemFs::set_mapped_pages_out_of_order`],
+    /// files written through a mapping keep a random part of their unsynced pages instead.
     pub fn power_loss(&self) {
         let mut st = self.st.lock();
         st.live = st.durable.clone();
+        let mut rng = self.pages_rng.lock();
         for inode in st.live.values() {
             let mut f = inode.lock();
-            let s = f.synced;
-            f.data.truncate(s);
+            match rng.as_mut() {
+                Some(r) if f.mapped => mapped_power_loss(&mut f, r),
+                _ => {
+                    let s = f.synced;
+                    f.data.truncate(s);
+                }
+            }
         }
         st.locks.clear();
+    }
+
+    /// Model what a power cut does to a file written through a shared mapping (a WAL with
+    /// mapped appends): its dirty pages reach the disk in no particular order, so after
+    /// [`MemFs::power_loss`] each 4 KiB page holding unsynced bytes is, at random, kept or read
+    /// back as zeros, and the file keeps zeros past its data (as the zeros written ahead of a
+    /// mapped WAL) or is cut at a random page boundary after its synced bytes. Synced bytes
+    /// always stay. `None` turns the model off: unsynced bytes are all lost, as for other files.
+    /// `seed` makes the losses reproducible.
+    pub fn set_mapped_pages_out_of_order(&self, seed: Option<u64>) {
+        *self.pages_rng.lock() = seed.map(|s| s | 1);
     }
 
     /// Simulate a disk that fills up: after `bytes` more bytes are appended (to any files), an
@@ -99,6 +124,42 @@ impl MemFs {
     }
 }
 
+fn next_random(r: &mut u64) -> u64 {
+    *r ^= *r << 13;
+    *r ^= *r >> 7;
+    *r ^= *r << 17;
+    *r
+}
+
+/// [`MemFs::set_mapped_pages_out_of_order`]'s power cut of one file.
+fn mapped_power_loss(f: &mut FileData, r: &mut u64) {
+    let (synced, len) = (f.synced, f.data.len());
+    if synced >= len {
+        return;
+    }
+    // The length the disk holds: the data and zeros after it, or a page boundary after the
+    // synced bytes.
+    let new_len = if next_random(r).is_multiple_of(2) {
+        len + PAGE * (next_random(r) % 16) as usize
+    } else {
+        let first = synced.next_multiple_of(PAGE).max(synced);
+        let pages = (len.saturating_sub(first)) / PAGE + 1;
+        (first + PAGE * (next_random(r) % pages as u64) as usize)
+            .min(len)
+            .max(synced)
+    };
+    f.data.resize(new_len, 0);
+    let mut page = synced / PAGE * PAGE;
+    while page < len.min(new_len) {
+        if next_random(r).is_multiple_of(2) {
+            let from = page.max(synced);
+            let to = (page + PAGE).min(len).min(new_len);
+            f.data[from..to].fill(0);
+        }
+        page += PAGE;
+    }
+}
+
 struct MemWritable {
     inode: Inode,
     size: u64,
@@ -135,6 +196,12 @@ impl WritableFile for MemWritable {
     }
     fn size(&self) -> u64 {
         self.size
+    }
+    fn map_appends(&mut self) {
+        let mut f = self.inode.lock();
+        if f.data.is_empty() {
+            f.mapped = true;
+        }
     }
 }
 
@@ -405,6 +472,68 @@ mod tests {
         assert_eq!(fs.read_all(&d.join("a")).unwrap(), b"hello");
         assert!(!fs.exists(&d.join("b")));
         assert!(!fs.exists(&d.join("c")));
+    }
+
+    /// With the mapped-writes model, a mapped file keeps its synced bytes and, of each unsynced
+    /// page, all of it or zeros; over many cuts some unsynced pages survive behind lost ones
+    /// (out of order). Files not mapped, and the model off, lose every unsynced byte.
+    #[test]
+    fn mapped_files_keep_a_random_part_of_their_unsynced_pages() {
+        let d = Path::new("/d");
+        let data: Vec<u8> = (0..40_000u32).map(|i| (i % 251) as u8 + 1).collect();
+        let (mut kept_behind_lost, mut lost) = (0, 0);
+        for seed in 0..40u64 {
+            let fs = MemFs::new();
+            fs.create_dir_all(d).unwrap();
+            fs.set_mapped_pages_out_of_order(Some(seed));
+            let mut w = fs.new_writable(&d.join("m")).unwrap();
+            w.map_appends();
+            let mut p = fs.new_writable(&d.join("p")).unwrap();
+            w.append(&data[..5000]).unwrap();
+            w.sync().unwrap();
+            p.append(&data[..5000]).unwrap();
+            p.sync().unwrap();
+            w.append(&data[5000..]).unwrap();
+            p.append(&data[5000..]).unwrap();
+            fs.sync_dir(d).unwrap();
+            fs.power_loss();
+            let plain = fs.read_all(&d.join("p")).unwrap();
+            assert_eq!(plain, data[..5000], "a file not mapped loses its unsynced bytes");
+            let got = fs.read_all(&d.join("m")).unwrap();
+            assert!(got.len() >= 5000);
+            assert_eq!(got[..5000], data[..5000], "synced bytes stay");
+            let mut seen_lost = false;
+            for (i, page) in got.chunks(PAGE).enumerate() {
+                let from = i * PAGE;
+                let want = &data[from.min(data.len())..(from + page.len()).min(data.len())];
+                let zeros = page.iter().all(|&b| b == 0);
+                if from + page.len() <= 5000 {
+                    continue;
+                }
+                if zeros {
+                    seen_lost = true;
+                    lost += 1;
+                } else {
+                    // A kept page holds its data from the synced end on.
+                    let start = 5000usize.saturating_sub(from);
+                    assert_eq!(page[start..want.len()], want[start..], "seed {seed} page {i}");
+                    kept_behind_lost += seen_lost as usize;
+                }
+            }
+        }
+        assert!(
+            lost > 20 && kept_behind_lost > 5,
+            "lost {lost}, kept behind lost {kept_behind_lost}"
+        );
+        // The model off: a mapped file loses its unsynced bytes like any other.
+        let fs = MemFs::new();
+        fs.create_dir_all(d).unwrap();
+        let mut w = fs.new_writable(&d.join("m")).unwrap();
+        w.map_appends();
+        w.append(&data).unwrap();
+        fs.sync_dir(d).unwrap();
+        fs.power_loss();
+        assert!(fs.read_all(&d.join("m")).unwrap().is_empty());
     }
 
     #[test]
