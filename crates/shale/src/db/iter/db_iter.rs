@@ -190,6 +190,13 @@ impl DBRawIterator {
             .unwrap_or(false)
     }
 
+    /// Start a positioning call: invalid until it lands. The user comparator, prefix extractor
+    /// and merge operator run below; if one panics and the panic is caught, the iterator is
+    /// left invalid rather than pointing at a half-moved `inner`.
+    fn unposition(&mut self) {
+        self.valid = false;
+    }
+
     fn set_error(&mut self, e: Error) {
         self.err = Some(e);
         self.valid = false;
@@ -370,6 +377,7 @@ impl DBRawIterator {
     }
 
     pub fn seek_to_first(&mut self) {
+        self.unposition();
         if let Some(l) = self.lower.clone() {
             return self.seek(l);
         }
@@ -384,6 +392,7 @@ impl DBRawIterator {
     }
 
     pub fn seek_to_last(&mut self) {
+        self.unposition();
         self.count_op(Ticker::NumberDbSeek);
         self.dir = Dir::Reverse;
         self.saved_value.clear();
@@ -410,6 +419,7 @@ impl DBRawIterator {
 
     /// Position at the first key >= `key` (and >= the lower bound).
     pub fn seek(&mut self, key: impl AsRef<[u8]>) {
+        self.unposition();
         let stats = self.stats.clone();
         let _watch = StopWatch::start(&stats, Histogram::DbSeek);
         self.count_op(Ticker::NumberDbSeek);
@@ -436,6 +446,7 @@ impl DBRawIterator {
 
     /// Position at the last key <= `key` (and below the upper bound).
     pub fn seek_for_prev(&mut self, key: impl AsRef<[u8]>) {
+        self.unposition();
         let k = key.as_ref();
         if self.above_upper(k) {
             return self.seek_to_last();
@@ -466,6 +477,7 @@ impl DBRawIterator {
         if !self.valid {
             return;
         }
+        self.unposition();
         self.count_op(Ticker::NumberDbNext);
         if self.dir == Dir::Reverse {
             self.dir = Dir::Forward;
@@ -499,6 +511,7 @@ impl DBRawIterator {
         if !self.valid {
             return;
         }
+        self.unposition();
         self.count_op(Ticker::NumberDbPrev);
         if self.dir == Dir::Forward {
             // Step back past every entry of the current user key.
