@@ -6,10 +6,12 @@ mod common;
 
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
 
 use common::*;
-use shale::{MemFs, Options, DB};
+use shale::{Error, MemFs, Options, DB};
 
 thread_local! {
     /// Comparisons left on this thread before the comparator panics (0: never).
@@ -118,4 +120,70 @@ fn an_iterator_is_invalid_after_a_comparator_panic_in_a_move_and_seeks_again() {
         assert!(panics > 0, "{name}: no panic");
     }
     assert_eq!(dump(&db).len(), 400);
+}
+
+/// Bytewise order, but panics in the DB's background threads while armed.
+struct BackgroundPanicky(Arc<AtomicBool>);
+impl shale::Comparator for BackgroundPanicky {
+    fn name(&self) -> &str {
+        "test.BackgroundPanickyBytewise"
+    }
+    fn compare(&self, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+        let bg = std::thread::current()
+            .name()
+            .is_some_and(|n| n.starts_with("shale-bg-"));
+        if bg && self.0.load(SeqCst) {
+            panic!("comparator bug in the background");
+        }
+        a.cmp(b)
+    }
+}
+
+/// The background thread's first comparison after auto compactions are turned on is the
+/// compaction picker's: its panic becomes the DB's background error (the wait for compactions
+/// and later writes fail with it) instead of ending the thread and leaving them waiting.
+#[test]
+fn a_comparator_panic_while_picking_a_compaction_is_a_background_error() {
+    let fs = MemFs::new();
+    let armed = Arc::new(AtomicBool::new(false));
+    let mut o = mem_opts(&fs);
+    o.set_disable_auto_compactions(true);
+    o.set_write_buffer_size(1 << 20);
+    o.set_custom_comparator(Arc::new(BackgroundPanicky(armed.clone())));
+    let db = Arc::new(DB::open(&o, dir()).unwrap());
+    for round in 0..5u64 {
+        for i in (0..500u64).filter(|i| i % 5 == round) {
+            db.put(key(i), val(i)).unwrap();
+        }
+        db.flush().unwrap();
+        if round == 0 {
+            db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+        }
+    }
+    assert_eq!(level_files(&db)[0], 4);
+    armed.store(true, SeqCst);
+    db.set_options(&[("disable_auto_compactions", "false")]).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let d = db.clone();
+    let waiter = std::thread::spawn(move || tx.send(d.wait_for_compact()).unwrap());
+    let e = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("wait_for_compact hung after a panic in the background")
+        .expect_err("the picker's panic is the background error");
+    match &e {
+        Error::Background(b) => match &**b {
+            Error::Panic { context, .. } => assert_eq!(context, "compaction picking", "{e}"),
+            other => panic!("expected a panic, got {other}"),
+        },
+        other => panic!("expected a background error, got {other}"),
+    }
+    assert!(db.put(b"later", b"x").unwrap_err().is_panic());
+    // Every write is there after a reopen with the comparator fixed.
+    armed.store(false, SeqCst);
+    waiter.join().unwrap();
+    drop(Arc::into_inner(db).expect("the only handle left"));
+    let db = DB::open(&o, dir()).unwrap();
+    let got = dump(&db);
+    assert_eq!(got.len(), 500);
+    assert_eq!(got.get(&key(123)), Some(&val(123)));
 }
