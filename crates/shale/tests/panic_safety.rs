@@ -187,3 +187,42 @@ fn a_comparator_panic_while_picking_a_compaction_is_a_background_error() {
     assert_eq!(got.len(), 500);
     assert_eq!(got.get(&key(123)), Some(&val(123)));
 }
+
+/// A manual compaction whose comparator panics at any point (picking, the job's bookkeeping,
+/// the merge) leaves no file marked as being compacted: once resumed and fixed, automatic
+/// compactions take the same L0 files.
+#[test]
+fn a_comparator_panic_in_a_manual_compaction_leaves_its_files_compactable() {
+    let fs = MemFs::new();
+    let mut o = mem_opts(&fs);
+    o.set_disable_auto_compactions(true);
+    o.set_write_buffer_size(1 << 20);
+    o.set_custom_comparator(Arc::new(CountdownComparator));
+    let db = DB::open(&o, dir()).unwrap();
+    let mut panics = 0;
+    for n in 1..40u64 {
+        for round in 0..2u64 {
+            for i in (0..100u64).filter(|i| i % 2 == round) {
+                db.put(key(i), val(n * 1000 + i)).unwrap();
+            }
+            db.flush().unwrap();
+        }
+        assert_eq!(level_files(&db)[0], 2);
+        arm(n);
+        let r = db.compact_range(None::<&[u8]>, None::<&[u8]>);
+        arm(0);
+        match r {
+            Ok(()) => continue,
+            Err(e) => assert!(e.is_panic(), "{e}"),
+        }
+        panics += 1;
+        db.resume().unwrap();
+        // The L0 files are at the trigger: an automatic compaction must take them.
+        db.set_options(&[("disable_auto_compactions", "false")]).unwrap();
+        db.wait_for_compact().unwrap();
+        assert_eq!(level_files(&db)[0], 0, "panic at comparison {n}: L0 left uncompacted");
+        db.set_options(&[("disable_auto_compactions", "true")]).unwrap();
+        assert_eq!(db.get(key(7)).unwrap(), Some(val(n * 1000 + 7)));
+    }
+    assert!(panics > 3, "{panics} panics");
+}
