@@ -226,3 +226,30 @@ fn a_comparator_panic_in_a_manual_compaction_leaves_its_files_compactable() {
     }
     assert!(panics > 3, "{panics} panics");
 }
+
+/// A comparator panic while a transaction validates a freshly locked key against its snapshot
+/// releases the lock: after the panicking transaction is dropped, another one takes it at once.
+#[test]
+fn a_comparator_panic_in_get_for_update_releases_the_lock() {
+    let fs = MemFs::new();
+    let mut o = mem_opts(&fs);
+    o.set_custom_comparator(Arc::new(CountdownComparator));
+    let db = shale::TransactionDB::open(&o, &shale::TransactionDBOptions::default(), dir()).unwrap();
+    db.put(key(1), val(1)).unwrap();
+    let mut to = shale::TransactionOptions::new();
+    to.set_lock_timeout(100);
+    let t1 = db.transaction_opt(&shale::WriteOptions::default(), &to);
+    t1.set_snapshot().unwrap();
+    // The key is locked, then checked against the snapshot: the check's first comparison panics.
+    arm(1);
+    let r = catch_unwind(AssertUnwindSafe(|| t1.get_for_update(key(1), true)));
+    arm(0);
+    assert!(r.is_err(), "the comparator panicked");
+    t1.rollback().unwrap();
+    drop(t1);
+    let t2 = db.transaction_opt(&shale::WriteOptions::default(), &to);
+    assert_eq!(t2.get_for_update(key(1), true).unwrap(), Some(val(1)));
+    t2.put(key(1), b"t2").unwrap();
+    t2.commit().unwrap();
+    assert_eq!(db.get(key(1)).unwrap().as_deref(), Some(&b"t2"[..]));
+}
