@@ -23,7 +23,7 @@ fn arm(n: u64) {
     COUNTDOWN.with(|c| c.set(n));
 }
 
-/// Bytewise order, but panics on the comparison that counts this thread's countdown down to
+/// Bytewise order, but panics on the comparison (or key check) that counts this thread's countdown down to
 /// zero (a buggy user comparator). Other threads (flushes, compactions) are not affected.
 struct CountdownComparator;
 impl shale::Comparator for CountdownComparator {
@@ -31,16 +31,25 @@ impl shale::Comparator for CountdownComparator {
         "test.CountdownBytewise"
     }
     fn compare(&self, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
-        COUNTDOWN.with(|c| match c.get() {
-            0 => {}
-            1 => {
-                c.set(0);
-                panic!("comparator bug");
-            }
-            n => c.set(n - 1),
-        });
+        count_down();
         a.cmp(b)
     }
+    /// Counts as a comparison (writes check their keys with it).
+    fn validate_key(&self, _key: &[u8]) -> shale::Result<()> {
+        count_down();
+        Ok(())
+    }
+}
+
+fn count_down() {
+    COUNTDOWN.with(|c| match c.get() {
+        0 => {}
+        1 => {
+            c.set(0);
+            panic!("comparator bug");
+        }
+        n => c.set(n - 1),
+    });
 }
 
 fn key(i: u64) -> Vec<u8> {
@@ -251,5 +260,35 @@ fn a_comparator_panic_in_get_for_update_releases_the_lock() {
     assert_eq!(t2.get_for_update(key(1), true).unwrap(), Some(val(1)));
     t2.put(key(1), b"t2").unwrap();
     t2.commit().unwrap();
+    assert_eq!(db.get(key(1)).unwrap().as_deref(), Some(&b"t2"[..]));
+}
+
+/// A comparator panic while a prepare checks the batch's keys leaves the transaction as it was
+/// (not committing): past its expiration its locks are taken over as any expired
+/// transaction's, and it can only roll back.
+#[test]
+fn a_comparator_panic_in_prepare_leaves_the_locks_of_an_expired_transaction_stealable() {
+    let fs = MemFs::new();
+    let mut o = mem_opts(&fs);
+    o.set_custom_comparator(Arc::new(CountdownComparator));
+    let db = shale::TransactionDB::open(&o, &shale::TransactionDBOptions::default(), dir()).unwrap();
+    let mut to = shale::TransactionOptions::new();
+    to.set_expiration(1000);
+    let t1 = db.transaction_opt(&shale::WriteOptions::default(), &to);
+    t1.set_name(b"t1").unwrap();
+    t1.put(key(1), b"t1").unwrap();
+    arm(1);
+    let r = catch_unwind(AssertUnwindSafe(|| t1.prepare()));
+    arm(0);
+    assert!(r.is_err(), "the key check panicked");
+    // t1 expires while holding the lock; t2 waits for that and takes the lock over.
+    let mut to2 = shale::TransactionOptions::new();
+    to2.set_lock_timeout(30_000);
+    let t2 = db.transaction_opt(&shale::WriteOptions::default(), &to2);
+    t2.put(key(1), b"t2").unwrap();
+    t2.commit().unwrap();
+    assert_eq!(db.get(key(1)).unwrap().as_deref(), Some(&b"t2"[..]));
+    assert_eq!(t1.prepare().unwrap_err().kind(), shale::ErrorKind::Expired);
+    drop(t1);
     assert_eq!(db.get(key(1)).unwrap().as_deref(), Some(&b"t2"[..]));
 }
