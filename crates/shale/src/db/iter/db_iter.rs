@@ -164,14 +164,22 @@ impl DBRawIterator {
     }
 
     /// Run a user seek on the merged sources with prefix filtering armed (`prefix.rs`).
+    /// Disarmed on the way out even when the seek panics (a user comparator or extractor):
+    /// left armed, the iterator's internal seeks would skip sources by their filters.
     fn armed(&mut self, seek: impl FnOnce(&mut MergingIterator)) {
-        if let Some(p) = &self.prefix {
+        struct Disarm<'a>(Option<&'a PrefixSeek>);
+        impl Drop for Disarm<'_> {
+            fn drop(&mut self) {
+                if let Some(p) = self.0 {
+                    p.arm(false);
+                }
+            }
+        }
+        let guard = Disarm(self.prefix.as_deref());
+        if let Some(p) = guard.0 {
             p.arm(true);
         }
         seek(&mut self.inner);
-        if let Some(p) = &self.prefix {
-            p.arm(false);
-        }
     }
 
     /// After `seek_to_first` / `seek_to_last`: stay in the prefix of the key found.
