@@ -1049,13 +1049,13 @@ fn a_block_stays_indexed_when_the_separator_search_panics() {
     for (i, (k, v)) in es.iter().enumerate() {
         // every fifth key: the block before it is flushed, then its index entry panics
         armed.store(i % 5 == 4, std::sync::atomic::Ordering::Relaxed);
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.add(k, v)));
-        if r.is_err() {
-            panicked += 1;
-            armed.store(false, std::sync::atomic::Ordering::Relaxed);
-            b.add(k, v).unwrap();
-        } else {
-            r.unwrap().unwrap();
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.add(k, v))) {
+            Ok(r) => r.unwrap(),
+            Err(_) => {
+                panicked += 1;
+                armed.store(false, std::sync::atomic::Ordering::Relaxed);
+                b.add(k, v).unwrap();
+            }
         }
     }
     assert!(panicked >= 4, "{panicked} panics");
