@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::compaction::{pick_auto, run_compaction};
 use super::error_handler::{compaction_succeeded, record_compaction_error, record_error, FIRST_RETRY_DELAY};
 use super::flush::{run_flush, run_flush_group};
-use super::{flush_due_any, purge_obsolete, DbInner};
+use super::{flush_due_any, purge_obsolete, DbInner, DbState};
 use crate::error::{Error, Result};
 
 pub(crate) fn start(db: &Arc<DbInner>) -> Result<()> {
@@ -100,7 +100,7 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
                 && st.compactions_running < max_compactions
                 && (id > 0 || jobs == 1 || flush_due_any(db, &st).is_none());
             if may_compact {
-                if let Some((cf, pick)) = pick_auto(&st) {
+                if let Some((cf, pick)) = pick_auto_or_record(db, &mut st) {
                     st.next_compaction_cf = cf.id + 1;
                     let r = catch_unwind(AssertUnwindSafe(|| run_compaction(db, &mut st, &cf, pick, true, false)));
                     match r {
@@ -128,6 +128,23 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
     }
 }
 
+/// [`pick_auto`], with a panic (the picker orders files with the user comparator) recorded as
+/// the background error, as a panic in the compaction itself is. Uncaught, it would end the
+/// background thread that picked, and with it every later flush and compaction.
+fn pick_auto_or_record(
+    db: &Arc<DbInner>,
+    st: &mut DbState,
+) -> Option<(Arc<super::ColumnFamilyData>, super::compaction::Pick)> {
+    match catch_unwind(AssertUnwindSafe(|| pick_auto(st))) {
+        Ok(p) => p,
+        Err(p) => {
+            record_error(db, st, Error::from_panic("compaction picking", p));
+            db.bg_cv.notify_all();
+            None
+        }
+    }
+}
+
 /// Wait until no flush or compaction is pending or running.
 pub(crate) fn wait_for_compact(db: &Arc<DbInner>) -> Result<()> {
     if db.read_only {
@@ -143,7 +160,8 @@ pub(crate) fn wait_for_compact(db: &Arc<DbInner>) -> Result<()> {
         if st.bg_paused > 0 {
             return Err(Error::Incomplete("wait_for_compact: background work is paused".into()));
         }
-        let pending_compaction = pick_auto(&st).is_some();
+        let pending_compaction = pick_auto_or_record(db, &mut st).is_some();
+        DbInner::check_bg_error(&st)?;
         if flush_due_any(db, &st).is_none() && !st.flush_running && st.compactions_running == 0 && !pending_compaction {
             purge_obsolete(db, &mut st);
             return Ok(());

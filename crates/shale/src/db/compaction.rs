@@ -40,14 +40,15 @@ pub(crate) fn run_compaction(
     manual: bool,
 ) -> Result<()> {
     let start = Instant::now();
-    for f in pick.all_inputs() {
-        st.being_compacted.insert(f.number());
-    }
+    // Before any bookkeeping: the range orders keys with the user comparator, which may panic.
     let range = pick.key_range(&cf.icmp).map(|(smallest, largest)| RunningRange {
         output_level: pick.output_level,
         smallest,
         largest,
     });
+    for f in pick.all_inputs() {
+        st.being_compacted.insert(f.number());
+    }
     let id = st.next_compaction_id;
     st.next_compaction_id += 1;
     if let Some(r) = range {

@@ -595,7 +595,21 @@ fn write_group(
 /// whoever publishes the group before it publishes it too: no thread waits for another's inserts.
 pub(super) fn finish_group(db: &DbInner, g: &Arc<write_thread::Group>) {
     let pipe = &db.pipeline;
-    let insert_error = g.error.lock().take();
+    let mut insert_error = g.error.lock().take();
+    if g.wal_error.is_none() && insert_error.is_none() {
+        // Fragmenting orders the tombstones with the user comparator: a panic here is handled
+        // as one in the inserts (unwinding would leave every member of the group waiting).
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            for (_, mem) in g.mems.iter() {
+                mem.update_charge();
+                // Fragment the memtable's range tombstones once, here, so readers never do.
+                mem.range_dels.refresh(mem.icmp());
+            }
+        }));
+        if let Err(p) = r {
+            insert_error = Some(Error::from_panic("range tombstone fragmenting", p));
+        }
+    }
     let r = match (&g.wal_error, insert_error) {
         (Some(e), _) => Err(e.clone()),
         (None, Some(e)) => {
@@ -606,13 +620,6 @@ pub(super) fn finish_group(db: &DbInner, g: &Arc<write_thread::Group>) {
         }
         (None, None) => Ok(()),
     };
-    if r.is_ok() {
-        for (_, mem) in g.mems.iter() {
-            mem.update_charge();
-            // Fragment the memtable's range tombstones once, here, so readers never do.
-            mem.range_dels.refresh(mem.icmp());
-        }
-    }
     *g.result.lock() = Some(r);
     if !g.ordered {
         // unordered_write: published at the WAL write.

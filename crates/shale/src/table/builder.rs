@@ -276,9 +276,7 @@ impl TableBuilder {
         if self.should_flush(ikey.len(), value.len()) {
             self.flush_data_block()?;
         }
-        if let Some(h) = self.pending_handle.take() {
-            self.add_index_entry(Some(ikey), h);
-        }
+        self.add_index_entry(Some(ikey));
         if let Some(f) = &mut self.filter {
             let uk = user_key(ikey);
             if self.num_points == 0 || user_key(&self.last_key) != uk {
@@ -393,8 +391,14 @@ impl TableBuilder {
         Ok(())
     }
 
-    /// Index entry for the block just flushed; `next` is the first key of the next block.
-    fn add_index_entry(&mut self, next: Option<&[u8]>, h: BlockHandle) {
+    /// Index entry for the block just flushed (if any); `next` is the first key of the next
+    /// block. The handle stays pending until the separator is known: the user comparator may
+    /// panic, and a caller that catches it must still find the block indexed by a later `add`
+    /// or `finish`.
+    fn add_index_entry(&mut self, next: Option<&[u8]>) {
+        if self.pending_handle.is_none() {
+            return;
+        }
         let sep = match next {
             Some(next) => {
                 let ucmp = self.opts.icmp.user_comparator();
@@ -412,6 +416,9 @@ impl TableBuilder {
             }
             None => self.last_key.clone(),
         };
+        let Some(h) = self.pending_handle.take() else {
+            return;
+        };
         if let Some(c) = &mut self.index_cuts {
             c.before_entry(self.index_entries.len(), self.last_key.len(), h, next.is_none());
         }
@@ -426,9 +433,7 @@ impl TableBuilder {
     pub(crate) fn finish(mut self) -> Result<(TableInfo, Box<dyn WritableFile>)> {
         self.check()?;
         self.flush_data_block()?;
-        if let Some(h) = self.pending_handle.take() {
-            self.add_index_entry(None, h);
-        }
+        self.add_index_entry(None);
         let data_size = self.offset;
         let fv = self.opts.format_version;
         let mut meta: BTreeMap<&'static str, BlockHandle> = BTreeMap::new();

@@ -1017,3 +1017,49 @@ fn index_and_filter_in_block_cache() {
     }
     assert!(!cache.contains(index_key));
 }
+
+/// A bytewise comparator whose separator search panics while armed (a user comparator with a bug).
+struct PanickySeparator(Arc<std::sync::atomic::AtomicBool>);
+
+impl crate::key::Comparator for PanickySeparator {
+    fn name(&self) -> &str {
+        "test.PanickySeparator"
+    }
+    fn compare(&self, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+        a.cmp(b)
+    }
+    fn find_shortest_separator(&self, start: &[u8], limit: &[u8]) -> Option<Vec<u8>> {
+        assert!(!self.0.load(std::sync::atomic::Ordering::Relaxed), "separator bug");
+        crate::key::Comparator::find_shortest_separator(&crate::key::BytewiseComparator, start, limit)
+    }
+}
+
+#[test]
+fn a_block_stays_indexed_when_the_separator_search_panics() {
+    let armed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let opts = TableBuilderOptions {
+        icmp: InternalKeyComparator::new(Arc::new(PanickySeparator(armed.clone()))),
+        block_size: 64,
+        ..tiny_opts()
+    };
+    let es = entries(40, 1);
+    let f = VecFile::default();
+    let mut b = TableBuilder::new(opts, Box::new(f.clone()));
+    let mut panicked = 0;
+    for (i, (k, v)) in es.iter().enumerate() {
+        // every fifth key: the block before it is flushed, then its index entry panics
+        armed.store(i % 5 == 4, std::sync::atomic::Ordering::Relaxed);
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.add(k, v))) {
+            Ok(r) => r.unwrap(),
+            Err(_) => {
+                panicked += 1;
+                armed.store(false, std::sync::atomic::Ordering::Relaxed);
+                b.add(k, v).unwrap();
+            }
+        }
+    }
+    assert!(panicked >= 4, "{panicked} panics");
+    b.finish().unwrap();
+    let t = open(f.0.lock().clone()).unwrap();
+    check_table(&t, &es);
+}

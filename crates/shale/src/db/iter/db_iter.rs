@@ -164,14 +164,22 @@ impl DBRawIterator {
     }
 
     /// Run a user seek on the merged sources with prefix filtering armed (`prefix.rs`).
+    /// Disarmed on the way out even when the seek panics (a user comparator or extractor):
+    /// left armed, the iterator's internal seeks would skip sources by their filters.
     fn armed(&mut self, seek: impl FnOnce(&mut MergingIterator)) {
-        if let Some(p) = &self.prefix {
+        struct Disarm<'a>(Option<&'a PrefixSeek>);
+        impl Drop for Disarm<'_> {
+            fn drop(&mut self) {
+                if let Some(p) = self.0 {
+                    p.arm(false);
+                }
+            }
+        }
+        let guard = Disarm(self.prefix.as_deref());
+        if let Some(p) = guard.0 {
             p.arm(true);
         }
         seek(&mut self.inner);
-        if let Some(p) = &self.prefix {
-            p.arm(false);
-        }
     }
 
     /// After `seek_to_first` / `seek_to_last`: stay in the prefix of the key found.
@@ -188,6 +196,13 @@ impl DBRawIterator {
             .as_deref()
             .map(|l| self.icmp.compare_user(uk, l) == Ordering::Less)
             .unwrap_or(false)
+    }
+
+    /// Start a positioning call: invalid until it lands. The user comparator, prefix extractor
+    /// and merge operator run below; if one panics and the panic is caught, the iterator is
+    /// left invalid rather than pointing at a half-moved `inner`.
+    fn unposition(&mut self) {
+        self.valid = false;
     }
 
     fn set_error(&mut self, e: Error) {
@@ -370,6 +385,7 @@ impl DBRawIterator {
     }
 
     pub fn seek_to_first(&mut self) {
+        self.unposition();
         if let Some(l) = self.lower.clone() {
             return self.seek(l);
         }
@@ -384,6 +400,7 @@ impl DBRawIterator {
     }
 
     pub fn seek_to_last(&mut self) {
+        self.unposition();
         self.count_op(Ticker::NumberDbSeek);
         self.dir = Dir::Reverse;
         self.saved_value.clear();
@@ -410,6 +427,7 @@ impl DBRawIterator {
 
     /// Position at the first key >= `key` (and >= the lower bound).
     pub fn seek(&mut self, key: impl AsRef<[u8]>) {
+        self.unposition();
         let stats = self.stats.clone();
         let _watch = StopWatch::start(&stats, Histogram::DbSeek);
         self.count_op(Ticker::NumberDbSeek);
@@ -436,6 +454,7 @@ impl DBRawIterator {
 
     /// Position at the last key <= `key` (and below the upper bound).
     pub fn seek_for_prev(&mut self, key: impl AsRef<[u8]>) {
+        self.unposition();
         let k = key.as_ref();
         if self.above_upper(k) {
             return self.seek_to_last();
@@ -466,6 +485,7 @@ impl DBRawIterator {
         if !self.valid {
             return;
         }
+        self.unposition();
         self.count_op(Ticker::NumberDbNext);
         if self.dir == Dir::Reverse {
             self.dir = Dir::Forward;
@@ -499,6 +519,7 @@ impl DBRawIterator {
         if !self.valid {
             return;
         }
+        self.unposition();
         self.count_op(Ticker::NumberDbPrev);
         if self.dir == Dir::Forward {
             // Step back past every entry of the current user key.

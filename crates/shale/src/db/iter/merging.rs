@@ -96,6 +96,15 @@ impl MergingIterator {
             self.refresh(i);
         }
     }
+    /// Start a seek: unpositioned, with no child key held, before any child moves or the user
+    /// comparator runs. A panic caught above then leaves an invalid iterator, never one whose
+    /// `keys` point into positions the children have left (or tables they have closed).
+    fn invalidate(&mut self) {
+        self.current = None;
+        self.heap.clear();
+        self.keys.fill(None);
+        self.err = None;
+    }
     #[inline]
     fn child_valid(&self, i: usize) -> bool {
         self.keys[i].is_some()
@@ -180,7 +189,7 @@ impl InternalIterator for MergingIterator {
     }
     fn seek_to_first(&mut self) {
         self.count_seek();
-        self.err = None;
+        self.invalidate();
         for c in &mut self.children {
             c.seek_to_first();
         }
@@ -190,7 +199,7 @@ impl InternalIterator for MergingIterator {
     }
     fn seek_to_last(&mut self) {
         self.count_seek();
-        self.err = None;
+        self.invalidate();
         for c in &mut self.children {
             c.seek_to_last();
         }
@@ -200,7 +209,7 @@ impl InternalIterator for MergingIterator {
     }
     fn seek(&mut self, target: &[u8]) {
         self.count_seek();
-        self.err = None;
+        self.invalidate();
         for c in &mut self.children {
             c.seek(target);
         }
@@ -210,7 +219,7 @@ impl InternalIterator for MergingIterator {
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
         self.count_seek();
-        self.err = None;
+        self.invalidate();
         for c in &mut self.children {
             c.seek_for_prev(target);
         }
@@ -219,7 +228,8 @@ impl InternalIterator for MergingIterator {
         self.dir = Dir::Reverse;
     }
     fn next(&mut self) {
-        let cur = match self.current {
+        // Unpositioned until this move completes (see `invalidate`).
+        let cur = match self.current.take() {
             Some(c) => c,
             None => return,
         };
@@ -260,7 +270,8 @@ impl InternalIterator for MergingIterator {
         self.current = self.heap.first().copied();
     }
     fn prev(&mut self) {
-        let cur = match self.current {
+        // Unpositioned until this move completes (see `invalidate`).
+        let cur = match self.current.take() {
             Some(c) => c,
             None => return,
         };
@@ -463,6 +474,107 @@ mod tests {
         assert_eq!(user_key(m.key()), b"c");
         m.prev();
         assert_eq!(user_key(m.key()), b"b");
+    }
+
+    /// A child whose seeks panic while `armed` (a user comparator with a bug).
+    struct PanicIter {
+        inner: VecIter,
+        armed: Arc<std::sync::atomic::AtomicBool>,
+    }
+    impl PanicIter {
+        fn check(&self) {
+            assert!(!self.armed.load(std::sync::atomic::Ordering::SeqCst), "comparator bug");
+        }
+    }
+    impl InternalIterator for PanicIter {
+        fn valid(&self) -> bool {
+            self.inner.valid()
+        }
+        fn seek_to_first(&mut self) {
+            self.inner.seek_to_first()
+        }
+        fn seek_to_last(&mut self) {
+            self.inner.seek_to_last()
+        }
+        fn seek(&mut self, t: &[u8]) {
+            self.check();
+            self.inner.seek(t)
+        }
+        fn seek_for_prev(&mut self, t: &[u8]) {
+            self.check();
+            self.inner.seek_for_prev(t)
+        }
+        fn next(&mut self) {
+            self.inner.next()
+        }
+        fn prev(&mut self) {
+            self.inner.prev()
+        }
+        fn key(&self) -> &[u8] {
+            self.inner.key()
+        }
+        fn value(&self) -> &[u8] {
+            self.inner.value()
+        }
+        fn status(&self) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A child that panics in a seek, after an earlier child has already moved, leaves the
+    /// merged iterator invalid (its held keys belong to positions the children left); a new
+    /// seek works once the panics stop.
+    #[test]
+    fn a_panic_in_a_child_seek_leaves_the_merged_iterator_invalid() {
+        let icmp = InternalKeyComparator::default();
+        let ik = |k: &str| make_internal_key(k.as_bytes(), 1, vt::VALUE);
+        let vec_iter = |keys: &[&str]| VecIter {
+            icmp: icmp.clone(),
+            items: keys.iter().map(|k| (ik(k), k.as_bytes().to_vec())).collect(),
+            pos: None,
+        };
+        let armed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let panicky = PanicIter {
+            inner: vec_iter(&["b", "d", "f"]),
+            armed: armed.clone(),
+        };
+        let mut m = MergingIterator::new(
+            icmp.clone(),
+            vec![Box::new(vec_iter(&["a", "c", "e"])), Box::new(panicky)],
+        );
+        type Op = fn(&mut MergingIterator, &[u8]);
+        // (name, positioning before, the move that panics)
+        let cases: [(&str, Op, Op); 4] = [
+            (
+                "seek",
+                |m, t| m.seek(t),
+                |m, _| m.seek(&make_internal_key(b"e", 1, vt::VALUE)),
+            ),
+            (
+                "seek_for_prev",
+                |m, t| m.seek(t),
+                |m, _| m.seek_for_prev(&make_internal_key(b"e", 1, vt::VALUE)),
+            ),
+            ("prev turning backward", |m, t| m.seek(t), |m, _| m.prev()),
+            ("next turning forward", |m, t| m.seek_for_prev(t), |m, _| m.next()),
+        ];
+        for (name, before, op) in cases {
+            before(&mut m, &ik("c"));
+            assert_eq!(user_key(m.key()), b"c", "{name}");
+            armed.store(true, std::sync::atomic::Ordering::SeqCst);
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| op(&mut m, &[])));
+            assert!(r.is_err(), "{name}: the child panicked");
+            armed.store(false, std::sync::atomic::Ordering::SeqCst);
+            assert!(!m.valid(), "{name}: still positioned after a panic in a seek");
+            assert!(m.key().is_empty() && m.value().is_empty(), "{name}");
+            m.next();
+            m.prev();
+            assert!(!m.valid(), "{name}");
+            m.seek(&ik("d"));
+            assert_eq!(user_key(m.key()), b"d", "{name}");
+            m.next();
+            assert_eq!(user_key(m.key()), b"e", "{name}");
+        }
     }
 
     type Entries = Vec<(Vec<u8>, Vec<u8>)>;

@@ -178,17 +178,22 @@ impl<D> Transaction<'_, D> {
                 "cannot prepare a transaction that has not been named (set_name)",
             ));
         };
-        let r = locks.start_commit(self.id).and_then(|()| {
-            let data = st.wbwi.batch();
-            data.validate()?;
-            validate_batch(self.db(), data)?;
-            write_two_pc(
-                self.db(),
-                WriteBatch::prepared(data, &name),
-                TwoPcWrite::Prepare,
-                self.wo.sync,
-            )
-        });
+        // Validate first: validate_batch runs the user comparator, and a panic there must not
+        // leave the transaction marked as committing (its locks could then never be taken over
+        // past its expiration).
+        let data = st.wbwi.batch();
+        let r = data
+            .validate()
+            .and_then(|()| validate_batch(self.db(), data))
+            .and_then(|()| locks.start_commit(self.id))
+            .and_then(|()| {
+                write_two_pc(
+                    self.db(),
+                    WriteBatch::prepared(data, &name),
+                    TwoPcWrite::Prepare,
+                    self.wo.sync,
+                )
+            });
         match r {
             Ok(log) => {
                 st.state = State::Prepared;

@@ -297,12 +297,24 @@ impl<'db, D> Transaction<'db, D> {
             };
             locks.lock(cfd.id, key, &req)?;
             // With a snapshot, the key must not have changed since it (RocksDB's
-            // `ValidateSnapshot`); checked once the lock keeps others from writing it.
+            // `ValidateSnapshot`); checked once the lock keeps others from writing it. The
+            // check reads through the user comparator: if it fails or panics, the key is not
+            // tracked, so the lock is released here (nothing else would release it).
             if prev.is_none() {
                 if let Some(s) = &st.snapshot {
-                    if let Err(e) = check_key(self.db(), cfd, key, s.sequence_number(), true) {
-                        locks.unlock(self.id, [&tk]);
-                        return Err(e);
+                    let seq = s.sequence_number();
+                    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        check_key(self.db(), cfd, key, seq, true)
+                    })) {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => {
+                            locks.unlock(self.id, [&tk]);
+                            return Err(e);
+                        }
+                        Err(p) => {
+                            locks.unlock(self.id, [&tk]);
+                            std::panic::resume_unwind(p);
+                        }
                     }
                 }
             }
