@@ -214,8 +214,24 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
             ("sst.remove", 3),
             ("wal.remove", 2),
         ];
+        let only: Vec<&str> = fl
+            .str("crash_kill_points")
+            .split(',')
+            .filter(|p| !p.is_empty())
+            .collect();
+        let points: Vec<(&str, u64)> = POINTS
+            .iter()
+            .copied()
+            .filter(|(p, _)| only.is_empty() || only.contains(p))
+            .collect();
+        if points.is_empty() {
+            return Err(format!(
+                "--crash_kill_points={}: no such kill point",
+                fl.str("crash_kill_points")
+            ));
+        }
         if runs % 2 == 1 {
-            let (point, odds) = POINTS[(runs / 2) as usize % POINTS.len()];
+            let (point, odds) = points[(runs / 2) as usize % points.len()];
             args.push(format!("--kill_odds={}", odds + rng.below(odds)));
             args.push(format!("--kill_point={point}"));
         }

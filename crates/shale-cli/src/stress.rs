@@ -71,6 +71,7 @@ pub const FLAGS: &[FlagDef] = &[
     f("dynamic_levels", Kind::Int32, "-1", "level_compaction_dynamic_level_bytes: 0/1, -1 random per seed (the crash test: per DB), -2 (crash test) random per run"),
     f("crash_test", Kind::Bool, "false", "crash test: run this tool as a child and SIGKILL it repeatedly"),
     f("kill_interval", Kind::Double, "2", "crash test: mean seconds between SIGKILLs"),
+    f("crash_kill_points", Kind::Str, "", "crash test: the kill points its odd runs cycle through, comma-separated (e.g. wal.append_torn,wal.append; empty: all of them)"),
     f("raft", Kind::Bool, "false", "the Raft store of `shale serve` (log, vote, state machine, snapshots) against a model, with crashes and power losses on an in-memory file system (--power_loss: power losses only; --max_key caps at 64; --inject_bug=wal_no_sync tests the tester)"),
     f("power_loss", Kind::Bool, "false", "simulated power-loss test on an in-memory file system"),
     f("kill_odds", Kind::Uint64, "0", "kill point: end the process at 1 in N file-system operations that change durable state (0: off)"),

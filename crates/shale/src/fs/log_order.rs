@@ -27,7 +27,7 @@ pub(super) const HEAD: usize = 8;
 /// Where the first record header of a flush written at file offset `at` starts, relative to the
 /// flush: a block with less room left than a header is padded with zeros by the log writer and
 /// the record starts in the next block.
-pub(super) fn head_offset(at: u64) -> usize {
+pub(crate) fn head_offset(at: u64) -> usize {
     let left = LOG_BLOCK - at % LOG_BLOCK;
     if left < LOG_HEADER {
         left as usize
@@ -38,7 +38,7 @@ pub(super) fn head_offset(at: u64) -> usize {
 
 /// The part of `data` (a flush written at `at`) stored last, as a range, or None when the flush
 /// is too short to hold a header and a byte (not a log record: stored in file order).
-pub(super) fn head_range(at: u64, data: &[u8]) -> Option<std::ops::Range<usize>> {
+pub(crate) fn head_range(at: u64, data: &[u8]) -> Option<std::ops::Range<usize>> {
     let h = head_offset(at);
     (data.len() >= h + HEAD).then(|| h..h + HEAD)
 }
@@ -111,7 +111,7 @@ pub(super) fn interrupt_now() -> Option<u64> {
 ///
 /// # Safety
 /// As [`copy_head_last`].
-pub(super) unsafe fn copy_interrupted(dst: *mut u8, at: u64, data: &[u8], mut r: u64) {
+pub(crate) unsafe fn copy_interrupted(dst: *mut u8, at: u64, data: &[u8], mut r: u64) {
     let head = head_range(at, data).unwrap_or(0..data.len());
     let all = r.is_multiple_of(4);
     let mut i = 0;
@@ -160,119 +160,6 @@ mod tests {
             unsafe { copy_head_last(out.as_mut_ptr(), at, &data) };
             assert_eq!(out, data, "at {at}");
         }
-    }
-
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn payload(&mut self) -> Vec<u8> {
-            let n = match self.next() % 10 {
-                0 => 40_000 + self.next() % 200_000,
-                1..=3 => 30_000 + self.next() % 6_000,
-                _ => 1 + self.next() % 3_000,
-            };
-            let b = self.next() as u8 | 1;
-            (0..n).map(|i| b.wrapping_add(i as u8)).collect()
-        }
-    }
-
-    const MODES: [crate::log::WalRecoveryMode; 4] = [
-        crate::log::WalRecoveryMode::TolerateCorruptedTailRecords,
-        crate::log::WalRecoveryMode::AbsoluteConsistency,
-        crate::log::WalRecoveryMode::PointInTimeRecovery,
-        crate::log::WalRecoveryMode::SkipAnyCorruptedRecords,
-    ];
-
-    /// A log of complete flushes, then one flush a crash interrupted (`store` leaves what it
-    /// leaves of it over zeros written ahead), read in every recovery mode: the tolerant modes
-    /// return exactly the complete flushes' records, and `AbsoluteConsistency` those or a
-    /// Corruption naming the file and the offset of the torn flush. Returns how many reads
-    /// broke that rule (the rule's own checks use it).
-    fn interrupted_flushes(rounds: u64, store: impl Fn(&mut [u8], u64, &[u8], u64)) -> usize {
-        use crate::log::{encode_records, Reader, WalRecoveryMode as M};
-        let mut rng = Rng(0x5EED_1234);
-        let mut broken = 0;
-        for _ in 0..rounds {
-            let (mut file, mut boff, mut want) = (Vec::new(), 0, Vec::new());
-            for _ in 0..rng.next() % 4 {
-                let p = rng.payload();
-                boff = encode_records(boff, &p, &mut file);
-                want.push(p);
-            }
-            let at = file.len();
-            let mut flush = Vec::new();
-            let mut b = boff;
-            for _ in 0..1 + rng.next() % 3 {
-                b = encode_records(b, &rng.payload(), &mut flush);
-            }
-            let mut bytes = file.clone();
-            bytes.resize(at + flush.len() + (1 << 16), 0);
-            let r = rng.next();
-            store(&mut bytes[at..], at as u64, &flush, r);
-            let nothing_stored = bytes[at..].iter().all(|&x| x == 0);
-            for mode in MODES {
-                let mut rd = Reader::new(bytes.clone(), "000007.log", 7, mode);
-                let mut got = Vec::new();
-                let res = loop {
-                    match rd.read_record() {
-                        Ok(Some(rec)) => got.push(rec.to_vec()),
-                        Ok(None) => break Ok(()),
-                        Err(e) => break Err(e),
-                    }
-                };
-                let ok = match (mode, res) {
-                    (M::AbsoluteConsistency, Err(e)) => {
-                        let m = e.to_string();
-                        !nothing_stored
-                            && got == want
-                            && m.contains("000007.log")
-                            && m.contains(&format!("{}", at + head_offset(at as u64)))
-                    }
-                    (_, Ok(())) => got == want,
-                    (_, Err(_)) => false,
-                };
-                broken += !ok as usize;
-            }
-        }
-        broken
-    }
-
-    #[test]
-    fn a_crash_inside_a_mapped_copy_leaves_the_flushes_before_it_in_every_recovery_mode() {
-        let broken = interrupted_flushes(400, |dst, at, flush, r| {
-            // SAFETY: dst holds the flush and zeros after it.
-            unsafe { copy_interrupted(dst.as_mut_ptr(), at, flush, r) }
-        });
-        assert_eq!(broken, 0);
-        // The same crash with the head stored in no particular order (a plain `memcpy` cut
-        // short) breaks the rule: what the head-last order is for.
-        let broken = interrupted_flushes(400, |dst, _, flush, mut r| {
-            for (i, piece) in flush.chunks(64).enumerate() {
-                r = r.rotate_left(7) ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                if r & 1 == 1 {
-                    dst[i * 64..i * 64 + piece.len()].copy_from_slice(piece);
-                }
-            }
-        });
-        assert!(broken > 100, "{broken}");
-    }
-
-    #[test]
-    fn a_crash_inside_a_head_last_write_leaves_the_flushes_before_it() {
-        // A `write` cut short at a page boundary, of everything but the head (the first of the
-        // two writes of a flush over zeros), in file order.
-        let broken = interrupted_flushes(400, |dst, at, flush, r| {
-            let from = head_range(at, flush).map_or(0, |h| h.end);
-            let cut = from + (r as usize) % (flush.len() - from + 1);
-            let cut = if r % 3 == 0 { flush.len() } else { cut / 4096 * 4096 }.max(from);
-            dst[from..cut].copy_from_slice(&flush[from..cut]);
-        });
-        assert_eq!(broken, 0);
     }
 
     #[test]

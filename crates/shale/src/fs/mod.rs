@@ -20,6 +20,8 @@ pub(crate) use fault::ActivityGuard;
 pub use fault::{FaultFs, FaultKind, IoActivity};
 pub use forwarding::ForwardingFs;
 pub use log_order::kill_inside_wal_appends;
+#[cfg(test)]
+pub(crate) use log_order::{copy_interrupted, head_offset, head_range};
 pub use mem::MemFs;
 pub use posix::PosixFs;
 
