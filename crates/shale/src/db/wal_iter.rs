@@ -281,18 +281,20 @@ pub(crate) fn updates_since(db: &Arc<DbInner>, since: u64) -> Result<DBWALIterat
     if let Some(w) = db.wal.lock().writer.as_mut() {
         w.flush()?;
     }
+    // The live directory first, then the archive: a WAL archived between the two listings is
+    // then in the second (listed the other way round, it was in neither).
     let mut files: Vec<(PathBuf, u64)> = Vec::new();
+    for n in db.fs.list(&db.path)? {
+        if let Some(FileType::Wal(num)) = parse_file_name(&n) {
+            files.push((wal_name(&db.path, num), num));
+        }
+    }
     let dir = archive_dir(db);
     if db.fs.exists(&dir) {
         for n in db.fs.list(&dir)? {
             if let Some(FileType::Wal(num)) = parse_file_name(&n) {
                 files.push((wal_name(&dir, num), num));
             }
-        }
-    }
-    for n in db.fs.list(&db.path)? {
-        if let Some(FileType::Wal(num)) = parse_file_name(&n) {
-            files.push((wal_name(&db.path, num), num));
         }
     }
     files.sort_by_key(|f| f.1);

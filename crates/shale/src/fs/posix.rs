@@ -346,8 +346,36 @@ impl<S: PositionalSink> WritableFile for PosixWritable<S> {
         self.zeros_ahead = true;
     }
     fn map_appends(&mut self) {
-        // Only before the first byte: the zeros then start at offset 0.
-        self.mapped = self.written == 0 && self.buf.is_empty() && self.file.map_fd().is_some();
+        // Only before the first byte: the zeros then start at offset 0. Not on a copy-on-write
+        // file system: a store into a page written back since must allocate anew, which a full
+        // disk fails as a SIGBUS where a `pwrite` returns ENOSPC.
+        self.mapped =
+            self.written == 0 && self.buf.is_empty() && self.file.map_fd().is_some_and(|fd| !copy_on_write(fd));
+    }
+}
+
+/// Whether the file system of `fd` allocates new blocks for every overwrite (btrfs, ZFS,
+/// bcachefs): there a page of a shared mapping can fault at any store after it was written
+/// back, and a full disk turns that fault into a SIGBUS, so such files are never mapped.
+fn copy_on_write(fd: std::os::unix::io::RawFd) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        const BTRFS: i64 = 0x9123_683E;
+        const ZFS: i64 = 0x2FC1_2FC1;
+        const BCACHEFS: i64 = 0xCA45_1A4E;
+        // SAFETY: statfs is plain data; fstatfs fills it for an open descriptor.
+        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstatfs(fd, &mut st) } != 0 {
+            return false; // unknown: the mapping, if it fails, falls back to `pwrite`
+        }
+        #[allow(clippy::unnecessary_cast)] // f_type's width differs between targets
+        let t = st.f_type as i64;
+        matches!(t, BTRFS | ZFS | BCACHEFS)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = fd;
+        false
     }
 }
 
