@@ -379,15 +379,21 @@ mod tests {
         }
     }
 
-    /// A child whose seeks fail (invalid, with an I/O error) while `fail_seeks` > 0.
+    /// A child whose seeks fail (invalid, with an I/O error) while `fail_seeks` > 0, or panic
+    /// (a user comparator's bug) while `panic_when` is set.
     struct FlakyIter {
         inner: VecIter,
         fail_seeks: Arc<std::sync::atomic::AtomicUsize>,
         err: Option<Error>,
+        panic_when: Option<Arc<std::sync::atomic::AtomicBool>>,
     }
     impl FlakyIter {
         fn fail(&mut self) -> bool {
             use std::sync::atomic::Ordering::SeqCst;
+            assert!(
+                !self.panic_when.as_ref().is_some_and(|p| p.load(SeqCst)),
+                "comparator bug"
+            );
             if self.fail_seeks.load(SeqCst) > 0 {
                 self.fail_seeks.fetch_sub(1, SeqCst);
                 self.inner.pos = None;
@@ -454,6 +460,7 @@ mod tests {
             inner: vec_iter(&["b", "d"]),
             fail_seeks: fail_seeks.clone(),
             err: None,
+            panic_when: None,
         };
         let mut m = MergingIterator::new(icmp.clone(), vec![Box::new(vec_iter(&["a", "c"])), Box::new(flaky)]);
         m.seek_to_first();
@@ -477,50 +484,6 @@ mod tests {
     }
 
     /// A child whose seeks panic while `armed` (a user comparator with a bug).
-    struct PanicIter {
-        inner: VecIter,
-        armed: Arc<std::sync::atomic::AtomicBool>,
-    }
-    impl PanicIter {
-        fn check(&self) {
-            assert!(!self.armed.load(std::sync::atomic::Ordering::SeqCst), "comparator bug");
-        }
-    }
-    impl InternalIterator for PanicIter {
-        fn valid(&self) -> bool {
-            self.inner.valid()
-        }
-        fn seek_to_first(&mut self) {
-            self.inner.seek_to_first()
-        }
-        fn seek_to_last(&mut self) {
-            self.inner.seek_to_last()
-        }
-        fn seek(&mut self, t: &[u8]) {
-            self.check();
-            self.inner.seek(t)
-        }
-        fn seek_for_prev(&mut self, t: &[u8]) {
-            self.check();
-            self.inner.seek_for_prev(t)
-        }
-        fn next(&mut self) {
-            self.inner.next()
-        }
-        fn prev(&mut self) {
-            self.inner.prev()
-        }
-        fn key(&self) -> &[u8] {
-            self.inner.key()
-        }
-        fn value(&self) -> &[u8] {
-            self.inner.value()
-        }
-        fn status(&self) -> Result<()> {
-            Ok(())
-        }
-    }
-
     /// A child that panics in a seek, after an earlier child has already moved, leaves the
     /// merged iterator invalid (its held keys belong to positions the children left); a new
     /// seek works once the panics stop.
@@ -534,9 +497,11 @@ mod tests {
             pos: None,
         };
         let armed = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let panicky = PanicIter {
+        let panicky = FlakyIter {
             inner: vec_iter(&["b", "d", "f"]),
-            armed: armed.clone(),
+            fail_seeks: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+            err: None,
+            panic_when: Some(armed.clone()),
         };
         let mut m = MergingIterator::new(
             icmp.clone(),
