@@ -260,9 +260,9 @@ pub fn wal_replay(data: &[u8], mode: u8) -> Result<usize> {
 
 /// Decode a MANIFEST record (a VersionEdit); a decoded edit is re-encoded and decoded again.
 pub fn version_edit_decode(data: &[u8]) -> Result<()> {
-    let e = crate::version_edit::VersionEdit::decode(data)?;
+    let e = crate::lsm::version_edit::VersionEdit::decode(data)?;
     let again = e.encoded();
-    crate::version_edit::VersionEdit::decode(&again)?;
+    crate::lsm::version_edit::VersionEdit::decode(&again)?;
     Ok(())
 }
 
@@ -276,7 +276,7 @@ pub fn manifest_replay(data: &[u8]) -> Result<usize> {
     );
     let mut n = 0;
     while let Some(rec) = r.read_record()? {
-        crate::version_edit::VersionEdit::decode(rec)?;
+        crate::lsm::version_edit::VersionEdit::decode(rec)?;
         n += 1;
     }
     Ok(n)

@@ -13,6 +13,7 @@
 
 mod block_based_options;
 mod coding;
+mod compaction;
 pub mod compaction_filter;
 mod compaction_options;
 mod db;
@@ -24,6 +25,7 @@ mod info_log;
 mod iterator;
 mod key;
 mod log;
+mod lsm;
 mod memtable;
 pub mod merge;
 mod options;
@@ -34,7 +36,6 @@ mod slice_transform;
 mod snapshot;
 mod statistics;
 mod table;
-mod version_edit;
 mod write_batch;
 mod write_buffer_manager;
 

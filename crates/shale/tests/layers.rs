@@ -231,6 +231,8 @@ fn imports(src: &str, module: &[String]) -> Vec<(usize, Vec<String>, Vec<String>
     let mut out = Vec::new();
     // Inline modules: (name, brace depth inside them).
     let mut inline: Vec<(String, usize)> = Vec::new();
+    // Child modules declared with `mod name;`: (declaring module, name).
+    let mut children: Vec<(Vec<String>, String)> = Vec::new();
     let mut depth = 0;
     let mut i = 0;
     while i < toks.len() {
@@ -246,10 +248,24 @@ fn imports(src: &str, module: &[String]) -> Vec<(usize, Vec<String>, Vec<String>
                 }
                 depth -= 1;
             }
-            Tok::Ident(w) if w == "mod" => {
-                if let (Some((Tok::Ident(name), _)), Some((Tok::Punct('{'), _))) = (toks.get(i + 1), toks.get(i + 2)) {
-                    inline.push((name.clone(), depth + 1));
+            Tok::Ident(w) if w == "mod" => match (toks.get(i + 1), toks.get(i + 2)) {
+                (Some((Tok::Ident(name), _)), Some((Tok::Punct('{'), _))) => inline.push((name.clone(), depth + 1)),
+                (Some((Tok::Ident(name), _)), Some((Tok::Punct(';'), _))) => {
+                    children.push((here.clone(), name.clone()))
                 }
+                _ => {}
+            },
+            // A path that starts with a child module declared above (`mod flush;` ...
+            // `pub use flush::X`) is an import of that child.
+            Tok::Ident(w) if !prev_is_path && next_is_path && children.iter().any(|(m, c)| *m == here && c == w) => {
+                let mut prefix = here.clone();
+                prefix.push(w.clone());
+                let mut paths = Vec::new();
+                let line = toks[i].1;
+                let next = paths_from(&toks, i + 1, prefix, &mut paths);
+                out.extend(paths.into_iter().map(|p| (line, here.clone(), p)));
+                i = next;
+                continue;
             }
             Tok::Ident(w) if !prev_is_path && next_is_path && matches!(w.as_str(), "crate" | "super" | "self") => {
                 let prefix = match w.as_str() {
@@ -324,6 +340,79 @@ fn check(layers: &Layers, modules: &[String], files: &[(String, Vec<String>, Str
     bad
 }
 
+/// The file-level import graph of `files`: for each file (by index), the files its imports
+/// name. A path names the file of its longest prefix that is a module of `files`; a file's
+/// imports of itself are not edges.
+fn file_graph(files: &[(String, Vec<String>, String)]) -> Vec<std::collections::BTreeSet<usize>> {
+    let by_module: BTreeMap<&[String], usize> = files.iter().enumerate().map(|(i, f)| (&f.1[..], i)).collect();
+    let mut graph = vec![std::collections::BTreeSet::new(); files.len()];
+    for (i, (_, module, src)) in files.iter().enumerate() {
+        for (_, _, to) in imports(src, module) {
+            let target = (0..=to.len()).rev().find_map(|n| by_module.get(&to[..n]).copied());
+            if let Some(t) = target.filter(|&t| t != i) {
+                graph[i].insert(t);
+            }
+        }
+    }
+    graph
+}
+
+/// The import circles of a graph: its strongly connected components of more than one file,
+/// each as a sorted list of file indices (Tarjan's algorithm, iterative).
+fn circles(graph: &[std::collections::BTreeSet<usize>]) -> Vec<Vec<usize>> {
+    let n = graph.len();
+    let (mut index, mut low, mut on_stack) = (vec![usize::MAX; n], vec![0; n], vec![false; n]);
+    let (mut stack, mut out, mut next) = (Vec::new(), Vec::new(), 0);
+    for root in 0..n {
+        if index[root] != usize::MAX {
+            continue;
+        }
+        // (node, its successors still to visit)
+        let mut work: Vec<(usize, Vec<usize>)> = vec![(root, graph[root].iter().rev().copied().collect())];
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some((v, succ)) = work.last_mut() {
+            let v = *v;
+            if let Some(w) = succ.pop() {
+                if index[w] == usize::MAX {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    work.push((w, graph[w].iter().rev().copied().collect()));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
+            }
+            work.pop();
+            if let Some((parent, _)) = work.last() {
+                low[*parent] = low[*parent].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let mut comp = Vec::new();
+                loop {
+                    let w = stack.pop().unwrap();
+                    on_stack[w] = false;
+                    comp.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                if comp.len() > 1 {
+                    comp.sort();
+                    out.push(comp);
+                }
+            }
+        }
+    }
+    out
+}
+
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
@@ -347,20 +436,13 @@ fn module_of(rel: &Path) -> Vec<String> {
     segs
 }
 
-#[test]
-fn imports_follow_the_layers_of_architecture_md() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let doc = std::fs::read_to_string(root.join("../../docs/architecture.md")).unwrap();
-    let layers = parse_layers(&doc);
-    assert!(
-        layers.top.len() > 10 && layers.sub.contains_key("db"),
-        "no Layers section parsed: {layers:?}"
-    );
-    let src = root.join("src");
+/// Every source file of the crate: (path from the crate root, module, text).
+fn source_files() -> Vec<(String, Vec<String>, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut paths = Vec::new();
     rust_files(&src, &mut paths);
     paths.sort();
-    let files: Vec<(String, Vec<String>, String)> = paths
+    paths
         .iter()
         .map(|p| {
             let rel = p.strip_prefix(&src).unwrap();
@@ -370,7 +452,133 @@ fn imports_follow_the_layers_of_architecture_md() {
                 std::fs::read_to_string(p).unwrap(),
             )
         })
+        .collect()
+}
+
+/// Files still in an import circle while the engine's layout is being redone: the list may
+/// only shrink. A file in a circle that is not listed fails the test, and so does a listed
+/// file that is in no circle any more (take it off the list).
+const NOT_YET_OUT_OF_A_CIRCLE: &[&str] = &[
+    "src/fs/background.rs",
+    "src/fs/fault.rs",
+    "src/fs/forwarding.rs",
+    "src/fs/mem.rs",
+    "src/fs/mod.rs",
+    "src/fs/posix.rs",
+    "src/log/mod.rs",
+    "src/log/reader.rs",
+    "src/log/writer.rs",
+    "src/memtable/mod.rs",
+    "src/memtable/vector.rs",
+    "src/table/builder.rs",
+    "src/table/cuckoo/builder.rs",
+    "src/table/cuckoo/mod.rs",
+    "src/table/cuckoo/reader.rs",
+    "src/table/mod.rs",
+    "src/table/pinnable.rs",
+    "src/table/plain/bloom.rs",
+    "src/table/plain/builder.rs",
+    "src/table/plain/coding.rs",
+    "src/table/plain/index.rs",
+    "src/table/plain/mod.rs",
+    "src/table/plain/props.rs",
+    "src/table/plain/reader.rs",
+    "src/table/reader/index.rs",
+    "src/table/reader/partitioned_filter.rs",
+    "src/table/reader.rs",
+    "src/block_based_options.rs",
+    "src/options.rs",
+    "src/db/background.rs",
+    "src/db/backup.rs",
+    "src/db/build.rs",
+    "src/db/cf_api.rs",
+    "src/db/checkpoint.rs",
+    "src/db/column_family.rs",
+    "src/db/compaction.rs",
+    "src/db/compat_api.rs",
+    "src/db/error_handler.rs",
+    "src/db/events.rs",
+    "src/db/flush.rs",
+    "src/db/ingest.rs",
+    "src/db/iter/db_iter.rs",
+    "src/db/iter/level.rs",
+    "src/db/iter/merging.rs",
+    "src/db/iter/mod.rs",
+    "src/db/iter/prefix.rs",
+    "src/db/mod.rs",
+    "src/db/multi_get.rs",
+    "src/db/open.rs",
+    "src/db/options_file.rs",
+    "src/db/props.rs",
+    "src/db/range_del.rs",
+    "src/db/read.rs",
+    "src/db/sst_file_writer.rs",
+    "src/db/stall.rs",
+    "src/db/subcompaction.rs",
+    "src/db/txn/locks.rs",
+    "src/db/txn/mod.rs",
+    "src/db/txn/optimistic.rs",
+    "src/db/txn/pessimistic.rs",
+    "src/db/txn/prepared.rs",
+    "src/db/txn/transaction.rs",
+    "src/db/txn/two_pc.rs",
+    "src/db/txn/wbwi.rs",
+    "src/db/wal_iter.rs",
+    "src/db/write.rs",
+    "src/db/write_thread.rs",
+    "src/db/write_two_pc.rs",
+];
+
+#[test]
+fn no_file_imports_a_file_that_imports_it_back() {
+    let files = source_files();
+    let graph = file_graph(&files);
+    let all = circles(&graph);
+    let in_circle: std::collections::BTreeSet<&str> = all.iter().flatten().map(|&f| files[f].0.as_str()).collect();
+    let freed: Vec<&&str> = NOT_YET_OUT_OF_A_CIRCLE
+        .iter()
+        .filter(|f| !in_circle.contains(**f))
         .collect();
+    assert!(
+        freed.is_empty(),
+        "in no import circle any more, take off the list: {freed:?}"
+    );
+    let found: Vec<&Vec<usize>> = all
+        .iter()
+        .filter(|c| {
+            c.iter()
+                .any(|&f| !NOT_YET_OUT_OF_A_CIRCLE.contains(&files[f].0.as_str()))
+        })
+        .collect();
+    let mut report = Vec::new();
+    for comp in &found {
+        report.push(format!("a circle of {} files:", comp.len()));
+        for &f in comp.iter() {
+            let inside: Vec<&str> = graph[f]
+                .iter()
+                .filter(|t| comp.contains(t))
+                .map(|&t| files[t].0.as_str())
+                .collect();
+            report.push(format!("  {} -> {}", files[f].0, inside.join(", ")));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "import circles in crates/shale/src:\n{}",
+        report.join("\n")
+    );
+}
+
+#[test]
+fn imports_follow_the_layers_of_architecture_md() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("../../docs/architecture.md")).unwrap();
+    let layers = parse_layers(&doc);
+    assert!(
+        layers.top.len() > 10 && layers.sub.contains_key("db"),
+        "no Layers section parsed: {layers:?}"
+    );
+    let files = source_files();
     let mut modules: Vec<String> = files.iter().filter_map(|f| f.1.first().cloned()).collect();
     modules.sort();
     modules.dedup();
@@ -430,4 +638,30 @@ fn the_checker_sees_upward_imports() {
     // An unlisted module is an error too.
     let more = vec!["low".to_string(), "high".to_string(), "new".to_string()];
     assert_eq!(check(&layers, &more, &[]).len(), 1);
+}
+
+/// The circle finder: a circle through three files, and one through a parent's `mod.rs` and its
+/// children, are found; a one-way chain is not.
+#[test]
+fn the_circle_finder_sees_circles() {
+    let file = |name: &str, module: &[&str], src: &str| {
+        (
+            name.to_string(),
+            module.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            src.to_string(),
+        )
+    };
+    let chain = [
+        file("a/mod.rs", &["a"], "mod b;\nmod c;\npub(crate) use b::X;"),
+        file("a/b.rs", &["a", "b"], "use super::c::Y;"),
+        file("a/c.rs", &["a", "c"], "use crate::d::Z;"),
+        file("d.rs", &["d"], ""),
+    ];
+    assert!(circles(&file_graph(&chain)).is_empty());
+    let mut circle = chain.clone();
+    circle[3] = file("d.rs", &["d"], "fn f() { crate::a::b::g() }");
+    assert_eq!(circles(&file_graph(&circle)), vec![vec![1, 2, 3]]);
+    let mut to_parent = chain.clone();
+    to_parent[2] = file("a/c.rs", &["a", "c"], "use super::X;");
+    assert_eq!(circles(&file_graph(&to_parent)), vec![vec![0, 1, 2]]);
 }

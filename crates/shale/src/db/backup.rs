@@ -13,11 +13,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::checkpoint::{capture, remove_dir_files, FlushFirst};
-use super::filename::{lock_name, parse_file_name, FileType};
 use super::DB;
 use crate::error::{Error, Result};
 use crate::fs::{name_of, FileSystem, PosixFs};
 use crate::hash::{crc32c, crc32c_extend};
+use crate::lsm::filename::{lock_name, parse_file_name, FileType};
 
 const META_MAGIC: &str = "shale-backup 1";
 

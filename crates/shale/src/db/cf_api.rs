@@ -13,9 +13,9 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::key::InternalKeyComparator;
+use crate::lsm::version_edit::VersionEdit;
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::table::pinnable::DBPinnableSlice;
-use crate::version_edit::VersionEdit;
 use crate::write_batch::WriteBatch;
 
 /// Every live family's name and options, the default family first (for the OPTIONS file).
@@ -244,7 +244,7 @@ impl DB {
 
     /// The names of the families of the DB at `path` (read from its MANIFEST), `default` first.
     pub fn list_cf(opts: &Options, path: impl AsRef<Path>) -> Result<Vec<String>> {
-        super::version::list_column_families(&opts.env, path.as_ref())
+        crate::lsm::version::list_column_families(&opts.env, path.as_ref())
     }
 
     /// Create family `name` with options `opts` (its comparator, table format, compression,

@@ -11,13 +11,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::filename::{table_name, wal_name, FileType};
 use super::options_file::options_file_name;
-use super::version::Version;
 use super::{flush, DbInner, DB};
 use crate::error::{Error, Result};
 use crate::fs::{copy_file, name_of, FileSystem};
-use crate::version_edit::VersionEdit;
+use crate::lsm::filename::{table_name, wal_name, FileType};
+use crate::lsm::version::Version;
+use crate::lsm::version_edit::VersionEdit;
 
 /// Holds file deletions off while it lives (`disable_file_deletions` until dropped); when the
 /// count returns to 0 the files that became obsolete meanwhile are deleted.
@@ -135,7 +135,7 @@ pub(crate) fn capture(db: &Arc<DbInner>, flush_first: FlushFirst) -> Result<Capt
 
     let mut wals = Vec::new();
     for n in db.fs.list(&db.path)? {
-        if let Some(FileType::Wal(num)) = super::filename::parse_file_name(&n) {
+        if let Some(FileType::Wal(num)) = crate::lsm::filename::parse_file_name(&n) {
             if num >= min_log && num <= current_wal {
                 let len = (num == current_wal).then_some(current_len);
                 wals.push(CapturedWal { number: num, len });
@@ -174,12 +174,12 @@ pub(crate) fn capture(db: &Arc<DbInner>, flush_first: FlushFirst) -> Result<Capt
 impl Capture {
     /// Write the MANIFEST, CURRENT and OPTIONS files of the capture into `dir` (synced).
     pub(crate) fn write_metadata(&self, fs: &Arc<dyn FileSystem>, dir: &Path) -> Result<()> {
-        super::version::write_manifest_file(fs, dir, self.manifest_number, &self.records)?;
+        crate::lsm::version::write_manifest_file(fs, dir, self.manifest_number, &self.records)?;
         let mut f = fs.new_writable(&options_file_name(dir, self.options_number))?;
         f.append(self.options.as_bytes())?;
         f.sync()?;
         drop(f);
-        super::version::install_current(fs, dir, self.manifest_number)
+        crate::lsm::version::install_current(fs, dir, self.manifest_number)
     }
     /// The source path of table `n`.
     pub(crate) fn table_path(&self, n: u64) -> PathBuf {
@@ -369,7 +369,7 @@ impl DB {
             .map(|(_, _, f)| format!("/{:06}.sst", f.meta.number))
             .collect();
         names.push("/CURRENT".into());
-        let manifest = super::filename::manifest_name(&db.path, st.versions.manifest_number);
+        let manifest = crate::lsm::filename::manifest_name(&db.path, st.versions.manifest_number);
         names.push(format!("/MANIFEST-{:06}", st.versions.manifest_number));
         drop(st);
         let options = db
@@ -377,7 +377,7 @@ impl DB {
             .list(&db.path)?
             .into_iter()
             .filter(|n| !n.ends_with(".dbtmp"))
-            .filter_map(|n| match super::filename::parse_file_name(&n) {
+            .filter_map(|n| match crate::lsm::filename::parse_file_name(&n) {
                 Some(FileType::Options(k)) => Some(k),
                 _ => None,
             });
@@ -406,7 +406,7 @@ impl DB {
         };
         let mut out = Vec::new();
         for n in db.fs.list(&db.path)? {
-            if let Some(FileType::Wal(num)) = super::filename::parse_file_name(&n) {
+            if let Some(FileType::Wal(num)) = crate::lsm::filename::parse_file_name(&n) {
                 if num < min_log {
                     continue;
                 }

@@ -19,8 +19,7 @@ use crate::key::InternalKeyComparator;
 use crate::memtable::MemTable;
 use crate::options::Options;
 
-/// The name of the family every DB has (id 0).
-pub const DEFAULT_COLUMN_FAMILY_NAME: &str = "default";
+pub use crate::lsm::version::DEFAULT_COLUMN_FAMILY_NAME;
 
 /// What stays fixed while a column family lives.
 pub(crate) struct ColumnFamilyData {
@@ -50,7 +49,7 @@ impl ColumnFamilyData {
         dir: &std::path::Path,
         db_cache: Option<Arc<crate::table::cache::BlockCache>>,
         mem: Arc<MemTable>,
-        version: Arc<super::version::Version>,
+        version: Arc<crate::lsm::version::Version>,
     ) -> ColumnFamilyData {
         let icmp = InternalKeyComparator::new(opts.comparator.clone());
         let cache = match &opts.block_cache {

@@ -15,17 +15,17 @@ use super::range_del::file_tombstones;
 use super::{ColumnFamilyData, DbInner, DbState};
 use crate::compaction_filter::CompactionFilterContext;
 use crate::error::{Error, Result};
+use crate::lsm::version_edit::{FileMetaData, VersionEdit};
 use crate::range_del::FragmentedRangeTombstoneList;
-use crate::version_edit::{FileMetaData, VersionEdit};
 
-pub(crate) use super::level_targets::PickerConfig;
-use super::level_targets::{compute_targets, max_grandparent_overlap, target_file_size};
-pub(crate) use super::picker::{level_scores, pick_compaction, Pick, RunningRange};
-use super::picker::{split_manual_inputs, user_range, PickKind};
-use super::picker_fifo::{pick_fifo, FifoConfig};
-use super::picker_universal::{pick_universal, pick_universal_manual, UniversalConfig};
 use super::subcompaction::run_subcompactions;
 use crate::block_based_options::DBCompactionStyle;
+use crate::compaction::fifo::{pick_fifo, FifoConfig};
+pub(crate) use crate::compaction::level_targets::PickerConfig;
+use crate::compaction::level_targets::{compute_targets, max_grandparent_overlap, target_file_size};
+pub(crate) use crate::compaction::picker::{level_scores, pick_compaction, Pick, RunningRange};
+use crate::compaction::picker::{split_manual_inputs, user_range, PickKind};
+use crate::compaction::universal::{pick_universal, pick_universal_manual, UniversalConfig};
 use crate::table::format::CompressionType;
 
 /// Run one picked compaction. Called by a background thread holding the DB mutex; the mutex is
@@ -222,7 +222,7 @@ fn run_compaction_inner(
         if cf.is_dropped() {
             // The family was dropped meanwhile: its outputs are not needed.
             for f in &outputs {
-                let _ = db.fs.remove_file(&super::filename::table_name(&db.path, f.number));
+                let _ = db.fs.remove_file(&crate::lsm::filename::table_name(&db.path, f.number));
             }
             return Ok(());
         }
@@ -356,7 +356,7 @@ fn run_deletion(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, cf: &Column
 fn universal_params(
     db: &DbInner,
     cf: &Arc<ColumnFamilyData>,
-    v: &super::version::Version,
+    v: &crate::lsm::version::Version,
     pick: &Pick,
     epoch: u64,
     tombstones: FragmentedRangeTombstoneList,

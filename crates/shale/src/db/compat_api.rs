@@ -92,11 +92,11 @@ fn key_may_exist(db: &Arc<DbInner>, cf: &super::ColumnFamilyData, ro: &ReadOptio
     }
     let v = &sv.version;
     let icmp = &v.icmp;
-    let in_range = |f: &super::version::FileMeta| {
+    let in_range = |f: &crate::lsm::version::FileMeta| {
         icmp.compare_user(key, f.smallest_user()) != Ordering::Less
             && icmp.compare_user(key, f.largest_user()) != Ordering::Greater
     };
-    let table_may_hold = |f: &super::version::FileMeta| match cf.table_cache.get(f) {
+    let table_may_hold = |f: &crate::lsm::version::FileMeta| match cf.table_cache.get(f) {
         Ok(t) => t.as_block().is_none_or(|b| b.key_may_match(key)),
         Err(_) => true,
     };

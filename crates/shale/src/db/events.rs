@@ -10,18 +10,18 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::picker::Pick;
 use super::stall::{Cause, Condition};
-use super::version::FileMeta;
 use super::{ColumnFamilyData, DbInner, DbState};
+use crate::compaction::picker::Pick;
 use crate::error::Error;
 use crate::fs::FileSystem;
 use crate::info_log::{EventJson, InfoLog, LogLevel};
+use crate::lsm::version::FileMeta;
+use crate::lsm::version_edit::FileMetaData;
 use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::table::any::{format_of, TableFormat};
 use crate::table::{Table, TableProperties};
-use crate::version_edit::FileMetaData;
 
 /// Start the LOG of a DB being opened (read-write: the previous LOG is rotated) and write the
 /// header and the options, as RocksDB's `DumpDBFileSummary` and `Options::Dump`.
@@ -169,7 +169,7 @@ fn properties(db: &DbInner, f: &FileMeta) -> Option<TableProperties> {
     if let Some(t) = f.table().get() {
         return Some(t.properties().clone());
     }
-    let path = super::filename::table_name(&db.path, f.number());
+    let path = crate::lsm::filename::table_name(&db.path, f.number());
     let name = crate::fs::name_of(&path);
     let file = db.fs.open_random(&path).ok()?;
     match format_of(&*file, &name, f.meta.file_size).ok()? {

@@ -9,7 +9,7 @@ use super::build::{build_tables, OutputParams};
 use super::{write, ColumnFamilyData, DbInner, DbState};
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
-use crate::version_edit::VersionEdit;
+use crate::lsm::version_edit::VersionEdit;
 
 /// Switch the memtables of families `cfs` and wait until every immutable memtable of them is
 /// flushed.
@@ -75,7 +75,7 @@ struct FlushPart {
     next_log: u64,
     job: u64,
     params: OutputParams,
-    outputs: Vec<crate::version_edit::FileMetaData>,
+    outputs: Vec<crate::lsm::version_edit::FileMetaData>,
 }
 
 /// Flush the immutable memtables of families `cfs`; with more than one (`atomic_flush`) their
@@ -145,7 +145,7 @@ pub(crate) fn run_flush_group(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState
     });
     let remove_outputs = |parts: &[FlushPart]| {
         for f in parts.iter().flat_map(|p| p.outputs.iter()) {
-            let _ = db.fs.remove_file(&super::filename::table_name(&db.path, f.number));
+            let _ = db.fs.remove_file(&crate::lsm::filename::table_name(&db.path, f.number));
         }
     };
     if let Err(e) = built {
@@ -239,7 +239,7 @@ pub(crate) fn delete_obsolete_wals(db: &DbInner, st: &DbState, min_log: u64) {
     }
     if let Ok(names) = db.fs.list(&db.path) {
         for n in names {
-            if let Some(super::filename::FileType::Wal(num)) = super::filename::parse_file_name(&n) {
+            if let Some(crate::lsm::filename::FileType::Wal(num)) = crate::lsm::filename::parse_file_name(&n) {
                 if num < min_log {
                     super::wal_iter::retire_wal(db, num);
                 }

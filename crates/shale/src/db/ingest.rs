@@ -8,17 +8,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::cf_api::cfd_of;
-use super::filename::{table_name, temp_name};
 use super::sst_file_writer::UNKNOWN_CF_ID;
 use super::{write, AsColumnFamilyRef, ColumnFamilyData, DbInner, DbState, DB};
 use crate::block_based_options::DBCompactionStyle;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, parse_internal_key, vt, MAX_SEQUENCE};
+use crate::lsm::filename::{table_name, temp_name};
+use crate::lsm::version_edit::{FileMetaData, VersionEdit};
 use crate::table::any::AnyTable;
 use crate::table::reader::{EXTERNAL_SST_GLOBAL_SEQNO, EXTERNAL_SST_VERSION};
 use crate::table::TableReaderOptions;
-use crate::version_edit::{FileMetaData, VersionEdit};
 
 /// How files are ingested (the `rocksdb` crate's `IngestExternalFileOptions`).
 #[derive(Clone, Debug)]
@@ -214,8 +214,8 @@ fn inspect(db: &DbInner, cfd: &ColumnFamilyData, path: &Path, full: bool) -> Res
                     None,
                     format!(
                         "external file keys are not sorted: {} after {}",
-                        crate::version_edit::to_hex(uk),
-                        crate::version_edit::to_hex(crate::key::user_key(prev))
+                        crate::lsm::version_edit::to_hex(uk),
+                        crate::lsm::version_edit::to_hex(crate::key::user_key(prev))
                     ),
                 ));
             }

@@ -14,20 +14,15 @@ mod compaction;
 mod compat_api;
 mod error_handler;
 mod events;
-mod filename;
 mod flush;
 mod ingest;
 mod iter;
-mod level_targets;
 mod live_options;
 mod multi_get;
 mod open;
 mod options_file;
-mod picker;
 #[cfg(test)]
 mod picker_db_tests;
-mod picker_fifo;
-mod picker_universal;
 mod set_options;
 pub(crate) use options_file::apply_latest as apply_options_file;
 pub(crate) use options_file::apply_latest_cf as apply_options_file_cf;
@@ -43,7 +38,6 @@ pub use txn::{
     OptimisticTransactionDB, OptimisticTransactionOptions, Transaction, TransactionDB, TransactionDBOptions,
     TransactionOptions, TxnIterator, TxnRawIterator, WriteBatchWithIndex,
 };
-mod version;
 mod wal_iter;
 pub use wal_iter::DBWALIterator;
 mod write;
@@ -73,13 +67,13 @@ use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystem};
 use crate::key::{InternalKeyComparator, SequenceNumber};
 use crate::log;
+use crate::lsm::version::{Version, VersionSet};
 use crate::memtable::MemTable;
 use crate::options::{Options, ReadOptions, WriteOptions};
 pub use crate::snapshot::Snapshot;
 use crate::table::cache::BlockCache;
 use crate::table::pinnable::DBPinnableSlice;
 use crate::write_batch::WriteBatch;
-use version::{Version, VersionSet};
 use write_thread::Writer;
 
 /// What readers pin: the memtables and the version, switched atomically.
@@ -242,7 +236,7 @@ impl DbInner {
     pub(crate) fn log_and_apply(
         &self,
         st: &mut parking_lot::MutexGuard<'_, DbState>,
-        edit: &mut crate::version_edit::VersionEdit,
+        edit: &mut crate::lsm::version_edit::VersionEdit,
     ) -> Result<()> {
         self.log_and_apply_cf(st, edit, None)
     }
@@ -251,7 +245,7 @@ impl DbInner {
     pub(crate) fn log_and_apply_group(
         &self,
         st: &mut parking_lot::MutexGuard<'_, DbState>,
-        edits: &mut [crate::version_edit::VersionEdit],
+        edits: &mut [crate::lsm::version_edit::VersionEdit],
     ) -> Result<()> {
         self.apply_edits(st, edits, None)
     }
@@ -261,7 +255,7 @@ impl DbInner {
     pub(crate) fn log_and_apply_cf(
         &self,
         st: &mut parking_lot::MutexGuard<'_, DbState>,
-        edit: &mut crate::version_edit::VersionEdit,
+        edit: &mut crate::lsm::version_edit::VersionEdit,
         new_cf: Option<(InternalKeyComparator, usize)>,
     ) -> Result<()> {
         self.apply_edits(st, std::slice::from_mut(edit), new_cf)
@@ -270,7 +264,7 @@ impl DbInner {
     fn apply_edits(
         &self,
         st: &mut parking_lot::MutexGuard<'_, DbState>,
-        edits: &mut [crate::version_edit::VersionEdit],
+        edits: &mut [crate::lsm::version_edit::VersionEdit],
         new_cf: Option<(InternalKeyComparator, usize)>,
     ) -> Result<()> {
         while st.versions.manifest_busy {
@@ -610,7 +604,7 @@ pub(crate) fn purge_obsolete(db: &DbInner, st: &mut parking_lot::MutexGuard<'_, 
             c.table_cache.evict(n);
         }
         events::table_file_deleted(db, n);
-        let _ = db.fs.remove_file(&filename::table_name(&db.path, n));
+        let _ = db.fs.remove_file(&crate::lsm::filename::table_name(&db.path, n));
     }
 }
 

@@ -14,10 +14,10 @@ use std::sync::Arc;
 
 use super::range_del::{file_tombstones, mem_lookup, table_lookup, Chain};
 use super::read::{get_in, read_seq, Src};
-use super::version::FileMeta;
 use super::{ColumnFamilyData, DbInner};
 use crate::error::Result;
 use crate::key::{parse_internal_key, vt};
+use crate::lsm::version::FileMeta;
 use crate::options::ReadOptions;
 use crate::statistics::{Histogram, StopWatch, Ticker};
 use crate::table::any::AnyTable;

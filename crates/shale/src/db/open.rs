@@ -11,11 +11,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::build::{build_tables, OutputParams};
 use super::column_family::CfSet;
-use super::filename::{
-    current_name, identity_name, lock_name, manifest_name, parse_file_name, table_name, temp_name, wal_name, FileType,
-};
 use super::txn::RecoveryInserter;
-use super::version::VersionSet;
 use super::{background, props, CfMem, ColumnFamilyData, DbInner, DbState, WalState};
 use super::{ColumnFamilyDescriptor, DEFAULT_COLUMN_FAMILY_NAME};
 use crate::error::{Error, Result};
@@ -24,10 +20,14 @@ use crate::iterator::InternalIterator;
 use crate::key::InternalKeyComparator;
 use crate::log;
 use crate::log::WalRecoveryMode;
+use crate::lsm::filename::{
+    current_name, identity_name, lock_name, manifest_name, parse_file_name, table_name, temp_name, wal_name, FileType,
+};
+use crate::lsm::version::VersionSet;
+use crate::lsm::version_edit::VersionEdit;
 use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::table::cache::BlockCache;
-use crate::version_edit::VersionEdit;
 use crate::write_batch::WriteBatch;
 use crate::write_buffer_manager::MemAccount;
 

@@ -12,12 +12,12 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::filename::{parse_file_name, FileType};
 use crate::block_based_options::DBCompactionStyle;
 use crate::compaction_options::{FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle};
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::log::WalRecoveryMode;
+use crate::lsm::filename::{parse_file_name, FileType};
 use crate::options::{CompactionPri, Options, TableFactory};
 use crate::table::format::{ChecksumType, CompressionType};
 use crate::table::plain::KeyEncodingType;

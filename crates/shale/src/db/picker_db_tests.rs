@@ -369,7 +369,7 @@ fn manual_compaction_runs_in_chunks_of_max_compaction_bytes() {
             "{counts:?}"
         );
         assert!(v.files[3..].iter().all(|l| l.is_empty()));
-        let chunks = super::picker::split_manual_inputs(v, 2, &v.files[1], 1).len();
+        let chunks = crate::compaction::picker::split_manual_inputs(v, 2, &v.files[1], 1).len();
         let before = st.default_cf().stats.levels.get(2).map(|l| l.compactions).unwrap_or(0);
         (chunks, before)
     };

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::compaction::{level_scores, picker_config};
-use super::level_targets::compute_targets;
 use super::stall::Condition;
 use super::{ColumnFamilyData, DbInner};
+use crate::compaction::level_targets::compute_targets;
 use crate::error::Result;
 
 /// Per-level compaction counters.
@@ -221,7 +221,7 @@ fn hms(micros: u64) -> String {
 /// for every style: the bytes of the newer sorted runs over those of the oldest (the last
 /// non-empty level, or the oldest L0 file when only L0 has files), which holds about the live
 /// data once everything is merged into it. 0 for an empty DB or a single run.
-fn space_amp(v: &super::version::Version) -> f64 {
+fn space_amp(v: &crate::lsm::version::Version) -> f64 {
     let total: u64 = (0..v.num_levels()).map(|l| v.level_bytes(l)).sum();
     let oldest = (1..v.num_levels())
         .rev()
@@ -241,7 +241,11 @@ fn space_amp(v: &super::version::Version) -> f64 {
 /// being compacted over `level0_file_num_compaction_trigger` (the other levels 0); FIFO: L0 holds
 /// its bytes not being compacted over `max_table_files_size`, with `allow_compaction` at least
 /// its files over the trigger, with a `ttl` at least the number of expired files.
-fn style_scores(v: &super::version::Version, cf: &ColumnFamilyData, busy: &std::collections::HashSet<u64>) -> Vec<f64> {
+fn style_scores(
+    v: &crate::lsm::version::Version,
+    cf: &ColumnFamilyData,
+    busy: &std::collections::HashSet<u64>,
+) -> Vec<f64> {
     use crate::block_based_options::DBCompactionStyle;
     let trigger = cf.opts.level0_file_num_compaction_trigger.max(1) as f64;
     let free_l0 = || v.files[0].iter().filter(|f| !busy.contains(&f.number()));
@@ -249,7 +253,8 @@ fn style_scores(v: &super::version::Version, cf: &ColumnFamilyData, busy: &std::
     match cf.opts.compaction_style {
         DBCompactionStyle::Level => return level_scores(v, &picker_config(cf)),
         DBCompactionStyle::Universal => {
-            scores[0] = super::picker_universal::universal_score(v, busy, cf.opts.level0_file_num_compaction_trigger);
+            scores[0] =
+                crate::compaction::universal::universal_score(v, busy, cf.opts.level0_file_num_compaction_trigger);
         }
         DBCompactionStyle::Fifo => {
             let fifo = &cf.opts.compaction_options_fifo;

@@ -5,11 +5,11 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use super::version::FileMeta;
 use super::ColumnFamilyData;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{parse_internal_key, user_key, vt, InternalKeyComparator, SequenceNumber};
+use crate::lsm::version::FileMeta;
 use crate::memtable::{AddCounters, MemTable};
 use crate::merge::{full_merge_newest_first, MergeOperator};
 use crate::range_del::{FragmentedRangeTombstoneList, RangeTombstone};

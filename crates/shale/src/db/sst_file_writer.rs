@@ -119,8 +119,8 @@ impl<'a> SstFileWriter<'a> {
                 return Err(Error::invalid(format!(
                     "SstFileWriter {}: keys must be added in strict ascending order: key {} after {}",
                     self.path,
-                    crate::version_edit::to_hex(key),
-                    crate::version_edit::to_hex(last)
+                    crate::lsm::version_edit::to_hex(key),
+                    crate::lsm::version_edit::to_hex(last)
                 )));
             }
         }
@@ -170,8 +170,8 @@ impl<'a> SstFileWriter<'a> {
                 return Err(Error::invalid(format!(
                     "SstFileWriter {}: delete_range end key {} comes before start key {}",
                     self.path,
-                    crate::version_edit::to_hex(e),
-                    crate::version_edit::to_hex(b)
+                    crate::lsm::version_edit::to_hex(e),
+                    crate::lsm::version_edit::to_hex(b)
                 )))
             }
             std::cmp::Ordering::Equal => return Ok(()),

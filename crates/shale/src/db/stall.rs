@@ -16,9 +16,9 @@ use std::sync::atomic::Ordering as AtOrd;
 use super::{DbInner, DbState};
 use crate::error::Result;
 
-use super::level_targets::{compute_targets, estimate_pending_compaction_bytes, PickerConfig};
-use super::version::Version;
 use crate::block_based_options::DBCompactionStyle;
+use crate::compaction::level_targets::{compute_targets, estimate_pending_compaction_bytes, PickerConfig};
+use crate::lsm::version::Version;
 use crate::options::Options;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,16 +7,16 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::build::{build_tables, OutputParams};
-use super::filename::table_name;
 use super::iter::MergingIterator;
-use super::picker::Pick;
 use super::{ColumnFamilyData, DbInner};
+use crate::compaction::picker::Pick;
 use crate::error::Result;
 use crate::fs::{ActivityGuard, IoActivity};
 use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, user_key, InternalKeyComparator, MAX_SEQUENCE};
+use crate::lsm::filename::table_name;
+use crate::lsm::version_edit::FileMetaData;
 use crate::range_del::{Fragment, FragmentedRangeTombstoneList};
-use crate::version_edit::FileMetaData;
 
 /// Type byte of seek keys (RocksDB's `kValueTypeForSeek`): sorts before every entry of the
 /// same user key and sequence.

@@ -11,11 +11,11 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::filename::table_name;
-use super::version::FileMeta;
 use crate::error::{Error, Result};
 use crate::fs::{name_of, FileSystem};
 use crate::key::InternalKeyComparator;
+use crate::lsm::filename::table_name;
+use crate::lsm::version::FileMeta;
 use crate::options::Options;
 use crate::table::any::{AnyTable, FormatReadOptions};
 use crate::table::cache::BlockCache;

@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::filename::{parse_file_name, wal_name, FileType};
 use super::DbInner;
 use crate::error::{Error, Result};
 use crate::fs::name_of;
 use crate::log;
 use crate::log::WalRecoveryMode;
+use crate::lsm::filename::{parse_file_name, wal_name, FileType};
 use crate::write_batch::WriteBatch;
 
 /// The archive directory of obsolete WALs (RocksDB's `archive/`).

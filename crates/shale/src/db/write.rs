@@ -6,12 +6,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::filename::wal_name;
 use super::write_thread::{self, ExclusiveOp, InsertTask, Role, Writer};
 use super::{ColumnFamilyData, DbInner, DbState, ImmMem};
 use crate::error::{Error, Result};
 use crate::key::{vt, UserCmpKind};
 use crate::log;
+use crate::lsm::filename::wal_name;
 use crate::memtable::{AddCounters, MemTable};
 use crate::options::WriteOptions;
 use crate::perf_context::{field as perf, PerfTimer};

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use crate::error::{Error, Result};
 use crate::log::{Reader, WalRecoveryMode};
-use crate::version_edit::{ikey_debug, to_hex, FileMetaData, VersionEdit};
+use crate::lsm::version_edit::{ikey_debug, to_hex, FileMetaData, VersionEdit};
 use crate::write_batch::{BatchRecord, WriteBatch, HEADER};
 
 /// `0x` + uppercase hex (ldb's `StringToHex`).

@@ -7,7 +7,7 @@ use super::log_dump::{dump_manifest, dump_wal, dump_wal_with};
 use crate::fs::{FileSystem, MemFs};
 use crate::log::tests::{fuzz_inputs, read_all, unhex};
 use crate::log::{encode_records, WalRecoveryMode, Writer};
-use crate::version_edit::VersionEdit;
+use crate::lsm::version_edit::VersionEdit;
 use crate::write_batch::WriteBatch;
 
 const LDB_PUT_K_V_WAL: &str = "e75a4d00 1100 01 0100000000000000 01000000 01016b0176";
@@ -172,7 +172,7 @@ fn dump_wal_all_ops() {
 #[test]
 fn dump_manifest_with_files() {
     use crate::key::make_internal_key;
-    use crate::version_edit::FileMetaData;
+    use crate::lsm::version_edit::FileMetaData;
     let f = |n: u64, lo: &[u8], hi: &[u8], s: u64, l: u64| FileMetaData {
         number: n,
         file_size: 1000 + n,

@@ -3,10 +3,10 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use crate::db::version::FileMeta;
 use crate::db::ColumnFamilyData;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
+use crate::lsm::version::FileMeta;
 use crate::table::any::AnyTableIterator;
 
 /// Iterates the files of one sorted level (L1+), opening each table only when reached.

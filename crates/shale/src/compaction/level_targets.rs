@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use super::version::Version;
+use crate::lsm::version::Version;
 
 /// Size targets and triggers the picker needs (a pure function of these and the version).
 #[derive(Debug, Clone)]

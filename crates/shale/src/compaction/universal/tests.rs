@@ -6,8 +6,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::*;
-use crate::db::picker::picker_tests::{test_file, test_version};
-use crate::db::version::{FileMeta, Version};
+use crate::compaction::picker::golden_tests::{test_file, test_version};
+use crate::lsm::version::{FileMeta, Version};
 
 fn file(n: u64, lo: &str, hi: &str, size: u64) -> Arc<FileMeta> {
     test_file(n, lo, hi, size, 0)

@@ -3,13 +3,13 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::db::build::GrandparentCut;
-use crate::db::level_targets::{compute_targets, max_grandparent_overlap, target_file_size, PickerConfig};
-use crate::db::picker::*;
-use crate::db::version::{FileMeta, Reaper, Version};
+use crate::compaction::level_targets::{compute_targets, max_grandparent_overlap, target_file_size, PickerConfig};
+use crate::compaction::output_cut::GrandparentCut;
+use crate::compaction::picker::*;
 use crate::key::{make_internal_key, vt, InternalKeyComparator};
+use crate::lsm::version::{FileMeta, Reaper, Version};
+use crate::lsm::version_edit::FileMetaData;
 use crate::options::CompactionPri;
-use crate::version_edit::FileMetaData;
 
 fn cfg_for_tests() -> PickerConfig {
     PickerConfig::fixed(4, 1000, 10.0)
@@ -510,7 +510,7 @@ mod tests {
 
     #[test]
     fn output_file_sizes_and_pending_bytes() {
-        use crate::db::level_targets::estimate_pending_compaction_bytes;
+        use crate::compaction::level_targets::estimate_pending_compaction_bytes;
         let c = PickerConfig {
             target_file_size_multiplier: 2,
             ..dyn_cfg()

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::picker::{intra_l0_run_len, Pick, PickKind};
-use super::version::{FileMeta, Version};
+use crate::lsm::version::{FileMeta, Version};
 
 /// What the FIFO picker needs from the options.
 #[derive(Debug, Clone)]
@@ -154,5 +154,4 @@ fn pick_intra_l0(v: &Version, cfg: &FifoConfig, busy: &HashSet<u64>) -> Option<P
 }
 
 #[cfg(test)]
-#[path = "picker_fifo_tests.rs"]
 mod tests;

@@ -6,13 +6,13 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::*;
-use crate::db::level_targets::PickerConfig;
-use crate::db::picker::pick_compaction;
-use crate::db::picker::picker_tests::test_version;
-use crate::db::picker_fifo::{pick_fifo, FifoConfig};
-use crate::db::version::{FileMeta, Reaper};
+use crate::compaction::fifo::{pick_fifo, FifoConfig};
+use crate::compaction::level_targets::PickerConfig;
+use crate::compaction::picker::golden_tests::test_version;
+use crate::compaction::picker::pick_compaction;
 use crate::key::{make_internal_key, vt};
-use crate::version_edit::FileMetaData;
+use crate::lsm::version::{FileMeta, Reaper};
+use crate::lsm::version_edit::FileMetaData;
 
 /// A file with user keys `lo..=hi`, created at `created` (MANIFEST `file_creation_time`),
 /// oldest ancestor time `ancestor`, marked for compaction or not.

@@ -15,8 +15,11 @@ use crate::fs::{name_of, FileSystem};
 use crate::key::{user_key, InternalKeyComparator};
 use crate::log;
 use crate::log::WalRecoveryMode;
+use crate::lsm::version_edit::{FileMetaData, VersionEdit};
 use crate::table::any::AnyTable;
-use crate::version_edit::{FileMetaData, VersionEdit};
+
+/// The name of the family every DB has (id 0).
+pub const DEFAULT_COLUMN_FAMILY_NAME: &str = "default";
 
 /// Collects numbers of table files that became obsolete (removed by a synced MANIFEST edit and
 /// no longer referenced by any version).
@@ -315,10 +318,7 @@ impl VersionSet {
         num_levels: usize,
     ) -> Self {
         let mut cfs = BTreeMap::new();
-        cfs.insert(
-            0,
-            CfVersion::new(super::column_family::DEFAULT_COLUMN_FAMILY_NAME, icmp, num_levels),
-        );
+        cfs.insert(0, CfVersion::new(DEFAULT_COLUMN_FAMILY_NAME, icmp, num_levels));
         VersionSet {
             dir: dir.to_path_buf(),
             fs,
@@ -426,7 +426,7 @@ impl VersionSet {
             }
             e => e,
         })?;
-        let default = super::column_family::DEFAULT_COLUMN_FAMILY_NAME;
+        let default = DEFAULT_COLUMN_FAMILY_NAME;
         let (dicmp, dlevels) =
             lookup(default).ok_or_else(|| Error::invalid("the default column family must be opened"))?;
         let mut vs = VersionSet::new_empty(dir, fs.clone(), dicmp, dlevels);
@@ -878,7 +878,7 @@ pub(crate) fn list_column_families(fs: &Arc<dyn FileSystem>, dir: &Path) -> Resu
     let mfile = name_of(&mpath);
     let data = fs.read_all(&mpath)?;
     let mut cfs: BTreeMap<u32, String> = BTreeMap::new();
-    cfs.insert(0, super::column_family::DEFAULT_COLUMN_FAMILY_NAME.to_string());
+    cfs.insert(0, DEFAULT_COLUMN_FAMILY_NAME.to_string());
     let mut reader = log::Reader::new(data, mfile.clone(), 0, WalRecoveryMode::TolerateCorruptedTailRecords);
     while let Some(rec) = reader.read_record()? {
         let edit = VersionEdit::decode(rec);

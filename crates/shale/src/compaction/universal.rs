@@ -33,8 +33,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::picker::{clean_cut, marked_files, Pick, PickKind, RunningRange, REASON_MARKED};
-use super::version::{FileMeta, Version};
 use crate::compaction_options::{UniversalCompactOptions, UniversalCompactionStopStyle};
+use crate::lsm::version::{FileMeta, Version};
 
 /// What the universal picker needs from the options.
 #[derive(Debug, Clone)]
@@ -493,9 +493,7 @@ pub(crate) fn pick_universal_manual(v: &Version, busy: &HashSet<u64>) -> Option<
 }
 
 #[cfg(test)]
-#[path = "picker_universal_tests.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "picker_triggers_tests.rs"]
 mod triggers_tests;

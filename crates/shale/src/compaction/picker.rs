@@ -10,8 +10,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::level_targets::{compute_scores, compute_targets, LevelTargets, PickerConfig};
-use super::version::{FileMeta, Version};
 use crate::key::InternalKeyComparator;
+use crate::lsm::version::{FileMeta, Version};
 use crate::options::CompactionPri;
 
 /// A chosen compaction.
@@ -671,5 +671,4 @@ fn expand_inputs(
 }
 
 #[cfg(test)]
-#[path = "picker_tests.rs"]
-pub(crate) mod picker_tests;
+pub(crate) mod golden_tests;
