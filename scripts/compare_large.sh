@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3's large-database comparison: Shale vs RocksDB 11.8.1's db_bench, identical flags, one
+# The large-database comparison: Shale vs RocksDB 11.8.1's db_bench, identical flags, one
 # process per tool running fillrandom, overwrite, readrandom, readwhilewriting, seekrandom on a
 # database several times larger than the memtable budget, with --statistics (write amplification)
 # and peak RSS from /usr/bin/time.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# RocksDB's cached range-tombstone experiment (issue 4), Shale vs RocksDB's db_bench, identical
+# RocksDB's cached range-tombstone experiment, Shale vs RocksDB's db_bench, identical
 # flags, one after the other, on /dev/shm:
 #   --benchmarks=fillrandom,readrandom --writes_per_range_tombstone=1 --max_write_buffer_number=100
 #   --min_write_buffer_number_to_merge=100 --writes=500000 --reads=100000 --max_num_range_tombstones=N

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 4: RocksDB's cached range-tombstone experiment, REPS interleaved runs per N of Shale and
+# RocksDB's cached range-tombstone experiment, REPS interleaved runs per N of Shale and
 # RocksDB 11.8.1's db_bench with identical flags, medians of readrandom ops/sec.
 # env: REPS (5) THREADS (1) WRITES (500000) READS (100000) NS ("0 1 10 100 1000") SHALE
 # ROCKSDB_DB_BENCH or ANCHOR (default: where scripts/build_rocksdb_bench.sh puts db_bench)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16's comparison: universal and FIFO compaction, Shale vs RocksDB 11.8.1's db_bench with
+# Universal and FIFO compaction, Shale vs RocksDB 11.8.1's db_bench with
 # identical flags, one process per tool and style, 10M keys on disk.
 #   usage: scripts/styles_compare.sh [DIR] [OUT]  (DIR: scratch database, default /tmp/shale-styles;
 #          OUT: where the logs go, default a new /tmp/styles.XXXXXX)

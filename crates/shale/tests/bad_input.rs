@@ -947,7 +947,7 @@ fn rocksdb_style_calls_reject_bad_input() {
     assert_eq!(ro.put_opt(b"x", b"y", &wo).unwrap_err().kind(), ErrorKind::NotSupported);
 }
 
-// ---- issue 14: hardening --------------------------------------------------------------------
+// ---- hardening: panicking comparators, oversized entries, a full disk, read-only opens ------
 
 /// Bytewise order, but panics when it compares the key `boom` while armed (a buggy user
 /// comparator). Disarmed, the same name orders the same way, so the DB reopens with it.

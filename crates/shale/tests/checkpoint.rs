@@ -1,4 +1,4 @@
-//! Checkpoints, backups and the file-deletion switch (issue 15, items 1, 2 and part of 6):
+//! Checkpoints, backups and the file-deletion switch:
 //! a checkpoint taken while another thread writes is one point in time (every write
 //! acknowledged before it started is there, a cross-family batch is all or nothing), holds
 //! every family and the data only in the WAL, refuses an existing directory, and a crash in the

@@ -1,4 +1,4 @@
-//! Column families (issue 13): the `rocksdb` crate's API, per-family options, atomic batches
+//! Column families: the `rocksdb` crate's API, per-family options, atomic batches
 //! across families, one WAL with per-family flushes, the open rules, handles across a drop.
 #![allow(clippy::field_reassign_with_default)]
 

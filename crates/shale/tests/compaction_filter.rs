@@ -1,4 +1,4 @@
-//! Compaction filters (issue 15, item 5): keep / remove / change through compactions, never for
+//! Compaction filters: keep / remove / change through compactions, never for
 //! versions a snapshot can see, never in flushes, per family, factories told whether a
 //! compaction is manual or full, and a randomized model where the filter runs at compaction.
 #![allow(clippy::field_reassign_with_default)]

@@ -1,4 +1,4 @@
-//! Issue 15's model test: ingests of external SST files, checkpoints, `delete_file_in_range`,
+//! Model test of ingests of external SST files, checkpoints, `delete_file_in_range`,
 //! snapshots, flushes, compactions and reopens interleaved with writes, against a `BTreeMap`.
 //! An ingested file's entries are newer than everything already in the DB; a snapshot taken
 //! before an ingest does not see it; a checkpoint opens as the model was when it was taken.

@@ -1,4 +1,4 @@
-//! The `rocksdb` crate's option types and calls (issue 14, item 5): each call changes what it
+//! The `rocksdb` crate's option types and calls: each call changes what it
 //! names, observably, and the example `examples/rocksdb_style.rs` runs.
 
 mod common;

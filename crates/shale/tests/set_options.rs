@@ -1,4 +1,4 @@
-//! Live options (issue 15, item 7): `set_options` / `set_options_cf` / `set_db_options` with
+//! Live options: `set_options` / `set_options_cf` / `set_db_options` with
 //! RocksDB's names and string values, taking effect for later flushes, compactions and stall
 //! computation, persisted to a new OPTIONS file; bad input is InvalidArgument naming the option.
 #![allow(clippy::field_reassign_with_default)]

@@ -1,4 +1,4 @@
-//! Regression tests for bugs found by `shale stress` (issue 6). Each test is named after the
+//! Regression tests for bugs found by `shale stress`. Each test is named after the
 //! bug it pins down; `docs/reliability.md` lists them.
 #![allow(clippy::field_reassign_with_default)]
 

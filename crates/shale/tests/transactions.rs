@@ -1,4 +1,4 @@
-//! Transactions: WriteBatchWithIndex, OptimisticTransactionDB, TransactionDB (issue 20).
+//! Transactions: WriteBatchWithIndex, OptimisticTransactionDB, TransactionDB.
 //! No timing assertions: lock waits use long timeouts or none, and every wait ends because the
 //! other side acts.
 

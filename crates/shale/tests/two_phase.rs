@@ -1,4 +1,4 @@
-//! Two-phase commit of `TransactionDB` (issue 20, item 4): `set_name`, `prepare`, `commit` /
+//! Two-phase commit of `TransactionDB`: `set_name`, `prepare`, `commit` /
 //! `rollback` of prepared transactions, recovery of the prepared ones after a crash
 //! (`prepared_transactions`), the WALs kept for them, RocksDB's WAL format of the markers and
 //! compatibility both ways with RocksDB 7.8's `ldb` and `db_bench` (see `compat.rs` for how a

@@ -1,4 +1,4 @@
-//! `get_updates_since` (RocksDB's GetUpdatesSince, issue 15 item 6): the write batches of the
+//! `get_updates_since` (RocksDB's GetUpdatesSince): the write batches of the
 //! WALs in order with their sequence numbers, across WAL switches, reopens and the WAL archive.
 
 use std::path::Path;

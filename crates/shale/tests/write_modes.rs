@@ -1,4 +1,4 @@
-//! The three ways write groups pass from the WAL to the memtables (issue 19): one group after
+//! The three ways write groups pass from the WAL to the memtables: one group after
 //! the other (the default), `enable_pipelined_write` (the next group's WAL write overlaps this
 //! group's inserts, publication stays in order) and `unordered_write` (a group is visible right
 //! after its WAL write). A comparator that holds one insert inside the memtable shows which
