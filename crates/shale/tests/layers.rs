@@ -598,6 +598,15 @@ fn imports_follow_the_layers_of_architecture_md() {
     );
 }
 
+/// A made-up source file for the checkers' own tests.
+fn file(name: &str, module: &[&str], src: &str) -> (String, Vec<String>, String) {
+    (
+        name.to_string(),
+        module.iter().map(|s| s.to_string()).collect(),
+        src.to_string(),
+    )
+}
+
 /// The checker itself: what it must see and what it must not.
 #[test]
 fn the_checker_sees_upward_imports() {
@@ -607,13 +616,6 @@ fn the_checker_sees_upward_imports() {
     assert_eq!(layers.top.len(), 3);
     assert_eq!(layers.sub["high"].len(), 2);
     let modules = vec!["low".to_string(), "high".to_string()];
-    let file = |name: &str, module: &[&str], src: &str| {
-        (
-            name.to_string(),
-            module.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-            src.to_string(),
-        )
-    };
     let ok = [
         file("high.rs", &["high"], "use crate::low::X;\nfn f() { crate::low::g(); }"),
         file("low.rs", &["low"], "// use crate::high::X;\n/* crate::high */ const S: &str = \"crate::high::x\";\nconst R: &str = r#\"crate::high\"#;\nfn f<'a>(c: char) -> bool { c == '{' }\n"),
@@ -644,13 +646,6 @@ fn the_checker_sees_upward_imports() {
 /// children, are found; a one-way chain is not.
 #[test]
 fn the_circle_finder_sees_circles() {
-    let file = |name: &str, module: &[&str], src: &str| {
-        (
-            name.to_string(),
-            module.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-            src.to_string(),
-        )
-    };
     let chain = [
         file("a/mod.rs", &["a"], "mod b;\nmod c;\npub(crate) use b::X;"),
         file("a/b.rs", &["a", "b"], "use super::c::Y;"),
