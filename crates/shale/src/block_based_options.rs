@@ -1,70 +1,10 @@
-//! The `rocksdb` crate's `BlockBasedOptions` and `Cache`: the settings of the block-based table
-//! format and its block cache, handed to [`Options::set_block_based_table_factory`].
-
-use std::sync::Arc;
+//! The `rocksdb` crate's `BlockBasedOptions`: the settings of the block-based table format
+//! (its block cache is a `table::cache::Cache`), handed to [`Options::set_block_based_table_factory`].
 
 use crate::options::{Options, TableFactory};
-use crate::table::cache::BlockCache;
+use crate::table::cache::Cache;
 use crate::table::format::ChecksumType;
-use crate::table::partitioned_index::{check_pool_ratio, BlockBasedIndexType, IndexLayout};
-
-/// A block cache that several databases can share (the `rocksdb` crate's `Cache`). Cheap to
-/// clone: clones are the same cache.
-#[derive(Clone)]
-pub struct Cache(pub(crate) Arc<BlockCache>);
-
-impl Cache {
-    /// An LRU cache holding about `capacity` bytes of blocks, half of it a high-priority pool
-    /// for index and filter blocks (RocksDB's `NewLRUCache` default `high_pri_pool_ratio` 0.5).
-    pub fn new_lru_cache(capacity: usize) -> Cache {
-        Cache(Arc::new(BlockCache::new(capacity)))
-    }
-    /// A cache of `capacity` bytes whose high-priority pool is `high_pri_pool_ratio` of it
-    /// (RocksDB's `LRUCacheOptions::high_pri_pool_ratio`). A ratio outside 0..=1 is
-    /// InvalidArgument.
-    pub fn new_lru_cache_with_high_pri_pool_ratio(
-        capacity: usize,
-        high_pri_pool_ratio: f64,
-    ) -> crate::error::Result<Cache> {
-        check_pool_ratio("high_pri_pool_ratio", high_pri_pool_ratio).map_err(crate::error::Error::InvalidArgument)?;
-        Ok(Cache(Arc::new(BlockCache::with_high_pri_pool_ratio(
-            capacity,
-            high_pri_pool_ratio,
-        ))))
-    }
-    /// The share of the capacity kept for high-priority entries.
-    pub fn get_high_pri_pool_ratio(&self) -> f64 {
-        self.0.high_pri_pool_ratio()
-    }
-    /// Bytes the cache holds now (every database using it).
-    pub fn get_usage(&self) -> usize {
-        self.0.usage()
-    }
-    /// Bytes of entries that are pinned (in use, or pinned index and filter blocks).
-    pub fn get_pinned_usage(&self) -> usize {
-        self.0.pinned_usage()
-    }
-    /// The capacity in bytes.
-    pub fn get_capacity(&self) -> usize {
-        self.0.capacity()
-    }
-}
-
-impl std::fmt::Debug for Cache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-/// Compaction styles (the `rocksdb` crate's `DBCompactionStyle`): leveled (the default),
-/// universal (sorted runs merged by size ratio) and FIFO (oldest files deleted).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DBCompactionStyle {
-    #[default]
-    Level,
-    Universal,
-    Fifo,
-}
+use crate::table::partitioned_index::{BlockBasedIndexType, IndexLayout};
 
 /// The block-based table format's options (the `rocksdb` crate's `BlockBasedOptions`): block
 /// size, restart interval, block cache, bloom filter, checksum, format version and where index

@@ -293,3 +293,13 @@ mod collector_tests {
         }
     }
 }
+
+/// Compaction styles (the `rocksdb` crate's `DBCompactionStyle`): leveled (the default),
+/// universal (sorted runs merged by size ratio) and FIFO (oldest files deleted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DBCompactionStyle {
+    #[default]
+    Level,
+    Universal,
+    Fifo,
+}

@@ -46,11 +46,13 @@ pub mod tools;
 #[doc(hidden)]
 pub mod fuzzing;
 
-pub use block_based_options::{BlockBasedOptions, Cache, DBCompactionStyle};
+pub use block_based_options::BlockBasedOptions;
 pub use compaction_filter::{
     CompactionDecision, CompactionFilter, CompactionFilterContext, CompactionFilterFactory, Decision,
 };
-pub use compaction_options::{FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle};
+pub use compaction_options::{
+    DBCompactionStyle, FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle,
+};
 pub use db::{
     AsColumnFamilyRef, BackupEngine, BackupEngineInfo, BackupEngineOptions, Checkpoint, ColumnFamily,
     ColumnFamilyDescriptor, DBIterator, DBRawIterator, DBWALIterator, DBWithThreadMode, Direction, Env,
@@ -79,6 +81,7 @@ pub use slice_transform::{
     CappedPrefixTransform, FixedPrefixTransform, NoopTransform, SliceTransform,
 };
 pub use statistics::{Histogram, HistogramData, NameParseError, StatsLevel, Ticker};
+pub use table::cache::Cache;
 pub use table::cuckoo::CuckooTableOptions;
 pub use table::format::{ChecksumType, CompressionType};
 pub use table::partitioned_index::BlockBasedIndexType;

@@ -66,7 +66,7 @@ pub struct Options {
     pub(crate) block_cache_capacity: usize,
     /// A block cache shared with other DBs (`BlockBasedOptions::set_block_cache`); None: a
     /// cache of `block_cache_capacity` bytes of this DB's own.
-    pub(crate) block_cache: Option<crate::block_based_options::Cache>,
+    pub(crate) block_cache: Option<crate::table::cache::Cache>,
     /// Keep index and filter blocks in the block cache, loaded on demand and evictable like data
     /// blocks (RocksDB's `BlockBasedTableOptions::cache_index_and_filter_blocks`, default false:
     /// each open table holds them, and their bytes are charged to the block cache).
@@ -141,7 +141,7 @@ pub struct Options {
     pub(crate) bottommost_compression: Option<CompressionType>,
     pub(crate) num_levels: usize,
     /// Leveled (default), universal or FIFO (the `rocksdb` crate's `set_compaction_style`).
-    pub(crate) compaction_style: crate::block_based_options::DBCompactionStyle,
+    pub(crate) compaction_style: crate::compaction_options::DBCompactionStyle,
     /// Universal compaction's options (used with `DBCompactionStyle::Universal`).
     pub(crate) compaction_options_universal: crate::compaction_options::UniversalCompactOptions,
     /// FIFO compaction's options (used with `DBCompactionStyle::Fifo`).
@@ -519,7 +519,7 @@ impl Options {
             ));
         }
         // Universal and FIFO compaction also run with a single level (everything in L0).
-        let min_levels = if self.compaction_style == crate::block_based_options::DBCompactionStyle::Level {
+        let min_levels = if self.compaction_style == crate::compaction_options::DBCompactionStyle::Level {
             2
         } else {
             1

@@ -7,7 +7,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use crate::block_based_options::DBCompactionStyle;
+use crate::compaction_options::DBCompactionStyle;
 use crate::compaction_options::{FifoCompactOptions, UniversalCompactOptions};
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;

@@ -19,13 +19,13 @@ use crate::lsm::version_edit::{FileMetaData, VersionEdit};
 use crate::range_del::FragmentedRangeTombstoneList;
 
 use super::subcompaction::run_subcompactions;
-use crate::block_based_options::DBCompactionStyle;
 use crate::compaction::fifo::{pick_fifo, FifoConfig};
 pub(crate) use crate::compaction::level_targets::PickerConfig;
 use crate::compaction::level_targets::{compute_targets, max_grandparent_overlap, target_file_size};
 pub(crate) use crate::compaction::picker::{level_scores, pick_compaction, Pick, RunningRange};
 use crate::compaction::picker::{split_manual_inputs, user_range, PickKind};
 use crate::compaction::universal::{pick_universal, pick_universal_manual, UniversalConfig};
+use crate::compaction_options::DBCompactionStyle;
 use crate::table::format::CompressionType;
 
 /// Run one picked compaction. Called by a background thread holding the DB mutex; the mutex is

@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::cf_api::cfd_of;
 use super::sst_file_writer::UNKNOWN_CF_ID;
 use super::{write, AsColumnFamilyRef, ColumnFamilyData, DbInner, DbState, DB};
-use crate::block_based_options::DBCompactionStyle;
+use crate::compaction_options::DBCompactionStyle;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, parse_internal_key, vt, MAX_SEQUENCE};

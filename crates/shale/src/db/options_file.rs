@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::block_based_options::DBCompactionStyle;
+use crate::compaction_options::DBCompactionStyle;
 use crate::compaction_options::{FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle};
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;

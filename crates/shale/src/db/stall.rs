@@ -16,8 +16,8 @@ use std::sync::atomic::Ordering as AtOrd;
 use super::{DbInner, DbState};
 use crate::error::Result;
 
-use crate::block_based_options::DBCompactionStyle;
 use crate::compaction::level_targets::{compute_targets, estimate_pending_compaction_bytes, PickerConfig};
+use crate::compaction_options::DBCompactionStyle;
 use crate::lsm::version::Version;
 use crate::options::Options;
 

@@ -13,7 +13,7 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use super::WritableFile;
+use super::file_system::WritableFile;
 use crate::error::{Error, Result};
 
 /// Bytes gathered before they are handed to the writer thread.
@@ -250,7 +250,9 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::fs::{FaultFs, FaultKind, FileSystem, MemFs};
+    use crate::fs::fault::{FaultFs, FaultKind};
+    use crate::fs::file_system::FileSystem;
+    use crate::fs::mem::MemFs;
 
     fn pattern(n: usize) -> Vec<u8> {
         (0..n).map(|i| (i * 31 % 251) as u8).collect()

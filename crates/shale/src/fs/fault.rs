@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::{name_of, FileSystem, ForwardingFs, RandomAccessFile, WritableFile};
+use super::file_system::{name_of, FileSystem, RandomAccessFile, WritableFile};
+use super::forwarding::ForwardingFs;
 use crate::error::{Error, Result};
 
 /// Which operations fail while a fault is active.

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{FileLock, FileSystem, RandomAccessFile, WritableFile};
+use super::file_system::{FileLock, FileSystem, RandomAccessFile, WritableFile};
 use crate::error::Result;
 
 /// A wrapper around another file system. Every method forwards to [`inner`](Self::inner) unless

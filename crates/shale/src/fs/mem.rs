@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::{name_of, FileLock, FileSystem, RandomAccessFile, WritableFile};
+use super::file_system::{name_of, FileLock, FileSystem, RandomAccessFile, WritableFile};
 use crate::error::{Error, Result};
 
 #[derive(Default)]

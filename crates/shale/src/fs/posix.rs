@@ -7,7 +7,8 @@ use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::{log_order, name_of, FileLock, FileSystem, RandomAccessFile, WritableFile};
+use super::file_system::{name_of, FileLock, FileSystem, RandomAccessFile, WritableFile};
+use super::log_order;
 use crate::error::{Error, Result};
 
 /// The operating system's file system.
@@ -612,7 +613,7 @@ impl FileSystem for PosixFs {
         match std::fs::hard_link(from, to) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(Error::io(name_of(to), e)),
-            Err(_) => super::copy_file(self, from, to, None),
+            Err(_) => super::file_system::copy_file(self, from, to, None),
         }
     }
     /// `fdatasync` through a read-only descriptor (Linux syncs the file, not the descriptor).

@@ -1,8 +1,8 @@
 //! Log reader over a whole file's bytes, with RocksDB's `WALRecoveryMode` semantics
 //! (`db/log_reader.cc`, `ReadRecord` / `ReadPhysicalRecord`).
 
-use super::WalRecoveryMode;
-use super::{crc_unmask, rt, BLOCK_SIZE, HEADER_SIZE, RECYCLABLE_HEADER_SIZE};
+use super::format::WalRecoveryMode;
+use super::format::{crc_unmask, rt, BLOCK_SIZE, HEADER_SIZE, RECYCLABLE_HEADER_SIZE};
 use crate::coding::decode_fixed32;
 use crate::error::{Error, Result};
 

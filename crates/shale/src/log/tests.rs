@@ -1,5 +1,6 @@
 use std::path::Path;
 
+use super::format::{crc_mask, crc_unmask, BLOCK_SIZE};
 use super::*;
 use crate::error::Error;
 use crate::fs::{FileSystem, MemFs};

@@ -1,6 +1,6 @@
 //! Log writer: frames logical records into 32 KiB blocks (legacy 7-byte headers).
 
-use super::{crc_mask, rt, BLOCK_SIZE, HEADER_SIZE, RECYCLABLE_HEADER_SIZE};
+use super::format::{crc_mask, rt, BLOCK_SIZE, HEADER_SIZE, RECYCLABLE_HEADER_SIZE};
 use crate::error::Result;
 use crate::fs::WritableFile;
 

@@ -1,8 +1,10 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 
+use super::skiplist::KeyComparator;
 use super::*;
 use crate::coding::put_varint32;
+use crate::key::bytewise_compare;
 use crate::key::{make_internal_key, ReverseBytewiseComparator, Uint64Comparator, MAX_SEQUENCE};
 
 fn mem() -> Arc<MemTable> {

@@ -25,8 +25,8 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::arena::Arena;
+use super::key_cmp::MemKeyCmp;
 use super::skiplist::{EntryWriter, KeyComparator};
-use super::MemKeyCmp;
 
 /// Bytes before each entry in the arena: its u32 length.
 const LEN_PREFIX: usize = 4;

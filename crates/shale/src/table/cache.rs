@@ -751,3 +751,52 @@ mod tests {
         assert!(c.get((5, 5)).is_none());
     }
 }
+
+/// A block cache that several databases can share (the `rocksdb` crate's `Cache`). Cheap to
+/// clone: clones are the same cache.
+#[derive(Clone)]
+pub struct Cache(pub(crate) Arc<BlockCache>);
+
+impl Cache {
+    /// An LRU cache holding about `capacity` bytes of blocks, half of it a high-priority pool
+    /// for index and filter blocks (RocksDB's `NewLRUCache` default `high_pri_pool_ratio` 0.5).
+    pub fn new_lru_cache(capacity: usize) -> Cache {
+        Cache(Arc::new(BlockCache::new(capacity)))
+    }
+    /// A cache of `capacity` bytes whose high-priority pool is `high_pri_pool_ratio` of it
+    /// (RocksDB's `LRUCacheOptions::high_pri_pool_ratio`). A ratio outside 0..=1 is
+    /// InvalidArgument.
+    pub fn new_lru_cache_with_high_pri_pool_ratio(
+        capacity: usize,
+        high_pri_pool_ratio: f64,
+    ) -> crate::error::Result<Cache> {
+        crate::table::partitioned_index::check_pool_ratio("high_pri_pool_ratio", high_pri_pool_ratio)
+            .map_err(crate::error::Error::InvalidArgument)?;
+        Ok(Cache(Arc::new(BlockCache::with_high_pri_pool_ratio(
+            capacity,
+            high_pri_pool_ratio,
+        ))))
+    }
+    /// The share of the capacity kept for high-priority entries.
+    pub fn get_high_pri_pool_ratio(&self) -> f64 {
+        self.0.high_pri_pool_ratio()
+    }
+    /// Bytes the cache holds now (every database using it).
+    pub fn get_usage(&self) -> usize {
+        self.0.usage()
+    }
+    /// Bytes of entries that are pinned (in use, or pinned index and filter blocks).
+    pub fn get_pinned_usage(&self) -> usize {
+        self.0.pinned_usage()
+    }
+    /// The capacity in bytes.
+    pub fn get_capacity(&self) -> usize {
+        self.0.capacity()
+    }
+}
+
+impl std::fmt::Debug for Cache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
