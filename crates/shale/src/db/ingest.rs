@@ -17,7 +17,7 @@ use crate::key::{make_internal_key, parse_internal_key, vt, MAX_SEQUENCE};
 use crate::lsm::filename::{table_name, temp_name};
 use crate::lsm::version_edit::{FileMetaData, VersionEdit};
 use crate::table::any::AnyTable;
-use crate::table::reader::{EXTERNAL_SST_GLOBAL_SEQNO, EXTERNAL_SST_VERSION};
+use crate::table::format::{EXTERNAL_SST_GLOBAL_SEQNO, EXTERNAL_SST_VERSION};
 use crate::table::TableReaderOptions;
 
 /// How files are ingested (the `rocksdb` crate's `IngestExternalFileOptions`).

@@ -249,7 +249,7 @@ fn cuckoo_batch<V: ValueOut>(
         let st = &mut states[i];
         // SAFETY: a cuckoo table hands out values as slices of the buffer it owns (read at
         // open, never changed).
-        let value = unsafe { Val::pinned(value, Home::Cuckoo(t)) };
+        let value = unsafe { Val::pinned(value, Home::Table(t)) };
         let r = parse_internal_key(ikey).and_then(|pk| st.chain.entry(db, st.key, pk.seq, pk.vtype, value));
         match r {
             Ok(Some(decided)) => out[i] = Some(Ok(decided)),

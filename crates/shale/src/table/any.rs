@@ -124,12 +124,12 @@ impl AnyTable {
             // SAFETY: a plain table hands out values as slices of its file bytes (the file's
             // mapping or the copy it read at open), which it owns and never changes.
             AnyTable::Plain(t) => t.get_with(lookup_ikey, verify, fill_cache, |k, v| {
-                found(k, unsafe { Val::pinned(v, Home::Plain(t)) })
+                found(k, unsafe { Val::pinned(v, Home::Table(t)) })
             }),
             // SAFETY: a cuckoo table hands out values as slices of the buffer it owns (read at
             // open, never changed).
             AnyTable::Cuckoo(t) => t.get_with(lookup_ikey, verify, fill_cache, |k, v| {
-                found(k, unsafe { Val::pinned(v, Home::Cuckoo(t)) })
+                found(k, unsafe { Val::pinned(v, Home::Table(t)) })
             }),
         }
     }

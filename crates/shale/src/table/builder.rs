@@ -14,18 +14,11 @@ use crate::table::block::BlockBuilder;
 use crate::table::filter::{FilterBuilder, FilterKind};
 use crate::table::format::{compress_block, trailer_checksum, BlockHandle, Footer, BLOCK_TRAILER_LEN};
 use crate::table::format::{ChecksumType, CompressionType};
+use crate::table::format::{FULL_FILTER_NAME, INDEX_NAME, PARTITIONED_FILTER_NAME, PROPERTIES_NAME, RANGE_DEL_NAME};
 use crate::table::partitioned_index::{
     write_index, write_partitioned_filter, FilterPartitioner, IndexLayout, PartitionCutter,
 };
 use crate::table::prefix_filter::{FilterContents, PREFIX_EXTRACTOR_PROP, PREFIX_FILTERING_PROP, WHOLE_KEY_PROP};
-
-/// Metaindex name of the full filter RocksDB writes for its built-in Bloom/Ribbon policies.
-pub(crate) const FULL_FILTER_NAME: &str = "fullfilter.rocksdb.BuiltinBloomFilter";
-/// Metaindex name of the same filter partitioned (`partition_filters`).
-pub(crate) const PARTITIONED_FILTER_NAME: &str = "partitionedfilter.rocksdb.BuiltinBloomFilter";
-pub(crate) const PROPERTIES_NAME: &str = "rocksdb.properties";
-pub(crate) const RANGE_DEL_NAME: &str = "rocksdb.range_del";
-pub(crate) const INDEX_NAME: &str = "rocksdb.index";
 
 /// Options for [`TableBuilder`].
 #[derive(Clone, Debug)]
@@ -554,8 +547,8 @@ impl TableBuilder {
             s("rocksdb.filter.policy", b"bloomfilter");
         }
         if self.opts.external {
-            s(crate::table::reader::EXTERNAL_SST_VERSION, &2u32.to_le_bytes());
-            s(crate::table::reader::EXTERNAL_SST_GLOBAL_SEQNO, &0u64.to_le_bytes());
+            s(crate::table::format::EXTERNAL_SST_VERSION, &2u32.to_le_bytes());
+            s(crate::table::format::EXTERNAL_SST_GLOBAL_SEQNO, &0u64.to_le_bytes());
         }
         let mut it = Vec::new();
         put_fixed32(&mut it, if index.partitions.is_some() { 2 } else { 0 });

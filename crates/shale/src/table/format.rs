@@ -458,6 +458,21 @@ pub(crate) fn compress_block(ty: CompressionType, raw: &[u8], out: &mut Vec<u8>)
     out.len() < raw.len() - raw.len() / 8
 }
 
+// The names of the meta blocks in the metaindex, and of the properties an `SstFileWriter`
+// file carries.
+
+/// Metaindex name of the full filter RocksDB writes for its built-in Bloom/Ribbon policies.
+pub(crate) const FULL_FILTER_NAME: &str = "fullfilter.rocksdb.BuiltinBloomFilter";
+/// Metaindex name of the same filter partitioned (`partition_filters`).
+pub(crate) const PARTITIONED_FILTER_NAME: &str = "partitionedfilter.rocksdb.BuiltinBloomFilter";
+pub(crate) const PROPERTIES_NAME: &str = "rocksdb.properties";
+pub(crate) const RANGE_DEL_NAME: &str = "rocksdb.range_del";
+pub(crate) const INDEX_NAME: &str = "rocksdb.index";
+/// `rocksdb.external_sst_file.version`: present in files written by an `SstFileWriter`.
+pub(crate) const EXTERNAL_SST_VERSION: &str = "rocksdb.external_sst_file.version";
+/// `rocksdb.external_sst_file.global_seqno` (fixed64; 0 when the MANIFEST holds the number).
+pub(crate) const EXTERNAL_SST_GLOBAL_SEQNO: &str = "rocksdb.external_sst_file.global_seqno";
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -17,8 +17,6 @@ use std::sync::Arc;
 
 use crate::memtable::MemTable;
 use crate::table::block::Block;
-use crate::table::cuckoo::CuckooTable;
-use crate::table::plain::PlainTable;
 
 /// Where a value found by a lookup lives (borrowed from the lookup's sources).
 #[derive(Clone, Copy)]
@@ -27,8 +25,21 @@ pub(crate) enum Home<'a> {
     None,
     Mem(&'a Arc<MemTable>),
     Block(&'a Arc<Block>),
-    Plain(&'a Arc<PlainTable>),
-    Cuckoo(&'a Arc<CuckooTable>),
+    /// A table file held whole in memory (a plain or cuckoo table).
+    Table(&'a dyn TableHome),
+}
+
+/// A table that owns the memory its values are read from (plain and cuckoo tables hold their
+/// whole file); pinning a value keeps the table alive.
+pub(crate) trait TableHome: Send + Sync {
+    /// A new reference that keeps the table alive.
+    fn keep(&self) -> Arc<dyn Send + Sync>;
+}
+
+impl<T: Send + Sync + 'static> TableHome for Arc<T> {
+    fn keep(&self) -> Arc<dyn Send + Sync> {
+        self.clone()
+    }
 }
 
 /// A value found by a lookup: its bytes and, when known, the owner that keeps them alive.
@@ -109,8 +120,7 @@ impl ValueOut for DBPinnableSlice {
             Home::None => return DBPinnableSlice::owned(v.bytes.to_vec()),
             Home::Mem(m) => Keep::Mem(m.clone()),
             Home::Block(b) => Keep::Block(b.clone()),
-            Home::Plain(t) => Keep::Plain(t.clone()),
-            Home::Cuckoo(t) => Keep::Cuckoo(t.clone()),
+            Home::Table(t) => Keep::Table(t.keep()),
         };
         DBPinnableSlice {
             repr: Repr::Pinned {
@@ -134,8 +144,7 @@ impl ValueOut for DBPinnableSlice {
 enum Keep {
     Mem(#[allow(dead_code)] Arc<MemTable>),
     Block(#[allow(dead_code)] Arc<Block>),
-    Plain(#[allow(dead_code)] Arc<PlainTable>),
-    Cuckoo(#[allow(dead_code)] Arc<CuckooTable>),
+    Table(#[allow(dead_code)] Arc<dyn Send + Sync>),
 }
 
 // The owners are shared between threads already; only the raw pointer below keeps the

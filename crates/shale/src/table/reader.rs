@@ -18,11 +18,13 @@ use crate::key::{parse_internal_key, user_key, vt, InternalKeyComparator};
 use crate::perf_context::{field as perf, PerfTimer};
 use crate::statistics::{Histogram, StopWatch, Ticker};
 use crate::table::block::{Block, BlockIter, EntryFormat, KeyOrder};
-use crate::table::builder::{INDEX_NAME, PROPERTIES_NAME, RANGE_DEL_NAME};
 use crate::table::cache::{BlockCache, CacheKey, CacheValue, Priority};
 use crate::table::filter::FilterReader;
 use crate::table::format::ChecksumType;
 use crate::table::format::{decompress_block, trailer_checksum, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
+use crate::table::format::{
+    EXTERNAL_SST_GLOBAL_SEQNO, EXTERNAL_SST_VERSION, INDEX_NAME, PROPERTIES_NAME, RANGE_DEL_NAME,
+};
 use crate::table::pinnable::{Home, Val};
 use crate::table::prefix_filter::{FilterContents, FilterUse};
 
@@ -87,11 +89,6 @@ impl Default for TableReaderOptions {
         }
     }
 }
-
-/// `rocksdb.external_sst_file.version`: present in files written by an `SstFileWriter`.
-pub(crate) const EXTERNAL_SST_VERSION: &str = "rocksdb.external_sst_file.version";
-/// `rocksdb.external_sst_file.global_seqno` (fixed64; 0 when the MANIFEST holds the number).
-pub(crate) const EXTERNAL_SST_GLOBAL_SEQNO: &str = "rocksdb.external_sst_file.global_seqno";
 
 /// The global sequence number of a table, as RocksDB's `GetGlobalSequenceNumber` decides it:
 /// none unless the file has `rocksdb.external_sst_file.version` >= 2; then the

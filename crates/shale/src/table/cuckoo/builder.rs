@@ -13,11 +13,12 @@ use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::key::{parse_internal_key, vt, InternalKeyComparator};
 use crate::table::block::BlockBuilder;
-use crate::table::builder::{TableInfo, PROPERTIES_NAME};
+use crate::table::builder::TableInfo;
 use crate::table::format::BlockHandle;
+use crate::table::format::PROPERTIES_NAME;
 
+use super::format::{encode_footer, prop, CuckooTableOptions, MAX_NUM_HASH_FUNC};
 use super::hash::{place, CuckooHasher, PlacementParams, EMPTY};
-use super::{encode_footer, prop, CuckooTableOptions, MAX_NUM_HASH_FUNC};
 
 /// Options of a [`CuckooTableBuilder`] (the table-independent fields mirror
 /// `TableBuilderOptions`).

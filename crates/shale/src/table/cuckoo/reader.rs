@@ -10,12 +10,12 @@ use crate::fs::RandomAccessFile;
 use crate::iterator::InternalIterator;
 use crate::key::{trailer, user_key, vt, InternalKeyComparator};
 use crate::table::block::{Block, BlockIter, EntryFormat, KeyOrder};
-use crate::table::builder::PROPERTIES_NAME;
+use crate::table::format::PROPERTIES_NAME;
 use crate::table::format::{BlockHandle, FOOTER_LEN};
 use crate::table::reader::{TableProperties, TableReaderOptions};
 
+use super::format::{decode_footer, prop, MAX_CUCKOO_BLOCK_SIZE, MAX_NUM_HASH_FUNC};
 use super::hash::CuckooHasher;
-use super::{decode_footer, prop, MAX_CUCKOO_BLOCK_SIZE, MAX_NUM_HASH_FUNC};
 
 /// Trailer of the keys of a last-level file (sequence 0, type Value).
 const LAST_LEVEL_TRAILER: u64 = vt::VALUE as u64;
@@ -126,7 +126,7 @@ impl CuckooTable {
         let len = usize::try_from(file_size)
             .map_err(|_| Error::NotSupported(format!("{file_name}: file too large to hold in memory")))?;
         let mut data = Vec::with_capacity(len);
-        crate::table::advise_huge_pages(&data);
+        crate::table::hints::advise_huge_pages(&data);
         match file.mmap_bytes() {
             // A mapped file is copied without zeroing the buffer first.
             Some(b) if b.len() == len => data.extend_from_slice(b),

@@ -722,7 +722,7 @@ fn open_reads_the_file_and_refuses_a_size_beyond_it() {
     let bytes = build(Default::default(), &entries(40, 3)).unwrap();
     let n = bytes.len() as u64;
     let file: Arc<dyn crate::fs::RandomAccessFile> = Arc::new(ReadFile(bytes));
-    let o = crate::table::TableReaderOptions::default();
+    let o = crate::table::reader::TableReaderOptions::default();
     let t = CuckooTable::open(file.clone(), "f.sst".into(), n, &o).unwrap();
     assert_eq!((t.file_name(), t.file_size()), ("f.sst", n));
     assert!(t.get(&lookup(b"key0000000000003")).unwrap().is_some());

@@ -91,7 +91,7 @@ impl PlainBloom {
     #[inline(always)]
     pub(crate) fn prefetch(&self, h: u32) {
         if self.num_lines > 0 {
-            crate::table::prefetch_at(
+            crate::table::hints::prefetch_at(
                 &self.bits,
                 (h.rotate_right(11) % self.num_lines) as usize * CACHE_LINE_BYTES,
             );

@@ -10,18 +10,18 @@ use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::key::{parse_internal_key, vt, InternalKeyComparator};
 use crate::slice_transform::SliceTransform;
-use crate::table::builder::PROPERTIES_NAME;
+use crate::table::builder::TableInfo;
 use crate::table::format::BlockHandle;
-use crate::table::TableInfo;
+use crate::table::format::PROPERTIES_NAME;
 
 use super::bloom::PlainBloom;
 use super::coding::KeyEncoder;
-use super::index::{num_buckets, slice_hash, IndexBuilder};
-use super::props::{legacy_footer, metaindex_block, properties_block};
-use super::{
+use super::format::{
     KeyEncodingType, PlainTableOptions, BLOOM_BLOCK_NAME, INDEX_BLOCK_NAME, MAX_FILE_SIZE, PROP_BLOOM_VERSION,
     PROP_ENCODING_TYPE, PROP_NUM_BLOOM_BLOCKS,
 };
+use super::index::{num_buckets, slice_hash, IndexBuilder};
+use super::props::{legacy_footer, metaindex_block, properties_block};
 
 /// Options for [`PlainTableBuilder`]: the comparator, the plain-table options, the prefix
 /// extractor and the identity fields `TableBuilderOptions` carries for block-based tables.

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::key::{pack_trailer, parse_internal_key, vt};
 use crate::slice_transform::SliceTransform;
 
-use super::KeyEncodingType;
+use super::format::KeyEncodingType;
 
 /// The byte that replaces the trailer of a (seq 0, Value) key.
 pub(crate) const SEQ0_VALUE_MARK: u8 = 0xFF;

@@ -117,7 +117,7 @@ impl IndexBuilder {
             .sum();
         let mut out = Vec::with_capacity(10 + 4 * n as usize + sub_size);
         // Random lookups: huge pages spare most of them a TLB miss.
-        crate::table::advise_huge_pages(&out);
+        crate::table::hints::advise_huge_pages(&out);
         put_varint32(&mut out, n);
         put_varint32(&mut out, self.num_prefixes);
         let mut sub = Vec::with_capacity(sub_size);
@@ -214,7 +214,7 @@ impl PlainIndex {
     #[inline(always)]
     pub(crate) fn prefetch(&self, hash: u32) {
         if self.num_buckets > 0 {
-            crate::table::prefetch_at(&self.bytes, self.buckets_at + 4 * (hash % self.num_buckets) as usize);
+            crate::table::hints::prefetch_at(&self.bytes, self.buckets_at + 4 * (hash % self.num_buckets) as usize);
         }
     }
 

@@ -8,9 +8,9 @@ use crate::coding::{decode_fixed32, get_varint64, put_fixed64, Reader};
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::table::block::{Block, BlockBuilder, BlockIter, EntryFormat, KeyOrder};
-use crate::table::builder::PROPERTIES_NAME;
+use crate::table::format::PROPERTIES_NAME;
 use crate::table::format::{BlockHandle, FOOTER_LEN, LEGACY_FOOTER_LEN, LEGACY_PLAIN_MAGIC, PLAIN_MAGIC};
-use crate::table::TableProperties;
+use crate::table::reader::TableProperties;
 
 /// What the footer and the meta blocks of a PlainTable say.
 pub(crate) struct PlainTail {

@@ -15,16 +15,16 @@ use crate::fs::RandomAccessFile;
 use crate::iterator::InternalIterator;
 use crate::key::{trailer, user_key, InternalKeyComparator};
 use crate::slice_transform::SliceTransform;
-use crate::table::{TableProperties, TableReaderOptions};
+use crate::table::reader::{TableProperties, TableReaderOptions};
 
 use super::bloom::PlainBloom;
 use super::coding::{view_plain, KeyDecoder, Record};
-use super::index::{num_buckets, slice_hash, IndexBuilder, Lookup, PlainIndex};
-use super::props::read_tail;
-use super::{
+use super::format::{
     KeyEncodingType, PlainTableOptions, BLOOM_BLOCK_NAME, INDEX_BLOCK_NAME, MAX_FILE_SIZE, PROP_ENCODING_TYPE,
     PROP_NUM_BLOOM_BLOCKS,
 };
+use super::index::{num_buckets, slice_hash, IndexBuilder, Lookup, PlainIndex};
+use super::props::read_tail;
 
 enum FileData {
     /// The file's own mapping (`mmap_bytes` of this file).
@@ -179,7 +179,7 @@ impl PlainTable {
     fn populate_index(
         &mut self,
         plain: &PlainTableOptions,
-        meta: &std::collections::BTreeMap<String, crate::table::BlockHandle>,
+        meta: &std::collections::BTreeMap<String, crate::table::format::BlockHandle>,
     ) -> Result<()> {
         if self.total_order() && plain.hash_table_ratio != 0.0 {
             return Err(Error::NotSupported(format!(
@@ -416,8 +416,8 @@ impl PlainTable {
         }
         if let Some(Ok(Lookup::Direct(off))) = self.index.as_ref().map(|i| i.lookup(hash)) {
             let records = self.records();
-            crate::table::prefetch_at(records, off as usize);
-            crate::table::prefetch_at(records, off as usize + 64);
+            crate::table::hints::prefetch_at(records, off as usize);
+            crate::table::hints::prefetch_at(records, off as usize + 64);
         }
     }
 

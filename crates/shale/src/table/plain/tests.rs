@@ -4,11 +4,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::*;
+use crate::error::{Error, Result};
 use crate::fs::{FileSystem, MemFs};
 use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, parse_internal_key, vt, InternalKeyComparator, MAX_SEQUENCE};
 use crate::slice_transform::{FixedPrefixTransform, SliceTransform};
-use crate::table::TableReaderOptions;
+use crate::table::reader::TableReaderOptions;
 
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
@@ -75,7 +76,7 @@ fn build_with(
     build_to(fs, path, o, e).unwrap()
 }
 
-type TableInfoAlias = crate::table::TableInfo;
+type TableInfoAlias = crate::table::builder::TableInfo;
 
 fn open_from(
     fs: &MemFs,

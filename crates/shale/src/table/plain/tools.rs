@@ -10,9 +10,11 @@ use crate::fs::{name_of, FileSystem, PosixFs};
 use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, parse_internal_key, MAX_SEQUENCE};
 use crate::slice_transform::SliceTransform;
-use crate::table::TableReaderOptions;
+use crate::table::reader::TableReaderOptions;
 
-use super::{PlainTable, PlainTableBuilder, PlainTableBuilderOptions, PlainTableOptions};
+use super::builder::{PlainTableBuilder, PlainTableBuilderOptions};
+use super::format::PlainTableOptions;
+use super::reader::PlainTable;
 
 /// One entry of a table file.
 #[derive(Debug, Clone, PartialEq, Eq)]
