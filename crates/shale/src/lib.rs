@@ -11,6 +11,7 @@
 //! assert_eq!(db.get(b"key").unwrap().as_deref(), Some(&b"value"[..]));
 //! ```
 
+mod backup;
 mod block_based_options;
 mod coding;
 mod compaction;
@@ -36,6 +37,7 @@ mod slice_transform;
 mod snapshot;
 mod statistics;
 mod table;
+mod txn;
 mod write_batch;
 mod write_buffer_manager;
 
@@ -46,6 +48,7 @@ pub mod tools;
 #[doc(hidden)]
 pub mod fuzzing;
 
+pub use backup::{BackupEngine, BackupEngineInfo, BackupEngineOptions, Env, RestoreOptions};
 pub use block_based_options::BlockBasedOptions;
 pub use compaction_filter::{
     CompactionDecision, CompactionFilter, CompactionFilterContext, CompactionFilterFactory, Decision,
@@ -54,12 +57,9 @@ pub use compaction_options::{
     DBCompactionStyle, FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle,
 };
 pub use db::{
-    AsColumnFamilyRef, BackupEngine, BackupEngineInfo, BackupEngineOptions, Checkpoint, ColumnFamily,
-    ColumnFamilyDescriptor, DBIterator, DBRawIterator, DBWALIterator, DBWithThreadMode, Direction, Env,
-    IngestExternalFileOptions, IteratorMode, LiveFile, MultiThreaded, OptimisticTransactionDB,
-    OptimisticTransactionOptions, Range, RestoreOptions, SingleThreaded, Snapshot, SstFileWriter, ThreadMode,
-    Transaction, TransactionDB, TransactionDBOptions, TransactionOptions, TxnIterator, TxnRawIterator, WalFile,
-    WriteBatchWithIndex, DB, DEFAULT_COLUMN_FAMILY_NAME,
+    AsColumnFamilyRef, Checkpoint, ColumnFamily, ColumnFamilyDescriptor, DBIterator, DBRawIterator, DBWALIterator,
+    DBWithThreadMode, Direction, IngestExternalFileOptions, IteratorMode, LiveFile, MultiThreaded, Range,
+    SingleThreaded, Snapshot, SstFileWriter, ThreadMode, WalFile, DB, DEFAULT_COLUMN_FAMILY_NAME,
 };
 pub use error::{Error, Result};
 pub use error_kind::ErrorKind;
@@ -87,5 +87,9 @@ pub use table::format::{ChecksumType, CompressionType};
 pub use table::partitioned_index::BlockBasedIndexType;
 pub use table::pinnable::DBPinnableSlice;
 pub use table::plain::{KeyEncodingType, PlainTableFactoryOptions, PlainTableOptions};
+pub use txn::{
+    OptimisticTransactionDB, OptimisticTransactionOptions, Transaction, TransactionDB, TransactionDBOptions,
+    TransactionOptions, TxnIterator, TxnRawIterator, WriteBatchWithIndex,
+};
 pub use write_batch::WriteBatch;
 pub use write_buffer_manager::WriteBufferManager;

@@ -188,3 +188,30 @@ pub(crate) fn validate_name(name: &str) -> crate::error::Result<()> {
     }
     Ok(())
 }
+
+/// The history bytes a family keeps (0: none).
+fn history_limit(o: &Options) -> usize {
+    match o.max_write_buffer_size_to_maintain {
+        n if n < 0 => o.max_write_buffer_number.saturating_mul(o.write_buffer_size),
+        n => usize::try_from(n).unwrap_or(usize::MAX),
+    }
+}
+
+impl CfMem {
+    /// A memtable was flushed: keep it as history if the family keeps any, then trim the history
+    /// to its budget (oldest first). Called by flush under the DB mutex.
+    pub(crate) fn keep_history(&mut self, mem: Arc<MemTable>) {
+        let limit = history_limit(&self.cfd.opts);
+        if limit == 0 {
+            self.history.clear();
+            return;
+        }
+        self.history.push_back(mem);
+        let mut total: usize = self.history.iter().map(|h| h.approximate_memory_usage()).sum();
+        while total > limit {
+            if let Some(old) = self.history.pop_front() {
+                total = total.saturating_sub(old.approximate_memory_usage());
+            }
+        }
+    }
+}

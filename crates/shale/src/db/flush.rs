@@ -58,7 +58,7 @@ pub(crate) fn min_log_needed(db: &DbInner, st: &DbState) -> u64 {
             .filter(|m| m.imm.is_empty() && m.mem.is_empty() && m.mem.range_dels.is_empty())
             .map(|_| current)
     });
-    m.min(super::txn::min_prep_log(db, st, &[]))
+    m.min(super::two_pc::min_prep_log(db, st, &[]))
 }
 
 /// Flush family `cf`'s immutable memtables (all those waiting, merged into one output as
@@ -186,7 +186,7 @@ pub(crate) fn run_flush_group(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState
         // Two-phase commit (RocksDB's `PrecomputeMinLogNumberToKeep2PC`): not above a WAL with
         // an unresolved prepared section, or one that a memtable left unflushed still needs.
         let flushed: Vec<&Arc<crate::memtable::MemTable>> = parts.iter().flat_map(|p| p.mems.iter()).collect();
-        let after = after.min(super::txn::min_prep_log(db, st, &flushed));
+        let after = after.min(super::two_pc::min_prep_log(db, st, &flushed));
         let floor = st.versions.min_log_number_to_keep;
         if let Some(last) = edits.last_mut() {
             last.min_log_number_to_keep = Some(after.max(floor));
@@ -204,7 +204,7 @@ pub(crate) fn run_flush_group(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState
         if let Ok(m) = st.cf_mut(p.cfd.id) {
             for _ in 0..p.mems.len() {
                 if let Some(i) = m.imm.pop_front() {
-                    super::txn::keep_history(m, i.mem);
+                    m.keep_history(i.mem);
                 }
             }
             m.stats.record_flush(bytes, p.outputs.len(), start.elapsed());

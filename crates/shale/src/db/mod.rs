@@ -3,46 +3,41 @@
 //! (get, multi_get), `iter` (merging and user iterators), `flush`, `compaction` (picker and job),
 //! `background` (worker threads), `version` (versions and the MANIFEST), `props` (properties).
 
-mod background;
-mod backup;
-mod build;
-mod cf_api;
+pub(crate) mod background;
+pub(crate) mod build;
+pub(crate) mod cf_api;
 pub use cf_api::Range;
-mod checkpoint;
-mod column_family;
-mod compaction;
-mod compat_api;
-mod error_handler;
-mod events;
-mod flush;
-mod ingest;
-mod iter;
-mod live_options;
-mod multi_get;
-mod open;
-mod options_file;
+pub(crate) mod checkpoint;
+pub(crate) mod column_family;
+pub(crate) mod compaction;
+pub(crate) mod compat_api;
+pub(crate) mod error_handler;
+pub(crate) mod events;
+pub(crate) mod flush;
+pub(crate) mod ingest;
+pub(crate) mod iter;
+pub(crate) mod live_options;
+pub(crate) mod multi_get;
+pub(crate) mod open;
+pub(crate) mod options_file;
 #[cfg(test)]
-mod picker_db_tests;
-mod set_options;
+pub(crate) mod picker_db_tests;
+pub(crate) mod set_options;
 pub(crate) use options_file::apply_latest as apply_options_file;
 pub(crate) use options_file::apply_latest_cf as apply_options_file_cf;
-mod props;
-mod range_del;
-mod read;
-mod sst_file_writer;
-mod stall;
-mod subcompaction;
-mod table_cache;
-mod txn;
-pub use txn::{
-    OptimisticTransactionDB, OptimisticTransactionOptions, Transaction, TransactionDB, TransactionDBOptions,
-    TransactionOptions, TxnIterator, TxnRawIterator, WriteBatchWithIndex,
-};
-mod wal_iter;
+pub(crate) mod props;
+pub(crate) mod range_del;
+pub(crate) mod read;
+pub(crate) mod sst_file_writer;
+pub(crate) mod stall;
+pub(crate) mod subcompaction;
+pub(crate) mod table_cache;
+pub(crate) mod two_pc;
+pub(crate) mod wal_iter;
 pub use wal_iter::DBWALIterator;
-mod write;
-mod write_thread;
-mod write_two_pc;
+pub(crate) mod write;
+pub(crate) mod write_thread;
+pub(crate) mod write_two_pc;
 #[cfg(feature = "fuzzing")]
 pub(crate) use write::MemInserter;
 
@@ -54,7 +49,6 @@ use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
-pub use backup::{BackupEngine, BackupEngineInfo, BackupEngineOptions, Env, RestoreOptions};
 pub use checkpoint::{Checkpoint, LiveFile, WalFile};
 pub use column_family::{AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor, DEFAULT_COLUMN_FAMILY_NAME};
 pub(crate) use column_family::{CfMem, ColumnFamilyData};
@@ -218,7 +212,7 @@ pub(crate) struct DbInner {
     /// Two-phase commit: the WALs holding prepared sections not yet committed or rolled back
     /// (and how many each holds), and the prepared transactions recovered at open
     /// (`txn/two_pc.rs`).
-    pub two_pc: txn::TwoPcState,
+    pub two_pc: two_pc::TwoPcState,
     /// Statistics (`Options::enable_statistics`; None: off).
     pub stats: crate::statistics::Stats,
 }
@@ -331,7 +325,7 @@ impl DbInner {
 
 /// A Shale database. `Send + Sync`: share it between threads (e.g. in an `Arc`).
 pub struct DB {
-    inner: Arc<DbInner>,
+    pub(crate) inner: Arc<DbInner>,
 }
 
 impl std::fmt::Debug for DB {

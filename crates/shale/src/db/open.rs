@@ -11,7 +11,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::build::{build_tables, OutputParams};
 use super::column_family::CfSet;
-use super::txn::RecoveryInserter;
+use super::two_pc::RecoveryInserter;
 use super::{background, props, CfMem, ColumnFamilyData, DbInner, DbState, WalState};
 use super::{ColumnFamilyDescriptor, DEFAULT_COLUMN_FAMILY_NAME};
 use crate::error::{Error, Result};

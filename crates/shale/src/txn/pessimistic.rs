@@ -5,9 +5,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use super::checks::txn_options;
 use super::locks::LockManager;
 use super::transaction::{Kind, Transaction, TxnCore, TxnSettings};
-use super::txn_options;
 
 /// A `TransactionDB` opens its DB with `allow_2pc`, as RocksDB's `TransactionDB::Open` does.
 fn two_pc_options(opts: &Options) -> Options {

@@ -1,60 +1,15 @@
-//! Transactions (RocksDB's `utilities/transactions`, the `rocksdb` crate's API):
-//! [`WriteBatchWithIndex`] (`wbwi`), the two transaction DBs — [`OptimisticTransactionDB`]
-//! (commit-time validation, `optimistic`) and [`TransactionDB`] (row locks, `pessimistic` with
-//! the lock manager in `locks`) — and the [`Transaction`] they share (`transaction`).
-//! Conflict checks (`latest_seq`) look up the newest sequence number of a key in the
-//! memtables, including the flushed ones kept as history (`max_write_buffer_size_to_maintain`).
-//! See docs/transactions.md.
-
-mod locks;
-mod optimistic;
-mod pessimistic;
-mod prepared;
-mod transaction;
-mod two_pc;
-mod wbwi;
-
-pub use optimistic::{OptimisticTransactionDB, OptimisticTransactionOptions};
-pub use pessimistic::{TransactionDB, TransactionDBOptions, TransactionOptions};
-pub use transaction::Transaction;
-pub use wbwi::{TxnIterator, TxnRawIterator, WriteBatchWithIndex};
-
-pub(crate) use two_pc::{min_prep_log, RecoveryInserter, TwoPcState};
+//! What both transaction engines check and share: the newest write of a key (conflict
+//! checks), key validation, keys printed in errors, the options a transaction DB opens with.
 
 use std::sync::atomic::Ordering as AO;
 use std::sync::Arc;
 
-use crate::db::{CfMem, ColumnFamilyData, DbInner};
+use crate::db::{ColumnFamilyData, DbInner};
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, parse_internal_key, vt, SequenceNumber, MAX_SEQUENCE};
 use crate::memtable::MemTable;
 use crate::options::Options;
-
-/// The history bytes a family keeps (0: none).
-fn history_limit(o: &Options) -> usize {
-    match o.max_write_buffer_size_to_maintain {
-        n if n < 0 => o.max_write_buffer_number.saturating_mul(o.write_buffer_size),
-        n => usize::try_from(n).unwrap_or(usize::MAX),
-    }
-}
-
-/// A memtable was flushed: keep it as history if the family keeps any, then trim the history
-/// to its budget (oldest first). Called by flush under the DB mutex.
-pub(crate) fn keep_history(m: &mut CfMem, mem: Arc<MemTable>) {
-    let limit = history_limit(&m.cfd.opts);
-    if limit == 0 {
-        m.history.clear();
-        return;
-    }
-    m.history.push_back(mem);
-    let mut total: usize = m.history.iter().map(|h| h.approximate_memory_usage()).sum();
-    while total > limit {
-        if let Some(old) = m.history.pop_front() {
-            total = total.saturating_sub(old.approximate_memory_usage());
-        }
-    }
-}
 
 /// The newest write of a key, as far as the checked sources know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

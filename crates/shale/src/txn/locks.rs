@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use super::printable;
+use super::checks::printable;
 use crate::error::{Error, Result};
 
 type LockKey = (u32, Vec<u8>);

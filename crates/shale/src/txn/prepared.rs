@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::locks::LockRequest;
-use super::transaction::{Kind, State, TrackKey, Tracked, Transaction, TxnCore, TxnState};
+use super::transaction::{Kind, Recovered, State, Tracked, Transaction, TxnCore, TxnState};
 use super::wbwi::WriteBatchWithIndex;
 use crate::db::write::validate_batch;
 use crate::db::write_two_pc::{write_two_pc, TwoPcWrite};
@@ -25,15 +25,6 @@ use crate::write_batch::WriteBatch;
 
 /// Longest transaction name (RocksDB's limit).
 const MAX_NAME: usize = 512;
-
-/// A prepared transaction recovered at open, its keys locked under `id`.
-pub(crate) struct Recovered {
-    id: u64,
-    name: Vec<u8>,
-    wbwi: WriteBatchWithIndex,
-    tracked: HashMap<TrackKey, Tracked>,
-    log: u64,
-}
 
 /// Turn the prepared sections the WAL replay found into transactions holding their locks
 /// (RocksDB's `PessimisticTransactionDB::Initialize`). A key locked by two recovered

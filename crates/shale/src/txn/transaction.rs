@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
+use super::checks::{check_key, last_seq};
 use super::locks::LockRequest;
 use super::wbwi::{Index, TxnIterator, TxnRawIterator, WriteBatchWithIndex};
-use super::{check_key, last_seq};
 use crate::db::cf_api::cfd_of;
 use crate::db::{AsColumnFamilyRef, ColumnFamilyData, DbInner, IteratorMode, Snapshot, DB};
 use crate::error::{Error, Result};
@@ -43,7 +43,7 @@ pub(crate) struct TxnCore {
     pub(super) names: Mutex<std::collections::HashSet<Vec<u8>>>,
     /// Prepared transactions recovered at open, their keys locked, until
     /// `TransactionDB::prepared_transactions` hands them out.
-    pub(super) recovered: Mutex<Vec<super::prepared::Recovered>>,
+    pub(super) recovered: Mutex<Vec<Recovered>>,
 }
 
 impl TxnCore {
@@ -695,4 +695,13 @@ impl<D> Drop for Transaction<'_, D> {
             locks.end(self.id);
         }
     }
+}
+
+/// A prepared transaction recovered at open, its keys locked under `id`.
+pub(crate) struct Recovered {
+    pub(super) id: u64,
+    pub(super) name: Vec<u8>,
+    pub(super) wbwi: WriteBatchWithIndex,
+    pub(super) tracked: HashMap<TrackKey, Tracked>,
+    pub(super) log: u64,
 }

@@ -7,8 +7,8 @@ use std::path::Path;
 
 use parking_lot::Mutex;
 
+use super::checks::txn_options;
 use super::transaction::{Kind, Transaction, TxnCore, TxnSettings};
-use super::txn_options;
 use crate::db::{ColumnFamilyDescriptor, DB};
 use crate::error::Result;
 use crate::options::{Options, WriteOptions};
