@@ -29,11 +29,13 @@ use crate::table::pinnable::{Home, Val};
 use crate::table::prefix_filter::{FilterContents, FilterUse};
 
 mod cache_stats;
+mod filter_partitions;
 mod index;
+mod index_iter;
 mod partitioned_filter;
 
-pub(crate) use index::IndexIter;
-use partitioned_filter::{PartitionedFilter, PARTITIONED_FILTER_PREFIX};
+use filter_partitions::{PartitionedFilter, PARTITIONED_FILTER_PREFIX};
+pub(crate) use index_iter::IndexIter;
 
 /// Options for [`Table::open`].
 #[derive(Clone)]
@@ -1175,7 +1177,7 @@ impl TableIterator {
             if !self.data_status() {
                 return;
             }
-            self.index.next(&self.table);
+            self.index.next(&*self.table);
             if !self.init_data_block() {
                 return;
             }
@@ -1196,7 +1198,7 @@ impl TableIterator {
             if !self.data_status() {
                 return;
             }
-            self.index.prev(&self.table);
+            self.index.prev(&*self.table);
             if !self.init_data_block() {
                 return;
             }
@@ -1215,7 +1217,7 @@ impl InternalIterator for TableIterator {
 
     fn seek_to_first(&mut self) {
         self.err = self.open_err.clone();
-        self.index.seek_to_first(&self.table);
+        self.index.seek_to_first(&*self.table);
         if self.init_data_block() {
             if let Some(d) = &mut self.data {
                 d.seek_to_first();
@@ -1226,7 +1228,7 @@ impl InternalIterator for TableIterator {
 
     fn seek_to_last(&mut self) {
         self.err = self.open_err.clone();
-        self.index.seek_to_last(&self.table);
+        self.index.seek_to_last(&*self.table);
         if self.init_data_block() {
             if let Some(d) = &mut self.data {
                 d.seek_to_last();
@@ -1237,7 +1239,7 @@ impl InternalIterator for TableIterator {
 
     fn seek(&mut self, target: &[u8]) {
         self.err = self.open_err.clone();
-        self.index.seek(&self.table, target);
+        self.index.seek(&*self.table, target);
         if self.init_data_block() {
             if let Some(d) = &mut self.data {
                 d.seek(target);
@@ -1248,13 +1250,13 @@ impl InternalIterator for TableIterator {
 
     fn seek_for_prev(&mut self, target: &[u8]) {
         self.err = self.open_err.clone();
-        self.index.seek(&self.table, target);
+        self.index.seek(&*self.table, target);
         if !self.index.valid() {
             if self.index.status().is_err() {
                 self.init_data_block();
                 return;
             }
-            self.index.seek_to_last(&self.table);
+            self.index.seek_to_last(&*self.table);
         }
         if self.init_data_block() {
             if let Some(d) = &mut self.data {

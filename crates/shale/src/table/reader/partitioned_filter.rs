@@ -7,29 +7,13 @@
 
 use std::sync::Arc;
 
+use super::filter_partitions::{PartitionedFilter, PARTITIONED_FILTER_PREFIX};
 use super::{Kind, Table};
 use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, pack_trailer, vt, MAX_SEQUENCE};
 use crate::table::block::{Block, BlockIter};
 use crate::table::filter::FilterReader;
 use crate::table::format::BlockHandle;
-
-/// A table's partitioned filter.
-pub(crate) struct PartitionedFilter {
-    /// Handle of the top-level block.
-    pub(super) top: BlockHandle,
-    /// The top level when the table holds it (else it is looked up in the block cache).
-    pub(super) top_block: Option<Arc<Block>>,
-    /// The partitions when the table holds them, by offset (else through the block cache).
-    pub(super) held: Vec<(u64, Arc<FilterReader>)>,
-}
-
-impl PartitionedFilter {
-    /// Bytes the table holds for this filter.
-    pub(super) fn memory(&self) -> usize {
-        self.top_block.as_ref().map_or(0, |b| b.memory()) + self.held.iter().map(|(_, f)| f.memory()).sum::<usize>()
-    }
-}
 
 impl Table {
     /// Whether the partitioned filter admits `user_key` (true when a block cannot be read: the
@@ -130,6 +114,3 @@ fn with_seek_key<R>(user_key: &[u8], f: impl FnOnce(&[u8]) -> R) -> R {
     buf[user_key.len()..n].copy_from_slice(&pack_trailer(MAX_SEQUENCE, vt::FOR_SEEK).to_le_bytes());
     f(&buf[..n])
 }
-
-/// Metaindex prefix of a partitioned filter (the policy name follows).
-pub(crate) const PARTITIONED_FILTER_PREFIX: &str = "partitionedfilter.";
