@@ -1,7 +1,7 @@
 //! What the stress tests share: random numbers, the keys and values of the workload (derived
 //! from a key and a value id, so any value read can be checked), the expected state (the
 //! oracle, described in `crate::stress`), randomized options and the deliberately broken file
-//! system. `stress_run` (the stress run), `crash`, `powerloss`, `powerloss_mt` and `faultinj`
+//! system. `run` (the stress run), `crash`, `power_loss`, `power_loss_mt`, `fault_fs` and `raft`
 //! import it; it imports none of them.
 
 use std::fs::File;
@@ -551,7 +551,7 @@ fn random_triggers(r: &mut Rng, o: &mut Options, universal: bool) -> String {
         o.add_compact_on_deletion_collector_factory(window, trigger, ratio);
         d += &format!(" deletion_collector=({window},{trigger},{ratio})");
     }
-    // Both need block-based tables (a run's plain tables reset them, `stress_run.rs`).
+    // Both need block-based tables (a run's plain tables reset them, `run`).
     let block_based = matches!(o.get_table_factory(), shale::TableFactory::BlockBased);
     if r.below(3) == 0 && block_based {
         let secs = r.pick(&[1u64, 2]);
