@@ -656,12 +656,13 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
     let sd_start = sd_start(mk);
     let pk = |k: u64, vid: u32| phys_key(k, vid, mk);
     // The family of this operation (with one family, no random number is drawn: the operations
-    // of a seed are what they were before families existed).
+    // a seed draws are those of a run without this choice).
     let cf = if ctx.fams > 1 { rng.below(ctx.fams) } else { 0 };
     let h = ctx.handle(db, cf)?;
     let s = |k: u64| ctx.slot(cf, k);
-    // Ingests and checkpoints (no random number is drawn when both are off: the operations of
-    // a seed are what they were before). Not with transactions: an ingest bypasses them.
+    // Ingests and checkpoints (no random number is drawn when both are off: the operations a
+    // seed draws are those of a run without them). Not with transactions: an ingest bypasses
+    // them.
     if ctx.ing.on() && !ctx.txn.on() {
         if ctx.ing.ingest_one_in > 0 && rng.below(ctx.ing.ingest_one_in) == 0 {
             return ingest_op(ctx, db, cf, rng);

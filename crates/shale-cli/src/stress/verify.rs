@@ -329,10 +329,10 @@ mod tests {
 
     use super::flush_before_close;
 
-    /// Regression (a flaky `stress_with_injected_io_faults_passes_and_reports_them`): a run
-    /// without the WAL reopened "cleanly" while a background flush had failed; the close could
-    /// not flush the memtable, so acknowledged writes vanished and the next reads reported a
-    /// MISMATCH. `flush_before_close` must report that case so the reopen verifies leniently.
+    /// A run without the WAL that closes while a background flush has failed: the close cannot
+    /// flush the memtable, so acknowledged writes vanish and, after a "clean" reopen, reads
+    /// would report a MISMATCH (as `stress_with_injected_io_faults_passes_and_reports_them`
+    /// could). `flush_before_close` must report that case so the reopen verifies leniently.
     #[test]
     fn flush_before_close_reports_a_background_error_that_would_lose_wal_less_writes() {
         let mem = Arc::new(MemFs::new());
