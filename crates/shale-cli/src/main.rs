@@ -1,46 +1,25 @@
 //! `shale`: the command-line tool of Shale.
 //!
-//! * `shale bench ...`    — db_bench (same flags, workloads, keys, values and output)
-//! * `shale ldb ...`      — RocksDB's ldb
-//! * `shale sst_dump ...` — RocksDB's sst_dump
-//! * `shale stress ...`   — db_stress-style stress and crash tests (see `stress.rs`, `crash.rs`)
-//! * `shale cuckoo_bench` — RocksDB's CuckooTable read benchmark (see `cuckoo_bench.rs`)
-//! * `shale serve ...`    — one node of a replicated key-value service (Raft, see `serve.rs`)
-//! * `shale serve-bench`  — its load generator (see `serve_bench.rs`)
+//! * `shale bench ...`    — db_bench (same flags, workloads, keys, values and output; `bench/`)
+//! * `shale ldb ...`      — RocksDB's ldb (`tools/ldb.rs`)
+//! * `shale sst_dump ...` — RocksDB's sst_dump (`tools/sst_dump.rs`)
+//! * `shale stress ...`   — db_stress-style stress and crash tests (`stress/`)
+//! * `shale cuckoo_bench` — RocksDB's CuckooTable read benchmark (`bench/cuckoo.rs`)
+//! * `shale serve ...`    — one node of a replicated key-value service (Raft, `serve/mod.rs`)
+//! * `shale serve-bench`  — its load generator (`serve/bench.rs`)
+//!
+//! `flags.rs` (the gflags-style parser) and `histogram.rs` (RocksDB's latency histogram, used by
+//! `bench` and `ldb`) are shared by the commands.
 //!
 //! When the binary is invoked through a link named `db_bench`, `ldb` or `sst_dump`, it behaves
 //! as that tool directly.
 
 mod bench;
-mod bench_bulkload;
-mod bench_config;
-mod bench_txn;
-mod crash;
-mod cuckoo_bench;
-mod faultinj;
 mod flags;
 mod histogram;
-mod hookfs;
-mod ldb;
-mod powerloss;
-mod powerloss_ingest;
-mod powerloss_mt;
-mod random;
 mod serve;
-mod serve_bench;
-mod sst_dump;
-mod stats;
 mod stress;
-mod stress_ingest;
-mod stress_model;
-mod stress_prefix;
-mod stress_raft;
-mod stress_raft_model;
-mod stress_run;
-mod stress_txn;
-mod stress_txn_files;
-mod stress_verify;
-mod tools_bridge;
+mod tools;
 
 const USAGE: &str = "usage: shale <command> [args]
 
@@ -63,8 +42,8 @@ fn run(argv: &[String]) -> i32 {
         .unwrap_or_default();
     match prog.as_str() {
         "db_bench" => return bench::main(&argv[1..]),
-        "ldb" => return ldb::main(&argv[1..]),
-        "sst_dump" => return sst_dump::main(&argv[1..]),
+        "ldb" => return tools::ldb::main(&argv[1..]),
+        "sst_dump" => return tools::sst_dump::main(&argv[1..]),
         _ => {}
     }
     let Some(cmd) = argv.get(1) else {
@@ -74,12 +53,12 @@ fn run(argv: &[String]) -> i32 {
     let rest = &argv[2..];
     match cmd.as_str() {
         "bench" | "db_bench" => bench::main(rest),
-        "ldb" => ldb::main(rest),
-        "sst_dump" => sst_dump::main(rest),
+        "ldb" => tools::ldb::main(rest),
+        "sst_dump" => tools::sst_dump::main(rest),
         "stress" | "db_stress" => stress::main(rest),
-        "cuckoo_bench" => cuckoo_bench::main(rest),
+        "cuckoo_bench" => bench::cuckoo::main(rest),
         "serve" => serve::main(rest),
-        "serve-bench" => serve_bench::main(rest),
+        "serve-bench" => serve::bench::main(rest),
         "--help" | "-h" | "help" => {
             print!("{USAGE}");
             0

@@ -727,7 +727,7 @@ fn stress_catches_an_ingest_the_oracle_forgot() {
     );
 }
 
-/// Ingests in the power-loss tests (`powerloss_ingest.rs`): an acknowledged ingest survives the
+/// Ingests in the power-loss tests (`stress/power_loss_ingest.rs`): an acknowledged ingest survives the
 /// power loss although unsynced writes before it may not, an interrupted one is all or nothing.
 /// On 1 and 3 threads with two families the runs pass and really ingest; an oracle that does
 /// not record what an ingest wrote (`--inject_bug=ingest_forget`) is caught.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::{Options, ReadOptions};
+use crate::options::{Options, ReadOptions};
 
 /// A prefix extractor (rocksdict's `SliceTransform`): RocksDB's fixed, capped ("max len") and
 /// no-op transforms, recorded in table files by RocksDB's names.

@@ -6,7 +6,7 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::Options;
+use crate::options::Options;
 
 /// Leveled, universal or FIFO compaction (rocksdict's `DBCompactionStyle`).
 #[pyclass(module = "shale", eq)]

@@ -1,6 +1,6 @@
 //! The files of `--use_txn` beside the expected state: the counters' oracle (`<expected>.txn`:
 //! per counter the increments acknowledged and in flight) and the transactions being committed
-//! (`<expected>.txn-inflight`), with their checks at verification. See `stress_txn`.
+//! (`<expected>.txn-inflight`), with their checks at verification. See `txn`.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use shale::DB;
 
-use crate::stress_run::Ctx;
+use super::run::Ctx;
 
 // ---------------------------------------------------------------------------------------------
 // Counters and statistics.

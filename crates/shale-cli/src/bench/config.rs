@@ -65,7 +65,7 @@ pub struct Config {
     pub auto_prefix_mode: bool,
     /// `--transaction_db`, `--optimistic_transaction_db`, `--transaction_sets`,
     /// `--transaction_set_snapshot`, `--transaction_lock_timeout`.
-    pub txn: crate::bench_txn::TxnFlags,
+    pub txn: super::txn::TxnFlags,
 }
 
 fn fail(msg: impl std::fmt::Display) -> String {
@@ -243,7 +243,7 @@ impl Config {
             prefix_same_as_start: fl.bool("prefix_same_as_start"),
             total_order_seek: fl.bool("total_order_seek"),
             auto_prefix_mode: fl.bool("auto_prefix_mode"),
-            txn: crate::bench_txn::TxnFlags {
+            txn: super::txn::TxnFlags {
                 transaction_db: fl.bool("transaction_db"),
                 optimistic: fl.bool("optimistic_transaction_db"),
                 sets: fl.u64("transaction_sets"),

@@ -1,4 +1,4 @@
-//! Unit tests of `bench.rs` (flag parsing and mapping to options).
+//! Unit tests of `shale bench` (flag parsing and mapping to options).
 
 use super::*;
 use shale::{ChecksumType, CompressionType, MemtableFactory};

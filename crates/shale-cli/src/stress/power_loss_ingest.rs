@@ -19,9 +19,9 @@ use std::sync::Arc;
 
 use shale::{ColumnFamily, FileSystem, IngestExternalFileOptions, MemFs, Options, SstFileWriter, DB};
 
-use crate::hookfs::Cutter;
-use crate::powerloss::Step;
-use crate::stress_model::{key_bytes, new_vid, sd_start, value_of, Rng};
+use super::hook_fs::Cutter;
+use super::model::{key_bytes, new_vid, sd_start, value_of, Rng};
+use super::power_loss::Step;
 
 /// How a step of the history reached the DB.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

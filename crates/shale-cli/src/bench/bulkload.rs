@@ -11,9 +11,9 @@ use std::time::Instant;
 
 use shale::{IngestExternalFileOptions, Options, SstFileWriter};
 
-use crate::bench::generate_key_from_int;
-use crate::random::RandomGenerator;
-use crate::stats::OpType;
+use super::generate_key_from_int;
+use super::random::RandomGenerator;
+use super::stats::OpType;
 
 /// What one bulk load did.
 pub struct BulkLoad {

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use shale::{ColumnFamily, ColumnFamilyDescriptor, CompressionType, Options, ReadOptions, WriteBatch, DB};
 
+use super::inspect;
 use crate::histogram::Histogram;
-use crate::tools_bridge;
 
 /// `dump` separates key and value with " ==> ", `scan` with " : " (as RocksDB 7.8's ldb).
 const DUMP_DELIM: &str = " ==> ";
@@ -550,31 +550,31 @@ fn execute(p: &Parsed, out: &mut dyn Write) -> Result<(), String> {
                     return Err("--path: missing pathname".into());
                 }
             }
-            let args = tools_bridge::ManifestDumpArgs {
+            let args = inspect::ManifestDumpArgs {
                 db: c.opt("db").map(PathBuf::from),
                 path,
                 verbose: c.flag("verbose"),
                 hex: key_hex,
                 json: c.flag("json"),
             };
-            tools_bridge::manifest_dump(&args, out)
+            inspect::manifest_dump(&args, out)
         }
         "dump_wal" => {
             let Some(walfile) = c.opt("walfile") else {
                 return Err("Argument walfile needs to be specified.".into());
             };
-            let args = tools_bridge::DumpWalArgs {
+            let args = inspect::DumpWalArgs {
                 walfile: PathBuf::from(walfile),
                 print_header: c.flag("header"),
                 print_values: c.flag("print_value"),
                 only_print_seqno_gaps: c.flag("only_print_seqno_gaps"),
                 hex: value_hex,
             };
-            tools_bridge::dump_wal(&args, out)
+            inspect::dump_wal(&args, out)
         }
         "checkconsistency" => {
             let o = c.options()?;
-            tools_bridge::check_consistency(&o, &c.db_path())?;
+            inspect::check_consistency(&o, &c.db_path())?;
             w(out, b"OK\n")
         }
         "checkpoint" => {

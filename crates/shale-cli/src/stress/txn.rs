@@ -42,9 +42,9 @@ use shale::{
     TransactionDBOptions, TransactionOptions, WriteOptions, DB,
 };
 
-use crate::stress_model::{cf_name, merge_operand, new_vid, open_families, phys_key, sd_start, value_of, Rng};
-use crate::stress_run::Ctx;
-use crate::stress_txn_files::{
+use super::model::{cf_name, merge_operand, new_vid, open_families, phys_key, sd_start, value_of, Rng};
+use super::run::Ctx;
+use super::txn_files::{
     counter_family, counter_key, counters_path, decode_counter, inflight_path, Change, Counters, Inflight, COUNTERS,
 };
 
@@ -209,7 +209,7 @@ pub fn resolve_prepared(db: &TransactionDB) -> shale::Result<usize> {
     let n = txns.len();
     for t in txns {
         let name = t.get_name().unwrap_or_default();
-        if crate::stress_model::mix(name.iter().fold(0u64, |h, &b| h.wrapping_mul(31) ^ b as u64)).is_multiple_of(2) {
+        if super::model::mix(name.iter().fold(0u64, |h, &b| h.wrapping_mul(31) ^ b as u64)).is_multiple_of(2) {
             t.commit()?;
         } else {
             t.rollback()?;

@@ -1,5 +1,8 @@
 //! `shale serve`: one node of a replicated key-value service (Raft through openraft, each node's
 //! log and data in a Shale database). The service itself is `shale_raft::serve`.
+//! `shale serve-bench`, its load generator, is in `bench`.
+
+pub mod bench;
 
 use std::path::PathBuf;
 

@@ -32,14 +32,30 @@
 //! Transactions (`--use_txn`, `--use_optimistic_txn`): every write is a transaction of a
 //! `TransactionDB` or an `OptimisticTransactionDB`, with reads for update, savepoints and
 //! rollbacks; the oracle takes only what committed, and counters incremented by every thread
-//! catch lost updates (`stress_txn`).
+//! catch lost updates (`txn`).
 //!
 //! This module parses the flags and dispatches. The parts import one way (none imports
-//! `stress`): `stress_run` (the stress run, with `stress_verify` and `stress_txn`), `crash`
-//! (`--crash_test`, SIGKILL loop), `powerloss_mt` and `powerloss` (`--power_loss`, simulated
-//! power loss), all over `stress_model` (keys, values, the oracle, randomized options), with
-//! `faultinj` and `hookfs`. `stress_raft` (`--raft`, with `stress_raft_model`) stresses the
-//! Raft store of `shale-raft` instead of a plain database.
+//! this module): `run` (the stress run, with `verify`, `txn`, `txn_files`, `ingest` and
+//! `prefix`), `crash` (`--crash_test`, SIGKILL loop), `power_loss_mt` and `power_loss`
+//! (`--power_loss`, simulated power loss, with `power_loss_ingest`), all over `model` (keys,
+//! values, the oracle, randomized options), with `fault_fs` and `hook_fs`. `raft` (`--raft`, with
+//! `raft_model`) stresses the Raft store of `shale-raft` instead of a plain database.
+
+mod crash;
+mod fault_fs;
+mod hook_fs;
+mod ingest;
+mod model;
+mod power_loss;
+mod power_loss_ingest;
+mod power_loss_mt;
+mod prefix;
+mod raft;
+mod raft_model;
+mod run;
+mod txn;
+mod txn_files;
+mod verify;
 
 use crate::flags::{help_text, FlagDef, Flags, Kind};
 
@@ -224,13 +240,13 @@ pub fn main(args: &[String]) -> i32 {
             return 1;
         }
     };
-    crate::stress_model::set_large_value_one_in(fl.u64("large_value_one_in"));
-    crate::stress_model::set_wal_mapped_flag(fl.i64("wal_mapped_appends"));
+    model::set_large_value_one_in(fl.u64("large_value_one_in"));
+    model::set_wal_mapped_flag(fl.i64("wal_mapped_appends"));
     if fl.bool("crash_test") {
-        return crate::crash::crash_test(&fl);
+        return crash::crash_test(&fl);
     }
     if fl.bool("raft") {
-        return match crate::stress_raft::raft_stress(&fl) {
+        return match raft::raft_stress(&fl) {
             Ok(()) => 0,
             Err(e) => {
                 eprintln!("shale stress --raft: FAILED: {e}");
@@ -241,7 +257,7 @@ pub fn main(args: &[String]) -> i32 {
     if fl.bool("power_loss") {
         return power_loss_test(&fl);
     }
-    match crate::stress_run::run(&fl) {
+    match run::run(&fl) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("shale stress: FAILED: {e} (seed {})", fl.u64("seed"));
@@ -253,9 +269,9 @@ pub fn main(args: &[String]) -> i32 {
 /// `--power_loss`: the single-threaded test, or the multi-threaded one with `--threads` > 1.
 fn power_loss_test(fl: &Flags) -> i32 {
     let r = if fl.i64("threads") > 1 {
-        crate::powerloss_mt::power_loss_mt(fl)
+        power_loss_mt::power_loss_mt(fl)
     } else {
-        crate::powerloss::power_loss(fl)
+        power_loss::power_loss(fl)
     };
     match r {
         Ok(()) => 0,

@@ -1,8 +1,7 @@
-//! The seam between the CLI and the library's offline tools.
-//!
-//! The lead will add `shale::tools::{manifest_dump, dump_wal, check_consistency, sst_dump}` to
-//! the library; until then these return "not yet available". Rewire each body to the library
-//! call; the argument structs carry everything the commands parse.
+//! The commands that inspect a database's files offline — `ldb manifest_dump`, `ldb dump_wal`,
+//! `ldb checkconsistency` and `sst_dump` — as calls into the library's `shale::tools`: the
+//! argument structs carry everything the commands parse, and each function runs the library's
+//! tool and writes its text to the command's output.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -17,7 +16,7 @@ pub struct ManifestDumpArgs {
     pub path: Option<PathBuf>,
     pub verbose: bool,
     pub hex: bool,
-    #[allow(dead_code)] // parsed for ldb compatibility; not used by the tools yet
+    #[allow(dead_code)] // parsed for ldb compatibility; the library's tools do not use it
     pub json: bool,
 }
 
@@ -27,7 +26,7 @@ pub struct DumpWalArgs {
     pub walfile: PathBuf,
     pub print_header: bool,
     pub print_values: bool,
-    #[allow(dead_code)] // parsed for ldb compatibility; not used by the tools yet
+    #[allow(dead_code)] // parsed for ldb compatibility; the library's tools do not use it
     pub only_print_seqno_gaps: bool,
     #[allow(dead_code)]
     pub hex: bool,

@@ -4,7 +4,7 @@
 //!   at random moments (mean `--kill_interval`), restarts it (the restarted child first verifies
 //!   the database against the expected state the killed one left), for `--duration` seconds,
 //!   then verifies once more. Nothing acknowledged may be lost.
-//! * `--power_loss` (in `powerloss.rs`; `powerloss_mt.rs` with several threads): in-process, a
+//! * `--power_loss` (in `power_loss.rs`; `power_loss_mt.rs` with several threads): in-process, a
 //!   random single-threaded workload on `MemFs`; at a random point the power is cut
 //!   (`MemFs::power_loss`: unsynced bytes and directory entries vanish), the DB is reopened and
 //!   the recovered state must equal the state after some prefix of the write history (no holes)
@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::model::{expected_path, random_options, Rng};
 use crate::flags::Flags;
-use crate::stress_model::{expected_path, random_options, Rng};
 
 #[derive(Default, Debug)]
 struct ChildStats {
@@ -135,7 +135,7 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
     };
     // The families stay the same for the whole DB.
     let families = match fl.i64("column_families") {
-        -1 => crate::stress_model::num_families(-1, rng.next()),
+        -1 => super::model::num_families(-1, rng.next()),
         f => f as u64,
     };
     let common = |child_seed: u64| -> Vec<String> {
@@ -182,7 +182,7 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
     while start.elapsed() < duration {
         let child_seed = seed.wrapping_add(runs * 1_000_003);
         let (_, cfg) = random_options(child_seed, fl.i64("sync"), fl.i64("disable_wal"), dynamic);
-        // Transactions always run with the WAL (`stress_run`).
+        // Transactions always run with the WAL (`run`).
         wal_disabled_runs += (cfg.disable_wal && !txn) as u64;
         let mut args = common(child_seed);
         // Each child runs longer than it will live, reopening the DB about once per interval.
@@ -259,7 +259,7 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
         };
         match status {
             Some(st) if st.success() => clean_exits += 1,
-            Some(st) if st.code() == Some(crate::hookfs::KILL_POINT_EXIT) => {
+            Some(st) if st.code() == Some(super::hook_fs::KILL_POINT_EXIT) => {
                 kills += 1;
                 let text = std::fs::read_to_string(&log).unwrap_or_default();
                 let point = text

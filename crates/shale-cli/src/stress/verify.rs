@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use shale::{ColumnFamily, ReadOptions, DB};
 
-use crate::stress_model::{decode_value, describe, key_bytes, parse_phys, sd_start, value_of, vid_desc, Entry, Rng};
-use crate::stress_run::{hex, Ctx};
+use super::model::{decode_value, describe, key_bytes, parse_phys, sd_start, value_of, vid_desc, Entry, Rng};
+use super::run::{hex, Ctx};
 
 /// Verify every key against the expected state (tolerating pending writes and, after a lossy
 /// run, lost writes), settle what the DB holds, then check a full forward scan.
@@ -50,7 +50,7 @@ pub(crate) fn verify_db(ctx: &Ctx, db: &DB) -> Result<u64, String> {
         }
     }
     // Transactions that were committing: all or nothing.
-    crate::stress_txn_files::check_inflight(ctx, &settled, lossy)?;
+    super::txn_files::check_inflight(ctx, &settled, lossy)?;
     if lossy {
         ctx.exp.set_lossy(false)?;
     }
@@ -137,7 +137,7 @@ fn verify_family(
         ));
     }
     // A full scan must show exactly the expected keys (below the transaction counters, which
-    // sit above the key space: `stress_txn`).
+    // sit above the key space: `txn`).
     let mut ro = ReadOptions::default();
     ro.set_iterate_upper_bound(key_bytes(ctx.max_key).to_vec());
     let mut it = db.raw_iterator_cf_opt(h, ro);
@@ -196,7 +196,7 @@ pub(crate) fn scan_check(
     }
     ro.set_iterate_lower_bound(key_bytes(lo).to_vec());
     ro.set_iterate_upper_bound(key_bytes(hi).to_vec());
-    // The extractor stays as it is until the scan ends (`stress_prefix`).
+    // The extractor stays as it is until the scan ends (`prefix`).
     let prefix_now = ctx.prefix.current();
     let n = *prefix_now;
     let mut mode = String::new();
@@ -329,10 +329,10 @@ mod tests {
 
     use super::flush_before_close;
 
-    /// Regression (a flaky `stress_with_injected_io_faults_passes_and_reports_them`): a run
-    /// without the WAL reopened "cleanly" while a background flush had failed; the close could
-    /// not flush the memtable, so acknowledged writes vanished and the next reads reported a
-    /// MISMATCH. `flush_before_close` must report that case so the reopen verifies leniently.
+    /// A run without the WAL that closes while a background flush has failed: the close cannot
+    /// flush the memtable, so acknowledged writes vanish and, after a "clean" reopen, reads
+    /// would report a MISMATCH (as `stress_with_injected_io_faults_passes_and_reports_them`
+    /// could). `flush_before_close` must report that case so the reopen verifies leniently.
     #[test]
     fn flush_before_close_reports_a_background_error_that_would_lose_wal_less_writes() {
         let mem = Arc::new(MemFs::new());

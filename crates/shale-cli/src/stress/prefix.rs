@@ -11,8 +11,8 @@ use std::sync::{RwLock, RwLockReadGuard};
 
 use shale::DB;
 
-use crate::stress_model::Rng;
-use crate::stress_run::Ctx;
+use super::model::Rng;
+use super::run::Ctx;
 
 pub(crate) struct PrefixCtx {
     /// Bytes of the fixed (or capped, the same for the stress keys of 8+ bytes) extractor the

@@ -1,7 +1,7 @@
 //! What the stress tests share: random numbers, the keys and values of the workload (derived
 //! from a key and a value id, so any value read can be checked), the expected state (the
 //! oracle, described in `crate::stress`), randomized options and the deliberately broken file
-//! system. `stress_run` (the stress run), `crash`, `powerloss`, `powerloss_mt` and `faultinj`
+//! system. `run` (the stress run), `crash`, `power_loss`, `power_loss_mt`, `fault_fs` and `raft`
 //! import it; it imports none of them.
 
 use std::fs::File;
@@ -71,7 +71,7 @@ pub fn sd_start(max_key: u64) -> u64 {
 /// outcome is in doubt and the Put after it never hit the same DB key: at most one Put between
 /// two SingleDeletes, RocksDB's SingleDelete contract. A later run with the same seed draws the
 /// same value ids and may put again a DB key the first run put and single-deleted (Put,
-/// SingleDelete, Put, SingleDelete: within the contract; it found the bug of
+/// SingleDelete, Put, SingleDelete: within the contract; the engine's test of that sequence is
 /// `stress_regressions::single_delete_under_a_second_put_still_deletes_the_first_put`).
 pub fn phys_key(k: u64, vid: u32, max_key: u64) -> Vec<u8> {
     let mut v = key_bytes(k).to_vec();
@@ -471,7 +471,7 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) 
     o.set_enable_pipelined_write(pipelined);
     o.set_unordered_write(unordered);
     // WAL records copied into a mapping (the default) or written with `pwrite`, from a stream
-    // of their own (the other options of a seed stay what they were).
+    // of their own (so the other options a seed draws do not depend on it).
     let mapped = match mapped_flag() {
         -1 => !mix(seed ^ 0x003A_99ED).is_multiple_of(4),
         m => m == 1,
@@ -494,7 +494,7 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) 
 }
 
 /// The compaction style of a seed and its options (from a stream of its own, so the other
-/// options of a seed are what they were before styles were drawn). FIFO keeps a size limit no
+/// options a seed draws do not depend on the style). FIFO keeps a size limit no
 /// run reaches and no TTL: the oracle expects every acknowledged write to stay, so FIFO runs
 /// exercise its picker, intra-L0 merges and stall rules, not its deletions
 /// (`tests/compaction_styles.rs` tests those). Returns the description.
@@ -537,7 +537,7 @@ fn random_compaction_style(seed: u64, o: &mut Options) -> String {
     }
 }
 
-/// Drawn after a style's own options (so those stay what they were for a seed): one run in two
+/// Drawn after a style's own options (so those do not depend on these for a seed): one run in two
 /// marks files dense in deletions (`add_compact_on_deletion_collector_factory`), one in three
 /// compacts files older than 1 or 2 seconds (`periodic_compaction_seconds`), and under leveled
 /// one in four moves files whose data is older than 2 seconds down (`ttl`). Returns the
@@ -551,7 +551,7 @@ fn random_triggers(r: &mut Rng, o: &mut Options, universal: bool) -> String {
         o.add_compact_on_deletion_collector_factory(window, trigger, ratio);
         d += &format!(" deletion_collector=({window},{trigger},{ratio})");
     }
-    // Both need block-based tables (a run's plain tables reset them, `stress_run.rs`).
+    // Both need block-based tables (a run's plain tables reset them, `run`).
     let block_based = matches!(o.get_table_factory(), shale::TableFactory::BlockBased);
     if r.below(3) == 0 && block_based {
         let secs = r.pick(&[1u64, 2]);

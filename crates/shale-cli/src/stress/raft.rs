@@ -23,10 +23,10 @@ use shale::{FileSystem, MemFs, Options};
 use shale_raft::{decode_snapshot, open_store_with, LogStore, Request, StateMachineStore};
 use tokio::io::AsyncWriteExt;
 
+use super::hook_fs::{Cutter, HookFs};
+use super::model::{BuggyFs, Rng};
+use super::raft_model::{check, entry_text, read_back, snapshot_bytes, Change, Id, Model, SmModel};
 use crate::flags::Flags;
-use crate::hookfs::{Cutter, HookFs};
-use crate::stress_model::{BuggyFs, Rng};
-use crate::stress_raft_model::{check, entry_text, read_back, snapshot_bytes, Change, Id, Model, SmModel};
 
 const DIR: &str = "/raft-stress/db";
 

@@ -1,4 +1,4 @@
-//! The model of `shale stress --raft` (see `stress_raft`): what the Raft store acknowledged, and
+//! The model of `shale stress --raft` (see `raft`): what the Raft store acknowledged, and
 //! the states it may come back in after a crash or a power loss.
 
 use std::collections::BTreeMap;

@@ -17,8 +17,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use shale::{Checkpoint, ColumnFamilyDescriptor, IngestExternalFileOptions, Options, SstFileWriter, DB};
 
-use crate::stress_model::{cf_name, key_bytes, new_vid, phys_key, sd_start, value_of, vid_desc, Rng};
-use crate::stress_run::Ctx;
+use super::model::{cf_name, key_bytes, new_vid, phys_key, sd_start, value_of, vid_desc, Rng};
+use super::run::Ctx;
 
 /// The ingest/checkpoint settings and counters of a run.
 pub(crate) struct IngestCtx {

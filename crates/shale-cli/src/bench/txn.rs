@@ -14,7 +14,7 @@ use shale::{
     TransactionOptions, WriteBatch, WriteOptions, DB,
 };
 
-use crate::random::Random64;
+use super::random::Random64;
 
 /// The DB a benchmark runs against.
 pub enum BenchDb {

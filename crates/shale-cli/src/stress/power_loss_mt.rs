@@ -21,12 +21,12 @@ use std::time::{Duration, Instant};
 
 use shale::{FileSystem, Options, WriteOptions};
 
+use super::hook_fs::Cutter;
+use super::model::Rng;
+use super::power_loss::{dump, pl_write, Step};
+use super::power_loss_ingest::{matching_prefixes, overlapped_by, pl_ingest, Outcome, Via, SCRATCH};
+use super::txn::{mode_of, open_stress_db};
 use crate::flags::Flags;
-use crate::hookfs::Cutter;
-use crate::powerloss::{dump, pl_write, Step};
-use crate::powerloss_ingest::{matching_prefixes, overlapped_by, pl_ingest, Outcome, Via, SCRATCH};
-use crate::stress_model::Rng;
-use crate::stress_txn::{mode_of, open_stress_db};
 
 struct Rec {
     step: Step,
@@ -53,17 +53,17 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
     let cutter = Arc::new(Cutter::default());
     let dir = Path::new("/powerloss/db");
     let mode = mode_of(fl);
-    let pi = crate::powerloss::pl_ingests(fl, mode);
+    let pi = super::power_loss::pl_ingests(fl, mode);
     println!(
         "power loss test: threads={n} duration={}s seed={seed} max_key={max_key}{}{}",
         duration.as_secs(),
-        crate::powerloss::txn_desc(mode),
-        crate::powerloss::ingest_desc(&pi)
+        super::power_loss::txn_desc(mode),
+        super::power_loss::ingest_desc(&pi)
     );
     while start.elapsed() < duration {
         let ep_seed = seed.wrapping_add(episodes * 7_777_777);
         episodes += 1;
-        let (fs, opts, cfg, sync_rate, fam_opts) = crate::powerloss::episode_setup(fl, ep_seed, &cutter);
+        let (fs, opts, cfg, sync_rate, fam_opts) = super::power_loss::episode_setup(fl, ep_seed, &cutter);
         let fams = fam_opts.len() as u64 + 1;
         let all_opts: Vec<&Options> = std::iter::once(&opts).chain(&fam_opts).collect();
         fs.create_dir_all(std::path::Path::new(SCRATCH))
@@ -82,7 +82,7 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
             }
             cutter.arm(i64::MAX);
             let db = open_stress_db(mode, &opts, dir, &fam_opts).map_err(|e| fail(round, format!("open: {e}")))?;
-            let hs = crate::powerloss::handles(&db, fams).map_err(|e| fail(round, e))?;
+            let hs = super::power_loss::handles(&db, fams).map_err(|e| fail(round, e))?;
             let steps = 20 + rng.below(200);
             cutter.arm(1 + rng.below(steps * n * 3) as i64);
             let clock = AtomicU64::new(1);
@@ -148,7 +148,7 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
                                 let ticket = clock.fetch_add(1, Ordering::SeqCst);
                                 // An acknowledged ingest over a key this thread wrote in the
                                 // family's memtable makes that write durable, and everything
-                                // acknowledged before that write started (powerloss_ingest.rs).
+                                // acknowledged before that write started (`power_loss_ingest`).
                                 if via == Via::Ingest {
                                     let pairs: Vec<(&Step, Via)> = log.recs.iter().map(|r| (&r.step, r.via)).collect();
                                     if let Some(j) = overlapped_by(&pairs, &step) {
@@ -182,7 +182,7 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
                                 }
                                 if trng.below(150) == 0 {
                                     let st = clock.load(Ordering::SeqCst);
-                                    match crate::powerloss::flush_all(db, hs) {
+                                    match super::power_loss::flush_all(db, hs) {
                                         Ok(()) => {
                                             log.last_synced = log.recs.len();
                                             barriers.lock().unwrap().push(st);
@@ -260,7 +260,7 @@ pub fn power_loss_mt(fl: &Flags) -> Result<(), String> {
         "power loss test: threads={n} duration={:.1}s episodes={episodes} power_losses={losses} writes={}{} keys_verified={keys_checked} failures=0",
         start.elapsed().as_secs_f64(),
         writes.load(Ordering::Relaxed),
-        crate::powerloss::ingest_count(&pi)
+        super::power_loss::ingest_count(&pi)
     );
     if losses == 0 {
         return Err("no power loss was simulated".into());

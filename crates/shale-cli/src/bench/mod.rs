@@ -1,4 +1,17 @@
 //! `shale bench`: db_bench's workloads, keys, values, seeding, threading and output.
+//!
+//! Beside it: its flag values (`config`), db_bench's random generators (`random`) and per-thread
+//! statistics (`stats`), the transaction workload (`txn`), the bulk-load workload (`bulkload`),
+//! and `shale cuckoo_bench` (`cuckoo`), a separate command.
+
+mod bulkload;
+mod config;
+pub mod cuckoo;
+mod random;
+mod stats;
+#[cfg(test)]
+mod tests;
+mod txn;
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -9,12 +22,12 @@ use shale::{
     set_perf_stats, ColumnFamily, Options, PerfContext, PerfStatsLevel, ReadOptions, WriteBatch, WriteOptions, DB,
 };
 
-use crate::bench_txn::{BenchDb, Tally, TxnFlags};
+pub use config::{options_from_flags, Config};
+use random::{Random64, RandomGenerator};
+use stats::{now_micros, OpType, Stats, StatsConfig};
+use txn::{BenchDb, Tally, TxnFlags};
 
-pub use crate::bench_config::{options_from_flags, Config};
 use crate::flags::{help_text, Flags, BENCH_FLAGS};
-use crate::random::{Random64, RandomGenerator};
-use crate::stats::{now_micros, OpType, Stats, StatsConfig};
 
 /// db_bench's `GenerateKeyFromInt` without a prefix: the big-endian integer (its low
 /// `min(key_size, 8)` bytes) followed by `'0'` padding up to `key_size`.
@@ -70,9 +83,9 @@ enum Method {
     MergeRandom,
     ReadRandomMergeRandom,
     Compact,
-    /// db_bench's RandomTransaction (`bench_txn.rs`).
+    /// db_bench's RandomTransaction (`txn.rs`).
     RandomTransaction,
-    /// `fillseq` through `SstFileWriter` + `ingest_external_file` (`bench_bulkload.rs`).
+    /// `fillseq` through `SstFileWriter` + `ingest_external_file` (`bulkload.rs`).
     FillSeqIngest,
     /// db_bench's checksum benchmarks: `crc32c`, `xxhash`, `xxhash64`, `xxh3`.
     Checksum(&'static str),
@@ -661,12 +674,12 @@ fn run_method(m: Method, ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
     }
 }
 
-/// db_bench's RandomTransaction: `readwrites` transactions (see `bench_txn.rs`).
+/// db_bench's RandomTransaction: `readwrites` transactions (see `txn.rs`).
 fn random_transaction(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
     let mut duration = Duration::new(ctx, sh, ctx.duration, ctx.readwrites);
     let mut tally = Tally::default();
     while !duration.done(1) {
-        match crate::bench_txn::one_transaction(
+        match txn::one_transaction(
             &ctx.db,
             &ctx.txn,
             ctx.num.max(1) as u64,
@@ -697,7 +710,7 @@ fn fill_seq_ingest(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
     let num = if ctx.writes == 0 { ctx.num } else { ctx.writes }.max(0) as u64;
     let file_bytes = ctx.opts.get_target_file_size_base();
     let stats = &mut t.stats;
-    let r = crate::bench_bulkload::load(
+    let r = bulkload::load(
         &ctx.db,
         &ctx.opts,
         &ctx.db_path,
@@ -1014,7 +1027,7 @@ impl Benchmark {
             self.run_benchmark(num_threads, &name, method, &ctx)?;
             if method == Method::RandomTransaction {
                 // db_bench's post-run check: every set sums to the same total
-                match crate::bench_txn::verify(&ctx.db, self.cfg.txn.sets) {
+                match txn::verify(&ctx.db, self.cfg.txn.sets) {
                     Ok(total) => println!("RandomTransactionVerify Success (every set sums to {total})."),
                     Err(e) => return Err(format!("RandomTransactionVerify FAILED: {e}")),
                 }
@@ -1240,7 +1253,3 @@ pub fn main(args: &[String]) -> i32 {
         }
     }
 }
-
-#[cfg(test)]
-#[path = "bench_tests.rs"]
-mod tests;

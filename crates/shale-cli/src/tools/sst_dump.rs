@@ -1,11 +1,11 @@
 //! `shale sst_dump`: RocksDB's `sst_dump` argument syntax (`tools/sst_dump_tool.cc`); the work is
-//! done by the library through [`crate::tools_bridge::sst_dump`].
+//! done by the library through [`super::inspect::sst_dump`].
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::ldb::from_hex;
-use crate::tools_bridge::{self, SstDumpArgs};
+use super::inspect::{self, SstDumpArgs};
+use super::ldb::from_hex;
 
 const HELP: &str = "sst_dump --file=<data_dir_OR_sst_file> [--command=check|scan|raw|verify|identify]
     --file=<data_dir_OR_sst_file>
@@ -125,7 +125,7 @@ pub fn main(args: &[String]) -> i32 {
     let mut out = stdout.lock();
     let mut code = 0;
     for j in &jobs {
-        if let Err(e) = tools_bridge::sst_dump(j, &mut out) {
+        if let Err(e) = inspect::sst_dump(j, &mut out) {
             let _ = out.flush();
             eprintln!("{}: {e}", j.file.display());
             code = 1;

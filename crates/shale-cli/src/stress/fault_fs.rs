@@ -83,7 +83,7 @@ struct Ctl {
 impl Ctl {
     /// A fresh pseudo-random number per call (lock-free: a counter through a mixer).
     fn draw(&self) -> u64 {
-        crate::stress_model::mix(self.seed ^ self.counter.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9))
+        super::model::mix(self.seed ^ self.counter.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9))
     }
     fn hit(&self, one_in: u64) -> Option<u64> {
         if one_in == 0 || !self.enabled.load(Ordering::Acquire) {

@@ -9,17 +9,17 @@ use std::time::{Duration, Instant};
 
 use shale::{ColumnFamily, Options, ReadOptions, WalRecoveryMode, WriteBatch, WriteOptions, DB};
 
-use crate::faultinj::{FaultCounts, FaultRates, FaultSwitch, RandomFaultFs};
-use crate::flags::Flags;
-use crate::stress_ingest::{checkpoint_op, ingest_op, IngestCtx};
-use crate::stress_model::{
+use super::fault_fs::{FaultCounts, FaultRates, FaultSwitch, RandomFaultFs};
+use super::ingest::{checkpoint_op, ingest_op, IngestCtx};
+use super::model::{
     cf_name, decode_value, describe, expected_path, family_options, key_bytes, merge_operand, mix, new_vid,
     num_families, phys_key, random_options, sd_start, value_of, vid_desc, BuggyFs, Entry, Expected, Rng, RunCfg,
 };
-use crate::stress_prefix::PrefixCtx;
-use crate::stress_txn::{commit_ops, counter_op, open_stress_db, txn_write, StressDb, TxnBug, TxnCtx, TxnMode};
-use crate::stress_txn_files::{counters_path, inflight_path, verify_counters};
-use crate::stress_verify::{flush_before_close, scan_check, verify_all, verify_db};
+use super::prefix::PrefixCtx;
+use super::txn::{commit_ops, counter_op, open_stress_db, txn_write, StressDb, TxnBug, TxnCtx, TxnMode};
+use super::txn_files::{counters_path, inflight_path, verify_counters};
+use super::verify::{flush_before_close, scan_check, verify_all, verify_db};
+use crate::flags::Flags;
 
 // ---------------------------------------------------------------------------------------------
 // The stress run.
@@ -57,9 +57,9 @@ pub(crate) struct Ctx {
     pub(crate) fault_resumes: AtomicU64,
     /// `--use_txn` / `--use_optimistic_txn`: the mode, the counters' oracle, the statistics.
     pub(crate) txn: TxnCtx,
-    /// `--ingest_external_file_one_in` / `--checkpoint_one_in` (`stress_ingest`).
+    /// `--ingest_external_file_one_in` / `--checkpoint_one_in` (`ingest`).
     pub(crate) ing: IngestCtx,
-    /// The prefix extractor now, and its changes (`stress_prefix`).
+    /// The prefix extractor now, and its changes (`prefix`).
     pub(crate) prefix: PrefixCtx,
 }
 
@@ -214,7 +214,7 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     };
     if prefix > 0 && !cfg.plain {
         // Prefix filters in the tables (with or without whole keys) and a memtable bloom
-        // (`docs/prefix.md`); scans become prefix seeks (`stress_verify::scan_check`).
+        // (`docs/prefix.md`); scans become prefix seeks (`verify::scan_check`).
         let m = mix(seed ^ 0x5EED);
         opts.set_prefix_extractor(shale::new_fixed_prefix_transform(prefix));
         let mut bbo = opts.get_block_based_options();
@@ -234,7 +234,7 @@ pub fn run(fl: &Flags) -> Result<(), String> {
         write_one_in: fl.u64("write_fault_one_in"),
         bitflip_one_in: fl.u64("bitflip_read_one_in"),
     };
-    // Bit flips go only into reads of files with block checksums (`faultinj`): without them a
+    // Bit flips go only into reads of files with block checksums (`fault_fs`): without them a
     // flipped bit is undetectable, in RocksDB too.
     let fault_counts = Arc::new(FaultCounts::default());
     let mut faults = None;
@@ -258,14 +258,14 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     if fl.u64("kill_odds") > 0 && fl.str("kill_point") == "wal.append_torn" {
         // A kill in the middle of storing a WAL flush (a mapped copy or a `write`), which the
         // file system hooks cannot reach: inside the POSIX file itself.
-        shale::kill_inside_wal_appends(fl.u64("kill_odds"), mix(seed ^ 0x7042), crate::hookfs::KILL_POINT_EXIT);
+        shale::kill_inside_wal_appends(fl.u64("kill_odds"), mix(seed ^ 0x7042), super::hook_fs::KILL_POINT_EXIT);
     } else if fl.u64("kill_odds") > 0 {
-        let hook = crate::hookfs::kill_hook(
+        let hook = super::hook_fs::kill_hook(
             fl.u64("kill_odds"),
             mix(seed ^ 0x4B11),
             fl.str("kill_point").to_string(),
         );
-        opts.set_env(Arc::new(crate::hookfs::HookFs {
+        opts.set_env(Arc::new(super::hook_fs::HookFs {
             inner: opts.get_env().clone(),
             hook,
         }));
@@ -316,7 +316,7 @@ pub fn run(fl: &Flags) -> Result<(), String> {
             path.display()
         ));
     }
-    let mode = crate::stress_txn::mode_of(fl);
+    let mode = super::txn::mode_of(fl);
     if mode != TxnMode::Off && cfg.desc.contains("unordered_write=true") {
         // As db_stress: unordered writes only with write-prepared transactions, which Shale
         // does not have.
@@ -656,12 +656,13 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
     let sd_start = sd_start(mk);
     let pk = |k: u64, vid: u32| phys_key(k, vid, mk);
     // The family of this operation (with one family, no random number is drawn: the operations
-    // of a seed are what they were before families existed).
+    // a seed draws are those of a run without this choice).
     let cf = if ctx.fams > 1 { rng.below(ctx.fams) } else { 0 };
     let h = ctx.handle(db, cf)?;
     let s = |k: u64| ctx.slot(cf, k);
-    // Ingests and checkpoints (no random number is drawn when both are off: the operations of
-    // a seed are what they were before). Not with transactions: an ingest bypasses them.
+    // Ingests and checkpoints (no random number is drawn when both are off: the operations a
+    // seed draws are those of a run without them). Not with transactions: an ingest bypasses
+    // them.
     if ctx.ing.on() && !ctx.txn.on() {
         if ctx.ing.ingest_one_in > 0 && rng.below(ctx.ing.ingest_one_in) == 0 {
             return ingest_op(ctx, db, cf, rng);
@@ -671,7 +672,7 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
         }
     }
     if ctx.prefix.due(rng) {
-        return crate::stress_prefix::change_prefix_op(ctx, db, rng);
+        return super::prefix::change_prefix_op(ctx, db, rng);
     }
     let p = rng.below(1000);
     if ctx.fams > 1 && sd_start > 0 {
@@ -948,7 +949,7 @@ fn cross_family_batch(ctx: &Ctx, db: &StressDb, rng: &mut Rng) -> Result<(), Str
         // A merge result has no padding in any family.
         3 => loop {
             let v = new_vid(rng, slots[0], true);
-            if slots.iter().all(|&s| crate::stress_model::pad_len(s, v) == 0) {
+            if slots.iter().all(|&s| super::model::pad_len(s, v) == 0) {
                 break v;
             }
         },

@@ -1,5 +1,5 @@
 //! The single-threaded power-loss test (`shale stress --power_loss`) and what the
-//! multi-threaded one (`powerloss_mt`) shares with it: the episode setup, the write step, the
+//! multi-threaded one (`power_loss_mt`) shares with it: the episode setup, the write step, the
 //! dump of the recovered state and the prefix matching.
 
 use std::collections::BTreeMap;
@@ -9,15 +9,15 @@ use std::time::{Duration, Instant};
 
 use shale::{ColumnFamily, FileSystem, MemFs, Options, WriteBatch, WriteOptions, DB};
 
-use crate::powerloss_ingest::{matching_prefixes, overlapped_by, pl_ingest, Outcome, PlIngest, Via, SCRATCH};
-use crate::stress_txn::{mode_of, open_stress_db, StressDb, TxnMode};
+use super::power_loss_ingest::{matching_prefixes, overlapped_by, pl_ingest, Outcome, PlIngest, Via, SCRATCH};
+use super::txn::{mode_of, open_stress_db, StressDb, TxnMode};
 
-use crate::flags::Flags;
-use crate::hookfs::{Cutter, HookFs};
-use crate::stress_model::{
+use super::hook_fs::{Cutter, HookFs};
+use super::model::{
     cf_name, decode_value, family_options, key_bytes, merge_operand, new_vid, num_families, pad_len, parse_phys,
     phys_key, random_options, sd_start, value_of, BuggyFs, Rng, MAX_VID,
 };
+use crate::flags::Flags;
 
 /// A power-loss episode's file system and options: randomized by the seed, small memtables (so
 /// WAL switches and flushes happen often), the injected bug if any, the cutter's hook on every
@@ -27,12 +27,12 @@ pub(crate) fn episode_setup(
     fl: &Flags,
     ep_seed: u64,
     cutter: &Arc<Cutter>,
-) -> (MemFs, Options, crate::stress_model::RunCfg, u64, Vec<Options>) {
+) -> (MemFs, Options, super::model::RunCfg, u64, Vec<Options>) {
     let fs = MemFs::new();
     // A WAL written through a mapping (mapped appends, on for most seeds) loses a random part of
     // its unsynced pages at the power cut, not a suffix: pages of a mapping reach the disk in no
     // particular order.
-    fs.set_mapped_pages_out_of_order(Some(crate::stress_model::mix(ep_seed ^ 0x9A6E)));
+    fs.set_mapped_pages_out_of_order(Some(super::model::mix(ep_seed ^ 0x9A6E)));
     let (mut opts, mut cfg) = random_options(ep_seed, fl.i64("sync"), 0, fl.i64("dynamic_levels"));
     opts.set_write_buffer_size(opts.get_write_buffer_size().min(64 << 10));
     let env: Arc<dyn shale::FileSystem> = Arc::new(fs.clone());
@@ -191,7 +191,7 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
                     }
                 };
                 // An acknowledged ingest over a key a write of this round put in the family's
-                // memtable makes that write durable, and all before it (powerloss_ingest.rs).
+                // memtable makes that write durable, and all before it (`power_loss_ingest`).
                 if via == Via::Ingest {
                     let pairs: Vec<(&Step, Via)> = history.iter().zip(vias.iter().copied()).collect();
                     if let Some(j) = overlapped_by(&pairs, &step) {
@@ -459,7 +459,7 @@ pub(crate) fn dump(db: &DB, mk: u64, fams: u64) -> Result<BTreeMap<u64, u32>, St
 }
 
 /// " transactions=..." in the first line of a power-loss test with `--use_txn` or
-/// `--use_optimistic_txn` (every write step is then a transaction: `stress_txn::pl_txn_write`).
+/// `--use_optimistic_txn` (every write step is then a transaction: `txn::pl_txn_write`).
 pub(crate) fn txn_desc(mode: TxnMode) -> &'static str {
     match mode {
         TxnMode::Off => "",
@@ -469,7 +469,7 @@ pub(crate) fn txn_desc(mode: TxnMode) -> &'static str {
 }
 
 /// A write step of the power-loss tests as one transaction: 1 to 6 keys of the thread's share
-/// (`part`, as `powerloss::pl_write`), in random families, put / delete / merge (in the
+/// (`part`, as `power_loss::pl_write`), in random families, put / delete / merge (in the
 /// no-overwrite region put-if-absent, delete-if-present), more writes undone by a savepoint 1
 /// time in 3, then committed, or rolled back 1 time in 8. A rolled-back (or conflicting)
 /// transaction is an empty step: nothing of it may be recovered (the prefix check would see a

@@ -1,0 +1,247 @@
+//! Iterators: `RdictView` (what `keys()`, `values()` and `items()` return) and `RdictIter`
+//! (rocksdict's cursor).
+
+use std::sync::{Arc, Mutex};
+
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+use crate::encoding::{decode, encode};
+use crate::errors::to_py;
+use crate::handle::Handle;
+use crate::locks::lock_iter;
+
+/// What an `RdictView` yields.
+pub(crate) enum Kind {
+    Keys,
+    Values,
+    Items,
+}
+
+/// The iterator `keys()`, `values()` and `items()` return.
+#[pyclass(module = "shale", frozen)]
+pub(crate) struct RdictView {
+    it: Mutex<ViewState>,
+    handle: Arc<Handle>,
+    raw: bool,
+    kind: Kind,
+    backwards: bool,
+}
+
+/// The cursor and the entries read ahead of Python: each refill reads up to `VIEW_BATCH`
+/// entries with the GIL released (the reads may do I/O), and `__next__` hands them out.
+struct ViewState {
+    it: shale::DBRawIterator,
+    /// The bytes of the entries read ahead, back to back, and where each key and value ends.
+    data: Vec<u8>,
+    ends: Vec<(usize, usize)>,
+    /// The next entry of `ends` to hand out.
+    pos: usize,
+}
+
+const VIEW_BATCH: usize = 64;
+
+impl RdictView {
+    pub(crate) fn new(
+        py: Python<'_>,
+        mut it: shale::DBRawIterator,
+        handle: Arc<Handle>,
+        raw: bool,
+        kind: Kind,
+        backwards: bool,
+        from_key: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let from = from_key.map(|k| encode(k, raw)).transpose()?;
+        py.allow_threads(|| match (&from, backwards) {
+            (None, false) => it.seek_to_first(),
+            (None, true) => it.seek_to_last(),
+            (Some(k), false) => it.seek(k),
+            (Some(k), true) => it.seek_for_prev(k),
+        });
+        Ok(RdictView {
+            it: Mutex::new(ViewState {
+                it,
+                data: Vec::new(),
+                ends: Vec::new(),
+                pos: 0,
+            }),
+            handle,
+            raw,
+            kind,
+            backwards,
+        })
+    }
+}
+
+impl RdictView {
+    fn entry(&self, py: Python<'_>, k: &[u8], v: &[u8]) -> PyResult<PyObject> {
+        Ok(match self.kind {
+            Kind::Keys => decode(py, k, self.raw)?,
+            Kind::Values => decode(py, v, self.raw)?,
+            Kind::Items => PyTuple::new(py, [decode(py, k, self.raw)?, decode(py, v, self.raw)?])?
+                .into_any()
+                .unbind(),
+        })
+    }
+}
+
+#[pymethods]
+impl RdictView {
+    fn __iter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<PyObject>> {
+        self.handle.check_open()?;
+        let mut st = lock_iter(&self.it)?;
+        if st.pos == st.ends.len() {
+            let (back, kind) = (self.backwards, &self.kind);
+            let ViewState { it, data, ends, pos } = &mut *st;
+            data.clear();
+            ends.clear();
+            *pos = 0;
+            py.allow_threads(|| {
+                while ends.len() < VIEW_BATCH && it.valid() {
+                    if !matches!(kind, Kind::Values) {
+                        data.extend_from_slice(it.key().unwrap_or_default());
+                    }
+                    let key_end = data.len();
+                    if !matches!(kind, Kind::Keys) {
+                        data.extend_from_slice(it.value().unwrap_or_default());
+                    }
+                    ends.push((key_end, data.len()));
+                    if back {
+                        it.prev()
+                    } else {
+                        it.next()
+                    }
+                }
+            });
+            if st.ends.is_empty() {
+                st.it.status().map_err(to_py)?;
+                return Ok(None);
+            }
+        }
+        let start = if st.pos == 0 { 0 } else { st.ends[st.pos - 1].1 };
+        let (key_end, end) = st.ends[st.pos];
+        st.pos += 1;
+        let (k, v) = (&st.data[start..key_end], &st.data[key_end..end]);
+        if self.raw {
+            // Decoding raw bytes runs no Python code: done under the lock, without copies.
+            return Ok(Some(self.entry(py, k, v)?));
+        }
+        // Unpickling may run Python code (and let other threads in): not under the lock.
+        let (k, v) = (k.to_vec(), v.to_vec());
+        drop(st);
+        Ok(Some(self.entry(py, &k, &v)?))
+    }
+}
+
+/// A cursor over the database (rocksdict's `RdictIter`).
+#[pyclass(module = "shale", frozen)]
+pub(crate) struct RdictIter {
+    pub(crate) it: Mutex<shale::DBRawIterator>,
+    pub(crate) handle: Arc<Handle>,
+    pub(crate) raw: bool,
+}
+
+impl RdictIter {
+    fn with<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut shale::DBRawIterator) -> R + Send) -> PyResult<R> {
+        self.handle.check_open()?;
+        let mut it = lock_iter(&self.it)?;
+        let it = &mut *it;
+        Ok(py.allow_threads(|| f(it)))
+    }
+}
+
+#[pymethods]
+impl RdictIter {
+    fn valid(&self) -> PyResult<bool> {
+        self.handle.check_open()?;
+        Ok(lock_iter(&self.it)?.valid())
+    }
+    /// Raises the error the iterator met, if any.
+    fn status(&self) -> PyResult<()> {
+        lock_iter(&self.it)?.status().map_err(to_py)
+    }
+    fn seek_to_first(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, |it| it.seek_to_first())
+    }
+    fn seek_to_last(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, |it| it.seek_to_last())
+    }
+    fn seek(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        let k = encode(key, self.raw)?;
+        self.with(py, |it| it.seek(&k))
+    }
+    fn seek_for_prev(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        let k = encode(key, self.raw)?;
+        self.with(py, |it| it.seek_for_prev(&k))
+    }
+    fn next(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, |it| {
+            if it.valid() {
+                it.next()
+            }
+        })
+    }
+    fn prev(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, |it| {
+            if it.valid() {
+                it.prev()
+            }
+        })
+    }
+    /// The key at the cursor (None when not valid).
+    fn key(&self, py: Python<'_>) -> PyResult<Option<PyObject>> {
+        self.handle.check_open()?;
+        let k = lock_iter(&self.it)?.key().map(<[u8]>::to_vec);
+        k.map(|k| decode(py, &k, self.raw)).transpose()
+    }
+    fn value(&self, py: Python<'_>) -> PyResult<Option<PyObject>> {
+        self.handle.check_open()?;
+        let v = lock_iter(&self.it)?.value().map(<[u8]>::to_vec);
+        v.map(|v| decode(py, &v, self.raw)).transpose()
+    }
+}
+
+/// `keys`, `values` and `items` (from `from_key`, or the first / last key, forwards or
+/// backwards) of a type with a `view` method.
+macro_rules! views {
+    ($t:ty) => {
+        #[pymethods]
+        impl $t {
+            #[pyo3(signature = (backwards = false, from_key = None, read_opt = None))]
+            fn keys(
+                &self,
+                py: Python<'_>,
+                backwards: bool,
+                from_key: Option<&Bound<'_, PyAny>>,
+                read_opt: Option<PyRef<'_, ReadOptions>>,
+            ) -> PyResult<RdictView> {
+                self.view(py, Kind::Keys, backwards, from_key, read_opt)
+            }
+            #[pyo3(signature = (backwards = false, from_key = None, read_opt = None))]
+            fn values(
+                &self,
+                py: Python<'_>,
+                backwards: bool,
+                from_key: Option<&Bound<'_, PyAny>>,
+                read_opt: Option<PyRef<'_, ReadOptions>>,
+            ) -> PyResult<RdictView> {
+                self.view(py, Kind::Values, backwards, from_key, read_opt)
+            }
+            #[pyo3(signature = (backwards = false, from_key = None, read_opt = None))]
+            fn items(
+                &self,
+                py: Python<'_>,
+                backwards: bool,
+                from_key: Option<&Bound<'_, PyAny>>,
+                read_opt: Option<PyRef<'_, ReadOptions>>,
+            ) -> PyResult<RdictView> {
+                self.view(py, Kind::Items, backwards, from_key, read_opt)
+            }
+        }
+    };
+}
+
+pub(crate) use views;

@@ -1,0 +1,531 @@
+//! `Rdict`: the database as a dict (rocksdict's `Rdict`), and `AccessType`, how it opens.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+
+use crate::column_family::{check_family_raw_mode, existing_families, named_families, ColumnFamily};
+use crate::encoding::{decode, encode};
+use crate::errors::{to_py, DbClosedError, IOError, InvalidArgument};
+use crate::external_files::IngestExternalFileOptions;
+use crate::handle::Handle;
+use crate::iterators::{views, Kind, RdictIter, RdictView};
+use crate::locks::lock;
+use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::snapshot::Snapshot;
+use crate::write_batch::WriteBatch;
+
+/// How `Rdict` opens the database (rocksdict's `AccessType`): read-write (the default) or
+/// read-only. A read-only open may name a subset of the families.
+#[pyclass(module = "shale", frozen)]
+#[derive(Clone, Copy)]
+pub(crate) struct AccessType {
+    read_only: bool,
+    error_if_log_file_exist: bool,
+}
+
+#[pymethods]
+impl AccessType {
+    #[staticmethod]
+    fn read_write() -> Self {
+        AccessType {
+            read_only: false,
+            error_if_log_file_exist: false,
+        }
+    }
+    /// Read-only; with `error_if_log_file_exist`, a non-empty write-ahead log is an error (as
+    /// RocksDB's `error_if_wal_file_exists`).
+    #[staticmethod]
+    #[pyo3(signature = (error_if_log_file_exist = true))]
+    fn read_only(error_if_log_file_exist: bool) -> Self {
+        AccessType {
+            read_only: true,
+            error_if_log_file_exist,
+        }
+    }
+    fn __repr__(&self) -> String {
+        if self.read_only {
+            format!("AccessType.read_only({})", self.error_if_log_file_exist)
+        } else {
+            "AccessType.read_write()".to_string()
+        }
+    }
+}
+
+/// A dict-like view of a Shale database (rocksdict's `Rdict`): of its `default` family, or of
+/// another family for the Rdict `get_column_family` / `create_column_family` return.
+#[pyclass(module = "shale", frozen)]
+pub(crate) struct Rdict {
+    pub(crate) handle: Arc<Handle>,
+    /// The family this Rdict reads and writes.
+    cf: Arc<shale::ColumnFamily>,
+    /// A family's Rdict closes on its own (rocksdict's rule); the database closes with the
+    /// Rdict that opened it.
+    is_family_view: bool,
+    view_closed: AtomicBool,
+    path: String,
+    raw: bool,
+    read_opts: Mutex<ReadOptions>,
+    write_opts: Mutex<shale::WriteOptions>,
+}
+
+const CONFIG_FILE: &str = "rocksdict-config.json";
+
+/// The raw_mode a rocksdict config file in `path` records, if there is one.
+fn config_raw_mode(path: &str) -> Option<bool> {
+    let s = std::fs::read_to_string(std::path::Path::new(path).join(CONFIG_FILE)).ok()?;
+    let compact: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+    if compact.contains("\"raw_mode\":true") {
+        Some(true)
+    } else if compact.contains("\"raw_mode\":false") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+impl Rdict {
+    fn db(&self) -> PyResult<Arc<shale::DB>> {
+        if self.view_closed.load(Ordering::Acquire) {
+            return Err(DbClosedError::new_err(format!(
+                "the Rdict of column family {:?} is closed",
+                self.cf.name()
+            )));
+        }
+        self.handle.db()
+    }
+    /// An Rdict on family `cf` of the same database, with this one's options.
+    fn family_view(&self, py: Python<'_>, cf: Arc<shale::ColumnFamily>) -> Rdict {
+        Rdict {
+            handle: self.handle.clone(),
+            cf,
+            is_family_view: true,
+            view_closed: AtomicBool::new(false),
+            path: self.path.clone(),
+            raw: self.raw,
+            read_opts: Mutex::new(lock(&self.read_opts).clone_ref(py)),
+            write_opts: Mutex::new(lock(&self.write_opts).clone()),
+        }
+    }
+    fn handle_of(db: &shale::DB, name: &str) -> PyResult<Arc<shale::ColumnFamily>> {
+        db.cf_handle(name)
+            .ok_or_else(|| InvalidArgument::new_err(format!("column family {name:?} does not exist")))
+    }
+    fn ro(&self, py: Python<'_>, read_opt: Option<PyRef<'_, ReadOptions>>) -> PyResult<shale::ReadOptions> {
+        match read_opt {
+            Some(r) => r.to_shale(py, self.raw),
+            // Cloned first: encoding the bounds may run Python code (pickle).
+            None => {
+                let ro = lock(&self.read_opts).clone_ref(py);
+                ro.to_shale(py, self.raw)
+            }
+        }
+    }
+    fn wo(&self, write_opt: Option<PyRef<'_, WriteOptions>>) -> shale::WriteOptions {
+        match write_opt {
+            Some(w) => w.to_shale(),
+            None => lock(&self.write_opts).clone(),
+        }
+    }
+    fn get_one(&self, py: Python<'_>, key: &Bound<'_, PyAny>, ro: &shale::ReadOptions) -> PyResult<Option<PyObject>> {
+        let db = self.db()?;
+        let k = encode(key, self.raw)?;
+        let v = py.allow_threads(|| db.get_cf_opt(&self.cf, &k, ro)).map_err(to_py)?;
+        v.map(|v| decode(py, &v, self.raw)).transpose()
+    }
+    fn view(
+        &self,
+        py: Python<'_>,
+        kind: Kind,
+        backwards: bool,
+        from_key: Option<&Bound<'_, PyAny>>,
+        read_opt: Option<PyRef<'_, ReadOptions>>,
+    ) -> PyResult<RdictView> {
+        let db = self.db()?;
+        let ro = self.ro(py, read_opt)?;
+        let it = py.allow_threads(|| db.raw_iterator_cf_opt(&self.cf, ro));
+        RdictView::new(py, it, self.handle.clone(), self.raw, kind, backwards, from_key)
+    }
+}
+
+#[pymethods]
+impl Rdict {
+    /// Open (by default create) the database at `path`. With `options=None`, the raw_mode a
+    /// rocksdict config file in the directory records is used (rocksdict does the same).
+    /// `column_families` maps family names to their Options; None opens every family the
+    /// database has, with `options` (as rocksdict). A read-write open must name every family
+    /// (RocksDB's rule; `create_missing_column_families` creates the named ones it lacks).
+    #[new]
+    #[pyo3(signature = (path, options = None, column_families = None, access_type = None, read_only = false))]
+    fn new(
+        py: Python<'_>,
+        path: String,
+        options: Option<PyRef<'_, Options>>,
+        column_families: Option<&Bound<'_, PyDict>>,
+        access_type: Option<AccessType>,
+        read_only: bool,
+    ) -> PyResult<Self> {
+        let (opts, raw) = match options {
+            Some(o) => (o.inner.clone(), o.raw_mode),
+            None => {
+                let mut o = shale::Options::default();
+                o.create_if_missing(true);
+                (o, config_raw_mode(&path).unwrap_or(false))
+            }
+        };
+        let access = access_type.unwrap_or(if read_only {
+            AccessType::read_only(false)
+        } else {
+            AccessType::read_write()
+        });
+        let read_only = read_only || access.read_only;
+        let error_if_wal = access.read_only && access.error_if_log_file_exist;
+        let named = named_families(raw, column_families)?;
+        let p = path.clone();
+        let db = py
+            .allow_threads(move || {
+                let descs = named.unwrap_or_else(|| existing_families(&opts, &p));
+                if read_only {
+                    shale::DB::open_cf_descriptors_read_only(&opts, &p, descs, error_if_wal)
+                } else {
+                    shale::DB::open_cf_descriptors(&opts, &p, descs)
+                }
+            })
+            .map_err(to_py)?;
+        if !read_only {
+            // rocksdict reads this file to open the database with the right comparator.
+            let config = format!("{{\"raw_mode\":{raw},\"prefix_extractors\":{{}}}}");
+            std::fs::write(std::path::Path::new(&path).join(CONFIG_FILE), config)
+                .map_err(|e| IOError::new_err(format!("writing {CONFIG_FILE}: {e}")))?;
+        }
+        let cf = Rdict::handle_of(&db, "default")?;
+        Ok(Rdict {
+            handle: Arc::new(Handle::new(db)),
+            cf,
+            is_family_view: false,
+            view_closed: AtomicBool::new(false),
+            path,
+            raw,
+            read_opts: Mutex::new(ReadOptions::new(raw)),
+            write_opts: Mutex::new(shale::WriteOptions::default()),
+        })
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> PyResult<()> {
+        self.close(py)
+    }
+
+    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        if let Ok(keys) = key.downcast::<PyList>() {
+            return self.multi_get(py, keys, None);
+        }
+        let ro = self.ro(py, None)?;
+        self.get_one(py, key, &ro)?
+            .ok_or_else(|| PyKeyError::new_err(key.clone().unbind()))
+    }
+    fn __setitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.put(py, key, value, None)
+    }
+    fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.delete(py, key, None)
+    }
+    fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let db = self.db()?;
+        let k = encode(key, self.raw)?;
+        let ro = self.ro(py, None)?;
+        Ok(py
+            .allow_threads(|| db.get_cf_opt(&self.cf, &k, &ro))
+            .map_err(to_py)?
+            .is_some())
+    }
+    fn __iter__(&self, py: Python<'_>) -> PyResult<RdictView> {
+        self.view(py, Kind::Keys, false, None, None)
+    }
+
+    /// The value of `key`, or `default`; a list of keys gives a list of values.
+    #[pyo3(signature = (key, default = None, read_opt = None))]
+    fn get(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        default: Option<PyObject>,
+        read_opt: Option<PyRef<'_, ReadOptions>>,
+    ) -> PyResult<PyObject> {
+        if let Ok(keys) = key.downcast::<PyList>() {
+            return self.multi_get(py, keys, read_opt);
+        }
+        let ro = self.ro(py, read_opt)?;
+        Ok(self
+            .get_one(py, key, &ro)?
+            .unwrap_or_else(|| default.unwrap_or_else(|| py.None())))
+    }
+
+    #[pyo3(signature = (key, value, write_opt = None))]
+    fn put(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        write_opt: Option<PyRef<'_, WriteOptions>>,
+    ) -> PyResult<()> {
+        let db = self.db()?;
+        let (k, v) = (encode(key, self.raw)?, encode(value, self.raw)?);
+        let wo = self.wo(write_opt);
+        py.allow_threads(|| db.put_cf_opt(&self.cf, &k, &v, &wo)).map_err(to_py)
+    }
+
+    #[pyo3(signature = (key, write_opt = None))]
+    fn delete(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        write_opt: Option<PyRef<'_, WriteOptions>>,
+    ) -> PyResult<()> {
+        let db = self.db()?;
+        let k = encode(key, self.raw)?;
+        let wo = self.wo(write_opt);
+        py.allow_threads(|| db.delete_cf_opt(&self.cf, &k, &wo)).map_err(to_py)
+    }
+
+    /// Delete the keys in `[begin, end)`.
+    #[pyo3(signature = (begin, end, write_opt = None))]
+    fn delete_range(
+        &self,
+        py: Python<'_>,
+        begin: &Bound<'_, PyAny>,
+        end: &Bound<'_, PyAny>,
+        write_opt: Option<PyRef<'_, WriteOptions>>,
+    ) -> PyResult<()> {
+        let db = self.db()?;
+        let (b, e) = (encode(begin, self.raw)?, encode(end, self.raw)?);
+        let wo = self.wo(write_opt);
+        py.allow_threads(|| db.delete_range_cf_opt(&self.cf, &b, &e, &wo))
+            .map_err(to_py)
+    }
+
+    /// Apply a WriteBatch atomically.
+    #[pyo3(signature = (write_batch, write_opt = None))]
+    fn write(
+        &self,
+        py: Python<'_>,
+        write_batch: PyRef<'_, WriteBatch>,
+        write_opt: Option<PyRef<'_, WriteOptions>>,
+    ) -> PyResult<()> {
+        if write_batch.raw != self.raw {
+            return Err(PyValueError::new_err(format!(
+                "the WriteBatch's raw_mode ({}) differs from the Rdict's ({})",
+                write_batch.raw, self.raw
+            )));
+        }
+        let db = self.db()?;
+        let batch = write_batch.inner.clone();
+        drop(write_batch);
+        let wo = self.wo(write_opt);
+        py.allow_threads(|| db.write_opt(batch, &wo)).map_err(to_py)
+    }
+
+    #[pyo3(signature = (keys, read_opt = None))]
+    fn multi_get(
+        &self,
+        py: Python<'_>,
+        keys: &Bound<'_, PyList>,
+        read_opt: Option<PyRef<'_, ReadOptions>>,
+    ) -> PyResult<PyObject> {
+        let db = self.db()?;
+        let ks = keys
+            .iter()
+            .map(|k| encode(&k, self.raw))
+            .collect::<PyResult<Vec<_>>>()?;
+        let ro = self.ro(py, read_opt)?;
+        let vs = py.allow_threads(|| db.multi_get_cf_opt(ks.iter().map(|k| (&self.cf, k)), &ro));
+        let out = PyList::empty(py);
+        for v in vs {
+            match v.map_err(to_py)? {
+                Some(v) => out.append(decode(py, &v, self.raw)?)?,
+                None => out.append(py.None())?,
+            }
+        }
+        Ok(out.into_any().unbind())
+    }
+
+    /// A cursor, not positioned: call `seek_to_first`, `seek`, ... first.
+    #[pyo3(signature = (read_opt = None))]
+    fn iter(&self, py: Python<'_>, read_opt: Option<PyRef<'_, ReadOptions>>) -> PyResult<RdictIter> {
+        let db = self.db()?;
+        let ro = self.ro(py, read_opt)?;
+        let it = py.allow_threads(|| db.raw_iterator_cf_opt(&self.cf, ro));
+        Ok(RdictIter {
+            it: Mutex::new(it),
+            handle: self.handle.clone(),
+            raw: self.raw,
+        })
+    }
+
+    /// A consistent view of the database as of now, read in this Rdict's column family (as
+    /// rocksdict: a family's Rdict gives a snapshot of that family).
+    fn snapshot(&self) -> PyResult<Snapshot> {
+        let db = self.db()?;
+        Ok(Snapshot {
+            snap: db.snapshot(),
+            cf: self.cf.clone(),
+            handle: self.handle.clone(),
+            raw: self.raw,
+        })
+    }
+
+    /// Compact the keys in `[begin, end]` (None: unbounded) down to the last level.
+    #[pyo3(signature = (begin, end, compact_opt = None))]
+    fn compact_range(
+        &self,
+        py: Python<'_>,
+        begin: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        compact_opt: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let _ = compact_opt; // rocksdict's CompactOptions: not supported, the defaults apply
+        let db = self.db()?;
+        let b = begin.map(|k| encode(k, self.raw)).transpose()?;
+        let e = end.map(|k| encode(k, self.raw)).transpose()?;
+        py.allow_threads(|| db.compact_range_cf(&self.cf, b.as_deref(), e.as_deref()))
+            .map_err(to_py)
+    }
+
+    /// Ingest external table files (written by an `SstFileWriter`) into this Rdict's family,
+    /// as one atomic change (rocksdict's `ingest_external_file`).
+    #[pyo3(signature = (paths, opts = None))]
+    fn ingest_external_file(
+        &self,
+        py: Python<'_>,
+        paths: Vec<std::path::PathBuf>,
+        opts: Option<PyRef<'_, IngestExternalFileOptions>>,
+    ) -> PyResult<()> {
+        let db = self.db()?;
+        let io = opts.map(|o| o.inner.clone()).unwrap_or_default();
+        py.allow_threads(|| db.ingest_external_file_cf_opts(&self.cf, &io, paths))
+            .map_err(to_py)
+    }
+
+    /// A checkpoint of the whole database in the new directory `path` (as
+    /// `Checkpoint(self).create_checkpoint(path)`).
+    fn create_checkpoint(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        let db = self.db()?;
+        py.allow_threads(|| shale::Checkpoint::new(&db)?.create_checkpoint(path))
+            .map_err(to_py)
+    }
+
+    /// Flush the memtable to a table file (always waits for it).
+    #[pyo3(signature = (wait = true))]
+    fn flush(&self, py: Python<'_>, wait: bool) -> PyResult<()> {
+        let _ = wait;
+        let db = self.db()?;
+        py.allow_threads(|| db.flush_cf(&self.cf)).map_err(to_py)
+    }
+
+    #[pyo3(signature = (sync = true))]
+    fn flush_wal(&self, py: Python<'_>, sync: bool) -> PyResult<()> {
+        let db = self.db()?;
+        py.allow_threads(|| db.flush_wal(sync)).map_err(to_py)
+    }
+
+    /// A property such as `rocksdb.stats`; None if unknown.
+    fn property_value(&self, py: Python<'_>, name: &str) -> PyResult<Option<String>> {
+        let db = self.db()?;
+        py.allow_threads(|| db.property_value_cf(&self.cf, name)).map_err(to_py)
+    }
+    fn property_int_value(&self, py: Python<'_>, name: &str) -> PyResult<Option<u64>> {
+        let db = self.db()?;
+        py.allow_threads(|| db.property_int_value_cf(&self.cf, name))
+            .map_err(to_py)
+    }
+    fn latest_sequence_number(&self) -> PyResult<u64> {
+        Ok(self.db()?.latest_sequence_number())
+    }
+    fn path(&self) -> String {
+        self.path.clone()
+    }
+    fn set_read_options(&self, py: Python<'_>, read_opt: PyRef<'_, ReadOptions>) {
+        let old = std::mem::replace(&mut *lock(&self.read_opts), read_opt.clone_ref(py));
+        drop(old); // its bounds' destructors may run Python code: not under the lock
+    }
+    fn set_write_options(&self, write_opt: PyRef<'_, WriteOptions>) {
+        *lock(&self.write_opts) = write_opt.to_shale();
+    }
+
+    /// Close the database (flushes what skipped the WAL); later calls raise DbClosedError.
+    /// A column family's Rdict closes only itself: the database stays open for the others.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        if self.is_family_view {
+            self.view_closed.store(true, Ordering::Release);
+            return Ok(());
+        }
+        self.handle.closed.store(true, Ordering::Release);
+        let db = self.handle.db.write().unwrap_or_else(|p| p.into_inner()).take();
+        py.allow_threads(move || drop(db));
+        Ok(())
+    }
+
+    /// The column families of the database at `path`, `default` first.
+    #[staticmethod]
+    #[pyo3(signature = (path, options = None))]
+    fn list_cf(py: Python<'_>, path: String, options: Option<PyRef<'_, Options>>) -> PyResult<Vec<String>> {
+        let opts = options.map(|o| o.inner.clone()).unwrap_or_default();
+        py.allow_threads(|| shale::DB::list_cf(&opts, &path)).map_err(to_py)
+    }
+
+    /// Create column family `name` with `options` (their raw_mode must be the database's) and
+    /// return its Rdict. A name that exists is InvalidArgument.
+    #[pyo3(signature = (name, options = None))]
+    fn create_column_family(&self, py: Python<'_>, name: &str, options: Option<PyRef<'_, Options>>) -> PyResult<Rdict> {
+        let opts = match options {
+            Some(o) => {
+                check_family_raw_mode(name, o.raw_mode, self.raw)?;
+                o.inner.clone()
+            }
+            None => shale::Options::default(),
+        };
+        let db = self.db()?;
+        py.allow_threads(|| db.create_cf(name, &opts)).map_err(to_py)?;
+        Ok(self.family_view(py, Rdict::handle_of(&db, name)?))
+    }
+
+    /// The Rdict of column family `name` (InvalidArgument if there is none).
+    fn get_column_family(&self, py: Python<'_>, name: &str) -> PyResult<Rdict> {
+        let db = self.db()?;
+        Ok(self.family_view(py, Rdict::handle_of(&db, name)?))
+    }
+
+    /// A handle on column family `name`, for the `column_family` argument of `WriteBatch`.
+    fn get_column_family_handle(&self, name: &str) -> PyResult<ColumnFamily> {
+        let db = self.db()?;
+        Ok(ColumnFamily {
+            cf: Rdict::handle_of(&db, name)?,
+        })
+    }
+
+    /// Drop column family `name`: its keys are gone, its files deleted once nothing reads them
+    /// (dropping `default` or a name that does not exist is InvalidArgument).
+    fn drop_column_family(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        let db = self.db()?;
+        py.allow_threads(|| db.drop_cf(name)).map_err(to_py)
+    }
+
+    /// Delete the database at `path` (Busy if it is open).
+    #[staticmethod]
+    #[pyo3(signature = (path, options = None))]
+    fn destroy(py: Python<'_>, path: String, options: Option<PyRef<'_, Options>>) -> PyResult<()> {
+        let opts = options.map(|o| o.inner.clone()).unwrap_or_default();
+        py.allow_threads(|| shale::DB::destroy(&opts, &path)).map_err(to_py)?;
+        let _ = std::fs::remove_file(std::path::Path::new(&path).join(CONFIG_FILE));
+        let _ = std::fs::remove_dir(&path);
+        Ok(())
+    }
+}
+
+views!(Rdict);

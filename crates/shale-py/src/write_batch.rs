@@ -1,0 +1,103 @@
+//! `WriteBatch`: writes to apply atomically with `Rdict.write`.
+
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+
+use crate::column_family::ColumnFamily;
+use crate::encoding::encode;
+
+/// A batch of writes applied atomically by `Rdict.write` (rocksdict's `WriteBatch`). Each write
+/// goes to the family given as `column_family`, else to the one `set_default_column_family`
+/// chose, else to `default`: one batch may touch several families and is still one atomic write.
+#[pyclass(module = "shale")]
+pub(crate) struct WriteBatch {
+    pub(crate) inner: shale::WriteBatch,
+    pub(crate) raw: bool,
+    default_cf: Option<Arc<shale::ColumnFamily>>,
+}
+
+impl WriteBatch {
+    /// The family a write goes to (None: `default`).
+    fn target(&self, column_family: Option<PyRef<'_, ColumnFamily>>) -> Option<Arc<shale::ColumnFamily>> {
+        column_family.map(|c| c.cf.clone()).or_else(|| self.default_cf.clone())
+    }
+}
+
+#[pymethods]
+impl WriteBatch {
+    #[new]
+    #[pyo3(signature = (raw_mode = false))]
+    fn new(raw_mode: bool) -> Self {
+        WriteBatch {
+            inner: shale::WriteBatch::new(),
+            raw: raw_mode,
+            default_cf: None,
+        }
+    }
+    /// The family `batch[k] = v`, `del batch[k]` and calls without `column_family` write to
+    /// (None: `default`).
+    #[pyo3(signature = (column_family))]
+    fn set_default_column_family(&mut self, column_family: Option<PyRef<'_, ColumnFamily>>) {
+        self.default_cf = column_family.map(|c| c.cf.clone());
+    }
+    #[pyo3(signature = (key, value, column_family = None))]
+    fn put(
+        &mut self,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        column_family: Option<PyRef<'_, ColumnFamily>>,
+    ) -> PyResult<()> {
+        let (k, v) = (encode(key, self.raw)?, encode(value, self.raw)?);
+        match self.target(column_family) {
+            Some(cf) => self.inner.put_cf(&cf, k, v),
+            None => self.inner.put(k, v),
+        }
+        Ok(())
+    }
+    fn __setitem__(&mut self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.put(key, value, None)
+    }
+    #[pyo3(signature = (key, column_family = None))]
+    fn delete(&mut self, key: &Bound<'_, PyAny>, column_family: Option<PyRef<'_, ColumnFamily>>) -> PyResult<()> {
+        let k = encode(key, self.raw)?;
+        match self.target(column_family) {
+            Some(cf) => self.inner.delete_cf(&cf, k),
+            None => self.inner.delete(k),
+        }
+        Ok(())
+    }
+    fn __delitem__(&mut self, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.delete(key, None)
+    }
+    /// Delete the keys in `[begin, end)`.
+    #[pyo3(signature = (begin, end, column_family = None))]
+    fn delete_range(
+        &mut self,
+        begin: &Bound<'_, PyAny>,
+        end: &Bound<'_, PyAny>,
+        column_family: Option<PyRef<'_, ColumnFamily>>,
+    ) -> PyResult<()> {
+        let (b, e) = (encode(begin, self.raw)?, encode(end, self.raw)?);
+        match self.target(column_family) {
+            Some(cf) => self.inner.delete_range_cf(&cf, b, e),
+            None => self.inner.delete_range(b, e),
+        }
+        Ok(())
+    }
+    fn len(&self) -> usize {
+        self.inner.len()
+    }
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+    fn is_empty(&self) -> bool {
+        self.inner.is_empty()
+    }
+    fn size_in_bytes(&self) -> usize {
+        self.inner.size_in_bytes()
+    }
+    fn clear(&mut self) {
+        self.inner.clear();
+    }
+}
