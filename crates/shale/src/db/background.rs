@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::compaction::{pick_auto, run_compaction};
 use super::error_handler::{compaction_succeeded, record_compaction_error, record_error, FIRST_RETRY_DELAY};
 use super::flush::{run_flush, run_flush_group};
-use super::{flush_due_any, purge_obsolete, DbInner, DbState};
+use super::{state::flush_due_any, state::purge_obsolete, state::DbInner, state::DbState};
 use crate::error::{Error, Result};
 
 pub(crate) fn start(db: &Arc<DbInner>) -> Result<()> {
@@ -134,7 +134,7 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
 fn pick_auto_or_record(
     db: &Arc<DbInner>,
     st: &mut DbState,
-) -> Option<(Arc<super::ColumnFamilyData>, super::compaction::Pick)> {
+) -> Option<(Arc<super::column_family::ColumnFamilyData>, super::compaction::Pick)> {
     match catch_unwind(AssertUnwindSafe(|| pick_auto(st))) {
         Ok(p) => p,
         Err(p) => {

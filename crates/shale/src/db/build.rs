@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::range_del::{add_clipped, compact_key, output_tombstones, stripe, KEntry, KeyCtx};
-use super::{ColumnFamilyData, DbInner};
+use super::{column_family::ColumnFamilyData, state::DbInner};
 use crate::compaction::output_cut::GrandparentCut;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;

@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use super::column_family::{validate_name, AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor};
 use super::{
-    compaction, flush, iter, multi_get, open, props, range_del, read, write, CfMem, ColumnFamilyData, DBIterator,
-    DBRawIterator, DbInner, IteratorMode, DB, DEFAULT_COLUMN_FAMILY_NAME,
+    column_family::CfMem, column_family::ColumnFamilyData, column_family::DEFAULT_COLUMN_FAMILY_NAME, compaction,
+    flush, handle::DB, iter, iter::DBIterator, iter::DBRawIterator, iter::IteratorMode, multi_get, open, props,
+    range_del, read, state::DbInner, write,
 };
 use crate::error::{Error, Result};
 use crate::key::InternalKeyComparator;
@@ -164,7 +165,7 @@ fn drop_family(db: &Arc<DbInner>, name: &str) -> Result<()> {
             st.rebuild_memset();
             db.cfs.write().by_id.remove(&c.id);
             db.install_super_version(&st, 0);
-            super::purge_obsolete(&db, &mut st);
+            super::state::purge_obsolete(&db, &mut st);
             Ok(())
         }),
     )?;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::options_file::options_file_name;
-use super::{flush, DbInner, DB};
+use super::{flush, handle::DB, state::DbInner};
 use crate::error::{Error, Result};
 use crate::fs::{copy_file, name_of, FileSystem};
 use crate::lsm::filename::{table_name, wal_name, FileType};
@@ -43,7 +43,7 @@ fn enable_deletions(db: &DbInner) {
     let mut st = db.state.lock();
     st.file_deletions_disabled = st.file_deletions_disabled.saturating_sub(1);
     if st.file_deletions_disabled == 0 && !db.read_only {
-        super::purge_obsolete(db, &mut st);
+        super::state::purge_obsolete(db, &mut st);
         let min_log = flush::min_log_needed(db, &st);
         flush::delete_obsolete_wals(db, &st, min_log);
     }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 
 use super::table_cache::TableCache;
-use super::{ImmMem, SuperVersion};
+use super::{state::ImmMem, state::SuperVersion};
 use crate::key::InternalKeyComparator;
 use crate::memtable::MemTable;
 use crate::options::Options;

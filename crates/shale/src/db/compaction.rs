@@ -12,7 +12,7 @@ use parking_lot::MutexGuard;
 use super::build::{FilterSpec, OutputParams};
 use super::error_handler::{compaction_succeeded, record_compaction_error};
 use super::range_del::file_tombstones;
-use super::{ColumnFamilyData, DbInner, DbState};
+use super::{column_family::ColumnFamilyData, state::DbInner, state::DbState};
 use crate::compaction_filter::CompactionFilterContext;
 use crate::error::{Error, Result};
 use crate::lsm::version_edit::{FileMetaData, VersionEdit};
@@ -518,7 +518,7 @@ pub(crate) fn compact_range(
     }
     // Delete the inputs now (as RocksDB does after a manual compaction), not at the next
     // background job: with auto compactions off that may be long.
-    super::purge_obsolete(db, &mut st);
+    super::state::purge_obsolete(db, &mut st);
     db.work_cv.notify_all();
     r
 }

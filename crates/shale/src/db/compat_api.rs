@@ -5,12 +5,13 @@ use std::cmp::Ordering;
 use std::sync::atomic::Ordering as AtOrd;
 use std::sync::Arc;
 
-use super::{iter, read, DbInner, Snapshot, DB};
-use super::{DBIterator, IteratorMode};
+use super::{handle::DB, iter, read, state::DbInner};
+use super::{iter::DBIterator, iter::IteratorMode};
 use crate::error::{Error, Result};
 use crate::key::{append_internal_key, vt};
 use crate::memtable::MemGet;
 use crate::options::ReadOptions;
+use crate::snapshot::Snapshot;
 use crate::table::pinnable::DBPinnableSlice;
 
 /// The thread modes of the `rocksdb` crate's `DBWithThreadMode<T>`. A Shale [`DB`] is always
@@ -68,7 +69,7 @@ impl DB {
     }
 
     /// [`key_may_exist`](Self::key_may_exist) in column family `cf`.
-    pub fn key_may_exist_cf(&self, cf: &impl super::AsColumnFamilyRef, key: impl AsRef<[u8]>) -> bool {
+    pub fn key_may_exist_cf(&self, cf: &impl super::column_family::AsColumnFamilyRef, key: impl AsRef<[u8]>) -> bool {
         key_may_exist(
             &self.inner,
             &cf.column_family().cfd,
@@ -78,7 +79,7 @@ impl DB {
     }
 }
 
-fn key_may_exist(db: &Arc<DbInner>, cf: &super::ColumnFamilyData, ro: &ReadOptions, key: &[u8]) -> bool {
+fn key_may_exist(db: &Arc<DbInner>, cf: &super::column_family::ColumnFamilyData, ro: &ReadOptions, key: &[u8]) -> bool {
     let sv = cf.super_version();
     let seq = read::read_seq(db, ro);
     let mut lookup = Vec::with_capacity(key.len() + 8);

@@ -4,7 +4,7 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::{DbInner, DbState};
+use super::{state::DbInner, state::DbState};
 use crate::error::Error;
 
 /// Record a hard background error (unless shutting down): writes stop until `resume()`.

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::stall::{Cause, Condition};
-use super::{ColumnFamilyData, DbInner, DbState};
+use super::{column_family::ColumnFamilyData, state::DbInner, state::DbState};
 use crate::compaction::picker::Pick;
 use crate::error::Error;
 use crate::fs::FileSystem;

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use parking_lot::MutexGuard;
 
 use super::build::{build_tables, OutputParams};
-use super::{write, ColumnFamilyData, DbInner, DbState};
+use super::{column_family::ColumnFamilyData, state::DbInner, state::DbState, write};
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::lsm::version_edit::VersionEdit;

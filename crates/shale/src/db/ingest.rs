@@ -9,7 +9,10 @@ use std::time::Duration;
 
 use super::cf_api::cfd_of;
 use super::sst_file_writer::UNKNOWN_CF_ID;
-use super::{write, AsColumnFamilyRef, ColumnFamilyData, DbInner, DbState, DB};
+use super::{
+    column_family::AsColumnFamilyRef, column_family::ColumnFamilyData, handle::DB, state::DbInner, state::DbState,
+    write,
+};
 use crate::compaction_options::DBCompactionStyle;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
@@ -524,7 +527,7 @@ pub(crate) fn ingest(
 /// (called with the DB mutex held and `ingests_running` counting this ingest).
 fn place_and_install(
     db: &Arc<DbInner>,
-    st: &mut parking_lot::MutexGuard<'_, super::DbState>,
+    st: &mut parking_lot::MutexGuard<'_, super::state::DbState>,
     cfd: &Arc<ColumnFamilyData>,
     placed: &[ExternalFile],
     metas: &[(u64, u64)],
@@ -667,7 +670,7 @@ pub(crate) fn delete_files_in_range(
     }
     log_edit(db, &mut st, &mut edit)?;
     db.install_super_version(&st, cfd.id);
-    super::purge_obsolete(db, &mut st);
+    super::state::purge_obsolete(db, &mut st);
     db.work_cv.notify_all();
     Ok(())
 }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use super::range_del::{file_tombstones, mem_lookup, table_lookup, Chain};
 use super::read::{get_in, read_seq, Src};
-use super::{ColumnFamilyData, DbInner};
+use super::{column_family::ColumnFamilyData, state::DbInner};
 use crate::error::Result;
 use crate::key::{parse_internal_key, vt};
 use crate::lsm::version::FileMeta;
@@ -53,7 +53,7 @@ pub(crate) fn multi_get<V: ValueOut, K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
 /// it once per family with one sequence for all).
 pub(crate) fn multi_get_at<V: ValueOut, K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
     db: &ColumnFamilyData,
-    sv: &super::SuperVersion,
+    sv: &super::state::SuperVersion,
     ro: &ReadOptions,
     seq: u64,
     keys: I,
@@ -82,7 +82,7 @@ pub(crate) fn multi_get_at<V: ValueOut, K: AsRef<[u8]>, I: IntoIterator<Item = K
 
 fn multi_get_in<V: ValueOut, K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
     db: &ColumnFamilyData,
-    sv: &super::SuperVersion,
+    sv: &super::state::SuperVersion,
     ro: &ReadOptions,
     seq: u64,
     keys: I,

@@ -12,8 +12,11 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use super::build::{build_tables, OutputParams};
 use super::column_family::CfSet;
 use super::two_pc::RecoveryInserter;
-use super::{background, props, CfMem, ColumnFamilyData, DbInner, DbState, WalState};
-use super::{ColumnFamilyDescriptor, DEFAULT_COLUMN_FAMILY_NAME};
+use super::{
+    background, column_family::CfMem, column_family::ColumnFamilyData, props, state::DbInner, state::DbState,
+    state::WalState,
+};
+use super::{column_family::ColumnFamilyDescriptor, column_family::DEFAULT_COLUMN_FAMILY_NAME};
 use crate::error::{Error, Result};
 use crate::fs::{name_of, FileSystem};
 use crate::iterator::InternalIterator;

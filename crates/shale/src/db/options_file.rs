@@ -213,7 +213,7 @@ pub(crate) fn render(opts: &Options) -> String {
     s
 }
 
-const DEFAULT_CF: &str = super::DEFAULT_COLUMN_FAMILY_NAME;
+const DEFAULT_CF: &str = super::column_family::DEFAULT_COLUMN_FAMILY_NAME;
 
 /// An OPTIONS file for a DB with families: the DB options, then each family's sections.
 pub(crate) fn render_families(cfs: &[(String, Options)]) -> String {

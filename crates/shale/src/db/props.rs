@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::compaction::{level_scores, picker_config};
 use super::stall::Condition;
-use super::{ColumnFamilyData, DbInner};
+use super::{column_family::ColumnFamilyData, state::DbInner};
 use crate::compaction::level_targets::compute_targets;
 use crate::error::Result;
 

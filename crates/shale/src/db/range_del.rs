@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use super::ColumnFamilyData;
+use super::column_family::ColumnFamilyData;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{parse_internal_key, user_key, vt, InternalKeyComparator, SequenceNumber};
@@ -277,7 +277,7 @@ pub(crate) fn table_lookup<V: ValueOut>(
 /// Every tombstone list a reader at any sequence may need (memtables and files that have any).
 pub(crate) fn all_tombstone_lists(
     db: &ColumnFamilyData,
-    sv: &super::SuperVersion,
+    sv: &super::state::SuperVersion,
 ) -> Result<Vec<Arc<FragmentedRangeTombstoneList>>> {
     let mut out = Vec::new();
     for m in std::iter::once(&sv.mem).chain(sv.imm.iter()) {

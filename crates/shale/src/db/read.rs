@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering as AtOrd;
 use std::sync::Arc;
 
 use super::range_del::{mem_lookup, table_lookup, Chain};
-use super::{ColumnFamilyData, DbInner, SuperVersion};
+use super::{column_family::ColumnFamilyData, state::DbInner, state::SuperVersion};
 use crate::error::Result;
 use crate::key::{make_internal_key, vt, SequenceNumber};
 use crate::options::ReadOptions;

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::column_family::{AsColumnFamilyRef, ColumnFamilyData};
-use super::{DbInner, DB};
+use super::{handle::DB, state::DbInner};
 use crate::error::{Error, Result};
 use crate::options::Options;
 

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Mutex, MutexGuard};
 use std::sync::atomic::Ordering as AtOrd;
 
-use super::{DbInner, DbState};
+use super::{state::DbInner, state::DbState};
 use crate::error::Result;
 
 use crate::compaction::level_targets::{compute_targets, estimate_pending_compaction_bytes, PickerConfig};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::build::{build_tables, OutputParams};
 use super::iter::MergingIterator;
-use super::{ColumnFamilyData, DbInner};
+use super::{column_family::ColumnFamilyData, state::DbInner};
 use crate::compaction::picker::Pick;
 use crate::error::Result;
 use crate::fs::{ActivityGuard, IoActivity};

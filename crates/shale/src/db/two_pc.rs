@@ -12,7 +12,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::db::write::MemInserter;
-use crate::db::{DbInner, DbState};
+use crate::db::{state::DbInner, state::DbState};
 use crate::error::{Error, Result};
 use crate::memtable::MemTable;
 use crate::write_batch::{BatchHandler, WriteBatch};

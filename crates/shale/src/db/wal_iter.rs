@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::DbInner;
+use super::state::DbInner;
 use crate::error::{Error, Result};
 use crate::fs::name_of;
 use crate::log;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::write_thread::{self, ExclusiveOp, InsertTask, Role, Writer};
-use super::{ColumnFamilyData, DbInner, DbState, ImmMem};
+use super::{column_family::ColumnFamilyData, state::DbInner, state::DbState, state::ImmMem};
 use crate::error::{Error, Result};
 use crate::key::{vt, UserCmpKind};
 use crate::log;
@@ -858,7 +858,7 @@ pub(crate) fn switch_memtable(
         // An immutable memtable that waits for others before it is flushed
         // (`min_write_buffer_number_to_merge`) serves reads for a while: give it a sorted
         // directory, built off the write path, so lookups skip the skiplist descent.
-        if !super::flush_due(db, st, id) {
+        if !super::state::flush_due(db, st, id) {
             let _ = std::thread::Builder::new()
                 .name("shale-memdir".into())
                 .spawn(move || old.build_directory());
@@ -887,7 +887,7 @@ fn check_not_cancelled(db: &DbInner) -> Result<()> {
 mod tests {
     use std::sync::Arc;
 
-    use crate::db::DB;
+    use crate::db::handle::DB;
     use crate::fs::MemFs;
     use crate::options::Options;
     use crate::write_batch::WriteBatch;

@@ -5,9 +5,9 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::state::DbInner;
 use super::write::{finish_group, insert_batch, make_room, mode, next_free_sequence, wal_append, Mode};
 use super::write_thread::{self, Writer};
-use super::DbInner;
 use crate::error::{Error, Result};
 use crate::write_batch::WriteBatch;
 

@@ -3,7 +3,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use crate::db::ColumnFamilyData;
+use crate::db::column_family::ColumnFamilyData;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::lsm::version::FileMeta;
@@ -19,7 +19,7 @@ pub(crate) struct LevelIterator {
     fill: bool,
     err: Option<Error>,
     /// Prefix seek: files whose filter rules the seek key's prefix out are skipped.
-    prefix: Option<Arc<super::PrefixSeek>>,
+    prefix: Option<Arc<super::prefix::PrefixSeek>>,
 }
 
 impl LevelIterator {
@@ -28,7 +28,7 @@ impl LevelIterator {
         files: Vec<Arc<FileMeta>>,
         verify: bool,
         fill: bool,
-        prefix: Option<Arc<super::PrefixSeek>>,
+        prefix: Option<Arc<super::prefix::PrefixSeek>>,
     ) -> Self {
         LevelIterator {
             db,

@@ -3,7 +3,6 @@
 use crate::perf_context::field as perf;
 use std::cmp::Ordering;
 
-use super::Dir;
 use crate::error::Result;
 use crate::iterator::InternalIterator;
 use crate::key::InternalKeyComparator;
@@ -637,4 +636,11 @@ mod tests {
         }
         assert_eq!(vs, vec![b"0".to_vec(), b"1".to_vec(), b"2".to_vec()]);
     }
+}
+
+/// The direction an iterator moves in.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Dir {
+    Forward,
+    Reverse,
 }

@@ -12,7 +12,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::db::{ColumnFamilyData, DB};
+use crate::db::{column_family::ColumnFamilyData, handle::DB};
 use crate::error::Result;
 use crate::iterator::InternalIterator;
 use crate::key::user_key;
@@ -21,7 +21,7 @@ use crate::options::ReadOptions;
 use crate::slice_transform::SliceTransform;
 use crate::table::any::AnyTable;
 
-use super::{DBIterator, Direction, IteratorMode};
+use super::{db_iter::DBIterator, db_iter::Direction, db_iter::IteratorMode};
 
 /// How the seeks of one iterator may use prefix filters.
 pub(crate) struct PrefixSeek {

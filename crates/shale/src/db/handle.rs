@@ -1,0 +1,268 @@
+//! The public `DB` handle: opening, the data calls, and closing (flush of unlogged writes,
+//! background shutdown).
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::column_family::ColumnFamilyData;
+use super::iter::{DBIterator, DBRawIterator, IteratorMode};
+use super::state::DbInner;
+use super::wal_iter::DBWALIterator;
+use super::{background, cf_api, compaction, flush, iter, multi_get, open, props, range_del, read, wal_iter, write};
+use crate::error::Result;
+use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::snapshot::Snapshot;
+use crate::table::pinnable::DBPinnableSlice;
+use crate::write_batch::WriteBatch;
+
+/// A Shale database. `Send + Sync`: share it between threads (e.g. in an `Arc`).
+pub struct DB {
+    pub(crate) inner: Arc<DbInner>,
+}
+
+impl std::fmt::Debug for DB {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DB({})", self.inner.path.display())
+    }
+}
+
+impl DB {
+    /// Open (or create, with `create_if_missing`) the database at `path`.
+    pub fn open(opts: &Options, path: impl AsRef<Path>) -> Result<DB> {
+        open::open(opts, path.as_ref(), false, false, &[]).map(|inner| DB { inner })
+    }
+
+    /// Open with default options and `create_if_missing = true`.
+    pub fn open_default(path: impl AsRef<Path>) -> Result<DB> {
+        let opts = Options {
+            create_if_missing: true,
+            ..Options::default()
+        };
+        DB::open(&opts, path)
+    }
+
+    /// Open without writing anything: no WAL, no new MANIFEST, no background work.
+    pub fn open_for_read_only(opts: &Options, path: impl AsRef<Path>, error_if_wal_file_exists: bool) -> Result<DB> {
+        open::open(opts, path.as_ref(), true, error_if_wal_file_exists, &[]).map(|inner| DB { inner })
+    }
+
+    /// Delete every file of the database at `path` (fails with Busy if it is open).
+    pub fn destroy(opts: &Options, path: impl AsRef<Path>) -> Result<()> {
+        open::destroy(opts, path.as_ref())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        self.put_opt(key, value, &WriteOptions::default())
+    }
+    pub fn put_opt(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
+        cf_api::write_one(&self.inner, &self.inner.default_cf, key.as_ref(), wo, |b| {
+            b.put(key.as_ref(), value)
+        })
+    }
+    pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
+        self.delete_opt(key, &WriteOptions::default())
+    }
+    pub fn delete_opt(&self, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
+        cf_api::write_one(&self.inner, &self.inner.default_cf, key.as_ref(), wo, |b| {
+            b.delete(key.as_ref())
+        })
+    }
+    /// Delete `key`, cancelling exactly one earlier Put (RocksDB's `SingleDelete`: use it only
+    /// for keys written once since their last deletion).
+    pub fn single_delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
+        self.single_delete_opt(key, &WriteOptions::default())
+    }
+    pub fn single_delete_opt(&self, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
+        cf_api::write_one(&self.inner, &self.inner.default_cf, key.as_ref(), wo, |b| {
+            b.single_delete(key.as_ref())
+        })
+    }
+    /// Add a merge operand for `key` (needs `Options::merge_operator`).
+    pub fn merge(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        self.merge_opt(key, value, &WriteOptions::default())
+    }
+    pub fn merge_opt(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
+        range_del::validate_merge(&self.inner.default_cf)?;
+        cf_api::write_one(&self.inner, &self.inner.default_cf, key.as_ref(), wo, |b| {
+            b.merge(key.as_ref(), value)
+        })
+    }
+    /// Delete every key in `[begin, end)`. `begin > end` is InvalidArgument; `begin == end`
+    /// does nothing.
+    pub fn delete_range(&self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>) -> Result<()> {
+        self.delete_range_opt(begin, end, &WriteOptions::default())
+    }
+    pub fn delete_range_opt(&self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
+        let (b, e) = (begin.as_ref(), end.as_ref());
+        range_del::validate_range(&self.inner.default_cf, b, e)?;
+        if self.inner.default_cf.icmp.compare_user(b, e) == std::cmp::Ordering::Equal {
+            return Ok(());
+        }
+        let mut batch = WriteBatch::new();
+        batch.delete_range(b, e);
+        write::write(&self.inner, wo, batch, false)
+    }
+    /// Apply a batch atomically.
+    pub fn write(&self, batch: WriteBatch) -> Result<()> {
+        self.write_opt(batch, &WriteOptions::default())
+    }
+    pub fn write_opt(&self, batch: WriteBatch, wo: &WriteOptions) -> Result<()> {
+        write::validate_batch(&self.inner, &batch)?;
+        write::write(&self.inner, wo, batch, true)
+    }
+
+    /// The value of `key`, or `None` if it does not exist.
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        read::get(
+            &self.inner,
+            &self.inner.default_cf,
+            &ReadOptions::default(),
+            key.as_ref(),
+        )
+    }
+    pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
+        read::get(&self.inner, &self.inner.default_cf, ro, key.as_ref())
+    }
+    /// The value of `key` without copying it: the returned slice points into the memtable,
+    /// cached block or table file it was found in and keeps that alive (see
+    /// [`DBPinnableSlice`](crate::DBPinnableSlice)). Same result as [`get`](Self::get).
+    pub fn get_pinned(&self, key: impl AsRef<[u8]>) -> Result<Option<DBPinnableSlice>> {
+        read::get(
+            &self.inner,
+            &self.inner.default_cf,
+            &ReadOptions::default(),
+            key.as_ref(),
+        )
+    }
+    pub fn get_pinned_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<DBPinnableSlice>> {
+        read::get(&self.inner, &self.inner.default_cf, ro, key.as_ref())
+    }
+    /// Look up several keys at one consistent point in time.
+    pub fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>> {
+        self.multi_get_opt(keys, &ReadOptions::default())
+    }
+    pub fn multi_get_opt<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
+        &self,
+        keys: I,
+        ro: &ReadOptions,
+    ) -> Vec<Result<Option<Vec<u8>>>> {
+        multi_get::multi_get(&self.inner, &self.inner.default_cf, ro, keys)
+    }
+    /// [`multi_get`](Self::multi_get) with each value pinned where it was found, as
+    /// [`get_pinned`](Self::get_pinned) does (the `rocksdb` crate's `batched_multi_get_cf`).
+    pub fn multi_get_pinned<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
+        &self,
+        keys: I,
+    ) -> Vec<Result<Option<DBPinnableSlice>>> {
+        self.multi_get_pinned_opt(keys, &ReadOptions::default())
+    }
+    pub fn multi_get_pinned_opt<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
+        &self,
+        keys: I,
+        ro: &ReadOptions,
+    ) -> Vec<Result<Option<DBPinnableSlice>>> {
+        multi_get::multi_get(&self.inner, &self.inner.default_cf, ro, keys)
+    }
+
+    /// A snapshot of the current state.
+    pub fn snapshot(&self) -> Snapshot {
+        // The sequence is read and registered under the snapshot list's lock: a compaction
+        // reading the list (to decide which versions to keep) sees this snapshot, or started
+        // before it existed and holds nothing newer than it.
+        let mut list = self.inner.snapshots.lock();
+        let seq = self.inner.last_seq.load(Ordering::Acquire);
+        *list.entry(seq).or_insert(0) += 1;
+        drop(list);
+        let owner: Arc<dyn std::any::Any + Send + Sync> = self.inner.clone();
+        Snapshot::new(seq, Arc::downgrade(&self.inner.snapshots), Arc::downgrade(&owner))
+    }
+
+    /// A cursor-style iterator (seek / next / prev), as the `rocksdb` crate's `DBRawIterator`.
+    pub fn raw_iterator(&self) -> DBRawIterator {
+        self.raw_iterator_opt(ReadOptions::default())
+    }
+    pub fn raw_iterator_opt(&self, ro: ReadOptions) -> DBRawIterator {
+        iter::new_raw_iterator(&self.inner, &self.inner.default_cf, ro)
+    }
+    /// A Rust iterator over `(key, value)` pairs starting at `mode`.
+    pub fn iterator(&self, mode: IteratorMode<'_>) -> DBIterator {
+        self.iterator_opt(mode, ReadOptions::default())
+    }
+    pub fn iterator_opt(&self, mode: IteratorMode<'_>, ro: ReadOptions) -> DBIterator {
+        DBIterator::new(self.raw_iterator_opt(ro), mode)
+    }
+
+    /// Flush the default family's memtable to an L0 table and wait for it.
+    pub fn flush(&self) -> Result<()> {
+        flush::flush_and_wait(&self.inner, vec![0])
+    }
+
+    /// Compact every file overlapping `[begin, end]` down to the bottom level, and wait.
+    pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        compaction::compact_range(&self.inner, &self.inner.default_cf, begin, end)
+    }
+
+    /// Wait until no flush or compaction is pending or running.
+    pub fn wait_for_compact(&self) -> Result<()> {
+        background::wait_for_compact(&self.inner)
+    }
+
+    /// The value of a property such as `rocksdb.stats` or `rocksdb.num-files-at-level0`.
+    pub fn property_value(&self, name: &str) -> Result<Option<String>> {
+        props::property_value(&self.inner, &self.inner.default_cf, name)
+    }
+    /// A numeric property.
+    pub fn property_int_value(&self, name: &str) -> Result<Option<u64>> {
+        Ok(self.property_value(name)?.and_then(|s| s.trim().parse().ok()))
+    }
+
+    /// The write batches from the one holding sequence number `since` on, with their first
+    /// sequence numbers, read from the WAL files (RocksDB's `GetUpdatesSince`, the `rocksdb`
+    /// crate's `get_updates_since`): for replication. Obsolete WALs are kept for it only with
+    /// `set_wal_ttl_seconds` / `set_wal_size_limit_mb`; a sequence number whose WAL is gone is
+    /// NotFound.
+    pub fn get_updates_since(&self, since: u64) -> Result<DBWALIterator> {
+        crate::statistics::tick(&self.inner.stats, crate::statistics::Ticker::GetUpdatesSinceCalls, 1);
+        wal_iter::updates_since(&self.inner, since)
+    }
+
+    /// The sequence number of the last write.
+    pub fn latest_sequence_number(&self) -> u64 {
+        self.inner.last_seq.load(Ordering::Acquire)
+    }
+
+    /// Clear a background error and let writes resume (after the cause was fixed).
+    pub fn resume(&self) -> Result<()> {
+        background::resume(&self.inner)
+    }
+}
+
+impl Drop for DB {
+    fn drop(&mut self) {
+        // As RocksDB (unless avoid_flush_during_shutdown): writes that skipped the WAL live only
+        // in the memtables, so flush them before closing.
+        if self.inner.unpersisted_data.load(std::sync::atomic::Ordering::Acquire) && !self.inner.read_only {
+            let all: Vec<u32> = self.inner.cfs.read().by_id.keys().copied().collect();
+            let _ = flush::flush_and_wait(&self.inner, all);
+        }
+        background::shutdown(&self.inner);
+    }
+}
+
+/// Verify every block checksum of every live table (for `ldb checkconsistency`).
+pub(crate) fn verify_all_tables(db: &DB) -> Result<()> {
+    let cfs: Vec<Arc<ColumnFamilyData>> = db.inner.cfs.read().by_id.values().cloned().collect();
+    for cf in cfs {
+        let sv = cf.super_version();
+        for (_, f) in sv.version.all_files() {
+            let t = cf.table_cache.get(f)?;
+            t.verify_checksums()?;
+        }
+    }
+    Ok(())
+}
