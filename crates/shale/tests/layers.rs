@@ -455,61 +455,11 @@ fn source_files() -> Vec<(String, Vec<String>, String)> {
         .collect()
 }
 
-/// Files still in an import circle while the engine's layout is being redone: the list may
-/// only shrink. A file in a circle that is not listed fails the test, and so does a listed
-/// file that is in no circle any more (take it off the list).
-const NOT_YET_OUT_OF_A_CIRCLE: &[&str] = &[
-    "src/db/background.rs",
-    "src/db/build.rs",
-    "src/db/cf_api.rs",
-    "src/db/column_family.rs",
-    "src/db/compaction.rs",
-    "src/db/error_handler.rs",
-    "src/db/events.rs",
-    "src/db/flush.rs",
-    "src/db/handle.rs",
-    "src/db/iter/db_iter.rs",
-    "src/db/iter/level.rs",
-    "src/db/iter/mod.rs",
-    "src/db/iter/prefix.rs",
-    "src/db/iter/sources.rs",
-    "src/db/multi_get.rs",
-    "src/db/open.rs",
-    "src/db/options_file.rs",
-    "src/db/props.rs",
-    "src/db/range_del.rs",
-    "src/db/read.rs",
-    "src/db/stall.rs",
-    "src/db/state.rs",
-    "src/db/subcompaction.rs",
-    "src/db/two_pc.rs",
-    "src/db/wal_iter.rs",
-    "src/db/write.rs",
-    "src/db/write_thread.rs",
-    "src/db/write_two_pc.rs",
-];
-
 #[test]
 fn no_file_imports_a_file_that_imports_it_back() {
     let files = source_files();
     let graph = file_graph(&files);
-    let all = circles(&graph);
-    let in_circle: std::collections::BTreeSet<&str> = all.iter().flatten().map(|&f| files[f].0.as_str()).collect();
-    let freed: Vec<&&str> = NOT_YET_OUT_OF_A_CIRCLE
-        .iter()
-        .filter(|f| !in_circle.contains(**f))
-        .collect();
-    assert!(
-        freed.is_empty(),
-        "in no import circle any more, take off the list: {freed:?}"
-    );
-    let found: Vec<&Vec<usize>> = all
-        .iter()
-        .filter(|c| {
-            c.iter()
-                .any(|&f| !NOT_YET_OUT_OF_A_CIRCLE.contains(&files[f].0.as_str()))
-        })
-        .collect();
+    let found = circles(&graph);
     let mut report = Vec::new();
     for comp in &found {
         report.push(format!("a circle of {} files:", comp.len()));

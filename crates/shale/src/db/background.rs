@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::compaction::{pick_auto, run_compaction};
 use super::error_handler::{compaction_succeeded, record_compaction_error, record_error, FIRST_RETRY_DELAY};
 use super::flush::{run_flush, run_flush_group};
-use super::{state::flush_due_any, state::purge_obsolete, state::DbInner, state::DbState};
+use super::{purge::purge_obsolete, state::flush_due_any, state::DbInner, state::DbState};
 use crate::error::{Error, Result};
 
 pub(crate) fn start(db: &Arc<DbInner>) -> Result<()> {

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering as AtOrd;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::range_del::{add_clipped, compact_key, output_tombstones, stripe, KEntry, KeyCtx};
+use super::key_compaction::{add_clipped, compact_key, output_tombstones, stripe, KEntry, KeyCtx};
 use super::{column_family::ColumnFamilyData, state::DbInner};
 use crate::compaction::output_cut::GrandparentCut;
 use crate::error::{Error, Result};
@@ -180,7 +180,7 @@ pub(crate) fn new_table_builder(
 
 /// Write the entries of `input` (in internal-key order) and the range tombstones of
 /// `p.tombstones` to new table files, dropping entries no reader can see (per-key rules in
-/// `range_del::compact_key`). Returns the metadata of the files written (synced).
+/// `key_compaction::compact_key`). Returns the metadata of the files written (synced).
 pub(crate) fn build_tables(
     db: &Arc<DbInner>,
     input: &mut dyn InternalIterator,

@@ -1,197 +1,23 @@
 //! The column-family calls of the `rocksdb` crate: opening with families, creating and dropping
 //! them, handles, and the `_cf` form of every data call.
 
-use std::collections::VecDeque;
 use std::path::Path;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::column_family::{validate_name, AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor};
+use super::column_family::{AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor};
 use super::{
-    column_family::CfMem, column_family::ColumnFamilyData, column_family::DEFAULT_COLUMN_FAMILY_NAME, compaction,
-    flush, handle::DB, iter, iter::DBIterator, iter::DBRawIterator, iter::IteratorMode, multi_get, open, props,
-    range_del, read, state::DbInner, write,
+    column_family::ColumnFamilyData, compaction, flush, handle::DB, iter, iter::DBIterator, iter::DBRawIterator,
+    iter::IteratorMode, multi_get, open, props, read, write,
 };
-use crate::error::{Error, Result};
-use crate::key::InternalKeyComparator;
-use crate::lsm::version_edit::VersionEdit;
+use crate::db::checks;
+use crate::db::families::cfd_of;
+use crate::db::families::create_family;
+use crate::db::families::drop_family;
+use crate::db::families::write_one;
+use crate::error::Result;
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::table::pinnable::DBPinnableSlice;
 use crate::write_batch::WriteBatch;
-
-/// Every live family's name and options, the default family first (for the OPTIONS file).
-pub(crate) fn family_options(db: &DbInner) -> Vec<(String, Options)> {
-    db.cfs
-        .read()
-        .by_id
-        .values()
-        .map(|c| (c.name.clone(), c.opts.clone()))
-        .collect()
-}
-
-/// Rewrite the OPTIONS file after the set of families changed.
-pub(crate) fn rewrite_options_file(db: &DbInner) -> Result<()> {
-    let num = db.state.lock().versions.new_file_number();
-    super::options_file::write_options_file(&db.fs, &db.path, num, &family_options(db))
-}
-
-/// Create family `name` with `opts` (not yet merged with the DB-wide options): one MANIFEST
-/// edit (id, name, comparator, the current WAL as its log number), then its memtable and
-/// version. Runs as the write leader, alone.
-pub(crate) fn create_family(
-    db: &Arc<DbInner>,
-    name: &str,
-    opts: Options,
-    options_file: bool,
-) -> Result<Arc<ColumnFamilyData>> {
-    if db.read_only {
-        return Err(Error::NotSupported("create_cf on a database opened read-only".into()));
-    }
-    validate_name(name)?;
-    opts.validate()
-        .map_err(|e| Error::invalid(format!("column family {name:?}: {e}")))?;
-    let opts = opts.with_db_options_of(&db.opts);
-    let d = db.clone();
-    let name_owned = name.to_string();
-    let created: Arc<parking_lot::Mutex<Option<Arc<ColumnFamilyData>>>> = Default::default();
-    let out = created.clone();
-    write::exclusive(
-        db,
-        Box::new(move || {
-            let db = d;
-            if db.cfs.read().by_name(&name_owned).is_some() {
-                return Err(Error::invalid(format!("column family {name_owned:?} already exists")));
-            }
-            let icmp = InternalKeyComparator::new(opts.comparator.clone());
-            let mut st = db.state.lock();
-            DbInner::check_bg_error(&st)?;
-            let id = st.versions.max_column_family + 1;
-            let log = db.wal.lock().number;
-            let mut edit = VersionEdit {
-                column_family: id,
-                column_family_add: Some(name_owned.clone()),
-                comparator: Some(opts.comparator.name().to_string()),
-                log_number: Some(log),
-                ..Default::default()
-            };
-            db.log_and_apply_cf(&mut st, &mut edit, Some((icmp.clone(), opts.num_levels)))?;
-            let version = st.versions.cf(id)?.current.clone();
-            let mem = Arc::new(
-                crate::memtable::MemTable::with_factory(icmp, opts.arena_block_size(), opts.memtable_factory)
-                    .with_filters(opts.memtable_bloom(), opts.memtable_point_filter())
-                    .with_account(&db.mem_account),
-            );
-            if opts.memtable_factory != crate::memtable::MemtableFactory::SkipList {
-                db.concurrent_inserts.store(false, Ordering::Relaxed);
-            }
-            let cfd = Arc::new(ColumnFamilyData::new(
-                id,
-                &name_owned,
-                opts,
-                &db.path,
-                db.block_cache.clone(),
-                mem.clone(),
-                version,
-            ));
-            st.cfs.insert(
-                id,
-                CfMem {
-                    cfd: cfd.clone(),
-                    mem,
-                    imm: VecDeque::new(),
-                    history: VecDeque::new(),
-                    stats: super::props::CompactionStats::new(),
-                },
-            );
-            st.rebuild_memset();
-            db.cfs.write().by_id.insert(id, cfd.clone());
-            db.install_super_version(&st, id);
-            *out.lock() = Some(cfd);
-            Ok(())
-        }),
-    )?;
-    let cfd = created
-        .lock()
-        .take()
-        .ok_or_else(|| Error::invalid("internal: column family not created"))?;
-    super::events::family_changed(db, "created", &cfd);
-    if options_file {
-        rewrite_options_file(db)?;
-    }
-    Ok(cfd)
-}
-
-/// Drop family `name`: one MANIFEST edit; its memtables are discarded, its files deleted once
-/// no handle, iterator or snapshot read holds them. Runs as the write leader, alone.
-fn drop_family(db: &Arc<DbInner>, name: &str) -> Result<()> {
-    if db.read_only {
-        return Err(Error::NotSupported("drop_cf on a database opened read-only".into()));
-    }
-    if name == DEFAULT_COLUMN_FAMILY_NAME {
-        return Err(Error::invalid("drop_cf: the default column family cannot be dropped"));
-    }
-    let cfd = db
-        .cfs
-        .read()
-        .by_name(name)
-        .cloned()
-        .ok_or_else(|| Error::invalid(format!("drop_cf: column family {name:?} does not exist")))?;
-    let d = db.clone();
-    let c = cfd.clone();
-    write::exclusive(
-        db,
-        Box::new(move || {
-            let db = d;
-            let mut st = db.state.lock();
-            DbInner::check_bg_error(&st)?;
-            if c.is_dropped() {
-                return Err(Error::invalid(format!(
-                    "drop_cf: column family {:?} was already dropped",
-                    c.name
-                )));
-            }
-            // Flushes and compactions of the family that finish from now on discard their work.
-            c.dropped.store(true, Ordering::Release);
-            let mut edit = VersionEdit {
-                column_family: c.id,
-                column_family_drop: true,
-                ..Default::default()
-            };
-            if let Err(e) = db.log_and_apply(&mut st, &mut edit) {
-                c.dropped.store(false, Ordering::Release);
-                return Err(e);
-            }
-            st.cfs.remove(&c.id);
-            st.rebuild_memset();
-            db.cfs.write().by_id.remove(&c.id);
-            db.install_super_version(&st, 0);
-            super::state::purge_obsolete(&db, &mut st);
-            Ok(())
-        }),
-    )?;
-    super::events::family_changed(db, "dropped", &cfd);
-    rewrite_options_file(db)
-}
-
-/// One record for family `c`, written alone (`put`, `delete`, `merge`, ... and their `_cf`
-/// forms): the family must be live and the key valid for its comparator.
-pub(crate) fn write_one(
-    db: &Arc<DbInner>,
-    c: &ColumnFamilyData,
-    key: &[u8],
-    wo: &WriteOptions,
-    add: impl FnOnce(&mut WriteBatch),
-) -> Result<()> {
-    write::check_writable(c)?;
-    write::check_key(c, key)?;
-    let mut b = WriteBatch::new();
-    add(&mut b);
-    write::write(db, wo, b, false)
-}
-
-pub(crate) fn cfd_of(cf: &impl AsColumnFamilyRef) -> &Arc<ColumnFamilyData> {
-    &cf.column_family().cfd
-}
 
 impl DB {
     /// Open with the families `names` (each with `opts`); `default` is opened with `opts` too.
@@ -320,7 +146,7 @@ impl DB {
         wo: &WriteOptions,
     ) -> Result<()> {
         let c = cfd_of(cf);
-        range_del::validate_merge(c)?;
+        checks::validate_merge(c)?;
         write_one(&self.inner, c, key.as_ref(), wo, |b| {
             b.merge_cf_id(c.id, key.as_ref(), value.as_ref())
         })
@@ -341,9 +167,9 @@ impl DB {
         wo: &WriteOptions,
     ) -> Result<()> {
         let c = cfd_of(cf);
-        write::check_writable(c)?;
+        checks::check_writable(c)?;
         let (b, e) = (begin.as_ref(), end.as_ref());
-        range_del::validate_range(c, b, e)?;
+        checks::validate_range(c, b, e)?;
         if c.icmp.compare_user(b, e) == std::cmp::Ordering::Equal {
             return Ok(());
         }
@@ -440,7 +266,7 @@ impl DB {
     /// Flush family `cf`'s memtable and wait.
     pub fn flush_cf(&self, cf: &impl AsColumnFamilyRef) -> Result<()> {
         let c = cfd_of(cf);
-        write::check_writable(c)?;
+        checks::check_writable(c)?;
         flush::flush_and_wait(&self.inner, vec![c.id])
     }
     /// Flush several families' memtables and wait for all of them.

@@ -43,7 +43,7 @@ fn enable_deletions(db: &DbInner) {
     let mut st = db.state.lock();
     st.file_deletions_disabled = st.file_deletions_disabled.saturating_sub(1);
     if st.file_deletions_disabled == 0 && !db.read_only {
-        super::state::purge_obsolete(db, &mut st);
+        super::purge::purge_obsolete(db, &mut st);
         let min_log = flush::min_log_needed(db, &st);
         flush::delete_obsolete_wals(db, &st, min_log);
     }
@@ -145,7 +145,7 @@ pub(crate) fn capture(db: &Arc<DbInner>, flush_first: FlushFirst) -> Result<Capt
     wals.sort_by_key(|w| w.number);
     // The families as captured, each with its options (a family created since has none here;
     // one dropped since keeps the DB's options for its section).
-    let live = super::cf_api::family_options(db);
+    let live = super::families::family_options(db);
     let fam: Vec<(String, crate::options::Options)> = names
         .into_iter()
         .map(|n| {

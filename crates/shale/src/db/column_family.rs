@@ -14,8 +14,8 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 
 use super::table_cache::TableCache;
-use super::{state::ImmMem, state::SuperVersion};
 use crate::key::InternalKeyComparator;
+use crate::lsm::version::Version;
 use crate::memtable::MemTable;
 use crate::options::Options;
 
@@ -90,7 +90,7 @@ pub(crate) struct CfMem {
     /// Flushed memtables kept for transactions' conflict checks (RocksDB's memtable history,
     /// `max_write_buffer_size_to_maintain`), newest last.
     pub history: VecDeque<Arc<MemTable>>,
-    pub stats: super::props::CompactionStats,
+    pub stats: super::job_stats::CompactionStats,
 }
 
 /// A handle on a column family, as the `rocksdb` crate's `ColumnFamily` / `BoundColumnFamily`:
@@ -215,3 +215,22 @@ impl CfMem {
         }
     }
 }
+
+/// What readers pin: the memtables and the version, switched atomically.
+pub(crate) struct SuperVersion {
+    pub mem: Arc<MemTable>,
+    /// Immutable memtables, newest first.
+    pub imm: Vec<Arc<MemTable>>,
+    pub version: Arc<Version>,
+}
+
+/// An immutable memtable waiting for flush.
+pub(crate) struct ImmMem {
+    pub mem: Arc<MemTable>,
+    /// The WAL that started after this memtable became immutable: once this memtable is
+    /// flushed, WALs numbered below it are obsolete.
+    pub next_log: u64,
+}
+
+/// The mutable memtable of every live family, by id (what a write group inserts into).
+pub(crate) type MemSet = Vec<(u32, Arc<MemTable>)>;

@@ -423,7 +423,7 @@ pub(crate) fn compact_range(
             DbInner::check_bg_error(&st)?;
             db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
         }
-        super::write::check_writable(cf)?;
+        super::checks::check_writable(cf)?;
         match cf.opts.compaction_style {
             DBCompactionStyle::Level => {}
             // Universal: every run merged into the last level (the range is not used, as in
@@ -518,7 +518,7 @@ pub(crate) fn compact_range(
     }
     // Delete the inputs now (as RocksDB does after a manual compaction), not at the next
     // background job: with auto compactions off that may be long.
-    super::state::purge_obsolete(db, &mut st);
+    super::purge::purge_obsolete(db, &mut st);
     db.work_cv.notify_all();
     r
 }

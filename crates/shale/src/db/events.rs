@@ -8,9 +8,8 @@
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use super::stall::{Cause, Condition};
 use super::{column_family::ColumnFamilyData, state::DbInner, state::DbState};
 use crate::compaction::picker::Pick;
 use crate::error::Error;
@@ -430,76 +429,4 @@ pub(crate) fn table_file_deleted(db: &DbInner, number: u64) {
 pub(crate) fn background_error(db: &DbInner, e: &Error, soft: bool) {
     let kind = if soft { "soft" } else { "hard" };
     db.info_log.error(&format!("[default] Background error ({kind}): {e}"));
-}
-
-/// The write controller's condition changed (RocksDB's "Stalling writes because ..." lines).
-pub(crate) fn stall_changed(
-    log: &InfoLog,
-    opts: &Options,
-    (cond, cause, rate): (Condition, Cause, u64),
-    l0: usize,
-    imm: usize,
-    pending: u64,
-) {
-    let (verb, tail) = match cond {
-        Condition::Normal => {
-            log.info("[default] Write stall condition is normal again");
-            return;
-        }
-        Condition::Stopped => ("Stopping", String::new()),
-        Condition::Delayed => ("Stalling", format!(" rate {rate}")),
-    };
-    let why = match cause {
-        Cause::MemtableLimit => format!(
-            "we have {imm} immutable memtables (waiting for flush), max_write_buffer_number is set to {}",
-            opts.max_write_buffer_number
-        ),
-        Cause::L0FileCount => format!("we have {l0} level-0 files"),
-        Cause::PendingCompactionBytes | Cause::None => format!("of estimated pending compaction bytes {pending}"),
-    };
-    log.warn(&format!("[default] {verb} writes because {why}{tail}"));
-}
-
-/// Start the thread that dumps `rocksdb.stats` into the LOG every `stats_dump_period_sec`
-/// (joined with the background threads at shutdown).
-pub(crate) fn start_stats_dump(db: &Arc<DbInner>) {
-    // The period is read each round: `set_db_options` may change it (0 stops the dumps).
-    let period_now = |d: &DbInner| d.opts.info_log.stats_dump_period_sec;
-    if period_now(db) == 0 || !db.info_log.enabled(LogLevel::Info) {
-        return;
-    }
-    let mut threads = db.bg_threads.lock();
-    if db.shutting_down.load(Ordering::Acquire) || threads.iter().any(|h| h.thread().name() == Some("shale-stats")) {
-        return;
-    }
-    let d = Arc::clone(db);
-    let h = std::thread::Builder::new().name("shale-stats".into()).spawn(move || {
-        let mut last = Instant::now();
-        let mut st = d.state.lock();
-        // Shutdown sets the flag and notifies `bg_cv` with the DB mutex held: no lost wakeup.
-        while !d.shutting_down.load(Ordering::Acquire) {
-            let period = period_now(&d);
-            if period == 0 {
-                d.bg_cv.wait_for(&mut st, Duration::from_secs(1));
-                continue;
-            }
-            let next = last + Duration::from_secs(period as u64);
-            d.bg_cv.wait_until(&mut st, next);
-            if d.shutting_down.load(Ordering::Acquire) || Instant::now() < next {
-                continue;
-            }
-            last = next;
-            parking_lot::MutexGuard::unlocked(&mut st, || {
-                let cfs: Vec<_> = d.cfs.read().by_id.values().cloned().collect();
-                for cf in cfs {
-                    if let Ok(Some(s)) = super::props::property_value(&d, &cf, "rocksdb.stats") {
-                        d.info_log.info(&format!("------- DUMPING STATS -------\n{s}"));
-                    }
-                }
-            });
-        }
-    });
-    if let Ok(h) = h {
-        threads.push(h);
-    }
 }

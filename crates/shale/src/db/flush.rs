@@ -58,7 +58,7 @@ pub(crate) fn min_log_needed(db: &DbInner, st: &DbState) -> u64 {
             .filter(|m| m.imm.is_empty() && m.mem.is_empty() && m.mem.range_dels.is_empty())
             .map(|_| current)
     });
-    m.min(super::two_pc::min_prep_log(db, st, &[]))
+    m.min(super::prepared_wals::min_prep_log(db, st, &[]))
 }
 
 /// Flush family `cf`'s immutable memtables (all those waiting, merged into one output as
@@ -186,7 +186,7 @@ pub(crate) fn run_flush_group(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState
         // Two-phase commit (RocksDB's `PrecomputeMinLogNumberToKeep2PC`): not above a WAL with
         // an unresolved prepared section, or one that a memtable left unflushed still needs.
         let flushed: Vec<&Arc<crate::memtable::MemTable>> = parts.iter().flat_map(|p| p.mems.iter()).collect();
-        let after = after.min(super::two_pc::min_prep_log(db, st, &flushed));
+        let after = after.min(super::prepared_wals::min_prep_log(db, st, &flushed));
         let floor = st.versions.min_log_number_to_keep;
         if let Some(last) = edits.last_mut() {
             last.min_log_number_to_keep = Some(after.max(floor));

@@ -6,10 +6,13 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::column_family::ColumnFamilyData;
+use super::iter::Direction;
 use super::iter::{DBIterator, DBRawIterator, IteratorMode};
 use super::state::DbInner;
 use super::wal_iter::DBWALIterator;
-use super::{background, cf_api, compaction, flush, iter, multi_get, open, props, range_del, read, wal_iter, write};
+use super::{background, compaction, flush, iter, multi_get, open, props, read, wal_iter, write};
+use crate::db::checks;
+use crate::db::families;
 use crate::error::Result;
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::snapshot::Snapshot;
@@ -60,7 +63,7 @@ impl DB {
         self.put_opt(key, value, &WriteOptions::default())
     }
     pub fn put_opt(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
-        cf_api::write_one(&self.inner, &self.inner.default_cf, key.as_ref(), wo, |b| {
+        families::write_one(&self.inner, &self.inner.default_cf, key.as_ref(), wo, |b| {
             b.put(key.as_ref(), value)
         })
     }
@@ -68,7 +71,7 @@ impl DB {
         self.delete_opt(key, &WriteOptions::default())
     }
     pub fn delete_opt(&self, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
-        cf_api::write_one(&self.inner, &self.inner.default_cf, key.as_ref(), wo, |b| {
+        families::write_one(&self.inner, &self.inner.default_cf, key.as_ref(), wo, |b| {
             b.delete(key.as_ref())
         })
     }
@@ -78,7 +81,7 @@ impl DB {
         self.single_delete_opt(key, &WriteOptions::default())
     }
     pub fn single_delete_opt(&self, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
-        cf_api::write_one(&self.inner, &self.inner.default_cf, key.as_ref(), wo, |b| {
+        families::write_one(&self.inner, &self.inner.default_cf, key.as_ref(), wo, |b| {
             b.single_delete(key.as_ref())
         })
     }
@@ -87,8 +90,8 @@ impl DB {
         self.merge_opt(key, value, &WriteOptions::default())
     }
     pub fn merge_opt(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
-        range_del::validate_merge(&self.inner.default_cf)?;
-        cf_api::write_one(&self.inner, &self.inner.default_cf, key.as_ref(), wo, |b| {
+        checks::validate_merge(&self.inner.default_cf)?;
+        families::write_one(&self.inner, &self.inner.default_cf, key.as_ref(), wo, |b| {
             b.merge(key.as_ref(), value)
         })
     }
@@ -99,7 +102,7 @@ impl DB {
     }
     pub fn delete_range_opt(&self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
         let (b, e) = (begin.as_ref(), end.as_ref());
-        range_del::validate_range(&self.inner.default_cf, b, e)?;
+        checks::validate_range(&self.inner.default_cf, b, e)?;
         if self.inner.default_cf.icmp.compare_user(b, e) == std::cmp::Ordering::Equal {
             return Ok(());
         }
@@ -112,7 +115,7 @@ impl DB {
         self.write_opt(batch, &WriteOptions::default())
     }
     pub fn write_opt(&self, batch: WriteBatch, wo: &WriteOptions) -> Result<()> {
-        write::validate_batch(&self.inner, &batch)?;
+        checks::validate_batch(&self.inner, &batch)?;
         write::write(&self.inner, wo, batch, true)
     }
 
@@ -265,4 +268,87 @@ pub(crate) fn verify_all_tables(db: &DB) -> Result<()> {
         }
     }
     Ok(())
+}
+
+impl DB {
+    /// An iterator over the keys with `prefix`'s prefix, from `prefix` on: a forward iterator
+    /// with `prefix_same_as_start` (the `rocksdb` crate's `prefix_iterator`). Needs a prefix
+    /// extractor; without one it is a plain forward iterator from `prefix`.
+    pub fn prefix_iterator<P: AsRef<[u8]>>(&self, prefix: P) -> DBIterator {
+        let mut ro = ReadOptions::default();
+        ro.set_prefix_same_as_start(true);
+        self.iterator_opt(IteratorMode::From(prefix.as_ref(), Direction::Forward), ro)
+    }
+
+    /// [`prefix_iterator`](Self::prefix_iterator) in family `cf`.
+    pub fn prefix_iterator_cf<P: AsRef<[u8]>>(
+        &self,
+        cf: &impl crate::db::column_family::AsColumnFamilyRef,
+        prefix: P,
+    ) -> DBIterator {
+        let mut ro = ReadOptions::default();
+        ro.set_prefix_same_as_start(true);
+        self.iterator_cf_opt(cf, ro, IteratorMode::From(prefix.as_ref(), Direction::Forward))
+    }
+}
+
+#[cfg(test)]
+mod write_path_tests {
+    use std::sync::Arc;
+
+    use crate::db::handle::DB;
+    use crate::fs::MemFs;
+    use crate::options::Options;
+    use crate::write_batch::WriteBatch;
+
+    /// Four threads writing batches of 8 records into one DB; returns how many groups inserted
+    /// in parallel.
+    fn parallel_groups(allow: bool) -> u64 {
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_env(Arc::new(MemFs::new()));
+        o.set_allow_concurrent_memtable_write(allow);
+        let db = Arc::new(DB::open(&o, "/db").unwrap());
+        let threads: Vec<_> = (0..4u64)
+            .map(|t| {
+                let db = db.clone();
+                std::thread::spawn(move || {
+                    for i in 0..3000u64 {
+                        let mut b = WriteBatch::new();
+                        for j in 0..8 {
+                            b.put(format!("{t}-{i}-{j}"), b"v");
+                        }
+                        db.write(b).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(db.latest_sequence_number(), 4 * 3000 * 8);
+        for t in 0..4u64 {
+            for i in (0..3000u64).step_by(97) {
+                assert_eq!(db.get(format!("{t}-{i}-7")).unwrap().as_deref(), Some(&b"v"[..]));
+            }
+        }
+        db.inner
+            .write_stats
+            .parallel_groups
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    #[test]
+    fn followers_insert_in_parallel_only_when_allowed() {
+        // Groups with followers form under contention; some must have inserted in parallel.
+        let mut seen = 0;
+        for _ in 0..5 {
+            seen += parallel_groups(true);
+            if seen > 0 {
+                break;
+            }
+        }
+        assert!(seen > 0, "no group inserted in parallel");
+        assert_eq!(parallel_groups(false), 0);
+    }
 }

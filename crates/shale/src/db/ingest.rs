@@ -7,13 +7,14 @@ use std::sync::atomic::Ordering as AtOrd;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::cf_api::cfd_of;
+use super::families::cfd_of;
 use super::sst_file_writer::UNKNOWN_CF_ID;
 use super::{
     column_family::AsColumnFamilyRef, column_family::ColumnFamilyData, handle::DB, state::DbInner, state::DbState,
     write,
 };
 use crate::compaction_options::DBCompactionStyle;
+use crate::db::checks;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, parse_internal_key, vt, MAX_SEQUENCE};
@@ -404,7 +405,7 @@ pub(crate) fn ingest(
             "ingest_external_file on a database opened read-only".into(),
         ));
     }
-    write::check_writable(cfd)?;
+    checks::check_writable(cfd)?;
     if paths.is_empty() {
         return Err(Error::invalid("ingest_external_file: no files given"));
     }
@@ -480,7 +481,7 @@ pub(crate) fn ingest(
         Box::new(move || {
             let db = d;
             let cfd = c;
-            write::check_writable(&cfd)?;
+            checks::check_writable(&cfd)?;
             let overlap = {
                 let st = db.state.lock();
                 DbInner::check_bg_error(&st)?;
@@ -617,7 +618,7 @@ pub(crate) fn delete_files_in_range(
             "delete_file_in_range on a database opened read-only".into(),
         ));
     }
-    write::check_writable(cfd)?;
+    checks::check_writable(cfd)?;
     let mut st = db.state.lock();
     DbInner::check_bg_error(&st)?;
     let v = st.versions.cf(cfd.id)?.current.clone();
@@ -670,7 +671,7 @@ pub(crate) fn delete_files_in_range(
     }
     log_edit(db, &mut st, &mut edit)?;
     db.install_super_version(&st, cfd.id);
-    super::state::purge_obsolete(db, &mut st);
+    super::purge::purge_obsolete(db, &mut st);
     db.work_cv.notify_all();
     Ok(())
 }

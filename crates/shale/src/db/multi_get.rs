@@ -12,7 +12,8 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use super::range_del::{file_tombstones, mem_lookup, table_lookup, Chain};
+use super::lookup::{mem_lookup, table_lookup, Chain};
+use super::range_del::file_tombstones;
 use super::read::{get_in, read_seq, Src};
 use super::{column_family::ColumnFamilyData, state::DbInner};
 use crate::error::Result;
@@ -53,7 +54,7 @@ pub(crate) fn multi_get<V: ValueOut, K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
 /// it once per family with one sequence for all).
 pub(crate) fn multi_get_at<V: ValueOut, K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
     db: &ColumnFamilyData,
-    sv: &super::state::SuperVersion,
+    sv: &super::column_family::SuperVersion,
     ro: &ReadOptions,
     seq: u64,
     keys: I,
@@ -82,7 +83,7 @@ pub(crate) fn multi_get_at<V: ValueOut, K: AsRef<[u8]>, I: IntoIterator<Item = K
 
 fn multi_get_in<V: ValueOut, K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
     db: &ColumnFamilyData,
-    sv: &super::state::SuperVersion,
+    sv: &super::column_family::SuperVersion,
     ro: &ReadOptions,
     seq: u64,
     keys: I,

@@ -11,10 +11,10 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::build::{build_tables, OutputParams};
 use super::column_family::CfSet;
-use super::two_pc::RecoveryInserter;
+use super::job_stats;
+use super::two_pc_replay::RecoveryInserter;
 use super::{
-    background, column_family::CfMem, column_family::ColumnFamilyData, props, state::DbInner, state::DbState,
-    state::WalState,
+    background, column_family::CfMem, column_family::ColumnFamilyData, state::DbInner, state::DbState, state::WalState,
 };
 use super::{column_family::ColumnFamilyDescriptor, column_family::DEFAULT_COLUMN_FAMILY_NAME};
 use crate::error::{Error, Result};
@@ -379,7 +379,7 @@ fn open_inner(
                 mem,
                 imm: VecDeque::new(),
                 history: VecDeque::new(),
-                stats: props::CompactionStats::new(),
+                stats: job_stats::CompactionStats::new(),
             },
         );
     }
@@ -446,7 +446,7 @@ fn open_inner(
         db_id,
         session_id: new_session_id(),
         bg_threads: Mutex::new(Vec::new()),
-        write_stats: props::WriteStats::default(),
+        write_stats: job_stats::WriteStats::default(),
         stall: super::stall::StallController::new(opts),
         info_log: info_log.clone(),
         archived: Mutex::new(std::collections::HashMap::new()),
@@ -512,11 +512,11 @@ fn open_inner(
                 .find(|(n, _)| n == name)
                 .map(|(_, o)| o.clone())
                 .unwrap_or_default();
-            super::cf_api::create_family(&db, name, o, false)?;
+            super::families::create_family(&db, name, o, false)?;
         }
-        super::options_file::write_options_file(&fs, path, options_num, &super::cf_api::family_options(&db))?;
+        super::options_file::write_options_file(&fs, path, options_num, &super::families::family_options(&db))?;
         background::start(&db)?;
-        super::events::start_stats_dump(&db);
+        super::props::start_stats_dump(&db);
         db.work_cv.notify_all();
     } else {
         let st = db.state.lock();
@@ -661,7 +661,7 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTreeMap<u32, Ve
                 let st = db.state.lock();
                 // Only families whose tables do not already hold this WAL's data; records of
                 // the others (and of dropped families) take their sequence numbers only.
-                let mems: super::write::MemSet = st
+                let mems: super::column_family::MemSet = st
                     .cfs
                     .iter()
                     .filter(|(id, _)| st.versions.cf(**id).is_ok_and(|c| num >= c.log_number))

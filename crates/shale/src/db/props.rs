@@ -3,117 +3,17 @@
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
+
+use crate::info_log::LogLevel;
 use std::time::Duration;
 
 use super::compaction::{level_scores, picker_config};
+use super::job_stats::{IntervalMark, LevelStats};
 use super::stall::Condition;
 use super::{column_family::ColumnFamilyData, state::DbInner};
 use crate::compaction::level_targets::compute_targets;
 use crate::error::Result;
-
-/// Per-level compaction counters.
-#[derive(Default, Clone)]
-pub(crate) struct LevelStats {
-    /// Bytes read from the input level (RocksDB's Rn) and from this, the output level (Rnp1).
-    pub read_bytes: u64,
-    pub read_next_bytes: u64,
-    pub write_bytes: u64,
-    pub moved_bytes: u64,
-    pub compactions: u64,
-    pub files_out: u64,
-    pub micros: u64,
-}
-
-#[derive(Default)]
-pub(crate) struct CompactionStats {
-    pub levels: Vec<LevelStats>,
-    pub flush_bytes: u64,
-    pub flushes: u64,
-    /// L0 -> L0 compactions finished (also counted in L0's row of the per-level table).
-    pub intra_l0_compactions: u64,
-    /// Files and bytes FIFO compaction deleted (TTL or size limit).
-    pub fifo_deleted_files: u64,
-    pub fifo_deleted_bytes: u64,
-    /// Values at the previous `rocksdb.stats` dump, for the "Interval" lines.
-    last_dump: Option<IntervalMark>,
-    opened: Option<std::time::Instant>,
-}
-
-#[derive(Clone, Copy)]
-struct IntervalMark {
-    at: std::time::Instant,
-    comp_write: u64,
-    comp_read: u64,
-    comp_micros: u64,
-    flush_bytes: u64,
-    writes: u64,
-    keys: u64,
-    groups: u64,
-    user_bytes: u64,
-    syncs: u64,
-    stall_micros: u64,
-    stalls: u64,
-}
-
-impl CompactionStats {
-    pub(crate) fn new() -> CompactionStats {
-        CompactionStats {
-            opened: Some(std::time::Instant::now()),
-            ..CompactionStats::default()
-        }
-    }
-    fn level(&mut self, l: usize) -> &mut LevelStats {
-        if self.levels.len() <= l {
-            self.levels.resize(l + 1, LevelStats::default());
-        }
-        &mut self.levels[l]
-    }
-    pub(crate) fn record_flush(&mut self, bytes: u64, files: usize, d: Duration) {
-        self.flush_bytes += bytes;
-        self.flushes += 1;
-        let s = self.level(0);
-        s.write_bytes += bytes;
-        s.files_out += files as u64;
-        s.micros += d.as_micros() as u64;
-        s.compactions += 1;
-    }
-    pub(crate) fn record_move(&mut self, to: usize, bytes: u64) {
-        self.level(to).moved_bytes += bytes;
-    }
-    pub(crate) fn record_compaction(&mut self, to: usize, rn: u64, rnp1: u64, wr: u64, files: usize, d: Duration) {
-        let s = self.level(to);
-        s.read_bytes += rn;
-        s.read_next_bytes += rnp1;
-        s.write_bytes += wr;
-        s.files_out += files as u64;
-        s.compactions += 1;
-        s.micros += d.as_micros() as u64;
-    }
-}
-
-/// Write-path counters.
-#[derive(Default)]
-pub(crate) struct WriteStats {
-    pub groups: AtomicU64,
-    pub writers: AtomicU64,
-    pub keys: AtomicU64,
-    pub bytes: AtomicU64,
-    pub syncs: AtomicU64,
-    /// Groups whose followers inserted their own batches in parallel with the leader.
-    pub parallel_groups: AtomicU64,
-}
-
-impl WriteStats {
-    pub(crate) fn record(&self, writers: u64, keys: u64, bytes: u64, sync: bool) {
-        self.groups.fetch_add(1, Ordering::Relaxed);
-        self.writers.fetch_add(writers, Ordering::Relaxed);
-        self.keys.fetch_add(keys, Ordering::Relaxed);
-        self.bytes.fetch_add(bytes, Ordering::Relaxed);
-        if sync {
-            self.syncs.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-}
 
 fn mb(b: u64) -> f64 {
     b as f64 / 1048576.0
@@ -549,4 +449,48 @@ fn stats_text(db: &Arc<DbInner>, cf: &ColumnFamilyData) -> String {
         let _ = writeln!(s, "Background soft error (compactions retrying): {e}");
     }
     s
+}
+
+/// Start the thread that dumps `rocksdb.stats` into the LOG every `stats_dump_period_sec`
+/// (joined with the background threads at shutdown).
+pub(crate) fn start_stats_dump(db: &Arc<DbInner>) {
+    // The period is read each round: `set_db_options` may change it (0 stops the dumps).
+    let period_now = |d: &DbInner| d.opts.info_log.stats_dump_period_sec;
+    if period_now(db) == 0 || !db.info_log.enabled(LogLevel::Info) {
+        return;
+    }
+    let mut threads = db.bg_threads.lock();
+    if db.shutting_down.load(Ordering::Acquire) || threads.iter().any(|h| h.thread().name() == Some("shale-stats")) {
+        return;
+    }
+    let d = Arc::clone(db);
+    let h = std::thread::Builder::new().name("shale-stats".into()).spawn(move || {
+        let mut last = Instant::now();
+        let mut st = d.state.lock();
+        // Shutdown sets the flag and notifies `bg_cv` with the DB mutex held: no lost wakeup.
+        while !d.shutting_down.load(Ordering::Acquire) {
+            let period = period_now(&d);
+            if period == 0 {
+                d.bg_cv.wait_for(&mut st, Duration::from_secs(1));
+                continue;
+            }
+            let next = last + Duration::from_secs(period as u64);
+            d.bg_cv.wait_until(&mut st, next);
+            if d.shutting_down.load(Ordering::Acquire) || Instant::now() < next {
+                continue;
+            }
+            last = next;
+            parking_lot::MutexGuard::unlocked(&mut st, || {
+                let cfs: Vec<_> = d.cfs.read().by_id.values().cloned().collect();
+                for cf in cfs {
+                    if let Ok(Some(s)) = super::props::property_value(&d, &cf, "rocksdb.stats") {
+                        d.info_log.info(&format!("------- DUMPING STATS -------\n{s}"));
+                    }
+                }
+            });
+        }
+    });
+    if let Ok(h) = h {
+        threads.push(h);
+    }
 }

@@ -4,8 +4,8 @@ use std::cmp::Ordering;
 use std::sync::atomic::Ordering as AtOrd;
 use std::sync::Arc;
 
-use super::range_del::{mem_lookup, table_lookup, Chain};
-use super::{column_family::ColumnFamilyData, state::DbInner, state::SuperVersion};
+use super::lookup::{mem_lookup, table_lookup, Chain};
+use super::{column_family::ColumnFamilyData, column_family::SuperVersion, state::DbInner};
 use crate::error::Result;
 use crate::key::{make_internal_key, vt, SequenceNumber};
 use crate::options::ReadOptions;

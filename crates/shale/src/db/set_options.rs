@@ -209,7 +209,7 @@ fn install(db: &Arc<DbInner>, changes: Vec<(Arc<ColumnFamilyData>, Options)>, db
         db.work_cv.notify_all();
         db.bg_cv.notify_all();
     }
-    super::cf_api::rewrite_options_file(db)
+    super::families::rewrite_options_file(db)
 }
 
 fn set_cf_options(db: &Arc<DbInner>, cfd: Arc<ColumnFamilyData>, opts: &[(&str, &str)]) -> Result<()> {
@@ -235,7 +235,7 @@ impl DB {
 
     /// [`set_options`](DB::set_options) for family `cf`.
     pub fn set_options_cf(&self, cf: &impl AsColumnFamilyRef, opts: &[(&str, &str)]) -> Result<()> {
-        set_cf_options(&self.inner, super::cf_api::cfd_of(cf).clone(), opts)
+        set_cf_options(&self.inner, super::families::cfd_of(cf).clone(), opts)
     }
 
     /// Change mutable DB-wide options (`max_background_jobs`, `delayed_write_rate`,
@@ -264,7 +264,7 @@ impl DB {
         let jobs = d.max_background_jobs;
         install(&self.inner, changes, Some(d))?;
         // A stats period set where there was none starts the dump thread.
-        super::events::start_stats_dump(&self.inner);
+        super::props::start_stats_dump(&self.inner);
         // More jobs than threads: start the missing ones (fewer: the extra threads idle).
         super::background::spawn_up_to(&self.inner, jobs)
     }

@@ -10,11 +10,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use parking_lot::{Mutex, MutexGuard};
-use std::sync::atomic::Ordering as AtOrd;
+use parking_lot::Mutex;
 
-use super::{state::DbInner, state::DbState};
-use crate::error::Result;
+use crate::info_log::InfoLog;
 
 use crate::compaction::level_targets::{compute_targets, estimate_pending_compaction_bytes, PickerConfig};
 use crate::compaction_options::DBCompactionStyle;
@@ -237,7 +235,7 @@ impl StallController {
         let rate = c.rate;
         drop(c);
         if let Some(log) = self.info_log.get().filter(|_| changed) {
-            super::events::stall_changed(log, opts, (cond, cause, rate), v.num_files(0), imm, pending);
+            stall_changed(log, opts, (cond, cause, rate), v.num_files(0), imm, pending);
         }
     }
 
@@ -297,77 +295,32 @@ impl StallController {
     }
 }
 
-/// Delay a write group of `bytes` while writes are delayed, then wait while they are stopped
-/// (RocksDB's `DBImpl::DelayWrite`). Called by the write leader with the DB mutex held.
-pub(crate) fn delay_or_stop_write(db: &DbInner, st: &mut MutexGuard<'_, DbState>, bytes: u64) -> Result<()> {
-    let (cond, cause) = db.stall.state();
-    if cond == Condition::Normal {
-        return Ok(());
-    }
-    if cond == Condition::Delayed {
-        let delay = db.stall.get_delay(bytes);
-        if !delay.is_zero() {
-            let start = Instant::now();
-            MutexGuard::unlocked(st, || {
-                // Sleep in short steps, and stop early once writes are no longer delayed.
-                while start.elapsed() < delay && db.stall.state().0 == Condition::Delayed {
-                    std::thread::sleep(SLEEP_STEP.min(delay - start.elapsed().min(delay)));
-                }
-            });
-            let micros = start.elapsed().as_micros() as u64;
-            db.stall.counters.record(Condition::Delayed, cause, micros);
-            stall_stats(db, micros);
+/// The write controller's condition changed (RocksDB's "Stalling writes because ..." lines).
+pub(crate) fn stall_changed(
+    log: &InfoLog,
+    opts: &Options,
+    (cond, cause, rate): (Condition, Cause, u64),
+    l0: usize,
+    imm: usize,
+    pending: u64,
+) {
+    let (verb, tail) = match cond {
+        Condition::Normal => {
+            log.info("[default] Write stall condition is normal again");
+            return;
         }
-    }
-    let (cond, cause) = db.stall.state();
-    if cond == Condition::Stopped {
-        let start = Instant::now();
-        loop {
-            DbInner::check_bg_error(st)?;
-            if db.stall.state().0 != Condition::Stopped || db.shutting_down.load(AtOrd::Acquire) {
-                break;
-            }
-            db.work_cv.notify_all();
-            db.bg_cv.wait_for(st, Duration::from_millis(100));
-        }
-        let micros = start.elapsed().as_micros() as u64;
-        db.stall.counters.record(Condition::Stopped, cause, micros);
-        stall_stats(db, micros);
-    }
-    DbInner::check_bg_error(st)
-}
-
-/// A write group waited `micros` in a stall: the statistics' `rocksdb.stall.micros` and
-/// `rocksdb.db.write.stall`, and this thread's `write_delay_time`.
-pub(crate) fn stall_stats(db: &DbInner, micros: u64) {
-    if let Some(s) = &db.stats {
-        s.tick(crate::statistics::Ticker::StallMicros, micros);
-        s.record_time(crate::statistics::Histogram::WriteStall, micros);
-    }
-    crate::perf_context::add(
-        crate::perf_context::field::WRITE_DELAY_TIME,
-        micros.saturating_mul(1000),
-    );
-}
-
-const SLEEP_STEP: Duration = Duration::from_micros(1001);
-
-/// For a write with `no_slowdown`: an Incomplete error if writes are delayed or stopped now (by
-/// the write controller or a write buffer manager that stalls), as RocksDB fails such writes
-/// with `Status::Incomplete("Write stall")` instead of waiting.
-pub(crate) fn check_no_slowdown(db: &DbInner) -> Result<()> {
-    let (cond, cause) = db.stall.state();
-    if cond != Condition::Normal {
-        return Err(crate::error::Error::Incomplete(format!(
-            "Write stall ({cond:?}, {cause:?}) and WriteOptions::no_slowdown is set"
-        )));
-    }
-    if db.write_buffer_manager().is_some_and(|w| w.should_stall()) {
-        return Err(crate::error::Error::Incomplete(
-            "Write stall (write buffer manager) and WriteOptions::no_slowdown is set".into(),
-        ));
-    }
-    Ok(())
+        Condition::Stopped => ("Stopping", String::new()),
+        Condition::Delayed => ("Stalling", format!(" rate {rate}")),
+    };
+    let why = match cause {
+        Cause::MemtableLimit => format!(
+            "we have {imm} immutable memtables (waiting for flush), max_write_buffer_number is set to {}",
+            opts.max_write_buffer_number
+        ),
+        Cause::L0FileCount => format!("we have {l0} level-0 files"),
+        Cause::PendingCompactionBytes | Cause::None => format!("of estimated pending compaction bytes {pending}"),
+    };
+    log.warn(&format!("[default] {verb} writes because {why}{tail}"));
 }
 
 #[cfg(test)]

@@ -10,9 +10,10 @@ use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
-use super::column_family::{CfMem, ColumnFamilyData};
+use super::column_family::{CfMem, ColumnFamilyData, SuperVersion};
+use super::job_stats;
 use super::write_thread::Writer;
-use super::{column_family, compaction, events, live_options, props, stall, two_pc, write, write_thread};
+use super::{column_family, live_options, stall, two_pc, write_thread};
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystem};
 use crate::key::{InternalKeyComparator, SequenceNumber};
@@ -22,29 +23,13 @@ use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::table::cache::BlockCache;
 
-/// What readers pin: the memtables and the version, switched atomically.
-pub(crate) struct SuperVersion {
-    pub mem: Arc<MemTable>,
-    /// Immutable memtables, newest first.
-    pub imm: Vec<Arc<MemTable>>,
-    pub version: Arc<Version>,
-}
-
-/// An immutable memtable waiting for flush.
-pub(crate) struct ImmMem {
-    pub mem: Arc<MemTable>,
-    /// The WAL that started after this memtable became immutable: once this memtable is
-    /// flushed, WALs numbered below it are obsolete.
-    pub next_log: u64,
-}
-
 /// Mutable state guarded by the DB mutex.
 pub(crate) struct DbState {
     /// Each live column family's memtables and statistics, by id.
     pub cfs: BTreeMap<u32, CfMem>,
     /// Each family's mutable memtable (what the next write group inserts into), rebuilt when
     /// one is switched or a family is created or dropped.
-    pub memset: Arc<write::MemSet>,
+    pub memset: Arc<column_family::MemSet>,
     pub versions: VersionSet,
     pub bg_error: Option<Error>,
     /// A soft background error (ENOSPC in a compaction): writes go on, compactions are retried
@@ -67,7 +52,7 @@ pub(crate) struct DbState {
     pub being_compacted: HashSet<u64>,
     /// Output level and key range of each running compaction, by id.
     /// Compaction id, family and output level and key range of each running compaction.
-    pub running_compactions: Vec<(u64, u32, compaction::RunningRange)>,
+    pub running_compactions: Vec<(u64, u32, crate::compaction::picker::RunningRange)>,
     pub next_compaction_id: u64,
     pub manual_compactions: usize,
     /// `pause_background_work` calls not yet matched by `continue_background_work`: while
@@ -152,7 +137,7 @@ pub(crate) struct DbInner {
     pub db_id: String,
     pub session_id: String,
     pub bg_threads: Mutex<Vec<JoinHandle<()>>>,
-    pub write_stats: props::WriteStats,
+    pub write_stats: job_stats::WriteStats,
     /// Write groups between their WAL write and their publication.
     pub pipeline: write_thread::Pipeline,
     /// Write-stall condition and delayed-write token bucket.
@@ -299,19 +284,4 @@ pub(crate) fn flush_due(db: &DbInner, st: &DbState, cf: u32) -> bool {
 /// The first family with immutable memtables due for a flush.
 pub(crate) fn flush_due_any(db: &DbInner, st: &DbState) -> Option<u32> {
     st.cfs.keys().copied().find(|&id| flush_due(db, st, id))
-}
-
-/// Delete table files that a synced MANIFEST edit removed and no version references any more
-/// (after background jobs and manual compactions).
-pub(crate) fn purge_obsolete(db: &DbInner, st: &mut parking_lot::MutexGuard<'_, DbState>) {
-    if st.file_deletions_disabled > 0 {
-        return; // the reaper keeps them until deletions are enabled again
-    }
-    for n in st.versions.reaper.take() {
-        for c in db.cfs.read().by_id.values() {
-            c.table_cache.evict(n);
-        }
-        events::table_file_deleted(db, n);
-        let _ = db.fs.remove_file(&crate::lsm::filename::table_name(&db.path, n));
-    }
 }

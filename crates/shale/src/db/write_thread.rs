@@ -21,7 +21,7 @@ use std::thread::{self, Thread};
 
 use parking_lot::Mutex;
 
-use super::write::MemSet;
+use super::column_family::MemSet;
 use crate::error::{Error, Result};
 use crate::write_batch::WriteBatch;
 
@@ -49,7 +49,7 @@ pub(crate) struct Writer {
     pub op: Mutex<Option<ExclusiveOp>>,
     /// A two-phase-commit write (prepare, commit or rollback marker): it leads a group of its
     /// own (`write::write_two_pc`).
-    pub two_pc: Mutex<Option<super::write_two_pc::TwoPcWrite>>,
+    pub two_pc: Mutex<Option<super::write_thread::TwoPcWrite>>,
     /// The number of the WAL the writer's record went into (two-phase commit).
     pub log_used: AtomicU64,
     pub result: Mutex<Option<Result<()>>>,
@@ -377,4 +377,20 @@ pub(crate) fn leave_queue(queue: &Mutex<std::collections::VecDeque<Arc<Writer>>>
     if let Some(n) = next {
         n.set_state(LEADER);
     }
+}
+
+/// A two-phase-commit write (RocksDB's WRITE_COMMITTED policy). Each leads a write group of
+/// its own; its WAL record is the writer's batch, with the sequence number the next write
+/// would take.
+pub(crate) enum TwoPcWrite {
+    /// The batch is a prepared section (`WriteBatch::prepared`): WAL only, no memtable insert,
+    /// no sequence number used; its WAL is recorded as holding a prepared section before the
+    /// write queue moves on (so no flush can delete it first).
+    Prepare,
+    /// The batch is a commit marker (count 0): `data`, the prepared records, go into the
+    /// memtables at the marker's sequence number (as recovery will replay them), and every
+    /// memtable written references `prep_log`, the WAL of the prepared section.
+    Commit { data: WriteBatch, prep_log: u64 },
+    /// The batch is a rollback marker: WAL only.
+    Rollback,
 }

@@ -5,39 +5,14 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::mem_insert::insert_batch;
 use super::state::DbInner;
-use super::write::{finish_group, insert_batch, make_room, mode, next_free_sequence, wal_append, Mode};
+use super::switch::make_room;
+use super::write_group::{finish_group, mode, next_free_sequence, wal_append, Mode};
 use super::write_thread::{self, Writer};
+use crate::db::write_thread::TwoPcWrite;
 use crate::error::{Error, Result};
 use crate::write_batch::WriteBatch;
-
-/// A two-phase-commit write (RocksDB's WRITE_COMMITTED policy). Each leads a write group of
-/// its own; its WAL record is the writer's batch, with the sequence number the next write
-/// would take.
-pub(crate) enum TwoPcWrite {
-    /// The batch is a prepared section (`WriteBatch::prepared`): WAL only, no memtable insert,
-    /// no sequence number used; its WAL is recorded as holding a prepared section before the
-    /// write queue moves on (so no flush can delete it first).
-    Prepare,
-    /// The batch is a commit marker (count 0): `data`, the prepared records, go into the
-    /// memtables at the marker's sequence number (as recovery will replay them), and every
-    /// memtable written references `prep_log`, the WAL of the prepared section.
-    Commit { data: WriteBatch, prep_log: u64 },
-    /// The batch is a rollback marker: WAL only.
-    Rollback,
-}
-
-/// Write a two-phase-commit record; returns the number of the WAL it went into. The WAL is
-/// always written (a prepare or commit marker that skipped it would be lost in a crash).
-pub(crate) fn write_two_pc(db: &Arc<DbInner>, wal_batch: WriteBatch, kind: TwoPcWrite, sync: bool) -> Result<u64> {
-    if db.read_only {
-        return Err(Error::NotSupported("write to a database opened read-only".into()));
-    }
-    let w = Arc::new(Writer::new(Some(wal_batch), sync, false, false));
-    *w.two_pc.lock() = Some(kind);
-    super::write::run_writer(db, w.clone())?;
-    Ok(w.log_used.load(Ordering::Acquire))
-}
 
 /// A two-phase-commit writer's group (it has no followers): its marker record goes to the WAL
 /// with the next sequence number; a commit then inserts the prepared records with the sequence

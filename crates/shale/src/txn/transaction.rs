@@ -14,7 +14,7 @@ use parking_lot::Mutex;
 use super::checks::{check_key, last_seq};
 use super::locks::LockRequest;
 use super::wbwi::{Index, TxnIterator, TxnRawIterator, WriteBatchWithIndex};
-use crate::db::cf_api::cfd_of;
+use crate::db::families::cfd_of;
 use crate::db::{AsColumnFamilyRef, ColumnFamilyData, DbInner, IteratorMode, Snapshot, DB};
 use crate::error::{Error, Result};
 use crate::key::SequenceNumber;
@@ -370,7 +370,7 @@ impl<'db, D> Transaction<'db, D> {
         self.merge_in(cfd_of(cf), key.as_ref(), value.as_ref())
     }
     fn merge_in(&self, cf: &Arc<ColumnFamilyData>, k: &[u8], v: &[u8]) -> Result<()> {
-        crate::db::range_del::validate_merge(cf)?;
+        crate::db::checks::validate_merge(cf)?;
         self.write_op(cf, k, |b| b.merge_id(cf.id, k, v))
     }
 

@@ -11,7 +11,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::db::cf_api::cfd_of;
+use crate::db::families::cfd_of;
 use crate::db::{read, AsColumnFamilyRef, ColumnFamilyData, DBRawIterator, DbInner, DB};
 use crate::error::{Error, Result};
 use crate::key::InternalKeyComparator;

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::{merging::Dir, merging::MergingIterator, prefix::PrefixSeek, sources::internal_iterator};
-use crate::db::{column_family::ColumnFamilyData, state::DbInner, state::SuperVersion};
+use crate::db::{column_family::ColumnFamilyData, column_family::SuperVersion, state::DbInner};
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{append_internal_key, parse_internal_key, user_key, vt, InternalKeyComparator, MAX_SEQUENCE};

@@ -12,7 +12,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::db::{column_family::ColumnFamilyData, handle::DB};
+use crate::db::column_family::ColumnFamilyData;
 use crate::error::Result;
 use crate::iterator::InternalIterator;
 use crate::key::user_key;
@@ -20,8 +20,6 @@ use crate::memtable::MemTable;
 use crate::options::ReadOptions;
 use crate::slice_transform::SliceTransform;
 use crate::table::any::AnyTable;
-
-use super::{db_iter::DBIterator, db_iter::Direction, db_iter::IteratorMode};
 
 /// How the seeks of one iterator may use prefix filters.
 pub(crate) struct PrefixSeek {
@@ -244,28 +242,6 @@ impl<I: InternalIterator> InternalIterator for PrefixGate<I> {
         } else {
             self.inner.status()
         }
-    }
-}
-
-impl DB {
-    /// An iterator over the keys with `prefix`'s prefix, from `prefix` on: a forward iterator
-    /// with `prefix_same_as_start` (the `rocksdb` crate's `prefix_iterator`). Needs a prefix
-    /// extractor; without one it is a plain forward iterator from `prefix`.
-    pub fn prefix_iterator<P: AsRef<[u8]>>(&self, prefix: P) -> DBIterator {
-        let mut ro = ReadOptions::default();
-        ro.set_prefix_same_as_start(true);
-        self.iterator_opt(IteratorMode::From(prefix.as_ref(), Direction::Forward), ro)
-    }
-
-    /// [`prefix_iterator`](Self::prefix_iterator) in family `cf`.
-    pub fn prefix_iterator_cf<P: AsRef<[u8]>>(
-        &self,
-        cf: &impl crate::db::column_family::AsColumnFamilyRef,
-        prefix: P,
-    ) -> DBIterator {
-        let mut ro = ReadOptions::default();
-        ro.set_prefix_same_as_start(true);
-        self.iterator_cf_opt(cf, ro, IteratorMode::From(prefix.as_ref(), Direction::Forward))
     }
 }
 

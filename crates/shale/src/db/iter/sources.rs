@@ -7,7 +7,7 @@ use super::level::LevelIterator;
 use super::merging::MergingIterator;
 use super::prefix::{PrefixGate, PrefixSeek, Source};
 use crate::db::column_family::ColumnFamilyData;
-use crate::db::state::SuperVersion;
+use crate::db::column_family::SuperVersion;
 use crate::iterator::InternalIterator;
 
 /// Build the merged internal iterator over a SuperVersion; with `prefix`, the user's seeks

@@ -1,0 +1,388 @@
+//! What flush and compaction keep of one user key's entries: per snapshot stripe, merges
+//! folded, single deletes cancelled, entries under a range tombstone dropped; and the range
+//! tombstones written into the output.
+
+use crate::error::Result;
+use crate::key::{user_key, vt, InternalKeyComparator, SequenceNumber};
+use crate::merge::{full_merge_newest_first, MergeOperator};
+use crate::range_del::FragmentedRangeTombstoneList;
+use std::cmp::Ordering;
+
+/// A point entry of one user key during compaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KEntry {
+    pub seq: SequenceNumber,
+    pub vtype: u8,
+    pub value: Vec<u8>,
+}
+
+/// What compaction knows about one user key.
+pub(crate) struct KeyCtx<'a> {
+    /// Live snapshots, ascending.
+    pub snapshots: &'a [SequenceNumber],
+    pub merge_op: Option<&'a dyn MergeOperator>,
+    /// Nothing older for this key exists outside the compaction's inputs.
+    pub bottom: bool,
+    /// Seqnos (descending) of the tombstones covering this key.
+    pub tomb_seqs: &'a [SequenceNumber],
+}
+
+#[inline]
+pub(crate) fn stripe(snapshots: &[SequenceNumber], seq: SequenceNumber) -> usize {
+    snapshots.partition_point(|&s| s < seq)
+}
+
+impl KeyCtx<'_> {
+    /// Deleted by a tombstone that every reader seeing the entry also sees.
+    pub(crate) fn covered(&self, seq: SequenceNumber) -> bool {
+        // smallest tombstone seqno above `seq`
+        match self.tomb_seqs.iter().rev().find(|&&t| t > seq) {
+            Some(&t) => stripe(self.snapshots, t) == stripe(self.snapshots, seq),
+            None => false,
+        }
+    }
+}
+
+/// Compact the entries of one user key (newest first) into what must be kept (newest first).
+/// Rules: in each snapshot stripe only the newest entry is visible; a covered entry is dropped;
+/// merge operands are fully merged when their base (Put, deletion, tombstone, or nothing at the
+/// bottom) is in the same stripe, partially merged otherwise; a SingleDelete meeting a Put
+/// directly below it in the same stripe removes both, and one without its Put stays even under
+/// a newer entry of its stripe (the Put it deletes may be in an older file); at the bottom,
+/// deletions of the oldest stripe are dropped.
+pub(crate) fn compact_key(key: &[u8], entries: Vec<KEntry>, ctx: &KeyCtx<'_>) -> Result<Vec<KEntry>> {
+    let n = entries.len();
+    let mut out = Vec::with_capacity(n.min(4));
+    let mut hidden: Option<usize> = None;
+    let mut i = 0;
+    while i < n {
+        let e = &entries[i];
+        let s = stripe(ctx.snapshots, e.seq);
+        // A SingleDelete below a newer entry of its stripe is not merely hidden: it still
+        // deletes the Put below it (Put, SingleDelete, Put, SingleDelete is within the
+        // contract). Dropped as hidden, the older Put would come back once the newer Put met
+        // its own SingleDelete. RocksDB's compaction iterator likewise handles a SingleDelete
+        // before its hidden-entry rule.
+        if ctx.covered(e.seq) || (hidden == Some(s) && e.vtype != vt::SINGLE_DELETION) {
+            i += 1;
+            continue;
+        }
+        match e.vtype {
+            vt::DELETION | vt::DELETION_WITH_TIMESTAMP => {
+                if !(ctx.bottom && s == 0) {
+                    out.push(e.clone());
+                }
+                hidden = Some(s);
+                i += 1;
+            }
+            vt::SINGLE_DELETION => {
+                let next_put = entries
+                    .get(i + 1)
+                    .filter(|x| x.vtype == vt::VALUE && stripe(ctx.snapshots, x.seq) == s && !ctx.covered(x.seq));
+                if next_put.is_some() {
+                    // Both vanish; nothing is written that would hide older entries, so those
+                    // are still judged on their own.
+                    i += 2;
+                } else {
+                    if !(ctx.bottom && s == 0) {
+                        out.push(e.clone());
+                    }
+                    hidden = Some(s);
+                    i += 1;
+                }
+            }
+            vt::MERGE => {
+                let mut j = i + 1;
+                let mut base: Option<Option<&[u8]>> = None;
+                while j < n && stripe(ctx.snapshots, entries[j].seq) == s {
+                    let x = &entries[j];
+                    if ctx.covered(x.seq) {
+                        base = Some(None);
+                        break;
+                    }
+                    match x.vtype {
+                        vt::MERGE => j += 1,
+                        vt::VALUE => {
+                            base = Some(Some(&x.value));
+                            break;
+                        }
+                        vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP => {
+                            base = Some(None);
+                            break;
+                        }
+                        _ => break,
+                    }
+                }
+                if base.is_none() && j == n && ctx.bottom {
+                    base = Some(None);
+                }
+                let ops: Vec<Vec<u8>> = entries[i..j].iter().map(|x| x.value.clone()).collect();
+                match (ctx.merge_op, base) {
+                    (Some(op), Some(b)) => {
+                        let v = full_merge_newest_first(op, key, b, &ops)?;
+                        out.push(KEntry {
+                            seq: e.seq,
+                            vtype: vt::VALUE,
+                            value: v,
+                        });
+                        hidden = Some(s);
+                    }
+                    (Some(op), None) if ops.len() > 1 => {
+                        let oldest_first: Vec<&[u8]> = ops.iter().rev().map(|v| v.as_slice()).collect();
+                        match op.partial_merge(key, &oldest_first) {
+                            Some(v) => out.push(KEntry {
+                                seq: e.seq,
+                                vtype: vt::MERGE,
+                                value: v,
+                            }),
+                            None => out.extend(entries[i..j].iter().cloned()),
+                        }
+                    }
+                    _ => out.extend(entries[i..j].iter().cloned()),
+                }
+                i = j;
+            }
+            _ => {
+                out.push(e.clone());
+                hidden = Some(s);
+                i += 1;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The tombstones compaction writes: for each fragment, the newest seqno of each snapshot
+/// stripe; the oldest stripe's is dropped where `bottom(start, end)` says nothing older exists.
+pub(crate) fn output_tombstones(
+    list: &FragmentedRangeTombstoneList,
+    snapshots: &[SequenceNumber],
+    bottom: impl Fn(&[u8], &[u8]) -> bool,
+) -> FragmentedRangeTombstoneList {
+    let mut out = FragmentedRangeTombstoneList::default();
+    for f in &list.fragments {
+        let mut seqs = Vec::new();
+        let mut last_stripe = None;
+        for &s in &f.seqs {
+            let st = stripe(snapshots, s);
+            if last_stripe == Some(st) {
+                continue;
+            }
+            last_stripe = Some(st);
+            seqs.push(s);
+        }
+        if let Some(&last) = seqs.last() {
+            if stripe(snapshots, last) == 0 && bottom(&f.start, &f.end) {
+                seqs.pop();
+            }
+        }
+        if !seqs.is_empty() {
+            out.fragments.push(crate::range_del::Fragment {
+                start: f.start.clone(),
+                end: f.end.clone(),
+                seqs,
+            });
+        }
+    }
+    out
+}
+
+/// Add the tombstones of `list` clipped to `[lower, upper)` to a table builder.
+pub(crate) fn add_clipped(
+    b: &mut crate::table::any::AnyTableBuilder,
+    icmp: &InternalKeyComparator,
+    list: &FragmentedRangeTombstoneList,
+    lower: Option<&[u8]>,
+    upper: Option<&[u8]>,
+) -> Result<()> {
+    for f in &list.fragments {
+        let start: &[u8] = match lower {
+            Some(l) if icmp.compare_user(&f.start, l) == Ordering::Less => l,
+            _ => &f.start,
+        };
+        let end: &[u8] = match upper {
+            Some(u) if icmp.compare_user(u, &f.end) == Ordering::Less => u,
+            _ => &f.end,
+        };
+        if icmp.compare_user(start, end) != Ordering::Less {
+            continue;
+        }
+        for &s in &f.seqs {
+            let k = crate::key::make_internal_key(start, s, vt::RANGE_DELETION);
+            b.add_range_tombstone(&k, end)?;
+        }
+    }
+    Ok(())
+}
+
+#[allow(dead_code)]
+pub(crate) fn user_key_of(ikey: &[u8]) -> &[u8] {
+    user_key(ikey)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::merge_operator_by_name;
+    use crate::range_del::RangeTombstone;
+
+    fn e(seq: u64, t: u8, v: &str) -> KEntry {
+        KEntry {
+            seq,
+            vtype: t,
+            value: v.as_bytes().to_vec(),
+        }
+    }
+
+    fn run(entries: Vec<KEntry>, snaps: &[u64], bottom: bool, tombs: &[u64]) -> Vec<KEntry> {
+        let op = merge_operator_by_name("stringappend").unwrap();
+        let ctx = KeyCtx {
+            snapshots: snaps,
+            merge_op: Some(op.as_ref()),
+            bottom,
+            tomb_seqs: tombs,
+        };
+        compact_key(b"k", entries, &ctx).unwrap()
+    }
+
+    #[test]
+    fn single_delete_cancels_put_in_same_stripe() {
+        assert_eq!(
+            run(
+                vec![e(5, vt::SINGLE_DELETION, ""), e(3, vt::VALUE, "a")],
+                &[],
+                false,
+                &[]
+            ),
+            vec![]
+        );
+        // a snapshot between them keeps both
+        let got = run(
+            vec![e(5, vt::SINGLE_DELETION, ""), e(3, vt::VALUE, "a")],
+            &[4],
+            false,
+            &[],
+        );
+        assert_eq!(got, vec![e(5, vt::SINGLE_DELETION, ""), e(3, vt::VALUE, "a")]);
+        // SD over a Delete: kept (not at the bottom)
+        let got = run(
+            vec![e(5, vt::SINGLE_DELETION, ""), e(3, vt::DELETION, "")],
+            &[],
+            false,
+            &[],
+        );
+        assert_eq!(got, vec![e(5, vt::SINGLE_DELETION, "")]);
+        // after cancelling, an older deletion is still written
+        let got = run(
+            vec![
+                e(5, vt::SINGLE_DELETION, ""),
+                e(4, vt::VALUE, "b"),
+                e(3, vt::DELETION, ""),
+            ],
+            &[],
+            false,
+            &[],
+        );
+        assert_eq!(got, vec![e(3, vt::DELETION, "")]);
+        // SD alone at the bottom: dropped
+        assert_eq!(run(vec![e(5, vt::SINGLE_DELETION, "")], &[], true, &[]), vec![]);
+    }
+
+    #[test]
+    fn single_delete_under_a_newer_put_still_deletes_the_older_put() {
+        let (sd, put) = (vt::SINGLE_DELETION, vt::VALUE);
+        // Put(1) elsewhere, SD(2), re-Put(3): the SD stays below the newer Put (not at the
+        // bottom: the Put it deletes may be in an older file) ...
+        let got = run(vec![e(3, put, "b"), e(2, sd, "")], &[], false, &[]);
+        assert_eq!(got, vec![e(3, put, "b"), e(2, sd, "")]);
+        // ... so that once SD(4) cancels Put(3), SD(2) is still there for Put(1).
+        let got = run(vec![e(4, sd, ""), e(3, put, "b"), e(2, sd, "")], &[], false, &[]);
+        assert_eq!(got, vec![e(2, sd, "")]);
+        // With its Put in the same compaction, the SD below the newer Put cancels it.
+        let got = run(vec![e(3, put, "b"), e(2, sd, ""), e(1, put, "a")], &[], false, &[]);
+        assert_eq!(got, vec![e(3, put, "b")]);
+        // At the bottom nothing older exists: only the newest Put stays.
+        let got = run(vec![e(3, put, "b"), e(2, sd, "")], &[], true, &[]);
+        assert_eq!(got, vec![e(3, put, "b")]);
+        // Other hidden entries are still dropped.
+        let got = run(
+            vec![e(3, put, "b"), e(2, sd, ""), e(1, vt::DELETION, "")],
+            &[],
+            false,
+            &[],
+        );
+        assert_eq!(got, vec![e(3, put, "b"), e(2, sd, "")]);
+    }
+
+    #[test]
+    fn merges_full_partial_and_snapshots() {
+        let m = vt::MERGE;
+        // base in stripe: full merge
+        let got = run(vec![e(9, m, "c"), e(8, m, "b"), e(7, vt::VALUE, "a")], &[], false, &[]);
+        assert_eq!(got, vec![e(9, vt::VALUE, "a,b,c")]);
+        // no base, not bottom: partial merge
+        let got = run(vec![e(9, m, "c"), e(8, m, "b")], &[], false, &[]);
+        assert_eq!(got, vec![e(9, m, "b,c")]);
+        // no base, bottom: full merge with nothing
+        let got = run(vec![e(9, m, "c"), e(8, m, "b")], &[], true, &[]);
+        assert_eq!(got, vec![e(9, vt::VALUE, "b,c")]);
+        // a snapshot at 8 splits the operands
+        let got = run(vec![e(9, m, "c"), e(8, m, "b"), e(7, vt::VALUE, "a")], &[8], false, &[]);
+        assert_eq!(got, vec![e(9, m, "c"), e(8, vt::VALUE, "a,b")]);
+        // deletion as base
+        let got = run(
+            vec![e(9, m, "c"), e(8, vt::DELETION, ""), e(7, vt::VALUE, "a")],
+            &[],
+            false,
+            &[],
+        );
+        assert_eq!(got, vec![e(9, vt::VALUE, "c")]);
+    }
+
+    #[test]
+    fn covered_entries_dropped_per_stripe() {
+        // tombstone at 6 covers the put at 3
+        assert_eq!(run(vec![e(3, vt::VALUE, "a")], &[], false, &[6]), vec![]);
+        // a snapshot at 4 needs the put
+        assert_eq!(
+            run(vec![e(3, vt::VALUE, "a")], &[4], false, &[6]),
+            vec![e(3, vt::VALUE, "a")]
+        );
+        // operand above the tombstone merges with nothing
+        let got = run(vec![e(9, vt::MERGE, "x"), e(3, vt::VALUE, "a")], &[], false, &[6]);
+        assert_eq!(got, vec![e(9, vt::VALUE, "x")]);
+    }
+
+    #[test]
+    fn output_tombstones_keep_one_per_stripe() {
+        let icmp = InternalKeyComparator::default();
+        let l = FragmentedRangeTombstoneList::new(
+            &icmp,
+            vec![
+                RangeTombstone {
+                    start: b"a".to_vec(),
+                    end: b"c".to_vec(),
+                    seq: 3,
+                },
+                RangeTombstone {
+                    start: b"a".to_vec(),
+                    end: b"c".to_vec(),
+                    seq: 5,
+                },
+                RangeTombstone {
+                    start: b"a".to_vec(),
+                    end: b"c".to_vec(),
+                    seq: 9,
+                },
+            ],
+        );
+        let o = output_tombstones(&l, &[], |_, _| false);
+        assert_eq!(o.fragments[0].seqs, vec![9]);
+        let o = output_tombstones(&l, &[4], |_, _| false);
+        assert_eq!(o.fragments[0].seqs, vec![9, 3]);
+        let o = output_tombstones(&l, &[4], |_, _| true);
+        assert_eq!(o.fragments[0].seqs, vec![9]);
+        let o = output_tombstones(&l, &[], |_, _| true);
+        assert!(o.fragments.is_empty());
+    }
+}

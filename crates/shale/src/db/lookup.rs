@@ -1,0 +1,186 @@
+//! The point-lookup chain: the entries of one key collected from the newest source down to a
+//! base value (merge operands, range tombstones, single deletes), then resolved.
+
+use super::column_family::ColumnFamilyData;
+use crate::db::checks::merge_op;
+use crate::db::range_del::file_tombstones;
+use crate::error::{Error, Result};
+use crate::iterator::InternalIterator;
+use crate::key::{parse_internal_key, vt, InternalKeyComparator, SequenceNumber};
+use crate::lsm::version::FileMeta;
+use crate::memtable::MemTable;
+use crate::merge::full_merge_newest_first;
+use crate::range_del::FragmentedRangeTombstoneList;
+use crate::table::pinnable::{Home, Val, ValueOut};
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+/// State of a point lookup walking from the newest source to the oldest.
+pub(crate) struct Chain {
+    /// Merge operands seen so far, newest first.
+    pub operands: Vec<Vec<u8>>,
+    /// Largest covering range-tombstone seqno seen so far (0: none). Entries below it are
+    /// deleted.
+    pub max_tomb: SequenceNumber,
+}
+
+impl Chain {
+    pub(crate) fn new() -> Chain {
+        Chain {
+            operands: Vec::new(),
+            max_tomb: 0,
+        }
+    }
+
+    pub(crate) fn add_tombstones(
+        &mut self,
+        l: Option<&FragmentedRangeTombstoneList>,
+        icmp: &InternalKeyComparator,
+        key: &[u8],
+        seq: SequenceNumber,
+    ) {
+        if let Some(l) = l {
+            self.max_tomb = self.max_tomb.max(l.max_covering_seq(icmp, key, seq));
+        }
+    }
+
+    /// End the lookup with `base` (None: no value / deleted). The value is `base` itself
+    /// (copied or pinned, as `V` asks) unless merge operands were collected.
+    #[inline]
+    pub(crate) fn finish<V: ValueOut>(
+        &mut self,
+        db: &ColumnFamilyData,
+        key: &[u8],
+        base: Option<Val<'_>>,
+    ) -> Result<Option<V>> {
+        if self.operands.is_empty() {
+            return Ok(base.map(Val::out));
+        }
+        let op = merge_op(db)?;
+        let t = crate::perf_context::PerfTimer::start();
+        let r = full_merge_newest_first(op, key, base.as_ref().map(|b| b.bytes()), &self.operands);
+        t.stop(crate::perf_context::field::MERGE_OPERATOR_TIME_NANOS);
+        if r.is_err() {
+            crate::statistics::tick(&db.stats, crate::statistics::Ticker::NumberMergeFailures, 1);
+        }
+        r.map(|v| Some(V::from_vec(v)))
+    }
+
+    /// One entry found for `key` (newest visible in its source). `Some` when it decides.
+    #[inline]
+    pub(crate) fn entry<V: ValueOut>(
+        &mut self,
+        db: &ColumnFamilyData,
+        key: &[u8],
+        seq: SequenceNumber,
+        t: u8,
+        value: Val<'_>,
+    ) -> Result<Option<Option<V>>> {
+        if seq < self.max_tomb {
+            return self.finish(db, key, None).map(Some);
+        }
+        match t {
+            vt::VALUE => self.finish(db, key, Some(value)).map(Some),
+            vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP => self.finish(db, key, None).map(Some),
+            vt::MERGE => {
+                self.operands.push(value.to_vec());
+                Ok(None)
+            }
+            t => Err(Error::NotSupported(format!("value type {t:#x} is not supported"))),
+        }
+    }
+
+    /// Walk the entries of `key` from the iterator's position (all visible to the read).
+    pub(crate) fn scan<V: ValueOut>(
+        &mut self,
+        db: &ColumnFamilyData,
+        it: &mut dyn InternalIterator,
+        key: &[u8],
+    ) -> Result<Option<Option<V>>> {
+        while it.valid() {
+            let pk = parse_internal_key(it.key())?;
+            if db.icmp.compare_user(pk.user_key, key) != Ordering::Equal {
+                break;
+            }
+            if let Some(r) = self.entry(db, key, pk.seq, pk.vtype, Val::unpinned(it.value()))? {
+                return Ok(Some(r));
+            }
+            it.next();
+        }
+        it.status()?;
+        Ok(None)
+    }
+}
+
+/// Lookup in a memtable: the fast path when nothing can be covered, the entry walk otherwise.
+#[inline]
+pub(crate) fn mem_lookup<V: ValueOut>(
+    db: &ColumnFamilyData,
+    m: &Arc<MemTable>,
+    chain: &mut Chain,
+    key: &[u8],
+    seq: SequenceNumber,
+    lookup: &[u8],
+) -> Result<Option<Option<V>>> {
+    if !m.range_dels.is_empty() {
+        chain.max_tomb = chain.max_tomb.max(m.range_dels.max_covering_seq(&db.icmp, key, seq));
+    }
+    // Entries older than the newest covering tombstone (of this memtable or a newer source)
+    // are deleted: the lookup stops at the first of them.
+    use crate::memtable::MemGet;
+    match m.get_ref(lookup, chain.max_tomb) {
+        None => Ok(None),
+        // SAFETY: `get_ref` borrows the value from the memtable's arena, which `m` owns and
+        // never moves or rewrites.
+        Some(MemGet::Value(v)) => chain
+            .finish(db, key, Some(unsafe { Val::pinned(v, Home::Mem(m)) }))
+            .map(Some),
+        Some(MemGet::Deleted) => chain.finish(db, key, None).map(Some),
+        Some(MemGet::Merge { operands, base }) => {
+            chain.operands.extend(operands);
+            match base {
+                None => Ok(None),
+                Some(b) => chain.finish(db, key, b.as_deref().map(Val::unpinned)).map(Some),
+            }
+        }
+    }
+}
+
+/// Lookup in a table file.
+pub(crate) fn table_lookup<V: ValueOut>(
+    db: &ColumnFamilyData,
+    f: &FileMeta,
+    chain: &mut Chain,
+    key: &[u8],
+    seq: SequenceNumber,
+    lookup: &[u8],
+    ro: &crate::options::ReadOptions,
+) -> Result<Option<Option<V>>> {
+    let (verify, fill) = (ro.verify_checksums, ro.fill_cache);
+    chain.add_tombstones(file_tombstones(db, f)?.as_deref(), &db.icmp, key, seq);
+    let t = db.table_cache.get(f)?;
+    // The common case decides inside the block, copying (or pinning) only the value it returns.
+    let found = t.get_with(lookup, verify, fill, |ikey, value| -> Result<Lookup<V>> {
+        let pk = parse_internal_key(ikey)?;
+        if pk.vtype != vt::MERGE || pk.seq < chain.max_tomb {
+            return Ok(Ok(chain.entry(db, key, pk.seq, pk.vtype, value)?));
+        }
+        Ok(Err(ikey.to_vec()))
+    })?;
+    match found {
+        None => Ok(None),
+        Some(r) => match r? {
+            Ok(decided) => Ok(decided),
+            Err(ikey) => {
+                // A merge operand: walk the rest of the key's entries in this table.
+                let mut it = t.iter(verify, fill);
+                it.seek(&ikey);
+                chain.scan(db, &mut it, key)
+            }
+        },
+    }
+}
+
+/// A table lookup's outcome: decided (`Ok`: the value, a deletion, or continue), or a merge
+/// operand found at this internal key (`Err`) whose older entries must be walked.
+type Lookup<V> = std::result::Result<Option<Option<V>>, Vec<u8>>;
