@@ -12,8 +12,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::db::checkpoint::{capture, remove_dir_files, FlushFirst};
-use crate::db::DB;
+use crate::api::checkpoint::{capture, remove_dir_files, FlushFirst};
+use crate::api::db::DB;
 use crate::error::{Error, Result};
 use crate::fs::{name_of, FileSystem, PosixFs};
 use crate::hash::{crc32c, crc32c_extend};

@@ -233,7 +233,7 @@ pub fn write_batch_decode(data: &[u8]) -> Result<usize> {
     // numbers, as in recovery.
     let other = std::sync::Arc::new(crate::memtable::MemTable::new(InternalKeyComparator::default(), 4096));
     let mems = vec![(0, mem), (1, other)];
-    b.iterate(&mut crate::db::MemInserter::new(&mems, 1))?;
+    b.iterate(&mut crate::engine::mem_insert::MemInserter::new(&mems, 1))?;
     Ok(c.0)
 }
 

@@ -11,13 +11,14 @@
 //! assert_eq!(db.get(b"key").unwrap().as_deref(), Some(&b"value"[..]));
 //! ```
 
+mod api;
 mod backup;
 mod block_based_options;
 mod coding;
 mod compaction;
 pub mod compaction_filter;
 mod compaction_options;
-mod db;
+mod engine;
 mod error;
 mod error_kind;
 mod fs;
@@ -48,6 +49,10 @@ pub mod tools;
 #[doc(hidden)]
 pub mod fuzzing;
 
+pub use api::{
+    Checkpoint, DBWithThreadMode, IngestExternalFileOptions, LiveFile, MultiThreaded, Range, SingleThreaded,
+    ThreadMode, WalFile, DB,
+};
 pub use backup::{BackupEngine, BackupEngineInfo, BackupEngineOptions, Env, RestoreOptions};
 pub use block_based_options::BlockBasedOptions;
 pub use compaction_filter::{
@@ -56,10 +61,9 @@ pub use compaction_filter::{
 pub use compaction_options::{
     DBCompactionStyle, FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle,
 };
-pub use db::{
-    AsColumnFamilyRef, Checkpoint, ColumnFamily, ColumnFamilyDescriptor, DBIterator, DBRawIterator, DBWALIterator,
-    DBWithThreadMode, Direction, IngestExternalFileOptions, IteratorMode, LiveFile, MultiThreaded, Range,
-    SingleThreaded, Snapshot, SstFileWriter, ThreadMode, WalFile, DB, DEFAULT_COLUMN_FAMILY_NAME,
+pub use engine::{
+    AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor, DBIterator, DBRawIterator, DBWALIterator, Direction,
+    IteratorMode, SstFileWriter, DEFAULT_COLUMN_FAMILY_NAME,
 };
 pub use error::{Error, Result};
 pub use error_kind::ErrorKind;
@@ -80,6 +84,7 @@ pub use slice_transform::{
     new_capped_prefix_transform, new_fixed_prefix_transform, new_noop_transform, slice_transform_from_name,
     CappedPrefixTransform, FixedPrefixTransform, NoopTransform, SliceTransform,
 };
+pub use snapshot::Snapshot;
 pub use statistics::{Histogram, HistogramData, NameParseError, StatsLevel, Ticker};
 pub use table::cache::Cache;
 pub use table::cuckoo::CuckooTableOptions;

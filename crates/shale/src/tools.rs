@@ -61,8 +61,8 @@ pub fn dump_wal(path: &Path, header: bool, print_value: bool) -> Result<(String,
 /// `ldb checkconsistency`: every file the MANIFEST names exists with the recorded size and
 /// every table's blocks pass their checksums.
 pub fn check_consistency(db: &Path, opts: &Options) -> Result<String> {
-    let db = crate::db::DB::open_for_read_only(opts, db, false)?;
-    crate::db::verify_all_tables(&db)?;
+    let db = crate::api::db::DB::open_for_read_only(opts, db, false)?;
+    crate::api::db::verify_all_tables(&db)?;
     Ok("OK\n".to_string())
 }
 
@@ -134,14 +134,14 @@ fn open_sst(path: &Path) -> Result<AnyTable> {
 /// comparator or merge operator, `allow_mmap_reads`. Returns false if the DB has none.
 pub fn load_options_file(db: &Path, opts: &mut Options) -> Result<bool> {
     let fs = opts.env.clone();
-    crate::db::apply_options_file(&fs, db, opts)
+    crate::engine::apply_options_file(&fs, db, opts)
 }
 
 /// [`load_options_file`] for family `cf`: the DB options and the `[CFOptions "cf"]` section
 /// with its table section. Returns false if the DB has no OPTIONS file.
 pub fn load_cf_options_file(db: &Path, cf: &str, opts: &mut Options) -> Result<bool> {
     let fs = opts.env.clone();
-    crate::db::apply_options_file_cf(&fs, db, cf, opts)
+    crate::engine::apply_options_file_cf(&fs, db, cf, opts)
 }
 
 fn sst_files(path: &Path) -> Result<Vec<PathBuf>> {

@@ -4,7 +4,8 @@
 use std::sync::atomic::Ordering as AO;
 use std::sync::Arc;
 
-use crate::db::{ColumnFamilyData, DbInner};
+use crate::engine::column_family::ColumnFamilyData;
+use crate::engine::state::DbInner;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, parse_internal_key, vt, SequenceNumber, MAX_SEQUENCE};
@@ -64,7 +65,7 @@ pub(crate) fn latest_seq(
     }
     // Every source, newest entry first.
     let sv = cfd.super_version();
-    let mut it = crate::db::iter::internal_iterator(cfd, &sv, true, true, None);
+    let mut it = crate::engine::iter::internal_iterator(cfd, &sv, true, true, None);
     it.seek(&make_internal_key(key, MAX_SEQUENCE, vt::FOR_SEEK));
     if it.valid() {
         let p = parse_internal_key(it.key())?;

@@ -9,7 +9,8 @@ use parking_lot::Mutex;
 
 use super::checks::txn_options;
 use super::transaction::{Kind, Transaction, TxnCore, TxnSettings};
-use crate::db::{ColumnFamilyDescriptor, DB};
+use crate::api::db::DB;
+use crate::engine::column_family::ColumnFamilyDescriptor;
 use crate::error::Result;
 use crate::options::{Options, WriteOptions};
 

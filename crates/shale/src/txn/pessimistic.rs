@@ -15,11 +15,16 @@ fn two_pc_options(opts: &Options) -> Options {
     o.allow_2pc = true;
     o
 }
-use crate::db::{
-    AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor, DBIterator, DBRawIterator, IteratorMode, Snapshot, DB,
-};
+use crate::api::db::DB;
+use crate::engine::column_family::AsColumnFamilyRef;
+use crate::engine::column_family::ColumnFamily;
+use crate::engine::column_family::ColumnFamilyDescriptor;
+use crate::engine::iter::DBIterator;
+use crate::engine::iter::DBRawIterator;
+use crate::engine::iter::IteratorMode;
 use crate::error::{Error, Result};
 use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::snapshot::Snapshot;
 
 /// Options of a [`TransactionDB`] (the `rocksdb` crate's `TransactionDBOptions`).
 #[derive(Clone, Debug)]

@@ -18,9 +18,9 @@ use std::time::Duration;
 use super::locks::LockRequest;
 use super::transaction::{Kind, Recovered, State, Tracked, Transaction, TxnCore, TxnState};
 use super::wbwi::WriteBatchWithIndex;
-use crate::db::checks::validate_batch;
-use crate::db::write::write_two_pc;
-use crate::db::write_thread::TwoPcWrite;
+use crate::engine::checks::validate_batch;
+use crate::engine::write::write_two_pc;
+use crate::engine::write_thread::TwoPcWrite;
 use crate::error::{Error, Result};
 use crate::write_batch::WriteBatch;
 

@@ -14,11 +14,16 @@ use parking_lot::Mutex;
 use super::checks::{check_key, last_seq};
 use super::locks::LockRequest;
 use super::wbwi::{Index, TxnIterator, TxnRawIterator, WriteBatchWithIndex};
-use crate::db::families::cfd_of;
-use crate::db::{AsColumnFamilyRef, ColumnFamilyData, DbInner, IteratorMode, Snapshot, DB};
+use crate::api::db::DB;
+use crate::engine::column_family::AsColumnFamilyRef;
+use crate::engine::column_family::ColumnFamilyData;
+use crate::engine::families::cfd_of;
+use crate::engine::iter::IteratorMode;
+use crate::engine::state::DbInner;
 use crate::error::{Error, Result};
 use crate::key::SequenceNumber;
 use crate::options::{ReadOptions, WriteOptions};
+use crate::snapshot::Snapshot;
 
 /// The engine a transaction belongs to.
 pub(crate) enum Kind {
@@ -370,7 +375,7 @@ impl<'db, D> Transaction<'db, D> {
         self.merge_in(cfd_of(cf), key.as_ref(), value.as_ref())
     }
     fn merge_in(&self, cf: &Arc<ColumnFamilyData>, k: &[u8], v: &[u8]) -> Result<()> {
-        crate::db::checks::validate_merge(cf)?;
+        crate::engine::checks::validate_merge(cf)?;
         self.write_op(cf, k, |b| b.merge_id(cf.id, k, v))
     }
 

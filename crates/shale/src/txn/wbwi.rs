@@ -11,8 +11,13 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::db::families::cfd_of;
-use crate::db::{read, AsColumnFamilyRef, ColumnFamilyData, DBRawIterator, DbInner, DB};
+use crate::api::db::DB;
+use crate::engine::column_family::AsColumnFamilyRef;
+use crate::engine::column_family::ColumnFamilyData;
+use crate::engine::families::cfd_of;
+use crate::engine::iter::DBRawIterator;
+use crate::engine::read;
+use crate::engine::state::DbInner;
 use crate::error::{Error, Result};
 use crate::key::InternalKeyComparator;
 use crate::merge::MergeOperator;
@@ -525,8 +530,9 @@ pub struct TxnIterator {
 }
 
 impl TxnIterator {
-    pub(crate) fn new(mut raw: TxnRawIterator, mode: crate::db::IteratorMode<'_>) -> TxnIterator {
-        use crate::db::{Direction, IteratorMode};
+    pub(crate) fn new(mut raw: TxnRawIterator, mode: crate::engine::iter::IteratorMode<'_>) -> TxnIterator {
+        use crate::engine::iter::Direction;
+        use crate::engine::iter::IteratorMode;
         let forward = match mode {
             IteratorMode::Start => {
                 raw.seek_to_first();

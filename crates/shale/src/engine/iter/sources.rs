@@ -6,8 +6,8 @@ use std::sync::Arc;
 use super::level::LevelIterator;
 use super::merging::MergingIterator;
 use super::prefix::{PrefixGate, PrefixSeek, Source};
-use crate::db::column_family::ColumnFamilyData;
-use crate::db::column_family::SuperVersion;
+use crate::engine::column_family::ColumnFamilyData;
+use crate::engine::column_family::SuperVersion;
 use crate::iterator::InternalIterator;
 
 /// Build the merged internal iterator over a SuperVersion; with `prefix`, the user's seeks

@@ -2,8 +2,8 @@
 //! base value (merge operands, range tombstones, single deletes), then resolved.
 
 use super::column_family::ColumnFamilyData;
-use crate::db::checks::merge_op;
-use crate::db::range_del::file_tombstones;
+use crate::engine::checks::merge_op;
+use crate::engine::range_del::file_tombstones;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{parse_internal_key, vt, InternalKeyComparator, SequenceNumber};

@@ -6,7 +6,7 @@ use super::{
     column_family::CfMem, column_family::ColumnFamilyData, column_family::DEFAULT_COLUMN_FAMILY_NAME, state::DbInner,
     write,
 };
-use crate::db::checks;
+use crate::engine::checks;
 use crate::error::{Error, Result};
 use crate::key::InternalKeyComparator;
 use crate::lsm::version_edit::VersionEdit;

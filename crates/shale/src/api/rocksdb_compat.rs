@@ -5,8 +5,12 @@ use std::cmp::Ordering;
 use std::sync::atomic::Ordering as AtOrd;
 use std::sync::Arc;
 
-use super::{handle::DB, iter, read, state::DbInner};
-use super::{iter::DBIterator, iter::IteratorMode};
+use super::db::DB;
+use crate::engine::iter;
+use crate::engine::iter::DBIterator;
+use crate::engine::iter::IteratorMode;
+use crate::engine::read;
+use crate::engine::state::DbInner;
 use crate::error::{Error, Result};
 use crate::key::{append_internal_key, vt};
 use crate::memtable::MemGet;
@@ -69,7 +73,11 @@ impl DB {
     }
 
     /// [`key_may_exist`](Self::key_may_exist) in column family `cf`.
-    pub fn key_may_exist_cf(&self, cf: &impl super::column_family::AsColumnFamilyRef, key: impl AsRef<[u8]>) -> bool {
+    pub fn key_may_exist_cf(
+        &self,
+        cf: &impl crate::engine::column_family::AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+    ) -> bool {
         key_may_exist(
             &self.inner,
             &cf.column_family().cfd,
@@ -79,7 +87,12 @@ impl DB {
     }
 }
 
-fn key_may_exist(db: &Arc<DbInner>, cf: &super::column_family::ColumnFamilyData, ro: &ReadOptions, key: &[u8]) -> bool {
+fn key_may_exist(
+    db: &Arc<DbInner>,
+    cf: &crate::engine::column_family::ColumnFamilyData,
+    ro: &ReadOptions,
+    key: &[u8],
+) -> bool {
     let sv = cf.super_version();
     let seq = read::read_seq(db, ro);
     let mut lookup = Vec::with_capacity(key.len() + 8);
@@ -155,9 +168,12 @@ impl Snapshot {
     /// Several keys as of this snapshot.
     pub fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>> {
         match self.db() {
-            Ok(db) => {
-                super::multi_get::multi_get(&db, &db.default_cf, &self.read_options(ReadOptions::default()), keys)
-            }
+            Ok(db) => crate::engine::multi_get::multi_get(
+                &db,
+                &db.default_cf,
+                &self.read_options(ReadOptions::default()),
+                keys,
+            ),
             Err(e) => keys.into_iter().map(|_| Err(e.clone())).collect(),
         }
     }

@@ -12,7 +12,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::db::column_family::ColumnFamilyData;
+use crate::engine::column_family::ColumnFamilyData;
 use crate::error::Result;
 use crate::iterator::InternalIterator;
 use crate::key::user_key;

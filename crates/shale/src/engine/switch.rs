@@ -2,8 +2,8 @@
 //! many wait for flush.
 
 use super::{column_family::ImmMem, state::DbInner, state::DbState};
-use crate::db::column_family::MemSet;
-use crate::db::write_group::drain_writes;
+use crate::engine::column_family::MemSet;
+use crate::engine::write_group::drain_writes;
 use crate::error::{Error, Result};
 use crate::log;
 use crate::lsm::filename::wal_name;

@@ -5,7 +5,9 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::{merging::Dir, merging::MergingIterator, prefix::PrefixSeek, sources::internal_iterator};
-use crate::db::{column_family::ColumnFamilyData, column_family::SuperVersion, state::DbInner};
+use crate::engine::column_family::ColumnFamilyData;
+use crate::engine::column_family::SuperVersion;
+use crate::engine::state::DbInner;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{append_internal_key, parse_internal_key, user_key, vt, InternalKeyComparator, MAX_SEQUENCE};
@@ -54,11 +56,11 @@ pub struct DBRawIterator {
 pub(crate) fn new_raw_iterator(db: &Arc<DbInner>, cf: &Arc<ColumnFamilyData>, ro: ReadOptions) -> DBRawIterator {
     // SuperVersion before sequence, as `get` (see `read::get`).
     let sv = cf.super_version();
-    let seq = crate::db::read::read_seq(db, &ro);
+    let seq = crate::engine::read::read_seq(db, &ro);
     let prefix = PrefixSeek::new(cf, &ro);
     let same_prefix = ro.prefix_same_as_start && prefix.as_ref().is_some_and(|p| p.same_as_start_applies());
     let inner = internal_iterator(cf, &sv, ro.verify_checksums, ro.fill_cache, prefix.as_ref());
-    let (tombs, err) = match crate::db::range_del::all_tombstone_lists(cf, &sv) {
+    let (tombs, err) = match crate::engine::range_del::all_tombstone_lists(cf, &sv) {
         Ok(t) => (t, None),
         Err(e) => (Vec::new(), Some(e)),
     };

@@ -11,8 +11,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::options_file::options_file_name;
-use super::{flush, handle::DB, state::DbInner};
+use super::db::DB;
+use crate::engine::flush;
+use crate::engine::options_file::options_file_name;
+use crate::engine::state::DbInner;
 use crate::error::{Error, Result};
 use crate::fs::{copy_file, name_of, FileSystem};
 use crate::lsm::filename::{table_name, wal_name, FileType};
@@ -43,7 +45,7 @@ fn enable_deletions(db: &DbInner) {
     let mut st = db.state.lock();
     st.file_deletions_disabled = st.file_deletions_disabled.saturating_sub(1);
     if st.file_deletions_disabled == 0 && !db.read_only {
-        super::purge::purge_obsolete(db, &mut st);
+        crate::engine::purge::purge_obsolete(db, &mut st);
         let min_log = flush::min_log_needed(db, &st);
         flush::delete_obsolete_wals(db, &st, min_log);
     }
@@ -145,7 +147,7 @@ pub(crate) fn capture(db: &Arc<DbInner>, flush_first: FlushFirst) -> Result<Capt
     wals.sort_by_key(|w| w.number);
     // The families as captured, each with its options (a family created since has none here;
     // one dropped since keeps the DB's options for its section).
-    let live = super::families::family_options(db);
+    let live = crate::engine::families::family_options(db);
     let fam: Vec<(String, crate::options::Options)> = names
         .into_iter()
         .map(|n| {
@@ -164,7 +166,7 @@ pub(crate) fn capture(db: &Arc<DbInner>, flush_first: FlushFirst) -> Result<Capt
         tables,
         wals,
         options_number,
-        options: super::options_file::render_families(&fam),
+        options: crate::engine::options_file::render_families(&fam),
         sequence,
         _versions: versions,
         _hold: hold,

@@ -3,7 +3,7 @@
 
 use super::state::DbInner;
 use super::write_thread::{self, InsertTask, Writer};
-use crate::db::mem_insert::insert_batch;
+use crate::engine::mem_insert::insert_batch;
 use crate::error::{Error, Result};
 use crate::statistics::{Histogram, StopWatch, Ticker};
 use crate::write_batch::WriteBatch;

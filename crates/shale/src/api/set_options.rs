@@ -4,8 +4,9 @@
 
 use std::sync::Arc;
 
-use super::column_family::{AsColumnFamilyRef, ColumnFamilyData};
-use super::{handle::DB, state::DbInner};
+use super::db::DB;
+use crate::engine::column_family::{AsColumnFamilyRef, ColumnFamilyData};
+use crate::engine::state::DbInner;
 use crate::error::{Error, Result};
 use crate::options::Options;
 
@@ -209,7 +210,7 @@ fn install(db: &Arc<DbInner>, changes: Vec<(Arc<ColumnFamilyData>, Options)>, db
         db.work_cv.notify_all();
         db.bg_cv.notify_all();
     }
-    super::families::rewrite_options_file(db)
+    crate::engine::families::rewrite_options_file(db)
 }
 
 fn set_cf_options(db: &Arc<DbInner>, cfd: Arc<ColumnFamilyData>, opts: &[(&str, &str)]) -> Result<()> {
@@ -235,7 +236,7 @@ impl DB {
 
     /// [`set_options`](DB::set_options) for family `cf`.
     pub fn set_options_cf(&self, cf: &impl AsColumnFamilyRef, opts: &[(&str, &str)]) -> Result<()> {
-        set_cf_options(&self.inner, super::families::cfd_of(cf).clone(), opts)
+        set_cf_options(&self.inner, crate::engine::families::cfd_of(cf).clone(), opts)
     }
 
     /// Change mutable DB-wide options (`max_background_jobs`, `delayed_write_rate`,
@@ -264,27 +265,27 @@ impl DB {
         let jobs = d.max_background_jobs;
         install(&self.inner, changes, Some(d))?;
         // A stats period set where there was none starts the dump thread.
-        super::props::start_stats_dump(&self.inner);
+        crate::engine::props::start_stats_dump(&self.inner);
         // More jobs than threads: start the missing ones (fewer: the extra threads idle).
-        super::background::spawn_up_to(&self.inner, jobs)
+        crate::engine::background::spawn_up_to(&self.inner, jobs)
     }
 
     /// Stop starting flushes and compactions and wait for the running ones (RocksDB's
     /// `PauseBackgroundWork`; calls nest). Meanwhile `flush`, `compact_range` and
     /// `wait_for_compact` are Incomplete, and writes stall once the memtables are full.
     pub fn pause_background_work(&self) -> Result<()> {
-        super::background::pause(&self.inner)
+        crate::engine::background::pause(&self.inner)
     }
 
     /// Undo one [`pause_background_work`](DB::pause_background_work).
     pub fn continue_background_work(&self) -> Result<()> {
-        super::background::resume_work(&self.inner)
+        crate::engine::background::resume_work(&self.inner)
     }
 
     /// Stop all background work for good, as before closing (RocksDB's
     /// `CancelAllBackgroundWork`): no flush or compaction starts any more; with `wait`, returns
     /// once the running ones ended. The DB should be dropped next.
     pub fn cancel_all_background_work(&self, wait: bool) {
-        super::background::cancel_all(&self.inner, wait)
+        crate::engine::background::cancel_all(&self.inner, wait)
     }
 }

@@ -1,6 +1,6 @@
 //! Inserting write batches into memtables (a write group, WAL replay at open).
 
-use crate::db::column_family::MemSet;
+use crate::engine::column_family::MemSet;
 use crate::error::{Error, Result};
 use crate::key::vt;
 use crate::memtable::{AddCounters, MemTable};

@@ -7,14 +7,16 @@ use std::sync::atomic::Ordering as AtOrd;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::families::cfd_of;
-use super::sst_file_writer::UNKNOWN_CF_ID;
-use super::{
-    column_family::AsColumnFamilyRef, column_family::ColumnFamilyData, handle::DB, state::DbInner, state::DbState,
-    write,
-};
+use super::db::DB;
 use crate::compaction_options::DBCompactionStyle;
-use crate::db::checks;
+use crate::engine::checks;
+use crate::engine::column_family::AsColumnFamilyRef;
+use crate::engine::column_family::ColumnFamilyData;
+use crate::engine::families::cfd_of;
+use crate::engine::sst_file_writer::UNKNOWN_CF_ID;
+use crate::engine::state::DbInner;
+use crate::engine::state::DbState;
+use crate::engine::write;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, parse_internal_key, vt, MAX_SEQUENCE};
@@ -528,7 +530,7 @@ pub(crate) fn ingest(
 /// (called with the DB mutex held and `ingests_running` counting this ingest).
 fn place_and_install(
     db: &Arc<DbInner>,
-    st: &mut parking_lot::MutexGuard<'_, super::state::DbState>,
+    st: &mut parking_lot::MutexGuard<'_, crate::engine::state::DbState>,
     cfd: &Arc<ColumnFamilyData>,
     placed: &[ExternalFile],
     metas: &[(u64, u64)],
@@ -542,7 +544,7 @@ fn place_and_install(
         ..Default::default()
     };
     let mut consumed = false;
-    let now = super::build::now_secs();
+    let now = crate::engine::build::now_secs();
     for (f, m) in placed.iter().zip(metas) {
         let (level, seqno) = place(st, cfd, f, force, last)?;
         if seqno != 0 && !o.allow_global_seqno {
@@ -597,7 +599,7 @@ fn place_and_install(
 fn log_edit(db: &DbInner, st: &mut parking_lot::MutexGuard<'_, DbState>, edit: &mut VersionEdit) -> Result<()> {
     let r = db.log_and_apply(st, edit);
     if let Err(e) = &r {
-        super::error_handler::record_error(db, st, e.clone());
+        crate::engine::error_handler::record_error(db, st, e.clone());
         db.bg_cv.notify_all();
     }
     r
@@ -671,7 +673,7 @@ pub(crate) fn delete_files_in_range(
     }
     log_edit(db, &mut st, &mut edit)?;
     db.install_super_version(&st, cfd.id);
-    super::purge::purge_obsolete(db, &mut st);
+    crate::engine::purge::purge_obsolete(db, &mut st);
     db.work_cv.notify_all();
     Ok(())
 }

@@ -10,7 +10,7 @@ use super::state::DbInner;
 use super::switch::make_room;
 use super::write_group::{finish_group, mode, next_free_sequence, wal_append, Mode};
 use super::write_thread::{self, Writer};
-use crate::db::write_thread::TwoPcWrite;
+use crate::engine::write_thread::TwoPcWrite;
 use crate::error::{Error, Result};
 use crate::write_batch::WriteBatch;
 

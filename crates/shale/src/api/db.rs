@@ -5,14 +5,23 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::column_family::ColumnFamilyData;
-use super::iter::Direction;
-use super::iter::{DBIterator, DBRawIterator, IteratorMode};
-use super::state::DbInner;
-use super::wal_iter::DBWALIterator;
-use super::{background, compaction, flush, iter, multi_get, open, props, read, wal_iter, write};
-use crate::db::checks;
-use crate::db::families;
+use crate::engine::background;
+use crate::engine::checks;
+use crate::engine::column_family::ColumnFamilyData;
+use crate::engine::compaction;
+use crate::engine::families;
+use crate::engine::flush;
+use crate::engine::iter;
+use crate::engine::iter::Direction;
+use crate::engine::iter::{DBIterator, DBRawIterator, IteratorMode};
+use crate::engine::multi_get;
+use crate::engine::open;
+use crate::engine::props;
+use crate::engine::read;
+use crate::engine::state::DbInner;
+use crate::engine::wal_iter;
+use crate::engine::wal_iter::DBWALIterator;
+use crate::engine::write;
 use crate::error::Result;
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::snapshot::Snapshot;
@@ -283,7 +292,7 @@ impl DB {
     /// [`prefix_iterator`](Self::prefix_iterator) in family `cf`.
     pub fn prefix_iterator_cf<P: AsRef<[u8]>>(
         &self,
-        cf: &impl crate::db::column_family::AsColumnFamilyRef,
+        cf: &impl crate::engine::column_family::AsColumnFamilyRef,
         prefix: P,
     ) -> DBIterator {
         let mut ro = ReadOptions::default();
@@ -296,7 +305,7 @@ impl DB {
 mod write_path_tests {
     use std::sync::Arc;
 
-    use crate::db::handle::DB;
+    use crate::api::db::DB;
     use crate::fs::MemFs;
     use crate::options::Options;
     use crate::write_batch::WriteBatch;

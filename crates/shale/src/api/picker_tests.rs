@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::db::{handle::DB, iter::IteratorMode};
+use super::db::DB;
+use crate::engine::iter::IteratorMode;
 use crate::fs::MemFs;
 use crate::options::{Options, ReadOptions};
 use crate::snapshot::Snapshot;
@@ -309,7 +310,7 @@ fn randomized_model_with_the_levels_below_l0_held_at_times() {
     check(&db, None, &m, "after reopen");
     // What `tools::check_consistency` (a layer above `db`) does.
     let ro = DB::open_for_read_only(&o, path, false).unwrap();
-    crate::db::handle::verify_all_tables(&ro).unwrap();
+    super::db::verify_all_tables(&ro).unwrap();
 }
 
 /// A manual compaction out of L1 runs as several compactions when `max_compaction_bytes` is

@@ -4,16 +4,25 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::column_family::{AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor};
-use super::{
-    column_family::ColumnFamilyData, compaction, flush, handle::DB, iter, iter::DBIterator, iter::DBRawIterator,
-    iter::IteratorMode, multi_get, open, props, read, write,
-};
-use crate::db::checks;
-use crate::db::families::cfd_of;
-use crate::db::families::create_family;
-use crate::db::families::drop_family;
-use crate::db::families::write_one;
+use super::db::DB;
+use crate::engine::checks;
+use crate::engine::column_family::ColumnFamilyData;
+use crate::engine::column_family::{AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor};
+use crate::engine::compaction;
+use crate::engine::families::cfd_of;
+use crate::engine::families::create_family;
+use crate::engine::families::drop_family;
+use crate::engine::families::write_one;
+use crate::engine::flush;
+use crate::engine::iter;
+use crate::engine::iter::DBIterator;
+use crate::engine::iter::DBRawIterator;
+use crate::engine::iter::IteratorMode;
+use crate::engine::multi_get;
+use crate::engine::open;
+use crate::engine::props;
+use crate::engine::read;
+use crate::engine::write;
 use crate::error::Result;
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::table::pinnable::DBPinnableSlice;

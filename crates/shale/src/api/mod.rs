@@ -1,0 +1,19 @@
+//! The public face: every `impl DB` block — opening and the data calls (`db.rs`), column
+//! families (`column_families.rs`), the `rocksdb` crate's compatibility calls and thread-mode
+//! aliases (`rocksdb_compat.rs`), checkpoints and live-file listings (`checkpoint.rs`), ingest
+//! (`ingest.rs`), live option changes (`set_options.rs`). Each calls into `engine`.
+
+pub(crate) mod checkpoint;
+pub(crate) mod column_families;
+pub(crate) mod db;
+pub(crate) mod ingest;
+#[cfg(test)]
+mod picker_tests;
+pub(crate) mod rocksdb_compat;
+pub(crate) mod set_options;
+
+pub use checkpoint::{Checkpoint, LiveFile, WalFile};
+pub use column_families::Range;
+pub use db::DB;
+pub use ingest::IngestExternalFileOptions;
+pub use rocksdb_compat::{DBWithThreadMode, MultiThreaded, SingleThreaded, ThreadMode};
