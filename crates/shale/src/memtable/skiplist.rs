@@ -1017,9 +1017,7 @@ impl<R: ListRef> Iter<R> {
     }
 }
 
-#[path = "skiplist_guide.rs"]
 mod guide;
 
 #[cfg(test)]
-#[path = "skiplist_tests.rs"]
 mod tests;

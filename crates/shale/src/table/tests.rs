@@ -14,7 +14,6 @@ use crate::table::cache::BlockCache;
 use crate::table::format::BLOCK_TRAILER_LEN;
 use crate::table::format::{ChecksumType, CompressionType};
 
-#[path = "partitioned_tests.rs"]
 mod partitioned;
 
 /// An in-memory writable file whose bytes stay readable through the clones (also used by the
