@@ -91,6 +91,12 @@ fn wal_failure_is_fail_stop(kind: FaultKind, sync: bool, after: u64) {
     assert_eq!(db.get(kv(2001).0).unwrap(), None);
     // reopen on the healthy file system: every acknowledged write is there
     drop(db);
+    // the failure reached the LOG as a hard background error
+    let log = String::from_utf8(shale::FileSystem::read_all(&mem, &dir().join("LOG")).unwrap()).unwrap();
+    assert!(
+        log.contains("Background error (hard)"),
+        "no background error in the LOG:\n{log}"
+    );
     let db = DB::open(&mem_opts(&mem), dir()).unwrap();
     assert_has_all(&dump(&db), &m, &maybe);
     db.put(b"after", b"reopen").unwrap();

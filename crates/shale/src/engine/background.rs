@@ -188,7 +188,7 @@ pub(crate) fn resume(db: &Arc<DbInner>) -> Result<()> {
             // numbers: only a reopen (which replays the WAL) gives a consistent state.
             return Err(Error::Background(Arc::new(e)));
         }
-        st.bg_error = None;
+        super::error_handler::clear_after_resume(&mut st);
         // Whatever failed, leave the current WAL: a failed append may have left a torn record
         // in it, and a record written after that would be lost to recovery (point-in-time
         // replay stops at the tear; skipping corrupted records drops the rest of its block).

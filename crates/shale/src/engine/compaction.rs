@@ -3,7 +3,6 @@
 //! `picker.rs`.
 
 use crate::statistics::{Histogram, Ticker};
-use std::sync::atomic::Ordering as AtOrd;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -230,9 +229,7 @@ fn run_compaction_inner(
         // (an unsynced or torn record can still be read back after a crash). If it did not,
         // they are unreferenced and removed at the next open. A failed MANIFEST write is a hard error whatever its cause (even ENOSPC): the
         // MANIFEST may end in a torn record.
-        if st.bg_error.is_none() && !db.shutting_down.load(AtOrd::Acquire) {
-            st.bg_error = Some(e.clone());
-        }
+        super::error_handler::record_error(db, st, e.clone());
         return Err(e);
     }
     if pick.level > 0 && pick.kind == PickKind::Leveled {

@@ -18,6 +18,21 @@ pub(crate) fn record_error(db: &DbInner, st: &mut DbState, e: Error) {
     }
 }
 
+/// Record a hard error of the write path — a failed WAL append, sync or switch, or a memtable
+/// insert that failed after its WAL record was written — as fail-stop: no later write succeeds
+/// until `resume()` (or, after a torn insert, a reopen), whether or not the DB is closing.
+pub(crate) fn record_write_error(db: &DbInner, st: &mut DbState, e: Error) {
+    if st.bg_error.is_none() {
+        super::events::background_error(db, &e, false);
+        st.bg_error = Some(e);
+    }
+}
+
+/// `resume()` cleared the hard error.
+pub(crate) fn clear_after_resume(st: &mut DbState) {
+    st.bg_error = None;
+}
+
 /// First delay before a compaction is retried after a soft error; it doubles up to
 /// `MAX_RETRY_DELAY` while the error persists.
 pub(crate) const FIRST_RETRY_DELAY: Duration = Duration::from_millis(100);

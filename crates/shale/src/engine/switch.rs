@@ -164,9 +164,7 @@ pub(crate) fn switch_memtable(
         db.fs.sync_dir(&db.path)
     });
     if let Err(e) = r {
-        if st.bg_error.is_none() {
-            st.bg_error = Some(e.clone());
-        }
+        super::error_handler::record_write_error(db, st, e.clone());
         db.bg_cv.notify_all();
         return Err(e);
     }

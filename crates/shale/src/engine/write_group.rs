@@ -36,9 +36,7 @@ pub(crate) fn wal_append(db: &DbInner, batch: &WriteBatch, sync: bool) -> Result
             drop(wal);
             // Fail-stop: no later write may succeed after a WAL failure.
             let mut st = db.state.lock();
-            if st.bg_error.is_none() {
-                st.bg_error = Some(e.clone());
-            }
+            super::error_handler::record_write_error(db, &mut st, e.clone());
             db.bg_cv.notify_all();
             Err(e)
         }
@@ -189,9 +187,7 @@ pub(crate) fn stop_after_torn_insert(db: &DbInner, e: Error) {
     db.pipeline.set_broken(e.clone());
     let mut st = db.state.lock();
     st.write_panicked = true;
-    if st.bg_error.is_none() {
-        st.bg_error = Some(e);
-    }
+    super::error_handler::record_write_error(db, &mut st, e);
     db.bg_cv.notify_all();
 }
 
