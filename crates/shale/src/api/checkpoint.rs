@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::db::DB;
-use crate::engine::flush;
+use crate::engine::manual;
 use crate::engine::options_file::options_file_name;
 use crate::engine::state::DbInner;
+use crate::engine::wal_files;
 use crate::error::{Error, Result};
 use crate::fs::{copy_file, name_of, FileSystem};
 use crate::lsm::filename::{table_name, wal_name, FileType};
@@ -46,8 +47,8 @@ fn enable_deletions(db: &DbInner) {
     st.file_deletions_disabled = st.file_deletions_disabled.saturating_sub(1);
     if st.file_deletions_disabled == 0 && !db.read_only {
         crate::engine::purge::purge_obsolete(db, &mut st);
-        let min_log = flush::min_log_needed(db, &st);
-        flush::delete_obsolete_wals(db, &st, min_log);
+        let min_log = wal_files::min_log_needed(db, &st);
+        wal_files::delete_obsolete_wals(db, &st, min_log);
     }
 }
 
@@ -104,7 +105,7 @@ pub(crate) fn capture(db: &Arc<DbInner>, flush_first: FlushFirst) -> Result<Capt
     };
     if flush_now {
         let all: Vec<u32> = db.cfs.read().by_id.keys().copied().collect();
-        flush::flush_and_wait(db, all)?;
+        manual::flush_and_wait(db, all)?;
     }
     let st = db.state.lock();
     DbInner::check_bg_error(&st)?;
@@ -119,7 +120,7 @@ pub(crate) fn capture(db: &Arc<DbInner>, flush_first: FlushFirst) -> Result<Capt
         names.push(c.name.clone());
         tables.extend(c.current.all_files().map(|(_, f)| (f.meta.number, f.meta.file_size)));
     }
-    let min_log = flush::min_log_needed(db, &st);
+    let min_log = wal_files::min_log_needed(db, &st);
     let (current_wal, current_len) = {
         let mut wal = db.wal.lock();
         let number = wal.number;
@@ -362,7 +363,7 @@ impl DB {
         let db = &self.inner;
         if flush_memtable && !db.read_only {
             let all: Vec<u32> = db.cfs.read().by_id.keys().copied().collect();
-            flush::flush_and_wait(db, all)?;
+            manual::flush_and_wait(db, all)?;
         }
         let st = db.state.lock();
         let mut names: Vec<String> = st
@@ -399,7 +400,7 @@ impl DB {
             if db.read_only {
                 st.versions.min_log_number(&|_| None)
             } else {
-                flush::min_log_needed(db, &st)
+                wal_files::min_log_needed(db, &st)
             }
         };
         let live = {

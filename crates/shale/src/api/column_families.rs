@@ -8,19 +8,18 @@ use super::db::DB;
 use crate::engine::checks;
 use crate::engine::column_family::ColumnFamilyData;
 use crate::engine::column_family::{AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor};
-use crate::engine::compaction;
 use crate::engine::families::cfd_of;
 use crate::engine::families::create_family;
 use crate::engine::families::drop_family;
 use crate::engine::families::write_one;
-use crate::engine::flush;
 use crate::engine::iter;
 use crate::engine::iter::DBIterator;
 use crate::engine::iter::DBRawIterator;
 use crate::engine::iter::IteratorMode;
+use crate::engine::manual;
 use crate::engine::multi_get;
 use crate::engine::open;
-use crate::engine::props;
+use crate::engine::properties;
 use crate::engine::read;
 use crate::engine::write;
 use crate::error::Result;
@@ -276,11 +275,11 @@ impl DB {
     pub fn flush_cf(&self, cf: &impl AsColumnFamilyRef) -> Result<()> {
         let c = cfd_of(cf);
         checks::check_writable(c)?;
-        flush::flush_and_wait(&self.inner, vec![c.id])
+        manual::flush_and_wait(&self.inner, vec![c.id])
     }
     /// Flush several families' memtables and wait for all of them.
     pub fn flush_cfs(&self, cfs: &[&ColumnFamily]) -> Result<()> {
-        flush::flush_and_wait(&self.inner, cfs.iter().map(|c| c.id()).collect())
+        manual::flush_and_wait(&self.inner, cfs.iter().map(|c| c.id()).collect())
     }
 
     /// Compact family `cf`'s files overlapping `[begin, end]` down to its bottom level.
@@ -290,7 +289,7 @@ impl DB {
         begin: Option<&[u8]>,
         end: Option<&[u8]>,
     ) -> Result<()> {
-        compaction::compact_range(&self.inner, cfd_of(cf), begin, end)
+        manual::compact_range(&self.inner, cfd_of(cf), begin, end)
     }
 
     /// The approximate bytes on disk of the keys in each range `[start, end)` of the default
@@ -305,7 +304,7 @@ impl DB {
 
     /// A property of family `cf` (e.g. `rocksdb.stats`, `rocksdb.num-files-at-level0`).
     pub fn property_value_cf(&self, cf: &impl AsColumnFamilyRef, name: &str) -> Result<Option<String>> {
-        props::property_value(&self.inner, cfd_of(cf), name)
+        properties::property_value(&self.inner, cfd_of(cf), name)
     }
     pub fn property_int_value_cf(&self, cf: &impl AsColumnFamilyRef, name: &str) -> Result<Option<u64>> {
         Ok(self.property_value_cf(cf, name)?.and_then(|s| s.trim().parse().ok()))

@@ -8,19 +8,18 @@ use std::sync::Arc;
 use crate::engine::background;
 use crate::engine::checks;
 use crate::engine::column_family::ColumnFamilyData;
-use crate::engine::compaction;
 use crate::engine::families;
-use crate::engine::flush;
 use crate::engine::iter;
 use crate::engine::iter::Direction;
 use crate::engine::iter::{DBIterator, DBRawIterator, IteratorMode};
+use crate::engine::manual;
 use crate::engine::multi_get;
 use crate::engine::open;
-use crate::engine::props;
+use crate::engine::properties;
 use crate::engine::read;
 use crate::engine::state::DbInner;
-use crate::engine::wal_iter;
-use crate::engine::wal_iter::DBWALIterator;
+use crate::engine::wal_tailing;
+use crate::engine::wal_tailing::DBWALIterator;
 use crate::engine::write;
 use crate::error::Result;
 use crate::options::{Options, ReadOptions, WriteOptions};
@@ -211,12 +210,12 @@ impl DB {
 
     /// Flush the default family's memtable to an L0 table and wait for it.
     pub fn flush(&self) -> Result<()> {
-        flush::flush_and_wait(&self.inner, vec![0])
+        manual::flush_and_wait(&self.inner, vec![0])
     }
 
     /// Compact every file overlapping `[begin, end]` down to the bottom level, and wait.
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
-        compaction::compact_range(&self.inner, &self.inner.default_cf, begin, end)
+        manual::compact_range(&self.inner, &self.inner.default_cf, begin, end)
     }
 
     /// Wait until no flush or compaction is pending or running.
@@ -226,7 +225,7 @@ impl DB {
 
     /// The value of a property such as `rocksdb.stats` or `rocksdb.num-files-at-level0`.
     pub fn property_value(&self, name: &str) -> Result<Option<String>> {
-        props::property_value(&self.inner, &self.inner.default_cf, name)
+        properties::property_value(&self.inner, &self.inner.default_cf, name)
     }
     /// A numeric property.
     pub fn property_int_value(&self, name: &str) -> Result<Option<u64>> {
@@ -240,7 +239,7 @@ impl DB {
     /// NotFound.
     pub fn get_updates_since(&self, since: u64) -> Result<DBWALIterator> {
         crate::statistics::tick(&self.inner.stats, crate::statistics::Ticker::GetUpdatesSinceCalls, 1);
-        wal_iter::updates_since(&self.inner, since)
+        wal_tailing::updates_since(&self.inner, since)
     }
 
     /// The sequence number of the last write.
@@ -260,7 +259,7 @@ impl Drop for DB {
         // in the memtables, so flush them before closing.
         if self.inner.unpersisted_data.load(std::sync::atomic::Ordering::Acquire) && !self.inner.read_only {
             let all: Vec<u32> = self.inner.cfs.read().by_id.keys().copied().collect();
-            let _ = flush::flush_and_wait(&self.inner, all);
+            let _ = manual::flush_and_wait(&self.inner, all);
         }
         background::shutdown(&self.inner);
     }

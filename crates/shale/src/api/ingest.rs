@@ -544,7 +544,7 @@ fn place_and_install(
         ..Default::default()
     };
     let mut consumed = false;
-    let now = crate::engine::build::now_secs();
+    let now = crate::engine::table_output::now_secs();
     for (f, m) in placed.iter().zip(metas) {
         let (level, seqno) = place(st, cfd, f, force, last)?;
         if seqno != 0 && !o.allow_global_seqno {

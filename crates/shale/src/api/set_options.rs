@@ -265,7 +265,7 @@ impl DB {
         let jobs = d.max_background_jobs;
         install(&self.inner, changes, Some(d))?;
         // A stats period set where there was none starts the dump thread.
-        crate::engine::props::start_stats_dump(&self.inner);
+        crate::engine::properties::start_stats_dump(&self.inner);
         // More jobs than threads: start the missing ones (fewer: the extra threads idle).
         crate::engine::background::spawn_up_to(&self.inner, jobs)
     }

@@ -196,7 +196,7 @@ pub(crate) fn resume(db: &Arc<DbInner>) -> Result<()> {
     }
     db.work_cv.notify_all();
     let all: Vec<u32> = db.cfs.read().by_id.keys().copied().collect();
-    super::flush::flush_and_wait(db, all)
+    super::manual::flush_and_wait(db, all)
 }
 
 pub(crate) fn shutdown(db: &Arc<DbInner>) {

@@ -1,65 +1,17 @@
 //! Flush: an immutable memtable becomes an L0 table file.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use parking_lot::MutexGuard;
 
-use super::build::{build_tables, OutputParams};
-use super::{column_family::ColumnFamilyData, state::DbInner, state::DbState, write};
-use crate::error::{Error, Result};
+use super::table_output::{build_tables, OutputParams};
+use super::{column_family::ColumnFamilyData, state::DbInner, state::DbState};
+use crate::engine::wal_files::delete_obsolete_wals;
+use crate::engine::wal_files::min_log_needed;
+use crate::error::Result;
 use crate::iterator::InternalIterator;
 use crate::lsm::version_edit::VersionEdit;
-
-/// Switch the memtables of families `cfs` and wait until every immutable memtable of them is
-/// flushed.
-pub(crate) fn flush_and_wait(db: &Arc<DbInner>, cfs: Vec<u32>) -> Result<()> {
-    if db.read_only {
-        return Err(Error::NotSupported("flush on a database opened read-only".into()));
-    }
-    // atomic_flush: a flush of one family is a flush of all.
-    let cfs = if db.opts.atomic_flush {
-        db.cfs.read().by_id.keys().copied().collect()
-    } else {
-        cfs
-    };
-    write::force_switch(db, cfs.clone())?;
-    let mut st = db.state.lock();
-    st.flush_requests += 1;
-    let r = loop {
-        if let Err(e) = DbInner::check_bg_error(&st) {
-            break Err(e);
-        }
-        if cfs.iter().all(|id| st.cfs.get(id).is_none_or(|m| m.imm.is_empty())) {
-            break Ok(());
-        }
-        if st.bg_paused > 0 {
-            break Err(Error::Incomplete("flush: background work is paused".into()));
-        }
-        // Background threads end at shutdown (and after `cancel_all_background_work`).
-        if db.shutting_down.load(std::sync::atomic::Ordering::Acquire) {
-            break Err(Error::Busy("flush: background work was cancelled".into()));
-        }
-        db.work_cv.notify_all();
-        db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
-    };
-    st.flush_requests -= 1;
-    r
-}
-
-/// The oldest WAL any family still needs (see [`VersionSet::min_log_number`]): a family with
-/// empty memtables needs none older than the current WAL. Two-phase commit keeps older ones:
-/// those holding prepared sections still unresolved or whose committed data is not flushed.
-pub(crate) fn min_log_needed(db: &DbInner, st: &DbState) -> u64 {
-    let current = db.wal.lock().number;
-    let m = st.versions.min_log_number(&|id| {
-        st.cfs
-            .get(&id)
-            .filter(|m| m.imm.is_empty() && m.mem.is_empty() && m.mem.range_dels.is_empty())
-            .map(|_| current)
-    });
-    m.min(super::prepared_wals::min_prep_log(db, st, &[]))
-}
 
 /// Flush family `cf`'s immutable memtables (all those waiting, merged into one output as
 /// RocksDB does with `min_write_buffer_number_to_merge`). Called by a background thread holding
@@ -113,7 +65,7 @@ pub(crate) fn run_flush_group(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState
         let mut params = OutputParams::for_l0(&cfd, epoch, db.snapshot_list(), tombstones);
         // As RocksDB: the table's creation (oldest ancestor) time is its oldest key's.
         let oldest = mems.iter().map(|m| m.oldest_key_time()).filter(|&t| t > 0).min();
-        params.ancestor_time = oldest.map_or(0, |t| t.min(super::build::now_secs()));
+        params.ancestor_time = oldest.map_or(0, |t| t.min(super::table_output::now_secs()));
         parts.push(FlushPart {
             cfd,
             mems,
@@ -223,28 +175,4 @@ pub(crate) fn run_flush_group(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState
     let min_log = min_log_needed(db, st);
     delete_obsolete_wals(db, st, min_log);
     Ok(())
-}
-
-/// Forget WALs below `min_log` and delete their files (unless file deletions are disabled:
-/// then the files stay until they are enabled again).
-pub(crate) fn delete_obsolete_wals(db: &DbInner, st: &DbState, min_log: u64) {
-    {
-        let mut wal = db.wal.lock();
-        while wal.alive.front().is_some_and(|(n, _)| *n < min_log) {
-            wal.alive.pop_front();
-        }
-    }
-    if st.file_deletions_disabled > 0 {
-        return;
-    }
-    if let Ok(names) = db.fs.list(&db.path) {
-        for n in names {
-            if let Some(crate::lsm::filename::FileType::Wal(num)) = crate::lsm::filename::parse_file_name(&n) {
-                if num < min_log {
-                    super::wal_iter::retire_wal(db, num);
-                }
-            }
-        }
-    }
-    super::wal_iter::purge_archive(db);
 }

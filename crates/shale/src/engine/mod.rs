@@ -3,11 +3,10 @@
 //! (`write.rs` and the files it calls), reads (`read.rs`, `lookup.rs`, `multi_get.rs`, `iter/`),
 //! background jobs (`flush.rs`, `compaction.rs`, `subcompaction.rs`, `build.rs`,
 //! `background.rs`, `error_handler.rs`, `purge.rs`), open and recovery (`open.rs`), two-phase
-//! commit's WAL state (`two_pc*.rs`, `prepared_wals.rs`), WAL tailing (`wal_iter.rs`) and the
+//! commit's WAL state (`two_pc*.rs`, `prepared_wals.rs`), WAL tailing (`wal_tailing.rs`) and the
 //! LOG lines (`events.rs`). See docs/architecture.md.
 
 pub(crate) mod background;
-pub(crate) mod build;
 pub(crate) mod checks;
 pub(crate) mod column_family;
 pub(crate) mod compaction;
@@ -20,12 +19,13 @@ pub(crate) mod job_stats;
 pub(crate) mod key_compaction;
 pub(crate) mod live_options;
 pub(crate) mod lookup;
+pub(crate) mod manual;
 pub(crate) mod mem_insert;
 pub(crate) mod multi_get;
 pub(crate) mod open;
 pub(crate) mod options_file;
 pub(crate) mod prepared_wals;
-pub(crate) mod props;
+pub(crate) mod properties;
 pub(crate) mod purge;
 pub(crate) mod range_del;
 pub(crate) mod read;
@@ -35,9 +35,11 @@ pub(crate) mod state;
 pub(crate) mod subcompaction;
 pub(crate) mod switch;
 pub(crate) mod table_cache;
+pub(crate) mod table_output;
 pub(crate) mod two_pc;
 pub(crate) mod two_pc_replay;
-pub(crate) mod wal_iter;
+pub(crate) mod wal_files;
+pub(crate) mod wal_tailing;
 pub(crate) mod write;
 pub(crate) mod write_group;
 pub(crate) mod write_stall;
@@ -49,4 +51,4 @@ pub use iter::{DBIterator, DBRawIterator, Direction, IteratorMode};
 pub(crate) use options_file::apply_latest as apply_options_file;
 pub(crate) use options_file::apply_latest_cf as apply_options_file_cf;
 pub use sst_file_writer::SstFileWriter;
-pub use wal_iter::DBWALIterator;
+pub use wal_tailing::DBWALIterator;

@@ -9,9 +9,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
-use super::build::{build_tables, OutputParams};
 use super::column_family::CfSet;
 use super::job_stats;
+use super::table_output::{build_tables, OutputParams};
 use super::two_pc_replay::RecoveryInserter;
 use super::{
     background, column_family::CfMem, column_family::ColumnFamilyData, state::DbInner, state::DbState, state::WalState,
@@ -516,7 +516,7 @@ fn open_inner(
         }
         super::options_file::write_options_file(&fs, path, options_num, &super::families::family_options(&db))?;
         background::start(&db)?;
-        super::props::start_stats_dump(&db);
+        super::properties::start_stats_dump(&db);
         db.work_cv.notify_all();
     } else {
         let st = db.state.lock();
@@ -734,7 +734,7 @@ fn delete_obsolete_files(db: &DbInner, vs: &VersionSet, prep_floor: u64) -> Resu
             Some(FileType::Table(num)) => !live.contains(&num),
             Some(FileType::Wal(num)) if num < min_log => {
                 // Archived (WAL_ttl_seconds / WAL_size_limit_MB) or deleted.
-                super::wal_iter::retire_wal(db, num);
+                super::wal_files::retire_wal(db, num);
                 false
             }
             Some(FileType::Manifest(num)) => num != vs.manifest_number,
@@ -745,7 +745,7 @@ fn delete_obsolete_files(db: &DbInner, vs: &VersionSet, prep_floor: u64) -> Resu
             let _ = db.fs.remove_file(&db.path.join(&n));
         }
     }
-    super::wal_iter::purge_archive(db);
+    super::wal_files::purge_archive(db);
     Ok(())
 }
 

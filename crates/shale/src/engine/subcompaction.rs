@@ -6,8 +6,8 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use super::build::{build_tables, OutputParams};
 use super::iter::MergingIterator;
+use super::table_output::{build_tables, OutputParams};
 use super::{column_family::ColumnFamilyData, state::DbInner};
 use crate::compaction::picker::Pick;
 use crate::error::Result;

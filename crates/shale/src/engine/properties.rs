@@ -163,7 +163,7 @@ fn style_scores(
             if fifo.allow_compaction && !v.files[0].is_empty() {
                 score = score.max(free_l0().count() as f64 / trigger);
             }
-            let now = super::build::now_secs();
+            let now = super::table_output::now_secs();
             if cf.opts.ttl > 0 && now > cf.opts.ttl {
                 let expired = free_l0()
                     .filter(|f| {
@@ -483,7 +483,7 @@ pub(crate) fn start_stats_dump(db: &Arc<DbInner>) {
             parking_lot::MutexGuard::unlocked(&mut st, || {
                 let cfs: Vec<_> = d.cfs.read().by_id.values().cloned().collect();
                 for cf in cfs {
-                    if let Ok(Some(s)) = super::props::property_value(&d, &cf, "rocksdb.stats") {
+                    if let Ok(Some(s)) = super::properties::property_value(&d, &cf, "rocksdb.stats") {
                         d.info_log.info(&format!("------- DUMPING STATS -------\n{s}"));
                     }
                 }

@@ -1,0 +1,178 @@
+//! Manual flush and compaction (`flush()`, `compact_range`): switch memtables through the write
+//! queue, wait for their flush, then compact the range level by level.
+
+use super::error_handler::{compaction_succeeded, record_compaction_error};
+use super::{column_family::ColumnFamilyData, state::DbInner, write};
+use crate::compaction::level_targets::compute_targets;
+use crate::compaction::picker::{split_manual_inputs, user_range};
+use crate::compaction::universal::pick_universal_manual;
+use crate::compaction_options::DBCompactionStyle;
+use crate::engine::compaction::pick_for;
+use crate::engine::compaction::picker_config;
+use crate::engine::compaction::run_compaction;
+use crate::engine::compaction::Pick;
+use crate::error::{Error, Result};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Switch the memtables of families `cfs` and wait until every immutable memtable of them is
+/// flushed.
+pub(crate) fn flush_and_wait(db: &Arc<DbInner>, cfs: Vec<u32>) -> Result<()> {
+    if db.read_only {
+        return Err(Error::NotSupported("flush on a database opened read-only".into()));
+    }
+    // atomic_flush: a flush of one family is a flush of all.
+    let cfs = if db.opts.atomic_flush {
+        db.cfs.read().by_id.keys().copied().collect()
+    } else {
+        cfs
+    };
+    write::force_switch(db, cfs.clone())?;
+    let mut st = db.state.lock();
+    st.flush_requests += 1;
+    let r = loop {
+        if let Err(e) = DbInner::check_bg_error(&st) {
+            break Err(e);
+        }
+        if cfs.iter().all(|id| st.cfs.get(id).is_none_or(|m| m.imm.is_empty())) {
+            break Ok(());
+        }
+        if st.bg_paused > 0 {
+            break Err(Error::Incomplete("flush: background work is paused".into()));
+        }
+        // Background threads end at shutdown (and after `cancel_all_background_work`).
+        if db.shutting_down.load(std::sync::atomic::Ordering::Acquire) {
+            break Err(Error::Busy("flush: background work was cancelled".into()));
+        }
+        db.work_cv.notify_all();
+        db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
+    };
+    st.flush_requests -= 1;
+    r
+}
+
+/// Manual compaction of `[begin, end]` down to the bottom-most non-empty level (with dynamic
+/// level bytes: L0 into the base level, then level by level down; the levels above the base level
+/// stay empty).
+pub(crate) fn compact_range(
+    db: &Arc<DbInner>,
+    cf: &Arc<ColumnFamilyData>,
+    begin: Option<&[u8]>,
+    end: Option<&[u8]>,
+) -> Result<()> {
+    if db.read_only {
+        return Err(Error::NotSupported(
+            "compact_range on a database opened read-only".into(),
+        ));
+    }
+    if db.state.lock().bg_paused > 0 {
+        return Err(Error::Incomplete("compact_range: background work is paused".into()));
+    }
+    super::manual::flush_and_wait(db, vec![cf.id])?;
+    let mut st = db.state.lock();
+    st.manual_compactions += 1;
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<()> {
+        // Wait for running automatic compactions to finish so inputs are stable.
+        while st.compactions_running > 0 || st.ingests_running > 0 {
+            DbInner::check_bg_error(&st)?;
+            db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
+        }
+        super::checks::check_writable(cf)?;
+        match cf.opts.compaction_style {
+            DBCompactionStyle::Level => {}
+            // Universal: every run merged into the last level (the range is not used, as in
+            // RocksDB). FIFO: the picker runs once (RocksDB's FIFO `CompactRange`).
+            DBCompactionStyle::Universal => {
+                let v = st.versions.cf(cf.id)?.current.clone();
+                if let Some(pick) = pick_universal_manual(&v, &st.being_compacted) {
+                    run_compaction(db, &mut st, cf, pick, false, true)?;
+                }
+                return Ok(());
+            }
+            DBCompactionStyle::Fifo => {
+                if let Some(pick) = pick_for(&st, cf) {
+                    run_compaction(db, &mut st, cf, pick, true, true)?;
+                }
+                return Ok(());
+            }
+        }
+        let v = st.versions.cf(cf.id)?.current.clone();
+        let cfg = picker_config(cf);
+        let targets = compute_targets(&v, &cfg);
+        let mut bottom = 0;
+        for l in 0..v.num_levels() {
+            if v.num_files(l) > 0 {
+                bottom = l;
+            }
+        }
+        let last = if cfg.dynamic && bottom == 0 {
+            v.num_levels() - 1
+        } else {
+            bottom.max(1).min(v.num_levels() - 1)
+        };
+        let mut level = 0;
+        while level < last {
+            let output_level = if level == 0 && cfg.dynamic {
+                targets.base_level.min(last)
+            } else {
+                level + 1
+            };
+            let v = st.versions.cf(cf.id)?.current.clone();
+            // L0 in one compaction (its files overlap); an L1+ level in chunks of at most
+            // about max_compaction_bytes (input plus overlapped output-level bytes), as RocksDB.
+            let chunks = if level == 0 {
+                vec![v.files[0].clone()]
+            } else {
+                split_manual_inputs(
+                    &v,
+                    output_level,
+                    &v.overlapping(level, begin, end),
+                    cfg.max_compaction_bytes,
+                )
+            };
+            for inputs in chunks {
+                // Earlier chunks changed only the output level: take its files afresh.
+                let v = st.versions.cf(cf.id)?.current.clone();
+                if let Some((lo, hi)) = user_range(&inputs, &v.icmp) {
+                    let next = v.overlapping(output_level, Some(&lo), Some(&hi));
+                    let pick = Pick::leveled(level, output_level, inputs, next, targets.base_level);
+                    // A manual compaction rewrites even a lone file, so that garbage is dropped.
+                    run_compaction(db, &mut st, cf, pick, false, true)?;
+                }
+            }
+            level = output_level;
+        }
+        // As RocksDB's default `bottommost_level_compaction` (kIfHaveCompactionFilter): with a
+        // compaction filter, the last level's files in the range are rewritten too (one by one),
+        // so the filter sees every key of the range.
+        if cf.opts.compaction_filter.is_some() && last > 0 {
+            let v = st.versions.cf(cf.id)?.current.clone();
+            for f in v.overlapping(last, begin, end) {
+                let v = st.versions.cf(cf.id)?.current.clone();
+                if !v.files[last].iter().any(|g| g.number() == f.number()) {
+                    continue;
+                }
+                let pick = Pick::leveled(last, last, vec![f], Vec::new(), targets.base_level);
+                run_compaction(db, &mut st, cf, pick, false, true)?;
+            }
+        }
+        Ok(())
+    }))
+    .unwrap_or_else(|p| Err(Error::from_panic("manual compaction", p)));
+    st.manual_compactions -= 1;
+    // An I/O failure in a manual compaction is handled like one in an automatic compaction:
+    // ENOSPC while writing tables is a soft error, anything else stops writes (a panic too).
+    match &r {
+        Err(e) if e.is_io() || e.is_panic() => {
+            record_compaction_error(db, &mut st, e.clone());
+            db.bg_cv.notify_all();
+        }
+        Ok(()) => compaction_succeeded(&mut st),
+        _ => {}
+    }
+    // Delete the inputs now (as RocksDB does after a manual compaction), not at the next
+    // background job: with auto compactions off that may be long.
+    super::purge::purge_obsolete(db, &mut st);
+    db.work_cv.notify_all();
+    r
+}
