@@ -13,11 +13,9 @@
 
 mod api;
 mod backup;
-mod block_based_options;
 mod coding;
 mod compaction;
 pub mod compaction_filter;
-mod compaction_options;
 mod engine;
 mod error;
 mod error_kind;
@@ -31,7 +29,6 @@ mod lsm;
 mod memtable;
 pub mod merge;
 mod options;
-mod options_setters;
 mod perf_context;
 mod range_del;
 mod slice_transform;
@@ -54,12 +51,8 @@ pub use api::{
     ThreadMode, WalFile, DB,
 };
 pub use backup::{BackupEngine, BackupEngineInfo, BackupEngineOptions, Env, RestoreOptions};
-pub use block_based_options::BlockBasedOptions;
 pub use compaction_filter::{
     CompactionDecision, CompactionFilter, CompactionFilterContext, CompactionFilterFactory, Decision,
-};
-pub use compaction_options::{
-    DBCompactionStyle, FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle,
 };
 pub use engine::{
     AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor, DBIterator, DBRawIterator, DBWALIterator, Direction,
@@ -77,8 +70,12 @@ pub use key::{BytewiseComparator, Comparator, ReverseBytewiseComparator, Uint64C
 pub use log::WalRecoveryMode;
 pub use memtable::MemtableFactory;
 pub use merge::{AssociativeMergeOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
+pub use options::block_based::BlockBasedOptions;
+pub use options::compaction::{
+    DBCompactionStyle, FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle,
+};
+pub use options::setters::{CompareFn, DBCompressionType, MergeOperands, MergeOperandsIter};
 pub use options::{CompactionPri, Options, ReadOptions, TableFactory, WriteOptions};
-pub use options_setters::{CompareFn, DBCompressionType, MergeOperands, MergeOperandsIter};
 pub use perf_context::{set_perf_stats, PerfContext, PerfMetric, PerfStatsLevel};
 pub use slice_transform::{
     new_capped_prefix_transform, new_fixed_prefix_transform, new_noop_transform, slice_transform_from_name,

@@ -134,14 +134,14 @@ fn open_sst(path: &Path) -> Result<AnyTable> {
 /// comparator or merge operator, `allow_mmap_reads`. Returns false if the DB has none.
 pub fn load_options_file(db: &Path, opts: &mut Options) -> Result<bool> {
     let fs = opts.env.clone();
-    crate::engine::apply_options_file(&fs, db, opts)
+    crate::options::file::apply_latest(&fs, db, opts)
 }
 
 /// [`load_options_file`] for family `cf`: the DB options and the `[CFOptions "cf"]` section
 /// with its table section. Returns false if the DB has no OPTIONS file.
 pub fn load_cf_options_file(db: &Path, cf: &str, opts: &mut Options) -> Result<bool> {
     let fs = opts.env.clone();
-    crate::engine::apply_options_file_cf(&fs, db, cf, opts)
+    crate::options::file::apply_latest_cf(&fs, db, cf, opts)
 }
 
 fn sst_files(path: &Path) -> Result<Vec<PathBuf>> {

@@ -13,7 +13,6 @@ use std::sync::Arc;
 
 use super::db::DB;
 use crate::engine::manual;
-use crate::engine::options_file::options_file_name;
 use crate::engine::state::DbInner;
 use crate::engine::wal_files;
 use crate::error::{Error, Result};
@@ -21,6 +20,7 @@ use crate::fs::{copy_file, name_of, FileSystem};
 use crate::lsm::filename::{table_name, wal_name, FileType};
 use crate::lsm::version::Version;
 use crate::lsm::version_edit::VersionEdit;
+use crate::options::file::options_file_name;
 
 /// Holds file deletions off while it lives (`disable_file_deletions` until dropped); when the
 /// count returns to 0 the files that became obsolete meanwhile are deleted.
@@ -167,7 +167,7 @@ pub(crate) fn capture(db: &Arc<DbInner>, flush_first: FlushFirst) -> Result<Capt
         tables,
         wals,
         options_number,
-        options: crate::engine::options_file::render_families(&fam),
+        options: crate::options::file::render_families(&fam),
         sequence,
         _versions: versions,
         _hold: hold,

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::db::DB;
-use crate::compaction_options::DBCompactionStyle;
 use crate::engine::checks;
 use crate::engine::column_family::AsColumnFamilyRef;
 use crate::engine::column_family::ColumnFamilyData;
@@ -22,6 +21,7 @@ use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, parse_internal_key, vt, MAX_SEQUENCE};
 use crate::lsm::filename::{table_name, temp_name};
 use crate::lsm::version_edit::{FileMetaData, VersionEdit};
+use crate::options::compaction::DBCompactionStyle;
 use crate::table::any::AnyTable;
 use crate::table::format::{EXTERNAL_SST_GLOBAL_SEQNO, EXTERNAL_SST_VERSION};
 use crate::table::TableReaderOptions;

@@ -33,8 +33,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::picker::{clean_cut, marked_files, Pick, PickKind, RunningRange, REASON_MARKED};
-use crate::compaction_options::{UniversalCompactOptions, UniversalCompactionStopStyle};
 use crate::lsm::version::{FileMeta, Version};
+use crate::options::compaction::{UniversalCompactOptions, UniversalCompactionStopStyle};
 
 /// What the universal picker needs from the options.
 #[derive(Debug, Clone)]

@@ -28,7 +28,7 @@ pub(crate) struct ColumnFamilyData {
     /// The family's options; the DB-wide ones (WAL, background jobs, environment, caches) are
     /// the DB's (see [`Options::with_db_options_of`]).
     /// `set_options` replaces the mutable ones (read lock-free through `LiveOptions`).
-    pub opts: super::live_options::LiveOptions,
+    pub opts: crate::options::live::LiveOptions,
     pub icmp: InternalKeyComparator,
     /// What readers pin: memtables and version, switched atomically.
     pub sv: RwLock<Arc<SuperVersion>>,
@@ -69,7 +69,7 @@ impl ColumnFamilyData {
             table_cache,
             dropped: AtomicBool::new(false),
             stats: opts.statistics.clone(),
-            opts: super::live_options::LiveOptions::new(opts),
+            opts: crate::options::live::LiveOptions::new(opts),
         }
     }
 

@@ -23,7 +23,7 @@ use crate::compaction::level_targets::{max_grandparent_overlap, target_file_size
 use crate::compaction::picker::PickKind;
 pub(crate) use crate::compaction::picker::{level_scores, pick_compaction, Pick, RunningRange};
 use crate::compaction::universal::{pick_universal, UniversalConfig};
-use crate::compaction_options::DBCompactionStyle;
+use crate::options::compaction::DBCompactionStyle;
 use crate::table::format::CompressionType;
 
 /// Run one picked compaction. Called by a background thread holding the DB mutex; the mutex is

@@ -37,7 +37,7 @@ pub(crate) fn open_log(fs: &Arc<dyn FileSystem>, path: &Path, opts: &Options, re
         );
         log.log(LogLevel::Header, &format!("DB path: {}", path.display()));
         let mut text = String::new();
-        for line in super::options_file::render(opts).lines() {
+        for line in crate::options::file::render(opts).lines() {
             let line = line.trim();
             if line.starts_with('[') {
                 text.push_str(&format!("                     {line}\n"));

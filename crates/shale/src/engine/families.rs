@@ -29,7 +29,7 @@ pub(crate) fn family_options(db: &DbInner) -> Vec<(String, Options)> {
 /// Rewrite the OPTIONS file after the set of families changed.
 pub(crate) fn rewrite_options_file(db: &DbInner) -> Result<()> {
     let num = db.state.lock().versions.new_file_number();
-    super::options_file::write_options_file(&db.fs, &db.path, num, &family_options(db))
+    crate::options::file::write_options_file(&db.fs, &db.path, num, &family_options(db))
 }
 
 /// Create family `name` with `opts` (not yet merged with the DB-wide options): one MANIFEST

@@ -6,12 +6,12 @@ use super::{column_family::ColumnFamilyData, state::DbInner, write};
 use crate::compaction::level_targets::compute_targets;
 use crate::compaction::picker::{split_manual_inputs, user_range};
 use crate::compaction::universal::pick_universal_manual;
-use crate::compaction_options::DBCompactionStyle;
 use crate::engine::compaction::pick_for;
 use crate::engine::compaction::picker_config;
 use crate::engine::compaction::run_compaction;
 use crate::engine::compaction::Pick;
 use crate::error::{Error, Result};
+use crate::options::compaction::DBCompactionStyle;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -418,7 +418,7 @@ fn open_inner(
     state.rebuild_memset();
     let db = Arc::new(DbInner {
         path: path.to_path_buf(),
-        opts: super::live_options::LiveOptions::new(db_opts),
+        opts: crate::options::live::LiveOptions::new(db_opts),
         default_cf,
         cfs: RwLock::new(cf_set),
         fs: fs.clone(),
@@ -514,7 +514,7 @@ fn open_inner(
                 .unwrap_or_default();
             super::families::create_family(&db, name, o, false)?;
         }
-        super::options_file::write_options_file(&fs, path, options_num, &super::families::family_options(&db))?;
+        crate::options::file::write_options_file(&fs, path, options_num, &super::families::family_options(&db))?;
         background::start(&db)?;
         super::properties::start_stats_dump(&db);
         db.work_cv.notify_all();

@@ -146,7 +146,7 @@ fn style_scores(
     cf: &ColumnFamilyData,
     busy: &std::collections::HashSet<u64>,
 ) -> Vec<f64> {
-    use crate::compaction_options::DBCompactionStyle;
+    use crate::options::compaction::DBCompactionStyle;
     let trigger = cf.opts.level0_file_num_compaction_trigger.max(1) as f64;
     let free_l0 = || v.files[0].iter().filter(|f| !busy.contains(&f.number()));
     let mut scores = vec![0.0; v.num_levels()];
@@ -276,7 +276,7 @@ fn stats_text(db: &Arc<DbInner>, cf: &ColumnFamilyData) -> String {
         "Space amplification estimate: {:.2} ((all table bytes - oldest sorted run's) / oldest sorted run's)",
         space_amp(v)
     );
-    if cf.opts.compaction_style == crate::compaction_options::DBCompactionStyle::Fifo {
+    if cf.opts.compaction_style == crate::options::compaction::DBCompactionStyle::Fifo {
         let _ = writeln!(
             s,
             "FIFO deletions: {} files, {:.2} MB",

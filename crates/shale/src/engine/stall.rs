@@ -15,8 +15,8 @@ use parking_lot::Mutex;
 use crate::info_log::InfoLog;
 
 use crate::compaction::level_targets::{compute_targets, estimate_pending_compaction_bytes, PickerConfig};
-use crate::compaction_options::DBCompactionStyle;
 use crate::lsm::version::Version;
+use crate::options::compaction::DBCompactionStyle;
 use crate::options::Options;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,13 +13,14 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use super::column_family::{CfMem, ColumnFamilyData, SuperVersion};
 use super::job_stats;
 use super::write_thread::Writer;
-use super::{column_family, live_options, stall, two_pc, write_thread};
+use super::{column_family, stall, two_pc, write_thread};
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystem};
 use crate::key::{InternalKeyComparator, SequenceNumber};
 use crate::log;
 use crate::lsm::version::{Version, VersionSet};
 use crate::memtable::MemTable;
+use crate::options::live as live_options;
 use crate::options::Options;
 use crate::table::cache::BlockCache;
 

@@ -130,7 +130,7 @@ struct OpenOutput {
     number: u64,
     /// `rocksdb.creation.time` of the table (its oldest ancestor time).
     creation_time: u64,
-    collector: Option<crate::compaction_options::DeletionCollector>,
+    collector: Option<crate::options::compaction::DeletionCollector>,
 }
 
 /// A builder for a new table file in the format `Options::table_factory` names.
@@ -397,7 +397,7 @@ fn open_output(db: &Arc<DbInner>, p: &OutputParams, written: &mut Vec<u64>) -> R
         p.cf.opts
             .compact_on_deletion
             .as_ref()
-            .map(crate::compaction_options::DeletionCollector::new);
+            .map(crate::options::compaction::DeletionCollector::new);
     Ok(OpenOutput {
         builder,
         number,

@@ -12,8 +12,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::compaction_options::DBCompactionStyle;
-use crate::compaction_options::{FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle};
+use super::compaction::DBCompactionStyle;
+use super::compaction::{FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle};
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::log::WalRecoveryMode;
@@ -213,7 +213,7 @@ pub(crate) fn render(opts: &Options) -> String {
     s
 }
 
-const DEFAULT_CF: &str = super::column_family::DEFAULT_COLUMN_FAMILY_NAME;
+const DEFAULT_CF: &str = crate::lsm::version::DEFAULT_COLUMN_FAMILY_NAME;
 
 /// An OPTIONS file for a DB with families: the DB options, then each family's sections.
 pub(crate) fn render_families(cfs: &[(String, Options)]) -> String {

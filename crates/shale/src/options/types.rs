@@ -5,11 +5,9 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, PosixFs};
 use crate::key::{BytewiseComparator, Comparator};
-// The types moved to the layer they belong to; re-exported here so `crate::options::X` paths
-// keep working (the layering test counts such a path as an import of `options`).
-pub(crate) use crate::log::WalRecoveryMode;
-pub(crate) use crate::memtable::MemtableFactory;
-pub(crate) use crate::table::format::{ChecksumType, CompressionType};
+use crate::log::WalRecoveryMode;
+use crate::memtable::MemtableFactory;
+use crate::table::format::{ChecksumType, CompressionType};
 use crate::write_buffer_manager::WriteBufferManager;
 
 /// The format new table files are written in (RocksDB's `table_factory`). Reading does not
@@ -141,11 +139,11 @@ pub struct Options {
     pub(crate) bottommost_compression: Option<CompressionType>,
     pub(crate) num_levels: usize,
     /// Leveled (default), universal or FIFO (the `rocksdb` crate's `set_compaction_style`).
-    pub(crate) compaction_style: crate::compaction_options::DBCompactionStyle,
+    pub(crate) compaction_style: super::compaction::DBCompactionStyle,
     /// Universal compaction's options (used with `DBCompactionStyle::Universal`).
-    pub(crate) compaction_options_universal: crate::compaction_options::UniversalCompactOptions,
+    pub(crate) compaction_options_universal: super::compaction::UniversalCompactOptions,
     /// FIFO compaction's options (used with `DBCompactionStyle::Fifo`).
-    pub(crate) compaction_options_fifo: crate::compaction_options::FifoCompactOptions,
+    pub(crate) compaction_options_fifo: super::compaction::FifoCompactOptions,
     /// Seconds after which FIFO deletes a file, universal compacts it again, leveled moves it
     /// down (0: never).
     pub(crate) ttl: u64,
@@ -154,7 +152,7 @@ pub struct Options {
     pub(crate) periodic_compaction_seconds: u64,
     /// RocksDB's `CompactOnDeletionCollector` (the `rocksdb` crate's
     /// `add_compact_on_deletion_collector_factory`): marks table files dense in deletions.
-    pub(crate) compact_on_deletion: Option<crate::compaction_options::CompactOnDeletion>,
+    pub(crate) compact_on_deletion: Option<super::compaction::CompactOnDeletion>,
     pub(crate) disable_auto_compactions: bool,
     /// Background threads (flushes and compactions, default 2; one is kept for flushes).
     pub(crate) max_background_jobs: usize,
@@ -519,7 +517,7 @@ impl Options {
             ));
         }
         // Universal and FIFO compaction also run with a single level (everything in L0).
-        let min_levels = if self.compaction_style == crate::compaction_options::DBCompactionStyle::Level {
+        let min_levels = if self.compaction_style == super::compaction::DBCompactionStyle::Level {
             2
         } else {
             1

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 
 use parking_lot::Mutex;
 
-use crate::options::Options;
+use super::types::Options;
 
 pub(crate) struct LiveOptions {
     cur: AtomicPtr<Options>,

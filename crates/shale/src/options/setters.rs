@@ -7,8 +7,8 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use crate::compaction_options::DBCompactionStyle;
-use crate::compaction_options::{FifoCompactOptions, UniversalCompactOptions};
+use super::compaction::DBCompactionStyle;
+use super::compaction::{FifoCompactOptions, UniversalCompactOptions};
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::info_log::LogLevel;
@@ -223,7 +223,7 @@ impl Options {
         num_dels_trigger: usize,
         deletion_ratio: f64,
     ) {
-        self.compact_on_deletion = Some(crate::compaction_options::CompactOnDeletion {
+        self.compact_on_deletion = Some(super::compaction::CompactOnDeletion {
             window_size,
             deletion_trigger: num_dels_trigger,
             deletion_ratio,
@@ -344,7 +344,7 @@ impl Options {
         }
         // As RocksDB: the file ages TTL and periodic compactions read are block-based table
         // properties.
-        let block_based = matches!(self.table_factory, crate::options::TableFactory::BlockBased);
+        let block_based = matches!(self.table_factory, super::types::TableFactory::BlockBased);
         if self.periodic_compaction_seconds > 0 && !block_based {
             return Err(Error::NotSupported(
                 "periodic_compaction_seconds: periodic compaction is only supported with block-based tables".into(),
@@ -565,7 +565,7 @@ where
     }
 }
 
-impl crate::options::WriteOptions {
+impl super::types::WriteOptions {
     /// The defaults: no sync, WAL on, wait through write stalls.
     pub fn new() -> Self {
         Self::default()
