@@ -221,18 +221,19 @@ fn wanted_families(opts: &Options, cfs: &[ColumnFamilyDescriptor]) -> Result<Vec
     Ok(wanted)
 }
 
-fn open_inner(
+/// The DB directory's lock, held while the DB is open read-write.
+type DirLock = Option<Box<dyn crate::fs::FileLock>>;
+
+/// The directory side of an open: create the directory (with `create_if_missing`), take the
+/// lock (read-write opens), open the LOG, and create a new DB (`CURRENT`, first MANIFEST) when
+/// there is none; `error_if_exists` and `create_if_missing` are checked here.
+fn prepare_dir(
     opts: &Options,
+    fs: &Arc<dyn FileSystem>,
     path: &Path,
     read_only: bool,
-    error_if_wal: bool,
-    cfs: &[ColumnFamilyDescriptor],
-) -> Result<Arc<DbInner>> {
-    opts.validate()?;
-    let wanted = wanted_families(opts, cfs)?;
-    let db_opts = wanted[0].1.with_db_options_of(opts);
-    let fs = opts.env.clone();
-    let cmp_name = db_opts.comparator.name().to_string();
+    cmp_name: &str,
+) -> Result<(DirLock, Arc<crate::info_log::InfoLog>)> {
     let exists = fs.exists(&current_name(path));
     if !read_only && !fs.exists(path) {
         if !opts.create_if_missing {
@@ -248,7 +249,7 @@ fn open_inner(
     } else {
         Some(fs.lock(&lock_name(path))?)
     };
-    let info_log = super::events::open_log(&fs, path, opts, read_only);
+    let info_log = super::events::open_log(fs, path, opts, read_only);
     if exists && opts.error_if_exists {
         return Err(Error::invalid(format!(
             "{}: exists (error_if_exists is true)",
@@ -262,15 +263,20 @@ fn open_inner(
                 path.display()
             )));
         }
-        new_db(&fs, path, &cmp_name)?;
+        new_db(fs, path, cmp_name)?;
     }
-    let lookup = |name: &str| {
-        wanted
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, o)| (InternalKeyComparator::new(o.comparator.clone()), o.num_levels))
-    };
-    let mut vs = VersionSet::recover(path, fs.clone(), &lookup, opts.paranoid_checks)?;
+    Ok((lock, info_log))
+}
+
+/// The families an open names against those the MANIFEST holds: a read-write open must name
+/// every family (a read-only one may name a subset), and a family named but missing is created
+/// only with `create_missing_column_families` (never read-only). Returns the families to create.
+fn check_families(
+    vs: &VersionSet,
+    wanted: &[(String, Options)],
+    opts: &Options,
+    read_only: bool,
+) -> Result<Vec<String>> {
     // As RocksDB: a read-write open must name every family; a read-only one may name a subset.
     if !read_only && !vs.skipped_cfs.is_empty() {
         let names: Vec<&str> = vs.skipped_cfs.values().map(|s| s.as_str()).collect();
@@ -290,14 +296,22 @@ fn open_inner(
             missing.join(", ")
         )));
     }
-    check_live_tables(&fs, path, &vs)?;
-    let db_id = read_identity(&fs, path)
-        .or_else(|| vs.db_id.clone())
-        .unwrap_or_else(new_uuid);
-    // Every numbered file in the directory raises the file counter (as RocksDB does).
-    // With two-phase commit (as RocksDB) every WAL from the MANIFEST's min_log_number_to_keep
-    // on is read, even below the families' log numbers: it may hold a prepared section whose
-    // commit comes later (records of families that hold its data already are skipped below).
+    Ok(missing)
+}
+
+/// The WALs recovery replays, oldest first. Every numbered file in the directory raises the
+/// file counter (as RocksDB does). With two-phase commit (as RocksDB) every WAL from the
+/// MANIFEST's min_log_number_to_keep on is read, even below the families' log numbers: it may
+/// hold a prepared section whose commit comes later (records of families that hold its data
+/// already are skipped in the replay). `error_if_wal_file_exists` is checked here.
+fn wals_to_replay(
+    fs: &Arc<dyn FileSystem>,
+    path: &Path,
+    vs: &mut VersionSet,
+    opts: &Options,
+    read_only: bool,
+    error_if_wal: bool,
+) -> Result<Vec<u64>> {
     let min_log = if opts.allow_2pc {
         vs.min_log_number_to_keep
     } else {
@@ -331,15 +345,13 @@ fn open_inner(
             }
         }
     }
-    if !read_only {
-        let mut f = fs.new_writable(&identity_name(path))?;
-        f.append(db_id.as_bytes())?;
-        f.sync()?;
-        drop(f);
-        vs.db_id = Some(db_id.clone());
-        vs.write_new_manifest(&db_id)?;
-    }
-    let block_cache = if let Some(shared) = &opts.block_cache {
+    Ok(wals)
+}
+
+/// The block cache tables are read through: the shared one the options hold, else a new one
+/// of `block_cache_capacity` bytes (none at 0).
+fn open_block_cache(opts: &Options) -> Option<Arc<BlockCache>> {
+    if let Some(shared) = &opts.block_cache {
         Some(shared.0.clone())
     } else if opts.block_cache_capacity > 0 {
         Some(Arc::new(BlockCache::with_high_pri_pool_ratio(
@@ -348,8 +360,19 @@ fn open_inner(
         )))
     } else {
         None
-    };
-    let mem_account = MemAccount::new(opts.effective_write_buffer_manager());
+    }
+}
+
+/// Each recovered family the open names: its options (the default family's with the
+/// DB-wide ones), first memtable and fixed data.
+fn family_data(
+    vs: &VersionSet,
+    wanted: &[(String, Options)],
+    db_opts: &Options,
+    path: &Path,
+    block_cache: &Option<Arc<BlockCache>>,
+    mem_account: &Arc<MemAccount>,
+) -> (CfSet, BTreeMap<u32, CfMem>) {
     let mut cf_set = CfSet::default();
     let mut cf_mems = BTreeMap::new();
     for (&id, c) in &vs.cfs {
@@ -360,7 +383,7 @@ fn open_inner(
         let mem = Arc::new(
             MemTable::with_factory(c.icmp.clone(), o.arena_block_size(), o.memtable_factory)
                 .with_filters(o.memtable_bloom(), o.memtable_point_filter())
-                .with_account(&mem_account),
+                .with_account(mem_account),
         );
         let cfd = Arc::new(ColumnFamilyData::new(
             id,
@@ -383,6 +406,104 @@ fn open_inner(
             },
         );
     }
+    (cf_set, cf_mems)
+}
+
+/// After the WAL replay of a read-write open: start a fresh WAL and record its number as
+/// every family's log number, one MANIFEST edit per family with the L0 tables its replay wrote
+/// (a crash before an edit leaves the MANIFEST naming neither, and the next open replays that
+/// family's WALs again). Prepared transactions recovered from the WAL keep their WALs. Returns
+/// the number reserved for the OPTIONS file.
+fn start_first_wal(
+    db: &Arc<DbInner>,
+    fs: &Arc<dyn FileSystem>,
+    path: &Path,
+    opts: &Options,
+    mut recovered: BTreeMap<u32, VersionEdit>,
+) -> Result<u64> {
+    let mut st = db.state.lock();
+    let num = st.versions.new_file_number();
+    let file = fs.new_writable(&wal_name(path, num))?;
+    fs.sync_dir(path)?;
+    *db.wal.lock() = WalState {
+        writer: Some(log::Writer::new_wal(file, db.opts.wal_mapped_appends)),
+        number: num,
+        alive: VecDeque::new(),
+        unsynced: false,
+    };
+    // The OPTIONS file's number is taken before the edits, so the MANIFEST's next file
+    // number stays above it.
+    let options_num = st.versions.new_file_number();
+    let ids: Vec<u32> = st.versions.cfs.keys().copied().collect();
+    let multi = ids.len() > 1;
+    // Prepared transactions recovered from the WAL keep their WALs (RocksDB records the
+    // oldest in min_log_number_to_keep, so its next open reads it again).
+    let prep_floor = {
+        let rec = db.two_pc.recovered.lock();
+        for t in rec.values() {
+            db.two_pc.mark_prep_log(t.log);
+        }
+        rec.values().map(|t| t.log).min()
+    };
+    for (i, id) in ids.iter().enumerate() {
+        let rec = recovered.remove(id).unwrap_or_default();
+        let mut edit = VersionEdit {
+            column_family: *id,
+            log_number: Some(num),
+            prev_log_number: Some(0),
+            new_files: rec.new_files,
+            ..Default::default()
+        };
+        if (multi || opts.allow_2pc) && i + 1 == ids.len() {
+            let keep = prep_floor.map_or(num, |p| p.min(num));
+            edit.min_log_number_to_keep = Some(keep.max(st.versions.min_log_number_to_keep));
+        }
+        let last = db.last_seq.load(Ordering::Acquire);
+        st.versions.log_and_apply(&mut edit, last, opts.paranoid_checks)?;
+        db.install_super_version(&st, *id);
+    }
+    delete_obsolete_files(db, &st.versions, prep_floor.unwrap_or(u64::MAX))?;
+    drop(st);
+    Ok(options_num)
+}
+
+fn open_inner(
+    opts: &Options,
+    path: &Path,
+    read_only: bool,
+    error_if_wal: bool,
+    cfs: &[ColumnFamilyDescriptor],
+) -> Result<Arc<DbInner>> {
+    opts.validate()?;
+    let wanted = wanted_families(opts, cfs)?;
+    let db_opts = wanted[0].1.with_db_options_of(opts);
+    let fs = opts.env.clone();
+    let cmp_name = db_opts.comparator.name().to_string();
+    let (lock, info_log) = prepare_dir(opts, &fs, path, read_only, &cmp_name)?;
+    let lookup = |name: &str| {
+        wanted
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, o)| (InternalKeyComparator::new(o.comparator.clone()), o.num_levels))
+    };
+    let mut vs = VersionSet::recover(path, fs.clone(), &lookup, opts.paranoid_checks)?;
+    let missing = check_families(&vs, &wanted, opts, read_only)?;
+    check_live_tables(&fs, path, &vs)?;
+    let db_id = read_identity(&fs, path)
+        .or_else(|| vs.db_id.clone())
+        .unwrap_or_else(new_uuid);
+    let wals = wals_to_replay(&fs, path, &mut vs, opts, read_only, error_if_wal)?;
+    if !read_only {
+        let mut f = fs.new_writable(&identity_name(path))?;
+        f.append(db_id.as_bytes())?;
+        f.sync()?;
+        drop(f);
+        vs.db_id = Some(db_id.clone());
+        vs.write_new_manifest(&db_id)?;
+    }
+    let block_cache = open_block_cache(opts);
+    let mem_account = MemAccount::new(opts.effective_write_buffer_manager());
+    let (cf_set, cf_mems) = family_data(&vs, &wanted, &db_opts, path, &block_cache, &mem_account);
     let default_cf = cf_set
         .by_id
         .get(&0)
@@ -461,51 +582,7 @@ fn open_inner(
     let mut recovered: BTreeMap<u32, VersionEdit> = BTreeMap::new();
     replay_wals(&db, &wals, &mut recovered)?;
     if !read_only {
-        // Recovered data is now in L0 tables: start a fresh WAL and record its number as every
-        // family's log number (one edit per family, each with its recovered tables).
-        let mut st = db.state.lock();
-        let num = st.versions.new_file_number();
-        let file = fs.new_writable(&wal_name(path, num))?;
-        fs.sync_dir(path)?;
-        *db.wal.lock() = WalState {
-            writer: Some(log::Writer::new_wal(file, db.opts.wal_mapped_appends)),
-            number: num,
-            alive: VecDeque::new(),
-            unsynced: false,
-        };
-        // The OPTIONS file's number is taken before the edits, so the MANIFEST's next file
-        // number stays above it.
-        let options_num = st.versions.new_file_number();
-        let ids: Vec<u32> = st.versions.cfs.keys().copied().collect();
-        let multi = ids.len() > 1;
-        // Prepared transactions recovered from the WAL keep their WALs (RocksDB records the
-        // oldest in min_log_number_to_keep, so its next open reads it again).
-        let prep_floor = {
-            let rec = db.two_pc.recovered.lock();
-            for t in rec.values() {
-                db.two_pc.mark_prep_log(t.log);
-            }
-            rec.values().map(|t| t.log).min()
-        };
-        for (i, id) in ids.iter().enumerate() {
-            let rec = recovered.remove(id).unwrap_or_default();
-            let mut edit = VersionEdit {
-                column_family: *id,
-                log_number: Some(num),
-                prev_log_number: Some(0),
-                new_files: rec.new_files,
-                ..Default::default()
-            };
-            if (multi || opts.allow_2pc) && i + 1 == ids.len() {
-                let keep = prep_floor.map_or(num, |p| p.min(num));
-                edit.min_log_number_to_keep = Some(keep.max(st.versions.min_log_number_to_keep));
-            }
-            let last = db.last_seq.load(Ordering::Acquire);
-            st.versions.log_and_apply(&mut edit, last, opts.paranoid_checks)?;
-            db.install_super_version(&st, *id);
-        }
-        delete_obsolete_files(&db, &st.versions, prep_floor.unwrap_or(u64::MAX))?;
-        drop(st);
+        let options_num = start_first_wal(&db, &fs, path, opts, recovered)?;
         for name in &missing {
             let o = wanted
                 .iter()
