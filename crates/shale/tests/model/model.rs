@@ -5,7 +5,7 @@ use std::path::Path;
 
 use shale::{MemFs, MemtableFactory, ReadOptions, WriteBatch, WriteOptions, DB};
 
-mod model_common;
+use crate::model_common;
 use model_common::*;
 
 fn random_write(db: &DB, m: &mut Model, rng: &mut Rng, wo: &WriteOptions) {

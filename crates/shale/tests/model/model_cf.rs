@@ -15,8 +15,7 @@ use shale::{
     WriteOptions, DB,
 };
 
-#[allow(dead_code)] // the helpers this file does not use serve model.rs and model_ext.rs
-mod model_common;
+use crate::model_common;
 use model_common::*;
 
 /// The families every run has (beside `default`), and the ones created and dropped on the way.

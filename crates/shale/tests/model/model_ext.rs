@@ -7,7 +7,7 @@ use std::path::Path;
 use shale::merge::merge_operator_by_name;
 use shale::{MemFs, MemtableFactory, ReadOptions, WriteBatch, DB};
 
-mod model_common;
+use crate::model_common;
 use model_common::*;
 
 #[derive(Clone, Copy, PartialEq)]

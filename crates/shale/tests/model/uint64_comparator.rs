@@ -10,8 +10,7 @@ use std::sync::Arc;
 use shale::merge::merge_operator_by_name;
 use shale::{BytewiseComparator, Comparator, MemFs, MemtableFactory, Options, Uint64Comparator, WriteBatch, DB};
 
-#[allow(dead_code)]
-mod model_common;
+use crate::model_common;
 use model_common::{scan_both_ways, small_opts, Rng};
 
 type Model = BTreeMap<u64, Vec<u8>>;

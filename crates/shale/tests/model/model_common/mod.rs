@@ -1,5 +1,6 @@
-//! Helpers shared by the randomized model tests (`model.rs`, `model_ext.rs`): a deterministic
-//! RNG, the `BTreeMap` model, small-memtable options and the full check of a DB against the model.
+//! Helpers shared by the randomized model tests (`model.rs`, `model_cf.rs`, `model_ext.rs`,
+//! `uint64_comparator.rs`): a deterministic RNG, the `BTreeMap` model, small-memtable options and
+//! the full check of a DB against the model.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
