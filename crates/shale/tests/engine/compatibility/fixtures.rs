@@ -1,5 +1,5 @@
 //! Databases written by RocksDB 11.8.1 (format_version 5, 6 and 7; none, ZSTD, LZ4; keys in
-//! tables and in WALs) open in Shale with identical content. See `fixtures/README.md`.
+//! tables and in WALs) open in Shale with identical content. See `tests/fixtures/README.md`.
 
 use crate::rocksdb_tools;
 

@@ -322,7 +322,7 @@ fn rocksdict_plain_tables_with_prefix_encoding_and_stored_index_read_identically
     }
 }
 
-/// A table written by RocksDB 11.8.1's `db_bench` (see `fixtures/README.md`), checked against
+/// A table written by RocksDB 11.8.1's `db_bench` (see `tests/fixtures/README.md`), checked against
 /// the dump an independent decoder made when it was committed.
 #[test]
 fn rocksdb_11_plain_table_fixture_reads_identically() {
