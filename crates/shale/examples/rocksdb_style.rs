@@ -1,6 +1,6 @@
 //! Shale used as a `rocksdb` crate user would use RocksDB: the same option types, setters and
 //! calls, so switching is a change of the `use` line. Run it with
-//! `cargo run -p shale --example rocksdb_style [DIR]`; `tests/rocksdb_api.rs` runs [`run`] too.
+//! `cargo run -p shale --example rocksdb_style [DIR]`; `tests/engine/rocksdb_api.rs` runs [`run`] too.
 
 use std::path::Path;
 

@@ -497,7 +497,7 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) 
 /// options a seed draws do not depend on the style). FIFO keeps a size limit no
 /// run reaches and no TTL: the oracle expects every acknowledged write to stay, so FIFO runs
 /// exercise its picker, intra-L0 merges and stall rules, not its deletions
-/// (`tests/compaction_styles.rs` tests those). Returns the description.
+/// (`tests/engine/compaction_styles.rs` tests those). Returns the description.
 fn random_compaction_style(seed: u64, o: &mut Options) -> String {
     let mut r = Rng::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5717);
     match r.below(3) {

@@ -1,0 +1,554 @@
+//! The `rocksdb` crate's option types and calls: each call changes what it
+//! names, observably, and the example `examples/rocksdb_style.rs` runs.
+
+use crate::common;
+
+#[allow(dead_code)]
+#[path = "../../examples/rocksdb_style.rs"]
+mod rocksdb_style;
+
+use std::cmp::Ordering;
+use std::path::Path;
+use std::sync::Arc;
+
+use common::*;
+use shale::{
+    BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, DBWithThreadMode, ErrorKind, IteratorMode, MemFs,
+    MergeOperands, MultiThreaded, Options, ReadOptions, SingleThreaded, WriteOptions, DB,
+};
+
+/// An item as the `rocksdb` crate's `DBIterator` yields it (after `?`).
+type Item = (Box<[u8]>, Box<[u8]>);
+
+fn options_file(dir: &Path) -> String {
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("OPTIONS-"))
+        .collect();
+    names.sort();
+    std::fs::read_to_string(dir.join(names.last().expect("an OPTIONS file"))).unwrap()
+}
+
+fn has_line(text: &str, line: &str) -> bool {
+    text.lines().any(|l| l.trim() == line)
+}
+
+#[test]
+fn the_example_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    rocksdb_style::run(tmp.path()).unwrap();
+}
+
+#[test]
+fn setters_reach_the_options_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut table = BlockBasedOptions::default();
+    table.set_block_size(8192);
+    table.set_block_restart_interval(4);
+    table.set_format_version(4);
+    table.set_bloom_filter(7.0, true);
+    table.set_cache_index_and_filter_blocks(true);
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_write_buffer_size(1 << 20);
+    o.set_max_write_buffer_number(5);
+    o.set_max_background_jobs(3);
+    o.set_max_open_files(500);
+    o.set_compression_type(DBCompressionType::Zstd);
+    o.set_num_levels(5);
+    o.set_level_zero_stop_writes_trigger(40);
+    o.set_target_file_size_base(4 << 20);
+    o.set_block_based_table_factory(&table);
+    let db = DB::open(&o, tmp.path()).unwrap();
+    let text = options_file(tmp.path());
+    for line in [
+        "write_buffer_size=1048576",
+        "max_write_buffer_number=5",
+        "max_background_jobs=3",
+        "max_open_files=500",
+        "compression=kZSTD",
+        "num_levels=5",
+        "level0_stop_writes_trigger=40",
+        "target_file_size_base=4194304",
+        "block_size=8192",
+        "block_restart_interval=4",
+        "format_version=4",
+        "cache_index_and_filter_blocks=true",
+        "filter_policy=bloomfilter:7:false",
+    ] {
+        assert!(has_line(&text, line), "{line} missing from\n{text}");
+    }
+    drop(db);
+
+    // increase_parallelism sets the background jobs as RocksDB's IncreaseParallelism does.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.increase_parallelism(6);
+    assert_eq!(o.get_max_background_jobs(), 6);
+    drop(DB::open(&o, tmp.path()).unwrap());
+    assert!(has_line(&options_file(tmp.path()), "max_background_jobs=6"));
+}
+
+#[test]
+fn optimize_level_style_compaction_sizes_as_rocksdb() {
+    let mut o = Options::default();
+    o.optimize_level_style_compaction(512 << 20);
+    assert_eq!(o.get_write_buffer_size(), 128 << 20);
+    assert_eq!(o.get_min_write_buffer_number_to_merge(), 2);
+    assert_eq!(o.get_max_write_buffer_number(), 6);
+    assert_eq!(o.get_level0_file_num_compaction_trigger(), 2);
+    assert_eq!(o.get_target_file_size_base(), 64 << 20);
+    assert_eq!(o.get_max_bytes_for_level_base(), 512 << 20);
+    let per_level = o.get_compression_per_level();
+    assert_eq!(per_level.len(), o.get_num_levels());
+    assert_eq!(
+        &per_level[..3],
+        &[DBCompressionType::None, DBCompressionType::None, DBCompressionType::Lz4]
+    );
+    o.validate().unwrap();
+}
+
+#[test]
+fn write_buffer_size_decides_when_memtables_flush() {
+    let count_l0 = |wbs: usize| {
+        let fs = MemFs::new();
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_env(Arc::new(fs.clone()));
+        o.set_disable_auto_compactions(true);
+        o.set_write_buffer_size(wbs);
+        let db = DB::open(&o, dir()).unwrap();
+        for i in 0..2000u32 {
+            db.put(format!("key{i:06}"), [b'v'; 200]).unwrap();
+        }
+        db.wait_for_compact().unwrap();
+        db.property_int_value("rocksdb.num-files-at-level0").unwrap().unwrap()
+    };
+    assert_eq!(count_l0(64 << 20), 0);
+    assert!(count_l0(64 << 10) >= 3);
+}
+
+fn two_dbs_reading(share: Option<&Cache>) -> (DB, DB) {
+    let fs = MemFs::new();
+    let open = |name: &str| {
+        let mut table = BlockBasedOptions::default();
+        if let Some(c) = share {
+            table.set_block_cache(c);
+        }
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_env(Arc::new(fs.clone()));
+        o.set_block_based_table_factory(&table);
+        let db = DB::open(&o, Path::new(name)).unwrap();
+        for i in 0..500u32 {
+            db.put(format!("key{i:05}"), [b'x'; 100]).unwrap();
+        }
+        db.flush().unwrap();
+        db
+    };
+    let (a, b) = (open("/a"), open("/b"));
+    for i in 0..500u32 {
+        assert!(a.get(format!("key{i:05}")).unwrap().is_some());
+    }
+    (a, b)
+}
+
+#[test]
+fn a_shared_block_cache_is_one_cache() {
+    let usage = |db: &DB| db.property_int_value("rocksdb.block-cache-usage").unwrap().unwrap();
+    let cache = Cache::new_lru_cache(8 << 20);
+    let (a, b) = two_dbs_reading(Some(&cache));
+    let after_a = cache.get_usage();
+    assert!(after_a > 0);
+    // b has read nothing, but its cache is a's
+    assert_eq!(usage(&a), after_a as u64);
+    assert_eq!(usage(&b), after_a as u64);
+    assert_eq!(
+        b.property_int_value("rocksdb.block-cache-capacity").unwrap(),
+        Some(8 << 20)
+    );
+    for i in 0..500u32 {
+        assert_eq!(b.get(format!("key{i:05}")).unwrap().unwrap(), vec![b'x'; 100]);
+    }
+    // the same file numbers in both DBs: b's blocks are its own entries, not a's
+    assert!(cache.get_usage() > after_a, "{} <= {after_a}", cache.get_usage());
+    assert_eq!(usage(&a), usage(&b));
+
+    // without sharing, each DB has its own cache
+    let (a, b) = two_dbs_reading(None);
+    assert!(usage(&a) > 0);
+    assert_eq!(usage(&b), 0);
+}
+
+#[test]
+fn fill_cache_false_leaves_the_cache_alone() {
+    let fs = MemFs::new();
+    let mut o = small_opts(Arc::new(fs.clone()));
+    o.set_disable_auto_compactions(true);
+    let db = DB::open(&o, dir()).unwrap();
+    for i in 0..300u32 {
+        db.put(format!("key{i:05}"), [b'y'; 50]).unwrap();
+    }
+    db.flush().unwrap();
+    let usage = || db.property_int_value("rocksdb.block-cache-usage").unwrap().unwrap();
+    let mut ro = ReadOptions::default();
+    ro.fill_cache(false);
+    // the first scan opens the tables (their index and filter blocks are charged to the cache)
+    assert_eq!(db.iterator_opt(IteratorMode::Start, ro.clone()).count(), 300);
+    let before = usage();
+    assert_eq!(db.iterator_opt(IteratorMode::Start, ro).count(), 300);
+    assert_eq!(usage(), before);
+    assert_eq!(db.iterator(IteratorMode::Start).count(), 300);
+    assert!(usage() > before);
+}
+
+#[test]
+fn iterate_upper_bound_stops_iteration() {
+    let db_dir = tempfile::tempdir().unwrap();
+    let db = DB::open_default(db_dir.path()).unwrap();
+    for k in ["a", "b", "c", "d"] {
+        db.put(k, k).unwrap();
+    }
+    let mut ro = ReadOptions::default();
+    ro.set_iterate_upper_bound(b"c".to_vec());
+    let items: Vec<Item> = db
+        .iterator_opt(IteratorMode::Start, ro)
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let keys: Vec<&[u8]> = items.iter().map(|(k, _)| &k[..]).collect();
+    assert_eq!(keys, vec![&b"a"[..], b"b"]);
+}
+
+#[test]
+fn key_may_exist_uses_memtables_and_bloom_filters() {
+    let fs = MemFs::new();
+    let mut o = small_opts(Arc::new(fs.clone()));
+    let mut table = BlockBasedOptions::default();
+    table.set_bloom_filter(10.0, false);
+    o.set_block_based_table_factory(&table);
+    let db = DB::open(&o, dir()).unwrap();
+    for i in (0..1000u32).step_by(2) {
+        db.put(format!("key{i:05}"), b"v").unwrap();
+    }
+    db.flush().unwrap();
+    assert_eq!(
+        db.property_int_value("rocksdb.num-entries-active-mem-table").unwrap(),
+        Some(0)
+    );
+    // every written key may exist; odd keys lie inside the files' ranges, so only the filter
+    // rules them out (a few false positives are allowed)
+    for i in (0..1000u32).step_by(2) {
+        assert!(db.key_may_exist(format!("key{i:05}")));
+    }
+    let maybe = (1..1000u32)
+        .step_by(2)
+        .filter(|i| db.key_may_exist(format!("key{i:05}")))
+        .count();
+    assert!(maybe < 50, "{maybe} of 500 missing keys may exist");
+    // the memtable: written and deleted keys
+    db.put(b"key00001", b"v").unwrap();
+    assert!(db.key_may_exist(b"key00001"));
+    db.delete(b"key00002").unwrap();
+    assert!(!db.key_may_exist(b"key00002"));
+
+    // without filters a key inside a file's range may always exist
+    let fs = MemFs::new();
+    let mut o = small_opts(Arc::new(fs.clone()));
+    let mut table = BlockBasedOptions::default();
+    table.set_bloom_filter(0.0, false);
+    o.set_block_based_table_factory(&table);
+    let db = DB::open(&o, dir()).unwrap();
+    db.put(b"a", b"1").unwrap();
+    db.put(b"c", b"1").unwrap();
+    db.flush().unwrap();
+    assert!(db.key_may_exist(b"b"));
+    assert!(!db.key_may_exist(b"d"), "outside every file's range");
+}
+
+#[test]
+fn flush_wal_sync_makes_writes_survive_power_loss() {
+    for flush_wal in [false, true] {
+        let fs = MemFs::new();
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_env(Arc::new(fs.clone()));
+        let db = DB::open(&o, dir()).unwrap();
+        db.put(b"k", b"v").unwrap();
+        if flush_wal {
+            db.flush_wal(true).unwrap();
+        }
+        // The power fails: background work stops first (a forgotten DB whose threads kept
+        // running would go on writing into the "rebooted" file system), then the DB is
+        // forgotten (the process died: no clean close) and unsynced bytes are lost.
+        db.cancel_all_background_work(true);
+        std::mem::forget(db);
+        fs.power_loss();
+        let db = DB::open(&o, dir()).unwrap();
+        let got = db.get(b"k").unwrap();
+        if flush_wal {
+            assert_eq!(got.as_deref(), Some(&b"v"[..]));
+        } else {
+            assert_eq!(got, None, "an unsynced write survived a power loss without flush_wal");
+        }
+    }
+}
+
+#[test]
+fn no_slowdown_fails_writes_during_a_stall() {
+    let fs = MemFs::new();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_env(Arc::new(fs.clone()));
+    o.set_level_zero_slowdown_writes_trigger(2);
+    o.set_level_zero_stop_writes_trigger(1000);
+    o.set_level_zero_file_num_compaction_trigger(1000);
+    o.set_max_bytes_for_level_base(1 << 40);
+    let db = DB::open(&o, dir()).unwrap();
+    let mut wo = WriteOptions::new();
+    wo.set_no_slowdown(true);
+    db.put_opt(b"before", b"v", &wo).unwrap();
+    for r in 0..2u64 {
+        db.put(format!("k{r}"), "v").unwrap();
+        db.flush().unwrap();
+    }
+    // writes are delayed now (two L0 files): a no_slowdown write fails at once
+    let e = db.put_opt(b"during", b"v", &wo).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Incomplete, "{e}");
+    assert_eq!(db.get(b"during").unwrap(), None);
+    // an ordinary write waits and succeeds
+    db.put(b"during", b"v").unwrap();
+    // disable_wal as a setter
+    let mut wo = WriteOptions::default();
+    wo.disable_wal(true);
+    db.put_opt(b"nowal", b"v", &wo).unwrap();
+    assert_eq!(db.get(b"nowal").unwrap().as_deref(), Some(&b"v"[..]));
+}
+
+#[test]
+fn reads_through_a_snapshot() {
+    let db_dir = tempfile::tempdir().unwrap();
+    let db = DB::open_default(db_dir.path()).unwrap();
+    db.put(b"a", b"1").unwrap();
+    db.put(b"b", b"1").unwrap();
+    let snap = db.snapshot();
+    db.put(b"a", b"2").unwrap();
+    db.delete(b"b").unwrap();
+    db.put(b"c", b"2").unwrap();
+    db.flush().unwrap();
+    assert_eq!(snap.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(snap.get_pinned(b"b").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(snap.get(b"c").unwrap(), None);
+    let got: Vec<_> = snap
+        .multi_get([&b"a"[..], b"c"])
+        .into_iter()
+        .map(|r| r.unwrap())
+        .collect();
+    assert_eq!(got, vec![Some(b"1".to_vec()), None]);
+    let items: Vec<Item> = snap.iterator(IteratorMode::Start).collect::<Result<_, _>>().unwrap();
+    let expect: Vec<Item> = vec![
+        (Box::from(&b"a"[..]), Box::from(&b"1"[..])),
+        (Box::from(&b"b"[..]), Box::from(&b"1"[..])),
+    ];
+    assert_eq!(items, expect);
+    let reverse: Vec<_> = snap.iterator(IteratorMode::End).map(|r| r.unwrap().0).collect();
+    assert_eq!(reverse, vec![Box::from(&b"b"[..]), Box::from(&b"a"[..])]);
+    // the current state differs
+    assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"2"[..]));
+}
+
+#[test]
+fn a_snapshot_of_a_closed_db_reads_nothing() {
+    let db_dir = tempfile::tempdir().unwrap();
+    let db = DB::open_default(db_dir.path()).unwrap();
+    db.put(b"a", b"1").unwrap();
+    let snap = db.snapshot();
+    drop(db);
+    assert_eq!(snap.get(b"a").unwrap_err().kind(), ErrorKind::InvalidArgument);
+    let mut it = snap.iterator(IteratorMode::Start);
+    assert!(it.next().unwrap().is_err());
+    assert!(it.next().is_none());
+}
+
+#[test]
+fn closure_comparator_orders_keys_and_is_checked_by_name() {
+    let db_dir = tempfile::tempdir().unwrap();
+    let reverse = |name: &str| {
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_comparator(name, Box::new(|a: &[u8], b: &[u8]| b.cmp(a)));
+        o
+    };
+    {
+        let db = DB::open(&reverse("test.reverse"), db_dir.path()).unwrap();
+        for k in ["b", "a", "c"] {
+            db.put(k, k).unwrap();
+        }
+        db.flush().unwrap();
+        let keys: Vec<_> = db.iterator(IteratorMode::Start).map(|r| r.unwrap().0).collect();
+        assert_eq!(
+            keys,
+            vec![Box::from(&b"c"[..]), Box::from(&b"b"[..]), Box::from(&b"a"[..])]
+        );
+    }
+    let db = DB::open(&reverse("test.reverse"), db_dir.path()).unwrap();
+    assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"a"[..]));
+    drop(db);
+    let e = DB::open(&reverse("test.other"), db_dir.path()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.to_string().contains("test.reverse"), "{e}");
+    let _: fn(&[u8], &[u8]) -> Ordering = |a, b| a.cmp(b);
+}
+
+/// Under a comparator that finds different bytes equal (ASCII case folded), a lookup finds the
+/// key written in another case in the memtable: no memtable filter may hash the key's bytes
+/// (the memtable's point filter is for the bytewise comparator only). (Table files' bloom
+/// filters hash bytes too, as RocksDB's: such a comparator needs `set_bloom_filter(0.0, ..)`.)
+#[test]
+fn a_comparator_that_equates_different_bytes_finds_them_in_the_memtable() {
+    let db_dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_comparator(
+        "test.CaseInsensitive",
+        Box::new(|a: &[u8], b: &[u8]| a.to_ascii_lowercase().cmp(&b.to_ascii_lowercase())),
+    );
+    let db = DB::open(&o, db_dir.path()).unwrap();
+    for i in 0..200 {
+        db.put(format!("KEY{i}"), format!("v{i}")).unwrap();
+    }
+    for i in 0..200 {
+        assert_eq!(
+            db.get(format!("key{i}")).unwrap(),
+            Some(format!("v{i}").into_bytes()),
+            "key{i}"
+        );
+    }
+    assert_eq!(db.get(b"Key7").unwrap().as_deref(), Some(&b"v7"[..]));
+}
+
+fn concat(_key: &[u8], existing: Option<&[u8]>, ops: &MergeOperands) -> Option<Vec<u8>> {
+    let mut v = existing.map(|e| e.to_vec()).unwrap_or_default();
+    assert_eq!(ops.len(), ops.iter().count());
+    for op in ops {
+        if !v.is_empty() {
+            v.push(b'+');
+        }
+        v.extend_from_slice(op);
+    }
+    Some(v)
+}
+
+#[test]
+fn associative_merge_closure_merges_through_flush_and_compaction() {
+    let fs = MemFs::new();
+    let mut o = small_opts(Arc::new(fs.clone()));
+    o.set_merge_operator_associative("test.concat", concat);
+    let db = DB::open(&o, dir()).unwrap();
+    db.put(b"k", b"base").unwrap();
+    db.merge(b"k", b"1").unwrap();
+    db.flush().unwrap();
+    db.merge(b"k", b"2").unwrap();
+    db.merge(b"j", b"x").unwrap();
+    db.merge(b"j", b"y").unwrap();
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"base+1+2"[..]));
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"base+1+2"[..]));
+    assert_eq!(db.get(b"j").unwrap().as_deref(), Some(&b"x+y"[..]));
+    drop(db);
+    // a merge fn that fails makes the read fail
+    let mut o = small_opts(Arc::new(fs.clone()));
+    o.set_merge_operator(
+        "test.concat",
+        |_: &[u8], _: Option<&[u8]>, _: &MergeOperands| None,
+        concat,
+    );
+    let db = DB::open(&o, dir()).unwrap();
+    db.merge(b"k", b"3").unwrap();
+    assert_eq!(db.get(b"k").unwrap_err().kind(), ErrorKind::Corruption);
+}
+
+#[test]
+fn thread_mode_aliases_and_open_default() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    let db: DBWithThreadMode<MultiThreaded> =
+        DBWithThreadMode::<MultiThreaded>::open(&o, tmp.path().join("m")).unwrap();
+    let db = Arc::new(db);
+    let t = {
+        let db = db.clone();
+        std::thread::spawn(move || db.put(b"from-thread", b"1").unwrap())
+    };
+    t.join().unwrap();
+    assert_eq!(db.get(b"from-thread").unwrap().as_deref(), Some(&b"1"[..]));
+    let single: DBWithThreadMode<SingleThreaded> = DB::open_default(tmp.path().join("s")).unwrap();
+    single.put(b"k", b"v").unwrap();
+    assert!(tmp.path().join("s").join("CURRENT").exists());
+}
+
+#[test]
+fn error_kinds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(false);
+    assert_eq!(
+        DB::open(&o, tmp.path().join("none")).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    let db = DB::open_default(tmp.path().join("db")).unwrap();
+    assert_eq!(
+        DB::open_default(tmp.path().join("db")).unwrap_err().kind(),
+        ErrorKind::Busy
+    );
+    drop(db);
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_compaction_style(DBCompactionStyle::Universal);
+    let mut uco = shale::UniversalCompactOptions::default();
+    uco.set_min_merge_width(4);
+    uco.set_max_merge_width(2);
+    o.set_universal_compaction_options(&uco);
+    let e = DB::open(&o, tmp.path().join("universal")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.to_string().contains("max_merge_width"), "{e}");
+    let fs = MemFs::new();
+    let o = small_opts(Arc::new(fs.clone()));
+    let db = DB::open(&o, dir()).unwrap();
+    db.put(b"k", b"v").unwrap();
+    let e = db.write_opt(shale::WriteBatch::new(), &{
+        let mut wo = WriteOptions::default();
+        wo.set_sync(true);
+        wo.disable_wal(true);
+        wo
+    });
+    assert_eq!(e.unwrap_err().kind(), ErrorKind::InvalidArgument);
+}
+
+/// With `manual_wal_flush`, WAL records stay in the process until `flush_wal` (the file on disk
+/// does not grow); without it every write reaches the OS before it returns.
+#[test]
+fn manual_wal_flush_keeps_records_until_flush_wal() {
+    for manual in [false, true] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut o = shale::Options::default();
+        o.create_if_missing(true);
+        o.set_manual_wal_flush(manual);
+        let db = shale::DB::open(&o, tmp.path()).unwrap();
+        let before = wal_bytes_on_disk(tmp.path());
+        db.put(b"k", b"v").unwrap();
+        let after_put = wal_bytes_on_disk(tmp.path());
+        if manual {
+            assert_eq!(after_put, before, "manual_wal_flush: the record reached the file early");
+            db.flush_wal(false).unwrap();
+            assert!(wal_bytes_on_disk(tmp.path()) > before, "flush_wal wrote nothing");
+        } else {
+            assert!(after_put > before, "without manual_wal_flush a write reaches the OS");
+        }
+        drop(db);
+        let db = shale::DB::open(&o, tmp.path()).unwrap();
+        assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    }
+}
