@@ -23,6 +23,7 @@ use crate::compaction::level_targets::{max_grandparent_overlap, target_file_size
 use crate::compaction::picker::PickKind;
 pub(crate) use crate::compaction::picker::{level_scores, pick_compaction, Pick, RunningRange};
 use crate::compaction::universal::{pick_universal, UniversalConfig};
+use crate::lsm::version::Version;
 use crate::options::compaction::DBCompactionStyle;
 use crate::table::format::CompressionType;
 
@@ -67,59 +68,63 @@ pub(crate) fn run_compaction(
     r
 }
 
-fn run_compaction_inner(
+/// As RocksDB's `Compaction::IsTrivialMove`: a file whose move would put more than
+/// `max_compaction_bytes` (with the level below it) in one future compaction is rewritten
+/// instead, so its output is cut at that level's file boundaries.
+fn move_fits(cf: &ColumnFamilyData, version: &Version, pick: &Pick) -> bool {
+    let cap = max_grandparent_overlap(&picker_config(cf));
+    pick.output_level + 1 >= version.num_levels()
+        || pick.inputs.iter().all(|f| {
+            let below: u64 = version
+                .overlapping(pick.output_level + 1, Some(f.smallest_user()), Some(f.largest_user()))
+                .iter()
+                .map(|g| g.meta.file_size)
+                .sum();
+            f.meta.file_size + below <= cap
+        })
+}
+
+/// Move the pick's files to the output level with one MANIFEST edit, rewriting nothing.
+fn trivial_move(
     db: &Arc<DbInner>,
     st: &mut MutexGuard<'_, DbState>,
     cf: &Arc<ColumnFamilyData>,
     pick: &Pick,
-    start: Instant,
-    allow_move: bool,
-    manual: bool,
 ) -> Result<()> {
-    let version = st.versions.cf(cf.id)?.current.clone();
-    // As RocksDB's `Compaction::IsTrivialMove`: a file whose move would put more than
-    // `max_compaction_bytes` (with the level below it) in one future compaction is rewritten
-    // instead, so its output is cut at that level's file boundaries.
-    let grandparents_ok = || {
-        let cap = max_grandparent_overlap(&picker_config(cf));
-        pick.output_level + 1 >= version.num_levels()
-            || pick.inputs.iter().all(|f| {
-                let below: u64 = version
-                    .overlapping(pick.output_level + 1, Some(f.smallest_user()), Some(f.largest_user()))
-                    .iter()
-                    .map(|g| g.meta.file_size)
-                    .sum();
-                f.meta.file_size + below <= cap
-            })
+    let mut edit = VersionEdit {
+        column_family: cf.id,
+        ..Default::default()
     };
-    if pick.kind == PickKind::Deletion {
-        return run_deletion(db, st, cf, pick);
+    for (level, f) in pick.inputs_by_level() {
+        edit.deleted_files.push((level as u32, f.number()));
+        edit.new_files.push((pick.output_level as u32, f.meta.clone()));
     }
-    let universal = matches!(pick.kind, PickKind::Universal { .. });
-    if allow_move && pick.is_trivial_move() && (universal || grandparents_ok()) {
-        let mut edit = VersionEdit {
-            column_family: cf.id,
-            ..Default::default()
-        };
-        for (level, f) in pick.inputs_by_level() {
-            edit.deleted_files.push((level as u32, f.number()));
-            edit.new_files.push((pick.output_level as u32, f.meta.clone()));
+    db.log_and_apply(st, &mut edit)?;
+    if let Ok(v) = st.versions.cf_mut(cf.id) {
+        if let (Some(c), Some(f)) = (v.compact_cursor.get_mut(pick.level), pick.inputs.last()) {
+            *c = f.meta.largest.clone();
         }
-        db.log_and_apply(st, &mut edit)?;
-        if let Ok(v) = st.versions.cf_mut(cf.id) {
-            if let (Some(c), Some(f)) = (v.compact_cursor.get_mut(pick.level), pick.inputs.last()) {
-                *c = f.meta.largest.clone();
-            }
-        }
-        db.install_super_version(st, cf.id);
-        super::events::trivial_move(db, st, cf, pick);
-        if let Ok(m) = st.cf_mut(cf.id) {
-            for (_, f) in pick.inputs_by_level() {
-                m.stats.record_move(pick.output_level, f.meta.file_size);
-            }
-        }
-        return Ok(());
     }
+    db.install_super_version(st, cf.id);
+    super::events::trivial_move(db, st, cf, pick);
+    if let Ok(m) = st.cf_mut(cf.id) {
+        for (_, f) in pick.inputs_by_level() {
+            m.stats.record_move(pick.output_level, f.meta.file_size);
+        }
+    }
+    Ok(())
+}
+
+/// How a compaction writes its outputs: the range tombstones of its inputs, whether it is
+/// bottommost (the key ranges of deeper levels), target size, compression, grandparents for
+/// output cuts, snapshots, the compaction filter.
+fn output_params(
+    db: &Arc<DbInner>,
+    cf: &Arc<ColumnFamilyData>,
+    version: &Arc<Version>,
+    pick: &Pick,
+    manual: bool,
+) -> Result<OutputParams> {
     let mut deeper_ranges = Vec::new();
     for level in pick.output_level + 1..version.num_levels() {
         for f in &version.files[level] {
@@ -145,7 +150,7 @@ fn run_compaction_inner(
     let is_bottom_level = deeper_ranges.is_empty();
     let tombstones = FragmentedRangeTombstoneList::new(&cf.icmp, raw_tombs);
     let mut params = if let PickKind::Universal { compress, .. } = pick.kind {
-        universal_params(db, cf, &version, pick, epoch, tombstones, deeper_ranges, compress)
+        universal_params(db, cf, version, pick, epoch, tombstones, deeper_ranges, compress)
     } else if pick.is_intra_l0() {
         // L0 -> L0: older L0 files (and every deeper level) may hold older versions of any key,
         // so nothing is bottommost (deletions and range tombstones stay, no sequence number is
@@ -181,6 +186,27 @@ fn run_compaction_inner(
         },
         level: pick.level as u32,
     });
+    Ok(params)
+}
+
+fn run_compaction_inner(
+    db: &Arc<DbInner>,
+    st: &mut MutexGuard<'_, DbState>,
+    cf: &Arc<ColumnFamilyData>,
+    pick: &Pick,
+    start: Instant,
+    allow_move: bool,
+    manual: bool,
+) -> Result<()> {
+    let version = st.versions.cf(cf.id)?.current.clone();
+    if pick.kind == PickKind::Deletion {
+        return run_deletion(db, st, cf, pick);
+    }
+    let universal = matches!(pick.kind, PickKind::Universal { .. });
+    if allow_move && pick.is_trivial_move() && (universal || move_fits(cf, &version, pick)) {
+        return trivial_move(db, st, cf, pick);
+    }
+    let params = output_params(db, cf, &version, pick, manual)?;
     let in_bytes: u64 = pick
         .inputs
         .iter()
