@@ -74,9 +74,11 @@ impl RestoreOptions {
 pub struct BackupEngineInfo {
     /// Seconds since the Unix epoch when the backup was made.
     pub timestamp: i64,
+    /// The backup's id (ids count up from 1 and are not reused).
     pub backup_id: u32,
     /// Bytes of all its files (shared ones counted in every backup holding them).
     pub size: u64,
+    /// How many files the backup holds.
     pub num_files: u32,
 }
 
