@@ -73,8 +73,9 @@ impl DB {
     /// Errors, shared by every write call of `DB`: NotSupported on a DB opened read-only;
     /// InvalidArgument if `WriteOptions` sets both `sync` and `disable_wal`, the column family was
     /// dropped or the comparator rejects the key; Incomplete with `no_slowdown` during a write stall;
-    /// Background once a failed flush, compaction or WAL write stopped writes (until
-    /// [`resume`](Self::resume)); Io if the WAL append or sync fails.
+    /// the failure itself (e.g. Io) from the write whose WAL append or sync failed, and Background
+    /// from every later write once a WAL, flush or compaction failure (other than out-of-space in
+    /// a compaction) stopped writes, until [`resume`](Self::resume).
     pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         self.put_opt(key, value, &WriteOptions::default())
     }
