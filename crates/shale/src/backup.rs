@@ -74,7 +74,7 @@ impl RestoreOptions {
 pub struct BackupEngineInfo {
     /// Seconds since the Unix epoch when the backup was made.
     pub timestamp: i64,
-    /// The backup's id (ids count up from 1 and are not reused).
+    /// The backup's id: one more than the highest id present when it was made (the first is 1).
     pub backup_id: u32,
     /// Bytes of all its files (shared ones counted in every backup holding them).
     pub size: u64,

@@ -285,7 +285,7 @@ pub struct LiveFile {
     pub level: i32,
     /// Smallest and largest user keys.
     pub start_key: Option<Vec<u8>>,
-    /// The largest user key (with `start_key`, `None` only for an empty file).
+    /// The largest user key (always `Some` in Shale's listings).
     pub end_key: Option<Vec<u8>>,
     /// The smallest sequence number of the file's entries.
     pub smallest_seqno: u64,

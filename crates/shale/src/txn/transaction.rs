@@ -350,7 +350,7 @@ impl<'db, D> Transaction<'db, D> {
     /// Writes `key` → `value` in the default family, visible to this transaction's reads and to
     /// others once committed. The key is tracked first: a pessimistic transaction locks it
     /// (TimedOut after the lock timeout, Busy on a deadlock or, with a snapshot, if the key changed
-    /// since it); an optimistic one checks it at commit.
+    /// since it, TryAgain if the memtable history cannot tell); an optimistic one checks it at commit.
     ///
     /// Errors, shared by every write call: InvalidArgument once the transaction is prepared,
     /// committed or rolled back, or its batch reached `max_write_batch_size`; Expired past the
