@@ -74,9 +74,11 @@ impl RestoreOptions {
 pub struct BackupEngineInfo {
     /// Seconds since the Unix epoch when the backup was made.
     pub timestamp: i64,
+    /// The backup's id: one more than the highest id present when it was made (the first is 1).
     pub backup_id: u32,
     /// Bytes of all its files (shared ones counted in every backup holding them).
     pub size: u64,
+    /// How many files the backup holds.
     pub num_files: u32,
 }
 

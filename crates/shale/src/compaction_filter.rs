@@ -24,6 +24,9 @@ pub type CompactionDecision = Decision;
 /// A compaction filter object. `filter(level, key, value)` is called with the level of the
 /// compaction's inputs.
 pub trait CompactionFilter: Send {
+    /// Decides what happens to `key` → `value` in a compaction whose inputs are at `level`: keep,
+    /// remove or change it. Only a key's newest entry is shown, and only if it is a Put newer than
+    /// every live snapshot (deletions and merge operands are not shown). A panic fails the job.
     fn filter(&mut self, level: u32, key: &[u8], value: &[u8]) -> Decision;
     /// Recorded in the OPTIONS file (`compaction_filter=`).
     fn name(&self) -> &str;
@@ -40,7 +43,9 @@ pub struct CompactionFilterContext {
 
 /// Creates one filter per compaction (per subcompaction: each filter is used by one thread).
 pub trait CompactionFilterFactory: Send + 'static {
+    /// The filter this factory creates.
     type Filter: CompactionFilter + 'static;
+    /// Creates the filter for one compaction (or subcompaction) described by `context`.
     fn create(&mut self, context: CompactionFilterContext) -> Self::Filter;
     /// Recorded in the OPTIONS file (`compaction_filter_factory=`).
     fn name(&self) -> &str;

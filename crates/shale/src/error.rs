@@ -16,14 +16,22 @@ pub enum Error {
     /// Bytes on disk are not what they must be. `file` is the file name (may be empty when the
     /// decoder did not know it), `offset` the byte offset inside it when known.
     Corruption {
+        /// The file the bytes came from (empty when unknown).
         file: String,
+        /// The byte offset in `file`, when known.
         offset: Option<u64>,
+        /// What was wrong.
         msg: String,
     },
     /// A bad option value or a misuse of the API; the message names the option or argument.
     InvalidArgument(String),
     /// An operating-system I/O error on `file`.
-    Io { file: String, source: Arc<std::io::Error> },
+    Io {
+        /// The file the I/O was on (may be a directory or empty).
+        file: String,
+        /// The operating system's error.
+        source: Arc<std::io::Error>,
+    },
     /// The resource is in use (e.g. the DB directory is locked by another opener).
     Busy(String),
     /// The operation or format feature is not supported.
@@ -33,7 +41,12 @@ pub enum Error {
     /// Code running inside the engine panicked (a user comparator, merge operator or filter, or
     /// a bug): `context` says which work (e.g. "write group", "flush"), `message` is the panic's
     /// message. A panic on the write path stops writes as a background error does.
-    Panic { context: String, message: String },
+    Panic {
+        /// The work the panic interrupted (e.g. "write group", "flush").
+        context: String,
+        /// The panic's message.
+        message: String,
+    },
     /// The operation could not finish without waiting (a write with `no_slowdown` during a write
     /// stall: RocksDB's `Status::Incomplete`).
     Incomplete(String),
@@ -96,18 +109,24 @@ impl Error {
             e => e,
         }
     }
+    /// True for [`Error::Corruption`] (not looking inside [`Error::Background`]; use
+    /// [`kind`](Self::kind) for that).
     pub fn is_corruption(&self) -> bool {
         matches!(self, Error::Corruption { .. })
     }
+    /// True for [`Error::InvalidArgument`] (not looking inside [`Error::Background`]).
     pub fn is_invalid_argument(&self) -> bool {
         matches!(self, Error::InvalidArgument(_))
     }
+    /// True for [`Error::Io`] (not looking inside [`Error::Background`]).
     pub fn is_io(&self) -> bool {
         matches!(self, Error::Io { .. })
     }
+    /// True for [`Error::Busy`] (not looking inside [`Error::Background`]).
     pub fn is_busy(&self) -> bool {
         matches!(self, Error::Busy(_))
     }
+    /// True for [`Error::NotSupported`] (not looking inside [`Error::Background`]).
     pub fn is_not_supported(&self) -> bool {
         matches!(self, Error::NotSupported(_))
     }

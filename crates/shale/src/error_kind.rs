@@ -5,21 +5,38 @@ use crate::error::Error;
 /// The class of an error (the `rocksdb` crate's `ErrorKind`, RocksDB's `Status::Code`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
+    /// What was asked for does not exist any more ([`Error::NotFound`]).
     NotFound,
+    /// Stored data failed a check ([`Error::Corruption`]).
     Corruption,
+    /// The operation or format feature is not supported ([`Error::NotSupported`]).
     NotSupported,
+    /// A bad option value or API misuse ([`Error::InvalidArgument`]).
     InvalidArgument,
+    /// An operating-system I/O error ([`Error::Io`]).
     IOError,
+    /// Merge operands could not be resolved ([`Error::MergeInProgress`]).
     MergeInProgress,
+    /// The operation would have had to wait ([`Error::Incomplete`]).
     Incomplete,
+    /// RocksDB's shutdown-in-progress status; no Shale error has this kind.
     ShutdownInProgress,
+    /// A lock wait exceeded its timeout ([`Error::TimedOut`]).
     TimedOut,
+    /// The operation was abandoned: Shale gives this kind to [`Error::Panic`].
     Aborted,
+    /// A resource is in use, or a transaction conflict or deadlock ([`Error::Busy`]).
     Busy,
+    /// A transaction ran past its expiration ([`Error::Expired`]).
     Expired,
+    /// Retrying may succeed ([`Error::TryAgain`]).
     TryAgain,
+    /// RocksDB's compaction-too-large status; no Shale error has this kind.
     CompactionTooLarge,
+    /// RocksDB's column-family-dropped status; no Shale error has this kind (a write to a dropped
+    /// family is [`ErrorKind::InvalidArgument`]).
     ColumnFamilyDropped,
+    /// RocksDB's catch-all status; no Shale error has this kind.
     Unknown,
 }
 

@@ -21,12 +21,18 @@ use crate::fs::{FileSystem, WritableFile};
 /// `InfoLogLevel`; default `Info`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum LogLevel {
+    /// Everything, debugging detail included.
     Debug = 0,
+    /// Normal operation: open, flushes, compactions, events (the default).
     #[default]
     Info,
+    /// Conditions worth attention that the DB handled.
     Warn,
+    /// Failures, such as background errors.
     Error,
+    /// Fatal conditions (RocksDB's `FATAL_LEVEL`; Shale itself writes no message at this level).
     Fatal,
+    /// Only the header lines (options, version); the most restrictive level.
     Header,
 }
 

@@ -119,6 +119,7 @@ pub(crate) fn parse_internal_key(ikey: &[u8]) -> Result<ParsedKey<'_>> {
 pub trait Comparator: Send + Sync {
     /// Name recorded in the MANIFEST and SST properties (must match on open).
     fn name(&self) -> &str;
+    /// Orders `a` against `b`; must be a total order, consistent across calls and runs.
     fn compare(&self, a: &[u8], b: &[u8]) -> Ordering;
     /// A short key `s` with `start <= s < limit`, or `None` to keep `start`.
     fn find_shortest_separator(&self, _start: &[u8], _limit: &[u8]) -> Option<Vec<u8>> {

@@ -11,6 +11,8 @@
 //! assert_eq!(db.get(b"key").unwrap().as_deref(), Some(&b"value"[..]));
 //! ```
 
+#![warn(missing_docs)]
+
 mod api;
 mod backup;
 mod coding;

@@ -26,6 +26,7 @@ pub trait MergeOperator: Send + Sync {
 /// `AssociativeMergeOperator`): `merge(key, existing, value)` folds one operand at a time, and
 /// the same function serves as the partial merge. Wrap it in [`Associative`] to use it.
 pub trait AssociativeMergeOperator: Send + Sync {
+    /// The name recorded in SST properties, as [`MergeOperator::name`].
     fn name(&self) -> &str;
     /// Combine `existing` (None if absent) with one operand. None = corruption.
     fn merge(&self, key: &[u8], existing: Option<&[u8]>, value: &[u8]) -> Option<Vec<u8>>;
@@ -81,6 +82,7 @@ impl AssociativeMergeOperator for UInt64AddOperator {
 /// with a delimiter (default `,`).
 #[derive(Debug, Clone)]
 pub struct StringAppendOperator {
+    /// The bytes put between the existing value and each appended operand.
     pub delimiter: Vec<u8>,
 }
 
@@ -93,6 +95,7 @@ impl Default for StringAppendOperator {
 }
 
 impl StringAppendOperator {
+    /// An operator joining operands with `delimiter`.
     pub fn new(delimiter: impl AsRef<[u8]>) -> Self {
         StringAppendOperator {
             delimiter: delimiter.as_ref().to_vec(),

@@ -33,6 +33,7 @@ pub struct FixedPrefixTransform {
 }
 
 impl FixedPrefixTransform {
+    /// The transform keeping the first `len` bytes of keys.
     pub fn new(len: usize) -> FixedPrefixTransform {
         FixedPrefixTransform {
             len,
@@ -62,6 +63,7 @@ pub struct CappedPrefixTransform {
 }
 
 impl CappedPrefixTransform {
+    /// The transform keeping at most the first `cap` bytes of keys.
     pub fn new(cap: usize) -> CappedPrefixTransform {
         CappedPrefixTransform {
             cap,

@@ -71,11 +71,17 @@ pub fn check_consistency(db: &Path, opts: &Options) -> Result<String> {
 pub struct SstDumpOptions {
     /// `scan`, `verify`, `raw`, `check` or `none`.
     pub command: String,
+    /// Print the table properties after the entries (`--show_properties`).
     pub show_properties: bool,
+    /// Scan only user keys at or after this one (`--from`), compared bytewise.
     pub from: Option<Vec<u8>>,
+    /// Stop the scan at this user key, excluded (`--to`).
     pub to: Option<Vec<u8>>,
+    /// Stop after this many entries (`--read_num`).
     pub read_num: Option<u64>,
+    /// Print keys and values in upper-case hex (`--output_hex`).
     pub output_hex: bool,
+    /// Verify block checksums while scanning (`--verify_checksum`).
     pub verify_checksum: bool,
 }
 

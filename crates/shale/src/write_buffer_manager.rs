@@ -57,6 +57,7 @@ impl WriteBufferManager {
     pub fn enabled(&self) -> bool {
         self.buffer_size > 0
     }
+    /// The memory budget in bytes (0: none, only counting).
     pub fn buffer_size(&self) -> usize {
         self.buffer_size
     }

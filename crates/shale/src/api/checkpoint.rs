@@ -281,11 +281,15 @@ pub struct LiveFile {
     pub name: String,
     /// Bytes.
     pub size: usize,
+    /// The LSM level the file is in (0 for L0).
     pub level: i32,
     /// Smallest and largest user keys.
     pub start_key: Option<Vec<u8>>,
+    /// The largest user key (always `Some` in Shale's listings).
     pub end_key: Option<Vec<u8>>,
+    /// The smallest sequence number of the file's entries.
     pub smallest_seqno: u64,
+    /// The largest sequence number of the file's entries.
     pub largest_seqno: u64,
 }
 

@@ -107,9 +107,12 @@ impl DB {
         self.inner.cfs.read().names()
     }
 
+    /// [`put`](DB::put) into column family `cf`; InvalidArgument if `cf` was dropped, other errors
+    /// as [`put`](DB::put).
     pub fn put_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         self.put_cf_opt(cf, key, value, &WriteOptions::default())
     }
+    /// [`put_cf`](Self::put_cf) with write options `wo`.
     pub fn put_cf_opt(
         &self,
         cf: &impl AsColumnFamilyRef,
@@ -122,16 +125,20 @@ impl DB {
             b.put_cf_id(c.id, key.as_ref(), value.as_ref())
         })
     }
+    /// [`delete`](DB::delete) in column family `cf`; errors as [`put_cf`](Self::put_cf).
     pub fn delete_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) -> Result<()> {
         self.delete_cf_opt(cf, key, &WriteOptions::default())
     }
+    /// [`delete_cf`](Self::delete_cf) with write options `wo`.
     pub fn delete_cf_opt(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
         let c = cfd_of(cf);
         write_one(&self.inner, c, key.as_ref(), wo, |b| b.delete_cf_id(c.id, key.as_ref()))
     }
+    /// [`single_delete`](DB::single_delete) in column family `cf`; errors as [`put_cf`](Self::put_cf).
     pub fn single_delete_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) -> Result<()> {
         self.single_delete_cf_opt(cf, key, &WriteOptions::default())
     }
+    /// [`single_delete_cf`](Self::single_delete_cf) with write options `wo`.
     pub fn single_delete_cf_opt(
         &self,
         cf: &impl AsColumnFamilyRef,
@@ -143,9 +150,12 @@ impl DB {
             b.single_delete_cf_id(c.id, key.as_ref())
         })
     }
+    /// [`merge`](DB::merge) in column family `cf`, which needs a merge operator (InvalidArgument
+    /// without one, NotSupported with cuckoo tables); other errors as [`put_cf`](Self::put_cf).
     pub fn merge_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         self.merge_cf_opt(cf, key, value, &WriteOptions::default())
     }
+    /// [`merge_cf`](Self::merge_cf) with write options `wo`.
     pub fn merge_cf_opt(
         &self,
         cf: &impl AsColumnFamilyRef,
@@ -159,6 +169,8 @@ impl DB {
             b.merge_cf_id(c.id, key.as_ref(), value.as_ref())
         })
     }
+    /// [`delete_range`](DB::delete_range) in column family `cf`: `begin > end` is InvalidArgument,
+    /// `begin == end` does nothing, NotSupported unless `cf` uses block-based tables.
     pub fn delete_range_cf(
         &self,
         cf: &impl AsColumnFamilyRef,
@@ -167,6 +179,7 @@ impl DB {
     ) -> Result<()> {
         self.delete_range_cf_opt(cf, begin, end, &WriteOptions::default())
     }
+    /// [`delete_range_cf`](Self::delete_range_cf) with write options `wo`.
     pub fn delete_range_cf_opt(
         &self,
         cf: &impl AsColumnFamilyRef,
@@ -186,9 +199,12 @@ impl DB {
         write::write(&self.inner, wo, batch, false)
     }
 
+    /// The value of `key` in column family `cf`, `Ok(None)` if absent; errors as
+    /// [`get_opt`](DB::get_opt). A dropped family's handle still reads its data.
     pub fn get_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         read::get(&self.inner, cfd_of(cf), &ReadOptions::default(), key.as_ref())
     }
+    /// [`get_cf`](Self::get_cf) with read options `ro`.
     pub fn get_cf_opt(
         &self,
         cf: &impl AsColumnFamilyRef,
@@ -197,9 +213,11 @@ impl DB {
     ) -> Result<Option<Vec<u8>>> {
         read::get(&self.inner, cfd_of(cf), ro, key.as_ref())
     }
+    /// [`get_pinned`](DB::get_pinned) in column family `cf`.
     pub fn get_pinned_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) -> Result<Option<DBPinnableSlice>> {
         read::get(&self.inner, cfd_of(cf), &ReadOptions::default(), key.as_ref())
     }
+    /// [`get_pinned_cf`](Self::get_pinned_cf) with read options `ro`.
     pub fn get_pinned_cf_opt(
         &self,
         cf: &impl AsColumnFamilyRef,
@@ -219,6 +237,7 @@ impl DB {
     {
         self.multi_get_cf_opt(keys, &ReadOptions::default())
     }
+    /// [`multi_get_cf`](Self::multi_get_cf) with read options `ro`.
     pub fn multi_get_cf_opt<'a, C, K, I>(&self, keys: I, ro: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>>
     where
         C: AsColumnFamilyRef + 'a,
@@ -257,12 +276,15 @@ impl DB {
         out.into_iter().map(|r| r.unwrap_or(Ok(None))).collect()
     }
 
+    /// A raw iterator over column family `cf` (see [`raw_iterator`](DB::raw_iterator)).
     pub fn raw_iterator_cf(&self, cf: &impl AsColumnFamilyRef) -> DBRawIterator {
         self.raw_iterator_cf_opt(cf, ReadOptions::default())
     }
+    /// [`raw_iterator_cf`](Self::raw_iterator_cf) with read options `ro`.
     pub fn raw_iterator_cf_opt(&self, cf: &impl AsColumnFamilyRef, ro: ReadOptions) -> DBRawIterator {
         iter::new_raw_iterator(&self.inner, cfd_of(cf), ro)
     }
+    /// An iterator over column family `cf` starting at `mode` (see [`iterator`](DB::iterator)).
     pub fn iterator_cf(&self, cf: &impl AsColumnFamilyRef, mode: IteratorMode<'_>) -> DBIterator {
         self.iterator_cf_opt(cf, ReadOptions::default(), mode)
     }
@@ -306,6 +328,7 @@ impl DB {
     pub fn property_value_cf(&self, cf: &impl AsColumnFamilyRef, name: &str) -> Result<Option<String>> {
         properties::property_value(&self.inner, cfd_of(cf), name)
     }
+    /// A numeric property of family `cf`: `Ok(None)` if the property is unknown or not a number.
     pub fn property_int_value_cf(&self, cf: &impl AsColumnFamilyRef, name: &str) -> Result<Option<u64>> {
         Ok(self.property_value_cf(cf, name)?.and_then(|s| s.trim().parse().ok()))
     }
@@ -343,6 +366,7 @@ pub struct Range<'a> {
 }
 
 impl<'a> Range<'a> {
+    /// The range from `start` (included) to `end` (excluded).
     pub fn new(start: &'a [u8], end: &'a [u8]) -> Range<'a> {
         Range { start, end }
     }

@@ -63,21 +63,34 @@ impl DB {
         open::destroy(opts, path.as_ref())
     }
 
+    /// The directory the DB was opened at.
     pub fn path(&self) -> &Path {
         &self.inner.path
     }
 
+    /// Writes `key` → `value` in the default column family, replacing any earlier value.
+    ///
+    /// Errors, shared by every write call of `DB`: NotSupported on a DB opened read-only;
+    /// InvalidArgument if `WriteOptions` sets both `sync` and `disable_wal`, the column family was
+    /// dropped or the comparator rejects the key; Incomplete with `no_slowdown` during a write stall;
+    /// the failure itself (e.g. Io) from the write whose WAL append or sync failed, and Background
+    /// from every later write once a WAL, flush or compaction failure (other than out-of-space in
+    /// a compaction) stopped writes, until [`resume`](Self::resume).
     pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         self.put_opt(key, value, &WriteOptions::default())
     }
+    /// [`put`](Self::put) with write options `wo`.
     pub fn put_opt(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
         families::write_one(&self.inner, &self.inner.default_cf, key.as_ref(), wo, |b| {
             b.put(key.as_ref(), value)
         })
     }
+    /// Deletes `key` from the default column family (a no-op if it is absent); errors as
+    /// [`put`](Self::put).
     pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
         self.delete_opt(key, &WriteOptions::default())
     }
+    /// [`delete`](Self::delete) with write options `wo`.
     pub fn delete_opt(&self, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
         families::write_one(&self.inner, &self.inner.default_cf, key.as_ref(), wo, |b| {
             b.delete(key.as_ref())
@@ -88,6 +101,7 @@ impl DB {
     pub fn single_delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
         self.single_delete_opt(key, &WriteOptions::default())
     }
+    /// [`single_delete`](Self::single_delete) with write options `wo`.
     pub fn single_delete_opt(&self, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
         families::write_one(&self.inner, &self.inner.default_cf, key.as_ref(), wo, |b| {
             b.single_delete(key.as_ref())
@@ -97,6 +111,8 @@ impl DB {
     pub fn merge(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         self.merge_opt(key, value, &WriteOptions::default())
     }
+    /// [`merge`](Self::merge) with write options `wo`. InvalidArgument without a merge operator,
+    /// NotSupported with cuckoo tables; other errors as [`put`](Self::put).
     pub fn merge_opt(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
         checks::validate_merge(&self.inner.default_cf)?;
         families::write_one(&self.inner, &self.inner.default_cf, key.as_ref(), wo, |b| {
@@ -108,6 +124,8 @@ impl DB {
     pub fn delete_range(&self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>) -> Result<()> {
         self.delete_range_opt(begin, end, &WriteOptions::default())
     }
+    /// [`delete_range`](Self::delete_range) with write options `wo`. NotSupported unless the table
+    /// factory is block-based; other errors as [`put`](Self::put).
     pub fn delete_range_opt(&self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
         let (b, e) = (begin.as_ref(), end.as_ref());
         checks::validate_range(&self.inner.default_cf, b, e)?;
@@ -122,6 +140,8 @@ impl DB {
     pub fn write(&self, batch: WriteBatch) -> Result<()> {
         self.write_opt(batch, &WriteOptions::default())
     }
+    /// [`write`](Self::write) with write options `wo`: all of the batch or none of it is applied;
+    /// errors as [`put`](Self::put) (a key the comparator rejects fails the whole batch).
     pub fn write_opt(&self, batch: WriteBatch, wo: &WriteOptions) -> Result<()> {
         checks::validate_batch(&self.inner, &batch)?;
         write::write(&self.inner, wo, batch, true)
@@ -136,6 +156,9 @@ impl DB {
             key.as_ref(),
         )
     }
+    /// [`get`](Self::get) with read options `ro` (e.g. reading at a snapshot); `Ok(None)` if the key
+    /// is absent or deleted. Corruption (with the file and, when known, the offset) if a table
+    /// block fails its checks, Io if reading a file fails.
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
         read::get(&self.inner, &self.inner.default_cf, ro, key.as_ref())
     }
@@ -150,6 +173,7 @@ impl DB {
             key.as_ref(),
         )
     }
+    /// [`get_pinned`](Self::get_pinned) with read options `ro`.
     pub fn get_pinned_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<DBPinnableSlice>> {
         read::get(&self.inner, &self.inner.default_cf, ro, key.as_ref())
     }
@@ -157,6 +181,7 @@ impl DB {
     pub fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>> {
         self.multi_get_opt(keys, &ReadOptions::default())
     }
+    /// [`multi_get`](Self::multi_get) with read options `ro`: one result per key, in order.
     pub fn multi_get_opt<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
         &self,
         keys: I,
@@ -172,6 +197,7 @@ impl DB {
     ) -> Vec<Result<Option<DBPinnableSlice>>> {
         self.multi_get_pinned_opt(keys, &ReadOptions::default())
     }
+    /// [`multi_get_pinned`](Self::multi_get_pinned) with read options `ro`.
     pub fn multi_get_pinned_opt<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
         &self,
         keys: I,
@@ -197,6 +223,7 @@ impl DB {
     pub fn raw_iterator(&self) -> DBRawIterator {
         self.raw_iterator_opt(ReadOptions::default())
     }
+    /// [`raw_iterator`](Self::raw_iterator) with read options `ro` (bounds, snapshot, ...).
     pub fn raw_iterator_opt(&self, ro: ReadOptions) -> DBRawIterator {
         iter::new_raw_iterator(&self.inner, &self.inner.default_cf, ro)
     }
@@ -204,6 +231,7 @@ impl DB {
     pub fn iterator(&self, mode: IteratorMode<'_>) -> DBIterator {
         self.iterator_opt(mode, ReadOptions::default())
     }
+    /// [`iterator`](Self::iterator) with read options `ro`.
     pub fn iterator_opt(&self, mode: IteratorMode<'_>, ro: ReadOptions) -> DBIterator {
         DBIterator::new(self.raw_iterator_opt(ro), mode)
     }

@@ -51,6 +51,8 @@ impl Default for IngestExternalFileOptions {
 }
 
 impl IngestExternalFileOptions {
+    /// Default options: copy (not move) the files, keep snapshots consistent, allow a global
+    /// sequence number and a blocking flush, no ingest-behind, no checksum verification first.
     pub fn new() -> Self {
         Self::default()
     }
@@ -683,6 +685,11 @@ impl DB {
     pub fn ingest_external_file<P: AsRef<Path>>(&self, paths: Vec<P>) -> Result<()> {
         self.ingest_external_file_opts(&IngestExternalFileOptions::default(), paths)
     }
+    /// [`ingest_external_file`](Self::ingest_external_file) with options `opts`. All files are
+    /// added or none. NotSupported on a read-only DB; InvalidArgument if no files are given, a
+    /// path is given twice, two files overlap, `ingest_behind` is set, or a needed flush or global
+    /// sequence number is disallowed by `opts`; Corruption (naming the file) if a file is not a
+    /// valid external table.
     pub fn ingest_external_file_opts<P: AsRef<Path>>(
         &self,
         opts: &IngestExternalFileOptions,
@@ -695,6 +702,9 @@ impl DB {
     pub fn ingest_external_file_cf<P: AsRef<Path>>(&self, cf: &impl AsColumnFamilyRef, paths: Vec<P>) -> Result<()> {
         self.ingest_external_file_cf_opts(cf, &IngestExternalFileOptions::default(), paths)
     }
+    /// [`ingest_external_file_cf`](Self::ingest_external_file_cf) with options `opts`; errors as
+    /// [`ingest_external_file_opts`](Self::ingest_external_file_opts), and InvalidArgument if
+    /// `cf` was dropped.
     pub fn ingest_external_file_cf_opts<P: AsRef<Path>>(
         &self,
         cf: &impl AsColumnFamilyRef,
@@ -714,6 +724,7 @@ impl DB {
             Some(to.as_ref()),
         )
     }
+    /// [`delete_file_in_range`](Self::delete_file_in_range) in family `cf`.
     pub fn delete_file_in_range_cf<K: AsRef<[u8]>>(&self, cf: &impl AsColumnFamilyRef, from: K, to: K) -> Result<()> {
         delete_files_in_range(&self.inner, cfd_of(cf), Some(from.as_ref()), Some(to.as_ref()))
     }

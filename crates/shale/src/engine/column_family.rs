@@ -123,6 +123,7 @@ impl std::fmt::Debug for ColumnFamily {
 /// Something that names a column family: [`ColumnFamily`] and references or `Arc`s of it (the
 /// `rocksdb` crate's `AsColumnFamilyRef`).
 pub trait AsColumnFamilyRef {
+    /// The column family this names.
     fn column_family(&self) -> &ColumnFamily;
 }
 impl AsColumnFamilyRef for ColumnFamily {
@@ -149,12 +150,14 @@ pub struct ColumnFamilyDescriptor {
 }
 
 impl ColumnFamilyDescriptor {
+    /// A descriptor for the family `name` with options `options`.
     pub fn new(name: impl Into<String>, options: Options) -> ColumnFamilyDescriptor {
         ColumnFamilyDescriptor {
             name: name.into(),
             options,
         }
     }
+    /// The family's name.
     pub fn name(&self) -> &str {
         &self.name
     }

@@ -29,8 +29,11 @@ pub enum FaultKind {
 /// can fail the I/O of one kind of background job only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IoActivity {
+    /// Any I/O outside flush and compaction jobs (user reads and writes, open, recovery, ...).
     Other,
+    /// A flush job.
     Flush,
+    /// A compaction job.
     Compaction,
 }
 
@@ -76,6 +79,7 @@ pub struct FaultFs {
 }
 
 impl FaultFs {
+    /// Wraps `inner`, injecting no faults until asked.
     pub fn new(inner: Arc<dyn FileSystem>) -> FaultFs {
         FaultFs {
             inner,

@@ -70,9 +70,11 @@ impl std::fmt::Debug for dyn FileLock {
 
 /// The operations Shale needs from a file system.
 pub trait FileSystem: Send + Sync {
+    /// Create `path` and any missing parents; succeeds if it already exists.
     fn create_dir_all(&self, path: &Path) -> Result<()>;
     /// Create (or truncate) a file for writing.
     fn new_writable(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// Open an existing file for reads at any offset (an error if it does not exist).
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
     /// Open a file for reading through a memory mapping (RocksDB's `allow_mmap_reads`): the
     /// result's [`RandomAccessFile::mmap_bytes`] returns the contents. File systems without
@@ -84,11 +86,15 @@ pub trait FileSystem: Send + Sync {
     fn read_all(&self, path: &Path) -> Result<Vec<u8>>;
     /// Atomically replace `to` with `from`.
     fn rename(&self, from: &Path, to: &Path) -> Result<()>;
+    /// Remove a file (an error if it does not exist).
     fn remove_file(&self, path: &Path) -> Result<()>;
+    /// Remove an empty directory.
     fn remove_dir(&self, path: &Path) -> Result<()>;
     /// Names (not paths) of the entries of a directory.
     fn list(&self, dir: &Path) -> Result<Vec<String>>;
+    /// True if `path` names a file or directory.
     fn exists(&self, path: &Path) -> bool;
+    /// The size of a file in bytes (an error if it does not exist).
     fn file_size(&self, path: &Path) -> Result<u64>;
     /// Make creations, renames and removals in `dir` durable.
     fn sync_dir(&self, dir: &Path) -> Result<()>;

@@ -35,12 +35,15 @@ pub trait ForwardingFs: Send + Sync {
     /// The wrapped file system.
     fn inner(&self) -> &dyn FileSystem;
 
+    /// Forwards to the wrapped [`FileSystem::create_dir_all`].
     fn create_dir_all(&self, path: &Path) -> Result<()> {
         self.inner().create_dir_all(path)
     }
+    /// Forwards to the wrapped [`FileSystem::new_writable`].
     fn new_writable(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         self.inner().new_writable(path)
     }
+    /// Forwards to the wrapped [`FileSystem::open_random`].
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         self.inner().open_random(path)
     }
@@ -50,36 +53,47 @@ pub trait ForwardingFs: Send + Sync {
     fn open_random_mmap(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         self.open_random(path)
     }
+    /// Forwards to the wrapped [`FileSystem::read_all`].
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
         self.inner().read_all(path)
     }
+    /// Forwards to the wrapped [`FileSystem::rename`].
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
         self.inner().rename(from, to)
     }
+    /// Forwards to the wrapped [`FileSystem::remove_file`].
     fn remove_file(&self, path: &Path) -> Result<()> {
         self.inner().remove_file(path)
     }
+    /// Forwards to the wrapped [`FileSystem::remove_dir`].
     fn remove_dir(&self, path: &Path) -> Result<()> {
         self.inner().remove_dir(path)
     }
+    /// Forwards to the wrapped [`FileSystem::list`].
     fn list(&self, dir: &Path) -> Result<Vec<String>> {
         self.inner().list(dir)
     }
+    /// Forwards to the wrapped [`FileSystem::exists`].
     fn exists(&self, path: &Path) -> bool {
         self.inner().exists(path)
     }
+    /// Forwards to the wrapped [`FileSystem::file_size`].
     fn file_size(&self, path: &Path) -> Result<u64> {
         self.inner().file_size(path)
     }
+    /// Forwards to the wrapped [`FileSystem::sync_dir`].
     fn sync_dir(&self, dir: &Path) -> Result<()> {
         self.inner().sync_dir(dir)
     }
+    /// Forwards to the wrapped [`FileSystem::lock`].
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
         self.inner().lock(path)
     }
+    /// Forwards to the wrapped [`FileSystem::link`].
     fn link(&self, from: &Path, to: &Path) -> Result<()> {
         self.inner().link(from, to)
     }
+    /// Forwards to the wrapped [`FileSystem::sync_file`].
     fn sync_file(&self, path: &Path) -> Result<()> {
         self.inner().sync_file(path)
     }

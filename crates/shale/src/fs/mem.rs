@@ -46,6 +46,7 @@ pub struct MemFs {
 const PAGE: usize = 4096;
 
 impl MemFs {
+    /// An empty in-memory file system.
     pub fn new() -> MemFs {
         MemFs::default()
     }

@@ -70,24 +70,35 @@ fn unsigned(v: i32) -> u32 {
 }
 
 impl UniversalCompactOptions {
+    /// Sets `size_ratio` (default 1): percent of slack when comparing the sizes of adjacent runs
+    /// (negative: 0).
     pub fn set_size_ratio(&mut self, ratio: i32) {
         self.size_ratio = unsigned(ratio);
     }
+    /// Sets `min_merge_width` (default 2): the fewest runs a size-ratio pick merges (negative: 0).
     pub fn set_min_merge_width(&mut self, num: i32) {
         self.min_merge_width = unsigned(num);
     }
+    /// Sets `max_merge_width` (default unlimited): the most runs one pick merges; below
+    /// `min_merge_width` it is refused at open with InvalidArgument.
     pub fn set_max_merge_width(&mut self, num: i32) {
         self.max_merge_width = unsigned(num);
     }
+    /// Sets `max_size_amplification_percent` (default 200): once newer runs hold more than this
+    /// percent of the oldest run's bytes, everything is compacted (negative: 0).
     pub fn set_max_size_amplification_percent(&mut self, v: i32) {
         self.max_size_amplification_percent = unsigned(v);
     }
+    /// Sets `compression_size_percent` (default -1: always compress); values outside -1..=100 are
+    /// refused at open with InvalidArgument.
     pub fn set_compression_size_percent(&mut self, v: i32) {
         self.compression_size_percent = v;
     }
+    /// How runs are counted against `size_ratio` (default total size).
     pub fn set_stop_style(&mut self, style: UniversalCompactionStopStyle) {
         self.stop_style = style;
     }
+    /// Sets `allow_trivial_move` (default false): non-overlapping inputs are moved, not rewritten.
     pub fn set_allow_trivial_move(&mut self, v: bool) {
         self.allow_trivial_move = v;
     }
@@ -128,9 +139,12 @@ impl Default for FifoCompactOptions {
 }
 
 impl FifoCompactOptions {
+    /// Sets `max_table_files_size` (default 1 GiB): past it the oldest table files are deleted (0
+    /// is refused at open with InvalidArgument).
     pub fn set_max_table_files_size(&mut self, nbytes: u64) {
         self.max_table_files_size = nbytes;
     }
+    /// Sets `allow_compaction` (default false): small L0 files are merged while under the size limit.
     pub fn set_allow_compaction(&mut self, allow: bool) {
         self.allow_compaction = allow;
     }
@@ -298,8 +312,11 @@ mod collector_tests {
 /// universal (sorted runs merged by size ratio) and FIFO (oldest files deleted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DBCompactionStyle {
+    /// Leveled compaction: each level a bounded multiple of the one above.
     #[default]
     Level,
+    /// Universal compaction: sorted runs merged by size ratio and size amplification.
     Universal,
+    /// FIFO compaction: the oldest files are deleted past a size limit (or TTL).
     Fifo,
 }

@@ -34,6 +34,8 @@ fn non_negative(v: i32) -> usize {
 }
 
 impl Options {
+    /// Sets RocksDB's `paranoid_checks` (default true): recovery and MANIFEST updates check the LSM
+    /// tree's consistency and fail with Corruption (naming the MANIFEST) when it breaks.
     pub fn set_paranoid_checks(&mut self, enabled: bool) {
         self.paranoid_checks = enabled;
     }
@@ -71,48 +73,75 @@ impl Options {
     pub fn set_max_open_files(&mut self, nfiles: i32) {
         self.max_open_files = nfiles;
     }
+    /// How recovery treats a damaged WAL tail or record (default point-in-time recovery).
     pub fn set_wal_recovery_mode(&mut self, mode: WalRecoveryMode) {
         self.wal_recovery_mode = mode;
     }
+    /// Sets `level0_file_num_compaction_trigger` (default 4): L0 files that start a compaction
+    /// (negative: 0, refused at open with InvalidArgument).
     pub fn set_level_zero_file_num_compaction_trigger(&mut self, n: i32) {
         self.level0_file_num_compaction_trigger = non_negative(n);
     }
+    /// Sets `level0_slowdown_writes_trigger` (default 20): L0 files at which writes are slowed to
+    /// `delayed_write_rate`; must not exceed the stop trigger (InvalidArgument at open).
     pub fn set_level_zero_slowdown_writes_trigger(&mut self, n: i32) {
         self.level0_slowdown_writes_trigger = non_negative(n);
     }
+    /// Sets `level0_stop_writes_trigger` (default 36): L0 files at which writes wait for compaction.
     pub fn set_level_zero_stop_writes_trigger(&mut self, n: i32) {
         self.level0_stop_writes_trigger = non_negative(n);
     }
+    /// Sets `max_bytes_for_level_base` (default 256 MiB): the target size of the first level below
+    /// L0 (0 is refused at open).
     pub fn set_max_bytes_for_level_base(&mut self, size: u64) {
         self.max_bytes_for_level_base = size;
     }
+    /// Sets `max_bytes_for_level_multiplier` (default 10): each level's target size over the one
+    /// above (must be greater than 1).
     pub fn set_max_bytes_for_level_multiplier(&mut self, mul: f64) {
         self.max_bytes_for_level_multiplier = mul;
     }
+    /// Sets `target_file_size_base` (default 64 MiB): the size at which compaction cuts output files
+    /// on the first level below L0 (0 is refused at open).
     pub fn set_target_file_size_base(&mut self, size: u64) {
         self.target_file_size_base = size;
     }
+    /// Sets `target_file_size_multiplier` (default 1): the growth of the file size per level (at
+    /// least 1).
     pub fn set_target_file_size_multiplier(&mut self, multiplier: i32) {
         self.target_file_size_multiplier = non_negative(multiplier) as u64;
     }
+    /// Sets `max_compaction_bytes` (default 0: 25 × `target_file_size_base`): the most input bytes
+    /// one compaction takes.
     pub fn set_max_compaction_bytes(&mut self, nbytes: u64) {
         self.max_compaction_bytes = nbytes;
     }
+    /// Sets `level_compaction_dynamic_level_bytes` (default true): level targets are computed from
+    /// the last level's size upwards.
     pub fn set_level_compaction_dynamic_level_bytes(&mut self, v: bool) {
         self.level_compaction_dynamic_level_bytes = v;
     }
+    /// Which file of a level a size-triggered compaction picks (default min overlapping ratio).
     pub fn set_compaction_pri(&mut self, pri: CompactionPri) {
         self.compaction_pri = pri;
     }
+    /// Sets `max_subcompactions` (default 1): parallel key ranges one compaction is split into (0
+    /// is refused at open).
     pub fn set_max_subcompactions(&mut self, num: u32) {
         self.max_subcompactions = num as usize;
     }
+    /// Sets `soft_pending_compaction_bytes_limit` (default 64 GiB): estimated compaction debt at
+    /// which writes are slowed (0: no limit).
     pub fn set_soft_pending_compaction_bytes_limit(&mut self, limit: usize) {
         self.soft_pending_compaction_bytes_limit = limit as u64;
     }
+    /// Sets `hard_pending_compaction_bytes_limit` (default 256 GiB): estimated compaction debt at
+    /// which writes stop (0: no limit; must not be below the soft limit).
     pub fn set_hard_pending_compaction_bytes_limit(&mut self, limit: usize) {
         self.hard_pending_compaction_bytes_limit = limit as u64;
     }
+    /// Sets `delayed_write_rate` in bytes per second (default 16 MiB/s; 0: the default): the rate
+    /// writes are held to while slowed.
     pub fn set_delayed_write_rate(&mut self, rate: u64) {
         self.delayed_write_rate = rate;
     }
@@ -120,10 +149,11 @@ impl Options {
     pub fn set_num_levels(&mut self, n: i32) {
         self.num_levels = non_negative(n);
     }
+    /// Stops automatic compactions (default false); manual ones still run, and L0 and pending-bytes
+    /// write stalls are then not applied.
     pub fn set_disable_auto_compactions(&mut self, disable: bool) {
         self.disable_auto_compactions = disable;
     }
-    /// Background threads for flushes and compactions (at least 1).
     /// The least severe messages written to the `LOG` file (RocksDB's `info_log_level`).
     pub fn set_log_level(&mut self, level: LogLevel) {
         self.info_log.level = level;
@@ -140,6 +170,8 @@ impl Options {
     pub fn set_stats_dump_period_sec(&mut self, period: u32) {
         self.info_log.stats_dump_period_sec = period;
     }
+    /// Sets RocksDB's `max_background_jobs` (default 2): threads for flushes and compactions
+    /// (negative: 0, refused at open with InvalidArgument).
     pub fn set_max_background_jobs(&mut self, jobs: i32) {
         self.max_background_jobs = non_negative(jobs);
     }
@@ -424,6 +456,7 @@ macro_rules! getters {
     ($($name:ident => $field:ident: $t:ty),* $(,)?) => {
         impl Options {
             $(
+                #[doc = concat!("The stored value of `", stringify!($field), "`, as set (or defaulted), before any sanitizing at open.")]
                 pub fn $name(&self) -> $t {
                     self.$field.clone()
                 }
@@ -494,9 +527,11 @@ pub struct MergeOperands<'a> {
 }
 
 impl<'a> MergeOperands<'a> {
+    /// The number of operands.
     pub fn len(&self) -> usize {
         self.ops.len()
     }
+    /// True if there are no operands.
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
     }

@@ -333,6 +333,8 @@ impl Options {
         o
     }
 
+    /// Sets `create_if_missing` (default false): open creates the DB if `path` holds none;
+    /// otherwise opening a missing DB fails with InvalidArgument naming the path.
     pub fn create_if_missing(&mut self, v: bool) {
         self.create_if_missing = v;
     }
@@ -364,15 +366,21 @@ impl Options {
     pub fn set_wal_size_limit_mb(&mut self, mb: u64) {
         self.wal_size_limit_mb = mb;
     }
+    /// Sets `error_if_exists` (default false): opening an existing DB fails with InvalidArgument.
     pub fn set_error_if_exists(&mut self, v: bool) {
         self.error_if_exists = v;
     }
+    /// Sets `write_buffer_size` (default 64 MiB): bytes a memtable takes before it is switched for
+    /// flush (at least 4096, else InvalidArgument at open).
     pub fn set_write_buffer_size(&mut self, v: usize) {
         self.write_buffer_size = v;
     }
+    /// The memtable implementation (default skiplist).
     pub fn set_memtable_factory(&mut self, f: MemtableFactory) {
         self.memtable_factory = f;
     }
+    /// Sets the prefix extractor used by prefix filters, prefix seeks and the memtable bloom
+    /// (default none).
     pub fn set_prefix_extractor(&mut self, p: Arc<dyn crate::slice_transform::SliceTransform>) {
         self.prefix_extractor = Some(p);
     }
@@ -417,6 +425,7 @@ impl Options {
             whole_key_filtering: self.whole_key_filtering,
         }
     }
+    /// Sets `allow_mmap_reads` (default false): table files are read through a memory mapping.
     pub fn set_allow_mmap_reads(&mut self, v: bool) {
         self.allow_mmap_reads = v;
     }
@@ -428,12 +437,17 @@ impl Options {
     pub fn set_cuckoo_table_factory(&mut self, o: &crate::table::cuckoo::CuckooTableOptions) {
         self.table_factory = TableFactory::Cuckoo(o.clone());
     }
+    /// The file system the DB uses (default [`PosixFs`](crate::PosixFs)); a DB-wide option.
     pub fn set_env(&mut self, fs: Arc<dyn FileSystem>) {
         self.env = fs;
     }
+    /// Sets `db_write_buffer_size` (default 0: no budget): one memtable budget in bytes for all the
+    /// families of this DB; ignored when a write buffer manager is set.
     pub fn set_db_write_buffer_size(&mut self, v: usize) {
         self.db_write_buffer_size = v;
     }
+    /// Shares a [`WriteBufferManager`]'s memtable budget with other DBs; it may stall writers while
+    /// the budget is used up. Takes precedence over `db_write_buffer_size`.
     pub fn set_write_buffer_manager(&mut self, wbm: Arc<WriteBufferManager>) {
         self.write_buffer_manager = Some(wbm);
     }
@@ -624,9 +638,13 @@ pub struct WriteOptions {
 }
 
 impl WriteOptions {
+    /// Sets `sync` (default false): the WAL is synced before the write returns, so the write survives
+    /// power loss. Together with `disable_wal`, writes fail with InvalidArgument.
     pub fn set_sync(&mut self, v: bool) {
         self.sync = v;
     }
+    /// Sets `disable_wal` (default false): the write skips the WAL and is lost on a crash unless
+    /// flushed first (Shale flushes such writes when the DB is closed).
     pub fn disable_wal(&mut self, v: bool) {
         self.disable_wal = v;
     }
@@ -669,18 +687,25 @@ impl Default for ReadOptions {
 }
 
 impl ReadOptions {
+    /// Reads at snapshot `s` (a clone is held, pinning it while these options live); default: the
+    /// latest state at the start of each read.
     pub fn set_snapshot(&mut self, s: &crate::snapshot::Snapshot) {
         self.snapshot = Some(s.clone());
     }
+    /// Sets the iterators' inclusive lower bound (default none).
     pub fn set_iterate_lower_bound(&mut self, k: impl Into<Vec<u8>>) {
         self.iterate_lower_bound = Some(k.into());
     }
+    /// Sets the iterators' exclusive upper bound (default none).
     pub fn set_iterate_upper_bound(&mut self, k: impl Into<Vec<u8>>) {
         self.iterate_upper_bound = Some(k.into());
     }
+    /// Sets `verify_checksums` (default true): table blocks read are checked against their
+    /// checksums, failing with Corruption on a mismatch.
     pub fn set_verify_checksums(&mut self, v: bool) {
         self.verify_checksums = v;
     }
+    /// Sets `fill_cache` (default true): blocks read are added to the block cache.
     pub fn fill_cache(&mut self, v: bool) {
         self.fill_cache = v;
     }

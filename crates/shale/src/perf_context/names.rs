@@ -255,74 +255,160 @@ pub(crate) mod field {
 #[non_exhaustive]
 #[repr(i32)]
 pub enum PerfMetric {
+    /// User-key comparisons made by the comparator on this thread.
     UserKeyComparisonCount = 0,
+    /// Data blocks served from the block cache.
     BlockCacheHitCount = 1,
+    /// Blocks read from SST files (cache misses that went to the file).
     BlockReadCount = 2,
+    /// Bytes of blocks read from SST files.
     BlockReadByte = 3,
+    /// Nanoseconds spent reading blocks from SST files.
     BlockReadTime = 4,
+    /// Nanoseconds spent verifying block checksums (not counted by Shale: stays 0).
     BlockChecksumTime = 5,
+    /// Nanoseconds spent decompressing blocks (not counted by Shale: stays 0).
     BlockDecompressTime = 6,
+    /// Bytes of values returned by point lookups (`get` and friends).
     GetReadBytes = 7,
+    /// Bytes of values returned by `multi_get`.
     MultigetReadBytes = 8,
+    /// Bytes of keys and values returned by iterators.
     IterReadBytes = 9,
+    /// Internal entries (older versions, hidden or obsolete keys) an iterator stepped over.
     InternalKeySkippedCount = 10,
+    /// Tombstones an iterator stepped over.
     InternalDeleteSkippedCount = 11,
+    /// Entries newer than the iterator's snapshot that it stepped over.
+    /// Not counted by Shale: stays 0.
     InternalRecentSkippedCount = 12,
+    /// Merge operands an iterator or lookup had to combine (not counted by Shale: stays 0).
     InternalMergeCount = 13,
+    /// Nanoseconds spent taking the snapshot (sequence number) for a lookup.
     GetSnapshotTime = 14,
+    /// Nanoseconds a point lookup spent in the memtables.
     GetFromMemtableTime = 15,
+    /// Memtables consulted by point lookups.
     GetFromMemtableCount = 16,
+    /// Nanoseconds spent after a lookup found its answer (releasing references, copying out).
+    /// Not counted by Shale: stays 0.
     GetPostProcessTime = 17,
+    /// Nanoseconds a point lookup spent in SST files.
     GetFromOutputFilesTime = 18,
+    /// Nanoseconds an iterator seek spent in the memtables (not counted by Shale: stays 0).
     SeekOnMemtableTime = 19,
+    /// Memtable seeks made by iterators.
     SeekOnMemtableCount = 20,
+    /// Memtable `next` steps made by iterators.
     NextOnMemtableCount = 21,
+    /// Memtable `prev` steps made by iterators.
     PrevOnMemtableCount = 22,
+    /// Nanoseconds spent seeking the child iterators of a merging iterator.
+    /// Not counted by Shale: stays 0.
     SeekChildSeekTime = 23,
+    /// Child-iterator seeks made by merging iterators.
     SeekChildSeekCount = 24,
+    /// Nanoseconds spent building the min-heap of a forward merging iterator.
+    /// Not counted by Shale: stays 0.
     SeekMinHeapTime = 25,
+    /// Nanoseconds spent building the max-heap of a backward merging iterator.
+    /// Not counted by Shale: stays 0.
     SeekMaxHeapTime = 26,
+    /// Nanoseconds spent in the internal (below user-key) seek of an iterator.
+    /// Not counted by Shale: stays 0.
     SeekInternalSeekTime = 27,
+    /// Nanoseconds an iterator spent finding the next visible user entry.
+    /// Not counted by Shale: stays 0.
     FindNextUserEntryTime = 28,
+    /// Nanoseconds a write spent appending to the WAL.
     WriteWalTime = 29,
+    /// Nanoseconds a write spent inserting into the memtables.
     WriteMemtableTime = 30,
+    /// Nanoseconds a write was delayed or stopped by write stalls.
     WriteDelayTime = 31,
+    /// Nanoseconds a write spent outside the WAL and memtable (queueing, preparing, finishing).
+    /// Not counted by Shale: stays 0.
     WritePreAndPostProcessTime = 32,
+    /// Nanoseconds spent acquiring the DB mutex (Shale times only the write path's room check).
     DbMutexLockNanos = 33,
+    /// Nanoseconds spent waiting on the DB's condition variable (not counted by Shale: stays 0).
     DbConditionWaitNanos = 34,
+    /// Nanoseconds spent inside the merge operator.
     MergeOperatorTimeNanos = 35,
+    /// Nanoseconds spent reading index blocks from SST files (not counted by Shale: stays 0).
     ReadIndexBlockNanos = 36,
+    /// Nanoseconds spent reading filter blocks from SST files (not counted by Shale: stays 0).
     ReadFilterBlockNanos = 37,
+    /// Nanoseconds spent creating iterators over table blocks (not counted by Shale: stays 0).
     NewTableBlockIterNanos = 38,
+    /// Nanoseconds spent creating iterators over SST files (table readers).
+    /// Not counted by Shale: stays 0.
     NewTableIteratorNanos = 39,
+    /// Nanoseconds spent seeking inside data blocks (not counted by Shale: stays 0).
     BlockSeekNanos = 40,
+    /// Nanoseconds spent finding and opening table files (table cache lookups).
     FindTableNanos = 41,
+    /// Memtable bloom-filter probes that let the key through.
     BloomMemtableHitCount = 42,
+    /// Memtable bloom-filter probes that ruled the key out.
     BloomMemtableMissCount = 43,
+    /// SST bloom-filter probes that let the key through.
     BloomSstHitCount = 44,
+    /// SST bloom-filter probes that ruled the key out.
     BloomSstMissCount = 45,
+    /// Nanoseconds a transaction waited for a key lock (not counted by Shale: stays 0).
     KeyLockWaitTime = 46,
+    /// Key-lock waits of transactions (not counted by Shale: stays 0).
     KeyLockWaitCount = 47,
+    /// Nanoseconds spent in the file system opening sequential files.
+    /// Not counted by Shale: stays 0.
     EnvNewSequentialFileNanos = 48,
+    /// Nanoseconds spent in the file system opening random-access files.
+    /// Not counted by Shale: stays 0.
     EnvNewRandomAccessFileNanos = 49,
+    /// Nanoseconds spent in the file system creating writable files.
+    /// Not counted by Shale: stays 0.
     EnvNewWritableFileNanos = 50,
+    /// Nanoseconds spent in the file system reusing writable files (not counted by Shale: stays 0).
     EnvReuseWritableFileNanos = 51,
+    /// Nanoseconds spent in the file system opening random read-write files.
+    /// Not counted by Shale: stays 0.
     EnvNewRandomRwFileNanos = 52,
+    /// Nanoseconds spent in the file system opening directories (not counted by Shale: stays 0).
     EnvNewDirectoryNanos = 53,
+    /// Nanoseconds spent in the file system checking whether files exist.
+    /// Not counted by Shale: stays 0.
     EnvFileExistsNanos = 54,
+    /// Nanoseconds spent in the file system listing directories (not counted by Shale: stays 0).
     EnvGetChildrenNanos = 55,
+    /// Nanoseconds spent in the file system listing directories with file attributes.
+    /// Not counted by Shale: stays 0.
     EnvGetChildrenFileAttributesNanos = 56,
+    /// Nanoseconds spent in the file system deleting files (not counted by Shale: stays 0).
     EnvDeleteFileNanos = 57,
+    /// Nanoseconds spent in the file system creating directories (not counted by Shale: stays 0).
     EnvCreateDirNanos = 58,
+    /// Nanoseconds spent in the file system creating directories that may already exist.
+    /// Not counted by Shale: stays 0.
     EnvCreateDirIfMissingNanos = 59,
+    /// Nanoseconds spent in the file system deleting directories (not counted by Shale: stays 0).
     EnvDeleteDirNanos = 60,
+    /// Nanoseconds spent in the file system asking for file sizes (not counted by Shale: stays 0).
     EnvGetFileSizeNanos = 61,
+    /// Nanoseconds spent in the file system asking for modification times.
+    /// Not counted by Shale: stays 0.
     EnvGetFileModificationTimeNanos = 62,
+    /// Nanoseconds spent in the file system renaming files (not counted by Shale: stays 0).
     EnvRenameFileNanos = 63,
+    /// Nanoseconds spent in the file system hard-linking files (not counted by Shale: stays 0).
     EnvLinkFileNanos = 64,
+    /// Nanoseconds spent in the file system locking files (not counted by Shale: stays 0).
     EnvLockFileNanos = 65,
+    /// Nanoseconds spent in the file system unlocking files (not counted by Shale: stays 0).
     EnvUnlockFileNanos = 66,
+    /// Nanoseconds spent in the file system creating info loggers (not counted by Shale: stays 0).
     EnvNewLoggerNanos = 67,
+    /// Not a metric: the number of metrics; [`PerfContext::metric`](super::PerfContext::metric) returns 0 for it.
     TotalMetricCount = 68,
 }
 

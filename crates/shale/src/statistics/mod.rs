@@ -137,33 +137,43 @@ pub struct HistogramData {
 }
 
 impl HistogramData {
+    /// An all-zero summary (what a histogram reports before any sample).
     pub fn new() -> HistogramData {
         HistogramData::default()
     }
+    /// The 50th percentile, interpolated within RocksDB's buckets.
     pub fn median(&self) -> f64 {
         self.median
     }
+    /// The mean of the samples (0 with none).
     pub fn average(&self) -> f64 {
         self.average
     }
+    /// The 95th percentile, interpolated within the buckets.
     pub fn p95(&self) -> f64 {
         self.p95
     }
+    /// The 99th percentile, interpolated within the buckets.
     pub fn p99(&self) -> f64 {
         self.p99
     }
+    /// The largest sample (0 with none).
     pub fn max(&self) -> f64 {
         self.max
     }
+    /// The smallest sample; with no samples the last bucket limit, as RocksDB reports it.
     pub fn min(&self) -> f64 {
         self.min
     }
+    /// The sum of the samples.
     pub fn sum(&self) -> u64 {
         self.sum
     }
+    /// The number of samples.
     pub fn count(&self) -> u64 {
         self.count
     }
+    /// The standard deviation of the samples (0 with none).
     pub fn std_dev(&self) -> f64 {
         self.std_dev
     }

@@ -22,10 +22,15 @@ pub(crate) const MAX_READ_FORMAT_VERSION: u32 = 7;
 /// Block checksum algorithm (RocksDB's `ChecksumType`, same numeric values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ChecksumType {
+    /// No block checksums are written or checked.
     NoChecksum = 0,
+    /// CRC32C, masked as LevelDB masks it.
     CRC32c = 1,
+    /// 32-bit xxHash.
     XxHash = 2,
+    /// 64-bit xxHash, truncated to 32 bits.
     XxHash64 = 3,
+    /// XXH3, truncated to 32 bits (the default).
     XXH3 = 4,
 }
 
@@ -58,9 +63,13 @@ impl ChecksumType {
 /// Block compression (RocksDB's `CompressionType`, same numeric values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CompressionType {
+    /// Blocks are stored uncompressed (the default).
     None = 0,
+    /// Snappy compression.
     Snappy = 1,
+    /// LZ4 compression (RocksDB's `kLZ4Compression`).
     Lz4 = 4,
+    /// Zstandard compression.
     Zstd = 7,
 }
 

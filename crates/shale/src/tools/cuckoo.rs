@@ -19,11 +19,17 @@ use crate::table::TableReaderOptions;
 /// How [`write_cuckoo_file`] writes a file.
 #[derive(Clone)]
 pub struct CuckooWriteOptions {
+    /// The cuckoo table's layout options.
     pub table: CuckooTableOptions,
+    /// The comparator whose name the file records.
     pub comparator: Arc<dyn Comparator>,
+    /// The column family name recorded in the properties.
     pub column_family_name: String,
+    /// The DB id recorded in the properties.
     pub db_id: String,
+    /// The DB session id recorded in the properties.
     pub db_session_id: String,
+    /// The file number recorded in the properties.
     pub file_number: u64,
 }
 
@@ -126,14 +132,17 @@ impl CuckooFile {
         &self.table.properties().raw
     }
 
+    /// The number of hash functions the table was built with.
     pub fn num_hash_func(&self) -> u32 {
         self.table.num_hash_func()
     }
 
+    /// The number of buckets of the hash table.
     pub fn hash_table_size(&self) -> u64 {
         self.table.hash_table_size()
     }
 
+    /// Whether the table was built for the last level (keys stored without sequence numbers).
     pub fn is_last_level(&self) -> bool {
         self.table.is_last_level()
     }
@@ -149,6 +158,7 @@ pub struct CuckooBenchOptions {
     pub dir: PathBuf,
     /// Runs without and with `identity_as_first_hash`, or only the given one.
     pub identity_as_first_hash: Option<bool>,
+    /// The lookup batch sizes to time, one run each (0: one key at a time).
     pub batch_sizes: Vec<u32>,
 }
 

@@ -21,6 +21,7 @@ pub struct OptimisticTransactionOptions {
 }
 
 impl OptimisticTransactionOptions {
+    /// Default options: no snapshot at the start.
     pub fn new() -> Self {
         Self::default()
     }
@@ -60,11 +61,14 @@ impl OptimisticTransactionDB {
     pub fn open(opts: &Options, path: impl AsRef<Path>) -> Result<OptimisticTransactionDB> {
         DB::open(&txn_options(opts), path).map(Self::wrap)
     }
+    /// Opens the DB at `path` with default options and `create_if_missing` set.
     pub fn open_default(path: impl AsRef<Path>) -> Result<OptimisticTransactionDB> {
         let mut o = Options::default();
         o.create_if_missing(true);
         Self::open(&o, path)
     }
+    /// [`open`](Self::open) with the column families `names`, each with `opts` (every existing family
+    /// must be named, as for [`DB::open_cf`]).
     pub fn open_cf<N: AsRef<str>, I: IntoIterator<Item = N>>(
         opts: &Options,
         path: impl AsRef<Path>,
@@ -72,6 +76,8 @@ impl OptimisticTransactionDB {
     ) -> Result<OptimisticTransactionDB> {
         DB::open_cf(&txn_options(opts), path, names).map(Self::wrap)
     }
+    /// [`open`](Self::open) with one descriptor per column family; each family gets memtable history
+    /// as at open.
     pub fn open_cf_descriptors<I: IntoIterator<Item = ColumnFamilyDescriptor>>(
         opts: &Options,
         path: impl AsRef<Path>,
@@ -95,6 +101,9 @@ impl OptimisticTransactionDB {
     pub fn transaction(&self) -> Transaction<'_, OptimisticTransactionDB> {
         self.transaction_opt(&WriteOptions::default(), &OptimisticTransactionOptions::default())
     }
+    /// Begins a transaction writing with `wo`, configured by `otxn_opts`. Its keys are checked for
+    /// conflicts at commit (Busy if a tracked key changed, TryAgain if the memtable history is too
+    /// short to tell).
     pub fn transaction_opt(
         &self,
         wo: &WriteOptions,

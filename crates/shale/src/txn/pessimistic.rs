@@ -45,6 +45,7 @@ impl Default for TransactionDBOptions {
 }
 
 impl TransactionDBOptions {
+    /// Default options: lock timeouts of 1000 ms, 16 lock stripes.
     pub fn new() -> Self {
         Self::default()
     }
@@ -95,6 +96,7 @@ impl std::fmt::Debug for TransactionOptions {
 }
 
 impl TransactionOptions {
+    /// Default options: no snapshot, the DB's lock timeout, no expiration, no deadlock detection.
     pub fn new() -> Self {
         Self::default()
     }
@@ -160,11 +162,15 @@ impl TransactionDB {
         txn_db_opts.validate()?;
         DB::open(&two_pc_options(opts), path).and_then(|db| Self::wrap(db, txn_db_opts))
     }
+    /// Opens the DB at `path` with default options and `create_if_missing` set (creating it if absent).
     pub fn open_default(path: impl AsRef<Path>) -> Result<TransactionDB> {
         let mut o = Options::default();
         o.create_if_missing(true);
         Self::open(&o, &TransactionDBOptions::default(), path)
     }
+    /// [`open`](Self::open) with the column families `names` (each with `opts`); every existing column
+    /// family must be named, as for [`DB::open_cf`]. InvalidArgument if `txn_db_opts` has a negative
+    /// timeout other than -1 or zero stripes.
     pub fn open_cf<N: AsRef<str>, I: IntoIterator<Item = N>>(
         opts: &Options,
         txn_db_opts: &TransactionDBOptions,
@@ -174,6 +180,8 @@ impl TransactionDB {
         txn_db_opts.validate()?;
         DB::open_cf(&two_pc_options(opts), path, names).and_then(|db| Self::wrap(db, txn_db_opts))
     }
+    /// [`open`](Self::open) with one descriptor per column family; each family's options get the same
+    /// transaction adjustments as `opts`. InvalidArgument as for [`open_cf`](Self::open_cf).
     pub fn open_cf_descriptors<I: IntoIterator<Item = ColumnFamilyDescriptor>>(
         opts: &Options,
         txn_db_opts: &TransactionDBOptions,
@@ -199,9 +207,13 @@ impl TransactionDB {
         super::prepared::take_recovered(&self.core)
     }
 
+    /// Begins a transaction with default write and transaction options. The transaction borrows the
+    /// DB; its locks are released at commit, rollback or drop (see [`Transaction`]).
     pub fn transaction(&self) -> Transaction<'_, TransactionDB> {
         self.transaction_opt(&WriteOptions::default(), &TransactionOptions::default())
     }
+    /// Begins a transaction writing with `wo` and configured by `o`; an invalid `o` (a negative lock
+    /// timeout other than -1) is reported as InvalidArgument by each call on the transaction.
     pub fn transaction_opt(&self, wo: &WriteOptions, o: &TransactionOptions) -> Transaction<'_, TransactionDB> {
         Transaction::begin(&self.core, wo, o.0.clone())
     }
@@ -218,24 +230,33 @@ impl TransactionDB {
         f(&t)?;
         t.commit()
     }
+    /// Writes `key` → `value`, locking `key` first (waiting at most `default_lock_timeout`; TimedOut
+    /// if it is held longer by a transaction). Same as a one-put transaction committed at once.
     pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         self.put_opt(key, value, &WriteOptions::default())
     }
+    /// [`put`](Self::put) with write options `wo`.
     pub fn put_opt(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
         self.locked_write(wo, |t| t.put(key, value))
     }
+    /// [`put`](Self::put) into column family `cf` (default write options).
     pub fn put_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         self.locked_write(&WriteOptions::default(), |t| t.put_cf(cf, key, value))
     }
+    /// Deletes `key` under its lock, as [`put`](Self::put) writes (TimedOut if the lock stays held).
     pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
         self.locked_write(&WriteOptions::default(), |t| t.delete(key))
     }
+    /// [`delete`](Self::delete) in column family `cf`.
     pub fn delete_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) -> Result<()> {
         self.locked_write(&WriteOptions::default(), |t| t.delete_cf(cf, key))
     }
+    /// Merges `value` into `key` under its lock, as [`put`](Self::put) writes; the column family
+    /// needs a merge operator.
     pub fn merge(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         self.locked_write(&WriteOptions::default(), |t| t.merge(key, value))
     }
+    /// [`merge`](Self::merge) in column family `cf`.
     pub fn merge_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         self.locked_write(&WriteOptions::default(), |t| t.merge_cf(cf, key, value))
     }
@@ -245,6 +266,7 @@ impl TransactionDB {
     pub fn write(&self, batch: crate::write_batch::WriteBatch) -> Result<()> {
         self.write_opt(batch, &WriteOptions::default())
     }
+    /// [`write`](Self::write) with write options `wo`.
     pub fn write_opt(&self, batch: crate::write_batch::WriteBatch, wo: &WriteOptions) -> Result<()> {
         let mut o = TransactionOptions::default();
         o.set_lock_timeout(self.default_lock_timeout);
@@ -255,12 +277,15 @@ impl TransactionDB {
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         self.core.db.get(key)
     }
+    /// [`get`](Self::get) with read options `ro`: see [`DB::get_opt`].
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
         self.core.db.get_opt(key, ro)
     }
+    /// [`get`](Self::get) in column family `cf`: `Ok(None)` if the key is absent.
     pub fn get_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         self.core.db.get_cf(cf, key)
     }
+    /// [`get_cf`](Self::get_cf) with read options `ro`.
     pub fn get_cf_opt(
         &self,
         cf: &impl AsColumnFamilyRef,
@@ -269,45 +294,60 @@ impl TransactionDB {
     ) -> Result<Option<Vec<u8>>> {
         self.core.db.get_cf_opt(cf, key, ro)
     }
+    /// Reads each key without locks; one result per key, in order (see [`DB::multi_get`]).
     pub fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>> {
         self.core.db.multi_get(keys)
     }
+    /// A snapshot of the underlying DB (see [`DB::snapshot`]); it pins the sequence number until dropped.
     pub fn snapshot(&self) -> Snapshot {
         self.core.db.snapshot()
     }
+    /// An iterator over the default column family, without locks (see [`DB::iterator`]).
     pub fn iterator(&self, mode: IteratorMode<'_>) -> DBIterator {
         self.core.db.iterator(mode)
     }
+    /// [`iterator`](Self::iterator) with read options `ro`.
     pub fn iterator_opt(&self, mode: IteratorMode<'_>, ro: ReadOptions) -> DBIterator {
         self.core.db.iterator_opt(mode, ro)
     }
+    /// [`iterator`](Self::iterator) over column family `cf`.
     pub fn iterator_cf(&self, cf: &impl AsColumnFamilyRef, mode: IteratorMode<'_>) -> DBIterator {
         self.core.db.iterator_cf(cf, mode)
     }
+    /// A raw iterator over the default column family, without locks (see [`DB::raw_iterator`]).
     pub fn raw_iterator(&self) -> DBRawIterator {
         self.core.db.raw_iterator()
     }
+    /// [`raw_iterator`](Self::raw_iterator) over column family `cf`.
     pub fn raw_iterator_cf(&self, cf: &impl AsColumnFamilyRef) -> DBRawIterator {
         self.core.db.raw_iterator_cf(cf)
     }
+    /// The handle of the column family `name`, or `None` if the DB has none of that name.
     pub fn cf_handle(&self, name: &str) -> Option<Arc<ColumnFamily>> {
         self.core.db.cf_handle(name)
     }
+    /// Creates the column family `name` with `opts` (adjusted for transactions); errors as
+    /// [`DB::create_cf`].
     pub fn create_cf(&self, name: impl AsRef<str>, opts: &Options) -> Result<()> {
         self.core.db.create_cf(name, &txn_options(opts))
     }
+    /// Drops the column family `name`; errors as [`DB::drop_cf`].
     pub fn drop_cf(&self, name: impl AsRef<str>) -> Result<()> {
         self.core.db.drop_cf(name)
     }
+    /// Flushes the default column family's memtable to an SST file and waits (see [`DB::flush`]).
     pub fn flush(&self) -> Result<()> {
         self.core.db.flush()
     }
+    /// The value of DB property `name`, `Ok(None)` if it is unknown (see [`DB::property_value`]).
     pub fn property_value(&self, name: &str) -> Result<Option<String>> {
         self.core.db.property_value(name)
     }
+    /// The sequence number of the last write made visible.
     pub fn latest_sequence_number(&self) -> u64 {
         self.core.db.latest_sequence_number()
     }
+    /// The directory the DB lives in.
     pub fn path(&self) -> &Path {
         self.core.db.path()
     }

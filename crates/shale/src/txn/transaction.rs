@@ -347,30 +347,44 @@ impl<'db, D> Transaction<'db, D> {
         Ok(())
     }
 
+    /// Writes `key` → `value` in the default family, visible to this transaction's reads and to
+    /// others once committed. The key is tracked first: a pessimistic transaction locks it
+    /// (TimedOut after the lock timeout, Busy on a deadlock or, with a snapshot, if the key changed
+    /// since it, TryAgain if the memtable history cannot tell); an optimistic one checks it at commit.
+    ///
+    /// Errors, shared by every write call: InvalidArgument once the transaction is prepared,
+    /// committed or rolled back, or its batch reached `max_write_batch_size`; Expired past the
+    /// expiration; the options' InvalidArgument if they were invalid.
     pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         let cf = self.db().default_cf.clone();
         self.put_in(&cf, key.as_ref(), value.as_ref())
     }
+    /// [`put`](Self::put) in column family `cf`.
     pub fn put_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         self.put_in(cfd_of(cf), key.as_ref(), value.as_ref())
     }
     fn put_in(&self, cf: &Arc<ColumnFamilyData>, k: &[u8], v: &[u8]) -> Result<()> {
         self.write_op(cf, k, |b| b.put_id(cf.id, k, v))
     }
+    /// Deletes `key` in the default family (tracked and locked as [`put`](Self::put); same errors).
     pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
         let cf = self.db().default_cf.clone();
         self.delete_in(&cf, key.as_ref())
     }
+    /// [`delete`](Self::delete) in column family `cf`.
     pub fn delete_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) -> Result<()> {
         self.delete_in(cfd_of(cf), key.as_ref())
     }
     fn delete_in(&self, cf: &Arc<ColumnFamilyData>, k: &[u8]) -> Result<()> {
         self.write_op(cf, k, |b| b.delete_id(cf.id, k))
     }
+    /// Adds a merge operand for `key` (tracked and locked as [`put`](Self::put)); InvalidArgument
+    /// without a merge operator, NotSupported with cuckoo tables; other errors as `put`.
     pub fn merge(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         let cf = self.db().default_cf.clone();
         self.merge_in(&cf, key.as_ref(), value.as_ref())
     }
+    /// [`merge`](Self::merge) in column family `cf`.
     pub fn merge_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         self.merge_in(cfd_of(cf), key.as_ref(), value.as_ref())
     }
@@ -385,13 +399,16 @@ impl<'db, D> Transaction<'db, D> {
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         self.get_opt(key, &ReadOptions::default())
     }
+    /// [`get`](Self::get) with read options `ro`; `Ok(None)` if the key is absent or deleted.
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
         let cf = self.db().default_cf.clone();
         self.get_in(&cf, key.as_ref(), ro)
     }
+    /// [`get`](Self::get) in column family `cf`.
     pub fn get_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         self.get_in(cfd_of(cf), key.as_ref(), &ReadOptions::default())
     }
+    /// [`get_cf`](Self::get_cf) with read options `ro`.
     pub fn get_cf_opt(
         &self,
         cf: &impl AsColumnFamilyRef,
@@ -415,6 +432,7 @@ impl<'db, D> Transaction<'db, D> {
     pub fn get_for_update(&self, key: impl AsRef<[u8]>, exclusive: bool) -> Result<Option<Vec<u8>>> {
         self.get_for_update_opt(key, exclusive, &ReadOptions::default())
     }
+    /// [`get_for_update`](Self::get_for_update) with read options `ro`.
     pub fn get_for_update_opt(
         &self,
         key: impl AsRef<[u8]>,
@@ -424,6 +442,7 @@ impl<'db, D> Transaction<'db, D> {
         let cf = self.db().default_cf.clone();
         self.get_for_update_in(&cf, key.as_ref(), exclusive, ro)
     }
+    /// [`get_for_update`](Self::get_for_update) in column family `cf`.
     pub fn get_for_update_cf(
         &self,
         cf: &impl AsColumnFamilyRef,
@@ -432,6 +451,7 @@ impl<'db, D> Transaction<'db, D> {
     ) -> Result<Option<Vec<u8>>> {
         self.get_for_update_in(cfd_of(cf), key.as_ref(), exclusive, &ReadOptions::default())
     }
+    /// [`get_for_update_cf`](Self::get_for_update_cf) with read options `ro`.
     pub fn get_for_update_cf_opt(
         &self,
         cf: &impl AsColumnFamilyRef,
@@ -478,26 +498,34 @@ impl<'db, D> Transaction<'db, D> {
     pub fn raw_iterator(&self) -> TxnRawIterator {
         self.raw_iterator_opt(ReadOptions::default())
     }
+    /// [`raw_iterator`](Self::raw_iterator) with read options `ro`. The iterator holds a copy of the
+    /// writes made so far: later writes of the transaction are not seen by it.
     pub fn raw_iterator_opt(&self, ro: ReadOptions) -> TxnRawIterator {
         let base = self.core.db.raw_iterator_opt(ro);
         TxnRawIterator::new(base, self.st.lock().wbwi.delta(0))
     }
+    /// [`raw_iterator`](Self::raw_iterator) over column family `cf`.
     pub fn raw_iterator_cf(&self, cf: &impl AsColumnFamilyRef) -> TxnRawIterator {
         self.raw_iterator_cf_opt(cf, ReadOptions::default())
     }
+    /// [`raw_iterator_cf`](Self::raw_iterator_cf) with read options `ro`.
     pub fn raw_iterator_cf_opt(&self, cf: &impl AsColumnFamilyRef, ro: ReadOptions) -> TxnRawIterator {
         let base = self.core.db.raw_iterator_cf_opt(cf, ro);
         TxnRawIterator::new(base, self.st.lock().wbwi.delta(cfd_of(cf).id))
     }
+    /// A Rust iterator over the DB merged with the transaction's writes, starting at `mode`.
     pub fn iterator(&self, mode: IteratorMode<'_>) -> TxnIterator {
         TxnIterator::new(self.raw_iterator(), mode)
     }
+    /// [`iterator`](Self::iterator) with read options `ro`.
     pub fn iterator_opt(&self, mode: IteratorMode<'_>, ro: ReadOptions) -> TxnIterator {
         TxnIterator::new(self.raw_iterator_opt(ro), mode)
     }
+    /// [`iterator`](Self::iterator) over column family `cf`.
     pub fn iterator_cf(&self, cf: &impl AsColumnFamilyRef, mode: IteratorMode<'_>) -> TxnIterator {
         TxnIterator::new(self.raw_iterator_cf(cf), mode)
     }
+    /// [`iterator_cf`](Self::iterator_cf) with read options `ro`.
     pub fn iterator_cf_opt(&self, cf: &impl AsColumnFamilyRef, ro: ReadOptions, mode: IteratorMode<'_>) -> TxnIterator {
         TxnIterator::new(self.raw_iterator_cf_opt(cf, ro), mode)
     }

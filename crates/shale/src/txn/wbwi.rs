@@ -109,9 +109,11 @@ impl WriteBatchWithIndex {
     pub fn len(&self) -> usize {
         self.batch.len()
     }
+    /// True if the batch holds no records.
     pub fn is_empty(&self) -> bool {
         self.batch.is_empty()
     }
+    /// The batch's size in bytes in RocksDB's WriteBatch format (header included).
     pub fn size_in_bytes(&self) -> usize {
         self.batch.size_in_bytes()
     }
@@ -123,26 +125,33 @@ impl WriteBatchWithIndex {
     pub fn overwrite_key(&self) -> bool {
         self.overwrite_key
     }
+    /// Removes every record and index entry, leaving an empty batch.
     pub fn clear(&mut self) {
         self.batch.clear();
         self.index.clear();
     }
 
+    /// Adds a Put of `key` → `value` in the default family; later reads of the batch see `value`.
     pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
         self.put_id(0, key.as_ref(), value.as_ref())
     }
+    /// [`put`](Self::put) in column family `cf`.
     pub fn put_cf(&mut self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
         self.put_id(cfd_of(cf).id, key.as_ref(), value.as_ref())
     }
+    /// Adds a deletion of `key` in the default family; later reads of the batch see it absent.
     pub fn delete(&mut self, key: impl AsRef<[u8]>) {
         self.delete_id(0, key.as_ref())
     }
+    /// [`delete`](Self::delete) in column family `cf`.
     pub fn delete_cf(&mut self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) {
         self.delete_id(cfd_of(cf).id, key.as_ref())
     }
+    /// Adds a merge operand for `key` in the default family, resolved when the key is read.
     pub fn merge(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
         self.merge_id(0, key.as_ref(), value.as_ref())
     }
+    /// [`merge`](Self::merge) in column family `cf`.
     pub fn merge_cf(&mut self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
         self.merge_id(cfd_of(cf).id, key.as_ref(), value.as_ref())
     }
@@ -230,6 +239,8 @@ impl WriteBatchWithIndex {
     pub fn get_from_batch(&self, key: impl AsRef<[u8]>, options: &Options) -> Result<Option<Vec<u8>>> {
         self.batch_value(0, key.as_ref(), options.merge_operator.as_ref())
     }
+    /// [`get_from_batch`](Self::get_from_batch) in family `cf`; merges use `options`' merge operator,
+    /// else the family's.
     pub fn get_from_batch_cf(
         &self,
         cf: &impl AsColumnFamilyRef,
@@ -263,6 +274,7 @@ impl WriteBatchWithIndex {
         let cfd = db.inner.default_cf.clone();
         self.value_with_db(&db.inner, &cfd, key.as_ref(), readopts)
     }
+    /// [`get_from_batch_and_db`](Self::get_from_batch_and_db) in family `cf`.
     pub fn get_from_batch_and_db_cf(
         &self,
         db: &DB,
@@ -318,6 +330,7 @@ impl DB {
     pub fn write_wbwi(&self, wbwi: &WriteBatchWithIndex) -> Result<()> {
         self.write_wbwi_opt(wbwi, &WriteOptions::default())
     }
+    /// [`write_wbwi`](Self::write_wbwi) with write options `wo`; errors as [`write_opt`](DB::write_opt).
     pub fn write_wbwi_opt(&self, wbwi: &WriteBatchWithIndex, wo: &WriteOptions) -> Result<()> {
         self.write_opt(wbwi.batch.clone(), wo)
     }
@@ -362,18 +375,25 @@ impl TxnRawIterator {
         }
     }
 
+    /// True while the iterator is positioned on an entry; false past either end or after an error
+    /// (check [`status`](Self::status)).
     pub fn valid(&self) -> bool {
         self.cur.is_some()
     }
+    /// The current key, or `None` if not [`valid`](Self::valid).
     pub fn key(&self) -> Option<&[u8]> {
         self.cur.as_ref().map(|c| c.0.as_slice())
     }
+    /// The current value (with the batch's merges resolved), or `None` if not valid.
     pub fn value(&self) -> Option<&[u8]> {
         self.cur.as_ref().map(|c| c.1.as_slice())
     }
+    /// The current key and value, or `None` if not valid.
     pub fn item(&self) -> Option<(&[u8], &[u8])> {
         self.cur.as_ref().map(|c| (c.0.as_slice(), c.1.as_slice()))
     }
+    /// The first error met by the batch layer (e.g. a merge that could not be resolved) or by the
+    /// base iterator; `Ok(())` if none.
     pub fn status(&self) -> Result<()> {
         if let Some(e) = &self.err {
             return Err(e.clone());
@@ -390,18 +410,21 @@ impl TxnRawIterator {
         })
     }
 
+    /// Positions at the first entry (within the base iterator's bounds).
     pub fn seek_to_first(&mut self) {
         self.base.seek_to_first();
         self.di = 0;
         self.forward = true;
         self.settle();
     }
+    /// Positions at the last entry (within the base iterator's bounds).
     pub fn seek_to_last(&mut self) {
         self.base.seek_to_last();
         self.di = self.delta.len().checked_sub(1).unwrap_or(NONE);
         self.forward = false;
         self.settle();
     }
+    /// Positions at the first entry whose key is at or after `key`.
     pub fn seek(&mut self, key: impl AsRef<[u8]>) {
         let k = key.as_ref();
         self.base.seek(k);
@@ -409,6 +432,7 @@ impl TxnRawIterator {
         self.forward = true;
         self.settle();
     }
+    /// Positions at the last entry whose key is at or before `key`.
     pub fn seek_for_prev(&mut self, key: impl AsRef<[u8]>) {
         let k = key.as_ref();
         self.base.seek_for_prev(k);
@@ -416,6 +440,7 @@ impl TxnRawIterator {
         self.forward = false;
         self.settle();
     }
+    /// Moves to the next entry; does nothing if not valid.
     pub fn next(&mut self) {
         let Some((k, _)) = self.cur.take() else {
             return;
@@ -429,6 +454,7 @@ impl TxnRawIterator {
         self.step_past(&k);
         self.settle();
     }
+    /// Moves to the previous entry; does nothing if not valid.
     pub fn prev(&mut self) {
         let Some((k, _)) = self.cur.take() else {
             return;

@@ -110,6 +110,8 @@ impl DBRawIterator {
     pub(crate) fn bounds(&self) -> (Option<&[u8]>, Option<&[u8]>) {
         (self.lower.as_deref(), self.upper.as_deref())
     }
+    /// True while positioned on an entry; false before the first seek, past either end, and after
+    /// an error (then [`status`](Self::status) returns it).
     pub fn valid(&self) -> bool {
         self.valid
     }
@@ -386,6 +388,7 @@ impl DBRawIterator {
         }
     }
 
+    /// Positions at the first key (at or after the lower bound, if one is set).
     pub fn seek_to_first(&mut self) {
         self.unposition();
         if let Some(l) = self.lower.clone() {
@@ -401,6 +404,7 @@ impl DBRawIterator {
         self.check_inner();
     }
 
+    /// Positions at the last key (before the upper bound, if one is set).
     pub fn seek_to_last(&mut self) {
         self.unposition();
         self.count_op(Ticker::NumberDbSeek);
@@ -483,6 +487,7 @@ impl DBRawIterator {
         self.check_inner();
     }
 
+    /// Moves to the next key; does nothing if not [`valid`](Self::valid).
     pub fn next(&mut self) {
         if !self.valid {
             return;
@@ -517,6 +522,7 @@ impl DBRawIterator {
         self.check_inner();
     }
 
+    /// Moves to the previous key; does nothing if not [`valid`](Self::valid).
     pub fn prev(&mut self) {
         if !self.valid {
             return;
@@ -606,14 +612,20 @@ impl DBRawIterator {
 /// Where a [`DBIterator`] starts.
 #[derive(Debug, Clone, Copy)]
 pub enum IteratorMode<'a> {
+    /// From the first key, forward.
     Start,
+    /// From the last key, backward.
     End,
+    /// From the first key at or after (forward) or the last key at or before (reverse) the given key.
     From(&'a [u8], Direction),
 }
 
+/// The direction a [`DBIterator`] moves in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
+    /// Ascending key order.
     Forward,
+    /// Descending key order.
     Reverse,
 }
 

@@ -19,10 +19,13 @@ use super::reader::PlainTable;
 /// One entry of a table file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SstEntry {
+    /// The user key.
     pub user_key: Vec<u8>,
+    /// The sequence number.
     pub seq: u64,
     /// RocksDB's value type byte (1 Value, 0 Deletion, 2 Merge, ...).
     pub value_type: u8,
+    /// The value (empty for a deletion).
     pub value: Vec<u8>,
 }
 
@@ -118,14 +121,21 @@ impl PlainTableReader {
 /// What [`write_plain_table`] writes besides the entries.
 #[derive(Debug, Clone)]
 pub struct PlainTableWriteOptions {
+    /// The plain table's layout options.
     pub plain: PlainTableOptions,
+    /// The prefix extractor whose name the file records and whose prefixes index it.
     pub prefix_extractor: Option<Arc<dyn SliceTransform>>,
+    /// The column family name recorded in the properties.
     pub column_family_name: String,
+    /// The DB id recorded in the properties.
     pub db_id: String,
+    /// The DB session id recorded in the properties.
     pub db_session_id: String,
     /// None: this machine's host name.
     pub db_host_id: Option<String>,
+    /// The file number recorded in the properties.
     pub file_number: u64,
+    /// The creation time (seconds since the Unix epoch) recorded in the properties.
     pub creation_time: u64,
 }
 
