@@ -195,14 +195,6 @@ impl AnyTable {
             AnyTable::Cuckoo(t) => t.file_name(),
         }
     }
-
-    pub(crate) fn file_size(&self) -> u64 {
-        match self {
-            AnyTable::Block(t) => t.file_size(),
-            AnyTable::Plain(t) => t.file_size(),
-            AnyTable::Cuckoo(t) => t.file_size(),
-        }
-    }
 }
 
 /// An iterator over a table of any format. Not boxed per variant: the block-based one is the
@@ -279,13 +271,6 @@ impl AnyTableBuilder {
             AnyTableBuilder::Block(b) => b.add_range_tombstone(start_ikey, end_user_key),
             AnyTableBuilder::Plain(b) => b.add_range_tombstone(start_ikey, end_user_key),
             AnyTableBuilder::Cuckoo(b) => b.add_range_tombstone(start_ikey, end_user_key),
-        }
-    }
-    pub(crate) fn num_entries(&self) -> u64 {
-        match self {
-            AnyTableBuilder::Block(b) => b.num_entries(),
-            AnyTableBuilder::Plain(b) => b.num_entries(),
-            AnyTableBuilder::Cuckoo(b) => b.num_entries(),
         }
     }
     pub(crate) fn file_size_estimate(&self) -> u64 {

@@ -37,6 +37,7 @@ pub(crate) mod buffers {
         static POOL: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
     }
 
+    #[cfg(test)]
     /// A buffer of exactly `n` bytes (their contents are unspecified: the caller overwrites
     /// them).
     pub(crate) fn take(n: usize) -> Vec<u8> {
@@ -179,14 +180,9 @@ impl Block {
         }
     }
 
+    #[cfg(test)]
     pub(crate) fn size(&self) -> usize {
         self.data.len()
-    }
-    pub(crate) fn data(&self) -> &[u8] {
-        &self.data
-    }
-    pub(crate) fn num_restarts(&self) -> u32 {
-        self.num_restarts
     }
     /// Heap bytes held.
     pub(crate) fn memory(&self) -> usize {
@@ -217,6 +213,7 @@ impl Block {
         self.dir = BlockDirectory::build(keys);
     }
 
+    #[cfg(test)]
     /// Entries of the search directory (None: no directory).
     pub(crate) fn directory_len(&self) -> Option<usize> {
         self.dir.as_ref().map(|d| d.len())
@@ -552,11 +549,6 @@ impl BlockIter {
         }
         self.handle_len = n;
     }
-
-    /// Whether the block has no entries.
-    pub(crate) fn is_empty_block(&self) -> bool {
-        self.block.restart_offset == 0
-    }
 }
 
 impl InternalIterator for BlockIter {
@@ -736,12 +728,6 @@ impl BlockBuilder {
 
     pub(crate) fn is_empty(&self) -> bool {
         self.num_entries == 0
-    }
-    pub(crate) fn num_entries(&self) -> usize {
-        self.num_entries
-    }
-    pub(crate) fn last_key(&self) -> &[u8] {
-        &self.last_key
     }
 
     /// RocksDB's `CurrentSizeEstimate`.

@@ -74,6 +74,7 @@ impl BlockDirectory {
         })
     }
 
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.disc.len()
     }

@@ -305,6 +305,7 @@ impl TableBuilder {
         Ok(())
     }
 
+    #[cfg(test)]
     /// Entries added so far (points + tombstones).
     pub(crate) fn num_entries(&self) -> u64 {
         self.num_entries

@@ -123,11 +123,6 @@ impl FilterBuilder {
         self.hashes64.len() + self.hashes32.len()
     }
 
-    /// Rough current memory use.
-    pub(crate) fn memory(&self) -> usize {
-        self.hashes64.len() * 8 + self.hashes32.len() * 4
-    }
-
     /// The filter block contents, or `None` if nothing was added.
     pub(crate) fn finish(&mut self) -> Option<Vec<u8>> {
         if self.num_entries() == 0 {

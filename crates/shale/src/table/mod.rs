@@ -4,8 +4,6 @@
 //! Entry points: [`TableBuilder`] (write), [`Table`] (read, with [`TableIterator`]),
 //! [`block_checksum`] / [`checksum_modifier`] (trailer checksums).
 
-#![allow(dead_code)] // accessors kept for the tests and tools; to be pruned
-
 pub(crate) mod any;
 pub(crate) mod block;
 pub(crate) mod block_dir;

@@ -749,11 +749,6 @@ impl Table {
         Block::new(raw).map_err(|e| e.in_file(&self.file_name, Some(h.offset)))
     }
 
-    /// A data block, through the block cache.
-    pub(crate) fn data_block(&self, h: BlockHandle, verify: bool, fill_cache: bool) -> Result<Arc<Block>> {
-        self.data_block_cached(h, verify, fill_cache).map(|(b, _)| b)
-    }
-
     /// A data block, through the block cache, and whether it is (now) in the cache.
     fn data_block_cached(&self, h: BlockHandle, verify: bool, fill_cache: bool) -> Result<(Arc<Block>, bool)> {
         if let Some(c) = &self.cache {
@@ -838,6 +833,7 @@ impl Table {
         }
     }
 
+    #[cfg(any(test, feature = "fuzzing"))]
     /// The first entry with internal key >= `lookup_ikey` if it has the same user key.
     pub(crate) fn get(&self, lookup_ikey: &[u8], verify: bool, fill_cache: bool) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         self.get_with(lookup_ikey, verify, fill_cache, |k, v| (k.to_vec(), v.to_vec()))
@@ -1015,9 +1011,6 @@ impl Table {
     pub(crate) fn format_version(&self) -> u32 {
         self.footer.format_version
     }
-    pub(crate) fn footer(&self) -> &Footer {
-        &self.footer
-    }
     pub(crate) fn index_handle(&self) -> BlockHandle {
         self.footer.index
     }
@@ -1031,17 +1024,17 @@ impl Table {
     pub(crate) fn file_name(&self) -> &str {
         &self.file_name
     }
-    pub(crate) fn file_size(&self) -> u64 {
-        self.file_size
-    }
+    #[cfg(test)]
     pub(crate) fn has_filter(&self) -> bool {
         !matches!(self.filter, FilterHolder::None)
     }
+    #[cfg(test)]
     /// Entries of the index block's search directory (None: no directory, or the index lives
     /// in the block cache).
     pub(crate) fn index_directory_len(&self) -> Option<usize> {
         self.index_block.as_ref()?.directory_len()
     }
+    #[cfg(test)]
     /// Bytes of index and filter this table charges to the block cache as a reservation.
     pub(crate) fn cache_reservation(&self) -> usize {
         self.reserved

@@ -247,6 +247,7 @@ impl CuckooTableBuilder {
         ))
     }
 
+    #[cfg(test)]
     pub(crate) fn num_entries(&self) -> u64 {
         self.num_entries
     }
@@ -272,6 +273,7 @@ impl CuckooTableBuilder {
         }
     }
 
+    #[cfg(test)]
     /// Give up on the table (the caller deletes the file).
     pub(crate) fn abandon(self) {}
 

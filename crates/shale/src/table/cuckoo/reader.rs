@@ -564,6 +564,7 @@ impl CuckooTable {
         &self.file_name
     }
 
+    #[cfg(test)]
     pub(crate) fn file_size(&self) -> u64 {
         self.file_size
     }

@@ -206,6 +206,7 @@ impl PlainTableBuilder {
         ))
     }
 
+    #[cfg(test)]
     pub(crate) fn num_entries(&self) -> u64 {
         self.num_entries
     }
@@ -214,9 +215,6 @@ impl PlainTableBuilder {
     pub(crate) fn file_size_estimate(&self) -> u64 {
         self.offset
     }
-
-    /// Give up on the table (the caller deletes the file).
-    pub(crate) fn abandon(self) {}
 
     fn write(&mut self, bytes: &[u8]) -> Result<BlockHandle> {
         let h = BlockHandle::new(self.offset, bytes.len() as u64);

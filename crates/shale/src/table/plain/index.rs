@@ -167,6 +167,7 @@ pub(crate) struct PlainIndex {
     bytes: Vec<u8>,
     buckets_at: usize,
     num_buckets: u32,
+    #[cfg_attr(not(test), allow(dead_code))] // read by the index tests only
     num_prefixes: u32,
     sub_at: usize,
 }
@@ -198,6 +199,7 @@ impl PlainIndex {
         self.num_buckets
     }
 
+    #[cfg(test)]
     pub(crate) fn num_prefixes(&self) -> u32 {
         self.num_prefixes
     }

@@ -500,6 +500,7 @@ impl PlainTable {
         Ok(None)
     }
 
+    #[cfg(any(test, feature = "fuzzing"))]
     /// The first entry with internal key >= `lookup_ikey` if it has the same user key.
     pub(crate) fn get(&self, lookup_ikey: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         self.get_with(lookup_ikey, false, false, |k, v| (k.to_vec(), v.to_vec()))
@@ -535,6 +536,7 @@ impl PlainTable {
         PlainTableIterator::new(self.clone(), false)
     }
 
+    #[cfg(test)]
     /// A prefix-seek iterator (RocksDB's default for a table with a prefix extractor): `seek`
     /// positions within the target's prefix using the hash index and bloom, and is invalid if
     /// the prefix is absent; results past that prefix are unspecified, as in RocksDB.
@@ -569,10 +571,7 @@ impl PlainTable {
         &self.file_name
     }
 
-    pub(crate) fn file_size(&self) -> u64 {
-        self.file_size
-    }
-
+    #[cfg(test)]
     pub(crate) fn encoding_type(&self) -> KeyEncodingType {
         self.encoding
     }

@@ -77,14 +77,6 @@ impl IndexIter {
         }
     }
 
-    /// The separator key of the current entry.
-    pub(crate) fn key(&self) -> &[u8] {
-        match self {
-            IndexIter::Flat(it) => it.key(),
-            IndexIter::TwoLevel(t) => t.part.as_ref().map_or(&[], |(p, _)| p.key()),
-        }
-    }
-
     /// The first error met, with the file offset of the block it is in when that is known.
     pub(crate) fn status(&self) -> Result<()> {
         match self {
