@@ -13,7 +13,15 @@ use super::job_stats::{IntervalMark, LevelStats};
 use super::stall::Condition;
 use super::{column_family::ColumnFamilyData, state::DbInner};
 use crate::compaction::level_targets::compute_targets;
+use crate::engine::job_stats::CompactionStats;
+use crate::engine::stall::StallCounters;
 use crate::error::Result;
+use crate::lsm::version::Version;
+
+/// Bytes as GiB, for the stats text.
+fn gb(b: u64) -> f64 {
+    b as f64 / (1u64 << 30) as f64
+}
 
 fn mb(b: u64) -> f64 {
     b as f64 / 1048576.0
@@ -179,25 +187,16 @@ fn style_scores(
     scores
 }
 
-fn stats_text(db: &Arc<DbInner>, cf: &ColumnFamilyData) -> String {
-    let sv = cf.super_version();
-    let v = &sv.version;
-    let mut guard = db.state.lock();
-    let scores = style_scores(v, cf, &guard.being_compacted);
-    let Some(m) = guard.cfs.get_mut(&cf.id) else {
-        return format!("column family {:?} was dropped", cf.name);
-    };
-    let stats = &mut m.stats;
-    let now = std::time::Instant::now();
-    let opened = *stats.opened.get_or_insert(now);
-    let mut s = String::new();
-    let _ = writeln!(s, "\n** Compaction Stats [{}] **", cf.name);
+/// The per-level table of `rocksdb.stats` (RocksDB's "Compaction Stats" block): files, size,
+/// score, bytes read and written, write amplification and compaction time per level, then the
+/// sum.
+fn level_table(s: &mut String, cf_name: &str, v: &Version, stats: &CompactionStats, scores: &[f64]) -> LevelStats {
+    let _ = writeln!(s, "\n** Compaction Stats [{}] **", cf_name);
     let _ = writeln!(
         s,
         "Level    Files   Size(MB) Score Read(GB)  Rn(GB) Rnp1(GB) Write(GB) Wnew(GB) Moved(GB) W-Amp Comp(sec) Comp(cnt)"
     );
     let _ = writeln!(s, "{}", "-".repeat(113));
-    let gb = |b: u64| b as f64 / (1u64 << 30) as f64;
     // RocksDB's Wnew: bytes written minus those read from the output level (may be negative).
     let wnew = |ls: &LevelStats| (ls.write_bytes as f64 - ls.read_next_bytes as f64) / (1u64 << 30) as f64;
     let mut tot = LevelStats::default();
@@ -269,6 +268,89 @@ fn stats_text(db: &Arc<DbInner>, cf: &ColumnFamilyData) -> String {
         tot.micros as f64 / 1e6,
         tot.compactions
     );
+    tot
+}
+
+/// The "DB Stats" block of `rocksdb.stats`: writes, keys, commit groups, WAL syncs and write
+/// stalls, cumulative and over the interval since the last dump.
+fn db_stats(
+    s: &mut String,
+    cur: &IntervalMark,
+    prev: &IntervalMark,
+    (uptime, interval): (f64, f64),
+    sc: &StallCounters,
+) {
+    let ld = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    let stall_micros = cur.stall_micros;
+    let _ = writeln!(s, "\n** DB Stats **");
+    let _ = writeln!(s, "Uptime(secs): {uptime:.1} total, {interval:.1} interval");
+    let writes_line = |name: &str, w: u64, k: u64, g: u64, b: u64| {
+        format!(
+            "{name} writes: {w} writes, {k} keys, {g} commit groups, {:.1} writes per commit group, ingest: {:.2} GB",
+            w as f64 / g.max(1) as f64,
+            gb(b)
+        )
+    };
+    let _ = writeln!(
+        s,
+        "{}",
+        writes_line("Cumulative", cur.writes, cur.keys, cur.groups, cur.user_bytes)
+    );
+    let _ = writeln!(s, "Cumulative WAL: {} syncs", cur.syncs);
+    let _ = writeln!(
+        s,
+        "Cumulative stall: {}, {:.1} percent; L0 file count limit: delayed {} ({:.3} s), stopped {} ({:.3} s); \
+         pending compaction bytes: delayed {} ({:.3} s), stopped {} ({:.3} s); memtable limit: delayed {} ({:.3} s), \
+         stopped {} ({:.3} s)",
+        hms(stall_micros),
+        stall_micros as f64 / 1e4 / uptime,
+        ld(&sc.l0_slowdowns),
+        ld(&sc.l0_delay_micros) as f64 / 1e6,
+        ld(&sc.l0_stops),
+        ld(&sc.l0_stop_micros) as f64 / 1e6,
+        ld(&sc.pending_slowdowns),
+        ld(&sc.pending_delay_micros) as f64 / 1e6,
+        ld(&sc.pending_stops),
+        ld(&sc.pending_stop_micros) as f64 / 1e6,
+        ld(&sc.memtable_slowdowns),
+        ld(&sc.memtable_delay_micros) as f64 / 1e6,
+        ld(&sc.memtable_stops),
+        ld(&sc.memtable_stop_micros) as f64 / 1e6,
+    );
+    let _ = writeln!(
+        s,
+        "{}",
+        writes_line(
+            "Interval",
+            cur.writes - prev.writes,
+            cur.keys - prev.keys,
+            cur.groups - prev.groups,
+            cur.user_bytes - prev.user_bytes
+        )
+    );
+    let _ = writeln!(s, "Interval WAL: {} syncs", cur.syncs - prev.syncs);
+    let ist = cur.stall_micros - prev.stall_micros;
+    let _ = writeln!(
+        s,
+        "Interval stall: {}, {:.1} percent",
+        hms(ist),
+        ist as f64 / 1e4 / interval
+    );
+}
+
+fn stats_text(db: &Arc<DbInner>, cf: &ColumnFamilyData) -> String {
+    let sv = cf.super_version();
+    let v = &sv.version;
+    let mut guard = db.state.lock();
+    let scores = style_scores(v, cf, &guard.being_compacted);
+    let Some(m) = guard.cfs.get_mut(&cf.id) else {
+        return format!("column family {:?} was dropped", cf.name);
+    };
+    let stats = &mut m.stats;
+    let now = std::time::Instant::now();
+    let opened = *stats.opened.get_or_insert(now);
+    let mut s = String::new();
+    let tot = level_table(&mut s, &cf.name, v, stats, &scores);
     // RocksDB counts them in L0's row only (as compactions into L0, their input as Rnp1).
     let _ = writeln!(s, "Intra-L0 (L0->L0) compactions: {}", stats.intra_l0_compactions);
     let _ = writeln!(
@@ -376,60 +458,7 @@ fn stats_text(db: &Arc<DbInner>, cf: &ColumnFamilyData) -> String {
         ld(&sc.memtable_slowdowns),
         cur.stalls - prev.stalls
     );
-    let _ = writeln!(s, "\n** DB Stats **");
-    let _ = writeln!(s, "Uptime(secs): {uptime:.1} total, {interval:.1} interval");
-    let writes_line = |name: &str, w: u64, k: u64, g: u64, b: u64| {
-        format!(
-            "{name} writes: {w} writes, {k} keys, {g} commit groups, {:.1} writes per commit group, ingest: {:.2} GB",
-            w as f64 / g.max(1) as f64,
-            gb(b)
-        )
-    };
-    let _ = writeln!(
-        s,
-        "{}",
-        writes_line("Cumulative", cur.writes, cur.keys, cur.groups, cur.user_bytes)
-    );
-    let _ = writeln!(s, "Cumulative WAL: {} syncs", cur.syncs);
-    let _ = writeln!(
-        s,
-        "Cumulative stall: {}, {:.1} percent; L0 file count limit: delayed {} ({:.3} s), stopped {} ({:.3} s); \
-         pending compaction bytes: delayed {} ({:.3} s), stopped {} ({:.3} s); memtable limit: delayed {} ({:.3} s), \
-         stopped {} ({:.3} s)",
-        hms(stall_micros),
-        stall_micros as f64 / 1e4 / uptime,
-        ld(&sc.l0_slowdowns),
-        ld(&sc.l0_delay_micros) as f64 / 1e6,
-        ld(&sc.l0_stops),
-        ld(&sc.l0_stop_micros) as f64 / 1e6,
-        ld(&sc.pending_slowdowns),
-        ld(&sc.pending_delay_micros) as f64 / 1e6,
-        ld(&sc.pending_stops),
-        ld(&sc.pending_stop_micros) as f64 / 1e6,
-        ld(&sc.memtable_slowdowns),
-        ld(&sc.memtable_delay_micros) as f64 / 1e6,
-        ld(&sc.memtable_stops),
-        ld(&sc.memtable_stop_micros) as f64 / 1e6,
-    );
-    let _ = writeln!(
-        s,
-        "{}",
-        writes_line(
-            "Interval",
-            cur.writes - prev.writes,
-            cur.keys - prev.keys,
-            cur.groups - prev.groups,
-            cur.user_bytes - prev.user_bytes
-        )
-    );
-    let _ = writeln!(s, "Interval WAL: {} syncs", cur.syncs - prev.syncs);
-    let ist = cur.stall_micros - prev.stall_micros;
-    let _ = writeln!(
-        s,
-        "Interval stall: {}, {:.1} percent",
-        hms(ist),
-        ist as f64 / 1e4 / interval
-    );
+    db_stats(&mut s, &cur, &prev, (uptime, interval), sc);
     let _ = writeln!(
         s,
         "Flushes: {}, flushed bytes: {:.2} MB",
