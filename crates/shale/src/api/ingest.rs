@@ -24,6 +24,7 @@ use crate::lsm::version_edit::{FileMetaData, VersionEdit};
 use crate::options::compaction::DBCompactionStyle;
 use crate::table::any::AnyTable;
 use crate::table::format::{EXTERNAL_SST_GLOBAL_SEQNO, EXTERNAL_SST_VERSION};
+use crate::table::reader::Table;
 use crate::table::TableReaderOptions;
 
 /// How files are ingested (the `rocksdb` crate's `IngestExternalFileOptions`).
@@ -101,35 +102,16 @@ fn path_name(p: &Path) -> String {
     p.display().to_string()
 }
 
-/// Open and check an external file: an SstFileWriter file of the family's comparator, keys
-/// with sequence number 0 in strictly increasing order.
-fn inspect(db: &DbInner, cfd: &ColumnFamilyData, path: &Path, full: bool) -> Result<ExternalFile> {
-    let name = path_name(path);
-    let file = db.fs.open_random(path)?;
-    let size = file.size();
-    let table = AnyTable::open(
-        file,
-        name.clone(),
-        size,
-        TableReaderOptions {
-            icmp: cfd.icmp.clone(),
-            use_filter: false,
-            verify_checksums: true,
-            ..Default::default()
-        },
-        &Default::default(),
-    )?;
-    let Some(t) = table.as_block() else {
-        return Err(Error::invalid(format!(
-            "{name}: only block-based table files can be ingested (this is a {:?} table)",
-            table.format()
-        )));
-    };
+/// What an external file's properties must say before it is ingested (as RocksDB checks them):
+/// written by an `SstFileWriter` (external file version 1 or 2), never ingested before (no
+/// global sequence number), with the family's comparator and, if the file names one, for this
+/// family. Each failure is InvalidArgument or Corruption naming the file.
+fn check_external_properties(t: &Table, cfd: &ColumnFamilyData, name: &str) -> Result<()> {
     let props = t.properties();
     let version = match props.raw.get(EXTERNAL_SST_VERSION) {
-        None => return Err(Error::corruption(&name, None, "External file version not found")),
+        None => return Err(Error::corruption(name, None, "External file version not found")),
         Some(v) if v.len() >= 4 => u32::from_le_bytes(v[..4].try_into().unwrap()),
-        Some(_) => return Err(Error::corruption(&name, None, "malformed external file version")),
+        Some(_) => return Err(Error::corruption(name, None, "malformed external file version")),
     };
     if version != 1 && version != 2 {
         return Err(Error::invalid(format!(
@@ -160,6 +142,34 @@ fn inspect(db: &DbInner, cfd: &ColumnFamilyData, path: &Path, full: bool) -> Res
             cfd.id, cfd.name
         )));
     }
+    Ok(())
+}
+
+/// Open and check an external file: an SstFileWriter file of the family's comparator, keys
+/// with sequence number 0 in strictly increasing order.
+fn inspect(db: &DbInner, cfd: &ColumnFamilyData, path: &Path, full: bool) -> Result<ExternalFile> {
+    let name = path_name(path);
+    let file = db.fs.open_random(path)?;
+    let size = file.size();
+    let table = AnyTable::open(
+        file,
+        name.clone(),
+        size,
+        TableReaderOptions {
+            icmp: cfd.icmp.clone(),
+            use_filter: false,
+            verify_checksums: true,
+            ..Default::default()
+        },
+        &Default::default(),
+    )?;
+    let Some(t) = table.as_block() else {
+        return Err(Error::invalid(format!(
+            "{name}: only block-based table files can be ingested (this is a {:?} table)",
+            table.format()
+        )));
+    };
+    check_external_properties(t, cfd, &name)?;
     // A key of an external file: sequence number 0 and a point type.
     let check = |k: &[u8]| -> Result<()> {
         let pk = parse_internal_key(k).map_err(|e| e.in_file(&name, None))?;
