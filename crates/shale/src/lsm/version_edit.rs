@@ -278,66 +278,10 @@ impl VersionEdit {
             put_varint32(dst, level);
             put_varint64(dst, number);
         }
-        let mut min_log_written = false;
+        // As RocksDB: min_log_number_to_keep also goes into the first new file's custom fields.
+        let mut min_log_hack = self.min_log_number_to_keep;
         for (level, f) in &self.new_files {
-            put_varint32(dst, tag::NEW_FILE4);
-            put_varint32(dst, *level);
-            put_varint64(dst, f.number & FILE_NUMBER_MASK);
-            put_varint64(dst, f.file_size);
-            put_lpslice(dst, &f.smallest);
-            put_lpslice(dst, &f.largest);
-            put_varint64(dst, f.smallest_seqno);
-            put_varint64(dst, f.largest_seqno);
-            // Custom fields, in the order RocksDB writes them.
-            put_varint64_field(dst, nf4::OLDEST_ANCESTER_TIME, f.oldest_ancester_time);
-            put_varint64_field(dst, nf4::FILE_CREATION_TIME, f.file_creation_time);
-            if f.epoch_number != 0 {
-                put_varint64_field(dst, nf4::EPOCH_NUMBER, f.epoch_number);
-            }
-            put_varint32(dst, nf4::FILE_CHECKSUM);
-            put_lpslice(dst, &f.file_checksum);
-            put_varint32(dst, nf4::FILE_CHECKSUM_FUNC_NAME);
-            put_lpslice(dst, f.file_checksum_func_name.as_bytes());
-            if f.path_id != 0 {
-                put_varint32(dst, nf4::PATH_ID);
-                put_lpslice(dst, &[f.path_id as u8]);
-            }
-            if f.temperature != 0 {
-                put_varint32(dst, nf4::TEMPERATURE);
-                put_lpslice(dst, &[f.temperature]);
-            }
-            if f.marked_for_compaction {
-                put_varint32(dst, nf4::NEED_COMPACTION);
-                put_lpslice(dst, &[1]);
-            }
-            if let (Some(v), false) = (self.min_log_number_to_keep, min_log_written) {
-                put_varint32(dst, nf4::MIN_LOG_NUMBER_TO_KEEP_HACK);
-                let mut tmp = Vec::with_capacity(8);
-                put_fixed64(&mut tmp, v);
-                put_lpslice(dst, &tmp);
-                min_log_written = true;
-            }
-            if f.oldest_blob_file_number != 0 {
-                put_varint64_field(dst, nf4::OLDEST_BLOB_FILE_NUMBER, f.oldest_blob_file_number);
-            }
-            if let Some(id) = f.unique_id {
-                put_varint32(dst, nf4::UNIQUE_ID);
-                let mut tmp = Vec::with_capacity(16);
-                put_fixed64(&mut tmp, id[0]);
-                put_fixed64(&mut tmp, id[1]);
-                put_lpslice(dst, &tmp);
-            }
-            if f.compensated_range_deletion_size != 0 {
-                put_varint64_field(
-                    dst,
-                    nf4::COMPENSATED_RANGE_DELETION_SIZE,
-                    f.compensated_range_deletion_size,
-                );
-            }
-            if f.tail_size != 0 {
-                put_varint64_field(dst, nf4::TAIL_SIZE, f.tail_size);
-            }
-            put_varint32(dst, nf4::TERMINATE);
+            encode_new_file(dst, *level, f, min_log_hack.take());
         }
         for b in &self.blob_file_additions {
             put_varint32(dst, tag::BLOB_FILE_ADDITION);
@@ -890,6 +834,69 @@ fn decode_wal_addition(r: &mut Reader<'_>) -> Result<WalAddition> {
             None => return Err(err("Error decoding tag")),
         }
     }
+}
+
+/// One `NewFile4` record: level, number, size, key range, sequence numbers, then RocksDB's
+/// custom fields in the order it writes them, ending with the terminating tag. `min_log_hack`:
+/// the value of the `min_log_number_to_keep` custom field, on the first file of an edit only.
+fn encode_new_file(dst: &mut Vec<u8>, level: u32, f: &FileMetaData, min_log_hack: Option<u64>) {
+    put_varint32(dst, tag::NEW_FILE4);
+    put_varint32(dst, level);
+    put_varint64(dst, f.number & FILE_NUMBER_MASK);
+    put_varint64(dst, f.file_size);
+    put_lpslice(dst, &f.smallest);
+    put_lpslice(dst, &f.largest);
+    put_varint64(dst, f.smallest_seqno);
+    put_varint64(dst, f.largest_seqno);
+    // Custom fields, in the order RocksDB writes them.
+    put_varint64_field(dst, nf4::OLDEST_ANCESTER_TIME, f.oldest_ancester_time);
+    put_varint64_field(dst, nf4::FILE_CREATION_TIME, f.file_creation_time);
+    if f.epoch_number != 0 {
+        put_varint64_field(dst, nf4::EPOCH_NUMBER, f.epoch_number);
+    }
+    put_varint32(dst, nf4::FILE_CHECKSUM);
+    put_lpslice(dst, &f.file_checksum);
+    put_varint32(dst, nf4::FILE_CHECKSUM_FUNC_NAME);
+    put_lpslice(dst, f.file_checksum_func_name.as_bytes());
+    if f.path_id != 0 {
+        put_varint32(dst, nf4::PATH_ID);
+        put_lpslice(dst, &[f.path_id as u8]);
+    }
+    if f.temperature != 0 {
+        put_varint32(dst, nf4::TEMPERATURE);
+        put_lpslice(dst, &[f.temperature]);
+    }
+    if f.marked_for_compaction {
+        put_varint32(dst, nf4::NEED_COMPACTION);
+        put_lpslice(dst, &[1]);
+    }
+    if let Some(v) = min_log_hack {
+        put_varint32(dst, nf4::MIN_LOG_NUMBER_TO_KEEP_HACK);
+        let mut tmp = Vec::with_capacity(8);
+        put_fixed64(&mut tmp, v);
+        put_lpslice(dst, &tmp);
+    }
+    if f.oldest_blob_file_number != 0 {
+        put_varint64_field(dst, nf4::OLDEST_BLOB_FILE_NUMBER, f.oldest_blob_file_number);
+    }
+    if let Some(id) = f.unique_id {
+        put_varint32(dst, nf4::UNIQUE_ID);
+        let mut tmp = Vec::with_capacity(16);
+        put_fixed64(&mut tmp, id[0]);
+        put_fixed64(&mut tmp, id[1]);
+        put_lpslice(dst, &tmp);
+    }
+    if f.compensated_range_deletion_size != 0 {
+        put_varint64_field(
+            dst,
+            nf4::COMPENSATED_RANGE_DELETION_SIZE,
+            f.compensated_range_deletion_size,
+        );
+    }
+    if f.tail_size != 0 {
+        put_varint64_field(dst, nf4::TAIL_SIZE, f.tail_size);
+    }
+    put_varint32(dst, nf4::TERMINATE);
 }
 
 #[cfg(test)]
