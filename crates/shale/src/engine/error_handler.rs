@@ -9,12 +9,8 @@ use crate::error::Error;
 
 /// Record a hard background error (unless shutting down): writes stop until `resume()`.
 pub(crate) fn record_error(db: &DbInner, st: &mut DbState, e: Error) {
-    if db.shutting_down.load(Ordering::Acquire) {
-        return;
-    }
-    if st.bg_error.is_none() {
-        super::events::background_error(db, &e, false);
-        st.bg_error = Some(e);
+    if !db.shutting_down.load(Ordering::Acquire) {
+        record_write_error(db, st, e);
     }
 }
 
