@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use shale::{CompressionType, FileSystem, MemFs, Options, WriteBatch, DB};
+use shale::{BlockBasedOptions, DBCompressionType, Options, WriteBatch, DB};
+use shale::fs::FileSystem;
+use shale::fs::testing::MemFs;
 
 fn put(dir: &Path, target: &str, name: &str, data: &[u8]) {
     let d = dir.join(target);
@@ -14,16 +16,18 @@ fn put(dir: &Path, target: &str, name: &str, data: &[u8]) {
 
 fn main() {
     let out = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/corpus").into()));
-    let comps = [CompressionType::None, CompressionType::Snappy, CompressionType::Lz4, CompressionType::Zstd];
+    let comps = [DBCompressionType::None, DBCompressionType::Snappy, DBCompressionType::Lz4, DBCompressionType::Zstd];
     for fv in 2..=6u32 {
         let fs = MemFs::new();
         let mut o = Options::default();
-        o.create_if_missing = true;
-        o.env = Arc::new(fs.clone());
-        o.format_version = fv;
-        o.compression = comps[fv as usize % 4];
-        o.block_size = 256;
-        o.merge_operator = shale::merge::merge_operator_by_name("uint64add");
+        o.create_if_missing(true);
+        o.set_env(Arc::new(fs.clone()));
+        let mut table = BlockBasedOptions::default();
+        table.set_format_version(fv as i32);
+        table.set_block_size(256);
+        o.set_block_based_table_factory(&table);
+        o.set_compression_type(comps[fv as usize % 4]);
+        o.set_custom_merge_operator(shale::merge_operator::merge_operator_by_name("uint64add").unwrap());
         let db = DB::open(&o, "/db").unwrap();
         for i in 0..40u32 {
             db.put(format!("key{i:04}"), format!("value{i}-{}", "x".repeat((i % 5) as usize * 7))).unwrap();

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
-use shale::{MemFs, Options, ReadOptions, WriteBatch, DB};
+use shale::{Options, ReadOptions, WriteBatch, DB};
+use shale::fs::testing::MemFs;
 
 fn key(b: u8) -> Vec<u8> {
     format!("k{:03}", b % 64).into_bytes()

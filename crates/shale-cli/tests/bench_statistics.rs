@@ -21,7 +21,7 @@ fn parse_statistics(out: &str) -> (BTreeMap<String, u64>, BTreeMap<String, Vec<f
     let mut lines = out.lines().skip_while(|l| *l != "STATISTICS:");
     assert_eq!(lines.next(), Some("STATISTICS:"), "{out}");
     let mut tickers = BTreeMap::new();
-    for want in shale::Ticker::iter() {
+    for want in shale::statistics::Ticker::iter() {
         let l = lines.next().unwrap_or_default();
         let (name, n) = l
             .split_once(" COUNT : ")
@@ -30,7 +30,7 @@ fn parse_statistics(out: &str) -> (BTreeMap<String, u64>, BTreeMap<String, Vec<f
         tickers.insert(name.to_string(), n.parse().unwrap());
     }
     let mut hists = BTreeMap::new();
-    for want in shale::Histogram::iter() {
+    for want in shale::statistics::Histogram::iter() {
         let l = lines.next().unwrap_or_default();
         let f: Vec<&str> = l.split(' ').collect();
         assert_eq!(f.len(), 19, "bad histogram line {l:?}");

@@ -521,8 +521,8 @@ fn hex(b: &[u8]) -> String {
 #[test]
 fn tools_on_plain_and_cuckoo_databases() {
     let mut plain = shale::Options::default();
-    plain.set_prefix_extractor(shale::new_fixed_prefix_transform(8));
-    plain.set_plain_table_factory(&shale::PlainTableOptions {
+    plain.set_prefix_extractor(shale::slice_transform::new_fixed_prefix_transform(8));
+    plain.set_plain_table_factory(&shale::PlainTableFactoryOptions {
         user_key_len: 16,
         encoding_type: shale::KeyEncodingType::Prefix,
         ..Default::default()
@@ -864,14 +864,14 @@ fn ldb_reads_each_family_with_its_options() {
     o.create_if_missing(true);
     o.create_missing_column_families(true);
     let mut plain = shale::Options::default();
-    plain.set_prefix_extractor(shale::new_fixed_prefix_transform(8));
-    plain.set_plain_table_factory(&shale::PlainTableOptions {
+    plain.set_prefix_extractor(shale::slice_transform::new_fixed_prefix_transform(8));
+    plain.set_plain_table_factory(&shale::PlainTableFactoryOptions {
         user_key_len: 16,
         encoding_type: shale::KeyEncodingType::Prefix,
         ..Default::default()
     });
     let mut zstd = shale::Options::default();
-    zstd.set_compression_type(shale::CompressionType::Zstd);
+    zstd.set_compression_type(shale::DBCompressionType::Zstd);
     {
         let db = shale::DB::open_cf_descriptors(
             &o,

@@ -27,7 +27,7 @@ impl Checkpoint {
     /// A checkpoint in the new directory `path` (an existing path is an error).
     fn create_checkpoint(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
         let db = self.handle.db()?;
-        py.allow_threads(|| shale::Checkpoint::new(&db)?.create_checkpoint(path))
+        py.allow_threads(|| shale::checkpoint::Checkpoint::new(&db)?.create_checkpoint(path))
             .map_err(to_py)
     }
 }

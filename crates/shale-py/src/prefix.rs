@@ -24,21 +24,21 @@ impl SliceTransform {
     #[staticmethod]
     fn create_fixed_prefix(len: usize) -> Self {
         SliceTransform {
-            t: shale::new_fixed_prefix_transform(len),
+            t: shale::slice_transform::new_fixed_prefix_transform(len),
         }
     }
     /// At most the first `len` bytes of a key (RocksDB's capped prefix).
     #[staticmethod]
     fn create_max_len_prefix(len: usize) -> Self {
         SliceTransform {
-            t: shale::new_capped_prefix_transform(len),
+            t: shale::slice_transform::new_capped_prefix_transform(len),
         }
     }
     /// The whole key.
     #[staticmethod]
     fn create_noop() -> Self {
         SliceTransform {
-            t: shale::new_noop_transform(),
+            t: shale::slice_transform::new_noop_transform(),
         }
     }
     /// RocksDB's name for it (`rocksdb.FixedPrefix.8`, `rocksdb.CappedPrefix.4`,

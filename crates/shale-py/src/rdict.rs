@@ -416,7 +416,7 @@ impl Rdict {
     /// `Checkpoint(self).create_checkpoint(path)`).
     fn create_checkpoint(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
         let db = self.db()?;
-        py.allow_threads(|| shale::Checkpoint::new(&db)?.create_checkpoint(path))
+        py.allow_threads(|| shale::checkpoint::Checkpoint::new(&db)?.create_checkpoint(path))
             .map_err(to_py)
     }
 

@@ -29,7 +29,7 @@ impl LogStore {
         LogStore { inner }
     }
 
-    fn last_entry_id(&self) -> shale::Result<Option<LogId<NodeId>>> {
+    fn last_entry_id(&self) -> shale::error::Result<Option<LogId<NodeId>>> {
         let mut it = self.inner.db.raw_iterator_cf(&self.inner.log);
         it.seek_to_last();
         it.status()?;
@@ -39,7 +39,7 @@ impl LogStore {
         }
     }
 
-    fn read_range(&self, start: u64, end: Option<u64>) -> shale::Result<Vec<Entry<TypeConfig>>> {
+    fn read_range(&self, start: u64, end: Option<u64>) -> shale::error::Result<Vec<Entry<TypeConfig>>> {
         let mut out = Vec::new();
         let mut it = self.inner.db.raw_iterator_cf(&self.inner.log);
         it.seek(start.to_be_bytes());
@@ -64,7 +64,7 @@ impl LogStore {
     }
 }
 
-fn index_of(k: &[u8]) -> shale::Result<u64> {
+fn index_of(k: &[u8]) -> shale::error::Result<u64> {
     let b: [u8; 8] = k
         .try_into()
         .map_err(|_| shale::Error::corruption("log", None, format!("log key of {} bytes (not 8)", k.len())))?;

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use openraft::{BasicNode, SnapshotMeta};
 use serde::{Deserialize, Serialize};
-use shale::{Error, FileSystem, RandomAccessFile};
+use shale::fs::FileSystem;
+use shale::fs::RandomAccessFile;
+use shale::Error;
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use crate::types::NodeId;
@@ -43,14 +45,14 @@ const CHUNK: usize = 1 << 20;
 /// Where a snapshot's bytes are read from: a buffer or a file.
 pub(crate) trait Source {
     fn len(&self) -> u64;
-    fn read(&self, offset: u64, n: usize) -> shale::Result<Vec<u8>>;
+    fn read(&self, offset: u64, n: usize) -> shale::error::Result<Vec<u8>>;
 }
 
 impl Source for &[u8] {
     fn len(&self) -> u64 {
         <[u8]>::len(self) as u64
     }
-    fn read(&self, offset: u64, n: usize) -> shale::Result<Vec<u8>> {
+    fn read(&self, offset: u64, n: usize) -> shale::error::Result<Vec<u8>> {
         Ok(self[offset as usize..offset as usize + n].to_vec())
     }
 }
@@ -59,7 +61,7 @@ impl Source for Arc<dyn RandomAccessFile> {
     fn len(&self) -> u64 {
         self.size()
     }
-    fn read(&self, offset: u64, n: usize) -> shale::Result<Vec<u8>> {
+    fn read(&self, offset: u64, n: usize) -> shale::error::Result<Vec<u8>> {
         let mut buf = vec![0u8; n];
         self.read_exact_at(offset, &mut buf)?;
         Ok(buf)
@@ -67,7 +69,7 @@ impl Source for Arc<dyn RandomAccessFile> {
 }
 
 /// The XXH3-64 of `len` bytes of `src` from `off`, read in chunks.
-fn xxh3_of(src: &dyn Source, off: u64, len: u64) -> shale::Result<u64> {
+fn xxh3_of(src: &dyn Source, off: u64, len: u64) -> shale::error::Result<u64> {
     let mut h = Xxh3::new();
     let mut done = 0u64;
     while done < len {
@@ -87,7 +89,7 @@ pub(crate) fn write_snapshot(
     cluster_id: Option<String>,
     meta: SnapshotMeta<NodeId, BasicNode>,
     ssts: &[PathBuf],
-) -> shale::Result<()> {
+) -> shale::error::Result<()> {
     let mut srcs = Vec::with_capacity(ssts.len());
     let mut files = Vec::with_capacity(ssts.len());
     for p in ssts {
@@ -131,7 +133,13 @@ pub(crate) fn write_snapshot(
 }
 
 /// Copy `len` bytes of `src` from `off` into a new file `path`, synced.
-pub(crate) fn copy_out(fs: &dyn FileSystem, src: &dyn Source, off: u64, len: u64, path: &Path) -> shale::Result<()> {
+pub(crate) fn copy_out(
+    fs: &dyn FileSystem,
+    src: &dyn Source,
+    off: u64,
+    len: u64,
+    path: &Path,
+) -> shale::error::Result<()> {
     let mut w = fs.new_writable(path)?;
     let mut done = 0u64;
     while done < len {
@@ -149,7 +157,7 @@ fn corrupt(offset: u64, msg: impl Into<String>) -> Error {
 
 /// A snapshot's header, checked (magic, lengths, its checksum, version), and where the files
 /// start.
-pub(crate) fn read_header(src: &dyn Source) -> shale::Result<(SnapshotHeader, u64)> {
+pub(crate) fn read_header(src: &dyn Source) -> shale::error::Result<(SnapshotHeader, u64)> {
     let total = src.len();
     if total < PREFIX_LEN as u64 || src.read(0, 8)? != MAGIC {
         return Err(corrupt(0, "not a Shale Raft snapshot (bad magic)"));
@@ -181,7 +189,7 @@ pub(crate) fn read_header(src: &dyn Source) -> shale::Result<(SnapshotHeader, u6
 /// Check a whole snapshot: its header, each file's length and checksum, nothing after the last
 /// file. Returns the header and each file's (offset, length). Any damage is Corruption with the
 /// offset where it was found.
-pub(crate) fn check_snapshot(src: &dyn Source) -> shale::Result<(SnapshotHeader, Vec<(u64, u64)>)> {
+pub(crate) fn check_snapshot(src: &dyn Source) -> shale::error::Result<(SnapshotHeader, Vec<(u64, u64)>)> {
     let total = src.len();
     let (header, mut off) = read_header(src)?;
     let mut files = Vec::with_capacity(header.files.len());
@@ -203,7 +211,7 @@ pub(crate) fn check_snapshot(src: &dyn Source) -> shale::Result<(SnapshotHeader,
 
 /// Check a snapshot's bytes and split them: its header and the bytes of each SST file (see
 /// [`check_snapshot`]; for tools and tests, the store reads snapshots from files).
-pub fn decode_snapshot(bytes: &[u8]) -> shale::Result<(SnapshotHeader, Vec<&[u8]>)> {
+pub fn decode_snapshot(bytes: &[u8]) -> shale::error::Result<(SnapshotHeader, Vec<&[u8]>)> {
     let (header, files) = check_snapshot(&bytes)?;
     let parts = files
         .iter()
@@ -224,7 +232,7 @@ mod tests {
             last_membership: StoredMembership::default(),
             snapshot_id: "s".into(),
         };
-        let fs = shale::MemFs::new();
+        let fs = shale::fs::testing::MemFs::new();
         let dir = Path::new("/s");
         fs.create_dir_all(dir).unwrap();
         let mut ssts = Vec::new();

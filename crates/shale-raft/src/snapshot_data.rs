@@ -8,7 +8,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use shale::{FileSystem, RandomAccessFile, WritableFile};
+use shale::fs::FileSystem;
+use shale::fs::RandomAccessFile;
+use shale::fs::WritableFile;
 use tokio::io::{AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
 
 /// The most one read hands out (the caller's buffer may be smaller).
@@ -35,7 +37,7 @@ fn io_err(e: shale::Error) -> std::io::Error {
 }
 
 impl SnapshotData {
-    pub(crate) fn open(fs: Arc<dyn FileSystem>, path: &Path) -> shale::Result<SnapshotData> {
+    pub(crate) fn open(fs: Arc<dyn FileSystem>, path: &Path) -> shale::error::Result<SnapshotData> {
         let f = fs.open_random(path)?;
         let len = f.size();
         Ok(SnapshotData {
@@ -47,7 +49,7 @@ impl SnapshotData {
         })
     }
 
-    pub(crate) fn create(fs: Arc<dyn FileSystem>, path: &Path) -> shale::Result<SnapshotData> {
+    pub(crate) fn create(fs: Arc<dyn FileSystem>, path: &Path) -> shale::error::Result<SnapshotData> {
         let f = fs.new_writable(path)?;
         Ok(SnapshotData {
             fs,
@@ -73,7 +75,7 @@ impl SnapshotData {
     }
 
     /// Append `data` (a file being written).
-    pub(crate) fn append(&mut self, data: &[u8]) -> shale::Result<()> {
+    pub(crate) fn append(&mut self, data: &[u8]) -> shale::error::Result<()> {
         match &mut self.mode {
             Mode::Write(w) => {
                 w.append(data)?;
@@ -89,7 +91,7 @@ impl SnapshotData {
     }
 
     /// A file being written is synced and reopened for reading; the random-access handle.
-    pub(crate) fn reader(&mut self) -> shale::Result<Arc<dyn RandomAccessFile>> {
+    pub(crate) fn reader(&mut self) -> shale::error::Result<Arc<dyn RandomAccessFile>> {
         if let Mode::Write(w) = &mut self.mode {
             w.flush()?;
             w.sync()?;

@@ -10,7 +10,8 @@ use openraft::{
     BasicNode, Entry, EntryPayload, LogId, OptionalSend, RaftSnapshotBuilder, SnapshotMeta, StorageIOError,
     StoredMembership,
 };
-use shale::{ColumnFamily, Error, IngestExternalFileOptions, RandomAccessFile, ReadOptions, SstFileWriter, WriteBatch};
+use shale::fs::RandomAccessFile;
+use shale::{ColumnFamily, Error, IngestExternalFileOptions, ReadOptions, SstFileWriter, WriteBatch};
 
 use crate::snapshot::{check_snapshot, copy_out, read_header, write_snapshot};
 use crate::snapshot_data::SnapshotData;
@@ -54,7 +55,7 @@ impl StateMachineStore {
     }
 
     /// The value of `key` in the local state machine (what this node has applied).
-    pub fn get(&self, key: &str) -> shale::Result<Option<String>> {
+    pub fn get(&self, key: &str) -> shale::error::Result<Option<String>> {
         let cf = self.inner.sm_state().cf.clone();
         match self.inner.db.get_cf(&cf, data_key(key))? {
             Some(v) => String::from_utf8(v)
@@ -65,13 +66,13 @@ impl StateMachineStore {
     }
 
     /// The cluster this node's data belongs to, if recorded.
-    pub fn cluster_id(&self) -> shale::Result<Option<String>> {
+    pub fn cluster_id(&self) -> shale::error::Result<Option<String>> {
         self.inner.get_meta(K_CLUSTER_ID)
     }
 
     /// Record the cluster id (synced). A node keeps the first id it records: setting another is
     /// InvalidArgument naming both.
-    pub fn set_cluster_id(&self, id: &str) -> shale::Result<()> {
+    pub fn set_cluster_id(&self, id: &str) -> shale::error::Result<()> {
         match self.cluster_id()? {
             Some(old) if old == id => Ok(()),
             Some(old) => Err(Error::invalid(format!(
@@ -86,7 +87,7 @@ impl StateMachineStore {
 
     /// The SST files (the store's own names) this node's current snapshot file is made of; for
     /// tests and tools.
-    pub fn current_snapshot_bytes(&self) -> shale::Result<Option<Vec<u8>>> {
+    pub fn current_snapshot_bytes(&self) -> shale::error::Result<Option<Vec<u8>>> {
         let name = self.inner.sm_state().snapshot_file.clone();
         match name {
             Some(n) => self.inner.fs.read_all(&self.inner.snap_dir.join(n)).map(Some),
@@ -94,7 +95,7 @@ impl StateMachineStore {
         }
     }
 
-    fn read_applied(&self, cf: &ColumnFamily, ro: &ReadOptions) -> shale::Result<Applied> {
+    fn read_applied(&self, cf: &ColumnFamily, ro: &ReadOptions) -> shale::error::Result<Applied> {
         let db = &self.inner.db;
         let last = match db.get_cf_opt(cf, K_APPLIED, ro)? {
             Some(v) => decode_json("state machine/applied", &v)?,
@@ -108,7 +109,7 @@ impl StateMachineStore {
     }
 
     /// Apply `entries`: the data and the applied state in one write.
-    fn apply_entries(&self, entries: Vec<Entry<TypeConfig>>) -> shale::Result<Vec<Response>> {
+    fn apply_entries(&self, entries: Vec<Entry<TypeConfig>>) -> shale::error::Result<Vec<Response>> {
         let st = self.inner.sm_state();
         let (mut last, mut mem) = self.read_applied(&st.cf, &ReadOptions::default())?;
         let mut batch = WriteBatch::new();
@@ -138,7 +139,7 @@ impl StateMachineStore {
         self.snap_lock.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn build(&self) -> shale::Result<Snapshot<TypeConfig>> {
+    fn build(&self) -> shale::error::Result<Snapshot<TypeConfig>> {
         let _g = self.lock_snapshots();
         let inner = &self.inner;
         let (cf, snap) = {
@@ -191,7 +192,7 @@ impl StateMachineStore {
 
     /// Every key of `cf` as read through `ro`, into SST files of about `SST_TARGET_BYTES` in the
     /// snapshot directory; their paths.
-    fn write_ssts(&self, cf: &ColumnFamily, ro: ReadOptions, seq: u64) -> shale::Result<Vec<PathBuf>> {
+    fn write_ssts(&self, cf: &ColumnFamily, ro: ReadOptions, seq: u64) -> shale::error::Result<Vec<PathBuf>> {
         let inner = &self.inner;
         let mut files = Vec::new();
         let mut it = inner.db.raw_iterator_cf_opt(cf, ro);
@@ -222,7 +223,7 @@ impl StateMachineStore {
 
     /// Install the snapshot in `data` (a file this store received, or any snapshot file): check
     /// it whole, ingest its SST files into a fresh family, and make that family live.
-    fn install(&self, meta: &SnapshotMeta<NodeId, BasicNode>, mut data: SnapshotData) -> shale::Result<()> {
+    fn install(&self, meta: &SnapshotMeta<NodeId, BasicNode>, mut data: SnapshotData) -> shale::error::Result<()> {
         let src = data.reader()?;
         let (header, files) = check_snapshot(&src)?;
         if header.meta != *meta {
@@ -291,7 +292,7 @@ impl StateMachineStore {
         src: &Arc<dyn RandomAccessFile>,
         files: &[(u64, u64)],
         data: &SnapshotData,
-    ) -> shale::Result<String> {
+    ) -> shale::error::Result<String> {
         let inner = &self.inner;
         let mut paths = Vec::with_capacity(files.len());
         for (n, &(off, len)) in files.iter().enumerate() {
@@ -339,7 +340,7 @@ impl StateMachineStore {
 
     /// A new file in the snapshot directory to receive a snapshot into; earlier ones that were
     /// never installed (a transfer cut short) are removed first.
-    fn begin_receiving(&self) -> shale::Result<SnapshotData> {
+    fn begin_receiving(&self) -> shale::error::Result<SnapshotData> {
         let inner = &self.inner;
         for f in inner.fs.list(&inner.snap_dir)? {
             if f.starts_with(RECEIVED_PREFIX) {
@@ -352,7 +353,7 @@ impl StateMachineStore {
     }
 
     /// The current snapshot, its header checked (the files are checked by whoever installs it).
-    fn current(&self) -> shale::Result<Option<Snapshot<TypeConfig>>> {
+    fn current(&self) -> shale::error::Result<Option<Snapshot<TypeConfig>>> {
         let name = self.inner.sm_state().snapshot_file.clone();
         let Some(name) = name else { return Ok(None) };
         let data = SnapshotData::open(self.inner.fs.clone(), &self.inner.snap_dir.join(name))?;

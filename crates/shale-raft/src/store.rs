@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use openraft::{StorageError, StorageIOError};
-use shale::{ColumnFamily, Error, FileSystem, Options, PosixFs, WriteOptions, DB};
+use shale::fs::FileSystem;
+use shale::fs::PosixFs;
+use shale::{ColumnFamily, Error, Options, WriteOptions, DB};
 
 use crate::log_store::LogStore;
 use crate::state_machine::StateMachineStore;
@@ -39,7 +41,7 @@ pub(crate) fn write_err(e: &Error) -> StorageError<NodeId> {
 }
 
 /// A JSON value stored by this crate that does not parse: Corruption naming the key.
-pub(crate) fn decode_json<T: serde::de::DeserializeOwned>(what: &str, bytes: &[u8]) -> shale::Result<T> {
+pub(crate) fn decode_json<T: serde::de::DeserializeOwned>(what: &str, bytes: &[u8]) -> shale::error::Result<T> {
     serde_json::from_slice(bytes).map_err(|e| Error::corruption(what, None, format!("undecodable record: {e}")))
 }
 
@@ -52,8 +54,8 @@ pub(crate) fn encode_json<T: serde::Serialize>(v: &T) -> Vec<u8> {
 /// blocking threads, so the async worker threads that run openraft and the HTTP service never
 /// wait on a disk. A panic in `f` is resumed here.
 pub(crate) async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> shale::Result<T> + Send + 'static,
-) -> shale::Result<T> {
+    f: impl FnOnce() -> shale::error::Result<T> + Send + 'static,
+) -> shale::error::Result<T> {
     match tokio::task::spawn_blocking(f).await {
         Ok(r) => r,
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
@@ -86,7 +88,7 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
-    fn open(dir: &Path, mut opts: Options, fs: Arc<dyn FileSystem>) -> shale::Result<Inner> {
+    fn open(dir: &Path, mut opts: Options, fs: Arc<dyn FileSystem>) -> shale::error::Result<Inner> {
         fs.create_dir_all(dir)?;
         opts.create_if_missing(true);
         opts.create_missing_column_families(true);
@@ -176,14 +178,14 @@ impl Inner {
         self.sm.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(crate) fn get_meta<T: serde::de::DeserializeOwned>(&self, key: &[u8]) -> shale::Result<Option<T>> {
+    pub(crate) fn get_meta<T: serde::de::DeserializeOwned>(&self, key: &[u8]) -> shale::error::Result<Option<T>> {
         match self.db.get_cf(&self.meta, key)? {
             Some(v) => decode_json(&format!("meta/{}", String::from_utf8_lossy(key)), &v).map(Some),
             None => Ok(None),
         }
     }
 
-    pub(crate) fn next_snapshot_seq(&self) -> shale::Result<u64> {
+    pub(crate) fn next_snapshot_seq(&self) -> shale::error::Result<u64> {
         let n: u64 = self.get_meta(K_SNAPSHOT_SEQ)?.unwrap_or(0) + 1;
         self.db
             .put_cf_opt(&self.meta, K_SNAPSHOT_SEQ, encode_json(&n), &sync_opts())?;
@@ -198,7 +200,7 @@ fn parse_generation(name: &str) -> Option<u64> {
 /// Open (creating it if missing) the Raft store in directory `dir`: one Shale database with the
 /// families `log`, `meta` and the live `sm-<generation>`. Returns the log store and the state
 /// machine, which share the database.
-pub fn open_store(dir: impl AsRef<Path>) -> shale::Result<(LogStore, StateMachineStore)> {
+pub fn open_store(dir: impl AsRef<Path>) -> shale::error::Result<(LogStore, StateMachineStore)> {
     open_store_with(dir, Options::default(), Arc::new(PosixFs))
 }
 
@@ -208,7 +210,7 @@ pub fn open_store_with(
     dir: impl AsRef<Path>,
     opts: Options,
     fs: Arc<dyn FileSystem>,
-) -> shale::Result<(LogStore, StateMachineStore)> {
+) -> shale::error::Result<(LogStore, StateMachineStore)> {
     let inner = Arc::new(Inner::open(dir.as_ref(), opts, fs)?);
     Ok((LogStore::new(inner.clone()), StateMachineStore::new(inner)))
 }

@@ -14,29 +14,13 @@ use std::sync::Arc;
 
 use crate::api::checkpoint::{capture, remove_dir_files, FlushFirst};
 use crate::api::db::DB;
+use crate::env::Env;
 use crate::error::{Error, Result};
-use crate::fs::{name_of, FileSystem, PosixFs};
+use crate::fs::{name_of, FileSystem};
 use crate::hash::{crc32c, crc32c_extend};
 use crate::lsm::filename::{lock_name, parse_file_name, FileType};
 
 const META_MAGIC: &str = "shale-backup 1";
-
-/// The file system a backup engine writes through (the `rocksdb` crate's `Env`).
-#[derive(Clone)]
-pub struct Env {
-    fs: Arc<dyn FileSystem>,
-}
-
-impl Env {
-    /// The default environment: the POSIX file system.
-    pub fn new() -> Result<Env> {
-        Ok(Env { fs: Arc::new(PosixFs) })
-    }
-    /// An environment writing through `fs` (tests: an in-memory or failing file system).
-    pub fn with_file_system(fs: Arc<dyn FileSystem>) -> Env {
-        Env { fs }
-    }
-}
 
 /// Where backups go.
 #[derive(Clone, Debug)]

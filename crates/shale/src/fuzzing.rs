@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::fs::{FileSystem, MemFs};
 use crate::iterator::InternalIterator;
 use crate::key::InternalKeyComparator;
-use crate::log::WalRecoveryMode;
+use crate::log::DBRecoveryMode;
 use crate::table::block::{Block, BlockIter, EntryFormat, KeyOrder};
 use crate::table::{Table, TableReaderOptions};
 use crate::write_batch::{BatchHandler, WriteBatch};
@@ -134,7 +134,7 @@ pub fn cuckoo_table_read(data: &[u8]) -> Result<usize> {
 /// full-scan mode without one) and read it: a forward scan, seeks and a point lookup of a key
 /// taken from the input (plain iterators move forward only).
 pub fn plain_table_read(data: &[u8]) -> Result<usize> {
-    use crate::table::plain::{PlainTable, PlainTableOptions};
+    use crate::table::plain::{PlainTable, PlainTableFactoryOptions};
     let fs = MemFs::new();
     let path = std::path::Path::new("/fuzz/000011.sst");
     fs.create_dir_all(path.parent().unwrap())?;
@@ -150,7 +150,7 @@ pub fn plain_table_read(data: &[u8]) -> Result<usize> {
     ];
     let mut first_err = None;
     for (prefix, full_scan) in attempts {
-        let plain = PlainTableOptions {
+        let plain = PlainTableFactoryOptions {
             full_scan_mode: full_scan,
             ..Default::default()
         };
@@ -241,17 +241,17 @@ pub fn write_batch_decode(data: &[u8]) -> Result<usize> {
 /// decoded as a WriteBatch, as recovery does.
 pub fn wal_replay(data: &[u8], mode: u8) -> Result<usize> {
     let mode = match mode % 4 {
-        0 => WalRecoveryMode::TolerateCorruptedTailRecords,
-        1 => WalRecoveryMode::AbsoluteConsistency,
-        2 => WalRecoveryMode::PointInTimeRecovery,
-        _ => WalRecoveryMode::SkipAnyCorruptedRecords,
+        0 => DBRecoveryMode::TolerateCorruptedTailRecords,
+        1 => DBRecoveryMode::AbsoluteConsistency,
+        2 => DBRecoveryMode::PointInTime,
+        _ => DBRecoveryMode::SkipAnyCorruptedRecord,
     };
     let mut r = crate::log::Reader::new(data.to_vec(), "000003.log", 3, mode);
     let mut n = 0;
     while let Some(rec) = r.read_record()? {
         match write_batch_decode(rec) {
             Ok(k) => n += k,
-            Err(_) if mode == WalRecoveryMode::SkipAnyCorruptedRecords => {}
+            Err(_) if mode == DBRecoveryMode::SkipAnyCorruptedRecord => {}
             Err(e) => return Err(e),
         }
     }
@@ -268,12 +268,7 @@ pub fn version_edit_decode(data: &[u8]) -> Result<()> {
 
 /// Read a MANIFEST file: log records, each a VersionEdit.
 pub fn manifest_replay(data: &[u8]) -> Result<usize> {
-    let mut r = crate::log::Reader::new(
-        data.to_vec(),
-        "MANIFEST-000001",
-        1,
-        WalRecoveryMode::AbsoluteConsistency,
-    );
+    let mut r = crate::log::Reader::new(data.to_vec(), "MANIFEST-000001", 1, DBRecoveryMode::AbsoluteConsistency);
     let mut n = 0;
     while let Some(rec) = r.read_record()? {
         crate::lsm::version_edit::VersionEdit::decode(rec)?;
@@ -293,7 +288,7 @@ pub fn build_block(kvs: &[(Vec<u8>, Vec<u8>)], restart_interval: usize) -> Vec<u
 
 /// The records of a log file (WAL or MANIFEST), for seed corpora.
 pub fn log_records(data: &[u8]) -> Vec<Vec<u8>> {
-    let mut r = crate::log::Reader::new(data.to_vec(), "x.log", 0, WalRecoveryMode::PointInTimeRecovery);
+    let mut r = crate::log::Reader::new(data.to_vec(), "x.log", 0, DBRecoveryMode::PointInTime);
     let mut out = Vec::new();
     while let Ok(Some(rec)) = r.read_record() {
         out.push(rec.to_vec());

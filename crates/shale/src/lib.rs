@@ -14,14 +14,16 @@
 #![warn(missing_docs)]
 
 mod api;
-mod backup;
+pub mod backup;
 mod coding;
 mod compaction;
 pub mod compaction_filter;
+pub mod compaction_filter_factory;
 mod engine;
-mod error;
+mod env;
+pub mod error;
 mod error_kind;
-mod fs;
+pub mod fs;
 mod hash;
 mod info_log;
 mod iterator;
@@ -29,15 +31,15 @@ mod key;
 mod log;
 mod lsm;
 mod memtable;
-pub mod merge;
-mod options;
-mod perf_context;
+pub mod merge_operator;
+pub mod options;
+pub mod perf;
 mod range_del;
-mod slice_transform;
+pub mod slice_transform;
 mod snapshot;
-mod statistics;
+pub mod statistics;
 mod table;
-mod txn;
+pub mod txn;
 mod write_batch;
 mod write_buffer_manager;
 
@@ -48,52 +50,50 @@ pub mod tools;
 #[doc(hidden)]
 pub mod fuzzing;
 
+/// Checkpoints (the `rocksdb` crate's `checkpoint` module): an openable copy of a live
+/// database made of hard links where possible, and the WAL list it is built from.
+pub mod checkpoint {
+    pub use crate::api::{Checkpoint, WalFile};
+}
+
+/// Key orderings: the comparator trait, RocksDB's built-in comparators under their names, and
+/// the closure form [`Options::set_comparator`](crate::Options::set_comparator) takes.
+pub mod comparator {
+    pub use crate::key::{BytewiseComparator, Comparator, ReverseBytewiseComparator, Uint64Comparator};
+    pub use crate::options::setters::CompareFn;
+}
+
 pub use api::{
-    Checkpoint, DBWithThreadMode, IngestExternalFileOptions, LiveFile, MultiThreaded, Range, SingleThreaded,
-    ThreadMode, WalFile, DB,
+    DBWithThreadMode, IngestExternalFileOptions, LiveFile, MultiThreaded, Range, SingleThreaded, ThreadMode, DB,
 };
-pub use backup::{BackupEngine, BackupEngineInfo, BackupEngineOptions, Env, RestoreOptions};
-pub use compaction_filter::{
-    CompactionDecision, CompactionFilter, CompactionFilterContext, CompactionFilterFactory, Decision,
-};
+pub use compaction_filter::CompactionDecision;
 pub use engine::{
     AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor, DBIterator, DBRawIterator, DBWALIterator, Direction,
     IteratorMode, SstFileWriter, DEFAULT_COLUMN_FAMILY_NAME,
 };
-pub use error::{Error, Result};
+pub use env::Env;
+pub use error::Error;
 pub use error_kind::ErrorKind;
-#[doc(hidden)]
-pub use fs::kill_inside_wal_appends;
-pub use fs::{
-    FaultFs, FaultKind, FileLock, FileSystem, ForwardingFs, IoActivity, MemFs, PosixFs, RandomAccessFile, WritableFile,
-};
 pub use info_log::LogLevel;
-pub use key::{BytewiseComparator, Comparator, ReverseBytewiseComparator, Uint64Comparator};
-pub use log::WalRecoveryMode;
+pub use log::DBRecoveryMode;
 pub use memtable::MemtableFactory;
-pub use merge::{AssociativeMergeOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
+pub use merge_operator::MergeOperands;
 pub use options::block_based::BlockBasedOptions;
 pub use options::compaction::{
     DBCompactionStyle, FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle,
 };
-pub use options::setters::{CompareFn, DBCompressionType, MergeOperands, MergeOperandsIter};
-pub use options::{CompactionPri, Options, ReadOptions, TableFactory, WriteOptions};
-pub use perf_context::{set_perf_stats, PerfContext, PerfMetric, PerfStatsLevel};
-pub use slice_transform::{
-    new_capped_prefix_transform, new_fixed_prefix_transform, new_noop_transform, slice_transform_from_name,
-    CappedPrefixTransform, FixedPrefixTransform, NoopTransform, SliceTransform,
-};
+pub use options::types::{CompactionPri, Options, ReadOptions, WriteOptions};
+pub use perf::{PerfContext, PerfMetric, PerfStatsLevel};
+pub use slice_transform::SliceTransform;
 pub use snapshot::Snapshot;
-pub use statistics::{Histogram, HistogramData, NameParseError, StatsLevel, Ticker};
 pub use table::cache::Cache;
 pub use table::cuckoo::CuckooTableOptions;
-pub use table::format::{ChecksumType, CompressionType};
+pub use table::format::{ChecksumType, DBCompressionType};
 pub use table::partitioned_index::BlockBasedIndexType;
 pub use table::pinnable::DBPinnableSlice;
-pub use table::plain::{KeyEncodingType, PlainTableFactoryOptions, PlainTableOptions};
-pub use txn::{
-    OptimisticTransactionDB, OptimisticTransactionOptions, Transaction, TransactionDB, TransactionDBOptions,
-    TransactionOptions, TxnIterator, TxnRawIterator, WriteBatchWithIndex,
-};
+pub use table::plain::{KeyEncodingType, PlainTableFactoryOptions};
+pub use txn::optimistic::{OptimisticTransactionDB, OptimisticTransactionOptions};
+pub use txn::pessimistic::{TransactionDB, TransactionDBOptions, TransactionOptions};
+pub use txn::transaction::Transaction;
 pub use write_batch::WriteBatch;
 pub use write_buffer_manager::WriteBufferManager;

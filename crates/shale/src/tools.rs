@@ -16,7 +16,7 @@ use crate::iterator::InternalIterator;
 use crate::key::{parse_internal_key, user_key, InternalKeyComparator};
 use crate::options::Options;
 use crate::table::any::{format_of, AnyTable, FormatReadOptions, TableFormat};
-use crate::table::plain::PlainTableOptions;
+use crate::table::plain::PlainTableFactoryOptions;
 use crate::table::{Table, TableReaderOptions};
 
 pub use crate::table::plain::tools::{write_plain_table, PlainTableReader, PlainTableWriteOptions, SstEntry};
@@ -107,7 +107,7 @@ fn open_sst(path: &Path) -> Result<AnyTable> {
     let fopts = match format_of(&*file, &name, size)? {
         TableFormat::Plain => {
             let scan_only = FormatReadOptions {
-                plain: PlainTableOptions {
+                plain: PlainTableFactoryOptions {
                     full_scan_mode: true,
                     ..Default::default()
                 },
@@ -116,14 +116,14 @@ fn open_sst(path: &Path) -> Result<AnyTable> {
             let probe = AnyTable::open(file.clone(), name.clone(), size, reader_options(), &scan_only)?;
             match probe.properties().prefix_extractor_name.as_str() {
                 "" | "nullptr" => FormatReadOptions {
-                    plain: PlainTableOptions {
+                    plain: PlainTableFactoryOptions {
                         hash_table_ratio: 0.0,
                         ..Default::default()
                     },
                     prefix_extractor: None,
                 },
                 n => FormatReadOptions {
-                    plain: PlainTableOptions::default(),
+                    plain: PlainTableFactoryOptions::default(),
                     prefix_extractor: Some(crate::slice_transform::slice_transform_from_name(n).ok_or_else(|| {
                         Error::NotSupported(format!("{name}: the table's prefix extractor {n} is not a built-in"))
                     })?),

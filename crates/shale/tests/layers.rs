@@ -570,3 +570,95 @@ fn the_circle_finder_sees_circles() {
     to_parent[2] = file("a/c.rs", &["a", "c"], "use super::X;");
     assert_eq!(circles(&file_graph(&to_parent)), vec![vec![0, 1, 2]]);
 }
+
+/// The names the `rocksdb` crate (0.25) has at its root, besides its modules: a program that
+/// switches by renaming the dependency finds each name it imports from the root at the root.
+const ROCKSDB_ROOT_NAMES: &str = "
+    AsColumnFamilyRef BoundColumnFamily ColumnFamily ColumnFamilyDescriptor ColumnFamilyRef
+    ColumnFamilyTtl DEFAULT_COLUMN_FAMILY_NAME CompactionDecision DBAccess DBCommon
+    DBWithThreadMode LiveFile MultiThreaded Range SingleThreaded ThreadMode DB DBIterator
+    DBIteratorWithThreadMode DBRawIterator DBRawIteratorWithThreadMode DBWALIterator Direction
+    IteratorMode BlockBasedIndexType BlockBasedOptions BlockBasedTablePinningTier
+    BottommostLevelCompaction Cache ChecksumType CompactOptions CompactionPri CuckooTableOptions
+    DBCompactionStyle DBCompressionType DBPath DBRecoveryMode DataBlockIndexType
+    FifoCompactOptions FlushOptions InfoLogger IngestExternalFileOptions KeyEncodingType LogLevel
+    LruCacheOptions MemtableFactory Options PlainTableFactoryOptions ReadOptions ReadTier
+    UniversalCompactOptions UniversalCompactionStopStyle WaitForCompactOptions
+    WriteBufferManager WriteOptions DBPinnableSlice Env CStrLike IterateBounds PrefixRange
+    MergeOperands PerfContext PerfMetric PerfStatsLevel SliceTransform Snapshot
+    SnapshotWithThreadMode SstFileWriter OptimisticTransactionDB OptimisticTransactionOptions
+    Transaction TransactionDB TransactionDBOptions TransactionOptions WriteBatch
+    WriteBatchIterator WriteBatchIteratorCf WriteBatchWithTransaction Error ErrorKind";
+
+/// What a crate root (`lib.rs`) makes public: (modules, other names). Inline module bodies are
+/// skipped; `pub use` paths give the name they end in (or their `as` name), groups included.
+fn root_names(src: &str) -> (Vec<String>, Vec<String>) {
+    let toks: Vec<Tok> = tokenize(src).into_iter().map(|(t, _)| t).collect();
+    let word = |i: usize, w: &str| matches!(toks.get(i), Some(Tok::Ident(s)) if s == w);
+    let punct = |i: usize, c: char| matches!(toks.get(i), Some(Tok::Punct(p)) if *p == c);
+    let (mut modules, mut names) = (Vec::new(), Vec::new());
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < toks.len() {
+        if punct(i, '{') {
+            depth += 1;
+        } else if punct(i, '}') {
+            depth = depth.saturating_sub(1);
+        } else if depth == 0 && word(i, "pub") && !punct(i + 1, '(') {
+            if word(i + 1, "mod") {
+                if let Some(Tok::Ident(m)) = toks.get(i + 2) {
+                    modules.push(m.clone());
+                }
+            } else if word(i + 1, "use") {
+                // Up to the `;`: an identifier not followed by `::` ends a path; `as` renames it.
+                let mut j = i + 2;
+                while j < toks.len() && !punct(j, ';') {
+                    if let Tok::Ident(s) = &toks[j] {
+                        let path_goes_on = matches!(toks.get(j + 1), Some(Tok::Path));
+                        let renamed = word(j + 1, "as");
+                        if s != "as" && !path_goes_on && !renamed && s != "self" {
+                            names.push(s.clone());
+                        }
+                    }
+                    j += 1;
+                }
+                i = j;
+            } else if let Some(Tok::Ident(kind)) = toks.get(i + 1) {
+                if ["fn", "struct", "enum", "trait", "type", "const", "static"].contains(&kind.as_str()) {
+                    if let Some(Tok::Ident(n)) = toks.get(i + 2) {
+                        names.push(n.clone());
+                    }
+                }
+            }
+        }
+        i += 1;
+    }
+    (modules, names)
+}
+
+#[test]
+fn the_crate_root_holds_only_names_the_rocksdb_crate_has_there() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
+    let (modules, names) = root_names(&src);
+    assert!(
+        names.len() > 40 && names.iter().any(|n| n == "DB") && modules.iter().any(|m| m == "fs"),
+        "lib.rs not parsed: {names:?} {modules:?}"
+    );
+    let allowed: Vec<&str> = ROCKSDB_ROOT_NAMES.split_whitespace().collect();
+    let extra: Vec<&String> = names.iter().filter(|n| !allowed.contains(&n.as_str())).collect();
+    assert!(
+        extra.is_empty(),
+        "names at the crate root that the `rocksdb` crate does not have there (put them in a module): {extra:?}"
+    );
+}
+
+#[test]
+fn the_root_name_reader_sees_each_kind_of_export() {
+    let src = "mod inner;\npub mod fs;\npub mod checkpoint {\n    pub use crate::api::Checkpoint;\n}\n\
+               pub use api::{DB, Range as KeyRange};\npub use a::b::{c::Deep, Flat};\npub use x::Single;\n\
+               pub(crate) use y::Hidden;\npub fn helper() {}\npub type Result<T> = std::result::Result<T, Error>;\n";
+    let (modules, names) = root_names(src);
+    assert_eq!(modules, ["fs", "checkpoint"]);
+    assert_eq!(names, ["DB", "KeyRange", "Deep", "Flat", "Single", "helper", "Result"]);
+}

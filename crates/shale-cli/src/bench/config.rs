@@ -4,10 +4,12 @@
 use std::io::IsTerminal;
 use std::sync::Arc;
 
+use shale::comparator::Uint64Comparator;
+use shale::slice_transform::new_fixed_prefix_transform;
+use shale::statistics::StatsLevel;
 use shale::{
-    new_fixed_prefix_transform, ChecksumType, CompressionType, CuckooTableOptions, DBCompactionStyle,
-    FifoCompactOptions, MemtableFactory, Options, PlainTableOptions, StatsLevel, Uint64Comparator,
-    UniversalCompactOptions,
+    ChecksumType, CuckooTableOptions, DBCompactionStyle, DBCompressionType, FifoCompactOptions, MemtableFactory,
+    Options, PlainTableFactoryOptions, UniversalCompactOptions,
 };
 
 use crate::flags::Flags;
@@ -105,7 +107,7 @@ pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
     o.set_memtable_prefix_bloom_ratio(fl.f64("memtable_bloom_size_ratio"));
     o.set_memtable_whole_key_filtering(fl.bool("memtable_whole_key_filtering"));
     o.set_compression_type(
-        CompressionType::parse(fl.str("compression_type")).map_err(|e| format!("ERROR: --compression_type: {e}"))?,
+        DBCompressionType::parse(fl.str("compression_type")).map_err(|e| format!("ERROR: --compression_type: {e}"))?,
     );
     bbo.set_checksum_type(
         ChecksumType::parse(fl.str("checksum_type")).map_err(|e| format!("ERROR: --checksum_type: {e}"))?,
@@ -164,7 +166,7 @@ pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
     }
     let mo = fl.str("merge_operator");
     if !mo.is_empty() {
-        o.set_custom_merge_operator(shale::merge::merge_operator_by_name(mo).ok_or_else(|| {
+        o.set_custom_merge_operator(shale::merge_operator::merge_operator_by_name(mo).ok_or_else(|| {
             format!("invalid merge operator[{mo}]: Not implemented: Could not load MergeOperator: {mo}")
         })?);
     }
@@ -307,10 +309,10 @@ fn table_format_from_flags(fl: &Flags, o: &mut Options) -> Result<(), String> {
             memtable_factory_class_name(o.get_memtable_factory())
         );
         let bloom = fl.i64("bloom_bits");
-        let defaults = PlainTableOptions::default();
+        let defaults = PlainTableFactoryOptions::default();
         let user_key_len =
             u32::try_from(fl.i64("key_size")).map_err(|_| "ERROR: --key_size is too large for a plain table")?;
-        o.set_plain_table_factory(&PlainTableOptions {
+        o.set_plain_table_factory(&PlainTableFactoryOptions {
             user_key_len,
             bloom_bits_per_key: if bloom < 0 {
                 defaults.bloom_bits_per_key

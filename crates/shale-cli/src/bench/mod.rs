@@ -18,9 +18,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 
-use shale::{
-    set_perf_stats, ColumnFamily, Options, PerfContext, PerfStatsLevel, ReadOptions, WriteBatch, WriteOptions, DB,
-};
+use shale::perf::set_perf_stats;
+use shale::{ColumnFamily, Options, PerfContext, PerfStatsLevel, ReadOptions, WriteBatch, WriteOptions, DB};
 
 pub use config::{options_from_flags, Config};
 use random::{Random64, RandomGenerator};
@@ -491,10 +490,10 @@ fn read_random(ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
 /// Count the found values of a multi-get and their bytes (keys included); the first error.
 fn tally<V: AsRef<[u8]>>(
     keys: &[Vec<u8>],
-    results: Vec<shale::Result<Option<V>>>,
+    results: Vec<shale::error::Result<Option<V>>>,
     found: &mut u64,
     bytes: &mut u64,
-) -> shale::Result<()> {
+) -> shale::error::Result<()> {
     for (k, r) in keys.iter().zip(results) {
         if let Some(v) = r? {
             *found += 1;

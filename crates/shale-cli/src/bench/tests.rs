@@ -1,7 +1,7 @@
 //! Unit tests of `shale bench` (flag parsing and mapping to options).
 
 use super::*;
-use shale::{ChecksumType, CompressionType, MemtableFactory};
+use shale::{ChecksumType, DBCompressionType, MemtableFactory};
 
 #[test]
 fn keys_match_db_bench_bytes() {
@@ -151,7 +151,7 @@ fn flag_mapping_to_options() {
     let o = options_from_flags(&fl).unwrap();
     assert_eq!(o.get_bloom_bits_per_key(), 0.0);
     assert_eq!(o.get_block_cache_capacity(), 1 << 20);
-    assert_eq!(o.get_compression(), CompressionType::Zstd);
+    assert_eq!(o.get_compression(), DBCompressionType::Zstd);
     assert_eq!(o.get_checksum_type(), ChecksumType::CRC32c);
     assert_eq!(o.get_max_open_files(), -1);
     assert_eq!(o.get_write_buffer_size(), 64 << 20);
@@ -163,12 +163,15 @@ fn flag_mapping_to_options() {
 fn table_format_flags_to_options() {
     // Defaults: block-based tables, no prefix extractor, pread.
     let o = options_from_flags(&parse(&[])).unwrap();
-    assert!(matches!(o.get_table_factory(), shale::TableFactory::BlockBased));
+    assert!(matches!(
+        o.get_table_factory(),
+        shale::options::TableFactory::BlockBased
+    ));
     assert!(o.get_prefix_extractor().is_none());
     assert!(!o.get_allow_mmap_reads());
 
     // Plain table: db_bench's user_key_len = key_size, hash ratio 0.75, bloom bits from
-    // --bloom_bits or PlainTableOptions' default when negative.
+    // --bloom_bits or PlainTableFactoryOptions' default when negative.
     let o = options_from_flags(&parse(&[
         "--use_plain_table",
         "--prefix_size=8",
@@ -177,12 +180,12 @@ fn table_format_flags_to_options() {
     ]))
     .unwrap();
     match &o.get_table_factory() {
-        shale::TableFactory::Plain(p) => {
+        shale::options::TableFactory::Plain(p) => {
             assert_eq!(p.user_key_len, 16);
             assert_eq!(p.hash_table_ratio, 0.75);
             assert_eq!(
                 p.bloom_bits_per_key,
-                shale::PlainTableOptions::default().bloom_bits_per_key
+                shale::PlainTableFactoryOptions::default().bloom_bits_per_key
             );
         }
         other => panic!("expected a plain table factory, got {other:?}"),
@@ -192,7 +195,7 @@ fn table_format_flags_to_options() {
     assert_eq!(pe.transform(b"0123456789abcdef"), b"01234567");
     let o = options_from_flags(&parse(&["--use_plain_table", "--prefix_size=4", "--bloom_bits=3"])).unwrap();
     match &o.get_table_factory() {
-        shale::TableFactory::Plain(p) => assert_eq!(p.bloom_bits_per_key, 3),
+        shale::options::TableFactory::Plain(p) => assert_eq!(p.bloom_bits_per_key, 3),
         other => panic!("expected a plain table factory, got {other:?}"),
     }
 
@@ -205,7 +208,7 @@ fn table_format_flags_to_options() {
     ]))
     .unwrap();
     match &o.get_table_factory() {
-        shale::TableFactory::Cuckoo(c) => {
+        shale::options::TableFactory::Cuckoo(c) => {
             assert_eq!(c.hash_table_ratio, 0.75);
             assert!(c.identity_as_first_hash);
             assert_eq!(
@@ -227,7 +230,7 @@ fn table_format_flags_to_options() {
     assert_eq!(e, "Invalid cuckoo_hash_ratio");
     // Both given: plain wins, as in db_bench's if/else.
     let o = options_from_flags(&parse(&["--use_plain_table", "--use_cuckoo_table", "--prefix_size=8"])).unwrap();
-    assert!(matches!(o.get_table_factory(), shale::TableFactory::Plain(_)));
+    assert!(matches!(o.get_table_factory(), shale::options::TableFactory::Plain(_)));
 }
 
 #[test]

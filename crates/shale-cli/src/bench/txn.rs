@@ -9,9 +9,10 @@
 use std::ops::Deref;
 use std::path::Path;
 
+use shale::error::Result;
 use shale::{
-    ErrorKind, OptimisticTransactionDB, Options, ReadOptions, Result, TransactionDB, TransactionDBOptions,
-    TransactionOptions, WriteBatch, WriteOptions, DB,
+    ErrorKind, OptimisticTransactionDB, Options, ReadOptions, TransactionDB, TransactionDBOptions, TransactionOptions,
+    WriteBatch, WriteOptions, DB,
 };
 
 use super::random::Random64;

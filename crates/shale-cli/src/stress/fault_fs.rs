@@ -22,7 +22,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use shale::{FileSystem, ForwardingFs, RandomAccessFile, WritableFile};
+use shale::fs::FileSystem;
+use shale::fs::ForwardingFs;
+use shale::fs::RandomAccessFile;
+use shale::fs::WritableFile;
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FaultRates {
@@ -92,7 +95,7 @@ impl Ctl {
         let x = self.draw();
         x.is_multiple_of(one_in).then_some(x / one_in)
     }
-    fn read_fault(&self, p: &Path) -> shale::Result<()> {
+    fn read_fault(&self, p: &Path) -> shale::error::Result<()> {
         if self.hit(self.rates.read_one_in).is_some() {
             self.counts.read_eio.fetch_add(1, Ordering::Relaxed);
             return Err(err(p, libc_eio(), "injected read error"));
@@ -100,7 +103,7 @@ impl Ctl {
         Ok(())
     }
     /// A write-path fault: EIO or ENOSPC.
-    fn write_fault(&self, p: &Path) -> shale::Result<()> {
+    fn write_fault(&self, p: &Path) -> shale::error::Result<()> {
         if let Some(x) = self.hit(self.rates.write_one_in) {
             if x % 3 == 0 {
                 self.counts.enospc.fetch_add(1, Ordering::Relaxed);
@@ -169,7 +172,7 @@ struct FaultWritable {
 }
 
 impl WritableFile for FaultWritable {
-    fn append(&mut self, data: &[u8]) -> shale::Result<()> {
+    fn append(&mut self, data: &[u8]) -> shale::error::Result<()> {
         if let Some(x) = self.ctl.hit(self.ctl.rates.write_one_in) {
             match x % 3 {
                 0 if data.len() > 1 => {
@@ -191,11 +194,11 @@ impl WritableFile for FaultWritable {
         }
         self.inner.append(data)
     }
-    fn flush(&mut self) -> shale::Result<()> {
+    fn flush(&mut self) -> shale::error::Result<()> {
         self.ctl.write_fault(&self.path)?;
         self.inner.flush()
     }
-    fn sync(&mut self) -> shale::Result<()> {
+    fn sync(&mut self) -> shale::error::Result<()> {
         self.ctl.write_fault(&self.path)?;
         self.inner.sync()
     }
@@ -218,7 +221,7 @@ struct FaultReadable {
 }
 
 impl RandomAccessFile for FaultReadable {
-    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> shale::Result<()> {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> shale::error::Result<()> {
         self.ctl.read_fault(&self.path)?;
         self.inner.read_exact_at(offset, buf)?;
         if self.is_table && !buf.is_empty() && offset + (buf.len() as u64) + 256 <= self.inner.size() {
@@ -259,7 +262,7 @@ impl ForwardingFs for RandomFaultFs {
     fn inner(&self) -> &dyn FileSystem {
         &*self.inner
     }
-    fn new_writable(&self, p: &Path) -> shale::Result<Box<dyn WritableFile>> {
+    fn new_writable(&self, p: &Path) -> shale::error::Result<Box<dyn WritableFile>> {
         self.ctl.write_fault(p)?;
         let inner = self.inner.new_writable(p)?;
         Ok(Box::new(FaultWritable {
@@ -268,7 +271,7 @@ impl ForwardingFs for RandomFaultFs {
             ctl: self.ctl.clone(),
         }))
     }
-    fn open_random(&self, p: &Path) -> shale::Result<Arc<dyn RandomAccessFile>> {
+    fn open_random(&self, p: &Path) -> shale::error::Result<Arc<dyn RandomAccessFile>> {
         self.ctl.read_fault(p)?;
         let inner = self.inner.open_random(p)?;
         // No bit flips in the external files of `<db>.stress-scratch/`: an ingest copies such a
@@ -286,27 +289,27 @@ impl ForwardingFs for RandomFaultFs {
             ctl: self.ctl.clone(),
         }))
     }
-    fn read_all(&self, p: &Path) -> shale::Result<Vec<u8>> {
+    fn read_all(&self, p: &Path) -> shale::error::Result<Vec<u8>> {
         self.ctl.read_fault(p)?;
         self.inner.read_all(p)
     }
-    fn rename(&self, a: &Path, b: &Path) -> shale::Result<()> {
+    fn rename(&self, a: &Path, b: &Path) -> shale::error::Result<()> {
         self.ctl.write_fault(b)?;
         self.inner.rename(a, b)
     }
-    fn remove_file(&self, p: &Path) -> shale::Result<()> {
+    fn remove_file(&self, p: &Path) -> shale::error::Result<()> {
         self.ctl.write_fault(p)?;
         self.inner.remove_file(p)
     }
-    fn sync_dir(&self, d: &Path) -> shale::Result<()> {
+    fn sync_dir(&self, d: &Path) -> shale::error::Result<()> {
         self.ctl.write_fault(d)?;
         self.inner.sync_dir(d)
     }
-    fn sync_file(&self, p: &Path) -> shale::Result<()> {
+    fn sync_file(&self, p: &Path) -> shale::error::Result<()> {
         self.ctl.write_fault(p)?;
         self.inner.sync_file(p)
     }
-    fn link(&self, a: &Path, b: &Path) -> shale::Result<()> {
+    fn link(&self, a: &Path, b: &Path) -> shale::error::Result<()> {
         self.ctl.write_fault(b)?;
         self.inner.link(a, b)
     }
@@ -315,7 +318,8 @@ impl ForwardingFs for RandomFaultFs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shale::{ChecksumType, MemFs, Options, DB};
+    use shale::fs::testing::MemFs;
+    use shale::{ChecksumType, Options, DB};
 
     /// Bit flips must never reach files whose blocks carry no checksum (an earlier run of the
     /// crash test may have written them with `NoChecksum`): the footer decides.

@@ -8,7 +8,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use shale::{FileSystem, ForwardingFs, WritableFile};
+use shale::fs::FileSystem;
+use shale::fs::ForwardingFs;
+use shale::fs::WritableFile;
 
 /// The kind of file a path names, as RocksDB's kill points group them.
 pub fn file_kind(p: &Path) -> &'static str {
@@ -31,7 +33,7 @@ pub fn file_kind(p: &Path) -> &'static str {
     }
 }
 
-pub type Hook = Arc<dyn Fn(&str, &Path) -> shale::Result<()> + Send + Sync>;
+pub type Hook = Arc<dyn Fn(&str, &Path) -> shale::error::Result<()> + Send + Sync>;
 
 pub struct HookFs {
     pub inner: Arc<dyn FileSystem>,
@@ -45,15 +47,15 @@ struct HookFile {
 }
 
 impl WritableFile for HookFile {
-    fn append(&mut self, data: &[u8]) -> shale::Result<()> {
+    fn append(&mut self, data: &[u8]) -> shale::error::Result<()> {
         (self.hook)("append", &self.path)?;
         self.inner.append(data)
     }
-    fn flush(&mut self) -> shale::Result<()> {
+    fn flush(&mut self) -> shale::error::Result<()> {
         (self.hook)("flush", &self.path)?;
         self.inner.flush()
     }
-    fn sync(&mut self) -> shale::Result<()> {
+    fn sync(&mut self) -> shale::error::Result<()> {
         (self.hook)("sync", &self.path)?;
         self.inner.sync()
     }
@@ -72,11 +74,11 @@ impl ForwardingFs for HookFs {
     fn inner(&self) -> &dyn FileSystem {
         &*self.inner
     }
-    fn create_dir_all(&self, p: &Path) -> shale::Result<()> {
+    fn create_dir_all(&self, p: &Path) -> shale::error::Result<()> {
         (self.hook)("mkdir", p)?;
         self.inner.create_dir_all(p)
     }
-    fn new_writable(&self, p: &Path) -> shale::Result<Box<dyn WritableFile>> {
+    fn new_writable(&self, p: &Path) -> shale::error::Result<Box<dyn WritableFile>> {
         (self.hook)("create", p)?;
         let inner = self.inner.new_writable(p)?;
         Ok(Box::new(HookFile {
@@ -85,27 +87,27 @@ impl ForwardingFs for HookFs {
             hook: self.hook.clone(),
         }))
     }
-    fn rename(&self, a: &Path, b: &Path) -> shale::Result<()> {
+    fn rename(&self, a: &Path, b: &Path) -> shale::error::Result<()> {
         (self.hook)("rename", b)?;
         self.inner.rename(a, b)
     }
-    fn remove_file(&self, p: &Path) -> shale::Result<()> {
+    fn remove_file(&self, p: &Path) -> shale::error::Result<()> {
         (self.hook)("remove", p)?;
         self.inner.remove_file(p)
     }
-    fn remove_dir(&self, p: &Path) -> shale::Result<()> {
+    fn remove_dir(&self, p: &Path) -> shale::error::Result<()> {
         (self.hook)("rmdir", p)?;
         self.inner.remove_dir(p)
     }
-    fn sync_dir(&self, d: &Path) -> shale::Result<()> {
+    fn sync_dir(&self, d: &Path) -> shale::error::Result<()> {
         (self.hook)("syncdir", d)?;
         self.inner.sync_dir(d)
     }
-    fn sync_file(&self, p: &Path) -> shale::Result<()> {
+    fn sync_file(&self, p: &Path) -> shale::error::Result<()> {
         (self.hook)("sync", p)?;
         self.inner.sync_file(p)
     }
-    fn link(&self, a: &Path, b: &Path) -> shale::Result<()> {
+    fn link(&self, a: &Path, b: &Path) -> shale::error::Result<()> {
         (self.hook)("link", b)?;
         self.inner.link(a, b)
     }

@@ -15,7 +15,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use shale::{Checkpoint, ColumnFamilyDescriptor, IngestExternalFileOptions, Options, SstFileWriter, DB};
+use shale::checkpoint::Checkpoint;
+use shale::{ColumnFamilyDescriptor, IngestExternalFileOptions, Options, SstFileWriter, DB};
 
 use super::model::{cf_name, key_bytes, new_vid, phys_key, sd_start, value_of, vid_desc, Rng};
 use super::run::Ctx;
@@ -134,7 +135,7 @@ pub(crate) fn ingest_op(ctx: &Ctx, db: &DB, cf: u64, rng: &mut Rng) -> Result<()
         .map(|&s| if rng.below(5) == 0 { 0 } else { new_vid(rng, s, false) })
         .collect();
     let mut w = SstFileWriter::create(fam_opts(ctx, cf));
-    let written = (|| -> shale::Result<()> {
+    let written = (|| -> shale::error::Result<()> {
         w.open(&file)?;
         for (k, (&s, &n)) in (lo..hi).zip(slots.iter().zip(&news)) {
             if n == 0 {

@@ -10,9 +10,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
+use shale::fs::FileSystem;
+use shale::fs::ForwardingFs;
+use shale::fs::WritableFile;
 use shale::{
-    ChecksumType, CompressionType, DBCompactionStyle, FifoCompactOptions, FileSystem, ForwardingFs, Options,
-    UniversalCompactOptions, UniversalCompactionStopStyle, WritableFile,
+    ChecksumType, DBCompactionStyle, DBCompressionType, FifoCompactOptions, Options, UniversalCompactOptions,
+    UniversalCompactionStopStyle,
 };
 
 use crate::flags::Flags;
@@ -374,10 +377,10 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) 
     bbo.set_block_size(r.pick(&[256, 1024, 4096, 16384]));
     bbo.set_block_restart_interval(r.pick(&[1, 4, 16]));
     o.set_compression_type(r.pick(&[
-        CompressionType::None,
-        CompressionType::Snappy,
-        CompressionType::Lz4,
-        CompressionType::Zstd,
+        DBCompressionType::None,
+        DBCompressionType::Snappy,
+        DBCompressionType::Lz4,
+        DBCompressionType::Zstd,
     ]));
     bbo.set_checksum_type(r.pick(&[
         ChecksumType::NoChecksum,
@@ -417,7 +420,7 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) 
     if dyn_flag >= 0 {
         o.set_level_compaction_dynamic_level_bytes(dyn_flag == 1);
     }
-    o.set_custom_merge_operator(shale::merge::merge_operator_by_name("uint64add").expect("uint64add"));
+    o.set_custom_merge_operator(shale::merge_operator::merge_operator_by_name("uint64add").expect("uint64add"));
     let sync = match sync_flag {
         -1 => r.pick(&[0u8, 0, 1, 2, 2]),
         s => s as u8,
@@ -552,7 +555,7 @@ fn random_triggers(r: &mut Rng, o: &mut Options, universal: bool) -> String {
         d += &format!(" deletion_collector=({window},{trigger},{ratio})");
     }
     // Both need block-based tables (a run's plain tables reset them, `run`).
-    let block_based = matches!(o.get_table_factory(), shale::TableFactory::BlockBased);
+    let block_based = matches!(o.get_table_factory(), shale::options::TableFactory::BlockBased);
     if r.below(3) == 0 && block_based {
         let secs = r.pick(&[1u64, 2]);
         o.set_periodic_compaction_seconds(secs);
@@ -603,7 +606,7 @@ pub fn family_options(base: &Options, seed: u64, i: u64) -> (Options, String) {
 
 /// Open the stress DB with `opts` (the default family) and families `1..n` with `fam`: with one
 /// family exactly as before families existed (`DB::open`).
-pub fn open_families(opts: &Options, path: &Path, fam: &[Options]) -> shale::Result<shale::DB> {
+pub fn open_families(opts: &Options, path: &Path, fam: &[Options]) -> shale::error::Result<shale::DB> {
     if fam.is_empty() {
         return shale::DB::open(opts, path);
     }
@@ -635,7 +638,7 @@ struct BuggyFile {
 }
 
 impl WritableFile for BuggyFile {
-    fn append(&mut self, data: &[u8]) -> shale::Result<()> {
+    fn append(&mut self, data: &[u8]) -> shale::error::Result<()> {
         self.size += data.len() as u64;
         if self.bug == "wal_no_flush" {
             self.buf.extend_from_slice(data);
@@ -644,14 +647,14 @@ impl WritableFile for BuggyFile {
             self.inner.append(data)
         }
     }
-    fn flush(&mut self) -> shale::Result<()> {
+    fn flush(&mut self) -> shale::error::Result<()> {
         if self.bug == "wal_no_flush" {
             Ok(())
         } else {
             self.inner.flush()
         }
     }
-    fn sync(&mut self) -> shale::Result<()> {
+    fn sync(&mut self) -> shale::error::Result<()> {
         if self.bug == "wal_no_sync" {
             return self.inner.flush();
         }
@@ -669,7 +672,7 @@ impl ForwardingFs for BuggyFs {
     fn inner(&self) -> &dyn FileSystem {
         &*self.inner
     }
-    fn new_writable(&self, p: &Path) -> shale::Result<Box<dyn WritableFile>> {
+    fn new_writable(&self, p: &Path) -> shale::error::Result<Box<dyn WritableFile>> {
         let w = self.inner.new_writable(p)?;
         if p.extension().is_some_and(|e| e == "log") {
             Ok(Box::new(BuggyFile {

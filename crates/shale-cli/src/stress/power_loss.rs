@@ -7,7 +7,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use shale::{ColumnFamily, FileSystem, MemFs, Options, WriteBatch, WriteOptions, DB};
+use shale::fs::testing::MemFs;
+use shale::fs::FileSystem;
+use shale::{ColumnFamily, Options, WriteBatch, WriteOptions, DB};
 
 use super::power_loss_ingest::{matching_prefixes, overlapped_by, pl_ingest, Outcome, PlIngest, Via, SCRATCH};
 use super::txn::{mode_of, open_stress_db, StressDb, TxnMode};
@@ -35,8 +37,8 @@ pub(crate) fn episode_setup(
     fs.set_mapped_pages_out_of_order(Some(super::model::mix(ep_seed ^ 0x9A6E)));
     let (mut opts, mut cfg) = random_options(ep_seed, fl.i64("sync"), 0, fl.i64("dynamic_levels"));
     opts.set_write_buffer_size(opts.get_write_buffer_size().min(64 << 10));
-    let env: Arc<dyn shale::FileSystem> = Arc::new(fs.clone());
-    let env: Arc<dyn shale::FileSystem> = if fl.str("inject_bug").is_empty() {
+    let env: Arc<dyn shale::fs::FileSystem> = Arc::new(fs.clone());
+    let env: Arc<dyn shale::fs::FileSystem> = if fl.str("inject_bug").is_empty() {
         env
     } else {
         Arc::new(BuggyFs {

@@ -17,7 +17,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use shale::{ColumnFamily, FileSystem, IngestExternalFileOptions, MemFs, Options, SstFileWriter, DB};
+use shale::fs::testing::MemFs;
+use shale::fs::FileSystem;
+use shale::{ColumnFamily, IngestExternalFileOptions, Options, SstFileWriter, DB};
 
 use super::hook_fs::Cutter;
 use super::model::{key_bytes, new_vid, sd_start, value_of, Rng};
@@ -112,7 +114,7 @@ pub(crate) fn pl_ingest(
     let file = Path::new(SCRATCH).join(format!("ingest-{}.sst", pi.files.fetch_add(1, Ordering::Relaxed)));
     let opts = fam_opts[cf as usize];
     let mut w = SstFileWriter::create(opts);
-    let written = (|| -> shale::Result<()> {
+    let written = (|| -> shale::error::Result<()> {
         w.open(&file)?;
         for (&k, &v) in keys.iter().zip(&news) {
             if v == 0 {

@@ -19,7 +19,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use shale::{FileSystem, Options, WriteOptions};
+use shale::fs::FileSystem;
+use shale::{Options, WriteOptions};
 
 use super::hook_fs::Cutter;
 use super::model::Rng;

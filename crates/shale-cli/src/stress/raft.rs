@@ -19,7 +19,9 @@ use openraft::storage::{RaftLogStorage, RaftLogStorageExt, RaftStateMachine};
 use openraft::{
     CommittedLeaderId, Entry, EntryPayload, LogId, Membership, RaftLogReader, RaftSnapshotBuilder, SnapshotMeta, Vote,
 };
-use shale::{FileSystem, MemFs, Options};
+use shale::fs::testing::MemFs;
+use shale::fs::FileSystem;
+use shale::Options;
 use shale_raft::{decode_snapshot, open_store_with, LogStore, Request, StateMachineStore};
 use tokio::io::AsyncWriteExt;
 
@@ -69,7 +71,7 @@ struct Episode<'a> {
 }
 
 impl Episode<'_> {
-    fn open(&self) -> shale::Result<Store> {
+    fn open(&self) -> shale::error::Result<Store> {
         open_store_with(DIR, self.opts.clone(), self.env.clone())
     }
 

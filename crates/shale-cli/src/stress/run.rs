@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
-use shale::{ColumnFamily, Options, ReadOptions, WalRecoveryMode, WriteBatch, WriteOptions, DB};
+use shale::{ColumnFamily, DBRecoveryMode, Options, ReadOptions, WriteBatch, WriteOptions, DB};
 
 use super::fault_fs::{FaultCounts, FaultRates, FaultSwitch, RandomFaultFs};
 use super::ingest::{checkpoint_op, ingest_op, IngestCtx};
@@ -115,7 +115,7 @@ impl Ctx {
 
     /// The result of a read: with fault injection an error is expected now and then (EIO, or
     /// Corruption from a flipped bit) and the read is skipped (None); otherwise it fails the run.
-    pub(crate) fn read_ok<T>(&self, what: &str, r: shale::Result<T>) -> Result<Option<T>, String> {
+    pub(crate) fn read_ok<T>(&self, what: &str, r: shale::error::Result<T>) -> Result<Option<T>, String> {
         match r {
             Ok(v) => Ok(Some(v)),
             Err(e) if self.faults.is_some() && (e.is_io() || e.is_corruption()) => {
@@ -129,7 +129,7 @@ impl Ctx {
     /// The result of a write of `keys` (whose expected entries are pending): true when it was
     /// acknowledged. With fault injection a failed write leaves its keys pending and in doubt
     /// and asks for a reopen; otherwise an error fails the run.
-    pub(crate) fn write_ok(&self, what: &str, keys: &[u64], r: shale::Result<()>) -> Result<bool, String> {
+    pub(crate) fn write_ok(&self, what: &str, keys: &[u64], r: shale::error::Result<()>) -> Result<bool, String> {
         match r {
             Ok(()) => Ok(true),
             Err(e) if self.faults.is_some() => {
@@ -198,7 +198,7 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     };
     if cfg.plain {
         // Variable-length keys in total order (no prefix extractor).
-        opts.set_plain_table_factory(&shale::PlainTableOptions {
+        opts.set_plain_table_factory(&shale::PlainTableFactoryOptions {
             user_key_len: 0,
             hash_table_ratio: 0.0,
             ..Default::default()
@@ -216,7 +216,7 @@ pub fn run(fl: &Flags) -> Result<(), String> {
         // Prefix filters in the tables (with or without whole keys) and a memtable bloom
         // (`docs/prefix.md`); scans become prefix seeks (`verify::scan_check`).
         let m = mix(seed ^ 0x5EED);
-        opts.set_prefix_extractor(shale::new_fixed_prefix_transform(prefix));
+        opts.set_prefix_extractor(shale::slice_transform::new_fixed_prefix_transform(prefix));
         let mut bbo = opts.get_block_based_options();
         bbo.set_whole_key_filtering(!m.is_multiple_of(3));
         opts.set_block_based_table_factory(&bbo);
@@ -258,7 +258,11 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     if fl.u64("kill_odds") > 0 && fl.str("kill_point") == "wal.append_torn" {
         // A kill in the middle of storing a WAL flush (a mapped copy or a `write`), which the
         // file system hooks cannot reach: inside the POSIX file itself.
-        shale::kill_inside_wal_appends(fl.u64("kill_odds"), mix(seed ^ 0x7042), super::hook_fs::KILL_POINT_EXIT);
+        shale::fs::testing::kill_inside_wal_appends(
+            fl.u64("kill_odds"),
+            mix(seed ^ 0x7042),
+            super::hook_fs::KILL_POINT_EXIT,
+        );
     } else if fl.u64("kill_odds") > 0 {
         let hook = super::hook_fs::kill_hook(
             fl.u64("kill_odds"),
@@ -476,17 +480,17 @@ pub fn run(fl: &Flags) -> Result<(), String> {
 /// The WAL recovery mode of a run: the flag, or (-1) one chosen by the seed among all four
 /// (each must keep every acknowledged write after a crash; `AbsoluteConsistency` by refusing a
 /// torn tail first, `open_after_crash`).
-fn wal_mode(flag: i64, seed: u64) -> WalRecoveryMode {
+fn wal_mode(flag: i64, seed: u64) -> DBRecoveryMode {
     let m = if flag >= 0 {
         flag as u64
     } else {
         [0, 1, 2, 2, 3][(mix(seed ^ 0x5741) % 5) as usize]
     };
     match m {
-        0 => WalRecoveryMode::TolerateCorruptedTailRecords,
-        1 => WalRecoveryMode::AbsoluteConsistency,
-        3 => WalRecoveryMode::SkipAnyCorruptedRecords,
-        _ => WalRecoveryMode::PointInTimeRecovery,
+        0 => DBRecoveryMode::TolerateCorruptedTailRecords,
+        1 => DBRecoveryMode::AbsoluteConsistency,
+        3 => DBRecoveryMode::SkipAnyCorruptedRecord,
+        _ => DBRecoveryMode::PointInTime,
     }
 }
 
@@ -498,7 +502,7 @@ fn wal_mode(flag: i64, seed: u64) -> WalRecoveryMode {
 fn open_after_crash(mode: TxnMode, opts: &Options, path: &Path, fam_opts: &[Options]) -> Result<StressDb, String> {
     match open_stress_db(mode, opts, path, fam_opts) {
         Ok(db) => Ok(db),
-        Err(e) if opts.get_wal_recovery_mode() == WalRecoveryMode::AbsoluteConsistency => {
+        Err(e) if opts.get_wal_recovery_mode() == DBRecoveryMode::AbsoluteConsistency => {
             let text = e.to_string();
             let named = text.contains(".log") && text.contains("offset");
             if e.kind() != shale::ErrorKind::Corruption || !named {
@@ -509,7 +513,7 @@ fn open_after_crash(mode: TxnMode, opts: &Options, path: &Path, fam_opts: &[Opti
             }
             println!("stress: absolute consistency refused a torn WAL tail: {text}");
             let mut o = opts.clone();
-            o.set_wal_recovery_mode(WalRecoveryMode::TolerateCorruptedTailRecords);
+            o.set_wal_recovery_mode(DBRecoveryMode::TolerateCorruptedTailRecords);
             open_stress_db(mode, &o, path, fam_opts)
                 .map_err(|e| format!("open {} after the refusal: {e}", path.display()))
         }
@@ -546,7 +550,7 @@ fn reopen_db(ctx: &Ctx) -> Result<(), String> {
     }
     *g = None;
     let mut o = ctx.opts.clone();
-    o.set_wal_recovery_mode(WalRecoveryMode::AbsoluteConsistency);
+    o.set_wal_recovery_mode(DBRecoveryMode::AbsoluteConsistency);
     let r = open_stress_db(ctx.txn.mode, &o, &ctx.path, &ctx.fam_opts)
         .map_err(|e| format!("reopen after a clean close {}: {e}", ctx.path.display()));
     *g = Some(r?);

@@ -88,7 +88,7 @@ impl Deref for StressDb {
 }
 
 /// Open the stress DB as `mode` says (families as `open_families`).
-pub fn open_stress_db(mode: TxnMode, opts: &Options, path: &Path, fam: &[Options]) -> shale::Result<StressDb> {
+pub fn open_stress_db(mode: TxnMode, opts: &Options, path: &Path, fam: &[Options]) -> shale::error::Result<StressDb> {
     let descs = || {
         fam.iter()
             .enumerate()
@@ -128,49 +128,49 @@ pub fn open_stress_db(mode: TxnMode, opts: &Options, path: &Path, fam: &[Options
 
 /// The operations of a transaction the stress run uses, for both engines.
 pub trait Txn {
-    fn put(&self, cf: &ColumnFamily, k: &[u8], v: &[u8]) -> shale::Result<()>;
-    fn delete(&self, cf: &ColumnFamily, k: &[u8]) -> shale::Result<()>;
-    fn merge(&self, cf: &ColumnFamily, k: &[u8], v: &[u8]) -> shale::Result<()>;
-    fn get(&self, cf: &ColumnFamily, k: &[u8]) -> shale::Result<Option<Vec<u8>>>;
-    fn get_for_update(&self, cf: &ColumnFamily, k: &[u8], exclusive: bool) -> shale::Result<Option<Vec<u8>>>;
+    fn put(&self, cf: &ColumnFamily, k: &[u8], v: &[u8]) -> shale::error::Result<()>;
+    fn delete(&self, cf: &ColumnFamily, k: &[u8]) -> shale::error::Result<()>;
+    fn merge(&self, cf: &ColumnFamily, k: &[u8], v: &[u8]) -> shale::error::Result<()>;
+    fn get(&self, cf: &ColumnFamily, k: &[u8]) -> shale::error::Result<Option<Vec<u8>>>;
+    fn get_for_update(&self, cf: &ColumnFamily, k: &[u8], exclusive: bool) -> shale::error::Result<Option<Vec<u8>>>;
     fn set_savepoint(&self);
-    fn rollback_to_savepoint(&self) -> shale::Result<()>;
-    fn commit(&self) -> shale::Result<()>;
-    fn rollback(&self) -> shale::Result<()>;
+    fn rollback_to_savepoint(&self) -> shale::error::Result<()>;
+    fn commit(&self) -> shale::error::Result<()>;
+    fn rollback(&self) -> shale::error::Result<()>;
     /// Two-phase commit's first phase under `name` (a pessimistic transaction only).
-    fn prepare_as(&self, name: &[u8]) -> shale::Result<()>;
+    fn prepare_as(&self, name: &[u8]) -> shale::error::Result<()>;
 }
 
 impl<D> Txn for Transaction<'_, D> {
-    fn put(&self, cf: &ColumnFamily, k: &[u8], v: &[u8]) -> shale::Result<()> {
+    fn put(&self, cf: &ColumnFamily, k: &[u8], v: &[u8]) -> shale::error::Result<()> {
         self.put_cf(cf, k, v)
     }
-    fn delete(&self, cf: &ColumnFamily, k: &[u8]) -> shale::Result<()> {
+    fn delete(&self, cf: &ColumnFamily, k: &[u8]) -> shale::error::Result<()> {
         self.delete_cf(cf, k)
     }
-    fn merge(&self, cf: &ColumnFamily, k: &[u8], v: &[u8]) -> shale::Result<()> {
+    fn merge(&self, cf: &ColumnFamily, k: &[u8], v: &[u8]) -> shale::error::Result<()> {
         self.merge_cf(cf, k, v)
     }
-    fn get(&self, cf: &ColumnFamily, k: &[u8]) -> shale::Result<Option<Vec<u8>>> {
+    fn get(&self, cf: &ColumnFamily, k: &[u8]) -> shale::error::Result<Option<Vec<u8>>> {
         self.get_cf(cf, k)
     }
-    fn get_for_update(&self, cf: &ColumnFamily, k: &[u8], exclusive: bool) -> shale::Result<Option<Vec<u8>>> {
+    fn get_for_update(&self, cf: &ColumnFamily, k: &[u8], exclusive: bool) -> shale::error::Result<Option<Vec<u8>>> {
         self.get_for_update_cf(cf, k, exclusive)
     }
     fn set_savepoint(&self) {
         Transaction::set_savepoint(self)
     }
-    fn rollback_to_savepoint(&self) -> shale::Result<()> {
+    fn rollback_to_savepoint(&self) -> shale::error::Result<()> {
         Transaction::rollback_to_savepoint(self)
     }
-    fn commit(&self) -> shale::Result<()> {
+    fn commit(&self) -> shale::error::Result<()> {
         Transaction::commit(self)
     }
-    fn prepare_as(&self, name: &[u8]) -> shale::Result<()> {
+    fn prepare_as(&self, name: &[u8]) -> shale::error::Result<()> {
         self.set_name(name)?;
         self.prepare()
     }
-    fn rollback(&self) -> shale::Result<()> {
+    fn rollback(&self) -> shale::error::Result<()> {
         Transaction::rollback(self)
     }
 }
@@ -204,7 +204,7 @@ static XID: AtomicU64 = AtomicU64::new(0);
 /// keys marked pending in the expected state, their locks held): commit or roll back each, by
 /// its name's hash, before anything else runs; the verification then finds their keys all new
 /// or all old. Returns how many were resolved.
-pub fn resolve_prepared(db: &TransactionDB) -> shale::Result<usize> {
+pub fn resolve_prepared(db: &TransactionDB) -> shale::error::Result<usize> {
     let txns = db.prepared_transactions();
     let n = txns.len();
     for t in txns {
@@ -353,7 +353,7 @@ fn conflict(ctx: &Ctx, e: &shale::Error) -> bool {
 
 /// The result of a transaction's read or buffered write: Some(v) to go on, None to drop the
 /// transaction (a conflict, or a read error under fault injection), Err to fail the run.
-fn step<T>(ctx: &Ctx, what: &str, r: shale::Result<T>) -> Result<Option<T>, String> {
+fn step<T>(ctx: &Ctx, what: &str, r: shale::error::Result<T>) -> Result<Option<T>, String> {
     match r {
         Ok(v) => Ok(Some(v)),
         Err(e) if conflict(ctx, &e) => Ok(None),
@@ -374,7 +374,7 @@ fn unexpected(what: &str, e: &shale::Error) -> Option<String> {
 }
 
 /// `step` for the oracle-checked keys: Busy and TimedOut are failures there.
-fn step_own<T>(ctx: &Ctx, what: &str, r: shale::Result<T>) -> Result<Option<T>, String> {
+fn step_own<T>(ctx: &Ctx, what: &str, r: shale::error::Result<T>) -> Result<Option<T>, String> {
     if let Err(e) = &r {
         if let Some(m) = unexpected(what, e) {
             return Err(m);
@@ -673,7 +673,13 @@ fn no_trace(
 /// Apply `ops` (family index, key, value: put; None: delete; merge with `merge`) in one
 /// transaction and commit it: the batch across families of a transaction run. Returns the
 /// engine's result; a conflict is counted and returned as `Ok(false)`.
-pub fn commit_ops(ctx: &Ctx, sdb: &StressDb, rng: &mut Rng, wo: &WriteOptions, ops: &[TxnOp]) -> shale::Result<bool> {
+pub fn commit_ops(
+    ctx: &Ctx,
+    sdb: &StressDb,
+    rng: &mut Rng,
+    wo: &WriteOptions,
+    ops: &[TxnOp],
+) -> shale::error::Result<bool> {
     let Some(txn) = sdb.begin(wo, rng) else {
         return Err(shale::Error::InvalidArgument(
             "--use_txn without a transaction DB".into(),

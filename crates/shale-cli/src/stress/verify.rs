@@ -325,7 +325,11 @@ pub(crate) fn flush_before_close(db: &DB, hs: &[Arc<ColumnFamily>]) -> Result<()
 mod tests {
     use std::sync::Arc;
 
-    use shale::{FaultFs, FaultKind, IoActivity, MemFs, Options, WriteOptions, DB};
+    use shale::fs::testing::FaultFs;
+    use shale::fs::testing::FaultKind;
+    use shale::fs::testing::IoActivity;
+    use shale::fs::testing::MemFs;
+    use shale::{Options, WriteOptions, DB};
 
     use super::flush_before_close;
 

@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use shale::{ColumnFamily, ColumnFamilyDescriptor, CompressionType, Options, ReadOptions, WriteBatch, DB};
+use shale::{ColumnFamily, ColumnFamilyDescriptor, DBCompressionType, Options, ReadOptions, WriteBatch, DB};
 
 use super::inspect;
 use crate::histogram::Histogram;
@@ -201,7 +201,7 @@ impl Cmd<'_> {
             o.set_write_buffer_size(b as usize);
         }
         if let Some(v) = self.opt("compression_type") {
-            o.set_compression_type(CompressionType::parse(v).map_err(|_| format!("Unknown compression type: {v}"))?);
+            o.set_compression_type(DBCompressionType::parse(v).map_err(|_| format!("Unknown compression type: {v}"))?);
         }
         if let Some(v) = self.opt("auto_compaction") {
             o.set_disable_auto_compactions(!string_to_bool(v)?);
@@ -583,7 +583,7 @@ fn execute(p: &Parsed, out: &mut dyn Write) -> Result<(), String> {
                 return Err("--checkpoint_dir must be specified".into());
             }
             let db = c.open_all(false)?;
-            shale::Checkpoint::new(&db)
+            shale::checkpoint::Checkpoint::new(&db)
                 .and_then(|ck| ck.create_checkpoint(dir))
                 .map_err(|e| e.to_string())?;
             w(out, b"OK\n")

@@ -241,7 +241,7 @@ fn randomized_model_with_the_levels_below_l0_held_at_times() {
         target_file_size_base: 8 << 10,
         max_bytes_for_level_base: 32 << 10,
         max_background_jobs: 3,
-        merge_operator: crate::merge::merge_operator_by_name("stringappend"),
+        merge_operator: crate::merge_operator::merge_operator_by_name("stringappend"),
         ..opts(&fs)
     };
     let db = DB::open(&o, path).unwrap();

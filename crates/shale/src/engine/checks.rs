@@ -4,7 +4,7 @@
 use super::{column_family::ColumnFamilyData, state::DbInner};
 use crate::error::{Error, Result};
 use crate::key::UserCmpKind;
-use crate::merge::MergeOperator;
+use crate::merge_operator::MergeOperator;
 use crate::write_batch::{BatchHandler, WriteBatch};
 use std::cmp::Ordering;
 use std::sync::Arc;

@@ -11,7 +11,7 @@ use parking_lot::MutexGuard;
 use super::range_del::file_tombstones;
 use super::table_output::{FilterSpec, OutputParams};
 use super::{column_family::ColumnFamilyData, state::DbInner, state::DbState};
-use crate::compaction_filter::CompactionFilterContext;
+use crate::compaction_filter_factory::CompactionFilterContext;
 use crate::error::{Error, Result};
 use crate::lsm::version_edit::{FileMetaData, VersionEdit};
 use crate::range_del::FragmentedRangeTombstoneList;
@@ -25,7 +25,7 @@ pub(crate) use crate::compaction::picker::{level_scores, pick_compaction, Pick, 
 use crate::compaction::universal::{pick_universal, UniversalConfig};
 use crate::lsm::version::Version;
 use crate::options::compaction::DBCompactionStyle;
-use crate::table::format::CompressionType;
+use crate::table::format::DBCompressionType;
 
 /// Run one picked compaction. Called by a background thread holding the DB mutex; the mutex is
 /// released while files are merged.
@@ -390,7 +390,7 @@ fn universal_params(
     let compression = if compress {
         cf.opts.compression_for_level(pick.output_level, 1, is_bottom_level)
     } else {
-        CompressionType::None
+        DBCompressionType::None
     };
     if pick.output_level == 0 {
         let oldest_in = v.files[0]

@@ -4,7 +4,7 @@
 
 use crate::error::Result;
 use crate::key::{user_key, vt, InternalKeyComparator, SequenceNumber};
-use crate::merge::{full_merge_newest_first, MergeOperator};
+use crate::merge_operator::{full_merge_newest_first, MergeOperator};
 use crate::range_del::FragmentedRangeTombstoneList;
 use std::cmp::Ordering;
 
@@ -223,7 +223,7 @@ pub(crate) fn user_key_of(ikey: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::merge::merge_operator_by_name;
+    use crate::merge_operator::merge_operator_by_name;
     use crate::range_del::RangeTombstone;
 
     fn e(seq: u64, t: u8, v: &str) -> KEntry {

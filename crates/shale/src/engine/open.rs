@@ -22,7 +22,7 @@ use crate::fs::{name_of, FileSystem};
 use crate::iterator::InternalIterator;
 use crate::key::InternalKeyComparator;
 use crate::log;
-use crate::log::WalRecoveryMode;
+use crate::log::DBRecoveryMode;
 use crate::lsm::filename::{
     current_name, identity_name, lock_name, manifest_name, parse_file_name, table_name, temp_name, wal_name, FileType,
 };
@@ -723,8 +723,8 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTreeMap<u32, Ve
                 Err(e) => {
                     let e = e.in_file(&name, Some(off));
                     match mode {
-                        WalRecoveryMode::SkipAnyCorruptedRecords => continue,
-                        WalRecoveryMode::PointInTimeRecovery => {
+                        DBRecoveryMode::SkipAnyCorruptedRecord => continue,
+                        DBRecoveryMode::PointInTime => {
                             stopped_at = Some((name.clone(), off, e.to_string()));
                             break;
                         }
@@ -773,7 +773,7 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTreeMap<u32, Ve
         }
         if stopped_at.is_none() {
             if let Some((off, why)) = reader.corruption() {
-                if mode == WalRecoveryMode::PointInTimeRecovery {
+                if mode == DBRecoveryMode::PointInTime {
                     stopped_at = Some((name.clone(), off, why));
                 }
             }
@@ -781,7 +781,7 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTreeMap<u32, Ve
         // A torn tail is only a tail if nothing follows: records in a later WAL after a torn
         // record mean acknowledged writes were lost in between (RocksDB's point-in-time mode
         // reports a truncated record as corruption for the same reason).
-        if stopped_at.is_none() && mode != WalRecoveryMode::SkipAnyCorruptedRecords && num >= min_cf_log {
+        if stopped_at.is_none() && mode != DBRecoveryMode::SkipAnyCorruptedRecord && num >= min_cf_log {
             if let Some((off, why)) = reader.torn_tail() {
                 stopped_at = Some((name.clone(), off, why));
             }

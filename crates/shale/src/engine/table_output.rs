@@ -19,7 +19,7 @@ use crate::options::TableFactory;
 use crate::range_del::FragmentedRangeTombstoneList;
 use crate::table::any::AnyTableBuilder;
 use crate::table::cuckoo::{CuckooTableBuilder, CuckooTableBuilderOptions};
-use crate::table::format::CompressionType;
+use crate::table::format::DBCompressionType;
 use crate::table::plain::{PlainTableBuilder, PlainTableBuilderOptions};
 use crate::table::{TableBuilder, TableBuilderOptions};
 
@@ -39,7 +39,7 @@ pub(crate) struct OutputParams {
     /// Range tombstones of the inputs, fragmented.
     pub tombstones: FragmentedRangeTombstoneList,
     /// Block compression of the output files.
-    pub compression: CompressionType,
+    pub compression: DBCompressionType,
     /// Files of the level below the output level (user-key range and size), in key order: an
     /// output file is cut once it overlaps more than `max_grandparent_overlap` bytes of them.
     pub grandparents: Vec<(Vec<u8>, Vec<u8>, u64)>,
@@ -58,8 +58,8 @@ pub(crate) struct OutputParams {
 /// A compaction's filter: each `build_tables` (each subcompaction) creates its own instance.
 #[derive(Clone)]
 pub(crate) struct FilterSpec {
-    pub source: Arc<dyn crate::compaction_filter::FilterSource>,
-    pub context: crate::compaction_filter::CompactionFilterContext,
+    pub source: Arc<dyn crate::options::filter_source::FilterSource>,
+    pub context: crate::compaction_filter_factory::CompactionFilterContext,
     /// The level of the compaction's inputs (passed to the filter).
     pub level: u32,
 }
@@ -101,7 +101,7 @@ pub(crate) fn table_options(
     db: &DbInner,
     cf: &ColumnFamilyData,
     file_number: u64,
-    compression: CompressionType,
+    compression: DBCompressionType,
     creation_time: u64,
 ) -> TableBuilderOptions {
     TableBuilderOptions {
@@ -138,7 +138,7 @@ pub(crate) fn new_table_builder(
     db: &DbInner,
     cf: &ColumnFamilyData,
     number: u64,
-    compression: CompressionType,
+    compression: DBCompressionType,
     file: Box<dyn crate::fs::WritableFile>,
     creation_time: u64,
 ) -> AnyTableBuilder {

@@ -11,7 +11,7 @@ use crate::engine::wal_files::archive_dir;
 use crate::error::{Error, Result};
 use crate::fs::name_of;
 use crate::log;
-use crate::log::WalRecoveryMode;
+use crate::log::DBRecoveryMode;
 use crate::lsm::filename::{parse_file_name, wal_name, FileType};
 use crate::write_batch::WriteBatch;
 
@@ -109,7 +109,7 @@ impl DBWALIterator {
                     data,
                     name_of(&path),
                     num,
-                    WalRecoveryMode::TolerateCorruptedTailRecords,
+                    DBRecoveryMode::TolerateCorruptedTailRecords,
                 ));
             }
             let reader = self

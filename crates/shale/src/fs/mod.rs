@@ -1,7 +1,8 @@
 //! The file-system abstraction: every byte Shale reads or writes goes through [`FileSystem`].
 //!
-//! Implementations: [`PosixFs`] (the real one), [`MemFs`] (in memory, with power-loss
-//! simulation) and [`FaultFs`] (wraps another and injects I/O errors).
+//! Implementations: [`PosixFs`] (the real one), [`ForwardingFs`] (a base for wrappers), and for
+//! tests, in [`testing`], `MemFs` (in memory, with power-loss simulation) and `FaultFs` (wraps
+//! another and injects I/O errors).
 
 mod background;
 mod fault;
@@ -10,15 +11,16 @@ mod forwarding;
 mod log_order;
 mod mem;
 mod posix;
+pub mod testing;
 
 pub(crate) use background::BackgroundWritable;
 pub(crate) use fault::ActivityGuard;
-pub use fault::{FaultFs, FaultKind, IoActivity};
+pub(crate) use fault::IoActivity;
 pub(crate) use file_system::{copy_file, name_of};
 pub use file_system::{FileLock, FileSystem, RandomAccessFile, WritableFile};
 pub use forwarding::ForwardingFs;
-pub use log_order::kill_inside_wal_appends;
 #[cfg(test)]
 pub(crate) use log_order::{copy_interrupted, head_offset, head_range};
-pub use mem::MemFs;
+#[cfg(test)]
+pub(crate) use mem::MemFs;
 pub use posix::PosixFs;

@@ -3,15 +3,15 @@
 
 /// WAL recovery modes, as RocksDB names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WalRecoveryMode {
+pub enum DBRecoveryMode {
     /// Ignore a torn record at the tail of the last WAL only.
     TolerateCorruptedTailRecords,
     /// Any corruption is an error.
     AbsoluteConsistency,
     /// Stop replay at the first corrupt record (default).
-    PointInTimeRecovery,
+    PointInTime,
     /// Skip corrupt records and go on.
-    SkipAnyCorruptedRecords,
+    SkipAnyCorruptedRecord,
 }
 
 /// Size of a log block.

@@ -10,7 +10,7 @@ mod format;
 mod reader;
 mod writer;
 
-pub use format::WalRecoveryMode;
+pub use format::DBRecoveryMode;
 pub(crate) use format::{rt, HEADER_SIZE, RECYCLABLE_HEADER_SIZE};
 
 #[allow(unused_imports)]

@@ -1,7 +1,7 @@
 //! Log reader over a whole file's bytes, with RocksDB's `WALRecoveryMode` semantics
 //! (`db/log_reader.cc`, `ReadRecord` / `ReadPhysicalRecord`).
 
-use super::format::WalRecoveryMode;
+use super::format::DBRecoveryMode;
 use super::format::{crc_unmask, rt, BLOCK_SIZE, HEADER_SIZE, RECYCLABLE_HEADER_SIZE};
 use crate::coding::decode_fixed32;
 use crate::error::{Error, Result};
@@ -61,9 +61,9 @@ enum Loc {
 ///   `Err(Corruption)`; every other mode → end of log (`Ok(None)`, nothing after it is
 ///   replayed), and [`Reader::torn_tail`] says where.
 /// * corruption in the middle (CRC mismatch, bad length, unknown type, fragment sequence errors):
-///   `PointInTimeRecovery` → `Ok(None)` (replay stops) and [`Reader::corruption`] returns the
+///   `PointInTime` → `Ok(None)` (replay stops) and [`Reader::corruption`] returns the
 ///   offset and reason; `AbsoluteConsistency` and `TolerateCorruptedTailRecords` →
-///   `Err(Corruption { file, offset })`; `SkipAnyCorruptedRecords` → the bad block / record is
+///   `Err(Corruption { file, offset })`; `SkipAnyCorruptedRecord` → the bad block / record is
 ///   skipped and reading goes on ([`Reader::corruption`] then reports the first one skipped).
 /// * a WAL compression record (type 9) → `Err(NotSupported)` in every mode.
 ///
@@ -72,7 +72,7 @@ pub(crate) struct Reader {
     data: Vec<u8>,
     file: String,
     log_number: u32,
-    mode: WalRecoveryMode,
+    mode: DBRecoveryMode,
     /// Start of the unread part of the current block buffer.
     pos: usize,
     /// End of the current block buffer.
@@ -102,7 +102,7 @@ impl Reader {
         &self.file
     }
 
-    pub(crate) fn new(data: Vec<u8>, file_name: impl Into<String>, log_number: u64, mode: WalRecoveryMode) -> Reader {
+    pub(crate) fn new(data: Vec<u8>, file_name: impl Into<String>, log_number: u64, mode: DBRecoveryMode) -> Reader {
         Reader {
             data,
             file: file_name.into(),
@@ -136,8 +136,8 @@ impl Reader {
         self.last_record_offset
     }
 
-    /// Mid-log corruption: in `PointInTimeRecovery` the offset and reason where replay stopped;
-    /// in `SkipAnyCorruptedRecords` the first corruption skipped.
+    /// Mid-log corruption: in `PointInTime` the offset and reason where replay stopped;
+    /// in `SkipAnyCorruptedRecord` the first corruption skipped.
     pub(crate) fn corruption(&self) -> Option<(u64, String)> {
         self.corruption.clone()
     }
@@ -147,7 +147,7 @@ impl Reader {
         self.torn_tail.clone()
     }
 
-    /// Number of corruptions skipped (`SkipAnyCorruptedRecords`).
+    /// Number of corruptions skipped (`SkipAnyCorruptedRecord`).
     pub(crate) fn skipped_corruptions(&self) -> usize {
         self.skipped
     }
@@ -159,19 +159,19 @@ impl Reader {
     /// A mid-log corruption.
     fn report(&mut self, off: usize, msg: &str) -> Result<Verdict> {
         match self.mode {
-            WalRecoveryMode::SkipAnyCorruptedRecords => {
+            DBRecoveryMode::SkipAnyCorruptedRecord => {
                 self.skipped += 1;
                 if self.corruption.is_none() {
                     self.corruption = Some((off as u64, msg.to_string()));
                 }
                 Ok(Verdict::Continue)
             }
-            WalRecoveryMode::PointInTimeRecovery => {
+            DBRecoveryMode::PointInTime => {
                 self.corruption = Some((off as u64, msg.to_string()));
                 self.done = true;
                 Ok(Verdict::Stop)
             }
-            WalRecoveryMode::AbsoluteConsistency | WalRecoveryMode::TolerateCorruptedTailRecords => {
+            DBRecoveryMode::AbsoluteConsistency | DBRecoveryMode::TolerateCorruptedTailRecords => {
                 self.done = true;
                 Err(self.corruption_error(off, msg))
             }
@@ -183,7 +183,7 @@ impl Reader {
         self.done = true;
         self.scratch.clear();
         self.torn_tail = Some((off as u64, msg.to_string()));
-        if self.mode == WalRecoveryMode::AbsoluteConsistency {
+        if self.mode == DBRecoveryMode::AbsoluteConsistency {
             return Err(self.corruption_error(off, msg));
         }
         Ok(None)
@@ -277,7 +277,7 @@ impl Reader {
                     return self.torn(off, "truncated header");
                 }
                 Phys::OldRecord { off } => {
-                    if self.mode != WalRecoveryMode::SkipAnyCorruptedRecords {
+                    if self.mode != DBRecoveryMode::SkipAnyCorruptedRecord {
                         if in_frag {
                             return self.torn(prospective, "error reading trailing data");
                         }
@@ -318,7 +318,7 @@ impl Reader {
                         Phys::BadChecksum { off } => (off, "checksum mismatch"),
                         _ => unreachable!(),
                     };
-                    if self.recycled && self.mode == WalRecoveryMode::TolerateCorruptedTailRecords {
+                    if self.recycled && self.mode == DBRecoveryMode::TolerateCorruptedTailRecords {
                         // A recycled file: garbage after the valid records is expected.
                         self.done = true;
                         self.scratch.clear();

@@ -4,13 +4,13 @@ use super::format::{crc_mask, crc_unmask, BLOCK_SIZE};
 use super::*;
 use crate::error::Error;
 use crate::fs::{FileSystem, MemFs};
-use crate::log::WalRecoveryMode;
+use crate::log::DBRecoveryMode;
 
-const MODES: [WalRecoveryMode; 4] = [
-    WalRecoveryMode::TolerateCorruptedTailRecords,
-    WalRecoveryMode::AbsoluteConsistency,
-    WalRecoveryMode::PointInTimeRecovery,
-    WalRecoveryMode::SkipAnyCorruptedRecords,
+const MODES: [DBRecoveryMode; 4] = [
+    DBRecoveryMode::TolerateCorruptedTailRecords,
+    DBRecoveryMode::AbsoluteConsistency,
+    DBRecoveryMode::PointInTime,
+    DBRecoveryMode::SkipAnyCorruptedRecord,
 ];
 
 /// Small deterministic PRNG for tests.
@@ -57,7 +57,7 @@ pub(crate) fn build(records: &[Vec<u8>]) -> (Vec<u8>, Vec<usize>) {
     (out, ends)
 }
 
-pub(crate) fn read_all(data: &[u8], mode: WalRecoveryMode) -> (Vec<Vec<u8>>, Result<(), Error>, Reader) {
+pub(crate) fn read_all(data: &[u8], mode: DBRecoveryMode) -> (Vec<Vec<u8>>, Result<(), Error>, Reader) {
     let mut rd = Reader::new(data.to_vec(), "000001.log", 1, mode);
     let mut v = Vec::new();
     let res = loop {
@@ -132,7 +132,7 @@ fn block_layout_and_spanning() {
     assert_eq!(&d2[BLOCK_SIZE - 3..BLOCK_SIZE], &[0, 0, 0]);
     assert_eq!(d2[BLOCK_SIZE + 6], rt::FULL);
     assert_eq!(d2.len(), BLOCK_SIZE + 7 + 4);
-    let (got, res, rd) = read_all(&d2, WalRecoveryMode::AbsoluteConsistency);
+    let (got, res, rd) = read_all(&d2, DBRecoveryMode::AbsoluteConsistency);
     res.unwrap();
     assert_eq!(got, vec![first, b"next".to_vec()]);
     // RocksDB's LastRecordOffset counts from the start of the skipped trailer.
@@ -146,7 +146,7 @@ fn block_layout_and_spanning() {
     let (d4, _) = build(&[a.clone(), b"xy".to_vec()]);
     assert_eq!(d4[BLOCK_SIZE - 1], rt::FIRST);
     assert_eq!(d4[BLOCK_SIZE + 6], rt::LAST);
-    let (got, res, _) = read_all(&d4, WalRecoveryMode::AbsoluteConsistency);
+    let (got, res, _) = read_all(&d4, DBRecoveryMode::AbsoluteConsistency);
     res.unwrap();
     assert_eq!(got, vec![a, b"xy".to_vec()]);
 
@@ -196,7 +196,7 @@ fn check_truncation(data: &[u8], ends: &[usize], recs: &[Vec<u8>], n: usize) {
         let (got, res, rd) = read_all(t, mode);
         assert_eq!(got.as_slice(), &recs[..got.len()], "n={n} {mode:?}");
         assert!(rd.corruption().is_none(), "n={n} {mode:?} {:?}", rd.corruption());
-        if mode == WalRecoveryMode::AbsoluteConsistency {
+        if mode == DBRecoveryMode::AbsoluteConsistency {
             let clean = n == 0 || ends.contains(&n);
             assert_eq!(res.is_ok(), clean, "n={n}");
             if clean {
@@ -248,7 +248,7 @@ fn flipped_byte_in_the_middle() {
     let mut bad = data.clone();
     bad[start2 + 8] ^= 0x40;
 
-    let (got, res, rd) = read_all(&bad, WalRecoveryMode::PointInTimeRecovery);
+    let (got, res, rd) = read_all(&bad, DBRecoveryMode::PointInTime);
     res.unwrap();
     assert_eq!(got, recs[..2].to_vec());
     let (off, msg) = rd.corruption().unwrap();
@@ -257,8 +257,8 @@ fn flipped_byte_in_the_middle() {
     assert!(rd.torn_tail().is_none());
 
     for mode in [
-        WalRecoveryMode::AbsoluteConsistency,
-        WalRecoveryMode::TolerateCorruptedTailRecords,
+        DBRecoveryMode::AbsoluteConsistency,
+        DBRecoveryMode::TolerateCorruptedTailRecords,
     ] {
         let (got, res, _) = read_all(&bad, mode);
         assert_eq!(got, recs[..2].to_vec());
@@ -272,7 +272,7 @@ fn flipped_byte_in_the_middle() {
     }
 
     // SkipAny drops the rest of that block; records starting in later blocks survive.
-    let (got, res, rd) = read_all(&bad, WalRecoveryMode::SkipAnyCorruptedRecords);
+    let (got, res, rd) = read_all(&bad, DBRecoveryMode::SkipAnyCorruptedRecord);
     res.unwrap();
     let block = start2 / BLOCK_SIZE;
     let expect: Vec<Vec<u8>> = recs
@@ -292,7 +292,7 @@ fn flipped_byte_in_the_middle() {
     // A damaged length field (runs past the block) in a full block.
     let mut bad2 = data.clone();
     bad2[start2 + 5] = 0x7f;
-    let (got, res, rd) = read_all(&bad2, WalRecoveryMode::PointInTimeRecovery);
+    let (got, res, rd) = read_all(&bad2, DBRecoveryMode::PointInTime);
     res.unwrap();
     assert_eq!(got.len(), 2);
     assert!(rd.corruption().is_some());
@@ -332,12 +332,12 @@ fn special_record_types() {
     let mut d = raw_record(rt::FULL, b"one", None);
     d.extend(raw_record(12, b"?", None));
     d.extend(raw_record(rt::FULL, b"two", None));
-    let (got, res, rd) = read_all(&d, WalRecoveryMode::PointInTimeRecovery);
+    let (got, res, rd) = read_all(&d, DBRecoveryMode::PointInTime);
     res.unwrap();
     assert_eq!(got, vec![b"one".to_vec()]);
     assert_eq!(rd.corruption().unwrap().0, 10);
-    assert!(read_all(&d, WalRecoveryMode::AbsoluteConsistency).1.is_err());
-    let (got, res, _) = read_all(&d, WalRecoveryMode::SkipAnyCorruptedRecords);
+    assert!(read_all(&d, DBRecoveryMode::AbsoluteConsistency).1.is_err());
+    let (got, res, _) = read_all(&d, DBRecoveryMode::SkipAnyCorruptedRecord);
     res.unwrap();
     assert_eq!(got, vec![b"one".to_vec(), b"two".to_vec()]);
     // WAL compression: NotSupported.
@@ -348,10 +348,10 @@ fn special_record_types() {
     // Middle without First.
     let mut d = raw_record(rt::MIDDLE, b"x", None);
     d.extend(raw_record(rt::FULL, b"ok", None));
-    let (got, _, rd) = read_all(&d, WalRecoveryMode::PointInTimeRecovery);
+    let (got, _, rd) = read_all(&d, DBRecoveryMode::PointInTime);
     assert!(got.is_empty());
     assert!(rd.corruption().unwrap().1.contains("missing start"));
-    let (got, _, _) = read_all(&d, WalRecoveryMode::SkipAnyCorruptedRecords);
+    let (got, _, _) = read_all(&d, DBRecoveryMode::SkipAnyCorruptedRecord);
     assert_eq!(got, vec![b"ok".to_vec()]);
 }
 
@@ -375,7 +375,7 @@ fn recyclable_records() {
     for mode in MODES {
         assert_eq!(rd_all(7, mode), recs);
         assert_eq!(rd_all(7 + (1 << 32), mode), recs, "only the low 32 bits count");
-        if mode != WalRecoveryMode::SkipAnyCorruptedRecords {
+        if mode != DBRecoveryMode::SkipAnyCorruptedRecord {
             assert!(rd_all(8, mode).is_empty());
         }
     }
@@ -386,9 +386,9 @@ fn recyclable_records() {
     let mut file = newer.clone();
     file.extend_from_slice(&data[newer.len()..]);
     for mode in [
-        WalRecoveryMode::PointInTimeRecovery,
-        WalRecoveryMode::TolerateCorruptedTailRecords,
-        WalRecoveryMode::AbsoluteConsistency,
+        DBRecoveryMode::PointInTime,
+        DBRecoveryMode::TolerateCorruptedTailRecords,
+        DBRecoveryMode::AbsoluteConsistency,
     ] {
         let mut rd = Reader::new(file.clone(), "x", 9, mode);
         assert_eq!(rd.read_record().unwrap().unwrap(), b"new-one");
@@ -396,8 +396,8 @@ fn recyclable_records() {
         // what follows is the tail of an old record: CRC garbage or an old log number
         let r = rd.read_record();
         match mode {
-            WalRecoveryMode::TolerateCorruptedTailRecords => assert!(matches!(r, Ok(None))),
-            WalRecoveryMode::PointInTimeRecovery => assert!(matches!(r, Ok(None))),
+            DBRecoveryMode::TolerateCorruptedTailRecords => assert!(matches!(r, Ok(None))),
+            DBRecoveryMode::PointInTime => assert!(matches!(r, Ok(None))),
             _ => {}
         }
     }
@@ -417,7 +417,7 @@ fn preallocated_zero_tail() {
     // Zero padding inside a fragmented record is corruption.
     let (mut d2, _) = build(&[payload(40000, 1)]);
     d2[BLOCK_SIZE..BLOCK_SIZE + 7].fill(0);
-    let (got, _, rd) = read_all(&d2, WalRecoveryMode::PointInTimeRecovery);
+    let (got, _, rd) = read_all(&d2, DBRecoveryMode::PointInTime);
     assert!(got.is_empty());
     assert!(rd.corruption().is_some());
 }
@@ -487,7 +487,7 @@ fn zeros_in_front_of_later_records_end_the_log_there() {
     for mode in MODES {
         let (got, res, rd) = read_all(&d, mode);
         assert_eq!(got, recs[..300], "{mode:?}: exactly the records before the lost page");
-        if mode == WalRecoveryMode::AbsoluteConsistency {
+        if mode == DBRecoveryMode::AbsoluteConsistency {
             let e = res.unwrap_err().to_string();
             assert!(e.contains(&format!("at offset {at}")), "{e}");
         } else {
@@ -525,7 +525,7 @@ impl FlushRng {
 /// Corruption naming the file and the offset of the torn flush. Returns how many reads
 /// broke that rule (the rule's own checks use it).
 fn interrupted_flushes(rounds: u64, store: impl Fn(&mut [u8], u64, &[u8], u64)) -> usize {
-    use crate::log::WalRecoveryMode as M;
+    use crate::log::DBRecoveryMode as M;
     let mut rng = FlushRng(0x5EED_1234);
     let mut broken = 0;
     for _ in 0..rounds {

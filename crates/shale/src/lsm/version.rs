@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::fs::{name_of, FileSystem};
 use crate::key::{user_key, InternalKeyComparator};
 use crate::log;
-use crate::log::WalRecoveryMode;
+use crate::log::DBRecoveryMode;
 use crate::lsm::version_edit::{FileMetaData, VersionEdit};
 use crate::table::any::AnyTable;
 
@@ -440,7 +440,7 @@ impl VersionSet {
         // As RocksDB (VersionSet::Recover reads with kTolerateCorruptedTailRecords): a record torn by
         // a crash in the middle of an append ends the MANIFEST; a bad record before the end is
         // still an error. Only fully synced edits were acted upon, so the torn one is not needed.
-        let mut reader = log::Reader::new(data, mfile.clone(), 0, WalRecoveryMode::TolerateCorruptedTailRecords);
+        let mut reader = log::Reader::new(data, mfile.clone(), 0, DBRecoveryMode::TolerateCorruptedTailRecords);
         // The edits of an atomic group (`InAtomicGroup`, written by an atomic flush) are applied
         // together once the last one is read; a group cut short by a crash is ignored.
         let mut group: Vec<(VersionEdit, u64)> = Vec::new();
@@ -879,7 +879,7 @@ pub(crate) fn list_column_families(fs: &Arc<dyn FileSystem>, dir: &Path) -> Resu
     let data = fs.read_all(&mpath)?;
     let mut cfs: BTreeMap<u32, String> = BTreeMap::new();
     cfs.insert(0, DEFAULT_COLUMN_FAMILY_NAME.to_string());
-    let mut reader = log::Reader::new(data, mfile.clone(), 0, WalRecoveryMode::TolerateCorruptedTailRecords);
+    let mut reader = log::Reader::new(data, mfile.clone(), 0, DBRecoveryMode::TolerateCorruptedTailRecords);
     while let Some(rec) = reader.read_record()? {
         let edit = VersionEdit::decode(rec);
         let off = reader.last_record_offset();
@@ -1192,7 +1192,7 @@ mod tests {
             fs.read_all(&p).unwrap(),
             "m",
             0,
-            WalRecoveryMode::TolerateCorruptedTailRecords,
+            DBRecoveryMode::TolerateCorruptedTailRecords,
         );
         let mut recs: Vec<Vec<u8>> = Vec::new();
         while let Some(x) = r.read_record().unwrap() {

@@ -16,10 +16,10 @@ use super::compaction::DBCompactionStyle;
 use super::compaction::{FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle};
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
-use crate::log::WalRecoveryMode;
+use crate::log::DBRecoveryMode;
 use crate::lsm::filename::{parse_file_name, FileType};
 use crate::options::{CompactionPri, Options, TableFactory};
-use crate::table::format::{ChecksumType, CompressionType};
+use crate::table::format::{ChecksumType, DBCompressionType};
 use crate::table::plain::KeyEncodingType;
 
 /// OPTIONS files kept in the directory (RocksDB keeps the newest two).
@@ -33,12 +33,12 @@ fn options_temp_name(dir: &Path, n: u64) -> std::path::PathBuf {
     dir.join(format!("OPTIONS-{n:06}.dbtmp"))
 }
 
-fn compression_name(c: CompressionType) -> &'static str {
+fn compression_name(c: DBCompressionType) -> &'static str {
     match c {
-        CompressionType::None => "kNoCompression",
-        CompressionType::Snappy => "kSnappyCompression",
-        CompressionType::Lz4 => "kLZ4Compression",
-        CompressionType::Zstd => "kZSTD",
+        DBCompressionType::None => "kNoCompression",
+        DBCompressionType::Snappy => "kSnappyCompression",
+        DBCompressionType::Lz4 => "kLZ4Compression",
+        DBCompressionType::Zstd => "kZSTD",
     }
 }
 
@@ -52,12 +52,12 @@ fn checksum_name(c: ChecksumType) -> &'static str {
     }
 }
 
-fn recovery_name(m: WalRecoveryMode) -> &'static str {
+fn recovery_name(m: DBRecoveryMode) -> &'static str {
     match m {
-        WalRecoveryMode::TolerateCorruptedTailRecords => "kTolerateCorruptedTailRecords",
-        WalRecoveryMode::AbsoluteConsistency => "kAbsoluteConsistency",
-        WalRecoveryMode::PointInTimeRecovery => "kPointInTimeRecovery",
-        WalRecoveryMode::SkipAnyCorruptedRecords => "kSkipAnyCorruptedRecords",
+        DBRecoveryMode::TolerateCorruptedTailRecords => "kTolerateCorruptedTailRecords",
+        DBRecoveryMode::AbsoluteConsistency => "kAbsoluteConsistency",
+        DBRecoveryMode::PointInTime => "kPointInTimeRecovery",
+        DBRecoveryMode::SkipAnyCorruptedRecord => "kSkipAnyCorruptedRecords",
     }
 }
 
@@ -541,7 +541,7 @@ pub(crate) fn apply_cf(text: &[u8], file: &str, cf: &str, opts: &mut Options) ->
         "false" | "0" => Some(false),
         _ => None,
     };
-    let mut plain = crate::table::plain::PlainTableOptions::default();
+    let mut plain = crate::table::plain::PlainTableFactoryOptions::default();
     let mut cuckoo = crate::table::cuckoo::CuckooTableOptions::default();
     let mut factory = None;
     for (sec, k, v, at) in &kv {
@@ -607,7 +607,7 @@ pub(crate) fn apply_cf(text: &[u8], file: &str, cf: &str, opts: &mut Options) ->
                 Some(())
             }
             (Section::Cf, "merge_operator") => {
-                if let Some(m) = crate::merge::merge_operator_by_name(object_id(v)) {
+                if let Some(m) = crate::merge_operator::merge_operator_by_name(object_id(v)) {
                     opts.merge_operator = Some(m);
                 }
                 Some(())
@@ -671,7 +671,7 @@ mod tests {
     fn sections_name_the_factory_and_its_options() {
         let mut o = Options::default();
         o.set_prefix_extractor(crate::slice_transform::new_fixed_prefix_transform(8));
-        o.set_plain_table_factory(&crate::table::plain::PlainTableOptions {
+        o.set_plain_table_factory(&crate::table::plain::PlainTableFactoryOptions {
             user_key_len: 16,
             ..Default::default()
         });
@@ -820,7 +820,7 @@ mod tests {
     fn loads_what_it_writes_and_rocksdb_spellings() {
         let mut o = Options::default();
         o.set_prefix_extractor(crate::slice_transform::new_fixed_prefix_transform(8));
-        o.set_plain_table_factory(&crate::table::plain::PlainTableOptions {
+        o.set_plain_table_factory(&crate::table::plain::PlainTableFactoryOptions {
             user_key_len: 16,
             hash_table_ratio: 0.5,
             encoding_type: KeyEncodingType::Prefix,

@@ -13,17 +13,14 @@ use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::info_log::LogLevel;
 use crate::key::Comparator;
-use crate::merge::MergeOperator;
+use crate::merge_operator::{MergeOperands, MergeOperator};
 use crate::options::{CompactionPri, Options, TableFactory};
 // Through the crate root: these types may live in other modules, re-exported under these names.
-use crate::log::WalRecoveryMode;
+use crate::log::DBRecoveryMode;
 use crate::memtable::MemtableFactory;
 use crate::slice_transform::SliceTransform;
-use crate::table::format::{ChecksumType, CompressionType};
+use crate::table::format::{ChecksumType, DBCompressionType};
 use crate::write_buffer_manager::WriteBufferManager;
-
-/// The `rocksdb` crate's name for the compression of table blocks.
-pub type DBCompressionType = CompressionType;
 
 /// A comparison function for [`Options::set_comparator`] (the `rocksdb` crate's `CompareFn`,
 /// here also `Send + Sync` because a database is shared between threads).
@@ -74,7 +71,7 @@ impl Options {
         self.max_open_files = nfiles;
     }
     /// How recovery treats a damaged WAL tail or record (default point-in-time recovery).
-    pub fn set_wal_recovery_mode(&mut self, mode: WalRecoveryMode) {
+    pub fn set_wal_recovery_mode(&mut self, mode: DBRecoveryMode) {
         self.wal_recovery_mode = mode;
     }
     /// Sets `level0_file_num_compaction_trigger` (default 4): L0 files that start a compaction
@@ -281,9 +278,9 @@ impl Options {
         self.compression_per_level = (0..self.num_levels)
             .map(|l| {
                 if l < 2 {
-                    CompressionType::None
+                    DBCompressionType::None
                 } else {
-                    CompressionType::Lz4
+                    DBCompressionType::Lz4
                 }
             })
             .collect();
@@ -296,7 +293,7 @@ impl Options {
             f: compare_fn,
         });
     }
-    /// Order keys by a [`Comparator`] object (such as [`Uint64Comparator`](crate::Uint64Comparator)).
+    /// Order keys by a [`Comparator`] object (such as [`Uint64Comparator`](crate::comparator::Uint64Comparator)).
     pub fn set_custom_comparator(&mut self, c: Arc<dyn Comparator>) {
         self.comparator = c;
     }
@@ -325,8 +322,8 @@ impl Options {
             partial: partial_merge_fn,
         }));
     }
-    /// A merge operator object (such as [`UInt64AddOperator`](crate::UInt64AddOperator) wrapped
-    /// in [`Associative`](crate::merge::Associative)).
+    /// A merge operator object (such as [`UInt64AddOperator`](crate::merge_operator::UInt64AddOperator) wrapped
+    /// in [`Associative`](crate::merge_operator::Associative)).
     pub fn set_custom_merge_operator(&mut self, op: Arc<dyn MergeOperator>) {
         self.merge_operator = Some(op);
     }
@@ -339,7 +336,7 @@ impl Options {
     where
         F: FnMut(u32, &[u8], &[u8]) -> crate::compaction_filter::Decision + Send + 'static,
     {
-        self.compaction_filter = Some(Arc::new(crate::compaction_filter::SharedFilter {
+        self.compaction_filter = Some(Arc::new(crate::options::filter_source::SharedFilter {
             name: name.to_string(),
             f: Arc::new(parking_lot::Mutex::new(filter_fn)),
         }));
@@ -349,9 +346,9 @@ impl Options {
     /// set before.
     pub fn set_compaction_filter_factory<F>(&mut self, factory: F)
     where
-        F: crate::compaction_filter::CompactionFilterFactory,
+        F: crate::compaction_filter_factory::CompactionFilterFactory,
     {
-        self.compaction_filter = Some(Arc::new(crate::compaction_filter::FactorySource(
+        self.compaction_filter = Some(Arc::new(crate::options::filter_source::FactorySource(
             parking_lot::Mutex::new(factory),
         )));
     }
@@ -486,7 +483,7 @@ getters! {
     get_format_version => format_version: u32,
     get_max_open_files => max_open_files: i32,
     get_comparator => comparator: Arc<dyn Comparator>,
-    get_wal_recovery_mode => wal_recovery_mode: WalRecoveryMode,
+    get_wal_recovery_mode => wal_recovery_mode: DBRecoveryMode,
     get_level0_file_num_compaction_trigger => level0_file_num_compaction_trigger: usize,
     get_level0_slowdown_writes_trigger => level0_slowdown_writes_trigger: usize,
     get_level0_stop_writes_trigger => level0_stop_writes_trigger: usize,
@@ -519,49 +516,6 @@ getters! {
     get_fifo_compaction_options => compaction_options_fifo: FifoCompactOptions,
     get_ttl => ttl: u64,
     get_periodic_compaction_seconds => periodic_compaction_seconds: u64,
-}
-
-/// The operands of one merge, oldest first (the `rocksdb` crate's `MergeOperands`).
-pub struct MergeOperands<'a> {
-    ops: &'a [&'a [u8]],
-}
-
-impl<'a> MergeOperands<'a> {
-    /// The number of operands.
-    pub fn len(&self) -> usize {
-        self.ops.len()
-    }
-    /// True if there are no operands.
-    pub fn is_empty(&self) -> bool {
-        self.ops.is_empty()
-    }
-    /// The operands, oldest first.
-    pub fn iter(&self) -> MergeOperandsIter<'a> {
-        MergeOperandsIter { ops: self.ops.iter() }
-    }
-}
-
-impl<'a> IntoIterator for &MergeOperands<'a> {
-    type Item = &'a [u8];
-    type IntoIter = MergeOperandsIter<'a>;
-    fn into_iter(self) -> MergeOperandsIter<'a> {
-        self.iter()
-    }
-}
-
-/// Iterator over [`MergeOperands`].
-pub struct MergeOperandsIter<'a> {
-    ops: std::slice::Iter<'a, &'a [u8]>,
-}
-
-impl<'a> Iterator for MergeOperandsIter<'a> {
-    type Item = &'a [u8];
-    fn next(&mut self) -> Option<&'a [u8]> {
-        self.ops.next().copied()
-    }
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        self.ops.size_hint()
-    }
 }
 
 struct FnComparator {

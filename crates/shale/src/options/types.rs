@@ -5,9 +5,9 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, PosixFs};
 use crate::key::{BytewiseComparator, Comparator};
-use crate::log::WalRecoveryMode;
+use crate::log::DBRecoveryMode;
 use crate::memtable::MemtableFactory;
-use crate::table::format::{ChecksumType, CompressionType};
+use crate::table::format::{ChecksumType, DBCompressionType};
 use crate::write_buffer_manager::WriteBufferManager;
 
 /// The format new table files are written in (RocksDB's `table_factory`). Reading does not
@@ -20,7 +20,7 @@ pub enum TableFactory {
     BlockBased,
     /// PlainTable: for data in RAM (tmpfs), with `allow_mmap_reads`; forward iteration only; no
     /// range deletions.
-    Plain(crate::table::plain::PlainTableOptions),
+    Plain(crate::table::plain::PlainTableFactoryOptions),
     /// CuckooTable: hash tables for point lookups on data in RAM; fixed-length keys and values,
     /// one version per key, no range deletions or merges.
     Cuckoo(crate::table::cuckoo::CuckooTableOptions),
@@ -93,13 +93,13 @@ pub struct Options {
     /// `memtable_whole_key_filtering`, default false).
     pub(crate) memtable_whole_key_filtering: bool,
     pub(crate) checksum_type: ChecksumType,
-    pub(crate) compression: CompressionType,
+    pub(crate) compression: DBCompressionType,
     /// Block-based table format_version written (default 5; 2..=6 accepted).
     pub(crate) format_version: u32,
     /// Table files kept open (-1 = unlimited, as RocksDB).
     pub(crate) max_open_files: i32,
     pub(crate) comparator: Arc<dyn Comparator>,
-    pub(crate) wal_recovery_mode: WalRecoveryMode,
+    pub(crate) wal_recovery_mode: DBRecoveryMode,
     pub(crate) level0_file_num_compaction_trigger: usize,
     pub(crate) level0_slowdown_writes_trigger: usize,
     pub(crate) level0_stop_writes_trigger: usize,
@@ -134,9 +134,9 @@ pub struct Options {
     /// Compression per level (empty: `compression` everywhere). As in RocksDB, with dynamic level
     /// bytes entry 1 applies to the base level, entry 2 to the one below, and so on; the last
     /// entry applies to every deeper level.
-    pub(crate) compression_per_level: Vec<CompressionType>,
+    pub(crate) compression_per_level: Vec<DBCompressionType>,
     /// Compression of files written to the bottommost level (None: as the level's).
-    pub(crate) bottommost_compression: Option<CompressionType>,
+    pub(crate) bottommost_compression: Option<DBCompressionType>,
     pub(crate) num_levels: usize,
     /// Leveled (default), universal or FIFO (the `rocksdb` crate's `set_compaction_style`).
     pub(crate) compaction_style: super::compaction::DBCompactionStyle,
@@ -176,9 +176,9 @@ pub struct Options {
     /// The file system (POSIX by default; tests use `MemFs`).
     pub(crate) env: Arc<dyn FileSystem>,
     /// The merge operator for [`DB::merge`](crate::DB::merge) operands (None: merges fail).
-    pub(crate) merge_operator: Option<Arc<dyn crate::merge::MergeOperator>>,
+    pub(crate) merge_operator: Option<Arc<dyn crate::merge_operator::MergeOperator>>,
     /// The compaction filter or filter factory (None: compactions keep every value).
-    pub(crate) compaction_filter: Option<Arc<dyn crate::compaction_filter::FilterSource>>,
+    pub(crate) compaction_filter: Option<Arc<dyn crate::options::filter_source::FilterSource>>,
     /// Prefix extractor for prefix-hashed structures such as the PlainTable index and bloom
     /// (RocksDB's `prefix_extractor`; None: total order only).
     pub(crate) prefix_extractor: Option<Arc<dyn crate::slice_transform::SliceTransform>>,
@@ -231,11 +231,11 @@ impl Default for Options {
             memtable_prefix_bloom_size_ratio: 0.0,
             memtable_whole_key_filtering: false,
             checksum_type: ChecksumType::XXH3,
-            compression: CompressionType::None,
+            compression: DBCompressionType::None,
             format_version: 5,
             max_open_files: -1,
             comparator: Arc::new(BytewiseComparator),
-            wal_recovery_mode: WalRecoveryMode::PointInTimeRecovery,
+            wal_recovery_mode: DBRecoveryMode::PointInTime,
             level0_file_num_compaction_trigger: 4,
             level0_slowdown_writes_trigger: 20,
             level0_stop_writes_trigger: 36,
@@ -430,14 +430,14 @@ impl Options {
         self.allow_mmap_reads = v;
     }
     /// Write new tables as PlainTable (the `rocksdb` crate's name).
-    pub fn set_plain_table_factory(&mut self, o: &crate::table::plain::PlainTableOptions) {
+    pub fn set_plain_table_factory(&mut self, o: &crate::table::plain::PlainTableFactoryOptions) {
         self.table_factory = TableFactory::Plain(o.clone());
     }
     /// Write new tables as CuckooTable (the `rocksdb` crate's name).
     pub fn set_cuckoo_table_factory(&mut self, o: &crate::table::cuckoo::CuckooTableOptions) {
         self.table_factory = TableFactory::Cuckoo(o.clone());
     }
-    /// The file system the DB uses (default [`PosixFs`](crate::PosixFs)); a DB-wide option.
+    /// The file system the DB uses (default [`PosixFs`](crate::fs::PosixFs)); a DB-wide option.
     pub fn set_env(&mut self, fs: Arc<dyn FileSystem>) {
         self.env = fs;
     }
@@ -608,7 +608,7 @@ impl Options {
 
     /// The compression of a file written to `level` when levels start at `base_level` (1 without
     /// dynamic level bytes), as RocksDB's `GetCompressionType`.
-    pub(crate) fn compression_for_level(&self, level: usize, base_level: usize, bottommost: bool) -> CompressionType {
+    pub(crate) fn compression_for_level(&self, level: usize, base_level: usize, bottommost: bool) -> DBCompressionType {
         if bottommost {
             if let Some(c) = self.bottommost_compression {
                 return c;
@@ -755,7 +755,7 @@ mod tests {
 
     #[test]
     fn compression_per_level_follows_base_level() {
-        use CompressionType::*;
+        use DBCompressionType::*;
         let o = Options {
             compression_per_level: vec![None, Snappy, Lz4, Zstd],
             ..Options::default()
@@ -802,7 +802,7 @@ mod tests {
             ),
             (
                 Options {
-                    compression_per_level: vec![CompressionType::None; 8],
+                    compression_per_level: vec![DBCompressionType::None; 8],
                     ..Options::default()
                 },
                 "compression_per_level",
@@ -835,7 +835,8 @@ mod tests {
         o.set_prefix_extractor(Arc::new(crate::slice_transform::FixedPrefixTransform::new(6)));
         assert!(o.allow_mmap_reads);
         assert_eq!(o.prefix_extractor.as_ref().unwrap().name(), "rocksdb.FixedPrefix.6");
-        let same: crate::table::plain::PlainTableFactoryOptions = crate::table::plain::PlainTableOptions::default();
+        let same: crate::table::plain::PlainTableFactoryOptions =
+            crate::table::plain::PlainTableFactoryOptions::default();
         assert_eq!(same.index_sparseness, 16);
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::cuckoo::{CuckooTable, CuckooTableBuilder, CuckooTableIterator};
 use super::format::{BLOCK_BASED_MAGIC, CUCKOO_MAGIC, LEGACY_BLOCK_BASED_MAGIC, LEGACY_PLAIN_MAGIC, PLAIN_MAGIC};
-use super::plain::{PlainTable, PlainTableBuilder, PlainTableIterator, PlainTableOptions};
+use super::plain::{PlainTable, PlainTableBuilder, PlainTableFactoryOptions, PlainTableIterator};
 use super::{Table, TableBuilder, TableInfo, TableIterator, TableProperties, TableReaderOptions};
 use crate::error::{Error, Result};
 use crate::fs::{RandomAccessFile, WritableFile};
@@ -48,7 +48,7 @@ pub(crate) fn format_of(file: &dyn RandomAccessFile, file_name: &str, file_size:
 /// What reading plain tables needs besides [`TableReaderOptions`].
 #[derive(Clone, Default)]
 pub(crate) struct FormatReadOptions {
-    pub plain: PlainTableOptions,
+    pub plain: PlainTableFactoryOptions,
     pub prefix_extractor: Option<Arc<dyn SliceTransform>>,
 }
 

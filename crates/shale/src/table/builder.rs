@@ -13,7 +13,7 @@ use crate::key::{make_internal_key, trailer, user_key, vt, InternalKeyComparator
 use crate::table::block::BlockBuilder;
 use crate::table::filter::{FilterBuilder, FilterKind};
 use crate::table::format::{compress_block, trailer_checksum, BlockHandle, Footer, BLOCK_TRAILER_LEN};
-use crate::table::format::{ChecksumType, CompressionType};
+use crate::table::format::{ChecksumType, DBCompressionType};
 use crate::table::format::{FULL_FILTER_NAME, INDEX_NAME, PARTITIONED_FILTER_NAME, PROPERTIES_NAME, RANGE_DEL_NAME};
 use crate::table::partitioned_index::{
     write_index, write_partitioned_filter, FilterPartitioner, IndexLayout, PartitionCutter,
@@ -31,7 +31,7 @@ pub(crate) struct TableBuilderOptions {
     /// Block-based format_version to write, 2..=6 (default 5).
     pub format_version: u32,
     pub checksum: ChecksumType,
-    pub compression: CompressionType,
+    pub compression: DBCompressionType,
     /// Bloom bits per key; 0 = no filter.
     pub bloom_bits_per_key: f64,
     /// What the filter holds: prefixes of the extractor's domain and/or whole keys
@@ -63,7 +63,7 @@ impl Default for TableBuilderOptions {
             block_restart_interval: 16,
             format_version: 5,
             checksum: ChecksumType::XXH3,
-            compression: CompressionType::None,
+            compression: DBCompressionType::None,
             bloom_bits_per_key: 10.0,
             filter_contents: FilterContents {
                 prefix_extractor: None,
@@ -343,7 +343,7 @@ impl TableBuilder {
     fn write_block(&mut self, raw: &[u8], compress: bool) -> Result<BlockHandle> {
         let mut ty = 0u8;
         let mut use_compressed = false;
-        if compress && self.opts.compression != CompressionType::None {
+        if compress && self.opts.compression != DBCompressionType::None {
             let mut buf = std::mem::take(&mut self.compress_buf);
             if compress_block(self.opts.compression, raw, &mut buf) {
                 ty = self.opts.compression as u8;

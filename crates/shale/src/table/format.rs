@@ -60,9 +60,9 @@ impl ChecksumType {
     }
 }
 
-/// Block compression (RocksDB's `CompressionType`, same numeric values).
+/// Block compression (RocksDB's `CompressionType`, same numeric values; the `rocksdb` crate's `DBCompressionType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CompressionType {
+pub enum DBCompressionType {
     /// Blocks are stored uncompressed (the default).
     None = 0,
     /// Snappy compression.
@@ -73,14 +73,14 @@ pub enum CompressionType {
     Zstd = 7,
 }
 
-impl CompressionType {
+impl DBCompressionType {
     /// Parse a name as db_bench spells it (`none`, `snappy`, `lz4`, `zstd`).
-    pub fn parse(s: &str) -> Result<CompressionType> {
+    pub fn parse(s: &str) -> Result<DBCompressionType> {
         Ok(match s.to_ascii_lowercase().as_str() {
-            "none" | "no" | "nocompression" => CompressionType::None,
-            "snappy" => CompressionType::Snappy,
-            "lz4" => CompressionType::Lz4,
-            "zstd" => CompressionType::Zstd,
+            "none" | "no" | "nocompression" => DBCompressionType::None,
+            "snappy" => DBCompressionType::Snappy,
+            "lz4" => DBCompressionType::Lz4,
+            "zstd" => DBCompressionType::Zstd,
             _ => {
                 return Err(Error::invalid(format!(
                     "compression_type: unknown or unsupported compression {s:?}"
@@ -91,10 +91,10 @@ impl CompressionType {
     /// RocksDB's name for the `rocksdb.compression` property.
     pub fn rocksdb_name(self) -> &'static str {
         match self {
-            CompressionType::None => "NoCompression",
-            CompressionType::Snappy => "Snappy",
-            CompressionType::Lz4 => "LZ4",
-            CompressionType::Zstd => "ZSTD",
+            DBCompressionType::None => "NoCompression",
+            DBCompressionType::Snappy => "Snappy",
+            DBCompressionType::Lz4 => "LZ4",
+            DBCompressionType::Zstd => "ZSTD",
         }
     }
 }
@@ -429,18 +429,18 @@ pub(crate) fn decompress_block(t: u8, data: &[u8], format_version: u32) -> Resul
 /// Compress `raw` with `ty` for format_version >= 2. Returns `None` when the result does not
 /// save at least 12.5% (RocksDB's `GoodCompressionRatio`), in which case the block is stored
 /// uncompressed (type 0).
-pub(crate) fn compress_block(ty: CompressionType, raw: &[u8], out: &mut Vec<u8>) -> bool {
+pub(crate) fn compress_block(ty: DBCompressionType, raw: &[u8], out: &mut Vec<u8>) -> bool {
     out.clear();
     match ty {
-        CompressionType::None => return false,
-        CompressionType::Snappy => {
+        DBCompressionType::None => return false,
+        DBCompressionType::Snappy => {
             out.resize(snap::raw::max_compress_len(raw.len()), 0);
             match snap::raw::Encoder::new().compress(raw, out) {
                 Ok(n) => out.truncate(n),
                 Err(_) => return false,
             }
         }
-        CompressionType::Lz4 => {
+        DBCompressionType::Lz4 => {
             if raw.len() > u32::MAX as usize {
                 return false;
             }
@@ -452,7 +452,7 @@ pub(crate) fn compress_block(ty: CompressionType, raw: &[u8], out: &mut Vec<u8>)
                 Err(_) => return false,
             }
         }
-        CompressionType::Zstd => {
+        DBCompressionType::Zstd => {
             if raw.len() > u32::MAX as usize {
                 return false;
             }
@@ -632,7 +632,11 @@ pub(crate) mod tests {
     #[test]
     fn compression_roundtrip_and_garbage() {
         let raw: Vec<u8> = (0..5000u32).map(|i| (i % 7) as u8 + b'a').collect();
-        for ty in [CompressionType::Snappy, CompressionType::Lz4, CompressionType::Zstd] {
+        for ty in [
+            DBCompressionType::Snappy,
+            DBCompressionType::Lz4,
+            DBCompressionType::Zstd,
+        ] {
             let mut out = Vec::new();
             assert!(compress_block(ty, &raw, &mut out), "{ty:?}");
             let t = ty as u8;
@@ -654,7 +658,7 @@ pub(crate) mod tests {
             .map(|i| (crate::hash::murmur64a(&i.to_le_bytes(), 1) >> 7) as u8)
             .collect();
         let mut out = Vec::new();
-        assert!(!compress_block(CompressionType::Snappy, &noise, &mut out));
+        assert!(!compress_block(DBCompressionType::Snappy, &noise, &mut out));
         // fv 0/1 LZ4: 8-byte size prefix
         let c = lz4_flex::block::compress(&raw);
         let mut v = (raw.len() as u64).to_le_bytes().to_vec();

@@ -12,7 +12,7 @@ use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, user_key, vt, InternalKeyComparator, MAX_SEQUENCE};
 use crate::table::cache::BlockCache;
 use crate::table::format::BLOCK_TRAILER_LEN;
-use crate::table::format::{ChecksumType, CompressionType};
+use crate::table::format::{ChecksumType, DBCompressionType};
 
 mod partitioned;
 
@@ -89,7 +89,7 @@ fn tiny_opts() -> TableBuilderOptions {
         checksum: ChecksumType::CRC32c,
         format_version: 5,
         bloom_bits_per_key: 10.0,
-        compression: CompressionType::None,
+        compression: DBCompressionType::None,
         file_number: 9,
         ..Default::default()
     }
@@ -290,10 +290,10 @@ fn roundtrip_all_formats_checksums_compressions() {
             ChecksumType::XXH3,
         ] {
             for comp in [
-                CompressionType::None,
-                CompressionType::Snappy,
-                CompressionType::Lz4,
-                CompressionType::Zstd,
+                DBCompressionType::None,
+                DBCompressionType::Snappy,
+                DBCompressionType::Lz4,
+                DBCompressionType::Zstd,
             ] {
                 // exercise all combinations for fv 5, a diagonal for the rest
                 if fv != 5 && !(ck as u32 + comp as u32).is_multiple_of(3) {
@@ -584,9 +584,9 @@ fn fv6_layout() {
 #[test]
 fn corruption_never_panics() {
     for (fv, ck, comp) in [
-        (5, ChecksumType::CRC32c, CompressionType::None),
-        (6, ChecksumType::XXH3, CompressionType::Snappy),
-        (3, ChecksumType::NoChecksum, CompressionType::Lz4),
+        (5, ChecksumType::CRC32c, DBCompressionType::None),
+        (6, ChecksumType::XXH3, DBCompressionType::Snappy),
+        (3, ChecksumType::NoChecksum, DBCompressionType::Lz4),
     ] {
         let es = entries(40, 2);
         let ts = vec![(make_internal_key(b"key", 3, vt::RANGE_DELETION), b"kez".to_vec())];
@@ -863,7 +863,7 @@ fn through_memfs() {
     let w = fs.new_writable(p).unwrap();
     let mut b = TableBuilder::new(
         TableBuilderOptions {
-            compression: CompressionType::Lz4,
+            compression: DBCompressionType::Lz4,
             ..Default::default()
         },
         w,

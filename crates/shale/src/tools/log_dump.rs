@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::error::{Error, Result};
-use crate::log::{Reader, WalRecoveryMode};
+use crate::log::{DBRecoveryMode, Reader};
 use crate::lsm::version_edit::{ikey_debug, to_hex, FileMetaData, VersionEdit};
 use crate::write_batch::{BatchRecord, WriteBatch, HEADER};
 
@@ -49,7 +49,7 @@ pub(crate) fn dump_wal_with(
         data.to_vec(),
         file_name,
         file_number(file_name),
-        WalRecoveryMode::SkipAnyCorruptedRecords,
+        DBRecoveryMode::SkipAnyCorruptedRecord,
     );
     loop {
         let rec = match reader.read_record() {
@@ -184,7 +184,7 @@ pub(crate) fn dump_manifest_with(data: &[u8], file_name: &str, verbose: bool, he
         data.to_vec(),
         file_name,
         file_number(file_name),
-        WalRecoveryMode::TolerateCorruptedTailRecords,
+        DBRecoveryMode::TolerateCorruptedTailRecords,
     );
     let mut cfs: BTreeMap<u32, CfState> = BTreeMap::new();
     cfs.insert(0, CfState::new("default"));

@@ -6,7 +6,7 @@ use std::path::Path;
 use super::log_dump::{dump_manifest, dump_wal, dump_wal_with};
 use crate::fs::{FileSystem, MemFs};
 use crate::log::tests::{fuzz_inputs, read_all, unhex};
-use crate::log::{encode_records, WalRecoveryMode, Writer};
+use crate::log::{encode_records, DBRecoveryMode, Writer};
 use crate::lsm::version_edit::VersionEdit;
 use crate::write_batch::WriteBatch;
 
@@ -28,7 +28,7 @@ fn ldb_put_k_v_record_exact() {
     let bytes = fs.read_all(p).unwrap();
     assert_eq!(bytes, unhex(LDB_PUT_K_V_WAL));
 
-    let (recs, res, rd) = read_all(&bytes, WalRecoveryMode::AbsoluteConsistency);
+    let (recs, res, rd) = read_all(&bytes, DBRecoveryMode::AbsoluteConsistency);
     res.unwrap();
     assert_eq!(recs, vec![wb.data().to_vec()]);
     assert_eq!(rd.last_record_offset(), 0);
@@ -60,7 +60,7 @@ fn manifest_12_1() -> Vec<u8> {
 fn manifest_12_1_decode_reencode_and_dump() {
     let m = manifest_12_1();
     assert_eq!(m.len(), 59);
-    let (recs, res, _) = read_all(&m, WalRecoveryMode::TolerateCorruptedTailRecords);
+    let (recs, res, _) = read_all(&m, DBRecoveryMode::TolerateCorruptedTailRecords);
     res.unwrap();
     assert_eq!(recs.len(), 3);
     let edits: Vec<VersionEdit> = recs.iter().map(|r| VersionEdit::decode(r).unwrap()).collect();

@@ -1,22 +1,25 @@
-//! Transactions (RocksDB's `utilities/transactions`, the `rocksdb` crate's API):
-//! [`WriteBatchWithIndex`] (`wbwi`), the two transaction DBs — [`OptimisticTransactionDB`]
-//! (commit-time validation, `optimistic`) and [`TransactionDB`] (row locks, `pessimistic` with
-//! the lock manager in `locks`) — and the [`Transaction`] they share (`transaction`).
-//! Conflict checks (`latest_seq`) look up the newest sequence number of a key in the
-//! memtables, including the flushed ones kept as history (`max_write_buffer_size_to_maintain`).
-//! See docs/transactions.md.
+//! Transactions (RocksDB's `utilities/transactions`, the `rocksdb` crate's API). The two
+//! transaction DBs and their options are at the crate root:
+//! [`OptimisticTransactionDB`](crate::OptimisticTransactionDB) validates at commit,
+//! [`TransactionDB`](crate::TransactionDB) takes row locks (deadlock detection, timeouts, two-phase
+//! commit); both hand out a [`Transaction`](crate::Transaction). Public here: Shale's
+//! [`WriteBatchWithIndex`] (a batch that can be read back, also over the DB) and the iterators a
+//! transaction returns ([`TxnIterator`], [`TxnRawIterator`]).
+//!
+//! Inside: `wbwi` (the indexed batch), `transaction` (what both DBs share), `optimistic`,
+//! `pessimistic` with the lock manager in `locks`, `prepared` (recovered prepared sections) and
+//! `checks` (conflict checks against the newest sequence number of a key in the memtables,
+//! including flushed ones kept as history, `max_write_buffer_size_to_maintain`). See
+//! docs/transactions.md.
 
 mod checks;
 mod locks;
-mod optimistic;
-mod pessimistic;
+pub(crate) mod optimistic;
+pub(crate) mod pessimistic;
 mod prepared;
 #[cfg(test)]
 mod recovery_tests;
-mod transaction;
+pub(crate) mod transaction;
 mod wbwi;
 
-pub use optimistic::{OptimisticTransactionDB, OptimisticTransactionOptions};
-pub use pessimistic::{TransactionDB, TransactionDBOptions, TransactionOptions};
-pub use transaction::Transaction;
 pub use wbwi::{TxnIterator, TxnRawIterator, WriteBatchWithIndex};

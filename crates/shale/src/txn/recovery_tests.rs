@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use crate::error::Error;
 use crate::fs::{FileSystem, MemFs};
-use crate::log::{Reader, WalRecoveryMode, Writer};
+use crate::log::{DBRecoveryMode, Reader, Writer};
 use crate::options::{Options, WriteOptions};
-use crate::txn::{TransactionDB, TransactionDBOptions};
+use crate::txn::pessimistic::{TransactionDB, TransactionDBOptions};
 
 /// A DB whose only WAL holds a plain put and one prepared transaction (`k` -> `v`, named
 /// `t`), left by a crash; returns the WAL's path and its records.
@@ -29,7 +29,7 @@ fn crashed_with_prepared(fs: &MemFs, o: &Options) -> (std::path::PathBuf, Vec<Ve
     logs.sort();
     let path = Path::new("/db").join(logs.last().unwrap());
     let data = fs.read_all(&path).unwrap();
-    let mut r = Reader::new(data, "wal", 0, WalRecoveryMode::AbsoluteConsistency);
+    let mut r = Reader::new(data, "wal", 0, DBRecoveryMode::AbsoluteConsistency);
     let mut recs = Vec::new();
     while let Some(rec) = r.read_record().unwrap() {
         recs.push(rec.to_vec());

@@ -20,7 +20,7 @@ use crate::engine::read;
 use crate::engine::state::DbInner;
 use crate::error::{Error, Result};
 use crate::key::InternalKeyComparator;
-use crate::merge::MergeOperator;
+use crate::merge_operator::MergeOperator;
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::write_batch::WriteBatch;
 

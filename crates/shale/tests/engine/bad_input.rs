@@ -9,9 +9,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use common::*;
+use shale::comparator::ReverseBytewiseComparator;
+use shale::fs::testing::MemFs;
+use shale::fs::FileSystem;
 use shale::{
-    BlockBasedOptions, ChecksumType, Error, FileSystem, MemFs, Options, ReadOptions, ReverseBytewiseComparator,
-    WalRecoveryMode, WriteBatch, WriteOptions, DB,
+    BlockBasedOptions, ChecksumType, DBRecoveryMode, Error, Options, ReadOptions, WriteBatch, WriteOptions, DB,
 };
 
 /// A DB whose data is all in table files (several flushes, then a reopen so the MANIFEST is a
@@ -389,7 +391,7 @@ fn wal_flipped_byte_point_in_time_and_absolute_consistency() {
         write_file(&fs, &wal, &d);
         let opts = {
             let mut o = mem_opts(&fs);
-            o.set_wal_recovery_mode(WalRecoveryMode::AbsoluteConsistency);
+            o.set_wal_recovery_mode(DBRecoveryMode::AbsoluteConsistency);
             o
         };
         match DB::open(&opts, dir()) {
@@ -475,10 +477,7 @@ fn regression_wal_hole_after_corruption() {
         damaged.push((format!("cut {cut} bytes"), good[..good.len() - cut].to_vec()));
     }
     for (what, d) in damaged {
-        for mode in [
-            WalRecoveryMode::PointInTimeRecovery,
-            WalRecoveryMode::AbsoluteConsistency,
-        ] {
+        for mode in [DBRecoveryMode::PointInTime, DBRecoveryMode::AbsoluteConsistency] {
             let fs = copy_fs(&base, dir());
             write_file(&fs, &old, &d);
             let opts = {
@@ -952,7 +951,7 @@ fn rocksdb_style_calls_reject_bad_input() {
 /// Bytewise order, but panics when it compares the key `boom` while armed (a buggy user
 /// comparator). Disarmed, the same name orders the same way, so the DB reopens with it.
 struct PanickyComparator(Arc<std::sync::atomic::AtomicBool>);
-impl shale::Comparator for PanickyComparator {
+impl shale::comparator::Comparator for PanickyComparator {
     fn name(&self) -> &str {
         "test.PanickyBytewise"
     }
@@ -1070,9 +1069,9 @@ fn panic_on_the_write_path(mode: impl Fn(&mut Options)) {
 fn oversized_keys_and_values_are_rejected_before_the_wal() {
     let fs = MemFs::new();
     let mut o = mem_opts(&fs);
-    o.set_custom_merge_operator(Arc::new(shale::merge::Associative(shale::StringAppendOperator::new(
-        ",",
-    ))));
+    o.set_custom_merge_operator(Arc::new(shale::merge_operator::Associative(
+        shale::merge_operator::StringAppendOperator::new(","),
+    )));
     let db = DB::open(&o, dir()).unwrap();
     db.put(b"a", b"1").unwrap();
     let wal = newest(&fs, dir(), "", ".log");
@@ -1161,11 +1160,11 @@ struct CompactWhileReading {
     owner: Arc<DB>,
     fired: std::sync::atomic::AtomicBool,
 }
-impl shale::ForwardingFs for CompactWhileReading {
+impl shale::fs::ForwardingFs for CompactWhileReading {
     fn inner(&self) -> &dyn FileSystem {
         &self.inner
     }
-    fn read_all(&self, p: &Path) -> shale::Result<Vec<u8>> {
+    fn read_all(&self, p: &Path) -> shale::error::Result<Vec<u8>> {
         let data = self.inner.read_all(p)?;
         let is_manifest = p
             .file_name()

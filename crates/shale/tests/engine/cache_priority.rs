@@ -3,7 +3,8 @@
 //! index and filter miss counters flat; without the priority the same reads keep missing them.
 //! Also the same with a partitioned index and filters, and bad pool ratios.
 
-use shale::{BlockBasedIndexType, BlockBasedOptions, Cache, Options, Ticker, DB};
+use shale::statistics::Ticker;
+use shale::{BlockBasedIndexType, BlockBasedOptions, Cache, Options, DB};
 
 /// A DB of ~40 tables (~2.5 MiB of data blocks) over a 1 MiB cache; returns how many index
 /// and filter misses, and data misses, 20,000 random gets made after a warm-up pass.

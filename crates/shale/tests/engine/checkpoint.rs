@@ -14,9 +14,13 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rocksdb_tools::*;
-use shale::{
-    BackupEngine, BackupEngineOptions, Checkpoint, Env, FileSystem, Options, PosixFs, RestoreOptions, WriteBatch, DB,
-};
+use shale::backup::BackupEngine;
+use shale::backup::BackupEngineOptions;
+use shale::backup::RestoreOptions;
+use shale::checkpoint::Checkpoint;
+use shale::fs::FileSystem;
+use shale::fs::PosixFs;
+use shale::{Env, Options, WriteBatch, DB};
 
 use crate::common;
 use common::crash_after::CrashAfter;

@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
-use shale::{
-    ColumnFamilyDescriptor, FileSystem, IteratorMode, MemFs, Options, ReverseBytewiseComparator, WriteBatch, DB,
-};
+use shale::comparator::ReverseBytewiseComparator;
+use shale::fs::testing::MemFs;
+use shale::fs::FileSystem;
+use shale::{ColumnFamilyDescriptor, IteratorMode, Options, WriteBatch, DB};
 
 fn mem_opts(fs: &MemFs) -> Options {
     let mut o = Options::default();
@@ -176,7 +177,9 @@ fn per_family_options_comparator_and_merge_operator() {
     let mut rev = Options::default();
     rev.set_custom_comparator(Arc::new(ReverseBytewiseComparator));
     let mut counter = Options::default();
-    counter.set_custom_merge_operator(Arc::new(shale::merge::Associative(shale::UInt64AddOperator)));
+    counter.set_custom_merge_operator(Arc::new(shale::merge_operator::Associative(
+        shale::merge_operator::UInt64AddOperator,
+    )));
     let descs = || {
         vec![
             ColumnFamilyDescriptor::new("rev", rev.clone()),
@@ -282,7 +285,9 @@ fn wals_are_deleted_once_no_family_needs_them() {
 fn recovery_skips_dropped_and_flushed_families() {
     let fs = MemFs::new();
     let mut o = mem_opts(&fs);
-    o.set_custom_merge_operator(Arc::new(shale::merge::Associative(shale::UInt64AddOperator)));
+    o.set_custom_merge_operator(Arc::new(shale::merge_operator::Associative(
+        shale::merge_operator::UInt64AddOperator,
+    )));
     {
         let db = DB::open_cf(&o, "/db", ["m", "gone"]).unwrap();
         let m = db.cf_handle("m").unwrap();
@@ -380,7 +385,7 @@ fn families_with_different_table_formats() {
     let fs = MemFs::new();
     let o = mem_opts(&fs);
     let mut plain = Options::default();
-    plain.set_plain_table_factory(&shale::PlainTableOptions {
+    plain.set_plain_table_factory(&shale::PlainTableFactoryOptions {
         user_key_len: 8,
         hash_table_ratio: 0.0,
         ..Default::default()

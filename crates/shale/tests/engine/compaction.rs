@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 
 use common::*;
-use shale::{MemFs, ReadOptions, WriteBatch, DB};
+use shale::fs::testing::MemFs;
+use shale::{ReadOptions, WriteBatch, DB};
 
 fn key(i: u64) -> Vec<u8> {
     format!("k{i:07}").into_bytes()
@@ -234,7 +235,7 @@ fn subcompactions_keep_every_key_and_snapshot() {
 /// Automatic compactions with subcompactions and compression per level, several writers.
 #[test]
 fn subcompactions_and_compression_per_level_under_load() {
-    use shale::CompressionType::*;
+    use shale::DBCompressionType::*;
     let fs = MemFs::new();
     let opts = {
         let mut o = mem_opts(&fs);
@@ -261,7 +262,7 @@ fn subcompactions_and_compression_per_level_under_load() {
 /// right value at every point, the snapshots never change, and a reopen sees the same.
 #[test]
 fn randomized_model_many_flushes_and_compactions_across_threads() {
-    use shale::CompressionType::*;
+    use shale::DBCompressionType::*;
     const THREADS: u64 = 4;
     const OPS: u64 = 10_000;
     const KEYS: u64 = 600;
@@ -272,7 +273,7 @@ fn randomized_model_many_flushes_and_compactions_across_threads() {
         o.set_max_subcompactions(2);
         o.set_compression_per_level(&[None, None, Lz4, Snappy]);
         o.set_bottommost_compression_type(Zstd);
-        o.set_custom_merge_operator(shale::merge::merge_operator_by_name("stringappend").unwrap());
+        o.set_custom_merge_operator(shale::merge_operator::merge_operator_by_name("stringappend").unwrap());
         o.set_max_bytes_for_level_base(32 << 10);
         o.set_target_file_size_base(8 << 10);
         o

@@ -10,10 +10,13 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use common::Rng;
-use shale::{
-    ColumnFamilyDescriptor, CompactionFilter, CompactionFilterContext, CompactionFilterFactory, Decision, FileSystem,
-    MemFs, Options, DB,
-};
+use shale::compaction_filter::CompactionFilter;
+use shale::compaction_filter::Decision;
+use shale::compaction_filter_factory::CompactionFilterContext;
+use shale::compaction_filter_factory::CompactionFilterFactory;
+use shale::fs::testing::MemFs;
+use shale::fs::FileSystem;
+use shale::{ColumnFamilyDescriptor, Options, DB};
 
 fn mem_opts(fs: &MemFs) -> Options {
     let mut o = Options::default();

@@ -6,7 +6,8 @@
 use crate::common;
 
 use common::*;
-use shale::{DBCompactionStyle, FifoCompactOptions, MemFs, Options, UniversalCompactOptions, DB};
+use shale::fs::testing::MemFs;
+use shale::{DBCompactionStyle, FifoCompactOptions, Options, UniversalCompactOptions, DB};
 
 fn sst_bytes(db: &DB) -> u64 {
     db.property_int_value("rocksdb.total-sst-files-size").unwrap().unwrap()

@@ -6,7 +6,8 @@
 use crate::common;
 
 use common::*;
-use shale::{DBCompactionStyle, MemFs, Options, UniversalCompactOptions, DB};
+use shale::fs::testing::MemFs;
+use shale::{DBCompactionStyle, Options, UniversalCompactOptions, DB};
 
 fn sst_bytes(db: &DB) -> u64 {
     db.property_int_value("rocksdb.total-sst-files-size").unwrap().unwrap()
@@ -65,7 +66,7 @@ fn universal_compacts_files_dense_in_deletions_and_drops_the_tombstones() {
     assert!(sst_bytes(&db) < before * 3 / 4, "{} -> {}", before, sst_bytes(&db));
     check_data(&db);
     // The LOG names RocksDB's reason.
-    let log = String::from_utf8(shale::FileSystem::read_all(&fs, &dir().join("LOG")).unwrap()).unwrap();
+    let log = String::from_utf8(shale::fs::FileSystem::read_all(&fs, &dir().join("LOG")).unwrap()).unwrap();
     assert!(log.contains("FilesMarkedForCompaction"), "{log}");
 }
 
@@ -255,7 +256,7 @@ fn periodic_compaction_seconds_is_a_mutable_option_written_to_the_options_file()
         .filter(|n| n.starts_with("OPTIONS-"))
         .max()
         .unwrap();
-    let text = String::from_utf8(shale::FileSystem::read_all(&fs, &dir().join(&name)).unwrap()).unwrap();
+    let text = String::from_utf8(shale::fs::FileSystem::read_all(&fs, &dir().join(&name)).unwrap()).unwrap();
     assert!(text.contains("periodic_compaction_seconds=3600"), "{text}");
     let e = db.set_options(&[("periodic_compaction_seconds", "soon")]).unwrap_err();
     assert_eq!(e.kind(), shale::ErrorKind::InvalidArgument);
@@ -266,7 +267,7 @@ fn periodic_compaction_seconds_is_a_mutable_option_written_to_the_options_file()
 fn periodic_compaction_and_ttl_need_block_based_tables() {
     let fs = MemFs::new();
     let mut o = universal(&fs, 4);
-    o.set_plain_table_factory(&shale::PlainTableOptions::default());
+    o.set_plain_table_factory(&shale::PlainTableFactoryOptions::default());
     o.set_periodic_compaction_seconds(60);
     let Err(e) = DB::open(&o, dir()) else {
         panic!("plain tables with periodic compaction opened");
@@ -371,7 +372,7 @@ fn leveled_periodic_compaction_rewrites_old_files() {
     let after: Vec<String> = db.live_files().unwrap().into_iter().map(|f| f.name).collect();
     assert!(after.iter().all(|n| !before.contains(n)), "{before:?} -> {after:?}");
     assert_eq!(dump(&db).len(), 300);
-    let log = String::from_utf8(shale::FileSystem::read_all(&fs, &dir().join("LOG")).unwrap()).unwrap();
+    let log = String::from_utf8(shale::fs::FileSystem::read_all(&fs, &dir().join("LOG")).unwrap()).unwrap();
     assert!(log.contains("PeriodicCompaction"), "{log}");
 }
 

@@ -9,7 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 
 use common::*;
-use shale::{Error, IteratorMode, MemFs, Options, PosixFs, ReadOptions, WriteBatch, DB};
+use shale::fs::testing::MemFs;
+use shale::fs::PosixFs;
+use shale::{Error, IteratorMode, Options, ReadOptions, WriteBatch, DB};
 
 const WRITERS: u64 = 8;
 const READERS: u64 = 4;
@@ -400,7 +402,10 @@ mod slow_sync {
     use std::time::Duration;
 
     use parking_lot::{Condvar, Mutex};
-    use shale::{FileSystem, ForwardingFs, MemFs, WritableFile};
+    use shale::fs::testing::MemFs;
+    use shale::fs::FileSystem;
+    use shale::fs::ForwardingFs;
+    use shale::fs::WritableFile;
 
     #[derive(Default)]
     pub struct Gate {
@@ -445,13 +450,13 @@ mod slow_sync {
         gate: Arc<Gate>,
     }
     impl WritableFile for SlowFile {
-        fn append(&mut self, d: &[u8]) -> shale::Result<()> {
+        fn append(&mut self, d: &[u8]) -> shale::error::Result<()> {
             self.inner.append(d)
         }
-        fn flush(&mut self) -> shale::Result<()> {
+        fn flush(&mut self) -> shale::error::Result<()> {
             self.inner.flush()
         }
-        fn sync(&mut self) -> shale::Result<()> {
+        fn sync(&mut self) -> shale::error::Result<()> {
             if self.manifest && self.gate.hold_manifest_sync.swap(false, Ordering::SeqCst) {
                 self.gate.wait();
             }
@@ -465,7 +470,7 @@ mod slow_sync {
         fn inner(&self) -> &dyn FileSystem {
             &self.inner
         }
-        fn new_writable(&self, p: &Path) -> shale::Result<Box<dyn WritableFile>> {
+        fn new_writable(&self, p: &Path) -> shale::error::Result<Box<dyn WritableFile>> {
             let manifest = p
                 .file_name()
                 .is_some_and(|n| n.to_string_lossy().starts_with("MANIFEST"));
@@ -475,7 +480,7 @@ mod slow_sync {
                 gate: self.gate.clone(),
             }))
         }
-        fn sync_dir(&self, d: &Path) -> shale::Result<()> {
+        fn sync_dir(&self, d: &Path) -> shale::error::Result<()> {
             if self.gate.hold_dir_sync.swap(false, Ordering::SeqCst) {
                 self.gate.wait();
             }

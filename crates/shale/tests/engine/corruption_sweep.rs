@@ -11,9 +11,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use common::*;
-use shale::{ChecksumType, CompressionType, Error, FileSystem, MemFs, Options, ReadOptions, DB};
+use shale::fs::testing::MemFs;
+use shale::fs::FileSystem;
+use shale::{ChecksumType, DBCompressionType, Error, Options, ReadOptions, DB};
 
-fn build(fs: &MemFs, fv: u32, checksum: ChecksumType, compression: CompressionType) -> (Options, Model) {
+fn build(fs: &MemFs, fv: u32, checksum: ChecksumType, compression: DBCompressionType) -> (Options, Model) {
     let mut opts = mem_opts(fs);
     {
         let mut bbo = opts.get_block_based_options();
@@ -31,7 +33,7 @@ fn build(fs: &MemFs, fv: u32, checksum: ChecksumType, compression: CompressionTy
         bbo.set_block_size(512);
         opts.set_block_based_table_factory(&bbo);
     }
-    opts.set_custom_merge_operator(shale::merge::merge_operator_by_name("uint64add").unwrap());
+    opts.set_custom_merge_operator(shale::merge_operator::merge_operator_by_name("uint64add").unwrap());
     let db = DB::open(&opts, dir()).unwrap();
     let mut m = Model::new();
     for i in 0..120 {
@@ -55,7 +57,7 @@ fn build(fs: &MemFs, fv: u32, checksum: ChecksumType, compression: CompressionTy
     (opts, m)
 }
 
-fn sweep(fv: u32, checksum: ChecksumType, compression: CompressionType) -> usize {
+fn sweep(fv: u32, checksum: ChecksumType, compression: DBCompressionType) -> usize {
     let base = MemFs::new();
     let (opts0, m) = build(&base, fv, checksum, compression);
     let ssts = all_with(&base, dir(), ".sst");
@@ -142,10 +144,10 @@ fn sst_of_every_format_version_checksum_and_compression_survives_flips_and_trunc
         ChecksumType::NoChecksum,
     ];
     let compressions = [
-        CompressionType::None,
-        CompressionType::Snappy,
-        CompressionType::Lz4,
-        CompressionType::Zstd,
+        DBCompressionType::None,
+        DBCompressionType::Snappy,
+        DBCompressionType::Lz4,
+        DBCompressionType::Zstd,
     ];
     let mut cases = 0;
     for fv in 2..=6u32 {
@@ -165,7 +167,7 @@ fn sst_of_every_format_version_checksum_and_compression_survives_flips_and_trunc
 #[test]
 fn regression_fv6_footer_reserved_byte_flip_is_corruption_naming_the_file() {
     let base = MemFs::new();
-    let (opts0, _) = build(&base, 6, ChecksumType::XXH3, CompressionType::None);
+    let (opts0, _) = build(&base, 6, ChecksumType::XXH3, DBCompressionType::None);
     let sst = all_with(&base, dir(), ".sst").remove(0);
     let name = sst.file_name().unwrap().to_string_lossy().into_owned();
     let mut d = base.read_all(&sst).unwrap();

@@ -9,7 +9,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use shale::{CuckooTableOptions, FileSystem, MemFs, Options, ReadOptions, StringAppendOperator, DB};
+use shale::fs::testing::MemFs;
+use shale::fs::FileSystem;
+use shale::merge_operator::StringAppendOperator;
+use shale::{CuckooTableOptions, Options, ReadOptions, DB};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -198,7 +201,9 @@ fn multi_get_applies_merges_and_range_deletions_over_cuckoo_files() {
     o.set_block_based_table_factory(&b);
     // Mapped reads here (the cuckoo reader copies from the mapping), pread in the other test.
     o.set_allow_mmap_reads(true);
-    o.set_custom_merge_operator(Arc::new(shale::merge::Associative(StringAppendOperator::new(","))));
+    o.set_custom_merge_operator(Arc::new(shale::merge_operator::Associative(StringAppendOperator::new(
+        ",",
+    ))));
     let db = DB::open(&o, dir).unwrap();
     for i in (0..N).step_by(9) {
         merge(&db, &mut model, i, 3);
@@ -248,9 +253,9 @@ fn multi_get_over_plain_files_matches_get_and_model() {
     let dir = Path::new("/db");
     let plain = |auto| {
         let mut o = options(&fs, auto);
-        o.set_plain_table_factory(&shale::PlainTableOptions::default());
+        o.set_plain_table_factory(&shale::PlainTableFactoryOptions::default());
         // One prefix per key: hash buckets with one prefix (direct) and several (sub-index).
-        o.set_prefix_extractor(shale::new_fixed_prefix_transform(8));
+        o.set_prefix_extractor(shale::slice_transform::new_fixed_prefix_transform(8));
         o.set_allow_mmap_reads(true);
         o
     };

@@ -7,7 +7,11 @@ use crate::common;
 use std::sync::Arc;
 
 use common::*;
-use shale::{Error, FaultFs, FaultKind, IoActivity, IteratorMode, MemFs, Options, WriteBatch, WriteOptions, DB};
+use shale::fs::testing::FaultFs;
+use shale::fs::testing::FaultKind;
+use shale::fs::testing::IoActivity;
+use shale::fs::testing::MemFs;
+use shale::{Error, IteratorMode, Options, WriteBatch, WriteOptions, DB};
 
 fn fault_opts(mem: &MemFs) -> (FaultFs, Options) {
     let f = FaultFs::new(Arc::new(mem.clone()));
@@ -92,7 +96,7 @@ fn wal_failure_is_fail_stop(kind: FaultKind, sync: bool, after: u64) {
     // reopen on the healthy file system: every acknowledged write is there
     drop(db);
     // the failure reached the LOG as a hard background error
-    let log = String::from_utf8(shale::FileSystem::read_all(&mem, &dir().join("LOG")).unwrap()).unwrap();
+    let log = String::from_utf8(shale::fs::FileSystem::read_all(&mem, &dir().join("LOG")).unwrap()).unwrap();
     assert!(
         log.contains("Background error (hard)"),
         "no background error in the LOG:\n{log}"

@@ -8,10 +8,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use shale::{
-    DBCompactionStyle, DBCompressionType, FaultFs, FaultKind, FileSystem, LogLevel, Options, PosixFs,
-    UniversalCompactOptions, DB,
-};
+use shale::fs::testing::FaultFs;
+use shale::fs::testing::FaultKind;
+use shale::fs::FileSystem;
+use shale::fs::PosixFs;
+use shale::{DBCompactionStyle, DBCompressionType, LogLevel, Options, UniversalCompactOptions, DB};
 
 /// A JSON value (enough of JSON for the event lines).
 #[derive(Debug, Clone, PartialEq)]

@@ -5,9 +5,11 @@ use std::path::Path;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
-use shale::{
-    Error, FaultFs, FaultKind, FileSystem, IngestExternalFileOptions, MemFs, Options, ReadOptions, SstFileWriter, DB,
-};
+use shale::fs::testing::FaultFs;
+use shale::fs::testing::FaultKind;
+use shale::fs::testing::MemFs;
+use shale::fs::FileSystem;
+use shale::{Error, IngestExternalFileOptions, Options, ReadOptions, SstFileWriter, DB};
 
 use crate::common;
 use common::crash_after::CrashAfter;
@@ -224,7 +226,7 @@ fn bad_input_is_refused_with_the_file_named() {
     assert!(e.to_string().contains("nope.sst"), "{e}");
     // another comparator
     let mut other = mem_opts(&fs);
-    other.set_custom_comparator(Arc::new(shale::ReverseBytewiseComparator));
+    other.set_custom_comparator(Arc::new(shale::comparator::ReverseBytewiseComparator));
     let mut w = SstFileWriter::create(&other);
     w.open("/rev.sst").unwrap();
     w.put("b", "1").unwrap();
@@ -417,25 +419,26 @@ fn verify_checksums_before_ingest_reads_every_block_first() {
 /// hint changes no data: the file ingests and reads back whole, on the real file system too.
 #[test]
 fn sst_file_writer_invalidates_the_page_cache_every_mib() {
-    use shale::{ForwardingFs, WritableFile};
+    use shale::fs::ForwardingFs;
+    use shale::fs::WritableFile;
     struct Counting {
         inner: Box<dyn WritableFile>,
         hints: Arc<AtomicI64>,
     }
     impl WritableFile for Counting {
-        fn append(&mut self, data: &[u8]) -> shale::Result<()> {
+        fn append(&mut self, data: &[u8]) -> shale::error::Result<()> {
             self.inner.append(data)
         }
-        fn flush(&mut self) -> shale::Result<()> {
+        fn flush(&mut self) -> shale::error::Result<()> {
             self.inner.flush()
         }
-        fn sync(&mut self) -> shale::Result<()> {
+        fn sync(&mut self) -> shale::error::Result<()> {
             self.inner.sync()
         }
         fn size(&self) -> u64 {
             self.inner.size()
         }
-        fn invalidate_cache(&mut self) -> shale::Result<()> {
+        fn invalidate_cache(&mut self) -> shale::error::Result<()> {
             self.hints.fetch_add(1, Ordering::SeqCst);
             self.inner.invalidate_cache()
         }
@@ -445,7 +448,7 @@ fn sst_file_writer_invalidates_the_page_cache_every_mib() {
         fn inner(&self) -> &dyn FileSystem {
             &*self.0
         }
-        fn new_writable(&self, path: &Path) -> shale::Result<Box<dyn WritableFile>> {
+        fn new_writable(&self, path: &Path) -> shale::error::Result<Box<dyn WritableFile>> {
             Ok(Box::new(Counting {
                 inner: self.0.new_writable(path)?,
                 hints: self.1.clone(),
@@ -457,7 +460,7 @@ fn sst_file_writer_invalidates_the_page_cache_every_mib() {
     let mut o = Options::default();
     o.create_if_missing(true);
     o.set_compression_type(shale::DBCompressionType::None);
-    o.set_env(Arc::new(CountingFs(Arc::new(shale::PosixFs), hints.clone())));
+    o.set_env(Arc::new(CountingFs(Arc::new(shale::fs::PosixFs), hints.clone())));
     let write = |path: &Path, invalidate: bool| {
         let mut w = SstFileWriter::create(&o);
         w.set_invalidate_page_cache(invalidate);

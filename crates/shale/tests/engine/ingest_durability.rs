@@ -7,7 +7,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use shale::{ColumnFamilyDescriptor, FileSystem, IngestExternalFileOptions, MemFs, Options, SstFileWriter, DB};
+use shale::fs::testing::MemFs;
+use shale::fs::FileSystem;
+use shale::{ColumnFamilyDescriptor, IngestExternalFileOptions, Options, SstFileWriter, DB};
 
 fn mem_opts(fs: &MemFs) -> Options {
     fs.create_dir_all(Path::new("/ext")).unwrap();

@@ -7,7 +7,8 @@ use crate::common;
 use std::sync::Arc;
 
 use common::*;
-use shale::{MemFs, Options, ReadOptions, WriteBufferManager, DB};
+use shale::fs::testing::MemFs;
+use shale::{Options, ReadOptions, WriteBufferManager, DB};
 
 fn prop(db: &DB, name: &str) -> u64 {
     db.property_int_value(name)

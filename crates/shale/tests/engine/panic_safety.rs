@@ -11,7 +11,8 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use common::*;
-use shale::{Error, MemFs, Options, DB};
+use shale::fs::testing::MemFs;
+use shale::{Error, Options, DB};
 
 thread_local! {
     /// Comparisons left on this thread before the comparator panics (0: never).
@@ -26,7 +27,7 @@ fn arm(n: u64) {
 /// Bytewise order, but panics on the comparison (or key check) that counts this thread's countdown down to
 /// zero (a buggy user comparator). Other threads (flushes, compactions) are not affected.
 struct CountdownComparator;
-impl shale::Comparator for CountdownComparator {
+impl shale::comparator::Comparator for CountdownComparator {
     fn name(&self) -> &str {
         "test.CountdownBytewise"
     }
@@ -35,7 +36,7 @@ impl shale::Comparator for CountdownComparator {
         a.cmp(b)
     }
     /// Counts as a comparison (writes check their keys with it).
-    fn validate_key(&self, _key: &[u8]) -> shale::Result<()> {
+    fn validate_key(&self, _key: &[u8]) -> shale::error::Result<()> {
         count_down();
         Ok(())
     }
@@ -133,7 +134,7 @@ fn an_iterator_is_invalid_after_a_comparator_panic_in_a_move_and_seeks_again() {
 
 /// Bytewise order, but panics in the DB's background threads while armed.
 struct BackgroundPanicky(Arc<AtomicBool>);
-impl shale::Comparator for BackgroundPanicky {
+impl shale::comparator::Comparator for BackgroundPanicky {
     fn name(&self) -> &str {
         "test.BackgroundPanickyBytewise"
     }
@@ -302,7 +303,7 @@ fn a_comparator_panic_in_a_prefix_seek_leaves_internal_seeks_unfiltered() {
     let fs = MemFs::new();
     let mut o = mem_opts(&fs);
     o.set_custom_comparator(Arc::new(CountdownComparator));
-    o.set_prefix_extractor(shale::new_fixed_prefix_transform(1));
+    o.set_prefix_extractor(shale::slice_transform::new_fixed_prefix_transform(1));
     let mut bbo = o.get_block_based_options();
     bbo.set_bloom_filter(10.0, false);
     o.set_block_based_table_factory(&bbo);

@@ -8,11 +8,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use shale::merge::Associative;
-use shale::{
-    new_fixed_prefix_transform, CuckooTableOptions, DBPinnableSlice, FileSystem, MemFs, Options, PlainTableOptions,
-    PosixFs, ReadOptions, StringAppendOperator, DB,
-};
+use shale::fs::testing::MemFs;
+use shale::fs::FileSystem;
+use shale::fs::PosixFs;
+use shale::merge_operator::Associative;
+use shale::merge_operator::StringAppendOperator;
+use shale::slice_transform::new_fixed_prefix_transform;
+use shale::{CuckooTableOptions, DBPinnableSlice, Options, PlainTableFactoryOptions, ReadOptions, DB};
 
 const DIR: &str = "/db";
 
@@ -187,7 +189,7 @@ fn plain_opts(env: Arc<dyn FileSystem>, mmap: bool) -> Options {
     let mut o = base(env);
     o.set_allow_mmap_reads(mmap);
     o.set_prefix_extractor(new_fixed_prefix_transform(8));
-    o.set_plain_table_factory(&PlainTableOptions {
+    o.set_plain_table_factory(&PlainTableFactoryOptions {
         user_key_len: 16,
         ..Default::default()
     });

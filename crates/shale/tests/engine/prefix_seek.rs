@@ -6,10 +6,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use shale::{
-    new_capped_prefix_transform, new_fixed_prefix_transform, set_perf_stats, MemFs, Options, PerfContext, PerfMetric,
-    PerfStatsLevel, ReadOptions, SliceTransform, DB,
-};
+use shale::fs::testing::MemFs;
+use shale::perf::set_perf_stats;
+use shale::slice_transform::new_capped_prefix_transform;
+use shale::slice_transform::new_fixed_prefix_transform;
+use shale::{Options, PerfContext, PerfMetric, PerfStatsLevel, ReadOptions, SliceTransform, DB};
 
 struct Rng(u64);
 impl Rng {

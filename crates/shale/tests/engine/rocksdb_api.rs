@@ -12,8 +12,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use common::*;
+use shale::fs::testing::MemFs;
 use shale::{
-    BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, DBWithThreadMode, ErrorKind, IteratorMode, MemFs,
+    BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, DBWithThreadMode, ErrorKind, IteratorMode,
     MergeOperands, MultiThreaded, Options, ReadOptions, SingleThreaded, WriteOptions, DB,
 };
 

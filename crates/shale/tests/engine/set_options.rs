@@ -6,7 +6,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use shale::{ColumnFamilyDescriptor, FileSystem, MemFs, Options, DB};
+use shale::fs::testing::MemFs;
+use shale::fs::FileSystem;
+use shale::{ColumnFamilyDescriptor, Options, DB};
 
 fn mem_opts(fs: &MemFs) -> Options {
     let mut o = Options::default();

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::*;
-use shale::{MemFs, Options, DB};
+use shale::fs::testing::MemFs;
+use shale::{Options, DB};
 
 fn stats(db: &DB) -> String {
     db.property_value("rocksdb.stats").unwrap().unwrap()

@@ -2,10 +2,11 @@
 //! the operations dictate, `get_statistics()` is RocksDB's `ToString` text, and the perf context
 //! counts one operation.
 
-use shale::{
-    set_perf_stats, BlockBasedOptions, Histogram, Options, PerfContext, PerfMetric, PerfStatsLevel, StatsLevel, Ticker,
-    WriteBatch, DB,
-};
+use shale::perf::set_perf_stats;
+use shale::statistics::Histogram;
+use shale::statistics::StatsLevel;
+use shale::statistics::Ticker;
+use shale::{BlockBasedOptions, Options, PerfContext, PerfMetric, PerfStatsLevel, WriteBatch, DB};
 
 fn opts() -> Options {
     let mut o = Options::default();

@@ -5,7 +5,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use shale::{FileSystem, ForwardingFs, MemFs, Options, WritableFile, WriteBatch, WriteOptions, DB};
+use shale::fs::testing::MemFs;
+use shale::fs::FileSystem;
+use shale::fs::ForwardingFs;
+use shale::fs::WritableFile;
+use shale::{Options, WriteBatch, WriteOptions, DB};
 
 use crate::common;
 use common::crash_after::CrashAfter;
@@ -63,7 +67,7 @@ fn recovery_interrupted_at_any_point_applies_each_wal_merge_once() {
         let fs = MemFs::new();
         let mut opts = mem_opts(&fs);
         opts.set_write_buffer_size(8192); // recovery flushes several times
-        opts.set_custom_merge_operator(shale::merge::merge_operator_by_name("uint64add").unwrap());
+        opts.set_custom_merge_operator(shale::merge_operator::merge_operator_by_name("uint64add").unwrap());
         {
             let db = DB::open(&opts, "/db").unwrap();
             for i in 0..300u64 {
@@ -177,7 +181,7 @@ struct TearWalFile {
 }
 
 impl WritableFile for TearWalFile {
-    fn append(&mut self, d: &[u8]) -> shale::Result<()> {
+    fn append(&mut self, d: &[u8]) -> shale::error::Result<()> {
         if let Some(a) = &self.armed {
             if a.swap(false, std::sync::atomic::Ordering::SeqCst) {
                 self.inner.append(&d[..d.len() / 2])?;
@@ -186,10 +190,10 @@ impl WritableFile for TearWalFile {
         }
         self.inner.append(d)
     }
-    fn flush(&mut self) -> shale::Result<()> {
+    fn flush(&mut self) -> shale::error::Result<()> {
         self.inner.flush()
     }
-    fn sync(&mut self) -> shale::Result<()> {
+    fn sync(&mut self) -> shale::error::Result<()> {
         self.inner.sync()
     }
     fn size(&self) -> u64 {
@@ -201,7 +205,7 @@ impl ForwardingFs for TearWal {
     fn inner(&self) -> &dyn FileSystem {
         &self.inner
     }
-    fn new_writable(&self, p: &Path) -> shale::Result<Box<dyn WritableFile>> {
+    fn new_writable(&self, p: &Path) -> shale::error::Result<Box<dyn WritableFile>> {
         let is_wal = p.extension().is_some_and(|e| e == "log");
         Ok(Box::new(TearWalFile {
             inner: self.inner.new_writable(p)?,
@@ -218,9 +222,9 @@ impl ForwardingFs for TearWal {
 #[test]
 fn resume_after_a_torn_wal_append_writes_to_a_new_wal() {
     for mode in [
-        shale::WalRecoveryMode::PointInTimeRecovery,
-        shale::WalRecoveryMode::SkipAnyCorruptedRecords,
-        shale::WalRecoveryMode::TolerateCorruptedTailRecords,
+        shale::DBRecoveryMode::PointInTime,
+        shale::DBRecoveryMode::SkipAnyCorruptedRecord,
+        shale::DBRecoveryMode::TolerateCorruptedTailRecords,
     ] {
         let fs = MemFs::new();
         let armed = Arc::new(std::sync::atomic::AtomicBool::new(false));

@@ -9,10 +9,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use shale::{
-    new_fixed_prefix_transform, CuckooTableOptions, FileSystem, IteratorMode, MemFs, Options, PlainTableOptions,
-    ReadOptions, DB,
-};
+use shale::fs::testing::MemFs;
+use shale::fs::FileSystem;
+use shale::slice_transform::new_fixed_prefix_transform;
+use shale::{CuckooTableOptions, IteratorMode, Options, PlainTableFactoryOptions, ReadOptions, DB};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -42,7 +42,7 @@ fn base(fs: &MemFs) -> Options {
 fn plain_fixed(fs: &MemFs) -> Options {
     let mut o = base(fs);
     o.set_prefix_extractor(new_fixed_prefix_transform(8));
-    o.set_plain_table_factory(&PlainTableOptions {
+    o.set_plain_table_factory(&PlainTableFactoryOptions {
         user_key_len: 16,
         ..Default::default()
     });
@@ -52,7 +52,7 @@ fn plain_fixed(fs: &MemFs) -> Options {
 /// Plain tables with variable-length keys and no extractor: total order (binary search).
 fn plain_total(fs: &MemFs) -> Options {
     let mut o = base(fs);
-    o.set_plain_table_factory(&PlainTableOptions {
+    o.set_plain_table_factory(&PlainTableFactoryOptions {
         hash_table_ratio: 0.0,
         ..Default::default()
     });
@@ -315,9 +315,9 @@ fn cuckoo_fixed_key_and_value_lengths() {
 fn plain_table_holds_merge_operands() {
     let fs = MemFs::new();
     let mut o = plain_fixed(&fs);
-    o.set_custom_merge_operator(Arc::new(shale::merge::Associative(shale::StringAppendOperator::new(
-        ",",
-    ))));
+    o.set_custom_merge_operator(Arc::new(shale::merge_operator::Associative(
+        shale::merge_operator::StringAppendOperator::new(","),
+    )));
     let db = DB::open(&o, dir()).unwrap();
     db.put(fixed_key(1), b"a").unwrap();
     db.flush().unwrap();
@@ -338,9 +338,9 @@ fn refusals_are_not_supported() {
     for (name, mk) in [("plain", plain_fixed as fn(&MemFs) -> Options), ("cuckoo", cuckoo)] {
         let fs = MemFs::new();
         let mut o = mk(&fs);
-        o.set_custom_merge_operator(Arc::new(shale::merge::Associative(shale::StringAppendOperator::new(
-            ",",
-        ))));
+        o.set_custom_merge_operator(Arc::new(shale::merge_operator::Associative(
+            shale::merge_operator::StringAppendOperator::new(","),
+        )));
         let db = DB::open(&o, dir()).unwrap();
         db.put(fixed_key(1), value(0, 1)).unwrap();
         let e = db.delete_range(fixed_key(0), fixed_key(5)).expect_err(name);
@@ -475,7 +475,7 @@ fn posix_with_mmap_reads() {
         o.set_allow_mmap_reads(true);
         if fixed {
             o.set_prefix_extractor(new_fixed_prefix_transform(8));
-            o.set_plain_table_factory(&PlainTableOptions {
+            o.set_plain_table_factory(&PlainTableFactoryOptions {
                 user_key_len: 16,
                 ..Default::default()
             });
@@ -548,7 +548,7 @@ fn cuckoo_flush_under_a_snapshot_fails_cleanly() {
 #[test]
 fn options_file_per_open_written_through_a_temp_file() {
     let mem = MemFs::new();
-    let ffs = shale::FaultFs::new(Arc::new(mem.clone()));
+    let ffs = shale::fs::testing::FaultFs::new(Arc::new(mem.clone()));
     let mut o = cuckoo(&mem);
     o.set_env(Arc::new(ffs.clone()));
     let options_files = || -> Vec<String> {
@@ -569,7 +569,7 @@ fn options_file_per_open_written_through_a_temp_file() {
     assert!(text.contains("  table_factory=CuckooTable\n"), "{text}");
     assert!(text.contains("[TableOptions/CuckooTable \"default\"]"), "{text}");
 
-    ffs.inject(shale::FaultKind::SyncEio, Some("OPTIONS"));
+    ffs.inject(shale::fs::testing::FaultKind::SyncEio, Some("OPTIONS"));
     let e = DB::open(&o, dir()).expect_err("the OPTIONS file cannot be synced");
     assert!(e.is_io(), "{e}");
     ffs.clear();

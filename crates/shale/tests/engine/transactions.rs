@@ -5,9 +5,10 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Barrier, Mutex};
 
+use shale::txn::WriteBatchWithIndex;
 use shale::{
     Direction, ErrorKind, IteratorMode, OptimisticTransactionDB, OptimisticTransactionOptions, Options, ReadOptions,
-    TransactionDB, TransactionDBOptions, TransactionOptions, WriteBatchWithIndex, WriteOptions, DB,
+    TransactionDB, TransactionDBOptions, TransactionOptions, WriteOptions, DB,
 };
 
 use crate::common;
@@ -17,11 +18,11 @@ fn opts() -> Options {
     let mut o = Options::default();
     o.create_if_missing(true);
     o.create_missing_column_families(true);
-    o.set_custom_merge_operator(shale::merge::merge_operator_by_name("stringappend").unwrap());
+    o.set_custom_merge_operator(shale::merge_operator::merge_operator_by_name("stringappend").unwrap());
     o
 }
 
-fn collect(it: impl Iterator<Item = shale::Result<(Box<[u8]>, Box<[u8]>)>>) -> Vec<(Vec<u8>, Vec<u8>)> {
+fn collect(it: impl Iterator<Item = shale::error::Result<(Box<[u8]>, Box<[u8]>)>>) -> Vec<(Vec<u8>, Vec<u8>)> {
     it.map(|r| {
         let (k, v) = r.unwrap();
         (k.to_vec(), v.to_vec())

@@ -12,9 +12,11 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
+use shale::fs::testing::MemFs;
+use shale::fs::FileSystem;
 use shale::{
-    ErrorKind, FileSystem, MemFs, OptimisticTransactionDB, Options, Transaction, TransactionDB, TransactionDBOptions,
-    TransactionOptions, WriteOptions, DB,
+    ErrorKind, OptimisticTransactionDB, Options, Transaction, TransactionDB, TransactionDBOptions, TransactionOptions,
+    WriteOptions, DB,
 };
 
 use rocksdb_tools::{run, Kv};
@@ -134,7 +136,7 @@ fn prepare_writes_only_the_wal_and_commit_applies_at_its_sequence() {
 
     // RocksDB's records: the prepared batch at the next sequence (2, count 3), then the plain
     // put at 2, then the commit marker (count 0) at 3.
-    let wal = common::newest(&shale::PosixFs, d.path(), "", ".log");
+    let wal = common::newest(&shale::fs::PosixFs, d.path(), "", ".log");
     let (out, err) = shale::tools::dump_wal(&wal, false, false).unwrap();
     assert!(err.is_empty(), "{err}");
     let lines: Vec<&str> = out.lines().collect();
@@ -182,7 +184,7 @@ fn rollback_of_a_prepared_transaction_discards_it_and_releases_its_locks() {
     assert_eq!(t.rollback().unwrap_err().kind(), ErrorKind::InvalidArgument);
     drop((t, u));
     drop(db);
-    let wal = common::newest(&shale::PosixFs, d.path(), "", ".log");
+    let wal = common::newest(&shale::fs::PosixFs, d.path(), "", ".log");
     let (out, _) = shale::tools::dump_wal(&wal, false, false).unwrap();
     assert!(out.contains("ROLLBACK(0x72) "), "{out}");
     let db = open(&opts(), d.path());
@@ -194,7 +196,7 @@ fn rollback_of_a_prepared_transaction_discards_it_and_releases_its_locks() {
 fn bad_input_is_an_error_not_a_panic() {
     let d = tempfile::tempdir().unwrap();
     let db = open(&opts(), d.path());
-    let inv = |r: shale::Result<()>| assert_eq!(r.unwrap_err().kind(), ErrorKind::InvalidArgument);
+    let inv = |r: shale::error::Result<()>| assert_eq!(r.unwrap_err().kind(), ErrorKind::InvalidArgument);
     // No name.
     let t = db.transaction();
     t.put(b"a", b"1").unwrap();
@@ -595,7 +597,7 @@ fn concurrent_two_phase_counters_are_exact() {
                     o.set_lock_timeout(5000);
                     for i in 0..150 {
                         let t = db.transaction_opt(&WriteOptions::default(), &o);
-                        let r = (|| -> shale::Result<bool> {
+                        let r = (|| -> shale::error::Result<bool> {
                             for _ in 0..2 {
                                 let k = format!("c{}", rng.below(6));
                                 let n: u64 = t
@@ -828,7 +830,7 @@ fn rocksdb_ldb_reads_shale_two_phase_wal() {
     c.commit().unwrap();
     r.rollback().unwrap();
     std::mem::forget(p);
-    let wal = common::newest(&shale::PosixFs, d.path(), "", ".log");
+    let wal = common::newest(&shale::fs::PosixFs, d.path(), "", ".log");
     let out = run(Command::new(&ldb)
         .arg("dump_wal")
         .arg(format!("--walfile={}", wal.display())));
@@ -884,9 +886,9 @@ fn rocksdb_ldb_reads_shale_two_phase_wal() {
     drop(db);
     assert!(ldb_idump(&ldb, d.path()).contains("'p1' seq:4, type:1 => 1"));
     assert!(
-        wals(&shale::PosixFs, d.path()).len() >= 2,
+        wals(&shale::fs::PosixFs, d.path()).len() >= 2,
         "{:?}",
-        wals(&shale::PosixFs, d.path())
+        wals(&shale::fs::PosixFs, d.path())
     );
     want.insert(b"p1".to_vec(), b"1".to_vec());
     assert_eq!(ldb_scan(&ldb, d.path()), want);
@@ -916,7 +918,7 @@ fn shale_recovers_rocksdb_db_bench_two_phase_wal() {
             "--disable_auto_compactions=1",
             "--write_buffer_size=67108864",
         ]));
-    let wal = common::newest(&shale::PosixFs, d.path(), "", ".log");
+    let wal = common::newest(&shale::fs::PosixFs, d.path(), "", ".log");
     let (dump, _) = shale::tools::dump_wal(&wal, false, false).unwrap();
     assert!(
         dump.contains("BEGIN_PREPARE(false)") && dump.contains("COMMIT("),

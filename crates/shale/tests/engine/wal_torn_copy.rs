@@ -10,13 +10,13 @@
 use std::path::Path;
 use std::process::Command;
 
-use shale::{ErrorKind, Options, TransactionDB, TransactionDBOptions, WalRecoveryMode};
+use shale::{DBRecoveryMode, ErrorKind, Options, TransactionDB, TransactionDBOptions};
 
 const CHILD: &str = "SHALE_TORN_COPY_CHILD";
 const KILLED: i32 = 86;
 const KEYS: usize = 60;
 
-fn opts(mode: WalRecoveryMode, mapped: bool) -> Options {
+fn opts(mode: DBRecoveryMode, mapped: bool) -> Options {
     let mut o = Options::default();
     o.create_if_missing(true);
     o.set_wal_recovery_mode(mode);
@@ -36,7 +36,7 @@ fn value(i: usize) -> Vec<u8> {
 /// is interrupted (the process exits with `KILLED` inside it).
 fn child(dir: &Path, mapped: bool, seed: u64) -> ! {
     let db = TransactionDB::open(
-        &opts(WalRecoveryMode::PointInTimeRecovery, mapped),
+        &opts(DBRecoveryMode::PointInTime, mapped),
         &TransactionDBOptions::default(),
         dir,
     )
@@ -49,7 +49,7 @@ fn child(dir: &Path, mapped: bool, seed: u64) -> ! {
     t.put(b"prepared-key", b"prepared-value").unwrap();
     t.prepare().unwrap();
     std::mem::forget(t);
-    shale::kill_inside_wal_appends(1, seed, KILLED);
+    shale::fs::testing::kill_inside_wal_appends(1, seed, KILLED);
     // Not acknowledged: the process ends inside its WAL flush.
     let _ = db.put(b"big", vec![b'b'; 400 << 10]);
     std::process::exit(1)
@@ -57,15 +57,15 @@ fn child(dir: &Path, mapped: bool, seed: u64) -> ! {
 
 /// Opens in `mode`; in `AbsoluteConsistency` a torn tail may be refused first, as a
 /// Corruption naming the WAL and the offset, and the open then tolerates it.
-fn open_after(dir: &Path, mode: WalRecoveryMode, mapped: bool) -> TransactionDB {
+fn open_after(dir: &Path, mode: DBRecoveryMode, mapped: bool) -> TransactionDB {
     match TransactionDB::open(&opts(mode, mapped), &TransactionDBOptions::default(), dir) {
         Ok(db) => db,
-        Err(e) if mode == WalRecoveryMode::AbsoluteConsistency => {
+        Err(e) if mode == DBRecoveryMode::AbsoluteConsistency => {
             let m = e.to_string();
             assert_eq!(e.kind(), ErrorKind::Corruption, "{m}");
             assert!(m.contains(".log") && m.contains("at offset"), "{m}");
             TransactionDB::open(
-                &opts(WalRecoveryMode::TolerateCorruptedTailRecords, mapped),
+                &opts(DBRecoveryMode::TolerateCorruptedTailRecords, mapped),
                 &TransactionDBOptions::default(),
                 dir,
             )
@@ -84,10 +84,10 @@ fn a_kill_inside_a_wal_copy_leaves_a_database_that_opens_in_every_mode_every_tim
         child(Path::new(it.next().unwrap()), mapped, seed);
     }
     let modes = [
-        WalRecoveryMode::TolerateCorruptedTailRecords,
-        WalRecoveryMode::AbsoluteConsistency,
-        WalRecoveryMode::PointInTimeRecovery,
-        WalRecoveryMode::SkipAnyCorruptedRecords,
+        DBRecoveryMode::TolerateCorruptedTailRecords,
+        DBRecoveryMode::AbsoluteConsistency,
+        DBRecoveryMode::PointInTime,
+        DBRecoveryMode::SkipAnyCorruptedRecord,
     ];
     for (n, mode) in modes.into_iter().enumerate() {
         for mapped in [true, false] {

@@ -4,7 +4,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use shale::{FileSystem, MemFs, Options, WriteBatch, DB};
+use shale::fs::testing::MemFs;
+use shale::fs::FileSystem;
+use shale::{Options, WriteBatch, DB};
 
 fn opts(fs: &MemFs) -> Options {
     let mut o = Options::default();
@@ -15,7 +17,7 @@ fn opts(fs: &MemFs) -> Options {
 }
 
 /// The batches as (sequence, count, data).
-fn updates(db: &DB, since: u64) -> shale::Result<Vec<(u64, u32, Vec<u8>)>> {
+fn updates(db: &DB, since: u64) -> shale::error::Result<Vec<(u64, u32, Vec<u8>)>> {
     db.get_updates_since(since)?
         .map(|r| r.map(|(s, b)| (s, b.len() as u32, b.data().to_vec())))
         .collect()

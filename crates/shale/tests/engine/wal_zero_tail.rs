@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use rocksdb_tools::*;
-use shale::{Options, WalRecoveryMode, WriteOptions, DB};
+use shale::{DBRecoveryMode, Options, WriteOptions, DB};
 
 fn wal_files(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -142,7 +142,7 @@ fn crash_and_check(dir: &Path, o: &Options, db: DB, expect: &Kv) {
         let strict_copy = tempfile::tempdir().unwrap();
         copy_dir(crashed.path(), strict_copy.path());
         let mut strict = o.clone();
-        strict.set_wal_recovery_mode(WalRecoveryMode::AbsoluteConsistency);
+        strict.set_wal_recovery_mode(DBRecoveryMode::AbsoluteConsistency);
         let db2 = DB::open(&strict, strict_copy.path()).unwrap();
         assert_same(&shale_dump(&db2), &expect, "Shale, absolute consistency");
     }

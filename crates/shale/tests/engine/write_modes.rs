@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use crate::common;
 
 use common::wal_bytes_on_disk;
-use shale::{Comparator, Options, ReadOptions, WriteBatch, DB};
+use shale::comparator::Comparator;
+use shale::{Options, ReadOptions, WriteBatch, DB};
 
 /// Bytewise order, but a comparison involving the key `blocked` waits (once armed) until the
 /// gate opens: the writer of `blocked` stops inside its memtable insert.
@@ -169,7 +170,7 @@ fn unordered_write_publishes_at_the_wal_write() {
 #[test]
 fn many_writers_in_every_mode_lose_nothing() {
     for mode in [Mode::Default, Mode::Pipelined, Mode::Unordered] {
-        let fs = shale::MemFs::new();
+        let fs = shale::fs::testing::MemFs::new();
         let mut o = Options::default();
         o.create_if_missing(true);
         o.set_env(Arc::new(fs));

@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use shale::{MemFs, MemtableFactory, ReadOptions, WriteBatch, WriteOptions, DB};
+use shale::fs::testing::MemFs;
+use shale::{MemtableFactory, ReadOptions, WriteBatch, WriteOptions, DB};
 
 use crate::model_common;
 use model_common::*;

@@ -9,11 +9,10 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use shale::merge::merge_operator_by_name;
-use shale::{
-    ColumnFamily, ColumnFamilyDescriptor, MemFs, Options, ReadOptions, ReverseBytewiseComparator, Snapshot, WriteBatch,
-    WriteOptions, DB,
-};
+use shale::comparator::ReverseBytewiseComparator;
+use shale::fs::testing::MemFs;
+use shale::merge_operator::merge_operator_by_name;
+use shale::{ColumnFamily, ColumnFamilyDescriptor, Options, ReadOptions, Snapshot, WriteBatch, WriteOptions, DB};
 
 use crate::model_common;
 use model_common::*;

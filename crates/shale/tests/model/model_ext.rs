@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use shale::merge::merge_operator_by_name;
-use shale::{MemFs, MemtableFactory, ReadOptions, WriteBatch, DB};
+use shale::fs::testing::MemFs;
+use shale::merge_operator::merge_operator_by_name;
+use shale::{MemtableFactory, ReadOptions, WriteBatch, DB};
 
 use crate::model_common;
 use model_common::*;

@@ -7,7 +7,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use shale::{Checkpoint, FileSystem, IteratorMode, MemFs, Options, ReadOptions, SstFileWriter, DB};
+use shale::checkpoint::Checkpoint;
+use shale::fs::testing::MemFs;
+use shale::fs::FileSystem;
+use shale::{IteratorMode, Options, ReadOptions, SstFileWriter, DB};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 

@@ -7,8 +7,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use shale::merge::merge_operator_by_name;
-use shale::{BytewiseComparator, Comparator, MemFs, MemtableFactory, Options, Uint64Comparator, WriteBatch, DB};
+use shale::comparator::BytewiseComparator;
+use shale::comparator::Comparator;
+use shale::comparator::Uint64Comparator;
+use shale::fs::testing::MemFs;
+use shale::merge_operator::merge_operator_by_name;
+use shale::{MemtableFactory, Options, WriteBatch, DB};
 
 use crate::model_common;
 use model_common::{scan_both_ways, small_opts, Rng};

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{append_internal_key, parse_internal_key, user_key, vt, InternalKeyComparator, MAX_SEQUENCE};
 use crate::options::ReadOptions;
-use crate::perf_context::field as perf;
+use crate::perf::field as perf;
 use crate::statistics::{Histogram, StopWatch, Ticker};
 
 /// The user-facing cursor (RocksDB's `DBIter`): hides old versions and deletions, honours the
@@ -31,7 +31,7 @@ pub struct DBRawIterator {
     scratch: Vec<u8>,
     /// Range tombstones of every source that has any (empty: no check at all).
     tombs: Vec<Arc<crate::range_del::FragmentedRangeTombstoneList>>,
-    merge_op: Option<Arc<dyn crate::merge::MergeOperator>>,
+    merge_op: Option<Arc<dyn crate::merge_operator::MergeOperator>>,
     /// Forward and positioned on a merged value: the key and value are in `saved_*` and
     /// `inner` is past the key's entries.
     merged: bool,
@@ -104,7 +104,12 @@ impl Drop for DBRawIterator {
 impl DBRawIterator {
     /// The family's key order, merge operator and bounds (for iterators layered on this one,
     /// such as a transaction's).
-    pub(crate) fn layer_info(&self) -> (InternalKeyComparator, Option<Arc<dyn crate::merge::MergeOperator>>) {
+    pub(crate) fn layer_info(
+        &self,
+    ) -> (
+        InternalKeyComparator,
+        Option<Arc<dyn crate::merge_operator::MergeOperator>>,
+    ) {
         (self.icmp.clone(), self.merge_op.clone())
     }
     pub(crate) fn bounds(&self) -> (Option<&[u8]>, Option<&[u8]>) {
@@ -587,13 +592,13 @@ impl DBRawIterator {
                 s.tick(Ticker::IterBytesRead, n as u64);
             }
         }
-        if crate::perf_context::counting() {
+        if crate::perf::counting() {
             if self.valid {
                 let n = self.key().map_or(0, <[u8]>::len) + self.value().map_or(0, <[u8]>::len);
-                crate::perf_context::add_unchecked(perf::ITER_READ_BYTES, n as u64);
+                crate::perf::add_unchecked(perf::ITER_READ_BYTES, n as u64);
             }
-            crate::perf_context::add_unchecked(perf::INTERNAL_KEY_SKIPPED_COUNT, self.skipped);
-            crate::perf_context::add_unchecked(perf::INTERNAL_DELETE_SKIPPED_COUNT, self.deletes_skipped);
+            crate::perf::add_unchecked(perf::INTERNAL_KEY_SKIPPED_COUNT, self.skipped);
+            crate::perf::add_unchecked(perf::INTERNAL_DELETE_SKIPPED_COUNT, self.deletes_skipped);
         }
         self.skipped = 0;
         self.deletes_skipped = 0;

@@ -17,7 +17,7 @@ use crate::table::format::PROPERTIES_NAME;
 use super::bloom::PlainBloom;
 use super::coding::KeyEncoder;
 use super::format::{
-    KeyEncodingType, PlainTableOptions, BLOOM_BLOCK_NAME, INDEX_BLOCK_NAME, MAX_FILE_SIZE, PROP_BLOOM_VERSION,
+    KeyEncodingType, PlainTableFactoryOptions, BLOOM_BLOCK_NAME, INDEX_BLOCK_NAME, MAX_FILE_SIZE, PROP_BLOOM_VERSION,
     PROP_ENCODING_TYPE, PROP_NUM_BLOOM_BLOCKS,
 };
 use super::index::{num_buckets, slice_hash, IndexBuilder};
@@ -28,7 +28,7 @@ use super::props::{legacy_footer, metaindex_block, properties_block};
 #[derive(Clone)]
 pub(crate) struct PlainTableBuilderOptions {
     pub icmp: InternalKeyComparator,
-    pub plain: PlainTableOptions,
+    pub plain: PlainTableFactoryOptions,
     pub prefix_extractor: Option<Arc<dyn SliceTransform>>,
     pub column_family_name: String,
     /// The family's id for the table properties; None: 0 for `default`, else RocksDB's
@@ -48,7 +48,7 @@ impl Default for PlainTableBuilderOptions {
     fn default() -> Self {
         PlainTableBuilderOptions {
             icmp: InternalKeyComparator::default(),
-            plain: PlainTableOptions::default(),
+            plain: PlainTableFactoryOptions::default(),
             prefix_extractor: None,
             column_family_name: "default".into(),
             column_family_id: None,

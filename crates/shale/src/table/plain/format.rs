@@ -1,5 +1,5 @@
 //! PlainTable's format constants (file size limit, property and meta-block names) and its
-//! options (`PlainTableOptions`, RocksDB's `PlainTableOptions`).
+//! options (`PlainTableFactoryOptions`, RocksDB's `PlainTableOptions`).
 
 use crate::error::{Error, Result};
 
@@ -29,9 +29,9 @@ pub enum KeyEncodingType {
     Prefix = 1,
 }
 
-/// RocksDB's `PlainTableOptions` (the `rocksdb` crate calls them `PlainTableFactoryOptions`).
+/// RocksDB's `PlainTableOptions` (the `rocksdb` crate's name is `PlainTableFactoryOptions`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct PlainTableOptions {
+pub struct PlainTableFactoryOptions {
     /// Length of every user key, or 0 for variable-length keys (written with a length).
     pub user_key_len: u32,
     /// Bloom bits per prefix (per key without a prefix extractor); 0 disables the bloom.
@@ -52,12 +52,9 @@ pub struct PlainTableOptions {
     pub store_index_in_file: bool,
 }
 
-/// The `rocksdb` crate's name for [`PlainTableOptions`].
-pub type PlainTableFactoryOptions = PlainTableOptions;
-
-impl Default for PlainTableOptions {
+impl Default for PlainTableFactoryOptions {
     fn default() -> Self {
-        PlainTableOptions {
+        PlainTableFactoryOptions {
             user_key_len: 0,
             bloom_bits_per_key: 10,
             hash_table_ratio: 0.75,
@@ -70,7 +67,7 @@ impl Default for PlainTableOptions {
     }
 }
 
-impl PlainTableOptions {
+impl PlainTableFactoryOptions {
     /// Reject values RocksDB cannot work with; the error names the field.
     pub fn validate(&self) -> Result<()> {
         if self.bloom_bits_per_key < 0 {

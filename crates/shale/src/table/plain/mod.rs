@@ -7,7 +7,7 @@
 //! stored in the file) and answers point lookups from it.
 //!
 //! Entry points: [`PlainTableBuilder`] (write), [`PlainTable`] (read, with
-//! [`PlainTableIterator`]); options in [`PlainTableOptions`].
+//! [`PlainTableIterator`]); options in [`PlainTableFactoryOptions`].
 
 pub(crate) mod bloom;
 pub(crate) mod builder;
@@ -23,7 +23,7 @@ mod tests;
 
 #[allow(unused_imports)]
 pub(crate) use builder::{PlainTableBuilder, PlainTableBuilderOptions};
-pub use format::{KeyEncodingType, PlainTableFactoryOptions, PlainTableOptions};
+pub use format::{KeyEncodingType, PlainTableFactoryOptions};
 #[allow(unused_imports)]
 pub(crate) use format::{
     BLOOM_BLOCK_NAME, INDEX_BLOCK_NAME, MAX_FILE_SIZE, MIN_HASH_TABLE_RATIO, PROP_BLOOM_VERSION, PROP_ENCODING_TYPE,

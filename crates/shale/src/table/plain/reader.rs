@@ -20,7 +20,7 @@ use crate::table::reader::{TableProperties, TableReaderOptions};
 use super::bloom::PlainBloom;
 use super::coding::{view_plain, KeyDecoder, Record};
 use super::format::{
-    KeyEncodingType, PlainTableOptions, BLOOM_BLOCK_NAME, INDEX_BLOCK_NAME, MAX_FILE_SIZE, PROP_ENCODING_TYPE,
+    KeyEncodingType, PlainTableFactoryOptions, BLOOM_BLOCK_NAME, INDEX_BLOCK_NAME, MAX_FILE_SIZE, PROP_ENCODING_TYPE,
     PROP_NUM_BLOOM_BLOCKS,
 };
 use super::index::{num_buckets, slice_hash, IndexBuilder, Lookup, PlainIndex};
@@ -66,7 +66,7 @@ impl PlainTable {
         file_name: String,
         file_size: u64,
         opts: &TableReaderOptions,
-        plain: &PlainTableOptions,
+        plain: &PlainTableFactoryOptions,
         prefix: Option<Arc<dyn SliceTransform>>,
     ) -> Result<PlainTable> {
         plain.validate()?;
@@ -178,7 +178,7 @@ impl PlainTable {
 
     fn populate_index(
         &mut self,
-        plain: &PlainTableOptions,
+        plain: &PlainTableFactoryOptions,
         meta: &std::collections::BTreeMap<String, crate::table::format::BlockHandle>,
     ) -> Result<()> {
         if self.total_order() && plain.hash_table_ratio != 0.0 {

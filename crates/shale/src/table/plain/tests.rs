@@ -64,7 +64,7 @@ fn build_to(fs: &MemFs, path: &str, o: PlainTableBuilderOptions, e: &Entries) ->
 fn build_with(
     fs: &MemFs,
     path: &str,
-    plain: &PlainTableOptions,
+    plain: &PlainTableFactoryOptions,
     prefix_extractor: Option<Arc<dyn SliceTransform>>,
     e: &Entries,
 ) -> TableInfoAlias {
@@ -81,7 +81,7 @@ type TableInfoAlias = crate::table::builder::TableInfo;
 fn open_from(
     fs: &MemFs,
     path: &str,
-    plain: &PlainTableOptions,
+    plain: &PlainTableFactoryOptions,
     prefix: Option<Arc<dyn SliceTransform>>,
     mmap: bool,
 ) -> Result<Arc<PlainTable>> {
@@ -179,7 +179,7 @@ fn round_trips_in_every_mode() {
                 for store in [false, true] {
                     for sparse in [16usize, 3, 0] {
                         let e = entries(300, fixed);
-                        let plain = PlainTableOptions {
+                        let plain = PlainTableFactoryOptions {
                             user_key_len: fixed.unwrap_or(0) as u32,
                             encoding_type: encoding,
                             store_index_in_file: store,
@@ -206,7 +206,7 @@ fn round_trips_in_every_mode() {
                             check_table(&t, &e);
                             // a reader with different sparseness/ratio builds its own index
                             if !store {
-                                let other = PlainTableOptions {
+                                let other = PlainTableFactoryOptions {
                                     index_sparseness: 5,
                                     hash_table_ratio: if with_prefix { 0.3 } else { 0.0 },
                                     bloom_bits_per_key: 0,
@@ -229,7 +229,7 @@ fn record_layout_matches_rocksdb() {
     let fs = memfs();
     let uk = b"0123456789abcdef";
     let e = vec![(make_internal_key(uk, 1, vt::VALUE), vec![b'v'; 20])];
-    let plain = PlainTableOptions {
+    let plain = PlainTableFactoryOptions {
         user_key_len: 16,
         ..Default::default()
     };
@@ -254,7 +254,7 @@ fn record_layout_matches_rocksdb() {
     let t = open_from(
         &fs,
         "/a.sst",
-        &PlainTableOptions::default(),
+        &PlainTableFactoryOptions::default(),
         Some(Arc::new(FixedPrefixTransform::new(8))),
         false,
     )
@@ -275,7 +275,7 @@ fn new_format_footer_is_read_too() {
     let fs = memfs();
     let e = entries(40, None);
     let o = PlainTableBuilderOptions {
-        plain: PlainTableOptions {
+        plain: PlainTableFactoryOptions {
             hash_table_ratio: 0.0,
             ..Default::default()
         },
@@ -300,9 +300,9 @@ fn new_format_footer_is_read_too() {
 fn bloom_rejects_absent_prefixes() {
     let fs = memfs();
     let e = entries(700, None);
-    let plain = PlainTableOptions::default();
+    let plain = PlainTableFactoryOptions::default();
     for store in [false, true] {
-        let plain = PlainTableOptions {
+        let plain = PlainTableFactoryOptions {
             store_index_in_file: store,
             ..plain.clone()
         };
@@ -319,7 +319,7 @@ fn bloom_rejects_absent_prefixes() {
             assert!(t.bloom_admits(index::slice_hash(&k[..4])));
         }
         // bloom off: still correct
-        let off = PlainTableOptions {
+        let off = PlainTableFactoryOptions {
             bloom_bits_per_key: 0,
             ..plain.clone()
         };
@@ -335,7 +335,7 @@ fn bloom_rejects_absent_prefixes() {
 fn prefix_iterator_stays_in_the_prefix() {
     let fs = memfs();
     let e = entries(200, None);
-    let plain = PlainTableOptions::default();
+    let plain = PlainTableFactoryOptions::default();
     build_with(&fs, "/p.sst", &plain, fixed4(), &e);
     let t = open_from(&fs, "/p.sst", &plain, fixed4(), true).unwrap();
     let mut it = t.prefix_iter();
@@ -353,13 +353,13 @@ fn prefix_iterator_stays_in_the_prefix() {
 fn full_scan_mode_iterates_but_refuses_get() {
     let fs = memfs();
     let e = entries(120, Some(10));
-    let plain = PlainTableOptions {
+    let plain = PlainTableFactoryOptions {
         user_key_len: 10,
         ..Default::default()
     };
     build_with(&fs, "/f.sst", &plain, fixed4(), &e);
     // no prefix extractor needed in full-scan mode
-    let fsm = PlainTableOptions {
+    let fsm = PlainTableFactoryOptions {
         full_scan_mode: true,
         ..plain
     };
@@ -379,7 +379,7 @@ fn full_scan_mode_iterates_but_refuses_get() {
 fn backward_movement_is_not_supported() {
     let fs = memfs();
     let e = entries(20, None);
-    let plain = PlainTableOptions {
+    let plain = PlainTableFactoryOptions {
         hash_table_ratio: 0.0,
         ..Default::default()
     };
@@ -401,7 +401,7 @@ fn backward_movement_is_not_supported() {
 fn prefix_extractor_must_match_the_file() {
     let fs = memfs();
     let e = entries(30, None);
-    let plain = PlainTableOptions::default();
+    let plain = PlainTableFactoryOptions::default();
     build_with(&fs, "/m.sst", &plain, fixed4(), &e);
     let err = open_from(&fs, "/m.sst", &plain, None, false).unwrap_err();
     assert!(
@@ -456,7 +456,7 @@ fn builder_rejects_what_rocksdb_rejects_and_keeps_merges() {
         ),
         (3, 1, 3, 5)
     );
-    let plain = PlainTableOptions {
+    let plain = PlainTableFactoryOptions {
         hash_table_ratio: 0.0,
         ..Default::default()
     };
@@ -466,7 +466,7 @@ fn builder_rejects_what_rocksdb_rejects_and_keeps_merges() {
     assert_eq!(t.get(&lookup(b"a", MAX_SEQUENCE)).unwrap().unwrap().1, b"m1");
 
     let mut b = mk(PlainTableBuilderOptions {
-        plain: PlainTableOptions {
+        plain: PlainTableFactoryOptions {
             user_key_len: 3,
             ..Default::default()
         },
@@ -476,7 +476,7 @@ fn builder_rejects_what_rocksdb_rejects_and_keeps_merges() {
     assert!(e.is_invalid_argument() && e.to_string().contains("user_key_len"), "{e}");
 
     let b = mk(PlainTableBuilderOptions {
-        plain: PlainTableOptions {
+        plain: PlainTableFactoryOptions {
             encoding_type: KeyEncodingType::Prefix,
             ..Default::default()
         },
@@ -491,30 +491,30 @@ fn builder_rejects_what_rocksdb_rejects_and_keeps_merges() {
 
 #[test]
 fn bad_options_name_the_field() {
-    let cases: [(PlainTableOptions, &str); 4] = [
+    let cases: [(PlainTableFactoryOptions, &str); 4] = [
         (
-            PlainTableOptions {
+            PlainTableFactoryOptions {
                 bloom_bits_per_key: -1,
                 ..Default::default()
             },
             "bloom_bits_per_key",
         ),
         (
-            PlainTableOptions {
+            PlainTableFactoryOptions {
                 hash_table_ratio: f64::NAN,
                 ..Default::default()
             },
             "hash_table_ratio",
         ),
         (
-            PlainTableOptions {
+            PlainTableFactoryOptions {
                 hash_table_ratio: -0.5,
                 ..Default::default()
             },
             "hash_table_ratio",
         ),
         (
-            PlainTableOptions {
+            PlainTableFactoryOptions {
                 hash_table_ratio: 0.0001,
                 ..Default::default()
             },
@@ -525,8 +525,8 @@ fn bad_options_name_the_field() {
         let e = o.validate().unwrap_err();
         assert!(e.is_invalid_argument() && e.to_string().contains(name), "{e}");
     }
-    assert!(PlainTableOptions::default().validate().is_ok());
-    assert!(PlainTableOptions {
+    assert!(PlainTableFactoryOptions::default().validate().is_ok());
+    assert!(PlainTableFactoryOptions {
         hash_table_ratio: 2.0,
         ..Default::default()
     }
@@ -539,7 +539,7 @@ fn bad_options_name_the_field() {
 fn exercise_damaged(
     fs: &MemFs,
     path: &str,
-    plain: &PlainTableOptions,
+    plain: &PlainTableFactoryOptions,
     prefix: Option<Arc<dyn SliceTransform>>,
     probes: &Entries,
 ) {
@@ -593,7 +593,7 @@ fn every_byte_flip_and_truncation_is_an_error_or_data_never_a_panic() {
     .into_iter()
     .enumerate()
     {
-        let plain = PlainTableOptions {
+        let plain = PlainTableFactoryOptions {
             encoding_type: encoding,
             store_index_in_file: store,
             index_sparseness: 2,
@@ -628,7 +628,7 @@ fn every_byte_flip_and_truncation_is_an_error_or_data_never_a_panic() {
 fn corrupted_records_are_reported_with_file_and_offset() {
     let fs = memfs();
     let e = entries(30, None);
-    let plain = PlainTableOptions {
+    let plain = PlainTableFactoryOptions {
         hash_table_ratio: 0.0,
         ..Default::default()
     };
@@ -653,7 +653,7 @@ fn tables_and_iterators_can_cross_threads() {
 fn stored_index_gives_total_order_seek_points() {
     let fs = memfs();
     let e = entries(200, None);
-    let plain = PlainTableOptions {
+    let plain = PlainTableFactoryOptions {
         store_index_in_file: true,
         encoding_type: KeyEncodingType::Prefix,
         index_sparseness: 4,
@@ -664,7 +664,7 @@ fn stored_index_gives_total_order_seek_points() {
     let rebuilt = open_from(
         &fs,
         "/s.sst",
-        &PlainTableOptions {
+        &PlainTableFactoryOptions {
             store_index_in_file: false,
             ..plain.clone()
         },

@@ -13,7 +13,7 @@ use crate::slice_transform::SliceTransform;
 use crate::table::reader::TableReaderOptions;
 
 use super::builder::{PlainTableBuilder, PlainTableBuilderOptions};
-use super::format::PlainTableOptions;
+use super::format::PlainTableFactoryOptions;
 use super::reader::PlainTable;
 
 /// One entry of a table file.
@@ -48,7 +48,7 @@ impl PlainTableReader {
     /// Open `path` through a mapping (`allow_mmap_reads`) or by reading it into memory.
     pub fn open(
         path: &Path,
-        plain: &PlainTableOptions,
+        plain: &PlainTableFactoryOptions,
         prefix_extractor: Option<Arc<dyn SliceTransform>>,
         allow_mmap_reads: bool,
     ) -> Result<PlainTableReader> {
@@ -122,7 +122,7 @@ impl PlainTableReader {
 #[derive(Debug, Clone)]
 pub struct PlainTableWriteOptions {
     /// The plain table's layout options.
-    pub plain: PlainTableOptions,
+    pub plain: PlainTableFactoryOptions,
     /// The prefix extractor whose name the file records and whose prefixes index it.
     pub prefix_extractor: Option<Arc<dyn SliceTransform>>,
     /// The column family name recorded in the properties.
@@ -142,7 +142,7 @@ pub struct PlainTableWriteOptions {
 impl Default for PlainTableWriteOptions {
     fn default() -> Self {
         PlainTableWriteOptions {
-            plain: PlainTableOptions::default(),
+            plain: PlainTableFactoryOptions::default(),
             prefix_extractor: None,
             column_family_name: "default".into(),
             db_id: String::new(),

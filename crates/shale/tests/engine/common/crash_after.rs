@@ -5,7 +5,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
-use shale::{FileSystem, ForwardingFs, WritableFile};
+use shale::fs::FileSystem;
+use shale::fs::ForwardingFs;
+use shale::fs::WritableFile;
 
 pub struct CrashAfter {
     pub inner: Arc<dyn FileSystem>,
@@ -18,7 +20,7 @@ struct CrashAfterFile {
     budget: Arc<AtomicI64>,
 }
 
-fn spend(b: &AtomicI64) -> shale::Result<()> {
+fn spend(b: &AtomicI64) -> shale::error::Result<()> {
     if b.fetch_sub(1, Ordering::SeqCst) <= 0 {
         return Err(shale::Error::io("crash", std::io::Error::other("crashed here")));
     }
@@ -26,15 +28,15 @@ fn spend(b: &AtomicI64) -> shale::Result<()> {
 }
 
 impl WritableFile for CrashAfterFile {
-    fn append(&mut self, d: &[u8]) -> shale::Result<()> {
+    fn append(&mut self, d: &[u8]) -> shale::error::Result<()> {
         spend(&self.budget)?;
         self.inner.append(d)
     }
-    fn flush(&mut self) -> shale::Result<()> {
+    fn flush(&mut self) -> shale::error::Result<()> {
         spend(&self.budget)?;
         self.inner.flush()
     }
-    fn sync(&mut self) -> shale::Result<()> {
+    fn sync(&mut self) -> shale::error::Result<()> {
         spend(&self.budget)?;
         self.inner.sync()
     }
@@ -47,34 +49,34 @@ impl ForwardingFs for CrashAfter {
     fn inner(&self) -> &dyn FileSystem {
         &*self.inner
     }
-    fn create_dir_all(&self, p: &Path) -> shale::Result<()> {
+    fn create_dir_all(&self, p: &Path) -> shale::error::Result<()> {
         spend(&self.budget)?;
         self.inner.create_dir_all(p)
     }
-    fn new_writable(&self, p: &Path) -> shale::Result<Box<dyn WritableFile>> {
+    fn new_writable(&self, p: &Path) -> shale::error::Result<Box<dyn WritableFile>> {
         spend(&self.budget)?;
         Ok(Box::new(CrashAfterFile {
             inner: self.inner.new_writable(p)?,
             budget: self.budget.clone(),
         }))
     }
-    fn rename(&self, a: &Path, b: &Path) -> shale::Result<()> {
+    fn rename(&self, a: &Path, b: &Path) -> shale::error::Result<()> {
         spend(&self.budget)?;
         self.inner.rename(a, b)
     }
-    fn remove_file(&self, p: &Path) -> shale::Result<()> {
+    fn remove_file(&self, p: &Path) -> shale::error::Result<()> {
         spend(&self.budget)?;
         self.inner.remove_file(p)
     }
-    fn remove_dir(&self, p: &Path) -> shale::Result<()> {
+    fn remove_dir(&self, p: &Path) -> shale::error::Result<()> {
         spend(&self.budget)?;
         self.inner.remove_dir(p)
     }
-    fn sync_dir(&self, d: &Path) -> shale::Result<()> {
+    fn sync_dir(&self, d: &Path) -> shale::error::Result<()> {
         spend(&self.budget)?;
         self.inner.sync_dir(d)
     }
-    fn link(&self, a: &Path, b: &Path) -> shale::Result<()> {
+    fn link(&self, a: &Path, b: &Path) -> shale::error::Result<()> {
         spend(&self.budget)?;
         self.inner.link(a, b)
     }

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 pub mod crash_after;
 
-use shale::{Error, FileSystem, IteratorMode, MemFs, Options, ReadOptions, DB};
+use shale::fs::testing::MemFs;
+use shale::fs::FileSystem;
+use shale::{Error, IteratorMode, Options, ReadOptions, DB};
 
 pub type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 

@@ -20,9 +20,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use rocksdb_tools::*;
+use shale::slice_transform::new_fixed_prefix_transform;
 use shale::{
-    new_fixed_prefix_transform, ChecksumType, ColumnFamilyDescriptor, CompressionType, KeyEncodingType, Options,
-    PlainTableOptions, WriteBatch, DB,
+    ChecksumType, ColumnFamilyDescriptor, DBCompressionType, KeyEncodingType, Options, PlainTableFactoryOptions,
+    WriteBatch, DB,
 };
 
 const BLOCK_BASED_MAGIC: u64 = 0x88e2_41b7_85f4_cff7;
@@ -127,7 +128,7 @@ fn shale_dump_cf(db: &DB, name: &str) -> Kv {
         .collect()
 }
 
-fn block_based(checksum: ChecksumType, compression: CompressionType, format_version: i32) -> Options {
+fn block_based(checksum: ChecksumType, compression: DBCompressionType, format_version: i32) -> Options {
     let mut o = Options::default();
     let mut bbo = o.get_block_based_options();
     bbo.set_checksum_type(checksum);
@@ -142,7 +143,7 @@ fn block_based(checksum: ChecksumType, compression: CompressionType, format_vers
 fn plain_table() -> Options {
     let mut o = Options::default();
     o.set_prefix_extractor(new_fixed_prefix_transform(8));
-    o.set_plain_table_factory(&PlainTableOptions {
+    o.set_plain_table_factory(&PlainTableFactoryOptions {
         user_key_len: 16,
         encoding_type: KeyEncodingType::Prefix,
         ..Default::default()
@@ -153,13 +154,19 @@ fn plain_table() -> Options {
 /// The families Shale writes in (a), in creation order, with their options.
 fn shale_families() -> Vec<(&'static str, Options)> {
     vec![
-        ("default", block_based(ChecksumType::CRC32c, CompressionType::Snappy, 5)),
-        ("xxh3_lz4", block_based(ChecksumType::XXH3, CompressionType::Lz4, 5)),
+        (
+            "default",
+            block_based(ChecksumType::CRC32c, DBCompressionType::Snappy, 5),
+        ),
+        ("xxh3_lz4", block_based(ChecksumType::XXH3, DBCompressionType::Lz4, 5)),
         (
             "xx64_zstd",
-            block_based(ChecksumType::XxHash64, CompressionType::Zstd, 4),
+            block_based(ChecksumType::XxHash64, DBCompressionType::Zstd, 4),
         ),
-        ("crc_none", block_based(ChecksumType::CRC32c, CompressionType::None, 3)),
+        (
+            "crc_none",
+            block_based(ChecksumType::CRC32c, DBCompressionType::None, 3),
+        ),
         ("plain", plain_table()),
     ]
 }
@@ -182,7 +189,7 @@ fn write_shale_families(path: &Path) -> Families {
     let db = DB::open_cf_descriptors(&o, path, descs).unwrap();
     let mut want = Families::new();
     // a family that is written, flushed and dropped: RocksDB must neither list nor read it
-    db.create_cf("dropped", &block_based(ChecksumType::XXH3, CompressionType::Zstd, 5))
+    db.create_cf("dropped", &block_based(ChecksumType::XXH3, DBCompressionType::Zstd, 5))
         .unwrap();
     let dropped = db.cf_handle("dropped").unwrap();
     for i in 0..500u32 {
@@ -389,7 +396,7 @@ fn shale_reads_rocksdb_column_families_and_rocksdb_reads_shale_additions() {
         // Shale's additions: every family, a new flushed family, a dropped one, a batch across
         // families left in the WAL
         let mut new_opts = Options::default();
-        new_opts.set_compression_type(CompressionType::Zstd);
+        new_opts.set_compression_type(DBCompressionType::Zstd);
         db.create_cf("by_shale", &new_opts).unwrap();
         db.create_cf("shale_dropped", &Options::default()).unwrap();
         let sd = db.cf_handle("shale_dropped").unwrap();

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use rocksdb_tools::*;
-use shale::{ChecksumType, CompressionType, Options, DB};
+use shale::{ChecksumType, DBCompressionType, Options, DB};
 
 struct Tools {
     ldb: PathBuf,
@@ -42,7 +42,7 @@ fn rocksdict_dump(t: &Tools, db: &Path, extra: &[&str]) -> Kv {
 }
 
 /// Write a database with Shale: puts, overwrites, deletes, flushes and compactions.
-fn write_shale_db(dir: &Path, checksum: ChecksumType, compression: CompressionType, format_version: u32) -> Kv {
+fn write_shale_db(dir: &Path, checksum: ChecksumType, compression: DBCompressionType, format_version: u32) -> Kv {
     let mut o = Options::default();
     o.create_if_missing(true);
     o.set_write_buffer_size(64 << 10);
@@ -96,10 +96,10 @@ fn write_shale_db(dir: &Path, checksum: ChecksumType, compression: CompressionTy
 fn rocksdb_reads_shale_databases() {
     let Some(t) = tools() else { return };
     let cases = [
-        (ChecksumType::XXH3, CompressionType::None, 5),
-        (ChecksumType::CRC32c, CompressionType::Snappy, 5),
-        (ChecksumType::XxHash64, CompressionType::Lz4, 4),
-        (ChecksumType::XxHash, CompressionType::Zstd, 3),
+        (ChecksumType::XXH3, DBCompressionType::None, 5),
+        (ChecksumType::CRC32c, DBCompressionType::Snappy, 5),
+        (ChecksumType::XxHash64, DBCompressionType::Lz4, 4),
+        (ChecksumType::XxHash, DBCompressionType::Zstd, 3),
     ];
     for (ck, comp, fv) in cases {
         let dir = tempfile::tempdir().unwrap();
@@ -131,7 +131,7 @@ fn rocksdb_reads_shale_databases() {
 fn rocksdb_bloom_finds_keys_in_shale_tables() {
     let Some(t) = tools() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let expect = write_shale_db(dir.path(), ChecksumType::XXH3, CompressionType::None, 5);
+    let expect = write_shale_db(dir.path(), ChecksumType::XXH3, DBCompressionType::None, 5);
     let keys = tempfile::NamedTempFile::new().unwrap();
     let mut text = String::new();
     for k in expect.keys() {
@@ -345,7 +345,7 @@ fn shale_reads_db_bench_merge_operands() {
     assert!(!expect.is_empty());
     let o = {
         let mut o = Options::default();
-        o.set_custom_merge_operator(shale::merge::merge_operator_by_name("uint64add").unwrap());
+        o.set_custom_merge_operator(shale::merge_operator::merge_operator_by_name("uint64add").unwrap());
         o
     };
     let db = DB::open_for_read_only(&o, dir.path(), false).unwrap();
@@ -431,7 +431,7 @@ fn shale_reads_db_bench_uint64_comparator_databases() {
         assert!(expect.len() > 3000, "{rep}: {} keys", expect.len());
 
         let mut o = Options::default();
-        o.set_custom_comparator(std::sync::Arc::new(shale::Uint64Comparator));
+        o.set_custom_comparator(std::sync::Arc::new(shale::comparator::Uint64Comparator));
         let db = DB::open_for_read_only(&o, dir.path(), false).unwrap();
         let got: Vec<(Vec<u8>, Vec<u8>)> = db
             .iterator(shale::IteratorMode::Start)
@@ -471,7 +471,7 @@ fn rocksdb_reads_shale_uint64_comparator_database() {
     let dir = tempfile::tempdir().unwrap();
     let mut o = Options::default();
     o.create_if_missing(true);
-    o.set_custom_comparator(std::sync::Arc::new(shale::Uint64Comparator));
+    o.set_custom_comparator(std::sync::Arc::new(shale::comparator::Uint64Comparator));
     o.set_memtable_factory(shale::MemtableFactory::Vector);
     o.set_write_buffer_size(64 << 10);
     {

@@ -15,7 +15,8 @@ use std::path::Path;
 use std::process::Command;
 
 use rocksdb_tools::*;
-use shale::{new_fixed_prefix_transform, CuckooTableOptions, Options, PlainTableOptions, DB};
+use shale::slice_transform::new_fixed_prefix_transform;
+use shale::{CuckooTableOptions, Options, PlainTableFactoryOptions, DB};
 
 /// The database as rocksdict sees it when it opens it with `Options.load_latest` (the OPTIONS
 /// file), read-only; also gets each key of `keys` and checks the value matches the scan.
@@ -75,7 +76,7 @@ fn file_names(dir: &Path, pred: impl Fn(&str) -> bool) -> Vec<String> {
 fn plain_opts() -> Options {
     let mut o = Options::default();
     o.set_prefix_extractor(new_fixed_prefix_transform(8));
-    o.set_plain_table_factory(&PlainTableOptions {
+    o.set_plain_table_factory(&PlainTableFactoryOptions {
         user_key_len: 16,
         ..Default::default()
     });
@@ -285,7 +286,7 @@ fn rocksdb_reads_shale_plain_cuckoo_and_block_based_databases() {
 
     let dir = root.path().join("plain-total");
     let mut o = Options::default();
-    o.set_plain_table_factory(&PlainTableOptions {
+    o.set_plain_table_factory(&PlainTableFactoryOptions {
         hash_table_ratio: 0.0,
         ..Default::default()
     });

@@ -16,8 +16,9 @@ use std::process::Command;
 use std::sync::Arc;
 
 use rocksdb_tools::*;
+use shale::slice_transform::new_fixed_prefix_transform;
 use shale::tools::{write_plain_table, PlainTableReader, PlainTableWriteOptions, SstEntry};
-use shale::{new_fixed_prefix_transform, KeyEncodingType, PlainTableOptions, SliceTransform};
+use shale::{KeyEncodingType, PlainTableFactoryOptions, SliceTransform};
 
 /// The live key/values of a set of tables (newest version of each key; deletions hide it).
 fn merged(files: &[Vec<SstEntry>]) -> Kv {
@@ -57,7 +58,7 @@ fn prop_num(p: &BTreeMap<String, Vec<u8>>, name: &str) -> u64 {
 /// Write options reproducing the identity properties of an existing table.
 fn same_identity(
     p: &BTreeMap<String, Vec<u8>>,
-    plain: PlainTableOptions,
+    plain: PlainTableFactoryOptions,
     prefix: Arc<dyn SliceTransform>,
 ) -> PlainTableWriteOptions {
     PlainTableWriteOptions {
@@ -139,7 +140,7 @@ fn rocksdb_7_plain_tables_read_identically_and_rebuild_byte_for_byte() {
     let root = tempfile::tempdir().unwrap();
     let (compacted, flushed) = db_bench_plain_dbs(&db_bench, root.path(), 3000, 2000);
     let prefix = new_fixed_prefix_transform(8);
-    let plain = PlainTableOptions {
+    let plain = PlainTableFactoryOptions {
         user_key_len: 16,
         ..Default::default()
     };
@@ -188,7 +189,7 @@ fn rocksdb_ldb_reads_plain_tables_written_by_shale() {
     let root = tempfile::tempdir().unwrap();
     let (compacted, flushed) = db_bench_plain_dbs(&db_bench, root.path(), 1000, 1000);
     let prefix = new_fixed_prefix_transform(8);
-    let plain = PlainTableOptions {
+    let plain = PlainTableFactoryOptions {
         user_key_len: 16,
         ..Default::default()
     };
@@ -246,7 +247,7 @@ fn rocksdict_plain_tables_with_prefix_encoding_and_stored_index_read_identically
         let root = tempfile::tempdir().unwrap();
         let db = root.path().join("db");
         let expect = rd_plain(&python, &db, encoding, store, klen, locality);
-        let plain = PlainTableOptions {
+        let plain = PlainTableFactoryOptions {
             user_key_len: klen,
             index_sparseness: 4,
             encoding_type: if encoding == "prefix" {
@@ -272,7 +273,7 @@ fn rocksdict_plain_tables_with_prefix_encoding_and_stored_index_read_identically
                 assert_eq!(r.seek(&e.user_key, 1).unwrap()[0].user_key, e.user_key, "{ctx}");
             }
             // a reader that rebuilds the index itself (other sparseness) agrees
-            let other = PlainTableOptions {
+            let other = PlainTableFactoryOptions {
                 index_sparseness: 7,
                 store_index_in_file: false,
                 ..plain.clone()
@@ -343,7 +344,7 @@ fn rocksdb_11_plain_table_fixture_reads_identically() {
         .collect();
     assert_eq!(expect.len(), 300);
     let prefix = new_fixed_prefix_transform(8);
-    let plain = PlainTableOptions {
+    let plain = PlainTableFactoryOptions {
         user_key_len: 16,
         ..Default::default()
     };

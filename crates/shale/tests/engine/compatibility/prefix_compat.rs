@@ -13,9 +13,9 @@ use std::path::Path;
 use std::process::Command;
 
 use rocksdb_tools::*;
-use shale::{
-    new_fixed_prefix_transform, set_perf_stats, Options, PerfContext, PerfMetric, PerfStatsLevel, ReadOptions, DB,
-};
+use shale::perf::set_perf_stats;
+use shale::slice_transform::new_fixed_prefix_transform;
+use shale::{Options, PerfContext, PerfMetric, PerfStatsLevel, ReadOptions, DB};
 
 const N: usize = 3000;
 

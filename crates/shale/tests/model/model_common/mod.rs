@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use shale::{DBRawIterator, MemFs, Options, ReadOptions, DB};
+use shale::fs::testing::MemFs;
+use shale::{DBRawIterator, Options, ReadOptions, DB};
 
 pub struct Rng(pub u64);
 impl Rng {

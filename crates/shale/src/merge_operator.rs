@@ -131,6 +131,57 @@ pub fn merge_operator_by_name(name: &str) -> Option<Arc<dyn MergeOperator>> {
     }
 }
 
+/// The operands of one merge, oldest first (the `rocksdb` crate's `MergeOperands`).
+pub struct MergeOperands<'a> {
+    pub(crate) ops: &'a [&'a [u8]],
+}
+
+impl<'a> MergeOperands<'a> {
+    /// The number of operands.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+    /// True if there are no operands.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+    /// The operands, oldest first.
+    pub fn iter(&self) -> MergeOperandsIter<'a> {
+        MergeOperandsIter { ops: self.ops.iter() }
+    }
+}
+
+impl<'a> IntoIterator for &MergeOperands<'a> {
+    type Item = &'a [u8];
+    type IntoIter = MergeOperandsIter<'a>;
+    fn into_iter(self) -> MergeOperandsIter<'a> {
+        self.iter()
+    }
+}
+
+/// Iterator over [`MergeOperands`].
+pub struct MergeOperandsIter<'a> {
+    ops: std::slice::Iter<'a, &'a [u8]>,
+}
+
+impl<'a> Iterator for MergeOperandsIter<'a> {
+    type Item = &'a [u8];
+    fn next(&mut self) -> Option<&'a [u8]> {
+        self.ops.next().copied()
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.ops.size_hint()
+    }
+}
+
+/// A merge function as the `rocksdb` crate's `Options::set_merge_operator` takes it:
+/// `(key, existing value, operands oldest first) -> new value`, `None` failing the merge
+/// (reads and compactions then return a Corruption error, as RocksDB does). Implemented for
+/// every such closure.
+pub trait MergeFn: Fn(&[u8], Option<&[u8]>, &MergeOperands) -> Option<Vec<u8>> + Send + Sync + 'static {}
+
+impl<F> MergeFn for F where F: Fn(&[u8], Option<&[u8]>, &MergeOperands) -> Option<Vec<u8>> + Send + Sync + 'static {}
+
 /// Full merge with operands given newest first (as the engine collects them).
 pub(crate) fn full_merge_newest_first(
     op: &dyn MergeOperator,
