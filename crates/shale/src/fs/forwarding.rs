@@ -15,7 +15,8 @@ use crate::error::Result;
 /// ```
 /// use std::path::Path;
 /// use std::sync::Arc;
-/// use shale::{FileSystem, ForwardingFs, MemFs};
+/// use shale::fs::testing::MemFs;
+/// use shale::fs::{FileSystem, ForwardingFs};
 ///
 /// /// Refuses to remove files, passes everything else through.
 /// struct NoRemove(Arc<dyn FileSystem>);
@@ -23,7 +24,7 @@ use crate::error::Result;
 ///     fn inner(&self) -> &dyn FileSystem {
 ///         &*self.0
 ///     }
-///     fn remove_file(&self, _path: &Path) -> shale::Result<()> {
+///     fn remove_file(&self, _path: &Path) -> shale::error::Result<()> {
 ///         Err(shale::Error::NotSupported("remove_file".into()))
 ///     }
 /// }
