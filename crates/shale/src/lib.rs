@@ -85,10 +85,10 @@ pub use slice_transform::{
 };
 pub use snapshot::Snapshot;
 pub use statistics::{Histogram, HistogramData, NameParseError, StatsLevel, Ticker};
+pub use table::block_based::partitioned_index::BlockBasedIndexType;
 pub use table::cache::Cache;
 pub use table::cuckoo::CuckooTableOptions;
 pub use table::format::{ChecksumType, CompressionType};
-pub use table::partitioned_index::BlockBasedIndexType;
 pub use table::pinnable::DBPinnableSlice;
 pub use table::plain::{KeyEncodingType, PlainTableFactoryOptions, PlainTableOptions};
 pub use txn::{

@@ -18,10 +18,10 @@ use crate::lsm::version_edit::FileMetaData;
 use crate::options::TableFactory;
 use crate::range_del::FragmentedRangeTombstoneList;
 use crate::table::any::AnyTableBuilder;
+use crate::table::block_based::builder::{TableBuilder, TableBuilderOptions};
 use crate::table::cuckoo::{CuckooTableBuilder, CuckooTableBuilderOptions};
 use crate::table::format::CompressionType;
 use crate::table::plain::{PlainTableBuilder, PlainTableBuilderOptions};
-use crate::table::{TableBuilder, TableBuilderOptions};
 
 /// How output tables are written.
 pub(crate) struct OutputParams {

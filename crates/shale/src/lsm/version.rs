@@ -107,7 +107,7 @@ impl FileMeta {
         user_key(&self.meta.largest)
     }
     /// The opened table's properties, if the table is held open (`max_open_files = -1`).
-    fn open_properties(&self) -> Option<&crate::table::reader::TableProperties> {
+    fn open_properties(&self) -> Option<&crate::table::properties::TableProperties> {
         self.table().get().map(|t| t.properties())
     }
     /// RocksDB's `TryGetOldestAncesterTime`: the MANIFEST's `oldest_ancester_time`, else the

@@ -13,9 +13,9 @@ use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::key::{parse_internal_key, vt, InternalKeyComparator};
 use crate::table::block::BlockBuilder;
-use crate::table::builder::TableInfo;
 use crate::table::format::BlockHandle;
 use crate::table::format::PROPERTIES_NAME;
+use crate::table::info::TableInfo;
 
 use super::format::{encode_footer, prop, CuckooTableOptions, MAX_NUM_HASH_FUNC};
 use super::hash::{place, CuckooHasher, PlacementParams, EMPTY};

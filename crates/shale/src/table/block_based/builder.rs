@@ -11,14 +11,17 @@ use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::key::{make_internal_key, trailer, user_key, vt, InternalKeyComparator, MAX_SEQUENCE};
 use crate::table::block::BlockBuilder;
-use crate::table::filter::{FilterBuilder, FilterKind};
-use crate::table::format::{compress_block, trailer_checksum, BlockHandle, Footer, BLOCK_TRAILER_LEN};
-use crate::table::format::{ChecksumType, CompressionType};
-use crate::table::format::{FULL_FILTER_NAME, INDEX_NAME, PARTITIONED_FILTER_NAME, PROPERTIES_NAME, RANGE_DEL_NAME};
-use crate::table::partitioned_index::{
+use crate::table::block_based::filter::{FilterBuilder, FilterKind};
+use crate::table::block_based::format::{compress_block, trailer_checksum, Footer, BLOCK_TRAILER_LEN};
+use crate::table::block_based::format::{FULL_FILTER_NAME, INDEX_NAME, PARTITIONED_FILTER_NAME, RANGE_DEL_NAME};
+use crate::table::block_based::partitioned_index::{
     write_index, write_partitioned_filter, FilterPartitioner, IndexLayout, PartitionCutter,
 };
-use crate::table::prefix_filter::{FilterContents, PREFIX_EXTRACTOR_PROP, PREFIX_FILTERING_PROP, WHOLE_KEY_PROP};
+use crate::table::block_based::prefix_filter::{
+    FilterContents, PREFIX_EXTRACTOR_PROP, PREFIX_FILTERING_PROP, WHOLE_KEY_PROP,
+};
+use crate::table::format::{BlockHandle, ChecksumType, CompressionType, PROPERTIES_NAME};
+use crate::table::info::TableInfo;
 
 /// Options for [`TableBuilder`].
 #[derive(Clone, Debug)]
@@ -35,7 +38,7 @@ pub(crate) struct TableBuilderOptions {
     /// Bloom bits per key; 0 = no filter.
     pub bloom_bits_per_key: f64,
     /// What the filter holds: prefixes of the extractor's domain and/or whole keys
-    /// (`table::prefix_filter`).
+    /// (`table::block_based::prefix_filter`).
     pub filter_contents: FilterContents,
     pub column_family_name: String,
     /// The family's id for the table properties; None: 0 for `default`, else RocksDB's
@@ -80,26 +83,6 @@ impl Default for TableBuilderOptions {
             index_layout: IndexLayout::default(),
         }
     }
-}
-
-/// What [`TableBuilder::finish`] reports about the file it wrote.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct TableInfo {
-    pub file_size: u64,
-    /// Smallest internal key (range tombstone starts included). Empty if the table is empty.
-    pub smallest: Vec<u8>,
-    /// Largest internal key; a range tombstone contributes `end | (MAX_SEQ, 0x0F)`.
-    pub largest: Vec<u8>,
-    pub smallest_seqno: u64,
-    pub largest_seqno: u64,
-    /// Point entries + range tombstones.
-    pub num_entries: u64,
-    /// Deletions + single deletions + range tombstones.
-    pub num_deletions: u64,
-    pub num_range_deletions: u64,
-    pub raw_key_size: u64,
-    pub raw_value_size: u64,
-    pub num_data_blocks: u64,
 }
 
 /// Writes one SST file. Call [`TableBuilder::add`] with strictly increasing internal keys, then
@@ -548,8 +531,14 @@ impl TableBuilder {
             s("rocksdb.filter.policy", b"bloomfilter");
         }
         if self.opts.external {
-            s(crate::table::format::EXTERNAL_SST_VERSION, &2u32.to_le_bytes());
-            s(crate::table::format::EXTERNAL_SST_GLOBAL_SEQNO, &0u64.to_le_bytes());
+            s(
+                crate::table::block_based::format::EXTERNAL_SST_VERSION,
+                &2u32.to_le_bytes(),
+            );
+            s(
+                crate::table::block_based::format::EXTERNAL_SST_GLOBAL_SEQNO,
+                &0u64.to_le_bytes(),
+            );
         }
         let mut it = Vec::new();
         put_fixed32(&mut it, if index.partitions.is_some() { 2 } else { 0 });
