@@ -15,7 +15,7 @@ use crate::table::block_based::filter::{FilterBuilder, FilterKind};
 use crate::table::block_based::format::{compress_block, trailer_checksum, Footer, BLOCK_TRAILER_LEN};
 use crate::table::block_based::format::{FULL_FILTER_NAME, INDEX_NAME, PARTITIONED_FILTER_NAME, RANGE_DEL_NAME};
 use crate::table::block_based::partitioned_index::{
-    write_index, write_partitioned_filter, FilterPartitioner, IndexLayout, PartitionCutter,
+    write_index, write_partitioned_filter, FilterPartitioner, IndexLayout, IndexWritten, PartitionCutter,
 };
 use crate::table::block_based::prefix_filter::{
     FilterContents, PREFIX_EXTRACTOR_PROP, PREFIX_FILTERING_PROP, WHOLE_KEY_PROP,
@@ -418,39 +418,56 @@ impl TableBuilder {
         let user_key_index = fv >= 3 && !self.key_plus_seq;
         let delta = fv >= 4;
 
-        // filter
-        let mut filter_size = 0u64;
-        let mut num_filter_entries = 0u64;
-        let mut has_filter = false;
-        if let Some(mut f) = self.filter.take() {
-            has_filter = true;
-            if let Some(mut parts) = self.filter_parts.take() {
-                parts.finish(&mut f);
-                num_filter_entries = parts.num_entries;
-                if !parts.parts.is_empty() {
-                    let mut write = |b: &[u8], c: bool| self.write_block(b, c);
-                    let (h, size) = write_partitioned_filter(&parts.parts, user_key_index, delta, &mut write)?;
-                    filter_size = size;
-                    meta.insert(PARTITIONED_FILTER_NAME, h);
-                }
-            } else {
-                num_filter_entries = f.num_entries() as u64;
-                if let Some(bytes) = f.finish() {
-                    let h = self.write_block(&bytes, false)?;
-                    filter_size = bytes.len() as u64;
-                    meta.insert(FULL_FILTER_NAME, h);
-                }
-            }
-        }
+        let filter = self.write_filter(user_key_index, delta, &mut meta)?;
 
         // index
         let entries = std::mem::take(&mut self.index_entries);
         let cuts = self.index_cuts.take().map(|c| c.cuts);
         let mut write = |b: &[u8], c: bool| self.write_block(b, c);
         let index = write_index(&entries, cuts.as_deref(), user_key_index, delta, &mut write)?;
-        let index_handle = index.handle;
 
-        // range deletions
+        self.write_range_dels(&mut meta)?;
+        let props = self.properties(data_size, &index, &filter, user_key_index, delta);
+        let ph = self.write_properties(&props)?;
+        meta.insert(PROPERTIES_NAME, ph);
+        self.write_metaindex_and_footer(meta, index.handle)?;
+        let info = self.table_info();
+        Ok((info, self.file))
+    }
+
+    /// The filter (full, or partitioned with its top level), its metaindex entry in `meta`.
+    fn write_filter(
+        &mut self,
+        user_key_index: bool,
+        delta: bool,
+        meta: &mut BTreeMap<&'static str, BlockHandle>,
+    ) -> Result<FilterWritten> {
+        let mut written = FilterWritten::default();
+        if let Some(mut f) = self.filter.take() {
+            written.present = true;
+            if let Some(mut parts) = self.filter_parts.take() {
+                parts.finish(&mut f);
+                written.num_entries = parts.num_entries;
+                if !parts.parts.is_empty() {
+                    let mut write = |b: &[u8], c: bool| self.write_block(b, c);
+                    let (h, size) = write_partitioned_filter(&parts.parts, user_key_index, delta, &mut write)?;
+                    written.size = size;
+                    meta.insert(PARTITIONED_FILTER_NAME, h);
+                }
+            } else {
+                written.num_entries = f.num_entries() as u64;
+                if let Some(bytes) = f.finish() {
+                    let h = self.write_block(&bytes, false)?;
+                    written.size = bytes.len() as u64;
+                    meta.insert(FULL_FILTER_NAME, h);
+                }
+            }
+        }
+        Ok(written)
+    }
+
+    /// The range tombstones' block, sorted by start key, its metaindex entry in `meta`.
+    fn write_range_dels(&mut self, meta: &mut BTreeMap<&'static str, BlockHandle>) -> Result<()> {
         if !self.range_dels.is_empty() {
             let icmp = self.opts.icmp.clone();
             self.range_dels.sort_by(|a, b| icmp.compare(&a.0, &b.0));
@@ -462,8 +479,18 @@ impl TableBuilder {
             let h = self.write_block(&raw, false)?;
             meta.insert(RANGE_DEL_NAME, h);
         }
+        Ok(())
+    }
 
-        // properties
+    /// The properties RocksDB writes for this table (name -> encoded value).
+    fn properties(
+        &self,
+        data_size: u64,
+        index: &IndexWritten,
+        filter: &FilterWritten,
+        user_key_index: bool,
+        delta: bool,
+    ) -> BTreeMap<&'static str, Vec<u8>> {
         let mut props: BTreeMap<&'static str, Vec<u8>> = BTreeMap::new();
         let mut u = |name: &'static str, v: u64| {
             let mut b = Vec::new();
@@ -478,12 +505,12 @@ impl TableBuilder {
         }
         u("rocksdb.index.key.is.user.key", user_key_index as u64);
         u("rocksdb.index.value.is.delta.encoded", delta as u64);
-        u("rocksdb.filter.size", filter_size);
+        u("rocksdb.filter.size", filter.size);
         u("rocksdb.raw.key.size", self.raw_key_size);
         u("rocksdb.raw.value.size", self.raw_value_size);
         u("rocksdb.num.data.blocks", self.num_data_blocks);
         u("rocksdb.num.entries", self.num_entries);
-        u("rocksdb.num.filter_entries", num_filter_entries);
+        u("rocksdb.num.filter_entries", filter.num_entries);
         u("rocksdb.deleted.keys", self.num_deletions);
         u("rocksdb.merge.operands", self.num_merges);
         u("rocksdb.num.range-deletions", self.num_range_deletions);
@@ -527,7 +554,7 @@ impl TableBuilder {
         s("rocksdb.creating.db.identity", self.opts.db_id.as_bytes());
         s("rocksdb.creating.session.identity", self.opts.db_session_id.as_bytes());
         s("rocksdb.creating.host.identity", hostname().as_bytes());
-        if has_filter {
+        if filter.present {
             s("rocksdb.filter.policy", b"bloomfilter");
         }
         if self.opts.external {
@@ -546,16 +573,27 @@ impl TableBuilder {
         let flag = |on: bool| if on { &b"1"[..] } else { &b"0"[..] };
         s(WHOLE_KEY_PROP, flag(contents.whole_key_filtering));
         s(PREFIX_FILTERING_PROP, flag(contents.prefix_extractor.is_some()));
+        props
+    }
+
+    /// The properties block.
+    fn write_properties(&mut self, props: &BTreeMap<&'static str, Vec<u8>>) -> Result<BlockHandle> {
         let mut pb = BlockBuilder::new(usize::MAX, false);
-        for (k, v) in &props {
+        for (k, v) in props {
             pb.add(k.as_bytes(), v);
         }
         let raw = pb.finish();
-        let ph = self.write_block(&raw, false)?;
-        meta.insert(PROPERTIES_NAME, ph);
+        self.write_block(&raw, false)
+    }
 
-        // metaindex + footer
-        if fv >= 6 {
+    /// The metaindex block (with the index's handle from format_version 6) and the footer;
+    /// then the file is flushed.
+    fn write_metaindex_and_footer(
+        &mut self,
+        mut meta: BTreeMap<&'static str, BlockHandle>,
+        index_handle: BlockHandle,
+    ) -> Result<()> {
+        if self.opts.format_version >= 6 {
             meta.insert(INDEX_NAME, index_handle);
         }
         let mut mb = BlockBuilder::new(1, false);
@@ -566,7 +604,7 @@ impl TableBuilder {
         let mh = self.write_block(&raw, false)?;
         let footer = Footer {
             checksum: self.opts.checksum,
-            format_version: fv,
+            format_version: self.opts.format_version,
             metaindex: mh,
             index: index_handle,
             base_context_checksum: self.base_context_checksum,
@@ -575,8 +613,12 @@ impl TableBuilder {
         self.file.append(&fb)?;
         self.offset += fb.len() as u64;
         self.file.flush()?;
+        Ok(())
+    }
 
-        // file bounds
+    /// The smallest and largest internal keys of the table, range tombstones included (a
+    /// tombstone's end as `end | (MAX_SEQ, 0x0F)`).
+    fn file_bounds(&self) -> (Vec<u8>, Vec<u8>) {
         let icmp = self.opts.icmp.clone();
         let mut smallest = self.first_key.clone();
         let mut largest = self.last_key.clone();
@@ -589,7 +631,13 @@ impl TableBuilder {
                 largest = sentinel;
             }
         }
-        let info = TableInfo {
+        (smallest, largest)
+    }
+
+    /// What `finish` reports, once the footer is written.
+    fn table_info(&self) -> TableInfo {
+        let (smallest, largest) = self.file_bounds();
+        TableInfo {
             file_size: self.offset,
             smallest,
             largest,
@@ -601,7 +649,18 @@ impl TableBuilder {
             raw_key_size: self.raw_key_size,
             raw_value_size: self.raw_value_size,
             num_data_blocks: self.num_data_blocks,
-        };
-        Ok((info, self.file))
+        }
     }
+}
+
+/// What the filter section of a table holds (for its properties).
+#[derive(Default)]
+struct FilterWritten {
+    /// `rocksdb.filter.size`: the bytes of the full filter, or of the partitions and top level.
+    size: u64,
+    /// `rocksdb.num.filter_entries`.
+    num_entries: u64,
+    /// The table has a filter policy (`rocksdb.filter.policy`), even when no filter block was
+    /// written.
+    present: bool,
 }
