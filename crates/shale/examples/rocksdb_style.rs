@@ -1,6 +1,7 @@
 //! Shale used as a `rocksdb` crate user would use RocksDB: the same option types, setters and
 //! calls, so switching is a change of the `use` line. Run it with
-//! `cargo run -p shale --example rocksdb_style [DIR]`; `tests/engine/rocksdb_api.rs` runs [`run`] too.
+//! `cargo run -p shale --example rocksdb_style [DIR]`. `tests/engine/rocksdb_api.rs`
+//! (`the_calls_of_the_example_behave_as_it_shows`) makes the same calls and checks what they show.
 
 use std::path::Path;
 
@@ -19,7 +20,7 @@ fn concat_merge(_key: &[u8], existing: Option<&[u8]>, operands: &MergeOperands) 
 }
 
 /// Everything the example does, in `dir` (which it fills with two databases).
-pub fn run(dir: &Path) -> Result<(), shale::Error> {
+fn run(dir: &Path) -> Result<(), shale::Error> {
     // One block cache for both databases below.
     let cache = Cache::new_lru_cache(64 << 20);
     let mut table = BlockBasedOptions::default();
@@ -99,7 +100,6 @@ pub fn run(dir: &Path) -> Result<(), shale::Error> {
     Ok(())
 }
 
-#[allow(dead_code)] // a test includes this file and calls `run` only
 fn main() -> Result<(), shale::Error> {
     let dir = match std::env::args().nth(1) {
         Some(d) => std::path::PathBuf::from(d),

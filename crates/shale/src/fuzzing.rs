@@ -10,7 +10,8 @@ use crate::iterator::InternalIterator;
 use crate::key::InternalKeyComparator;
 use crate::log::DBRecoveryMode;
 use crate::table::block::{Block, BlockIter, EntryFormat, KeyOrder};
-use crate::table::{Table, TableReaderOptions};
+use crate::table::block_based::reader::Table;
+use crate::table::reader_options::TableReaderOptions;
 use crate::write_batch::{BatchHandler, WriteBatch};
 
 /// Walk an iterator both ways and seek around; returns the entries seen.

@@ -16,8 +16,9 @@ use crate::iterator::InternalIterator;
 use crate::key::{parse_internal_key, user_key, InternalKeyComparator};
 use crate::options::Options;
 use crate::table::any::{format_of, AnyTable, FormatReadOptions, TableFormat};
+use crate::table::block_based::reader::Table;
 use crate::table::plain::PlainTableFactoryOptions;
-use crate::table::{Table, TableReaderOptions};
+use crate::table::reader_options::TableReaderOptions;
 
 pub use crate::table::plain::tools::{write_plain_table, PlainTableReader, PlainTableWriteOptions, SstEntry};
 

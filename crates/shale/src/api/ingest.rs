@@ -23,9 +23,9 @@ use crate::lsm::filename::{table_name, temp_name};
 use crate::lsm::version_edit::{FileMetaData, VersionEdit};
 use crate::options::compaction::DBCompactionStyle;
 use crate::table::any::AnyTable;
-use crate::table::format::{EXTERNAL_SST_GLOBAL_SEQNO, EXTERNAL_SST_VERSION};
-use crate::table::reader::Table;
-use crate::table::TableReaderOptions;
+use crate::table::block_based::format::{EXTERNAL_SST_GLOBAL_SEQNO, EXTERNAL_SST_VERSION};
+use crate::table::block_based::reader::Table;
+use crate::table::reader_options::TableReaderOptions;
 
 /// How files are ingested (the `rocksdb` crate's `IngestExternalFileOptions`).
 #[derive(Clone, Debug)]

@@ -20,7 +20,8 @@ use crate::lsm::version_edit::FileMetaData;
 use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::table::any::{format_of, TableFormat};
-use crate::table::{Table, TableProperties};
+use crate::table::block_based::reader::Table;
+use crate::table::properties::TableProperties;
 
 /// Start the LOG of a DB being opened (read-write: the previous LOG is rotated) and write the
 /// header and the options, as RocksDB's `DumpDBFileSummary` and `Options::Dump`.

@@ -11,7 +11,7 @@ use super::open::new_session_id;
 use crate::error::{Error, Result};
 use crate::key::{make_internal_key, vt, InternalKeyComparator, UserCmpKind};
 use crate::options::Options;
-use crate::table::{TableBuilder, TableBuilderOptions};
+use crate::table::block_based::builder::{TableBuilder, TableBuilderOptions};
 
 /// The column family id RocksDB's writer records when it is not given a family
 /// (`TablePropertiesCollectorFactory::Context::kUnknownColumnFamily`).

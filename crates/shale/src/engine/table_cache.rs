@@ -19,7 +19,7 @@ use crate::lsm::version::FileMeta;
 use crate::options::Options;
 use crate::table::any::{AnyTable, FormatReadOptions};
 use crate::table::cache::BlockCache;
-use crate::table::TableReaderOptions;
+use crate::table::reader_options::TableReaderOptions;
 
 pub(crate) struct TableCache {
     dir: PathBuf,
@@ -36,7 +36,7 @@ pub(crate) struct TableCache {
     fopts: FormatReadOptions,
     /// The family's prefix extractor and whole-key switch (what table filters are asked); the
     /// extractor follows `set_options`.
-    filter_contents: Mutex<crate::table::prefix_filter::FilterContents>,
+    filter_contents: Mutex<crate::table::block_based::prefix_filter::FilterContents>,
     capacity: Option<usize>,
     lru: Mutex<Lru>,
     /// This open's part of the block cache keys (see [`next_cache_prefix`]).

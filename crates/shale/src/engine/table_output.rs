@@ -10,6 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use super::key_compaction::{add_clipped, compact_key, output_tombstones, stripe, KEntry, KeyCtx};
 use super::{column_family::ColumnFamilyData, state::DbInner};
 use crate::compaction::output_cut::GrandparentCut;
+use crate::compaction_filter::CompactionFilter;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{parse_internal_key, vt, SequenceNumber};
@@ -18,10 +19,10 @@ use crate::lsm::version_edit::FileMetaData;
 use crate::options::TableFactory;
 use crate::range_del::FragmentedRangeTombstoneList;
 use crate::table::any::AnyTableBuilder;
+use crate::table::block_based::builder::{TableBuilder, TableBuilderOptions};
 use crate::table::cuckoo::{CuckooTableBuilder, CuckooTableBuilderOptions};
 use crate::table::format::DBCompressionType;
 use crate::table::plain::{PlainTableBuilder, PlainTableBuilderOptions};
-use crate::table::{TableBuilder, TableBuilderOptions};
 
 /// How output tables are written.
 pub(crate) struct OutputParams {
@@ -195,20 +196,9 @@ pub(crate) fn build_tables(
             ucmp.compare_user(lo_k, hi) != Ordering::Greater && ucmp.compare_user(lo, hi_k) != Ordering::Greater
         })
     };
-    let tombs = output_tombstones(&p.tombstones, &p.snapshots, |s, e| {
-        p.bottommost
-            && !p.deeper_ranges.iter().any(|(lo, hi)| {
-                ucmp.compare_user(s, hi) != Ordering::Greater && ucmp.compare_user(lo, e) == Ordering::Less
-            })
-    });
+    let tombs = tombstones_to_write(p);
     let merge_op = p.cf.opts.merge_operator.as_deref();
-    let mut filter = match &p.filter {
-        Some(f) => Some((
-            catch_user("compaction filter factory", || f.source.create(f.context))?,
-            f.level,
-        )),
-        None => None,
-    };
+    let mut filter = new_compaction_filter(p)?;
     let drop_stats = db.stats.as_deref().filter(|_| p.count_drops);
     let r = (|| -> Result<()> {
         let mut cur_key: Vec<u8> = Vec::new();
@@ -314,18 +304,7 @@ pub(crate) fn build_tables(
         if !entries.is_empty() {
             emit(&cur_key, std::mem::take(&mut entries), &mut cur, &mut lower)?;
         }
-        if cur.is_none() && !tombs.is_empty() {
-            cur = Some(open_output(db, p, &mut written)?);
-        }
-        if let Some(mut o) = cur.take() {
-            add_clipped(&mut o.builder, &ucmp, &tombs, lower.as_deref(), None)?;
-            outputs.push(finish_output(o, p, &db.stats)?);
-        }
-        if !outputs.is_empty() {
-            // The new files' directory entries must be durable before a MANIFEST names them.
-            db.fs.sync_dir(&db.path)?;
-        }
-        Ok(())
+        finish_last_output(db, p, &mut cur, lower.as_deref(), &tombs, &mut written, &mut outputs)
     })();
     if let Err(e) = r {
         // Remove partial outputs; they are in no version.
@@ -336,6 +315,55 @@ pub(crate) fn build_tables(
         return Err(e);
     }
     Ok(outputs)
+}
+
+/// The range tombstones the outputs hold (`output_tombstones`): nothing older exists under a
+/// tombstone when the output is bottommost and no deeper file overlaps it.
+fn tombstones_to_write(p: &OutputParams) -> FragmentedRangeTombstoneList {
+    let ucmp = &p.cf.icmp;
+    output_tombstones(&p.tombstones, &p.snapshots, |s, e| {
+        p.bottommost
+            && !p.deeper_ranges.iter().any(|(lo, hi)| {
+                ucmp.compare_user(s, hi) != Ordering::Greater && ucmp.compare_user(lo, e) == Ordering::Less
+            })
+    })
+}
+
+/// This build's instance of the compaction's filter (None without one), with the inputs' level.
+fn new_compaction_filter(p: &OutputParams) -> Result<Option<(Box<dyn CompactionFilter>, u32)>> {
+    match &p.filter {
+        Some(f) => Ok(Some((
+            catch_user("compaction filter factory", || f.source.create(f.context))?,
+            f.level,
+        ))),
+        None => Ok(None),
+    }
+}
+
+/// After the last key: the last output `cur` gets the range tombstones `tombs` from its lower
+/// bound `lower` on (an output is opened for them when no key was written) and is finished;
+/// then the directory is synced if any file was written.
+fn finish_last_output(
+    db: &Arc<DbInner>,
+    p: &OutputParams,
+    cur: &mut Option<OpenOutput>,
+    lower: Option<&[u8]>,
+    tombs: &FragmentedRangeTombstoneList,
+    written: &mut Vec<u64>,
+    outputs: &mut Vec<FileMetaData>,
+) -> Result<()> {
+    if cur.is_none() && !tombs.is_empty() {
+        *cur = Some(open_output(db, p, written)?);
+    }
+    if let Some(mut o) = cur.take() {
+        add_clipped(&mut o.builder, &p.cf.icmp, tombs, lower, None)?;
+        outputs.push(finish_output(o, p, &db.stats)?);
+    }
+    if !outputs.is_empty() {
+        // The new files' directory entries must be durable before a MANIFEST names them.
+        db.fs.sync_dir(&db.path)?;
+    }
+    Ok(())
 }
 
 /// Run a user callback, turning a panic into an error.

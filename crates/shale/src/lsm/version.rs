@@ -107,7 +107,7 @@ impl FileMeta {
         user_key(&self.meta.largest)
     }
     /// The opened table's properties, if the table is held open (`max_open_files = -1`).
-    fn open_properties(&self) -> Option<&crate::table::reader::TableProperties> {
+    fn open_properties(&self) -> Option<&crate::table::properties::TableProperties> {
         self.table().get().map(|t| t.properties())
     }
     /// RocksDB's `TryGetOldestAncesterTime`: the MANIFEST's `oldest_ancester_time`, else the
@@ -310,6 +310,189 @@ pub(crate) struct VersionSet {
 /// Files per level of one family while the MANIFEST is replayed.
 type Levels = Vec<BTreeMap<u64, FileMetaData>>;
 
+/// The number of the MANIFEST that CURRENT names.
+fn read_current(dir: &Path, fs: &dyn FileSystem) -> Result<u64> {
+    let cur_path = current_name(dir);
+    let cur = fs.read_all(&cur_path)?;
+    let cur_name = name_of(&cur_path);
+    if cur.last() != Some(&b'\n') {
+        return Err(Error::corruption(
+            cur_name,
+            Some(cur.len() as u64),
+            "CURRENT file does not end with newline",
+        ));
+    }
+    let mname = std::str::from_utf8(&cur[..cur.len() - 1])
+        .map_err(|_| Error::corruption(&cur_name, Some(0), "CURRENT file is not valid UTF-8"))?;
+    match super::filename::parse_file_name(mname) {
+        Some(super::filename::FileType::Manifest(n)) => Ok(n),
+        _ => Err(Error::corruption(
+            &cur_name,
+            Some(0),
+            format!("CURRENT names {mname:?}, not a MANIFEST"),
+        )),
+    }
+}
+
+/// A MANIFEST being replayed: the version set it fills (families, counters), each family's
+/// files by level, and which of the required global fields have been seen.
+struct ManifestReplay<'a> {
+    vs: VersionSet,
+    lookup: CfLookup<'a>,
+    mfile: String,
+    levels: BTreeMap<u32, Levels>,
+    have_log: bool,
+    have_next: bool,
+    have_last: bool,
+}
+
+impl ManifestReplay<'_> {
+    /// Apply every record of the MANIFEST `data`, an atomic group's edits together once its
+    /// last one is read; then check the global fields every MANIFEST holds were seen.
+    fn replay_manifest_records(&mut self, data: Vec<u8>) -> Result<()> {
+        // As RocksDB (VersionSet::Recover reads with kTolerateCorruptedTailRecords): a record torn by
+        // a crash in the middle of an append ends the MANIFEST; a bad record before the end is
+        // still an error. Only fully synced edits were acted upon, so the torn one is not needed.
+        let mut reader = log::Reader::new(
+            data,
+            self.mfile.clone(),
+            0,
+            DBRecoveryMode::TolerateCorruptedTailRecords,
+        );
+        // The edits of an atomic group (`InAtomicGroup`, written by an atomic flush) are applied
+        // together once the last one is read; a group cut short by a crash is ignored.
+        let mut group: Vec<(VersionEdit, u64)> = Vec::new();
+        while let Some(rec) = reader.read_record()? {
+            let edit = VersionEdit::decode(rec);
+            let rec_off = reader.last_record_offset();
+            let edit = edit.map_err(|e| e.in_file(&self.mfile, Some(rec_off)))?;
+            match edit.remaining_entries {
+                Some(left) => {
+                    group.push((edit, rec_off));
+                    if left == 0 {
+                        for (e, off) in group.drain(..) {
+                            self.apply(e, off)?;
+                        }
+                    }
+                }
+                None if !group.is_empty() => {
+                    return Err(Error::corruption(
+                        &self.mfile,
+                        Some(rec_off),
+                        "an atomic group of edits is followed by an edit outside it before its end",
+                    ))
+                }
+                None => self.apply(edit, rec_off)?,
+            }
+        }
+        if !(self.have_log && self.have_next && self.have_last) {
+            return Err(Error::corruption(
+                &self.mfile,
+                None,
+                "no log_file_number, next_file_number or last_sequence entry in MANIFEST",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Apply one edit (at `rec_off` in the MANIFEST): a family added or dropped, the global
+    /// fields, a family's comparator check, log number and files.
+    fn apply(&mut self, edit: VersionEdit, rec_off: u64) -> Result<()> {
+        let bad = |why: String| Error::corruption(&self.mfile, Some(rec_off), why);
+        let id = edit.column_family;
+        if let Some(name) = &edit.column_family_add {
+            if id == 0 || self.vs.cfs.contains_key(&id) || self.vs.skipped_cfs.contains_key(&id) {
+                return Err(bad(format!(
+                    "column family {name:?} added with id {id}, which is in use"
+                )));
+            }
+            match (self.lookup)(name) {
+                Some((icmp, n)) => {
+                    self.vs.cfs.insert(id, CfVersion::new(name, icmp, n));
+                    self.levels.insert(id, vec![BTreeMap::new(); n]);
+                }
+                None => {
+                    self.vs.skipped_cfs.insert(id, name.clone());
+                }
+            }
+            self.vs.max_column_family = self.vs.max_column_family.max(id);
+        } else if edit.column_family_drop {
+            if id == 0 {
+                return Err(bad("the default column family is dropped".into()));
+            }
+            if self.vs.cfs.remove(&id).is_none() && self.vs.skipped_cfs.remove(&id).is_none() {
+                return Err(bad(format!("drop of unknown column family {id}")));
+            }
+            self.levels.remove(&id);
+            return Ok(());
+        }
+        if let Some(n) = edit.max_column_family {
+            self.vs.max_column_family = self.vs.max_column_family.max(n);
+        }
+        // Global fields.
+        if edit.log_number.is_some() {
+            self.have_log = true;
+        }
+        if let Some(n) = edit.prev_log_number {
+            self.vs.prev_log_number = n;
+        }
+        if let Some(n) = edit.next_file_number {
+            self.vs.next_file_number = n;
+            self.have_next = true;
+        }
+        if let Some(n) = edit.last_sequence {
+            self.vs.last_sequence = self.vs.last_sequence.max(n);
+            self.have_last = true;
+        }
+        if let Some(n) = edit.min_log_number_to_keep {
+            self.vs.min_log_number_to_keep = self.vs.min_log_number_to_keep.max(n);
+        }
+        if let Some(i) = &edit.db_id {
+            self.vs.db_id = Some(i.clone());
+        }
+        if self.vs.skipped_cfs.contains_key(&id) {
+            return Ok(());
+        }
+        let Some(cf) = self.vs.cfs.get_mut(&id) else {
+            return Err(bad(format!("edit for unknown column family {id}")));
+        };
+        if let Some(c) = &edit.comparator {
+            if c != cf.icmp.user_comparator().name() {
+                return Err(Error::invalid(format!(
+                    "comparator: column family {:?} was created with comparator {c:?}, but was opened with {:?}",
+                    cf.name,
+                    cf.icmp.user_comparator().name()
+                )));
+            }
+        }
+        if let Some(n) = edit.log_number {
+            // A decrease is ignored, as RocksDB does.
+            cf.log_number = cf.log_number.max(n);
+        }
+        let lv = self
+            .levels
+            .get_mut(&id)
+            .ok_or_else(|| bad(format!("column family {id}")))?;
+        let num_levels = lv.len();
+        for (level, num) in &edit.deleted_files {
+            if let Some(l) = lv.get_mut(*level as usize) {
+                l.remove(num);
+            }
+        }
+        for (level, f) in &edit.new_files {
+            let level = *level as usize;
+            if level >= num_levels {
+                return Err(bad(format!(
+                    "file {} at level {level}, but num_levels is {num_levels}",
+                    f.number
+                )));
+            }
+            lv[level].insert(f.number, f.clone());
+        }
+        Ok(())
+    }
+}
+
 impl VersionSet {
     pub(crate) fn new_empty(
         dir: &Path,
@@ -396,28 +579,7 @@ impl VersionSet {
         lookup: CfLookup<'_>,
         paranoid: bool,
     ) -> Result<VersionSet> {
-        let cur_path = current_name(dir);
-        let cur = fs.read_all(&cur_path)?;
-        let cur_name = name_of(&cur_path);
-        if cur.last() != Some(&b'\n') {
-            return Err(Error::corruption(
-                cur_name,
-                Some(cur.len() as u64),
-                "CURRENT file does not end with newline",
-            ));
-        }
-        let mname = std::str::from_utf8(&cur[..cur.len() - 1])
-            .map_err(|_| Error::corruption(&cur_name, Some(0), "CURRENT file is not valid UTF-8"))?;
-        let mnum = match super::filename::parse_file_name(mname) {
-            Some(super::filename::FileType::Manifest(n)) => n,
-            _ => {
-                return Err(Error::corruption(
-                    &cur_name,
-                    Some(0),
-                    format!("CURRENT names {mname:?}, not a MANIFEST"),
-                ))
-            }
-        };
+        let mnum = read_current(dir, &*fs)?;
         let mpath = manifest_name(dir, mnum);
         let mfile = name_of(&mpath);
         let data = fs.read_all(&mpath).map_err(|e| match e {
@@ -431,140 +593,29 @@ impl VersionSet {
             lookup(default).ok_or_else(|| Error::invalid("the default column family must be opened"))?;
         let mut vs = VersionSet::new_empty(dir, fs.clone(), dicmp, dlevels);
         vs.manifest_number = mnum;
-        let reaper = vs.reaper.clone();
         let mut levels: BTreeMap<u32, Levels> = BTreeMap::new();
         levels.insert(0, vec![BTreeMap::new(); dlevels]);
-        let mut have_log = false;
-        let mut have_next = false;
-        let mut have_last = false;
-        // As RocksDB (VersionSet::Recover reads with kTolerateCorruptedTailRecords): a record torn by
-        // a crash in the middle of an append ends the MANIFEST; a bad record before the end is
-        // still an error. Only fully synced edits were acted upon, so the torn one is not needed.
-        let mut reader = log::Reader::new(data, mfile.clone(), 0, DBRecoveryMode::TolerateCorruptedTailRecords);
-        // The edits of an atomic group (`InAtomicGroup`, written by an atomic flush) are applied
-        // together once the last one is read; a group cut short by a crash is ignored.
-        let mut group: Vec<(VersionEdit, u64)> = Vec::new();
-        let mut apply = |edit: VersionEdit, rec_off: u64| -> Result<()> {
-            let bad = |why: String| Error::corruption(&mfile, Some(rec_off), why);
-            let id = edit.column_family;
-            if let Some(name) = &edit.column_family_add {
-                if id == 0 || vs.cfs.contains_key(&id) || vs.skipped_cfs.contains_key(&id) {
-                    return Err(bad(format!(
-                        "column family {name:?} added with id {id}, which is in use"
-                    )));
-                }
-                match lookup(name) {
-                    Some((icmp, n)) => {
-                        vs.cfs.insert(id, CfVersion::new(name, icmp, n));
-                        levels.insert(id, vec![BTreeMap::new(); n]);
-                    }
-                    None => {
-                        vs.skipped_cfs.insert(id, name.clone());
-                    }
-                }
-                vs.max_column_family = vs.max_column_family.max(id);
-            } else if edit.column_family_drop {
-                if id == 0 {
-                    return Err(bad("the default column family is dropped".into()));
-                }
-                if vs.cfs.remove(&id).is_none() && vs.skipped_cfs.remove(&id).is_none() {
-                    return Err(bad(format!("drop of unknown column family {id}")));
-                }
-                levels.remove(&id);
-                return Ok(());
-            }
-            if let Some(n) = edit.max_column_family {
-                vs.max_column_family = vs.max_column_family.max(n);
-            }
-            // Global fields.
-            if edit.log_number.is_some() {
-                have_log = true;
-            }
-            if let Some(n) = edit.prev_log_number {
-                vs.prev_log_number = n;
-            }
-            if let Some(n) = edit.next_file_number {
-                vs.next_file_number = n;
-                have_next = true;
-            }
-            if let Some(n) = edit.last_sequence {
-                vs.last_sequence = vs.last_sequence.max(n);
-                have_last = true;
-            }
-            if let Some(n) = edit.min_log_number_to_keep {
-                vs.min_log_number_to_keep = vs.min_log_number_to_keep.max(n);
-            }
-            if let Some(i) = &edit.db_id {
-                vs.db_id = Some(i.clone());
-            }
-            if vs.skipped_cfs.contains_key(&id) {
-                return Ok(());
-            }
-            let Some(cf) = vs.cfs.get_mut(&id) else {
-                return Err(bad(format!("edit for unknown column family {id}")));
-            };
-            if let Some(c) = &edit.comparator {
-                if c != cf.icmp.user_comparator().name() {
-                    return Err(Error::invalid(format!(
-                        "comparator: column family {:?} was created with comparator {c:?}, but was opened with {:?}",
-                        cf.name,
-                        cf.icmp.user_comparator().name()
-                    )));
-                }
-            }
-            if let Some(n) = edit.log_number {
-                // A decrease is ignored, as RocksDB does.
-                cf.log_number = cf.log_number.max(n);
-            }
-            let lv = levels.get_mut(&id).ok_or_else(|| bad(format!("column family {id}")))?;
-            let num_levels = lv.len();
-            for (level, num) in &edit.deleted_files {
-                if let Some(l) = lv.get_mut(*level as usize) {
-                    l.remove(num);
-                }
-            }
-            for (level, f) in &edit.new_files {
-                let level = *level as usize;
-                if level >= num_levels {
-                    return Err(bad(format!(
-                        "file {} at level {level}, but num_levels is {num_levels}",
-                        f.number
-                    )));
-                }
-                lv[level].insert(f.number, f.clone());
-            }
-            Ok(())
+        let mut replay = ManifestReplay {
+            vs,
+            lookup,
+            mfile,
+            levels,
+            have_log: false,
+            have_next: false,
+            have_last: false,
         };
-        while let Some(rec) = reader.read_record()? {
-            let edit = VersionEdit::decode(rec);
-            let rec_off = reader.last_record_offset();
-            let edit = edit.map_err(|e| e.in_file(&mfile, Some(rec_off)))?;
-            match edit.remaining_entries {
-                Some(left) => {
-                    group.push((edit, rec_off));
-                    if left == 0 {
-                        for (e, off) in group.drain(..) {
-                            apply(e, off)?;
-                        }
-                    }
-                }
-                None if !group.is_empty() => {
-                    return Err(Error::corruption(
-                        &mfile,
-                        Some(rec_off),
-                        "an atomic group of edits is followed by an edit outside it before its end",
-                    ))
-                }
-                None => apply(edit, rec_off)?,
-            }
-        }
-        if !(have_log && have_next && have_last) {
-            return Err(Error::corruption(
-                &mfile,
-                None,
-                "no log_file_number, next_file_number or last_sequence entry in MANIFEST",
-            ));
-        }
+        replay.replay_manifest_records(data)?;
+        let ManifestReplay {
+            mut vs, levels, mfile, ..
+        } = replay;
+        vs.install_recovered_levels(levels, &mfile, paranoid)?;
+        Ok(vs)
+    }
+
+    /// After a MANIFEST replay: each family's files (`levels`) become its current version, and
+    /// the epoch, file number and sequence counters move past everything the files hold.
+    fn install_recovered_levels(&mut self, levels: BTreeMap<u32, Levels>, mfile: &str, paranoid: bool) -> Result<()> {
+        let reaper = self.reaper.clone();
         let mut max_num = 0;
         let mut max_seq = 0;
         let mut max_epoch = 0;
@@ -583,26 +634,26 @@ impl VersionSet {
                         .collect()
                 })
                 .collect();
-            let cf = vs.cf_mut(id)?;
-            cf.current = Arc::new(build_version(&metas, &cf.icmp, paranoid).map_err(|e| e.in_file(&mfile, None))?);
+            let cf = self.cf_mut(id)?;
+            cf.current = Arc::new(build_version(&metas, &cf.icmp, paranoid).map_err(|e| e.in_file(mfile, None))?);
         }
-        vs.next_epoch = max_epoch + 1;
-        vs.mark_file_number_used(max_num);
-        vs.mark_file_number_used(mnum);
-        if max_seq > vs.last_sequence {
+        self.next_epoch = max_epoch + 1;
+        self.mark_file_number_used(max_num);
+        self.mark_file_number_used(self.manifest_number);
+        if max_seq > self.last_sequence {
             if paranoid {
                 return Err(Error::corruption(
-                    &mfile,
+                    mfile,
                     None,
                     format!(
                         "last_sequence {} is below the largest sequence {max_seq} of a live file",
-                        vs.last_sequence
+                        self.last_sequence
                     ),
                 ));
             }
-            vs.last_sequence = max_seq;
+            self.last_sequence = max_seq;
         }
-        Ok(vs)
+        Ok(())
     }
 
     /// Start a new MANIFEST holding the whole current state, then point CURRENT at it

@@ -2,9 +2,9 @@
 //! (its block cache is a `table::cache::Cache`), handed to [`Options::set_block_based_table_factory`].
 
 use crate::options::{Options, TableFactory};
+use crate::table::block_based::partitioned_index::{BlockBasedIndexType, IndexLayout};
 use crate::table::cache::Cache;
 use crate::table::format::ChecksumType;
-use crate::table::partitioned_index::{BlockBasedIndexType, IndexLayout};
 
 /// The block-based table format's options (the `rocksdb` crate's `BlockBasedOptions`): block
 /// size, restart interval, block cache, bloom filter, checksum, format version and where index

@@ -158,13 +158,15 @@ fn apply_fifo(v: &str, f: &mut FifoCompactOptions) -> Option<()> {
     Some(())
 }
 
+/// One `  key=value` line. Writing into a String cannot fail; the results are ignored
+/// through this helper.
+fn line(s: &mut String, k: &str, v: &dyn std::fmt::Display) {
+    let _ = writeln!(s, "  {k}={v}");
+}
+
 /// The text of the OPTIONS file for `opts`.
 pub(crate) fn render(opts: &Options) -> String {
     let mut s = String::new();
-    // Writing into a String cannot fail; the results are ignored through this helper.
-    let line = |s: &mut String, k: &str, v: &dyn std::fmt::Display| {
-        let _ = writeln!(s, "  {k}={v}");
-    };
     s.push_str("# This is a RocksDB option file, written by Shale.\n");
     s.push_str("#\n# Syntax: RocksDB's examples/rocksdb_option_file_example.ini\n#\n\n");
 
@@ -230,10 +232,14 @@ pub(crate) fn render_families(cfs: &[(String, Options)]) -> String {
 
 /// The `[CFOptions "name"]` and table sections of one family.
 fn render_cf(s: &mut String, name: &str, opts: &Options) {
-    let line = |s: &mut String, k: &str, v: &dyn std::fmt::Display| {
-        let _ = writeln!(s, "  {k}={v}");
-    };
     let quoted = name.replace('"', "");
+    render_cf_options(s, &quoted, opts);
+    s.push('\n');
+    render_table_options(s, &quoted, opts);
+}
+
+/// The `[CFOptions "name"]` section (`quoted`: the name without quotes).
+fn render_cf_options(s: &mut String, quoted: &str, opts: &Options) {
     let _ = writeln!(s, "[CFOptions \"{quoted}\"]");
     line(s, "comparator", &opts.comparator.name());
     let merge = opts.merge_operator.as_ref().map_or("nullptr", |m| m.name());
@@ -267,6 +273,12 @@ fn render_cf(s: &mut String, name: &str, opts: &Options) {
         "min_write_buffer_number_to_merge",
         &opts.min_write_buffer_number_to_merge,
     );
+    render_cf_compaction_options(s, opts);
+}
+
+/// The `[CFOptions]` lines of the levels, L0 triggers, file and level sizes, compaction style
+/// and compression.
+fn render_cf_compaction_options(s: &mut String, opts: &Options) {
     line(s, "num_levels", &opts.num_levels);
     line(
         s,
@@ -322,8 +334,10 @@ fn render_cf(s: &mut String, name: &str, opts: &Options) {
     if let Some(c) = opts.bottommost_compression {
         line(s, "bottommost_compression", &compression_name(c));
     }
-    s.push('\n');
+}
 
+/// The `[TableOptions/<factory> "name"]` section of the family's table factory.
+fn render_table_options(s: &mut String, quoted: &str, opts: &Options) {
     match &opts.table_factory {
         TableFactory::BlockBased => {
             let _ = writeln!(s, "[TableOptions/BlockBasedTable \"{quoted}\"]");
@@ -493,6 +507,44 @@ pub(crate) fn apply(text: &[u8], file: &str, opts: &mut Options) -> Result<()> {
 
 /// [`apply`] for the sections of family `cf` (and the DB options).
 pub(crate) fn apply_cf(text: &[u8], file: &str, cf: &str, opts: &mut Options) -> Result<()> {
+    let kv = option_lines(text, file, cf)?;
+    let bad = |k: &str, v: &str, at: u64| Error::corruption(file, Some(at), format!("bad value {v:?} for {k}"));
+    let mut plain = crate::table::plain::PlainTableFactoryOptions::default();
+    let mut cuckoo = crate::table::cuckoo::CuckooTableOptions::default();
+    let mut factory = None;
+    for (sec, k, v, at) in &kv {
+        let (k, v, at) = (k.as_str(), v.as_str(), *at);
+        let ok = match sec {
+            Section::Db => apply_db_option(k, v, opts),
+            Section::Cf if k == "table_factory" => {
+                factory = Some((object_id(v).to_string(), at));
+                Some(())
+            }
+            Section::Cf => apply_cf_option(k, v, file, opts)?,
+            Section::Block => apply_block_based_option(k, v, opts),
+            Section::Plain => apply_plain_option(k, v, &mut plain),
+            Section::Cuckoo => apply_cuckoo_option(k, v, &mut cuckoo),
+            Section::Other => Some(()),
+        };
+        if ok.is_none() {
+            return Err(bad(k, v, at));
+        }
+    }
+    if let Some((f, at)) = factory {
+        opts.table_factory = match f.as_str() {
+            "BlockBasedTable" => TableFactory::BlockBased,
+            "PlainTable" => TableFactory::Plain(plain),
+            "CuckooTable" => TableFactory::Cuckoo(cuckoo),
+            _ => return Err(bad("table_factory", &f, at)),
+        };
+    }
+    Ok(())
+}
+
+/// The `key=value` lines of the sections that concern family `cf` (its `[CFOptions]` and
+/// table sections, and `[DBOptions]`): (section, key, value, offset of the line). A line that
+/// is not UTF-8, a bad section header or a line that is not `key=value` is Corruption.
+fn option_lines(text: &[u8], file: &str, cf: &str) -> Result<Vec<(Section, String, String, u64)>> {
     let block_sec = format!("TableOptions/BlockBasedTable \"{cf}\"");
     let (cf_sec, plain_sec, cuckoo_sec) = (
         format!("CFOptions \"{cf}\""),
@@ -532,124 +584,146 @@ pub(crate) fn apply_cf(text: &[u8], file: &str, cf: &str, opts: &mut Options) ->
             kv.push((section, k.trim().to_string(), v.trim().to_string(), line_off));
         }
     }
-    let bad = |k: &str, v: &str, at: u64| Error::corruption(file, Some(at), format!("bad value {v:?} for {k}"));
-    fn num<T: std::str::FromStr>(v: &str) -> Option<T> {
-        v.parse().ok()
-    }
-    let boolean = |v: &str| match v {
+    Ok(kv)
+}
+
+/// A number; None if the value does not parse.
+fn num<T: std::str::FromStr>(v: &str) -> Option<T> {
+    v.parse().ok()
+}
+
+/// `true`/`1` or `false`/`0`.
+fn boolean(v: &str) -> Option<bool> {
+    match v {
         "true" | "1" => Some(true),
         "false" | "0" => Some(false),
         _ => None,
-    };
-    let mut plain = crate::table::plain::PlainTableFactoryOptions::default();
-    let mut cuckoo = crate::table::cuckoo::CuckooTableOptions::default();
-    let mut factory = None;
-    for (sec, k, v, at) in &kv {
-        let (k, v, at) = (k.as_str(), v.as_str(), *at);
-        let ok = match (sec, k) {
-            (Section::Db, "allow_mmap_reads") => boolean(v).map(|b| opts.allow_mmap_reads = b),
-            (Section::Db, "allow_2pc") => boolean(v).map(|b| opts.allow_2pc = b),
-            (Section::Db, "atomic_flush") => boolean(v).map(|b| opts.atomic_flush = b),
-            (Section::Db, "max_total_wal_size") => num(v).map(|x| opts.max_total_wal_size = x),
-            (Section::Db, "WAL_ttl_seconds") => num(v).map(|x| opts.wal_ttl_seconds = x),
-            (Section::Db, "WAL_size_limit_MB") => num(v).map(|x| opts.wal_size_limit_mb = x),
-            (Section::Cf, "max_compaction_bytes") => num(v).map(|x| opts.max_compaction_bytes = x),
-            (Section::Cf, "compaction_style") => STYLES
-                .iter()
-                .find(|(_, n)| *n == v)
-                .map(|(st, _)| opts.compaction_style = *st),
-            (Section::Cf, "compaction_options_universal") => apply_universal(v, &mut opts.compaction_options_universal),
-            (Section::Cf, "compaction_options_fifo") => apply_fifo(v, &mut opts.compaction_options_fifo),
-            (Section::Cf, "ttl") => num(v).map(|x| opts.ttl = x),
-            (Section::Cf, "periodic_compaction_seconds") => num(v).map(|x| opts.periodic_compaction_seconds = x),
-            (Section::Cf, "table_factory") => {
-                factory = Some((object_id(v).to_string(), at));
-                Some(())
-            }
-            (Section::Cf, "prefix_extractor") => match object_id(v) {
-                "nullptr" | "" => {
-                    opts.prefix_extractor = None;
-                    Some(())
-                }
-                name => {
-                    // newer RocksDB: {id=rocksdb.FixedPrefix;length=8}
-                    let len = v.split(';').find_map(|kv| {
-                        let kv = kv.trim().trim_start_matches('{').trim_end_matches('}');
-                        kv.strip_prefix("length=").or_else(|| kv.strip_prefix("cap_len="))
-                    });
-                    let full = match len {
-                        Some(l) if !name.ends_with(&format!(".{l}")) => format!("{name}.{l}"),
-                        _ => name.to_string(),
-                    };
-                    match crate::slice_transform::slice_transform_from_name(&full) {
-                        Some(t) => {
-                            opts.prefix_extractor = Some(t);
-                            Some(())
-                        }
-                        None => {
-                            return Err(Error::NotSupported(format!(
-                                "{file}: prefix_extractor {v} is not a built-in Shale knows"
-                            )))
-                        }
-                    }
-                }
-            },
-            (Section::Cf, "comparator") => {
-                let c: Option<Arc<dyn crate::key::Comparator>> = match v {
-                    "leveldb.BytewiseComparator" => Some(Arc::new(crate::key::BytewiseComparator)),
-                    "rocksdb.ReverseBytewiseComparator" => Some(Arc::new(crate::key::ReverseBytewiseComparator)),
-                    "rocksdb.Uint64Comparator" => Some(Arc::new(crate::key::Uint64Comparator)),
-                    _ => None,
-                };
-                if let Some(c) = c {
-                    opts.comparator = c;
-                }
-                Some(())
-            }
-            (Section::Cf, "merge_operator") => {
-                if let Some(m) = crate::merge_operator::merge_operator_by_name(object_id(v)) {
-                    opts.merge_operator = Some(m);
-                }
-                Some(())
-            }
-            (Section::Cf, "memtable_prefix_bloom_size_ratio") => {
-                num(v).map(|x| opts.memtable_prefix_bloom_size_ratio = x)
-            }
-            (Section::Cf, "memtable_whole_key_filtering") => boolean(v).map(|b| opts.memtable_whole_key_filtering = b),
-            (Section::Block, "whole_key_filtering") => boolean(v).map(|b| opts.whole_key_filtering = b),
-            (Section::Plain, "user_key_len") => num(v).map(|x| plain.user_key_len = x),
-            (Section::Plain, "bloom_bits_per_key") => num(v).map(|x| plain.bloom_bits_per_key = x),
-            (Section::Plain, "hash_table_ratio") => num(v).map(|x| plain.hash_table_ratio = x),
-            (Section::Plain, "index_sparseness") => num(v).map(|x| plain.index_sparseness = x),
-            (Section::Plain, "huge_page_tlb_size") => num(v).map(|x| plain.huge_page_tlb_size = x),
-            (Section::Plain, "encoding_type") => match v {
-                "kPlain" => Some(KeyEncodingType::Plain),
-                "kPrefix" => Some(KeyEncodingType::Prefix),
+    }
+}
+
+/// A `[DBOptions]` key Shale reads back (others are ignored); None on a bad value.
+fn apply_db_option(k: &str, v: &str, opts: &mut Options) -> Option<()> {
+    match k {
+        "allow_mmap_reads" => boolean(v).map(|b| opts.allow_mmap_reads = b),
+        "allow_2pc" => boolean(v).map(|b| opts.allow_2pc = b),
+        "atomic_flush" => boolean(v).map(|b| opts.atomic_flush = b),
+        "max_total_wal_size" => num(v).map(|x| opts.max_total_wal_size = x),
+        "WAL_ttl_seconds" => num(v).map(|x| opts.wal_ttl_seconds = x),
+        "WAL_size_limit_MB" => num(v).map(|x| opts.wal_size_limit_mb = x),
+        _ => Some(()),
+    }
+}
+
+/// A `[CFOptions]` key Shale reads back (but `table_factory`; others are ignored); None on a
+/// bad value, NotSupported for a prefix extractor that is not built in.
+fn apply_cf_option(k: &str, v: &str, file: &str, opts: &mut Options) -> Result<Option<()>> {
+    Ok(match k {
+        "max_compaction_bytes" => num(v).map(|x| opts.max_compaction_bytes = x),
+        "compaction_style" => STYLES
+            .iter()
+            .find(|(_, n)| *n == v)
+            .map(|(st, _)| opts.compaction_style = *st),
+        "compaction_options_universal" => apply_universal(v, &mut opts.compaction_options_universal),
+        "compaction_options_fifo" => apply_fifo(v, &mut opts.compaction_options_fifo),
+        "ttl" => num(v).map(|x| opts.ttl = x),
+        "periodic_compaction_seconds" => num(v).map(|x| opts.periodic_compaction_seconds = x),
+        "prefix_extractor" => {
+            apply_prefix_extractor(v, file, opts)?;
+            Some(())
+        }
+        "comparator" => {
+            let c: Option<Arc<dyn crate::key::Comparator>> = match v {
+                "leveldb.BytewiseComparator" => Some(Arc::new(crate::key::BytewiseComparator)),
+                "rocksdb.ReverseBytewiseComparator" => Some(Arc::new(crate::key::ReverseBytewiseComparator)),
+                "rocksdb.Uint64Comparator" => Some(Arc::new(crate::key::Uint64Comparator)),
                 _ => None,
+            };
+            if let Some(c) = c {
+                opts.comparator = c;
             }
-            .map(|e| plain.encoding_type = e),
-            (Section::Plain, "full_scan_mode") => boolean(v).map(|b| plain.full_scan_mode = b),
-            (Section::Plain, "store_index_in_file") => boolean(v).map(|b| plain.store_index_in_file = b),
-            (Section::Cuckoo, "hash_table_ratio") => num(v).map(|x| cuckoo.hash_table_ratio = x),
-            (Section::Cuckoo, "max_search_depth") => num(v).map(|x| cuckoo.max_search_depth = x),
-            (Section::Cuckoo, "cuckoo_block_size") => num(v).map(|x| cuckoo.cuckoo_block_size = x),
-            (Section::Cuckoo, "identity_as_first_hash") => boolean(v).map(|b| cuckoo.identity_as_first_hash = b),
-            (Section::Cuckoo, "use_module_hash") => boolean(v).map(|b| cuckoo.use_module_hash = b),
-            _ => Some(()),
-        };
-        if ok.is_none() {
-            return Err(bad(k, v, at));
+            Some(())
+        }
+        "merge_operator" => {
+            if let Some(m) = crate::merge_operator::merge_operator_by_name(object_id(v)) {
+                opts.merge_operator = Some(m);
+            }
+            Some(())
+        }
+        "memtable_prefix_bloom_size_ratio" => num(v).map(|x| opts.memtable_prefix_bloom_size_ratio = x),
+        "memtable_whole_key_filtering" => boolean(v).map(|b| opts.memtable_whole_key_filtering = b),
+        _ => Some(()),
+    })
+}
+
+/// `prefix_extractor`: `nullptr`, or a built-in by name (`rocksdb.FixedPrefix.8`, or newer
+/// RocksDB's `{id=rocksdb.FixedPrefix;length=8}`).
+fn apply_prefix_extractor(v: &str, file: &str, opts: &mut Options) -> Result<()> {
+    match object_id(v) {
+        "nullptr" | "" => {
+            opts.prefix_extractor = None;
+            Ok(())
+        }
+        name => {
+            // newer RocksDB: {id=rocksdb.FixedPrefix;length=8}
+            let len = v.split(';').find_map(|kv| {
+                let kv = kv.trim().trim_start_matches('{').trim_end_matches('}');
+                kv.strip_prefix("length=").or_else(|| kv.strip_prefix("cap_len="))
+            });
+            let full = match len {
+                Some(l) if !name.ends_with(&format!(".{l}")) => format!("{name}.{l}"),
+                _ => name.to_string(),
+            };
+            match crate::slice_transform::slice_transform_from_name(&full) {
+                Some(t) => {
+                    opts.prefix_extractor = Some(t);
+                    Ok(())
+                }
+                None => Err(Error::NotSupported(format!(
+                    "{file}: prefix_extractor {v} is not a built-in Shale knows"
+                ))),
+            }
         }
     }
-    if let Some((f, at)) = factory {
-        opts.table_factory = match f.as_str() {
-            "BlockBasedTable" => TableFactory::BlockBased,
-            "PlainTable" => TableFactory::Plain(plain),
-            "CuckooTable" => TableFactory::Cuckoo(cuckoo),
-            _ => return Err(bad("table_factory", &f, at)),
-        };
+}
+
+/// A `[TableOptions/BlockBasedTable]` key Shale reads back; None on a bad value.
+fn apply_block_based_option(k: &str, v: &str, opts: &mut Options) -> Option<()> {
+    match k {
+        "whole_key_filtering" => boolean(v).map(|b| opts.whole_key_filtering = b),
+        _ => Some(()),
     }
-    Ok(())
+}
+
+/// A `[TableOptions/PlainTable]` key; None on a bad value.
+fn apply_plain_option(k: &str, v: &str, plain: &mut crate::table::plain::PlainTableFactoryOptions) -> Option<()> {
+    match k {
+        "user_key_len" => num(v).map(|x| plain.user_key_len = x),
+        "bloom_bits_per_key" => num(v).map(|x| plain.bloom_bits_per_key = x),
+        "hash_table_ratio" => num(v).map(|x| plain.hash_table_ratio = x),
+        "index_sparseness" => num(v).map(|x| plain.index_sparseness = x),
+        "huge_page_tlb_size" => num(v).map(|x| plain.huge_page_tlb_size = x),
+        "encoding_type" => match v {
+            "kPlain" => Some(KeyEncodingType::Plain),
+            "kPrefix" => Some(KeyEncodingType::Prefix),
+            _ => None,
+        }
+        .map(|e| plain.encoding_type = e),
+        "full_scan_mode" => boolean(v).map(|b| plain.full_scan_mode = b),
+        "store_index_in_file" => boolean(v).map(|b| plain.store_index_in_file = b),
+        _ => Some(()),
+    }
+}
+
+/// A `[TableOptions/CuckooTable]` key; None on a bad value.
+fn apply_cuckoo_option(k: &str, v: &str, cuckoo: &mut crate::table::cuckoo::CuckooTableOptions) -> Option<()> {
+    match k {
+        "hash_table_ratio" => num(v).map(|x| cuckoo.hash_table_ratio = x),
+        "max_search_depth" => num(v).map(|x| cuckoo.max_search_depth = x),
+        "cuckoo_block_size" => num(v).map(|x| cuckoo.cuckoo_block_size = x),
+        "identity_as_first_hash" => boolean(v).map(|b| cuckoo.identity_as_first_hash = b),
+        "use_module_hash" => boolean(v).map(|b| cuckoo.use_module_hash = b),
+        _ => Some(()),
+    }
 }
 
 #[cfg(test)]

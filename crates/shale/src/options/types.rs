@@ -73,7 +73,7 @@ pub struct Options {
     /// in the cache while the file is open (RocksDB's `pin_l0_filter_and_index_blocks_in_cache`).
     pub(crate) pin_l0_filter_and_index_blocks_in_cache: bool,
     /// Index and filter layout and cache priorities (`docs/format-details.md`).
-    pub(crate) index_layout: crate::table::partitioned_index::IndexLayout,
+    pub(crate) index_layout: crate::table::block_based::partitioned_index::IndexLayout,
     /// One budget in bytes for the memtables of this DB (RocksDB's `db_write_buffer_size`;
     /// 0 = unlimited). Ignored when `write_buffer_manager` is set.
     pub(crate) db_write_buffer_size: usize,
@@ -418,9 +418,9 @@ impl Options {
         }
         crate::memtable::prefix_bloom::PrefixBloom::new((self.write_buffer_size / 64).clamp(4096, 16 << 20), None, true)
     }
-    /// What the table filters hold (`table::prefix_filter`).
-    pub(crate) fn filter_contents(&self) -> crate::table::prefix_filter::FilterContents {
-        crate::table::prefix_filter::FilterContents {
+    /// What the table filters hold (`table::block_based::prefix_filter`).
+    pub(crate) fn filter_contents(&self) -> crate::table::block_based::prefix_filter::FilterContents {
+        crate::table::block_based::prefix_filter::FilterContents {
             prefix_extractor: self.prefix_extractor.clone(),
             whole_key_filtering: self.whole_key_filtering,
         }

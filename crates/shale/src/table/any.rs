@@ -4,10 +4,17 @@
 
 use std::sync::Arc;
 
-use super::cuckoo::{CuckooTable, CuckooTableBuilder, CuckooTableIterator};
+use super::block_based::builder::TableBuilder;
+use super::block_based::reader::{Table, TableIterator};
+use super::cuckoo::builder::CuckooTableBuilder;
+use super::cuckoo::reader::{CuckooTable, CuckooTableIterator};
 use super::format::{BLOCK_BASED_MAGIC, CUCKOO_MAGIC, LEGACY_BLOCK_BASED_MAGIC, LEGACY_PLAIN_MAGIC, PLAIN_MAGIC};
-use super::plain::{PlainTable, PlainTableBuilder, PlainTableFactoryOptions, PlainTableIterator};
-use super::{Table, TableBuilder, TableInfo, TableIterator, TableProperties, TableReaderOptions};
+use super::info::TableInfo;
+use super::plain::builder::PlainTableBuilder;
+use super::plain::format::PlainTableFactoryOptions;
+use super::plain::reader::{PlainTable, PlainTableIterator};
+use super::properties::TableProperties;
+use super::reader_options::TableReaderOptions;
 use crate::error::{Error, Result};
 use crate::fs::{RandomAccessFile, WritableFile};
 use crate::iterator::InternalIterator;

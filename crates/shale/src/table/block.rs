@@ -893,7 +893,7 @@ mod tests {
             b.add(&make_internal_key(*k, i as u64 + 1, vt::VALUE), &[b'1' + i as u8]);
         }
         let data = b.finish();
-        assert_eq!(data, crate::table::format::tests::tiny_data_block());
+        assert_eq!(data, crate::table::block_based::format::tests::tiny_data_block());
         assert_eq!(BlockBuilder::new(16, false).finish(), vec![0, 0, 0, 0, 1, 0, 0, 0]);
     }
 

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::table::block::Block;
-use crate::table::filter::FilterReader;
+use crate::table::block_based::filter::FilterReader;
 
 /// Cache key: (cache id of the table, block offset in the file).
 pub(crate) type CacheKey = (u64, u64);
@@ -770,7 +770,7 @@ impl Cache {
         capacity: usize,
         high_pri_pool_ratio: f64,
     ) -> crate::error::Result<Cache> {
-        crate::table::partitioned_index::check_pool_ratio("high_pri_pool_ratio", high_pri_pool_ratio)
+        crate::table::block_based::partitioned_index::check_pool_ratio("high_pri_pool_ratio", high_pri_pool_ratio)
             .map_err(crate::error::Error::InvalidArgument)?;
         Ok(Cache(Arc::new(BlockCache::with_high_pri_pool_ratio(
             capacity,

@@ -14,7 +14,7 @@ use crate::fs::{name_of, FileSystem, PosixFs};
 use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, vt, Comparator, InternalKeyComparator, MAX_SEQUENCE};
 use crate::table::cuckoo::{CuckooTable, CuckooTableBuilder, CuckooTableBuilderOptions, CuckooTableOptions};
-use crate::table::TableReaderOptions;
+use crate::table::reader_options::TableReaderOptions;
 
 /// How [`write_cuckoo_file`] writes a file.
 #[derive(Clone)]

@@ -13,12 +13,12 @@ use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::key::{parse_internal_key, vt, InternalKeyComparator};
 use crate::table::block::BlockBuilder;
-use crate::table::builder::TableInfo;
 use crate::table::format::BlockHandle;
 use crate::table::format::PROPERTIES_NAME;
+use crate::table::info::TableInfo;
 
 use super::format::{encode_footer, prop, CuckooTableOptions, MAX_NUM_HASH_FUNC};
-use super::hash::{place, CuckooHasher, PlacementParams, EMPTY};
+use super::hash::{place, CuckooHasher, Placement, PlacementParams, EMPTY};
 
 /// Options of a [`CuckooTableBuilder`] (the table-independent fields mirror
 /// `TableBuilderOptions`).
@@ -314,61 +314,77 @@ impl CuckooTableBuilder {
     /// written (the caller deletes the file).
     pub(crate) fn finish(mut self) -> Result<(TableInfo, Box<dyn WritableFile>)> {
         self.check()?;
-        let t = self.opts.table.clone();
-        let n = self.num_entries;
-        let vs = self.value_size.unwrap_or(0);
-        let bucket_len = self.key_size + vs;
+        let t = &self.opts.table;
         let table_size = if t.use_module_hash {
-            (n as f64 / t.hash_table_ratio) as u64
+            (self.num_entries as f64 / t.hash_table_ratio) as u64
         } else {
             self.mask_table_size
         };
-        let mut unused_bucket = Vec::new();
-        let mut buckets = Vec::new();
-        let mut num_hash_func = 2u32;
-        if n > 0 {
-            let hasher = CuckooHasher {
-                table_size,
-                use_module_hash: t.use_module_hash,
-                identity_as_first_hash: t.identity_as_first_hash,
-            };
-            let params = PlacementParams {
-                table_size,
-                cuckoo_block_size: t.cuckoo_block_size,
-                max_search_depth: t.max_search_depth,
-                max_num_hash_func: MAX_NUM_HASH_FUNC,
-            };
-            let ukl = self.user_key_len;
-            let p = place(
-                n as u32,
-                |i| &self.stored_key(i)[..ukl],
-                |k, c| hasher.bucket(k, c),
-                params,
-            )?;
-            buckets = p.buckets;
-            num_hash_func = p.num_hash_func;
-            let unused = self.unused_user_key().ok_or_else(|| {
-                Error::NotSupported(
-                    "cuckoo table: every key of this length is between the smallest and largest key; \
-                     no unused key is left to mark empty buckets"
-                        .into(),
-                )
-            })?;
-            unused_bucket = unused;
-            if !self.last_level {
-                unused_bucket.extend_from_slice(&(vt::VALUE as u64).to_le_bytes());
-            }
-        }
-        let empty_key = unused_bucket.clone();
-        unused_bucket.resize(bucket_len, b'a');
+        let (placement, empty_key) = self.place_entries(table_size)?;
+        let mut unused_bucket = empty_key.clone();
+        unused_bucket.resize(self.key_size + self.value_size.unwrap_or(0), b'a');
+        let data_size = self.write_buckets(&placement.buckets, &unused_bucket)?;
+        let props = self.properties(data_size, table_size, placement.num_hash_func, &empty_key);
+        let file_size = self.write_properties_metaindex_and_footer(&props, data_size)?;
+        let info = self.table_info(file_size);
+        Ok((info, self.file))
+    }
 
-        // buckets
+    /// Place the entries in `table_size` buckets by cuckoo hashing (none when the table is
+    /// empty), with the key that marks an empty bucket: an unused user key, and a value's
+    /// trailer unless the file is last-level.
+    fn place_entries(&self, table_size: u64) -> Result<(Placement, Vec<u8>)> {
+        let n = self.num_entries;
+        if n == 0 {
+            let none = Placement {
+                buckets: Vec::new(),
+                num_hash_func: 2,
+            };
+            return Ok((none, Vec::new()));
+        }
+        let t = &self.opts.table;
+        let hasher = CuckooHasher {
+            table_size,
+            use_module_hash: t.use_module_hash,
+            identity_as_first_hash: t.identity_as_first_hash,
+        };
+        let params = PlacementParams {
+            table_size,
+            cuckoo_block_size: t.cuckoo_block_size,
+            max_search_depth: t.max_search_depth,
+            max_num_hash_func: MAX_NUM_HASH_FUNC,
+        };
+        let ukl = self.user_key_len;
+        let p = place(
+            n as u32,
+            |i| &self.stored_key(i)[..ukl],
+            |k, c| hasher.bucket(k, c),
+            params,
+        )?;
+        let mut empty_key = self.unused_user_key().ok_or_else(|| {
+            Error::NotSupported(
+                "cuckoo table: every key of this length is between the smallest and largest key; \
+                 no unused key is left to mark empty buckets"
+                    .into(),
+            )
+        })?;
+        if !self.last_level {
+            empty_key.extend_from_slice(&(vt::VALUE as u64).to_le_bytes());
+        }
+        Ok((p, empty_key))
+    }
+
+    /// Write the buckets in order (`unused_bucket` for an empty one, a deleted entry's value
+    /// as `a`s), 1 MiB at a time; returns the bytes written.
+    fn write_buckets(&mut self, buckets: &[u32], unused_bucket: &[u8]) -> Result<u64> {
+        let vs = self.value_size.unwrap_or(0);
+        let bucket_len = self.key_size + vs;
         let deleted_value = vec![b'a'; vs];
         let mut out = Vec::with_capacity((1 << 20).min(buckets.len() * bucket_len + 1));
         let mut offset = 0u64;
-        for &b in &buckets {
+        for &b in buckets {
             if b == EMPTY {
-                out.extend_from_slice(&unused_bucket);
+                out.extend_from_slice(unused_bucket);
             } else {
                 out.extend_from_slice(self.stored_key(b));
                 if (b as u64) < self.num_values {
@@ -386,20 +402,30 @@ impl CuckooTableBuilder {
         }
         self.file.append(&out)?;
         offset += out.len() as u64;
-        let data_size = offset;
+        Ok(offset)
+    }
 
-        // properties
+    /// The properties RocksDB's `CuckooTableBuilder` writes (name -> encoded value).
+    fn properties(
+        &self,
+        data_size: u64,
+        table_size: u64,
+        num_hash_func: u32,
+        empty_key: &[u8],
+    ) -> BTreeMap<&'static str, Vec<u8>> {
+        let t = &self.opts.table;
+        let n = self.num_entries;
+        let vs = self.value_size.unwrap_or(0);
         let mut props: BTreeMap<&'static str, Vec<u8>> = BTreeMap::new();
         let mut u = |name: &'static str, v: u64| {
             let mut b = Vec::new();
             put_varint64(&mut b, v);
             props.insert(name, b);
         };
-        let num_deleted = n - self.num_values;
         u("rocksdb.column.family.id", self.cf_id());
         u("rocksdb.creation.time", self.opts.creation_time);
         u("rocksdb.data.size", data_size);
-        u("rocksdb.deleted.keys", num_deleted);
+        u("rocksdb.deleted.keys", n - self.num_values);
         u("rocksdb.filter.size", 0);
         u("rocksdb.fixed.key.length", self.key_size as u64);
         u("rocksdb.format.version", 0);
@@ -427,7 +453,7 @@ impl CuckooTableBuilder {
         if !self.opts.db_session_id.is_empty() {
             s("rocksdb.creating.session.identity", self.opts.db_session_id.as_bytes());
         }
-        s(prop::EMPTY_KEY, &empty_key);
+        s(prop::EMPTY_KEY, empty_key);
         s(prop::NUM_HASH_FUNC, &num_hash_func.to_le_bytes());
         s(prop::HASH_TABLE_SIZE, &table_size.to_le_bytes());
         s(prop::VALUE_LENGTH, &(vs as u64).to_le_bytes());
@@ -436,8 +462,18 @@ impl CuckooTableBuilder {
         s(prop::IDENTITY_AS_FIRST_HASH, &[t.identity_as_first_hash as u8]);
         s(prop::USE_MODULE_HASH, &[t.use_module_hash as u8]);
         s(prop::USER_KEY_LENGTH, &(self.user_key_len as u32).to_le_bytes());
+        props
+    }
+
+    /// The properties block, the metaindex and the footer, after the buckets (which end at
+    /// `offset`); then the file is flushed. Returns the file's size.
+    fn write_properties_metaindex_and_footer(
+        &mut self,
+        props: &BTreeMap<&'static str, Vec<u8>>,
+        mut offset: u64,
+    ) -> Result<u64> {
         let mut pb = BlockBuilder::new(usize::MAX, false);
-        for (k, v) in &props {
+        for (k, v) in props {
             pb.add(k.as_bytes(), v);
         }
         let raw = pb.finish();
@@ -456,21 +492,26 @@ impl CuckooTableBuilder {
         self.file.append(&footer)?;
         offset += footer.len() as u64;
         self.file.flush()?;
+        Ok(offset)
+    }
 
-        let info = TableInfo {
-            file_size: offset,
+    /// What `finish` reports about the file it wrote (`file_size` bytes).
+    fn table_info(&self, file_size: u64) -> TableInfo {
+        let n = self.num_entries;
+        let vs = self.value_size.unwrap_or(0);
+        TableInfo {
+            file_size,
             smallest: self.first_ikey.clone(),
             largest: self.last_ikey.clone(),
             smallest_seqno: if n == 0 { 0 } else { self.smallest_seqno },
             largest_seqno: self.largest_seqno,
             num_entries: n,
-            num_deletions: num_deleted,
+            num_deletions: n - self.num_values,
             num_range_deletions: 0,
             raw_key_size: n * self.key_size as u64,
             raw_value_size: n * vs as u64,
             num_data_blocks: 1,
-        };
-        Ok((info, self.file))
+        }
     }
 
     fn cf_id(&self) -> u64 {

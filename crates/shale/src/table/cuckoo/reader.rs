@@ -12,7 +12,8 @@ use crate::key::{trailer, user_key, vt, InternalKeyComparator};
 use crate::table::block::{Block, BlockIter, EntryFormat, KeyOrder};
 use crate::table::format::PROPERTIES_NAME;
 use crate::table::format::{BlockHandle, FOOTER_LEN};
-use crate::table::reader::{TableProperties, TableReaderOptions};
+use crate::table::properties::TableProperties;
+use crate::table::reader_options::TableReaderOptions;
 
 use super::format::{decode_footer, prop, MAX_CUCKOO_BLOCK_SIZE, MAX_NUM_HASH_FUNC};
 use super::hash::CuckooHasher;

@@ -9,7 +9,7 @@ use super::*;
 use crate::error::Result;
 use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, trailer, user_key, vt, Comparator, InternalKeyComparator, MAX_SEQUENCE};
-use crate::table::tests::VecFile;
+use crate::table::vec_file::VecFile;
 
 /// Keys as 8-byte little-endian integers (RocksDB's test Uint64Comparator).
 struct Uint64Comparator;
@@ -722,7 +722,7 @@ fn open_reads_the_file_and_refuses_a_size_beyond_it() {
     let bytes = build(Default::default(), &entries(40, 3)).unwrap();
     let n = bytes.len() as u64;
     let file: Arc<dyn crate::fs::RandomAccessFile> = Arc::new(ReadFile(bytes));
-    let o = crate::table::reader::TableReaderOptions::default();
+    let o = crate::table::reader_options::TableReaderOptions::default();
     let t = CuckooTable::open(file.clone(), "f.sst".into(), n, &o).unwrap();
     assert_eq!((t.file_name(), t.file_size()), ("f.sst", n));
     assert!(t.get(&lookup(b"key0000000000003")).unwrap().is_some());

@@ -10,9 +10,9 @@ use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::key::{parse_internal_key, vt, InternalKeyComparator};
 use crate::slice_transform::SliceTransform;
-use crate::table::builder::TableInfo;
 use crate::table::format::BlockHandle;
 use crate::table::format::PROPERTIES_NAME;
+use crate::table::info::TableInfo;
 
 use super::bloom::PlainBloom;
 use super::coding::KeyEncoder;

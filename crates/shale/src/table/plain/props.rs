@@ -10,7 +10,7 @@ use crate::iterator::InternalIterator;
 use crate::table::block::{Block, BlockBuilder, BlockIter, EntryFormat, KeyOrder};
 use crate::table::format::PROPERTIES_NAME;
 use crate::table::format::{BlockHandle, FOOTER_LEN, LEGACY_FOOTER_LEN, LEGACY_PLAIN_MAGIC, PLAIN_MAGIC};
-use crate::table::reader::TableProperties;
+use crate::table::properties::TableProperties;
 
 /// What the footer and the meta blocks of a PlainTable say.
 pub(crate) struct PlainTail {

@@ -15,7 +15,8 @@ use crate::fs::RandomAccessFile;
 use crate::iterator::InternalIterator;
 use crate::key::{trailer, user_key, InternalKeyComparator};
 use crate::slice_transform::SliceTransform;
-use crate::table::reader::{TableProperties, TableReaderOptions};
+use crate::table::properties::TableProperties;
+use crate::table::reader_options::TableReaderOptions;
 
 use super::bloom::PlainBloom;
 use super::coding::{view_plain, KeyDecoder, Record};

@@ -9,7 +9,7 @@ use crate::fs::{FileSystem, MemFs};
 use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, parse_internal_key, vt, InternalKeyComparator, MAX_SEQUENCE};
 use crate::slice_transform::{FixedPrefixTransform, SliceTransform};
-use crate::table::reader::TableReaderOptions;
+use crate::table::reader_options::TableReaderOptions;
 
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
@@ -76,7 +76,7 @@ fn build_with(
     build_to(fs, path, o, e).unwrap()
 }
 
-type TableInfoAlias = crate::table::builder::TableInfo;
+type TableInfoAlias = crate::table::info::TableInfo;
 
 fn open_from(
     fs: &MemFs,

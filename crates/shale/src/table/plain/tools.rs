@@ -10,7 +10,7 @@ use crate::fs::{name_of, FileSystem, PosixFs};
 use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, parse_internal_key, MAX_SEQUENCE};
 use crate::slice_transform::SliceTransform;
-use crate::table::reader::TableReaderOptions;
+use crate::table::reader_options::TableReaderOptions;
 
 use super::builder::{PlainTableBuilder, PlainTableBuilderOptions};
 use super::format::PlainTableFactoryOptions;

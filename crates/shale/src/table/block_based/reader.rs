@@ -10,7 +10,6 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::coding::get_varint64;
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iterator::InternalIterator;
@@ -18,15 +17,15 @@ use crate::key::{parse_internal_key, user_key, vt, InternalKeyComparator};
 use crate::perf::{field as perf, PerfTimer};
 use crate::statistics::{Histogram, StopWatch, Ticker};
 use crate::table::block::{Block, BlockIter, EntryFormat, KeyOrder};
+use crate::table::block_based::filter::FilterReader;
+use crate::table::block_based::format::{decompress_block, trailer_checksum, Footer, BLOCK_TRAILER_LEN};
+use crate::table::block_based::format::{EXTERNAL_SST_GLOBAL_SEQNO, EXTERNAL_SST_VERSION, INDEX_NAME, RANGE_DEL_NAME};
+use crate::table::block_based::prefix_filter::FilterUse;
 use crate::table::cache::{BlockCache, CacheKey, CacheValue, Priority};
-use crate::table::filter::FilterReader;
-use crate::table::format::ChecksumType;
-use crate::table::format::{decompress_block, trailer_checksum, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
-use crate::table::format::{
-    EXTERNAL_SST_GLOBAL_SEQNO, EXTERNAL_SST_VERSION, INDEX_NAME, PROPERTIES_NAME, RANGE_DEL_NAME,
-};
+use crate::table::format::{BlockHandle, ChecksumType, FOOTER_LEN, PROPERTIES_NAME};
 use crate::table::pinnable::{Home, Val};
-use crate::table::prefix_filter::{FilterContents, FilterUse};
+use crate::table::properties::TableProperties;
+use crate::table::reader_options::TableReaderOptions;
 
 mod cache_stats;
 mod filter_partitions;
@@ -36,61 +35,6 @@ mod partitioned_filter;
 
 use filter_partitions::{PartitionedFilter, PARTITIONED_FILTER_PREFIX};
 pub(crate) use index_iter::IndexIter;
-
-/// Options for [`Table::open`].
-#[derive(Clone)]
-pub(crate) struct TableReaderOptions {
-    pub icmp: InternalKeyComparator,
-    pub block_cache: Option<Arc<BlockCache>>,
-    /// Unique per open table within the cache (e.g. the file number).
-    pub cache_id: u64,
-    /// Consult the full filter in `get` / `key_may_match`.
-    pub use_filter: bool,
-    /// Verify checksums of the blocks read at open (metaindex, properties, index, filter).
-    pub verify_checksums: bool,
-    /// Keep the index and filter blocks in the block cache instead of the table.
-    pub cache_index_and_filter_blocks: bool,
-    /// With `cache_index_and_filter_blocks`: pin them in the cache while the table is open
-    /// (RocksDB's `pin_l0_filter_and_index_blocks_in_cache`, decided by the caller per level).
-    pub pin_index_and_filter_in_cache: bool,
-    /// Insert index and filter blocks (and partitions) at high priority (RocksDB's
-    /// `cache_index_and_filter_blocks_with_high_priority`, default true).
-    pub cache_index_and_filter_blocks_with_high_priority: bool,
-    /// With `cache_index_and_filter_blocks`: keep the top level of a partitioned index or
-    /// filter pinned while the table is open (RocksDB's `pin_top_level_index_and_filter`).
-    pub pin_top_level_index_and_filter: bool,
-    /// The file's largest sequence number as the MANIFEST records it (None: unknown, e.g.
-    /// sst_dump). An external file (`rocksdb.external_sst_file.version` >= 2) whose
-    /// `global_seqno` property is 0 is read with this sequence number, as RocksDB does.
-    pub largest_seqno: Option<u64>,
-    /// The DB's statistics (block cache and filter tickers, read times).
-    pub stats: crate::statistics::Stats,
-    /// The reader's prefix extractor and whole-key switch: with the file's properties they
-    /// decide what its filter is asked (`table::prefix_filter::FilterUse`).
-    pub filter_contents: FilterContents,
-}
-
-impl Default for TableReaderOptions {
-    fn default() -> Self {
-        TableReaderOptions {
-            icmp: InternalKeyComparator::default(),
-            block_cache: None,
-            cache_id: 0,
-            use_filter: true,
-            verify_checksums: true,
-            cache_index_and_filter_blocks: false,
-            pin_index_and_filter_in_cache: false,
-            cache_index_and_filter_blocks_with_high_priority: true,
-            pin_top_level_index_and_filter: true,
-            largest_seqno: None,
-            stats: None,
-            filter_contents: FilterContents {
-                prefix_extractor: None,
-                whole_key_filtering: true,
-            },
-        }
-    }
-}
 
 /// The global sequence number of a table, as RocksDB's `GetGlobalSequenceNumber` decides it:
 /// none unless the file has `rocksdb.external_sst_file.version` >= 2; then the
@@ -143,110 +87,6 @@ pub(crate) fn global_seqno(
         return Err(format!("global seqno {g} is above the largest sequence number"));
     }
     Ok(Some(g))
-}
-
-/// Decoded table properties (the common ones) plus every raw property.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct TableProperties {
-    pub data_size: u64,
-    pub index_size: u64,
-    pub filter_size: u64,
-    pub raw_key_size: u64,
-    pub raw_value_size: u64,
-    pub num_data_blocks: u64,
-    pub num_entries: u64,
-    pub num_filter_entries: u64,
-    pub num_deletions: u64,
-    pub num_merge_operands: u64,
-    pub num_range_deletions: u64,
-    pub format_version: u64,
-    pub fixed_key_len: u64,
-    pub column_family_id: u64,
-    pub creation_time: u64,
-    pub oldest_key_time: u64,
-    pub file_creation_time: u64,
-    pub orig_file_number: u64,
-    pub index_key_is_user_key: bool,
-    pub index_value_is_delta_encoded: bool,
-    /// `rocksdb.block.based.table.index.type` (0 when absent).
-    pub index_type: u32,
-    pub column_family_name: String,
-    pub comparator_name: String,
-    pub merge_operator_name: String,
-    pub prefix_extractor_name: String,
-    pub property_collectors_names: String,
-    pub compression_name: String,
-    pub compression_options: String,
-    pub filter_policy_name: String,
-    pub db_id: String,
-    pub db_session_id: String,
-    pub db_host_id: String,
-    /// Every property as stored (name → raw bytes), for sst_dump.
-    pub raw: BTreeMap<String, Vec<u8>>,
-}
-
-impl TableProperties {
-    pub(crate) fn parse(raw: BTreeMap<String, Vec<u8>>) -> Result<TableProperties> {
-        let num = |n: &str| -> u64 { raw.get(n).and_then(|v| get_varint64(v)).map(|(v, _)| v).unwrap_or(0) };
-        let st = |n: &str| -> String {
-            raw.get(n)
-                .map(|v| String::from_utf8_lossy(v).into_owned())
-                .unwrap_or_default()
-        };
-        let flag = |n: &str| -> Result<bool> {
-            match raw.get(n) {
-                None => Ok(false),
-                Some(v) => match get_varint64(v) {
-                    Some((x, _)) => Ok(x != 0),
-                    None => Err(Error::corrupt(format!("malformed property {n}"))),
-                },
-            }
-        };
-        let index_type = match raw.get("rocksdb.block.based.table.index.type") {
-            None => 0,
-            Some(v) if v.len() >= 4 => u32::from_le_bytes(v[..4].try_into().unwrap()),
-            Some(_) => {
-                return Err(Error::corrupt(
-                    "malformed property rocksdb.block.based.table.index.type",
-                ))
-            }
-        };
-        Ok(TableProperties {
-            data_size: num("rocksdb.data.size"),
-            index_size: num("rocksdb.index.size"),
-            filter_size: num("rocksdb.filter.size"),
-            raw_key_size: num("rocksdb.raw.key.size"),
-            raw_value_size: num("rocksdb.raw.value.size"),
-            num_data_blocks: num("rocksdb.num.data.blocks"),
-            num_entries: num("rocksdb.num.entries"),
-            num_filter_entries: num("rocksdb.num.filter_entries"),
-            num_deletions: num("rocksdb.deleted.keys"),
-            num_merge_operands: num("rocksdb.merge.operands"),
-            num_range_deletions: num("rocksdb.num.range-deletions"),
-            format_version: num("rocksdb.format.version"),
-            fixed_key_len: num("rocksdb.fixed.key.length"),
-            column_family_id: num("rocksdb.column.family.id"),
-            creation_time: num("rocksdb.creation.time"),
-            oldest_key_time: num("rocksdb.oldest.key.time"),
-            file_creation_time: num("rocksdb.file.creation.time"),
-            orig_file_number: num("rocksdb.original.file.number"),
-            index_key_is_user_key: flag("rocksdb.index.key.is.user.key")?,
-            index_value_is_delta_encoded: flag("rocksdb.index.value.is.delta.encoded")?,
-            index_type,
-            column_family_name: st("rocksdb.column.family.name"),
-            comparator_name: st("rocksdb.comparator"),
-            merge_operator_name: st("rocksdb.merge.operator"),
-            prefix_extractor_name: st("rocksdb.prefix.extractor.name"),
-            property_collectors_names: st("rocksdb.property.collectors"),
-            compression_name: st("rocksdb.compression"),
-            compression_options: st("rocksdb.compression_options"),
-            filter_policy_name: st("rocksdb.filter.policy"),
-            db_id: st("rocksdb.creating.db.identity"),
-            db_session_id: st("rocksdb.creating.session.identity"),
-            db_host_id: st("rocksdb.creating.host.identity"),
-            raw,
-        })
-    }
 }
 
 /// Filter policy names RocksDB's built-in policies accept after `fullfilter.`.
@@ -655,7 +495,7 @@ impl Table {
             PerfTimer::start(),
             StopWatch::start(&self.stats, Histogram::SstReadMicros),
         );
-        let buf = super::block::buffers::read(&*self.file, h.offset, size + BLOCK_TRAILER_LEN)
+        let buf = crate::table::block::buffers::read(&*self.file, h.offset, size + BLOCK_TRAILER_LEN)
             .map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
         self.block_read(buf.len(), timer, watch);
         self.finish_block(h, verify, buf)
@@ -703,7 +543,7 @@ impl Table {
                     s.record_time(Histogram::DecompressionTimesNanos, t0.elapsed().as_nanos() as u64);
                 }
             }
-            super::block::buffers::give(buf);
+            crate::table::block::buffers::give(buf);
             out
         }
     }
@@ -729,7 +569,7 @@ impl Table {
         let raw = if sequential {
             ra.read(&*self.file, self.file_size, h.offset, n)
         } else {
-            super::block::buffers::read(&*self.file, h.offset, n)
+            crate::table::block::buffers::read(&*self.file, h.offset, n)
         }
         .map_err(|e| e.in_file(&self.file_name, Some(h.offset)))?;
         self.block_read(n, timer, watch);

@@ -3,39 +3,20 @@
 
 use std::sync::Arc;
 
-use parking_lot::Mutex;
-
-use super::*;
 use crate::error::Result;
-use crate::fs::{RandomAccessFile, WritableFile};
+use crate::fs::RandomAccessFile;
 use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, user_key, vt, InternalKeyComparator, MAX_SEQUENCE};
+use crate::table::block_based::builder::{TableBuilder, TableBuilderOptions};
+use crate::table::block_based::format::BLOCK_TRAILER_LEN;
+use crate::table::block_based::reader::Table;
 use crate::table::cache::BlockCache;
-use crate::table::format::BLOCK_TRAILER_LEN;
-use crate::table::format::{ChecksumType, DBCompressionType};
+use crate::table::format::{BlockHandle, ChecksumType, DBCompressionType};
+use crate::table::info::TableInfo;
+use crate::table::reader_options::TableReaderOptions;
+use crate::table::vec_file::VecFile;
 
 mod partitioned;
-
-/// An in-memory writable file whose bytes stay readable through the clones (also used by the
-/// cuckoo table's tests).
-#[derive(Clone, Default)]
-pub(super) struct VecFile(pub(super) Arc<Mutex<Vec<u8>>>);
-
-impl WritableFile for VecFile {
-    fn append(&mut self, data: &[u8]) -> Result<()> {
-        self.0.lock().extend_from_slice(data);
-        Ok(())
-    }
-    fn flush(&mut self) -> Result<()> {
-        Ok(())
-    }
-    fn sync(&mut self) -> Result<()> {
-        Ok(())
-    }
-    fn size(&self) -> u64 {
-        self.0.lock().len() as u64
-    }
-}
 
 struct ReadFile(Vec<u8>);
 
@@ -107,7 +88,7 @@ fn abc() -> Vec<(Vec<u8>, Vec<u8>)> {
 fn tiny_sst_matches_rocksdb() {
     let (info, f) = build(tiny_opts(), &abc(), &[]);
     // data block + trailer
-    let data = crate::table::format::tests::tiny_data_block();
+    let data = crate::table::block_based::format::tests::tiny_data_block();
     assert_eq!(&f[..47], data.as_slice());
     assert_eq!(&f[47..52], &[0x00, 0xaf, 0x1e, 0x44, 0x77]);
     // filter block (69) + trailer
@@ -574,7 +555,10 @@ fn fv6_layout() {
     assert!(t.meta_blocks().contains_key("rocksdb.index"));
     assert_eq!(t.index_handle(), t.meta_blocks()["rocksdb.index"]);
     // data block bytes are the same as fv5; the trailer carries the context
-    assert_eq!(&f[..47], crate::table::format::tests::tiny_data_block().as_slice());
+    assert_eq!(
+        &f[..47],
+        crate::table::block_based::format::tests::tiny_data_block().as_slice()
+    );
     t.verify_checksums().unwrap();
     check_table(&t, &abc());
 }
@@ -696,7 +680,7 @@ fn index_with_first_key_and_old_style_tables() {
     // Hand-build a table whose index uses kBinarySearchWithFirstKey (type 3), full handles and
     // internal-key separators, and no index properties except the index type.
     use crate::table::block::BlockBuilder;
-    use crate::table::format::{trailer_checksum, Footer};
+    use crate::table::block_based::format::{trailer_checksum, Footer};
     let mut file = Vec::new();
     let ck = ChecksumType::XxHash64;
     let write = |file: &mut Vec<u8>, raw: &[u8]| {
@@ -779,9 +763,8 @@ fn index_with_first_key_and_old_style_tables() {
 
 #[test]
 fn v7_compression_property() {
-    use super::reader::*;
-    let _ = TableProperties::default();
-    let ok = |s: &str| super::reader::tests_check_v7(s.as_bytes());
+    let _ = crate::table::properties::TableProperties::default();
+    let ok = |s: &str| crate::table::block_based::reader::tests_check_v7(s.as_bytes());
     assert!(ok("BuiltinV2;04;").is_ok());
     assert!(ok("BuiltinV2;0407;extra").is_ok());
     assert!(ok(";;").is_ok());

@@ -2,8 +2,8 @@
 //! place the index and filter can live, properties, and corrupt partition handles.
 
 use super::*;
+use crate::table::block_based::partitioned_index::{BlockBasedIndexType, IndexLayout};
 use crate::table::cache::BlockCache;
-use crate::table::partitioned_index::{BlockBasedIndexType, IndexLayout};
 
 fn partitioned(fv: u32, metadata_block_size: u64, filters: bool) -> TableBuilderOptions {
     TableBuilderOptions {

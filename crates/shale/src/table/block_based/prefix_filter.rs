@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 use crate::slice_transform::SliceTransform;
-use crate::table::filter::FilterBuilder;
+use crate::table::block_based::filter::FilterBuilder;
 
 /// Property: the prefix extractor's name (`nullptr` without one).
 pub(crate) const PREFIX_EXTRACTOR_PROP: &str = "rocksdb.prefix.extractor.name";
@@ -117,7 +117,7 @@ impl FilterUse {
 mod tests {
     use super::*;
     use crate::slice_transform::{new_capped_prefix_transform, new_fixed_prefix_transform};
-    use crate::table::filter::{FilterKind, FilterReader};
+    use crate::table::block_based::filter::{FilterKind, FilterReader};
     use std::collections::BTreeMap;
 
     fn build(c: &FilterContents, keys: &[&[u8]]) -> (usize, FilterReader) {

@@ -6,8 +6,9 @@ use crate::coding::put_varsigned64;
 use crate::error::Result;
 use crate::key::{make_internal_key, user_key, vt};
 use crate::table::block::BlockBuilder;
-use crate::table::filter::{millibits_per_key, FilterBuilder};
-use crate::table::format::{BlockHandle, BLOCK_TRAILER_LEN};
+use crate::table::block_based::filter::{millibits_per_key, FilterBuilder};
+use crate::table::block_based::format::BLOCK_TRAILER_LEN;
+use crate::table::format::BlockHandle;
 
 /// The index a block-based table is written with (the `rocksdb` crate's `BlockBasedIndexType`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -11,14 +11,17 @@ use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::key::{make_internal_key, trailer, user_key, vt, InternalKeyComparator, MAX_SEQUENCE};
 use crate::table::block::BlockBuilder;
-use crate::table::filter::{FilterBuilder, FilterKind};
-use crate::table::format::{compress_block, trailer_checksum, BlockHandle, Footer, BLOCK_TRAILER_LEN};
-use crate::table::format::{ChecksumType, DBCompressionType};
-use crate::table::format::{FULL_FILTER_NAME, INDEX_NAME, PARTITIONED_FILTER_NAME, PROPERTIES_NAME, RANGE_DEL_NAME};
-use crate::table::partitioned_index::{
-    write_index, write_partitioned_filter, FilterPartitioner, IndexLayout, PartitionCutter,
+use crate::table::block_based::filter::{FilterBuilder, FilterKind};
+use crate::table::block_based::format::{compress_block, trailer_checksum, Footer, BLOCK_TRAILER_LEN};
+use crate::table::block_based::format::{FULL_FILTER_NAME, INDEX_NAME, PARTITIONED_FILTER_NAME, RANGE_DEL_NAME};
+use crate::table::block_based::partitioned_index::{
+    write_index, write_partitioned_filter, FilterPartitioner, IndexLayout, IndexWritten, PartitionCutter,
 };
-use crate::table::prefix_filter::{FilterContents, PREFIX_EXTRACTOR_PROP, PREFIX_FILTERING_PROP, WHOLE_KEY_PROP};
+use crate::table::block_based::prefix_filter::{
+    FilterContents, PREFIX_EXTRACTOR_PROP, PREFIX_FILTERING_PROP, WHOLE_KEY_PROP,
+};
+use crate::table::format::{BlockHandle, ChecksumType, DBCompressionType, PROPERTIES_NAME};
+use crate::table::info::TableInfo;
 
 /// Options for [`TableBuilder`].
 #[derive(Clone, Debug)]
@@ -35,7 +38,7 @@ pub(crate) struct TableBuilderOptions {
     /// Bloom bits per key; 0 = no filter.
     pub bloom_bits_per_key: f64,
     /// What the filter holds: prefixes of the extractor's domain and/or whole keys
-    /// (`table::prefix_filter`).
+    /// (`table::block_based::prefix_filter`).
     pub filter_contents: FilterContents,
     pub column_family_name: String,
     /// The family's id for the table properties; None: 0 for `default`, else RocksDB's
@@ -80,26 +83,6 @@ impl Default for TableBuilderOptions {
             index_layout: IndexLayout::default(),
         }
     }
-}
-
-/// What [`TableBuilder::finish`] reports about the file it wrote.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct TableInfo {
-    pub file_size: u64,
-    /// Smallest internal key (range tombstone starts included). Empty if the table is empty.
-    pub smallest: Vec<u8>,
-    /// Largest internal key; a range tombstone contributes `end | (MAX_SEQ, 0x0F)`.
-    pub largest: Vec<u8>,
-    pub smallest_seqno: u64,
-    pub largest_seqno: u64,
-    /// Point entries + range tombstones.
-    pub num_entries: u64,
-    /// Deletions + single deletions + range tombstones.
-    pub num_deletions: u64,
-    pub num_range_deletions: u64,
-    pub raw_key_size: u64,
-    pub raw_value_size: u64,
-    pub num_data_blocks: u64,
 }
 
 /// Writes one SST file. Call [`TableBuilder::add`] with strictly increasing internal keys, then
@@ -435,39 +418,56 @@ impl TableBuilder {
         let user_key_index = fv >= 3 && !self.key_plus_seq;
         let delta = fv >= 4;
 
-        // filter
-        let mut filter_size = 0u64;
-        let mut num_filter_entries = 0u64;
-        let mut has_filter = false;
-        if let Some(mut f) = self.filter.take() {
-            has_filter = true;
-            if let Some(mut parts) = self.filter_parts.take() {
-                parts.finish(&mut f);
-                num_filter_entries = parts.num_entries;
-                if !parts.parts.is_empty() {
-                    let mut write = |b: &[u8], c: bool| self.write_block(b, c);
-                    let (h, size) = write_partitioned_filter(&parts.parts, user_key_index, delta, &mut write)?;
-                    filter_size = size;
-                    meta.insert(PARTITIONED_FILTER_NAME, h);
-                }
-            } else {
-                num_filter_entries = f.num_entries() as u64;
-                if let Some(bytes) = f.finish() {
-                    let h = self.write_block(&bytes, false)?;
-                    filter_size = bytes.len() as u64;
-                    meta.insert(FULL_FILTER_NAME, h);
-                }
-            }
-        }
+        let filter = self.write_filter(user_key_index, delta, &mut meta)?;
 
         // index
         let entries = std::mem::take(&mut self.index_entries);
         let cuts = self.index_cuts.take().map(|c| c.cuts);
         let mut write = |b: &[u8], c: bool| self.write_block(b, c);
         let index = write_index(&entries, cuts.as_deref(), user_key_index, delta, &mut write)?;
-        let index_handle = index.handle;
 
-        // range deletions
+        self.write_range_dels(&mut meta)?;
+        let props = self.properties(data_size, &index, &filter, user_key_index, delta);
+        let ph = self.write_properties(&props)?;
+        meta.insert(PROPERTIES_NAME, ph);
+        self.write_metaindex_and_footer(meta, index.handle)?;
+        let info = self.table_info();
+        Ok((info, self.file))
+    }
+
+    /// The filter (full, or partitioned with its top level), its metaindex entry in `meta`.
+    fn write_filter(
+        &mut self,
+        user_key_index: bool,
+        delta: bool,
+        meta: &mut BTreeMap<&'static str, BlockHandle>,
+    ) -> Result<FilterWritten> {
+        let mut written = FilterWritten::default();
+        if let Some(mut f) = self.filter.take() {
+            written.present = true;
+            if let Some(mut parts) = self.filter_parts.take() {
+                parts.finish(&mut f);
+                written.num_entries = parts.num_entries;
+                if !parts.parts.is_empty() {
+                    let mut write = |b: &[u8], c: bool| self.write_block(b, c);
+                    let (h, size) = write_partitioned_filter(&parts.parts, user_key_index, delta, &mut write)?;
+                    written.size = size;
+                    meta.insert(PARTITIONED_FILTER_NAME, h);
+                }
+            } else {
+                written.num_entries = f.num_entries() as u64;
+                if let Some(bytes) = f.finish() {
+                    let h = self.write_block(&bytes, false)?;
+                    written.size = bytes.len() as u64;
+                    meta.insert(FULL_FILTER_NAME, h);
+                }
+            }
+        }
+        Ok(written)
+    }
+
+    /// The range tombstones' block, sorted by start key, its metaindex entry in `meta`.
+    fn write_range_dels(&mut self, meta: &mut BTreeMap<&'static str, BlockHandle>) -> Result<()> {
         if !self.range_dels.is_empty() {
             let icmp = self.opts.icmp.clone();
             self.range_dels.sort_by(|a, b| icmp.compare(&a.0, &b.0));
@@ -479,8 +479,18 @@ impl TableBuilder {
             let h = self.write_block(&raw, false)?;
             meta.insert(RANGE_DEL_NAME, h);
         }
+        Ok(())
+    }
 
-        // properties
+    /// The properties RocksDB writes for this table (name -> encoded value).
+    fn properties(
+        &self,
+        data_size: u64,
+        index: &IndexWritten,
+        filter: &FilterWritten,
+        user_key_index: bool,
+        delta: bool,
+    ) -> BTreeMap<&'static str, Vec<u8>> {
         let mut props: BTreeMap<&'static str, Vec<u8>> = BTreeMap::new();
         let mut u = |name: &'static str, v: u64| {
             let mut b = Vec::new();
@@ -495,12 +505,12 @@ impl TableBuilder {
         }
         u("rocksdb.index.key.is.user.key", user_key_index as u64);
         u("rocksdb.index.value.is.delta.encoded", delta as u64);
-        u("rocksdb.filter.size", filter_size);
+        u("rocksdb.filter.size", filter.size);
         u("rocksdb.raw.key.size", self.raw_key_size);
         u("rocksdb.raw.value.size", self.raw_value_size);
         u("rocksdb.num.data.blocks", self.num_data_blocks);
         u("rocksdb.num.entries", self.num_entries);
-        u("rocksdb.num.filter_entries", num_filter_entries);
+        u("rocksdb.num.filter_entries", filter.num_entries);
         u("rocksdb.deleted.keys", self.num_deletions);
         u("rocksdb.merge.operands", self.num_merges);
         u("rocksdb.num.range-deletions", self.num_range_deletions);
@@ -544,12 +554,18 @@ impl TableBuilder {
         s("rocksdb.creating.db.identity", self.opts.db_id.as_bytes());
         s("rocksdb.creating.session.identity", self.opts.db_session_id.as_bytes());
         s("rocksdb.creating.host.identity", hostname().as_bytes());
-        if has_filter {
+        if filter.present {
             s("rocksdb.filter.policy", b"bloomfilter");
         }
         if self.opts.external {
-            s(crate::table::format::EXTERNAL_SST_VERSION, &2u32.to_le_bytes());
-            s(crate::table::format::EXTERNAL_SST_GLOBAL_SEQNO, &0u64.to_le_bytes());
+            s(
+                crate::table::block_based::format::EXTERNAL_SST_VERSION,
+                &2u32.to_le_bytes(),
+            );
+            s(
+                crate::table::block_based::format::EXTERNAL_SST_GLOBAL_SEQNO,
+                &0u64.to_le_bytes(),
+            );
         }
         let mut it = Vec::new();
         put_fixed32(&mut it, if index.partitions.is_some() { 2 } else { 0 });
@@ -557,16 +573,27 @@ impl TableBuilder {
         let flag = |on: bool| if on { &b"1"[..] } else { &b"0"[..] };
         s(WHOLE_KEY_PROP, flag(contents.whole_key_filtering));
         s(PREFIX_FILTERING_PROP, flag(contents.prefix_extractor.is_some()));
+        props
+    }
+
+    /// The properties block.
+    fn write_properties(&mut self, props: &BTreeMap<&'static str, Vec<u8>>) -> Result<BlockHandle> {
         let mut pb = BlockBuilder::new(usize::MAX, false);
-        for (k, v) in &props {
+        for (k, v) in props {
             pb.add(k.as_bytes(), v);
         }
         let raw = pb.finish();
-        let ph = self.write_block(&raw, false)?;
-        meta.insert(PROPERTIES_NAME, ph);
+        self.write_block(&raw, false)
+    }
 
-        // metaindex + footer
-        if fv >= 6 {
+    /// The metaindex block (with the index's handle from format_version 6) and the footer;
+    /// then the file is flushed.
+    fn write_metaindex_and_footer(
+        &mut self,
+        mut meta: BTreeMap<&'static str, BlockHandle>,
+        index_handle: BlockHandle,
+    ) -> Result<()> {
+        if self.opts.format_version >= 6 {
             meta.insert(INDEX_NAME, index_handle);
         }
         let mut mb = BlockBuilder::new(1, false);
@@ -577,7 +604,7 @@ impl TableBuilder {
         let mh = self.write_block(&raw, false)?;
         let footer = Footer {
             checksum: self.opts.checksum,
-            format_version: fv,
+            format_version: self.opts.format_version,
             metaindex: mh,
             index: index_handle,
             base_context_checksum: self.base_context_checksum,
@@ -586,8 +613,12 @@ impl TableBuilder {
         self.file.append(&fb)?;
         self.offset += fb.len() as u64;
         self.file.flush()?;
+        Ok(())
+    }
 
-        // file bounds
+    /// The smallest and largest internal keys of the table, range tombstones included (a
+    /// tombstone's end as `end | (MAX_SEQ, 0x0F)`).
+    fn file_bounds(&self) -> (Vec<u8>, Vec<u8>) {
         let icmp = self.opts.icmp.clone();
         let mut smallest = self.first_key.clone();
         let mut largest = self.last_key.clone();
@@ -600,7 +631,13 @@ impl TableBuilder {
                 largest = sentinel;
             }
         }
-        let info = TableInfo {
+        (smallest, largest)
+    }
+
+    /// What `finish` reports, once the footer is written.
+    fn table_info(&self) -> TableInfo {
+        let (smallest, largest) = self.file_bounds();
+        TableInfo {
             file_size: self.offset,
             smallest,
             largest,
@@ -612,7 +649,18 @@ impl TableBuilder {
             raw_key_size: self.raw_key_size,
             raw_value_size: self.raw_value_size,
             num_data_blocks: self.num_data_blocks,
-        };
-        Ok((info, self.file))
+        }
     }
+}
+
+/// What the filter section of a table holds (for its properties).
+#[derive(Default)]
+struct FilterWritten {
+    /// `rocksdb.filter.size`: the bytes of the full filter, or of the partitions and top level.
+    size: u64,
+    /// `rocksdb.num.filter_entries`.
+    num_entries: u64,
+    /// The table has a filter policy (`rocksdb.filter.policy`), even when no filter block was
+    /// written.
+    present: bool,
 }

@@ -12,7 +12,7 @@ use super::{Kind, Table};
 use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, pack_trailer, vt, MAX_SEQUENCE};
 use crate::table::block::{Block, BlockIter};
-use crate::table::filter::FilterReader;
+use crate::table::block_based::filter::FilterReader;
 use crate::table::format::BlockHandle;
 
 impl Table {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::table::block::Block;
-use crate::table::filter::FilterReader;
+use crate::table::block_based::filter::FilterReader;
 use crate::table::format::BlockHandle;
 
 /// Metaindex prefix of a partitioned filter (the policy name follows).
