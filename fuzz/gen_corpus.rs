@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use shale::{BlockBasedOptions, DBCompressionType, Options, WriteBatch, DB};
-use shale::fs::FileSystem;
 use shale::fs::testing::MemFs;
+use shale::fs::FileSystem;
+use shale::{BlockBasedOptions, DBCompressionType, Options, WriteBatch, DB};
 
 fn put(dir: &Path, target: &str, name: &str, data: &[u8]) {
     let d = dir.join(target);
@@ -15,8 +15,17 @@ fn put(dir: &Path, target: &str, name: &str, data: &[u8]) {
 }
 
 fn main() {
-    let out = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/corpus").into()));
-    let comps = [DBCompressionType::None, DBCompressionType::Snappy, DBCompressionType::Lz4, DBCompressionType::Zstd];
+    let out = PathBuf::from(
+        std::env::args()
+            .nth(1)
+            .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/corpus").into()),
+    );
+    let comps = [
+        DBCompressionType::None,
+        DBCompressionType::Snappy,
+        DBCompressionType::Lz4,
+        DBCompressionType::Zstd,
+    ];
     for fv in 2..=6u32 {
         let fs = MemFs::new();
         let mut o = Options::default();
@@ -30,7 +39,11 @@ fn main() {
         o.set_custom_merge_operator(shale::merge_operator::merge_operator_by_name("uint64add").unwrap());
         let db = DB::open(&o, "/db").unwrap();
         for i in 0..40u32 {
-            db.put(format!("key{i:04}"), format!("value{i}-{}", "x".repeat((i % 5) as usize * 7))).unwrap();
+            db.put(
+                format!("key{i:04}"),
+                format!("value{i}-{}", "x".repeat((i % 5) as usize * 7)),
+            )
+            .unwrap();
         }
         db.delete("key0003").unwrap();
         db.delete_range("key0010", "key0014").unwrap();
@@ -85,6 +98,13 @@ fn main() {
         prog.extend_from_slice(&[i % 10, i.wrapping_mul(7), i.wrapping_mul(13)]);
     }
     put(&out, "db_model", "mixed", &prog);
-    put(&out, "db_model", "puts-flush-reopen", &[1, 0, 1, 5, 0, 2, 6, 6, 0, 0, 8, 0, 0, 9, 1, 0, 4, 0, 9, 7, 0, 60, 9, 2, 0]);
+    put(
+        &out,
+        "db_model",
+        "puts-flush-reopen",
+        &[
+            1, 0, 1, 5, 0, 2, 6, 6, 0, 0, 8, 0, 0, 9, 1, 0, 4, 0, 9, 7, 0, 60, 9, 2, 0,
+        ],
+    );
     println!("corpus written to {}", out.display());
 }

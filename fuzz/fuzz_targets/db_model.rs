@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
-use shale::{Options, ReadOptions, WriteBatch, DB};
 use shale::fs::testing::MemFs;
+use shale::{BlockBasedOptions, Options, ReadOptions, WriteBatch, DB};
 
 fn key(b: u8) -> Vec<u8> {
     format!("k{:03}", b % 64).into_bytes()
@@ -51,12 +51,14 @@ fuzz_target!(|data: &[u8]| {
     }
     let fs = MemFs::new();
     let mut opts = Options::default();
-    opts.create_if_missing = true;
-    opts.env = Arc::new(fs.clone());
-    opts.write_buffer_size = 4096;
-    opts.block_size = 256;
-    opts.level0_file_num_compaction_trigger = 2;
-    opts.format_version = 2 + (data.first().copied().unwrap_or(0) % 5) as u32;
+    opts.create_if_missing(true);
+    opts.set_env(Arc::new(fs.clone()));
+    opts.set_write_buffer_size(4096);
+    opts.set_level_zero_file_num_compaction_trigger(2);
+    let mut table = BlockBasedOptions::default();
+    table.set_block_size(256);
+    table.set_format_version(2 + (data.first().copied().unwrap_or(0) % 5) as i32);
+    opts.set_block_based_table_factory(&table);
     let mut db = Some(DB::open(&opts, "/db").unwrap());
     let mut m: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     let mut i = 1;

@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::fs::{FileSystem, MemFs};
+use crate::fs::testing::MemFs;
+use crate::fs::FileSystem;
 use crate::iterator::InternalIterator;
 use crate::key::InternalKeyComparator;
 use crate::log::DBRecoveryMode;
