@@ -1,11 +1,16 @@
-//! What flush and compaction keep of one user key's entries: per snapshot stripe, merges
-//! folded, single deletes cancelled, entries under a range tombstone dropped; and the range
-//! tombstones written into the output.
+//! What flush and compaction keep of one user key's entries — RocksDB's compaction iterator for
+//! one key, and the only place the background jobs interpret value types: per snapshot stripe,
+//! merges folded, single deletes cancelled, entries under a range tombstone dropped, the
+//! compaction filter applied, drops counted by reason, the sequence number each kept entry is
+//! written with; and the range tombstones written into the output. `table_output.rs` only
+//! groups the input by user key and writes what this file returns.
 
-use crate::error::Result;
+use crate::compaction_filter::{CompactionFilter, Decision};
+use crate::error::{Error, Result};
 use crate::key::{user_key, vt, InternalKeyComparator, SequenceNumber};
 use crate::merge_operator::{full_merge_newest_first, MergeOperator};
 use crate::range_del::FragmentedRangeTombstoneList;
+use crate::statistics::{Statistics, Ticker};
 use std::cmp::Ordering;
 
 /// A point entry of one user key during compaction.
@@ -40,6 +45,62 @@ impl KeyCtx<'_> {
             Some(&t) => stripe(self.snapshots, t) == stripe(self.snapshots, seq),
             None => false,
         }
+    }
+}
+
+impl KEntry {
+    /// A point deletion: Delete, SingleDelete or a deletion with a timestamp.
+    pub(crate) fn is_deletion(&self) -> bool {
+        matches!(
+            self.vtype,
+            vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP
+        )
+    }
+}
+
+/// What a flush or compaction writes of one user key, newest first (RocksDB's compaction
+/// iterator for one key): `compact_key`'s result, then the compaction filter (with the level of
+/// the inputs) over what survives. A lone Put under no tombstone is kept as it is without the
+/// full rules. With `drop_stats` (compactions), the dropped entries are counted by reason.
+pub(crate) fn keep_of_key(
+    key: &[u8],
+    entries: Vec<KEntry>,
+    ctx: &KeyCtx<'_>,
+    filter: Option<&mut (Box<dyn CompactionFilter>, u32)>,
+    drop_stats: Option<&Statistics>,
+) -> Result<Vec<KEntry>> {
+    let newest = entries.first().map(|e| (e.seq, e.vtype));
+    let mut keep = if entries.len() == 1 && ctx.tomb_seqs.is_empty() && entries[0].vtype == vt::VALUE {
+        entries
+    } else {
+        let drops = drop_stats.is_some().then(|| KeyDrops::classify(&entries, ctx));
+        let keep = compact_key(key, entries, ctx)?;
+        if let (Some(s), Some(d)) = (drop_stats, drops) {
+            d.record(s, keep.len());
+        }
+        keep
+    };
+    if let Some((f, level)) = filter {
+        let before = keep.len();
+        apply_filter(f.as_mut(), *level, key, newest, &mut keep, ctx.snapshots, ctx.bottom)?;
+        if let Some(s) = drop_stats {
+            s.tick(Ticker::CompactionKeyDropUser, before.saturating_sub(keep.len()) as u64);
+        }
+    }
+    Ok(keep)
+}
+
+/// The sequence number a kept entry is written with. At the bottom, the newest visible value
+/// of the oldest stripe gets sequence 0, as RocksDB does (better compression, and the key can
+/// never be shadowed) — unless a range tombstone covers the key: kept in this output because it
+/// overlaps a deeper file elsewhere, it would then hide the newer value
+/// (`stress_regressions::zeroed_key_under_kept_range_tombstone`).
+#[inline]
+pub(crate) fn output_seq(e: &KEntry, ctx: &KeyCtx<'_>) -> SequenceNumber {
+    if ctx.bottom && ctx.tomb_seqs.is_empty() && e.vtype == vt::VALUE && stripe(ctx.snapshots, e.seq) == 0 {
+        0
+    } else {
+        e.seq
     }
 }
 
@@ -220,6 +281,94 @@ pub(crate) fn user_key_of(ikey: &[u8]) -> &[u8] {
     user_key(ikey)
 }
 
+/// Run a user callback, turning a panic into an error.
+pub(crate) fn catch_user<T>(context: &str, f: impl FnOnce() -> T) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| Error::from_panic(context, p))
+}
+
+/// Apply a compaction filter to the compacted entries of `key` (newest first), as RocksDB's
+/// compaction iterator: the filter sees the key's newest input entry only if it is a Put that
+/// survived (not covered by a range tombstone) and is newer than every live snapshot, so no
+/// snapshot can observe the decision. `Remove` turns it into a deletion, dropped when nothing
+/// older is kept and nothing older exists below (`bottom`); `Change` replaces the value.
+fn apply_filter(
+    filter: &mut dyn CompactionFilter,
+    level: u32,
+    key: &[u8],
+    newest: Option<(SequenceNumber, u8)>,
+    keep: &mut Vec<KEntry>,
+    snapshots: &[SequenceNumber],
+    bottom: bool,
+) -> Result<()> {
+    let only = keep.len() == 1;
+    let Some(first) = keep.first_mut() else {
+        return Ok(());
+    };
+    if newest != Some((first.seq, vt::VALUE))
+        || first.vtype != vt::VALUE
+        || stripe(snapshots, first.seq) != snapshots.len()
+    {
+        return Ok(());
+    }
+    match catch_user("compaction filter", || filter.filter(level, key, &first.value))? {
+        Decision::Keep => {}
+        Decision::Change(v) => first.value = v,
+        Decision::Remove => {
+            if bottom && only {
+                keep.clear();
+            } else {
+                first.vtype = vt::DELETION;
+                first.value.clear();
+            }
+        }
+    }
+    Ok(())
+}
+
+/// How the entries of one key a compaction merges are dropped (RocksDB's
+/// `rocksdb.compaction.key.drop.*`): covered by a range tombstone; a deletion at the bottom with
+/// nothing older beneath (obsolete); the rest (hidden by a newer entry of the same snapshot
+/// stripe, or merged operands) as "newer entry".
+struct KeyDrops {
+    total: usize,
+    range_del: usize,
+    obsolete: usize,
+}
+
+impl KeyDrops {
+    fn classify(entries: &[KEntry], ctx: &KeyCtx<'_>) -> KeyDrops {
+        let mut d = KeyDrops {
+            total: entries.len(),
+            range_del: 0,
+            obsolete: 0,
+        };
+        for e in entries {
+            if ctx.covered(e.seq) {
+                d.range_del += 1;
+            } else if ctx.bottom && e.is_deletion() && stripe(ctx.snapshots, e.seq) == 0 {
+                d.obsolete += 1;
+            }
+        }
+        d
+    }
+
+    fn record(&self, s: &Statistics, kept: usize) {
+        let dropped = self.total.saturating_sub(kept);
+        let range_del = self.range_del.min(dropped);
+        let obsolete = self.obsolete.min(dropped - range_del);
+        let newer = dropped - range_del - obsolete;
+        for (t, n) in [
+            (Ticker::CompactionKeyDropRangeDel, range_del),
+            (Ticker::CompactionKeyDropObsolete, obsolete),
+            (Ticker::CompactionKeyDropNewerEntry, newer),
+        ] {
+            if n > 0 {
+                s.tick(t, n as u64);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -384,5 +533,59 @@ mod tests {
         assert_eq!(o.fragments[0].seqs, vec![9]);
         let o = output_tombstones(&l, &[], |_, _| true);
         assert!(o.fragments.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod filter_tests {
+    use super::*;
+
+    struct Fixed(Decision);
+    impl CompactionFilter for Fixed {
+        fn filter(&mut self, _: u32, _: &[u8], _: &[u8]) -> Decision {
+            self.0.clone()
+        }
+        fn name(&self) -> &str {
+            "fixed"
+        }
+    }
+
+    fn put(seq: u64, v: &str) -> KEntry {
+        KEntry {
+            seq,
+            vtype: vt::VALUE,
+            value: v.as_bytes().to_vec(),
+        }
+    }
+
+    fn run(d: Decision, keep: Vec<KEntry>, snaps: &[u64], bottom: bool) -> Vec<KEntry> {
+        let newest = keep.first().map(|e| (e.seq, e.vtype));
+        let mut keep = keep;
+        apply_filter(&mut Fixed(d), 1, b"k", newest, &mut keep, snaps, bottom).unwrap();
+        keep
+    }
+
+    #[test]
+    fn remove_writes_a_deletion_unless_nothing_older_can_exist() {
+        let del = KEntry {
+            seq: 9,
+            vtype: vt::DELETION,
+            value: Vec::new(),
+        };
+        // Not at the bottom: older versions may lie below, so a deletion is written.
+        assert_eq!(run(Decision::Remove, vec![put(9, "a")], &[], false), vec![del.clone()]);
+        // At the bottom with nothing older: dropped.
+        assert_eq!(run(Decision::Remove, vec![put(9, "a")], &[], true), vec![]);
+        // At the bottom above a version a snapshot sees: a deletion over it.
+        assert_eq!(
+            run(Decision::Remove, vec![put(9, "a"), put(3, "old")], &[5], true),
+            vec![del, put(3, "old")]
+        );
+        // The newest version is visible to a snapshot: not filtered.
+        assert_eq!(run(Decision::Remove, vec![put(9, "a")], &[9], false), vec![put(9, "a")]);
+        assert_eq!(
+            run(Decision::Change(b"z".to_vec()), vec![put(9, "a")], &[4], false),
+            vec![put(9, "z")]
+        );
     }
 }

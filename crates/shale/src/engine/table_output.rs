@@ -1,19 +1,19 @@
 //! Writing table files: the output of a flush, a recovery flush or a compaction (dropping the
 //! entries no reader can see, cutting outputs at grandparent boundaries).
 
-use crate::statistics::{Histogram, StopWatch, Ticker};
+use crate::statistics::{Histogram, StopWatch};
 use std::cmp::Ordering;
 use std::sync::atomic::Ordering as AtOrd;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::key_compaction::{add_clipped, compact_key, output_tombstones, stripe, KEntry, KeyCtx};
+use super::key_compaction::{add_clipped, catch_user, keep_of_key, output_seq, output_tombstones, KEntry, KeyCtx};
 use super::{column_family::ColumnFamilyData, state::DbInner};
 use crate::compaction::output_cut::GrandparentCut;
 use crate::compaction_filter::CompactionFilter;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
-use crate::key::{parse_internal_key, vt, SequenceNumber};
+use crate::key::{parse_internal_key, SequenceNumber};
 use crate::lsm::filename::table_name;
 use crate::lsm::version_edit::FileMetaData;
 use crate::options::TableFactory;
@@ -223,24 +223,7 @@ pub(crate) fn build_tables(
                 bottom,
                 tomb_seqs,
             };
-            let newest = entries.first().map(|e| (e.seq, e.vtype));
-            let mut keep = if entries.len() == 1 && tomb_seqs.is_empty() && entries[0].vtype == vt::VALUE {
-                entries
-            } else {
-                let drops = drop_stats.is_some().then(|| KeyDrops::classify(&entries, &ctx));
-                let keep = compact_key(key, entries, &ctx)?;
-                if let (Some(s), Some(d)) = (drop_stats, drops) {
-                    d.record(s, keep.len());
-                }
-                keep
-            };
-            if let Some((f, level)) = filter.as_mut() {
-                let before = keep.len();
-                apply_filter(f.as_mut(), *level, key, newest, &mut keep, &p.snapshots, bottom)?;
-                if let Some(s) = drop_stats {
-                    s.tick(Ticker::CompactionKeyDropUser, before.saturating_sub(keep.len()) as u64);
-                }
-            }
+            let keep = keep_of_key(key, entries, &ctx, filter.as_mut(), drop_stats)?;
             if keep.is_empty() {
                 return Ok(());
             }
@@ -260,22 +243,12 @@ pub(crate) fn build_tables(
             }
             let o = cur.as_mut().ok_or_else(|| Error::corrupt("no output"))?;
             for e in &keep {
-                // At the bottom, the newest visible value of the oldest stripe gets sequence 0,
-                // as RocksDB does (better compression, and the key can never be shadowed) —
-                // unless a range tombstone covers the key: kept in this output because it
-                // overlaps a deeper file elsewhere, it would then hide the newer value
-                // (`stress_regressions::zeroed_key_under_kept_range_tombstone`).
-                let seq = if bottom && tomb_seqs.is_empty() && e.vtype == vt::VALUE && stripe(&p.snapshots, e.seq) == 0
-                {
-                    0
-                } else {
-                    e.seq
-                };
+                let seq = output_seq(e, &ctx);
                 zeroed.clear();
                 crate::key::append_internal_key(&mut zeroed, key, seq, e.vtype);
                 o.builder.add(&zeroed, &e.value)?;
                 if let Some(c) = o.collector.as_mut() {
-                    c.add(e.vtype == vt::DELETION || e.vtype == vt::SINGLE_DELETION);
+                    c.add(e.is_deletion());
                 }
             }
             Ok(())
@@ -366,51 +339,6 @@ fn finish_last_output(
     Ok(())
 }
 
-/// Run a user callback, turning a panic into an error.
-fn catch_user<T>(context: &str, f: impl FnOnce() -> T) -> Result<T> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| Error::from_panic(context, p))
-}
-
-/// Apply a compaction filter to the compacted entries of `key` (newest first), as RocksDB's
-/// compaction iterator: the filter sees the key's newest input entry only if it is a Put that
-/// survived (not covered by a range tombstone) and is newer than every live snapshot, so no
-/// snapshot can observe the decision. `Remove` turns it into a deletion, dropped when nothing
-/// older is kept and nothing older exists below (`bottom`); `Change` replaces the value.
-fn apply_filter(
-    filter: &mut dyn crate::compaction_filter::CompactionFilter,
-    level: u32,
-    key: &[u8],
-    newest: Option<(SequenceNumber, u8)>,
-    keep: &mut Vec<KEntry>,
-    snapshots: &[SequenceNumber],
-    bottom: bool,
-) -> Result<()> {
-    use crate::compaction_filter::Decision;
-    let only = keep.len() == 1;
-    let Some(first) = keep.first_mut() else {
-        return Ok(());
-    };
-    if newest != Some((first.seq, vt::VALUE))
-        || first.vtype != vt::VALUE
-        || stripe(snapshots, first.seq) != snapshots.len()
-    {
-        return Ok(());
-    }
-    match catch_user("compaction filter", || filter.filter(level, key, &first.value))? {
-        Decision::Keep => {}
-        Decision::Change(v) => first.value = v,
-        Decision::Remove => {
-            if bottom && only {
-                keep.clear();
-            } else {
-                first.vtype = vt::DELETION;
-                first.value.clear();
-            }
-        }
-    }
-    Ok(())
-}
-
 fn open_output(db: &Arc<DbInner>, p: &OutputParams, written: &mut Vec<u64>) -> Result<OpenOutput> {
     let number = db.state.lock().versions.new_file_number();
     written.push(number);
@@ -464,109 +392,4 @@ fn finish_output(o: OpenOutput, p: &OutputParams, stats: &crate::statistics::Sta
         marked_for_compaction: marked,
         ..Default::default()
     })
-}
-
-/// How the entries of one key a compaction merges are dropped (RocksDB's
-/// `rocksdb.compaction.key.drop.*`): covered by a range tombstone; a deletion at the bottom with
-/// nothing older beneath (obsolete); the rest (hidden by a newer entry of the same snapshot
-/// stripe, or merged operands) as "newer entry".
-struct KeyDrops {
-    total: usize,
-    range_del: usize,
-    obsolete: usize,
-}
-
-impl KeyDrops {
-    fn classify(entries: &[KEntry], ctx: &KeyCtx<'_>) -> KeyDrops {
-        let mut d = KeyDrops {
-            total: entries.len(),
-            range_del: 0,
-            obsolete: 0,
-        };
-        for e in entries {
-            if ctx.covered(e.seq) {
-                d.range_del += 1;
-            } else if ctx.bottom
-                && matches!(
-                    e.vtype,
-                    vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP
-                )
-                && stripe(ctx.snapshots, e.seq) == 0
-            {
-                d.obsolete += 1;
-            }
-        }
-        d
-    }
-
-    fn record(&self, s: &crate::statistics::Statistics, kept: usize) {
-        let dropped = self.total.saturating_sub(kept);
-        let range_del = self.range_del.min(dropped);
-        let obsolete = self.obsolete.min(dropped - range_del);
-        let newer = dropped - range_del - obsolete;
-        for (t, n) in [
-            (Ticker::CompactionKeyDropRangeDel, range_del),
-            (Ticker::CompactionKeyDropObsolete, obsolete),
-            (Ticker::CompactionKeyDropNewerEntry, newer),
-        ] {
-            if n > 0 {
-                s.tick(t, n as u64);
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::compaction_filter::{CompactionFilter, Decision};
-
-    struct Fixed(Decision);
-    impl CompactionFilter for Fixed {
-        fn filter(&mut self, _: u32, _: &[u8], _: &[u8]) -> Decision {
-            self.0.clone()
-        }
-        fn name(&self) -> &str {
-            "fixed"
-        }
-    }
-
-    fn put(seq: u64, v: &str) -> KEntry {
-        KEntry {
-            seq,
-            vtype: vt::VALUE,
-            value: v.as_bytes().to_vec(),
-        }
-    }
-
-    fn run(d: Decision, keep: Vec<KEntry>, snaps: &[u64], bottom: bool) -> Vec<KEntry> {
-        let newest = keep.first().map(|e| (e.seq, e.vtype));
-        let mut keep = keep;
-        apply_filter(&mut Fixed(d), 1, b"k", newest, &mut keep, snaps, bottom).unwrap();
-        keep
-    }
-
-    #[test]
-    fn remove_writes_a_deletion_unless_nothing_older_can_exist() {
-        let del = KEntry {
-            seq: 9,
-            vtype: vt::DELETION,
-            value: Vec::new(),
-        };
-        // Not at the bottom: older versions may lie below, so a deletion is written.
-        assert_eq!(run(Decision::Remove, vec![put(9, "a")], &[], false), vec![del.clone()]);
-        // At the bottom with nothing older: dropped.
-        assert_eq!(run(Decision::Remove, vec![put(9, "a")], &[], true), vec![]);
-        // At the bottom above a version a snapshot sees: a deletion over it.
-        assert_eq!(
-            run(Decision::Remove, vec![put(9, "a"), put(3, "old")], &[5], true),
-            vec![del, put(3, "old")]
-        );
-        // The newest version is visible to a snapshot: not filtered.
-        assert_eq!(run(Decision::Remove, vec![put(9, "a")], &[9], false), vec![put(9, "a")]);
-        assert_eq!(
-            run(Decision::Change(b"z".to_vec()), vec![put(9, "a")], &[4], false),
-            vec![put(9, "z")]
-        );
-    }
 }
