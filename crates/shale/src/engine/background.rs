@@ -41,7 +41,7 @@ pub(crate) fn spawn_up_to(db: &Arc<DbInner>, n: usize) -> Result<()> {
 /// tens of MiB of transient buffers (filter hashes, index entries, I/O buffers, the blocks it
 /// read); glibc keeps freed memory in its per-thread arenas, where other threads cannot reuse
 /// it, and trims only the top of a heap. Without this, a process at its memory budget holds
-/// ~25 % more resident memory than it uses (issue 3's RSS measurements, docs/performance.md).
+/// ~25 % more resident memory than it uses (RSS measured, docs/performance.md).
 /// `malloc_trim` releases the free pages of every arena (a few ms; the DB mutex is not held).
 fn release_free_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
