@@ -27,6 +27,7 @@ mod info_log;
 mod ingest;
 mod ingest_durability;
 mod iterate_range;
+mod iterator_refresh;
 mod memory;
 mod panic_safety;
 mod pinned;
