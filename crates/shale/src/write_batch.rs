@@ -388,6 +388,15 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         self.rep[8..12].copy_from_slice(&n.to_le_bytes());
     }
 
+    /// The same batch as the plain-DB type (the encoding does not depend on `T`).
+    pub(crate) fn into_plain(self) -> WriteBatch {
+        WriteBatchWithTransaction {
+            rep: self.rep,
+            oversize: self.oversize,
+            malformed: self.malformed,
+        }
+    }
+
     /// Every record, including the ones `handle` rejects.
     pub(crate) fn records(&self) -> Records<'_> {
         Records {

@@ -230,3 +230,28 @@ fn capacity_and_transaction_forms_encode_like_the_plain_batch() {
     txn.iterate(&mut log);
     assert_eq!(log.0, ["put k=v", "del d"]);
 }
+
+#[test]
+fn transaction_dbs_take_both_forms_of_the_batch() {
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    let d = tempfile::tempdir().unwrap();
+    let db = shale::TransactionDB::open(&o, &shale::TransactionDBOptions::new(), d.path().join("p")).unwrap();
+    let mut txn_batch = WriteBatchWithTransaction::<true>::default();
+    txn_batch.put(b"t", b"1");
+    db.write(txn_batch).unwrap();
+    let mut plain_batch = WriteBatch::default();
+    plain_batch.put(b"p", b"2");
+    db.write(plain_batch).unwrap();
+    assert_eq!(db.get(b"t").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(db.get(b"p").unwrap().as_deref(), Some(&b"2"[..]));
+    // A malformed batch is refused whichever type carries it.
+    assert!(db.write(WriteBatchWithTransaction::<true>::from_data(b"x")).is_err());
+
+    let odb = shale::OptimisticTransactionDB::open(&o, d.path().join("o")).unwrap();
+    let mut txn_batch = WriteBatchWithTransaction::<true>::default();
+    txn_batch.put(b"t", b"3");
+    odb.write(txn_batch).unwrap();
+    assert!(odb.write(WriteBatchWithTransaction::<true>::from_data(b"x")).is_err());
+    assert_eq!(odb.get(b"t").unwrap().as_deref(), Some(&b"3"[..]));
+}
