@@ -191,6 +191,48 @@ impl fmt::Display for Error {
     }
 }
 
+/// Errors are equal when they are the same variant with equal fields; two I/O errors compare by
+/// file, [`std::io::ErrorKind`] and message (the operating system's error itself has no
+/// equality). This lets code compare results, as with the `rocksdb` crate's `Error`.
+impl PartialEq for Error {
+    fn eq(&self, other: &Error) -> bool {
+        use Error as E;
+        match (self, other) {
+            (
+                E::Corruption { file, offset, msg },
+                E::Corruption {
+                    file: f2,
+                    offset: o2,
+                    msg: m2,
+                },
+            ) => file == f2 && offset == o2 && msg == m2,
+            (E::Io { file, source }, E::Io { file: f2, source: s2 }) => {
+                file == f2 && source.kind() == s2.kind() && source.to_string() == s2.to_string()
+            }
+            (E::Background(a), E::Background(b)) => a == b,
+            (
+                E::Panic { context, message },
+                E::Panic {
+                    context: c2,
+                    message: m2,
+                },
+            ) => context == c2 && message == m2,
+            (E::InvalidArgument(a), E::InvalidArgument(b))
+            | (E::Busy(a), E::Busy(b))
+            | (E::NotSupported(a), E::NotSupported(b))
+            | (E::Incomplete(a), E::Incomplete(b))
+            | (E::NotFound(a), E::NotFound(b))
+            | (E::TimedOut(a), E::TimedOut(b))
+            | (E::TryAgain(a), E::TryAgain(b))
+            | (E::Expired(a), E::Expired(b))
+            | (E::MergeInProgress(a), E::MergeInProgress(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Error {}
+
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
@@ -198,5 +240,35 @@ impl std::error::Error for Error {
             Error::Background(e) => Some(e.as_ref()),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_compare_by_variant_and_fields() {
+        assert_eq!(Error::invalid("x"), Error::invalid("x"));
+        assert_ne!(Error::invalid("x"), Error::invalid("y"));
+        assert_ne!(Error::invalid("x"), Error::NotSupported("x".into()));
+        assert_eq!(
+            Error::corruption("f", Some(3), "m"),
+            Error::corruption("f", Some(3), "m")
+        );
+        assert_ne!(Error::corruption("f", Some(3), "m"), Error::corruption("f", None, "m"));
+        let io = |k| Error::Io {
+            file: "f".into(),
+            source: Arc::new(std::io::Error::new(k, "boom")),
+        };
+        assert_eq!(io(std::io::ErrorKind::Other), io(std::io::ErrorKind::Other));
+        assert_ne!(io(std::io::ErrorKind::Other), io(std::io::ErrorKind::NotFound));
+        let bg = |e| Error::Background(Arc::new(e));
+        assert_eq!(bg(Error::invalid("x")), bg(Error::invalid("x")));
+        assert_ne!(bg(Error::invalid("x")), Error::invalid("x"));
+        assert_eq!(
+            Some(Err::<(), _>(Error::Busy("l".into()))),
+            Some(Err(Error::Busy("l".into())))
+        );
     }
 }

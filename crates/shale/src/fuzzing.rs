@@ -226,16 +226,16 @@ impl BatchHandler for Count {
 /// Decode a WriteBatch (its RocksDB encoding), walk its records, and insert them into a
 /// memtable as WAL recovery does (records the memtable cannot hold must be errors).
 pub fn write_batch_decode(data: &[u8]) -> Result<usize> {
-    let b = WriteBatch::from_data(data.to_vec())?;
+    let b = WriteBatch::decode(data.to_vec())?;
     let mut c = Count(0);
-    b.iterate(&mut c)?;
+    b.handle(&mut c)?;
     let _ = b.count();
     let mem = std::sync::Arc::new(crate::memtable::MemTable::new(InternalKeyComparator::default(), 4096));
     // The default family and one more: records of any other family only take their sequence
     // numbers, as in recovery.
     let other = std::sync::Arc::new(crate::memtable::MemTable::new(InternalKeyComparator::default(), 4096));
     let mems = vec![(0, mem), (1, other)];
-    b.iterate(&mut crate::engine::mem_insert::MemInserter::new(&mems, 1))?;
+    b.handle(&mut crate::engine::mem_insert::MemInserter::new(&mems, 1))?;
     Ok(c.0)
 }
 

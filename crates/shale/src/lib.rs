@@ -82,6 +82,7 @@ pub use options::block_based::BlockBasedOptions;
 pub use options::compaction::{
     DBCompactionStyle, FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle,
 };
+pub use options::iter_range::{IterateBounds, PrefixRange};
 pub use options::types::{CompactionPri, Options, ReadOptions, WriteOptions};
 pub use perf::{PerfContext, PerfMetric, PerfStatsLevel};
 pub use slice_transform::SliceTransform;
@@ -95,5 +96,5 @@ pub use table::plain::{KeyEncodingType, PlainTableFactoryOptions};
 pub use txn::optimistic::{OptimisticTransactionDB, OptimisticTransactionOptions};
 pub use txn::pessimistic::{TransactionDB, TransactionDBOptions, TransactionOptions};
 pub use txn::transaction::Transaction;
-pub use write_batch::WriteBatch;
+pub use write_batch::{WriteBatch, WriteBatchIterator, WriteBatchIteratorCf, WriteBatchWithTransaction};
 pub use write_buffer_manager::WriteBufferManager;

@@ -43,25 +43,33 @@ pub(crate) mod tag {
     pub const CF_TIMED_PUT: u8 = 0x19;
 }
 
+/// The batch `DB::write` takes: [`WriteBatchWithTransaction`] for a plain (non-transaction) DB.
+pub type WriteBatch = WriteBatchWithTransaction<false>;
+
 /// An atomic group of writes (puts, deletes, merges, range deletions), applied by `DB::write`.
 ///
-/// The in-memory representation is RocksDB's WAL encoding, so [`WriteBatch::data`] is exactly
-/// the payload of the WAL record.
+/// The in-memory representation is RocksDB's WAL encoding, so [`data`](Self::data) is exactly
+/// the payload of the WAL record. `TRANSACTION` only selects the API, as in the `rocksdb`
+/// crate: `false` ([`WriteBatch`]) is the batch of a plain DB and adds the range deletions;
+/// `true` is the one the crate's transaction DBs take. The encoding is the same.
 #[derive(Clone, PartialEq, Eq)]
-pub struct WriteBatch {
+pub struct WriteBatchWithTransaction<const TRANSACTION: bool> {
     rep: Vec<u8>,
     /// Set when a key or value too large to store was given (that op was not recorded): the
     /// batch is then refused by `DB::write` with InvalidArgument, before anything is written.
     oversize: Option<&'static str>,
+    /// Set by [`from_data`](Self::from_data) when the bytes given are not a well-formed batch:
+    /// `DB::write` then refuses the batch with Corruption.
+    malformed: Option<&'static str>,
 }
 
-impl Default for WriteBatch {
+impl<const T: bool> Default for WriteBatchWithTransaction<T> {
     fn default() -> Self {
-        WriteBatch::new()
+        Self::new()
     }
 }
 
-impl fmt::Debug for WriteBatch {
+impl<const T: bool> fmt::Debug for WriteBatchWithTransaction<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WriteBatch")
             .field("sequence", &self.sequence())
@@ -105,20 +113,101 @@ pub(crate) fn oversize_reason(klen: usize, vlen: usize) -> Option<&'static str> 
     None
 }
 
-impl WriteBatch {
+impl<const T: bool> WriteBatchWithTransaction<T> {
     /// An empty batch.
-    pub fn new() -> WriteBatch {
-        WriteBatch {
-            rep: vec![0u8; HEADER],
+    pub fn new() -> Self {
+        Self::from_rep(vec![0u8; HEADER])
+    }
+
+    fn from_rep(rep: Vec<u8>) -> Self {
+        WriteBatchWithTransaction {
+            rep,
             oversize: None,
+            malformed: None,
         }
     }
 
     /// An empty batch with room for `bytes` bytes of records.
-    pub fn with_capacity(bytes: usize) -> WriteBatch {
+    pub fn with_capacity(bytes: usize) -> Self {
         let mut rep = Vec::with_capacity(HEADER + bytes);
         rep.resize(HEADER, 0);
-        WriteBatch { rep, oversize: None }
+        Self::from_rep(rep)
+    }
+
+    /// An empty batch with room for `capacity_bytes` bytes in all (the `rocksdb` crate's name;
+    /// the capacity is only a hint, the batch grows past it).
+    pub fn with_capacity_bytes(capacity_bytes: usize) -> Self {
+        let mut rep = Vec::with_capacity(capacity_bytes.max(HEADER));
+        rep.resize(HEADER, 0);
+        Self::from_rep(rep)
+    }
+
+    /// A batch holding a copy of `data`, an encoding as [`data`](Self::data) returns it (or as
+    /// RocksDB writes a batch into its WAL). Never fails: bytes that are not a well-formed batch
+    /// (shorter than the 12-byte header, a record that does not decode, a count that does not
+    /// match the records) give a batch that [`iterate`](Self::iterate) reads as far as it
+    /// decodes and that `DB::write` refuses with Corruption. Bytes shorter than the header are
+    /// kept as an empty batch.
+    pub fn from_data(data: &[u8]) -> Self {
+        if data.len() < HEADER {
+            let mut b = Self::new();
+            b.malformed = Some("malformed WriteBatch (too small)");
+            return b;
+        }
+        let mut b = Self::from_rep(data.to_vec());
+        b.malformed = b.encoding_problem();
+        b
+    }
+
+    /// Why the records do not match the encoding (one does not decode, or the header's count
+    /// is not the number of counted records), or `None`.
+    fn encoding_problem(&self) -> Option<&'static str> {
+        let mut found = 0u32;
+        for r in self.records() {
+            match r {
+                Ok(r) if r.is_counted() => found = found.wrapping_add(1),
+                Ok(_) => {}
+                Err(_) => return Some("malformed WriteBatch (a record does not decode)"),
+            }
+        }
+        (found != self.count()).then_some("WriteBatch has wrong count")
+    }
+
+    /// Calls `callbacks` with the batch's records in order: [`put`](WriteBatchIterator::put)
+    /// for each put and [`delete`](WriteBatchIterator::delete) for each delete of the default
+    /// column family. As RocksDB's handler does, single deletes and merges of the default
+    /// family and log data are skipped, and the walk stops (silently) at the first record the
+    /// trait has no callback for: a record of another column family, a range deletion, a
+    /// transaction marker, a blob index, a wide-column entity or a timed put; also at a record
+    /// that does not decode.
+    pub fn iterate<I: WriteBatchIterator + ?Sized>(&self, callbacks: &mut I) {
+        for r in self.records() {
+            match r {
+                Ok(BatchRecord::Put { cf: 0, key, value }) => callbacks.put(key, value),
+                Ok(BatchRecord::Delete { cf: 0, key }) => callbacks.delete(key),
+                Ok(BatchRecord::SingleDelete { cf: 0, .. } | BatchRecord::Merge { cf: 0, .. })
+                | Ok(BatchRecord::LogData(_)) => {}
+                _ => return,
+            }
+        }
+    }
+
+    /// Calls `callbacks` with the batch's puts, deletes and merges in order, each with its
+    /// column family id (0 for the default family). Log data and single deletes of the
+    /// default family are skipped; the walk stops (silently) at the first other record: a
+    /// single delete of another family, a range deletion, a transaction marker, a blob index,
+    /// a wide-column entity, a timed put, or a record that does not decode (RocksDB's
+    /// handler does the same).
+    pub fn iterate_cf<I: WriteBatchIteratorCf + ?Sized>(&self, callbacks: &mut I) {
+        for r in self.records() {
+            match r {
+                Ok(BatchRecord::Put { cf, key, value }) => callbacks.put_cf(cf, key, value),
+                Ok(BatchRecord::Delete { cf, key }) => callbacks.delete_cf(cf, key),
+                Ok(BatchRecord::Merge { cf, key, value }) => callbacks.merge_cf(cf, key, value),
+                Ok(BatchRecord::SingleDelete { cf: 0, .. } | BatchRecord::LogData(_)) => {}
+                _ => return,
+            }
+        }
     }
 
     fn bump_count(&mut self) {
@@ -204,15 +293,6 @@ impl WriteBatch {
         }
     }
 
-    /// Delete every key in `[begin, end)`.
-    pub fn delete_range(&mut self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>) {
-        let before = self.rep.len();
-        self.push_kv(tag::RANGE_DELETION, begin.as_ref(), end.as_ref());
-        if self.rep.len() != before {
-            self.bump_count();
-        }
-    }
-
     /// Merge `value` into `key` with the DB's merge operator.
     pub fn merge(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
         let before = self.rep.len();
@@ -247,9 +327,6 @@ impl WriteBatch {
     pub(crate) fn single_delete_cf_id(&mut self, cf: u32, key: &[u8]) {
         self.counted_k(tag::SINGLE_DELETION, cf, key);
     }
-    pub(crate) fn delete_range_cf_id(&mut self, cf: u32, begin: &[u8], end: &[u8]) {
-        self.counted_kv(tag::RANGE_DELETION, cf, begin, end);
-    }
     pub(crate) fn merge_cf_id(&mut self, cf: u32, key: &[u8], value: &[u8]) {
         self.counted_kv(tag::MERGE, cf, key, value);
     }
@@ -264,6 +341,7 @@ impl WriteBatch {
         self.rep.clear();
         self.rep.resize(HEADER, 0);
         self.oversize = None;
+        self.malformed = None;
     }
 
     /// Number of counted records (everything but `put_log_data`).
@@ -286,18 +364,74 @@ impl WriteBatch {
         &self.rep
     }
 
+    /// InvalidArgument if a key or value too large to store was given to this batch; Corruption
+    /// if it was made by [`from_data`](Self::from_data) from bytes that are not a batch.
+    pub(crate) fn validate(&self) -> Result<()> {
+        if let Some(why) = self.oversize {
+            return Err(Error::invalid(format!("WriteBatch: {why}")));
+        }
+        match self.malformed {
+            Some(why) => Err(Error::corrupt(why)),
+            None => Ok(()),
+        }
+    }
+
+    pub(crate) fn sequence(&self) -> u64 {
+        decode_fixed64(&self.rep).unwrap_or(0)
+    }
+
+    pub(crate) fn count(&self) -> u32 {
+        decode_fixed32(&self.rep[8..]).unwrap_or(0)
+    }
+
+    pub(crate) fn set_count(&mut self, n: u32) {
+        self.rep[8..12].copy_from_slice(&n.to_le_bytes());
+    }
+
+    /// The same batch as the plain-DB type (the encoding does not depend on `T`).
+    pub(crate) fn into_plain(self) -> WriteBatch {
+        WriteBatchWithTransaction {
+            rep: self.rep,
+            oversize: self.oversize,
+            malformed: self.malformed,
+        }
+    }
+
+    /// Every record, including the ones `handle` rejects.
+    pub(crate) fn records(&self) -> Records<'_> {
+        Records {
+            r: Reader::new(&self.rep[HEADER..]),
+            failed: false,
+        }
+    }
+}
+
+/// The range deletions, which the `rocksdb` crate offers only on the batch of a plain DB.
+impl WriteBatch {
+    /// Delete every key in `[begin, end)`.
+    pub fn delete_range(&mut self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>) {
+        let before = self.rep.len();
+        self.push_kv(tag::RANGE_DELETION, begin.as_ref(), end.as_ref());
+        if self.rep.len() != before {
+            self.bump_count();
+        }
+    }
+
+    pub(crate) fn delete_range_cf_id(&mut self, cf: u32, begin: &[u8], end: &[u8]) {
+        self.counted_kv(tag::RANGE_DELETION, cf, begin, end);
+    }
+}
+
+impl WriteBatch {
     // ---- crate-internal -----------------------------------------------------------------------
 
     /// A batch from its encoding (a WAL record). Checks the header and that every record decodes
     /// and the counted records match the header's count.
-    pub(crate) fn from_data(data: Vec<u8>) -> Result<WriteBatch> {
+    pub(crate) fn decode(data: Vec<u8>) -> Result<WriteBatch> {
         if data.len() < HEADER {
             return Err(Error::corrupt("malformed WriteBatch (too small)"));
         }
-        let wb = WriteBatch {
-            rep: data,
-            oversize: None,
-        };
+        let wb = WriteBatch::from_rep(data);
         let mut found = 0u32;
         for r in wb.records() {
             if r?.is_counted() {
@@ -315,34 +449,11 @@ impl WriteBatch {
         if data.len() < HEADER {
             return Err(Error::corrupt("malformed WriteBatch (too small)"));
         }
-        Ok(WriteBatch {
-            rep: data,
-            oversize: None,
-        })
-    }
-
-    /// InvalidArgument if a key or value too large to store was given to this batch.
-    pub(crate) fn validate(&self) -> Result<()> {
-        match self.oversize {
-            Some(why) => Err(Error::invalid(format!("WriteBatch: {why}"))),
-            None => Ok(()),
-        }
-    }
-
-    pub(crate) fn sequence(&self) -> u64 {
-        decode_fixed64(&self.rep).unwrap_or(0)
+        Ok(WriteBatch::from_rep(data))
     }
 
     pub(crate) fn set_sequence(&mut self, seq: u64) {
         self.rep[..8].copy_from_slice(&seq.to_le_bytes());
-    }
-
-    pub(crate) fn count(&self) -> u32 {
-        decode_fixed32(&self.rep[8..]).unwrap_or(0)
-    }
-
-    pub(crate) fn set_count(&mut self, n: u32) {
-        self.rep[8..12].copy_from_slice(&n.to_le_bytes());
     }
 
     /// Append `other`'s records (group commit); counts add up.
@@ -351,6 +462,7 @@ impl WriteBatch {
         let c = self.count().wrapping_add(other.count());
         self.set_count(c);
         self.oversize = self.oversize.or(other.oversize);
+        self.malformed = self.malformed.or(other.malformed);
     }
 
     /// The two-phase-commit form of `data` (RocksDB's `MarkEndPrepare` on a transaction's batch):
@@ -364,7 +476,7 @@ impl WriteBatch {
         rep.push(tag::END_PREPARE_XID);
         put_varint32(&mut rep, xid.len() as u32);
         rep.extend_from_slice(xid);
-        WriteBatch { rep, oversize: None }
+        WriteBatch::from_rep(rep)
     }
 
     /// A batch holding one commit (`COMMIT_XID`) or rollback (`ROLLBACK_XID`) marker for the
@@ -378,18 +490,10 @@ impl WriteBatch {
         b
     }
 
-    /// Every record, including the ones `iterate` rejects.
-    pub(crate) fn records(&self) -> Records<'_> {
-        Records {
-            r: Reader::new(&self.rep[HEADER..]),
-            failed: false,
-        }
-    }
-
     /// Feed every record to `handler`, telling it first of each change of column family
     /// ([`BatchHandler::set_cf`]; records start in family 0). Errors: NotSupported for blob indexes, wide-column entities and timed puts; Corruption for
     /// undecodable records or a count mismatch.
-    pub(crate) fn iterate(&self, handler: &mut impl BatchHandler) -> Result<()> {
+    pub(crate) fn handle(&self, handler: &mut impl BatchHandler) -> Result<()> {
         let mut found = 0u32;
         let mut cur_cf = 0u32;
         for r in self.records() {
@@ -437,7 +541,7 @@ impl WriteBatch {
     }
 }
 
-/// Receives the records of a batch from [`WriteBatch::iterate`].
+/// Receives the records of a batch from [`WriteBatch::handle`].
 pub(crate) trait BatchHandler {
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()>;
     fn delete(&mut self, key: &[u8]) -> Result<()>;
@@ -467,6 +571,26 @@ pub(crate) trait BatchHandler {
     fn set_cf(&mut self, cf: u32) -> Result<()> {
         Err(Error::NotSupported(format!("column family {cf}")))
     }
+}
+
+/// The puts and deletes of the default column family, from [`WriteBatch::iterate`]
+/// (RocksDB's `WriteBatch::Handler` as the C API offers it).
+pub trait WriteBatchIterator {
+    /// A put of `key` → `value` in the default column family.
+    fn put(&mut self, key: &[u8], value: &[u8]);
+    /// A delete of `key` in the default column family.
+    fn delete(&mut self, key: &[u8]);
+}
+
+/// The puts, deletes and merges of every column family, with the family's id (0 for the
+/// default family), from [`WriteBatch::iterate_cf`].
+pub trait WriteBatchIteratorCf {
+    /// A put of `key` → `value` in the family with id `cf_id`.
+    fn put_cf(&mut self, cf_id: u32, key: &[u8], value: &[u8]);
+    /// A delete of `key` in the family with id `cf_id`.
+    fn delete_cf(&mut self, cf_id: u32, key: &[u8]);
+    /// A merge of operand `value` into `key` in the family with id `cf_id`.
+    fn merge_cf(&mut self, cf_id: u32, key: &[u8], value: &[u8]);
 }
 
 /// One decoded WriteBatch record. `cf` is the column family id (0 for the non-CF tags).
@@ -738,9 +862,9 @@ mod tests {
         assert_eq!(b.data(), &want[..]);
         assert_eq!(b.size_in_bytes(), want.len());
         let mut c = Collect::default();
-        b.iterate(&mut c).unwrap();
+        b.handle(&mut c).unwrap();
         assert_eq!(c.0, vec!["put bp v", "del k17", "range k18 k19", "log blob!"]);
-        let d = WriteBatch::from_data(want).unwrap();
+        let d = WriteBatch::decode(want).unwrap();
         assert_eq!(d, b);
         assert!(format!("{b:?}").contains("count: 3"));
     }
@@ -765,7 +889,7 @@ mod tests {
         b.put_log_data(vec![1u8, 2]);
         assert_eq!(b.len(), 4);
         let mut c = Collect::default();
-        b.iterate(&mut c).unwrap();
+        b.handle(&mut c).unwrap();
         assert_eq!(c.0, vec!["put a 1", "merge a 2", "sdel x", "del y", "log \u{1}\u{2}"]);
         let mut other = WriteBatch::new();
         other.put("z", "9");
@@ -773,7 +897,7 @@ mod tests {
         b.append_batch(&other);
         assert_eq!(b.len(), 5);
         assert_eq!(b.size_in_bytes(), snapshot.size_in_bytes() + other.size_in_bytes() - 12);
-        assert!(WriteBatch::from_data(b.data().to_vec()).is_ok());
+        assert!(WriteBatch::decode(b.data().to_vec()).is_ok());
         b.clear();
         assert!(b.is_empty());
         assert_eq!(b.data(), &[0u8; 12]);
@@ -785,18 +909,18 @@ mod tests {
         let b = example_12_6();
         let mut bad = b.data().to_vec();
         bad[8] = 4;
-        let e = WriteBatch::from_data(bad.clone()).unwrap_err();
+        let e = WriteBatch::decode(bad.clone()).unwrap_err();
         assert!(e.is_corruption() && e.to_string().contains("wrong count"), "{e}");
         let raw = WriteBatch::from_data_unchecked(bad).unwrap();
         assert!(raw
-            .iterate(&mut Collect::default())
+            .handle(&mut Collect::default())
             .unwrap_err()
             .to_string()
             .contains("wrong count"));
         let full = b.data();
         let without_logdata = full.len() - 7;
         for n in 0..full.len() {
-            let r = WriteBatch::from_data(full[..n].to_vec());
+            let r = WriteBatch::decode(full[..n].to_vec());
             if n == without_logdata {
                 assert!(r.is_ok());
             } else {
@@ -812,16 +936,16 @@ mod tests {
         let mut d = hdr(5);
         d.extend(b"\x05\x00\x01a\x01b\x04\x00\x01c\x06\x00\x01d\x01e\x08\x00\x01f\x0e\x00\x01g\x01h");
         d.extend(b"\x0d\x09\x0a\x01x\x0b\x01x\x0c\x01x\x12\x13\x15\x01t\x01x");
-        let b = WriteBatch::from_data(d).unwrap();
+        let b = WriteBatch::decode(d).unwrap();
         let mut c = Collect::default();
-        b.iterate(&mut c).unwrap();
+        b.handle(&mut c).unwrap();
         assert_eq!(c.0, vec!["put a b", "del c", "merge d e", "sdel f", "range g h"]);
         // Other CFs are not supported.
         let mut d = hdr(1);
         d.extend(b"\x05\x03\x01a\x01b");
-        let e = WriteBatch::from_data(d)
+        let e = WriteBatch::decode(d)
             .unwrap()
-            .iterate(&mut Collect::default())
+            .handle(&mut Collect::default())
             .unwrap_err();
         assert!(e.is_not_supported() && e.to_string().contains("column family 3"), "{e}");
         // Blob index, wide columns, timed put: NotSupported.
@@ -835,14 +959,14 @@ mod tests {
         ] {
             let mut d = hdr(1);
             d.extend(t);
-            let b = WriteBatch::from_data(d).unwrap();
-            assert!(b.iterate(&mut Collect::default()).unwrap_err().is_not_supported());
+            let b = WriteBatch::decode(d).unwrap();
+            assert!(b.handle(&mut Collect::default()).unwrap_err().is_not_supported());
         }
         // Unknown tags: Corruption.
         for t in [0x14u8, 0x1a, 0x7f, 0xff] {
             let mut d = hdr(0);
             d.extend([t, 1, b'a']);
-            let e = WriteBatch::from_data(d).unwrap_err();
+            let e = WriteBatch::decode(d).unwrap_err();
             assert!(
                 e.is_corruption() && e.to_string().contains("unknown WriteBatch tag"),
                 "{e}"
@@ -870,11 +994,11 @@ mod tests {
                 d[p] = next() as u8;
                 d
             };
-            if let Ok(b) = WriteBatch::from_data(data.clone()) {
-                let _ = b.iterate(&mut Collect::default());
+            if let Ok(b) = WriteBatch::decode(data.clone()) {
+                let _ = b.handle(&mut Collect::default());
             }
             if let Ok(b) = WriteBatch::from_data_unchecked(data) {
-                let _ = b.iterate(&mut Collect::default());
+                let _ = b.handle(&mut Collect::default());
                 let _ = b.records().count();
             }
         }

@@ -335,7 +335,7 @@ impl DB {
 }
 
 /// The `_cf` records of a [`WriteBatch`] (here, beside the handles they take).
-impl WriteBatch {
+impl<const T: bool> crate::write_batch::WriteBatchWithTransaction<T> {
     /// [`put`](WriteBatch::put) into column family `cf`.
     pub fn put_cf(&mut self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
         self.put_cf_id(cf.column_family().id(), key.as_ref(), value.as_ref());
@@ -348,13 +348,17 @@ impl WriteBatch {
     pub fn single_delete_cf(&mut self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) {
         self.single_delete_cf_id(cf.column_family().id(), key.as_ref());
     }
-    /// [`delete_range`](WriteBatch::delete_range) in column family `cf`.
-    pub fn delete_range_cf(&mut self, cf: &impl AsColumnFamilyRef, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>) {
-        self.delete_range_cf_id(cf.column_family().id(), begin.as_ref(), end.as_ref());
-    }
     /// [`merge`](WriteBatch::merge) in column family `cf`.
     pub fn merge_cf(&mut self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
         self.merge_cf_id(cf.column_family().id(), key.as_ref(), value.as_ref());
+    }
+}
+
+/// The range deletions of a family (on the batch of a plain DB only, as in the `rocksdb` crate).
+impl WriteBatch {
+    /// [`delete_range`](WriteBatch::delete_range) in column family `cf`.
+    pub fn delete_range_cf(&mut self, cf: &impl AsColumnFamilyRef, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>) {
+        self.delete_range_cf_id(cf.column_family().id(), begin.as_ref(), end.as_ref());
     }
 }
 

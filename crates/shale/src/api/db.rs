@@ -316,6 +316,14 @@ impl DB {
         self.iterator_opt(IteratorMode::From(prefix.as_ref(), Direction::Forward), ro)
     }
 
+    /// An iterator in total key order that ignores the prefix extractor (`total_order_seek`),
+    /// so it sees every key even when the family has a prefix extractor.
+    pub fn full_iterator(&self, mode: IteratorMode<'_>) -> DBIterator {
+        let mut ro = ReadOptions::default();
+        ro.set_total_order_seek(true);
+        self.iterator_opt(mode, ro)
+    }
+
     /// [`prefix_iterator`](Self::prefix_iterator) in family `cf`.
     pub fn prefix_iterator_cf<P: AsRef<[u8]>>(
         &self,

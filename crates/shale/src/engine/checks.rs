@@ -85,7 +85,7 @@ pub(crate) fn check_writable(cf: &ColumnFamilyData) -> Result<()> {
 pub(crate) fn validate_batch(db: &DbInner, b: &WriteBatch) -> Result<()> {
     let cf = db.default_cf.clone();
     let keys = cf.icmp.kind() != UserCmpKind::Bytewise;
-    b.iterate(&mut Validate { db, cf, keys })
+    b.handle(&mut Validate { db, cf, keys })
 }
 
 pub(crate) fn validate_range(db: &ColumnFamilyData, begin: &[u8], end: &[u8]) -> Result<()> {

@@ -93,5 +93,5 @@ impl BatchHandler for MemInserter<'_> {
 
 /// Insert one writer's batch (a follower's part of a parallel insert).
 pub(crate) fn insert_batch(mems: &MemSet, seq: u64, b: &WriteBatch) -> Result<()> {
-    b.iterate(&mut MemInserter::new(mems, seq))
+    b.handle(&mut MemInserter::new(mems, seq))
 }

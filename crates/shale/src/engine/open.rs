@@ -718,7 +718,7 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTreeMap<u32, Ve
                     format!("{why}; a later WAL ({name}) has records after the corruption"),
                 ));
             }
-            let batch = match WriteBatch::from_data(rec) {
+            let batch = match WriteBatch::decode(rec) {
                 Ok(b) => b,
                 Err(e) => {
                     let e = e.in_file(&name, Some(off));
@@ -748,7 +748,7 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTreeMap<u32, Ve
                 // WRITE_COMMITTED): the record's last sequence is where the inserter ended.
                 let mut ins = RecoveryInserter::new(db, &mems, seq, num);
                 batch
-                    .iterate(&mut ins)
+                    .handle(&mut ins)
                     .and_then(|_| ins.check_finished())
                     .map_err(|e| e.in_file(&name, Some(off)))?;
                 next_seq = ins.ins.seq();

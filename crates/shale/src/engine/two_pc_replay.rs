@@ -152,7 +152,7 @@ impl BatchHandler for RecoveryInserter<'_> {
         }
         // The section's records start in the default family; then back to the marker's.
         self.ins.set_cf(0)?;
-        t.batch.iterate(&mut self.ins)?;
+        t.batch.handle(&mut self.ins)?;
         self.ins.set_cf(self.cf)
     }
     fn mark_rollback(&mut self, xid: &[u8]) -> Result<()> {

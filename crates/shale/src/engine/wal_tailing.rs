@@ -122,7 +122,7 @@ impl DBWALIterator {
             };
             let off = reader.last_record_offset();
             let file = reader_name(reader);
-            let b = WriteBatch::from_data(rec).map_err(|e| e.in_file(&file, Some(off)))?;
+            let b = WriteBatch::decode(rec).map_err(|e| e.in_file(&file, Some(off)))?;
             let seq = b.sequence();
             // Two-phase commit (RocksDB's WRITE_COMMITTED): a prepared section uses no sequence
             // number, its commit marker uses its records'; both are returned as written (as

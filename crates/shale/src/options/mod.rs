@@ -9,6 +9,7 @@ pub(crate) mod block_based;
 pub(crate) mod compaction;
 pub(crate) mod file;
 pub(crate) mod filter_source;
+pub(crate) mod iter_range;
 pub(crate) mod live;
 pub(crate) mod setters;
 pub(crate) mod types;

@@ -700,6 +700,16 @@ impl ReadOptions {
     pub fn set_iterate_upper_bound(&mut self, k: impl Into<Vec<u8>>) {
         self.iterate_upper_bound = Some(k.into());
     }
+    /// Sets both iterator bounds from one range, replacing any bounds set before: `lower..upper`,
+    /// `lower..`, `..upper`, `..` (which clears both) or a
+    /// [`PrefixRange`](crate::PrefixRange) (the keys with a prefix). A side the range leaves
+    /// open has no bound. A lower bound above the upper one is accepted; iterators then yield
+    /// nothing.
+    pub fn set_iterate_range(&mut self, range: impl super::iter_range::IterateBounds) {
+        let (lower, upper) = range.into_bounds();
+        self.iterate_lower_bound = lower;
+        self.iterate_upper_bound = upper;
+    }
     /// Sets `verify_checksums` (default true): table blocks read are checked against their
     /// checksums, failing with Corruption on a mismatch.
     pub fn set_verify_checksums(&mut self, v: bool) {

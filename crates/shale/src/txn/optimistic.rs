@@ -119,6 +119,19 @@ impl OptimisticTransactionDB {
     pub fn base_db(&self) -> &DB {
         &self.core.db
     }
+    /// Writes `batch` atomically, outside any transaction (as [`DB::write`]; either form of
+    /// the batch type is taken, as the `rocksdb` crate's transaction DBs take theirs).
+    pub fn write<const T: bool>(&self, batch: crate::write_batch::WriteBatchWithTransaction<T>) -> Result<()> {
+        self.core.db.write(batch.into_plain())
+    }
+    /// [`write`](Self::write) with write options `wo`.
+    pub fn write_opt<const T: bool>(
+        &self,
+        batch: crate::write_batch::WriteBatchWithTransaction<T>,
+        wo: &WriteOptions,
+    ) -> Result<()> {
+        self.core.db.write_opt(batch.into_plain(), wo)
+    }
 }
 
 impl Deref for OptimisticTransactionDB {

@@ -263,14 +263,18 @@ impl TransactionDB {
 
     /// Write a batch atomically, locking each of its keys first (waiting at most
     /// `default_lock_timeout`).
-    pub fn write(&self, batch: crate::write_batch::WriteBatch) -> Result<()> {
+    pub fn write<const T: bool>(&self, batch: crate::write_batch::WriteBatchWithTransaction<T>) -> Result<()> {
         self.write_opt(batch, &WriteOptions::default())
     }
     /// [`write`](Self::write) with write options `wo`.
-    pub fn write_opt(&self, batch: crate::write_batch::WriteBatch, wo: &WriteOptions) -> Result<()> {
+    pub fn write_opt<const T: bool>(
+        &self,
+        batch: crate::write_batch::WriteBatchWithTransaction<T>,
+        wo: &WriteOptions,
+    ) -> Result<()> {
         let mut o = TransactionOptions::default();
         o.set_lock_timeout(self.default_lock_timeout);
-        self.transaction_opt(wo, &o).write_locked(batch)
+        self.transaction_opt(wo, &o).write_locked(batch.into_plain())
     }
 
     /// Reads take no locks.

@@ -11,6 +11,7 @@ mod compatibility;
 
 mod api;
 mod bad_input;
+mod batch_iterate;
 mod cache_priority;
 mod checkpoint;
 mod column_families;
@@ -25,6 +26,8 @@ mod faults;
 mod info_log;
 mod ingest;
 mod ingest_durability;
+mod iterate_range;
+mod iterator_refresh;
 mod memory;
 mod panic_safety;
 mod pinned;

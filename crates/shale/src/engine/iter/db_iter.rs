@@ -2,7 +2,7 @@
 //! the merged internal iterator.
 
 use std::cmp::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use super::{merging::Dir, merging::MergingIterator, prefix::PrefixSeek, sources::internal_iterator};
 use crate::engine::column_family::ColumnFamilyData;
@@ -51,6 +51,10 @@ pub struct DBRawIterator {
     /// With `same_prefix`: the prefix the last positioning call started in; entries with
     /// another prefix end the iteration.
     cur_prefix: Option<Vec<u8>>,
+    /// Where the iterator came from, for [`refresh`](Self::refresh): the DB and family (weak,
+    /// so an iterator does not keep a closed DB alive) and the read options without their
+    /// snapshot.
+    origin: (Weak<DbInner>, Weak<ColumnFamilyData>, ReadOptions),
 }
 
 pub(crate) fn new_raw_iterator(db: &Arc<DbInner>, cf: &Arc<ColumnFamilyData>, ro: ReadOptions) -> DBRawIterator {
@@ -60,6 +64,10 @@ pub(crate) fn new_raw_iterator(db: &Arc<DbInner>, cf: &Arc<ColumnFamilyData>, ro
     let prefix = PrefixSeek::new(cf, &ro);
     let same_prefix = ro.prefix_same_as_start && prefix.as_ref().is_some_and(|p| p.same_as_start_applies());
     let inner = internal_iterator(cf, &sv, ro.verify_checksums, ro.fill_cache, prefix.as_ref());
+    let origin_ro = ReadOptions {
+        snapshot: None,
+        ..ro.clone()
+    };
     let (tombs, err) = match crate::engine::range_del::all_tombstone_lists(cf, &sv) {
         Ok(t) => (t, None),
         Err(e) => (Vec::new(), Some(e)),
@@ -92,6 +100,7 @@ pub(crate) fn new_raw_iterator(db: &Arc<DbInner>, cf: &Arc<ColumnFamilyData>, ro
         prefix,
         same_prefix,
         cur_prefix: None,
+        origin: (Arc::downgrade(db), Arc::downgrade(cf), origin_ro),
     }
 }
 
@@ -139,6 +148,27 @@ impl DBRawIterator {
             Dir::Forward if !self.merged => self.inner.value(),
             _ => &self.saved_value,
         })
+    }
+    /// The timestamp of the current entry, or `None` when not positioned. Shale has no
+    /// user-defined timestamps, so a positioned iterator's timestamp is always empty (as
+    /// RocksDB's for a family without them).
+    pub fn timestamp(&self) -> Option<&[u8]> {
+        self.valid.then_some(&[][..])
+    }
+    /// Makes the iterator read the DB's latest state (the memtables and files as they are now,
+    /// the newest sequence number; a snapshot it was made with is no longer used, though not
+    /// released), keeping its other read options. The iterator is unpositioned afterwards:
+    /// seek before use. InvalidArgument if the DB has been closed or the column family dropped.
+    pub fn refresh(&mut self) -> Result<()> {
+        let (db, cf) = match (self.origin.0.upgrade(), self.origin.1.upgrade()) {
+            (Some(db), Some(cf)) if !db.shutting_down.load(std::sync::atomic::Ordering::Acquire) => (db, cf),
+            _ => return Err(Error::invalid("refresh: the iterator's database has been closed")),
+        };
+        if cf.is_dropped() {
+            return Err(Error::invalid("refresh: the iterator's column family has been dropped"));
+        }
+        *self = new_raw_iterator(&db, &cf, self.origin.2.clone());
+        Ok(())
     }
     /// The first error met, if any (the iterator is then invalid).
     pub fn status(&self) -> Result<()> {
@@ -645,7 +675,17 @@ pub struct DBIterator {
 
 impl DBIterator {
     pub(crate) fn new(mut raw: DBRawIterator, mode: IteratorMode<'_>) -> DBIterator {
-        let direction = match mode {
+        let direction = Self::position(&mut raw, mode);
+        DBIterator {
+            raw: Some(raw),
+            direction,
+            done: false,
+            err: None,
+        }
+    }
+
+    fn position(raw: &mut DBRawIterator, mode: IteratorMode<'_>) -> Direction {
+        match mode {
             IteratorMode::Start => {
                 raw.seek_to_first();
                 Direction::Forward
@@ -662,13 +702,27 @@ impl DBIterator {
                 raw.seek_for_prev(k);
                 Direction::Reverse
             }
-        };
-        DBIterator {
-            raw: Some(raw),
-            direction,
-            done: false,
-            err: None,
         }
+    }
+
+    /// Starts over from `mode`: seeks again and yields from there, also after the iterator
+    /// had ended. An iterator that could not be made keeps yielding nothing after its error.
+    pub fn set_mode(&mut self, mode: IteratorMode<'_>) {
+        if let Some(raw) = self.raw.as_mut() {
+            self.direction = Self::position(raw, mode);
+            self.done = false;
+        }
+    }
+
+    /// [`DBRawIterator::refresh`] (the DB's latest state, without the snapshot), then
+    /// [`set_mode`](Self::set_mode)`(mode)`. On an error the iterator is left as it was.
+    pub fn refresh(&mut self, mode: IteratorMode<'_>) -> Result<()> {
+        match self.raw.as_mut() {
+            Some(raw) => raw.refresh()?,
+            None => return Err(Error::invalid("refresh: the iterator could not be made")),
+        }
+        self.set_mode(mode);
+        Ok(())
     }
 
     /// An iterator that yields `e` and ends.
