@@ -304,6 +304,33 @@ impl<T: ThreadMode> TransactionDB<T> {
     pub fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>> {
         self.core.db.multi_get(keys)
     }
+    /// [`multi_get`](Self::multi_get) with read options `ro`.
+    pub fn multi_get_opt<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
+        &self,
+        keys: I,
+        ro: &ReadOptions,
+    ) -> Vec<Result<Option<Vec<u8>>>> {
+        self.core.db.multi_get_opt(keys, ro)
+    }
+    /// Reads each (family, key) pair without locks; one result per pair, in order (see
+    /// [`DB::multi_get_cf`]).
+    pub fn multi_get_cf<'a, C, K, I>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>>
+    where
+        C: AsColumnFamilyRef + 'a,
+        K: AsRef<[u8]>,
+        I: IntoIterator<Item = (&'a C, K)>,
+    {
+        self.core.db.multi_get_cf(keys)
+    }
+    /// [`multi_get_cf`](Self::multi_get_cf) with read options `ro`.
+    pub fn multi_get_cf_opt<'a, C, K, I>(&self, keys: I, ro: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>>
+    where
+        C: AsColumnFamilyRef + 'a,
+        K: AsRef<[u8]>,
+        I: IntoIterator<Item = (&'a C, K)>,
+    {
+        self.core.db.multi_get_cf_opt(keys, ro)
+    }
     /// A snapshot of the underlying DB (see [`DB::snapshot`]); it pins the sequence number until dropped.
     pub fn snapshot(&self) -> Snapshot {
         self.core.db.snapshot()

@@ -139,3 +139,48 @@ fn a_transaction_db_checkpoint_keeps_prepared_transactions() {
     }
     assert_eq!(get(&cp, "p").as_deref(), Some(&b"prepared"[..]));
 }
+
+#[test]
+fn multi_get_cf_reads_families_from_the_db_and_the_transaction() {
+    let d = tempfile::tempdir().unwrap();
+    let mut o = opts();
+    o.create_missing_column_families(true);
+    let db: TransactionDB =
+        TransactionDB::open_cf(&o, &TransactionDBOptions::default(), d.path(), ["default", "cf1"]).unwrap();
+    let cf0 = db.cf_handle("default").unwrap();
+    let cf1 = db.cf_handle("cf1").unwrap();
+    db.put_cf(&cf1, "k", "db").unwrap();
+    db.put_cf(&cf0, "k0", "zero").unwrap();
+    let from_db: Vec<_> = db
+        .multi_get_cf([(&cf0, "k"), (&cf1, "k"), (&cf0, "k0")])
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(from_db, [None, Some(b"db".to_vec()), Some(b"zero".to_vec())]);
+
+    let t = db.transaction();
+    t.put_cf(&cf0, "k", "txn").unwrap();
+    t.delete_cf(&cf1, "k").unwrap();
+    let seen: Vec<_> = t
+        .multi_get_cf([(&cf0, "k"), (&cf1, "k"), (&cf0, "k0")])
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        seen,
+        [Some(b"txn".to_vec()), None, Some(b"zero".to_vec())],
+        "the transaction's writes first"
+    );
+    let plain: Vec<_> = t
+        .multi_get_opt(["k", "k0"], &shale::ReadOptions::default())
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(plain, [Some(b"txn".to_vec()), Some(b"zero".to_vec())]);
+    drop(t);
+    assert_eq!(
+        db.multi_get_cf([(&cf1, "k")])[0].as_ref().unwrap().as_deref(),
+        Some(&b"db"[..]),
+        "rolled back"
+    );
+}
