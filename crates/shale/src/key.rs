@@ -298,7 +298,7 @@ impl InternalKeyComparator {
     }
     #[inline]
     pub(crate) fn compare_user(&self, a: &[u8], b: &[u8]) -> Ordering {
-        crate::perf::count_user_cmp();
+        crate::perf_context::count_user_cmp();
         match self.kind {
             UserCmpKind::Bytewise => bytewise_compare(a, b),
             UserCmpKind::Uint64 => uint64_compare(a, b),

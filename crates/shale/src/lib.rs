@@ -30,10 +30,11 @@ mod iterator;
 mod key;
 mod log;
 mod lsm;
+mod memory_usage;
 mod memtable;
 pub mod merge_operator;
 pub mod options;
-pub mod perf;
+mod perf_context;
 mod range_del;
 pub mod slice_transform;
 mod snapshot;
@@ -54,6 +55,17 @@ pub mod fuzzing;
 /// database made of hard links where possible, and the WAL list it is built from.
 pub mod checkpoint {
     pub use crate::api::{Checkpoint, WalFile};
+    pub use crate::txn::checkpoint::TransactionDBCheckpoint;
+}
+
+/// Performance counters (the `rocksdb` crate's `perf` module): the per-thread perf context as
+/// RocksDB's `PerfContext` (`set_perf_stats`, `PerfContext::report`) — what one thread's
+/// operations did (key comparisons, blocks read, time in the memtable, the WAL, …), counted
+/// once a thread raises its level — and the approximate memory use of DBs and caches
+/// (`MemoryUsageBuilder`, `get_memory_usage_stats`).
+pub mod perf {
+    pub use crate::memory_usage::{get_memory_usage_stats, MemoryUsage, MemoryUsageBuilder, MemoryUsageStats};
+    pub use crate::perf_context::{set_perf_stats, PerfContext, PerfMetric, PerfStatsLevel};
 }
 
 /// Key orderings: the comparator trait, RocksDB's built-in comparators under their names, and

@@ -1,12 +1,13 @@
 //! The public face: every `impl DB` block — opening and the data calls (`db.rs`), column
 //! families (`column_families.rs`), the `rocksdb` crate's compatibility calls and thread-mode
 //! aliases (`rocksdb_compat.rs`), checkpoints and live-file listings (`checkpoint.rs`), ingest
-//! (`ingest.rs`), live option changes (`set_options.rs`). Each calls into `engine`.
+//! (`ingest.rs`), live option changes (`set_options.rs`), the memory a DB uses (`memory.rs`). Each calls into `engine`.
 
 pub(crate) mod checkpoint;
 pub(crate) mod column_families;
 pub(crate) mod db;
 pub(crate) mod ingest;
+pub(crate) mod memory;
 #[cfg(test)]
 mod picker_tests;
 pub(crate) mod rocksdb_compat;

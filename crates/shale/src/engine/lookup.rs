@@ -57,9 +57,9 @@ impl Chain {
             return Ok(base.map(Val::out));
         }
         let op = merge_op(db)?;
-        let t = crate::perf::PerfTimer::start();
+        let t = crate::perf_context::PerfTimer::start();
         let r = full_merge_newest_first(op, key, base.as_ref().map(|b| b.bytes()), &self.operands);
-        t.stop(crate::perf::field::MERGE_OPERATOR_TIME_NANOS);
+        t.stop(crate::perf_context::field::MERGE_OPERATOR_TIME_NANOS);
         if r.is_err() {
             crate::statistics::tick(&db.stats, crate::statistics::Ticker::NumberMergeFailures, 1);
         }

@@ -74,9 +74,9 @@ pub(crate) fn multi_get_at<V: ValueOut, K: AsRef<[u8]>, I: IntoIterator<Item = K
         s.tick(Ticker::NumberMultigetBytesRead, bytes);
         s.record(Histogram::BytesPerMultiget, bytes);
     }
-    if crate::perf::counting() {
+    if crate::perf_context::counting() {
         let bytes: usize = out.iter().flatten().flatten().map(|v| v.out_len()).sum();
-        crate::perf::add_unchecked(crate::perf::field::MULTIGET_READ_BYTES, bytes as u64);
+        crate::perf_context::add_unchecked(crate::perf_context::field::MULTIGET_READ_BYTES, bytes as u64);
     }
     out
 }

@@ -9,7 +9,7 @@ use super::{column_family::ColumnFamilyData, column_family::SuperVersion, state:
 use crate::error::Result;
 use crate::key::{make_internal_key, vt, SequenceNumber};
 use crate::options::ReadOptions;
-use crate::perf::{field as perf, PerfTimer};
+use crate::perf_context::{field as perf, PerfTimer};
 use crate::statistics::{Histogram, Statistics, StopWatch, Ticker};
 use crate::table::pinnable::ValueOut;
 
@@ -45,7 +45,7 @@ pub(crate) fn get<V: ValueOut>(
         count_get(s, &r, src);
     }
     if let Ok(Some(v)) = &r {
-        crate::perf::add(perf::GET_READ_BYTES, v.out_len() as u64);
+        crate::perf_context::add(perf::GET_READ_BYTES, v.out_len() as u64);
     }
     r
 }
@@ -96,10 +96,10 @@ pub(super) fn get_in<V: ValueOut>(
     crate::key::append_internal_key(lookup, key, seq, vt::FOR_SEEK);
     // Merge operands collected newest first, and the newest covering range tombstone.
     let mut chain = Chain::new();
-    let counting = crate::perf::counting();
+    let counting = crate::perf_context::counting();
     let mut timer = PerfTimer::start();
     if counting {
-        crate::perf::add_unchecked(perf::GET_FROM_MEMTABLE_COUNT, 1);
+        crate::perf_context::add_unchecked(perf::GET_FROM_MEMTABLE_COUNT, 1);
     }
     if let Some(r) = mem_lookup(db, &sv.mem, &mut chain, key, seq, lookup)? {
         timer.stop(perf::GET_FROM_MEMTABLE_TIME);
@@ -108,7 +108,7 @@ pub(super) fn get_in<V: ValueOut>(
     }
     for m in &sv.imm {
         if counting {
-            crate::perf::add_unchecked(perf::GET_FROM_MEMTABLE_COUNT, 1);
+            crate::perf_context::add_unchecked(perf::GET_FROM_MEMTABLE_COUNT, 1);
         }
         if let Some(r) = mem_lookup(db, m, &mut chain, key, seq, lookup)? {
             timer.stop(perf::GET_FROM_MEMTABLE_TIME);

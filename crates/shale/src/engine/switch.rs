@@ -7,7 +7,7 @@ use crate::engine::write_group::drain_writes;
 use crate::error::{Error, Result};
 use crate::log;
 use crate::lsm::filename::wal_name;
-use crate::perf::{field as perf, PerfTimer};
+use crate::perf_context::{field as perf, PerfTimer};
 use crate::statistics::Ticker;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

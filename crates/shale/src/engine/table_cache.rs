@@ -132,7 +132,7 @@ impl TableCache {
                 format!("table file size is {size} but the MANIFEST records {expected_size}"),
             ));
         }
-        let timer = crate::perf::PerfTimer::start();
+        let timer = crate::perf_context::PerfTimer::start();
         let t = AnyTable::open(
             file,
             name_of(&path),
@@ -153,7 +153,7 @@ impl TableCache {
             },
             &self.fopts,
         );
-        timer.stop(crate::perf::field::FIND_TABLE_NANOS);
+        timer.stop(crate::perf_context::field::FIND_TABLE_NANOS);
         crate::statistics::tick(
             &self.stats,
             if t.is_ok() {

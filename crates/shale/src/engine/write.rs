@@ -25,7 +25,7 @@ use crate::engine::write_group::PARALLEL_MIN_RECORDS;
 use crate::engine::write_thread::TwoPcWrite;
 use crate::error::{Error, Result};
 use crate::options::WriteOptions;
-use crate::perf::{field as perf, PerfTimer};
+use crate::perf_context::{field as perf, PerfTimer};
 use crate::statistics::{Histogram, StopWatch, Ticker};
 use crate::write_batch::WriteBatch;
 

@@ -57,7 +57,10 @@ pub(crate) fn stall_stats(db: &DbInner, micros: u64) {
         s.tick(crate::statistics::Ticker::StallMicros, micros);
         s.record_time(crate::statistics::Histogram::WriteStall, micros);
     }
-    crate::perf::add(crate::perf::field::WRITE_DELAY_TIME, micros.saturating_mul(1000));
+    crate::perf_context::add(
+        crate::perf_context::field::WRITE_DELAY_TIME,
+        micros.saturating_mul(1000),
+    );
 }
 
 const SLEEP_STEP: Duration = Duration::from_micros(1001);

@@ -409,7 +409,7 @@ impl MemTable {
         let icmp = self.icmp();
         let ukey = user_key(lookup_ikey);
         if self.bloom.as_ref().is_some_and(|b| !b.key_may_match(ukey)) {
-            crate::perf::add(crate::perf::field::BLOOM_MEMTABLE_MISS_COUNT, 1);
+            crate::perf_context::add(crate::perf_context::field::BLOOM_MEMTABLE_MISS_COUNT, 1);
             return None;
         }
         if self.point_filter.as_ref().is_some_and(|f| !f.key_may_match(ukey)) {

@@ -7,11 +7,12 @@
 //! transaction returns ([`TxnIterator`], [`TxnRawIterator`]).
 //!
 //! Inside: `wbwi` (the indexed batch), `transaction` (what both DBs share), `optimistic`,
-//! `pessimistic` with the lock manager in `locks`, `prepared` (recovered prepared sections) and
+//! `pessimistic` with the lock manager in `locks`, `checkpoint` (a transaction DB's checkpoints), `prepared` (recovered prepared sections) and
 //! `checks` (conflict checks against the newest sequence number of a key in the memtables,
 //! including flushed ones kept as history, `max_write_buffer_size_to_maintain`). See
 //! docs/transactions.md.
 
+pub(crate) mod checkpoint;
 mod checks;
 mod locks;
 pub(crate) mod optimistic;

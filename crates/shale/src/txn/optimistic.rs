@@ -2,6 +2,7 @@
 //! striped validation locks (RocksDB's `kValidateParallel`), that no key the transaction tracked
 //! was written after the sequence it was tracked at, then writes the batch.
 
+use std::marker::PhantomData;
 use std::ops::Deref;
 use std::path::Path;
 
@@ -10,6 +11,7 @@ use parking_lot::Mutex;
 use super::checks::txn_options;
 use super::transaction::{Kind, Transaction, TxnCore, TxnSettings};
 use crate::api::db::DB;
+use crate::api::{SingleThreaded, ThreadMode};
 use crate::engine::column_family::ColumnFamilyDescriptor;
 use crate::error::Result;
 use crate::options::{Options, WriteOptions};
@@ -35,11 +37,16 @@ impl OptimisticTransactionOptions {
 /// A DB whose transactions are checked for conflicts at commit (RocksDB's
 /// `OptimisticTransactionDB`). It dereferences to the [`DB`] for everything else; writes made
 /// directly on the DB are seen by the checks too.
-pub struct OptimisticTransactionDB {
+///
+/// `T` is the `rocksdb` crate's thread mode; Shale's DB is shared between threads in either,
+/// so both behave the same. Where nothing else fixes the mode, write the type out
+/// (`let db: OptimisticTransactionDB = ...`).
+pub struct OptimisticTransactionDB<T: ThreadMode = SingleThreaded> {
     core: TxnCore,
+    _mode: PhantomData<fn() -> T>,
 }
 
-impl std::fmt::Debug for OptimisticTransactionDB {
+impl<T: ThreadMode> std::fmt::Debug for OptimisticTransactionDB<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "OptimisticTransactionDB({})", self.core.db.path().display())
     }
@@ -48,21 +55,22 @@ impl std::fmt::Debug for OptimisticTransactionDB {
 /// Validation lock buckets (RocksDB's default `occ_lock_buckets`).
 const BUCKETS: usize = 1 << 20;
 
-impl OptimisticTransactionDB {
-    fn wrap(db: DB) -> OptimisticTransactionDB {
+impl<T: ThreadMode> OptimisticTransactionDB<T> {
+    fn wrap(db: DB) -> Self {
         // Buckets are cheap (one byte of state each with parking_lot).
         let buckets = (0..BUCKETS).map(|_| Mutex::new(())).collect();
         OptimisticTransactionDB {
             core: TxnCore::new(db, Kind::Optimistic { buckets }),
+            _mode: PhantomData,
         }
     }
     /// Open (or create, with `create_if_missing`). As RocksDB, a family that keeps no
     /// memtable history gets `max_write_buffer_size_to_maintain = -1`.
-    pub fn open(opts: &Options, path: impl AsRef<Path>) -> Result<OptimisticTransactionDB> {
+    pub fn open(opts: &Options, path: impl AsRef<Path>) -> Result<Self> {
         DB::open(&txn_options(opts), path).map(Self::wrap)
     }
     /// Opens the DB at `path` with default options and `create_if_missing` set.
-    pub fn open_default(path: impl AsRef<Path>) -> Result<OptimisticTransactionDB> {
+    pub fn open_default(path: impl AsRef<Path>) -> Result<Self> {
         let mut o = Options::default();
         o.create_if_missing(true);
         Self::open(&o, path)
@@ -73,7 +81,7 @@ impl OptimisticTransactionDB {
         opts: &Options,
         path: impl AsRef<Path>,
         names: I,
-    ) -> Result<OptimisticTransactionDB> {
+    ) -> Result<Self> {
         DB::open_cf(&txn_options(opts), path, names).map(Self::wrap)
     }
     /// [`open`](Self::open) with one descriptor per column family; each family gets memtable history
@@ -82,7 +90,7 @@ impl OptimisticTransactionDB {
         opts: &Options,
         path: impl AsRef<Path>,
         cfs: I,
-    ) -> Result<OptimisticTransactionDB> {
+    ) -> Result<Self> {
         let cfs: Vec<ColumnFamilyDescriptor> = cfs
             .into_iter()
             .map(|mut d| {
@@ -98,7 +106,7 @@ impl OptimisticTransactionDB {
     }
 
     /// A new transaction with default options.
-    pub fn transaction(&self) -> Transaction<'_, OptimisticTransactionDB> {
+    pub fn transaction(&self) -> Transaction<'_, Self> {
         self.transaction_opt(&WriteOptions::default(), &OptimisticTransactionOptions::default())
     }
     /// Begins a transaction writing with `wo`, configured by `otxn_opts`. Its keys are checked for
@@ -108,7 +116,7 @@ impl OptimisticTransactionDB {
         &self,
         wo: &WriteOptions,
         otxn_opts: &OptimisticTransactionOptions,
-    ) -> Transaction<'_, OptimisticTransactionDB> {
+    ) -> Transaction<'_, Self> {
         let s = TxnSettings {
             set_snapshot: otxn_opts.set_snapshot,
             ..TxnSettings::default()
@@ -134,7 +142,7 @@ impl OptimisticTransactionDB {
     }
 }
 
-impl Deref for OptimisticTransactionDB {
+impl<T: ThreadMode> Deref for OptimisticTransactionDB<T> {
     type Target = DB;
     fn deref(&self) -> &DB {
         &self.core.db

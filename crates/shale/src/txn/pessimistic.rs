@@ -2,6 +2,7 @@
 //! pessimistic `TransactionDB` with its point lock manager, `locks.rs`). Writes made through the
 //! DB outside a transaction lock their keys too.
 
+use std::marker::PhantomData;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ fn two_pc_options(opts: &Options) -> Options {
     o
 }
 use crate::api::db::DB;
+use crate::api::{MultiThreaded, SingleThreaded, ThreadMode};
 use crate::engine::column_family::AsColumnFamilyRef;
 use crate::engine::column_family::ColumnFamily;
 use crate::engine::column_family::ColumnFamilyDescriptor;
@@ -129,20 +131,27 @@ impl TransactionOptions {
 }
 
 /// A DB whose transactions lock rows (RocksDB's pessimistic `TransactionDB`).
-pub struct TransactionDB {
+///
+/// `T` is the `rocksdb` crate's thread mode: Shale's DB is shared between threads in either
+/// mode, so it changes nothing but which calls exist — as in the crate, the property calls
+/// ([`property_value`](TransactionDB::property_value)) are those of
+/// `TransactionDB<MultiThreaded>` (on the default mode, use [`base_db`](Self::base_db)).
+/// Where nothing else fixes the mode, write the type out (`let db: TransactionDB = ...`).
+pub struct TransactionDB<T: ThreadMode = SingleThreaded> {
     core: TxnCore,
     default_lock_timeout: i64,
+    _mode: PhantomData<fn() -> T>,
 }
 
-impl std::fmt::Debug for TransactionDB {
+impl<T: ThreadMode> std::fmt::Debug for TransactionDB<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "TransactionDB({})", self.core.db.path().display())
     }
 }
 
-impl TransactionDB {
-    fn wrap(db: DB, t: &TransactionDBOptions) -> Result<TransactionDB> {
-        let tdb = TransactionDB {
+impl<T: ThreadMode> TransactionDB<T> {
+    fn wrap(db: DB, t: &TransactionDBOptions) -> Result<Self> {
+        let tdb = Self {
             core: TxnCore::new(
                 db,
                 Kind::Pessimistic {
@@ -151,6 +160,7 @@ impl TransactionDB {
                 },
             ),
             default_lock_timeout: t.default_lock_timeout,
+            _mode: PhantomData,
         };
         super::prepared::adopt_recovered(&tdb.core)?;
         Ok(tdb)
@@ -158,12 +168,12 @@ impl TransactionDB {
     /// Open (as RocksDB's `TransactionDB::Open`, with `allow_2pc` set): the prepared
     /// transactions found in the WAL are recovered, their keys locked, for
     /// [`prepared_transactions`](Self::prepared_transactions).
-    pub fn open(opts: &Options, txn_db_opts: &TransactionDBOptions, path: impl AsRef<Path>) -> Result<TransactionDB> {
+    pub fn open(opts: &Options, txn_db_opts: &TransactionDBOptions, path: impl AsRef<Path>) -> Result<Self> {
         txn_db_opts.validate()?;
         DB::open(&two_pc_options(opts), path).and_then(|db| Self::wrap(db, txn_db_opts))
     }
     /// Opens the DB at `path` with default options and `create_if_missing` set (creating it if absent).
-    pub fn open_default(path: impl AsRef<Path>) -> Result<TransactionDB> {
+    pub fn open_default(path: impl AsRef<Path>) -> Result<Self> {
         let mut o = Options::default();
         o.create_if_missing(true);
         Self::open(&o, &TransactionDBOptions::default(), path)
@@ -176,7 +186,7 @@ impl TransactionDB {
         txn_db_opts: &TransactionDBOptions,
         path: impl AsRef<Path>,
         names: I,
-    ) -> Result<TransactionDB> {
+    ) -> Result<Self> {
         txn_db_opts.validate()?;
         DB::open_cf(&two_pc_options(opts), path, names).and_then(|db| Self::wrap(db, txn_db_opts))
     }
@@ -187,7 +197,7 @@ impl TransactionDB {
         txn_db_opts: &TransactionDBOptions,
         path: impl AsRef<Path>,
         cfs: I,
-    ) -> Result<TransactionDB> {
+    ) -> Result<Self> {
         txn_db_opts.validate()?;
         let cfs: Vec<ColumnFamilyDescriptor> = cfs
             .into_iter()
@@ -203,27 +213,23 @@ impl TransactionDB {
     /// locked: commit or roll back each. Each is handed out once (a second call returns the
     /// ones not handed out yet, so none); one dropped without either stays prepared in the WAL
     /// and is recovered again at the next open, as in RocksDB.
-    pub fn prepared_transactions(&self) -> Vec<Transaction<'_, TransactionDB>> {
+    pub fn prepared_transactions(&self) -> Vec<Transaction<'_, Self>> {
         super::prepared::take_recovered(&self.core)
     }
 
     /// Begins a transaction with default write and transaction options. The transaction borrows the
     /// DB; its locks are released at commit, rollback or drop (see [`Transaction`]).
-    pub fn transaction(&self) -> Transaction<'_, TransactionDB> {
+    pub fn transaction(&self) -> Transaction<'_, Self> {
         self.transaction_opt(&WriteOptions::default(), &TransactionOptions::default())
     }
     /// Begins a transaction writing with `wo` and configured by `o`; an invalid `o` (a negative lock
     /// timeout other than -1) is reported as InvalidArgument by each call on the transaction.
-    pub fn transaction_opt(&self, wo: &WriteOptions, o: &TransactionOptions) -> Transaction<'_, TransactionDB> {
+    pub fn transaction_opt(&self, wo: &WriteOptions, o: &TransactionOptions) -> Transaction<'_, Self> {
         Transaction::begin(&self.core, wo, o.0.clone())
     }
 
     /// A one-write transaction: lock the key (waiting at most `default_lock_timeout`), write.
-    fn locked_write(
-        &self,
-        wo: &WriteOptions,
-        f: impl FnOnce(&Transaction<'_, TransactionDB>) -> Result<()>,
-    ) -> Result<()> {
+    fn locked_write(&self, wo: &WriteOptions, f: impl FnOnce(&Transaction<'_, Self>) -> Result<()>) -> Result<()> {
         let mut o = TransactionOptions::default();
         o.set_lock_timeout(self.default_lock_timeout);
         let t = self.transaction_opt(wo, &o);
@@ -302,6 +308,33 @@ impl TransactionDB {
     pub fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>> {
         self.core.db.multi_get(keys)
     }
+    /// [`multi_get`](Self::multi_get) with read options `ro`.
+    pub fn multi_get_opt<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
+        &self,
+        keys: I,
+        ro: &ReadOptions,
+    ) -> Vec<Result<Option<Vec<u8>>>> {
+        self.core.db.multi_get_opt(keys, ro)
+    }
+    /// Reads each (family, key) pair without locks; one result per pair, in order (see
+    /// [`DB::multi_get_cf`]).
+    pub fn multi_get_cf<'a, C, K, I>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>>
+    where
+        C: AsColumnFamilyRef + 'a,
+        K: AsRef<[u8]>,
+        I: IntoIterator<Item = (&'a C, K)>,
+    {
+        self.core.db.multi_get_cf(keys)
+    }
+    /// [`multi_get_cf`](Self::multi_get_cf) with read options `ro`.
+    pub fn multi_get_cf_opt<'a, C, K, I>(&self, keys: I, ro: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>>
+    where
+        C: AsColumnFamilyRef + 'a,
+        K: AsRef<[u8]>,
+        I: IntoIterator<Item = (&'a C, K)>,
+    {
+        self.core.db.multi_get_cf_opt(keys, ro)
+    }
     /// A snapshot of the underlying DB (see [`DB::snapshot`]); it pins the sequence number until dropped.
     pub fn snapshot(&self) -> Snapshot {
         self.core.db.snapshot()
@@ -343,9 +376,10 @@ impl TransactionDB {
     pub fn flush(&self) -> Result<()> {
         self.core.db.flush()
     }
-    /// The value of DB property `name`, `Ok(None)` if it is unknown (see [`DB::property_value`]).
-    pub fn property_value(&self, name: &str) -> Result<Option<String>> {
-        self.core.db.property_value(name)
+    /// Writes the WAL's buffered records to its file, and syncs the file too if `sync` (see
+    /// [`DB::flush_wal`]).
+    pub fn flush_wal(&self, sync: bool) -> Result<()> {
+        self.core.db.flush_wal(sync)
     }
     /// The sequence number of the last write made visible.
     pub fn latest_sequence_number(&self) -> u64 {
@@ -359,5 +393,18 @@ impl TransactionDB {
     /// transaction DB's).
     pub fn base_db(&self) -> &DB {
         &self.core.db
+    }
+}
+
+impl TransactionDB<MultiThreaded> {
+    /// The value of DB property `name` of the default column family, `Ok(None)` if it is
+    /// unknown (see [`DB::property_value`]).
+    pub fn property_value(&self, name: &str) -> Result<Option<String>> {
+        self.core.db.property_value(name)
+    }
+    /// A numeric DB property of the default column family: `Ok(None)` if it is unknown or not
+    /// a number (see [`DB::property_int_value`]).
+    pub fn property_int_value(&self, name: &str) -> Result<Option<u64>> {
+        self.core.db.property_int_value(name)
     }
 }

@@ -13,7 +13,7 @@ use crate::txn::pessimistic::{TransactionDB, TransactionDBOptions};
 /// A DB whose only WAL holds a plain put and one prepared transaction (`k` -> `v`, named
 /// `t`), left by a crash; returns the WAL's path and its records.
 fn crashed_with_prepared(fs: &MemFs, o: &Options) -> (std::path::PathBuf, Vec<Vec<u8>>) {
-    let db = TransactionDB::open(o, &TransactionDBOptions::default(), "/db").unwrap();
+    let db: TransactionDB = TransactionDB::open(o, &TransactionDBOptions::default(), "/db").unwrap();
     db.put(b"plain", b"p").unwrap();
     let mut wo = WriteOptions::default();
     wo.set_sync(true);
@@ -55,7 +55,7 @@ fn other_policies_and_malformed_sections_are_errors() {
     o.set_env(Arc::new(fs.clone()));
     let (path, recs) = crashed_with_prepared(&fs, &o);
     let prep = recs.iter().position(|r| r.get(12) == Some(&0x09)).unwrap();
-    let open = || TransactionDB::open(&o, &TransactionDBOptions::default(), "/db").map(|_| ());
+    let open = || <TransactionDB>::open(&o, &TransactionDBOptions::default(), "/db").map(|_| ());
     let mut cases: Vec<(Vec<u8>, &str)> = Vec::new();
     for (tag, want) in [(0x12u8, "WRITE_PREPARED"), (0x13, "WRITE_UNPREPARED")] {
         let mut r = recs[prep].clone();
@@ -90,7 +90,7 @@ fn other_policies_and_malformed_sections_are_errors() {
     }
     // The original WAL still recovers the transaction.
     rewrite(&fs, &path, &recs);
-    let db = TransactionDB::open(&o, &TransactionDBOptions::default(), "/db").unwrap();
+    let db: TransactionDB = TransactionDB::open(&o, &TransactionDBOptions::default(), "/db").unwrap();
     let ts = db.prepared_transactions();
     assert_eq!(ts.len(), 1);
     ts[0].commit().unwrap();

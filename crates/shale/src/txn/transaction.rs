@@ -426,6 +426,33 @@ impl<'db, D> Transaction<'db, D> {
     pub fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>> {
         keys.into_iter().map(|k| self.get(k)).collect()
     }
+    /// [`multi_get`](Self::multi_get) with read options `ro`.
+    pub fn multi_get_opt<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
+        &self,
+        keys: I,
+        ro: &ReadOptions,
+    ) -> Vec<Result<Option<Vec<u8>>>> {
+        keys.into_iter().map(|k| self.get_opt(k, ro)).collect()
+    }
+    /// Reads each (family, key) pair as [`get_cf`](Self::get_cf) does (the transaction's own
+    /// writes first, then the DB; no locks): one result per pair, in order.
+    pub fn multi_get_cf<'a, C, K, I>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>>
+    where
+        C: AsColumnFamilyRef + 'a,
+        K: AsRef<[u8]>,
+        I: IntoIterator<Item = (&'a C, K)>,
+    {
+        self.multi_get_cf_opt(keys, &ReadOptions::default())
+    }
+    /// [`multi_get_cf`](Self::multi_get_cf) with read options `ro`.
+    pub fn multi_get_cf_opt<'a, C, K, I>(&self, keys: I, ro: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>>
+    where
+        C: AsColumnFamilyRef + 'a,
+        K: AsRef<[u8]>,
+        I: IntoIterator<Item = (&'a C, K)>,
+    {
+        keys.into_iter().map(|(cf, k)| self.get_cf_opt(cf, k, ro)).collect()
+    }
 
     /// Read `key` and track it: the pessimistic DB locks it (`exclusive` or shared); the
     /// optimistic DB fails the commit if another write changes it first.

@@ -244,7 +244,8 @@ fn a_comparator_panic_in_get_for_update_releases_the_lock() {
     let fs = MemFs::new();
     let mut o = mem_opts(&fs);
     o.set_custom_comparator(Arc::new(CountdownComparator));
-    let db = shale::TransactionDB::open(&o, &shale::TransactionDBOptions::default(), dir()).unwrap();
+    let db: shale::TransactionDB =
+        shale::TransactionDB::open(&o, &shale::TransactionDBOptions::default(), dir()).unwrap();
     db.put(key(1), val(1)).unwrap();
     let mut to = shale::TransactionOptions::new();
     to.set_lock_timeout(100);
@@ -272,7 +273,8 @@ fn a_comparator_panic_in_prepare_leaves_the_locks_of_an_expired_transaction_stea
     let fs = MemFs::new();
     let mut o = mem_opts(&fs);
     o.set_custom_comparator(Arc::new(CountdownComparator));
-    let db = shale::TransactionDB::open(&o, &shale::TransactionDBOptions::default(), dir()).unwrap();
+    let db: shale::TransactionDB =
+        shale::TransactionDB::open(&o, &shale::TransactionDBOptions::default(), dir()).unwrap();
     let mut to = shale::TransactionOptions::new();
     to.set_expiration(1000);
     let t1 = db.transaction_opt(&shale::WriteOptions::default(), &to);

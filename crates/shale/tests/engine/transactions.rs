@@ -182,7 +182,7 @@ fn wbwi_iterator_matches_model() {
 #[test]
 fn optimistic_conflict_is_busy_and_own_writes_are_visible() {
     let d = tempfile::tempdir().unwrap();
-    let db = OptimisticTransactionDB::open(&opts(), d.path()).unwrap();
+    let db: OptimisticTransactionDB = OptimisticTransactionDB::open(&opts(), d.path()).unwrap();
     db.put(b"x", b"0").unwrap();
     let t1 = db.transaction();
     let t2 = db.transaction();
@@ -217,7 +217,7 @@ fn optimistic_conflict_is_busy_and_own_writes_are_visible() {
 #[test]
 fn optimistic_snapshot_conflicts_with_writes_after_it() {
     let d = tempfile::tempdir().unwrap();
-    let db = OptimisticTransactionDB::open(&opts(), d.path()).unwrap();
+    let db: OptimisticTransactionDB = OptimisticTransactionDB::open(&opts(), d.path()).unwrap();
     let mut oo = OptimisticTransactionOptions::new();
     oo.set_snapshot(true);
     let t = db.transaction_opt(&WriteOptions::default(), &oo);
@@ -238,7 +238,7 @@ fn optimistic_history_too_short_is_try_again_and_history_keeps_it_checkable() {
     let d = tempfile::tempdir().unwrap();
     let mut o = opts();
     o.set_max_write_buffer_size_to_maintain(1); // too small to keep any flushed memtable
-    let db = OptimisticTransactionDB::open(&o, d.path()).unwrap();
+    let db: OptimisticTransactionDB = OptimisticTransactionDB::open(&o, d.path()).unwrap();
     db.put(b"k", b"0").unwrap();
     let t = db.transaction();
     t.get_for_update(b"k", true).unwrap();
@@ -253,7 +253,7 @@ fn optimistic_history_too_short_is_try_again_and_history_keeps_it_checkable() {
     // the default (history kept): the same sequence commits, and a flushed conflicting
     // write is still found
     let d = tempfile::tempdir().unwrap();
-    let db = OptimisticTransactionDB::open(&opts(), d.path()).unwrap();
+    let db: OptimisticTransactionDB = OptimisticTransactionDB::open(&opts(), d.path()).unwrap();
     db.put(b"k", b"0").unwrap();
     let t = db.transaction();
     t.get_for_update(b"k", true).unwrap();
@@ -271,7 +271,7 @@ fn optimistic_history_too_short_is_try_again_and_history_keeps_it_checkable() {
 #[test]
 fn savepoints_and_iterators() {
     let d = tempfile::tempdir().unwrap();
-    let db = OptimisticTransactionDB::open(&opts(), d.path()).unwrap();
+    let db: OptimisticTransactionDB = OptimisticTransactionDB::open(&opts(), d.path()).unwrap();
     db.put(b"a", b"1").unwrap();
     db.put(b"c", b"3").unwrap();
     let t = db.transaction();
@@ -314,7 +314,8 @@ fn savepoints_and_iterators() {
 #[test]
 fn column_families_in_transactions() {
     let d = tempfile::tempdir().unwrap();
-    let db = TransactionDB::open_cf(&opts(), &TransactionDBOptions::default(), d.path(), ["default", "cf1"]).unwrap();
+    let db: TransactionDB =
+        TransactionDB::open_cf(&opts(), &TransactionDBOptions::default(), d.path(), ["default", "cf1"]).unwrap();
     let cf = db.cf_handle("cf1").unwrap();
     let t = db.transaction();
     t.put_cf(&cf, b"k", b"in cf1").unwrap();
@@ -347,7 +348,7 @@ fn pessimistic_locks_timeout_and_release() {
     let mut tdo = TransactionDBOptions::new();
     tdo.set_txn_lock_timeout(0);
     tdo.set_default_lock_timeout(0);
-    let db = TransactionDB::open(&opts(), &tdo, d.path()).unwrap();
+    let db: TransactionDB = TransactionDB::open(&opts(), &tdo, d.path()).unwrap();
     let t1 = db.transaction();
     t1.put(b"k", b"1").unwrap();
     let t2 = db.transaction();
@@ -398,7 +399,7 @@ fn pessimistic_savepoint_releases_newer_locks_and_snapshot_validates() {
     let d = tempfile::tempdir().unwrap();
     let mut tdo = TransactionDBOptions::new();
     tdo.set_txn_lock_timeout(0);
-    let db = TransactionDB::open(&opts(), &tdo, d.path()).unwrap();
+    let db: TransactionDB = TransactionDB::open(&opts(), &tdo, d.path()).unwrap();
     let t = db.transaction();
     t.put(b"a", b"1").unwrap();
     t.set_savepoint();
@@ -433,7 +434,7 @@ fn pessimistic_savepoint_releases_newer_locks_and_snapshot_validates() {
     let d = tempfile::tempdir().unwrap();
     let mut o = opts();
     o.set_max_write_buffer_size_to_maintain(1);
-    let db = TransactionDB::open(&o, &tdo, d.path()).unwrap();
+    let db: TransactionDB = TransactionDB::open(&o, &tdo, d.path()).unwrap();
     db.put(b"old", b"1").unwrap();
     db.flush().unwrap();
     let s3 = db.transaction_opt(&WriteOptions::default(), &to);
@@ -450,7 +451,7 @@ fn pessimistic_savepoint_releases_newer_locks_and_snapshot_validates() {
 #[test]
 fn pessimistic_expiration() {
     let d = tempfile::tempdir().unwrap();
-    let db = TransactionDB::open(&opts(), &TransactionDBOptions::default(), d.path()).unwrap();
+    let db: TransactionDB = TransactionDB::open(&opts(), &TransactionDBOptions::default(), d.path()).unwrap();
     let mut to = TransactionOptions::new();
     to.set_expiration(1);
     let t = db.transaction_opt(&WriteOptions::default(), &to);
@@ -467,7 +468,7 @@ fn deadlock_cycle(n: usize) {
     let d = tempfile::tempdir().unwrap();
     let mut tdo = TransactionDBOptions::new();
     tdo.set_txn_lock_timeout(-1); // wait forever: only deadlock detection can end the wait
-    let db = Arc::new(TransactionDB::open(&opts(), &tdo, d.path()).unwrap());
+    let db: Arc<TransactionDB> = Arc::new(TransactionDB::open(&opts(), &tdo, d.path()).unwrap());
     let barrier = Arc::new(Barrier::new(n));
     let outcomes = Arc::new(Mutex::new(Vec::new()));
     let handles: Vec<_> = (0..n)
@@ -535,7 +536,7 @@ fn counters_optimistic_exact() {
     let d = tempfile::tempdir().unwrap();
     let mut o = opts();
     o.set_write_buffer_size(16 << 10); // flushes during the run
-    let db = Arc::new(OptimisticTransactionDB::open(&o, d.path()).unwrap());
+    let db: Arc<OptimisticTransactionDB> = Arc::new(OptimisticTransactionDB::open(&o, d.path()).unwrap());
     let hs: Vec<_> = (0..THREADS)
         .map(|t| {
             let db = db.clone();
@@ -575,7 +576,7 @@ fn counters_pessimistic_exact() {
     let d = tempfile::tempdir().unwrap();
     let mut tdo = TransactionDBOptions::new();
     tdo.set_txn_lock_timeout(-1);
-    let db = Arc::new(TransactionDB::open(&opts(), &tdo, d.path()).unwrap());
+    let db: Arc<TransactionDB> = Arc::new(TransactionDB::open(&opts(), &tdo, d.path()).unwrap());
     let hs: Vec<_> = (0..THREADS)
         .map(|t| {
             let db = db.clone();
@@ -800,7 +801,7 @@ fn model_pessimistic_serial_history() {
 #[test]
 fn bad_input_is_an_error_not_a_panic() {
     let d = tempfile::tempdir().unwrap();
-    let db = TransactionDB::open(&opts(), &TransactionDBOptions::default(), d.path()).unwrap();
+    let db: TransactionDB = TransactionDB::open(&opts(), &TransactionDBOptions::default(), d.path()).unwrap();
     let t = db.transaction();
     t.put(b"k", b"v").unwrap();
     t.commit().unwrap();
@@ -833,14 +834,14 @@ fn bad_input_is_an_error_not_a_panic() {
     let mut tdo = TransactionDBOptions::new();
     tdo.set_txn_lock_timeout(-2);
     let d2 = tempfile::tempdir().unwrap();
-    let e = TransactionDB::open(&opts(), &tdo, d2.path()).unwrap_err();
+    let e = <TransactionDB>::open(&opts(), &tdo, d2.path()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
 
     // a merge without a merge operator
     let d3 = tempfile::tempdir().unwrap();
     let mut o = Options::default();
     o.create_if_missing(true);
-    let odb = OptimisticTransactionDB::open(&o, d3.path()).unwrap();
+    let odb: OptimisticTransactionDB = OptimisticTransactionDB::open(&o, d3.path()).unwrap();
     let t = odb.transaction();
     assert!(t.merge(b"k", b"v").is_err());
     t.commit().unwrap();

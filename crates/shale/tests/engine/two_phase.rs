@@ -238,7 +238,7 @@ fn bad_input_is_an_error_not_a_panic() {
     assert_eq!(get(&db, "w").as_deref(), Some("1"));
     // Optimistic transactions have no two-phase commit.
     let od = tempfile::tempdir().unwrap();
-    let odb = OptimisticTransactionDB::open(&opts(), od.path()).unwrap();
+    let odb: OptimisticTransactionDB = OptimisticTransactionDB::open(&opts(), od.path()).unwrap();
     let ot = odb.transaction();
     inv(ot.set_name(b"o"));
     inv(ot.prepare());
@@ -409,7 +409,7 @@ fn two_recovered_transactions_on_one_key_fail_the_open_clearly() {
         drop(t); // unresolved: stays in the WAL, its lock is released
     }
     crash(db, &fs);
-    let e = TransactionDB::open(&o, &TransactionDBOptions::default(), dir).unwrap_err();
+    let e = <TransactionDB>::open(&o, &TransactionDBOptions::default(), dir).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
     assert!(e.to_string().contains("locked by another"), "{e}");
 }

@@ -35,7 +35,7 @@ fn value(i: usize) -> Vec<u8> {
 /// The child: acknowledged writes, a prepared transaction, then a large write whose WAL copy
 /// is interrupted (the process exits with `KILLED` inside it).
 fn child(dir: &Path, mapped: bool, seed: u64) -> ! {
-    let db = TransactionDB::open(
+    let db: TransactionDB = TransactionDB::open(
         &opts(DBRecoveryMode::PointInTime, mapped),
         &TransactionDBOptions::default(),
         dir,

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{append_internal_key, parse_internal_key, user_key, vt, InternalKeyComparator, MAX_SEQUENCE};
 use crate::options::ReadOptions;
-use crate::perf::field as perf;
+use crate::perf_context::field as perf;
 use crate::statistics::{Histogram, StopWatch, Ticker};
 
 /// The user-facing cursor (RocksDB's `DBIter`): hides old versions and deletions, honours the
@@ -622,13 +622,13 @@ impl DBRawIterator {
                 s.tick(Ticker::IterBytesRead, n as u64);
             }
         }
-        if crate::perf::counting() {
+        if crate::perf_context::counting() {
             if self.valid {
                 let n = self.key().map_or(0, <[u8]>::len) + self.value().map_or(0, <[u8]>::len);
-                crate::perf::add_unchecked(perf::ITER_READ_BYTES, n as u64);
+                crate::perf_context::add_unchecked(perf::ITER_READ_BYTES, n as u64);
             }
-            crate::perf::add_unchecked(perf::INTERNAL_KEY_SKIPPED_COUNT, self.skipped);
-            crate::perf::add_unchecked(perf::INTERNAL_DELETE_SKIPPED_COUNT, self.deletes_skipped);
+            crate::perf_context::add_unchecked(perf::INTERNAL_KEY_SKIPPED_COUNT, self.skipped);
+            crate::perf_context::add_unchecked(perf::INTERNAL_DELETE_SKIPPED_COUNT, self.deletes_skipped);
         }
         self.skipped = 0;
         self.deletes_skipped = 0;

@@ -1,6 +1,6 @@
 //! The merging iterator: sorted children merged into one sorted stream (both directions).
 
-use crate::perf::field as perf;
+use crate::perf_context::field as perf;
 use std::cmp::Ordering;
 
 use crate::error::Result;
@@ -66,9 +66,9 @@ impl MergingIterator {
     /// Perf context counts of one seek of every child.
     #[inline]
     fn count_seek(&self) {
-        if crate::perf::counting() {
-            crate::perf::add_unchecked(perf::SEEK_CHILD_SEEK_COUNT, self.children.len() as u64);
-            crate::perf::add_unchecked(perf::SEEK_ON_MEMTABLE_COUNT, self.mems as u64);
+        if crate::perf_context::counting() {
+            crate::perf_context::add_unchecked(perf::SEEK_CHILD_SEEK_COUNT, self.children.len() as u64);
+            crate::perf_context::add_unchecked(perf::SEEK_ON_MEMTABLE_COUNT, self.mems as u64);
         }
     }
     /// Re-read child `i`'s validity and key after it moved (and latch its error, if any).
@@ -253,7 +253,7 @@ impl InternalIterator for MergingIterator {
         // Forward: `cur` is the heap's top.
         debug_assert_eq!(self.heap.first(), Some(&cur));
         if cur < self.mems {
-            crate::perf::add(perf::NEXT_ON_MEMTABLE_COUNT, 1);
+            crate::perf_context::add(perf::NEXT_ON_MEMTABLE_COUNT, 1);
         }
         self.children[cur].next();
         self.refresh(cur);
@@ -294,7 +294,7 @@ impl InternalIterator for MergingIterator {
             self.dir = Dir::Reverse;
         }
         if cur < self.mems {
-            crate::perf::add(perf::PREV_ON_MEMTABLE_COUNT, 1);
+            crate::perf_context::add(perf::PREV_ON_MEMTABLE_COUNT, 1);
         }
         self.children[cur].prev();
         self.refresh(cur);

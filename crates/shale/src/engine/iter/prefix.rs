@@ -152,11 +152,11 @@ impl Source {
                 (Some(b), Some(p)) => {
                     let hit = b.prefix_may_match(mode.extractor.name(), p);
                     let f = if hit {
-                        crate::perf::field::BLOOM_MEMTABLE_HIT_COUNT
+                        crate::perf_context::field::BLOOM_MEMTABLE_HIT_COUNT
                     } else {
-                        crate::perf::field::BLOOM_MEMTABLE_MISS_COUNT
+                        crate::perf_context::field::BLOOM_MEMTABLE_MISS_COUNT
                     };
-                    crate::perf::add(f, 1);
+                    crate::perf_context::add(f, 1);
                     !hit
                 }
                 _ => false,
@@ -171,7 +171,7 @@ impl Source {
 pub(crate) fn table_prefix_may_match(t: &AnyTable, prefix: &[u8], extractor: &str) -> bool {
     let may = t.as_block().is_none_or(|b| b.prefix_may_match(prefix, extractor));
     if !may {
-        crate::perf::add(crate::perf::field::BLOOM_SST_MISS_COUNT, 1);
+        crate::perf_context::add(crate::perf_context::field::BLOOM_SST_MISS_COUNT, 1);
     }
     may
 }

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iterator::InternalIterator;
 use crate::key::{parse_internal_key, user_key, vt, InternalKeyComparator};
-use crate::perf::{field as perf, PerfTimer};
+use crate::perf_context::{field as perf, PerfTimer};
 use crate::statistics::{Histogram, StopWatch, Ticker};
 use crate::table::block::{Block, BlockIter, EntryFormat, KeyOrder};
 use crate::table::block_based::filter::FilterReader;
@@ -457,9 +457,9 @@ impl Table {
     /// Statistics of one block read from the file (`n` bytes, started at `t0`).
     #[inline]
     fn block_read(&self, n: usize, timer: PerfTimer, watch: Option<StopWatch<'_>>) {
-        if crate::perf::counting() {
-            crate::perf::add_unchecked(perf::BLOCK_READ_COUNT, 1);
-            crate::perf::add_unchecked(perf::BLOCK_READ_BYTE, n as u64);
+        if crate::perf_context::counting() {
+            crate::perf_context::add_unchecked(perf::BLOCK_READ_COUNT, 1);
+            crate::perf_context::add_unchecked(perf::BLOCK_READ_BYTE, n as u64);
             timer.stop(perf::BLOCK_READ_TIME);
         }
         drop(watch);
@@ -695,12 +695,12 @@ impl Table {
         let filtered = probe.is_some() && self.use_filter && !matches!(self.filter, FilterHolder::None);
         if probe.is_some_and(|p| !self.filter_may_match(p)) {
             // a filter said no
-            crate::perf::add(perf::BLOOM_SST_MISS_COUNT, 1);
+            crate::perf_context::add(perf::BLOOM_SST_MISS_COUNT, 1);
             crate::statistics::tick(&self.stats, Ticker::BloomFilterUseful, 1);
             return Ok(None);
         }
         if filtered {
-            crate::perf::add(perf::BLOOM_SST_HIT_COUNT, 1);
+            crate::perf_context::add(perf::BLOOM_SST_HIT_COUNT, 1);
             crate::statistics::tick(&self.stats, Ticker::BloomFilterFullPositive, 1);
         }
         let mut idx = self.index_iter(fill_cache)?;

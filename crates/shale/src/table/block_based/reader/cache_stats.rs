@@ -3,7 +3,7 @@
 //! and insert, told apart by kind of block.
 
 use super::{Kind, Table};
-use crate::perf::field as perf;
+use crate::perf_context::field as perf;
 use crate::statistics::Ticker;
 use crate::table::cache::{CacheKey, CacheValue};
 
@@ -26,7 +26,7 @@ impl Table {
     /// Statistics of a block found in the block cache.
     #[inline]
     pub(crate) fn cache_hit(&self, kind: Kind, charge: usize) {
-        crate::perf::add(
+        crate::perf_context::add(
             match kind {
                 Kind::Data => perf::BLOCK_CACHE_HIT_COUNT,
                 Kind::Index => perf::BLOCK_CACHE_INDEX_HIT_COUNT,

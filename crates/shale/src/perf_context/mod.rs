@@ -1,5 +1,5 @@
-//! Per-thread performance counters, as RocksDB's `PerfContext` (`set_perf_stats`,
-//! `PerfContext::report`): what one thread's operations did (key comparisons, blocks read,
+//! Per-thread performance counters, public under `perf`, as RocksDB's `PerfContext`
+//! (`set_perf_stats`, `PerfContext::report`): what one thread's operations did (key comparisons, blocks read,
 //! time in the memtable, the WAL, …). Nothing is counted until a thread raises its level; the
 //! engine's check is then a load of a global flag that stays false in programs that never do,
 //! and otherwise a thread-local read.
