@@ -129,13 +129,13 @@ impl<T: ThreadMode> OptimisticTransactionDB<T> {
     }
     /// Writes `batch` atomically, outside any transaction (as [`DB::write`]; either form of
     /// the batch type is taken, as the `rocksdb` crate's transaction DBs take theirs).
-    pub fn write<const T: bool>(&self, batch: crate::write_batch::WriteBatchWithTransaction<T>) -> Result<()> {
+    pub fn write<const TXN: bool>(&self, batch: crate::write_batch::WriteBatchWithTransaction<TXN>) -> Result<()> {
         self.core.db.write(batch.into_plain())
     }
     /// [`write`](Self::write) with write options `wo`.
-    pub fn write_opt<const T: bool>(
+    pub fn write_opt<const TXN: bool>(
         &self,
-        batch: crate::write_batch::WriteBatchWithTransaction<T>,
+        batch: crate::write_batch::WriteBatchWithTransaction<TXN>,
         wo: &WriteOptions,
     ) -> Result<()> {
         self.core.db.write_opt(batch.into_plain(), wo)

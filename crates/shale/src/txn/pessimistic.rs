@@ -269,13 +269,13 @@ impl<T: ThreadMode> TransactionDB<T> {
 
     /// Write a batch atomically, locking each of its keys first (waiting at most
     /// `default_lock_timeout`).
-    pub fn write<const T: bool>(&self, batch: crate::write_batch::WriteBatchWithTransaction<T>) -> Result<()> {
+    pub fn write<const TXN: bool>(&self, batch: crate::write_batch::WriteBatchWithTransaction<TXN>) -> Result<()> {
         self.write_opt(batch, &WriteOptions::default())
     }
     /// [`write`](Self::write) with write options `wo`.
-    pub fn write_opt<const T: bool>(
+    pub fn write_opt<const TXN: bool>(
         &self,
-        batch: crate::write_batch::WriteBatchWithTransaction<T>,
+        batch: crate::write_batch::WriteBatchWithTransaction<TXN>,
         wo: &WriteOptions,
     ) -> Result<()> {
         let mut o = TransactionOptions::default();
