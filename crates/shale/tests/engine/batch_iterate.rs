@@ -236,7 +236,8 @@ fn transaction_dbs_take_both_forms_of_the_batch() {
     let mut o = Options::default();
     o.create_if_missing(true);
     let d = tempfile::tempdir().unwrap();
-    let db = shale::TransactionDB::open(&o, &shale::TransactionDBOptions::new(), d.path().join("p")).unwrap();
+    let db: shale::TransactionDB =
+        shale::TransactionDB::open(&o, &shale::TransactionDBOptions::new(), d.path().join("p")).unwrap();
     let mut txn_batch = WriteBatchWithTransaction::<true>::default();
     txn_batch.put(b"t", b"1");
     db.write(txn_batch).unwrap();
@@ -248,7 +249,7 @@ fn transaction_dbs_take_both_forms_of_the_batch() {
     // A malformed batch is refused whichever type carries it.
     assert!(db.write(WriteBatchWithTransaction::<true>::from_data(b"x")).is_err());
 
-    let odb = shale::OptimisticTransactionDB::open(&o, d.path().join("o")).unwrap();
+    let odb: shale::OptimisticTransactionDB = shale::OptimisticTransactionDB::open(&o, d.path().join("o")).unwrap();
     let mut txn_batch = WriteBatchWithTransaction::<true>::default();
     txn_batch.put(b"t", b"3");
     odb.write(txn_batch).unwrap();
