@@ -191,6 +191,31 @@ impl fmt::Display for Error {
     }
 }
 
+impl Error {
+    /// The error's message, as `to_string()` gives it (the `rocksdb` crate's `Error::into_string`):
+    /// RocksDB's status text (`"Invalid argument: ..."`, `"Corruption: ..."`) then the details.
+    pub fn into_string(self) -> String {
+        self.to_string()
+    }
+}
+
+impl From<Error> for String {
+    fn from(e: Error) -> String {
+        e.to_string()
+    }
+}
+
+/// Two errors are equal when they are of the same variant and read the same (`to_string()`), as
+/// the `rocksdb` crate's errors, which compare their messages. An I/O error's operating-system
+/// error is compared by its kind and message.
+impl PartialEq for Error {
+    fn eq(&self, other: &Error) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other) && self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for Error {}
+
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
@@ -198,5 +223,27 @@ impl std::error::Error for Error {
             Error::Background(e) => Some(e.as_ref()),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_compare_by_variant_and_message() {
+        assert_eq!(Error::invalid("bad x"), Error::invalid("bad x"));
+        assert_ne!(Error::invalid("bad x"), Error::invalid("bad y"));
+        assert_ne!(Error::Busy("m".into()), Error::NotSupported("m".into()));
+        let io = |k| Error::io("f", std::io::Error::new(k, "boom"));
+        assert_eq!(io(std::io::ErrorKind::Other), io(std::io::ErrorKind::Other));
+        assert_ne!(Error::io("f", std::io::Error::other("a")), Error::io("f", std::io::Error::other("b")));
+    }
+
+    #[test]
+    fn into_string_is_the_status_text() {
+        assert_eq!(Error::invalid("bad x").into_string(), "Invalid argument: bad x");
+        let s: String = Error::NotFound("gone".into()).into();
+        assert_eq!(s, "NotFound: gone");
     }
 }

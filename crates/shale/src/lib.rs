@@ -34,6 +34,7 @@ mod memtable;
 pub mod merge_operator;
 pub mod options;
 pub mod perf;
+pub mod properties;
 mod range_del;
 pub mod slice_transform;
 mod snapshot;
@@ -66,7 +67,7 @@ pub mod comparator {
 pub use api::{
     DBWithThreadMode, IngestExternalFileOptions, LiveFile, MultiThreaded, Range, SingleThreaded, ThreadMode, DB,
 };
-pub use compaction_filter::CompactionDecision;
+pub use compaction_filter::Decision as CompactionDecision;
 pub use engine::{
     AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor, DBIterator, DBRawIterator, DBWALIterator, Direction,
     IteratorMode, SstFileWriter, DEFAULT_COLUMN_FAMILY_NAME,
@@ -84,6 +85,7 @@ pub use options::compaction::{
 };
 pub use options::types::{CompactionPri, Options, ReadOptions, WriteOptions};
 pub use perf::{PerfContext, PerfMetric, PerfStatsLevel};
+pub use properties::CStrLike;
 pub use slice_transform::SliceTransform;
 pub use snapshot::Snapshot;
 pub use table::block_based::partitioned_index::BlockBasedIndexType;
