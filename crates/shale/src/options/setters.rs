@@ -18,7 +18,7 @@ use crate::options::{CompactionPri, Options, TableFactory};
 // Through the crate root: these types may live in other modules, re-exported under these names.
 use crate::log::DBRecoveryMode;
 use crate::memtable::MemtableFactory;
-use crate::slice_transform::SliceTransform;
+use crate::slice_transform::PrefixExtractor;
 use crate::table::format::{ChecksumType, DBCompressionType};
 use crate::write_buffer_manager::WriteBufferManager;
 
@@ -505,7 +505,7 @@ getters! {
     get_max_background_jobs => max_background_jobs: usize,
     get_env => env: Arc<dyn FileSystem>,
     get_merge_operator => merge_operator: Option<Arc<dyn MergeOperator>>,
-    get_prefix_extractor => prefix_extractor: Option<Arc<dyn SliceTransform>>,
+    get_prefix_extractor => prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
     get_memtable_prefix_bloom_ratio => memtable_prefix_bloom_size_ratio: f64,
     get_memtable_whole_key_filtering => memtable_whole_key_filtering: bool,
     get_allow_mmap_reads => allow_mmap_reads: bool,
