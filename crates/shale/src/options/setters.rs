@@ -565,3 +565,13 @@ impl super::types::WriteOptions {
         self.no_slowdown = no_slowdown;
     }
 }
+
+impl super::types::ReadOptions {
+    /// RocksDB's `pin_data`: keep the key slices an iterator hands out valid for the iterator's
+    /// lifetime. Accepted for compatibility and without effect in Shale: what an iterator hands
+    /// out is either owned (`DBIterator` items) or borrowed from the iterator until it moves
+    /// (`DBRawIterator::key`), which the borrow checker enforces, so there is nothing to pin.
+    pub fn set_pin_data(&mut self, pin_data: bool) {
+        let _ = pin_data;
+    }
+}
