@@ -237,7 +237,10 @@ mod tests {
         assert_ne!(Error::Busy("m".into()), Error::NotSupported("m".into()));
         let io = |k| Error::io("f", std::io::Error::new(k, "boom"));
         assert_eq!(io(std::io::ErrorKind::Other), io(std::io::ErrorKind::Other));
-        assert_ne!(Error::io("f", std::io::Error::other("a")), Error::io("f", std::io::Error::other("b")));
+        assert_ne!(
+            Error::io("f", std::io::Error::other("a")),
+            Error::io("f", std::io::Error::other("b"))
+        );
     }
 
     #[test]

@@ -410,7 +410,8 @@ mod tests {
     fn every_argument_kind_bakes_to_the_same_text() {
         let s = String::from("rocksdb.stats");
         assert_eq!(name_text(STATS).unwrap(), s);
-        assert_eq!(name_text(&STATS.to_owned()).unwrap(), s);
+        let owned = STATS.to_owned();
+        assert_eq!(name_text(&owned).unwrap(), s);
         assert_eq!(name_text(STATS.to_owned()).unwrap(), s);
         assert_eq!(name_text(&s).unwrap(), s);
         assert_eq!(name_text(s.as_str()).unwrap(), s);

@@ -292,7 +292,10 @@ mod tests {
         assert_eq!(SliceTransform::create_fixed_prefix(3).name(), "rocksdb.FixedPrefix.3");
         assert_eq!(SliceTransform::create_capped_prefix(5).name(), "rocksdb.CappedPrefix.5");
         assert_eq!(SliceTransform::create_noop().name(), "rocksdb.Noop");
-        assert_eq!(format!("{:?}", SliceTransform::create_noop()), "SliceTransform(rocksdb.Noop)");
+        assert_eq!(
+            format!("{:?}", SliceTransform::create_noop()),
+            "SliceTransform(rocksdb.Noop)"
+        );
     }
 
     #[test]

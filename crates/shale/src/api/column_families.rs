@@ -330,7 +330,11 @@ impl DB {
         properties::property_value(&self.inner, cfd_of(cf), &name)
     }
     /// A numeric property of family `cf`: `Ok(None)` if the property is unknown or not a number.
-    pub fn property_int_value_cf(&self, cf: &impl AsColumnFamilyRef, name: impl crate::CStrLike) -> Result<Option<u64>> {
+    pub fn property_int_value_cf(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        name: impl crate::CStrLike,
+    ) -> Result<Option<u64>> {
         Ok(self.property_value_cf(cf, name)?.and_then(|s| s.trim().parse().ok()))
     }
 }

@@ -327,7 +327,8 @@ fn cuckoo_setters_reach_the_factory_and_are_validated() {
     }
     drop(db);
 
-    let bad: [(&str, fn(&mut CuckooTableOptions)); 4] = [
+    type Setter = fn(&mut CuckooTableOptions);
+    let bad: [(&str, Setter); 4] = [
         ("hash_table_ratio", |t| t.set_hash_ratio(1.5)),
         ("hash_table_ratio", |t| t.set_hash_ratio(f64::NAN)),
         ("max_search_depth", |t| t.set_max_search_depth(0)),

@@ -468,25 +468,36 @@ fn function_extractor_is_used_and_recorded_by_name() {
         let mut o = Options::default();
         o.create_if_missing(true);
         o.set_env(std::sync::Arc::new(fs.clone()));
-        o.set_prefix_extractor(shale::SliceTransform::create("first three", first_three, Some(three_or_more)));
+        o.set_prefix_extractor(shale::SliceTransform::create(
+            "first three",
+            first_three,
+            Some(three_or_more),
+        ));
         o.set_memtable_prefix_bloom_ratio(0.1);
         let db = DB::open(&o, "/fx").unwrap();
         for k in ["aaa1", "aaa2", "bbb1", "bbb2", "ccc1"] {
             db.put(k, k).unwrap();
         }
-        let keys = |db: &DB, p: &[u8]| -> Vec<Vec<u8>> { db.prefix_iterator(p).map(|r| r.unwrap().0.to_vec()).collect() };
+        let keys =
+            |db: &DB, p: &[u8]| -> Vec<Vec<u8>> { db.prefix_iterator(p).map(|r| r.unwrap().0.to_vec()).collect() };
         assert_eq!(keys(&db, b"aaa"), vec![b"aaa1".to_vec(), b"aaa2".to_vec()]);
         assert_eq!(keys(&db, b"bbb"), vec![b"bbb1".to_vec(), b"bbb2".to_vec()]);
         // A prefix no key has: the memtable bloom rules it out.
         let ctx = PerfContext::default();
         let before = ctx.metric(PerfMetric::BloomMemtableMissCount);
         assert!(keys(&db, b"zzz").is_empty());
-        assert!(ctx.metric(PerfMetric::BloomMemtableMissCount) > before, "memtable bloom not consulted");
+        assert!(
+            ctx.metric(PerfMetric::BloomMemtableMissCount) > before,
+            "memtable bloom not consulted"
+        );
 
         db.flush().unwrap();
         let before = ctx.metric(PerfMetric::BloomSstMissCount);
         assert!(keys(&db, b"zzz").is_empty());
-        assert!(ctx.metric(PerfMetric::BloomSstMissCount) > before, "table prefix filter not consulted");
+        assert!(
+            ctx.metric(PerfMetric::BloomSstMissCount) > before,
+            "table prefix filter not consulted"
+        );
         assert_eq!(keys(&db, b"ccc"), vec![b"ccc1".to_vec()]);
 
         let names = fs.list(std::path::Path::new("/fx")).unwrap();
@@ -495,7 +506,10 @@ fn function_extractor_is_used_and_recorded_by_name() {
         assert!(text.contains("prefix_extractor=first three"), "{text}");
         let sst = names.iter().find(|n| n.ends_with(".sst")).unwrap();
         let bytes = fs.read_all(&std::path::Path::new("/fx").join(sst)).unwrap();
-        assert!(bytes.windows(11).any(|w| w == b"first three"), "table does not record the name");
+        assert!(
+            bytes.windows(11).any(|w| w == b"first three"),
+            "table does not record the name"
+        );
         drop(db);
 
         let db = DB::open(&o, "/fx").unwrap();
@@ -519,7 +533,10 @@ fn function_extractor_with_unusable_name_is_refused_at_open() {
         o.set_env(std::sync::Arc::new(fs.clone()));
         o.set_prefix_extractor(shale::SliceTransform::create(name, whole, None));
         let e = DB::open(&o, "/bad").unwrap_err();
-        assert!(e.is_invalid_argument() && e.to_string().contains("prefix_extractor"), "{name:?}: {e}");
+        assert!(
+            e.is_invalid_argument() && e.to_string().contains("prefix_extractor"),
+            "{name:?}: {e}"
+        );
     }
 }
 

@@ -31,21 +31,42 @@ fn every_name_type_reads_the_same_property() {
 #[test]
 fn counters_follow_writes_deletes_and_flushes() {
     let db = mem_db();
-    assert_eq!(db.property_int_value(properties::ESTIMATE_LIVE_DATA_SIZE).unwrap(), Some(0));
+    assert_eq!(
+        db.property_int_value(properties::ESTIMATE_LIVE_DATA_SIZE).unwrap(),
+        Some(0)
+    );
     assert_eq!(db.property_int_value(properties::ESTIMATE_NUM_KEYS).unwrap(), Some(0));
     for i in 0..10 {
         db.put(format!("k{i}"), "v").unwrap();
     }
     db.delete("k0").unwrap();
-    assert_eq!(db.property_int_value(properties::NUM_ENTRIES_ACTIVE_MEM_TABLE).unwrap(), Some(11));
-    assert_eq!(db.property_int_value(properties::NUM_DELETES_ACTIVE_MEM_TABLE).unwrap(), Some(1));
-    assert_eq!(db.property_int_value(properties::NUM_ENTRIES_IMM_MEM_TABLES).unwrap(), Some(0));
+    assert_eq!(
+        db.property_int_value(properties::NUM_ENTRIES_ACTIVE_MEM_TABLE).unwrap(),
+        Some(11)
+    );
+    assert_eq!(
+        db.property_int_value(properties::NUM_DELETES_ACTIVE_MEM_TABLE).unwrap(),
+        Some(1)
+    );
+    assert_eq!(
+        db.property_int_value(properties::NUM_ENTRIES_IMM_MEM_TABLES).unwrap(),
+        Some(0)
+    );
     db.flush().unwrap();
-    assert_eq!(db.property_int_value(properties::num_files_at_level(0)).unwrap(), Some(1));
-    assert_eq!(db.property_int_value(properties::NUM_DELETES_ACTIVE_MEM_TABLE).unwrap(), Some(0));
+    assert_eq!(
+        db.property_int_value(properties::num_files_at_level(0)).unwrap(),
+        Some(1)
+    );
+    assert_eq!(
+        db.property_int_value(properties::NUM_DELETES_ACTIVE_MEM_TABLE).unwrap(),
+        Some(0)
+    );
     let sst = db.property_int_value(properties::LIVE_SST_FILES_SIZE).unwrap().unwrap();
     assert!(sst > 0);
-    assert_eq!(db.property_int_value(properties::ESTIMATE_LIVE_DATA_SIZE).unwrap(), Some(sst));
+    assert_eq!(
+        db.property_int_value(properties::ESTIMATE_LIVE_DATA_SIZE).unwrap(),
+        Some(sst)
+    );
 }
 
 #[test]
@@ -66,7 +87,10 @@ fn live_data_size_leaves_out_files_covered_below() {
     db.flush().unwrap();
     let all = db.property_int_value(properties::LIVE_SST_FILES_SIZE).unwrap().unwrap();
     assert!(all > bottom);
-    assert_eq!(db.property_int_value(properties::ESTIMATE_LIVE_DATA_SIZE).unwrap(), Some(bottom));
+    assert_eq!(
+        db.property_int_value(properties::ESTIMATE_LIVE_DATA_SIZE).unwrap(),
+        Some(bottom)
+    );
 }
 
 #[test]
@@ -75,7 +99,14 @@ fn family_properties_take_the_same_names() {
     db.create_cf("cf1", &Options::default()).unwrap();
     let cf = db.cf_handle("cf1").unwrap();
     db.put_cf(&cf, "a", "1").unwrap();
-    assert!(db.property_value_cf(&cf, properties::STATS).unwrap().unwrap().contains("Stats"));
-    assert_eq!(db.property_int_value_cf(&cf, properties::ESTIMATE_NUM_KEYS).unwrap(), Some(1));
+    assert!(db
+        .property_value_cf(&cf, properties::STATS)
+        .unwrap()
+        .unwrap()
+        .contains("Stats"));
+    assert_eq!(
+        db.property_int_value_cf(&cf, properties::ESTIMATE_NUM_KEYS).unwrap(),
+        Some(1)
+    );
     assert_eq!(db.property_int_value(properties::ESTIMATE_NUM_KEYS).unwrap(), Some(0));
 }

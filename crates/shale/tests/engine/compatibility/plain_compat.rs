@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use rocksdb_tools::*;
 use shale::slice_transform::new_fixed_prefix_transform;
-use shale::tools::{write_plain_table, PlainTableReader, PlainTableWriteOptions, SstEntry};
 use shale::slice_transform::PrefixExtractor;
+use shale::tools::{write_plain_table, PlainTableReader, PlainTableWriteOptions, SstEntry};
 use shale::{KeyEncodingType, PlainTableFactoryOptions};
 
 /// The live key/values of a set of tables (newest version of each key; deletions hide it).
