@@ -325,7 +325,7 @@ impl DB {
     }
 
     /// A property of family `cf` (e.g. `rocksdb.stats`, `rocksdb.num-files-at-level0`).
-    pub fn property_value_cf(&self, cf: &impl AsColumnFamilyRef, name: impl crate::CStrLike) -> Result<Option<String>> {
+    pub fn property_value_cf(&self, cf: &impl AsColumnFamilyRef, name: impl crate::properties::CStrLike) -> Result<Option<String>> {
         let name = crate::properties::name_text(name)?;
         properties::property_value(&self.inner, cfd_of(cf), &name)
     }
@@ -333,7 +333,7 @@ impl DB {
     pub fn property_int_value_cf(
         &self,
         cf: &impl AsColumnFamilyRef,
-        name: impl crate::CStrLike,
+        name: impl crate::properties::CStrLike,
     ) -> Result<Option<u64>> {
         Ok(self.property_value_cf(cf, name)?.and_then(|s| s.trim().parse().ok()))
     }

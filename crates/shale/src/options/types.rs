@@ -842,7 +842,7 @@ mod tests {
         let mut o = Options::default();
         assert!(!o.allow_mmap_reads && o.prefix_extractor.is_none());
         o.set_allow_mmap_reads(true);
-        o.set_prefix_extractor(crate::SliceTransform::create_fixed_prefix(6));
+        o.set_prefix_extractor(crate::slice_transform::SliceTransform::create_fixed_prefix(6));
         assert!(o.allow_mmap_reads);
         assert_eq!(o.prefix_extractor.as_ref().unwrap().name(), "rocksdb.FixedPrefix.6");
         let same: crate::table::plain::PlainTableFactoryOptions =

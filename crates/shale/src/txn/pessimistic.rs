@@ -340,7 +340,7 @@ impl TransactionDB {
         self.core.db.flush()
     }
     /// The value of DB property `name`, `Ok(None)` if it is unknown (see [`DB::property_value`]).
-    pub fn property_value(&self, name: impl crate::CStrLike) -> Result<Option<String>> {
+    pub fn property_value(&self, name: impl crate::properties::CStrLike) -> Result<Option<String>> {
         self.core.db.property_value(name)
     }
     /// The sequence number of the last write made visible.
