@@ -325,7 +325,11 @@ impl DB {
     }
 
     /// A property of family `cf` (e.g. `rocksdb.stats`, `rocksdb.num-files-at-level0`).
-    pub fn property_value_cf(&self, cf: &impl AsColumnFamilyRef, name: impl crate::properties::CStrLike) -> Result<Option<String>> {
+    pub fn property_value_cf(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        name: impl crate::properties::CStrLike,
+    ) -> Result<Option<String>> {
         let name = crate::properties::name_text(name)?;
         properties::property_value(&self.inner, cfd_of(cf), &name)
     }
