@@ -15,7 +15,7 @@ use crate::options::{Options, ReadOptions};
 /// no-op transforms, recorded in table files by RocksDB's names.
 #[pyclass(module = "shale", frozen)]
 pub(crate) struct SliceTransform {
-    t: Arc<dyn shale::SliceTransform>,
+    t: Arc<dyn shale::slice_transform::PrefixExtractor>,
 }
 
 #[pymethods]

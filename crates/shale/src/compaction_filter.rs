@@ -11,12 +11,10 @@ pub enum Decision {
     Keep,
     /// Remove the key: the entry becomes a deletion (dropped at the bottom of the tree).
     Remove,
-    /// Replace the value.
-    Change(Vec<u8>),
+    /// Replace the value with these bytes. As in the `rocksdb` crate, the new value is a
+    /// `'static` slice (a literal, or a leaked or otherwise long-lived buffer).
+    Change(&'static [u8]),
 }
-
-/// The `rocksdb` crate's other name for [`Decision`].
-pub type CompactionDecision = Decision;
 
 /// A compaction filter object. `filter(level, key, value)` is called with the level of the
 /// compaction's inputs.

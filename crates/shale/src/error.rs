@@ -191,6 +191,20 @@ impl fmt::Display for Error {
     }
 }
 
+impl Error {
+    /// The error's message, as `to_string()` gives it (the `rocksdb` crate's `Error::into_string`):
+    /// RocksDB's status text (`"Invalid argument: ..."`, `"Corruption: ..."`) then the details.
+    pub fn into_string(self) -> String {
+        self.to_string()
+    }
+}
+
+impl From<Error> for String {
+    fn from(e: Error) -> String {
+        e.to_string()
+    }
+}
+
 /// Errors are equal when they are the same variant with equal fields; two I/O errors compare by
 /// file, [`std::io::ErrorKind`] and message (the operating system's error itself has no
 /// equality). This lets code compare results, as with the `rocksdb` crate's `Error`.
@@ -270,5 +284,25 @@ mod tests {
             Some(Err::<(), _>(Error::Busy("l".into()))),
             Some(Err(Error::Busy("l".into())))
         );
+    }
+
+    #[test]
+    fn errors_compare_by_variant_and_message() {
+        assert_eq!(Error::invalid("bad x"), Error::invalid("bad x"));
+        assert_ne!(Error::invalid("bad x"), Error::invalid("bad y"));
+        assert_ne!(Error::Busy("m".into()), Error::NotSupported("m".into()));
+        let io = |k| Error::io("f", std::io::Error::new(k, "boom"));
+        assert_eq!(io(std::io::ErrorKind::Other), io(std::io::ErrorKind::Other));
+        assert_ne!(
+            Error::io("f", std::io::Error::other("a")),
+            Error::io("f", std::io::Error::other("b"))
+        );
+    }
+
+    #[test]
+    fn into_string_is_the_status_text() {
+        assert_eq!(Error::invalid("bad x").into_string(), "Invalid argument: bad x");
+        let s: String = Error::NotFound("gone".into()).into();
+        assert_eq!(s, "NotFound: gone");
     }
 }

@@ -146,7 +146,7 @@ pub fn plain_table_read(data: &[u8]) -> Result<usize> {
     drop(w);
     let probe: Vec<u8> = data.iter().take(16).copied().collect();
     let mut n = 0;
-    let attempts: [(Option<Arc<dyn crate::slice_transform::SliceTransform>>, bool); 2] = [
+    let attempts: [(Option<Arc<dyn crate::slice_transform::PrefixExtractor>>, bool); 2] = [
         (Some(crate::slice_transform::new_fixed_prefix_transform(8)), false),
         (None, true),
     ];

@@ -35,6 +35,7 @@ mod memtable;
 pub mod merge_operator;
 pub mod options;
 mod perf_context;
+pub mod properties;
 mod range_del;
 pub mod slice_transform;
 mod snapshot;
@@ -78,7 +79,7 @@ pub mod comparator {
 pub use api::{
     DBWithThreadMode, IngestExternalFileOptions, LiveFile, MultiThreaded, Range, SingleThreaded, ThreadMode, DB,
 };
-pub use compaction_filter::CompactionDecision;
+pub use compaction_filter::Decision as CompactionDecision;
 pub use engine::{
     AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor, DBIterator, DBRawIterator, DBWALIterator, Direction,
     IteratorMode, SstFileWriter, DEFAULT_COLUMN_FAMILY_NAME,
@@ -97,6 +98,7 @@ pub use options::compaction::{
 pub use options::iter_range::{IterateBounds, PrefixRange};
 pub use options::types::{CompactionPri, Options, ReadOptions, WriteOptions};
 pub use perf::{PerfContext, PerfMetric, PerfStatsLevel};
+pub use properties::CStrLike;
 pub use slice_transform::SliceTransform;
 pub use snapshot::Snapshot;
 pub use table::block_based::partitioned_index::BlockBasedIndexType;

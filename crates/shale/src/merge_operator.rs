@@ -191,7 +191,7 @@ pub(crate) fn full_merge_newest_first(
 ) -> crate::error::Result<Vec<u8>> {
     let ops: Vec<&[u8]> = newest_first.iter().rev().map(|v| v.as_slice()).collect();
     op.full_merge(key, base, &ops)
-        .ok_or_else(|| crate::error::Error::corrupt(format!("merge operator {} failed", op.name())))
+        .ok_or_else(|| crate::error::Error::corrupt(format!("Merge operator failed (operator {})", op.name())))
 }
 
 #[cfg(test)]

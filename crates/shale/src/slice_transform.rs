@@ -1,13 +1,23 @@
 //! Prefix extractors (RocksDB's `SliceTransform`): map a user key to the prefix that hash-based
 //! structures (the PlainTable index and bloom) group keys by.
 //!
+//! [`SliceTransform`] is the `rocksdb` crate's handle that `Options::set_prefix_extractor` takes:
+//! a built-in (`create_fixed_prefix`, `create_capped_prefix`, `create_noop`) or a pair of
+//! functions (`create`). Code that needs state implements [`PrefixExtractor`] and wraps it with
+//! `SliceTransform::from` an `Arc<dyn PrefixExtractor>`.
+//!
 //! The built-ins carry RocksDB's names, which are recorded in each table's
-//! `rocksdb.prefix.extractor.name` property and checked when the table is opened.
+//! `rocksdb.prefix.extractor.name` property and checked when the table is opened; an extractor
+//! made with `create` records the name it was given.
 
 use std::sync::Arc;
 
 /// Maps a user key to its prefix. Implementations must be deterministic and thread-safe.
-pub trait SliceTransform: Send + Sync {
+///
+/// `transform` should return a leading slice of the key. A slice that is not one (a suffix, say)
+/// still works as the key's prefix for blooms, prefix seeks and the PlainTable hash index, but
+/// the PlainTable's prefix key encoding then shares no bytes between keys.
+pub trait PrefixExtractor: Send + Sync {
     /// The name stored in table properties (e.g. `rocksdb.FixedPrefix.8`); tables built with one
     /// extractor are only opened (in prefix mode) with an extractor of the same name.
     fn name(&self) -> &str;
@@ -18,9 +28,121 @@ pub trait SliceTransform: Send + Sync {
     fn in_domain(&self, key: &[u8]) -> bool;
 }
 
-impl std::fmt::Debug for dyn SliceTransform {
+/// A prefix extractor to give `Options::set_prefix_extractor` (the `rocksdb` crate's
+/// `SliceTransform`); cheap to clone, as it shares one extractor.
+#[derive(Clone)]
+pub struct SliceTransform {
+    inner: Arc<dyn PrefixExtractor>,
+}
+
+/// The transform function of [`SliceTransform::create`]: the prefix of a key, a slice of it.
+pub type TransformFn = fn(&[u8]) -> &[u8];
+/// The domain function of [`SliceTransform::create`]: whether a key has a prefix at all.
+pub type InDomainFn = fn(&[u8]) -> bool;
+
+struct FnTransform {
+    name: String,
+    transform: TransformFn,
+    in_domain: Option<InDomainFn>,
+}
+
+impl PrefixExtractor for FnTransform {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn transform<'a>(&self, key: &'a [u8]) -> &'a [u8] {
+        (self.transform)(key)
+    }
+    fn in_domain(&self, key: &[u8]) -> bool {
+        self.in_domain.is_none_or(|f| f(key))
+    }
+}
+
+impl SliceTransform {
+    /// An extractor from functions: `transform_fn` gives a key's prefix, `in_domain_fn` says
+    /// which keys have one (all keys when None). `name` is recorded in table properties and the
+    /// OPTIONS file; tables written under one name are read in prefix mode only under the same
+    /// name. A name that is empty, holds a nul byte or a control character makes `DB::open`
+    /// fail with InvalidArgument. A panic in either function fails the operation that called it.
+    pub fn create(
+        name: impl crate::properties::CStrLike,
+        transform_fn: TransformFn,
+        in_domain_fn: Option<InDomainFn>,
+    ) -> SliceTransform {
+        let name = name
+            .into_c_string()
+            .ok()
+            .and_then(|c| c.into_string().ok())
+            .unwrap_or_default();
+        SliceTransform {
+            inner: Arc::new(FnTransform {
+                name,
+                transform: transform_fn,
+                in_domain: in_domain_fn,
+            }),
+        }
+    }
+
+    /// The first `len` bytes of each key (`rocksdb.FixedPrefix.<len>`); shorter keys are out of
+    /// the domain.
+    pub fn create_fixed_prefix(len: usize) -> SliceTransform {
+        SliceTransform::from(new_fixed_prefix_transform(len))
+    }
+
+    /// At most the first `len` bytes of each key (`rocksdb.CappedPrefix.<len>`); every key is in
+    /// the domain.
+    pub fn create_capped_prefix(len: usize) -> SliceTransform {
+        SliceTransform::from(new_capped_prefix_transform(len))
+    }
+
+    /// The whole key is its prefix (`rocksdb.Noop`).
+    pub fn create_noop() -> SliceTransform {
+        SliceTransform::from(new_noop_transform())
+    }
+
+    /// The extractor this handle shares.
+    pub fn extractor(&self) -> &Arc<dyn PrefixExtractor> {
+        &self.inner
+    }
+
+    /// The name recorded for this extractor.
+    pub fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    /// The shared extractor, for `Options`.
+    pub(crate) fn into_extractor(self) -> Arc<dyn PrefixExtractor> {
+        self.inner
+    }
+}
+
+impl From<Arc<dyn PrefixExtractor>> for SliceTransform {
+    fn from(inner: Arc<dyn PrefixExtractor>) -> SliceTransform {
+        SliceTransform { inner }
+    }
+}
+
+impl std::fmt::Debug for SliceTransform {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "SliceTransform({})", self.name())
+    }
+}
+
+/// Why an extractor's name cannot be recorded in an OPTIONS file or table properties: empty, or
+/// holding a control character. None when it can.
+pub(crate) fn bad_name(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("is empty (or was not valid UTF-8 without nul bytes)")
+    } else if name.chars().any(char::is_control) {
+        Some("holds a control character")
+    } else {
+        None
+    }
+}
+
+impl std::fmt::Debug for dyn PrefixExtractor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PrefixExtractor({})", self.name())
     }
 }
 
@@ -42,7 +164,7 @@ impl FixedPrefixTransform {
     }
 }
 
-impl SliceTransform for FixedPrefixTransform {
+impl PrefixExtractor for FixedPrefixTransform {
     fn name(&self) -> &str {
         &self.name
     }
@@ -72,7 +194,7 @@ impl CappedPrefixTransform {
     }
 }
 
-impl SliceTransform for CappedPrefixTransform {
+impl PrefixExtractor for CappedPrefixTransform {
     fn name(&self) -> &str {
         &self.name
     }
@@ -88,7 +210,7 @@ impl SliceTransform for CappedPrefixTransform {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoopTransform;
 
-impl SliceTransform for NoopTransform {
+impl PrefixExtractor for NoopTransform {
     fn name(&self) -> &str {
         "rocksdb.Noop"
     }
@@ -101,24 +223,24 @@ impl SliceTransform for NoopTransform {
 }
 
 /// RocksDB's `NewFixedPrefixTransform(len)`.
-pub fn new_fixed_prefix_transform(len: usize) -> Arc<dyn SliceTransform> {
+pub fn new_fixed_prefix_transform(len: usize) -> Arc<dyn PrefixExtractor> {
     Arc::new(FixedPrefixTransform::new(len))
 }
 
 /// RocksDB's `NewCappedPrefixTransform(cap)`.
-pub fn new_capped_prefix_transform(cap: usize) -> Arc<dyn SliceTransform> {
+pub fn new_capped_prefix_transform(cap: usize) -> Arc<dyn PrefixExtractor> {
     Arc::new(CappedPrefixTransform::new(cap))
 }
 
 /// RocksDB's `NewNoopTransform()`.
-pub fn new_noop_transform() -> Arc<dyn SliceTransform> {
+pub fn new_noop_transform() -> Arc<dyn PrefixExtractor> {
     Arc::new(NoopTransform)
 }
 
 /// A built-in extractor from the name RocksDB records for it (`rocksdb.FixedPrefix.<n>`,
 /// `rocksdb.CappedPrefix.<n>`, `rocksdb.Noop`), as in the `rocksdb.prefix.extractor.name` table
 /// property or an OPTIONS file; None for any other name (and for `nullptr` or an empty one).
-pub fn slice_transform_from_name(name: &str) -> Option<Arc<dyn SliceTransform>> {
+pub fn slice_transform_from_name(name: &str) -> Option<Arc<dyn PrefixExtractor>> {
     let num = |s: &str| -> Option<usize> {
         if s.is_empty() || s.len() > 9 || !s.bytes().all(|b| b.is_ascii_digit()) {
             return None;
@@ -140,6 +262,41 @@ pub fn slice_transform_from_name(name: &str) -> Option<Arc<dyn SliceTransform>> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn function_extractors_keep_their_name_and_functions() {
+        fn first_two(k: &[u8]) -> &[u8] {
+            &k[..k.len().min(2)]
+        }
+        fn long_enough(k: &[u8]) -> bool {
+            k.len() >= 2
+        }
+        let t = SliceTransform::create("first_two", first_two, Some(long_enough));
+        assert_eq!(t.name(), "first_two");
+        assert_eq!(t.extractor().transform(b"abc"), b"ab");
+        assert!(t.extractor().in_domain(b"ab"));
+        assert!(!t.extractor().in_domain(b"a"));
+        let all = SliceTransform::create(c"all", first_two, None);
+        assert!(all.extractor().in_domain(b""));
+        assert_eq!(all.name(), "all");
+        // A name that cannot be a C string is empty, and refused at open.
+        let bad = SliceTransform::create("a\0b", first_two, None);
+        assert_eq!(bad.name(), "");
+        assert!(bad_name(bad.name()).is_some());
+        assert!(bad_name("x\ny").is_some());
+        assert!(bad_name("test slice transform").is_none());
+    }
+
+    #[test]
+    fn builtin_handles_carry_rocksdb_names() {
+        assert_eq!(SliceTransform::create_fixed_prefix(3).name(), "rocksdb.FixedPrefix.3");
+        assert_eq!(SliceTransform::create_capped_prefix(5).name(), "rocksdb.CappedPrefix.5");
+        assert_eq!(SliceTransform::create_noop().name(), "rocksdb.Noop");
+        assert_eq!(
+            format!("{:?}", SliceTransform::create_noop()),
+            "SliceTransform(rocksdb.Noop)"
+        );
+    }
 
     #[test]
     fn transforms_by_name() {

@@ -325,11 +325,20 @@ impl DB {
     }
 
     /// A property of family `cf` (e.g. `rocksdb.stats`, `rocksdb.num-files-at-level0`).
-    pub fn property_value_cf(&self, cf: &impl AsColumnFamilyRef, name: &str) -> Result<Option<String>> {
-        properties::property_value(&self.inner, cfd_of(cf), name)
+    pub fn property_value_cf(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        name: impl crate::properties::CStrLike,
+    ) -> Result<Option<String>> {
+        let name = crate::properties::name_text(name)?;
+        properties::property_value(&self.inner, cfd_of(cf), &name)
     }
     /// A numeric property of family `cf`: `Ok(None)` if the property is unknown or not a number.
-    pub fn property_int_value_cf(&self, cf: &impl AsColumnFamilyRef, name: &str) -> Result<Option<u64>> {
+    pub fn property_int_value_cf(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        name: impl crate::properties::CStrLike,
+    ) -> Result<Option<u64>> {
         Ok(self.property_value_cf(cf, name)?.and_then(|s| s.trim().parse().ok()))
     }
 }

@@ -252,11 +252,16 @@ impl DB {
     }
 
     /// The value of a property such as `rocksdb.stats` or `rocksdb.num-files-at-level0`.
-    pub fn property_value(&self, name: &str) -> Result<Option<String>> {
-        properties::property_value(&self.inner, &self.inner.default_cf, name)
+    ///
+    /// `name` is anything [`CStrLike`](crate::CStrLike): a constant of
+    /// [`properties`](crate::properties), a `&str`, `&String` or `&CStr`. `Ok(None)` if the
+    /// property is unknown; a name with a nul byte is InvalidArgument.
+    pub fn property_value(&self, name: impl crate::properties::CStrLike) -> Result<Option<String>> {
+        let name = crate::properties::name_text(name)?;
+        properties::property_value(&self.inner, &self.inner.default_cf, &name)
     }
-    /// A numeric property.
-    pub fn property_int_value(&self, name: &str) -> Result<Option<u64>> {
+    /// A numeric property: `Ok(None)` if the property is unknown or not a number.
+    pub fn property_int_value(&self, name: impl crate::properties::CStrLike) -> Result<Option<u64>> {
         Ok(self.property_value(name)?.and_then(|s| s.trim().parse().ok()))
     }
 

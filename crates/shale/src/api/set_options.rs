@@ -67,7 +67,7 @@ fn parse_u64(name: &str, v: &str) -> Result<u64> {
 /// A prefix extractor as RocksDB's option strings name one: `nullptr` (none), a recorded name
 /// (`rocksdb.FixedPrefix.8`, `rocksdb.CappedPrefix.4`, `rocksdb.Noop`) or the short forms
 /// `fixed:8`, `capped:4`.
-fn parse_prefix_extractor(name: &str, v: &str) -> Result<Option<Arc<dyn crate::slice_transform::SliceTransform>>> {
+fn parse_prefix_extractor(name: &str, v: &str) -> Result<Option<Arc<dyn crate::slice_transform::PrefixExtractor>>> {
     let v = v.trim();
     if v == "nullptr" || v.is_empty() {
         return Ok(None);

@@ -312,7 +312,7 @@ fn apply_filter(
     }
     match catch_user("compaction filter", || filter.filter(level, key, &first.value))? {
         Decision::Keep => {}
-        Decision::Change(v) => first.value = v,
+        Decision::Change(v) => first.value = v.to_vec(),
         Decision::Remove => {
             if bottom && only {
                 keep.clear();
@@ -584,7 +584,7 @@ mod filter_tests {
         // The newest version is visible to a snapshot: not filtered.
         assert_eq!(run(Decision::Remove, vec![put(9, "a")], &[9], false), vec![put(9, "a")]);
         assert_eq!(
-            run(Decision::Change(b"z".to_vec()), vec![put(9, "a")], &[4], false),
+            run(Decision::Change(b"z"), vec![put(9, "a")], &[4], false),
             vec![put(9, "z")]
         );
     }

@@ -67,6 +67,10 @@ pub(crate) fn property_value(db: &Arc<DbInner>, cf: &ColumnFamilyData, name: &st
             all.max(cur).to_string()
         }
         "rocksdb.num-entries-active-mem-table" => sv.mem.num_entries().to_string(),
+        "rocksdb.num-entries-imm-mem-tables" => sv.imm.iter().map(|m| m.num_entries()).sum::<u64>().to_string(),
+        "rocksdb.num-deletes-active-mem-table" => sv.mem.num_deletes().to_string(),
+        "rocksdb.num-deletes-imm-mem-tables" => sv.imm.iter().map(|m| m.num_deletes()).sum::<u64>().to_string(),
+        "rocksdb.estimate-live-data-size" => v.estimate_live_data_size().to_string(),
         "rocksdb.total-sst-files-size" | "rocksdb.live-sst-files-size" => {
             v.all_files().map(|(_, f)| f.meta.file_size).sum::<u64>().to_string()
         }

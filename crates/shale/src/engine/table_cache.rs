@@ -101,7 +101,7 @@ impl TableCache {
 
     /// Tables opened from now on are read with `p` (`set_options`); tables already open keep
     /// the extractor they were opened with, and each prefix probe checks the extractor's name.
-    pub(crate) fn set_prefix_extractor(&self, p: Option<Arc<dyn crate::slice_transform::SliceTransform>>) {
+    pub(crate) fn set_prefix_extractor(&self, p: Option<Arc<dyn crate::slice_transform::PrefixExtractor>>) {
         self.filter_contents.lock().prefix_extractor = p;
     }
 

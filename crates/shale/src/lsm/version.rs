@@ -211,6 +211,26 @@ impl Version {
             .enumerate()
             .flat_map(|(l, fs)| fs.iter().map(move |f| (l, f)))
     }
+    /// RocksDB's `rocksdb.estimate-live-data-size`: the bytes of the files, bottom level first,
+    /// leaving out each file whose user-key range lies inside the range of a file already
+    /// counted (its data is assumed to overwrite that older data, which compaction will drop).
+    pub(crate) fn estimate_live_data_size(&self) -> u64 {
+        let mut counted: Vec<&Arc<FileMeta>> = Vec::new();
+        let mut size = 0u64;
+        for files in self.files.iter().rev() {
+            for f in files {
+                let inside = counted.iter().any(|c| {
+                    self.icmp.compare_user(c.smallest_user(), f.smallest_user()) != Ordering::Greater
+                        && self.icmp.compare_user(c.largest_user(), f.largest_user()) != Ordering::Less
+                });
+                if !inside {
+                    size += f.meta.file_size;
+                    counted.push(f);
+                }
+            }
+        }
+        size
+    }
 }
 
 /// Order L0 newest first: by epoch number, then largest sequence, then file number.

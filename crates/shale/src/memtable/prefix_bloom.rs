@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::hash::xxph3_64;
-use crate::slice_transform::SliceTransform;
+use crate::slice_transform::PrefixExtractor;
 
 const PROBES: u32 = 6;
 const WORDS_PER_BLOCK: usize = 8;
@@ -20,7 +20,7 @@ const WORDS_PER_BLOCK: usize = 8;
 pub(crate) struct PrefixBloom {
     words: Box<[AtomicU64]>,
     blocks: u64,
-    extractor: Option<Arc<dyn SliceTransform>>,
+    extractor: Option<Arc<dyn PrefixExtractor>>,
     whole_key: bool,
 }
 
@@ -35,7 +35,7 @@ impl PrefixBloom {
     /// no bytes, or neither an extractor nor whole keys (as RocksDB).
     pub(crate) fn new(
         bytes: usize,
-        extractor: Option<Arc<dyn SliceTransform>>,
+        extractor: Option<Arc<dyn PrefixExtractor>>,
         whole_key: bool,
     ) -> Option<PrefixBloom> {
         if bytes == 0 || (extractor.is_none() && !whole_key) {

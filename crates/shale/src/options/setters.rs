@@ -18,7 +18,7 @@ use crate::options::{CompactionPri, Options, TableFactory};
 // Through the crate root: these types may live in other modules, re-exported under these names.
 use crate::log::DBRecoveryMode;
 use crate::memtable::MemtableFactory;
-use crate::slice_transform::SliceTransform;
+use crate::slice_transform::PrefixExtractor;
 use crate::table::format::{ChecksumType, DBCompressionType};
 use crate::write_buffer_manager::WriteBufferManager;
 
@@ -505,7 +505,7 @@ getters! {
     get_max_background_jobs => max_background_jobs: usize,
     get_env => env: Arc<dyn FileSystem>,
     get_merge_operator => merge_operator: Option<Arc<dyn MergeOperator>>,
-    get_prefix_extractor => prefix_extractor: Option<Arc<dyn SliceTransform>>,
+    get_prefix_extractor => prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
     get_memtable_prefix_bloom_ratio => memtable_prefix_bloom_size_ratio: f64,
     get_memtable_whole_key_filtering => memtable_whole_key_filtering: bool,
     get_allow_mmap_reads => allow_mmap_reads: bool,
@@ -563,5 +563,15 @@ impl super::types::WriteOptions {
     /// instead of waiting while writes are delayed or stopped (RocksDB's `no_slowdown`).
     pub fn set_no_slowdown(&mut self, no_slowdown: bool) {
         self.no_slowdown = no_slowdown;
+    }
+}
+
+impl super::types::ReadOptions {
+    /// RocksDB's `pin_data`: keep the key slices an iterator hands out valid for the iterator's
+    /// lifetime. Accepted for compatibility and without effect in Shale: what an iterator hands
+    /// out is either owned (`DBIterator` items) or borrowed from the iterator until it moves
+    /// (`DBRawIterator::key`), which the borrow checker enforces, so there is nothing to pin.
+    pub fn set_pin_data(&mut self, pin_data: bool) {
+        let _ = pin_data;
     }
 }

@@ -181,7 +181,7 @@ pub struct Options {
     pub(crate) compaction_filter: Option<Arc<dyn crate::options::filter_source::FilterSource>>,
     /// Prefix extractor for prefix-hashed structures such as the PlainTable index and bloom
     /// (RocksDB's `prefix_extractor`; None: total order only).
-    pub(crate) prefix_extractor: Option<Arc<dyn crate::slice_transform::SliceTransform>>,
+    pub(crate) prefix_extractor: Option<Arc<dyn crate::slice_transform::PrefixExtractor>>,
     /// Read table files through `mmap` instead of `pread` (RocksDB's `allow_mmap_reads`,
     /// default false). PlainTable files are read from the mapping when it is on and copied into
     /// memory otherwise.
@@ -381,8 +381,11 @@ impl Options {
     }
     /// Sets the prefix extractor used by prefix filters, prefix seeks and the memtable bloom
     /// (default none).
-    pub fn set_prefix_extractor(&mut self, p: Arc<dyn crate::slice_transform::SliceTransform>) {
-        self.prefix_extractor = Some(p);
+    ///
+    /// Takes a [`SliceTransform`](crate::SliceTransform) or an `Arc<dyn PrefixExtractor>`
+    /// (see [`slice_transform`](crate::slice_transform)).
+    pub fn set_prefix_extractor(&mut self, p: impl Into<crate::slice_transform::SliceTransform>) {
+        self.prefix_extractor = Some(p.into().into_extractor());
     }
     /// A memtable bloom of `ratio * write_buffer_size` bytes over the prefixes of the
     /// memtable's keys (and whole keys with `set_memtable_whole_key_filtering`), checked before
@@ -487,6 +490,13 @@ impl Options {
                 p.validate_for_build(self.prefix_extractor.is_some())?;
             }
             TableFactory::Cuckoo(c) => c.validate()?,
+        }
+        if let Some(why) = self
+            .prefix_extractor
+            .as_ref()
+            .and_then(|p| crate::slice_transform::bad_name(p.name()))
+        {
+            return bad(format!("prefix_extractor: the extractor's name {why}"));
         }
         if self.write_buffer_size < 4096 {
             return bad(format!(
@@ -842,7 +852,7 @@ mod tests {
         let mut o = Options::default();
         assert!(!o.allow_mmap_reads && o.prefix_extractor.is_none());
         o.set_allow_mmap_reads(true);
-        o.set_prefix_extractor(Arc::new(crate::slice_transform::FixedPrefixTransform::new(6)));
+        o.set_prefix_extractor(crate::slice_transform::SliceTransform::create_fixed_prefix(6));
         assert!(o.allow_mmap_reads);
         assert_eq!(o.prefix_extractor.as_ref().unwrap().name(), "rocksdb.FixedPrefix.6");
         let same: crate::table::plain::PlainTableFactoryOptions =

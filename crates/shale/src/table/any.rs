@@ -18,7 +18,7 @@ use super::reader_options::TableReaderOptions;
 use crate::error::{Error, Result};
 use crate::fs::{RandomAccessFile, WritableFile};
 use crate::iterator::InternalIterator;
-use crate::slice_transform::SliceTransform;
+use crate::slice_transform::PrefixExtractor;
 use crate::table::pinnable::{Home, Val};
 
 /// The format of a table file, from its magic number.
@@ -56,7 +56,7 @@ pub(crate) fn format_of(file: &dyn RandomAccessFile, file_name: &str, file_size:
 #[derive(Clone, Default)]
 pub(crate) struct FormatReadOptions {
     pub plain: PlainTableFactoryOptions,
-    pub prefix_extractor: Option<Arc<dyn SliceTransform>>,
+    pub prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
 }
 
 /// An open table file of any format (cheap to clone).

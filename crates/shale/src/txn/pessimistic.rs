@@ -399,12 +399,12 @@ impl<T: ThreadMode> TransactionDB<T> {
 impl TransactionDB<MultiThreaded> {
     /// The value of DB property `name` of the default column family, `Ok(None)` if it is
     /// unknown (see [`DB::property_value`]).
-    pub fn property_value(&self, name: &str) -> Result<Option<String>> {
+    pub fn property_value(&self, name: impl crate::properties::CStrLike) -> Result<Option<String>> {
         self.core.db.property_value(name)
     }
     /// A numeric DB property of the default column family: `Ok(None)` if it is unknown or not
     /// a number (see [`DB::property_int_value`]).
-    pub fn property_int_value(&self, name: &str) -> Result<Option<u64>> {
+    pub fn property_int_value(&self, name: impl crate::properties::CStrLike) -> Result<Option<u64>> {
         self.core.db.property_int_value(name)
     }
 }

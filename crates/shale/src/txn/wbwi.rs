@@ -64,7 +64,7 @@ pub(crate) fn resolve(
     let ops: Vec<&[u8]> = eff.operands.iter().map(|v| v.as_slice()).collect();
     op.full_merge(key, base, &ops)
         .map(Some)
-        .ok_or_else(|| Error::corrupt(format!("merge operator {} failed", op.name())))
+        .ok_or_else(|| Error::corrupt(format!("Merge operator failed (operator {})", op.name())))
 }
 
 /// The index: each (family, key) the batch touches and what it does to it.

@@ -31,7 +31,7 @@ fn by_prefix(_level: u32, key: &[u8], _value: &[u8]) -> Decision {
     if key.starts_with(b"rm") {
         Decision::Remove
     } else if key.starts_with(b"ch") {
-        Decision::Change(b"changed".to_vec())
+        Decision::Change(b"changed")
     } else {
         Decision::Keep
     }
@@ -312,11 +312,7 @@ type View = BTreeMap<Vec<u8>, Vec<u8>>;
 fn model_filter(_level: u32, _key: &[u8], value: &[u8]) -> Decision {
     match value.last() {
         Some(b'0') => Decision::Remove,
-        Some(b'1') => {
-            let mut v = value.to_vec();
-            v.push(b'x');
-            Decision::Change(v)
-        }
+        Some(b'1') => Decision::Change(b"rewritten"),
         _ => Decision::Keep,
     }
 }
@@ -374,7 +370,7 @@ fn model_with_filter_applied_at_compaction() {
                                 next.insert(k, (v, w));
                             }
                             Decision::Change(nv) => {
-                                next.insert(k, (nv, w));
+                                next.insert(k, (nv.to_vec(), w));
                             }
                             Decision::Remove => {}
                         }
@@ -402,4 +398,33 @@ fn model_with_filter_applied_at_compaction() {
             }
         }
     }
+}
+
+/// `CompactionDecision` is the enum itself at the root, so its variants can be imported and
+/// matched on, and a `Change` takes a byte-string literal as the `rocksdb` crate's does.
+#[test]
+fn compaction_decision_variants_import_and_match() {
+    use shale::CompactionDecision::{self, *};
+    fn by_first_byte(_level: u32, key: &[u8], _value: &[u8]) -> CompactionDecision {
+        match key.first() {
+            Some(&b'_') => Remove,
+            Some(&b'%') => Change(b"hidden"),
+            _ => Keep,
+        }
+    }
+    assert!(matches!(by_first_byte(0, b"%a", b""), Change(v) if v == b"hidden"));
+    assert_eq!(by_first_byte(0, b"_a", b""), Remove);
+
+    let fs = MemFs::new();
+    let mut o = mem_opts(&fs);
+    o.set_compaction_filter("by_first_byte", by_first_byte);
+    let db = DB::open(&o, "/db").unwrap();
+    for k in ["plain", "_gone", "%secret"] {
+        db.put(k, "v").unwrap();
+    }
+    db.flush().unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+    assert_eq!(db.get("plain").unwrap(), Some(b"v".to_vec()));
+    assert_eq!(db.get("_gone").unwrap(), None);
+    assert_eq!(db.get("%secret").unwrap(), Some(b"hidden".to_vec()));
 }

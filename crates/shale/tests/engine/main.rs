@@ -33,6 +33,7 @@ mod memory_usage;
 mod panic_safety;
 mod pinned;
 mod prefix_seek;
+mod property_names;
 mod rocksdb_api;
 mod set_options;
 mod stalls;

@@ -7,10 +7,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use shale::fs::testing::MemFs;
+use shale::fs::FileSystem;
 use shale::perf::set_perf_stats;
 use shale::slice_transform::new_capped_prefix_transform;
 use shale::slice_transform::new_fixed_prefix_transform;
-use shale::{Options, PerfContext, PerfMetric, PerfStatsLevel, ReadOptions, SliceTransform, DB};
+use shale::slice_transform::PrefixExtractor;
+use shale::{Options, PerfContext, PerfMetric, PerfStatsLevel, ReadOptions, DB};
 
 struct Rng(u64);
 impl Rng {
@@ -34,7 +36,7 @@ fn random_key(rng: &mut Rng) -> Vec<u8> {
     (0..len).map(|_| b"abcd"[rng.below(4) as usize]).collect()
 }
 
-fn random_extractor(rng: &mut Rng) -> Arc<dyn SliceTransform> {
+fn random_extractor(rng: &mut Rng) -> Arc<dyn PrefixExtractor> {
     let len = 1 + rng.below(4) as usize;
     if rng.below(2) == 0 {
         new_fixed_prefix_transform(len)
@@ -72,7 +74,7 @@ fn options(fs: &MemFs, rng: &mut Rng) -> Options {
 
 /// The model's keys from `target` on that share its prefix (RocksDB's `prefix_same_as_start`:
 /// the prefix is `transform(target)`, whether or not the target is in the domain).
-fn model_prefix_range(m: &Model, x: &dyn SliceTransform, target: &[u8]) -> Vec<Vec<u8>> {
+fn model_prefix_range(m: &Model, x: &dyn PrefixExtractor, target: &[u8]) -> Vec<Vec<u8>> {
     let p = x.transform(target);
     m.range(target.to_vec()..)
         .map(|(k, _)| k.clone())
@@ -85,7 +87,7 @@ fn collect(it: &mut shale::DBRawIterator, forward: bool) -> Vec<Vec<u8>> {
 }
 
 /// The keys from the iterator's position on (or back) while they have prefix `p`.
-fn collect_in_prefix(it: &mut shale::DBRawIterator, x: &dyn SliceTransform, p: &[u8], forward: bool) -> Vec<Vec<u8>> {
+fn collect_in_prefix(it: &mut shale::DBRawIterator, x: &dyn PrefixExtractor, p: &[u8], forward: bool) -> Vec<Vec<u8>> {
     collect_while(it, forward, |k| x.transform(k) == p)
 }
 
@@ -115,7 +117,7 @@ fn misses(ctx: &PerfContext) -> u64 {
     ctx.metric(PerfMetric::BloomSstMissCount) + ctx.metric(PerfMetric::BloomMemtableMissCount)
 }
 
-fn check(db: &DB, m: &Model, x: &dyn SliceTransform, rng: &mut Rng, what: &str) {
+fn check(db: &DB, m: &Model, x: &dyn PrefixExtractor, rng: &mut Rng, what: &str) {
     // point lookups: present keys, then random ones (mostly absent)
     for (k, v) in m.iter().step_by(3) {
         assert_eq!(db.get(k).unwrap().as_ref(), Some(v), "{what}: get {k:?}");
@@ -447,4 +449,115 @@ fn auto_prefix_mode_seek_for_prev_is_not_filtered() {
     target.extend_from_slice(&[0xff; 4]);
     it.seek_for_prev(&target);
     assert_eq!(collect(&mut it, false), vec![key(12), key(11), key(10)]);
+}
+
+/// An extractor made of functions (`SliceTransform::create`) drives prefix iteration, the
+/// memtable bloom and the table prefix filters, and its name is what the OPTIONS file and the
+/// tables record; reopening with it reads the same data.
+#[test]
+fn function_extractor_is_used_and_recorded_by_name() {
+    fn first_three(k: &[u8]) -> &[u8] {
+        &k[..k.len().min(3)]
+    }
+    fn three_or_more(k: &[u8]) -> bool {
+        k.len() >= 3
+    }
+    std::thread::spawn(|| {
+        set_perf_stats(PerfStatsLevel::EnableCount);
+        let fs = MemFs::new();
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_env(std::sync::Arc::new(fs.clone()));
+        o.set_prefix_extractor(shale::SliceTransform::create(
+            "first three",
+            first_three,
+            Some(three_or_more),
+        ));
+        o.set_memtable_prefix_bloom_ratio(0.1);
+        let db = DB::open(&o, "/fx").unwrap();
+        for k in ["aaa1", "aaa2", "bbb1", "bbb2", "ccc1"] {
+            db.put(k, k).unwrap();
+        }
+        let keys =
+            |db: &DB, p: &[u8]| -> Vec<Vec<u8>> { db.prefix_iterator(p).map(|r| r.unwrap().0.to_vec()).collect() };
+        assert_eq!(keys(&db, b"aaa"), vec![b"aaa1".to_vec(), b"aaa2".to_vec()]);
+        assert_eq!(keys(&db, b"bbb"), vec![b"bbb1".to_vec(), b"bbb2".to_vec()]);
+        // A prefix no key has: the memtable bloom rules it out.
+        let ctx = PerfContext::default();
+        let before = ctx.metric(PerfMetric::BloomMemtableMissCount);
+        assert!(keys(&db, b"zzz").is_empty());
+        assert!(
+            ctx.metric(PerfMetric::BloomMemtableMissCount) > before,
+            "memtable bloom not consulted"
+        );
+
+        db.flush().unwrap();
+        let before = ctx.metric(PerfMetric::BloomSstMissCount);
+        assert!(keys(&db, b"zzz").is_empty());
+        assert!(
+            ctx.metric(PerfMetric::BloomSstMissCount) > before,
+            "table prefix filter not consulted"
+        );
+        assert_eq!(keys(&db, b"ccc"), vec![b"ccc1".to_vec()]);
+
+        let names = fs.list(std::path::Path::new("/fx")).unwrap();
+        let options_file = names.iter().filter(|n| n.starts_with("OPTIONS-")).max().unwrap();
+        let text = String::from_utf8(fs.read_all(&std::path::Path::new("/fx").join(options_file)).unwrap()).unwrap();
+        assert!(text.contains("prefix_extractor=first three"), "{text}");
+        let sst = names.iter().find(|n| n.ends_with(".sst")).unwrap();
+        let bytes = fs.read_all(&std::path::Path::new("/fx").join(sst)).unwrap();
+        assert!(
+            bytes.windows(11).any(|w| w == b"first three"),
+            "table does not record the name"
+        );
+        drop(db);
+
+        let db = DB::open(&o, "/fx").unwrap();
+        assert_eq!(keys(&db, b"aaa"), vec![b"aaa1".to_vec(), b"aaa2".to_vec()]);
+    })
+    .join()
+    .unwrap();
+}
+
+/// The name of a function extractor must be writable into the OPTIONS file: an empty one, or one
+/// with a nul byte or a newline, fails the open with InvalidArgument instead of panicking.
+#[test]
+fn function_extractor_with_unusable_name_is_refused_at_open() {
+    fn whole(k: &[u8]) -> &[u8] {
+        k
+    }
+    for name in ["", "bad\0name", "two\nlines"] {
+        let fs = MemFs::new();
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_env(std::sync::Arc::new(fs.clone()));
+        o.set_prefix_extractor(shale::SliceTransform::create(name, whole, None));
+        let e = DB::open(&o, "/bad").unwrap_err();
+        assert!(
+            e.is_invalid_argument() && e.to_string().contains("prefix_extractor"),
+            "{name:?}: {e}"
+        );
+    }
+}
+
+/// An extractor whose "prefix" is not a leading part of the key (here the last bytes) still
+/// gives right answers for lookups with the memtable bloom and the table filters.
+#[test]
+fn suffix_extractor_keeps_lookups_right() {
+    fn last_four(k: &[u8]) -> &[u8] {
+        &k[k.len().saturating_sub(4)..]
+    }
+    let fs = MemFs::new();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_env(std::sync::Arc::new(fs.clone()));
+    o.set_prefix_extractor(shale::SliceTransform::create("last four", last_four, None));
+    o.set_memtable_prefix_bloom_ratio(0.1);
+    let db = DB::open(&o, "/sfx").unwrap();
+    db.put("key_sfx1", "a").unwrap();
+    db.put("key_sfx2", "b").unwrap();
+    assert_eq!(db.get("key_sfx1").unwrap(), Some(b"a".to_vec()));
+    db.flush().unwrap();
+    assert_eq!(db.get("key_sfx2").unwrap(), Some(b"b".to_vec()));
+    assert_eq!(db.get("key_sfx3").unwrap(), None);
 }

@@ -648,3 +648,28 @@ fn manual_wal_flush_keeps_records_until_flush_wal() {
         assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
     }
 }
+
+/// A merge operator that gives up makes the read fail as RocksDB's does: a Corruption whose text
+/// carries RocksDB's "Merge operator failed" and the operator's name; the error compares equal
+/// to another of the same text and turns into that text with `into_string`.
+#[test]
+fn failing_merge_reads_as_rocksdb_merge_operator_failed() {
+    fn refuse(_key: &[u8], _existing: Option<&[u8]>, _operands: &MergeOperands) -> Option<Vec<u8>> {
+        None
+    }
+    let fs = MemFs::new();
+    let mut o = mem_opts(&fs);
+    o.set_merge_operator_associative("refusing", refuse);
+    let db = DB::open(&o, dir()).unwrap();
+    db.put("k", "v").unwrap();
+    db.merge("k", "w").unwrap();
+    let e = db.get("k").unwrap_err();
+    let again = db.get("k").unwrap_err();
+    assert_eq!(e, again);
+    assert!(e.is_corruption(), "{e}");
+    let text = e.into_string();
+    assert!(
+        text.contains("Merge operator failed") && text.contains("refusing"),
+        "{text}"
+    );
+}

@@ -353,7 +353,10 @@ impl DBRawIterator {
                 self.saved_value = v;
                 self.valid = true;
             }
-            None => self.set_error(Error::corrupt(format!("merge operator {} failed", op.name()))),
+            None => self.set_error(Error::corrupt(format!(
+                "Merge operator failed (operator {})",
+                op.name()
+            ))),
         }
     }
 

@@ -18,12 +18,12 @@ use crate::iterator::InternalIterator;
 use crate::key::user_key;
 use crate::memtable::MemTable;
 use crate::options::ReadOptions;
-use crate::slice_transform::SliceTransform;
+use crate::slice_transform::PrefixExtractor;
 use crate::table::any::AnyTable;
 
 /// How the seeks of one iterator may use prefix filters.
 pub(crate) struct PrefixSeek {
-    extractor: Arc<dyn SliceTransform>,
+    extractor: Arc<dyn PrefixExtractor>,
     /// `auto_prefix_mode`: filters only when the upper bound keeps the seek in one prefix.
     auto: bool,
     upper: Option<Vec<u8>>,
@@ -50,7 +50,7 @@ impl PrefixSeek {
         }))
     }
 
-    pub(crate) fn extractor(&self) -> &Arc<dyn SliceTransform> {
+    pub(crate) fn extractor(&self) -> &Arc<dyn PrefixExtractor> {
         &self.extractor
     }
 

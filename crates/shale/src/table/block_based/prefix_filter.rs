@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use crate::slice_transform::SliceTransform;
+use crate::slice_transform::PrefixExtractor;
 use crate::table::block_based::filter::FilterBuilder;
 
 /// Property: the prefix extractor's name (`nullptr` without one).
@@ -27,7 +27,7 @@ pub(crate) const PREFIX_FILTERING_PROP: &str = "rocksdb.block.based.table.prefix
 /// Adds the filter entries of one user key (the writer's side).
 #[derive(Clone, Debug)]
 pub(crate) struct FilterContents {
-    pub prefix_extractor: Option<Arc<dyn SliceTransform>>,
+    pub prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
     pub whole_key_filtering: bool,
 }
 
@@ -61,7 +61,7 @@ pub(crate) struct FilterUse {
     /// The filter holds whole keys and the reader filters by whole key.
     whole_key: bool,
     /// The file's prefixes were made by this extractor, the reader's own.
-    prefix: Option<Arc<dyn SliceTransform>>,
+    prefix: Option<Arc<dyn PrefixExtractor>>,
 }
 
 impl FilterUse {
@@ -69,7 +69,7 @@ impl FilterUse {
     /// `IsFeatureSupported`), the extractor must have the reader's name.
     pub(crate) fn new(
         props: &std::collections::BTreeMap<String, Vec<u8>>,
-        reader_extractor: Option<&Arc<dyn SliceTransform>>,
+        reader_extractor: Option<&Arc<dyn PrefixExtractor>>,
         reader_whole_key: bool,
     ) -> FilterUse {
         let on = |name: &str| props.get(name).is_none_or(|v| v.as_slice() != b"0");

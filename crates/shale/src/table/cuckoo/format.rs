@@ -40,6 +40,30 @@ pub(crate) const MAX_CUCKOO_BLOCK_SIZE: u32 = 1 << 16;
 pub(crate) const MAX_NUM_HASH_FUNC: u32 = 64;
 
 impl CuckooTableOptions {
+    /// Sets [`hash_table_ratio`](Self::hash_table_ratio); a value outside (0, 1] makes
+    /// `DB::open` fail with InvalidArgument naming it.
+    pub fn set_hash_ratio(&mut self, ratio: f64) {
+        self.hash_table_ratio = ratio;
+    }
+    /// Sets [`max_search_depth`](Self::max_search_depth); 0 makes `DB::open` fail with
+    /// InvalidArgument naming it.
+    pub fn set_max_search_depth(&mut self, depth: u32) {
+        self.max_search_depth = depth;
+    }
+    /// Sets [`cuckoo_block_size`](Self::cuckoo_block_size); 0 or more than 65536 makes
+    /// `DB::open` fail with InvalidArgument naming it.
+    pub fn set_cuckoo_block_size(&mut self, size: u32) {
+        self.cuckoo_block_size = size;
+    }
+    /// Sets [`identity_as_first_hash`](Self::identity_as_first_hash).
+    pub fn set_identity_as_first_hash(&mut self, flag: bool) {
+        self.identity_as_first_hash = flag;
+    }
+    /// Sets [`use_module_hash`](Self::use_module_hash).
+    pub fn set_use_module_hash(&mut self, flag: bool) {
+        self.use_module_hash = flag;
+    }
+
     /// InvalidArgument naming the first bad field.
     pub fn validate(&self) -> Result<()> {
         let r = self.hash_table_ratio;

@@ -9,7 +9,7 @@ use crate::coding::{put_fixed32, put_varint32, put_varint64};
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::key::{parse_internal_key, vt, InternalKeyComparator};
-use crate::slice_transform::SliceTransform;
+use crate::slice_transform::PrefixExtractor;
 use crate::table::format::BlockHandle;
 use crate::table::format::PROPERTIES_NAME;
 use crate::table::info::TableInfo;
@@ -29,7 +29,7 @@ use super::props::{legacy_footer, metaindex_block, properties_block};
 pub(crate) struct PlainTableBuilderOptions {
     pub icmp: InternalKeyComparator,
     pub plain: PlainTableFactoryOptions,
-    pub prefix_extractor: Option<Arc<dyn SliceTransform>>,
+    pub prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
     pub column_family_name: String,
     /// The family's id for the table properties; None: 0 for `default`, else RocksDB's
     /// "unknown" (0x7fffffff, as for an external file).

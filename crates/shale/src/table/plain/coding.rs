@@ -16,7 +16,7 @@ use std::sync::Arc;
 use crate::coding::{get_varint32, put_varint32};
 use crate::error::{Error, Result};
 use crate::key::{pack_trailer, parse_internal_key, vt};
-use crate::slice_transform::SliceTransform;
+use crate::slice_transform::PrefixExtractor;
 
 use super::format::KeyEncodingType;
 
@@ -42,7 +42,7 @@ pub(crate) struct KeyEncoder {
     encoding: KeyEncodingType,
     fixed_len: u32,
     sparseness: usize,
-    prefix_extractor: Option<Arc<dyn SliceTransform>>,
+    prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
     prev_prefix: Vec<u8>,
     keys_in_prefix: usize,
 }
@@ -52,7 +52,7 @@ impl KeyEncoder {
         encoding: KeyEncodingType,
         fixed_len: u32,
         sparseness: usize,
-        prefix_extractor: Option<Arc<dyn SliceTransform>>,
+        prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
     ) -> KeyEncoder {
         KeyEncoder {
             encoding,
@@ -76,8 +76,12 @@ impl KeyEncoder {
                 }
             }
             KeyEncodingType::Prefix => {
+                // Keys share only a leading prefix; an extractor giving anything else (see
+                // `PrefixExtractor`) makes each key its own prefix here.
                 let prefix = match &self.prefix_extractor {
-                    Some(p) => p.transform(user_key),
+                    Some(p) => Some(p.transform(user_key))
+                        .filter(|x| user_key.starts_with(x))
+                        .unwrap_or(user_key),
                     None => user_key,
                 };
                 if self.keys_in_prefix == 0
@@ -355,7 +359,7 @@ mod tests {
 
     #[test]
     fn prefix_encoding_round_trips_with_full_keys_every_sparseness() {
-        let pe: Arc<dyn SliceTransform> = Arc::new(FixedPrefixTransform::new(2));
+        let pe: Arc<dyn PrefixExtractor> = Arc::new(FixedPrefixTransform::new(2));
         let mut e = KeyEncoder::new(KeyEncodingType::Prefix, 0, 3, Some(pe));
         let keys: Vec<Vec<u8>> = ["aa1", "aa2", "aa3", "aa4", "aa5", "bb", "bb7"]
             .iter()

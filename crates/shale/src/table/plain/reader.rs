@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iterator::InternalIterator;
 use crate::key::{trailer, user_key, InternalKeyComparator};
-use crate::slice_transform::SliceTransform;
+use crate::slice_transform::PrefixExtractor;
 use crate::table::properties::TableProperties;
 use crate::table::reader_options::TableReaderOptions;
 
@@ -44,7 +44,7 @@ pub(crate) struct PlainTable {
     encoding: KeyEncodingType,
     fixed_len: u32,
     /// None: total-order mode (every key has the empty prefix, one index bucket).
-    prefix_extractor: Option<Arc<dyn SliceTransform>>,
+    prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
     full_scan: bool,
     pub(super) index: Option<PlainIndex>,
     pub(super) bloom: Option<PlainBloom>,
@@ -68,7 +68,7 @@ impl PlainTable {
         file_size: u64,
         opts: &TableReaderOptions,
         plain: &PlainTableFactoryOptions,
-        prefix: Option<Arc<dyn SliceTransform>>,
+        prefix: Option<Arc<dyn PrefixExtractor>>,
     ) -> Result<PlainTable> {
         plain.validate()?;
         if file_size > MAX_FILE_SIZE {

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::fs::{FileSystem, MemFs};
 use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, parse_internal_key, vt, InternalKeyComparator, MAX_SEQUENCE};
-use crate::slice_transform::{FixedPrefixTransform, SliceTransform};
+use crate::slice_transform::{FixedPrefixTransform, PrefixExtractor};
 use crate::table::reader_options::TableReaderOptions;
 
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
@@ -19,7 +19,7 @@ fn memfs() -> MemFs {
     fs
 }
 
-fn fixed4() -> Option<Arc<dyn SliceTransform>> {
+fn fixed4() -> Option<Arc<dyn PrefixExtractor>> {
     Some(Arc::new(FixedPrefixTransform::new(4)))
 }
 
@@ -65,7 +65,7 @@ fn build_with(
     fs: &MemFs,
     path: &str,
     plain: &PlainTableFactoryOptions,
-    prefix_extractor: Option<Arc<dyn SliceTransform>>,
+    prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
     e: &Entries,
 ) -> TableInfoAlias {
     let o = PlainTableBuilderOptions {
@@ -82,7 +82,7 @@ fn open_from(
     fs: &MemFs,
     path: &str,
     plain: &PlainTableFactoryOptions,
-    prefix: Option<Arc<dyn SliceTransform>>,
+    prefix: Option<Arc<dyn PrefixExtractor>>,
     mmap: bool,
 ) -> Result<Arc<PlainTable>> {
     let f = if mmap {
@@ -408,7 +408,7 @@ fn prefix_extractor_must_match_the_file() {
         err.is_invalid_argument() && err.to_string().contains("rocksdb.FixedPrefix.4"),
         "{err}"
     );
-    let other: Option<Arc<dyn SliceTransform>> = Some(Arc::new(FixedPrefixTransform::new(3)));
+    let other: Option<Arc<dyn PrefixExtractor>> = Some(Arc::new(FixedPrefixTransform::new(3)));
     let err = open_from(&fs, "/m.sst", &plain, other, false).unwrap_err();
     assert!(
         err.is_invalid_argument() && err.to_string().contains("rocksdb.FixedPrefix.3"),
@@ -540,7 +540,7 @@ fn exercise_damaged(
     fs: &MemFs,
     path: &str,
     plain: &PlainTableFactoryOptions,
-    prefix: Option<Arc<dyn SliceTransform>>,
+    prefix: Option<Arc<dyn PrefixExtractor>>,
     probes: &Entries,
 ) {
     let ok_err = |e: &Error| e.is_corruption() || e.is_invalid_argument() || e.is_not_supported();

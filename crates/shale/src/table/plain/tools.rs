@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::fs::{name_of, FileSystem, PosixFs};
 use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, parse_internal_key, MAX_SEQUENCE};
-use crate::slice_transform::SliceTransform;
+use crate::slice_transform::PrefixExtractor;
 use crate::table::reader_options::TableReaderOptions;
 
 use super::builder::{PlainTableBuilder, PlainTableBuilderOptions};
@@ -49,7 +49,7 @@ impl PlainTableReader {
     pub fn open(
         path: &Path,
         plain: &PlainTableFactoryOptions,
-        prefix_extractor: Option<Arc<dyn SliceTransform>>,
+        prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
         allow_mmap_reads: bool,
     ) -> Result<PlainTableReader> {
         let fs = PosixFs;
@@ -124,7 +124,7 @@ pub struct PlainTableWriteOptions {
     /// The plain table's layout options.
     pub plain: PlainTableFactoryOptions,
     /// The prefix extractor whose name the file records and whose prefixes index it.
-    pub prefix_extractor: Option<Arc<dyn SliceTransform>>,
+    pub prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
     /// The column family name recorded in the properties.
     pub column_family_name: String,
     /// The DB id recorded in the properties.

@@ -17,8 +17,9 @@ use std::sync::Arc;
 
 use rocksdb_tools::*;
 use shale::slice_transform::new_fixed_prefix_transform;
+use shale::slice_transform::PrefixExtractor;
 use shale::tools::{write_plain_table, PlainTableReader, PlainTableWriteOptions, SstEntry};
-use shale::{KeyEncodingType, PlainTableFactoryOptions, SliceTransform};
+use shale::{KeyEncodingType, PlainTableFactoryOptions};
 
 /// The live key/values of a set of tables (newest version of each key; deletions hide it).
 fn merged(files: &[Vec<SstEntry>]) -> Kv {
@@ -59,7 +60,7 @@ fn prop_num(p: &BTreeMap<String, Vec<u8>>, name: &str) -> u64 {
 fn same_identity(
     p: &BTreeMap<String, Vec<u8>>,
     plain: PlainTableFactoryOptions,
-    prefix: Arc<dyn SliceTransform>,
+    prefix: Arc<dyn PrefixExtractor>,
 ) -> PlainTableWriteOptions {
     PlainTableWriteOptions {
         plain,
