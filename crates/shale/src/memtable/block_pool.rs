@@ -48,11 +48,21 @@ struct Idle {
 pub(crate) struct Pool {
     idle: Vec<Idle>,
     idle_bytes: usize,
-    /// A spare block of this length is wanted.
-    spare: Option<usize>,
+    /// Lengths a spare block is wanted of, oldest request first (each length once: requests
+    /// from arenas of different block sizes are all kept, none replaces another).
+    spare: Vec<usize>,
 }
 
 impl Pool {
+    /// Records that a spare block of `len` bytes is wanted, unless one is idle or already
+    /// wanted; true if the request is new (the background thread then has work).
+    pub(crate) fn want_spare(&mut self, len: usize) -> bool {
+        if self.has(len) || self.spare.contains(&len) {
+            return false;
+        }
+        self.spare.push(len);
+        true
+    }
     /// An idle block of exactly `len` bytes (the newest), if any.
     pub(crate) fn take(&mut self, len: usize) -> Option<NonNull<u8>> {
         let i = self.idle.iter().rposition(|b| b.len == len)?;
@@ -128,7 +138,8 @@ fn shared() -> &'static Shared {
 fn background(s: &'static Shared) {
     let mut pool = s.pool.lock();
     loop {
-        if let Some(len) = pool.spare.take() {
+        if !pool.spare.is_empty() {
+            let len = pool.spare.remove(0);
             if !pool.has(len) {
                 drop(pool);
                 let block = map(len).inspect(|&p| populate(p, len));
@@ -168,8 +179,7 @@ pub(crate) fn acquire(len: usize, want_spare: bool) -> Option<NonNull<u8>> {
     let s = shared();
     let mut pool = s.pool.lock();
     let got = pool.take(len);
-    if want_spare && !pool.has(len) && pool.spare.is_none() {
-        pool.spare = Some(len);
+    if want_spare && pool.want_spare(len) {
         s.wake.notify_one();
     }
     drop(pool);
@@ -326,6 +336,20 @@ mod tests {
         assert_eq!(gone, vec![(addr(0x1000), 4096)]);
         assert_eq!(p.idle_bytes(), 4096);
         assert_eq!(p.take(4096), Some(addr(0x2000)));
+    }
+
+    /// Spare requests for different lengths are all kept (one arena's request never drops
+    /// another's, which left `released_blocks_are_reused_and_usable` waiting when tests ran
+    /// in parallel); a length already wanted or idle is not asked for twice.
+    #[test]
+    fn spare_requests_of_different_lengths_are_all_kept() {
+        let mut p = Pool::default();
+        assert!(p.want_spare(8192));
+        assert!(p.want_spare(16384));
+        assert!(!p.want_spare(8192));
+        assert_eq!(p.spare, vec![8192, 16384]);
+        assert!(p.give(addr(0x3000), 4096, Instant::now()));
+        assert!(!p.want_spare(4096), "an idle block of that length is there");
     }
 
     /// Through the process-wide pool: a released block (dirty) is handed out again and is fully
