@@ -662,3 +662,101 @@ fn the_root_name_reader_sees_each_kind_of_export() {
     assert_eq!(modules, ["fs", "checkpoint"]);
     assert_eq!(names, ["DB", "KeyRange", "Deep", "Flat", "Single", "helper", "Result"]);
 }
+
+/// Functions of more than `max` lines (first line of `fn` to its closing brace), skipping
+/// `#[test]` functions: (name, first line, lines).
+fn long_functions(src: &str, max: usize) -> Vec<(String, usize, usize)> {
+    let toks = tokenize(src);
+    let mut out = Vec::new();
+    for i in 0..toks.len() {
+        let (Tok::Ident(kw), start) = &toks[i] else { continue };
+        let Some((Tok::Ident(name), _)) = toks.get(i + 1) else {
+            continue;
+        };
+        if kw != "fn" {
+            continue;
+        }
+        // `#[test]` just before the `fn` (possibly after `pub`/`async`).
+        let back: Vec<&Tok> = toks[i.saturating_sub(6)..i].iter().map(|t| &t.0).collect();
+        let is_test = back
+            .windows(4)
+            .any(|w| matches!(w, [Tok::Punct('#'), Tok::Punct('['), Tok::Ident(t), Tok::Punct(']')] if t == "test"));
+        // The body: the first `{` before any `;` at depth 0 (a declaration has none).
+        let mut j = i + 2;
+        while j < toks.len() && !matches!(toks[j].0, Tok::Punct('{') | Tok::Punct(';')) {
+            j += 1;
+        }
+        if is_test || !matches!(toks.get(j), Some((Tok::Punct('{'), _))) {
+            continue;
+        }
+        let mut depth = 0usize;
+        for (t, line) in &toks[j..] {
+            match t {
+                Tok::Punct('{') => depth += 1,
+                Tok::Punct('}') => {
+                    depth -= 1;
+                    if depth == 0 {
+                        if line - start + 1 > max {
+                            out.push((name.clone(), *start, line - start + 1));
+                        }
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_function_runs_over_150_lines() {
+    let mut long = Vec::new();
+    for (file, _, src) in source_files() {
+        for (name, line, n) in long_functions(&src, 150) {
+            long.push(format!("{file}:{line}: `{name}` has {n} lines"));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "functions to split where the split has a name:\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn the_function_length_reader_counts_bodies_and_skips_tests() {
+    let body = "    x();\n".repeat(5);
+    let src = format!(
+        "fn short() {{\n{body}}}\nfn decl();\n#[test]\nfn a_test() {{\n{body}}}\npub(crate) fn long(a: u8) -> u8 {{\n    if a > 0 {{ 1 }} else {{ 2 }};\n{body}    a\n}}\n"
+    );
+    assert_eq!(long_functions(&src, 7), vec![("long".to_string(), 17, 9)]);
+}
+
+/// Every Rust file under `crates/` (sources, tests, examples, benches).
+fn workspace_rust_files() -> Vec<PathBuf> {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut paths = Vec::new();
+    rust_files(&crates, &mut paths);
+    paths.retain(|p| !p.components().any(|c| c.as_os_str() == "target"));
+    paths
+}
+
+#[test]
+fn no_module_is_included_by_path_attribute() {
+    let files = workspace_rust_files();
+    assert!(files.len() > 100, "no sources found");
+    let with_path: Vec<String> = files
+        .iter()
+        .filter(|p| {
+            let toks: Vec<Tok> = tokenize(&std::fs::read_to_string(p).unwrap())
+                .into_iter()
+                .map(|t| t.0)
+                .collect();
+            toks.windows(3)
+                .any(|w| matches!(w, [Tok::Punct('#'), Tok::Punct('['), Tok::Ident(a)] if a == "path"))
+        })
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(with_path.is_empty(), "`#[path]` in: {with_path:?}");
+}
