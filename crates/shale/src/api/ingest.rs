@@ -683,7 +683,19 @@ pub(crate) fn delete_files_in_range(
     if edit.deleted_files.is_empty() {
         return Ok(());
     }
-    log_edit(db, &mut st, &mut edit)?;
+    // The MANIFEST write runs without the DB mutex: held busy meanwhile, the files cannot become
+    // a compaction's inputs (whose output would bring their entries back), as RocksDB marks them
+    // `being_compacted` around its `LogAndApply`.
+    let held: Vec<u64> = edit.deleted_files.iter().map(|&(_, n)| n).collect();
+    st.being_compacted.extend(held.iter().copied());
+    st.file_drops_running += 1;
+    let r = log_edit(db, &mut st, &mut edit);
+    st.file_drops_running -= 1;
+    for n in &held {
+        st.being_compacted.remove(n);
+    }
+    db.bg_cv.notify_all();
+    r?;
     db.install_super_version(&st, cfd.id);
     crate::engine::purge::purge_obsolete(db, &mut st);
     db.work_cv.notify_all();

@@ -6,6 +6,8 @@
 pub(crate) mod checkpoint;
 pub(crate) mod column_families;
 pub(crate) mod db;
+#[cfg(test)]
+mod file_drop_race_tests;
 pub(crate) mod ingest;
 pub(crate) mod memory;
 #[cfg(test)]

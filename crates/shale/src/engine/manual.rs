@@ -73,10 +73,11 @@ pub(crate) fn compact_range(
     st.manual_compactions += 1;
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<()> {
         // Wait for running automatic compactions to finish so inputs are stable.
-        while st.compactions_running > 0 || st.ingests_running > 0 {
+        while st.compactions_running > 0 {
             DbInner::check_bg_error(&st)?;
             db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
         }
+        wait_for_file_edits(db, &mut st)?;
         super::checks::check_writable(cf)?;
         match cf.opts.compaction_style {
             DBCompactionStyle::Level => {}
@@ -131,8 +132,16 @@ pub(crate) fn compact_range(
                 )
             };
             for inputs in chunks {
-                // Earlier chunks changed only the output level: take its files afresh.
+                // While an earlier chunk ran (without the DB mutex), an ingest or a
+                // `delete_file_in_range` may have changed the version: wait until none is being
+                // written, then keep the inputs still in the level (a dropped file compacted
+                // here would bring its entries back) and take the output level's files afresh.
+                wait_for_file_edits(db, &mut st)?;
                 let v = st.versions.cf(cf.id)?.current.clone();
+                let inputs: Vec<_> = inputs
+                    .into_iter()
+                    .filter(|f| v.files[level].iter().any(|g| g.number() == f.number()))
+                    .collect();
                 if let Some((lo, hi)) = user_range(&inputs, &v.icmp) {
                     let next = v.overlapping(output_level, Some(&lo), Some(&hi));
                     let pick = Pick::leveled(level, output_level, inputs, next, targets.base_level);
@@ -148,6 +157,7 @@ pub(crate) fn compact_range(
         if cf.opts.compaction_filter.is_some() && last > 0 {
             let v = st.versions.cf(cf.id)?.current.clone();
             for f in v.overlapping(last, begin, end) {
+                wait_for_file_edits(db, &mut st)?;
                 let v = st.versions.cf(cf.id)?.current.clone();
                 if !v.files[last].iter().any(|g| g.number() == f.number()) {
                     continue;
@@ -175,4 +185,15 @@ pub(crate) fn compact_range(
     super::purge::purge_obsolete(db, &mut st);
     db.work_cv.notify_all();
     r
+}
+
+/// Wait (with the DB mutex) until no ingest and no `delete_file_in_range` is between choosing
+/// its files and installing its edit: their MANIFEST writes run without the mutex, and a manual
+/// compaction picking inputs meanwhile would not see the change.
+fn wait_for_file_edits(db: &DbInner, st: &mut parking_lot::MutexGuard<'_, super::state::DbState>) -> Result<()> {
+    while st.ingests_running > 0 || st.file_drops_running > 0 {
+        DbInner::check_bg_error(st)?;
+        db.bg_cv.wait_for(st, Duration::from_millis(50));
+    }
+    Ok(())
 }

@@ -534,6 +534,7 @@ fn open_inner(
         bg_paused: 0,
         next_compaction_cf: 0,
         ingests_running: 0,
+        file_drops_running: 0,
         file_deletions_disabled: 0,
     };
     state.rebuild_memset();

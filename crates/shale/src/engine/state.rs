@@ -63,6 +63,9 @@ pub(crate) struct DbState {
     /// meanwhile (as RocksDB's `num_running_ingest_file_`), since the picker cannot see files
     /// that are not installed yet and could write an overlapping output into their level.
     pub ingests_running: usize,
+    /// `delete_file_in_range` edits being written (their files held in `being_compacted`):
+    /// a manual compaction waits for them, as it does for ingests, before it picks inputs.
+    pub file_drops_running: usize,
     /// Where the next automatic compaction pick starts (families take turns).
     pub next_compaction_cf: u32,
     /// While non-zero no table or WAL file is deleted (`disable_file_deletions`, checkpoints
