@@ -13,6 +13,7 @@ pub(crate) mod memory;
 #[cfg(test)]
 mod picker_tests;
 pub(crate) mod rocksdb_compat;
+pub(crate) mod secondary;
 pub(crate) mod set_options;
 
 pub use checkpoint::{Checkpoint, LiveFile, WalFile};

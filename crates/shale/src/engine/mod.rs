@@ -27,6 +27,7 @@ pub(crate) mod properties;
 pub(crate) mod purge;
 pub(crate) mod range_del;
 pub(crate) mod read;
+pub(crate) mod secondary;
 pub(crate) mod sst_file_writer;
 pub(crate) mod stall;
 pub(crate) mod state;

@@ -131,9 +131,9 @@ pub(crate) fn open(
     // is an error for the caller, and the lock on the directory is released as it unwinds.
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         if read_only {
-            open_read_only(opts, path, error_if_wal, cfs)
+            open_read_only(opts, path, error_if_wal, cfs, None)
         } else {
-            open_inner(opts, path, false, error_if_wal, cfs)
+            open_inner(opts, path, false, error_if_wal, cfs, None)
         }
     }))
     .unwrap_or_else(|p| Err(Error::from_panic("open", p)))
@@ -147,16 +147,17 @@ const READ_ONLY_OPEN_ATTEMPTS: u32 = 10;
 /// MANIFEST moved on). That is not corruption. When a file is missing and the MANIFEST (or
 /// CURRENT) changed meanwhile, read it again, a bounded number of times; a file missing from an
 /// unchanged MANIFEST is reported as the corruption it is.
-fn open_read_only(
+pub(crate) fn open_read_only(
     opts: &Options,
     path: &Path,
     error_if_wal: bool,
     cfs: &[ColumnFamilyDescriptor],
+    secondary: Option<&Path>,
 ) -> Result<Arc<DbInner>> {
     let mut last_err = None;
     for attempt in 0..READ_ONLY_OPEN_ATTEMPTS {
         let before = manifest_state(&opts.env, path);
-        match open_inner(opts, path, true, error_if_wal, cfs) {
+        match open_inner(opts, path, true, error_if_wal, cfs, secondary) {
             Err(e) if is_missing_file(&e) => {
                 if manifest_state(&opts.env, path) == before {
                     return Err(e);
@@ -176,7 +177,7 @@ fn open_read_only(
 }
 
 /// A file the MANIFEST names (a table, or the MANIFEST CURRENT names) does not exist.
-fn is_missing_file(e: &Error) -> bool {
+pub(crate) fn is_missing_file(e: &Error) -> bool {
     matches!(e, Error::Corruption { msg, .. } if msg.ends_with(MISSING_TABLE) || msg.ends_with("MANIFEST named by CURRENT is missing"))
 }
 
@@ -184,7 +185,7 @@ const MISSING_TABLE: &str = "table file referenced by the MANIFEST is missing";
 
 /// What a reader of the DB's metadata sees: CURRENT's contents and the size of the MANIFEST it
 /// names (edits are appended to it). `None` parts when unreadable.
-fn manifest_state(fs: &Arc<dyn FileSystem>, dir: &Path) -> (Option<Vec<u8>>, Option<u64>) {
+pub(crate) fn manifest_state(fs: &Arc<dyn FileSystem>, dir: &Path) -> (Option<Vec<u8>>, Option<u64>) {
     let cur = fs.read_all(&current_name(dir)).ok();
     let size = cur
         .as_deref()
@@ -233,6 +234,7 @@ fn prepare_dir(
     path: &Path,
     read_only: bool,
     cmp_name: &str,
+    secondary: Option<&Path>,
 ) -> Result<(DirLock, Arc<crate::info_log::InfoLog>)> {
     let exists = fs.exists(&current_name(path));
     if !read_only && !fs.exists(path) {
@@ -249,7 +251,14 @@ fn prepare_dir(
     } else {
         Some(fs.lock(&lock_name(path))?)
     };
-    let info_log = super::events::open_log(fs, path, opts, read_only);
+    // A secondary instance keeps its own LOG in its own directory (as RocksDB's).
+    let info_log = match secondary {
+        Some(dir) => {
+            fs.create_dir_all(dir)?;
+            super::events::open_log(fs, dir, opts, false)
+        }
+        None => super::events::open_log(fs, path, opts, read_only),
+    };
     if exists && opts.error_if_exists {
         return Err(Error::invalid(format!(
             "{}: exists (error_if_exists is true)",
@@ -304,7 +313,7 @@ fn check_families(
 /// MANIFEST's min_log_number_to_keep on is read, even below the families' log numbers: it may
 /// hold a prepared section whose commit comes later (records of families that hold its data
 /// already are skipped in the replay). `error_if_wal_file_exists` is checked here.
-fn wals_to_replay(
+pub(crate) fn wals_to_replay(
     fs: &Arc<dyn FileSystem>,
     path: &Path,
     vs: &mut VersionSet,
@@ -473,13 +482,14 @@ fn open_inner(
     read_only: bool,
     error_if_wal: bool,
     cfs: &[ColumnFamilyDescriptor],
+    secondary: Option<&Path>,
 ) -> Result<Arc<DbInner>> {
     opts.validate()?;
     let wanted = wanted_families(opts, cfs)?;
     let db_opts = wanted[0].1.with_db_options_of(opts);
     let fs = opts.env.clone();
     let cmp_name = db_opts.comparator.name().to_string();
-    let (lock, info_log) = prepare_dir(opts, &fs, path, read_only, &cmp_name)?;
+    let (lock, info_log) = prepare_dir(opts, &fs, path, read_only, &cmp_name, secondary)?;
     let lookup = |name: &str| {
         wanted
             .iter()
@@ -545,6 +555,9 @@ fn open_inner(
         cfs: RwLock::new(cf_set),
         fs: fs.clone(),
         read_only,
+        secondary: secondary.map(|_| super::state::Secondary {
+            catch_up: Mutex::new(()),
+        }),
         lock: Mutex::new(lock),
         state: Mutex::new(state),
         bg_cv: Condvar::new(),
@@ -613,7 +626,7 @@ fn open_inner(
 /// and bloom built). A table that fails to open is left for the read that needs it to report.
 /// A read-only open holds every table open from here on, so tables the owning process deletes
 /// later stay readable; a table that fails to open fails the open (and may be retried, above).
-fn preload_tables(db: &Arc<DbInner>) -> Result<()> {
+pub(crate) fn preload_tables(db: &Arc<DbInner>) -> Result<()> {
     if db.opts.max_open_files >= 0 {
         return Ok(());
     }
@@ -632,7 +645,7 @@ fn preload_tables(db: &Arc<DbInner>) -> Result<()> {
 
 /// Every table file of the recovered version must exist with the size the MANIFEST records
 /// (RocksDB checks this when it opens the DB); checked before anything is written.
-fn check_live_tables(fs: &Arc<dyn FileSystem>, dir: &Path, vs: &VersionSet) -> Result<()> {
+pub(crate) fn check_live_tables(fs: &Arc<dyn FileSystem>, dir: &Path, vs: &VersionSet) -> Result<()> {
     for (_, _, f) in vs.all_files() {
         let p = table_name(dir, f.number());
         let size = fs.file_size(&p).map_err(|e| match e {
@@ -688,7 +701,7 @@ fn flush_recovered(db: &Arc<DbInner>, cf: u32, recovered: &mut BTreeMap<u32, Ver
     Ok(())
 }
 
-fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTreeMap<u32, VersionEdit>) -> Result<()> {
+pub(crate) fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTreeMap<u32, VersionEdit>) -> Result<()> {
     let mode = db.opts.wal_recovery_mode;
     let mut stopped_at: Option<(String, u64, String)> = None;
     // With two-phase commit, WALs below every family's log number are read only for their

@@ -104,6 +104,12 @@ pub(crate) struct WalState {
     pub unsynced: bool,
 }
 
+/// What a secondary instance keeps beside the read-only state.
+pub(crate) struct Secondary {
+    /// Held by a catch-up, so two run one after the other.
+    pub catch_up: Mutex<()>,
+}
+
 pub(crate) struct DbInner {
     pub path: PathBuf,
     /// The DB-wide options (and the default family's as opened); `set_db_options` replaces the
@@ -115,6 +121,8 @@ pub(crate) struct DbInner {
     pub cfs: RwLock<column_family::CfSet>,
     pub fs: Arc<dyn FileSystem>,
     pub read_only: bool,
+    /// Set for a secondary instance (`DB::open_as_secondary`): read-only, caught up on demand.
+    pub secondary: Option<Secondary>,
     pub lock: Mutex<Option<Box<dyn FileLock>>>,
     pub state: Mutex<DbState>,
     /// Signalled whenever background work finishes or fails.

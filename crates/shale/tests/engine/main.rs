@@ -35,6 +35,7 @@ mod pinned;
 mod prefix_seek;
 mod property_names;
 mod rocksdb_api;
+mod secondary;
 mod set_options;
 mod stalls;
 mod statistics;

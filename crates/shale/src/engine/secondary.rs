@@ -1,0 +1,158 @@
+//! Secondary instances (RocksDB's `DB::OpenAsSecondary` and `TryCatchUpWithPrimary`): a
+//! read-only view of a database another process (the primary) keeps writing, brought up to
+//! date on demand.
+//!
+//! Opening is a read-only open of the primary's directory that takes no lock and keeps its LOG
+//! in the secondary's own directory. A catch-up reads the primary's MANIFEST again (from
+//! CURRENT, so a MANIFEST switch is followed), opens every table the new version names, replays
+//! the live WALs into fresh memtables, and only then publishes the new version and memtables to
+//! readers: a read sees either the state before the catch-up or the one after, never a mix.
+//! Readers that started before keep what they hold (tables the primary deleted since stay open
+//! through them). A table deleted by the primary between reading its MANIFEST and opening the
+//! table makes the catch-up read the MANIFEST again, a bounded number of times, as the
+//! read-only open does.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::column_family::ColumnFamilyData;
+use super::column_family::ColumnFamilyDescriptor;
+use super::open::{check_live_tables, is_missing_file, manifest_state, open_read_only, replay_wals, wals_to_replay};
+use super::state::DbInner;
+use crate::error::{Error, Result};
+use crate::key::InternalKeyComparator;
+use crate::lsm::version::VersionSet;
+use crate::options::Options;
+
+/// Catch-ups that met a MANIFEST moving on under them before one gives up.
+const CATCH_UP_ATTEMPTS: u32 = 10;
+
+/// Open the database at `primary` as a secondary instance whose own files (its LOG) live in
+/// `secondary` (created if missing), with the families `cfs` (none: the default family).
+pub(crate) fn open(
+    opts: &Options,
+    primary: &Path,
+    secondary: &Path,
+    cfs: &[ColumnFamilyDescriptor],
+) -> Result<Arc<DbInner>> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        open_read_only(opts, primary, false, cfs, Some(secondary))
+    }))
+    .unwrap_or_else(|p| Err(Error::from_panic("open_as_secondary", p)))
+}
+
+/// Bring the secondary `db` up to date with its primary (see the module comment).
+/// NotSupported on a DB that is not a secondary instance.
+pub(crate) fn catch_up(db: &Arc<DbInner>) -> Result<()> {
+    let Some(sec) = &db.secondary else {
+        return Err(Error::NotSupported(
+            "try_catch_up_with_primary: the DB was not opened as a secondary instance".into(),
+        ));
+    };
+    let _one_at_a_time = sec.catch_up.lock();
+    let mut last_err = None;
+    for attempt in 0..CATCH_UP_ATTEMPTS {
+        let before = manifest_state(&db.fs, &db.path);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| catch_up_once(db)))
+            .unwrap_or_else(|p| Err(Error::from_panic("try_catch_up_with_primary", p)));
+        match r {
+            Err(e) if is_missing_file(&e) && manifest_state(&db.fs, &db.path) != before => {
+                last_err = Some(e);
+                std::thread::sleep(std::time::Duration::from_millis(1 << attempt.min(6)));
+            }
+            r => return r,
+        }
+    }
+    Err(Error::Busy(format!(
+        "{}: catch-up gave up: the primary's MANIFEST changed under each of {CATCH_UP_ATTEMPTS} \
+         attempts; last: {}",
+        db.path.display(),
+        last_err.map(|e| e.to_string()).unwrap_or_default()
+    )))
+}
+
+fn catch_up_once(db: &Arc<DbInner>) -> Result<()> {
+    let families: Vec<Arc<ColumnFamilyData>> = db.cfs.read().by_id.values().cloned().collect();
+    let lookup = |name: &str| {
+        families
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| (InternalKeyComparator::new(c.opts.comparator.clone()), c.opts.num_levels))
+    };
+    let mut vs = VersionSet::recover(&db.path, db.fs.clone(), &lookup, db.opts.paranoid_checks)?;
+    for c in &families {
+        if !vs.cfs.contains_key(&c.id) {
+            return Err(Error::NotSupported(format!(
+                "try_catch_up_with_primary: column family {} was dropped by the primary",
+                c.name
+            )));
+        }
+    }
+    check_live_tables(&db.fs, &db.path, &vs)?;
+    // Open the new version's tables before anything is published: a table the primary has
+    // deleted since is found here (and the MANIFEST read again), not by a reader.
+    if db.opts.max_open_files < 0 {
+        for c in &families {
+            if let Ok(cv) = vs.cf(c.id) {
+                for (_, f) in cv.current.all_files() {
+                    c.table_cache.get(f)?;
+                }
+            }
+        }
+    }
+    let wals = wals_to_replay(&db.fs, &db.path, &mut vs, &db.opts, true, false)?;
+    let new_last = vs.last_sequence;
+    let old_files: Vec<(Arc<ColumnFamilyData>, Vec<u64>)> = {
+        let mut st = db.state.lock();
+        let old = families
+            .iter()
+            .map(|c| {
+                let nums = st
+                    .versions
+                    .cf(c.id)
+                    .map(|v| v.current.all_files().map(|(_, f)| f.number()).collect())
+                    .unwrap_or_default();
+                (c.clone(), nums)
+            })
+            .collect();
+        // Fresh memtables for the replay; readers keep the published SuperVersions meanwhile.
+        let ids: Vec<u32> = st.cfs.keys().copied().collect();
+        for id in ids {
+            let cfd = st.cfs[&id].cfd.clone();
+            let mem = db.new_memtable(&cfd);
+            if let Some(m) = st.cfs.get_mut(&id) {
+                m.mem = mem;
+                m.imm.clear();
+            }
+        }
+        st.versions = vs;
+        st.rebuild_memset();
+        old
+    };
+    replay_wals(db, &wals, &mut BTreeMap::new())?;
+    let st = db.state.lock();
+    // Sequence numbers only grow: the replay raised it to the WALs' last record; the MANIFEST's
+    // last sequence covers what the primary flushed and no longer has in a WAL.
+    db.last_seq.fetch_max(new_last, Ordering::AcqRel);
+    let ids: Vec<u32> = st.cfs.keys().copied().collect();
+    for id in ids {
+        db.install_super_version(&st, id);
+    }
+    db.info_log.info(&format!(
+        "Caught up with the primary: {} WALs replayed, last sequence {}",
+        wals.len(),
+        db.last_seq.load(Ordering::Acquire)
+    ));
+    // Tables no longer in the version leave the table cache (readers holding them keep them).
+    for (c, nums) in old_files {
+        if let Ok(v) = st.versions.cf(c.id) {
+            let live: std::collections::HashSet<u64> = v.current.all_files().map(|(_, f)| f.number()).collect();
+            for n in nums.into_iter().filter(|n| !live.contains(n)) {
+                c.table_cache.evict(n);
+            }
+        }
+    }
+    Ok(())
+}

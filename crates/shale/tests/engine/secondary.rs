@@ -1,0 +1,298 @@
+//! Secondary instances (`DB::open_as_secondary`, `try_catch_up_with_primary`): a read-only view
+//! of a DB another handle keeps writing, checked against a model of the primary at each
+//! catch-up; and against RocksDB both ways through rocksdict (a RocksDB primary in another
+//! process read by a Shale secondary, a Shale primary read by a RocksDB secondary).
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use crate::rocksdb_tools::{self, hex, run};
+use shale::fs::testing::MemFs;
+use shale::fs::FileSystem;
+use shale::{IteratorMode, Options, DB};
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+fn dump(db: &DB) -> Model {
+    db.iterator(IteratorMode::Start)
+        .map(|r| {
+            let (k, v) = r.unwrap();
+            (k.to_vec(), v.to_vec())
+        })
+        .collect()
+}
+
+fn opts(fs: &MemFs) -> Options {
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_env(Arc::new(fs.clone()));
+    o.set_write_buffer_size(8 << 10);
+    o.set_target_file_size_base(16 << 10);
+    o.set_level_zero_file_num_compaction_trigger(2);
+    o
+}
+
+fn key(i: u64) -> Vec<u8> {
+    format!("k{i:04}").into_bytes()
+}
+
+#[test]
+fn a_secondary_sees_the_primary_as_of_each_catch_up() {
+    let fs = MemFs::new();
+    let o = opts(&fs);
+    let primary = DB::open(&o, "/p").unwrap();
+    let mut model = Model::new();
+    for i in 0..50 {
+        primary.put(key(i), b"a").unwrap();
+        model.insert(key(i), b"a".to_vec());
+    }
+    let sec = DB::open_as_secondary(&o, "/p", "/s").unwrap();
+    assert_eq!(dump(&sec), model, "at the open (WAL only)");
+    // Its LOG is in its own directory; the primary's LOG is left alone.
+    assert!(fs.exists(Path::new("/s/LOG")));
+    let was = model.clone();
+    for i in 25..75 {
+        primary.put(key(i), b"b").unwrap();
+        model.insert(key(i), b"b".to_vec());
+    }
+    primary.delete(key(3)).unwrap();
+    model.remove(&key(3));
+    assert_eq!(dump(&sec), was, "no catch-up yet");
+    sec.try_catch_up_with_primary().unwrap();
+    assert_eq!(dump(&sec), model, "after a catch-up (WAL only)");
+    // Flushes and compactions move everything into tables and delete the old WALs and tables.
+    for round in 0..6 {
+        for i in 0..200 {
+            let v = format!("r{round}-{i}").into_bytes();
+            primary.put(key(i * 7 % 300), &v).unwrap();
+            model.insert(key(i * 7 % 300), v);
+        }
+        primary.flush().unwrap();
+    }
+    primary.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+    sec.try_catch_up_with_primary().unwrap();
+    assert_eq!(dump(&sec), model, "after flushes and a compaction");
+    for i in 0..300 {
+        assert_eq!(sec.get(key(i)).unwrap(), model.get(&key(i)).cloned(), "get {i}");
+    }
+    // A reopened primary writes a new MANIFEST (and removes the old one).
+    drop(primary);
+    let primary = DB::open(&o, "/p").unwrap();
+    primary.put(b"after-reopen", b"z").unwrap();
+    model.insert(b"after-reopen".to_vec(), b"z".to_vec());
+    sec.try_catch_up_with_primary().unwrap();
+    assert_eq!(dump(&sec), model, "after the primary switched MANIFESTs");
+}
+
+#[test]
+fn reads_started_before_a_catch_up_keep_their_view() {
+    let fs = MemFs::new();
+    let o = opts(&fs);
+    let primary = DB::open(&o, "/p").unwrap();
+    for i in 0..300 {
+        primary.put(key(i), format!("old{i}")).unwrap();
+    }
+    primary.flush().unwrap();
+    let sec = DB::open_as_secondary(&o, "/p", "/s").unwrap();
+    let before = dump(&sec);
+    let mut it = sec.raw_iterator();
+    it.seek_to_first();
+    // The primary rewrites everything and deletes the tables the secondary's readers hold.
+    for i in 0..300 {
+        primary.put(key(i), format!("new{i}")).unwrap();
+    }
+    primary.flush().unwrap();
+    primary.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+    sec.try_catch_up_with_primary().unwrap();
+    let mut seen = Model::new();
+    while it.valid() {
+        seen.insert(it.key().unwrap().to_vec(), it.value().unwrap().to_vec());
+        it.next();
+    }
+    it.status().unwrap();
+    assert_eq!(seen, before, "an iterator from before the catch-up");
+    assert_eq!(sec.get(key(7)).unwrap(), Some(b"new7".to_vec()), "a read after");
+}
+
+#[test]
+fn a_secondary_refuses_writes_and_a_primary_refuses_catch_up() {
+    let fs = MemFs::new();
+    let o = opts(&fs);
+    let primary = DB::open(&o, "/p").unwrap();
+    primary.put(b"k", b"v").unwrap();
+    let sec = DB::open_as_secondary(&o, "/p", "/s").unwrap();
+    for r in [
+        sec.put(b"k", b"w"),
+        sec.delete(b"k"),
+        sec.flush(),
+        sec.compact_range(None::<&[u8]>, None::<&[u8]>),
+    ] {
+        assert!(matches!(r, Err(shale::Error::NotSupported(_))), "{r:?}");
+    }
+    assert!(matches!(
+        primary.try_catch_up_with_primary(),
+        Err(shale::Error::NotSupported(_))
+    ));
+    // A directory without a DB is an error, not an empty secondary.
+    assert!(DB::open_as_secondary(&o, "/nothing", "/s2").is_err());
+}
+
+#[test]
+fn a_secondary_of_some_families_follows_them() {
+    let fs = MemFs::new();
+    let mut o = opts(&fs);
+    o.create_missing_column_families(true);
+    let primary = DB::open_cf(&o, "/p", ["one", "two"]).unwrap();
+    let one = primary.cf_handle("one").unwrap();
+    primary.put_cf(&one, b"a", b"1").unwrap();
+    let sec = DB::open_cf_as_secondary(&o, "/p", "/s", ["one"]).unwrap();
+    assert!(sec.cf_handle("two").is_none());
+    let sone = sec.cf_handle("one").unwrap();
+    assert_eq!(sec.get_cf(&sone, b"a").unwrap(), Some(b"1".to_vec()));
+    primary.put_cf(&one, b"b", b"2").unwrap();
+    primary.flush_cf(&one).unwrap();
+    sec.try_catch_up_with_primary().unwrap();
+    assert_eq!(sec.get_cf(&sone, b"b").unwrap(), Some(b"2".to_vec()));
+}
+
+/// Random writes, flushes, compactions and primary reopens; at random points the secondary
+/// catches up and must equal the model of the primary at that point, and in between it must
+/// stay at the state of its last catch-up.
+#[test]
+fn secondary_model_with_flushes_compactions_and_reopens() {
+    for seed in [11u64, 2027, 90_001] {
+        let fs = MemFs::new();
+        let o = opts(&fs);
+        let mut primary = DB::open(&o, "/p").unwrap();
+        let sec = DB::open_as_secondary(&o, "/p", "/s").unwrap();
+        let mut rng = seed;
+        let mut next = move |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        let mut model = Model::new();
+        let mut caught = Model::new();
+        for step in 0..1500u64 {
+            match next(100) {
+                0..=59 => {
+                    let k = key(next(400));
+                    let v = format!("s{step}").repeat(1 + next(8) as usize).into_bytes();
+                    primary.put(&k, &v).unwrap();
+                    model.insert(k, v);
+                }
+                60..=74 => {
+                    let k = key(next(400));
+                    primary.delete(&k).unwrap();
+                    model.remove(&k);
+                }
+                75..=79 => primary.flush().unwrap(),
+                80..=81 => primary.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap(),
+                82 => {
+                    drop(primary);
+                    primary = DB::open(&o, "/p").unwrap();
+                }
+                83..=92 => {
+                    sec.try_catch_up_with_primary().unwrap();
+                    caught = model.clone();
+                    assert_eq!(dump(&sec), caught, "seed {seed} step {step}: after a catch-up");
+                }
+                _ => assert_eq!(dump(&sec), caught, "seed {seed} step {step}: between catch-ups"),
+            }
+        }
+    }
+}
+
+/// A RocksDB primary (rocksdict, another process, still running) read by a Shale secondary,
+/// which catches up with the primary's flush, overwrites, deletes and WAL-only writes.
+#[test]
+fn a_shale_secondary_follows_a_live_rocksdb_primary() {
+    let Some(python) = rocksdb_tools::python_with_rocksdict() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (p, s) = (dir.path().join("p"), dir.path().join("s"));
+    let n = 400;
+    let mut child = Command::new(&python)
+        .arg(script())
+        .arg("write")
+        .arg(&p)
+        .arg(n.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut stdin = child.stdin.take().unwrap();
+    let mut wait_ready = || {
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "ready", "the rocksdict primary did not get ready");
+    };
+    wait_ready();
+    let o = Options::default();
+    let sec = DB::open_as_secondary(&o, &p, &s).unwrap();
+    let mut model = Model::new();
+    for i in 0..n {
+        model.insert(key(i), format!("v{i}").into_bytes());
+    }
+    assert_eq!(dump(&sec), model, "RocksDB's table and WAL at the open");
+    stdin.write_all(b"go\n").unwrap();
+    wait_ready();
+    for i in (0..n).step_by(3) {
+        model.insert(key(i), format!("w{i}").into_bytes());
+    }
+    for i in (0..n).step_by(5) {
+        model.remove(&key(i));
+    }
+    for i in n..2 * n {
+        model.insert(key(i), format!("x{i}").into_bytes());
+    }
+    sec.try_catch_up_with_primary().unwrap();
+    assert_eq!(dump(&sec), model, "after a catch-up with the live RocksDB primary");
+    stdin.write_all(b"go\n").unwrap();
+    assert!(child.wait().unwrap().success());
+}
+
+/// A Shale primary, open and holding writes only in its WAL, read by a RocksDB secondary.
+#[test]
+fn a_rocksdb_secondary_reads_a_live_shale_primary() {
+    let Some(python) = rocksdb_tools::python_with_rocksdict() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (p, s) = (dir.path().join("p"), dir.path().join("s"));
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    let primary = DB::open(&o, &p).unwrap();
+    let mut model = Model::new();
+    for i in 0..300 {
+        primary.put(key(i), format!("t{i}")).unwrap();
+        model.insert(key(i), format!("t{i}").into_bytes());
+    }
+    primary.flush().unwrap();
+    for i in (0..300).step_by(4) {
+        primary.put(key(i), format!("u{i}")).unwrap();
+        model.insert(key(i), format!("u{i}").into_bytes());
+    }
+    primary.delete(key(1)).unwrap();
+    model.remove(&key(1));
+    let out = run(Command::new(&python).arg(script()).arg("read").arg(&p).arg(&s));
+    let got: BTreeMap<String, String> = out
+        .lines()
+        .map(|l| {
+            let (k, v) = l.split_once(' ').unwrap_or_else(|| panic!("bad line {l:?}"));
+            (k.to_string(), v.to_string())
+        })
+        .collect();
+    let want: BTreeMap<String, String> = model.iter().map(|(k, v)| (hex(k), hex(v))).collect();
+    assert_eq!(got, want, "RocksDB's secondary view of Shale's table and WAL");
+}
+
+fn script() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compat/rd_secondary.py")
+}
