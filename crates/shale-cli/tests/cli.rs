@@ -1220,3 +1220,44 @@ fn bench_randomtransaction_verifies_sums() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("transaction_sets"), "{}", stderr(&o));
 }
+
+/// `ldb --secondary_path` reads a DB another process holds open for writing, as RocksDB's
+/// ldb does, and refuses writes; RocksDB 7.8's ldb does the same on a live Shale DB, and
+/// Shale's on a DB RocksDB's ldb wrote.
+#[test]
+fn ldb_secondary_path_reads_a_live_db_both_ways() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("primary");
+    let mut o = shale::Options::default();
+    o.create_if_missing(true);
+    let db = shale::DB::open(&o, &p).unwrap();
+    db.put(b"flushed", b"1").unwrap();
+    db.flush().unwrap();
+    db.put(b"wal-only", b"2").unwrap();
+    let dbarg = format!("--db={}", p.display());
+    let sec = format!("--secondary_path={}", dir.path().join("sec").display());
+    let o1 = shale(&["ldb", &dbarg, &sec, "scan"]);
+    assert!(o1.status.success(), "{}", stderr(&o1));
+    assert_eq!(stdout(&o1), "flushed : 1\nwal-only : 2\n");
+    let o2 = shale(&["ldb", &dbarg, &sec, "put", "k", "v"]);
+    assert!(!o2.status.success());
+    assert!(stderr(&o2).starts_with("Failed: "), "{}", stderr(&o2));
+    assert_eq!(db.get(b"k").unwrap(), None);
+    let Some(ldb) = rocksdb_ldb() else { return };
+    let sec2 = format!("--secondary_path={}", dir.path().join("sec2").display());
+    let o3 = Command::new(&ldb).args([&dbarg, &sec2, "scan"]).output().unwrap();
+    assert!(o3.status.success(), "{}", stderr(&o3));
+    assert_eq!(stdout(&o3), "flushed : 1\nwal-only : 2\n");
+    drop(db);
+    // RocksDB writes (its data left in its WAL), Shale reads as a secondary.
+    let r = format!("--db={}", dir.path().join("rocks").display());
+    let o4 = Command::new(&ldb)
+        .args([&r, "--create_if_missing", "put", "rk", "rv"])
+        .output()
+        .unwrap();
+    assert!(o4.status.success(), "{}", stderr(&o4));
+    let sec3 = format!("--secondary_path={}", dir.path().join("sec3").display());
+    let o5 = shale(&["ldb", &r, &sec3, "get", "rk"]);
+    assert!(o5.status.success(), "{}", stderr(&o5));
+    assert_eq!(stdout(&o5), "rv\n");
+}

@@ -33,6 +33,7 @@ const GLOBAL: &[&str] = &[
     "write_buffer_size",
     "auto_compaction",
     "column_family",
+    "secondary_path",
 ];
 
 /// Commands that take `--db` and their own options only, not the globals (ldb builds
@@ -228,7 +229,11 @@ impl Cmd<'_> {
             };
             descs.push(ColumnFamilyDescriptor::new(n, o));
         }
-        let r = if read_only {
+        // As ldb's `OpenDB`: with `--secondary_path` every command runs on a secondary
+        // instance (caught up with the primary at the open), so writes are NotSupported.
+        let r = if let Some(sec) = self.opt("secondary_path") {
+            DB::open_cf_descriptors_as_secondary(&base, &path, sec, descs)
+        } else if read_only {
             DB::open_cf_descriptors_read_only(&base, &path, descs, false)
         } else {
             DB::open_cf_descriptors(&base, &path, descs)
@@ -311,6 +316,9 @@ fn help() -> String {
     s.push_str("The following optional parameters control the database internals:\n");
     s.push_str(
         "  --column_family=<string> : name of the column family to operate on. default: default column family\n",
+    );
+    s.push_str(
+        "  --secondary_path=<path> : open the DB as a secondary instance keeping its files in <path> (read-only)\n",
     );
     s.push_str("  --create_if_missing\n  --bloom_bits=<int,e.g.:14>\n  --block_size=<block_size_in_bytes>\n  --compression_type=<no|snappy|lz4|zstd>\n  --write_buffer_size=<int>\n  --auto_compaction=<true|false>\n\n");
     s.push_str("Data Access Commands:\n");
