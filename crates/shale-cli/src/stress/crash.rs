@@ -32,6 +32,7 @@ struct ChildStats {
     txn_interrupted: u64,
     ingests: u64,
     checkpoints: u64,
+    catch_ups: u64,
     txn_prepared: u64,
     prepared_resolved: u64,
     torn_refusals: u64,
@@ -61,6 +62,7 @@ fn parse_log(path: &Path) -> ChildStats {
             s.txn_conflicts = field("txn_conflicts=").unwrap_or(s.txn_conflicts);
             s.ingests = field("ingests=").unwrap_or(s.ingests);
             s.checkpoints = field("checkpoints=").unwrap_or(s.checkpoints);
+            s.catch_ups = field("catch_ups=").unwrap_or(s.catch_ups);
             s.txn_prepared = field("txn_prepared=").unwrap_or(s.txn_prepared);
         } else if let Some(r) = line.strip_prefix("stress: resolved ") {
             s.prepared_resolved += r.split_whitespace().next().and_then(|x| x.parse().ok()).unwrap_or(0);
@@ -115,7 +117,7 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
     let (mut kills, mut clean_exits, mut ops, mut verified, mut runs, mut wal_disabled_runs) =
         (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
     let (mut faults, mut fault_reopens) = (0u64, 0u64);
-    let (mut ingests, mut checkpoints) = (0u64, 0u64);
+    let (mut ingests, mut checkpoints, mut catch_ups) = (0u64, 0u64, 0u64);
     let txn = fl.bool("use_txn") || fl.bool("use_optimistic_txn");
     let (mut txn_commits, mut txn_rollbacks, mut txn_conflicts, mut txn_interrupted) = (0u64, 0u64, 0u64, 0u64);
     let mut kill_points: BTreeMap<String, u64> = BTreeMap::new();
@@ -160,6 +162,7 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
                 fl.u64("ingest_external_file_one_in")
             ),
             format!("--checkpoint_one_in={}", fl.u64("checkpoint_one_in")),
+            format!("--secondary_catch_up_one_in={}", fl.u64("secondary_catch_up_one_in")),
             format!("--large_value_one_in={}", fl.u64("large_value_one_in")),
             format!("--wal_mapped_appends={}", fl.i64("wal_mapped_appends")),
         ];
@@ -294,6 +297,7 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
         txn_interrupted += s.txn_interrupted;
         ingests += s.ingests;
         checkpoints += s.checkpoints;
+        catch_ups += s.catch_ups;
         txn_prepared += s.txn_prepared;
         prepared_resolved += s.prepared_resolved;
         torn_refusals += s.torn_refusals;
@@ -347,6 +351,12 @@ fn crash_test_inner(fl: &Flags) -> Result<(), String> {
     if fl.u64("ingest_external_file_one_in") + fl.u64("checkpoint_one_in") > 0 {
         // As last reported by each child (every 200 ms).
         println!("crash test: ingests={ingests} checkpoints={checkpoints} (as last reported by each child)");
+    }
+    if fl.u64("secondary_catch_up_one_in") > 0 {
+        if catch_ups == 0 {
+            return Err("no secondary caught up: the crash test did not test secondary instances".into());
+        }
+        println!("crash test: secondary catch-ups={catch_ups} (as last reported by each child)");
     }
     let list: Vec<String> = modes.iter().map(|(k, n)| format!("{k}={n}")).collect();
     println!(

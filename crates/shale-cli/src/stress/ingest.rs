@@ -95,7 +95,7 @@ impl IngestCtx {
 }
 
 /// The options of family `cf`.
-fn fam_opts(ctx: &Ctx, cf: u64) -> &Options {
+pub(crate) fn fam_opts(ctx: &Ctx, cf: u64) -> &Options {
     if cf == 0 {
         &ctx.opts
     } else {
@@ -105,7 +105,7 @@ fn fam_opts(ctx: &Ctx, cf: u64) -> &Options {
 
 /// An error of a step outside the DB's write path (writing the external file, creating or
 /// reading a checkpoint): tolerated (the step is skipped) when fault injection explains it.
-fn tolerated(ctx: &Ctx, what: &str, e: shale::Error) -> Result<(), String> {
+pub(crate) fn tolerated(ctx: &Ctx, what: &str, e: shale::Error) -> Result<(), String> {
     if ctx.faults.is_some() && (e.is_io() || e.is_corruption() || matches!(e, shale::Error::Background(_))) {
         ctx.errors_tolerated.fetch_add(1, Ordering::Relaxed);
         return Ok(());
@@ -172,19 +172,11 @@ pub(crate) fn ingest_op(ctx: &Ctx, db: &DB, cf: u64, rng: &mut Rng) -> Result<()
 
 /// One checkpoint, checked on a run of keys of family `cf` locked while it was created.
 pub(crate) fn checkpoint_op(ctx: &Ctx, db: &DB, cf: u64, rng: &mut Rng) -> Result<(), String> {
-    let mk = ctx.max_key;
-    let sd = sd_start(mk);
     let dir = ctx.ing.next_name("checkpoint");
-    let lo = rng.below(mk);
-    let hi = (lo + 1 + rng.below(16)).min(mk);
-    let want: Vec<(u64, u32)> = {
-        let _ls: Vec<_> = (lo..hi).map(|k| ctx.lock_key(ctx.slot(cf, k))).collect();
-        let want = (lo..hi)
-            .filter(|&k| !ctx.in_doubt(ctx.slot(cf, k)))
-            .map(|k| (k, ctx.exp.get(ctx.slot(cf, k)).committed))
-            // No DB key to look up for an absent key of the no-overwrite region.
-            .filter(|&(k, c)| k < sd || c != 0)
-            .collect();
+    let (lo, hi) = key_run(ctx, rng);
+    let want = {
+        let _ls = lock_run(ctx, cf, lo, hi);
+        let want = wanted(ctx, cf, lo, hi);
         let made = Checkpoint::new(db).and_then(|c| c.create_checkpoint(&dir));
         if let Err(e) = made {
             let _ = std::fs::remove_dir_all(&dir);
@@ -195,6 +187,30 @@ pub(crate) fn checkpoint_op(ctx: &Ctx, db: &DB, cf: u64, rng: &mut Rng) -> Resul
     let r = check_checkpoint(ctx, &dir, cf, &want);
     let _ = std::fs::remove_dir_all(&dir);
     r
+}
+
+/// A run of up to 16 consecutive keys (`lo..hi`).
+pub(crate) fn key_run(ctx: &Ctx, rng: &mut Rng) -> (u64, u64) {
+    let mk = ctx.max_key;
+    let lo = rng.below(mk);
+    (lo, (lo + 1 + rng.below(16)).min(mk))
+}
+
+/// Lock keys `lo..hi` of family `cf` (in key order, as every thread does).
+pub(crate) fn lock_run(ctx: &Ctx, cf: u64, lo: u64, hi: u64) -> Vec<std::sync::MutexGuard<'_, ()>> {
+    (lo..hi).map(|k| ctx.lock_key(ctx.slot(cf, k))).collect()
+}
+
+/// The committed value id of each key of `lo..hi` (locked by the caller) that a copy of the DB
+/// made now must hold: keys in doubt and absent keys of the no-overwrite region (no DB key to
+/// look up) are left out.
+pub(crate) fn wanted(ctx: &Ctx, cf: u64, lo: u64, hi: u64) -> Vec<(u64, u32)> {
+    let sd = sd_start(ctx.max_key);
+    (lo..hi)
+        .filter(|&k| !ctx.in_doubt(ctx.slot(cf, k)))
+        .map(|k| (k, ctx.exp.get(ctx.slot(cf, k)).committed))
+        .filter(|&(k, c)| k < sd || c != 0)
+        .collect()
 }
 
 fn check_checkpoint(ctx: &Ctx, dir: &Path, cf: u64, want: &[(u64, u32)]) -> Result<(), String> {
@@ -208,22 +224,32 @@ fn check_checkpoint(ctx: &Ctx, dir: &Path, cf: u64, want: &[(u64, u32)]) -> Resu
         Ok(d) => d,
         Err(e) => return tolerated(ctx, "opening a checkpoint read-only", e),
     };
-    let h = ctx.handle(&ck, cf)?;
+    let n = check_keys(ctx, &ck, cf, want, "checkpoint get")?;
+    ctx.ing.checkpoint_keys_checked.fetch_add(n, Ordering::Relaxed);
+    ctx.ing.checkpoints.fetch_add(1, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Check that `db` (a copy or view of the stressed DB) holds each key of `want` with its value
+/// id (a mismatch fails the run); returns how many keys were read (a read error tolerated under
+/// fault injection skips the key).
+pub(crate) fn check_keys(ctx: &Ctx, db: &DB, cf: u64, want: &[(u64, u32)], what: &str) -> Result<u64, String> {
+    let h = ctx.handle(db, cf)?;
+    let mut n = 0;
     for &(k, c) in want {
         let s = ctx.slot(cf, k);
-        let Some(v) = ctx.read_ok("checkpoint get", ck.get_cf(&h, phys_key(k, c, ctx.max_key)))? else {
+        let Some(v) = ctx.read_ok(what, db.get_cf(&h, phys_key(k, c, ctx.max_key)))? else {
             continue;
         };
-        ctx.ing.checkpoint_keys_checked.fetch_add(1, Ordering::Relaxed);
+        n += 1;
         let ok = match v.as_deref() {
             None => c == 0,
             Some(v) => c != 0 && v == value_of(s, c).as_slice(),
         };
         if !ok {
-            ctx.mismatch("checkpoint get", s, vid_desc(c), v.as_deref());
+            ctx.mismatch(what, s, vid_desc(c), v.as_deref());
             break;
         }
     }
-    ctx.ing.checkpoints.fetch_add(1, Ordering::Relaxed);
-    Ok(())
+    Ok(n)
 }

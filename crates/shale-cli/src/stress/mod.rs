@@ -53,6 +53,7 @@ mod prefix;
 mod raft;
 mod raft_model;
 mod run;
+mod secondary;
 mod txn;
 mod txn_files;
 mod verify;
@@ -103,6 +104,7 @@ pub const FLAGS: &[FlagDef] = &[
     f("column_families", Kind::Int32, "1", "column families (db_stress's flag): each holds every key; batches across all of them are checked all or nothing; -1 random per seed (1 to 4; the crash test: per DB)"),
     f("ingest_external_file_one_in", Kind::Uint64, "0", "1 in N operations writes a run of keys (puts and deletes) into an external file with SstFileWriter and ingests it (db_stress's flag; 0: off; not with transactions or plain tables)"),
     f("checkpoint_one_in", Kind::Uint64, "0", "1 in N operations creates a checkpoint, opens it read-only and checks the keys it held locked meanwhile (db_stress's flag; 0: off; not with transactions)"),
+    f("secondary_catch_up_one_in", Kind::Uint64, "0", "1 in N operations has a secondary instance of the DB catch up (DB::open_as_secondary, kept in <db>.stress-secondary) and checks the keys it held locked meanwhile (db_stress's flag; 0: off; not with transactions; keys unchecked with disable_wal)"),
     f("wal_recovery_mode", Kind::Int32, "-1", "WAL recovery mode: 0 tolerate corrupted tail records, 1 absolute consistency (after a crash, a torn WAL tail must be refused as a Corruption naming the WAL and offset; the run then opens tolerating it), 2 point in time, 3 skip any corrupted records, -1 random per seed among all four (reopens after a clean close use 1)"),
     f("large_value_one_in", Kind::Uint64, "0", "1 in about N padded values is large, 4 KiB to 1 MiB, so that kills land inside the copy of a WAL record (0: values up to 107 bytes; the same N for every run on a database)"),
     f("wal_mapped_appends", Kind::Int32, "-1", "set_wal_mapped_appends: 0/1, -1 random per seed (3 runs in 4 on)"),

@@ -61,6 +61,8 @@ pub(crate) struct Ctx {
     pub(crate) ing: IngestCtx,
     /// The prefix extractor now, and its changes (`prefix`).
     pub(crate) prefix: PrefixCtx,
+    /// `--secondary_catch_up_one_in` (`secondary`).
+    pub(crate) sec: super::secondary::SecondaryCtx,
 }
 
 impl Ctx {
@@ -354,6 +356,7 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     let db = open_after_crash(mode, &opts, &path, &fam_opts)?;
     println!("stress: opened in {:.3}s", t0.elapsed().as_secs_f64());
     let prefix = PrefixCtx::new(cfg.prefix, fl.u64("prefix_change_one_in"));
+    let sec = super::secondary::SecondaryCtx::new(fl.u64("secondary_catch_up_one_in"), &path);
     let ctx = Arc::new(Ctx {
         db: RwLock::new(Some(db)),
         path,
@@ -380,6 +383,7 @@ pub fn run(fl: &Flags) -> Result<(), String> {
         txn,
         ing,
         prefix,
+        sec,
     });
     if existed && (fl.bool("verify") || fl.bool("verify_only")) {
         let n = verify_all(&ctx)?;
@@ -415,13 +419,14 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     while !hs.iter().all(|h| h.is_finished()) {
         std::thread::sleep(Duration::from_millis(200));
         println!(
-            "stress: progress ops={} reads_checked={} faults={} fault_reopens={}{}{}",
+            "stress: progress ops={} reads_checked={} faults={} fault_reopens={}{}{}{}",
             ctx.ops.load(Ordering::Relaxed),
             ctx.reads_checked.load(Ordering::Relaxed),
             ctx.fault_counts.total(),
             ctx.fault_reopens.load(Ordering::Relaxed),
             ctx.txn.progress(),
-            ctx.ing.progress()
+            ctx.ing.progress(),
+            ctx.sec.progress()
         );
     }
     for h in hs {
@@ -461,6 +466,9 @@ pub fn run(fl: &Flags) -> Result<(), String> {
     }
     if ctx.txn.on() {
         println!("{}", ctx.txn.report());
+    }
+    if ctx.sec.on() {
+        println!("{}", ctx.sec.report());
     }
     if ctx.ing.on() {
         println!("{}", ctx.ing.report());
@@ -674,6 +682,10 @@ fn one_op(ctx: &Ctx, rng: &mut Rng) -> Result<(), String> {
         if ctx.ing.checkpoint_one_in > 0 && rng.below(ctx.ing.checkpoint_one_in) == 0 {
             return checkpoint_op(ctx, db, cf, rng);
         }
+    }
+    // A secondary's catch-up (no random number drawn when off, as above).
+    if ctx.sec.on() && !ctx.txn.on() && rng.below(ctx.sec.one_in) == 0 {
+        return super::secondary::catch_up_op(ctx, cf, rng);
     }
     if ctx.prefix.due(rng) {
         return super::prefix::change_prefix_op(ctx, db, rng);

@@ -185,7 +185,10 @@ const MISSING_TABLE: &str = "table file referenced by the MANIFEST is missing";
 
 /// What a reader of the DB's metadata sees: CURRENT's contents and the size of the MANIFEST it
 /// names (edits are appended to it). `None` parts when unreadable.
-pub(crate) fn manifest_state(fs: &Arc<dyn FileSystem>, dir: &Path) -> (Option<Vec<u8>>, Option<u64>) {
+/// CURRENT's contents and the size of the MANIFEST it names.
+pub(crate) type ManifestState = (Option<Vec<u8>>, Option<u64>);
+
+pub(crate) fn manifest_state(fs: &Arc<dyn FileSystem>, dir: &Path) -> ManifestState {
     let cur = fs.read_all(&current_name(dir)).ok();
     let size = cur
         .as_deref()
@@ -702,7 +705,15 @@ fn flush_recovered(db: &Arc<DbInner>, cf: u32, recovered: &mut BTreeMap<u32, Ver
 }
 
 pub(crate) fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTreeMap<u32, VersionEdit>) -> Result<()> {
-    let mode = db.opts.wal_recovery_mode;
+    // A secondary reads WALs the primary is still appending to: a record being written (or,
+    // with mapped appends, copied out of order) ends what it can see, whatever the primary's
+    // recovery mode; it replays the prefix up to there and stops (the next catch-up sees more).
+    let secondary = db.secondary.is_some();
+    let mode = if secondary {
+        DBRecoveryMode::PointInTime
+    } else {
+        db.opts.wal_recovery_mode
+    };
     let mut stopped_at: Option<(String, u64, String)> = None;
     // With two-phase commit, WALs below every family's log number are read only for their
     // prepared sections: every acknowledged write in them is in the tables, so a torn tail there
@@ -718,6 +729,9 @@ pub(crate) fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTree
         .min()
         .unwrap_or(0);
     for &num in wals {
+        if secondary && stopped_at.is_some() {
+            break;
+        }
         let path = wal_name(&db.path, num);
         let name = name_of(&path);
         let data = db.fs.read_all(&path)?;

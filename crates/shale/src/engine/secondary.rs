@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use super::column_family::ColumnFamilyData;
 use super::column_family::ColumnFamilyDescriptor;
+use super::open::ManifestState;
 use super::open::{check_live_tables, is_missing_file, manifest_state, open_read_only, replay_wals, wals_to_replay};
 use super::state::DbInner;
 use crate::error::{Error, Result};
@@ -55,15 +56,18 @@ pub(crate) fn catch_up(db: &Arc<DbInner>) -> Result<()> {
     let mut last_err = None;
     for attempt in 0..CATCH_UP_ATTEMPTS {
         let before = manifest_state(&db.fs, &db.path);
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| catch_up_once(db)))
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| catch_up_once(db, &before)))
             .unwrap_or_else(|p| Err(Error::from_panic("try_catch_up_with_primary", p)));
         match r {
-            Err(e) if is_missing_file(&e) && manifest_state(&db.fs, &db.path) != before => {
-                last_err = Some(e);
-                std::thread::sleep(std::time::Duration::from_millis(1 << attempt.min(6)));
+            Ok(true) => return Ok(()),
+            Ok(false) => last_err = Some(Error::Busy("the MANIFEST changed during the catch-up".into())),
+            // A table or WAL the primary deleted after the MANIFEST moved on.
+            Err(e) if (is_missing_file(&e) || is_not_found(&e)) && manifest_state(&db.fs, &db.path) != before => {
+                last_err = Some(e)
             }
-            r => return r,
+            Err(e) => return Err(e),
         }
+        std::thread::sleep(std::time::Duration::from_millis(1 << attempt.min(6)));
     }
     Err(Error::Busy(format!(
         "{}: catch-up gave up: the primary's MANIFEST changed under each of {CATCH_UP_ATTEMPTS} \
@@ -73,7 +77,14 @@ pub(crate) fn catch_up(db: &Arc<DbInner>) -> Result<()> {
     )))
 }
 
-fn catch_up_once(db: &Arc<DbInner>) -> Result<()> {
+fn is_not_found(e: &Error) -> bool {
+    matches!(e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+}
+
+/// One attempt; `Ok(false)` when the primary's MANIFEST changed while the WALs were read (a
+/// WAL the version needed may have been deleted after a flush, the tables holding its data
+/// being in the newer MANIFEST): nothing is published then, and the caller tries again.
+fn catch_up_once(db: &Arc<DbInner>, before: &ManifestState) -> Result<bool> {
     let families: Vec<Arc<ColumnFamilyData>> = db.cfs.read().by_id.values().cloned().collect();
     let lookup = |name: &str| {
         families
@@ -132,6 +143,11 @@ fn catch_up_once(db: &Arc<DbInner>) -> Result<()> {
         old
     };
     replay_wals(db, &wals, &mut BTreeMap::new())?;
+    // The version, the WAL list and the WALs' contents must belong together: a prefix of the
+    // primary's history only if no flush retired a WAL meanwhile.
+    if manifest_state(&db.fs, &db.path) != *before {
+        return Ok(false);
+    }
     let st = db.state.lock();
     // Sequence numbers only grow: the replay raised it to the WALs' last record; the MANIFEST's
     // last sequence covers what the primary flushed and no longer has in a WAL.
@@ -154,5 +170,5 @@ fn catch_up_once(db: &Arc<DbInner>) -> Result<()> {
             }
         }
     }
-    Ok(())
+    Ok(true)
 }
