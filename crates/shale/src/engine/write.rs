@@ -29,12 +29,17 @@ use crate::perf_context::{field as perf, PerfTimer};
 use crate::statistics::{Histogram, StopWatch, Ticker};
 use crate::write_batch::WriteBatch;
 
+/// The refusal of a write to a DB opened read-only or as a secondary instance.
+fn read_only_write() -> Error {
+    Error::NotSupported("write to a database opened read-only or as a secondary instance".into())
+}
+
 /// Most bytes one group carries (as RocksDB: 1 MiB, or less when the leader is small).
 const MAX_GROUP_BYTES: usize = 1 << 20;
 
 pub(crate) fn write(db: &Arc<DbInner>, wo: &WriteOptions, batch: WriteBatch, _user_batch: bool) -> Result<()> {
     if db.read_only {
-        return Err(Error::NotSupported("write to a database opened read-only".into()));
+        return Err(read_only_write());
     }
     if wo.sync && wo.disable_wal {
         return Err(Error::invalid(
@@ -319,7 +324,7 @@ fn write_group(
 /// always written (a prepare or commit marker that skipped it would be lost in a crash).
 pub(crate) fn write_two_pc(db: &Arc<DbInner>, wal_batch: WriteBatch, kind: TwoPcWrite, sync: bool) -> Result<u64> {
     if db.read_only {
-        return Err(Error::NotSupported("write to a database opened read-only".into()));
+        return Err(read_only_write());
     }
     let w = Arc::new(Writer::new(Some(wal_batch), sync, false, false));
     *w.two_pc.lock() = Some(kind);
