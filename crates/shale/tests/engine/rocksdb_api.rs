@@ -364,6 +364,30 @@ fn key_may_exist_uses_memtables_and_bloom_filters() {
 }
 
 #[test]
+fn key_may_exist_cf_opt_reads_the_family_at_the_snapshot() {
+    let fs = MemFs::new();
+    let mut o = small_opts(Arc::new(fs.clone()));
+    o.create_missing_column_families(true);
+    let db = DB::open_cf(&o, dir(), ["default", "f"]).unwrap();
+    let f = db.cf_handle("f").unwrap();
+    db.put_cf(&f, b"k", b"v").unwrap();
+    let snap = db.snapshot();
+    db.delete_cf(&f, b"k").unwrap();
+    let mut at_snap = ReadOptions::default();
+    at_snap.set_snapshot(&snap);
+    assert!(
+        db.key_may_exist_cf_opt(&f, b"k", &at_snap),
+        "the put, as of the snapshot"
+    );
+    assert!(
+        !db.key_may_exist_cf_opt(&f, b"k", &ReadOptions::default()),
+        "the tombstone"
+    );
+    db.put(b"only-in-default", b"v").unwrap();
+    assert!(!db.key_may_exist_cf_opt(&f, b"only-in-default", &ReadOptions::default()));
+}
+
+#[test]
 fn flush_wal_sync_makes_writes_survive_power_loss() {
     for flush_wal in [false, true] {
         let fs = MemFs::new();
