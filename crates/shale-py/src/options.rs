@@ -139,6 +139,23 @@ pub(crate) struct Options {
     pub(crate) raw_mode: bool,
 }
 
+impl Options {
+    /// Options with RocksDB's defaults, `create_if_missing` on, and the key order of the
+    /// mode: bytewise in raw mode, rocksdict's comparator otherwise (as rocksdict).
+    pub(crate) fn new_mode(raw_mode: bool) -> Options {
+        let mut inner = shale::Options::default();
+        inner.create_if_missing(true);
+        inner.set_custom_comparator(crate::comparator::for_mode(raw_mode));
+        Options { inner, raw_mode }
+    }
+    /// Options read from a database's OPTIONS file, with the key order of the mode.
+    pub(crate) fn from_loaded(mut inner: shale::Options, raw_mode: bool) -> Options {
+        inner.create_if_missing(true);
+        inner.set_custom_comparator(crate::comparator::for_mode(raw_mode));
+        Options { inner, raw_mode }
+    }
+}
+
 macro_rules! setters {
     ($($py:ident => $name:literal : $t:ty),* $(,)?) => {
         #[pymethods]
@@ -191,9 +208,7 @@ impl Options {
     #[new]
     #[pyo3(signature = (raw_mode = false, **kwargs))]
     fn new(raw_mode: bool, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let mut inner = shale::Options::default();
-        inner.create_if_missing(true);
-        let mut o = Options { inner, raw_mode };
+        let mut o = Options::new_mode(raw_mode);
         if let Some(kw) = kwargs {
             for (k, v) in kw.iter() {
                 o.set_option(k.extract::<String>()?.as_str(), &v)?;
@@ -209,9 +224,11 @@ impl Options {
     fn raw_mode(&self) -> bool {
         self.raw_mode
     }
+    /// Also switches the key order: rocksdict's comparator unless raw.
     #[setter(raw_mode)]
     fn set_raw_mode_attr(&mut self, v: bool) {
         self.raw_mode = v;
+        self.inner.set_custom_comparator(crate::comparator::for_mode(v));
     }
     fn create_if_missing(&mut self, v: bool) {
         self.inner.create_if_missing(v);
