@@ -128,8 +128,8 @@ class Options:
     def set_log_level(self, level: Union[str, int]) -> None: ...
     def set_plain_table_factory(self, options: PlainTableFactoryOptions) -> None: ...
     def set_cuckoo_table_factory(self, options: CuckooTableOptions) -> None: ...
-    def set_allow_mmap_writes(self, is_enabled: bool) -> None:
-        """False only: True raises NotSupported (Shale writes table files with write calls)."""
+    def set_allow_mmap_writes(self, v: bool) -> None:
+        """New table files and WALs written through a shared memory mapping."""
     @staticmethod
     def load_latest(
         path: str, env: Any = None, ignore_unknown_options: bool = False, cache: Any = None

@@ -1,13 +1,13 @@
 //! Table formats and options files in rocksdict's shape: `PlainTableFactoryOptions`,
 //! `CuckooTableOptions`, `Options.set_plain_table_factory`, `set_cuckoo_table_factory`,
-//! `set_allow_mmap_writes`, and `Options.load_latest(path)` (the options of an existing
+//! and `Options.load_latest(path)` (the options of an existing
 //! database, from its newest OPTIONS file and rocksdict's config file).
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-use crate::errors::{to_py, NotSupported};
+use crate::errors::to_py;
 use crate::options::Options;
 
 /// PlainTable's options (RocksDB's `PlainTableOptions`), read and written as attributes.
@@ -159,17 +159,6 @@ impl Options {
     /// New tables in CuckooTable format (a hash table; keys of one length per file).
     fn set_cuckoo_table_factory(&mut self, options: PyRef<'_, CuckooTableOptions>) {
         self.inner.set_cuckoo_table_factory(&options.inner);
-    }
-    /// RocksDB's `allow_mmap_writes`. Shale writes table files with `write` calls only, so
-    /// True is NotSupported (the WAL's own mapped appends are `set_wal_mapped_appends`); False
-    /// is what Shale does.
-    fn set_allow_mmap_writes(&mut self, is_enabled: bool) -> PyResult<()> {
-        if is_enabled {
-            return Err(NotSupported::new_err(
-                "allow_mmap_writes: Shale does not write table files through memory mappings",
-            ));
-        }
-        Ok(())
     }
     /// `(options, {family name: options})` of the existing database at `path`, read from its
     /// newest OPTIONS file and rocksdict's config file (raw_mode). `env`, `cache` and

@@ -82,11 +82,32 @@ def test_cuckoo_table_factory_writes_cuckoo_tables(db_path):
         c.set_cuckoo_block_size(0)
 
 
-def test_allow_mmap_writes_true_is_not_supported():
+def options_file_lines(path):
+    newest = max(glob.glob(os.path.join(path, "OPTIONS-*")), key=lambda p: int(p.rsplit("-", 1)[1]))
+    with open(newest) as f:
+        return [line.strip() for line in f]
+
+
+def test_allow_mmap_writes_reaches_the_engine(db_path):
     o = shale.Options()
-    o.set_allow_mmap_writes(False)
-    with pytest.raises(shale.NotSupported, match="allow_mmap_writes"):
-        o.set_allow_mmap_writes(True)
+    o.set_cuckoo_table_factory(shale.CuckooTableOptions())
+    o.set_allow_mmap_reads(True)
+    o.set_allow_mmap_writes(True)
+    db = shale.Rdict(db_path, o)
+    assert "allow_mmap_writes=true" in options_file_lines(db_path)
+    ref = {os.urandom(10): os.urandom(20) for _ in range(3000)}
+    for k, v in ref.items():
+        db[k] = v
+    db.flush()
+    db.close()
+    assert [m == CUCKOO_MAGIC for m in table_magics(db_path)] == [True]  # ends at its footer
+    db = shale.Rdict(db_path, o)
+    assert dict(db.items()) == ref
+    db.close()
+    o = shale.Options(allow_mmap_writes=False)
+    db = shale.Rdict(db_path + "2", o)
+    assert "allow_mmap_writes=false" in options_file_lines(db_path + "2")
+    db.close()
 
 
 def test_load_latest_reads_families_and_table_formats(db_path):
