@@ -227,3 +227,38 @@ def test_raw_databases_keep_bytewise_order(db_path):
         db[k] = b""
     assert list(db.keys()) == [b"\x03\x00\xff", b"\x03\x01", b"\x03\x80"]
     db.close()
+
+
+def test_sst_file_writer_default_is_non_raw_in_rocksdicts_order(tmp_path):
+    w = shale.SstFileWriter()  # rocksdict's default: non-raw options
+    path = str(tmp_path / "ints.sst")
+    w.open(path)
+    for k in [-(2**70), -1, 0, 1, 256, 2**64]:  # increasing as ints, not as bytes
+        w[k] = k * 2
+    w.finish()
+    db = shale.Rdict(str(tmp_path / "db"))
+    db.ingest_external_file([path])
+    assert list(db.items()) == [(k, k * 2) for k in [-(2**70), -1, 0, 1, 256, 2**64]]
+    db.close()
+
+
+def test_write_batch_and_sst_file_writer_set_dumps(tmp_path):
+    dumps = lambda x: json.dumps(x).encode()  # noqa: E731
+    db = shale.Rdict(str(tmp_path / "db"))
+    db.set_loads(lambda b: json.loads(b.decode()))
+    wb = shale.WriteBatch()
+    wb.set_dumps(dumps)
+    wb["batch"] = {"a": [1, 2]}
+    db.write(wb)
+    w = shale.SstFileWriter()
+    w.set_dumps(dumps)
+    path = str(tmp_path / "f.sst")
+    w.open(path)
+    w["sst"] = {"b": None}
+    w.finish()
+    db.ingest_external_file([path])
+    assert db["batch"] == {"a": [1, 2]} and db["sst"] == {"b": None}
+    db.close()
+    raw = shale.Rdict(str(tmp_path / "db"), shale.Options(raw_mode=True))
+    assert raw[b"\x02batch"] == b'\x06{"a": [1, 2]}'
+    raw.close()
