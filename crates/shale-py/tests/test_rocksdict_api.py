@@ -221,8 +221,14 @@ def test_non_raw_keys_are_in_rocksdicts_order(db_path):
     db.close()
 
 
-def test_raw_databases_keep_bytewise_order(db_path):
-    db = shale.Rdict(db_path, shale.Options(raw_mode=True))
+@pytest.mark.parametrize("how", ["argument", "attribute"])
+def test_raw_databases_keep_bytewise_order(db_path, how):
+    if how == "argument":
+        o = shale.Options(raw_mode=True)
+    else:
+        o = shale.Options()
+        o.raw_mode = True  # switches the key order too
+    db = shale.Rdict(db_path, o)
     for k in [b"\x03\x80", b"\x03\x01", b"\x03\x00\xff"]:
         db[k] = b""
     assert list(db.keys()) == [b"\x03\x00\xff", b"\x03\x01", b"\x03\x80"]
@@ -262,3 +268,20 @@ def test_write_batch_and_sst_file_writer_set_dumps(tmp_path):
     raw = shale.Rdict(str(tmp_path / "db"), shale.Options(raw_mode=True))
     assert raw[b"\x02batch"] == b'\x06{"a": [1, 2]}'
     raw.close()
+
+
+def test_bad_input_is_an_exception(db_path):
+    with pytest.raises(TypeError):
+        shale.Options.load_latest(123)
+    with pytest.raises(TypeError):
+        shale.PlainTableFactoryOptions().bloom_bits_per_key = "ten"
+    with pytest.raises(TypeError):
+        shale.CuckooTableOptions().set_hash_ratio("half")
+    with pytest.raises(ValueError, match="no_such_option"):
+        shale.Options(no_such_option=True)
+    db = shale.Rdict(db_path, shale.Options(raw_mode=True))
+    with pytest.raises(TypeError):
+        db.key_may_exist("not bytes")
+    with pytest.raises(TypeError):
+        db.get([b"a", 1], default=b"")
+    db.close()
