@@ -149,10 +149,9 @@ impl Options {
         inner.set_custom_comparator(crate::comparator::for_mode(raw_mode));
         Options { inner, raw_mode }
     }
-    /// Options read from a database's OPTIONS file, with the key order of the mode.
+    /// Options read from a database's OPTIONS file (with the comparator it recorded).
     pub(crate) fn from_loaded(mut inner: shale::Options, raw_mode: bool) -> Options {
         inner.create_if_missing(true);
-        inner.set_custom_comparator(crate::comparator::for_mode(raw_mode));
         Options { inner, raw_mode }
     }
 }

@@ -200,8 +200,8 @@ impl Rdict {
     /// database opens with the options it recorded (rocksdict's `Options.load_latest`: raw_mode,
     /// and per family table format, prefix extractor, ...), and a new one is non-raw.
     /// `column_families=None` opens every family the database has: with the options it recorded
-    /// for each when `options` is None, else with `options` (in the key order the family was
-    /// written in: bytewise or rocksdict's). Named families must have the raw_mode of `options`; `default` is
+    /// for each when `options` is None, else with `options` (in the key order its OPTIONS file
+    /// records: bytewise or rocksdict's). Named families must have the raw_mode of `options`; `default` is
     /// added when not named. A read-write open must name every family (RocksDB's rule;
     /// `create_missing_column_families` creates the named ones it lacks).
     #[new]
@@ -224,7 +224,7 @@ impl Rdict {
                     .into_iter()
                     .map(|(name, f)| {
                         let mut x = o.clone();
-                        x.inner.set_custom_comparator(crate::comparator::for_mode(f.raw_mode));
+                        x.inner.set_custom_comparator(f.inner.get_comparator());
                         (name, x)
                     })
                     .collect();

@@ -128,13 +128,16 @@ pub(crate) fn config_raw_mode(path: &str) -> Option<bool> {
 }
 
 /// The options of the database at `path` as rocksdict loads them: the newest OPTIONS file
-/// (table format and its options, prefix extractor, ...; every family's section), the
-/// raw_mode of rocksdict's config file (raw when there is none, as rocksdict), and in non-raw
-/// mode rocksdict's comparator. NotFound if the database has no OPTIONS file.
+/// (table format and its options, prefix extractor, ...; every family's section) and the
+/// raw_mode of rocksdict's config file (raw when there is none, as rocksdict). Each family's
+/// comparator is the one its section names: rocksdict's for `rocksdict`, RocksDB's built-ins
+/// by their names (so a non-raw database Shale wrote in bytewise order before it had
+/// rocksdict's comparator still opens). NotFound if the database has no OPTIONS file.
 pub(crate) fn load_latest(path: &str) -> PyResult<(Options, Vec<(String, Options)>)> {
     let raw = config_raw_mode(path).unwrap_or(true);
     let p = std::path::Path::new(path);
-    let base = Options::new_mode(raw).inner;
+    // rocksdict's comparator unless the file names a built-in (which then replaces it).
+    let base = Options::new_mode(false).inner;
     let mut db_opts = base.clone();
     if !shale::tools::load_options_file(p, &mut db_opts).map_err(to_py)? {
         return Err(crate::errors::NotFound::new_err(format!("{path}: no OPTIONS file")));

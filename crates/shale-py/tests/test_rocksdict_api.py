@@ -285,3 +285,21 @@ def test_bad_input_is_an_exception(db_path):
     with pytest.raises(TypeError):
         db.get([b"a", 1], default=b"")
     db.close()
+
+
+def test_a_non_raw_database_in_bytewise_order_still_opens(db_path):
+    """Non-raw databases Shale wrote before it had rocksdict's comparator are in bytewise order
+    (their OPTIONS file says so): they open as they are, non-raw."""
+    db = shale.Rdict(db_path, shale.Options(raw_mode=True))
+    db[b"\x03\x80"] = b"\x02minus 128"  # rocksdict's encodings of -128, 1 and "a"
+    db[b"\x03\x01"] = b"\x02one"
+    db[b"\x02a"] = b"\x03\x05"
+    db.close()
+    with open(os.path.join(db_path, "rocksdict-config.json"), "w") as f:
+        f.write('{"raw_mode":false,"prefix_extractors":{}}')
+    for opts in [None, shale.Options()]:
+        db = shale.Rdict(db_path, opts)
+        assert list(db.items()) == [("a", 5), (1, "one"), (-128, "minus 128")]  # bytewise
+        db.close()
+    opts, cols = shale.Options.load_latest(db_path)
+    assert opts.raw_mode is False and list(cols) == ["default"]
