@@ -13,6 +13,8 @@ use crate::rdict::Rdict;
 #[pyclass(module = "shale", frozen)]
 pub(crate) struct Checkpoint {
     handle: Arc<Handle>,
+    /// The database's raw_mode, recorded in each checkpoint's rocksdict config file.
+    raw: bool,
 }
 
 #[pymethods]
@@ -22,12 +24,15 @@ impl Checkpoint {
         db.handle.check_open()?;
         Ok(Checkpoint {
             handle: db.handle.clone(),
+            raw: db.raw,
         })
     }
-    /// A checkpoint in the new directory `path` (an existing path is an error).
+    /// A checkpoint in the new directory `path` (an existing path is an error), with
+    /// rocksdict's config file, so that it opens without options as the database does.
     fn create_checkpoint(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
         let db = self.handle.db()?;
-        py.allow_threads(|| shale::checkpoint::Checkpoint::new(&db)?.create_checkpoint(path))
-            .map_err(to_py)
+        py.allow_threads(|| shale::checkpoint::Checkpoint::new(&db)?.create_checkpoint(&path))
+            .map_err(to_py)?;
+        crate::rdict::write_config(&path, self.raw)
     }
 }

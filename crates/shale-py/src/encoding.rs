@@ -29,6 +29,12 @@ fn pickle_fn<'py>(py: Python<'py>, cell: &'static GILOnceCell<PyObject>, name: &
 
 /// A Python object as the bytes stored: in raw mode it must be `bytes`.
 pub(crate) fn encode(obj: &Bound<'_, PyAny>, raw: bool) -> PyResult<Vec<u8>> {
+    encode_with(obj, raw, None)
+}
+
+/// [`encode`] with `dumps` (an Rdict's `set_dumps`) instead of `pickle.dumps` for the objects
+/// that are not bytes, str, int, float or bool; it must return bytes.
+pub(crate) fn encode_with(obj: &Bound<'_, PyAny>, raw: bool, dumps: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<u8>> {
     if let Ok(b) = obj.downcast::<PyBytes>() {
         if raw {
             return Ok(b.as_bytes().to_vec());
@@ -53,8 +59,14 @@ pub(crate) fn encode(obj: &Bound<'_, PyAny>, raw: bool) -> PyResult<Vec<u8>> {
     if let Ok(f) = obj.downcast::<PyFloat>() {
         return Ok(tagged(T_FLOAT, &f.value().to_be_bytes()));
     }
-    let p = pickle_fn(obj.py(), &PICKLE_DUMPS, "dumps")?.call1((obj,))?;
-    Ok(tagged(T_PICKLE, p.downcast::<PyBytes>()?.as_bytes()))
+    let p = match dumps {
+        Some(f) => f.call1((obj,))?,
+        None => pickle_fn(obj.py(), &PICKLE_DUMPS, "dumps")?.call1((obj,))?,
+    };
+    let b = p
+        .downcast::<PyBytes>()
+        .map_err(|_| PyTypeError::new_err("dumps must return bytes"))?;
+    Ok(tagged(T_PICKLE, b.as_bytes()))
 }
 
 fn tagged(t: u8, b: &[u8]) -> Vec<u8> {
@@ -89,6 +101,12 @@ fn int_bytes(i: &Bound<'_, PyInt>) -> PyResult<Vec<u8>> {
 
 /// Stored bytes as the Python object they encode.
 pub(crate) fn decode(py: Python<'_>, b: &[u8], raw: bool) -> PyResult<PyObject> {
+    decode_with(py, b, raw, None)
+}
+
+/// [`decode`] with `loads` (an Rdict's `set_loads`) instead of `pickle.loads` for what
+/// `dumps` encoded.
+pub(crate) fn decode_with(py: Python<'_>, b: &[u8], raw: bool, loads: Option<&Bound<'_, PyAny>>) -> PyResult<PyObject> {
     if raw {
         return Ok(PyBytes::new(py, b).into_any().unbind());
     }
@@ -127,9 +145,12 @@ pub(crate) fn decode(py: Python<'_>, b: &[u8], raw: bool) -> PyResult<PyObject> 
             PyFloat::new(py, f64::from_be_bytes(a)).into_any().unbind()
         }
         T_BOOL if rest.len() == 1 => PyBool::new(py, rest[0] != 0).to_owned().into_any().unbind(),
-        T_PICKLE => pickle_fn(py, &PICKLE_LOADS, "loads")?
-            .call1((PyBytes::new(py, rest),))?
-            .unbind(),
+        T_PICKLE => match loads {
+            Some(f) => f.call1((PyBytes::new(py, rest),))?.unbind(),
+            None => pickle_fn(py, &PICKLE_LOADS, "loads")?
+                .call1((PyBytes::new(py, rest),))?
+                .unbind(),
+        },
         _ => {
             return Err(InvalidArgument::new_err(format!(
                 "a stored value is not in rocksdict's encoding (type byte {t}; a raw_mode database?)"

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::encoding::encode;
+use crate::encoding::{encode, encode_with};
 use crate::errors::to_py;
 use crate::locks::lock;
 use crate::options::Options;
@@ -20,6 +20,8 @@ pub(crate) struct SstFileWriter {
     /// deadlock: its holder never needs the GIL).
     inner: Mutex<shale::SstFileWriter<'static>>,
     raw: bool,
+    /// `set_dumps`: what encodes values of other types than rocksdict's own (None: pickle).
+    dumps: Mutex<Option<PyObject>>,
 }
 
 #[pymethods]
@@ -29,12 +31,20 @@ impl SstFileWriter {
     fn new(options: Option<PyRef<'_, Options>>) -> PyResult<Self> {
         let (o, raw) = match options {
             Some(o) => (o.inner.clone(), o.raw_mode),
-            None => (shale::Options::default(), false),
+            // rocksdict's default: non-raw, in rocksdict's key order.
+            None => (Options::new_mode(false).inner, false),
         };
         Ok(SstFileWriter {
             inner: Mutex::new(shale::SstFileWriter::with_options(o)),
             raw,
+            dumps: Mutex::new(None),
         })
+    }
+    /// Replace `pickle.dumps` for the values of other types than bytes, str, int, float and
+    /// bool (as `Rdict.set_dumps`; use the same function as the Rdict that reads the file).
+    fn set_dumps(&self, dumps: PyObject) {
+        let old = lock(&self.dumps).replace(dumps);
+        drop(old); // may run Python code: not under the lock
     }
     /// Start a new file at `path` (replacing any file there).
     fn open(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
@@ -49,7 +59,9 @@ impl SstFileWriter {
                 return lock(&self.inner).put(k.as_bytes(), v.as_bytes()).map_err(to_py);
             }
         }
-        let (k, v) = (encode(key, self.raw)?, encode(value, self.raw)?);
+        let dumps = lock(&self.dumps).as_ref().map(|f| f.clone_ref(key.py()));
+        let v = encode_with(value, self.raw, dumps.as_ref().map(|f| f.bind(key.py())))?;
+        let k = encode(key, self.raw)?;
         lock(&self.inner).put(k, v).map_err(to_py)
     }
     fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use crate::encoding::{decode, encode};
+use crate::encoding::{decode_with, encode};
 use crate::errors::to_py;
 use crate::handle::Handle;
 use crate::locks::lock_iter;
@@ -26,6 +26,8 @@ pub(crate) struct RdictView {
     raw: bool,
     kind: Kind,
     backwards: bool,
+    /// The Rdict's `set_loads` function, if any (else `pickle.loads`).
+    loads: Option<PyObject>,
 }
 
 /// The cursor and the entries read ahead of Python: each refill reads up to `VIEW_BATCH`
@@ -69,18 +71,25 @@ impl RdictView {
             raw,
             kind,
             backwards,
+            loads: None,
         })
+    }
+    /// Values of other types than rocksdict's own decoded with `loads`.
+    pub(crate) fn with_loads(mut self, loads: Option<PyObject>) -> Self {
+        self.loads = loads;
+        self
     }
 }
 
 impl RdictView {
     fn entry(&self, py: Python<'_>, k: &[u8], v: &[u8]) -> PyResult<PyObject> {
+        let loads = self.loads.as_ref().map(|f| f.bind(py));
+        let key = |k| decode_with(py, k, self.raw, None);
+        let value = |v| decode_with(py, v, self.raw, loads);
         Ok(match self.kind {
-            Kind::Keys => decode(py, k, self.raw)?,
-            Kind::Values => decode(py, v, self.raw)?,
-            Kind::Items => PyTuple::new(py, [decode(py, k, self.raw)?, decode(py, v, self.raw)?])?
-                .into_any()
-                .unbind(),
+            Kind::Keys => key(k)?,
+            Kind::Values => value(v)?,
+            Kind::Items => PyTuple::new(py, [key(k)?, value(v)?])?.into_any().unbind(),
         })
     }
 }
@@ -142,6 +151,8 @@ pub(crate) struct RdictIter {
     pub(crate) it: Mutex<shale::DBRawIterator>,
     pub(crate) handle: Arc<Handle>,
     pub(crate) raw: bool,
+    /// The Rdict's `set_loads` function, if any (else `pickle.loads`).
+    pub(crate) loads: Option<PyObject>,
 }
 
 impl RdictIter {
@@ -195,12 +206,13 @@ impl RdictIter {
     fn key(&self, py: Python<'_>) -> PyResult<Option<PyObject>> {
         self.handle.check_open()?;
         let k = lock_iter(&self.it)?.key().map(<[u8]>::to_vec);
-        k.map(|k| decode(py, &k, self.raw)).transpose()
+        k.map(|k| decode_with(py, &k, self.raw, None)).transpose()
     }
     fn value(&self, py: Python<'_>) -> PyResult<Option<PyObject>> {
         self.handle.check_open()?;
         let v = lock_iter(&self.it)?.value().map(<[u8]>::to_vec);
-        v.map(|v| decode(py, &v, self.raw)).transpose()
+        let loads = self.loads.as_ref().map(|f| f.bind(py));
+        v.map(|v| decode_with(py, &v, self.raw, loads)).transpose()
     }
 }
 

@@ -13,6 +13,7 @@
 
 mod checkpoint;
 mod column_family;
+mod comparator;
 mod encoding;
 mod errors;
 mod external_files;
@@ -24,6 +25,7 @@ mod prefix;
 mod rdict;
 mod snapshot;
 mod styles;
+mod tables;
 mod write_batch;
 
 use pyo3::prelude::*;
@@ -56,6 +58,7 @@ fn shale_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Checkpoint>()?;
     styles::register(m)?;
     prefix::register(m)?;
+    tables::register(m)?;
     errors::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -121,6 +121,7 @@ fn set_named_option(o: &mut shale::Options, name: &str, v: &Bound<'_, PyAny>) ->
         "num_levels" => o.set_num_levels(i32_arg(v)?),
         "disable_auto_compactions" => o.set_disable_auto_compactions(v.extract()?),
         "allow_mmap_reads" => o.set_allow_mmap_reads(v.extract()?),
+        "allow_mmap_writes" => o.set_allow_mmap_writes(v.extract()?),
         "max_log_file_size" => o.set_max_log_file_size(v.extract()?),
         "keep_log_file_num" => o.set_keep_log_file_num(v.extract()?),
         "stats_dump_period_sec" => o.set_stats_dump_period_sec(v.extract()?),
@@ -137,6 +138,22 @@ fn set_named_option(o: &mut shale::Options, name: &str, v: &Bound<'_, PyAny>) ->
 pub(crate) struct Options {
     pub(crate) inner: shale::Options,
     pub(crate) raw_mode: bool,
+}
+
+impl Options {
+    /// Options with RocksDB's defaults, `create_if_missing` on, and the key order of the
+    /// mode: bytewise in raw mode, rocksdict's comparator otherwise (as rocksdict).
+    pub(crate) fn new_mode(raw_mode: bool) -> Options {
+        let mut inner = shale::Options::default();
+        inner.create_if_missing(true);
+        inner.set_custom_comparator(crate::comparator::for_mode(raw_mode));
+        Options { inner, raw_mode }
+    }
+    /// Options read from a database's OPTIONS file (with the comparator it recorded).
+    pub(crate) fn from_loaded(mut inner: shale::Options, raw_mode: bool) -> Options {
+        inner.create_if_missing(true);
+        Options { inner, raw_mode }
+    }
 }
 
 macro_rules! setters {
@@ -178,6 +195,7 @@ setters! {
     set_num_levels => "num_levels": i32,
     set_disable_auto_compactions => "disable_auto_compactions": bool,
     set_allow_mmap_reads => "allow_mmap_reads": bool,
+    set_allow_mmap_writes => "allow_mmap_writes": bool,
     set_max_log_file_size => "max_log_file_size": usize,
     set_keep_log_file_num => "keep_log_file_num": usize,
     set_stats_dump_period_sec => "stats_dump_period_sec": u32,
@@ -191,9 +209,7 @@ impl Options {
     #[new]
     #[pyo3(signature = (raw_mode = false, **kwargs))]
     fn new(raw_mode: bool, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let mut inner = shale::Options::default();
-        inner.create_if_missing(true);
-        let mut o = Options { inner, raw_mode };
+        let mut o = Options::new_mode(raw_mode);
         if let Some(kw) = kwargs {
             for (k, v) in kw.iter() {
                 o.set_option(k.extract::<String>()?.as_str(), &v)?;
@@ -209,9 +225,11 @@ impl Options {
     fn raw_mode(&self) -> bool {
         self.raw_mode
     }
+    /// Also switches the key order: rocksdict's comparator unless raw.
     #[setter(raw_mode)]
     fn set_raw_mode_attr(&mut self, v: bool) {
         self.raw_mode = v;
+        self.inner.set_custom_comparator(crate::comparator::for_mode(v));
     }
     fn create_if_missing(&mut self, v: bool) {
         self.inner.create_if_missing(v);

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 use crate::column_family::{check_family_raw_mode, existing_families, named_families, ColumnFamily};
-use crate::encoding::{decode, encode};
+use crate::encoding::{decode_with, encode, encode_with};
 use crate::errors::{to_py, DbClosedError, IOError, InvalidArgument};
 use crate::external_files::IngestExternalFileOptions;
 use crate::handle::Handle;
@@ -67,24 +67,22 @@ pub(crate) struct Rdict {
     is_family_view: bool,
     view_closed: AtomicBool,
     path: String,
-    raw: bool,
+    pub(crate) raw: bool,
     read_opts: Mutex<ReadOptions>,
     write_opts: Mutex<shale::WriteOptions>,
+    /// `set_dumps` / `set_loads`: what encodes and decodes values that are not bytes, str,
+    /// int, float or bool (None: `pickle`).
+    dumps: Mutex<Option<PyObject>>,
+    loads: Mutex<Option<PyObject>>,
 }
 
-const CONFIG_FILE: &str = "rocksdict-config.json";
+pub(crate) const CONFIG_FILE: &str = "rocksdict-config.json";
 
-/// The raw_mode a rocksdict config file in `path` records, if there is one.
-fn config_raw_mode(path: &str) -> Option<bool> {
-    let s = std::fs::read_to_string(std::path::Path::new(path).join(CONFIG_FILE)).ok()?;
-    let compact: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-    if compact.contains("\"raw_mode\":true") {
-        Some(true)
-    } else if compact.contains("\"raw_mode\":false") {
-        Some(false)
-    } else {
-        None
-    }
+/// rocksdict's config file in `dir`, recording `raw` (rocksdict, and Shale when opened
+/// without options, read it to choose the key order and the decoding).
+pub(crate) fn write_config(dir: &std::path::Path, raw: bool) -> PyResult<()> {
+    let config = format!("{{\"raw_mode\":{raw},\"prefix_extractors\":{{}}}}");
+    std::fs::write(dir.join(CONFIG_FILE), config).map_err(|e| IOError::new_err(format!("writing {CONFIG_FILE}: {e}")))
 }
 
 impl Rdict {
@@ -108,7 +106,25 @@ impl Rdict {
             raw: self.raw,
             read_opts: Mutex::new(lock(&self.read_opts).clone_ref(py)),
             write_opts: Mutex::new(lock(&self.write_opts).clone()),
+            dumps: Mutex::new(self.dumps_fn(py)),
+            loads: Mutex::new(self.loads_fn(py)),
         }
+    }
+    fn dumps_fn(&self, py: Python<'_>) -> Option<PyObject> {
+        lock(&self.dumps).as_ref().map(|f| f.clone_ref(py))
+    }
+    fn loads_fn(&self, py: Python<'_>) -> Option<PyObject> {
+        lock(&self.loads).as_ref().map(|f| f.clone_ref(py))
+    }
+    /// A value as stored (with `set_dumps`' function, if any).
+    fn encode_value(&self, py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+        let dumps = self.dumps_fn(py);
+        encode_with(v, self.raw, dumps.as_ref().map(|f| f.bind(py)))
+    }
+    /// A stored value as an object (with `set_loads`' function, if any).
+    fn decode_value(&self, py: Python<'_>, v: &[u8]) -> PyResult<PyObject> {
+        let loads = self.loads_fn(py);
+        decode_with(py, v, self.raw, loads.as_ref().map(|f| f.bind(py)))
     }
     fn handle_of(db: &shale::DB, name: &str) -> PyResult<Arc<shale::ColumnFamily>> {
         db.cf_handle(name)
@@ -134,7 +150,31 @@ impl Rdict {
         let db = self.db()?;
         let k = encode(key, self.raw)?;
         let v = py.allow_threads(|| db.get_cf_opt(&self.cf, &k, ro)).map_err(to_py)?;
-        v.map(|v| decode(py, &v, self.raw)).transpose()
+        v.map(|v| self.decode_value(py, &v)).transpose()
+    }
+    /// The values of `keys` (a list), `default` for each missing one.
+    fn get_batch(
+        &self,
+        py: Python<'_>,
+        keys: &Bound<'_, PyList>,
+        default: Option<PyObject>,
+        read_opt: Option<PyRef<'_, ReadOptions>>,
+    ) -> PyResult<PyObject> {
+        let db = self.db()?;
+        let ks = keys
+            .iter()
+            .map(|k| encode(&k, self.raw))
+            .collect::<PyResult<Vec<_>>>()?;
+        let ro = self.ro(py, read_opt)?;
+        let vs = py.allow_threads(|| db.multi_get_cf_opt(ks.iter().map(|k| (&self.cf, k)), &ro));
+        let out = PyList::empty(py);
+        for v in vs {
+            match v.map_err(to_py)? {
+                Some(v) => out.append(self.decode_value(py, &v)?)?,
+                None => out.append(default.as_ref().map_or_else(|| py.None(), |d| d.clone_ref(py)))?,
+            }
+        }
+        Ok(out.into_any().unbind())
     }
     fn view(
         &self,
@@ -147,17 +187,23 @@ impl Rdict {
         let db = self.db()?;
         let ro = self.ro(py, read_opt)?;
         let it = py.allow_threads(|| db.raw_iterator_cf_opt(&self.cf, ro));
-        RdictView::new(py, it, self.handle.clone(), self.raw, kind, backwards, from_key)
+        Ok(
+            RdictView::new(py, it, self.handle.clone(), self.raw, kind, backwards, from_key)?
+                .with_loads(self.loads_fn(py)),
+        )
     }
 }
 
 #[pymethods]
 impl Rdict {
-    /// Open (by default create) the database at `path`. With `options=None`, the raw_mode a
-    /// rocksdict config file in the directory records is used (rocksdict does the same).
-    /// `column_families` maps family names to their Options; None opens every family the
-    /// database has, with `options` (as rocksdict). A read-write open must name every family
-    /// (RocksDB's rule; `create_missing_column_families` creates the named ones it lacks).
+    /// Open (by default create) the database at `path`. Without `options`, an existing
+    /// database opens with the options it recorded (rocksdict's `Options.load_latest`: raw_mode,
+    /// and per family table format, prefix extractor, ...), and a new one is non-raw.
+    /// `column_families=None` opens every family the database has: with the options it recorded
+    /// for each when `options` is None, else with `options` (in the key order its OPTIONS file
+    /// records: bytewise or rocksdict's). Named families must have the raw_mode of `options`; `default` is
+    /// added when not named. A read-write open must name every family (RocksDB's rule;
+    /// `create_missing_column_families` creates the named ones it lacks).
     #[new]
     #[pyo3(signature = (path, options = None, column_families = None, access_type = None, read_only = false))]
     fn new(
@@ -168,13 +214,39 @@ impl Rdict {
         access_type: Option<AccessType>,
         read_only: bool,
     ) -> PyResult<Self> {
-        let (opts, raw) = match options {
-            Some(o) => (o.inner.clone(), o.raw_mode),
-            None => {
-                let mut o = shale::Options::default();
-                o.create_if_missing(true);
-                (o, config_raw_mode(&path).unwrap_or(false))
+        let p = path.clone();
+        let loaded = py.allow_threads(move || crate::tables::load_latest(&p).ok());
+        let (main, loaded_families) = match (loaded, options) {
+            // Every family the database has, with `options` but the key order it was
+            // written in (which a database cannot change).
+            (Some((_, families)), Some(o)) => {
+                let families = families
+                    .into_iter()
+                    .map(|(name, f)| {
+                        let mut x = o.clone();
+                        x.inner.set_custom_comparator(f.inner.get_comparator());
+                        (name, x)
+                    })
+                    .collect();
+                (o.clone(), Some(families))
             }
+            (Some((o, families)), None) => (o, Some(families)),
+            (None, Some(o)) => (o.clone(), None),
+            (None, None) => (Options::new_mode(false), None),
+        };
+        let (opts, raw) = (main.inner, main.raw_mode);
+        let named = match named_families(raw, column_families)? {
+            Some(mut named) => {
+                if !named.iter().any(|d| d.name() == "default") {
+                    named.push(shale::ColumnFamilyDescriptor::new("default", opts.clone()));
+                }
+                Some(named)
+            }
+            None => loaded_families.map(|fs| {
+                fs.into_iter()
+                    .map(|(name, o)| shale::ColumnFamilyDescriptor::new(name, o.inner))
+                    .collect()
+            }),
         };
         let access = access_type.unwrap_or(if read_only {
             AccessType::read_only(false)
@@ -183,7 +255,6 @@ impl Rdict {
         });
         let read_only = read_only || access.read_only;
         let error_if_wal = access.read_only && access.error_if_log_file_exist;
-        let named = named_families(raw, column_families)?;
         let p = path.clone();
         let db = py
             .allow_threads(move || {
@@ -197,9 +268,7 @@ impl Rdict {
             .map_err(to_py)?;
         if !read_only {
             // rocksdict reads this file to open the database with the right comparator.
-            let config = format!("{{\"raw_mode\":{raw},\"prefix_extractors\":{{}}}}");
-            std::fs::write(std::path::Path::new(&path).join(CONFIG_FILE), config)
-                .map_err(|e| IOError::new_err(format!("writing {CONFIG_FILE}: {e}")))?;
+            write_config(std::path::Path::new(&path), raw)?;
         }
         let cf = Rdict::handle_of(&db, "default")?;
         Ok(Rdict {
@@ -211,6 +280,8 @@ impl Rdict {
             raw,
             read_opts: Mutex::new(ReadOptions::new(raw)),
             write_opts: Mutex::new(shale::WriteOptions::default()),
+            dumps: Mutex::new(None),
+            loads: Mutex::new(None),
         })
     }
 
@@ -224,7 +295,7 @@ impl Rdict {
 
     fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyObject> {
         if let Ok(keys) = key.downcast::<PyList>() {
-            return self.multi_get(py, keys, None);
+            return self.get_batch(py, keys, None, None);
         }
         let ro = self.ro(py, None)?;
         self.get_one(py, key, &ro)?
@@ -249,7 +320,8 @@ impl Rdict {
         self.view(py, Kind::Keys, false, None, None)
     }
 
-    /// The value of `key`, or `default`; a list of keys gives a list of values.
+    /// The value of `key`, or `default`; a list of keys gives a list of values (`default`
+    /// for each key that is missing).
     #[pyo3(signature = (key, default = None, read_opt = None))]
     fn get(
         &self,
@@ -259,7 +331,7 @@ impl Rdict {
         read_opt: Option<PyRef<'_, ReadOptions>>,
     ) -> PyResult<PyObject> {
         if let Ok(keys) = key.downcast::<PyList>() {
-            return self.multi_get(py, keys, read_opt);
+            return self.get_batch(py, keys, default, read_opt);
         }
         let ro = self.ro(py, read_opt)?;
         Ok(self
@@ -276,7 +348,7 @@ impl Rdict {
         write_opt: Option<PyRef<'_, WriteOptions>>,
     ) -> PyResult<()> {
         let db = self.db()?;
-        let (k, v) = (encode(key, self.raw)?, encode(value, self.raw)?);
+        let (k, v) = (encode(key, self.raw)?, self.encode_value(py, value)?);
         let wo = self.wo(write_opt);
         py.allow_threads(|| db.put_cf_opt(&self.cf, &k, &v, &wo)).map_err(to_py)
     }
@@ -331,6 +403,7 @@ impl Rdict {
         py.allow_threads(|| db.write_opt(batch, &wo)).map_err(to_py)
     }
 
+    /// The values of `keys`, None for those that are missing.
     #[pyo3(signature = (keys, read_opt = None))]
     fn multi_get(
         &self,
@@ -338,21 +411,43 @@ impl Rdict {
         keys: &Bound<'_, PyList>,
         read_opt: Option<PyRef<'_, ReadOptions>>,
     ) -> PyResult<PyObject> {
+        self.get_batch(py, keys, None, read_opt)
+    }
+
+    /// Replace the function that encodes values of other types than bytes, str, int, float
+    /// and bool (default `pickle.dumps`; it must return bytes). Keys are not affected.
+    fn set_dumps(&self, dumps: PyObject) {
+        let old = lock(&self.dumps).replace(dumps);
+        drop(old); // may run Python code: not under the lock
+    }
+    /// Replace the function that decodes what `set_dumps`' function encoded (default
+    /// `pickle.loads`).
+    fn set_loads(&self, loads: PyObject) {
+        let old = lock(&self.loads).replace(loads);
+        drop(old);
+    }
+
+    /// False if `key` certainly does not exist, True if it may (RocksDB's `KeyMayExist`:
+    /// memtables and bloom filters only, no data block read). With `fetch`, a tuple
+    /// `(may_exist, value)` whose value is None: Shale does not return values from this call,
+    /// so `(True, None)` means "may exist".
+    #[pyo3(signature = (key, fetch = false, read_opt = None))]
+    fn key_may_exist(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        fetch: bool,
+        read_opt: Option<PyRef<'_, ReadOptions>>,
+    ) -> PyResult<PyObject> {
         let db = self.db()?;
-        let ks = keys
-            .iter()
-            .map(|k| encode(&k, self.raw))
-            .collect::<PyResult<Vec<_>>>()?;
+        let k = encode(key, self.raw)?;
         let ro = self.ro(py, read_opt)?;
-        let vs = py.allow_threads(|| db.multi_get_cf_opt(ks.iter().map(|k| (&self.cf, k)), &ro));
-        let out = PyList::empty(py);
-        for v in vs {
-            match v.map_err(to_py)? {
-                Some(v) => out.append(decode(py, &v, self.raw)?)?,
-                None => out.append(py.None())?,
-            }
-        }
-        Ok(out.into_any().unbind())
+        let may = py.allow_threads(|| db.key_may_exist_cf_opt(&self.cf, &k, &ro));
+        Ok(if fetch {
+            (may, py.None()).into_pyobject(py)?.into_any().unbind()
+        } else {
+            may.into_pyobject(py)?.to_owned().into_any().unbind()
+        })
     }
 
     /// A cursor, not positioned: call `seek_to_first`, `seek`, ... first.
@@ -365,6 +460,7 @@ impl Rdict {
             it: Mutex::new(it),
             handle: self.handle.clone(),
             raw: self.raw,
+            loads: self.loads_fn(py),
         })
     }
 
@@ -416,8 +512,9 @@ impl Rdict {
     /// `Checkpoint(self).create_checkpoint(path)`).
     fn create_checkpoint(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
         let db = self.db()?;
-        py.allow_threads(|| shale::checkpoint::Checkpoint::new(&db)?.create_checkpoint(path))
-            .map_err(to_py)
+        py.allow_threads(|| shale::checkpoint::Checkpoint::new(&db)?.create_checkpoint(&path))
+            .map_err(to_py)?;
+        write_config(&path, self.raw)
     }
 
     /// Flush the memtable to a table file (always waits for it).
@@ -488,7 +585,7 @@ impl Rdict {
                 check_family_raw_mode(name, o.raw_mode, self.raw)?;
                 o.inner.clone()
             }
-            None => shale::Options::default(),
+            None => Options::new_mode(self.raw).inner,
         };
         let db = self.db()?;
         py.allow_threads(|| db.create_cf(name, &opts)).map_err(to_py)?;

@@ -90,6 +90,7 @@ impl Snapshot {
             it: Mutex::new(it),
             handle: self.handle.clone(),
             raw: self.raw,
+            loads: None,
         })
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 
 use crate::column_family::ColumnFamily;
-use crate::encoding::encode;
+use crate::encoding::{encode, encode_with};
 
 /// A batch of writes applied atomically by `Rdict.write` (rocksdict's `WriteBatch`). Each write
 /// goes to the family given as `column_family`, else to the one `set_default_column_family`
@@ -15,6 +15,8 @@ pub(crate) struct WriteBatch {
     pub(crate) inner: shale::WriteBatch,
     pub(crate) raw: bool,
     default_cf: Option<Arc<shale::ColumnFamily>>,
+    /// `set_dumps`: what encodes values of other types than rocksdict's own (None: pickle).
+    dumps: Option<PyObject>,
 }
 
 impl WriteBatch {
@@ -33,7 +35,13 @@ impl WriteBatch {
             inner: shale::WriteBatch::new(),
             raw: raw_mode,
             default_cf: None,
+            dumps: None,
         }
+    }
+    /// Replace `pickle.dumps` for the values of other types than bytes, str, int, float and
+    /// bool (as `Rdict.set_dumps`; use the same function as the Rdict that writes the batch).
+    fn set_dumps(&mut self, dumps: PyObject) {
+        self.dumps = Some(dumps);
     }
     /// The family `batch[k] = v`, `del batch[k]` and calls without `column_family` write to
     /// (None: `default`).
@@ -48,7 +56,8 @@ impl WriteBatch {
         value: &Bound<'_, PyAny>,
         column_family: Option<PyRef<'_, ColumnFamily>>,
     ) -> PyResult<()> {
-        let (k, v) = (encode(key, self.raw)?, encode(value, self.raw)?);
+        let dumps = self.dumps.as_ref().map(|f| f.bind(key.py()));
+        let (k, v) = (encode(key, self.raw)?, encode_with(value, self.raw, dumps)?);
         match self.target(column_family) {
             Some(cf) => self.inner.put_cf(&cf, k, v),
             None => self.inner.put(k, v),

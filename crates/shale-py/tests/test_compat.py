@@ -1,8 +1,6 @@
-"""Compatibility with PyPI's rocksdict (RocksDB 9.x): raw-mode databases open in both, and the
-non-raw encoding of values is rocksdict's byte for byte.
-
-rocksdict's non-raw databases use a comparator of its own ("rocksdict"), so only raw-mode
-databases are interchangeable; a non-raw Shale database keeps RocksDB's bytewise order."""
+"""Compatibility with PyPI's rocksdict (RocksDB 9.x): databases open in both, raw and non-raw.
+The non-raw encoding of keys and values is rocksdict's byte for byte, and non-raw databases use
+rocksdict's comparator ("rocksdict": ints by value, other keys bytewise) in both."""
 
 import shale
 
@@ -84,3 +82,57 @@ def test_value_encoding_is_rocksdicts(tmp_path, rocksdict):
     s.close()
     assert len(ours) == len(VALUES)
     assert ours == theirs
+
+
+KEYS = [0, 1, -1, 127, 128, -129, 255, 256, 2**63, -(2**63), 2**100, -(2**100), 10**30 + 7,
+        "a", "é", "", b"", b"\x00", b"\xff", 1.5, -2.25, 0.0]
+
+
+def items_in_order(db):
+    return list(db.items())
+
+
+def test_rocksdict_non_raw_database_opens_in_shale(db_path, rocksdict):
+    r = rocksdict.Rdict(db_path)
+    for i, k in enumerate(KEYS[:12]):
+        r[k] = i
+    r.flush()  # some keys in a table file RocksDB wrote, the rest in its WAL
+    for i, k in enumerate(KEYS[12:], 12):
+        r[k] = i
+    theirs = items_in_order(r)
+    r.close()
+    assert [k for k, _ in theirs if isinstance(k, int)] == sorted(k for k in KEYS if type(k) is int)
+
+    db = shale.Rdict(db_path)  # options from the database: non-raw, rocksdict's comparator
+    assert items_in_order(db) == theirs
+    assert list(db.keys(from_key=128)) == [k for k, _ in theirs if isinstance(k, float) or (type(k) is int and k >= 128)]
+    db[-5] = "added by shale"
+    db.delete_range(2**63, 2**100 + 1)
+    db.compact_range(None, None)  # every table rewritten by Shale, in rocksdict's order
+    ours = items_in_order(db)
+    db.close()
+
+    r = rocksdict.Rdict(db_path)
+    assert items_in_order(r) == ours
+    assert r[-5] == "added by shale" and 2**100 not in r and 10**30 + 7 not in r and r[-(2**100)] == 11
+    r.close()
+
+
+def test_shale_non_raw_database_opens_in_rocksdict(db_path, rocksdict):
+    db = shale.Rdict(db_path, shale.Options())
+    for i, k in enumerate(KEYS):
+        db[k] = i
+        if i == 8:
+            db.flush()
+    ours = items_in_order(db)
+    db.close()
+    assert [k for k, _ in ours if type(k) is int] == sorted(k for k in KEYS if type(k) is int)
+
+    r = rocksdict.Rdict(db_path)
+    assert items_in_order(r) == ours
+    assert list(r.keys(from_key=0, backwards=True))[:3] == [0, -1, -129]
+    r[3] = "added by rocksdict"
+    r.close()
+    db = shale.Rdict(db_path)
+    assert db[3] == "added by rocksdict"
+    db.close()

@@ -85,6 +85,16 @@ impl DB {
             key.as_ref(),
         )
     }
+
+    /// [`key_may_exist`](Self::key_may_exist) in column family `cf` at the snapshot of `ro`.
+    pub fn key_may_exist_cf_opt(
+        &self,
+        cf: &impl crate::engine::column_family::AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+        ro: &ReadOptions,
+    ) -> bool {
+        key_may_exist(&self.inner, &cf.column_family().cfd, ro, key.as_ref())
+    }
 }
 
 fn key_may_exist(

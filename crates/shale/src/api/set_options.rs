@@ -27,6 +27,7 @@ const IMMUTABLE: &[&str] = &[
     "paranoid_checks",
     "max_open_files",
     "allow_mmap_reads",
+    "allow_mmap_writes",
     "wal_recovery_mode",
     "atomic_flush",
     "allow_concurrent_memtable_write",

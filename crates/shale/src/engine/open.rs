@@ -438,7 +438,10 @@ fn start_first_wal(
     let file = fs.new_writable(&wal_name(path, num))?;
     fs.sync_dir(path)?;
     *db.wal.lock() = WalState {
-        writer: Some(log::Writer::new_wal(file, db.opts.wal_mapped_appends)),
+        writer: Some(log::Writer::new_wal(
+            file,
+            db.opts.wal_mapped_appends || db.opts.allow_mmap_writes,
+        )),
         number: num,
         alive: VecDeque::new(),
         unsynced: false,

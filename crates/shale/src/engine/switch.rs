@@ -156,7 +156,10 @@ pub(crate) fn switch_memtable(
                 let old = (wal.number, w.file_size());
                 wal.alive.push_back(old);
             }
-            wal.writer = Some(log::Writer::new_wal(file, db.opts.wal_mapped_appends));
+            wal.writer = Some(log::Writer::new_wal(
+                file,
+                db.opts.wal_mapped_appends || db.opts.allow_mmap_writes,
+            ));
             wal.number = num;
             wal.unsynced = false;
         }

@@ -342,7 +342,10 @@ fn finish_last_output(
 fn open_output(db: &Arc<DbInner>, p: &OutputParams, written: &mut Vec<u64>) -> Result<OpenOutput> {
     let number = db.state.lock().versions.new_file_number();
     written.push(number);
-    let file = db.fs.new_writable(&table_name(&db.path, number))?;
+    let mut file = db.fs.new_writable(&table_name(&db.path, number))?;
+    if db.opts.allow_mmap_writes {
+        file.map_appends();
+    }
     let creation_time = if p.ancestor_time == 0 {
         now_secs()
     } else {

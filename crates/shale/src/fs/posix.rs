@@ -319,6 +319,15 @@ impl<S: PositionalSink> WritableFile for PosixWritable<S> {
     }
     fn sync(&mut self) -> Result<()> {
         self.flush()?;
+        if self.mapped && !self.zeros_ahead && self.zeroed_to > self.written {
+            // A mapped file that is not a log (a table under `allow_mmap_writes`): its readers
+            // find its end by its size, so the zeros past the data are cut off before the sync
+            // makes the size durable (later appends write zeros ahead again).
+            self.window = None;
+            let len = self.written;
+            self.guarded(|w| w.file.set_len(len))?;
+            self.zeroed_to = len;
+        }
         if self.synced && self.mapped {
             // Synced again: a log under synced writes. There each sync's write-back of a page
             // mapped writable costs more than the `pwrite` saves, so the file goes back to
@@ -569,19 +578,23 @@ impl Drop for PosixLock {
     }
 }
 
+/// Create (or truncate) `path` for a [`PosixWritable`]: readable too, as appends through a
+/// shared mapping need both.
+fn create_for_writing(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+}
+
 impl FileSystem for PosixFs {
     fn create_dir_all(&self, path: &Path) -> Result<()> {
         std::fs::create_dir_all(path).map_err(|e| Error::io(name_of(path), e))
     }
     fn new_writable(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        // Readable too: a log's appends may go through a shared mapping, which needs both.
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .map_err(|e| Error::io(name_of(path), e))?;
+        let file = create_for_writing(path).map_err(|e| Error::io(name_of(path), e))?;
         Ok(Box::new(PosixWritable::new(file, name_of(path))))
     }
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
@@ -827,6 +840,11 @@ mod tests {
         }
     }
 
+    /// A new file at `path` written by a `PosixWritable` (whose fields the tests look at).
+    fn real_file(path: &Path) -> PosixWritable {
+        PosixWritable::new(create_for_writing(path).unwrap(), name_of(path))
+    }
+
     /// Records of 1..300 bytes, each a different byte value (never 0).
     fn records(n: usize) -> Vec<Vec<u8>> {
         (0..n).map(|i| vec![(i % 251 + 1) as u8; i % 300 + 1]).collect()
@@ -836,14 +854,7 @@ mod tests {
     fn mapped_appends_are_in_the_file_after_each_flush_and_end_at_the_data_when_closed() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("000011.log");
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .unwrap();
-        let mut f = PosixWritable::new(file, "000011.log".into());
+        let mut f = real_file(&path);
         f.keep_zeros_ahead();
         f.map_appends();
         let mut want = Vec::new();
@@ -933,6 +944,36 @@ mod tests {
             disk.bytes.lock().unwrap().iter().all(|&b| b == 0),
             "no byte of the failed write"
         );
+    }
+
+    #[test]
+    fn a_mapped_file_that_is_not_a_log_is_exactly_its_data_at_each_sync() {
+        // A table under `allow_mmap_writes`: mapped, no zeros kept ahead; a sync must leave the
+        // file's size at its data (readers find the footer at the end).
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("000015.sst");
+        let mut f = real_file(&path);
+        f.map_appends();
+        let mut want = Vec::new();
+        for round in 0..3u8 {
+            for r in records(300) {
+                f.append(&r).unwrap();
+                want.extend_from_slice(&r);
+            }
+            f.flush().unwrap();
+            if round == 0 {
+                assert!(f.window.is_some(), "the bytes went through the mapping");
+                assert!(
+                    std::fs::metadata(&path).unwrap().len() > want.len() as u64,
+                    "zeros ahead"
+                );
+            }
+            // (synced more than once, the file goes back to `write` calls, as a log does)
+            f.sync().unwrap();
+            assert_eq!(std::fs::read(&path).unwrap(), want, "synced: the data and nothing else");
+        }
+        drop(f);
+        assert_eq!(std::fs::read(&path).unwrap(), want);
     }
 
     #[test]

@@ -193,6 +193,7 @@ pub(crate) fn render(opts: &Options) -> String {
     line(&mut s, "delayed_write_rate", &opts.delayed_write_rate);
     line(&mut s, "db_write_buffer_size", &opts.db_write_buffer_size);
     line(&mut s, "allow_mmap_reads", &opts.allow_mmap_reads);
+    line(&mut s, "allow_mmap_writes", &opts.allow_mmap_writes);
     line(&mut s, "wal_recovery_mode", &recovery_name(opts.wal_recovery_mode));
     line(&mut s, "atomic_flush", &opts.atomic_flush);
     line(&mut s, "max_total_wal_size", &opts.max_total_wal_size);
@@ -451,7 +452,7 @@ fn newest_options_file(fs: &Arc<dyn FileSystem>, dir: &Path) -> Result<Option<st
 
 /// Apply the newest OPTIONS file of `dir` to `opts`, as RocksDB's `ldb` loads it: the table
 /// factory and its options, the prefix extractor, a built-in comparator or merge operator,
-/// `allow_mmap_reads`, `allow_2pc`, `max_compaction_bytes`, the compaction style with its options and `ttl`.
+/// `allow_mmap_reads`, `allow_mmap_writes`, `allow_2pc`, `max_compaction_bytes`, the compaction style with its options and `ttl`.
 /// Returns false if there is no OPTIONS file.
 pub(crate) fn apply_latest(fs: &Arc<dyn FileSystem>, dir: &Path, opts: &mut Options) -> Result<bool> {
     apply_latest_cf(fs, dir, DEFAULT_CF, opts)
@@ -605,6 +606,7 @@ fn boolean(v: &str) -> Option<bool> {
 fn apply_db_option(k: &str, v: &str, opts: &mut Options) -> Option<()> {
     match k {
         "allow_mmap_reads" => boolean(v).map(|b| opts.allow_mmap_reads = b),
+        "allow_mmap_writes" => boolean(v).map(|b| opts.allow_mmap_writes = b),
         "allow_2pc" => boolean(v).map(|b| opts.allow_2pc = b),
         "atomic_flush" => boolean(v).map(|b| opts.atomic_flush = b),
         "max_total_wal_size" => num(v).map(|x| opts.max_total_wal_size = x),

@@ -509,6 +509,7 @@ getters! {
     get_memtable_prefix_bloom_ratio => memtable_prefix_bloom_size_ratio: f64,
     get_memtable_whole_key_filtering => memtable_whole_key_filtering: bool,
     get_allow_mmap_reads => allow_mmap_reads: bool,
+    get_allow_mmap_writes => allow_mmap_writes: bool,
     get_wal_mapped_appends => wal_mapped_appends: bool,
     get_table_factory => table_factory: TableFactory,
     get_compaction_style => compaction_style: DBCompactionStyle,

@@ -186,6 +186,10 @@ pub struct Options {
     /// default false). PlainTable files are read from the mapping when it is on and copied into
     /// memory otherwise.
     pub(crate) allow_mmap_reads: bool,
+    /// Hand the bytes of new table files (and of WALs, as `wal_mapped_appends` does) to the
+    /// operating system by copying them into a shared mapping of the file instead of `write`
+    /// calls (RocksDB's `allow_mmap_writes`, default false). Same guarantees either way.
+    pub(crate) allow_mmap_writes: bool,
     /// The format of new table files (default block-based).
     pub(crate) table_factory: TableFactory,
     /// The LOG file: level, roll-over size, files kept, stats dump period.
@@ -272,6 +276,7 @@ impl Default for Options {
             compaction_filter: None,
             prefix_extractor: None,
             allow_mmap_reads: false,
+            allow_mmap_writes: false,
             table_factory: TableFactory::BlockBased,
             info_log: Default::default(),
             create_missing_column_families: false,
@@ -324,6 +329,7 @@ impl Options {
         o.allow_2pc = db.allow_2pc;
         o.env = db.env.clone();
         o.allow_mmap_reads = db.allow_mmap_reads;
+        o.allow_mmap_writes = db.allow_mmap_writes;
         o.info_log = db.info_log.clone();
         o.statistics = db.statistics.clone();
         if o.block_cache.is_none() {
@@ -431,6 +437,12 @@ impl Options {
     /// Sets `allow_mmap_reads` (default false): table files are read through a memory mapping.
     pub fn set_allow_mmap_reads(&mut self, v: bool) {
         self.allow_mmap_reads = v;
+    }
+    /// Sets `allow_mmap_writes` (default false): new table files and WALs are written through a
+    /// shared memory mapping (on the POSIX file system; elsewhere, and where mapping fails,
+    /// with `write` calls). A table's size is made exact before each sync of it.
+    pub fn set_allow_mmap_writes(&mut self, v: bool) {
+        self.allow_mmap_writes = v;
     }
     /// Write new tables as PlainTable (the `rocksdb` crate's name).
     pub fn set_plain_table_factory(&mut self, o: &crate::table::plain::PlainTableFactoryOptions) {

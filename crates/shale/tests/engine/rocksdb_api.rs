@@ -188,6 +188,44 @@ fn setters_reach_the_options_file() {
 }
 
 #[test]
+fn allow_mmap_writes_writes_tables_that_read_back_after_reopen() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_allow_mmap_writes(true);
+    o.set_write_buffer_size(256 << 10);
+    o.set_target_file_size_base(512 << 10);
+    assert!(o.get_allow_mmap_writes());
+    let value = |i: u32| format!("value-{i}-").repeat(1 + i as usize % 40);
+    let db = DB::open(&o, tmp.path()).unwrap();
+    for i in 0..20_000u32 {
+        db.put(format!("key{i:06}"), value(i)).unwrap();
+    }
+    db.flush().unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+    assert!(has_line(&options_file(tmp.path()), "allow_mmap_writes=true"));
+    drop(db);
+    // Every table file ends at its footer: RocksDB's magic number in its last 8 bytes.
+    for e in std::fs::read_dir(tmp.path()).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "sst") {
+            let b = std::fs::read(&p).unwrap();
+            assert_eq!(
+                b[b.len() - 8..],
+                0x88e2_41b7_85f4_cff7u64.to_le_bytes(),
+                "{}",
+                p.display()
+            );
+        }
+    }
+    let db = DB::open(&Options::default(), tmp.path()).unwrap();
+    for i in (0..20_000u32).step_by(97) {
+        assert_eq!(db.get(format!("key{i:06}")).unwrap(), Some(value(i).into_bytes()));
+    }
+    assert_eq!(db.iterator(IteratorMode::Start).count(), 20_000);
+}
+
+#[test]
 fn optimize_level_style_compaction_sizes_as_rocksdb() {
     let mut o = Options::default();
     o.optimize_level_style_compaction(512 << 20);
@@ -361,6 +399,30 @@ fn key_may_exist_uses_memtables_and_bloom_filters() {
     db.flush().unwrap();
     assert!(db.key_may_exist(b"b"));
     assert!(!db.key_may_exist(b"d"), "outside every file's range");
+}
+
+#[test]
+fn key_may_exist_cf_opt_reads_the_family_at_the_snapshot() {
+    let fs = MemFs::new();
+    let mut o = small_opts(Arc::new(fs.clone()));
+    o.create_missing_column_families(true);
+    let db = DB::open_cf(&o, dir(), ["default", "f"]).unwrap();
+    let f = db.cf_handle("f").unwrap();
+    db.put_cf(&f, b"k", b"v").unwrap();
+    let snap = db.snapshot();
+    db.delete_cf(&f, b"k").unwrap();
+    let mut at_snap = ReadOptions::default();
+    at_snap.set_snapshot(&snap);
+    assert!(
+        db.key_may_exist_cf_opt(&f, b"k", &at_snap),
+        "the put, as of the snapshot"
+    );
+    assert!(
+        !db.key_may_exist_cf_opt(&f, b"k", &ReadOptions::default()),
+        "the tombstone"
+    );
+    db.put(b"only-in-default", b"v").unwrap();
+    assert!(!db.key_may_exist_cf_opt(&f, b"only-in-default", &ReadOptions::default()));
 }
 
 #[test]
