@@ -18,13 +18,16 @@ use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::snapshot::Snapshot;
 use crate::write_batch::WriteBatch;
 
-/// How `Rdict` opens the database (rocksdict's `AccessType`): read-write (the default) or
-/// read-only. A read-only open may name a subset of the families.
+/// How `Rdict` opens the database (rocksdict's `AccessType`): read-write (the default),
+/// read-only, or as a secondary instance (read-only, caught up with the primary on demand,
+/// its own files in another directory). A read-only or secondary open may name a subset of the
+/// families.
 #[pyclass(module = "shale", frozen)]
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct AccessType {
     read_only: bool,
     error_if_log_file_exist: bool,
+    secondary: Option<String>,
 }
 
 #[pymethods]
@@ -34,6 +37,7 @@ impl AccessType {
         AccessType {
             read_only: false,
             error_if_log_file_exist: false,
+            secondary: None,
         }
     }
     /// Read-only; with `error_if_log_file_exist`, a non-empty write-ahead log is an error (as
@@ -44,10 +48,23 @@ impl AccessType {
         AccessType {
             read_only: true,
             error_if_log_file_exist,
+            secondary: None,
+        }
+    }
+    /// A secondary instance of the database another process writes: its own files (its LOG)
+    /// go to `secondary_path`; `Rdict.try_catch_up_with_primary()` moves its view forward.
+    #[staticmethod]
+    fn secondary(secondary_path: String) -> Self {
+        AccessType {
+            read_only: true,
+            error_if_log_file_exist: false,
+            secondary: Some(secondary_path),
         }
     }
     fn __repr__(&self) -> String {
-        if self.read_only {
+        if let Some(p) = &self.secondary {
+            format!("AccessType.secondary({p:?})")
+        } else if self.read_only {
             format!("AccessType.read_only({})", self.error_if_log_file_exist)
         } else {
             "AccessType.read_write()".to_string()
@@ -256,10 +273,13 @@ impl Rdict {
         let read_only = read_only || access.read_only;
         let error_if_wal = access.read_only && access.error_if_log_file_exist;
         let p = path.clone();
+        let secondary = access.secondary.clone();
         let db = py
             .allow_threads(move || {
                 let descs = named.unwrap_or_else(|| existing_families(&opts, &p));
-                if read_only {
+                if let Some(sec) = secondary {
+                    shale::DB::open_cf_descriptors_as_secondary(&opts, &p, sec, descs)
+                } else if read_only {
                     shale::DB::open_cf_descriptors_read_only(&opts, &p, descs, error_if_wal)
                 } else {
                     shale::DB::open_cf_descriptors(&opts, &p, descs)
@@ -425,6 +445,14 @@ impl Rdict {
     fn set_loads(&self, loads: PyObject) {
         let old = lock(&self.loads).replace(loads);
         drop(old);
+    }
+
+    /// Bring a secondary instance (`AccessType.secondary`) up to date with its primary: reads
+    /// afterwards see the primary's state as of now, including what is only in its WAL.
+    /// Raises for a database not opened as a secondary.
+    fn try_catch_up_with_primary(&self, py: Python<'_>) -> PyResult<()> {
+        let db = self.db()?;
+        py.allow_threads(move || db.try_catch_up_with_primary()).map_err(to_py)
     }
 
     /// False if `key` certainly does not exist, True if it may (RocksDB's `KeyMayExist`:
