@@ -166,7 +166,7 @@ fn bad_input_gets_clear_errors_and_changes_nothing() {
     assert_eq!(http(a, "/init", Some(b""), &auth).unwrap().0, 409);
     // A Raft RPC from another cluster.
     let vote = br#"{"vote":{"leader_id":{"term":9,"node_id":2},"committed":false},"last_log_id":null}"#;
-    let other = [auth[0], ("x-shale-cluster", "0000000000000bad")];
+    let other = [auth[0], ("x-shale-cluster", "0000000000000bad"), ("x-shale-node", "1")];
     let (s, b) = http(a, "/raft/vote", Some(vote), &other).unwrap();
     assert_eq!(s, 409, "{b}");
     assert!(b.contains("cluster mismatch"), "{b}");
@@ -175,7 +175,7 @@ fn bad_input_gets_clear_errors_and_changes_nothing() {
     let mut body = (head.len() as u32).to_le_bytes().to_vec();
     body.extend_from_slice(head);
     body.extend_from_slice(b"SHRSNAP1\x10\0\0\0garbage garbage garbage");
-    let mine = [auth[0], ("x-shale-cluster", cluster.as_str())];
+    let mine = [auth[0], ("x-shale-cluster", cluster.as_str()), ("x-shale-node", "1")];
     let (s, b) = http(a, "/raft/snapshot", Some(&body), &mine).unwrap();
     assert_eq!(s, 400, "{b}");
     assert!(b.contains("Corruption"), "{b}");

@@ -40,6 +40,19 @@ flags:
   --election_max_ms=N
   --threads=N             service worker threads (default 2)
 
+connections (a refusal below reads no body and changes nothing):
+  --header_timeout_ms=N   a connection waiting for a request (new, or kept alive after an
+                          answer) must send the whole request head within N ms, else it is
+                          closed: bounds slow headers and idle keep-alive connections (default 10000)
+  --body_timeout_ms=N     the whole body within N ms of the head, else 408 (default 30000)
+  --max_connections=N     connections open at once, peers' reserve included; past it a
+                          connection is answered 503 and closed (default 512; keep it well
+                          below `ulimit -n`)
+  --peer_connections=N    of those, kept for Raft peers: a connection taking one serves only
+                          authenticated /raft/* requests naming a cluster (default 16)
+  --max_body_memory=N     request bodies in memory at once, in bytes (default 268435456);
+                          a request waits for room up to --body_timeout_ms, else 503
+
 The service speaks plain HTTP: to reach it from another machine, put it behind a TLS proxy
 (see the README) and use --auth_token_file.
 ";
@@ -74,14 +87,17 @@ fn parse(args: &[String]) -> Result<ServeConfig, String> {
             "election_min_ms" => c.election_min_ms = num(name, v)?,
             "election_max_ms" => c.election_max_ms = num(name, v)?,
             "threads" => c.threads = num(name, v)?,
+            "header_timeout_ms" => c.header_timeout_ms = num(name, v)?,
+            "body_timeout_ms" => c.body_timeout_ms = num(name, v)?,
+            "max_connections" => c.max_connections = num(name, v)?,
+            "peer_connections" => c.peer_connections = num(name, v)?,
+            "max_body_memory" => c.max_body_memory = num(name, v)?,
             _ => return Err(format!("unknown flag --{name}")),
         }
     }
     c.id = id.ok_or("--id is required")?;
     c.db = db.ok_or("--db is required")?;
-    if c.id == 0 {
-        return Err("--id must be a positive integer".into());
-    }
+    shale_raft::check_serve_config(&c)?;
     if c.snapshot_logs == 0 {
         return Err("--snapshot_logs must be positive".into());
     }

@@ -9,7 +9,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use openraft::error::{CheckIsLeaderError, ClientWriteError, ForwardToLeader, RaftError};
@@ -65,97 +65,220 @@ fn authorized(shared: &Shared, req: &Request<Incoming>) -> bool {
     constant_time_eq(token.as_bytes(), given)
 }
 
-pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Resp, Infallible> {
-    if !authorized(&shared, &req) {
-        return Ok(error(StatusCode::UNAUTHORIZED, "missing or wrong token"));
+/// The largest body of a snapshot chunk: the chunk, its head, bounded by `--max_snapshot_bytes`.
+fn snapshot_body_limit(max_snapshot_bytes: usize) -> usize {
+    (SNAPSHOT_CHUNK as usize).min(max_snapshot_bytes) + (1 << 20)
+}
+
+/// The largest body any route accepts.
+pub(crate) fn largest_body(max_snapshot_bytes: usize) -> usize {
+    MAX_APPEND_BODY
+        .max(MAX_CLIENT_BODY)
+        .max(snapshot_body_limit(max_snapshot_bytes))
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Route {
+    Metrics,
+    Init,
+    AddLearner,
+    ChangeMembership,
+    Write,
+    Read,
+    ReadLocal,
+    Append,
+    Vote,
+    Snapshot,
+}
+
+fn route(method: &Method, path: &str) -> Option<Route> {
+    Some(match (method, path) {
+        (&Method::GET, "/metrics") => Route::Metrics,
+        (&Method::POST, "/init") => Route::Init,
+        (&Method::POST, "/add-learner") => Route::AddLearner,
+        (&Method::POST, "/change-membership") => Route::ChangeMembership,
+        (&Method::POST, "/write") => Route::Write,
+        (&Method::POST, "/read") => Route::Read,
+        (&Method::POST, "/read-local") => Route::ReadLocal,
+        (&Method::POST, "/raft/append") => Route::Append,
+        (&Method::POST, "/raft/vote") => Route::Vote,
+        (&Method::POST, "/raft/snapshot") => Route::Snapshot,
+        _ => return None,
+    })
+}
+
+impl Route {
+    fn is_raft(self) -> bool {
+        matches!(self, Route::Append | Route::Vote | Route::Snapshot)
     }
-    let path = req.uri().path().to_string();
-    let method = req.method().clone();
-    let limit = match path.as_str() {
-        "/raft/snapshot" => (SNAPSHOT_CHUNK as usize + (1 << 20)).min(shared.max_snapshot_bytes + (1 << 20)),
-        "/raft/append" => MAX_APPEND_BODY,
-        _ => MAX_CLIENT_BODY,
+
+    /// The largest body the route accepts.
+    fn body_limit(self, shared: &Shared) -> usize {
+        match self {
+            Route::Snapshot => snapshot_body_limit(shared.max_snapshot_bytes),
+            Route::Append => MAX_APPEND_BODY,
+            Route::Metrics | Route::Init => 4096,
+            _ => MAX_CLIENT_BODY,
+        }
+    }
+}
+
+/// An answer after which the connection is closed: its request body, if any, is never read.
+fn refuse(status: StatusCode, msg: impl std::fmt::Display) -> Resp {
+    let mut r = error(status, msg);
+    r.headers_mut().insert(
+        hyper::header::CONNECTION,
+        hyper::header::HeaderValue::from_static("close"),
+    );
+    r
+}
+
+/// Everything that can be decided from the head of a request, decided before its body is read:
+/// the token, the route, a reserved (peers') connection, the cluster of a Raft RPC, the
+/// declared length. A refusal here reads nothing and changes nothing.
+pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>, reserved: bool) -> Result<Resp, Infallible> {
+    Ok(match handle_checked(&shared, req, reserved).await {
+        Ok(r) | Err(r) => r,
+    })
+}
+
+async fn handle_checked(shared: &Shared, req: Request<Incoming>, reserved: bool) -> Result<Resp, Resp> {
+    if !authorized(shared, &req) {
+        return Err(refuse(StatusCode::UNAUTHORIZED, "missing or wrong token"));
+    }
+    let Some(route) = route(req.method(), req.uri().path()) else {
+        return Err(refuse(
+            StatusCode::NOT_FOUND,
+            format!("no route {} {}", req.method(), req.uri().path()),
+        ));
     };
-    let forwarded = req.headers().contains_key(FORWARDED_HEADER);
     let cluster = req
         .headers()
         .get(CLUSTER_HEADER)
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    if reserved && !(route.is_raft() && cluster.is_some()) {
+        return Err(refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "connection limit reached: the remaining connections are kept for Raft peers",
+        ));
+    }
+    // For a Raft RPC: the cluster to record once the request proved well formed.
+    let adopt = if route.is_raft() {
+        check_cluster(shared, cluster.as_deref())?
+    } else {
+        None
+    };
+    let forwarded = req.headers().contains_key(FORWARDED_HEADER);
+    let limit = route.body_limit(shared);
     let declared = req
         .headers()
-        .get("content-length")
+        .get(hyper::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {
-        return Ok(error(StatusCode::PAYLOAD_TOO_LARGE, format!("body over {limit} bytes")));
+        return Err(refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("body over {limit} bytes"),
+        ));
     }
-    let body = match Limited::new(req.into_body(), limit).collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(e) => {
-            return Ok(error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("body: {e} (limit {limit} bytes)"),
+    // Room in the memory bodies may take, then the body itself, each within the body timeout.
+    let room = declared.map_or(limit, |n| n as usize);
+    let _room = tokio::time::timeout(
+        shared.body_timeout,
+        shared.body_memory.clone().acquire_many_owned(super::body_permits(room)),
+    )
+    .await
+    .ok()
+    .and_then(Result::ok)
+    .ok_or_else(|| refuse(StatusCode::SERVICE_UNAVAILABLE, "too many request bodies in memory"))?;
+    let body = match tokio::time::timeout(shared.body_timeout, Limited::new(req.into_body(), limit).collect()).await {
+        Err(_) => {
+            return Err(refuse(
+                StatusCode::REQUEST_TIMEOUT,
+                format!("body not received within {:?}", shared.body_timeout),
             ))
         }
+        Ok(Err(e)) if e.is::<LengthLimitError>() => {
+            return Err(refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("body over {limit} bytes"),
+            ))
+        }
+        Ok(Err(e)) => return Err(refuse(StatusCode::BAD_REQUEST, format!("reading the body: {e}"))),
+        Ok(Ok(b)) => b.to_bytes(),
     };
-    let resp = match (method, path.as_str()) {
-        (Method::GET, "/metrics") => json(StatusCode::OK, &*shared.raft().metrics().borrow()),
-        (Method::POST, "/init") => init(&shared).await,
-        (Method::POST, "/add-learner") => add_learner(&shared, &body, forwarded).await,
-        (Method::POST, "/change-membership") => change_membership(&shared, &body, forwarded).await,
-        (Method::POST, "/write") => write(&shared, &body, forwarded).await,
-        (Method::POST, "/read") => read(&shared, &body, forwarded).await,
-        (Method::POST, "/read-local") => read_local(&shared, &body).await,
-        (Method::POST, p) if p.starts_with("/raft/") => match check_cluster(&shared, cluster.as_deref()) {
-            Err(r) => r,
-            Ok(()) => raft_rpc(&shared, p, &body).await,
-        },
-        (m, p) => error(StatusCode::NOT_FOUND, format!("no route {m} {p}")),
-    };
-    Ok(resp)
+    Ok(match route {
+        Route::Metrics => json(StatusCode::OK, &*shared.raft().metrics().borrow()),
+        Route::Init => init(shared).await,
+        Route::AddLearner => add_learner(shared, &body, forwarded).await,
+        Route::ChangeMembership => change_membership(shared, &body, forwarded).await,
+        Route::Write => write(shared, &body, forwarded).await,
+        Route::Read => read(shared, &body, forwarded).await,
+        Route::ReadLocal => read_local(shared, &body).await,
+        Route::Append | Route::Vote | Route::Snapshot => raft_rpc(shared, route, &body, adopt.as_deref()).await,
+    })
 }
 
 fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Resp> {
     serde_json::from_slice(body).map_err(|e| error(StatusCode::BAD_REQUEST, format!("malformed JSON body: {e}")))
 }
 
-/// A Raft RPC from a node of another cluster is refused; the first one a node without a
-/// cluster id receives gives it its id.
-fn check_cluster(shared: &Shared, theirs: Option<&str>) -> Result<(), Resp> {
-    match (shared.cluster_id(), theirs) {
-        (_, Some(t)) => shared.adopt_cluster(t).map_err(|m| error(StatusCode::CONFLICT, m)),
-        (Some(mine), None) => Err(error(
+/// A Raft RPC must name its cluster (`x-shale-cluster`, as every node sends it): a node of
+/// another cluster is refused (409). A node without a cluster id yet is given the one to record
+/// once the request proved well formed (`adopt`), so a malformed request records nothing.
+fn check_cluster(shared: &Shared, theirs: Option<&str>) -> Result<Option<String>, Resp> {
+    let Some(theirs) = theirs else {
+        return Err(refuse(
             StatusCode::CONFLICT,
-            format!("cluster mismatch: this node belongs to cluster {mine}, the request names none"),
+            "cluster mismatch: the request names no cluster",
+        ));
+    };
+    if theirs.is_empty() || theirs.len() > 64 || !theirs.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return Err(refuse(
+            StatusCode::BAD_REQUEST,
+            "x-shale-cluster must be 1 to 64 letters and digits",
+        ));
+    }
+    match shared.cluster_id() {
+        Some(mine) if mine == theirs => Ok(None),
+        Some(mine) => Err(refuse(
+            StatusCode::CONFLICT,
+            format!("cluster mismatch: this node belongs to cluster {mine}, the request comes from cluster {theirs}"),
         )),
-        (None, None) => Ok(()),
+        None => Ok(Some(theirs.to_string())),
     }
 }
 
-async fn raft_rpc(shared: &Shared, path: &str, body: &[u8]) -> Resp {
-    let raft = shared.raft();
-    match path {
-        "/raft/append" => match parse(body) {
-            Ok(r) => json(StatusCode::OK, &raft.append_entries(r).await),
-            Err(e) => e,
-        },
-        "/raft/vote" => match parse(body) {
-            Ok(r) => json(StatusCode::OK, &raft.vote(r).await),
-            Err(e) => e,
-        },
-        "/raft/snapshot" => match receive_snapshot_chunk(shared, body).await {
-            Ok(r) => r,
-            Err(r) => r,
-        },
-        p => error(StatusCode::NOT_FOUND, format!("no route POST {p}")),
+/// Record the cluster of a well-formed Raft RPC on a node that has none yet.
+fn adopt(shared: &Shared, cluster: Option<&str>) -> Result<(), Resp> {
+    match cluster {
+        Some(c) => shared.adopt_cluster(c).map_err(|m| error(StatusCode::CONFLICT, m)),
+        None => Ok(()),
     }
+}
+
+async fn raft_rpc(shared: &Shared, route: Route, body: &[u8], cluster: Option<&str>) -> Resp {
+    let raft = shared.raft();
+    let r = match route {
+        Route::Append => match parse(body).and_then(|r| adopt(shared, cluster).map(|()| r)) {
+            Ok(r) => Ok(json(StatusCode::OK, &raft.append_entries(r).await)),
+            Err(e) => Err(e),
+        },
+        Route::Vote => match parse(body).and_then(|r| adopt(shared, cluster).map(|()| r)) {
+            Ok(r) => Ok(json(StatusCode::OK, &raft.vote(r).await)),
+            Err(e) => Err(e),
+        },
+        _ => receive_snapshot_chunk(shared, body, cluster).await,
+    };
+    r.unwrap_or_else(|e| e)
 }
 
 /// One chunk of a snapshot: appended to the file it is received into; the last one has the
 /// whole file checked (checksums, meta, cluster) *before* openraft sees it — a damaged snapshot
 /// is answered 400 and never installed (openraft would take a failed install as fatal), and
 /// the leader sends it again later.
-async fn receive_snapshot_chunk(shared: &Shared, body: &[u8]) -> Result<Resp, Resp> {
+async fn receive_snapshot_chunk(shared: &Shared, body: &[u8], cluster: Option<&str>) -> Result<Resp, Resp> {
     let (head, bytes) = decode_snapshot_request(body).map_err(|m| error(StatusCode::BAD_REQUEST, m))?;
+    adopt(shared, cluster)?;
     let mut incoming = shared.incoming.lock().await;
     let id = head.meta.snapshot_id.clone();
     if head.offset == 0 {
