@@ -218,3 +218,39 @@ fn connection_flags_are_checked_before_anything_is_created() {
         assert!(!db.exists(), "{flag}: the directory was created");
     }
 }
+
+#[test]
+fn request_bodies_held_in_memory_are_bounded() {
+    // Room for one 60 MiB body at a time (the smallest budget allowed holds a 64 MiB append).
+    let budget = format!("--max_body_memory={}", 66 << 20);
+    let c = Cluster::start(1, &["--body_timeout_ms=10000", budget.as_str()]);
+    let a = c.addr(0).to_string();
+    let (s, b) = post(&a, "/init", "").unwrap();
+    assert_eq!(s, 200, "{b}");
+    let cluster = json(&b)["cluster_id"].as_str().unwrap().to_string();
+    // Two appends that declare 60 MiB each and send none of it: one takes the room and waits
+    // for its body (408 after 10 s), the other finds no room (503), whichever came first.
+    let answers: Vec<(u16, String)> = (0..2)
+        .map(|_| {
+            let (a, cluster) = (a.clone(), cluster.clone());
+            std::thread::spawn(move || {
+                let h = [("x-shale-cluster", cluster.as_str()), ("x-shale-node", "1")];
+                http_head_only(&a, "/raft/append", 60 << 20, &h).unwrap()
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|t| t.join().unwrap())
+        .collect();
+    let mut statuses: Vec<u16> = answers.iter().map(|(s, _)| *s).collect();
+    statuses.sort();
+    assert_eq!(statuses, [408, 503], "{answers:?}");
+    assert!(
+        answers
+            .iter()
+            .any(|(_, b)| b.contains("too many request bodies in memory")),
+        "{answers:?}"
+    );
+    let (s, b) = c.write(0, "k", "v").unwrap();
+    assert_eq!(s, 200, "{b}");
+}

@@ -51,7 +51,7 @@ connections (a refusal below reads no body and changes nothing):
   --peer_connections=N    of those, kept for Raft peers: a connection taking one serves only
                           authenticated /raft/* requests naming a cluster (default 16)
   --max_body_memory=N     request bodies in memory at once, in bytes (default 268435456);
-                          a request waits for room up to --body_timeout_ms, else 503
+                          a request that finds no room is answered 503 at once
 
 The service speaks plain HTTP: to reach it from another machine, put it behind a TLS proxy
 (see the README) and use --auth_token_file.

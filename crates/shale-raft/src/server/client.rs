@@ -15,6 +15,8 @@ use tokio::net::TcpStream;
 pub const AUTH_HEADER: &str = "authorization";
 pub const CLUSTER_HEADER: &str = "x-shale-cluster";
 pub const FORWARDED_HEADER: &str = "x-shale-forwarded";
+/// The node a Raft RPC is meant for: a node with another id refuses it.
+pub const NODE_HEADER: &str = "x-shale-node";
 
 /// A connection to `addr` (host:port).
 pub struct HttpClient {

@@ -17,7 +17,7 @@ use openraft::storage::RaftStateMachine;
 use openraft::{BasicNode, Snapshot};
 use serde::{Deserialize, Serialize};
 
-use super::client::{AUTH_HEADER, CLUSTER_HEADER, FORWARDED_HEADER};
+use super::client::{AUTH_HEADER, CLUSTER_HEADER, FORWARDED_HEADER, NODE_HEADER};
 use super::network::SNAPSHOT_CHUNK;
 use super::{decode_snapshot_request, Shared};
 use crate::snapshot::check_snapshot;
@@ -164,7 +164,9 @@ async fn handle_checked(shared: &Shared, req: Request<Incoming>, reserved: bool)
     }
     // For a Raft RPC: the cluster to record once the request proved well formed.
     let adopt = if route.is_raft() {
-        check_cluster(shared, cluster.as_deref())?
+        let adopt = check_cluster(shared, cluster.as_deref())?;
+        check_node(shared, req.headers().get(NODE_HEADER))?;
+        adopt
     } else {
         None
     };
@@ -180,16 +182,14 @@ async fn handle_checked(shared: &Shared, req: Request<Incoming>, reserved: bool)
             format!("body over {limit} bytes"),
         ));
     }
-    // Room in the memory bodies may take, then the body itself, each within the body timeout.
+    // Room in the memory bodies may take (none: refused at once, the sender retries), then the
+    // body itself within the body timeout.
     let room = declared.map_or(limit, |n| n as usize);
-    let _room = tokio::time::timeout(
-        shared.body_timeout,
-        shared.body_memory.clone().acquire_many_owned(super::body_permits(room)),
-    )
-    .await
-    .ok()
-    .and_then(Result::ok)
-    .ok_or_else(|| refuse(StatusCode::SERVICE_UNAVAILABLE, "too many request bodies in memory"))?;
+    let _room = shared
+        .body_memory
+        .clone()
+        .try_acquire_many_owned(super::body_permits(room))
+        .map_err(|_| refuse(StatusCode::SERVICE_UNAVAILABLE, "too many request bodies in memory"))?;
     let body = match tokio::time::timeout(shared.body_timeout, Limited::new(req.into_body(), limit).collect()).await {
         Err(_) => {
             return Err(refuse(
@@ -245,6 +245,23 @@ fn check_cluster(shared: &Shared, theirs: Option<&str>) -> Result<Option<String>
             format!("cluster mismatch: this node belongs to cluster {mine}, the request comes from cluster {theirs}"),
         )),
         None => Ok(Some(theirs.to_string())),
+    }
+}
+
+/// A Raft RPC names the node it is for (`x-shale-node`): another node's (an address given to
+/// two ids, a directory moved) is refused, 409.
+fn check_node(shared: &Shared, named: Option<&hyper::header::HeaderValue>) -> Result<(), Resp> {
+    let named = named.ok_or_else(|| refuse(StatusCode::CONFLICT, "node mismatch: the request names no node"))?;
+    match named.to_str().ok().and_then(|v| v.parse::<NodeId>().ok()) {
+        Some(id) if id == shared.id => Ok(()),
+        Some(id) => Err(refuse(
+            StatusCode::CONFLICT,
+            format!(
+                "node mismatch: this is node {}, the request is for node {id}",
+                shared.id
+            ),
+        )),
+        None => Err(refuse(StatusCode::BAD_REQUEST, "x-shale-node must be a node id")),
     }
 }
 

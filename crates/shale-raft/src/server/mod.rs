@@ -189,6 +189,9 @@ pub(crate) fn body_permits(len: usize) -> u32 {
 async fn run(cfg: ServeConfig) -> Result<(), String> {
     check_config(&cfg)?;
     let (log, sm) = open_store(&cfg.db).map_err(|e| format!("opening the store at {}: {e}", cfg.db.display()))?;
+    // The directory is this node's: recorded at its first start, checked at every other.
+    sm.claim_node_id(cfg.id)
+        .map_err(|e| format!("{}: {e}", cfg.db.display()))?;
     let cluster = sm.cluster_id().map_err(|e| format!("reading the cluster id: {e}"))?;
     let config = Config {
         cluster_name: "shale".into(),

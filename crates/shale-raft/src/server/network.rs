@@ -18,7 +18,7 @@ use openraft::{BasicNode, Snapshot, SnapshotMeta, Vote};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::client::{HttpClient, CLUSTER_HEADER};
+use super::client::{HttpClient, CLUSTER_HEADER, NODE_HEADER};
 use super::Shared;
 use crate::types::{NodeId, TypeConfig};
 
@@ -91,7 +91,9 @@ enum WireError {
 impl Peer {
     async fn call(&mut self, path: &str, body: Vec<u8>, timeout: Duration) -> Result<Vec<u8>, WireError> {
         let cluster = self.shared.cluster_id();
-        let headers: Vec<(&str, &str)> = cluster.as_deref().map(|c| (CLUSTER_HEADER, c)).into_iter().collect();
+        let target = self.target.to_string();
+        let mut headers: Vec<(&str, &str)> = vec![(NODE_HEADER, &target)];
+        headers.extend(cluster.as_deref().map(|c| (CLUSTER_HEADER, c)));
         let (status, bytes) = self
             .client
             .post(path, body, &headers, timeout)
