@@ -14,8 +14,11 @@ One node of a replicated key-value service: openraft's Raft with the log, the vo
 data in the Shale database at --db. HTTP+JSON on --addr (127.0.0.1 unless told otherwise):
 
   POST /init                 make this node a one-node cluster (once, on one node)
-  POST /add-learner          {\"id\":2,\"addr\":\"127.0.0.1:21002\"}  (waits until it caught up)
-  POST /change-membership    [1,2,3]   the voters
+  POST /add-learner          {\"id\":2,\"addr\":\"127.0.0.1:21002\"}  the address must answer as node 2;
+                             200 once it caught up, 202 {\"caught_up\":false} if not within 6 s
+  POST /remove-learner       {\"id\":2}  (a learner, not a voter)
+  POST /change-membership    [1,2,3]   the voters; refused (409) if a majority of them does not
+                             answer, unless /change-membership?force=true
   GET  /metrics              openraft's metrics of this node (leader, term, last applied, ...)
   POST /write                {\"Set\":{\"key\":\"k\",\"value\":\"v\"}} or {\"Delete\":{\"key\":\"k\"}}
   POST /read                 {\"key\":\"k\"}  linearizable: answered through the leader
@@ -49,7 +52,7 @@ connections (a refusal below reads no body and changes nothing):
                           connection is answered 503 and closed (default 512; keep it well
                           below `ulimit -n`)
   --peer_connections=N    of those, kept for Raft peers: a connection taking one serves only
-                          authenticated /raft/* requests naming a cluster (default 16)
+                          authenticated /raft/* and GET /metrics naming a cluster (default 16)
   --max_body_memory=N     request bodies in memory at once, in bytes (default 268435456);
                           a request that finds no room is answered 503 at once
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::client::conn::http1::SendRequest;
-use hyper::{Request, StatusCode};
+use hyper::{Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
@@ -64,7 +64,30 @@ impl HttpClient {
         headers: &[(&str, &str)],
         timeout: Duration,
     ) -> Result<(StatusCode, Bytes), String> {
-        let mut req = Request::post(path)
+        self.request(Method::POST, path, body, headers, timeout).await
+    }
+
+    /// GET `path` with the given extra headers; the status and the whole answer.
+    pub async fn get(
+        &mut self,
+        path: &str,
+        headers: &[(&str, &str)],
+        timeout: Duration,
+    ) -> Result<(StatusCode, Bytes), String> {
+        self.request(Method::GET, path, Vec::new(), headers, timeout).await
+    }
+
+    async fn request(
+        &mut self,
+        method: Method,
+        path: &str,
+        body: Vec<u8>,
+        headers: &[(&str, &str)],
+        timeout: Duration,
+    ) -> Result<(StatusCode, Bytes), String> {
+        let mut req = Request::builder()
+            .method(method)
+            .uri(path)
             .header("host", &self.addr)
             .header("content-type", "application/json");
         if let Some(t) = &self.token {

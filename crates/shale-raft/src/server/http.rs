@@ -4,7 +4,7 @@
 // `Result<_, Resp>`: the error is the finished HTTP answer, built once per failed request.
 #![allow(clippy::result_large_err)]
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -19,18 +19,18 @@ use serde::{Deserialize, Serialize};
 
 use super::client::{AUTH_HEADER, CLUSTER_HEADER, FORWARDED_HEADER, NODE_HEADER};
 use super::network::SNAPSHOT_CHUNK;
-use super::{decode_snapshot_request, Shared};
+use super::{decode_snapshot_request, membership, Shared};
 use crate::snapshot::check_snapshot;
 use crate::types::{NodeId, Request as KvRequest};
 
-type Resp = Response<Full<Bytes>>;
+pub(super) type Resp = Response<Full<Bytes>>;
 
 /// Client requests are small; an append carries a batch of entries.
 const MAX_CLIENT_BODY: usize = 1 << 20;
 const MAX_APPEND_BODY: usize = 64 << 20;
 const FORWARD_TIMEOUT: Duration = Duration::from_secs(10);
 
-fn reply(status: StatusCode, body: Vec<u8>) -> Resp {
+pub(super) fn reply(status: StatusCode, body: Vec<u8>) -> Resp {
     Response::builder()
         .status(status)
         .header("content-type", "application/json")
@@ -38,11 +38,11 @@ fn reply(status: StatusCode, body: Vec<u8>) -> Resp {
         .expect("valid response")
 }
 
-fn json<T: Serialize>(status: StatusCode, v: &T) -> Resp {
+pub(super) fn json<T: Serialize>(status: StatusCode, v: &T) -> Resp {
     reply(status, serde_json::to_vec(v).expect("serializable"))
 }
 
-fn error(status: StatusCode, msg: impl std::fmt::Display) -> Resp {
+pub(super) fn error(status: StatusCode, msg: impl std::fmt::Display) -> Resp {
     json(status, &serde_json::json!({ "error": msg.to_string() }))
 }
 
@@ -82,6 +82,7 @@ enum Route {
     Metrics,
     Init,
     AddLearner,
+    RemoveLearner,
     ChangeMembership,
     Write,
     Read,
@@ -96,6 +97,7 @@ fn route(method: &Method, path: &str) -> Option<Route> {
         (&Method::GET, "/metrics") => Route::Metrics,
         (&Method::POST, "/init") => Route::Init,
         (&Method::POST, "/add-learner") => Route::AddLearner,
+        (&Method::POST, "/remove-learner") => Route::RemoveLearner,
         (&Method::POST, "/change-membership") => Route::ChangeMembership,
         (&Method::POST, "/write") => Route::Write,
         (&Method::POST, "/read") => Route::Read,
@@ -156,7 +158,8 @@ async fn handle_checked(shared: &Shared, req: Request<Incoming>, reserved: bool)
         .headers()
         .get(CLUSTER_HEADER)
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-    if reserved && !(route.is_raft() && cluster.is_some()) {
+    // A peer's RPCs, and the leader's probe of a node it is adding (`GET /metrics`).
+    if reserved && !((route.is_raft() || route == Route::Metrics) && cluster.is_some()) {
         return Err(refuse(
             StatusCode::SERVICE_UNAVAILABLE,
             "connection limit reached: the remaining connections are kept for Raft peers",
@@ -171,6 +174,7 @@ async fn handle_checked(shared: &Shared, req: Request<Incoming>, reserved: bool)
         None
     };
     let forwarded = req.headers().contains_key(FORWARDED_HEADER);
+    let force = req.uri().query() == Some("force=true");
     let limit = route.body_limit(shared);
     let declared = req
         .headers()
@@ -209,8 +213,9 @@ async fn handle_checked(shared: &Shared, req: Request<Incoming>, reserved: bool)
     Ok(match route {
         Route::Metrics => json(StatusCode::OK, &*shared.raft().metrics().borrow()),
         Route::Init => init(shared).await,
-        Route::AddLearner => add_learner(shared, &body, forwarded).await,
-        Route::ChangeMembership => change_membership(shared, &body, forwarded).await,
+        Route::AddLearner => membership::add_learner(shared, &body, forwarded).await,
+        Route::RemoveLearner => membership::remove_learner(shared, &body, forwarded).await,
+        Route::ChangeMembership => membership::change_membership(shared, &body, force, forwarded).await,
         Route::Write => write(shared, &body, forwarded).await,
         Route::Read => read(shared, &body, forwarded).await,
         Route::ReadLocal => read_local(shared, &body).await,
@@ -218,7 +223,7 @@ async fn handle_checked(shared: &Shared, req: Request<Incoming>, reserved: bool)
     })
 }
 
-fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Resp> {
+pub(super) fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Resp> {
     serde_json::from_slice(body).map_err(|e| error(StatusCode::BAD_REQUEST, format!("malformed JSON body: {e}")))
 }
 
@@ -399,7 +404,7 @@ async fn init(shared: &Shared) -> Resp {
 }
 
 /// Send the request on to the leader (once: a forwarded request is never forwarded again).
-async fn forward(
+pub(super) async fn forward(
     shared: &Shared,
     f: &ForwardToLeader<NodeId, BasicNode>,
     path: &str,
@@ -425,7 +430,7 @@ async fn forward(
     }
 }
 
-fn client_write_error<E: std::fmt::Display>(e: &RaftError<NodeId, E>) -> Resp {
+pub(super) fn client_write_error<E: std::fmt::Display>(e: &RaftError<NodeId, E>) -> Resp {
     match e {
         RaftError::APIError(e) => error(StatusCode::BAD_REQUEST, e),
         RaftError::Fatal(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
@@ -484,43 +489,6 @@ async fn read_local(shared: &Shared, body: &[u8]) -> Resp {
     match parse::<KeyBody>(body) {
         Ok(k) => read_value(shared, &k.key).await,
         Err(e) => e,
-    }
-}
-
-#[derive(Deserialize)]
-struct LearnerBody {
-    id: NodeId,
-    addr: String,
-}
-
-async fn add_learner(shared: &Shared, body: &[u8], forwarded: bool) -> Resp {
-    let l: LearnerBody = match parse(body) {
-        Ok(r) => r,
-        Err(e) => return e,
-    };
-    if l.id == 0 {
-        return error(StatusCode::BAD_REQUEST, "node id must be positive");
-    }
-    match shared.raft().add_learner(l.id, BasicNode::new(&l.addr), true).await {
-        Ok(r) => json(StatusCode::OK, &serde_json::json!({ "log_id": r.log_id })),
-        Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f))) => {
-            forward(shared, &f, "/add-learner", body, forwarded).await
-        }
-        Err(e) => client_write_error(&e),
-    }
-}
-
-async fn change_membership(shared: &Shared, body: &[u8], forwarded: bool) -> Resp {
-    let ids: BTreeSet<NodeId> = match parse(body) {
-        Ok(r) => r,
-        Err(e) => return e,
-    };
-    match shared.raft().change_membership(ids, false).await {
-        Ok(r) => json(StatusCode::OK, &serde_json::json!({ "log_id": r.log_id })),
-        Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f))) => {
-            forward(shared, &f, "/change-membership", body, forwarded).await
-        }
-        Err(e) => client_write_error(&e),
     }
 }
 

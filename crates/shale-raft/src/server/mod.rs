@@ -4,6 +4,7 @@
 mod client;
 mod http;
 mod load;
+mod membership;
 mod network;
 
 use std::collections::HashMap;
