@@ -206,6 +206,35 @@ fn a_node_of_another_cluster_is_refused() {
 }
 
 #[test]
+fn client_bodies_must_have_the_documented_shape() {
+    let c = Cluster::start(1, &[]);
+    assert_eq!(post(c.addr(0), "/init", "").unwrap().0, 200);
+    c.leader(&[0]);
+    for (path, body, what) in [
+        ("/read", r#"["a"]"#, "documented shape"),
+        ("/read", "7", "documented shape"),
+        ("/read", r#"{"key":"a","x":1}"#, "unknown field"),
+        ("/read-local", r#"["a"]"#, "documented shape"),
+        ("/write", r#"{"Set":{"key":"k","value":"v","x":1}}"#, "unknown field"),
+        ("/write", r#"{"Set":["k","v"]}"#, "documented shape"),
+        ("/write", r#"["k"]"#, "documented shape"),
+        ("/remove-learner", r#"{"id":2,"x":1}"#, "unknown field"),
+    ] {
+        let (s, b) = post(c.addr(0), path, body).unwrap();
+        assert_eq!(s, 400, "{path} {body}: {b}");
+        assert!(json(&b)["error"].as_str().unwrap().contains(what), "{path} {body}: {b}");
+    }
+    assert_eq!(c.read(0, "/read", "k"), None, "nothing was written");
+    // Not HTTP: hyper's own 400 (with an empty body, as docs/raft.md says).
+    let mut s = std::net::TcpStream::connect(c.addr(0)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    std::io::Write::write_all(&mut s, b"GARBAGE GARBAGE\r\n\r\n").unwrap();
+    let mut out = String::new();
+    let _ = std::io::Read::read_to_string(&mut s, &mut out);
+    assert!(out.starts_with("HTTP/1.1 400"), "{out}");
+}
+
+#[test]
 fn serve_help_and_bad_flags() {
     let bin = env!("CARGO_BIN_EXE_shale");
     let o = std::process::Command::new(bin)
@@ -239,6 +268,26 @@ fn serve_help_and_bad_flags() {
         let o = std::process::Command::new(bin).args(&args).output().unwrap();
         assert_eq!(o.status.code(), Some(1), "{args:?}");
         assert!(String::from_utf8_lossy(&o.stderr).contains(msg), "{args:?}");
+    }
+    // Flags refused before the directory is created (and an address in use too).
+    let tmp = tempfile::TempDir::new().unwrap();
+    let db = tmp.path().join("db");
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy = format!("--addr={}", busy.local_addr().unwrap());
+    for (flags, msg) in [
+        (vec!["--election_min_ms=3000", "--election_max_ms=1000"], "raft options"),
+        (vec!["--addr=nonsense"], "--addr"),
+        (vec!["--addr=127.0.0.1:99999"], "--addr"),
+        (vec![busy.as_str()], "listening on"),
+    ] {
+        let o = std::process::Command::new(bin)
+            .args(["serve", "--id=1", &format!("--db={}", db.display())])
+            .args(&flags)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{flags:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains(msg), "{flags:?}");
+        assert!(!db.exists(), "{flags:?}: the directory was created");
     }
 }
 

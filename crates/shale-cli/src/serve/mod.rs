@@ -56,8 +56,9 @@ connections (a refusal below reads no body and changes nothing):
   --max_body_memory=N     request bodies in memory at once, in bytes (default 268435456);
                           a request that finds no room is answered 503 at once
 
-The service speaks plain HTTP: to reach it from another machine, put it behind a TLS proxy
-(see the README) and use --auth_token_file.
+The service speaks plain HTTP, without TLS: between machines, run it through encrypted tunnels
+(WireGuard, SSH) and use --auth_token_file (docs/raft.md). Invalid flags, an address in use or
+a directory of another node fail before anything is created or changed.
 ";
 
 fn num<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {

@@ -227,6 +227,22 @@ pub(super) fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Re
     serde_json::from_slice(body).map_err(|e| error(StatusCode::BAD_REQUEST, format!("malformed JSON body: {e}")))
 }
 
+/// A client's body: a JSON object of the documented shape (serde would also take a struct from
+/// an array, `["a"]` for `{"key": "a"}`: refused), unknown fields refused by the types.
+pub(super) fn parse_object<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Resp> {
+    let v: serde_json::Value = parse(body)?;
+    if !v.is_object()
+        || v.as_object()
+            .is_some_and(|o| o.values().any(serde_json::Value::is_array))
+    {
+        return Err(error(
+            StatusCode::BAD_REQUEST,
+            "malformed JSON body: not an object of the documented shape",
+        ));
+    }
+    serde_json::from_value(v).map_err(|e| error(StatusCode::BAD_REQUEST, format!("malformed JSON body: {e}")))
+}
+
 /// A Raft RPC must name its cluster (`x-shale-cluster`, as every node sends it): a node of
 /// another cluster is refused (409). A node without a cluster id yet is given the one to record
 /// once the request proved well formed (`adopt`), so a malformed request records nothing.
@@ -438,7 +454,7 @@ pub(super) fn client_write_error<E: std::fmt::Display>(e: &RaftError<NodeId, E>)
 }
 
 async fn write(shared: &Shared, body: &[u8], forwarded: bool) -> Resp {
-    let req: KvRequest = match parse(body) {
+    let req: KvRequest = match parse_object(body) {
         Ok(r) => r,
         Err(e) => return e,
     };
@@ -455,12 +471,13 @@ async fn write(shared: &Shared, body: &[u8], forwarded: bool) -> Resp {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct KeyBody {
     key: String,
 }
 
 async fn read(shared: &Shared, body: &[u8], forwarded: bool) -> Resp {
-    let k: KeyBody = match parse(body) {
+    let k: KeyBody = match parse_object(body) {
         Ok(r) => r,
         Err(e) => return e,
     };
@@ -486,7 +503,7 @@ async fn read_value(shared: &Shared, key: &str) -> Resp {
 
 /// This node's applied value: what its own replica holds, not linearizable.
 async fn read_local(shared: &Shared, body: &[u8]) -> Resp {
-    match parse::<KeyBody>(body) {
+    match parse_object::<KeyBody>(body) {
         Ok(k) => read_value(shared, &k.key).await,
         Err(e) => e,
     }

@@ -13,7 +13,7 @@ use openraft::{BasicNode, ChangeMembers, RaftMetrics};
 use serde::Deserialize;
 
 use super::client::CLUSTER_HEADER;
-use super::http::{client_write_error, error, forward, json, parse, Resp};
+use super::http::{client_write_error, error, forward, json, parse, parse_object, Resp};
 use super::{HttpClient, Shared};
 use crate::types::NodeId;
 
@@ -139,7 +139,7 @@ async fn change(shared: &Shared, members: ChangeMembers<NodeId, BasicNode>) -> R
 }
 
 pub(super) async fn add_learner(shared: &Shared, body: &[u8], forwarded: bool) -> Resp {
-    let l: LearnerBody = match parse(body) {
+    let l: LearnerBody = match parse_object(body) {
         Ok(r) => r,
         Err(e) => return e,
     };
@@ -206,7 +206,7 @@ pub(super) async fn add_learner(shared: &Shared, body: &[u8], forwarded: bool) -
 }
 
 pub(super) async fn remove_learner(shared: &Shared, body: &[u8], forwarded: bool) -> Resp {
-    let r: IdBody = match parse(body) {
+    let r: IdBody = match parse_object(body) {
         Ok(r) => r,
         Err(e) => return e,
     };

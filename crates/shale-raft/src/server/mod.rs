@@ -179,22 +179,13 @@ pub fn check_config(cfg: &ServeConfig) -> Result<(), String> {
             cfg.max_body_memory
         ));
     }
-    Ok(())
+    membership::check_addr(&cfg.addr).map_err(|e| format!("--addr: {e}"))?;
+    raft_config(cfg).map(|_| ())
 }
 
-/// KiB permits of `Shared::body_memory` for a body of `len` bytes.
-pub(crate) fn body_permits(len: usize) -> u32 {
-    u32::try_from(len.div_ceil(1024)).unwrap_or(u32::MAX)
-}
-
-async fn run(cfg: ServeConfig) -> Result<(), String> {
-    check_config(&cfg)?;
-    let (log, sm) = open_store(&cfg.db).map_err(|e| format!("opening the store at {}: {e}", cfg.db.display()))?;
-    // The directory is this node's: recorded at its first start, checked at every other.
-    sm.claim_node_id(cfg.id)
-        .map_err(|e| format!("{}: {e}", cfg.db.display()))?;
-    let cluster = sm.cluster_id().map_err(|e| format!("reading the cluster id: {e}"))?;
-    let config = Config {
+/// openraft's configuration from the options, validated.
+fn raft_config(cfg: &ServeConfig) -> Result<Config, String> {
+    Config {
         cluster_name: "shale".into(),
         heartbeat_interval: cfg.heartbeat_ms,
         election_timeout_min: cfg.election_min_ms,
@@ -207,7 +198,27 @@ async fn run(cfg: ServeConfig) -> Result<(), String> {
         ..Default::default()
     }
     .validate()
-    .map_err(|e| format!("raft options: {e}"))?;
+    .map_err(|e| format!("raft options: {e}"))
+}
+
+/// KiB permits of `Shared::body_memory` for a body of `len` bytes.
+pub(crate) fn body_permits(len: usize) -> u32 {
+    u32::try_from(len.div_ceil(1024)).unwrap_or(u32::MAX)
+}
+
+async fn run(cfg: ServeConfig) -> Result<(), String> {
+    check_config(&cfg)?;
+    let config = raft_config(&cfg)?;
+    // Bound before the store is opened: an address in use creates no directory. Connections
+    // wait in the backlog until the node serves.
+    let listener = TcpListener::bind(&cfg.addr)
+        .await
+        .map_err(|e| format!("listening on {}: {e}", cfg.addr))?;
+    let (log, sm) = open_store(&cfg.db).map_err(|e| format!("opening the store at {}: {e}", cfg.db.display()))?;
+    // The directory is this node's: recorded at its first start, checked at every other.
+    sm.claim_node_id(cfg.id)
+        .map_err(|e| format!("{}: {e}", cfg.db.display()))?;
+    let cluster = sm.cluster_id().map_err(|e| format!("reading the cluster id: {e}"))?;
     let shared = Arc::new(Shared {
         id: cfg.id,
         addr: cfg.addr.clone(),
@@ -226,9 +237,6 @@ async fn run(cfg: ServeConfig) -> Result<(), String> {
         .await
         .map_err(|e| format!("starting raft: {e}"))?;
     let _ = shared.raft.set(raft);
-    let listener = TcpListener::bind(&cfg.addr)
-        .await
-        .map_err(|e| format!("listening on {}: {e}", cfg.addr))?;
     eprintln!("shale serve: node {} listening on {}", cfg.id, cfg.addr);
     let clients = Arc::new(Semaphore::new(cfg.max_connections - cfg.peer_connections));
     let peers = Arc::new(Semaphore::new(cfg.peer_connections));
