@@ -317,3 +317,38 @@ fn serve_bench_runs_a_bounded_load() {
     assert_eq!(field("errors="), 0, "{line}");
     assert!(field("p99_us=") >= field("p50_us="), "{line}");
 }
+
+#[test]
+fn a_write_is_answered_503_only_when_it_was_not_applied() {
+    let mut c = Cluster::start(3, FLAGS);
+    c.form();
+    let leader = c.leader(&[0, 1, 2]);
+    let (f1, f2) = ((leader + 1) % 3, (leader + 2) % 3);
+    // A leader without quorum: the write is proposed but cannot commit; answered within a
+    // bound (504, may be applied) ...
+    c.kill9(f1);
+    c.kill9(f2);
+    let (s, b) = c.write(leader, "q", "1").unwrap();
+    assert_eq!(s, 504, "{b}");
+    assert_eq!(json(&b)["may_be_applied"], true, "{b}");
+    // ... and it is applied once a quorum is back: "may be applied" was the truth.
+    c.spawn(f1);
+    wait_for("the proposed write to be applied", 60, || {
+        (c.read(leader, "/read-local", "q").as_deref() == Some("1")).then_some(())
+    });
+    // A follower that cannot hand a write to any leader: 503, and it was not applied.
+    c.kill9(leader);
+    let (s, b) = c.write(f1, "f", "1").unwrap();
+    assert_eq!(s, 503, "{b}");
+    assert_ne!(json(&b)["may_be_applied"], true, "{b}");
+    c.spawn(leader);
+    c.spawn(f2);
+    let now = c.leader(&[0, 1, 2]);
+    wait_for("a linearizable read", 60, || {
+        let (s, b) = post(c.addr(now), "/read", r#"{"key":"f"}"#).ok()?;
+        (s == 200).then(|| json(&b)["value"].clone())
+    })
+    .is_null()
+    .then_some(())
+    .expect("the write answered 503 was not applied");
+}

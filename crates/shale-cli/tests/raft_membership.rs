@@ -112,10 +112,10 @@ fn membership_changes_are_validated() {
         "the refused change changed nothing"
     );
     // Forced (through a follower: the flag goes with the forwarded request): answered within a
-    // bounded time, 503 "may be applied" since it cannot commit without node 3 ...
+    // bounded time, 504 "may be applied" since it cannot commit without node 3 ...
     let follower = 1 - leader;
     let (s, b) = post(c.addr(follower), "/change-membership?force=true", "[1,3]").unwrap();
-    assert_eq!(s, 503, "{b}");
+    assert_eq!(s, 504, "{b}");
     assert_eq!(json(&b)["may_be_applied"], true, "{b}");
     // ... and completes once node 3 is back.
     c.spawn(2);

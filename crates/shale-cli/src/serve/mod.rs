@@ -25,8 +25,10 @@ data in the Shale database at --db. HTTP+JSON on --addr (127.0.0.1 unless told o
   POST /read-local           {\"key\":\"k\"}  this node's own replica, may be behind
   POST /raft/append, /raft/vote, /raft/snapshot   between nodes
 
-A node that is not the leader forwards /write, /read, /add-learner and /change-membership to
-the leader (503 with the leader's id and address when it cannot).
+A node that is not the leader forwards /write, /read and the membership requests to the
+leader (503 with the leader's id and address when it cannot). A write answered 503 was not
+applied; 504 {\"may_be_applied\":true} means no outcome in time (no quorum within 8 s): it may
+be applied later. Statuses, failover and quorum loss: docs/raft.md.
 
 flags:
   --id=N                  this node's id (positive, unique in the cluster)

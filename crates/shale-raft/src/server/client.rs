@@ -23,6 +23,9 @@ pub struct HttpClient {
     addr: String,
     token: Option<String>,
     sender: Option<SendRequest<Full<Bytes>>>,
+    /// Whether the last request was handed to the connection (it may have reached the other
+    /// side) — false when it failed before (no connection, a connection not ready).
+    sent: bool,
 }
 
 impl HttpClient {
@@ -31,11 +34,18 @@ impl HttpClient {
             addr: addr.to_string(),
             token,
             sender: None,
+            sent: false,
         }
     }
 
     pub fn addr(&self) -> &str {
         &self.addr
+    }
+
+    /// Whether the last request may have reached the other side: false only when it certainly
+    /// did not (it failed before it was handed to a connection).
+    pub fn last_request_sent(&self) -> bool {
+        self.sent
     }
 
     async fn connect(&mut self, timeout: Duration) -> Result<&mut SendRequest<Full<Bytes>>, String> {
@@ -99,6 +109,7 @@ impl HttpClient {
         let req = req
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| format!("request: {e}"))?;
+        self.sent = false;
         let r = tokio::time::timeout(timeout, self.send(req, timeout)).await;
         let r = r.unwrap_or_else(|_| Err(format!("{}{path}: timed out after {timeout:?}", self.addr)));
         if r.is_err() {
@@ -112,7 +123,11 @@ impl HttpClient {
         let path = req.uri().path().to_string();
         let sender = self.connect(timeout).await?;
         sender.ready().await.map_err(|e| format!("{addr}: {e}"))?;
-        let resp = sender
+        self.sent = true;
+        let resp = self
+            .sender
+            .as_mut()
+            .expect("connected")
             .send_request(req)
             .await
             .map_err(|e| format!("{addr}{path}: {e}"))?;

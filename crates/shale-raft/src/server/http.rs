@@ -28,7 +28,10 @@ pub(super) type Resp = Response<Full<Bytes>>;
 /// Client requests are small; an append carries a batch of entries.
 const MAX_CLIENT_BODY: usize = 1 << 20;
 const MAX_APPEND_BODY: usize = 64 << 20;
-const FORWARD_TIMEOUT: Duration = Duration::from_secs(10);
+const FORWARD_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long the leader waits for a write to commit and apply before it answers 504: within
+/// `FORWARD_TIMEOUT`, so that a forwarding node gets the leader's answer.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(8);
 
 pub(super) fn reply(status: StatusCode, body: Vec<u8>) -> Resp {
     Response::builder()
@@ -439,11 +442,24 @@ pub(super) async fn forward(
     let r = c
         .post(path, body.to_vec(), &[(FORWARDED_HEADER, "1")], FORWARD_TIMEOUT)
         .await;
+    let sent = c.last_request_sent();
     shared.return_client(c);
     match r {
         Ok((status, bytes)) => reply(status, bytes.to_vec()),
-        Err(_) => json(StatusCode::SERVICE_UNAVAILABLE, &leader),
+        // Never handed to the leader: certainly not applied.
+        Err(_) if !sent => json(StatusCode::SERVICE_UNAVAILABLE, &leader),
+        // Sent, then no answer: the leader may have applied it.
+        Err(e) => outcome_unknown(format!("forwarded to the leader ({}), no answer: {e}", node.addr)),
     }
+}
+
+/// 504: the request was proposed (or sent to the leader) but no outcome came in time; it may
+/// be applied or not (a 503 always means it was not).
+pub(super) fn outcome_unknown(msg: impl std::fmt::Display) -> Resp {
+    json(
+        StatusCode::GATEWAY_TIMEOUT,
+        &serde_json::json!({ "error": msg.to_string(), "may_be_applied": true }),
+    )
 }
 
 pub(super) fn client_write_error<E: std::fmt::Display>(e: &RaftError<NodeId, E>) -> Resp {
@@ -458,7 +474,15 @@ async fn write(shared: &Shared, body: &[u8], forwarded: bool) -> Resp {
         Ok(r) => r,
         Err(e) => return e,
     };
-    match shared.raft().client_write(req).await {
+    let r = match tokio::time::timeout(WRITE_TIMEOUT, shared.raft().client_write(req)).await {
+        Ok(r) => r,
+        Err(_) => {
+            return outcome_unknown(format!(
+                "not committed within {WRITE_TIMEOUT:?} (no quorum?); the entry stays proposed"
+            ))
+        }
+    };
+    match r {
         Ok(r) => json(
             StatusCode::OK,
             &serde_json::json!({ "log_id": r.log_id, "value": r.data.value }),

@@ -13,14 +13,14 @@ use openraft::{BasicNode, ChangeMembers, RaftMetrics};
 use serde::Deserialize;
 
 use super::client::CLUSTER_HEADER;
-use super::http::{client_write_error, error, forward, json, parse, parse_object, Resp};
+use super::http::{client_write_error, error, forward, json, outcome_unknown, parse, parse_object, Resp};
 use super::{HttpClient, Shared};
 use crate::types::NodeId;
 
 /// How long a node is given to answer a probe (`GET /metrics`).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long `/add-learner` waits for the learner to catch up, and a membership change for its
-/// commit: both well within the 10 s a forwarding node waits for the leader's answer.
+/// commit: together with a probe, within the 20 s a forwarding node waits for the answer.
 const MEMBERSHIP_WAIT: Duration = Duration::from_secs(6);
 
 #[derive(Deserialize)]
@@ -110,7 +110,7 @@ async fn probe(shared: &Shared, addr: &str) -> Result<NodeId, String> {
 }
 
 /// A membership change through openraft, answered within `MEMBERSHIP_WAIT`: its log id, or a
-/// 503 saying it may still be committed (it goes on: a joint change completes by itself once
+/// 504 saying it may still be committed (it goes on: a joint change completes by itself once
 /// the new voters answer).
 async fn change(shared: &Shared, members: ChangeMembers<NodeId, BasicNode>) -> Result<openraft::LogId<NodeId>, Resp> {
     // On a task of its own: a joint change is two log entries, the second proposed once the
@@ -128,13 +128,9 @@ async fn change(shared: &Shared, members: ChangeMembers<NodeId, BasicNode>) -> R
             }),
         )),
         Ok(Ok(Err(e))) => Err(client_write_error(&e)),
-        Err(_) => Err(json(
-            StatusCode::SERVICE_UNAVAILABLE,
-            &serde_json::json!({
-                "error": format!("the membership change was not committed within {MEMBERSHIP_WAIT:?} (no quorum?)"),
-                "may_be_applied": true,
-            }),
-        )),
+        Err(_) => Err(outcome_unknown(format!(
+            "the membership change was not committed within {MEMBERSHIP_WAIT:?} (no quorum?); it stays proposed"
+        ))),
     }
 }
 
