@@ -97,3 +97,30 @@ fn a_raft_request_that_fails_validation_records_nothing() {
     let (s, b) = rpc(VOTE, "def", "1");
     assert_eq!(s, 200, "{b}");
 }
+
+#[test]
+fn the_log_has_a_line_per_election_membership_change_and_refused_request() {
+    let c = Cluster::start(2, &[]);
+    c.form();
+    let (s, _) = post(c.addr(0), "/write", "not json").unwrap();
+    assert_eq!(s, 400);
+    let log = |i: usize| std::fs::read_to_string(c.log(i)).unwrap_or_default();
+    raft::wait_for("the log lines", 30, || {
+        let l = log(0);
+        let found = l
+            .lines()
+            .any(|x| x.contains("request refused") && x.contains("path=/write") && x.contains("malformed JSON"))
+            && l.contains("election: leadership changed")
+            && l.lines().filter(|x| x.contains("membership changed")).count() >= 3;
+        found.then_some(())
+    });
+    // The follower logs the leader it follows and the membership it applied.
+    raft::wait_for("the follower's lines", 30, || {
+        let l = log(1);
+        (l.contains("election: leadership changed") && l.contains("membership changed")).then_some(())
+    });
+    // A bad level is a bad flag.
+    let (code, err) = run_to_exit(&["--id=1".into(), "--db=/nonexistent/x".into(), "--log_level=loud".into()]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("--log_level"), "{err}");
+}

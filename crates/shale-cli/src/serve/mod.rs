@@ -44,6 +44,10 @@ flags:
   --election_min_ms=N     election timeout range (defaults 1000 and 2000)
   --election_max_ms=N
   --threads=N             service worker threads (default 2)
+  --log_level=L           off, error, warn, info (default), debug, trace: one line on stderr
+                          per election, membership change, snapshot (built, sent, received),
+                          refused request (with its reason, path and peer); openraft's own
+                          lines from debug on
 
 connections (a refusal below reads no body and changes nothing):
   --header_timeout_ms=N   a connection waiting for a request (new, or kept alive after an
@@ -98,6 +102,7 @@ fn parse(args: &[String]) -> Result<ServeConfig, String> {
             "max_connections" => c.max_connections = num(name, v)?,
             "peer_connections" => c.peer_connections = num(name, v)?,
             "max_body_memory" => c.max_body_memory = num(name, v)?,
+            "log_level" => c.log_level = v.to_string(),
             _ => return Err(format!("unknown flag --{name}")),
         }
     }

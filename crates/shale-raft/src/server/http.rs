@@ -45,8 +45,15 @@ pub(super) fn json<T: Serialize>(status: StatusCode, v: &T) -> Resp {
     reply(status, serde_json::to_vec(v).expect("serializable"))
 }
 
+/// A JSON error, and its line in the log (inside the request's span: path and peer).
 pub(super) fn error(status: StatusCode, msg: impl std::fmt::Display) -> Resp {
-    json(status, &serde_json::json!({ "error": msg.to_string() }))
+    let msg = msg.to_string();
+    if status.is_server_error() {
+        tracing::warn!(status = status.as_u16(), reason = %msg, "request failed");
+    } else {
+        tracing::info!(status = status.as_u16(), reason = %msg, "request refused");
+    }
+    json(status, &serde_json::json!({ "error": msg }))
 }
 
 /// Equal bytes, in a time that depends only on the length of `expected`.
@@ -141,8 +148,15 @@ fn refuse(status: StatusCode, msg: impl std::fmt::Display) -> Resp {
 /// Everything that can be decided from the head of a request, decided before its body is read:
 /// the token, the route, a reserved (peers') connection, the cluster of a Raft RPC, the
 /// declared length. A refusal here reads nothing and changes nothing.
-pub(crate) async fn handle(shared: Arc<Shared>, req: Request<Incoming>, reserved: bool) -> Result<Resp, Infallible> {
-    Ok(match handle_checked(&shared, req, reserved).await {
+pub(crate) async fn handle(
+    shared: Arc<Shared>,
+    req: Request<Incoming>,
+    reserved: bool,
+    peer: std::net::SocketAddr,
+) -> Result<Resp, Infallible> {
+    use tracing::Instrument;
+    let span = tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), %peer);
+    Ok(match handle_checked(&shared, req, reserved).instrument(span).await {
         Ok(r) | Err(r) => r,
     })
 }
@@ -381,14 +395,21 @@ async fn receive_snapshot_chunk(shared: &Shared, body: &[u8], cluster: Option<&s
             ));
         }
     }
+    let snapshot_id = head.meta.snapshot_id.clone();
     let snap = Snapshot {
         meta: head.meta,
         snapshot: Box::new(data),
     };
-    Ok(json(
-        StatusCode::OK,
-        &shared.raft().install_full_snapshot(head.vote, snap).await,
-    ))
+    let r = shared.raft().install_full_snapshot(head.vote, snap).await;
+    match &r {
+        Ok(_) => tracing::info!(
+            snapshot_id,
+            bytes = end,
+            "snapshot received and handed to openraft to install"
+        ),
+        Err(e) => tracing::warn!(snapshot_id, error = %e, "snapshot install failed"),
+    }
+    Ok(json(StatusCode::OK, &r))
 }
 
 fn new_cluster_id(node: NodeId) -> String {
@@ -436,6 +457,7 @@ pub(super) async fn forward(
         "leader_addr": f.leader_node.as_ref().map(|n| n.addr.clone()),
     });
     let Some(node) = f.leader_node.as_ref().filter(|_| !forwarded) else {
+        tracing::info!(status = 503, leader = ?f.leader_id, "request refused: not the leader, not forwarded");
         return json(StatusCode::SERVICE_UNAVAILABLE, &leader);
     };
     let mut c = shared.take_client(&node.addr);
@@ -447,7 +469,10 @@ pub(super) async fn forward(
     match r {
         Ok((status, bytes)) => reply(status, bytes.to_vec()),
         // Never handed to the leader: certainly not applied.
-        Err(_) if !sent => json(StatusCode::SERVICE_UNAVAILABLE, &leader),
+        Err(e) if !sent => {
+            tracing::info!(status = 503, reason = %e, "request refused: the leader is unreachable");
+            json(StatusCode::SERVICE_UNAVAILABLE, &leader)
+        }
         // Sent, then no answer: the leader may have applied it.
         Err(e) => outcome_unknown(format!("forwarded to the leader ({}), no answer: {e}", node.addr)),
     }
@@ -456,6 +481,7 @@ pub(super) async fn forward(
 /// 504: the request was proposed (or sent to the leader) but no outcome came in time; it may
 /// be applied or not (a 503 always means it was not).
 pub(super) fn outcome_unknown(msg: impl std::fmt::Display) -> Resp {
+    tracing::warn!(reason = %msg, "no outcome in time (may be applied)");
     json(
         StatusCode::GATEWAY_TIMEOUT,
         &serde_json::json!({ "error": msg.to_string(), "may_be_applied": true }),

@@ -64,6 +64,8 @@ pub struct ServeConfig {
     pub peer_connections: usize,
     /// Request bodies held in memory at once, all connections together, in bytes.
     pub max_body_memory: usize,
+    /// The log's level on stderr: off, error, warn, info, debug or trace.
+    pub log_level: String,
 }
 
 impl ServeConfig {
@@ -85,6 +87,7 @@ impl ServeConfig {
             max_connections: 512,
             peer_connections: 16,
             max_body_memory: 256 << 20,
+            log_level: "info".into(),
         }
     }
 }
@@ -150,6 +153,7 @@ impl Shared {
 /// Run the node until the process is stopped. Errors (a bad option, a store that does not
 /// open, an address in use) are returned as messages.
 pub fn serve(cfg: ServeConfig) -> Result<(), String> {
+    init_log(&cfg.log_level)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(cfg.threads.max(1))
         .enable_all()
@@ -180,7 +184,71 @@ pub fn check_config(cfg: &ServeConfig) -> Result<(), String> {
         ));
     }
     membership::check_addr(&cfg.addr).map_err(|e| format!("--addr: {e}"))?;
+    log_filter(&cfg.log_level)?;
     raft_config(cfg).map(|_| ())
+}
+
+/// The log filter of `--log_level`: this crate at that level, openraft's own events at warn
+/// unless debug or trace is asked for (its info events are many).
+fn log_filter(level: &str) -> Result<tracing_subscriber::filter::Targets, String> {
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    let lvl: LevelFilter = level
+        .parse()
+        .map_err(|_| format!("--log_level: {level:?} is not one of off, error, warn, info, debug, trace"))?;
+    let openraft = if lvl >= LevelFilter::DEBUG {
+        lvl
+    } else {
+        lvl.min(LevelFilter::WARN)
+    };
+    Ok(Targets::new().with_default(lvl).with_target("openraft", openraft))
+}
+
+/// One line per event on stderr (the first `serve` of a process installs it).
+fn init_log(level: &str) -> Result<(), String> {
+    use tracing_subscriber::prelude::*;
+    let layer = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .compact();
+    let _ = tracing_subscriber::registry()
+        .with(layer)
+        .with(log_filter(level)?)
+        .try_init();
+    Ok(())
+}
+
+/// A line per election (term, leader or role changed), membership change and snapshot (built
+/// or installed), from openraft's metrics.
+fn log_changes(raft: &Raft<TypeConfig>) {
+    let mut rx = raft.metrics();
+    tokio::spawn(async move {
+        let (mut term, mut leader, mut state, mut membership, mut snapshot) = (0, None, None, None, None);
+        loop {
+            {
+                let m = rx.borrow_and_update();
+                if (m.current_term, m.current_leader, Some(m.state)) != (term, leader, state) {
+                    (term, leader, state) = (m.current_term, m.current_leader, Some(m.state));
+                    tracing::info!(term, leader = ?leader, role = ?m.state, "election: leadership changed");
+                }
+                let log_id = m.membership_config.log_id().map(|l| l.index);
+                if log_id != membership {
+                    membership = log_id;
+                    tracing::info!(
+                        at = ?log_id,
+                        membership = %m.membership_config.membership(),
+                        "membership changed"
+                    );
+                }
+                if m.snapshot != snapshot {
+                    snapshot = m.snapshot;
+                    tracing::info!(last_log_id = ?snapshot.map(|l| l.index), "snapshot: now the current one (built or installed)");
+                }
+            }
+            if rx.changed().await.is_err() {
+                return;
+            }
+        }
+    });
 }
 
 /// openraft's configuration from the options, validated.
@@ -236,17 +304,18 @@ async fn run(cfg: ServeConfig) -> Result<(), String> {
     let raft = Raft::new(cfg.id, Arc::new(config), net, log, sm)
         .await
         .map_err(|e| format!("starting raft: {e}"))?;
+    log_changes(&raft);
     let _ = shared.raft.set(raft);
-    eprintln!("shale serve: node {} listening on {}", cfg.id, cfg.addr);
+    tracing::info!(node = cfg.id, addr = %cfg.addr, "listening");
     let clients = Arc::new(Semaphore::new(cfg.max_connections - cfg.peer_connections));
     let peers = Arc::new(Semaphore::new(cfg.peer_connections));
     let header_timeout = Duration::from_millis(cfg.header_timeout_ms);
     loop {
-        let (stream, _) = match listener.accept().await {
+        let (stream, peer) = match listener.accept().await {
             Ok(x) => x,
             Err(e) => {
                 // Out of file descriptors and the like: wait, do not spin.
-                eprintln!("shale serve: accept: {e}");
+                tracing::warn!(error = %e, "accept failed");
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             }
@@ -257,6 +326,7 @@ async fn run(cfg: ServeConfig) -> Result<(), String> {
             Err(_) => match peers.clone().try_acquire_owned() {
                 Ok(p) => (p, true),
                 Err(_) => {
+                    tracing::debug!("connection refused: the connection limit is reached");
                     refuse_connection(&stream);
                     continue;
                 }
@@ -272,7 +342,7 @@ async fn run(cfg: ServeConfig) -> Result<(), String> {
             header_timeout
         };
         tokio::spawn(async move {
-            let svc = service_fn(move |req| http::handle(shared.clone(), req, reserved));
+            let svc = service_fn(move |req| http::handle(shared.clone(), req, reserved, peer));
             let _ = http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_timeout)

@@ -195,6 +195,7 @@ impl RaftNetwork<TypeConfig> for Peer {
                 WireError::Refused(m) => StreamingError::Network(NetworkError::new(&std::io::Error::other(m))),
             })?;
             if done {
+                tracing::info!(target_node = self.target, bytes = total, snapshot_id = %snapshot.meta.snapshot_id, "snapshot sent");
                 let r: Result<SnapshotResponse<NodeId>, Fatal<NodeId>> =
                     serde_json::from_slice(&bytes).map_err(|e| StreamingError::Network(NetworkError::new(&e)))?;
                 return r.map_err(|e| StreamingError::RemoteError(RemoteError::new(self.target, e)));
