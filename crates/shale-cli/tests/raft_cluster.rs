@@ -166,7 +166,7 @@ fn bad_input_gets_clear_errors_and_changes_nothing() {
     assert_eq!(http(a, "/init", Some(b""), &auth).unwrap().0, 409);
     // A Raft RPC from another cluster.
     let vote = br#"{"vote":{"leader_id":{"term":9,"node_id":2},"committed":false},"last_log_id":null}"#;
-    let other = [auth[0], ("x-shale-cluster", "0000000000000bad")];
+    let other = [auth[0], ("x-shale-cluster", "0000000000000bad"), ("x-shale-node", "1")];
     let (s, b) = http(a, "/raft/vote", Some(vote), &other).unwrap();
     assert_eq!(s, 409, "{b}");
     assert!(b.contains("cluster mismatch"), "{b}");
@@ -175,7 +175,7 @@ fn bad_input_gets_clear_errors_and_changes_nothing() {
     let mut body = (head.len() as u32).to_le_bytes().to_vec();
     body.extend_from_slice(head);
     body.extend_from_slice(b"SHRSNAP1\x10\0\0\0garbage garbage garbage");
-    let mine = [auth[0], ("x-shale-cluster", cluster.as_str())];
+    let mine = [auth[0], ("x-shale-cluster", cluster.as_str()), ("x-shale-node", "1")];
     let (s, b) = http(a, "/raft/snapshot", Some(&body), &mine).unwrap();
     assert_eq!(s, 400, "{b}");
     assert!(b.contains("Corruption"), "{b}");
@@ -203,6 +203,35 @@ fn a_node_of_another_cluster_is_refused() {
     assert_eq!(c.read(1, "/read-local", "who").as_deref(), Some("cluster1"));
     let m = c.metrics(1).unwrap();
     assert_eq!(m["current_leader"], 2, "node 2 still leads its own cluster: {m}");
+}
+
+#[test]
+fn client_bodies_must_have_the_documented_shape() {
+    let c = Cluster::start(1, &[]);
+    assert_eq!(post(c.addr(0), "/init", "").unwrap().0, 200);
+    c.leader(&[0]);
+    for (path, body, what) in [
+        ("/read", r#"["a"]"#, "documented shape"),
+        ("/read", "7", "documented shape"),
+        ("/read", r#"{"key":"a","x":1}"#, "unknown field"),
+        ("/read-local", r#"["a"]"#, "documented shape"),
+        ("/write", r#"{"Set":{"key":"k","value":"v","x":1}}"#, "unknown field"),
+        ("/write", r#"{"Set":["k","v"]}"#, "documented shape"),
+        ("/write", r#"["k"]"#, "documented shape"),
+        ("/remove-learner", r#"{"id":2,"x":1}"#, "unknown field"),
+    ] {
+        let (s, b) = post(c.addr(0), path, body).unwrap();
+        assert_eq!(s, 400, "{path} {body}: {b}");
+        assert!(json(&b)["error"].as_str().unwrap().contains(what), "{path} {body}: {b}");
+    }
+    assert_eq!(c.read(0, "/read", "k"), None, "nothing was written");
+    // Not HTTP: hyper's own 400 (with an empty body, as docs/raft.md says).
+    let mut s = std::net::TcpStream::connect(c.addr(0)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    std::io::Write::write_all(&mut s, b"GARBAGE GARBAGE\r\n\r\n").unwrap();
+    let mut out = String::new();
+    let _ = std::io::Read::read_to_string(&mut s, &mut out);
+    assert!(out.starts_with("HTTP/1.1 400"), "{out}");
 }
 
 #[test]
@@ -240,6 +269,26 @@ fn serve_help_and_bad_flags() {
         assert_eq!(o.status.code(), Some(1), "{args:?}");
         assert!(String::from_utf8_lossy(&o.stderr).contains(msg), "{args:?}");
     }
+    // Flags refused before the directory is created (and an address in use too).
+    let tmp = tempfile::TempDir::new().unwrap();
+    let db = tmp.path().join("db");
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy = format!("--addr={}", busy.local_addr().unwrap());
+    for (flags, msg) in [
+        (vec!["--election_min_ms=3000", "--election_max_ms=1000"], "raft options"),
+        (vec!["--addr=nonsense"], "--addr"),
+        (vec!["--addr=127.0.0.1:99999"], "--addr"),
+        (vec![busy.as_str()], "listening on"),
+    ] {
+        let o = std::process::Command::new(bin)
+            .args(["serve", "--id=1", &format!("--db={}", db.display())])
+            .args(&flags)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{flags:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains(msg), "{flags:?}");
+        assert!(!db.exists(), "{flags:?}: the directory was created");
+    }
 }
 
 #[test]
@@ -267,4 +316,39 @@ fn serve_bench_runs_a_bounded_load() {
     assert!(field("writes=") > 0, "{line}");
     assert_eq!(field("errors="), 0, "{line}");
     assert!(field("p99_us=") >= field("p50_us="), "{line}");
+}
+
+#[test]
+fn a_write_is_answered_503_only_when_it_was_not_applied() {
+    let mut c = Cluster::start(3, FLAGS);
+    c.form();
+    let leader = c.leader(&[0, 1, 2]);
+    let (f1, f2) = ((leader + 1) % 3, (leader + 2) % 3);
+    // A leader without quorum: the write is proposed but cannot commit; answered within a
+    // bound (504, may be applied) ...
+    c.kill9(f1);
+    c.kill9(f2);
+    let (s, b) = c.write(leader, "q", "1").unwrap();
+    assert_eq!(s, 504, "{b}");
+    assert_eq!(json(&b)["may_be_applied"], true, "{b}");
+    // ... and it is applied once a quorum is back: "may be applied" was the truth.
+    c.spawn(f1);
+    wait_for("the proposed write to be applied", 60, || {
+        (c.read(leader, "/read-local", "q").as_deref() == Some("1")).then_some(())
+    });
+    // A follower that cannot hand a write to any leader: 503, and it was not applied.
+    c.kill9(leader);
+    let (s, b) = c.write(f1, "f", "1").unwrap();
+    assert_eq!(s, 503, "{b}");
+    assert_ne!(json(&b)["may_be_applied"], true, "{b}");
+    c.spawn(leader);
+    c.spawn(f2);
+    let now = c.leader(&[0, 1, 2]);
+    wait_for("a linearizable read", 60, || {
+        let (s, b) = post(c.addr(now), "/read", r#"{"key":"f"}"#).ok()?;
+        (s == 200).then(|| json(&b)["value"].clone())
+    })
+    .is_null()
+    .then_some(())
+    .expect("the write answered 503 was not applied");
 }

@@ -12,7 +12,9 @@ mod store;
 mod types;
 
 pub use log_store::LogStore;
-pub use server::{post_blocking, run_write_load, serve, HttpClient, LoadReport, ServeConfig};
+pub use server::{
+    check_config as check_serve_config, post_blocking, run_write_load, serve, HttpClient, LoadReport, ServeConfig,
+};
 pub use snapshot::{decode_snapshot, SnapshotFile, SnapshotHeader};
 pub use snapshot_data::SnapshotData;
 pub use state_machine::{ShaleSnapshotBuilder, StateMachineStore};

@@ -16,8 +16,8 @@ use shale::{ColumnFamily, Error, IngestExternalFileOptions, ReadOptions, SstFile
 use crate::snapshot::{check_snapshot, copy_out, read_header, write_snapshot};
 use crate::snapshot_data::SnapshotData;
 use crate::store::{
-    blocking, decode_json, encode_json, sync_opts, write_err, Inner, StorageResult, K_CLUSTER_ID, K_SM_FAMILY,
-    K_SNAPSHOT_FILE, SM_PREFIX,
+    blocking, decode_json, encode_json, sync_opts, write_err, Inner, StorageResult, K_CLUSTER_ID, K_NODE_ID,
+    K_SM_FAMILY, K_SNAPSHOT_FILE, SM_PREFIX,
 };
 use crate::types::{NodeId, Request, Response, TypeConfig};
 
@@ -73,15 +73,44 @@ impl StateMachineStore {
     /// Record the cluster id (synced). A node keeps the first id it records: setting another is
     /// InvalidArgument naming both.
     pub fn set_cluster_id(&self, id: &str) -> shale::error::Result<()> {
-        match self.cluster_id()? {
-            Some(old) if old == id => Ok(()),
+        match self.claim_meta(K_CLUSTER_ID, &id.to_string())? {
+            None => Ok(()),
             Some(old) => Err(Error::invalid(format!(
                 "cluster id: this data directory belongs to cluster {old}, not {id}"
             ))),
+        }
+    }
+
+    /// The node id this data directory belongs to, if recorded.
+    pub fn node_id(&self) -> shale::error::Result<Option<crate::types::NodeId>> {
+        self.inner.get_meta(K_NODE_ID)
+    }
+
+    /// Record the node id this directory belongs to (synced) on its first start; at every later
+    /// start the id must be the same: another is InvalidArgument naming both.
+    pub fn claim_node_id(&self, id: crate::types::NodeId) -> shale::error::Result<()> {
+        match self.claim_meta(K_NODE_ID, &id)? {
+            None => Ok(()),
+            Some(old) => Err(Error::invalid(format!(
+                "this data directory belongs to node {old}, not node {id} (start it with --id={old}, or give node {id} a directory of its own)"
+            ))),
+        }
+    }
+
+    /// `meta/key` set to `value` (synced) when it is absent; `Some(recorded)` when it holds
+    /// another value, which is kept.
+    fn claim_meta<T>(&self, key: &[u8], value: &T) -> shale::error::Result<Option<T>>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned + PartialEq,
+    {
+        match self.inner.get_meta::<T>(key)? {
+            Some(old) if old == *value => Ok(None),
+            Some(old) => Ok(Some(old)),
             None => self
                 .inner
                 .db
-                .put_cf_opt(&self.inner.meta, K_CLUSTER_ID, encode_json(&id), &sync_opts()),
+                .put_cf_opt(&self.inner.meta, key, encode_json(value), &sync_opts())
+                .map(|()| None),
         }
     }
 

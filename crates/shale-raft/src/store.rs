@@ -27,6 +27,7 @@ pub(crate) const K_SM_FAMILY: &[u8] = b"sm_family";
 pub(crate) const K_SNAPSHOT_FILE: &[u8] = b"snapshot_file";
 pub(crate) const K_SNAPSHOT_SEQ: &[u8] = b"snapshot_seq";
 pub(crate) const K_CLUSTER_ID: &[u8] = b"cluster_id";
+pub(crate) const K_NODE_ID: &[u8] = b"node_id";
 
 /// The directory (inside the DB directory) holding snapshot files.
 pub(crate) const SNAPSHOT_DIR: &str = "raft-snapshot";

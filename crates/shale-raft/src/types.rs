@@ -7,6 +7,7 @@ pub type NodeId = u64;
 
 /// A client command, replicated through the log and applied to the state machine.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
 pub enum Request {
     /// Set `key` to `value`.
     Set { key: String, value: String },

@@ -4,6 +4,7 @@
 mod client;
 mod http;
 mod load;
+mod membership;
 mod network;
 
 use std::collections::HashMap;
@@ -14,8 +15,10 @@ use std::time::Duration;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
+use hyper_util::rt::TokioTimer;
 use openraft::{Config, Raft, SnapshotPolicy};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
 
 pub use client::HttpClient;
 pub use load::{post_blocking, run_write_load, LoadReport};
@@ -48,6 +51,21 @@ pub struct ServeConfig {
     pub election_max_ms: u64,
     /// Worker threads of the service.
     pub threads: usize,
+    /// A connection waiting for a request (just opened, or kept alive after an answer) must
+    /// deliver the whole request head within this time, or it is closed: hyper's
+    /// `header_read_timeout`, which bounds slow headers and idle keep-alive connections alike.
+    pub header_timeout_ms: u64,
+    /// A request's body must arrive in full within this time (else 408 and the connection closes).
+    pub body_timeout_ms: u64,
+    /// Connections open at once; beyond it a connection is answered 503 and closed at once.
+    pub max_connections: usize,
+    /// Of `max_connections`, how many are kept for Raft peers: a connection that takes one of
+    /// these serves only authenticated `/raft/*` requests naming a cluster.
+    pub peer_connections: usize,
+    /// Request bodies held in memory at once, all connections together, in bytes.
+    pub max_body_memory: usize,
+    /// The log's level on stderr: off, error, warn, info, debug or trace.
+    pub log_level: String,
 }
 
 impl ServeConfig {
@@ -64,6 +82,12 @@ impl ServeConfig {
             election_min_ms: 1000,
             election_max_ms: 2000,
             threads: 2,
+            header_timeout_ms: 10_000,
+            body_timeout_ms: 30_000,
+            max_connections: 512,
+            peer_connections: 16,
+            max_body_memory: 256 << 20,
+            log_level: "info".into(),
         }
     }
 }
@@ -74,6 +98,10 @@ pub(crate) struct Shared {
     pub(crate) addr: String,
     pub(crate) token: Option<String>,
     pub(crate) max_snapshot_bytes: usize,
+    pub(crate) body_timeout: Duration,
+    /// Bytes of request bodies that may be in memory at once, in KiB permits
+    /// (`body_permits`); a request takes its share before its body is read.
+    pub(crate) body_memory: Arc<Semaphore>,
     pub(crate) sm: StateMachineStore,
     cluster: RwLock<Option<String>>,
     raft: OnceLock<Raft<TypeConfig>>,
@@ -125,6 +153,7 @@ impl Shared {
 /// Run the node until the process is stopped. Errors (a bad option, a store that does not
 /// open, an address in use) are returned as messages.
 pub fn serve(cfg: ServeConfig) -> Result<(), String> {
+    init_log(&cfg.log_level)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(cfg.threads.max(1))
         .enable_all()
@@ -133,13 +162,98 @@ pub fn serve(cfg: ServeConfig) -> Result<(), String> {
     rt.block_on(run(cfg))
 }
 
-async fn run(cfg: ServeConfig) -> Result<(), String> {
+/// The options `run` refuses before anything is opened or created.
+pub fn check_config(cfg: &ServeConfig) -> Result<(), String> {
     if cfg.id == 0 {
         return Err("--id must be a positive integer".into());
     }
-    let (log, sm) = open_store(&cfg.db).map_err(|e| format!("opening the store at {}: {e}", cfg.db.display()))?;
-    let cluster = sm.cluster_id().map_err(|e| format!("reading the cluster id: {e}"))?;
-    let config = Config {
+    if cfg.header_timeout_ms == 0 || cfg.body_timeout_ms == 0 {
+        return Err("--header_timeout_ms and --body_timeout_ms must be positive".into());
+    }
+    if cfg.peer_connections == 0 || cfg.max_connections <= cfg.peer_connections {
+        return Err(format!(
+            "--max_connections ({}) must be above --peer_connections ({}), which must be positive",
+            cfg.max_connections, cfg.peer_connections
+        ));
+    }
+    let largest = http::largest_body(cfg.max_snapshot_bytes);
+    if cfg.max_body_memory < largest {
+        return Err(format!(
+            "--max_body_memory ({}) must hold the largest body accepted ({largest} bytes)",
+            cfg.max_body_memory
+        ));
+    }
+    membership::check_addr(&cfg.addr).map_err(|e| format!("--addr: {e}"))?;
+    log_filter(&cfg.log_level)?;
+    raft_config(cfg).map(|_| ())
+}
+
+/// The log filter of `--log_level`: this crate at that level, openraft's own events at warn
+/// unless debug or trace is asked for (its info events are many).
+fn log_filter(level: &str) -> Result<tracing_subscriber::filter::Targets, String> {
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    let lvl: LevelFilter = level
+        .parse()
+        .map_err(|_| format!("--log_level: {level:?} is not one of off, error, warn, info, debug, trace"))?;
+    let openraft = if lvl >= LevelFilter::DEBUG {
+        lvl
+    } else {
+        lvl.min(LevelFilter::WARN)
+    };
+    Ok(Targets::new().with_default(lvl).with_target("openraft", openraft))
+}
+
+/// One line per event on stderr (the first `serve` of a process installs it).
+fn init_log(level: &str) -> Result<(), String> {
+    use tracing_subscriber::prelude::*;
+    let layer = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .compact();
+    let _ = tracing_subscriber::registry()
+        .with(layer)
+        .with(log_filter(level)?)
+        .try_init();
+    Ok(())
+}
+
+/// A line per election (term, leader or role changed), membership change and snapshot (built
+/// or installed), from openraft's metrics.
+fn log_changes(raft: &Raft<TypeConfig>) {
+    let mut rx = raft.metrics();
+    tokio::spawn(async move {
+        let (mut term, mut leader, mut state, mut membership, mut snapshot) = (0, None, None, None, None);
+        loop {
+            {
+                let m = rx.borrow_and_update();
+                if (m.current_term, m.current_leader, Some(m.state)) != (term, leader, state) {
+                    (term, leader, state) = (m.current_term, m.current_leader, Some(m.state));
+                    tracing::info!(term, leader = ?leader, role = ?m.state, "election: leadership changed");
+                }
+                let log_id = m.membership_config.log_id().map(|l| l.index);
+                if log_id != membership {
+                    membership = log_id;
+                    tracing::info!(
+                        at = ?log_id,
+                        membership = %m.membership_config.membership(),
+                        "membership changed"
+                    );
+                }
+                if m.snapshot != snapshot {
+                    snapshot = m.snapshot;
+                    tracing::info!(last_log_id = ?snapshot.map(|l| l.index), "snapshot: now the current one (built or installed)");
+                }
+            }
+            if rx.changed().await.is_err() {
+                return;
+            }
+        }
+    });
+}
+
+/// openraft's configuration from the options, validated.
+fn raft_config(cfg: &ServeConfig) -> Result<Config, String> {
+    Config {
         cluster_name: "shale".into(),
         heartbeat_interval: cfg.heartbeat_ms,
         election_timeout_min: cfg.election_min_ms,
@@ -152,12 +266,34 @@ async fn run(cfg: ServeConfig) -> Result<(), String> {
         ..Default::default()
     }
     .validate()
-    .map_err(|e| format!("raft options: {e}"))?;
+    .map_err(|e| format!("raft options: {e}"))
+}
+
+/// KiB permits of `Shared::body_memory` for a body of `len` bytes.
+pub(crate) fn body_permits(len: usize) -> u32 {
+    u32::try_from(len.div_ceil(1024)).unwrap_or(u32::MAX)
+}
+
+async fn run(cfg: ServeConfig) -> Result<(), String> {
+    check_config(&cfg)?;
+    let config = raft_config(&cfg)?;
+    // Bound before the store is opened: an address in use creates no directory. Connections
+    // wait in the backlog until the node serves.
+    let listener = TcpListener::bind(&cfg.addr)
+        .await
+        .map_err(|e| format!("listening on {}: {e}", cfg.addr))?;
+    let (log, sm) = open_store(&cfg.db).map_err(|e| format!("opening the store at {}: {e}", cfg.db.display()))?;
+    // The directory is this node's: recorded at its first start, checked at every other.
+    sm.claim_node_id(cfg.id)
+        .map_err(|e| format!("{}: {e}", cfg.db.display()))?;
+    let cluster = sm.cluster_id().map_err(|e| format!("reading the cluster id: {e}"))?;
     let shared = Arc::new(Shared {
         id: cfg.id,
         addr: cfg.addr.clone(),
         token: cfg.auth_token.clone(),
         max_snapshot_bytes: cfg.max_snapshot_bytes,
+        body_timeout: Duration::from_millis(cfg.body_timeout_ms),
+        body_memory: Arc::new(Semaphore::new(body_permits(cfg.max_body_memory) as usize)),
         sm: sm.clone(),
         cluster: RwLock::new(cluster),
         raft: OnceLock::new(),
@@ -168,26 +304,65 @@ async fn run(cfg: ServeConfig) -> Result<(), String> {
     let raft = Raft::new(cfg.id, Arc::new(config), net, log, sm)
         .await
         .map_err(|e| format!("starting raft: {e}"))?;
+    log_changes(&raft);
     let _ = shared.raft.set(raft);
-    let listener = TcpListener::bind(&cfg.addr)
-        .await
-        .map_err(|e| format!("listening on {}: {e}", cfg.addr))?;
-    eprintln!("shale serve: node {} listening on {}", cfg.id, cfg.addr);
+    tracing::info!(node = cfg.id, addr = %cfg.addr, "listening");
+    let clients = Arc::new(Semaphore::new(cfg.max_connections - cfg.peer_connections));
+    let peers = Arc::new(Semaphore::new(cfg.peer_connections));
+    let header_timeout = Duration::from_millis(cfg.header_timeout_ms);
     loop {
-        let (stream, _) = match listener.accept().await {
+        let (stream, peer) = match listener.accept().await {
             Ok(x) => x,
             Err(e) => {
                 // Out of file descriptors and the like: wait, do not spin.
-                eprintln!("shale serve: accept: {e}");
+                tracing::warn!(error = %e, "accept failed");
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             }
         };
+        // A client slot, else one of the peers' reserve (for Raft RPCs only), else refused.
+        let (permit, reserved) = match clients.clone().try_acquire_owned() {
+            Ok(p) => (p, false),
+            Err(_) => match peers.clone().try_acquire_owned() {
+                Ok(p) => (p, true),
+                Err(_) => {
+                    tracing::debug!("connection refused: the connection limit is reached");
+                    refuse_connection(&stream);
+                    continue;
+                }
+            },
+        };
         let _ = stream.set_nodelay(true);
         let shared = shared.clone();
+        // A peer sends its request as soon as it connected and keeps the connection busy
+        // (heartbeats): a reserved connection that idles is not a peer's, and is closed soon.
+        let header_timeout = if reserved {
+            header_timeout.min(RESERVED_HEADER_TIMEOUT)
+        } else {
+            header_timeout
+        };
         tokio::spawn(async move {
-            let svc = service_fn(move |req| http::handle(shared.clone(), req));
-            let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), svc).await;
+            let svc = service_fn(move |req| http::handle(shared.clone(), req, reserved, peer));
+            let _ = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .serve_connection(TokioIo::new(stream), svc)
+                .await;
+            drop(permit);
         });
     }
+}
+
+/// The header timeout of a connection on the peers' reserve.
+const RESERVED_HEADER_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Past the connection limit: a 503 if the socket takes it at once (never waited for), then
+/// closed.
+fn refuse_connection(stream: &TcpStream) {
+    const BODY: &str = r#"{"error":"connection limit reached"}"#;
+    let msg = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{BODY}",
+        BODY.len()
+    );
+    let _ = stream.try_write(msg.as_bytes());
 }

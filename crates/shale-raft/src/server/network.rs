@@ -18,7 +18,7 @@ use openraft::{BasicNode, Snapshot, SnapshotMeta, Vote};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::client::{HttpClient, CLUSTER_HEADER};
+use super::client::{HttpClient, CLUSTER_HEADER, NODE_HEADER};
 use super::Shared;
 use crate::types::{NodeId, TypeConfig};
 
@@ -91,7 +91,9 @@ enum WireError {
 impl Peer {
     async fn call(&mut self, path: &str, body: Vec<u8>, timeout: Duration) -> Result<Vec<u8>, WireError> {
         let cluster = self.shared.cluster_id();
-        let headers: Vec<(&str, &str)> = cluster.as_deref().map(|c| (CLUSTER_HEADER, c)).into_iter().collect();
+        let target = self.target.to_string();
+        let mut headers: Vec<(&str, &str)> = vec![(NODE_HEADER, &target)];
+        headers.extend(cluster.as_deref().map(|c| (CLUSTER_HEADER, c)));
         let (status, bytes) = self
             .client
             .post(path, body, &headers, timeout)
@@ -193,6 +195,7 @@ impl RaftNetwork<TypeConfig> for Peer {
                 WireError::Refused(m) => StreamingError::Network(NetworkError::new(&std::io::Error::other(m))),
             })?;
             if done {
+                tracing::info!(target_node = self.target, bytes = total, snapshot_id = %snapshot.meta.snapshot_id, "snapshot sent");
                 let r: Result<SnapshotResponse<NodeId>, Fatal<NodeId>> =
                     serde_json::from_slice(&bytes).map_err(|e| StreamingError::Network(NetworkError::new(&e)))?;
                 return r.map_err(|e| StreamingError::RemoteError(RemoteError::new(self.target, e)));

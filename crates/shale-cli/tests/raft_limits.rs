@@ -1,0 +1,261 @@
+//! `shale serve` against careless and hostile clients: idle and slow connections are closed by
+//! their timeouts, a connection limit with a reserve that keeps Raft peers served, bodies
+//! refused from their head (cluster, length) before a byte of them is read. Every wait is
+//! bounded and generous; nothing measures speed.
+
+mod raft;
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use raft::{http, http_head_only, json, post, wait_for, Cluster};
+
+fn connect(addr: &str) -> TcpStream {
+    let s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s
+}
+
+/// Whether the server closed `s` within its read timeout (EOF or reset, after whatever it
+/// answered); false when the read timed out with the connection still open.
+fn closed_by_server(s: &mut TcpStream) -> bool {
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => return false,
+            Err(_) => return true,
+        }
+    }
+}
+
+#[test]
+fn idle_slow_and_kept_alive_connections_are_closed_by_their_timeouts() {
+    let c = Cluster::start(1, &["--header_timeout_ms=1500"]);
+    let a = c.addr(0).to_string();
+    assert_eq!(post(&a, "/init", "").unwrap().0, 200);
+    // Connections that never send a byte.
+    let mut idle: Vec<TcpStream> = (0..50).map(|_| connect(&a)).collect();
+    // Connections that send their head one byte every 300 ms (each byte well within any
+    // per-read timeout; the whole head never within the header timeout).
+    let mut slow: Vec<TcpStream> = (0..10).map(|_| connect(&a)).collect();
+    let writers: Vec<TcpStream> = slow.iter().map(|s| s.try_clone().unwrap()).collect();
+    let drip = std::thread::spawn(move || {
+        let head = b"POST /write HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nX-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+        let end = Instant::now() + Duration::from_secs(40);
+        let mut open = writers.into_iter().map(Some).collect::<Vec<_>>();
+        for b in head.iter().cycle() {
+            if Instant::now() > end || open.iter().all(Option::is_none) {
+                break;
+            }
+            for w in open.iter_mut() {
+                if let Some(s) = w {
+                    if s.write_all(&[*b]).is_err() {
+                        *w = None;
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    });
+    // A client that made a request on a kept-alive connection, then idles.
+    let mut kept = connect(&a);
+    kept.write_all(format!("GET /metrics HTTP/1.1\r\nHost: {a}\r\n\r\n").as_bytes())
+        .unwrap();
+    // The node keeps answering others meanwhile.
+    wait_for("an answer from the node", 30, || {
+        (http(&a, "/metrics", None, &[]).ok()?.0 == 200).then_some(())
+    });
+    for (i, s) in idle.iter_mut().enumerate() {
+        assert!(closed_by_server(s), "idle connection {i} still open after 30 s");
+    }
+    for (i, s) in slow.iter_mut().enumerate() {
+        assert!(closed_by_server(s), "slow-header connection {i} still open after 30 s");
+    }
+    let mut answer = Vec::new();
+    let r = kept.read_to_end(&mut answer);
+    let text = String::from_utf8_lossy(&answer);
+    assert!(
+        r.is_ok(),
+        "kept-alive connection not closed after 30 s idle: {r:?} {text}"
+    );
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    drip.join().unwrap();
+    let (s, b) = c.write(0, "k", "v").unwrap();
+    assert_eq!(s, 200, "{b}");
+}
+
+#[test]
+fn peers_are_served_on_the_reserve_while_clients_hold_every_other_connection() {
+    // Long header timeout: the clients' idle connections hold their slots for the whole test.
+    let flags = [
+        "--header_timeout_ms=120000",
+        "--max_connections=12",
+        "--peer_connections=4",
+    ];
+    let c = Cluster::start(2, &flags);
+    let (s, b) = post(c.addr(0), "/init", "").unwrap();
+    assert_eq!(s, 200, "{b}");
+    c.leader(&[0]);
+    let b2 = c.addr(1).to_string();
+    // 8 connections take node 2's client slots, 4 more its reserve (from which, sending
+    // nothing, they are dropped after a second).
+    let mut held: Vec<TcpStream> = (0..12).map(|_| connect(&b2)).collect();
+    // Give node 2 time to accept them all before anything else connects (a generous wait for
+    // an answer: /metrics on a fresh connection is refused once they are all accepted).
+    let refused = wait_for("node 2 to refuse a client", 30, || {
+        match http(&b2, "/metrics", None, &[]) {
+            Ok((200, _)) => None,
+            Ok((s, b)) => Some(format!("{s} {b}")),
+            Err(e) => Some(e),
+        }
+    });
+    assert!(
+        refused.starts_with("503") || refused.contains("reset") || refused.contains("no HTTP answer"),
+        "{refused}"
+    );
+    if refused.starts_with("503") {
+        assert!(refused.contains("connection limit reached"), "{refused}");
+    }
+    // The 4 connections on the reserve are dropped (they sent nothing within its 1 s header
+    // timeout); the 8 on client slots stay.
+    for (i, s) in held[8..].iter_mut().enumerate() {
+        assert!(closed_by_server(s), "reserved connection {i} still open after 30 s");
+    }
+    // The leader takes node 2 as a learner: its probe and connections get the reserve.
+    let body = format!(r#"{{"id":2,"addr":"{b2}"}}"#);
+    let (s, b) = post(c.addr(0), "/add-learner", &body).unwrap();
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(c.write(0, "k", "v").unwrap().0, 200);
+    let idx = json(&c.write(0, "k2", "v2").unwrap().1)["log_id"]["index"]
+        .as_u64()
+        .unwrap();
+    wait_for("node 2 to replicate the writes", 60, || {
+        let m = c.metrics(0)?;
+        (m["replication"]["2"]["index"].as_u64()? >= idx).then_some(())
+    });
+    // The clients' connections were never closed for the peer: the first 8 are still served
+    // (no head sent yet: a request now is answered).
+    let mut s = held.remove(0);
+    s.write_all(format!("GET /metrics HTTP/1.1\r\nHost: {b2}\r\nConnection: close\r\n\r\n").as_bytes())
+        .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+}
+
+#[test]
+fn bodies_are_refused_from_their_head_before_they_are_read() {
+    let c = Cluster::start(1, &["--body_timeout_ms=1500"]);
+    let a = c.addr(0).to_string();
+    let (s, b) = post(&a, "/init", "").unwrap();
+    assert_eq!(s, 200, "{b}");
+    let cluster = json(&b)["cluster_id"].as_str().unwrap().to_string();
+    c.leader(&[0]);
+    // Each request sends only its head and waits for the answer: an answer at all means the
+    // body was never waited for.
+    let big = 60 << 20;
+    for (path, len, headers, status, what) in [
+        ("/raft/append", big, vec![], 409, "names no cluster"),
+        (
+            "/raft/append",
+            big,
+            vec![("x-shale-cluster", "0000000000000bad")],
+            409,
+            "cluster mismatch",
+        ),
+        (
+            "/raft/append",
+            65 << 20,
+            vec![("x-shale-cluster", cluster.as_str()), ("x-shale-node", "1")],
+            413,
+            "body over",
+        ),
+        ("/raft/vote", big, vec![], 409, "names no cluster"),
+        (
+            "/raft/snapshot",
+            big,
+            vec![("x-shale-cluster", "x-y")],
+            400,
+            "letters and digits",
+        ),
+        ("/write", 2 << 20, vec![], 413, "body over"),
+        ("/read", 2 << 20, vec![], 413, "body over"),
+        ("/add-learner", 2 << 20, vec![], 413, "body over"),
+        ("/nope", big, vec![], 404, "no route"),
+    ] {
+        let (s, b) = http_head_only(&a, path, len, &headers).unwrap();
+        assert_eq!(s, status, "{path}: {b}");
+        assert!(json(&b)["error"].as_str().unwrap().contains(what), "{path}: {b}");
+    }
+    // A body that never completes: 408 once the body timeout passed.
+    let mut s = connect(&a);
+    s.write_all(format!("POST /write HTTP/1.1\r\nHost: {a}\r\nContent-Length: 100\r\n\r\n{{\"Set\"").as_bytes())
+        .unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    assert!(out.starts_with("HTTP/1.1 408"), "{out}");
+    // The node goes on serving, and nothing was written.
+    assert_eq!(c.read(0, "/read", "k"), None);
+    let (s, b) = c.write(0, "k", "v").unwrap();
+    assert_eq!(s, 200, "{b}");
+}
+
+#[test]
+fn connection_flags_are_checked_before_anything_is_created() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let db = tmp.path().join("db");
+    let bin = env!("CARGO_BIN_EXE_shale");
+    for (flag, msg) in [
+        ("--max_connections=4", "--max_connections"),
+        ("--peer_connections=0", "--peer_connections"),
+        ("--header_timeout_ms=0", "--header_timeout_ms"),
+        ("--max_body_memory=1000", "--max_body_memory"),
+    ] {
+        let o = std::process::Command::new(bin)
+            .args(["serve", "--id=1", &format!("--db={}", db.display()), flag])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{flag}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains(msg), "{flag}");
+        assert!(!db.exists(), "{flag}: the directory was created");
+    }
+}
+
+#[test]
+fn request_bodies_held_in_memory_are_bounded() {
+    // Room for one 60 MiB body at a time (the smallest budget allowed holds a 64 MiB append).
+    let budget = format!("--max_body_memory={}", 66 << 20);
+    let c = Cluster::start(1, &["--body_timeout_ms=10000", budget.as_str()]);
+    let a = c.addr(0).to_string();
+    let (s, b) = post(&a, "/init", "").unwrap();
+    assert_eq!(s, 200, "{b}");
+    let cluster = json(&b)["cluster_id"].as_str().unwrap().to_string();
+    // Two appends that declare 60 MiB each and send none of it: one takes the room and waits
+    // for its body (408 after 10 s), the other finds no room (503), whichever came first.
+    let answers: Vec<(u16, String)> = (0..2)
+        .map(|_| {
+            let (a, cluster) = (a.clone(), cluster.clone());
+            std::thread::spawn(move || {
+                let h = [("x-shale-cluster", cluster.as_str()), ("x-shale-node", "1")];
+                http_head_only(&a, "/raft/append", 60 << 20, &h).unwrap()
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|t| t.join().unwrap())
+        .collect();
+    let mut statuses: Vec<u16> = answers.iter().map(|(s, _)| *s).collect();
+    statuses.sort();
+    assert_eq!(statuses, [408, 503], "{answers:?}");
+    assert!(
+        answers
+            .iter()
+            .any(|(_, b)| b.contains("too many request bodies in memory")),
+        "{answers:?}"
+    );
+    let (s, b) = c.write(0, "k", "v").unwrap();
+    assert_eq!(s, 200, "{b}");
+}
