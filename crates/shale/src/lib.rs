@@ -77,7 +77,8 @@ pub mod comparator {
 }
 
 pub use api::{
-    DBWithThreadMode, IngestExternalFileOptions, LiveFile, MultiThreaded, Range, SingleThreaded, ThreadMode, DB,
+    DBAccess, DBRawIteratorWithThreadMode, DBWithThreadMode, IngestExternalFileOptions, LiveFile, MultiThreaded, Range,
+    SingleThreaded, SnapshotWithThreadMode, ThreadMode, DB,
 };
 pub use compaction_filter::Decision as CompactionDecision;
 pub use engine::{

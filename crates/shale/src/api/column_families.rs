@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use super::access::DBRawIteratorWithThreadMode;
 use super::db::DB;
 use crate::engine::checks;
 use crate::engine::column_family::ColumnFamilyData;
@@ -14,7 +15,6 @@ use crate::engine::families::drop_family;
 use crate::engine::families::write_one;
 use crate::engine::iter;
 use crate::engine::iter::DBIterator;
-use crate::engine::iter::DBRawIterator;
 use crate::engine::iter::IteratorMode;
 use crate::engine::manual;
 use crate::engine::multi_get;
@@ -50,6 +50,30 @@ impl DB {
     ) -> Result<DB> {
         let descs: Vec<ColumnFamilyDescriptor> = cfs.into_iter().collect();
         open::open(opts, path.as_ref(), false, false, &descs).map(|inner| DB { inner })
+    }
+
+    /// Open with the families of `cfs`, each with its own options (the `rocksdb` crate's
+    /// `open_cf_with_opts`): as [`open_cf_descriptors`](DB::open_cf_descriptors) with one
+    /// descriptor per `(name, options)` pair; `default` is opened with `opts` unless named.
+    pub fn open_cf_with_opts<N: AsRef<str>, I: IntoIterator<Item = (N, Options)>>(
+        opts: &Options,
+        path: impl AsRef<Path>,
+        cfs: I,
+    ) -> Result<DB> {
+        let descs = cfs.into_iter().map(|(n, o)| ColumnFamilyDescriptor::new(n.as_ref(), o));
+        DB::open_cf_descriptors(opts, path, descs)
+    }
+
+    /// [`open_cf_with_opts`](DB::open_cf_with_opts) read-only (a subset of the DB's families is
+    /// allowed), as [`open_cf_descriptors_read_only`](DB::open_cf_descriptors_read_only).
+    pub fn open_cf_with_opts_for_read_only<N: AsRef<str>, I: IntoIterator<Item = (N, Options)>>(
+        opts: &Options,
+        path: impl AsRef<Path>,
+        cfs: I,
+        error_if_wal_file_exists: bool,
+    ) -> Result<DB> {
+        let descs = cfs.into_iter().map(|(n, o)| ColumnFamilyDescriptor::new(n.as_ref(), o));
+        DB::open_cf_descriptors_read_only(opts, path, descs, error_if_wal_file_exists)
     }
 
     /// Open read-only with the families `names` (a subset of the DB's families is allowed).
@@ -277,12 +301,16 @@ impl DB {
     }
 
     /// A raw iterator over column family `cf` (see [`raw_iterator`](DB::raw_iterator)).
-    pub fn raw_iterator_cf(&self, cf: &impl AsColumnFamilyRef) -> DBRawIterator {
+    pub fn raw_iterator_cf(&self, cf: &impl AsColumnFamilyRef) -> DBRawIteratorWithThreadMode<'_, Self> {
         self.raw_iterator_cf_opt(cf, ReadOptions::default())
     }
     /// [`raw_iterator_cf`](Self::raw_iterator_cf) with read options `ro`.
-    pub fn raw_iterator_cf_opt(&self, cf: &impl AsColumnFamilyRef, ro: ReadOptions) -> DBRawIterator {
-        iter::new_raw_iterator(&self.inner, cfd_of(cf), ro)
+    pub fn raw_iterator_cf_opt(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        ro: ReadOptions,
+    ) -> DBRawIteratorWithThreadMode<'_, Self> {
+        DBRawIteratorWithThreadMode::new(iter::new_raw_iterator(&self.inner, cfd_of(cf), ro))
     }
     /// An iterator over column family `cf` starting at `mode` (see [`iterator`](DB::iterator)).
     pub fn iterator_cf(&self, cf: &impl AsColumnFamilyRef, mode: IteratorMode<'_>) -> DBIterator {
@@ -290,7 +318,7 @@ impl DB {
     }
     /// The `rocksdb` crate's argument order: read options before the mode.
     pub fn iterator_cf_opt(&self, cf: &impl AsColumnFamilyRef, ro: ReadOptions, mode: IteratorMode<'_>) -> DBIterator {
-        DBIterator::new(self.raw_iterator_cf_opt(cf, ro), mode)
+        DBIterator::new(iter::new_raw_iterator(&self.inner, cfd_of(cf), ro), mode)
     }
 
     /// Flush family `cf`'s memtable and wait.

@@ -16,13 +16,13 @@ fn two_pc_options(opts: &Options) -> Options {
     o.allow_2pc = true;
     o
 }
+use crate::api::access::DBRawIteratorWithThreadMode;
 use crate::api::db::DB;
 use crate::api::{MultiThreaded, SingleThreaded, ThreadMode};
 use crate::engine::column_family::AsColumnFamilyRef;
 use crate::engine::column_family::ColumnFamily;
 use crate::engine::column_family::ColumnFamilyDescriptor;
 use crate::engine::iter::DBIterator;
-use crate::engine::iter::DBRawIterator;
 use crate::engine::iter::IteratorMode;
 use crate::error::{Error, Result};
 use crate::options::{Options, ReadOptions, WriteOptions};
@@ -352,25 +352,16 @@ impl<T: ThreadMode> TransactionDB<T> {
         self.core.db.iterator_cf(cf, mode)
     }
     /// A raw iterator over the default column family, without locks (see [`DB::raw_iterator`]).
-    pub fn raw_iterator(&self) -> DBRawIterator {
-        self.core.db.raw_iterator()
+    pub fn raw_iterator(&self) -> DBRawIteratorWithThreadMode<'_, Self> {
+        DBRawIteratorWithThreadMode::new(self.core.db.raw_iterator().into())
     }
     /// [`raw_iterator`](Self::raw_iterator) over column family `cf`.
-    pub fn raw_iterator_cf(&self, cf: &impl AsColumnFamilyRef) -> DBRawIterator {
-        self.core.db.raw_iterator_cf(cf)
+    pub fn raw_iterator_cf(&self, cf: &impl AsColumnFamilyRef) -> DBRawIteratorWithThreadMode<'_, Self> {
+        DBRawIteratorWithThreadMode::new(self.core.db.raw_iterator_cf(cf).into())
     }
     /// The handle of the column family `name`, or `None` if the DB has none of that name.
     pub fn cf_handle(&self, name: &str) -> Option<Arc<ColumnFamily>> {
         self.core.db.cf_handle(name)
-    }
-    /// Creates the column family `name` with `opts` (adjusted for transactions); errors as
-    /// [`DB::create_cf`].
-    pub fn create_cf(&self, name: impl AsRef<str>, opts: &Options) -> Result<()> {
-        self.core.db.create_cf(name, &txn_options(opts))
-    }
-    /// Drops the column family `name`; errors as [`DB::drop_cf`].
-    pub fn drop_cf(&self, name: impl AsRef<str>) -> Result<()> {
-        self.core.db.drop_cf(name)
     }
     /// Flushes the default column family's memtable to an SST file and waits (see [`DB::flush`]).
     pub fn flush(&self) -> Result<()> {
@@ -396,7 +387,30 @@ impl<T: ThreadMode> TransactionDB<T> {
     }
 }
 
+impl TransactionDB<SingleThreaded> {
+    /// Creates the column family `name` with `opts` (adjusted for transactions); errors as
+    /// [`DB::create_cf`]. Takes `&mut self` in this mode, as in the `rocksdb` crate (so an
+    /// unannotated `TransactionDB::open(..)` whose `create_cf` is called through `&self` is
+    /// the multi-threaded mode, as there).
+    pub fn create_cf(&mut self, name: impl AsRef<str>, opts: &Options) -> Result<()> {
+        self.core.db.create_cf(name, &txn_options(opts))
+    }
+    /// Drops the column family `name`; errors as [`DB::drop_cf`].
+    pub fn drop_cf(&mut self, name: impl AsRef<str>) -> Result<()> {
+        self.core.db.drop_cf(name)
+    }
+}
+
 impl TransactionDB<MultiThreaded> {
+    /// Creates the column family `name` with `opts` (adjusted for transactions); errors as
+    /// [`DB::create_cf`].
+    pub fn create_cf(&self, name: impl AsRef<str>, opts: &Options) -> Result<()> {
+        self.core.db.create_cf(name, &txn_options(opts))
+    }
+    /// Drops the column family `name`; errors as [`DB::drop_cf`].
+    pub fn drop_cf(&self, name: impl AsRef<str>) -> Result<()> {
+        self.core.db.drop_cf(name)
+    }
     /// The value of DB property `name` of the default column family, `Ok(None)` if it is
     /// unknown (see [`DB::property_value`]).
     pub fn property_value(&self, name: impl crate::properties::CStrLike) -> Result<Option<String>> {
@@ -408,3 +422,5 @@ impl TransactionDB<MultiThreaded> {
         self.core.db.property_int_value(name)
     }
 }
+
+crate::api::access::db_access_through!([T: ThreadMode] TransactionDB<T>, |d| d.base_db());

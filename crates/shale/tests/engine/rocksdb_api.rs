@@ -33,7 +33,7 @@ fn has_line(text: &str, line: &str) -> bool {
 }
 
 /// The example's concatenating merge (the `rocksdb` crate's closure form).
-fn concat_merge(_key: &[u8], existing: Option<&[u8]>, operands: &MergeOperands) -> Option<Vec<u8>> {
+pub(crate) fn concat_merge(_key: &[u8], existing: Option<&[u8]>, operands: &MergeOperands) -> Option<Vec<u8>> {
     let mut out = existing.map(|e| e.to_vec()).unwrap_or_default();
     for op in operands {
         out.extend_from_slice(op);

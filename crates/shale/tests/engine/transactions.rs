@@ -126,7 +126,7 @@ fn wbwi_iterator_matches_model() {
             .filter(|(k, _)| !bounded || (k.as_slice() >= lo.as_slice() && k.as_slice() < hi.as_slice()))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        let mut it = b.iterator_with_base(db.raw_iterator_opt(ro.clone()));
+        let mut it = b.iterator_with_base(db.raw_iterator_opt(ro.clone()).into());
         it.seek_to_first();
         let mut got = Vec::new();
         while it.valid() {
