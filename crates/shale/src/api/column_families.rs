@@ -23,7 +23,7 @@ use crate::engine::properties;
 use crate::engine::read;
 use crate::engine::write;
 use crate::error::Result;
-use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::options::{FlushOptions, Options, ReadOptions, WriteOptions};
 use crate::table::pinnable::DBPinnableSlice;
 use crate::write_batch::WriteBatch;
 
@@ -326,6 +326,25 @@ impl DB {
         let c = cfd_of(cf);
         checks::check_writable(c)?;
         manual::flush_and_wait(&self.inner, vec![c.id])
+    }
+    /// [`flush_cf`](Self::flush_cf) with `opts` (see [`FlushOptions`]).
+    pub fn flush_cf_opt(&self, cf: &impl AsColumnFamilyRef, opts: &FlushOptions) -> Result<()> {
+        self.flush_cfs_opt(&[cf], opts)
+    }
+    /// Flush several families' memtables: with `opts`' `wait` (the default), wait for all of
+    /// them; InvalidArgument if one was dropped.
+    pub fn flush_cfs_opt(&self, cfs: &[&impl AsColumnFamilyRef], opts: &FlushOptions) -> Result<()> {
+        let mut ids = Vec::with_capacity(cfs.len());
+        for cf in cfs {
+            let c = cfd_of(*cf);
+            checks::check_writable(c)?;
+            ids.push(c.id);
+        }
+        if opts.wait {
+            manual::flush_and_wait(&self.inner, ids)
+        } else {
+            manual::request_flush(&self.inner, ids)
+        }
     }
     /// Flush several families' memtables and wait for all of them.
     pub fn flush_cfs(&self, cfs: &[&ColumnFamily]) -> Result<()> {

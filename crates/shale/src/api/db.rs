@@ -23,7 +23,7 @@ use crate::engine::wal_tailing;
 use crate::engine::wal_tailing::DBWALIterator;
 use crate::engine::write;
 use crate::error::Result;
-use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::options::{FlushOptions, Options, ReadOptions, WriteOptions};
 use crate::snapshot::Snapshot;
 use crate::table::pinnable::DBPinnableSlice;
 use crate::write_batch::WriteBatch;
@@ -240,6 +240,16 @@ impl DB {
     /// Flush the default family's memtable to an L0 table and wait for it.
     pub fn flush(&self) -> Result<()> {
         manual::flush_and_wait(&self.inner, vec![0])
+    }
+
+    /// [`flush`](Self::flush) with `opts`: with `set_wait(false)`, returns once the memtable is
+    /// switched out and handed to the background threads (see [`FlushOptions`]).
+    pub fn flush_opt(&self, opts: &FlushOptions) -> Result<()> {
+        if opts.wait {
+            manual::flush_and_wait(&self.inner, vec![0])
+        } else {
+            manual::request_flush(&self.inner, vec![0])
+        }
     }
 
     /// Compact every file overlapping `[begin, end]` down to the bottom level, and wait.

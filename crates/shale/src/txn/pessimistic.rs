@@ -25,7 +25,7 @@ use crate::engine::column_family::ColumnFamilyDescriptor;
 use crate::engine::iter::DBIterator;
 use crate::engine::iter::IteratorMode;
 use crate::error::{Error, Result};
-use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::options::{FlushOptions, Options, ReadOptions, WriteOptions};
 use crate::snapshot::Snapshot;
 
 /// Options of a [`TransactionDB`] (the `rocksdb` crate's `TransactionDBOptions`).
@@ -127,6 +127,12 @@ impl TransactionOptions {
     /// Largest write batch in bytes (0: unlimited).
     pub fn set_max_write_batch_size(&mut self, size: usize) {
         self.0.max_write_batch_size = size;
+    }
+    /// Whether `commit` may be called without `prepare` (default true). With false, a
+    /// `commit` before `prepare` fails with InvalidArgument and leaves the transaction as it
+    /// was (RocksDB's `skip_prepare` and `TxnNotPrepared`).
+    pub fn set_skip_prepare(&mut self, skip_prepare: bool) {
+        self.0.skip_prepare = skip_prepare;
     }
 }
 
@@ -366,6 +372,22 @@ impl<T: ThreadMode> TransactionDB<T> {
     /// Flushes the default column family's memtable to an SST file and waits (see [`DB::flush`]).
     pub fn flush(&self) -> Result<()> {
         self.core.db.flush()
+    }
+    /// [`flush`](Self::flush) with `opts` (see [`DB::flush_opt`]).
+    pub fn flush_opt(&self, opts: &FlushOptions) -> Result<()> {
+        self.core.db.flush_opt(opts)
+    }
+    /// Flushes column family `cf`'s memtable and waits (see [`DB::flush_cf`]).
+    pub fn flush_cf(&self, cf: &impl AsColumnFamilyRef) -> Result<()> {
+        self.core.db.flush_cf(cf)
+    }
+    /// [`flush_cf`](Self::flush_cf) with `opts` (see [`DB::flush_cf_opt`]).
+    pub fn flush_cf_opt(&self, cf: &impl AsColumnFamilyRef, opts: &FlushOptions) -> Result<()> {
+        self.core.db.flush_cf_opt(cf, opts)
+    }
+    /// Flushes several column families' memtables (see [`DB::flush_cfs_opt`]).
+    pub fn flush_cfs_opt(&self, cfs: &[&impl AsColumnFamilyRef], opts: &FlushOptions) -> Result<()> {
+        self.core.db.flush_cfs_opt(cfs, opts)
     }
     /// Writes the WAL's buffered records to its file, and syncs the file too if `sync` (see
     /// [`DB::flush_wal`]).

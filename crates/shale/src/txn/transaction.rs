@@ -83,6 +83,8 @@ pub(crate) struct TxnSettings {
     pub deadlock_detect_depth: i64,
     /// 0: unlimited.
     pub max_write_batch_size: usize,
+    /// False: `commit` requires `prepare` first (RocksDB's `TransactionOptions::skip_prepare`).
+    pub skip_prepare: bool,
 }
 
 impl Default for TxnSettings {
@@ -94,6 +96,7 @@ impl Default for TxnSettings {
             deadlock_detect: false,
             deadlock_detect_depth: 50,
             max_write_batch_size: 0,
+            skip_prepare: true,
         }
     }
 }
@@ -638,6 +641,12 @@ impl<'db, D> Transaction<'db, D> {
             return self.commit_prepared(&mut st);
         }
         self.usable(&st)?;
+        if !self.settings.skip_prepare {
+            // RocksDB's TxnNotPrepared: nothing changes, `prepare` may follow.
+            return Err(Error::invalid(
+                "commit: the transaction was not prepared (its options set skip_prepare to false)",
+            ));
+        }
         let r = match &self.core.kind {
             Kind::Optimistic { buckets } => self.commit_optimistic(&st, buckets),
             Kind::Pessimistic { locks, .. } => match locks.start_commit(self.id) {
@@ -751,15 +760,26 @@ impl<'db, D> Transaction<'db, D> {
         r
     }
 
-    /// Drop every write and lock; the transaction cannot be used afterwards (an expired one
-    /// can still be rolled back).
+    /// Drop every write, lock, tracked key and savepoint (RocksDB's `Rollback`). As in
+    /// RocksDB, a transaction rolled back before `prepare` stays usable: it keeps its name and
+    /// snapshot, and what it writes next is committed by a later `commit`. A prepared
+    /// transaction is rolled back for good (a rollback marker is logged), and so is an expired
+    /// one; InvalidArgument after `commit`.
     pub fn rollback(&self) -> Result<()> {
         let mut st = self.st.lock();
         if st.state == State::Prepared {
             return self.rollback_prepared(&mut st);
         }
         match self.usable(&st) {
-            Ok(()) => {}
+            Ok(()) => {
+                if let Kind::Pessimistic { locks, .. } = &self.core.kind {
+                    locks.unlock(self.id, st.tracked.keys());
+                }
+                st.tracked.clear();
+                st.savepoints.clear();
+                st.wbwi.clear();
+                return Ok(());
+            }
             Err(Error::Expired(_)) => {}
             Err(e) => return Err(e),
         }
