@@ -16,7 +16,7 @@ fn two_pc_options(opts: &Options) -> Options {
     o.allow_2pc = true;
     o
 }
-use crate::api::access::DBRawIteratorWithThreadMode;
+use crate::api::access::{DBRawIteratorWithThreadMode, SnapshotWithThreadMode};
 use crate::api::db::DB;
 use crate::api::{MultiThreaded, SingleThreaded, ThreadMode};
 use crate::engine::column_family::AsColumnFamilyRef;
@@ -26,7 +26,6 @@ use crate::engine::iter::DBIterator;
 use crate::engine::iter::IteratorMode;
 use crate::error::{Error, Result};
 use crate::options::{FlushOptions, Options, ReadOptions, WriteOptions};
-use crate::snapshot::Snapshot;
 
 /// Options of a [`TransactionDB`] (the `rocksdb` crate's `TransactionDBOptions`).
 #[derive(Clone, Debug)]
@@ -341,9 +340,11 @@ impl<T: ThreadMode> TransactionDB<T> {
     {
         self.core.db.multi_get_cf_opt(keys, ro)
     }
-    /// A snapshot of the underlying DB (see [`DB::snapshot`]); it pins the sequence number until dropped.
-    pub fn snapshot(&self) -> Snapshot {
-        self.core.db.snapshot()
+    /// A snapshot of the current state, tied to this DB (the `rocksdb` crate's
+    /// `TransactionDB::snapshot`); it pins the sequence number until dropped. For
+    /// `ReadOptions::set_snapshot`, use its [`as_snapshot`](SnapshotWithThreadMode::as_snapshot).
+    pub fn snapshot(&self) -> SnapshotWithThreadMode<'_, Self> {
+        SnapshotWithThreadMode::new(self)
     }
     /// An iterator over the default column family, without locks (see [`DB::iterator`]).
     pub fn iterator(&self, mode: IteratorMode<'_>) -> DBIterator {

@@ -217,3 +217,19 @@ fn raw_iterators_are_tied_to_their_db_and_yield_items() {
     it.seek_to_last();
     assert_eq!(item_of(&it), Some((b"b".to_vec(), b"2".to_vec())));
 }
+
+#[test]
+fn a_transaction_db_snapshot_is_tied_to_the_db_and_keeps_its_point_in_time() {
+    let d = tempfile::tempdir().unwrap();
+    let db: TransactionDB = TransactionDB::open_default(d.path()).unwrap();
+    db.put("k", "old").unwrap();
+    let snap = db.snapshot();
+    db.put("k", "new").unwrap();
+    assert_eq!(snap.get("k").unwrap(), v("old"));
+    let mut ro = ReadOptions::default();
+    ro.set_snapshot(snap.as_snapshot().unwrap());
+    assert_eq!(db.get_opt("k", &ro).unwrap(), v("old"));
+    let txn = db.transaction();
+    assert_eq!(txn.get_opt("k", &ro).unwrap(), v("old"));
+    assert_eq!(db.get("k").unwrap(), v("new"));
+}
