@@ -203,7 +203,7 @@ impl Rdict {
     ) -> PyResult<RdictView> {
         let db = self.db()?;
         let ro = self.ro(py, read_opt)?;
-        let it = py.allow_threads(|| db.raw_iterator_cf_opt(&self.cf, ro));
+        let it = py.allow_threads(|| shale::DBRawIterator::from(db.raw_iterator_cf_opt(&self.cf, ro)));
         Ok(
             RdictView::new(py, it, self.handle.clone(), self.raw, kind, backwards, from_key)?
                 .with_loads(self.loads_fn(py)),
@@ -483,7 +483,7 @@ impl Rdict {
     fn iter(&self, py: Python<'_>, read_opt: Option<PyRef<'_, ReadOptions>>) -> PyResult<RdictIter> {
         let db = self.db()?;
         let ro = self.ro(py, read_opt)?;
-        let it = py.allow_threads(|| db.raw_iterator_cf_opt(&self.cf, ro));
+        let it = py.allow_threads(|| shale::DBRawIterator::from(db.raw_iterator_cf_opt(&self.cf, ro)));
         Ok(RdictIter {
             it: Mutex::new(it),
             handle: self.handle.clone(),

@@ -40,7 +40,7 @@ impl Snapshot {
     ) -> PyResult<RdictView> {
         let db = self.handle.db()?;
         let ro = self.ro(py, read_opt)?;
-        let it = py.allow_threads(|| db.raw_iterator_cf_opt(&self.cf, ro));
+        let it = py.allow_threads(|| shale::DBRawIterator::from(db.raw_iterator_cf_opt(&self.cf, ro)));
         RdictView::new(py, it, self.handle.clone(), self.raw, kind, backwards, from_key)
     }
 }
@@ -85,7 +85,7 @@ impl Snapshot {
     fn iter(&self, py: Python<'_>, read_opt: Option<PyRef<'_, ReadOptions>>) -> PyResult<RdictIter> {
         let db = self.handle.db()?;
         let ro = self.ro(py, read_opt)?;
-        let it = py.allow_threads(|| db.raw_iterator_cf_opt(&self.cf, ro));
+        let it = py.allow_threads(|| shale::DBRawIterator::from(db.raw_iterator_cf_opt(&self.cf, ro)));
         Ok(RdictIter {
             it: Mutex::new(it),
             handle: self.handle.clone(),

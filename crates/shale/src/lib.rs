@@ -77,7 +77,8 @@ pub mod comparator {
 }
 
 pub use api::{
-    DBWithThreadMode, IngestExternalFileOptions, LiveFile, MultiThreaded, Range, SingleThreaded, ThreadMode, DB,
+    DBAccess, DBRawIteratorWithThreadMode, DBWithThreadMode, IngestExternalFileOptions, LiveFile, MultiThreaded, Range,
+    SingleThreaded, SnapshotWithThreadMode, ThreadMode, DB,
 };
 pub use compaction_filter::Decision as CompactionDecision;
 pub use engine::{
@@ -96,7 +97,7 @@ pub use options::compaction::{
     DBCompactionStyle, FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle,
 };
 pub use options::iter_range::{IterateBounds, PrefixRange};
-pub use options::types::{CompactionPri, Options, ReadOptions, WriteOptions};
+pub use options::types::{CompactionPri, FlushOptions, Options, ReadOptions, WriteOptions};
 pub use perf::{PerfContext, PerfMetric, PerfStatsLevel};
 pub use properties::CStrLike;
 pub use slice_transform::SliceTransform;

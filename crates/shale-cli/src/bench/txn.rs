@@ -194,8 +194,8 @@ pub fn one_transaction(
             let mut ro = ReadOptions::default();
             if !t.set_snapshot || rand.next().is_multiple_of(2) {
                 txn.set_snapshot().map_err(|e| format!("set_snapshot: {e}"))?;
-                if let Some(s) = txn.snapshot() {
-                    ro.set_snapshot(&s);
+                if let Some(s) = txn.snapshot().as_snapshot() {
+                    ro.set_snapshot(s);
                 }
             }
             txn_body!(txn, &ro, false)

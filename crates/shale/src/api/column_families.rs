@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use super::access::DBRawIteratorWithThreadMode;
 use super::db::DB;
 use crate::engine::checks;
 use crate::engine::column_family::ColumnFamilyData;
@@ -14,7 +15,6 @@ use crate::engine::families::drop_family;
 use crate::engine::families::write_one;
 use crate::engine::iter;
 use crate::engine::iter::DBIterator;
-use crate::engine::iter::DBRawIterator;
 use crate::engine::iter::IteratorMode;
 use crate::engine::manual;
 use crate::engine::multi_get;
@@ -23,7 +23,7 @@ use crate::engine::properties;
 use crate::engine::read;
 use crate::engine::write;
 use crate::error::Result;
-use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::options::{FlushOptions, Options, ReadOptions, WriteOptions};
 use crate::table::pinnable::DBPinnableSlice;
 use crate::write_batch::WriteBatch;
 
@@ -50,6 +50,30 @@ impl DB {
     ) -> Result<DB> {
         let descs: Vec<ColumnFamilyDescriptor> = cfs.into_iter().collect();
         open::open(opts, path.as_ref(), false, false, &descs).map(|inner| DB { inner })
+    }
+
+    /// Open with the families of `cfs`, each with its own options (the `rocksdb` crate's
+    /// `open_cf_with_opts`): as [`open_cf_descriptors`](DB::open_cf_descriptors) with one
+    /// descriptor per `(name, options)` pair; `default` is opened with `opts` unless named.
+    pub fn open_cf_with_opts<N: AsRef<str>, I: IntoIterator<Item = (N, Options)>>(
+        opts: &Options,
+        path: impl AsRef<Path>,
+        cfs: I,
+    ) -> Result<DB> {
+        let descs = cfs.into_iter().map(|(n, o)| ColumnFamilyDescriptor::new(n.as_ref(), o));
+        DB::open_cf_descriptors(opts, path, descs)
+    }
+
+    /// [`open_cf_with_opts`](DB::open_cf_with_opts) read-only (a subset of the DB's families is
+    /// allowed), as [`open_cf_descriptors_read_only`](DB::open_cf_descriptors_read_only).
+    pub fn open_cf_with_opts_for_read_only<N: AsRef<str>, I: IntoIterator<Item = (N, Options)>>(
+        opts: &Options,
+        path: impl AsRef<Path>,
+        cfs: I,
+        error_if_wal_file_exists: bool,
+    ) -> Result<DB> {
+        let descs = cfs.into_iter().map(|(n, o)| ColumnFamilyDescriptor::new(n.as_ref(), o));
+        DB::open_cf_descriptors_read_only(opts, path, descs, error_if_wal_file_exists)
     }
 
     /// Open read-only with the families `names` (a subset of the DB's families is allowed).
@@ -277,12 +301,16 @@ impl DB {
     }
 
     /// A raw iterator over column family `cf` (see [`raw_iterator`](DB::raw_iterator)).
-    pub fn raw_iterator_cf(&self, cf: &impl AsColumnFamilyRef) -> DBRawIterator {
+    pub fn raw_iterator_cf(&self, cf: &impl AsColumnFamilyRef) -> DBRawIteratorWithThreadMode<'_, Self> {
         self.raw_iterator_cf_opt(cf, ReadOptions::default())
     }
     /// [`raw_iterator_cf`](Self::raw_iterator_cf) with read options `ro`.
-    pub fn raw_iterator_cf_opt(&self, cf: &impl AsColumnFamilyRef, ro: ReadOptions) -> DBRawIterator {
-        iter::new_raw_iterator(&self.inner, cfd_of(cf), ro)
+    pub fn raw_iterator_cf_opt(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        ro: ReadOptions,
+    ) -> DBRawIteratorWithThreadMode<'_, Self> {
+        DBRawIteratorWithThreadMode::new(iter::new_raw_iterator(&self.inner, cfd_of(cf), ro))
     }
     /// An iterator over column family `cf` starting at `mode` (see [`iterator`](DB::iterator)).
     pub fn iterator_cf(&self, cf: &impl AsColumnFamilyRef, mode: IteratorMode<'_>) -> DBIterator {
@@ -290,7 +318,7 @@ impl DB {
     }
     /// The `rocksdb` crate's argument order: read options before the mode.
     pub fn iterator_cf_opt(&self, cf: &impl AsColumnFamilyRef, ro: ReadOptions, mode: IteratorMode<'_>) -> DBIterator {
-        DBIterator::new(self.raw_iterator_cf_opt(cf, ro), mode)
+        DBIterator::new(iter::new_raw_iterator(&self.inner, cfd_of(cf), ro), mode)
     }
 
     /// Flush family `cf`'s memtable and wait.
@@ -298,6 +326,25 @@ impl DB {
         let c = cfd_of(cf);
         checks::check_writable(c)?;
         manual::flush_and_wait(&self.inner, vec![c.id])
+    }
+    /// [`flush_cf`](Self::flush_cf) with `opts` (see [`FlushOptions`]).
+    pub fn flush_cf_opt(&self, cf: &impl AsColumnFamilyRef, opts: &FlushOptions) -> Result<()> {
+        self.flush_cfs_opt(&[cf], opts)
+    }
+    /// Flush several families' memtables: with `opts`' `wait` (the default), wait for all of
+    /// them; InvalidArgument if one was dropped.
+    pub fn flush_cfs_opt(&self, cfs: &[&impl AsColumnFamilyRef], opts: &FlushOptions) -> Result<()> {
+        let mut ids = Vec::with_capacity(cfs.len());
+        for cf in cfs {
+            let c = cfd_of(*cf);
+            checks::check_writable(c)?;
+            ids.push(c.id);
+        }
+        if opts.wait {
+            manual::flush_and_wait(&self.inner, ids)
+        } else {
+            manual::request_flush(&self.inner, ids)
+        }
     }
     /// Flush several families' memtables and wait for all of them.
     pub fn flush_cfs(&self, cfs: &[&ColumnFamily]) -> Result<()> {

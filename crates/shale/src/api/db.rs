@@ -5,13 +5,14 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::access::DBRawIteratorWithThreadMode;
 use crate::engine::background;
 use crate::engine::checks;
 use crate::engine::column_family::ColumnFamilyData;
 use crate::engine::families;
 use crate::engine::iter;
 use crate::engine::iter::Direction;
-use crate::engine::iter::{DBIterator, DBRawIterator, IteratorMode};
+use crate::engine::iter::{DBIterator, IteratorMode};
 use crate::engine::manual;
 use crate::engine::multi_get;
 use crate::engine::open;
@@ -22,7 +23,7 @@ use crate::engine::wal_tailing;
 use crate::engine::wal_tailing::DBWALIterator;
 use crate::engine::write;
 use crate::error::Result;
-use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::options::{FlushOptions, Options, ReadOptions, WriteOptions};
 use crate::snapshot::Snapshot;
 use crate::table::pinnable::DBPinnableSlice;
 use crate::write_batch::WriteBatch;
@@ -220,12 +221,12 @@ impl DB {
     }
 
     /// A cursor-style iterator (seek / next / prev), as the `rocksdb` crate's `DBRawIterator`.
-    pub fn raw_iterator(&self) -> DBRawIterator {
+    pub fn raw_iterator(&self) -> DBRawIteratorWithThreadMode<'_, Self> {
         self.raw_iterator_opt(ReadOptions::default())
     }
     /// [`raw_iterator`](Self::raw_iterator) with read options `ro` (bounds, snapshot, ...).
-    pub fn raw_iterator_opt(&self, ro: ReadOptions) -> DBRawIterator {
-        iter::new_raw_iterator(&self.inner, &self.inner.default_cf, ro)
+    pub fn raw_iterator_opt(&self, ro: ReadOptions) -> DBRawIteratorWithThreadMode<'_, Self> {
+        DBRawIteratorWithThreadMode::new(iter::new_raw_iterator(&self.inner, &self.inner.default_cf, ro))
     }
     /// A Rust iterator over `(key, value)` pairs starting at `mode`.
     pub fn iterator(&self, mode: IteratorMode<'_>) -> DBIterator {
@@ -233,12 +234,22 @@ impl DB {
     }
     /// [`iterator`](Self::iterator) with read options `ro`.
     pub fn iterator_opt(&self, mode: IteratorMode<'_>, ro: ReadOptions) -> DBIterator {
-        DBIterator::new(self.raw_iterator_opt(ro), mode)
+        DBIterator::new(iter::new_raw_iterator(&self.inner, &self.inner.default_cf, ro), mode)
     }
 
     /// Flush the default family's memtable to an L0 table and wait for it.
     pub fn flush(&self) -> Result<()> {
         manual::flush_and_wait(&self.inner, vec![0])
+    }
+
+    /// [`flush`](Self::flush) with `opts`: with `set_wait(false)`, returns once the memtable is
+    /// switched out and handed to the background threads (see [`FlushOptions`]).
+    pub fn flush_opt(&self, opts: &FlushOptions) -> Result<()> {
+        if opts.wait {
+            manual::flush_and_wait(&self.inner, vec![0])
+        } else {
+            manual::request_flush(&self.inner, vec![0])
+        }
     }
 
     /// Compact every file overlapping `[begin, end]` down to the bottom level, and wait.
@@ -401,3 +412,5 @@ mod write_path_tests {
         assert_eq!(parallel_groups(false), 0);
     }
 }
+
+super::access::db_access_through!([] DB, |db| db);

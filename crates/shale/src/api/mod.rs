@@ -1,8 +1,10 @@
-//! The public face: every `impl DB` block — opening and the data calls (`db.rs`), column
+//! The public face: `DBAccess` and the snapshot and raw-iterator types it ties to a DB
+//! (`access.rs`), and every `impl DB` block — opening and the data calls (`db.rs`), column
 //! families (`column_families.rs`), the `rocksdb` crate's compatibility calls and thread-mode
 //! aliases (`rocksdb_compat.rs`), checkpoints and live-file listings (`checkpoint.rs`), ingest
 //! (`ingest.rs`), live option changes (`set_options.rs`), the memory a DB uses (`memory.rs`). Each calls into `engine`.
 
+pub(crate) mod access;
 pub(crate) mod checkpoint;
 pub(crate) mod column_families;
 pub(crate) mod db;
@@ -16,6 +18,7 @@ pub(crate) mod rocksdb_compat;
 pub(crate) mod secondary;
 pub(crate) mod set_options;
 
+pub use access::{DBAccess, DBRawIteratorWithThreadMode, SnapshotWithThreadMode};
 pub use checkpoint::{Checkpoint, LiveFile, WalFile};
 pub use column_families::Range;
 pub use db::DB;

@@ -233,6 +233,9 @@ pub(crate) struct ImmMem {
     /// The WAL that started after this memtable became immutable: once this memtable is
     /// flushed, WALs numbered below it are obsolete.
     pub next_log: u64,
+    /// A flush was asked for without waiting (`FlushOptions::set_wait(false)`): flush it
+    /// without waiting for `min_write_buffer_number_to_merge` memtables.
+    pub flush_requested: bool,
 }
 
 /// The mutable memtable of every live family, by id (what a write group inserts into).

@@ -18,16 +18,7 @@ use std::time::Duration;
 /// Switch the memtables of families `cfs` and wait until every immutable memtable of them is
 /// flushed.
 pub(crate) fn flush_and_wait(db: &Arc<DbInner>, cfs: Vec<u32>) -> Result<()> {
-    if db.read_only {
-        return Err(Error::NotSupported("flush on a database opened read-only".into()));
-    }
-    // atomic_flush: a flush of one family is a flush of all.
-    let cfs = if db.opts.atomic_flush {
-        db.cfs.read().by_id.keys().copied().collect()
-    } else {
-        cfs
-    };
-    write::force_switch(db, cfs.clone())?;
+    let cfs = switch_for_flush(db, cfs)?;
     let mut st = db.state.lock();
     st.flush_requests += 1;
     let r = loop {
@@ -49,6 +40,38 @@ pub(crate) fn flush_and_wait(db: &Arc<DbInner>, cfs: Vec<u32>) -> Result<()> {
     };
     st.flush_requests -= 1;
     r
+}
+
+/// Switch the memtables of families `cfs` (all of them with `atomic_flush`) for a manual
+/// flush; the families switched.
+fn switch_for_flush(db: &Arc<DbInner>, cfs: Vec<u32>) -> Result<Vec<u32>> {
+    if db.read_only {
+        return Err(Error::NotSupported("flush on a database opened read-only".into()));
+    }
+    // atomic_flush: a flush of one family is a flush of all.
+    let cfs = if db.opts.atomic_flush {
+        db.cfs.read().by_id.keys().copied().collect()
+    } else {
+        cfs
+    };
+    write::force_switch(db, cfs.clone())?;
+    Ok(cfs)
+}
+
+/// Switch the memtables of families `cfs` and mark every immutable memtable of them for the
+/// background threads to flush (`FlushOptions::set_wait(false)`); returns without waiting.
+pub(crate) fn request_flush(db: &Arc<DbInner>, cfs: Vec<u32>) -> Result<()> {
+    let cfs = switch_for_flush(db, cfs)?;
+    let mut st = db.state.lock();
+    DbInner::check_bg_error(&st)?;
+    for id in &cfs {
+        if let Some(m) = st.cfs.get_mut(id) {
+            m.imm.iter_mut().for_each(|i| i.flush_requested = true);
+        }
+    }
+    drop(st);
+    db.work_cv.notify_all();
+    Ok(())
 }
 
 /// Manual compaction of `[begin, end]` down to the bottom-most non-empty level (with dynamic

@@ -289,6 +289,7 @@ pub(crate) fn flush_due(db: &DbInner, st: &DbState, cf: u32) -> bool {
         .clamp(1, o.max_write_buffer_number.saturating_sub(1).max(1));
     m.imm.len() >= min_merge
         || st.flush_requests > 0
+        || m.imm.iter().any(|i| i.flush_requested)
         || db.shutting_down.load(std::sync::atomic::Ordering::Acquire)
         || db.write_buffer_manager().is_some_and(|w| w.should_flush())
 }

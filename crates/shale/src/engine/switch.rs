@@ -182,6 +182,7 @@ pub(crate) fn switch_memtable(
         m.imm.push_back(ImmMem {
             mem: old.clone(),
             next_log: num,
+            flush_requested: false,
         });
         // An immutable memtable that waits for others before it is flushed
         // (`min_write_buffer_number_to_merge`) serves reads for a while: give it a sorted

@@ -15,4 +15,4 @@ pub(crate) mod setters;
 pub(crate) mod types;
 
 pub use types::TableFactory;
-pub(crate) use types::{CompactionPri, Options, ReadOptions, WriteOptions};
+pub(crate) use types::{CompactionPri, FlushOptions, Options, ReadOptions, WriteOptions};

@@ -648,6 +648,32 @@ impl Options {
     }
 }
 
+/// Options of a manual flush (the `rocksdb` crate's `FlushOptions`), for
+/// [`DB::flush_opt`](crate::DB::flush_opt) and its `_cf` forms.
+#[derive(Debug, Clone)]
+pub struct FlushOptions {
+    pub(crate) wait: bool,
+}
+
+impl Default for FlushOptions {
+    fn default() -> Self {
+        FlushOptions { wait: true }
+    }
+}
+
+impl FlushOptions {
+    /// Default options: wait for the flush.
+    pub fn new() -> FlushOptions {
+        FlushOptions::default()
+    }
+    /// Whether the call waits until the memtables are flushed (default true). With false it
+    /// returns once they are switched out (later writes go to new memtables) and handed to the
+    /// background threads, which flush them whatever `min_write_buffer_number_to_merge` says.
+    pub fn set_wait(&mut self, wait: bool) {
+        self.wait = wait;
+    }
+}
+
 /// Options for writes.
 #[derive(Debug, Clone, Default)]
 pub struct WriteOptions {

@@ -148,3 +148,5 @@ impl<T: ThreadMode> Deref for OptimisticTransactionDB<T> {
         &self.core.db
     }
 }
+
+crate::api::access::db_access_through!([T: ThreadMode] OptimisticTransactionDB<T>, |d| &**d);

@@ -16,17 +16,16 @@ fn two_pc_options(opts: &Options) -> Options {
     o.allow_2pc = true;
     o
 }
+use crate::api::access::{DBRawIteratorWithThreadMode, SnapshotWithThreadMode};
 use crate::api::db::DB;
 use crate::api::{MultiThreaded, SingleThreaded, ThreadMode};
 use crate::engine::column_family::AsColumnFamilyRef;
 use crate::engine::column_family::ColumnFamily;
 use crate::engine::column_family::ColumnFamilyDescriptor;
 use crate::engine::iter::DBIterator;
-use crate::engine::iter::DBRawIterator;
 use crate::engine::iter::IteratorMode;
 use crate::error::{Error, Result};
-use crate::options::{Options, ReadOptions, WriteOptions};
-use crate::snapshot::Snapshot;
+use crate::options::{FlushOptions, Options, ReadOptions, WriteOptions};
 
 /// Options of a [`TransactionDB`] (the `rocksdb` crate's `TransactionDBOptions`).
 #[derive(Clone, Debug)]
@@ -127,6 +126,12 @@ impl TransactionOptions {
     /// Largest write batch in bytes (0: unlimited).
     pub fn set_max_write_batch_size(&mut self, size: usize) {
         self.0.max_write_batch_size = size;
+    }
+    /// Whether `commit` may be called without `prepare` (default true). With false, a
+    /// `commit` before `prepare` fails with InvalidArgument and leaves the transaction as it
+    /// was (RocksDB's `skip_prepare` and `TxnNotPrepared`).
+    pub fn set_skip_prepare(&mut self, skip_prepare: bool) {
+        self.0.skip_prepare = skip_prepare;
     }
 }
 
@@ -335,9 +340,11 @@ impl<T: ThreadMode> TransactionDB<T> {
     {
         self.core.db.multi_get_cf_opt(keys, ro)
     }
-    /// A snapshot of the underlying DB (see [`DB::snapshot`]); it pins the sequence number until dropped.
-    pub fn snapshot(&self) -> Snapshot {
-        self.core.db.snapshot()
+    /// A snapshot of the current state, tied to this DB (the `rocksdb` crate's
+    /// `TransactionDB::snapshot`); it pins the sequence number until dropped. For
+    /// `ReadOptions::set_snapshot`, use its [`as_snapshot`](SnapshotWithThreadMode::as_snapshot).
+    pub fn snapshot(&self) -> SnapshotWithThreadMode<'_, Self> {
+        SnapshotWithThreadMode::new(self)
     }
     /// An iterator over the default column family, without locks (see [`DB::iterator`]).
     pub fn iterator(&self, mode: IteratorMode<'_>) -> DBIterator {
@@ -352,29 +359,36 @@ impl<T: ThreadMode> TransactionDB<T> {
         self.core.db.iterator_cf(cf, mode)
     }
     /// A raw iterator over the default column family, without locks (see [`DB::raw_iterator`]).
-    pub fn raw_iterator(&self) -> DBRawIterator {
-        self.core.db.raw_iterator()
+    pub fn raw_iterator(&self) -> DBRawIteratorWithThreadMode<'_, Self> {
+        DBRawIteratorWithThreadMode::new(self.core.db.raw_iterator().into())
     }
     /// [`raw_iterator`](Self::raw_iterator) over column family `cf`.
-    pub fn raw_iterator_cf(&self, cf: &impl AsColumnFamilyRef) -> DBRawIterator {
-        self.core.db.raw_iterator_cf(cf)
+    pub fn raw_iterator_cf(&self, cf: &impl AsColumnFamilyRef) -> DBRawIteratorWithThreadMode<'_, Self> {
+        DBRawIteratorWithThreadMode::new(self.core.db.raw_iterator_cf(cf).into())
     }
     /// The handle of the column family `name`, or `None` if the DB has none of that name.
     pub fn cf_handle(&self, name: &str) -> Option<Arc<ColumnFamily>> {
         self.core.db.cf_handle(name)
     }
-    /// Creates the column family `name` with `opts` (adjusted for transactions); errors as
-    /// [`DB::create_cf`].
-    pub fn create_cf(&self, name: impl AsRef<str>, opts: &Options) -> Result<()> {
-        self.core.db.create_cf(name, &txn_options(opts))
-    }
-    /// Drops the column family `name`; errors as [`DB::drop_cf`].
-    pub fn drop_cf(&self, name: impl AsRef<str>) -> Result<()> {
-        self.core.db.drop_cf(name)
-    }
     /// Flushes the default column family's memtable to an SST file and waits (see [`DB::flush`]).
     pub fn flush(&self) -> Result<()> {
         self.core.db.flush()
+    }
+    /// [`flush`](Self::flush) with `opts` (see [`DB::flush_opt`]).
+    pub fn flush_opt(&self, opts: &FlushOptions) -> Result<()> {
+        self.core.db.flush_opt(opts)
+    }
+    /// Flushes column family `cf`'s memtable and waits (see [`DB::flush_cf`]).
+    pub fn flush_cf(&self, cf: &impl AsColumnFamilyRef) -> Result<()> {
+        self.core.db.flush_cf(cf)
+    }
+    /// [`flush_cf`](Self::flush_cf) with `opts` (see [`DB::flush_cf_opt`]).
+    pub fn flush_cf_opt(&self, cf: &impl AsColumnFamilyRef, opts: &FlushOptions) -> Result<()> {
+        self.core.db.flush_cf_opt(cf, opts)
+    }
+    /// Flushes several column families' memtables (see [`DB::flush_cfs_opt`]).
+    pub fn flush_cfs_opt(&self, cfs: &[&impl AsColumnFamilyRef], opts: &FlushOptions) -> Result<()> {
+        self.core.db.flush_cfs_opt(cfs, opts)
     }
     /// Writes the WAL's buffered records to its file, and syncs the file too if `sync` (see
     /// [`DB::flush_wal`]).
@@ -396,7 +410,30 @@ impl<T: ThreadMode> TransactionDB<T> {
     }
 }
 
+impl TransactionDB<SingleThreaded> {
+    /// Creates the column family `name` with `opts` (adjusted for transactions); errors as
+    /// [`DB::create_cf`]. Takes `&mut self` in this mode, as in the `rocksdb` crate (so an
+    /// unannotated `TransactionDB::open(..)` whose `create_cf` is called through `&self` is
+    /// the multi-threaded mode, as there).
+    pub fn create_cf(&mut self, name: impl AsRef<str>, opts: &Options) -> Result<()> {
+        self.core.db.create_cf(name, &txn_options(opts))
+    }
+    /// Drops the column family `name`; errors as [`DB::drop_cf`].
+    pub fn drop_cf(&mut self, name: impl AsRef<str>) -> Result<()> {
+        self.core.db.drop_cf(name)
+    }
+}
+
 impl TransactionDB<MultiThreaded> {
+    /// Creates the column family `name` with `opts` (adjusted for transactions); errors as
+    /// [`DB::create_cf`].
+    pub fn create_cf(&self, name: impl AsRef<str>, opts: &Options) -> Result<()> {
+        self.core.db.create_cf(name, &txn_options(opts))
+    }
+    /// Drops the column family `name`; errors as [`DB::drop_cf`].
+    pub fn drop_cf(&self, name: impl AsRef<str>) -> Result<()> {
+        self.core.db.drop_cf(name)
+    }
     /// The value of DB property `name` of the default column family, `Ok(None)` if it is
     /// unknown (see [`DB::property_value`]).
     pub fn property_value(&self, name: impl crate::properties::CStrLike) -> Result<Option<String>> {
@@ -408,3 +445,5 @@ impl TransactionDB<MultiThreaded> {
         self.core.db.property_int_value(name)
     }
 }
+
+crate::api::access::db_access_through!([T: ThreadMode] TransactionDB<T>, |d| d.base_db());

@@ -14,6 +14,7 @@ use parking_lot::Mutex;
 use super::checks::{check_key, last_seq};
 use super::locks::LockRequest;
 use super::wbwi::{Index, TxnIterator, TxnRawIterator, WriteBatchWithIndex};
+use crate::api::access::{sealed, DBAccess, SnapshotWithThreadMode};
 use crate::api::db::DB;
 use crate::engine::column_family::AsColumnFamilyRef;
 use crate::engine::column_family::ColumnFamilyData;
@@ -24,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::key::SequenceNumber;
 use crate::options::{ReadOptions, WriteOptions};
 use crate::snapshot::Snapshot;
+use crate::table::pinnable::{DBPinnableSlice, ValueOut};
 
 /// The engine a transaction belongs to.
 pub(crate) enum Kind {
@@ -81,6 +83,8 @@ pub(crate) struct TxnSettings {
     pub deadlock_detect_depth: i64,
     /// 0: unlimited.
     pub max_write_batch_size: usize,
+    /// False: `commit` requires `prepare` first (RocksDB's `TransactionOptions::skip_prepare`).
+    pub skip_prepare: bool,
 }
 
 impl Default for TxnSettings {
@@ -92,6 +96,7 @@ impl Default for TxnSettings {
             deadlock_detect: false,
             deadlock_detect_depth: 50,
             max_write_batch_size: 0,
+            skip_prepare: true,
         }
     }
 }
@@ -252,9 +257,13 @@ impl<'db, D> Transaction<'db, D> {
         Ok(())
     }
 
-    /// The transaction's snapshot (with `set_snapshot`), for `ReadOptions::set_snapshot`.
-    pub fn snapshot(&self) -> Option<Snapshot> {
-        self.st.lock().snapshot.clone()
+    /// A snapshot that reads through this transaction (the `rocksdb` crate's
+    /// `Transaction::snapshot`): at the transaction's snapshot (taken by `set_snapshot`, or at
+    /// the start with `TransactionOptions::set_snapshot`), or, if it has none, at the latest
+    /// state; either way with the transaction's own writes on top. For
+    /// `ReadOptions::set_snapshot`, use its [`as_snapshot`](SnapshotWithThreadMode::as_snapshot).
+    pub fn snapshot(&self) -> SnapshotWithThreadMode<'_, Self> {
+        SnapshotWithThreadMode::new(self)
     }
 
     /// Take a snapshot now: keys tracked from now on must not change after it
@@ -422,6 +431,28 @@ impl<'db, D> Transaction<'db, D> {
         self.usable(&st)?;
         st.wbwi.value_with_db(self.db(), cf, key, ro)
     }
+    /// [`get`](Self::get) returning the value as a [`DBPinnableSlice`] (a copy: values read
+    /// through a transaction may come from its own batch).
+    pub fn get_pinned(&self, key: impl AsRef<[u8]>) -> Result<Option<DBPinnableSlice>> {
+        self.get_pinned_opt(key, &ReadOptions::default())
+    }
+    /// [`get_pinned`](Self::get_pinned) with read options `ro`.
+    pub fn get_pinned_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<DBPinnableSlice>> {
+        Ok(self.get_opt(key, ro)?.map(DBPinnableSlice::from_vec))
+    }
+    /// [`get_pinned`](Self::get_pinned) in column family `cf`.
+    pub fn get_pinned_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) -> Result<Option<DBPinnableSlice>> {
+        self.get_pinned_cf_opt(cf, key, &ReadOptions::default())
+    }
+    /// [`get_pinned_cf`](Self::get_pinned_cf) with read options `ro`.
+    pub fn get_pinned_cf_opt(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+        ro: &ReadOptions,
+    ) -> Result<Option<DBPinnableSlice>> {
+        Ok(self.get_cf_opt(cf, key, ro)?.map(DBPinnableSlice::from_vec))
+    }
     /// Several keys, each as [`get`](Self::get).
     pub fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>> {
         keys.into_iter().map(|k| self.get(k)).collect()
@@ -528,7 +559,7 @@ impl<'db, D> Transaction<'db, D> {
     /// [`raw_iterator`](Self::raw_iterator) with read options `ro`. The iterator holds a copy of the
     /// writes made so far: later writes of the transaction are not seen by it.
     pub fn raw_iterator_opt(&self, ro: ReadOptions) -> TxnRawIterator {
-        let base = self.core.db.raw_iterator_opt(ro);
+        let base = self.core.db.raw_iterator_opt(ro).into();
         TxnRawIterator::new(base, self.st.lock().wbwi.delta(0))
     }
     /// [`raw_iterator`](Self::raw_iterator) over column family `cf`.
@@ -537,7 +568,7 @@ impl<'db, D> Transaction<'db, D> {
     }
     /// [`raw_iterator_cf`](Self::raw_iterator_cf) with read options `ro`.
     pub fn raw_iterator_cf_opt(&self, cf: &impl AsColumnFamilyRef, ro: ReadOptions) -> TxnRawIterator {
-        let base = self.core.db.raw_iterator_cf_opt(cf, ro);
+        let base = self.core.db.raw_iterator_cf_opt(cf, ro).into();
         TxnRawIterator::new(base, self.st.lock().wbwi.delta(cfd_of(cf).id))
     }
     /// A Rust iterator over the DB merged with the transaction's writes, starting at `mode`.
@@ -610,6 +641,12 @@ impl<'db, D> Transaction<'db, D> {
             return self.commit_prepared(&mut st);
         }
         self.usable(&st)?;
+        if !self.settings.skip_prepare {
+            // RocksDB's TxnNotPrepared: nothing changes, `prepare` may follow.
+            return Err(Error::invalid(
+                "commit: the transaction was not prepared (its options set skip_prepare to false)",
+            ));
+        }
         let r = match &self.core.kind {
             Kind::Optimistic { buckets } => self.commit_optimistic(&st, buckets),
             Kind::Pessimistic { locks, .. } => match locks.start_commit(self.id) {
@@ -723,21 +760,78 @@ impl<'db, D> Transaction<'db, D> {
         r
     }
 
-    /// Drop every write and lock; the transaction cannot be used afterwards (an expired one
-    /// can still be rolled back).
+    /// Drop every write, lock, tracked key and savepoint (RocksDB's `Rollback`). As in
+    /// RocksDB, a transaction rolled back before `prepare` stays usable: it keeps its name and
+    /// snapshot, and what it writes next is committed by a later `commit`. A prepared
+    /// transaction is rolled back for good (a rollback marker is logged), and so is an expired
+    /// one; InvalidArgument after `commit`.
     pub fn rollback(&self) -> Result<()> {
         let mut st = self.st.lock();
         if st.state == State::Prepared {
             return self.rollback_prepared(&mut st);
         }
         match self.usable(&st) {
-            Ok(()) => {}
+            Ok(()) => {
+                if let Kind::Pessimistic { locks, .. } = &self.core.kind {
+                    locks.unlock(self.id, st.tracked.keys());
+                }
+                st.tracked.clear();
+                st.savepoints.clear();
+                st.wbwi.clear();
+                return Ok(());
+            }
             Err(Error::Expired(_)) => {}
             Err(e) => return Err(e),
         }
         st.state = State::RolledBack;
         self.release(&mut st);
         Ok(())
+    }
+}
+
+impl<D> sealed::Access for Transaction<'_, D> {
+    fn access_snapshot(&self) -> Option<Snapshot> {
+        self.st.lock().snapshot.clone()
+    }
+}
+
+impl<D> DBAccess for Transaction<'_, D> {
+    fn get_opt<K: AsRef<[u8]>>(&self, key: K, readopts: &ReadOptions) -> Result<Option<Vec<u8>>> {
+        Transaction::get_opt(self, key, readopts)
+    }
+    fn get_cf_opt<K: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        readopts: &ReadOptions,
+    ) -> Result<Option<Vec<u8>>> {
+        Transaction::get_cf_opt(self, cf, key, readopts)
+    }
+    fn get_pinned_opt<K: AsRef<[u8]>>(&self, key: K, readopts: &ReadOptions) -> Result<Option<DBPinnableSlice>> {
+        Transaction::get_pinned_opt(self, key, readopts)
+    }
+    fn get_pinned_cf_opt<K: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        readopts: &ReadOptions,
+    ) -> Result<Option<DBPinnableSlice>> {
+        Transaction::get_pinned_cf_opt(self, cf, key, readopts)
+    }
+    fn multi_get_opt<K, I>(&self, keys: I, readopts: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>>
+    where
+        K: AsRef<[u8]>,
+        I: IntoIterator<Item = K>,
+    {
+        Transaction::multi_get_opt(self, keys, readopts)
+    }
+    fn multi_get_cf_opt<'b, K, I, W>(&self, keys_cf: I, readopts: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>>
+    where
+        K: AsRef<[u8]>,
+        I: IntoIterator<Item = (&'b W, K)>,
+        W: AsColumnFamilyRef + 'b,
+    {
+        Transaction::multi_get_cf_opt(self, keys_cf, readopts)
     }
 }
 

@@ -218,7 +218,8 @@ fn iterator_outlives_db_handle() {
             db.flush().unwrap();
         }
     }
-    let mut raw = db.raw_iterator();
+    // detached from the DB's lifetime: it holds what it reads by itself
+    let mut raw = shale::DBRawIterator::from(db.raw_iterator());
     let it = db.iterator(IteratorMode::Start);
     drop(db);
     let got: Model = it.map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap()).collect();

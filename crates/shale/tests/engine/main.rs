@@ -22,6 +22,7 @@ mod compaction_triggers;
 mod concurrency;
 mod corruption_sweep;
 mod cuckoo_multi_get;
+mod db_access;
 mod faults;
 mod info_log;
 mod ingest;

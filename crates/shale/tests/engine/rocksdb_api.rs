@@ -33,7 +33,7 @@ fn has_line(text: &str, line: &str) -> bool {
 }
 
 /// The example's concatenating merge (the `rocksdb` crate's closure form).
-fn concat_merge(_key: &[u8], existing: Option<&[u8]>, operands: &MergeOperands) -> Option<Vec<u8>> {
+pub(crate) fn concat_merge(_key: &[u8], existing: Option<&[u8]>, operands: &MergeOperands) -> Option<Vec<u8>> {
     let mut out = existing.map(|e| e.to_vec()).unwrap_or_default();
     for op in operands {
         out.extend_from_slice(op);
@@ -733,5 +733,52 @@ fn failing_merge_reads_as_rocksdb_merge_operator_failed() {
     assert!(
         text.contains("Merge operator failed") && text.contains("refusing"),
         "{text}"
+    );
+}
+
+/// Waits (up to 20 s) until `done` holds.
+fn eventually(mut done: impl FnMut() -> bool) -> bool {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::time::Instant::now() < until {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    done()
+}
+
+#[test]
+fn flush_options_without_wait_hand_the_memtable_to_the_background() {
+    let d = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.create_missing_column_families(true);
+    // one immutable memtable is not enough for a flush of its own accord
+    o.set_max_write_buffer_number(6);
+    o.set_min_write_buffer_number_to_merge(4);
+    let db = DB::open_cf(&o, d.path(), ["c"]).unwrap();
+    let c = db.cf_handle("c").unwrap();
+    let l0 = |cf: &Arc<shale::ColumnFamily>| db.property_int_value_cf(cf, "rocksdb.num-files-at-level0").unwrap();
+    let l0_default = || db.property_int_value("rocksdb.num-files-at-level0").unwrap();
+    db.put("k", "v").unwrap();
+    db.put_cf(&c, "k", "c").unwrap();
+    let mut no_wait = shale::FlushOptions::default();
+    no_wait.set_wait(false);
+    db.flush_opt(&no_wait).unwrap();
+    assert!(eventually(|| l0_default() == Some(1)), "the default family is flushed");
+    assert_eq!(l0(&c), Some(0), "only the family asked for");
+    db.flush_cfs_opt(&[&c], &no_wait).unwrap();
+    assert!(eventually(|| l0(&c) == Some(1)));
+    assert_eq!(db.get_cf(&c, "k").unwrap().as_deref(), Some(&b"c"[..]));
+    // waiting (the default) returns with the file written
+    db.put_cf(&c, "k2", "c2").unwrap();
+    db.flush_cf_opt(&c, &shale::FlushOptions::new()).unwrap();
+    assert_eq!(l0(&c), Some(2));
+    // a family dropped: InvalidArgument, waiting or not
+    db.drop_cf("c").unwrap();
+    assert_eq!(
+        db.flush_cf_opt(&c, &no_wait).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
     );
 }

@@ -126,7 +126,7 @@ fn wbwi_iterator_matches_model() {
             .filter(|(k, _)| !bounded || (k.as_slice() >= lo.as_slice() && k.as_slice() < hi.as_slice()))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        let mut it = b.iterator_with_base(db.raw_iterator_opt(ro.clone()));
+        let mut it = b.iterator_with_base(db.raw_iterator_opt(ro.clone()).into());
         it.seek_to_first();
         let mut got = Vec::new();
         while it.valid() {
@@ -822,6 +822,7 @@ fn bad_input_is_an_error_not_a_panic() {
     let t = db.transaction();
     assert_eq!(t.rollback_to_savepoint().unwrap_err().kind(), ErrorKind::NotFound);
     t.rollback().unwrap();
+    t.commit().unwrap();
     assert_eq!(t.commit().unwrap_err().kind(), ErrorKind::InvalidArgument);
 
     let mut to = TransactionOptions::new();
@@ -848,5 +849,40 @@ fn bad_input_is_an_error_not_a_panic() {
     assert_eq!(t.commit().unwrap_err().kind(), ErrorKind::InvalidArgument);
     let t = odb.transaction();
     t.rollback().unwrap();
+    t.commit().unwrap();
     assert_eq!(t.get(b"x").unwrap_err().kind(), ErrorKind::InvalidArgument);
+}
+
+#[test]
+fn a_transaction_rolled_back_before_prepare_stays_usable() {
+    let d = tempfile::tempdir().unwrap();
+    let db: TransactionDB = TransactionDB::open(&opts(), &TransactionDBOptions::default(), d.path()).unwrap();
+    let t = db.transaction();
+    t.put(b"gone", b"1").unwrap();
+    t.get_for_update(b"locked", true).unwrap();
+    t.set_savepoint();
+    t.rollback().unwrap();
+    assert!(t.get(b"gone").unwrap().is_none(), "its writes are dropped");
+    assert_eq!(t.rollback_to_savepoint().unwrap_err().kind(), ErrorKind::NotFound);
+    // its lock is released: another transaction takes it at once
+    let mut no_wait = TransactionOptions::new();
+    no_wait.set_lock_timeout(0);
+    let u = db.transaction_opt(&WriteOptions::default(), &no_wait);
+    u.put(b"locked", b"u").unwrap();
+    u.commit().unwrap();
+    // and it goes on: what it writes next is committed
+    t.put(b"kept", b"2").unwrap();
+    t.commit().unwrap();
+    assert!(db.get(b"gone").unwrap().is_none());
+    assert_eq!(db.get(b"kept").unwrap().as_deref(), Some(&b"2"[..]));
+
+    let od = tempfile::tempdir().unwrap();
+    let odb: OptimisticTransactionDB = OptimisticTransactionDB::open(&opts(), od.path()).unwrap();
+    let t = odb.transaction();
+    t.put(b"gone", b"1").unwrap();
+    t.rollback().unwrap();
+    t.put(b"kept", b"2").unwrap();
+    t.commit().unwrap();
+    assert!(odb.get(b"gone").unwrap().is_none());
+    assert_eq!(odb.get(b"kept").unwrap().as_deref(), Some(&b"2"[..]));
 }

@@ -212,6 +212,9 @@ fn bad_input_is_an_error_not_a_panic() {
     let u = db.transaction();
     inv(u.set_name(&[b'x'; 512]));
     t.rollback().unwrap();
+    // a rollback before prepare keeps the transaction usable, and its name with it
+    inv(u.set_name(&[b'x'; 512]));
+    drop(t);
     u.set_name(&[b'x'; 512]).unwrap();
     inv(u.commit().and_then(|_| u.set_name(b"late")));
     // Dropped unprepared: the name is released too.
@@ -962,4 +965,25 @@ fn shale_recovers_rocksdb_db_bench_two_phase_wal() {
     after.insert(b"zz-shale".to_vec(), b"1".to_vec());
     drop(db);
     assert_eq!(ldb_scan(&ldb, d.path()), after);
+}
+
+#[test]
+fn without_skip_prepare_commit_needs_prepare() {
+    let d = tempfile::tempdir().unwrap();
+    let db: TransactionDB = TransactionDB::open(&opts(), &TransactionDBOptions::default(), d.path()).unwrap();
+    let mut to = TransactionOptions::new();
+    to.set_skip_prepare(false);
+    let t = db.transaction_opt(&WriteOptions::default(), &to);
+    t.put(b"k", b"v").unwrap();
+    assert_eq!(t.commit().unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert!(db.get(b"k").unwrap().is_none());
+    // the transaction is as it was: named and prepared, it commits
+    t.set_name(b"needs-prepare").unwrap();
+    t.prepare().unwrap();
+    t.commit().unwrap();
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    // by default a transaction commits without prepare
+    let t = db.transaction();
+    t.put(b"k2", b"v").unwrap();
+    t.commit().unwrap();
 }

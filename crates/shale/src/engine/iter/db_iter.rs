@@ -149,6 +149,10 @@ impl DBRawIterator {
             _ => &self.saved_value,
         })
     }
+    /// The current key and value together, or `None` when not [`valid`](Self::valid).
+    pub fn item(&self) -> Option<(&[u8], &[u8])> {
+        self.key().zip(self.value())
+    }
     /// The timestamp of the current entry, or `None` when not positioned. Shale has no
     /// user-defined timestamps, so a positioned iterator's timestamp is always empty (as
     /// RocksDB's for a family without them).
