@@ -600,7 +600,7 @@ fn open_inner(
     // the next open replays the WALs again for that family from scratch (merge operands must
     // not apply twice).
     let mut recovered: BTreeMap<u32, VersionEdit> = BTreeMap::new();
-    replay_wals(&db, &wals, &mut recovered)?;
+    replay_wals(&db, &wals, Vec::new(), &mut recovered)?;
     if !read_only {
         let options_num = start_first_wal(&db, &fs, path, opts, recovered)?;
         for name in &missing {
@@ -707,7 +707,15 @@ fn flush_recovered(db: &Arc<DbInner>, cf: u32, recovered: &mut BTreeMap<u32, Ver
     Ok(())
 }
 
-pub(crate) fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTreeMap<u32, VersionEdit>) -> Result<()> {
+/// Replay the WALs `wals` into the memtables. `preread` holds the bytes of the first WALs when
+/// the caller has read them already (a secondary reads them at once after listing them: the
+/// primary may delete a WAL any time after); the others are read here, one at a time.
+pub(crate) fn replay_wals(
+    db: &Arc<DbInner>,
+    wals: &[u64],
+    mut preread: Vec<Vec<u8>>,
+    recovered: &mut BTreeMap<u32, VersionEdit>,
+) -> Result<()> {
     // A secondary reads WALs the primary is still appending to: a record being written (or,
     // with mapped appends, copied out of order) ends what it can see, whatever the primary's
     // recovery mode; it replays the prefix up to there and stops (the next catch-up sees more).
@@ -731,13 +739,16 @@ pub(crate) fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTree
         .map(|c| c.log_number)
         .min()
         .unwrap_or(0);
-    for &num in wals {
+    for (i, &num) in wals.iter().enumerate() {
         if secondary && stopped_at.is_some() {
             break;
         }
         let path = wal_name(&db.path, num);
         let name = name_of(&path);
-        let data = db.fs.read_all(&path)?;
+        let data = match preread.get_mut(i) {
+            Some(d) => std::mem::take(d),
+            None => db.fs.read_all(&path)?,
+        };
         let mut reader = log::Reader::new(data, name.clone(), num, mode);
         while let Some(r) = reader.read_record()? {
             let rec = r.to_vec();

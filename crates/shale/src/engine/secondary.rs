@@ -27,8 +27,11 @@ use crate::key::InternalKeyComparator;
 use crate::lsm::version::VersionSet;
 use crate::options::Options;
 
-/// Catch-ups that met a MANIFEST moving on under them before one gives up.
-const CATCH_UP_ATTEMPTS: u32 = 10;
+/// Attempts that met a MANIFEST moving on under them before a catch-up gives up, and the time
+/// it may spend trying (a primary that writes MANIFEST records faster than a secondary can read
+/// its MANIFEST and list its WALs would keep it trying forever).
+const CATCH_UP_ATTEMPTS: u32 = 100;
+const CATCH_UP_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Open the database at `primary` as a secondary instance whose own files (its LOG) live in
 /// `secondary` (created if missing), with the families `cfs` (none: the default family).
@@ -54,12 +57,23 @@ pub(crate) fn catch_up(db: &Arc<DbInner>) -> Result<()> {
     };
     let _one_at_a_time = sec.catch_up.lock();
     let mut last_err = None;
-    for attempt in 0..CATCH_UP_ATTEMPTS {
+    let started = std::time::Instant::now();
+    let mut attempts = 0;
+    while attempts < CATCH_UP_ATTEMPTS && (attempts == 0 || started.elapsed() < CATCH_UP_PATIENCE) {
+        let attempt = attempts;
+        attempts += 1;
         let before = manifest_state(&db.fs, &db.path);
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| catch_up_once(db, &before)))
             .unwrap_or_else(|p| Err(Error::from_panic("try_catch_up_with_primary", p)));
         match r {
-            Ok(true) => return Ok(()),
+            Ok(true) => {
+                if attempts > 1 {
+                    db.info_log.info(&format!(
+                        "The catch-up took {attempts} attempts: the primary's MANIFEST moved on under the others"
+                    ));
+                }
+                return Ok(());
+            }
             Ok(false) => last_err = Some(Error::Busy("the MANIFEST changed during the catch-up".into())),
             // A table or WAL the primary deleted after the MANIFEST moved on.
             Err(e) if (is_missing_file(&e) || is_not_found(&e)) && manifest_state(&db.fs, &db.path) != before => {
@@ -67,12 +81,13 @@ pub(crate) fn catch_up(db: &Arc<DbInner>) -> Result<()> {
             }
             Err(e) => return Err(e),
         }
-        std::thread::sleep(std::time::Duration::from_millis(1 << attempt.min(6)));
+        std::thread::sleep(std::time::Duration::from_millis(1 << attempt.min(4)));
     }
     Err(Error::Busy(format!(
-        "{}: catch-up gave up: the primary's MANIFEST changed under each of {CATCH_UP_ATTEMPTS} \
-         attempts; last: {}",
+        "{}: catch-up gave up: the primary's MANIFEST changed under each of {attempts} attempts \
+         in {:.1}s; last: {}",
         db.path.display(),
+        started.elapsed().as_secs_f64(),
         last_err.map(|e| e.to_string()).unwrap_or_default()
     )))
 }
@@ -81,9 +96,9 @@ fn is_not_found(e: &Error) -> bool {
     matches!(e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
 }
 
-/// One attempt; `Ok(false)` when the primary's MANIFEST changed while the WALs were read (a
+/// One attempt; `Ok(false)` when the primary's MANIFEST changed before the WALs were read (a
 /// WAL the version needed may have been deleted after a flush, the tables holding its data
-/// being in the newer MANIFEST): nothing is published then, and the caller tries again.
+/// being in the newer MANIFEST): nothing is changed then, and the caller tries again.
 fn catch_up_once(db: &Arc<DbInner>, before: &ManifestState) -> Result<bool> {
     let families: Vec<Arc<ColumnFamilyData>> = db.cfs.read().by_id.values().cloned().collect();
     let lookup = |name: &str| {
@@ -101,9 +116,23 @@ fn catch_up_once(db: &Arc<DbInner>, before: &ManifestState) -> Result<bool> {
             )));
         }
     }
+    // List the WALs the version needs and read them at once: the primary deletes a WAL only
+    // after a MANIFEST record says its data is in a table, so if the MANIFEST is still the one
+    // read above once the WALs are in memory, no WAL the version needs was missed. The window
+    // is the MANIFEST read, the listing and the copies; the replay (the slow part) and the
+    // table checks come after it.
+    let wals = wals_to_replay(&db.fs, &db.path, &mut vs, &db.opts, true, false)?;
+    let mut wal_bytes = Vec::with_capacity(wals.len());
+    for &n in &wals {
+        wal_bytes.push(db.fs.read_all(&crate::lsm::filename::wal_name(&db.path, n))?);
+    }
+    if manifest_state(&db.fs, &db.path) != *before {
+        return Ok(false);
+    }
+    // A table the primary deleted since (after a later MANIFEST record) is found here, and the
+    // caller reads the MANIFEST again; open the tables before anything is published, so no
+    // reader meets it.
     check_live_tables(&db.fs, &db.path, &vs)?;
-    // Open the new version's tables before anything is published: a table the primary has
-    // deleted since is found here (and the MANIFEST read again), not by a reader.
     if db.opts.max_open_files < 0 {
         for c in &families {
             if let Ok(cv) = vs.cf(c.id) {
@@ -113,7 +142,6 @@ fn catch_up_once(db: &Arc<DbInner>, before: &ManifestState) -> Result<bool> {
             }
         }
     }
-    let wals = wals_to_replay(&db.fs, &db.path, &mut vs, &db.opts, true, false)?;
     let new_last = vs.last_sequence;
     let old_files: Vec<(Arc<ColumnFamilyData>, Vec<u64>)> = {
         let mut st = db.state.lock();
@@ -142,12 +170,7 @@ fn catch_up_once(db: &Arc<DbInner>, before: &ManifestState) -> Result<bool> {
         st.rebuild_memset();
         old
     };
-    replay_wals(db, &wals, &mut BTreeMap::new())?;
-    // The version, the WAL list and the WALs' contents must belong together: a prefix of the
-    // primary's history only if no flush retired a WAL meanwhile.
-    if manifest_state(&db.fs, &db.path) != *before {
-        return Ok(false);
-    }
+    replay_wals(db, &wals, wal_bytes, &mut BTreeMap::new())?;
     let st = db.state.lock();
     // Sequence numbers only grow: the replay raised it to the WALs' last record; the MANIFEST's
     // last sequence covers what the primary flushed and no longer has in a WAL.

@@ -410,3 +410,68 @@ fn a_flush_between_the_manifest_read_and_the_wal_listing_is_not_a_gap() {
         Some(&b"in-the-second-wal"[..])
     );
 }
+
+/// The CI failure of 2026-11-28 (crash test seed 1795885526): a primary that writes MANIFEST
+/// records every few milliseconds (a family with a tiny write buffer flushing all the time)
+/// while another family holds megabytes in its WAL. A catch-up that needed the MANIFEST to
+/// stay still while it replayed the whole WAL gave up with Busy every time; one that copies
+/// the WALs first and replays them afterwards needs the MANIFEST still only for the copy.
+#[test]
+fn a_catch_up_succeeds_while_the_primary_keeps_writing_its_manifest() {
+    let fs = MemFs::new();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.create_missing_column_families(true);
+    o.set_env(Arc::new(fs.clone()));
+    o.set_write_buffer_size(64 << 20);
+    let primary = DB::open_cf(&o, "/p", ["busy"]).unwrap();
+    let big = vec![b'v'; 100];
+    let n = 60_000u64;
+    for i in 0..n {
+        primary.put(format!("big{i:06}"), &big).unwrap();
+    }
+    let sec = DB::open_cf_as_secondary(&o, "/p", "/s", ["busy"]).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let written = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let busy = primary.cf_handle("busy").unwrap();
+            let mut i = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Acquire) {
+                primary.put_cf(&busy, format!("b{i:06}"), b"x").unwrap();
+                primary.flush_cf(&busy).unwrap();
+                written.store(i + 1, std::sync::atomic::Ordering::Release);
+                i += 1;
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        });
+        let sbusy = sec.cf_handle("busy").unwrap();
+        let r = (|| -> Result<(), String> {
+            for round in 0..8 {
+                let before = written.load(std::sync::atomic::Ordering::Acquire);
+                sec.try_catch_up_with_primary()
+                    .map_err(|e| format!("catch-up {round}: {e}"))?;
+                for i in (0..n).step_by(997) {
+                    let got = sec.get(format!("big{i:06}")).map_err(|e| e.to_string())?;
+                    if got.as_deref() != Some(&big[..]) {
+                        return Err(format!("catch-up {round}: big{i:06} is {got:?}"));
+                    }
+                }
+                if before > 0 {
+                    let k = format!("b{:06}", before - 1);
+                    let got = sec.get_cf(&sbusy, &k).map_err(|e| e.to_string())?;
+                    if got.as_deref() != Some(&b"x"[..]) {
+                        return Err(format!("catch-up {round}: {k} (flushed before it) is {got:?}"));
+                    }
+                }
+            }
+            Ok(())
+        })();
+        stop.store(true, std::sync::atomic::Ordering::Release);
+        r.unwrap();
+    });
+    assert!(
+        written.load(std::sync::atomic::Ordering::Acquire) > 8,
+        "the primary kept flushing"
+    );
+}
