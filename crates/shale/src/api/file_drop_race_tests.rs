@@ -96,6 +96,39 @@ fn live(db: &DB) -> Vec<(i32, String)> {
     v
 }
 
+/// Manual compactions in chunks of one file each (levels not dynamic), no automatic ones.
+fn chunk_per_file(fs: Arc<HookFs>) -> Options {
+    Options {
+        create_if_missing: true,
+        env: fs,
+        disable_auto_compactions: true,
+        level_compaction_dynamic_level_bytes: false,
+        max_compaction_bytes: 1,
+        ..Options::default()
+    }
+}
+
+/// Two ranges, k010..k019 and k050..k059, each with an older file at L6 and a newer one at L5
+/// (ingests place a file at the lowest level it does not overlap).
+fn two_ranges_at_l5_and_l6(o: &Options, fs: &dyn FileSystem, db: &DB) {
+    fs.create_dir_all(Path::new("/ext")).unwrap();
+    for (n, (lo, tag)) in [(10u32, "a6"), (10, "a5"), (50, "b6"), (50, "b5")]
+        .into_iter()
+        .enumerate()
+    {
+        let path = format!("/ext/{n}.sst");
+        let mut w = crate::engine::sst_file_writer::SstFileWriter::create(o);
+        w.open(&path).unwrap();
+        for i in lo..lo + 10 {
+            w.put(key(i), tag).unwrap();
+        }
+        w.finish().unwrap();
+        db.ingest_external_file(vec![path]).unwrap();
+    }
+    let levels: Vec<i32> = live(db).iter().map(|(l, _)| *l).collect();
+    assert_eq!(levels, vec![5, 5, 6, 6]);
+}
+
 /// While the edit dropping a file is being written, the compaction picker must not take that
 /// file (here: L0 -> base, whose overlapping base-level file is the one being dropped).
 #[test]
@@ -174,34 +207,9 @@ fn a_compaction_picked_while_a_file_drop_is_written_does_not_take_the_file() {
 #[test]
 fn a_file_dropped_while_a_manual_compaction_runs_stays_dropped() {
     let (fs, hook) = hook_fs(|name| name.ends_with(".sst"));
-    let o = Options {
-        create_if_missing: true,
-        env: fs.clone(),
-        disable_auto_compactions: true,
-        level_compaction_dynamic_level_bytes: false,
-        // every file is a chunk of its own
-        max_compaction_bytes: 1,
-        ..Options::default()
-    };
+    let o = chunk_per_file(fs.clone());
     let db = DB::open(&o, "/drop-manual").unwrap();
-    FileSystem::create_dir_all(&*fs, Path::new("/ext")).unwrap();
-    // Two ranges, each with an older file at L6 and a newer one at L5 (ingests place a file
-    // at the lowest level it does not overlap).
-    for (n, (lo, tag)) in [(10u32, "a6"), (10, "a5"), (50, "b6"), (50, "b5")]
-        .into_iter()
-        .enumerate()
-    {
-        let path = format!("/ext/{n}.sst");
-        let mut w = crate::engine::sst_file_writer::SstFileWriter::create(&o);
-        w.open(&path).unwrap();
-        for i in lo..lo + 10 {
-            w.put(key(i), tag).unwrap();
-        }
-        w.finish().unwrap();
-        db.ingest_external_file(vec![path]).unwrap();
-    }
-    let levels: Vec<i32> = live(&db).iter().map(|(l, _)| *l).collect();
-    assert_eq!(levels, vec![5, 5, 6, 6]);
+    two_ranges_at_l5_and_l6(&o, &*fs, &db);
     // While the first chunk (L5 -> L6 of k010..k019) writes its output, drop the second
     // range's files.
     let inner: Arc<OnceLock<Arc<DbInner>>> = Arc::new(OnceLock::new());
@@ -236,4 +244,54 @@ fn a_file_dropped_while_a_manual_compaction_runs_stays_dropped() {
             "key {i} of a dropped file is back after a reopen"
         );
     }
+}
+
+/// Two threads' manual compactions over the same range: between two chunks a manual compaction
+/// waits (without the DB mutex) for an ingest in flight, and the other thread's compaction
+/// starts then. Both took the same L5 file with the same L6 file below it and wrote overlapping
+/// outputs into L6; the second install failed with "files … overlap in level 6" (or on a
+/// removed input) and stopped writes. Found by CI's crash test (2026-11-28, seed 1795886581:
+/// "files 2183 and 2185 overlap in level 3").
+#[test]
+fn concurrent_manual_compactions_do_not_compact_the_same_files() {
+    let (fs, hook) = hook_fs(|name| name.ends_with(".sst"));
+    let o = chunk_per_file(fs.clone());
+    let db = Arc::new(DB::open(&o, "/manual-twice").unwrap());
+    two_ranges_at_l5_and_l6(&o, &*fs, &db);
+    // While the first chunk (L5 -> L6 of k010..k019) writes its output: an ingest is in flight
+    // (its count held for 300 ms), and a second manual compaction starts in another thread.
+    let second: Arc<Mutex<Option<std::thread::JoinHandle<Result<()>>>>> = Arc::new(Mutex::new(None));
+    let (db2, s2) = (db.clone(), second.clone());
+    *hook.lock().unwrap() = Some(Box::new(move || {
+        db2.inner.state.lock().ingests_running += 1;
+        let db3 = db2.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            db3.inner.state.lock().ingests_running -= 1;
+            db3.inner.bg_cv.notify_all();
+        });
+        let db4 = db2.clone();
+        *s2.lock().unwrap() = Some(std::thread::spawn(move || {
+            db4.compact_range(None::<&[u8]>, None::<&[u8]>)
+        }));
+    }));
+    let first = db.compact_range(None::<&[u8]>, None::<&[u8]>);
+    let other = second
+        .lock()
+        .unwrap()
+        .take()
+        .expect("the hook ran during the first compaction")
+        .join()
+        .unwrap();
+    first.expect("the first manual compaction");
+    other.expect("the second manual compaction");
+    for i in 10..20 {
+        assert_eq!(db.get(key(i)).unwrap().as_deref(), Some(&b"a5"[..]), "key {i}");
+    }
+    for i in 50..60 {
+        assert_eq!(db.get(key(i)).unwrap().as_deref(), Some(&b"b5"[..]), "key {i}");
+    }
+    db.put(key(1), b"writes go on").unwrap();
+    let levels: Vec<i32> = live(&db).iter().map(|(l, _)| *l).collect();
+    assert!(levels.iter().all(|&l| l == 6), "{levels:?}");
 }

@@ -95,12 +95,9 @@ pub(crate) fn compact_range(
     let mut st = db.state.lock();
     st.manual_compactions += 1;
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<()> {
-        // Wait for running automatic compactions to finish so inputs are stable.
-        while st.compactions_running > 0 {
-            DbInner::check_bg_error(&st)?;
-            db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
-        }
-        wait_for_file_edits(db, &mut st)?;
+        // Wait for running compactions (automatic ones, and other manual compactions) and file
+        // edits to finish so inputs are stable.
+        wait_for_quiet(db, &mut st)?;
         super::checks::check_writable(cf)?;
         match cf.opts.compaction_style {
             DBCompactionStyle::Level => {}
@@ -155,11 +152,12 @@ pub(crate) fn compact_range(
                 )
             };
             for inputs in chunks {
-                // While an earlier chunk ran (without the DB mutex), an ingest or a
-                // `delete_file_in_range` may have changed the version: wait until none is being
-                // written, then keep the inputs still in the level (a dropped file compacted
-                // here would bring its entries back) and take the output level's files afresh.
-                wait_for_file_edits(db, &mut st)?;
+                // While an earlier chunk ran (without the DB mutex), an ingest, a
+                // `delete_file_in_range` or another thread's manual compaction may have changed
+                // the version: wait until none is running, then keep the inputs still in the
+                // level (a dropped file compacted here would bring its entries back) and take
+                // the output level's files afresh.
+                wait_for_quiet(db, &mut st)?;
                 let v = st.versions.cf(cf.id)?.current.clone();
                 let inputs: Vec<_> = inputs
                     .into_iter()
@@ -180,7 +178,7 @@ pub(crate) fn compact_range(
         if cf.opts.compaction_filter.is_some() && last > 0 {
             let v = st.versions.cf(cf.id)?.current.clone();
             for f in v.overlapping(last, begin, end) {
-                wait_for_file_edits(db, &mut st)?;
+                wait_for_quiet(db, &mut st)?;
                 let v = st.versions.cf(cf.id)?.current.clone();
                 if !v.files[last].iter().any(|g| g.number() == f.number()) {
                     continue;
@@ -210,11 +208,16 @@ pub(crate) fn compact_range(
     r
 }
 
-/// Wait (with the DB mutex) until no ingest and no `delete_file_in_range` is between choosing
-/// its files and installing its edit: their MANIFEST writes run without the mutex, and a manual
-/// compaction picking inputs meanwhile would not see the change.
-fn wait_for_file_edits(db: &DbInner, st: &mut parking_lot::MutexGuard<'_, super::state::DbState>) -> Result<()> {
-    while st.ingests_running > 0 || st.file_drops_running > 0 {
+/// Wait (with the DB mutex) until no compaction runs and no ingest or `delete_file_in_range` is
+/// between choosing its files and installing its edit. Their MANIFEST writes run without the
+/// mutex, and a manual compaction picking inputs meanwhile would not see the change; a
+/// compaction running meanwhile — another thread's manual compaction between two of its chunks,
+/// as automatic ones do not start while a manual one runs — may hold the same inputs or write
+/// into the same range of the output level (CI's crash test, 2026-11-28: "files 2183 and 2185
+/// overlap in level 3"). All three conditions are checked in one hold of the mutex: waiting for
+/// one releases it, and another may start meanwhile.
+fn wait_for_quiet(db: &DbInner, st: &mut parking_lot::MutexGuard<'_, super::state::DbState>) -> Result<()> {
+    while st.ingests_running > 0 || st.file_drops_running > 0 || st.compactions_running > 0 {
         DbInner::check_bg_error(st)?;
         db.bg_cv.wait_for(st, Duration::from_millis(50));
     }
