@@ -11,7 +11,7 @@ use crate::encoding::encode;
 #[pyclass(module = "shale", frozen, eq)]
 #[derive(Clone, Copy, PartialEq)]
 pub(crate) struct DBCompressionType {
-    t: shale::DBCompressionType,
+    pub(crate) t: shale::DBCompressionType,
 }
 
 #[pymethods]
@@ -45,7 +45,7 @@ impl DBCompressionType {
     }
 }
 
-fn compression_arg(v: &Bound<'_, PyAny>) -> PyResult<shale::DBCompressionType> {
+pub(crate) fn compression_arg(v: &Bound<'_, PyAny>) -> PyResult<shale::DBCompressionType> {
     if let Ok(c) = v.downcast::<DBCompressionType>() {
         return Ok(c.get().t);
     }
@@ -304,6 +304,20 @@ impl ReadOptions {
     fn fill_cache(&mut self, v: bool) {
         self.fill_cache = v;
     }
+    /// Accepted, without effect: what Shale's iterators hand out is always a copy, so there is
+    /// nothing to pin (the engine's `ReadOptions::set_pin_data` is the same no-op).
+    fn set_pin_data(&mut self, v: bool) {
+        let _ = v;
+    }
+}
+
+crate::db_options::default_only! {
+    impl ReadOptions;
+    set_readahead_size(n: u64) = (0,), "Shale has no such setting";
+    set_async_io(v: bool) = (false,), "Shale has no asynchronous reads";
+    set_tailing(v: bool) = (false,), "Shale has no tailing iterators";
+    set_max_skippable_internal_keys(n: u64) = (0,), "Shale's iterators do not stop after skipped entries";
+    set_background_purge_on_iterator_cleanup(v: bool) = (false,), "Shale has no such setting";
 }
 
 impl ReadOptions {
@@ -348,6 +362,38 @@ impl WriteOptions {
     fn new() -> Self {
         WriteOptions::default()
     }
+}
+
+/// rocksdict's other `WriteOptions` attributes, for settings Shale does not have: they read
+/// False, and only False may be assigned (NotSupported otherwise).
+macro_rules! false_only_attributes {
+    ($($name:ident / $set:ident: $why:literal),* $(,)?) => {
+        #[pymethods]
+        impl WriteOptions {
+            $(
+                #[getter]
+                fn $name(&self) -> bool {
+                    false
+                }
+                #[setter]
+                fn $set(&mut self, v: bool) -> PyResult<()> {
+                    if !v {
+                        return Ok(());
+                    }
+                    Err(crate::errors::NotSupported::new_err(format!(
+                        "WriteOptions.{} = True: {}", stringify!($name), $why
+                    )))
+                }
+            )*
+        }
+    };
+}
+
+false_only_attributes! {
+    low_pri / set_low_pri: "Shale has no low-priority writes",
+    ignore_missing_column_families / set_ignore_missing_column_families:
+        "Shale has no such setting",
+    memtable_insert_hint_per_batch / set_memtable_insert_hint_per_batch: "Shale has no such setting",
 }
 
 impl WriteOptions {

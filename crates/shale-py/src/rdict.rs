@@ -14,6 +14,7 @@ use crate::external_files::IngestExternalFileOptions;
 use crate::handle::Handle;
 use crate::iterators::{views, Kind, RdictIter, RdictView};
 use crate::locks::lock;
+use crate::maintenance::{CompactOptions, FlushOptions};
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::snapshot::Snapshot;
 use crate::write_batch::WriteBatch;
@@ -78,7 +79,7 @@ impl AccessType {
 pub(crate) struct Rdict {
     pub(crate) handle: Arc<Handle>,
     /// The family this Rdict reads and writes.
-    cf: Arc<shale::ColumnFamily>,
+    pub(crate) cf: Arc<shale::ColumnFamily>,
     /// A family's Rdict closes on its own (rocksdict's rule); the database closes with the
     /// Rdict that opened it.
     is_family_view: bool,
@@ -103,7 +104,7 @@ pub(crate) fn write_config(dir: &std::path::Path, raw: bool) -> PyResult<()> {
 }
 
 impl Rdict {
-    fn db(&self) -> PyResult<Arc<shale::DB>> {
+    pub(crate) fn db(&self) -> PyResult<Arc<shale::DB>> {
         if self.view_closed.load(Ordering::Acquire) {
             return Err(DbClosedError::new_err(format!(
                 "the Rdict of column family {:?} is closed",
@@ -336,8 +337,8 @@ impl Rdict {
             .map_err(to_py)?
             .is_some())
     }
-    fn __iter__(&self, py: Python<'_>) -> PyResult<RdictView> {
-        self.view(py, Kind::Keys, false, None, None)
+    fn __iter__(&self, py: Python<'_>) -> PyResult<PyObject> {
+        self.view(py, Kind::Keys, false, None, None)?.into_typed(py)
     }
 
     /// The value of `key`, or `default`; a list of keys gives a list of values (`default`
@@ -504,16 +505,19 @@ impl Rdict {
         })
     }
 
-    /// Compact the keys in `[begin, end]` (None: unbounded) down to the last level.
+    /// Compact the keys in `[begin, end]` (None: unbounded) down to the last level, with
+    /// `compact_opt` (a `CompactOptions`; see it for what Shale supports).
     #[pyo3(signature = (begin, end, compact_opt = None))]
     fn compact_range(
         &self,
         py: Python<'_>,
         begin: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
-        compact_opt: Option<&Bound<'_, PyAny>>,
+        compact_opt: Option<PyRef<'_, CompactOptions>>,
     ) -> PyResult<()> {
-        let _ = compact_opt; // rocksdict's CompactOptions: not supported, the defaults apply
+        if let Some(c) = &compact_opt {
+            c.check()?;
+        }
         let db = self.db()?;
         let b = begin.map(|k| encode(k, self.raw)).transpose()?;
         let e = end.map(|k| encode(k, self.raw)).transpose()?;
@@ -545,12 +549,22 @@ impl Rdict {
         write_config(&path, self.raw)
     }
 
-    /// Flush the memtable to a table file (always waits for it).
-    #[pyo3(signature = (wait = true))]
-    fn flush(&self, py: Python<'_>, wait: bool) -> PyResult<()> {
-        let _ = wait;
+    /// Flush the memtable to a table file. `wait` (a bool or a `FlushOptions`): wait until it
+    /// is written (default), or return once the memtable is switched out and handed to the
+    /// background threads.
+    #[pyo3(signature = (wait = None))]
+    fn flush(&self, py: Python<'_>, wait: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let wait = match wait {
+            None => true,
+            Some(w) => match w.downcast::<FlushOptions>() {
+                Ok(f) => f.borrow().wait,
+                Err(_) => w.extract()?,
+            },
+        };
         let db = self.db()?;
-        py.allow_threads(|| db.flush_cf(&self.cf)).map_err(to_py)
+        let mut fo = shale::FlushOptions::new();
+        fo.set_wait(wait);
+        py.allow_threads(|| db.flush_cf_opt(&self.cf, &fo)).map_err(to_py)
     }
 
     #[pyo3(signature = (sync = true))]

@@ -7,8 +7,18 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
+use crate::enums::py_enum;
 use crate::errors::to_py;
 use crate::options::Options;
+
+py_enum!(
+    /// How PlainTable writes keys (rocksdict's `KeyEncodingType`): each in full (`none`), or
+    /// after the first of a prefix only the suffix (`prefix`; needs a prefix extractor).
+    KeyEncodingType, shale::KeyEncodingType, {
+        none => shale::KeyEncodingType::Plain,
+        prefix => shale::KeyEncodingType::Prefix,
+    }
+);
 
 /// PlainTable's options (RocksDB's `PlainTableOptions`), read and written as attributes.
 #[pyclass(module = "shale", get_all, set_all)]
@@ -29,6 +39,8 @@ pub(crate) struct PlainTableFactoryOptions {
     full_scan_mode: bool,
     /// Write the index and bloom into the file.
     store_index_in_file: bool,
+    /// How keys are written (default `KeyEncodingType.none()`).
+    encoding_type: KeyEncodingType,
 }
 
 #[pymethods]
@@ -46,6 +58,7 @@ impl PlainTableFactoryOptions {
             huge_page_tlb_size: d.huge_page_tlb_size,
             full_scan_mode: d.full_scan_mode,
             store_index_in_file: d.store_index_in_file,
+            encoding_type: KeyEncodingType { v: d.encoding_type },
         }
     }
 }
@@ -66,7 +79,7 @@ impl PlainTableFactoryOptions {
             huge_page_tlb_size: self.huge_page_tlb_size,
             full_scan_mode: self.full_scan_mode,
             store_index_in_file: self.store_index_in_file,
-            ..Default::default()
+            encoding_type: self.encoding_type.v,
         })
     }
 }
@@ -187,6 +200,7 @@ impl Options {
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<KeyEncodingType>()?;
     m.add_class::<PlainTableFactoryOptions>()?;
     m.add_class::<CuckooTableOptions>()
 }
