@@ -97,6 +97,45 @@ impl WriteBufferManager {
     }
 }
 
+/// Where a database's files live (rocksdict's `Env`): the operating system's file system
+/// (`Env()`), or memory (`Env.mem_env()`: a file system of its own, shared by the databases
+/// opened with this Env, gone with the process). RocksDB's thread-pool settings are not here:
+/// Shale's background threads are `max_background_jobs`.
+#[pyclass(module = "shale", frozen)]
+#[derive(Clone)]
+pub(crate) struct Env {
+    fs: Option<Arc<dyn shale::fs::FileSystem>>,
+}
+
+#[pymethods]
+impl Env {
+    #[new]
+    fn new() -> Self {
+        Env { fs: None }
+    }
+    #[staticmethod]
+    fn mem_env() -> Self {
+        Env {
+            fs: Some(Arc::new(shale::fs::testing::MemFs::new())),
+        }
+    }
+}
+
+/// A data directory with a size target (rocksdict's `DBPath`), for `Options.set_db_paths`.
+#[pyclass(module = "shale", frozen, get_all)]
+pub(crate) struct DBPath {
+    path: String,
+    target_size: u64,
+}
+
+#[pymethods]
+impl DBPath {
+    #[new]
+    fn new(path: String, target_size: u64) -> Self {
+        DBPath { path, target_size }
+    }
+}
+
 /// A `non-negative i32` the engine's `rocksdb`-style setters take.
 fn count(name: &str, v: i64) -> PyResult<i32> {
     i32::try_from(v)
@@ -107,6 +146,31 @@ fn count(name: &str, v: i64) -> PyResult<i32> {
 
 #[pymethods]
 impl Options {
+    /// The file system the database lives in (`Env()`: the operating system's, the default;
+    /// `Env.mem_env()`: memory).
+    fn set_env(&mut self, env: PyRef<'_, Env>) {
+        match &env.fs {
+            Some(fs) => {
+                self.inner.set_env(fs.clone());
+                self.in_memory = true;
+            }
+            None => {
+                self.inner.set_env(Arc::new(shale::fs::PosixFs));
+                self.in_memory = false;
+            }
+        }
+    }
+    /// Shale keeps every table file in the database directory: only an empty list (RocksDB's
+    /// default) is accepted; NotSupported otherwise.
+    fn set_db_paths(&mut self, paths: Vec<PyRef<'_, DBPath>>) -> PyResult<()> {
+        match paths.first() {
+            None => Ok(()),
+            Some(p) => Err(NotSupported::new_err(format!(
+                "set_db_paths([DBPath({:?}, {}), ...]): Shale keeps every table file in the database directory",
+                p.path, p.target_size
+            ))),
+        }
+    }
     /// How recovery treats a damaged write-ahead log (default `point_in_time`).
     fn set_wal_recovery_mode(&mut self, mode: PyRef<'_, DBRecoveryMode>) {
         self.inner.set_wal_recovery_mode(mode.v);
@@ -316,6 +380,7 @@ default_only! {
     set_manifest_preallocation_size(n: u64) = (4u64 << 20,), "Shale has no such setting";
     set_writable_file_max_buffer_size(n: u64) = (1u64 << 20,), "Shale has no such setting";
     set_compaction_readahead_size(n: u64) = (2u64 << 20,), "Shale has no such setting";
+    set_max_manifest_file_size(n: u64) = (1u64 << 30,), "Shale has no such setting";
 }
 
 #[pymethods]
@@ -343,5 +408,7 @@ impl Options {
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<DBRecoveryMode>()?;
     m.add_class::<MemtableFactory>()?;
-    m.add_class::<WriteBufferManager>()
+    m.add_class::<WriteBufferManager>()?;
+    m.add_class::<Env>()?;
+    m.add_class::<DBPath>()
 }

@@ -138,6 +138,9 @@ fn set_named_option(o: &mut shale::Options, name: &str, v: &Bound<'_, PyAny>) ->
 pub(crate) struct Options {
     pub(crate) inner: shale::Options,
     pub(crate) raw_mode: bool,
+    /// Set by `set_env(Env.mem_env())`: the database lives in memory, so rocksdict's config
+    /// file is not written next to it.
+    pub(crate) in_memory: bool,
 }
 
 impl Options {
@@ -147,12 +150,20 @@ impl Options {
         let mut inner = shale::Options::default();
         inner.create_if_missing(true);
         inner.set_custom_comparator(crate::comparator::for_mode(raw_mode));
-        Options { inner, raw_mode }
+        Options {
+            inner,
+            raw_mode,
+            in_memory: false,
+        }
     }
     /// Options read from a database's OPTIONS file (with the comparator it recorded).
     pub(crate) fn from_loaded(mut inner: shale::Options, raw_mode: bool) -> Options {
         inner.create_if_missing(true);
-        Options { inner, raw_mode }
+        Options {
+            inner,
+            raw_mode,
+            in_memory: false,
+        }
     }
 }
 

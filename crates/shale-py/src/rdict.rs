@@ -252,7 +252,7 @@ impl Rdict {
             (None, Some(o)) => (o.clone(), None),
             (None, None) => (Options::new_mode(false), None),
         };
-        let (opts, raw) = (main.inner, main.raw_mode);
+        let (opts, raw, in_memory) = (main.inner, main.raw_mode, main.in_memory);
         let named = match named_families(raw, column_families)? {
             Some(mut named) => {
                 if !named.iter().any(|d| d.name() == "default") {
@@ -287,7 +287,7 @@ impl Rdict {
                 }
             })
             .map_err(to_py)?;
-        if !read_only {
+        if !read_only && !in_memory {
             // rocksdict reads this file to open the database with the right comparator.
             write_config(std::path::Path::new(&path), raw)?;
         }

@@ -326,6 +326,8 @@ DEFAULT_ONLY = [
     ("set_table_cache_num_shard_bits", (6,), (4,)),
     ("set_max_sequential_skip_in_iterations", (8,), (16,)),
     ("set_compaction_readahead_size", (2 << 20,), (4 << 20,)),
+    ("set_max_manifest_file_size", (1 << 30,), (1 << 20,)),
+    ("set_db_paths", ([],), ([shale.DBPath("/tmp/elsewhere", 1 << 30)],)),
     ("set_max_bytes_for_level_multiplier_additional", ([1, 1, 1],), ([1, 2, 1],)),
 ]
 
@@ -342,8 +344,35 @@ def test_default_only_settings_are_rocksdbs_defaults(tmp_path, rocksdict):
     """The defaults accepted are RocksDB's: rocksdict takes them too, and its database opens."""
     o = rocksdict.Options()
     for name, default, _ in DEFAULT_ONLY:
-        getattr(o, name)(*default)
+        if name != "set_db_paths":
+            getattr(o, name)(*default)
     rocksdict.Rdict(str(tmp_path / "r"), o).close()
+
+
+def test_an_in_memory_env(tmp_path):
+    path = str(tmp_path / "nowhere" / "db")
+    env = shale.Env.mem_env()
+    o = shale.Options()
+    o.set_env(env)
+    db = shale.Rdict(path, o)
+    db["a"] = 1
+    db.flush()
+    assert [f["start_key"] for f in db.live_files()] == ["a"]
+    db.close()
+    assert not os.path.exists(str(tmp_path / "nowhere"))
+    db = shale.Rdict(path, o)  # the same Env: the same files
+    assert db["a"] == 1
+    db.close()
+    other = shale.Options()
+    other.set_env(shale.Env.mem_env())
+    db = shale.Rdict(path, other)  # another in-memory file system: empty
+    assert "a" not in db
+    db.close()
+    o.set_env(shale.Env())  # back to the disk
+    db = shale.Rdict(path, o)
+    db["b"] = 2
+    db.close()
+    assert os.path.exists(path)
 
 
 def test_read_and_write_options_rocksdict_has(db_path):
