@@ -266,7 +266,8 @@ class Options:
     def set_env(self, env: Env) -> None: ...
     def set_db_paths(self, paths: List[DBPath]) -> None:
         """An empty list only (NotSupported otherwise)."""
-    def set_wal_recovery_mode(self, mode: DBRecoveryMode) -> None: ...
+    def set_wal_recovery_mode(self, mode: Union[DBRecoveryMode, str, int]) -> None:
+        """A DBRecoveryMode, RocksDB's name of one (``"kPointInTimeRecovery"``) or number."""
     def set_atomic_flush(self, v: bool) -> None: ...
     def set_unordered_write(self, v: bool) -> None: ...
     def set_enable_pipelined_write(self, v: bool) -> None: ...
@@ -340,10 +341,14 @@ class Options:
     def set_max_bytes_for_level_multiplier_additional(self, level_values: List[int]) -> None: ...
     @staticmethod
     def load_latest(
-        path: str, env: Any = None, ignore_unknown_options: bool = False, cache: Any = None
+        path: str,
+        env: Optional[Env] = None,
+        ignore_unknown_options: bool = False,
+        cache: Optional[Cache] = None,
     ) -> Tuple[Options, Dict[str, Options]]:
-        """The options of the database at ``path`` and of each of its families, from its newest
-        OPTIONS file and rocksdict's config file (raw_mode). NotFound without an OPTIONS file."""
+        """The options of the database at ``path`` (in ``env``) and of each of its families, from
+        its newest OPTIONS file and rocksdict's config file (raw_mode); ``cache`` becomes the
+        block cache of the block-based families. NotFound without an OPTIONS file."""
 
 class PlainTableFactoryOptions:
     """PlainTable's options (RocksDB's defaults)."""

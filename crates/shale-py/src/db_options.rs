@@ -1,7 +1,8 @@
-//! The rest of rocksdict's `Options` setters: those the engine implements (WAL recovery mode,
-//! atomic flush, write pipelining, memtable representation and budget, compression per
-//! level, RocksDB's tuning presets), with `DBRecoveryMode`, `MemtableFactory` and
-//! `WriteBufferManager`; and RocksDB settings Shale has no counterpart for, which accept
+//! The rest of rocksdict's `Options` setters: those the engine implements that take objects or
+//! lists (memtable representation and budget, environment, compression per level, RocksDB's
+//! tuning presets; the ones taking a single value, such as `set_atomic_flush` and
+//! `set_wal_recovery_mode`, are RocksDB option names in `options.rs`), with `DBRecoveryMode`,
+//! `MemtableFactory`, `WriteBufferManager`, `Env` and `DBPath`; and RocksDB settings Shale has no counterpart for, which accept
 //! RocksDB's default value only (a no-op in RocksDB too) and raise NotSupported naming the
 //! option for any other.
 
@@ -104,19 +105,35 @@ impl WriteBufferManager {
 #[pyclass(module = "shale", frozen)]
 #[derive(Clone)]
 pub(crate) struct Env {
-    fs: Option<Arc<dyn shale::fs::FileSystem>>,
+    pub(crate) fs: Option<Arc<dyn shale::fs::FileSystem>>,
 }
 
 #[pymethods]
 impl Env {
     #[new]
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Env { fs: None }
     }
     #[staticmethod]
     fn mem_env() -> Self {
         Env {
             fs: Some(Arc::new(shale::fs::testing::MemFs::new())),
+        }
+    }
+}
+
+impl Env {
+    /// Options `o` with this file system.
+    pub(crate) fn apply(&self, o: &mut Options) {
+        match &self.fs {
+            Some(fs) => {
+                o.inner.set_env(fs.clone());
+                o.in_memory = true;
+            }
+            None => {
+                o.inner.set_env(Arc::new(shale::fs::PosixFs));
+                o.in_memory = false;
+            }
         }
     }
 }
@@ -136,6 +153,30 @@ impl DBPath {
     }
 }
 
+/// A WAL recovery mode: a `DBRecoveryMode`, RocksDB's name of one (`kPointInTimeRecovery`, as
+/// in an OPTIONS file) or its number (0 to 3).
+pub(crate) fn recovery_mode_arg(v: &Bound<'_, PyAny>) -> PyResult<shale::DBRecoveryMode> {
+    use shale::DBRecoveryMode as M;
+    if let Ok(m) = v.downcast::<DBRecoveryMode>() {
+        return Ok(m.get().v);
+    }
+    let modes = [
+        (M::TolerateCorruptedTailRecords, "kTolerateCorruptedTailRecords"),
+        (M::AbsoluteConsistency, "kAbsoluteConsistency"),
+        (M::PointInTime, "kPointInTimeRecovery"),
+        (M::SkipAnyCorruptedRecord, "kSkipAnyCorruptedRecords"),
+    ];
+    let found = if let Ok(n) = v.extract::<usize>() {
+        modes.get(n)
+    } else {
+        let name: String = v.extract()?;
+        modes.iter().find(|(_, n)| *n == name)
+    };
+    found
+        .map(|(m, _)| *m)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown WAL recovery mode: {v}")))
+}
+
 /// A `non-negative i32` the engine's `rocksdb`-style setters take.
 fn count(name: &str, v: i64) -> PyResult<i32> {
     i32::try_from(v)
@@ -149,16 +190,7 @@ impl Options {
     /// The file system the database lives in (`Env()`: the operating system's, the default;
     /// `Env.mem_env()`: memory).
     fn set_env(&mut self, env: PyRef<'_, Env>) {
-        match &env.fs {
-            Some(fs) => {
-                self.inner.set_env(fs.clone());
-                self.in_memory = true;
-            }
-            None => {
-                self.inner.set_env(Arc::new(shale::fs::PosixFs));
-                self.in_memory = false;
-            }
-        }
+        env.apply(self);
     }
     /// Shale keeps every table file in the database directory: only an empty list (RocksDB's
     /// default) is accepted; NotSupported otherwise.
@@ -170,40 +202,6 @@ impl Options {
                 p.path, p.target_size
             ))),
         }
-    }
-    /// How recovery treats a damaged write-ahead log (default `point_in_time`).
-    fn set_wal_recovery_mode(&mut self, mode: PyRef<'_, DBRecoveryMode>) {
-        self.inner.set_wal_recovery_mode(mode.v);
-    }
-    /// Flush every column family together, installed atomically (RocksDB's `atomic_flush`).
-    fn set_atomic_flush(&mut self, v: bool) {
-        self.inner.set_atomic_flush(v);
-    }
-    /// RocksDB's `unordered_write` (higher write throughput, weaker snapshot isolation while a
-    /// write is in progress; incompatible with pipelined writes).
-    fn set_unordered_write(&mut self, v: bool) {
-        self.inner.set_unordered_write(v);
-    }
-    /// RocksDB's `enable_pipelined_write`.
-    fn set_enable_pipelined_write(&mut self, v: bool) {
-        self.inner.set_enable_pipelined_write(v);
-    }
-    /// Writers of a group insert into the memtable concurrently (default True).
-    fn set_allow_concurrent_memtable_write(&mut self, v: bool) {
-        self.inner.set_allow_concurrent_memtable_write(v);
-    }
-    /// With several column families, flush those keeping the oldest WAL alive once the WALs
-    /// hold more than this many bytes (0: RocksDB's automatic limit).
-    fn set_max_total_wal_size(&mut self, size: u64) {
-        self.inner.set_max_total_wal_size(size);
-    }
-    /// Keep obsolete WALs in `archive/` this long (RocksDB's `WAL_ttl_seconds`).
-    fn set_wal_ttl_seconds(&mut self, secs: u64) {
-        self.inner.set_wal_ttl_seconds(secs);
-    }
-    /// Keep the archived WALs within this many MiB (RocksDB's `WAL_size_limit_MB`).
-    fn set_wal_size_limit_mb(&mut self, size: u64) {
-        self.inner.set_wal_size_limit_mb(size);
     }
     /// The compression of each level (entry 0: L0; the last entry also covers the levels
     /// below it).
@@ -233,15 +231,6 @@ impl Options {
     /// databases given it; takes precedence over `db_write_buffer_size`).
     fn set_write_buffer_manager(&mut self, write_buffer_manager: PyRef<'_, WriteBufferManager>) {
         self.inner.set_write_buffer_manager(write_buffer_manager.inner.clone());
-    }
-    /// The memtable bloom (`set_memtable_prefix_bloom_ratio`) holds whole keys too.
-    fn set_memtable_whole_key_filtering(&mut self, v: bool) {
-        self.inner.set_memtable_whole_key_filtering(v);
-    }
-    /// Bytes of flushed memtables kept for conflict checks of transactions (-1: as many as the
-    /// memtables hold).
-    fn set_max_write_buffer_size_to_maintain(&mut self, size: i64) {
-        self.inner.set_max_write_buffer_size_to_maintain(size);
     }
     /// The same as `set_min_write_buffer_number_to_merge`.
     fn set_min_write_buffer_number(&mut self, nbuf: i64) -> PyResult<()> {

@@ -126,6 +126,17 @@ fn set_named_option(o: &mut shale::Options, name: &str, v: &Bound<'_, PyAny>) ->
         "keep_log_file_num" => o.set_keep_log_file_num(v.extract()?),
         "stats_dump_period_sec" => o.set_stats_dump_period_sec(v.extract()?),
         "info_log_level" | "log_level" => o.set_log_level(log_level_arg(v)?),
+        "wal_recovery_mode" => o.set_wal_recovery_mode(crate::db_options::recovery_mode_arg(v)?),
+        "atomic_flush" => o.set_atomic_flush(v.extract()?),
+        "unordered_write" => o.set_unordered_write(v.extract()?),
+        "enable_pipelined_write" => o.set_enable_pipelined_write(v.extract()?),
+        "allow_concurrent_memtable_write" => o.set_allow_concurrent_memtable_write(v.extract()?),
+        "max_total_wal_size" => o.set_max_total_wal_size(v.extract()?),
+        "WAL_ttl_seconds" | "wal_ttl_seconds" => o.set_wal_ttl_seconds(v.extract()?),
+        "WAL_size_limit_MB" | "wal_size_limit_mb" => o.set_wal_size_limit_mb(v.extract()?),
+        "memtable_prefix_bloom_size_ratio" => o.set_memtable_prefix_bloom_ratio(v.extract()?),
+        "memtable_whole_key_filtering" => o.set_memtable_whole_key_filtering(v.extract()?),
+        "max_write_buffer_size_to_maintain" => o.set_max_write_buffer_size_to_maintain(v.extract()?),
         _ => return Err(PyValueError::new_err(format!("unknown option: {name:?}"))),
     }
     Ok(())
@@ -211,6 +222,16 @@ setters! {
     set_keep_log_file_num => "keep_log_file_num": usize,
     set_stats_dump_period_sec => "stats_dump_period_sec": u32,
     set_log_level => "info_log_level": PyObject,
+    set_atomic_flush => "atomic_flush": bool,
+    set_unordered_write => "unordered_write": bool,
+    set_enable_pipelined_write => "enable_pipelined_write": bool,
+    set_allow_concurrent_memtable_write => "allow_concurrent_memtable_write": bool,
+    set_max_total_wal_size => "max_total_wal_size": u64,
+    set_wal_ttl_seconds => "WAL_ttl_seconds": u64,
+    set_wal_size_limit_mb => "WAL_size_limit_MB": u64,
+    set_memtable_whole_key_filtering => "memtable_whole_key_filtering": bool,
+    set_max_write_buffer_size_to_maintain => "max_write_buffer_size_to_maintain": i64,
+    set_wal_recovery_mode => "wal_recovery_mode": PyObject,
 }
 
 #[pymethods]

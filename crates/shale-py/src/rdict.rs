@@ -99,8 +99,19 @@ pub(crate) const CONFIG_FILE: &str = "rocksdict-config.json";
 /// rocksdict's config file in `dir`, recording `raw` (rocksdict, and Shale when opened
 /// without options, read it to choose the key order and the decoding).
 pub(crate) fn write_config(dir: &std::path::Path, raw: bool) -> PyResult<()> {
-    let config = format!("{{\"raw_mode\":{raw},\"prefix_extractors\":{{}}}}");
-    std::fs::write(dir.join(CONFIG_FILE), config).map_err(|e| IOError::new_err(format!("writing {CONFIG_FILE}: {e}")))
+    std::fs::write(dir.join(CONFIG_FILE), config_text(raw))
+        .map_err(|e| IOError::new_err(format!("writing {CONFIG_FILE}: {e}")))
+}
+
+fn config_text(raw: bool) -> String {
+    format!("{{\"raw_mode\":{raw},\"prefix_extractors\":{{}}}}")
+}
+
+/// [`write_config`] into the file system of an in-memory database (`Env.mem_env()`).
+fn write_config_in(fs: &dyn shale::fs::FileSystem, dir: &std::path::Path, raw: bool) -> PyResult<()> {
+    let mut f = fs.new_writable(&dir.join(CONFIG_FILE)).map_err(to_py)?;
+    f.append(config_text(raw).as_bytes()).map_err(to_py)?;
+    f.sync().map_err(to_py)
 }
 
 impl Rdict {
@@ -275,6 +286,7 @@ impl Rdict {
         let error_if_wal = access.read_only && access.error_if_log_file_exist;
         let p = path.clone();
         let secondary = access.secondary.clone();
+        let fs = opts.get_env();
         let db = py
             .allow_threads(move || {
                 let descs = named.unwrap_or_else(|| existing_families(&opts, &p));
@@ -287,9 +299,14 @@ impl Rdict {
                 }
             })
             .map_err(to_py)?;
-        if !read_only && !in_memory {
+        if !read_only {
             // rocksdict reads this file to open the database with the right comparator.
-            write_config(std::path::Path::new(&path), raw)?;
+            let dir = std::path::Path::new(&path);
+            if in_memory {
+                write_config_in(&*fs, dir, raw)?;
+            } else {
+                write_config(dir, raw)?;
+            }
         }
         let cf = Rdict::handle_of(&db, "default")?;
         Ok(Rdict {

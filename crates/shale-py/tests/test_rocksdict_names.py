@@ -106,6 +106,14 @@ def test_a_shared_cache_holds_the_blocks_of_both_databases(tmp_path):
     for db in dbs:
         db.close()
     assert shale.Cache.new_hyper_clock_cache(1 << 20, 0).get_capacity() == 1 << 20
+    # Options.load_latest(path, cache=...) gives the loaded families that cache.
+    other = shale.Cache(4 << 20)
+    loaded, _ = shale.Options.load_latest(str(tmp_path / "a"), cache=other)
+    db = shale.Rdict(str(tmp_path / "a"), loaded)
+    assert db.property_int_value("rocksdb.block-cache-capacity") == 4 << 20
+    db[b"k00002"]
+    assert other.get_usage() > 0
+    db.close()
 
 
 def test_what_the_table_writer_lacks_is_refused():
@@ -180,6 +188,14 @@ def test_wal_recovery_modes_decide_what_a_damaged_wal_gives(tmp_path):
 # --- other Options setters --------------------------------------------------------------------
 
 
+def assert_options_file_has(path, options, *expected):
+    """Open a database at `path` with `options`: its OPTIONS file has each line of `expected`."""
+    db = shale.Rdict(path, options)
+    lines = options_file_lines(path)
+    db.close()
+    assert [line for line in expected if line not in lines] == []
+
+
 def test_write_path_switches_are_in_the_options_file(db_path):
     o = shale.Options()
     o.set_atomic_flush(True)
@@ -187,12 +203,8 @@ def test_write_path_switches_are_in_the_options_file(db_path):
     o.set_max_total_wal_size(1 << 20)
     o.set_wal_ttl_seconds(60)
     o.set_wal_size_limit_mb(5)
-    db = shale.Rdict(db_path, o)
-    lines = options_file_lines(db_path)
-    for line in ("atomic_flush=true", "unordered_write=true", "max_total_wal_size=1048576",
-                 "WAL_ttl_seconds=60", "WAL_size_limit_MB=5"):
-        assert line in lines
-    db.close()
+    assert_options_file_has(db_path, o, "atomic_flush=true", "unordered_write=true",
+                            "max_total_wal_size=1048576", "WAL_ttl_seconds=60", "WAL_size_limit_MB=5")
     # The engine's checks apply: unordered writes cannot be pipelined.
     o.set_enable_pipelined_write(True)
     with pytest.raises(shale.InvalidArgument, match="unordered_write"):
@@ -202,6 +214,18 @@ def test_write_path_switches_are_in_the_options_file(db_path):
     o.set_unordered_write(True)
     with pytest.raises(shale.InvalidArgument, match="allow_concurrent_memtable_write"):
         shale.Rdict(db_path, o)
+
+
+def test_the_new_options_are_also_rocksdb_option_names(db_path):
+    o = shale.Options(atomic_flush=True, wal_recovery_mode="kAbsoluteConsistency", WAL_ttl_seconds=5,
+                      memtable_whole_key_filtering=True, max_write_buffer_size_to_maintain=1 << 20)
+    o.set_option("enable_pipelined_write", False)
+    assert_options_file_has(db_path, o, "atomic_flush=true", "wal_recovery_mode=kAbsoluteConsistency",
+                            "WAL_ttl_seconds=5", "memtable_whole_key_filtering=true",
+                            "enable_pipelined_write=false")
+    o.set_wal_recovery_mode(3)
+    with pytest.raises(ValueError, match="recovery mode"):
+        o.set_wal_recovery_mode("kNoSuchMode")
 
 
 def l0_file_size(path, configure):
@@ -284,12 +308,9 @@ def test_rocksdbs_presets(tmp_path):
 
     o = shale.Options()
     o.prepare_for_bulk_load()
-    db = shale.Rdict(str(tmp_path / "bulk"), o)
-    lines = options_file_lines(str(tmp_path / "bulk"))
-    for line in ("disable_auto_compactions=true", "num_levels=2", "max_write_buffer_number=6",
-                 "level0_stop_writes_trigger=1073741824", "target_file_size_base=268435456"):
-        assert line in lines
-    db.close()
+    assert_options_file_has(str(tmp_path / "bulk"), o, "disable_auto_compactions=true", "num_levels=2",
+                            "max_write_buffer_number=6", "level0_stop_writes_trigger=1073741824",
+                            "target_file_size_base=268435456")
 
     o = shale.Options()
     o.optimize_universal_style_compaction(64 << 20)
@@ -368,6 +389,12 @@ def test_an_in_memory_env(tmp_path):
     db = shale.Rdict(path, other)  # another in-memory file system: empty
     assert "a" not in db
     db.close()
+    loaded, families = shale.Options.load_latest(path, env=env)
+    db = shale.Rdict(path, loaded)  # in memory, as the Env it was loaded from
+    assert db["a"] == 1
+    db.close()
+    with pytest.raises(shale.IOError):
+        shale.Options.load_latest(path)  # nothing on disk
     o.set_env(shale.Env())  # back to the disk
     db = shale.Rdict(path, o)
     db["b"] = 2
