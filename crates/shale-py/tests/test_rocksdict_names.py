@@ -361,13 +361,36 @@ def test_settings_shale_lacks_accept_only_rocksdbs_default(name, default, other)
         getattr(o, name)(*other)
 
 
+# The OPTIONS-file keys of the DEFAULT_ONLY settings RocksDB writes under another name.
+OPTIONS_KEY = {
+    "set_enable_blob_gc": "enable_blob_garbage_collection",
+    "set_blob_gc_age_cutoff": "blob_garbage_collection_age_cutoff",
+    "set_table_cache_num_shard_bits": "table_cache_numshardbits",
+}
+
+
 def test_default_only_settings_are_rocksdbs_defaults(tmp_path, rocksdict):
-    """The defaults accepted are RocksDB's: rocksdict takes them too, and its database opens."""
+    """The defaults accepted are RocksDB's: rocksdict takes them, and the OPTIONS file of a
+    database it opens with default options records the same values."""
     o = rocksdict.Options()
     for name, default, _ in DEFAULT_ONLY:
         if name != "set_db_paths":
             getattr(o, name)(*default)
     rocksdict.Rdict(str(tmp_path / "r"), o).close()
+    rocksdict.Rdict(str(tmp_path / "d")).close()
+    recorded = dict(line.split("=", 1) for line in options_file_lines(str(tmp_path / "d")) if "=" in line)
+    compared = 0
+    for name, (default, *more), _ in DEFAULT_ONLY:
+        key = OPTIONS_KEY.get(name, name[len("set_"):])
+        if more or key not in recorded or isinstance(default, (str, list)):
+            continue
+        value = recorded[key]
+        if isinstance(default, bool):
+            assert value == str(default).lower(), name
+        else:
+            assert type(default)(float(value)) == default, name
+        compared += 1
+    assert compared >= 15
 
 
 def test_an_in_memory_env(tmp_path):
