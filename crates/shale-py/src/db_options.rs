@@ -122,6 +122,15 @@ impl Env {
     }
 }
 
+impl Options {
+    /// The Env these options were given (the default one for the disk).
+    pub(crate) fn env(&self) -> Env {
+        Env {
+            fs: self.in_memory.then(|| self.inner.get_env()),
+        }
+    }
+}
+
 impl Env {
     /// Options `o` with this file system.
     pub(crate) fn apply(&self, o: &mut Options) {

@@ -149,8 +149,8 @@ fn set_named_option(o: &mut shale::Options, name: &str, v: &Bound<'_, PyAny>) ->
 pub(crate) struct Options {
     pub(crate) inner: shale::Options,
     pub(crate) raw_mode: bool,
-    /// Set by `set_env(Env.mem_env())`: the database lives in memory, so rocksdict's config
-    /// file is not written next to it.
+    /// Set by `set_env(Env.mem_env())`: the database lives in memory, and rocksdict's config
+    /// file is written there, through the engine's file system, not to the disk.
     pub(crate) in_memory: bool,
 }
 

@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 use crate::column_family::{check_family_raw_mode, existing_families, named_families, ColumnFamily};
+use crate::db_options::Env;
 use crate::encoding::{decode_with, encode, encode_with};
 use crate::errors::{to_py, DbClosedError, IOError, InvalidArgument};
 use crate::external_files::IngestExternalFileOptions;
@@ -244,7 +245,9 @@ impl Rdict {
         read_only: bool,
     ) -> PyResult<Self> {
         let p = path.clone();
-        let loaded = py.allow_threads(move || crate::tables::load_latest(&p).ok());
+        // An in-memory database's options are in its Env's file system.
+        let env = options.as_ref().map_or_else(Env::new, |o| o.env());
+        let loaded = py.allow_threads(move || crate::tables::load_latest(&p, &env).ok());
         let (main, loaded_families) = match (loaded, options) {
             // Every family the database has, with `options` but the key order it was
             // written in (which a database cannot change).

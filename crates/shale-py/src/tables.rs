@@ -152,12 +152,13 @@ pub(crate) fn config_raw_mode(path: &str, env: &Env) -> Option<bool> {
 /// comparator is the one its section names: rocksdict's for `rocksdict`, RocksDB's built-ins
 /// by their names (so a non-raw database Shale wrote in bytewise order before it had
 /// rocksdict's comparator still opens). NotFound if the database has no OPTIONS file.
-pub(crate) fn load_latest(path: &str) -> PyResult<(Options, Vec<(String, Options)>)> {
-    load_latest_in(path, &Env::new(), None)
+/// From the file system of `env`.
+pub(crate) fn load_latest(path: &str, env: &Env) -> PyResult<(Options, Vec<(String, Options)>)> {
+    load_latest_in(path, env, None)
 }
 
-/// [`load_latest`] from the file system of `env`, with `cache` as the block cache of the
-/// block-based families (rocksdict's `Options.load_latest(path, env, cache=...)`).
+/// [`load_latest`] with `cache` as the block cache of the block-based families (rocksdict's
+/// `Options.load_latest(path, env, cache=...)`).
 fn load_latest_in(path: &str, env: &Env, cache: Option<&shale::Cache>) -> PyResult<(Options, Vec<(String, Options)>)> {
     let raw = config_raw_mode(path, env).unwrap_or(true);
     let p = std::path::Path::new(path);

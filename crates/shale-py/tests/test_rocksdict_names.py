@@ -400,12 +400,13 @@ def test_an_in_memory_env(tmp_path):
     o.set_env(env)
     db = shale.Rdict(path, o)
     db["a"] = 1
+    db.create_column_family("cf")["in family"] = True
     db.flush()
     assert [f["start_key"] for f in db.live_files()] == ["a"]
     db.close()
     assert not os.path.exists(str(tmp_path / "nowhere"))
-    db = shale.Rdict(path, o)  # the same Env: the same files
-    assert db["a"] == 1
+    db = shale.Rdict(path, o)  # the same Env: the same files, families read from there
+    assert db["a"] == 1 and db.get_column_family("cf")["in family"] is True
     db.close()
     other = shale.Options()
     other.set_env(shale.Env.mem_env())
