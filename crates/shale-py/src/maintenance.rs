@@ -38,8 +38,6 @@ py_enum!(
 #[derive(Clone)]
 pub(crate) struct CompactOptions {
     bottommost: Bottommost,
-    change_level: bool,
-    target_level: i32,
 }
 
 #[pymethods]
@@ -48,8 +46,6 @@ impl CompactOptions {
     fn new() -> Self {
         CompactOptions {
             bottommost: Bottommost::IfHaveCompactionFilter,
-            change_level: false,
-            target_level: -1,
         }
     }
     /// RocksDB's default (true) is what Shale does: a manual compaction waits for the running
@@ -68,13 +64,12 @@ impl CompactOptions {
                 "CompactOptions.set_change_level(True): Shale's manual compaction cannot move its output to another level",
             ));
         }
-        self.change_level = false;
         Ok(())
     }
     /// Only read with `change_level`, which Shale does not support (as in RocksDB, a target
     /// level without it has no effect).
     fn set_target_level(&mut self, lvl: i32) {
-        self.target_level = lvl;
+        let _ = lvl;
     }
 }
 
