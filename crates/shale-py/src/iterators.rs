@@ -12,14 +12,16 @@ use crate::handle::Handle;
 use crate::locks::lock_iter;
 
 /// What an `RdictView` yields.
+#[derive(Clone, Copy)]
 pub(crate) enum Kind {
     Keys,
     Values,
     Items,
 }
 
-/// The iterator `keys()`, `values()` and `items()` return.
-#[pyclass(module = "shale", frozen)]
+/// The iterators `keys()`, `values()` and `items()` return: an `RdictKeys`, `RdictValues` or
+/// `RdictItems` (rocksdict's classes), each an `RdictView`.
+#[pyclass(module = "shale", frozen, subclass)]
 pub(crate) struct RdictView {
     it: Mutex<ViewState>,
     handle: Arc<Handle>,
@@ -81,7 +83,29 @@ impl RdictView {
     }
 }
 
+/// What `keys()` returns: an iterator over keys (rocksdict's `RdictKeys`).
+#[pyclass(module = "shale", frozen, extends = RdictView)]
+pub(crate) struct RdictKeys;
+
+/// What `values()` returns (rocksdict's `RdictValues`).
+#[pyclass(module = "shale", frozen, extends = RdictView)]
+pub(crate) struct RdictValues;
+
+/// What `items()` returns: `(key, value)` tuples (rocksdict's `RdictItems`).
+#[pyclass(module = "shale", frozen, extends = RdictView)]
+pub(crate) struct RdictItems;
+
 impl RdictView {
+    /// This view as the Python class of its kind.
+    pub(crate) fn into_typed(self, py: Python<'_>) -> PyResult<PyObject> {
+        let kind = self.kind;
+        let init = PyClassInitializer::from(self);
+        Ok(match kind {
+            Kind::Keys => Py::new(py, init.add_subclass(RdictKeys))?.into_any(),
+            Kind::Values => Py::new(py, init.add_subclass(RdictValues))?.into_any(),
+            Kind::Items => Py::new(py, init.add_subclass(RdictItems))?.into_any(),
+        })
+    }
     fn entry(&self, py: Python<'_>, k: &[u8], v: &[u8]) -> PyResult<PyObject> {
         let loads = self.loads.as_ref().map(|f| f.bind(py));
         let key = |k| decode_with(py, k, self.raw, None);
@@ -229,8 +253,9 @@ macro_rules! views {
                 backwards: bool,
                 from_key: Option<&Bound<'_, PyAny>>,
                 read_opt: Option<PyRef<'_, ReadOptions>>,
-            ) -> PyResult<RdictView> {
-                self.view(py, Kind::Keys, backwards, from_key, read_opt)
+            ) -> PyResult<PyObject> {
+                self.view(py, Kind::Keys, backwards, from_key, read_opt)?
+                    .into_typed(py)
             }
             #[pyo3(signature = (backwards = false, from_key = None, read_opt = None))]
             fn values(
@@ -239,8 +264,9 @@ macro_rules! views {
                 backwards: bool,
                 from_key: Option<&Bound<'_, PyAny>>,
                 read_opt: Option<PyRef<'_, ReadOptions>>,
-            ) -> PyResult<RdictView> {
-                self.view(py, Kind::Values, backwards, from_key, read_opt)
+            ) -> PyResult<PyObject> {
+                self.view(py, Kind::Values, backwards, from_key, read_opt)?
+                    .into_typed(py)
             }
             #[pyo3(signature = (backwards = false, from_key = None, read_opt = None))]
             fn items(
@@ -249,8 +275,9 @@ macro_rules! views {
                 backwards: bool,
                 from_key: Option<&Bound<'_, PyAny>>,
                 read_opt: Option<PyRef<'_, ReadOptions>>,
-            ) -> PyResult<RdictView> {
-                self.view(py, Kind::Items, backwards, from_key, read_opt)
+            ) -> PyResult<PyObject> {
+                self.view(py, Kind::Items, backwards, from_key, read_opt)?
+                    .into_typed(py)
             }
         }
     };

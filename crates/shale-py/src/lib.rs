@@ -11,15 +11,19 @@
 //! (compaction styles), `prefix` (prefix extractors); beneath them `encoding` (keys and values),
 //! `errors` (the exception classes), `handle` (the open database they share) and `locks`.
 
+mod block_based;
 mod checkpoint;
 mod column_family;
 mod comparator;
+mod db_options;
 mod encoding;
+mod enums;
 mod errors;
 mod external_files;
 mod handle;
 mod iterators;
 mod locks;
+mod maintenance;
 mod options;
 mod prefix;
 mod rdict;
@@ -33,7 +37,7 @@ use pyo3::prelude::*;
 use checkpoint::Checkpoint;
 use column_family::ColumnFamily;
 use external_files::{IngestExternalFileOptions, SstFileWriter};
-use iterators::{RdictIter, RdictView};
+use iterators::{RdictItems, RdictIter, RdictKeys, RdictValues, RdictView};
 use options::{DBCompressionType, Options, ReadOptions, WriteOptions};
 use rdict::{AccessType, Rdict};
 use snapshot::Snapshot;
@@ -45,6 +49,9 @@ fn shale_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Rdict>()?;
     m.add_class::<RdictIter>()?;
     m.add_class::<RdictView>()?;
+    m.add_class::<RdictKeys>()?;
+    m.add_class::<RdictValues>()?;
+    m.add_class::<RdictItems>()?;
     m.add_class::<Options>()?;
     m.add_class::<ReadOptions>()?;
     m.add_class::<WriteOptions>()?;
@@ -59,6 +66,9 @@ fn shale_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     styles::register(m)?;
     prefix::register(m)?;
     tables::register(m)?;
+    block_based::register(m)?;
+    db_options::register(m)?;
+    maintenance::register(m)?;
     errors::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

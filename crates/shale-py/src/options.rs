@@ -11,7 +11,7 @@ use crate::encoding::encode;
 #[pyclass(module = "shale", frozen, eq)]
 #[derive(Clone, Copy, PartialEq)]
 pub(crate) struct DBCompressionType {
-    t: shale::DBCompressionType,
+    pub(crate) t: shale::DBCompressionType,
 }
 
 #[pymethods]
@@ -45,7 +45,7 @@ impl DBCompressionType {
     }
 }
 
-fn compression_arg(v: &Bound<'_, PyAny>) -> PyResult<shale::DBCompressionType> {
+pub(crate) fn compression_arg(v: &Bound<'_, PyAny>) -> PyResult<shale::DBCompressionType> {
     if let Ok(c) = v.downcast::<DBCompressionType>() {
         return Ok(c.get().t);
     }
@@ -126,6 +126,17 @@ fn set_named_option(o: &mut shale::Options, name: &str, v: &Bound<'_, PyAny>) ->
         "keep_log_file_num" => o.set_keep_log_file_num(v.extract()?),
         "stats_dump_period_sec" => o.set_stats_dump_period_sec(v.extract()?),
         "info_log_level" | "log_level" => o.set_log_level(log_level_arg(v)?),
+        "wal_recovery_mode" => o.set_wal_recovery_mode(crate::db_options::recovery_mode_arg(v)?),
+        "atomic_flush" => o.set_atomic_flush(v.extract()?),
+        "unordered_write" => o.set_unordered_write(v.extract()?),
+        "enable_pipelined_write" => o.set_enable_pipelined_write(v.extract()?),
+        "allow_concurrent_memtable_write" => o.set_allow_concurrent_memtable_write(v.extract()?),
+        "max_total_wal_size" => o.set_max_total_wal_size(v.extract()?),
+        "WAL_ttl_seconds" | "wal_ttl_seconds" => o.set_wal_ttl_seconds(v.extract()?),
+        "WAL_size_limit_MB" | "wal_size_limit_mb" => o.set_wal_size_limit_mb(v.extract()?),
+        "memtable_prefix_bloom_size_ratio" => o.set_memtable_prefix_bloom_ratio(v.extract()?),
+        "memtable_whole_key_filtering" => o.set_memtable_whole_key_filtering(v.extract()?),
+        "max_write_buffer_size_to_maintain" => o.set_max_write_buffer_size_to_maintain(v.extract()?),
         _ => return Err(PyValueError::new_err(format!("unknown option: {name:?}"))),
     }
     Ok(())
@@ -138,6 +149,9 @@ fn set_named_option(o: &mut shale::Options, name: &str, v: &Bound<'_, PyAny>) ->
 pub(crate) struct Options {
     pub(crate) inner: shale::Options,
     pub(crate) raw_mode: bool,
+    /// Set by `set_env(Env.mem_env())`: the database lives in memory, and rocksdict's config
+    /// file is written there, through the engine's file system, not to the disk.
+    pub(crate) in_memory: bool,
 }
 
 impl Options {
@@ -147,12 +161,20 @@ impl Options {
         let mut inner = shale::Options::default();
         inner.create_if_missing(true);
         inner.set_custom_comparator(crate::comparator::for_mode(raw_mode));
-        Options { inner, raw_mode }
+        Options {
+            inner,
+            raw_mode,
+            in_memory: false,
+        }
     }
     /// Options read from a database's OPTIONS file (with the comparator it recorded).
     pub(crate) fn from_loaded(mut inner: shale::Options, raw_mode: bool) -> Options {
         inner.create_if_missing(true);
-        Options { inner, raw_mode }
+        Options {
+            inner,
+            raw_mode,
+            in_memory: false,
+        }
     }
 }
 
@@ -200,6 +222,16 @@ setters! {
     set_keep_log_file_num => "keep_log_file_num": usize,
     set_stats_dump_period_sec => "stats_dump_period_sec": u32,
     set_log_level => "info_log_level": PyObject,
+    set_atomic_flush => "atomic_flush": bool,
+    set_unordered_write => "unordered_write": bool,
+    set_enable_pipelined_write => "enable_pipelined_write": bool,
+    set_allow_concurrent_memtable_write => "allow_concurrent_memtable_write": bool,
+    set_max_total_wal_size => "max_total_wal_size": u64,
+    set_wal_ttl_seconds => "WAL_ttl_seconds": u64,
+    set_wal_size_limit_mb => "WAL_size_limit_MB": u64,
+    set_memtable_whole_key_filtering => "memtable_whole_key_filtering": bool,
+    set_max_write_buffer_size_to_maintain => "max_write_buffer_size_to_maintain": i64,
+    set_wal_recovery_mode => "wal_recovery_mode": PyObject,
 }
 
 #[pymethods]
@@ -304,6 +336,20 @@ impl ReadOptions {
     fn fill_cache(&mut self, v: bool) {
         self.fill_cache = v;
     }
+    /// Accepted, without effect: what Shale's iterators hand out is always a copy, so there is
+    /// nothing to pin (the engine's `ReadOptions::set_pin_data` is the same no-op).
+    fn set_pin_data(&mut self, v: bool) {
+        let _ = v;
+    }
+}
+
+crate::db_options::default_only! {
+    impl ReadOptions;
+    set_readahead_size(n: u64) = (0,), "Shale has no such setting";
+    set_async_io(v: bool) = (false,), "Shale has no asynchronous reads";
+    set_tailing(v: bool) = (false,), "Shale has no tailing iterators";
+    set_max_skippable_internal_keys(n: u64) = (0,), "Shale's iterators do not stop after skipped entries";
+    set_background_purge_on_iterator_cleanup(v: bool) = (false,), "Shale has no such setting";
 }
 
 impl ReadOptions {
@@ -348,6 +394,38 @@ impl WriteOptions {
     fn new() -> Self {
         WriteOptions::default()
     }
+}
+
+/// rocksdict's other `WriteOptions` attributes, for settings Shale does not have: they read
+/// False, and only False may be assigned (NotSupported otherwise).
+macro_rules! false_only_attributes {
+    ($($name:ident / $set:ident: $why:literal),* $(,)?) => {
+        #[pymethods]
+        impl WriteOptions {
+            $(
+                #[getter]
+                fn $name(&self) -> bool {
+                    false
+                }
+                #[setter]
+                fn $set(&mut self, v: bool) -> PyResult<()> {
+                    if !v {
+                        return Ok(());
+                    }
+                    Err(crate::errors::NotSupported::new_err(format!(
+                        "WriteOptions.{} = True: {}", stringify!($name), $why
+                    )))
+                }
+            )*
+        }
+    };
+}
+
+false_only_attributes! {
+    low_pri / set_low_pri: "Shale has no low-priority writes",
+    ignore_missing_column_families / set_ignore_missing_column_families:
+        "Shale has no such setting",
+    memtable_insert_hint_per_batch / set_memtable_insert_hint_per_batch: "Shale has no such setting",
 }
 
 impl WriteOptions {

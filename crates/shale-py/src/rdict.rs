@@ -8,12 +8,14 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 use crate::column_family::{check_family_raw_mode, existing_families, named_families, ColumnFamily};
+use crate::db_options::Env;
 use crate::encoding::{decode_with, encode, encode_with};
 use crate::errors::{to_py, DbClosedError, IOError, InvalidArgument};
 use crate::external_files::IngestExternalFileOptions;
 use crate::handle::Handle;
 use crate::iterators::{views, Kind, RdictIter, RdictView};
 use crate::locks::lock;
+use crate::maintenance::{CompactOptions, FlushOptions};
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::snapshot::Snapshot;
 use crate::write_batch::WriteBatch;
@@ -78,7 +80,7 @@ impl AccessType {
 pub(crate) struct Rdict {
     pub(crate) handle: Arc<Handle>,
     /// The family this Rdict reads and writes.
-    cf: Arc<shale::ColumnFamily>,
+    pub(crate) cf: Arc<shale::ColumnFamily>,
     /// A family's Rdict closes on its own (rocksdict's rule); the database closes with the
     /// Rdict that opened it.
     is_family_view: bool,
@@ -98,12 +100,23 @@ pub(crate) const CONFIG_FILE: &str = "rocksdict-config.json";
 /// rocksdict's config file in `dir`, recording `raw` (rocksdict, and Shale when opened
 /// without options, read it to choose the key order and the decoding).
 pub(crate) fn write_config(dir: &std::path::Path, raw: bool) -> PyResult<()> {
-    let config = format!("{{\"raw_mode\":{raw},\"prefix_extractors\":{{}}}}");
-    std::fs::write(dir.join(CONFIG_FILE), config).map_err(|e| IOError::new_err(format!("writing {CONFIG_FILE}: {e}")))
+    std::fs::write(dir.join(CONFIG_FILE), config_text(raw))
+        .map_err(|e| IOError::new_err(format!("writing {CONFIG_FILE}: {e}")))
+}
+
+fn config_text(raw: bool) -> String {
+    format!("{{\"raw_mode\":{raw},\"prefix_extractors\":{{}}}}")
+}
+
+/// [`write_config`] into the file system of an in-memory database (`Env.mem_env()`).
+fn write_config_in(fs: &dyn shale::fs::FileSystem, dir: &std::path::Path, raw: bool) -> PyResult<()> {
+    let mut f = fs.new_writable(&dir.join(CONFIG_FILE)).map_err(to_py)?;
+    f.append(config_text(raw).as_bytes()).map_err(to_py)?;
+    f.sync().map_err(to_py)
 }
 
 impl Rdict {
-    fn db(&self) -> PyResult<Arc<shale::DB>> {
+    pub(crate) fn db(&self) -> PyResult<Arc<shale::DB>> {
         if self.view_closed.load(Ordering::Acquire) {
             return Err(DbClosedError::new_err(format!(
                 "the Rdict of column family {:?} is closed",
@@ -232,7 +245,9 @@ impl Rdict {
         read_only: bool,
     ) -> PyResult<Self> {
         let p = path.clone();
-        let loaded = py.allow_threads(move || crate::tables::load_latest(&p).ok());
+        // An in-memory database's options are in its Env's file system.
+        let env = options.as_ref().map_or_else(Env::new, |o| o.env());
+        let loaded = py.allow_threads(move || crate::tables::load_latest(&p, &env).ok());
         let (main, loaded_families) = match (loaded, options) {
             // Every family the database has, with `options` but the key order it was
             // written in (which a database cannot change).
@@ -251,7 +266,7 @@ impl Rdict {
             (None, Some(o)) => (o.clone(), None),
             (None, None) => (Options::new_mode(false), None),
         };
-        let (opts, raw) = (main.inner, main.raw_mode);
+        let (opts, raw, in_memory) = (main.inner, main.raw_mode, main.in_memory);
         let named = match named_families(raw, column_families)? {
             Some(mut named) => {
                 if !named.iter().any(|d| d.name() == "default") {
@@ -274,6 +289,7 @@ impl Rdict {
         let error_if_wal = access.read_only && access.error_if_log_file_exist;
         let p = path.clone();
         let secondary = access.secondary.clone();
+        let fs = opts.get_env();
         let db = py
             .allow_threads(move || {
                 let descs = named.unwrap_or_else(|| existing_families(&opts, &p));
@@ -288,7 +304,12 @@ impl Rdict {
             .map_err(to_py)?;
         if !read_only {
             // rocksdict reads this file to open the database with the right comparator.
-            write_config(std::path::Path::new(&path), raw)?;
+            let dir = std::path::Path::new(&path);
+            if in_memory {
+                write_config_in(&*fs, dir, raw)?;
+            } else {
+                write_config(dir, raw)?;
+            }
         }
         let cf = Rdict::handle_of(&db, "default")?;
         Ok(Rdict {
@@ -336,8 +357,8 @@ impl Rdict {
             .map_err(to_py)?
             .is_some())
     }
-    fn __iter__(&self, py: Python<'_>) -> PyResult<RdictView> {
-        self.view(py, Kind::Keys, false, None, None)
+    fn __iter__(&self, py: Python<'_>) -> PyResult<PyObject> {
+        self.view(py, Kind::Keys, false, None, None)?.into_typed(py)
     }
 
     /// The value of `key`, or `default`; a list of keys gives a list of values (`default`
@@ -504,16 +525,19 @@ impl Rdict {
         })
     }
 
-    /// Compact the keys in `[begin, end]` (None: unbounded) down to the last level.
+    /// Compact the keys in `[begin, end]` (None: unbounded) down to the last level, with
+    /// `compact_opt` (a `CompactOptions`; see it for what Shale supports).
     #[pyo3(signature = (begin, end, compact_opt = None))]
     fn compact_range(
         &self,
         py: Python<'_>,
         begin: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
-        compact_opt: Option<&Bound<'_, PyAny>>,
+        compact_opt: Option<PyRef<'_, CompactOptions>>,
     ) -> PyResult<()> {
-        let _ = compact_opt; // rocksdict's CompactOptions: not supported, the defaults apply
+        if let Some(c) = &compact_opt {
+            c.check()?;
+        }
         let db = self.db()?;
         let b = begin.map(|k| encode(k, self.raw)).transpose()?;
         let e = end.map(|k| encode(k, self.raw)).transpose()?;
@@ -545,12 +569,22 @@ impl Rdict {
         write_config(&path, self.raw)
     }
 
-    /// Flush the memtable to a table file (always waits for it).
-    #[pyo3(signature = (wait = true))]
-    fn flush(&self, py: Python<'_>, wait: bool) -> PyResult<()> {
-        let _ = wait;
+    /// Flush the memtable to a table file. `wait` (a bool or a `FlushOptions`): wait until it
+    /// is written (default), or return once the memtable is switched out and handed to the
+    /// background threads.
+    #[pyo3(signature = (wait = None))]
+    fn flush(&self, py: Python<'_>, wait: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let wait = match wait {
+            None => true,
+            Some(w) => match w.downcast::<FlushOptions>() {
+                Ok(f) => f.borrow().wait,
+                Err(_) => w.extract()?,
+            },
+        };
         let db = self.db()?;
-        py.allow_threads(|| db.flush_cf(&self.cf)).map_err(to_py)
+        let mut fo = shale::FlushOptions::new();
+        fo.set_wait(wait);
+        py.allow_threads(|| db.flush_cf_opt(&self.cf, &fo)).map_err(to_py)
     }
 
     #[pyo3(signature = (sync = true))]

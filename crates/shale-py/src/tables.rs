@@ -7,8 +7,20 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
+use crate::block_based::Cache;
+use crate::db_options::Env;
+use crate::enums::py_enum;
 use crate::errors::to_py;
 use crate::options::Options;
+
+py_enum!(
+    /// How PlainTable writes keys (rocksdict's `KeyEncodingType`): each in full (`none`), or
+    /// after the first of a prefix only the suffix (`prefix`; needs a prefix extractor).
+    KeyEncodingType, shale::KeyEncodingType, {
+        none => shale::KeyEncodingType::Plain,
+        prefix => shale::KeyEncodingType::Prefix,
+    }
+);
 
 /// PlainTable's options (RocksDB's `PlainTableOptions`), read and written as attributes.
 #[pyclass(module = "shale", get_all, set_all)]
@@ -29,6 +41,8 @@ pub(crate) struct PlainTableFactoryOptions {
     full_scan_mode: bool,
     /// Write the index and bloom into the file.
     store_index_in_file: bool,
+    /// How keys are written (default `KeyEncodingType.none()`).
+    encoding_type: KeyEncodingType,
 }
 
 #[pymethods]
@@ -46,6 +60,7 @@ impl PlainTableFactoryOptions {
             huge_page_tlb_size: d.huge_page_tlb_size,
             full_scan_mode: d.full_scan_mode,
             store_index_in_file: d.store_index_in_file,
+            encoding_type: KeyEncodingType { v: d.encoding_type },
         }
     }
 }
@@ -66,7 +81,7 @@ impl PlainTableFactoryOptions {
             huge_page_tlb_size: self.huge_page_tlb_size,
             full_scan_mode: self.full_scan_mode,
             store_index_in_file: self.store_index_in_file,
-            ..Default::default()
+            encoding_type: self.encoding_type.v,
         })
     }
 }
@@ -115,8 +130,12 @@ impl CuckooTableOptions {
 }
 
 /// rocksdict's config file in `path`: its raw_mode, if there is one.
-pub(crate) fn config_raw_mode(path: &str) -> Option<bool> {
-    let s = std::fs::read_to_string(std::path::Path::new(path).join(crate::rdict::CONFIG_FILE)).ok()?;
+pub(crate) fn config_raw_mode(path: &str, env: &Env) -> Option<bool> {
+    let file = std::path::Path::new(path).join(crate::rdict::CONFIG_FILE);
+    let s = match &env.fs {
+        Some(fs) => String::from_utf8(fs.read_all(&file).ok()?).ok()?,
+        None => std::fs::read_to_string(file).ok()?,
+    };
     let compact: String = s.chars().filter(|c| !c.is_whitespace()).collect();
     if compact.contains("\"raw_mode\":true") {
         Some(true)
@@ -133,11 +152,30 @@ pub(crate) fn config_raw_mode(path: &str) -> Option<bool> {
 /// comparator is the one its section names: rocksdict's for `rocksdict`, RocksDB's built-ins
 /// by their names (so a non-raw database Shale wrote in bytewise order before it had
 /// rocksdict's comparator still opens). NotFound if the database has no OPTIONS file.
-pub(crate) fn load_latest(path: &str) -> PyResult<(Options, Vec<(String, Options)>)> {
-    let raw = config_raw_mode(path).unwrap_or(true);
+/// From the file system of `env`.
+pub(crate) fn load_latest(path: &str, env: &Env) -> PyResult<(Options, Vec<(String, Options)>)> {
+    load_latest_in(path, env, None)
+}
+
+/// [`load_latest`] with `cache` as the block cache of the block-based families (rocksdict's
+/// `Options.load_latest(path, env, cache=...)`).
+fn load_latest_in(path: &str, env: &Env, cache: Option<&shale::Cache>) -> PyResult<(Options, Vec<(String, Options)>)> {
+    let raw = config_raw_mode(path, env).unwrap_or(true);
     let p = std::path::Path::new(path);
     // rocksdict's comparator unless the file names a built-in (which then replaces it).
-    let base = Options::new_mode(false).inner;
+    let mut with_env = Options::new_mode(false);
+    env.apply(&mut with_env);
+    let base = with_env.inner;
+    let loaded = |o: shale::Options| {
+        let mut o = Options::from_loaded(o, raw);
+        o.in_memory = with_env.in_memory;
+        if let (Some(c), shale::options::TableFactory::BlockBased) = (cache, o.inner.get_table_factory()) {
+            let mut b = o.inner.get_block_based_options();
+            b.set_block_cache(c);
+            o.inner.set_block_based_table_factory(&b);
+        }
+        o
+    };
     let mut db_opts = base.clone();
     if !shale::tools::load_options_file(p, &mut db_opts).map_err(to_py)? {
         return Err(crate::errors::NotFound::new_err(format!("{path}: no OPTIONS file")));
@@ -146,9 +184,9 @@ pub(crate) fn load_latest(path: &str) -> PyResult<(Options, Vec<(String, Options
     for name in shale::DB::list_cf(&base, path).map_err(to_py)? {
         let mut o = base.clone();
         shale::tools::load_cf_options_file(p, &name, &mut o).map_err(to_py)?;
-        families.push((name, Options::from_loaded(o, raw)));
+        families.push((name, loaded(o)));
     }
-    Ok((Options::from_loaded(db_opts, raw), families))
+    Ok((loaded(db_opts), families))
 }
 
 #[pymethods]
@@ -163,21 +201,23 @@ impl Options {
     fn set_cuckoo_table_factory(&mut self, options: PyRef<'_, CuckooTableOptions>) {
         self.inner.set_cuckoo_table_factory(&options.inner);
     }
-    /// `(options, {family name: options})` of the existing database at `path`, read from its
-    /// newest OPTIONS file and rocksdict's config file (raw_mode). `env`, `cache` and
-    /// `ignore_unknown_options` are rocksdict's arguments: Shale reads the options it knows
-    /// and ignores the others.
+    /// `(options, {family name: options})` of the existing database at `path` (in `env`'s
+    /// file system), read from its newest OPTIONS file and rocksdict's config file
+    /// (raw_mode); the block-based families get `cache` as their block cache. Shale reads the
+    /// options it knows and skips the others whatever `ignore_unknown_options` says.
     #[staticmethod]
     #[pyo3(signature = (path, env = None, ignore_unknown_options = false, cache = None))]
     fn load_latest<'py>(
         py: Python<'py>,
         path: &str,
-        env: Option<&Bound<'py, PyAny>>,
+        env: Option<PyRef<'py, Env>>,
         ignore_unknown_options: bool,
-        cache: Option<&Bound<'py, PyAny>>,
+        cache: Option<PyRef<'py, Cache>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let _ = (env, ignore_unknown_options, cache);
-        let (opts, families) = py.allow_threads(|| load_latest(path))?;
+        let _ = ignore_unknown_options;
+        let env = env.map_or_else(Env::new, |e| e.clone());
+        let cache = cache.map(|c| c.inner.clone());
+        let (opts, families) = py.allow_threads(|| load_latest_in(path, &env, cache.as_ref()))?;
         let cols = PyDict::new(py);
         for (name, o) in families {
             cols.set_item(name, Py::new(py, o)?)?;
@@ -187,6 +227,7 @@ impl Options {
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<KeyEncodingType>()?;
     m.add_class::<PlainTableFactoryOptions>()?;
     m.add_class::<CuckooTableOptions>()
 }
