@@ -158,7 +158,9 @@ pub(crate) fn open_read_only(
     for attempt in 0..READ_ONLY_OPEN_ATTEMPTS {
         let before = manifest_state(&opts.env, path);
         match open_inner(opts, path, true, error_if_wal, cfs, secondary) {
-            Err(e) if is_missing_file(&e) => {
+            // A table, the MANIFEST, or a WAL listed a moment before, deleted by the process
+            // writing the database (it flushed or compacted meanwhile).
+            Err(e) if is_missing_file(&e) || is_not_found(&e) => {
                 if manifest_state(&opts.env, path) == before {
                     return Err(e);
                 }
@@ -174,6 +176,11 @@ pub(crate) fn open_read_only(
         path.display(),
         last_err.map(|e| e.to_string()).unwrap_or_default()
     )))
+}
+
+/// A file read by path does not exist (a WAL deleted between a listing and its read).
+pub(crate) fn is_not_found(e: &Error) -> bool {
+    matches!(e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
 }
 
 /// A file the MANIFEST names (a table, or the MANIFEST CURRENT names) does not exist.

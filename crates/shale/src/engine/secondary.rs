@@ -20,7 +20,9 @@ use std::sync::Arc;
 use super::column_family::ColumnFamilyData;
 use super::column_family::ColumnFamilyDescriptor;
 use super::open::ManifestState;
-use super::open::{check_live_tables, is_missing_file, manifest_state, open_read_only, replay_wals, wals_to_replay};
+use super::open::{
+    check_live_tables, is_missing_file, is_not_found, manifest_state, open_read_only, replay_wals, wals_to_replay,
+};
 use super::state::DbInner;
 use crate::error::{Error, Result};
 use crate::key::InternalKeyComparator;
@@ -41,10 +43,16 @@ pub(crate) fn open(
     secondary: &Path,
     cfs: &[ColumnFamilyDescriptor],
 ) -> Result<Arc<DbInner>> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    let db = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         open_read_only(opts, primary, false, cfs, Some(secondary))
     }))
-    .unwrap_or_else(|p| Err(Error::from_panic("open_as_secondary", p)))
+    .unwrap_or_else(|p| Err(Error::from_panic("open_as_secondary", p)))?;
+    // The open read the MANIFEST, then listed and read the WALs while the primary went on: a
+    // WAL it needed may have been deleted before the listing (its data then in a table the
+    // MANIFEST it read does not name). A catch-up, whose WAL copies are checked against the
+    // MANIFEST, replaces that state before anyone reads it.
+    catch_up(&db)?;
+    Ok(db)
 }
 
 /// Bring the secondary `db` up to date with its primary (see the module comment).
@@ -90,10 +98,6 @@ pub(crate) fn catch_up(db: &Arc<DbInner>) -> Result<()> {
         started.elapsed().as_secs_f64(),
         last_err.map(|e| e.to_string()).unwrap_or_default()
     )))
-}
-
-fn is_not_found(e: &Error) -> bool {
-    matches!(e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
 }
 
 /// One attempt; `Ok(false)` when the primary's MANIFEST changed before the WALs were read (a

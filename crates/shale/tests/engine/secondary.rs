@@ -349,55 +349,77 @@ fn a_catch_up_stops_quietly_at_a_record_still_being_written() {
     }
 }
 
-/// Runs a hook once, at the first directory listing after it is armed (a catch-up lists the
-/// primary's WALs after reading its MANIFEST).
-struct ListHook {
+/// When a [`HookFs`] runs its hook.
+#[derive(Clone, Copy, PartialEq)]
+enum HookAt {
+    /// The first directory listing after it is armed (a catch-up lists the primary's WALs
+    /// after reading its MANIFEST).
+    List,
+    /// The first read of a WAL (`*.log`) after it is armed.
+    WalRead,
+}
+
+/// Runs a hook once, where `at` says.
+struct HookFs {
     inner: MemFs,
+    at: HookAt,
     hook: std::sync::Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
 
-impl shale::fs::ForwardingFs for ListHook {
-    fn inner(&self) -> &dyn FileSystem {
-        &self.inner
-    }
-    fn list(&self, dir: &Path) -> shale::error::Result<Vec<String>> {
+impl HookFs {
+    fn fire(&self) {
         let h = self.hook.lock().unwrap().take();
         if let Some(h) = h {
             h();
         }
-        self.inner.list(dir)
     }
 }
 
-/// Found by `shale stress --secondary_catch_up_one_in`: the primary flushed between the
-/// secondary's read of its MANIFEST and its listing of the WALs, and deleted the WAL the older
-/// version still needed. The catch-up must not publish that mix (the flushed keys missing, later
-/// ones present) nor fail: it starts over and sees everything.
-#[test]
-fn a_flush_between_the_manifest_read_and_the_wal_listing_is_not_a_gap() {
-    let mem = MemFs::new();
-    let fs = Arc::new(ListHook {
-        inner: mem.clone(),
+impl shale::fs::ForwardingFs for HookFs {
+    fn inner(&self) -> &dyn FileSystem {
+        &self.inner
+    }
+    fn list(&self, dir: &Path) -> shale::error::Result<Vec<String>> {
+        if self.at == HookAt::List {
+            self.fire();
+        }
+        self.inner.list(dir)
+    }
+    fn read_all(&self, path: &Path) -> shale::error::Result<Vec<u8>> {
+        if self.at == HookAt::WalRead && path.extension().is_some_and(|e| e == "log") {
+            self.fire();
+        }
+        self.inner.read_all(path)
+    }
+}
+
+/// A primary on a [`HookFs`] with 20 keys in its first WAL, and a hook that flushes it (the
+/// first WAL's keys go into a table and the WAL is deleted) and writes one key into the new WAL.
+fn primary_flushing_in_a_hook(at: HookAt) -> (Arc<HookFs>, Options, Arc<DB>) {
+    let fs = Arc::new(HookFs {
+        inner: MemFs::new(),
+        at,
         hook: std::sync::Mutex::new(None),
     });
     let mut o = Options::default();
     o.create_if_missing(true);
     o.set_env(fs.clone());
     let primary = Arc::new(DB::open(&o, "/p").unwrap());
-    let sec = DB::open_as_secondary(&o, "/p", "/s").unwrap();
     for i in 0..20 {
         primary.put(key(i), b"in-the-first-wal").unwrap();
     }
     let p2 = primary.clone();
     *fs.hook.lock().unwrap() = Some(Box::new(move || {
-        // The flush moves the first WAL's keys into a table the MANIFEST read before does not
-        // name, and deletes that WAL; a later write goes into the new WAL.
         p2.flush().unwrap();
         p2.put(key(99), b"in-the-second-wal").unwrap();
     }));
-    sec.try_catch_up_with_primary().unwrap();
+    (fs, o, primary)
+}
+
+/// The hook ran, and `sec` sees the keys of both WALs.
+fn sees_both_wals(fs: &HookFs, sec: &DB) {
     assert!(fs.hook.lock().unwrap().is_none(), "the hook ran");
-    let seen = dump(&sec);
+    let seen = dump(sec);
     for i in 0..20 {
         assert_eq!(
             seen.get(&key(i)).map(|v| v.as_slice()),
@@ -409,6 +431,21 @@ fn a_flush_between_the_manifest_read_and_the_wal_listing_is_not_a_gap() {
         seen.get(&key(99)).map(|v| v.as_slice()),
         Some(&b"in-the-second-wal"[..])
     );
+}
+
+/// Found by `shale stress --secondary_catch_up_one_in`: the primary flushed between the
+/// secondary's read of its MANIFEST and its listing of the WALs, and deleted the WAL the older
+/// version still needed. The catch-up must not publish that mix (the flushed keys missing, later
+/// ones present) nor fail: it starts over and sees everything.
+#[test]
+fn a_flush_between_the_manifest_read_and_the_wal_listing_is_not_a_gap() {
+    let (fs, o, _primary) = primary_flushing_in_a_hook(HookAt::List);
+    // Opened before the hook is armed; the catch-up meets it.
+    let hook = fs.hook.lock().unwrap().take();
+    let sec = DB::open_as_secondary(&o, "/p", "/s").unwrap();
+    *fs.hook.lock().unwrap() = hook;
+    sec.try_catch_up_with_primary().unwrap();
+    sees_both_wals(&fs, &sec);
 }
 
 /// The CI failure of 2026-11-28 (crash test seed 1795885526): a primary that writes MANIFEST
@@ -474,4 +511,16 @@ fn a_catch_up_succeeds_while_the_primary_keeps_writing_its_manifest() {
         written.load(std::sync::atomic::Ordering::Acquire) > 8,
         "the primary kept flushing"
     );
+}
+
+/// Found by the crash-test loop (seed 587123899): the primary flushed while a secondary was
+/// being opened, between the open's listing of the WALs and its read of one, and deleted it;
+/// the open failed with `IO error: …log: No such file or directory`. The open now retries on a
+/// WAL gone under a MANIFEST that moved on, and ends with a catch-up, whose WAL copies are
+/// checked against the MANIFEST (an open alone cannot tell a WAL deleted before its listing).
+#[test]
+fn a_flush_while_a_secondary_opens_neither_fails_the_open_nor_loses_keys() {
+    let (fs, o, _primary) = primary_flushing_in_a_hook(HookAt::WalRead);
+    let sec = DB::open_as_secondary(&o, "/p", "/s").unwrap();
+    sees_both_wals(&fs, &sec);
 }
