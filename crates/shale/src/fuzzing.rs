@@ -218,6 +218,11 @@ impl BatchHandler for Count {
         self.0 += 1;
         Ok(())
     }
+    fn put_entity(&mut self, _k: &[u8], v: &[u8]) -> Result<()> {
+        crate::wide_columns::decode(v)?;
+        self.0 += 1;
+        Ok(())
+    }
     fn set_cf(&mut self, _cf: u32) -> Result<()> {
         Ok(())
     }
