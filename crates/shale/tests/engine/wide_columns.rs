@@ -359,3 +359,44 @@ fn random_entity_writes_match_a_model() {
         }
     }
 }
+
+/// `sst_dump --command=scan` prints an entity's columns as RocksDB's sst_dump does, the raw
+/// dump shows its type 22 (0x16), and the table properties count it as an entry.
+#[test]
+fn sst_dump_shows_entities_as_rocksdb_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    let db = DB::open(&o, dir.path()).unwrap();
+    db.put_entity("e", &[("c1", "v1"), ("", "d")]).unwrap();
+    db.put("p", "plain").unwrap();
+    db.flush().unwrap();
+    drop(db);
+    let sst = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "sst"))
+        .unwrap();
+    let mut so = shale::tools::SstDumpOptions {
+        command: "scan".into(),
+        show_properties: true,
+        ..Default::default()
+    };
+    let text = shale::tools::sst_dump(&sst, &so).unwrap();
+    assert!(text.contains("'e' seq:1, type:22 => :d c1:v1\n"), "{text}");
+    assert!(text.contains("'p' seq:2, type:1 => plain\n"), "{text}");
+    assert!(text.contains("  # entries: 2\n"), "{text}");
+    so.output_hex = true;
+    let text = shale::tools::sst_dump(&sst, &so).unwrap();
+    assert!(text.contains("'65' seq:1, type:22 => :0x64 0x6331:0x7631\n"), "{text}");
+    so.command = "raw".into();
+    shale::tools::sst_dump(&sst, &so).unwrap();
+    let mut dump = sst.clone().into_os_string();
+    dump.push("_dump.txt");
+    let raw = std::fs::read_to_string(dump).unwrap();
+    assert!(
+        raw.contains("  HEX    65: 0102000102633102647631  seq:1 type:22\n"),
+        "{raw}"
+    );
+}
