@@ -244,6 +244,22 @@ pub fn write_batch_decode(data: &[u8]) -> Result<usize> {
     Ok(c.0)
 }
 
+/// Decode a wide-column entity (RocksDB's serialization); what decodes must encode back to a
+/// value that decodes to the same columns, and the default-column and merge helpers must
+/// agree with the decoded columns. Returns the number of columns.
+pub fn wide_columns_decode(data: &[u8]) -> Result<usize> {
+    let cols = crate::wide_columns::decode(data)?;
+    let again = crate::wide_columns::serialize_sorted(&cols)?;
+    assert_eq!(crate::wide_columns::decode(&again)?, cols, "re-encoded entity differs");
+    let dflt = crate::wide_columns::default_range(data)?;
+    assert_eq!(dflt.is_some(), cols.first().is_some_and(|c| c.0.is_empty()));
+    let merged = crate::wide_columns::with_default(data, b"m")?;
+    let m = crate::wide_columns::decode(&merged)?;
+    assert_eq!(m.first(), Some(&(&b""[..], &b"m"[..])));
+    assert_eq!(m.len(), cols.len() + usize::from(dflt.is_none()));
+    Ok(cols.len())
+}
+
 /// Replay a WAL file: the log reader (in the recovery mode picked by `mode`) and every record
 /// decoded as a WriteBatch, as recovery does.
 pub fn wal_replay(data: &[u8], mode: u8) -> Result<usize> {
