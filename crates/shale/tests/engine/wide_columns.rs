@@ -400,3 +400,27 @@ fn sst_dump_shows_entities_as_rocksdb_does() {
         "{raw}"
     );
 }
+
+/// A compaction filter (RocksDB's `FilterV2` form) never sees an entity: RocksDB's default
+/// `FilterV3` keeps entities without calling it, and so does Shale. Plain values next to it
+/// are filtered as usual.
+#[test]
+fn compaction_filters_keep_entities_without_seeing_them() {
+    use std::sync::{Arc, Mutex};
+    let fs = MemFs::new();
+    let mut o = opts(&fs);
+    let seen: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
+    let s = seen.clone();
+    o.set_compaction_filter("remove-all", move |_, k: &[u8], _: &[u8]| {
+        s.lock().unwrap().push(k.to_vec());
+        shale::CompactionDecision::Remove
+    });
+    let db = DB::open(&o, "/db").unwrap();
+    db.put_entity("e", &[("", "d"), ("c", "v")]).unwrap();
+    db.put("p", "plain").unwrap();
+    db.flush().unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+    assert_eq!(*seen.lock().unwrap(), vec![b"p".to_vec()]);
+    assert_eq!(db.get("p").unwrap(), None);
+    assert_eq!(db.get_entity("e").unwrap(), Some(vec![col("", "d"), col("c", "v")]));
+}
