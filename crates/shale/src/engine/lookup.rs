@@ -67,7 +67,7 @@ impl Chain {
         key: &[u8],
         entity: Val<'_>,
     ) -> Result<Option<V>> {
-        let dflt = crate::wide_columns::default_range(entity.bytes())?;
+        let dflt = crate::wide_columns::default_range(entity.bytes()).map_err(|e| entity_error(e, key))?;
         if self.operands.is_empty() {
             return Ok(Some(match (self.want_entity, dflt) {
                 (true, _) => entity.out(),
@@ -167,6 +167,20 @@ impl Chain {
     }
 }
 
+/// An entity that does not decode: the error names the key (the file, when it came from one,
+/// is added by the table lookup).
+fn entity_error(e: Error, key: &[u8]) -> Error {
+    let hex: String = key.iter().take(64).map(|b| format!("{b:02x}")).collect();
+    match e {
+        Error::Corruption { file, offset, msg } => Error::Corruption {
+            file,
+            offset,
+            msg: format!("{msg} (key 0x{hex})"),
+        },
+        e => e,
+    }
+}
+
 /// Lookup in a memtable: the fast path when nothing can be covered, the entry walk otherwise.
 #[inline]
 pub(crate) fn mem_lookup<V: ValueOut>(
@@ -226,7 +240,8 @@ pub(crate) fn table_lookup<V: ValueOut>(
     let found = t.get_with(lookup, verify, fill, |ikey, value| -> Result<Lookup<V>> {
         let pk = parse_internal_key(ikey)?;
         if pk.vtype != vt::MERGE || pk.seq < chain.max_tomb {
-            return Ok(Ok(chain.entry(db, key, pk.seq, pk.vtype, value)?));
+            let r = chain.entry(db, key, pk.seq, pk.vtype, value);
+            return Ok(Ok(r.map_err(|e| e.in_file(&format!("{:06}.sst", f.meta.number), None))?));
         }
         Ok(Err(ikey.to_vec()))
     })?;

@@ -424,3 +424,52 @@ fn compaction_filters_keep_entities_without_seeing_them() {
     assert_eq!(db.get("p").unwrap(), None);
     assert_eq!(db.get_entity("e").unwrap(), Some(vec![col("", "d"), col("c", "v")]));
 }
+
+/// An entity whose bytes in a table file are damaged (read without block checksums, so the
+/// entity decoder is what sees it) is Corruption naming the file and the key, for `get`,
+/// `get_entity` and iteration; no panic.
+#[test]
+fn a_damaged_entity_in_a_table_is_corruption_with_file_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_compression_type(shale::DBCompressionType::None);
+    let db = DB::open(&o, dir.path()).unwrap();
+    db.put_entity("key", &[("a", "1"), ("b", "2")]).unwrap();
+    db.flush().unwrap();
+    drop(db);
+    let sst = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "sst"))
+        .unwrap();
+    let mut bytes = std::fs::read(&sst).unwrap();
+    let entity = b"\x01\x02\x01a\x01\x01b\x0112";
+    let at = bytes
+        .windows(entity.len())
+        .position(|w| w == entity)
+        .expect("the entity in the file");
+    bytes[at + 6] = b'a'; // the second column is now named "a" too: out of order
+    std::fs::write(&sst, &bytes).unwrap();
+    let db = DB::open(&o, dir.path()).unwrap();
+    let mut ro = ReadOptions::default();
+    ro.set_verify_checksums(false);
+    let name = sst.file_name().unwrap().to_string_lossy().into_owned();
+    for r in [
+        db.get_opt("key", &ro).map(|_| ()),
+        db.get_entity_opt("key", &ro).map(|_| ()),
+    ] {
+        match r {
+            Err(Error::Corruption { file, msg, .. }) => {
+                assert_eq!(file, name);
+                assert!(msg.contains("wide-column entity") && msg.contains("0x6b6579"), "{msg}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    let mut it = db.raw_iterator_opt(ro);
+    it.seek_to_first();
+    assert!(!it.valid());
+    assert!(matches!(it.status(), Err(Error::Corruption { .. })));
+}
