@@ -360,6 +360,18 @@ fn random_entity_writes_match_a_model() {
     }
 }
 
+/// The one table file in `dir`.
+fn the_table_file(dir: &std::path::Path) -> std::path::PathBuf {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "sst"))
+        .collect();
+    assert_eq!(v.len(), 1, "{v:?}");
+    v.pop().unwrap()
+}
+
 /// `sst_dump --command=scan` prints an entity's columns as RocksDB's sst_dump does, the raw
 /// dump shows its type 22 (0x16), and the table properties count it as an entry.
 #[test]
@@ -372,12 +384,7 @@ fn sst_dump_shows_entities_as_rocksdb_does() {
     db.put("p", "plain").unwrap();
     db.flush().unwrap();
     drop(db);
-    let sst = std::fs::read_dir(dir.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "sst"))
-        .unwrap();
+    let sst = the_table_file(dir.path());
     let mut so = shale::tools::SstDumpOptions {
         command: "scan".into(),
         show_properties: true,
@@ -438,12 +445,7 @@ fn a_damaged_entity_in_a_table_is_corruption_with_file_and_key() {
     db.put_entity("key", &[("a", "1"), ("b", "2")]).unwrap();
     db.flush().unwrap();
     drop(db);
-    let sst = std::fs::read_dir(dir.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "sst"))
-        .unwrap();
+    let sst = the_table_file(dir.path());
     let mut bytes = std::fs::read(&sst).unwrap();
     let entity = b"\x01\x02\x01a\x01\x01b\x0112";
     let at = bytes
