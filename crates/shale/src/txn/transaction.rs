@@ -375,6 +375,32 @@ impl<'db, D> Transaction<'db, D> {
     fn put_in(&self, cf: &Arc<ColumnFamilyData>, k: &[u8], v: &[u8]) -> Result<()> {
         self.write_op(cf, k, |b| b.put_id(cf.id, k, v))
     }
+    /// Writes `key` → a wide-column entity in the default family (tracked and locked as
+    /// [`put`](Self::put); same errors, and InvalidArgument if two columns share a name). Reads
+    /// through the transaction see the default column's value (`get_entity` through a
+    /// transaction is not offered yet); once committed, `DB::get_entity` sees every column.
+    pub fn put_entity<N: AsRef<[u8]>, V: AsRef<[u8]>>(&self, key: impl AsRef<[u8]>, columns: &[(N, V)]) -> Result<()> {
+        let cf = self.db().default_cf.clone();
+        self.put_entity_in(&cf, key.as_ref(), columns)
+    }
+    /// [`put_entity`](Self::put_entity) in column family `cf`.
+    pub fn put_entity_cf<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+        columns: &[(N, V)],
+    ) -> Result<()> {
+        self.put_entity_in(cfd_of(cf), key.as_ref(), columns)
+    }
+    fn put_entity_in<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        cf: &Arc<ColumnFamilyData>,
+        k: &[u8],
+        columns: &[(N, V)],
+    ) -> Result<()> {
+        let e = super::wbwi::encode_columns(columns)?;
+        self.write_op(cf, k, |b| b.put_entity_id(cf.id, k, &e))
+    }
     /// Deletes `key` in the default family (tracked and locked as [`put`](Self::put); same errors).
     pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
         let cf = self.db().default_cf.clone();
@@ -733,7 +759,8 @@ impl<'db, D> Transaction<'db, D> {
                     R::Put { cf, key, .. }
                     | R::Delete { cf, key }
                     | R::SingleDelete { cf, key }
-                    | R::Merge { cf, key, .. },
+                    | R::Merge { cf, key, .. }
+                    | R::WideColumnEntity { cf, key, .. },
                 ) => (cf, key),
                 Ok(R::DeleteRange { .. }) => {
                     r = Err(Error::NotSupported(

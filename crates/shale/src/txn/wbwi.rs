@@ -38,6 +38,8 @@ pub(crate) enum Base {
     #[default]
     Db,
     Put(Vec<u8>),
+    /// A wide-column entity (its encoding): reads through the batch see its default column.
+    Entity(Vec<u8>),
     Deleted,
 }
 
@@ -51,6 +53,12 @@ pub(crate) fn resolve(
     let base: Option<&[u8]> = match &eff.base {
         Base::Db => db_value,
         Base::Put(v) => Some(v),
+        // The default column's value; with operands and no default column, no existing value.
+        Base::Entity(e) => match crate::wide_columns::default_range(e)? {
+            Some(r) => Some(&e[r]),
+            None if eff.operands.is_empty() => Some(&[]),
+            None => None,
+        },
         Base::Deleted => None,
     };
     if eff.operands.is_empty() {
@@ -69,6 +77,12 @@ pub(crate) fn resolve(
 
 /// The index: each (family, key) the batch touches and what it does to it.
 pub(crate) type Index = BTreeMap<(u32, Vec<u8>), KeyEffect>;
+
+/// `(name, value)` pairs encoded as an entity (sorted; InvalidArgument on a repeated name).
+pub(crate) fn encode_columns<N: AsRef<[u8]>, V: AsRef<[u8]>>(columns: &[(N, V)]) -> Result<Vec<u8>> {
+    let cols: Vec<(&[u8], &[u8])> = columns.iter().map(|(n, v)| (n.as_ref(), v.as_ref())).collect();
+    crate::wide_columns::serialize(&cols)
+}
 
 /// A write batch with a searchable index of its own entries.
 #[derive(Clone)]
@@ -162,6 +176,37 @@ impl WriteBatchWithIndex {
         e.base = Base::Put(value.to_vec());
         e.operands.clear();
     }
+    /// Adds a wide-column entity for `key` in the default family (as
+    /// [`WriteBatch::put_entity`]): reads through the batch (`get_from_batch*`, iterators with a
+    /// base) see its default column's value, an empty value without one. InvalidArgument, and
+    /// nothing recorded, if two columns share a name.
+    pub fn put_entity<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &mut self,
+        key: impl AsRef<[u8]>,
+        columns: &[(N, V)],
+    ) -> Result<()> {
+        let e = encode_columns(columns)?;
+        self.put_entity_id(0, key.as_ref(), &e);
+        Ok(())
+    }
+    /// [`put_entity`](Self::put_entity) in column family `cf`.
+    pub fn put_entity_cf<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &mut self,
+        cf: &impl AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+        columns: &[(N, V)],
+    ) -> Result<()> {
+        let e = encode_columns(columns)?;
+        self.put_entity_id(cfd_of(cf).id, key.as_ref(), &e);
+        Ok(())
+    }
+    /// An entity already encoded (`encode_columns`).
+    pub(crate) fn put_entity_id(&mut self, cf: u32, key: &[u8], entity: &[u8]) {
+        self.batch.put_entity_raw_cf_id(cf, key, entity);
+        let e = self.index.entry((cf, key.to_vec())).or_default();
+        e.base = Base::Entity(entity.to_vec());
+        e.operands.clear();
+    }
     pub(crate) fn delete_id(&mut self, cf: u32, key: &[u8]) {
         self.batch.delete_cf_id(cf, key);
         let e = self.index.entry((cf, key.to_vec())).or_default();
@@ -187,6 +232,11 @@ impl WriteBatchWithIndex {
                 R::Put { cf, key, value } => {
                     let e = index.entry((cf, key.to_vec())).or_default();
                     e.base = Base::Put(value.to_vec());
+                    e.operands.clear();
+                }
+                R::WideColumnEntity { cf, key, value } => {
+                    let e = index.entry((cf, key.to_vec())).or_default();
+                    e.base = Base::Entity(value.to_vec());
                     e.operands.clear();
                 }
                 R::Delete { cf, key } | R::SingleDelete { cf, key } => {

@@ -475,3 +475,100 @@ fn a_damaged_entity_in_a_table_is_corruption_with_file_and_key() {
     assert!(!it.valid());
     assert!(matches!(it.status(), Err(Error::Corruption { .. })));
 }
+
+/// Entities written in transactions and in a `WriteBatchWithIndex`: reads through the
+/// transaction or batch see the default column (merges over it too), the entity is locked
+/// like a put, and once committed the DB holds every column.
+#[test]
+fn transactions_and_indexed_batches_write_entities() {
+    use shale::txn::WriteBatchWithIndex;
+    use shale::{ErrorKind, OptimisticTransactionDB, TransactionDB, TransactionDBOptions};
+    let d = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_merge_operator_associative("concat", concat_merge);
+    let mut tdo = TransactionDBOptions::new();
+    tdo.set_txn_lock_timeout(0);
+    tdo.set_default_lock_timeout(0);
+    {
+        let db: TransactionDB = TransactionDB::open(&o, &tdo, d.path()).unwrap();
+        let t = db.transaction();
+        t.put_entity("e", &[("x", "1"), ("", "d")]).unwrap();
+        t.put_entity("n", &[("x", "1")]).unwrap();
+        t.merge("e", "+m").unwrap();
+        assert_eq!(t.get("e").unwrap(), Some(b"d+m".to_vec()));
+        assert_eq!(t.get("n").unwrap(), Some(Vec::new()));
+        assert_eq!(
+            t.put_entity("bad", &[("x", "1"), ("x", "2")]).unwrap_err().kind(),
+            ErrorKind::InvalidArgument
+        );
+        // The entity's key is locked like a put's.
+        let t2 = db.transaction();
+        assert_eq!(t2.put("e", "other").unwrap_err().kind(), ErrorKind::TimedOut);
+        drop(t2);
+        let items: Vec<_> = t
+            .iterator(IteratorMode::Start)
+            .map(Result::unwrap)
+            .map(|(k, v)| (k.to_vec(), v.to_vec()))
+            .collect();
+        assert_eq!(
+            items,
+            vec![(b"e".to_vec(), b"d+m".to_vec()), (b"n".to_vec(), Vec::new())]
+        );
+        t.commit().unwrap();
+        assert_eq!(db.get("e").unwrap(), Some(b"d+m".to_vec()));
+        // Two-phase commit: a prepared entity survives a reopen as a prepared transaction.
+        let p = db.transaction();
+        p.set_name(b"p").unwrap();
+        p.put_entity("pe", &[("c", "y"), ("", "x")]).unwrap();
+        p.put("pp", "plain").unwrap();
+        p.prepare().unwrap();
+    }
+    {
+        let mut o2 = o.clone();
+        o2.set_merge_operator_associative("concat", concat_merge);
+        let db: TransactionDB = TransactionDB::open(&o2, &tdo, d.path()).unwrap();
+        let prepared = db.prepared_transactions();
+        assert_eq!(prepared.len(), 1);
+        assert_eq!(db.get("pe").unwrap(), None);
+        prepared[0].commit().unwrap();
+        assert_eq!(db.get("pe").unwrap(), Some(b"x".to_vec()));
+        drop(prepared);
+        drop(db);
+        let db: TransactionDB = TransactionDB::open(&o2, &tdo, d.path()).unwrap();
+        assert_eq!(
+            db.get("pp").unwrap(),
+            Some(b"plain".to_vec()),
+            "reopened as a TransactionDB"
+        );
+        assert_eq!(db.get("pe").unwrap(), Some(b"x".to_vec()));
+    }
+    {
+        let db = DB::open(&o, d.path()).unwrap();
+        assert_eq!(db.get_entity("e").unwrap(), Some(vec![col("", "d+m"), col("x", "1")]));
+        assert_eq!(db.get_entity("n").unwrap(), Some(vec![col("x", "1")]));
+        assert_eq!(
+            db.get("pp").unwrap(),
+            Some(b"plain".to_vec()),
+            "plain put of the prepared txn"
+        );
+        assert_eq!(db.get_entity("pe").unwrap(), Some(vec![col("", "x"), col("c", "y")]));
+        let mut b = WriteBatchWithIndex::default();
+        b.put_entity("w", &[("", "wd"), ("y", "2")]).unwrap();
+        assert_eq!(b.get_from_batch("w", &o).unwrap(), Some(b"wd".to_vec()));
+        assert_eq!(
+            b.get_from_batch_and_db(&db, "w", &ReadOptions::default()).unwrap(),
+            Some(b"wd".to_vec())
+        );
+        db.write_wbwi(&b).unwrap();
+        assert_eq!(db.get_entity("w").unwrap(), Some(vec![col("", "wd"), col("y", "2")]));
+    }
+    let db: OptimisticTransactionDB = OptimisticTransactionDB::open(&o, d.path()).unwrap();
+    let t = db.transaction();
+    t.put_entity("o", &[("c", "v")]).unwrap();
+    t.commit().unwrap();
+    drop(t);
+    drop(db);
+    let db = DB::open(&o, d.path()).unwrap();
+    assert_eq!(db.get_entity("o").unwrap(), Some(vec![col("c", "v")]));
+}
