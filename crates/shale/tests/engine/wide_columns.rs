@@ -572,3 +572,27 @@ fn transactions_and_indexed_batches_write_entities() {
     let db = DB::open(&o, d.path()).unwrap();
     assert_eq!(db.get_entity("o").unwrap(), Some(vec![col("c", "v")]));
 }
+
+/// `SstFileWriter::put_entity` writes an entity into an external file, and ingesting it
+/// makes it readable with every column.
+#[test]
+fn external_files_carry_entities_into_ingest() {
+    let d = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    let sst = d.path().join("ext.sst");
+    let mut w = shale::SstFileWriter::create(&o);
+    w.open(&sst).unwrap();
+    w.put_entity("a", &[("c", "1"), ("", "d")]).unwrap();
+    assert!(matches!(
+        w.put_entity("b", &[("x", "1"), ("x", "2")]),
+        Err(Error::InvalidArgument(_))
+    ));
+    w.put("p", "plain").unwrap();
+    w.finish().unwrap();
+    let db = DB::open(&o, d.path().join("db")).unwrap();
+    db.ingest_external_file(vec![&sst]).unwrap();
+    assert_eq!(db.get_entity("a").unwrap(), Some(vec![col("", "d"), col("c", "1")]));
+    assert_eq!(db.get("a").unwrap(), Some(b"d".to_vec()));
+    assert_eq!(db.get_entity("p").unwrap(), Some(vec![col("", "plain")]));
+}
