@@ -457,6 +457,34 @@ impl<'db, D> Transaction<'db, D> {
         self.usable(&st)?;
         st.wbwi.value_with_db(self.db(), cf, key, ro)
     }
+    /// The columns of `key` (RocksDB's `Transaction::GetEntity`): the transaction's own writes
+    /// on top of the DB, as [`get`](Self::get) reads; a plain value is one default column,
+    /// merges apply to the default column and keep the others. Corruption if a stored entity
+    /// does not decode.
+    pub fn get_entity(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<crate::wide_columns::WideColumn>>> {
+        let cf = self.db().default_cf.clone();
+        self.get_entity_in(&cf, key.as_ref(), &ReadOptions::default())
+    }
+    /// [`get_entity`](Self::get_entity) in column family `cf` with read options `ro`.
+    pub fn get_entity_cf_opt(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+        ro: &ReadOptions,
+    ) -> Result<Option<Vec<crate::wide_columns::WideColumn>>> {
+        self.get_entity_in(cfd_of(cf), key.as_ref(), ro)
+    }
+    fn get_entity_in(
+        &self,
+        cf: &Arc<ColumnFamilyData>,
+        key: &[u8],
+        ro: &ReadOptions,
+    ) -> Result<Option<Vec<crate::wide_columns::WideColumn>>> {
+        let st = self.st.lock();
+        self.usable(&st)?;
+        let e = st.wbwi.entity_with_db((self.db(), cf), key, ro)?;
+        e.map(|e| crate::wide_columns::to_columns(&e)).transpose()
+    }
     /// [`get`](Self::get) returning the value as a [`DBPinnableSlice`] (a copy: values read
     /// through a transaction may come from its own batch).
     pub fn get_pinned(&self, key: impl AsRef<[u8]>) -> Result<Option<DBPinnableSlice>> {

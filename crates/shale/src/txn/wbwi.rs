@@ -353,6 +353,61 @@ impl WriteBatchWithIndex {
         }
     }
 
+    /// The columns of `key` as the DB would hold them after this batch (RocksDB's
+    /// `GetEntityFromBatchAndDB`): the batch's records on top of what `db` holds at `readopts`'
+    /// snapshot; a plain value is one default column; merges in the batch apply to the default
+    /// column and keep the other columns.
+    pub fn get_entity_from_batch_and_db(
+        &self,
+        db: &DB,
+        key: impl AsRef<[u8]>,
+        readopts: &ReadOptions,
+    ) -> Result<Option<Vec<crate::wide_columns::WideColumn>>> {
+        let cfd = db.inner.default_cf.clone();
+        let e = self.entity_with_db((&db.inner, &cfd), key.as_ref(), readopts)?;
+        e.map(|e| crate::wide_columns::to_columns(&e)).transpose()
+    }
+    /// The encoded entity of `key` after this batch (see
+    /// [`get_entity_from_batch_and_db`](Self::get_entity_from_batch_and_db)).
+    /// `(db, cfd)`: the DB and the family read below the batch.
+    pub(crate) fn entity_with_db(
+        &self,
+        (db, cfd): (&Arc<DbInner>, &ColumnFamilyData),
+        key: &[u8],
+        ro: &ReadOptions,
+    ) -> Result<Option<Vec<u8>>> {
+        use crate::wide_columns::{default_range, single_default, with_default};
+        let Some(eff) = self.effect(cfd.id, key) else {
+            return read::get_entity(db, cfd, ro, key);
+        };
+        let base: Option<Vec<u8>> = match &eff.base {
+            Base::Db => read::get_entity(db, cfd, ro, key)?,
+            Base::Put(v) => Some(single_default(v)),
+            Base::Entity(e) => Some(e.clone()),
+            Base::Deleted => None,
+        };
+        if eff.operands.is_empty() {
+            return Ok(base);
+        }
+        let Some(op) = cfd.opts.merge_operator.as_ref() else {
+            return Err(Error::invalid(
+                "merge operands in the batch but no merge operator is configured",
+            ));
+        };
+        let dflt = match &base {
+            Some(e) => default_range(e)?.map(|r| &e[r]),
+            None => None,
+        };
+        let ops: Vec<&[u8]> = eff.operands.iter().map(|v| v.as_slice()).collect();
+        let merged = op
+            .full_merge(key, dflt, &ops)
+            .ok_or_else(|| Error::corrupt(format!("Merge operator failed (operator {})", op.name())))?;
+        match &base {
+            Some(e) => with_default(e, &merged).map(Some),
+            None => Ok(Some(single_default(&merged))),
+        }
+    }
+
     /// An iterator over the default family's entries of this batch merged with `base` (a DB
     /// iterator): the batch's records hide or change the DB's, as if the batch were written.
     /// It keeps `base`'s bounds and works in both directions.

@@ -498,6 +498,9 @@ fn transactions_and_indexed_batches_write_entities() {
         t.merge("e", "+m").unwrap();
         assert_eq!(t.get("e").unwrap(), Some(b"d+m".to_vec()));
         assert_eq!(t.get("n").unwrap(), Some(Vec::new()));
+        assert_eq!(t.get_entity("e").unwrap(), Some(vec![col("", "d+m"), col("x", "1")]));
+        assert_eq!(t.get_entity("n").unwrap(), Some(vec![col("x", "1")]));
+        assert_eq!(t.get_entity("absent").unwrap(), None);
         assert_eq!(
             t.put_entity("bad", &[("x", "1"), ("x", "2")]).unwrap_err().kind(),
             ErrorKind::InvalidArgument
@@ -560,8 +563,20 @@ fn transactions_and_indexed_batches_write_entities() {
             b.get_from_batch_and_db(&db, "w", &ReadOptions::default()).unwrap(),
             Some(b"wd".to_vec())
         );
+        // Over the DB's entity "e": a merge in the batch keeps its other columns.
+        b.merge("e", "+b");
+        let ro = ReadOptions::default();
+        assert_eq!(
+            b.get_entity_from_batch_and_db(&db, "e", &ro).unwrap(),
+            Some(vec![col("", "d+m+b"), col("x", "1")])
+        );
+        assert_eq!(
+            b.get_entity_from_batch_and_db(&db, "w", &ro).unwrap(),
+            Some(vec![col("", "wd"), col("y", "2")])
+        );
         db.write_wbwi(&b).unwrap();
         assert_eq!(db.get_entity("w").unwrap(), Some(vec![col("", "wd"), col("y", "2")]));
+        assert_eq!(db.get_entity("e").unwrap(), Some(vec![col("", "d+m+b"), col("x", "1")]));
     }
     let db: OptimisticTransactionDB = OptimisticTransactionDB::open(&o, d.path()).unwrap();
     let t = db.transaction();
