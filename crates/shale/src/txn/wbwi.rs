@@ -454,6 +454,9 @@ pub struct TxnRawIterator {
     di: usize,
     forward: bool,
     cur: Option<(Vec<u8>, Vec<u8>)>,
+    /// The current entry comes from the batch: its index in `delta`, and whether `base` is at
+    /// the same key (the batch's record lies over the DB's entry). `None`: from `base`.
+    cur_delta: Option<(usize, bool)>,
     err: Option<Error>,
 }
 
@@ -476,6 +479,7 @@ impl TxnRawIterator {
             di: NONE,
             forward: true,
             cur: None,
+            cur_delta: None,
             err: None,
         }
     }
@@ -492,6 +496,35 @@ impl TxnRawIterator {
     /// The current value (with the batch's merges resolved), or `None` if not valid.
     pub fn value(&self) -> Option<&[u8]> {
         self.cur.as_ref().map(|c| c.1.as_slice())
+    }
+    /// The wide columns of the current entry, sorted by name, or `None` if not valid: a plain
+    /// value is one default column; the batch's merges apply to the default column of the
+    /// entity below them and keep its other columns.
+    pub fn columns(&self) -> Option<Vec<crate::wide_columns::WideColumn>> {
+        use crate::wide_columns::WideColumn;
+        self.cur.as_ref()?;
+        let Some((di, same)) = self.cur_delta else {
+            return self.base.columns();
+        };
+        let (_, eff) = self.delta.get(di)?;
+        let mut cols: Option<Vec<WideColumn>> = match &eff.base {
+            Base::Db if same => self.base.columns(),
+            Base::Db | Base::Deleted => None,
+            Base::Put(v) => Some(vec![WideColumn::new(Vec::new(), v.clone())]),
+            // Decoded when the batch took it (serialized from its columns).
+            Base::Entity(e) => crate::wide_columns::to_columns(e).ok(),
+        };
+        if !eff.operands.is_empty() {
+            // `value()` is the merge's result (computed by `settle`, which failed otherwise).
+            let merged = self.value()?.to_vec();
+            let mut c = cols.unwrap_or_default();
+            match c.first_mut() {
+                Some(d) if d.name.is_empty() => d.value = merged,
+                _ => c.insert(0, WideColumn::new(Vec::new(), merged)),
+            }
+            cols = Some(c);
+        }
+        cols
     }
     /// The current key and value, or `None` if not valid.
     pub fn item(&self) -> Option<(&[u8], &[u8])> {
@@ -606,6 +639,7 @@ impl TxnRawIterator {
     /// Position on the next visible entry in the current direction, from where both sides are.
     fn settle(&mut self) {
         self.cur = None;
+        self.cur_delta = None;
         if self.err.is_some() {
             return;
         }
@@ -636,6 +670,7 @@ impl TxnRawIterator {
             match resolve(eff, dk, db_value, self.merge_op.as_ref()) {
                 Ok(Some(v)) => {
                     self.cur = Some((dk.clone(), v));
+                    self.cur_delta = Some((self.di, same));
                     return;
                 }
                 Ok(None) => {

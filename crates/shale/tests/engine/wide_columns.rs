@@ -518,6 +518,13 @@ fn transactions_and_indexed_batches_write_entities() {
             items,
             vec![(b"e".to_vec(), b"d+m".to_vec()), (b"n".to_vec(), Vec::new())]
         );
+        let mut it = t.raw_iterator();
+        it.seek_to_first();
+        assert_eq!(it.columns().unwrap(), vec![col("", "d+m"), col("x", "1")]);
+        it.next();
+        assert_eq!(it.columns().unwrap(), vec![col("x", "1")]);
+        it.next();
+        assert_eq!(it.columns(), None);
         t.commit().unwrap();
         assert_eq!(db.get("e").unwrap(), Some(b"d+m".to_vec()));
         // Two-phase commit: a prepared entity survives a reopen as a prepared transaction.
@@ -565,6 +572,22 @@ fn transactions_and_indexed_batches_write_entities() {
         );
         // Over the DB's entity "e": a merge in the batch keeps its other columns.
         b.merge("e", "+b");
+        // The batch's iterator over the DB: "e" from the DB under the batch's merge, "n" from
+        // the DB alone, "w" from the batch.
+        let mut it = b.iterator_with_base(shale::DBRawIterator::from(db.raw_iterator()));
+        it.seek_to_first();
+        let mut got = Vec::new();
+        while it.valid() {
+            got.push((it.key().unwrap().to_vec(), it.columns().unwrap()));
+            it.next();
+        }
+        it.status().unwrap();
+        assert_eq!(got[0], (b"e".to_vec(), vec![col("", "d+m+b"), col("x", "1")]));
+        assert_eq!(got[1], (b"n".to_vec(), vec![col("x", "1")]));
+        assert!(
+            got.contains(&(b"w".to_vec(), vec![col("", "wd"), col("y", "2")])),
+            "{got:?}"
+        );
         let ro = ReadOptions::default();
         assert_eq!(
             b.get_entity_from_batch_and_db(&db, "e", &ro).unwrap(),
