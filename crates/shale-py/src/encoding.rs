@@ -112,11 +112,8 @@ pub(crate) fn decode_with(py: Python<'_>, b: &[u8], raw: bool, loads: Option<&Bo
     }
     let (t, rest) = match b.split_first() {
         Some((t, rest)) => (*t, rest),
-        None => {
-            return Err(InvalidArgument::new_err(
-                "an empty stored value is not in rocksdict's encoding (raw_mode?)",
-            ))
-        }
+        // An entity without a default column reads as an empty value: rocksdict gives "".
+        None => return Ok(PyString::new(py, "").into_any().unbind()),
     };
     Ok(match t {
         T_BYTES => PyBytes::new(py, rest).into_any().unbind(),

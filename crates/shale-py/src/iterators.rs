@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyList, PyTuple};
 
 use crate::encoding::{decode_with, encode};
 use crate::errors::to_py;
@@ -17,6 +17,51 @@ pub(crate) enum Kind {
     Keys,
     Values,
     Items,
+    /// Each entry's wide columns, a list of `(name, value)` (rocksdict's `columns()`).
+    Columns,
+    /// `(key, columns)` pairs (rocksdict's `entities()`).
+    Entities,
+}
+
+/// Wide columns packed into a view's read-ahead buffer: per column, the name's and the
+/// value's length (u32, little-endian) each before its bytes.
+fn pack_columns(out: &mut Vec<u8>, cols: &[shale::wide_columns::WideColumn]) {
+    for c in cols {
+        for part in [&c.name, &c.value] {
+            out.extend_from_slice(&(part.len() as u32).to_le_bytes());
+            out.extend_from_slice(part);
+        }
+    }
+}
+
+/// The list of `(name, value)` tuples of columns packed by [`pack_columns`] (names and
+/// values decoded as stored values, as rocksdict decodes them).
+fn columns_list(py: Python<'_>, mut b: &[u8], raw: bool, loads: Option<&Bound<'_, PyAny>>) -> PyResult<PyObject> {
+    let list = PyList::empty(py);
+    let part = |b: &mut &[u8]| -> PyResult<PyObject> {
+        let n = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize;
+        let v = decode_with(py, &b[4..4 + n], raw, loads);
+        *b = &b[4 + n..];
+        v
+    };
+    while b.len() >= 4 {
+        let name = part(&mut b)?;
+        let value = part(&mut b)?;
+        list.append(PyTuple::new(py, [name, value])?)?;
+    }
+    Ok(list.into_any().unbind())
+}
+
+/// The columns of an entry as rocksdict returns them.
+pub(crate) fn columns_object(
+    py: Python<'_>,
+    cols: &[shale::wide_columns::WideColumn],
+    raw: bool,
+    loads: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyObject> {
+    let mut b = Vec::new();
+    pack_columns(&mut b, cols);
+    columns_list(py, &b, raw, loads)
 }
 
 /// The iterators `keys()`, `values()` and `items()` return: an `RdictKeys`, `RdictValues` or
@@ -95,6 +140,14 @@ pub(crate) struct RdictValues;
 #[pyclass(module = "shale", frozen, extends = RdictView)]
 pub(crate) struct RdictItems;
 
+/// What `columns()` returns: each entry's wide columns (rocksdict's `RdictColumns`).
+#[pyclass(module = "shale", frozen, extends = RdictView)]
+pub(crate) struct RdictColumns;
+
+/// What `entities()` returns: `(key, columns)` pairs (rocksdict's `RdictEntities`).
+#[pyclass(module = "shale", frozen, extends = RdictView)]
+pub(crate) struct RdictEntities;
+
 impl RdictView {
     /// This view as the Python class of its kind.
     pub(crate) fn into_typed(self, py: Python<'_>) -> PyResult<PyObject> {
@@ -104,6 +157,8 @@ impl RdictView {
             Kind::Keys => Py::new(py, init.add_subclass(RdictKeys))?.into_any(),
             Kind::Values => Py::new(py, init.add_subclass(RdictValues))?.into_any(),
             Kind::Items => Py::new(py, init.add_subclass(RdictItems))?.into_any(),
+            Kind::Columns => Py::new(py, init.add_subclass(RdictColumns))?.into_any(),
+            Kind::Entities => Py::new(py, init.add_subclass(RdictEntities))?.into_any(),
         })
     }
     fn entry(&self, py: Python<'_>, k: &[u8], v: &[u8]) -> PyResult<PyObject> {
@@ -114,6 +169,10 @@ impl RdictView {
             Kind::Keys => key(k)?,
             Kind::Values => value(v)?,
             Kind::Items => PyTuple::new(py, [key(k)?, value(v)?])?.into_any().unbind(),
+            Kind::Columns => columns_list(py, v, self.raw, loads)?,
+            Kind::Entities => PyTuple::new(py, [key(k)?, columns_list(py, v, self.raw, loads)?])?
+                .into_any()
+                .unbind(),
         })
     }
 }
@@ -134,12 +193,14 @@ impl RdictView {
             *pos = 0;
             py.allow_threads(|| {
                 while ends.len() < VIEW_BATCH && it.valid() {
-                    if !matches!(kind, Kind::Values) {
+                    if !matches!(kind, Kind::Values | Kind::Columns) {
                         data.extend_from_slice(it.key().unwrap_or_default());
                     }
                     let key_end = data.len();
-                    if !matches!(kind, Kind::Keys) {
-                        data.extend_from_slice(it.value().unwrap_or_default());
+                    match kind {
+                        Kind::Keys => {}
+                        Kind::Values | Kind::Items => data.extend_from_slice(it.value().unwrap_or_default()),
+                        Kind::Columns | Kind::Entities => pack_columns(data, &it.columns().unwrap_or_default()),
                     }
                     ends.push((key_end, data.len()));
                     if back {
@@ -238,47 +299,44 @@ impl RdictIter {
         let loads = self.loads.as_ref().map(|f| f.bind(py));
         v.map(|v| decode_with(py, &v, self.raw, loads)).transpose()
     }
+    /// The wide columns at the cursor, a list of `(name, value)` sorted by name (a plain value
+    /// is one column with the empty name); None when not valid.
+    fn columns(&self, py: Python<'_>) -> PyResult<Option<PyObject>> {
+        self.handle.check_open()?;
+        let cols = lock_iter(&self.it)?.columns();
+        let loads = self.loads.as_ref().map(|f| f.bind(py));
+        cols.map(|c| columns_object(py, &c, self.raw, loads)).transpose()
+    }
 }
 
-/// `keys`, `values` and `items` (from `from_key`, or the first / last key, forwards or
-/// backwards) of a type with a `view` method.
+/// `keys`, `values`, `items`, `columns` and `entities` (from `from_key`, or the first / last
+/// key, forwards or backwards) of a type with a `view` method.
 macro_rules! views {
     ($t:ty) => {
+        views!(@impl $t;
+            keys Keys "The keys.",
+            values Values "The values (of an entity: its default column's value).",
+            items Items "`(key, value)` pairs.",
+            columns Columns "Each entry's wide columns, a list of `(name, value)` (a plain value is one column with the empty name).",
+            entities Entities "`(key, columns)` pairs, columns as `columns()` gives them."
+        );
+    };
+    (@impl $t:ty; $($name:ident $kind:ident $doc:literal),*) => {
         #[pymethods]
         impl $t {
-            #[pyo3(signature = (backwards = false, from_key = None, read_opt = None))]
-            fn keys(
-                &self,
-                py: Python<'_>,
-                backwards: bool,
-                from_key: Option<&Bound<'_, PyAny>>,
-                read_opt: Option<PyRef<'_, ReadOptions>>,
-            ) -> PyResult<PyObject> {
-                self.view(py, Kind::Keys, backwards, from_key, read_opt)?
-                    .into_typed(py)
-            }
-            #[pyo3(signature = (backwards = false, from_key = None, read_opt = None))]
-            fn values(
-                &self,
-                py: Python<'_>,
-                backwards: bool,
-                from_key: Option<&Bound<'_, PyAny>>,
-                read_opt: Option<PyRef<'_, ReadOptions>>,
-            ) -> PyResult<PyObject> {
-                self.view(py, Kind::Values, backwards, from_key, read_opt)?
-                    .into_typed(py)
-            }
-            #[pyo3(signature = (backwards = false, from_key = None, read_opt = None))]
-            fn items(
-                &self,
-                py: Python<'_>,
-                backwards: bool,
-                from_key: Option<&Bound<'_, PyAny>>,
-                read_opt: Option<PyRef<'_, ReadOptions>>,
-            ) -> PyResult<PyObject> {
-                self.view(py, Kind::Items, backwards, from_key, read_opt)?
-                    .into_typed(py)
-            }
+            $(
+                #[doc = $doc]
+                #[pyo3(signature = (backwards = false, from_key = None, read_opt = None))]
+                fn $name(
+                    &self,
+                    py: Python<'_>,
+                    backwards: bool,
+                    from_key: Option<&Bound<'_, PyAny>>,
+                    read_opt: Option<PyRef<'_, ReadOptions>>,
+                ) -> PyResult<PyObject> {
+                    self.view(py, Kind::$kind, backwards, from_key, read_opt)?.into_typed(py)
+                }
+            )*
         }
     };
 }

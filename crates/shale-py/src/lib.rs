@@ -37,7 +37,7 @@ use pyo3::prelude::*;
 use checkpoint::Checkpoint;
 use column_family::ColumnFamily;
 use external_files::{IngestExternalFileOptions, SstFileWriter};
-use iterators::{RdictItems, RdictIter, RdictKeys, RdictValues, RdictView};
+use iterators::{RdictColumns, RdictEntities, RdictItems, RdictIter, RdictKeys, RdictValues, RdictView};
 use options::{DBCompressionType, Options, ReadOptions, WriteOptions};
 use rdict::{AccessType, Rdict};
 use snapshot::Snapshot;
@@ -52,6 +52,8 @@ fn shale_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RdictKeys>()?;
     m.add_class::<RdictValues>()?;
     m.add_class::<RdictItems>()?;
+    m.add_class::<RdictColumns>()?;
+    m.add_class::<RdictEntities>()?;
     m.add_class::<Options>()?;
     m.add_class::<ReadOptions>()?;
     m.add_class::<WriteOptions>()?;

@@ -156,6 +156,22 @@ impl Rdict {
         let loads = self.loads_fn(py);
         decode_with(py, v, self.raw, loads.as_ref().map(|f| f.bind(py)))
     }
+    /// `(name, value)` pairs of `put_entity`'s lists, encoded as stored.
+    fn entity_columns(
+        &self,
+        py: Python<'_>,
+        names: &[Bound<'_, PyAny>],
+        values: &[Bound<'_, PyAny>],
+    ) -> PyResult<Vec<(Vec<u8>, Vec<u8>)>> {
+        if names.len() != values.len() {
+            return Err(InvalidArgument::new_err("names and values must have the same length"));
+        }
+        names
+            .iter()
+            .zip(values)
+            .map(|(n, v)| Ok((self.encode_value(py, n)?, self.encode_value(py, v)?)))
+            .collect()
+    }
     fn handle_of(db: &shale::DB, name: &str) -> PyResult<Arc<shale::ColumnFamily>> {
         db.cf_handle(name)
             .ok_or_else(|| InvalidArgument::new_err(format!("column family {name:?} does not exist")))
@@ -405,6 +421,52 @@ impl Rdict {
         let k = encode(key, self.raw)?;
         let wo = self.wo(write_opt);
         py.allow_threads(|| db.delete_cf_opt(&self.cf, &k, &wo)).map_err(to_py)
+    }
+
+    /// Write `key` → a wide-column entity: column `names[i]` holds `values[i]` (names and
+    /// values encoded as values are; in raw mode, bytes). Columns are stored sorted by name;
+    /// the column named `b""` (raw) is the default column, whose value a plain read returns
+    /// (an empty value without one). Raises if the lists differ in length or a name repeats.
+    #[pyo3(signature = (key, names, values, write_opt = None))]
+    fn put_entity(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        names: Vec<Bound<'_, PyAny>>,
+        values: Vec<Bound<'_, PyAny>>,
+        write_opt: Option<PyRef<'_, WriteOptions>>,
+    ) -> PyResult<()> {
+        let db = self.db()?;
+        let k = encode(key, self.raw)?;
+        let cols = self.entity_columns(py, &names, &values)?;
+        let wo = self.wo(write_opt);
+        py.allow_threads(|| db.put_entity_cf_opt(&self.cf, &k, &cols, &wo))
+            .map_err(to_py)
+    }
+
+    /// The wide columns of `key`: a list of `(name, value)` sorted by name (a plain value is
+    /// one column with the empty name), or `default` if the key does not exist.
+    #[pyo3(signature = (key, default = None, read_opt = None))]
+    fn get_entity(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        default: Option<PyObject>,
+        read_opt: Option<PyRef<'_, ReadOptions>>,
+    ) -> PyResult<PyObject> {
+        let db = self.db()?;
+        let k = encode(key, self.raw)?;
+        let ro = self.ro(py, read_opt)?;
+        let cols = py
+            .allow_threads(|| db.get_entity_cf_opt(&self.cf, &k, &ro))
+            .map_err(to_py)?;
+        match cols {
+            None => Ok(default.unwrap_or_else(|| py.None())),
+            Some(c) => {
+                let loads = self.loads_fn(py);
+                crate::iterators::columns_object(py, &c, self.raw, loads.as_ref().map(|f| f.bind(py)))
+            }
+        }
     }
 
     /// Delete the keys in `[begin, end)`.

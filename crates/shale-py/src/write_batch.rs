@@ -64,6 +64,33 @@ impl WriteBatch {
         }
         Ok(())
     }
+    /// Write `key` → a wide-column entity (`names[i]` holds `values[i]`), in the batch's
+    /// default family, as `Rdict.put_entity`. Raises if the lists differ in length or a name
+    /// repeats.
+    fn put_entity(
+        &mut self,
+        key: &Bound<'_, PyAny>,
+        names: Vec<Bound<'_, PyAny>>,
+        values: Vec<Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        if names.len() != values.len() {
+            return Err(crate::errors::InvalidArgument::new_err(
+                "names and values must have the same length",
+            ));
+        }
+        let dumps = self.dumps.as_ref().map(|f| f.bind(key.py()));
+        let k = encode(key, self.raw)?;
+        let cols = names
+            .iter()
+            .zip(&values)
+            .map(|(n, v)| Ok((encode_with(n, self.raw, dumps)?, encode_with(v, self.raw, dumps)?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        match self.target(None) {
+            Some(cf) => self.inner.put_entity_cf(&cf, k, &cols),
+            None => self.inner.put_entity(k, &cols),
+        }
+        .map_err(crate::errors::to_py)
+    }
     fn __setitem__(&mut self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         self.put(key, value, None)
     }

@@ -121,6 +121,7 @@ def test_corrupt_encoding_is_an_error_not_a_crash(db_path):
     db = Rdict(db_path, Options(raw_mode=False))
     with pytest.raises(shale.ShaleError):
         db["k"]
-    with pytest.raises(shale.ShaleError):
-        db["e"]
+    # An empty stored value is what a plain read of an entity without a default column
+    # returns: rocksdict decodes it as "", and so does Shale.
+    assert db["e"] == ""
     db.close()

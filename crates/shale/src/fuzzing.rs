@@ -218,6 +218,11 @@ impl BatchHandler for Count {
         self.0 += 1;
         Ok(())
     }
+    fn put_entity(&mut self, _k: &[u8], v: &[u8]) -> Result<()> {
+        crate::wide_columns::decode(v)?;
+        self.0 += 1;
+        Ok(())
+    }
     fn set_cf(&mut self, _cf: u32) -> Result<()> {
         Ok(())
     }
@@ -237,6 +242,22 @@ pub fn write_batch_decode(data: &[u8]) -> Result<usize> {
     let mems = vec![(0, mem), (1, other)];
     b.handle(&mut crate::engine::mem_insert::MemInserter::new(&mems, 1))?;
     Ok(c.0)
+}
+
+/// Decode a wide-column entity (RocksDB's serialization); what decodes must encode back to a
+/// value that decodes to the same columns, and the default-column and merge helpers must
+/// agree with the decoded columns. Returns the number of columns.
+pub fn wide_columns_decode(data: &[u8]) -> Result<usize> {
+    let cols = crate::wide_columns::decode(data)?;
+    let again = crate::wide_columns::serialize_sorted(&cols)?;
+    assert_eq!(crate::wide_columns::decode(&again)?, cols, "re-encoded entity differs");
+    let dflt = crate::wide_columns::default_range(data)?;
+    assert_eq!(dflt.is_some(), cols.first().is_some_and(|c| c.0.is_empty()));
+    let merged = crate::wide_columns::with_default(data, b"m")?;
+    let m = crate::wide_columns::decode(&merged)?;
+    assert_eq!(m.first(), Some(&(&b""[..], &b"m"[..])));
+    assert_eq!(m.len(), cols.len() + usize::from(dflt.is_none()));
+    Ok(cols.len())
 }
 
 /// Replay a WAL file: the log reader (in the recovery mode picked by `mode`) and every record

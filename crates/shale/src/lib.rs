@@ -42,6 +42,7 @@ mod snapshot;
 pub mod statistics;
 mod table;
 pub mod txn;
+pub mod wide_columns;
 mod write_batch;
 mod write_buffer_manager;
 

@@ -39,6 +39,24 @@ fn printable(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// A wide-column entity as RocksDB's dumps print it (`WideColumnsHelper::DumpWideColumns`):
+/// `name:value` separated by spaces; in hex, each non-empty name and value as `0x` hex.
+/// `None` if `entity` does not decode.
+fn columns_text(entity: &[u8], hex: bool) -> Option<String> {
+    let cols = crate::wide_columns::decode(entity).ok()?;
+    let part = |b: &[u8]| match (hex, b.is_empty()) {
+        (true, true) => String::new(),
+        (true, false) => hex_upper(b),
+        (false, _) => printable(b),
+    };
+    Some(
+        cols.iter()
+            .map(|(n, v)| format!("{}:{}", part(n), part(v)))
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
 /// `ldb manifest_dump`: `path` is a MANIFEST file, or a DB directory (its CURRENT manifest).
 pub fn manifest_dump(path: &Path, verbose: bool, hex: bool) -> Result<String> {
     let fs = fs();
@@ -226,6 +244,21 @@ pub fn sst_dump(path: &Path, o: &SstDumpOptions) -> Result<String> {
                         break;
                     }
                     let pk = parse_internal_key(it.key())?;
+                    let k = if o.output_hex {
+                        hex_upper(pk.user_key)[2..].to_string()
+                    } else {
+                        printable(pk.user_key)
+                    };
+                    if pk.vtype == crate::key::vt::WIDE_COLUMN_ENTITY {
+                        // As RocksDB's sst_dump: the columns (hex with 0x), or a note for an
+                        // entity that does not decode (RocksDB prints it on stderr).
+                        let cols = columns_text(it.value(), o.output_hex)
+                            .unwrap_or_else(|| "error deserializing wide columns".into());
+                        let _ = writeln!(out, "'{k}' seq:{}, type:{} => {cols}", pk.seq, pk.vtype);
+                        n += 1;
+                        it.next();
+                        continue;
+                    }
                     // sst_dump prints hex without the 0x prefix
                     let (k, v) = if o.output_hex {
                         (

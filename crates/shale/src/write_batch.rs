@@ -249,6 +249,7 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
             tag::SINGLE_DELETION => tag::CF_SINGLE_DELETION,
             tag::MERGE => tag::CF_MERGE,
             tag::RANGE_DELETION => tag::CF_RANGE_DELETION,
+            tag::WIDE_COLUMN_ENTITY => tag::CF_WIDE_COLUMN_ENTITY,
             other => other,
         };
         self.rep.push(cft);
@@ -329,6 +330,37 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
     }
     pub(crate) fn merge_cf_id(&mut self, cf: u32, key: &[u8], value: &[u8]) {
         self.counted_kv(tag::MERGE, cf, key, value);
+    }
+
+    /// Insert `key` → the wide-column entity `columns` (RocksDB's `PutEntity`): `(name, value)`
+    /// pairs in any order, stored sorted by name in RocksDB's entity encoding (tag `0x16`). A
+    /// plain `get` of the key returns the value of the column with the empty name (the default
+    /// column; an empty value without one), `DB::get_entity` returns every column.
+    /// InvalidArgument (and nothing recorded) if two columns share a name; a key or entity too
+    /// large to store makes `DB::write` refuse the batch, as for [`put`](Self::put).
+    pub fn put_entity<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &mut self,
+        key: impl AsRef<[u8]>,
+        columns: &[(N, V)],
+    ) -> Result<()> {
+        self.put_entity_cf_id(0, key.as_ref(), columns)
+    }
+
+    pub(crate) fn put_entity_cf_id<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &mut self,
+        cf: u32,
+        key: &[u8],
+        columns: &[(N, V)],
+    ) -> Result<()> {
+        let cols: Vec<(&[u8], &[u8])> = columns.iter().map(|(n, v)| (n.as_ref(), v.as_ref())).collect();
+        let entity = crate::wide_columns::serialize(&cols)?;
+        self.counted_kv(tag::WIDE_COLUMN_ENTITY, cf, key, &entity);
+        Ok(())
+    }
+
+    /// An entity record with its encoding as given (replayed or copied records).
+    pub(crate) fn put_entity_raw_cf_id(&mut self, cf: u32, key: &[u8], entity: &[u8]) {
+        self.counted_kv(tag::WIDE_COLUMN_ENTITY, cf, key, entity);
     }
 
     /// Append a blob that is stored in the WAL but not applied to the DB (not counted).
@@ -491,7 +523,7 @@ impl WriteBatch {
     }
 
     /// Feed every record to `handler`, telling it first of each change of column family
-    /// ([`BatchHandler::set_cf`]; records start in family 0). Errors: NotSupported for blob indexes, wide-column entities and timed puts; Corruption for
+    /// ([`BatchHandler::set_cf`]; records start in family 0). Errors: NotSupported for blob indexes and timed puts (and for entities if the handler refuses them); Corruption for
     /// undecodable records or a count mismatch.
     pub(crate) fn handle(&self, handler: &mut impl BatchHandler) -> Result<()> {
         let mut found = 0u32;
@@ -517,11 +549,7 @@ impl WriteBatch {
                 BatchRecord::BlobIndex { .. } => {
                     return Err(Error::NotSupported("WriteBatch: blob index (tag 0x11/0x10)".into()))
                 }
-                BatchRecord::WideColumnEntity { .. } => {
-                    return Err(Error::NotSupported(
-                        "WriteBatch: wide-column entity (tag 0x16/0x17)".into(),
-                    ))
-                }
+                BatchRecord::WideColumnEntity { key, value, .. } => handler.put_entity(key, value)?,
                 BatchRecord::TimedPut { .. } => {
                     return Err(Error::NotSupported("WriteBatch: timed put (tag 0x18/0x19)".into()))
                 }
@@ -548,6 +576,13 @@ pub(crate) trait BatchHandler {
     fn single_delete(&mut self, key: &[u8]) -> Result<()>;
     fn delete_range(&mut self, begin: &[u8], end: &[u8]) -> Result<()>;
     fn merge(&mut self, key: &[u8], value: &[u8]) -> Result<()>;
+    /// A wide-column entity (`value` is its encoding, not yet checked). Handlers that cannot
+    /// hold one refuse it.
+    fn put_entity(&mut self, _key: &[u8], _value: &[u8]) -> Result<()> {
+        Err(Error::NotSupported(
+            "WriteBatch: wide-column entity (tag 0x16/0x17)".into(),
+        ))
+    }
     fn log_data(&mut self, _blob: &[u8]) -> Result<()> {
         Ok(())
     }

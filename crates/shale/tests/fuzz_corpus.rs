@@ -74,6 +74,16 @@ fn run(target: &str, n: usize, f: impl Fn(&[u8])) {
 }
 
 #[test]
+fn wide_columns_corpus() {
+    run("wide_columns", 400, |d| {
+        let _ = fuzzing::wide_columns_decode(d);
+    });
+    for s in seeds("wide_columns") {
+        fuzzing::wide_columns_decode(&s).unwrap();
+    }
+}
+
+#[test]
 fn block_decode_corpus() {
     run("block_decode", 300, |d| {
         let (sel, b) = d.split_first().map(|(s, b)| (*s, b)).unwrap_or((0, d));

@@ -9,6 +9,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use shale::wide_columns::WideColumn;
 use shale::{ColumnFamily, ColumnFamilyDescriptor, DBCompressionType, Options, ReadOptions, WriteBatch, DB};
 
 use super::inspect;
@@ -137,6 +138,40 @@ impl Cmd<'_> {
             to_hex(v).into_bytes()
         } else {
             v.to_vec()
+        }
+    }
+    /// Wide columns as RocksDB 8+'s ldb prints them: `name:value` separated by spaces; with
+    /// `--value_hex` (or `--hex`) names and values are `0x` hex, an empty one printed as
+    /// nothing (so the default column reads `:value`).
+    fn fmt_columns(&self, cols: &[WideColumn]) -> Vec<u8> {
+        let part = |b: &[u8]| match (self.value_hex, b.is_empty()) {
+            (true, true) => Vec::new(),
+            (true, false) => to_hex(b).into_bytes(),
+            (false, _) => b.to_vec(),
+        };
+        let mut l = Vec::new();
+        for (i, c) in cols.iter().enumerate() {
+            if i > 0 {
+                l.push(b' ');
+            }
+            l.extend_from_slice(&part(&c.name));
+            l.push(b':');
+            l.extend_from_slice(&part(&c.value));
+        }
+        l
+    }
+    /// A `scan` / `dump` line: a plain value (or an entity of only the default column, or of
+    /// no column) as `key<delim>value`, another entity as `key<delim>` and its columns.
+    fn entry_line(&self, k: &[u8], v: &[u8], cols: Option<Vec<WideColumn>>, delim: &str) -> Vec<u8> {
+        match cols {
+            Some(cols) if !(cols.is_empty() || cols.len() == 1 && cols[0].name.is_empty()) => {
+                let mut l = self.fmt_key(k);
+                l.extend_from_slice(delim.as_bytes());
+                l.extend_from_slice(&self.fmt_columns(&cols));
+                l.push(b'\n');
+                l
+            }
+            _ => self.kv_line(k, v, delim),
         }
     }
     fn kv_line(&self, k: &[u8], v: &[u8], delim: &str) -> Vec<u8> {
@@ -277,6 +312,8 @@ fn command_options(cmd: &str) -> Option<(&'static [&'static str], bool)> {
     Some(match cmd {
         "get" => (&[], true),
         "put" => (&[], true),
+        "get_entity" => (&[], true),
+        "put_entity" => (&[], true),
         "batchput" => (&[], true),
         "delete" => (&[], true),
         "deleterange" => (&[], true),
@@ -324,6 +361,8 @@ fn help() -> String {
     s.push_str("Data Access Commands:\n");
     s.push_str("  get <key> [--hex] [--key_hex] [--value_hex]\n");
     s.push_str("  put <key> <value> [--create_if_missing] [--hex] [--key_hex] [--value_hex]\n");
+    s.push_str("  get_entity <key> [--hex] [--key_hex] [--value_hex]\n");
+    s.push_str("  put_entity <key> <column1_name>:<column1_value> [<column2_name>:<column2_value>] [..] [--create_if_missing] [--hex] [--key_hex] [--value_hex]\n");
     s.push_str("  batchput <key> <value> [<key> <value>] [..] [--create_if_missing]\n");
     s.push_str("  delete <key> [--hex] [--key_hex]\n");
     s.push_str("  deleterange <begin key> <end key> [--hex] [--key_hex]\n");
@@ -392,6 +431,41 @@ fn execute(p: &Parsed, out: &mut dyn Write) -> Result<(), String> {
             let value = c.value(&p.params[1])?;
             let (db, cf) = c.open(false)?;
             db.put_cf(&cf, &key, &value).map_err(|e| e.to_string())?;
+            w(out, b"OK\n")
+        }
+        "get_entity" => {
+            if p.params.len() != 1 {
+                return Err("<key> must be specified for the get_entity command".into());
+            }
+            let key = c.key(&p.params[0])?;
+            let (db, cf) = c.open(true)?;
+            match db.get_entity_cf_opt(&cf, &key, &ReadOptions::default()) {
+                Ok(Some(cols)) => {
+                    let mut l = c.fmt_columns(&cols);
+                    l.push(b'\n');
+                    w(out, &l)
+                }
+                Ok(None) => Err("GetEntity failed: NotFound: ".to_string()),
+                Err(e) => Err(format!("GetEntity failed: {e}")),
+            }
+        }
+        "put_entity" => {
+            if p.params.len() < 2 {
+                return Err(
+                    "<key> and at least one column <column_name>:<column_value> must be specified for the put_entity command"
+                        .into(),
+                );
+            }
+            let key = c.key(&p.params[0])?;
+            let mut cols = Vec::with_capacity(p.params.len() - 1);
+            for col in &p.params[1..] {
+                let (n, v) = col
+                    .split_once(':')
+                    .ok_or_else(|| format!("wide column {col:?} is not <column_name>:<column_value>"))?;
+                cols.push((c.value(n)?, c.value(v)?));
+            }
+            let (db, cf) = c.open(false)?;
+            db.put_entity_cf(&cf, &key, &cols).map_err(|e| e.to_string())?;
             w(out, b"OK\n")
         }
         "batchput" => {
@@ -516,7 +590,7 @@ fn execute(p: &Parsed, out: &mut dyn Write) -> Result<(), String> {
                     if count_only {
                         vsize.add(v.len() as u64);
                     } else {
-                        w(out, &c.kv_line(k, v, DUMP_DELIM))?;
+                        w(out, &c.entry_line(k, v, it.columns(), DUMP_DELIM))?;
                     }
                 } else {
                     if no_value {
@@ -524,7 +598,7 @@ fn execute(p: &Parsed, out: &mut dyn Write) -> Result<(), String> {
                         l.push(b'\n');
                         w(out, &l)?;
                     } else {
-                        w(out, &c.kv_line(k, v, SCAN_DELIM))?;
+                        w(out, &c.entry_line(k, v, it.columns(), SCAN_DELIM))?;
                     }
                     count += 1;
                     if max_keys >= 0 && count as i64 >= max_keys {
@@ -763,6 +837,42 @@ mod tests {
         assert_eq!(from_hex("0x01AB").unwrap(), b"\x01\xab");
         assert!(from_hex("01ab").is_err());
         assert!(from_hex("0x1").is_err());
+    }
+
+    #[test]
+    fn entities_print_as_rocksdbs_ldb_prints_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = format!("--db={}", dir.path().join("db").display());
+        assert_eq!(
+            run(&[&db, "--create_if_missing", "put_entity", "e", "c2:v2", ":dflt", "c1:v1"]),
+            (0, "OK\n".into())
+        );
+        assert_eq!(run(&[&db, "put_entity", "n", "x:1"]), (0, "OK\n".into()));
+        assert_eq!(run(&[&db, "put", "p", "plain"]), (0, "OK\n".into()));
+        assert_eq!(run(&[&db, "put_entity", "p2", ":only"]), (0, "OK\n".into()));
+        assert_eq!(run(&[&db, "get_entity", "e"]), (0, ":dflt c1:v1 c2:v2\n".into()));
+        assert_eq!(run(&[&db, "get_entity", "p"]), (0, ":plain\n".into()));
+        assert_eq!(run(&[&db, "get", "e"]), (0, "dflt\n".into()));
+        assert_eq!(run(&[&db, "get", "n"]), (0, "\n".into()));
+        assert_eq!(run(&[&db, "get_entity", "zz"]).0, 1);
+        assert_eq!(run(&[&db, "put_entity", "bad", "nocolon"]).0, 1);
+        assert_eq!(run(&[&db, "put_entity", "dup", "a:1", "a:2"]).0, 1);
+        assert_eq!(
+            run(&[&db, "scan"]),
+            (0, "e : :dflt c1:v1 c2:v2\nn : x:1\np : plain\np2 : only\n".into())
+        );
+        assert_eq!(
+            run(&[&db, "dump", "--from=e", "--to=o"]),
+            (0, "e ==> :dflt c1:v1 c2:v2\nn ==> x:1\nKeys in range: 2\n".into())
+        );
+        assert_eq!(
+            run(&[&db, "scan", "--hex", "--to=0x6F"]),
+            (
+                0,
+                "0x65 : :0x64666C74 0x6331:0x7631 0x6332:0x7632\n0x6E : 0x78:0x31\n".into()
+            )
+        );
+        assert_eq!(run(&[&db, "get_entity", "--hex", "0x6E"]), (0, "0x78:0x31\n".into()));
     }
 
     #[test]

@@ -149,6 +149,58 @@ impl DB {
             b.put_cf_id(c.id, key.as_ref(), value.as_ref())
         })
     }
+    /// [`put_entity`](DB::put_entity) into column family `cf` (record tag `0x17`); errors as
+    /// [`put_entity`](DB::put_entity) and [`put_cf`](Self::put_cf).
+    pub fn put_entity_cf<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+        columns: &[(N, V)],
+    ) -> Result<()> {
+        self.put_entity_cf_opt(cf, key, columns, &WriteOptions::default())
+    }
+    /// [`put_entity_cf`](Self::put_entity_cf) with write options `wo`.
+    pub fn put_entity_cf_opt<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+        columns: &[(N, V)],
+        wo: &WriteOptions,
+    ) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.put_entity_cf(cf, key.as_ref(), columns)?;
+        self.write_opt(batch, wo)
+    }
+    /// [`get_entity`](DB::get_entity) in column family `cf`.
+    pub fn get_entity_cf(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+    ) -> Result<Option<Vec<crate::wide_columns::WideColumn>>> {
+        self.get_entity_cf_opt(cf, key, &ReadOptions::default())
+    }
+    /// [`get_entity_cf`](Self::get_entity_cf) with read options `ro`.
+    pub fn get_entity_cf_opt(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+        ro: &ReadOptions,
+    ) -> Result<Option<Vec<crate::wide_columns::WideColumn>>> {
+        super::db::entity_columns(read::get_entity(&self.inner, cfd_of(cf), ro, key.as_ref()))
+    }
+    /// [`multi_get_entity`](DB::multi_get_entity) of keys of column family `cf`, at one
+    /// sequence number.
+    pub fn multi_get_entity_cf<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        keys: I,
+        ro: &ReadOptions,
+    ) -> Vec<Result<Option<Vec<crate::wide_columns::WideColumn>>>> {
+        crate::engine::multi_get::multi_get_entity(&self.inner, cfd_of(cf), ro, keys)
+            .into_iter()
+            .map(super::db::entity_columns)
+            .collect()
+    }
     /// [`delete`](DB::delete) in column family `cf`; errors as [`put_cf`](Self::put_cf).
     pub fn delete_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) -> Result<()> {
         self.delete_cf_opt(cf, key, &WriteOptions::default())
@@ -292,7 +344,7 @@ impl DB {
             let idx: Vec<usize> = (0..keys.len()).filter(|&i| keys[i].0.id == id).collect();
             let cfd = &keys[idx[0]].0;
             let group: Vec<&[u8]> = idx.iter().map(|&i| keys[i].1.as_ref()).collect();
-            let r = multi_get::multi_get_at(cfd, &sv, ro, seq, group);
+            let r = multi_get::multi_get_at(cfd, &sv, ro, seq, group, false);
             for (i, v) in idx.into_iter().zip(r) {
                 out[i] = Some(v);
             }
@@ -407,6 +459,16 @@ impl<const T: bool> crate::write_batch::WriteBatchWithTransaction<T> {
     /// [`merge`](WriteBatch::merge) in column family `cf`.
     pub fn merge_cf(&mut self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
         self.merge_cf_id(cf.column_family().id(), key.as_ref(), value.as_ref());
+    }
+    /// [`put_entity`](WriteBatch::put_entity) into column family `cf` (record tag `0x17`):
+    /// InvalidArgument, and nothing recorded, if two columns share a name.
+    pub fn put_entity_cf<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &mut self,
+        cf: &impl AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+        columns: &[(N, V)],
+    ) -> Result<()> {
+        self.put_entity_cf_id(cf.column_family().id(), key.as_ref(), columns)
     }
 }
 

@@ -26,7 +26,16 @@ use crate::error::Result;
 use crate::options::{FlushOptions, Options, ReadOptions, WriteOptions};
 use crate::snapshot::Snapshot;
 use crate::table::pinnable::DBPinnableSlice;
+use crate::wide_columns::WideColumn;
 use crate::write_batch::WriteBatch;
+
+/// The columns of an encoded entity found by a lookup.
+pub(crate) fn entity_columns(r: Result<Option<Vec<u8>>>) -> Result<Option<Vec<WideColumn>>> {
+    match r? {
+        Some(e) => crate::wide_columns::to_columns(&e).map(Some),
+        None => Ok(None),
+    }
+}
 
 /// A Shale database. `Send + Sync`: share it between threads (e.g. in an `Arc`).
 pub struct DB {
@@ -119,6 +128,59 @@ impl DB {
         families::write_one(&self.inner, &self.inner.default_cf, key.as_ref(), wo, |b| {
             b.merge(key.as_ref(), value)
         })
+    }
+    /// Writes `key` → the wide-column entity `columns` in the default column family (RocksDB's
+    /// `PutEntity`), replacing any earlier value. `columns` are `(name, value)` pairs in any
+    /// order; they are stored sorted by name. The column with the empty name
+    /// ([`DEFAULT_WIDE_COLUMN_NAME`](crate::wide_columns::DEFAULT_WIDE_COLUMN_NAME)) is the
+    /// default column: [`get`](Self::get) and iterators' `value()` return its value (an empty
+    /// value if there is none); [`get_entity`](Self::get_entity) returns every column.
+    /// InvalidArgument if two columns share a name; NotSupported with cuckoo tables; other
+    /// errors as [`put`](Self::put).
+    pub fn put_entity<N: AsRef<[u8]>, V: AsRef<[u8]>>(&self, key: impl AsRef<[u8]>, columns: &[(N, V)]) -> Result<()> {
+        self.put_entity_opt(key, columns, &WriteOptions::default())
+    }
+    /// [`put_entity`](Self::put_entity) with write options `wo`.
+    pub fn put_entity_opt<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        key: impl AsRef<[u8]>,
+        columns: &[(N, V)],
+        wo: &WriteOptions,
+    ) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.put_entity(key.as_ref(), columns)?;
+        self.write_opt(batch, wo)
+    }
+    /// The columns of `key` in the default column family (RocksDB's `GetEntity`), sorted by
+    /// name, or `None` if the key does not exist. A plain value reads as one default column
+    /// (empty name); merge operands over an entity are merged into its default column, the
+    /// other columns unchanged. Corruption if a stored entity does not decode; other errors
+    /// as [`get_opt`](Self::get_opt).
+    pub fn get_entity(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<WideColumn>>> {
+        self.get_entity_opt(key, &ReadOptions::default())
+    }
+    /// [`get_entity`](Self::get_entity) with read options `ro`.
+    pub fn get_entity_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<WideColumn>>> {
+        entity_columns(read::get_entity(&self.inner, &self.inner.default_cf, ro, key.as_ref()))
+    }
+    /// [`get_entity`](Self::get_entity) of several keys at one consistent point in time (RocksDB's
+    /// `MultiGetEntity`): one result per key, in order.
+    pub fn multi_get_entity<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
+        &self,
+        keys: I,
+    ) -> Vec<Result<Option<Vec<WideColumn>>>> {
+        self.multi_get_entity_opt(keys, &ReadOptions::default())
+    }
+    /// [`multi_get_entity`](Self::multi_get_entity) with read options `ro`.
+    pub fn multi_get_entity_opt<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
+        &self,
+        keys: I,
+        ro: &ReadOptions,
+    ) -> Vec<Result<Option<Vec<WideColumn>>>> {
+        multi_get::multi_get_entity(&self.inner, &self.inner.default_cf, ro, keys)
+            .into_iter()
+            .map(entity_columns)
+            .collect()
     }
     /// Delete every key in `[begin, end)`. `begin > end` is InvalidArgument; `begin == end`
     /// does nothing.

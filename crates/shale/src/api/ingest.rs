@@ -180,7 +180,10 @@ fn inspect(db: &DbInner, cfd: &ColumnFamilyData, path: &Path, full: bool) -> Res
                 "external file has a non-zero sequence number",
             ));
         }
-        if !matches!(pk.vtype, vt::VALUE | vt::MERGE | vt::DELETION | vt::SINGLE_DELETION) {
+        if !matches!(
+            pk.vtype,
+            vt::VALUE | vt::MERGE | vt::DELETION | vt::SINGLE_DELETION | vt::WIDE_COLUMN_ENTITY
+        ) {
             return Err(Error::corruption(
                 &name,
                 None,

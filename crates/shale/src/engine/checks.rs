@@ -45,6 +45,10 @@ impl BatchHandler for Validate<'_> {
         self.key(k)?;
         super::checks::validate_merge(&self.cf)
     }
+    fn put_entity(&mut self, k: &[u8], v: &[u8]) -> Result<()> {
+        self.key(k)?;
+        validate_entity(&self.cf, v)
+    }
     fn set_cf(&mut self, cf: u32) -> Result<()> {
         self.cf = live_cf(self.db, cf)?;
         self.keys = self.cf.icmp.kind() != UserCmpKind::Bytewise;
@@ -99,6 +103,18 @@ pub(crate) fn validate_range(db: &ColumnFamilyData, begin: &[u8], end: &[u8]) ->
     if !matches!(db.opts.table_factory, crate::options::TableFactory::BlockBased) {
         return Err(Error::NotSupported(
             "delete_range needs block-based tables (Options::table_factory is plain or cuckoo)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// An entity about to be written: its encoding decodes (a batch made from raw bytes may carry
+/// anything) and the family's tables can hold it (cuckoo tables hold only puts and deletes).
+pub(crate) fn validate_entity(db: &ColumnFamilyData, entity: &[u8]) -> Result<()> {
+    crate::wide_columns::decode(entity)?;
+    if matches!(db.opts.table_factory, crate::options::TableFactory::Cuckoo(_)) {
+        return Err(Error::NotSupported(
+            "put_entity: cuckoo tables hold only puts and deletes (Options::table_factory)".into(),
         ));
     }
     Ok(())

@@ -97,7 +97,11 @@ pub(crate) fn keep_of_key(
 /// (`stress_regressions::zeroed_key_under_kept_range_tombstone`).
 #[inline]
 pub(crate) fn output_seq(e: &KEntry, ctx: &KeyCtx<'_>) -> SequenceNumber {
-    if ctx.bottom && ctx.tomb_seqs.is_empty() && e.vtype == vt::VALUE && stripe(ctx.snapshots, e.seq) == 0 {
+    if ctx.bottom
+        && ctx.tomb_seqs.is_empty()
+        && matches!(e.vtype, vt::VALUE | vt::WIDE_COLUMN_ENTITY)
+        && stripe(ctx.snapshots, e.seq) == 0
+    {
         0
     } else {
         e.seq
@@ -137,9 +141,11 @@ pub(crate) fn compact_key(key: &[u8], entries: Vec<KEntry>, ctx: &KeyCtx<'_>) ->
                 i += 1;
             }
             vt::SINGLE_DELETION => {
-                let next_put = entries
-                    .get(i + 1)
-                    .filter(|x| x.vtype == vt::VALUE && stripe(ctx.snapshots, x.seq) == s && !ctx.covered(x.seq));
+                let next_put = entries.get(i + 1).filter(|x| {
+                    matches!(x.vtype, vt::VALUE | vt::WIDE_COLUMN_ENTITY)
+                        && stripe(ctx.snapshots, x.seq) == s
+                        && !ctx.covered(x.seq)
+                });
                 if next_put.is_some() {
                     // Both vanish; nothing is written that would hide older entries, so those
                     // are still judged on their own.
@@ -155,6 +161,8 @@ pub(crate) fn compact_key(key: &[u8], entries: Vec<KEntry>, ctx: &KeyCtx<'_>) ->
             vt::MERGE => {
                 let mut j = i + 1;
                 let mut base: Option<Option<&[u8]>> = None;
+                // The base is a wide-column entity: the operands merge into its default column.
+                let mut base_entity = false;
                 while j < n && stripe(ctx.snapshots, entries[j].seq) == s {
                     let x = &entries[j];
                     if ctx.covered(x.seq) {
@@ -165,6 +173,11 @@ pub(crate) fn compact_key(key: &[u8], entries: Vec<KEntry>, ctx: &KeyCtx<'_>) ->
                         vt::MERGE => j += 1,
                         vt::VALUE => {
                             base = Some(Some(&x.value));
+                            break;
+                        }
+                        vt::WIDE_COLUMN_ENTITY => {
+                            base = Some(Some(&x.value));
+                            base_entity = true;
                             break;
                         }
                         vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP => {
@@ -179,6 +192,16 @@ pub(crate) fn compact_key(key: &[u8], entries: Vec<KEntry>, ctx: &KeyCtx<'_>) ->
                 }
                 let ops: Vec<Vec<u8>> = entries[i..j].iter().map(|x| x.value.clone()).collect();
                 match (ctx.merge_op, base) {
+                    (Some(op), Some(Some(entity))) if base_entity => {
+                        let dflt = crate::wide_columns::default_range(entity)?;
+                        let v = full_merge_newest_first(op, key, dflt.map(|r| &entity[r]), &ops)?;
+                        out.push(KEntry {
+                            seq: e.seq,
+                            vtype: vt::WIDE_COLUMN_ENTITY,
+                            value: crate::wide_columns::with_default(entity, &v)?,
+                        });
+                        hidden = Some(s);
+                    }
                     (Some(op), Some(b)) => {
                         let v = full_merge_newest_first(op, key, b, &ops)?;
                         out.push(KEntry {

@@ -22,6 +22,10 @@ pub(crate) struct Chain {
     /// Largest covering range-tombstone seqno seen so far (0: none). Entries below it are
     /// deleted.
     pub max_tomb: SequenceNumber,
+    /// The lookup returns the encoded wide-column entity (`get_entity`: a plain value becomes
+    /// an entity of one default column) rather than the plain value (`get`: an entity gives
+    /// its default column's value).
+    pub want_entity: bool,
 }
 
 impl Chain {
@@ -29,7 +33,55 @@ impl Chain {
         Chain {
             operands: Vec::new(),
             max_tomb: 0,
+            want_entity: false,
         }
+    }
+
+    /// A chain for `get_entity`.
+    pub(crate) fn for_entity() -> Chain {
+        Chain {
+            want_entity: true,
+            ..Chain::new()
+        }
+    }
+
+    /// The full merge of the collected operands over `base`.
+    fn merge(&self, db: &ColumnFamilyData, key: &[u8], base: Option<&[u8]>) -> Result<Vec<u8>> {
+        let op = merge_op(db)?;
+        let t = crate::perf_context::PerfTimer::start();
+        let r = full_merge_newest_first(op, key, base, &self.operands);
+        t.stop(crate::perf_context::field::MERGE_OPERATOR_TIME_NANOS);
+        if r.is_err() {
+            crate::statistics::tick(&db.stats, crate::statistics::Ticker::NumberMergeFailures, 1);
+        }
+        r
+    }
+
+    /// End the lookup at a wide-column entity (`entity`, its encoding). Without merge operands
+    /// the result is the entity itself or its default column's value (empty without one).
+    /// With operands, as RocksDB, the operator merges them into the default column's value
+    /// (no existing value if the entity has no default column) and the other columns stay.
+    pub(crate) fn finish_entity<V: ValueOut>(
+        &mut self,
+        db: &ColumnFamilyData,
+        key: &[u8],
+        entity: Val<'_>,
+    ) -> Result<Option<V>> {
+        let dflt = crate::wide_columns::default_range(entity.bytes()).map_err(|e| entity_error(e, key))?;
+        if self.operands.is_empty() {
+            return Ok(Some(match (self.want_entity, dflt) {
+                (true, _) => entity.out(),
+                (false, Some(r)) => entity.sub(r).out(),
+                (false, None) => V::from_vec(Vec::new()),
+            }));
+        }
+        let base = dflt.map(|r| &entity.bytes()[r]);
+        let merged = self.merge(db, key, base)?;
+        Ok(Some(V::from_vec(if self.want_entity {
+            crate::wide_columns::with_default(entity.bytes(), &merged)?
+        } else {
+            merged
+        })))
     }
 
     pub(crate) fn add_tombstones(
@@ -54,16 +106,18 @@ impl Chain {
         base: Option<Val<'_>>,
     ) -> Result<Option<V>> {
         if self.operands.is_empty() {
-            return Ok(base.map(Val::out));
+            return Ok(match (base, self.want_entity) {
+                (None, _) => None,
+                (Some(b), false) => Some(b.out()),
+                (Some(b), true) => Some(V::from_vec(crate::wide_columns::single_default(b.bytes()))),
+            });
         }
-        let op = merge_op(db)?;
-        let t = crate::perf_context::PerfTimer::start();
-        let r = full_merge_newest_first(op, key, base.as_ref().map(|b| b.bytes()), &self.operands);
-        t.stop(crate::perf_context::field::MERGE_OPERATOR_TIME_NANOS);
-        if r.is_err() {
-            crate::statistics::tick(&db.stats, crate::statistics::Ticker::NumberMergeFailures, 1);
-        }
-        r.map(|v| Some(V::from_vec(v)))
+        let merged = self.merge(db, key, base.as_ref().map(|b| b.bytes()))?;
+        Ok(Some(V::from_vec(if self.want_entity {
+            crate::wide_columns::single_default(&merged)
+        } else {
+            merged
+        })))
     }
 
     /// One entry found for `key` (newest visible in its source). `Some` when it decides.
@@ -81,6 +135,7 @@ impl Chain {
         }
         match t {
             vt::VALUE => self.finish(db, key, Some(value)).map(Some),
+            vt::WIDE_COLUMN_ENTITY => self.finish_entity(db, key, value).map(Some),
             vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP => self.finish(db, key, None).map(Some),
             vt::MERGE => {
                 self.operands.push(value.to_vec());
@@ -112,6 +167,20 @@ impl Chain {
     }
 }
 
+/// An entity that does not decode: the error names the key (the file, when it came from one,
+/// is added by the table lookup).
+fn entity_error(e: Error, key: &[u8]) -> Error {
+    let hex: String = key.iter().take(64).map(|b| format!("{b:02x}")).collect();
+    match e {
+        Error::Corruption { file, offset, msg } => Error::Corruption {
+            file,
+            offset,
+            msg: format!("{msg} (key 0x{hex})"),
+        },
+        e => e,
+    }
+}
+
 /// Lookup in a memtable: the fast path when nothing can be covered, the entry walk otherwise.
 #[inline]
 pub(crate) fn mem_lookup<V: ValueOut>(
@@ -135,6 +204,14 @@ pub(crate) fn mem_lookup<V: ValueOut>(
         Some(MemGet::Value(v)) => chain
             .finish(db, key, Some(unsafe { Val::pinned(v, Home::Mem(m)) }))
             .map(Some),
+        // SAFETY: as above.
+        Some(MemGet::Entity(v)) => chain
+            .finish_entity(db, key, unsafe { Val::pinned(v, Home::Mem(m)) })
+            .map(Some),
+        Some(MemGet::MergeOverEntity { operands, entity }) => {
+            chain.operands.extend(operands);
+            chain.finish_entity(db, key, Val::unpinned(&entity)).map(Some)
+        }
         Some(MemGet::Deleted) => chain.finish(db, key, None).map(Some),
         Some(MemGet::Merge { operands, base }) => {
             chain.operands.extend(operands);
@@ -163,7 +240,8 @@ pub(crate) fn table_lookup<V: ValueOut>(
     let found = t.get_with(lookup, verify, fill, |ikey, value| -> Result<Lookup<V>> {
         let pk = parse_internal_key(ikey)?;
         if pk.vtype != vt::MERGE || pk.seq < chain.max_tomb {
-            return Ok(Ok(chain.entry(db, key, pk.seq, pk.vtype, value)?));
+            let r = chain.entry(db, key, pk.seq, pk.vtype, value);
+            return Ok(Ok(r.map_err(|e| e.in_file(&format!("{:06}.sst", f.meta.number), None))?));
         }
         Ok(Err(ikey.to_vec()))
     })?;

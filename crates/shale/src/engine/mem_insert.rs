@@ -84,6 +84,9 @@ impl BatchHandler for MemInserter<'_> {
     fn merge(&mut self, k: &[u8], v: &[u8]) -> Result<()> {
         self.add(vt::MERGE, k, v)
     }
+    fn put_entity(&mut self, k: &[u8], v: &[u8]) -> Result<()> {
+        self.add(vt::WIDE_COLUMN_ENTITY, k, v)
+    }
     fn set_cf(&mut self, cf: u32) -> Result<()> {
         self.apply_counters();
         self.mem = find_mem(self.mems, cf);

@@ -47,20 +47,35 @@ pub(crate) fn multi_get<V: ValueOut, K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
     // (SuperVersion before sequence, as `get`.)
     let sv = cf.super_version();
     let seq = read_seq(db, ro);
-    multi_get_at(cf, &sv, ro, seq, keys)
+    multi_get_at(cf, &sv, ro, seq, keys, false)
+}
+
+/// `multi_get_entity`: the encoded wide-column entities of `keys` (a plain value as an entity
+/// of one default column), at one sequence number.
+pub(crate) fn multi_get_entity<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
+    db: &Arc<DbInner>,
+    cf: &ColumnFamilyData,
+    ro: &ReadOptions,
+    keys: I,
+) -> Vec<Result<Option<Vec<u8>>>> {
+    let sv = cf.super_version();
+    let seq = read_seq(db, ro);
+    multi_get_at(cf, &sv, ro, seq, keys, true)
 }
 
 /// [`multi_get`] at sequence `seq` in SuperVersion `sv` of family `db` (`multi_get_cf` calls
-/// it once per family with one sequence for all).
+/// it once per family with one sequence for all); `entity`: the encoded entities
+/// (`multi_get_entity`) rather than plain values.
 pub(crate) fn multi_get_at<V: ValueOut, K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
     db: &ColumnFamilyData,
     sv: &super::column_family::SuperVersion,
     ro: &ReadOptions,
     seq: u64,
     keys: I,
+    entity: bool,
 ) -> Vec<Result<Option<V>>> {
     let _watch = StopWatch::start(&db.stats, Histogram::DbMultiget);
-    let out: Vec<Result<Option<V>>> = multi_get_in(db, sv, ro, seq, keys);
+    let out: Vec<Result<Option<V>>> = multi_get_in(db, sv, ro, seq, keys, entity);
     if let Some(s) = &db.stats {
         // as RocksDB's MultiGet: one call, its keys, the keys found and their bytes
         let (mut found, mut bytes) = (0u64, 0u64);
@@ -87,13 +102,17 @@ fn multi_get_in<V: ValueOut, K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
     ro: &ReadOptions,
     seq: u64,
     keys: I,
+    entity: bool,
 ) -> Vec<Result<Option<V>>> {
     let keys: Vec<K> = keys.into_iter().collect();
     if keys.len() <= 1 {
         let mut lookup = Vec::new();
         return keys
             .iter()
-            .map(|k| get_in(db, sv, ro, k.as_ref(), seq, &mut lookup, &mut Src::None))
+            .map(|k| {
+                let mut chain = if entity { Chain::for_entity() } else { Chain::new() };
+                get_in(db, sv, ro, k.as_ref(), seq, &mut lookup, &mut Src::None, &mut chain)
+            })
             .collect();
     }
     let mut states: Vec<KeyState<'_>> = keys
@@ -105,7 +124,7 @@ fn multi_get_in<V: ValueOut, K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
             KeyState {
                 key,
                 lookup,
-                chain: Chain::new(),
+                chain: if entity { Chain::for_entity() } else { Chain::new() },
             }
         })
         .collect();

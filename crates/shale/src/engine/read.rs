@@ -28,6 +28,28 @@ pub(crate) fn get<V: ValueOut>(
     ro: &ReadOptions,
     key: &[u8],
 ) -> Result<Option<V>> {
+    get_chain(db, cf, ro, key, Chain::new())
+}
+
+/// `get_entity`: the encoded wide-column entity of `key` (a plain value as an entity of one
+/// default column).
+pub(crate) fn get_entity(
+    db: &Arc<DbInner>,
+    cf: &ColumnFamilyData,
+    ro: &ReadOptions,
+    key: &[u8],
+) -> Result<Option<Vec<u8>>> {
+    get_chain(db, cf, ro, key, Chain::for_entity())
+}
+
+fn get_chain<V: ValueOut>(
+    db: &Arc<DbInner>,
+    cf: &ColumnFamilyData,
+    ro: &ReadOptions,
+    key: &[u8],
+    mut chain: Chain,
+) -> Result<Option<V>> {
+    let chain = &mut chain;
     // The SuperVersion first, then the sequence (as RocksDB's GetImpl): the SuperVersion pins
     // every version of the data the sequence can see. Taken the other way round, a flush and a
     // compaction in between could drop an older version the sequence needs (no snapshot
@@ -40,7 +62,7 @@ pub(crate) fn get<V: ValueOut>(
     snap_timer.stop(perf::GET_SNAPSHOT_TIME);
     let mut lookup = Vec::with_capacity(key.len() + 8);
     let mut src = Src::None;
-    let r: Result<Option<V>> = get_in(cf, &sv, ro, key, seq, &mut lookup, &mut src);
+    let r: Result<Option<V>> = get_in(cf, &sv, ro, key, seq, &mut lookup, &mut src, chain);
     if let Some(s) = &cf.stats {
         count_get(s, &r, src);
     }
@@ -83,6 +105,9 @@ pub(crate) fn count_get<V: ValueOut>(s: &Statistics, r: &Result<Option<V>>, src:
     }
 }
 
+/// A point lookup in SuperVersion `sv` at `seq`, with `chain` new (it says whether the
+/// entity is wanted).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn get_in<V: ValueOut>(
     db: &ColumnFamilyData,
     sv: &SuperVersion,
@@ -91,17 +116,17 @@ pub(super) fn get_in<V: ValueOut>(
     seq: SequenceNumber,
     lookup: &mut Vec<u8>,
     src: &mut Src,
+    chain: &mut Chain,
 ) -> Result<Option<V>> {
     lookup.clear();
     crate::key::append_internal_key(lookup, key, seq, vt::FOR_SEEK);
     // Merge operands collected newest first, and the newest covering range tombstone.
-    let mut chain = Chain::new();
     let counting = crate::perf_context::counting();
     let mut timer = PerfTimer::start();
     if counting {
         crate::perf_context::add_unchecked(perf::GET_FROM_MEMTABLE_COUNT, 1);
     }
-    if let Some(r) = mem_lookup(db, &sv.mem, &mut chain, key, seq, lookup)? {
+    if let Some(r) = mem_lookup(db, &sv.mem, chain, key, seq, lookup)? {
         timer.stop(perf::GET_FROM_MEMTABLE_TIME);
         *src = Src::Mem;
         return Ok(r);
@@ -110,14 +135,14 @@ pub(super) fn get_in<V: ValueOut>(
         if counting {
             crate::perf_context::add_unchecked(perf::GET_FROM_MEMTABLE_COUNT, 1);
         }
-        if let Some(r) = mem_lookup(db, m, &mut chain, key, seq, lookup)? {
+        if let Some(r) = mem_lookup(db, m, chain, key, seq, lookup)? {
             timer.stop(perf::GET_FROM_MEMTABLE_TIME);
             *src = Src::Mem;
             return Ok(r);
         }
     }
     timer.lap(perf::GET_FROM_MEMTABLE_TIME);
-    let r = get_in_files(db, sv, ro, key, seq, lookup, src, &mut chain);
+    let r = get_in_files(db, sv, ro, key, seq, lookup, src, chain);
     timer.stop(perf::GET_FROM_OUTPUT_FILES_TIME);
     r
 }

@@ -150,6 +150,19 @@ impl<'a> SstFileWriter<'a> {
         self.add(key.as_ref(), value.as_ref(), vt::VALUE)
     }
 
+    /// Add a wide-column entity for `key` (keys strictly increasing; RocksDB's
+    /// `SstFileWriter::PutEntity`): `(name, value)` pairs in any order, stored sorted by name.
+    /// InvalidArgument if two columns share a name.
+    pub fn put_entity<K: AsRef<[u8]>, N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &mut self,
+        key: K,
+        columns: &[(N, V)],
+    ) -> Result<()> {
+        let cols: Vec<(&[u8], &[u8])> = columns.iter().map(|(n, v)| (n.as_ref(), v.as_ref())).collect();
+        let e = crate::wide_columns::serialize(&cols)?;
+        self.add(key.as_ref(), &e, vt::WIDE_COLUMN_ENTITY)
+    }
+
     /// Add a merge operand for `key` (keys strictly increasing).
     pub fn merge<K: AsRef<[u8]>, V: AsRef<[u8]>>(&mut self, key: K, value: V) -> Result<()> {
         self.add(key.as_ref(), value.as_ref(), vt::MERGE)

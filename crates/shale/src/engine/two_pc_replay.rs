@@ -92,6 +92,15 @@ impl BatchHandler for RecoveryInserter<'_> {
             None => self.ins.merge(k, v),
         }
     }
+    fn put_entity(&mut self, k: &[u8], v: &[u8]) -> Result<()> {
+        match &mut self.rebuilding {
+            Some(b) => {
+                b.put_entity_raw_cf_id(self.cf, k, v);
+                Ok(())
+            }
+            None => self.ins.put_entity(k, v),
+        }
+    }
     fn set_cf(&mut self, cf: u32) -> Result<()> {
         self.cf = cf;
         self.ins.set_cf(cf)

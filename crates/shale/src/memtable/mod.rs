@@ -84,9 +84,14 @@ use key_cmp::{entry_ikey, split_entry};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum MemGet<V = Vec<u8>> {
     /// The newest visible entry is a value (`vt::VALUE`; other value-like types — blob index,
-    /// wide-column entity, value-preferred-seqno — are returned raw here for now). `V` is a
-    /// copy, or a slice of the memtable's arena ([`MemTable::get_ref`]).
+    /// value-preferred-seqno — are returned raw here for now). `V` is a copy, or a slice of the
+    /// memtable's arena ([`MemTable::get_ref`]).
     Value(V),
+    /// The newest visible entry is a wide-column entity (`vt::WIDE_COLUMN_ENTITY`, its
+    /// encoding).
+    Entity(V),
+    /// The newest visible entries are merge operands (newest first) over a wide-column entity.
+    MergeOverEntity { operands: Vec<Vec<u8>>, entity: Vec<u8> },
     /// The newest visible entry is a deletion (`DELETION`, `SINGLE_DELETION`,
     /// `DELETION_WITH_TIMESTAMP`).
     Deleted,
@@ -398,6 +403,8 @@ impl MemTable {
     pub(crate) fn get_under(&self, lookup_ikey: &[u8], tomb: u64) -> Option<MemGet> {
         self.get_ref(lookup_ikey, tomb).map(|g| match g {
             MemGet::Value(v) => MemGet::Value(v.to_vec()),
+            MemGet::Entity(v) => MemGet::Entity(v.to_vec()),
+            MemGet::MergeOverEntity { operands, entity } => MemGet::MergeOverEntity { operands, entity },
             MemGet::Deleted => MemGet::Deleted,
             MemGet::Merge { operands, base } => MemGet::Merge { operands, base },
         })
@@ -596,6 +603,14 @@ fn get_step<'a>(
         })),
         // Range tombstones live in `range_dels`, never in the point entries.
         vt::RANGE_DELETION => None,
+        vt::WIDE_COLUMN_ENTITY => Some(Some(if operands.is_empty() {
+            MemGet::Entity(value)
+        } else {
+            MemGet::MergeOverEntity {
+                operands: std::mem::take(operands),
+                entity: value.to_vec(),
+            }
+        })),
         _ => Some(Some(if operands.is_empty() {
             MemGet::Value(value)
         } else {

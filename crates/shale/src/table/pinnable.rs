@@ -74,6 +74,15 @@ impl<'a> Val<'a> {
         self.bytes
     }
 
+    /// The part `r` of the value, in the same home (a column of an entity).
+    #[inline]
+    pub(crate) fn sub(self, r: std::ops::Range<usize>) -> Val<'a> {
+        Val {
+            bytes: &self.bytes[r],
+            home: self.home,
+        }
+    }
+
     /// The value in the form the caller wants (copied or pinned).
     #[inline]
     pub(crate) fn out<V: ValueOut>(self) -> V {

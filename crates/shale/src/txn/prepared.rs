@@ -48,7 +48,8 @@ pub(crate) fn adopt_recovered(core: &TxnCore) -> Result<()> {
                 R::Put { cf, key, .. }
                 | R::Delete { cf, key }
                 | R::SingleDelete { cf, key }
-                | R::Merge { cf, key, .. } => (cf, key),
+                | R::Merge { cf, key, .. }
+                | R::WideColumnEntity { cf, key, .. } => (cf, key),
                 _ => continue,
             };
             let req = LockRequest {

@@ -375,6 +375,32 @@ impl<'db, D> Transaction<'db, D> {
     fn put_in(&self, cf: &Arc<ColumnFamilyData>, k: &[u8], v: &[u8]) -> Result<()> {
         self.write_op(cf, k, |b| b.put_id(cf.id, k, v))
     }
+    /// Writes `key` → a wide-column entity in the default family (tracked and locked as
+    /// [`put`](Self::put); same errors, and InvalidArgument if two columns share a name). Reads
+    /// through the transaction see the default column's value (`get_entity` through a
+    /// transaction is not offered yet); once committed, `DB::get_entity` sees every column.
+    pub fn put_entity<N: AsRef<[u8]>, V: AsRef<[u8]>>(&self, key: impl AsRef<[u8]>, columns: &[(N, V)]) -> Result<()> {
+        let cf = self.db().default_cf.clone();
+        self.put_entity_in(&cf, key.as_ref(), columns)
+    }
+    /// [`put_entity`](Self::put_entity) in column family `cf`.
+    pub fn put_entity_cf<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+        columns: &[(N, V)],
+    ) -> Result<()> {
+        self.put_entity_in(cfd_of(cf), key.as_ref(), columns)
+    }
+    fn put_entity_in<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        cf: &Arc<ColumnFamilyData>,
+        k: &[u8],
+        columns: &[(N, V)],
+    ) -> Result<()> {
+        let e = super::wbwi::encode_columns(columns)?;
+        self.write_op(cf, k, |b| b.put_entity_id(cf.id, k, &e))
+    }
     /// Deletes `key` in the default family (tracked and locked as [`put`](Self::put); same errors).
     pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
         let cf = self.db().default_cf.clone();
@@ -430,6 +456,34 @@ impl<'db, D> Transaction<'db, D> {
         let st = self.st.lock();
         self.usable(&st)?;
         st.wbwi.value_with_db(self.db(), cf, key, ro)
+    }
+    /// The columns of `key` (RocksDB's `Transaction::GetEntity`): the transaction's own writes
+    /// on top of the DB, as [`get`](Self::get) reads; a plain value is one default column,
+    /// merges apply to the default column and keep the others. Corruption if a stored entity
+    /// does not decode.
+    pub fn get_entity(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<crate::wide_columns::WideColumn>>> {
+        let cf = self.db().default_cf.clone();
+        self.get_entity_in(&cf, key.as_ref(), &ReadOptions::default())
+    }
+    /// [`get_entity`](Self::get_entity) in column family `cf` with read options `ro`.
+    pub fn get_entity_cf_opt(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+        ro: &ReadOptions,
+    ) -> Result<Option<Vec<crate::wide_columns::WideColumn>>> {
+        self.get_entity_in(cfd_of(cf), key.as_ref(), ro)
+    }
+    fn get_entity_in(
+        &self,
+        cf: &Arc<ColumnFamilyData>,
+        key: &[u8],
+        ro: &ReadOptions,
+    ) -> Result<Option<Vec<crate::wide_columns::WideColumn>>> {
+        let st = self.st.lock();
+        self.usable(&st)?;
+        let e = st.wbwi.entity_with_db((self.db(), cf), key, ro)?;
+        e.map(|e| crate::wide_columns::to_columns(&e)).transpose()
     }
     /// [`get`](Self::get) returning the value as a [`DBPinnableSlice`] (a copy: values read
     /// through a transaction may come from its own batch).
@@ -733,7 +787,8 @@ impl<'db, D> Transaction<'db, D> {
                     R::Put { cf, key, .. }
                     | R::Delete { cf, key }
                     | R::SingleDelete { cf, key }
-                    | R::Merge { cf, key, .. },
+                    | R::Merge { cf, key, .. }
+                    | R::WideColumnEntity { cf, key, .. },
                 ) => (cf, key),
                 Ok(R::DeleteRange { .. }) => {
                     r = Err(Error::NotSupported(

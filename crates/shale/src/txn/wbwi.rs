@@ -38,6 +38,8 @@ pub(crate) enum Base {
     #[default]
     Db,
     Put(Vec<u8>),
+    /// A wide-column entity (its encoding): reads through the batch see its default column.
+    Entity(Vec<u8>),
     Deleted,
 }
 
@@ -51,6 +53,12 @@ pub(crate) fn resolve(
     let base: Option<&[u8]> = match &eff.base {
         Base::Db => db_value,
         Base::Put(v) => Some(v),
+        // The default column's value; with operands and no default column, no existing value.
+        Base::Entity(e) => match crate::wide_columns::default_range(e)? {
+            Some(r) => Some(&e[r]),
+            None if eff.operands.is_empty() => Some(&[]),
+            None => None,
+        },
         Base::Deleted => None,
     };
     if eff.operands.is_empty() {
@@ -69,6 +77,12 @@ pub(crate) fn resolve(
 
 /// The index: each (family, key) the batch touches and what it does to it.
 pub(crate) type Index = BTreeMap<(u32, Vec<u8>), KeyEffect>;
+
+/// `(name, value)` pairs encoded as an entity (sorted; InvalidArgument on a repeated name).
+pub(crate) fn encode_columns<N: AsRef<[u8]>, V: AsRef<[u8]>>(columns: &[(N, V)]) -> Result<Vec<u8>> {
+    let cols: Vec<(&[u8], &[u8])> = columns.iter().map(|(n, v)| (n.as_ref(), v.as_ref())).collect();
+    crate::wide_columns::serialize(&cols)
+}
 
 /// A write batch with a searchable index of its own entries.
 #[derive(Clone)]
@@ -162,6 +176,37 @@ impl WriteBatchWithIndex {
         e.base = Base::Put(value.to_vec());
         e.operands.clear();
     }
+    /// Adds a wide-column entity for `key` in the default family (as
+    /// [`WriteBatch::put_entity`]): reads through the batch (`get_from_batch*`, iterators with a
+    /// base) see its default column's value, an empty value without one. InvalidArgument, and
+    /// nothing recorded, if two columns share a name.
+    pub fn put_entity<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &mut self,
+        key: impl AsRef<[u8]>,
+        columns: &[(N, V)],
+    ) -> Result<()> {
+        let e = encode_columns(columns)?;
+        self.put_entity_id(0, key.as_ref(), &e);
+        Ok(())
+    }
+    /// [`put_entity`](Self::put_entity) in column family `cf`.
+    pub fn put_entity_cf<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &mut self,
+        cf: &impl AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+        columns: &[(N, V)],
+    ) -> Result<()> {
+        let e = encode_columns(columns)?;
+        self.put_entity_id(cfd_of(cf).id, key.as_ref(), &e);
+        Ok(())
+    }
+    /// An entity already encoded (`encode_columns`).
+    pub(crate) fn put_entity_id(&mut self, cf: u32, key: &[u8], entity: &[u8]) {
+        self.batch.put_entity_raw_cf_id(cf, key, entity);
+        let e = self.index.entry((cf, key.to_vec())).or_default();
+        e.base = Base::Entity(entity.to_vec());
+        e.operands.clear();
+    }
     pub(crate) fn delete_id(&mut self, cf: u32, key: &[u8]) {
         self.batch.delete_cf_id(cf, key);
         let e = self.index.entry((cf, key.to_vec())).or_default();
@@ -187,6 +232,11 @@ impl WriteBatchWithIndex {
                 R::Put { cf, key, value } => {
                     let e = index.entry((cf, key.to_vec())).or_default();
                     e.base = Base::Put(value.to_vec());
+                    e.operands.clear();
+                }
+                R::WideColumnEntity { cf, key, value } => {
+                    let e = index.entry((cf, key.to_vec())).or_default();
+                    e.base = Base::Entity(value.to_vec());
                     e.operands.clear();
                 }
                 R::Delete { cf, key } | R::SingleDelete { cf, key } => {
@@ -303,6 +353,61 @@ impl WriteBatchWithIndex {
         }
     }
 
+    /// The columns of `key` as the DB would hold them after this batch (RocksDB's
+    /// `GetEntityFromBatchAndDB`): the batch's records on top of what `db` holds at `readopts`'
+    /// snapshot; a plain value is one default column; merges in the batch apply to the default
+    /// column and keep the other columns.
+    pub fn get_entity_from_batch_and_db(
+        &self,
+        db: &DB,
+        key: impl AsRef<[u8]>,
+        readopts: &ReadOptions,
+    ) -> Result<Option<Vec<crate::wide_columns::WideColumn>>> {
+        let cfd = db.inner.default_cf.clone();
+        let e = self.entity_with_db((&db.inner, &cfd), key.as_ref(), readopts)?;
+        e.map(|e| crate::wide_columns::to_columns(&e)).transpose()
+    }
+    /// The encoded entity of `key` after this batch (see
+    /// [`get_entity_from_batch_and_db`](Self::get_entity_from_batch_and_db)).
+    /// `(db, cfd)`: the DB and the family read below the batch.
+    pub(crate) fn entity_with_db(
+        &self,
+        (db, cfd): (&Arc<DbInner>, &ColumnFamilyData),
+        key: &[u8],
+        ro: &ReadOptions,
+    ) -> Result<Option<Vec<u8>>> {
+        use crate::wide_columns::{default_range, single_default, with_default};
+        let Some(eff) = self.effect(cfd.id, key) else {
+            return read::get_entity(db, cfd, ro, key);
+        };
+        let base: Option<Vec<u8>> = match &eff.base {
+            Base::Db => read::get_entity(db, cfd, ro, key)?,
+            Base::Put(v) => Some(single_default(v)),
+            Base::Entity(e) => Some(e.clone()),
+            Base::Deleted => None,
+        };
+        if eff.operands.is_empty() {
+            return Ok(base);
+        }
+        let Some(op) = cfd.opts.merge_operator.as_ref() else {
+            return Err(Error::invalid(
+                "merge operands in the batch but no merge operator is configured",
+            ));
+        };
+        let dflt = match &base {
+            Some(e) => default_range(e)?.map(|r| &e[r]),
+            None => None,
+        };
+        let ops: Vec<&[u8]> = eff.operands.iter().map(|v| v.as_slice()).collect();
+        let merged = op
+            .full_merge(key, dflt, &ops)
+            .ok_or_else(|| Error::corrupt(format!("Merge operator failed (operator {})", op.name())))?;
+        match &base {
+            Some(e) => with_default(e, &merged).map(Some),
+            None => Ok(Some(single_default(&merged))),
+        }
+    }
+
     /// An iterator over the default family's entries of this batch merged with `base` (a DB
     /// iterator): the batch's records hide or change the DB's, as if the batch were written.
     /// It keeps `base`'s bounds and works in both directions.
@@ -349,6 +454,9 @@ pub struct TxnRawIterator {
     di: usize,
     forward: bool,
     cur: Option<(Vec<u8>, Vec<u8>)>,
+    /// The current entry comes from the batch: its index in `delta`, and whether `base` is at
+    /// the same key (the batch's record lies over the DB's entry). `None`: from `base`.
+    cur_delta: Option<(usize, bool)>,
     err: Option<Error>,
 }
 
@@ -371,6 +479,7 @@ impl TxnRawIterator {
             di: NONE,
             forward: true,
             cur: None,
+            cur_delta: None,
             err: None,
         }
     }
@@ -387,6 +496,35 @@ impl TxnRawIterator {
     /// The current value (with the batch's merges resolved), or `None` if not valid.
     pub fn value(&self) -> Option<&[u8]> {
         self.cur.as_ref().map(|c| c.1.as_slice())
+    }
+    /// The wide columns of the current entry, sorted by name, or `None` if not valid: a plain
+    /// value is one default column; the batch's merges apply to the default column of the
+    /// entity below them and keep its other columns.
+    pub fn columns(&self) -> Option<Vec<crate::wide_columns::WideColumn>> {
+        use crate::wide_columns::WideColumn;
+        self.cur.as_ref()?;
+        let Some((di, same)) = self.cur_delta else {
+            return self.base.columns();
+        };
+        let (_, eff) = self.delta.get(di)?;
+        let mut cols: Option<Vec<WideColumn>> = match &eff.base {
+            Base::Db if same => self.base.columns(),
+            Base::Db | Base::Deleted => None,
+            Base::Put(v) => Some(vec![WideColumn::new(Vec::new(), v.clone())]),
+            // Decoded when the batch took it (serialized from its columns).
+            Base::Entity(e) => crate::wide_columns::to_columns(e).ok(),
+        };
+        if !eff.operands.is_empty() {
+            // `value()` is the merge's result (computed by `settle`, which failed otherwise).
+            let merged = self.value()?.to_vec();
+            let mut c = cols.unwrap_or_default();
+            match c.first_mut() {
+                Some(d) if d.name.is_empty() => d.value = merged,
+                _ => c.insert(0, WideColumn::new(Vec::new(), merged)),
+            }
+            cols = Some(c);
+        }
+        cols
     }
     /// The current key and value, or `None` if not valid.
     pub fn item(&self) -> Option<(&[u8], &[u8])> {
@@ -501,6 +639,7 @@ impl TxnRawIterator {
     /// Position on the next visible entry in the current direction, from where both sides are.
     fn settle(&mut self) {
         self.cur = None;
+        self.cur_delta = None;
         if self.err.is_some() {
             return;
         }
@@ -531,6 +670,7 @@ impl TxnRawIterator {
             match resolve(eff, dk, db_value, self.merge_op.as_ref()) {
                 Ok(Some(v)) => {
                     self.cur = Some((dk.clone(), v));
+                    self.cur_delta = Some((self.di, same));
                     return;
                 }
                 Ok(None) => {

@@ -48,4 +48,5 @@ mod txn_modes;
 mod wal_torn_copy;
 mod wal_updates;
 mod wal_zero_tail;
+mod wide_columns;
 mod write_modes;

@@ -1,5 +1,7 @@
-//! Randomized model tests for range deletions, merge operators (uint64add, stringappend) and
-//! single deletes: Shale against a `BTreeMap` across flushes, compactions, snapshots and reopens.
+//! Randomized model tests for range deletions, merge operators (uint64add, stringappend),
+//! single deletes and wide-column entities (written with a default column, which is what plain
+//! reads and merges see): Shale against a `BTreeMap` across flushes, compactions, snapshots and
+//! reopens.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -62,7 +64,13 @@ fn random_write(db: &DB, m: &mut Model, sd: &mut SdState, rng: &mut Rng, op: Op)
         0..=6 => {
             let k = key(rng.below(400));
             let v = value(op, rng);
-            db.put(&k, &v).unwrap();
+            if rng.below(4) == 0 {
+                // A wide-column entity: plain reads and merges see its default column.
+                db.put_entity(&k, &[(&b"side"[..], &b"col"[..]), (&b""[..], &v[..])])
+                    .unwrap();
+            } else {
+                db.put(&k, &v).unwrap();
+            }
             m.insert(k.clone(), v);
             sd.put(&k);
         }
@@ -132,7 +140,12 @@ fn random_write(db: &DB, m: &mut Model, sd: &mut SdState, rng: &mut Rng, op: Op)
                     }
                     _ => {
                         let v = value(op, rng);
-                        wb.put(&k, &v);
+                        if rng.below(4) == 0 {
+                            wb.put_entity(&k, &[(&b""[..], &v[..]), (&b"z"[..], &b"col"[..])])
+                                .unwrap();
+                        } else {
+                            wb.put(&k, &v);
+                        }
                         m.insert(k.clone(), v);
                         sd.put(&k);
                     }

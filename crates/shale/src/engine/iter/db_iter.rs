@@ -36,6 +36,9 @@ pub struct DBRawIterator {
     /// `inner` is past the key's entries.
     merged: bool,
     operands: Vec<Vec<u8>>,
+    /// Positioned on a wide-column entity (or a merge over one): its encoding, and where its
+    /// default column's value lies in it (`None`: no default column, the value is empty).
+    entity: Option<(Vec<u8>, Option<std::ops::Range<usize>>)>,
     _sv: Arc<SuperVersion>,
     _snapshot: Option<crate::snapshot::Snapshot>,
     stats: crate::statistics::Stats,
@@ -77,6 +80,7 @@ pub(crate) fn new_raw_iterator(db: &Arc<DbInner>, cf: &Arc<ColumnFamilyData>, ro
         merge_op: cf.opts.merge_operator.clone(),
         merged: false,
         operands: Vec::new(),
+        entity: None,
         inner,
         icmp: cf.icmp.clone(),
         seq,
@@ -139,15 +143,66 @@ impl DBRawIterator {
             _ => &self.saved_key,
         })
     }
-    /// The current value, or `None` when not positioned.
+    /// The current value, or `None` when not positioned. For a wide-column entity, the value of
+    /// its default column (empty if it has none), as RocksDB's `Iterator::value`.
     pub fn value(&self) -> Option<&[u8]> {
         if !self.valid {
             return None;
+        }
+        if let Some((e, dflt)) = &self.entity {
+            return Some(dflt.clone().map_or(&[][..], |r| &e[r]));
         }
         Some(match self.dir {
             Dir::Forward if !self.merged => self.inner.value(),
             _ => &self.saved_value,
         })
+    }
+    /// The wide columns of the current entry, sorted by name (RocksDB's `Iterator::columns`),
+    /// or `None` when not positioned: an entity's columns, or for a plain value one default
+    /// column (empty name) holding it.
+    pub fn columns(&self) -> Option<Vec<crate::wide_columns::WideColumn>> {
+        if !self.valid {
+            return None;
+        }
+        if let Some((e, _)) = &self.entity {
+            // Decoded when the iterator landed here, so it decodes again.
+            return crate::wide_columns::to_columns(e).ok();
+        }
+        let v = self.value()?;
+        Some(vec![crate::wide_columns::WideColumn::new(
+            crate::wide_columns::DEFAULT_WIDE_COLUMN_NAME,
+            v,
+        )])
+    }
+    /// Land on the entity `e` (its encoding): false and the error set if it does not decode.
+    fn set_entity(&mut self, e: Vec<u8>) -> bool {
+        match crate::wide_columns::default_range(&e) {
+            Ok(d) => {
+                self.entity = Some((e, d));
+                true
+            }
+            Err(err) => {
+                self.set_error(err);
+                false
+            }
+        }
+    }
+    /// Merge `operands` into the default column of `entity` (RocksDB merges into the default
+    /// column and keeps the others): `saved_value` is the merged value, the entity the result.
+    fn resolve_merge_entity(&mut self, entity: Vec<u8>, oldest_first: bool) {
+        let dflt = match crate::wide_columns::default_range(&entity) {
+            Ok(d) => d,
+            Err(e) => return self.set_error(e),
+        };
+        self.resolve_merge(dflt.map(|r| &entity[r]), oldest_first);
+        if self.valid {
+            match crate::wide_columns::with_default(&entity, &self.saved_value) {
+                Ok(e) => {
+                    self.set_entity(e);
+                }
+                Err(e) => self.set_error(e),
+            }
+        }
     }
     /// The current key and value together, or `None` when not [`valid`](Self::valid).
     pub fn item(&self) -> Option<(&[u8], &[u8])> {
@@ -246,6 +301,7 @@ impl DBRawIterator {
     /// left invalid rather than pointing at a half-moved `inner`.
     fn unposition(&mut self) {
         self.valid = false;
+        self.entity = None;
     }
 
     fn set_error(&mut self, e: Error) {
@@ -292,6 +348,15 @@ impl DBRawIterator {
                         }
                         self.skipped += 1;
                     }
+                    vt::WIDE_COLUMN_ENTITY => {
+                        if !skip {
+                            let e = self.inner.value().to_vec();
+                            self.valid = self.set_entity(e);
+                            self.saved_key.clear();
+                            return;
+                        }
+                        self.skipped += 1;
+                    }
                     vt::MERGE => {
                         if !skip {
                             self.saved_key.clear();
@@ -317,6 +382,7 @@ impl DBRawIterator {
         self.operands.push(self.inner.value().to_vec());
         self.inner.next();
         let mut base: Option<Vec<u8>> = None;
+        let mut base_entity = false;
         while self.inner.valid() {
             let pk = match parse_internal_key(self.inner.key()) {
                 Ok(p) => p,
@@ -327,8 +393,9 @@ impl DBRawIterator {
             }
             match self.effective_type(pk.user_key, pk.seq, pk.vtype) {
                 vt::MERGE => self.operands.push(self.inner.value().to_vec()),
-                vt::VALUE => {
+                vt::VALUE | vt::WIDE_COLUMN_ENTITY => {
                     base = Some(self.inner.value().to_vec());
+                    base_entity = pk.vtype == vt::WIDE_COLUMN_ENTITY;
                     break;
                 }
                 vt::DELETION | vt::SINGLE_DELETION => break,
@@ -336,7 +403,10 @@ impl DBRawIterator {
             }
             self.inner.next();
         }
-        self.resolve_merge(base.as_deref(), false);
+        match base {
+            Some(e) if base_entity => self.resolve_merge_entity(e, false),
+            _ => self.resolve_merge(base.as_deref(), false),
+        }
         self.merged = self.valid;
     }
 
@@ -369,6 +439,7 @@ impl DBRawIterator {
         self.merged = false;
         let mut vtype = vt::DELETION;
         let mut has_base = false;
+        let mut base_entity = false;
         self.operands.clear();
         while self.inner.valid() {
             let ikey = self.inner.key();
@@ -387,13 +458,15 @@ impl DBRawIterator {
                     vt::DELETION | vt::SINGLE_DELETION => {
                         vtype = vt::DELETION;
                         has_base = false;
+                        base_entity = false;
                         self.operands.clear();
                         self.saved_key.clear();
                         self.saved_value.clear();
                     }
-                    vt::VALUE => {
+                    vt::VALUE | vt::WIDE_COLUMN_ENTITY => {
                         vtype = vt::VALUE;
                         has_base = true;
+                        base_entity = pk.vtype == vt::WIDE_COLUMN_ENTITY;
                         self.operands.clear();
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(pk.user_key);
@@ -424,7 +497,13 @@ impl DBRawIterator {
             } else {
                 None
             };
-            self.resolve_merge(base.as_deref(), true);
+            match base {
+                Some(e) if base_entity => self.resolve_merge_entity(e, true),
+                _ => self.resolve_merge(base.as_deref(), true),
+            }
+        } else if base_entity {
+            let e = self.saved_value.clone();
+            self.valid = self.set_entity(e);
         } else {
             self.valid = true;
         }

@@ -7,6 +7,7 @@
 mod cf_compat;
 mod compat;
 mod cuckoo_compat;
+mod entities_compat;
 mod fixtures;
 mod formats_compat;
 mod ingest_compat;
