@@ -8,6 +8,7 @@ use super::access::DBRawIteratorWithThreadMode;
 use super::db::DB;
 use crate::engine::checks;
 use crate::engine::column_family::ColumnFamilyData;
+use crate::engine::column_family::PurgeHook;
 use crate::engine::column_family::{AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor};
 use crate::engine::families::cfd_of;
 use crate::engine::families::create_family;
@@ -20,6 +21,7 @@ use crate::engine::manual;
 use crate::engine::multi_get;
 use crate::engine::open;
 use crate::engine::properties;
+use crate::engine::purge;
 use crate::engine::read;
 use crate::engine::write;
 use crate::error::Result;
@@ -117,13 +119,18 @@ impl DB {
         drop_family(&self.inner, name.as_ref())
     }
 
-    /// A handle on family `name`, if it exists.
+    /// A handle on family `name`, if it exists. After [`drop_cf`](Self::drop_cf) the family's
+    /// table files are deleted when its last handle goes (if an iterator still reads the
+    /// family then, by the first flush or compaction after the iterator is gone).
     pub fn cf_handle(&self, name: &str) -> Option<Arc<ColumnFamily>> {
-        self.inner
-            .cfs
-            .read()
-            .by_name(name)
-            .map(|c| Arc::new(ColumnFamily { cfd: c.clone() }))
+        let cfd = self.inner.cfs.read().by_name(name)?.clone();
+        let db = Arc::downgrade(&self.inner);
+        let purge: PurgeHook = Arc::new(move || {
+            if let Some(db) = db.upgrade() {
+                purge::purge_now(&db);
+            }
+        });
+        Some(Arc::new(ColumnFamily::new(cfd, purge)))
     }
 
     /// The names of the live families, by id (`default` first).

@@ -59,7 +59,8 @@ impl DB {
         open::open(opts, path.as_ref(), true, error_if_wal_file_exists, &[]).map(|inner| DB { inner })
     }
 
-    /// Delete every file of the database at `path` (fails with Busy if it is open).
+    /// Delete every file of the database at `path`; fails with an I/O error naming its `LOCK`
+    /// file if it is open (as RocksDB's `DestroyDB`).
     pub fn destroy(opts: &Options, path: impl AsRef<Path>) -> Result<()> {
         open::destroy(opts, path.as_ref())
     }
