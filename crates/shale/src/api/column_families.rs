@@ -25,6 +25,7 @@ use crate::engine::purge;
 use crate::engine::read;
 use crate::engine::write;
 use crate::error::Result;
+use crate::options::types::CompactOptions;
 use crate::options::{FlushOptions, Options, ReadOptions, WriteOptions};
 use crate::table::pinnable::DBPinnableSlice;
 use crate::write_batch::WriteBatch;
@@ -365,7 +366,20 @@ impl DB {
         begin: Option<&[u8]>,
         end: Option<&[u8]>,
     ) -> Result<()> {
-        manual::compact_range(&self.inner, cfd_of(cf), begin, end)
+        manual::compact_range(&self.inner, cfd_of(cf), begin, end, &CompactOptions::default())
+    }
+
+    /// [`compact_range_cf`](Self::compact_range_cf) with options `opts`, errors as
+    /// [`compact_range_opt`](DB::compact_range_opt).
+    pub fn compact_range_cf_opt<S: AsRef<[u8]>, E: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        start: Option<S>,
+        end: Option<E>,
+        opts: &CompactOptions,
+    ) -> Result<()> {
+        let (start, end) = (start.as_ref().map(|s| s.as_ref()), end.as_ref().map(|e| e.as_ref()));
+        manual::compact_range(&self.inner, cfd_of(cf), start, end, opts)
     }
 
     /// The approximate bytes on disk of the keys in each range `[start, end)` of the default

@@ -23,6 +23,7 @@ use crate::engine::wal_tailing;
 use crate::engine::wal_tailing::DBWALIterator;
 use crate::engine::write;
 use crate::error::Result;
+use crate::options::types::CompactOptions;
 use crate::options::{FlushOptions, Options, ReadOptions, WriteOptions};
 use crate::snapshot::Snapshot;
 use crate::table::pinnable::DBPinnableSlice;
@@ -255,7 +256,27 @@ impl DB {
 
     /// Compact every file overlapping `[begin, end]` down to the bottom level, and wait.
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
-        manual::compact_range(&self.inner, &self.inner.default_cf, begin, end)
+        manual::compact_range(
+            &self.inner,
+            &self.inner.default_cf,
+            begin,
+            end,
+            &CompactOptions::default(),
+        )
+    }
+
+    /// [`compact_range`](Self::compact_range) with options `opts` (the bottommost level's
+    /// files, a move to another level afterwards; see [`CompactOptions`]). InvalidArgument for
+    /// a target level past the last level, NotSupported for a move that is not possible (the
+    /// compaction itself is done then).
+    pub fn compact_range_opt<S: AsRef<[u8]>, E: AsRef<[u8]>>(
+        &self,
+        start: Option<S>,
+        end: Option<E>,
+        opts: &CompactOptions,
+    ) -> Result<()> {
+        let (start, end) = (start.as_ref().map(|s| s.as_ref()), end.as_ref().map(|e| e.as_ref()));
+        manual::compact_range(&self.inner, &self.inner.default_cf, start, end, opts)
     }
 
     /// Wait until no flush or compaction is pending or running.
