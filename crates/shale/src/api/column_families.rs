@@ -269,6 +269,36 @@ impl DB {
     {
         self.multi_get_cf_opt(keys, &ReadOptions::default())
     }
+    /// The values of `keys` in family `cf`, one result per key in order, each pinned where it
+    /// was found as [`get_pinned_cf`](Self::get_pinned_cf) does, all read at one point (the
+    /// `rocksdb` crate's `batched_multi_get_cf`). `sorted_input` is RocksDB's hint that the keys
+    /// are in the family's order already; Shale gives the same results either way.
+    pub fn batched_multi_get_cf<'a, K, I>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        keys: I,
+        sorted_input: bool,
+    ) -> Vec<Result<Option<DBPinnableSlice>>>
+    where
+        K: AsRef<[u8]> + 'a + ?Sized,
+        I: IntoIterator<Item = &'a K>,
+    {
+        self.batched_multi_get_cf_opt(cf, keys, sorted_input, &ReadOptions::default())
+    }
+    /// [`batched_multi_get_cf`](Self::batched_multi_get_cf) with read options `ro`.
+    pub fn batched_multi_get_cf_opt<'a, K, I>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        keys: I,
+        _sorted_input: bool,
+        ro: &ReadOptions,
+    ) -> Vec<Result<Option<DBPinnableSlice>>>
+    where
+        K: AsRef<[u8]> + 'a + ?Sized,
+        I: IntoIterator<Item = &'a K>,
+    {
+        multi_get::multi_get(&self.inner, cfd_of(cf), ro, keys.into_iter().map(|k| k.as_ref()))
+    }
     /// [`multi_get_cf`](Self::multi_get_cf) with read options `ro`.
     pub fn multi_get_cf_opt<'a, C, K, I>(&self, keys: I, ro: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>>
     where

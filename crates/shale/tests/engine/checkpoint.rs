@@ -297,6 +297,7 @@ fn file_deletions_are_held_until_enabled_as_often_as_disabled() {
     assert_eq!((f.column_family_name.as_str(), f.level), ("default", 0));
     assert_eq!(f.start_key.as_deref(), Some(&key(0)[..]));
     assert_eq!(f.end_key.as_deref(), Some(&key(49)[..]));
+    assert_eq!((f.num_entries, f.num_deletions), (50, 0));
     db.disable_file_deletions().unwrap();
     db.disable_file_deletions().unwrap();
     db.compact_range(None, None).unwrap();
@@ -510,4 +511,32 @@ fn rocksdb_opens_a_shale_checkpoint() {
     }
     assert_same(&got_default, &want_default, "rocksdict default");
     assert_same(&got_a, &want_a, "rocksdict a");
+}
+
+/// `live_files` counts a file's entries and deletions (from its table properties);
+/// `get_db_identity` is the IDENTITY file's UUID, and a checkpoint keeps it.
+#[test]
+fn live_files_count_entries_and_the_identity_survives_a_checkpoint() {
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("db");
+    let db = DB::open(&opts(), &src).unwrap();
+    for i in 0..30 {
+        db.put(key(i), b"v").unwrap();
+    }
+    for i in 0..10 {
+        db.delete(key(100 + i)).unwrap();
+    }
+    db.flush().unwrap();
+    let f = &db.live_files().unwrap()[0];
+    assert_eq!((f.num_entries, f.num_deletions), (40, 10));
+
+    let id = db.get_db_identity().unwrap();
+    assert_eq!(id.len(), 36, "a UUID: {:?}", String::from_utf8_lossy(&id));
+    assert_eq!(std::fs::read(src.join("IDENTITY")).unwrap().trim_ascii_end(), &id[..]);
+    let cp = d.path().join("cp");
+    Checkpoint::new(&db).unwrap().create_checkpoint(&cp).unwrap();
+    let copy = DB::open(&opts(), &cp).unwrap();
+    assert_eq!(copy.get_db_identity().unwrap(), id);
+    let other = DB::open(&opts(), d.path().join("other")).unwrap();
+    assert_ne!(other.get_db_identity().unwrap(), id);
 }

@@ -263,6 +263,18 @@ fn multi_get_cf_reads_several_families_at_one_point() {
         r,
         vec![Some(b"a1".to_vec()), Some(b"b1".to_vec()), None, Some(b"b2".to_vec())]
     );
+    // One family, values pinned; keys of any type and order (`sorted_input` is a hint).
+    for sorted in [true, false] {
+        let keys: [&[u8]; 4] = [b"k2", b"k0", b"k1", b"k2"];
+        let r = db.batched_multi_get_cf(&b, keys, sorted);
+        let r: Vec<Option<Vec<u8>>> = r.into_iter().map(|x| x.unwrap().map(|v| v.to_vec())).collect();
+        assert_eq!(
+            r,
+            vec![Some(b"b2".to_vec()), None, Some(b"b1".to_vec()), Some(b"b2".to_vec())]
+        );
+    }
+    let r = db.batched_multi_get_cf(&a, &[b"k1"], true);
+    assert_eq!(r[0].as_ref().unwrap().as_deref(), Some(&b"a1"[..]));
 }
 
 /// A family that is written rarely must not keep every WAL alive, and one that never gets a
