@@ -666,7 +666,7 @@ fn run_method(m: Method, ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
         Method::FillSeqIngest => fill_seq_ingest(ctx, sh, t),
         Method::Compact => {
             t.rand.next(); // SelectDB(thread)
-            if let Err(e) = ctx.db.compact_range(None, None) {
+            if let Err(e) = ctx.db.compact_range(None::<&[u8]>, None::<&[u8]>) {
                 sh.set_fatal(format!("compact error: {e}"));
             }
         }

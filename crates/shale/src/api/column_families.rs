@@ -389,14 +389,15 @@ impl DB {
         manual::flush_and_wait(&self.inner, cfs.iter().map(|c| c.id()).collect())
     }
 
-    /// Compact family `cf`'s files overlapping `[begin, end]` down to its bottom level.
-    pub fn compact_range_cf(
+    /// Compact family `cf`'s files overlapping `[start, end]` down to its bottom level (bounds
+    /// as [`compact_range`](DB::compact_range)).
+    pub fn compact_range_cf<S: AsRef<[u8]>, E: AsRef<[u8]>>(
         &self,
         cf: &impl AsColumnFamilyRef,
-        begin: Option<&[u8]>,
-        end: Option<&[u8]>,
+        start: Option<S>,
+        end: Option<E>,
     ) -> Result<()> {
-        manual::compact_range(&self.inner, cfd_of(cf), begin, end, &CompactOptions::default())
+        self.compact_range_cf_opt(cf, start, end, &CompactOptions::default())
     }
 
     /// [`compact_range_cf`](Self::compact_range_cf) with options `opts`, errors as

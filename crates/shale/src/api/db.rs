@@ -254,15 +254,11 @@ impl DB {
         }
     }
 
-    /// Compact every file overlapping `[begin, end]` down to the bottom level, and wait.
-    pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
-        manual::compact_range(
-            &self.inner,
-            &self.inner.default_cf,
-            begin,
-            end,
-            &CompactOptions::default(),
-        )
+    /// Compact every file overlapping `[start, end]` down to the bottom level, and wait. The
+    /// bounds are anything with bytes (`&[u8]`, `&str`, `Vec<u8>`, byte arrays); `None` is
+    /// open-ended (written `None::<&[u8]>` when neither bound gives the type).
+    pub fn compact_range<S: AsRef<[u8]>, E: AsRef<[u8]>>(&self, start: Option<S>, end: Option<E>) -> Result<()> {
+        self.compact_range_opt(start, end, &CompactOptions::default())
     }
 
     /// [`compact_range`](Self::compact_range) with options `opts` (the bottommost level's

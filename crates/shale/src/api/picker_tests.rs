@@ -97,7 +97,7 @@ fn intra_l0_compaction_keeps_every_version_and_tombstone() {
     for i in 0..300 {
         put(&db, &mut m, i, val("base", i, 20));
     }
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     let base_files: Vec<u64> = {
         let st = db.inner.state.lock();
         let v = &st.versions.current();
@@ -375,7 +375,7 @@ fn manual_compaction_runs_in_chunks_of_max_compaction_bytes() {
         (chunks, before)
     };
     assert!(expected_chunks >= 2);
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     {
         let st = db.inner.state.lock();
         assert_eq!(

@@ -60,7 +60,7 @@ fn basic_operations_and_properties() {
     let stats = db.property_value("rocksdb.stats").unwrap().unwrap();
     assert!(stats.contains("Compaction Stats") && stats.contains("L0"), "{stats}");
     assert_eq!(db.property_value("rocksdb.no-such-property").unwrap(), None);
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     assert_eq!(
         db.property_value("rocksdb.num-files-at-level0").unwrap().as_deref(),
         Some("0")

@@ -514,7 +514,7 @@ fn sst_db(fs: &MemFs, checksum: ChecksumType) -> Model {
         db.put(&k, &v).unwrap();
         m.insert(k, v);
     }
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     drop(db);
     m
 }
@@ -825,7 +825,7 @@ fn api_misuse() {
     b.put(b"x", b"y");
     assert!(matches!(ro.write(b), Err(Error::NotSupported(_))));
     assert!(matches!(ro.flush(), Err(Error::NotSupported(_))));
-    assert!(ro.compact_range(None, None).is_err());
+    assert!(ro.compact_range(None::<&[u8]>, None::<&[u8]>).is_err());
     assert_eq!(ro.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
     // and a read-only open does not block a writer? (it takes no lock, as RocksDB)
     let _ = Path::new("");

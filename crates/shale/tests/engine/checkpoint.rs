@@ -300,7 +300,7 @@ fn file_deletions_are_held_until_enabled_as_often_as_disabled() {
     assert_eq!((f.num_entries, f.num_deletions), (50, 0));
     db.disable_file_deletions().unwrap();
     db.disable_file_deletions().unwrap();
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     assert_eq!(db.live_files().unwrap().len(), 1);
     for f in &before {
         assert!(src.join(f).exists(), "{f} deleted while deletions are disabled");
@@ -358,7 +358,7 @@ fn backups_are_incremental_verified_purged_and_restored() {
     be.verify_backup(1).unwrap();
     be.verify_backup(2).unwrap();
     // Compact: the third backup holds one table; purging to one drops every older table.
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     let a = db.cf_handle("a").unwrap();
     db.compact_range_cf(&a, None::<&[u8]>, None::<&[u8]>).unwrap();
     drop(a);

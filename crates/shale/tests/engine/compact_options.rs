@@ -27,6 +27,14 @@ fn put_range(db: &DB, prefix: &str, n: usize) {
     db.flush().unwrap();
 }
 
+/// Options that create the DB and its families.
+fn family_opts() -> Options {
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.create_missing_column_families(true);
+    o
+}
+
 fn bottommost(b: BottommostLevelCompaction) -> CompactOptions {
     let mut co = CompactOptions::default();
     co.set_bottommost_level_compaction(b);
@@ -42,7 +50,7 @@ fn force_rewrites_the_bottommost_files_the_default_and_skip_do_not() {
     o.create_if_missing(true);
     let db = DB::open(&o, d.path()).unwrap();
     put_range(&db, "a", 100);
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     let bottom = files(&db);
     assert!(bottom.iter().all(|(l, _)| *l == 6), "{bottom:?}");
     for b in [
@@ -99,9 +107,7 @@ fn force_optimized_skips_the_files_the_compaction_just_wrote() {
 #[test]
 fn change_level_moves_the_files_to_the_target_level() {
     let d = tempfile::tempdir().unwrap();
-    let mut o = Options::default();
-    o.create_if_missing(true);
-    o.create_missing_column_families(true);
+    let o = family_opts();
     let db = DB::open_cf(&o, d.path(), ["t"]).unwrap();
     let t = db.cf_handle("t").unwrap();
     for i in 0..50 {
@@ -183,4 +189,27 @@ fn change_level_out_of_l0_is_not_supported() {
     co.set_target_level(-1);
     db.compact_range_opt(NONE, NONE, &co).unwrap();
     assert_eq!(db.get(b"a0003").unwrap().as_deref(), Some(&b"value"[..]));
+}
+
+/// The bounds take anything with bytes, as the `rocksdb` crate's: byte-string literals, `&str`,
+/// `String`, `Vec<u8>`; `None` alone needs its type.
+#[test]
+fn compact_range_bounds_are_any_bytes() {
+    let d = tempfile::tempdir().unwrap();
+    let o = family_opts();
+    let db = DB::open_cf(&o, d.path(), ["t"]).unwrap();
+    let t = db.cf_handle("t").unwrap();
+    put_range(&db, "a", 10);
+    db.compact_range(Some(b"a0003"), None::<&str>).unwrap();
+    assert!(files(&db).iter().all(|(l, _)| *l == 6), "{:?}", files(&db));
+    put_range(&db, "b", 10);
+    db.compact_range(Some("b"), Some(String::from("c"))).unwrap();
+    assert!(files(&db).iter().all(|(l, _)| *l == 6), "{:?}", files(&db));
+    db.put_cf(&t, b"k", b"v").unwrap();
+    db.flush_cf(&t).unwrap();
+    db.compact_range_cf(&t, Some(vec![b'k']), None::<Vec<u8>>).unwrap();
+    db.compact_range_cf_opt(&t, None::<&[u8]>, Some([b'z']), &CompactOptions::default())
+        .unwrap();
+    assert!(db.live_files().unwrap().iter().all(|f| f.level == 6));
+    assert_eq!(db.get_cf(&t, b"k").unwrap().as_deref(), Some(&b"v"[..]));
 }

@@ -206,7 +206,7 @@ fn subcompactions_keep_every_key_and_snapshot() {
             }
             db.flush().unwrap();
         }
-        db.compact_range(None, None).unwrap();
+        db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
         let files = level_files(&db);
         assert_eq!(files[..6].iter().sum::<u64>(), 0, "{files:?}");
         if subs > 1 {
@@ -222,7 +222,7 @@ fn subcompactions_keep_every_key_and_snapshot() {
             "subs={subs}: snapshot view"
         );
         drop(snap);
-        db.compact_range(None, None).unwrap();
+        db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
         assert!(dump(&db) == m);
         drop(db);
         let db = DB::open(&opts, dir()).unwrap();

@@ -268,7 +268,7 @@ fn files_pinned_by_an_iterator_survive_compaction() {
     for i in 0..1500 {
         db.put(kv(i).0, b"new").unwrap();
     }
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     db.wait_for_compact().unwrap();
     let live: Vec<String> = all_with(&fs, dir(), ".sst")
         .iter()

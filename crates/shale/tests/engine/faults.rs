@@ -245,7 +245,9 @@ fn enospc_during_compaction_is_surfaced_and_data_intact() {
         db.flush().unwrap();
     }
     f.inject_after(FaultKind::WriteNoSpace, Some(".sst"), 3);
-    let e = db.compact_range(None, None).expect_err("compaction with ENOSPC");
+    let e = db
+        .compact_range(None::<&[u8]>, None::<&[u8]>)
+        .expect_err("compaction with ENOSPC");
     assert!(e.is_no_space(), "{e:?}");
     assert!(dump(&db) == m, "reads after a failed compaction");
     // ENOSPC in a compaction is a soft error (as RocksDB's): it is reported, writes go on
@@ -255,7 +257,7 @@ fn enospc_during_compaction_is_surfaced_and_data_intact() {
     m.insert(k, v);
     f.clear();
     // the next successful compaction clears it, without resume()
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     assert_eq!(db.property_int_value("rocksdb.background-errors").unwrap(), Some(0));
     assert!(dump(&db) == m);
     drop(db);
@@ -268,7 +270,7 @@ fn enospc_during_compaction_is_surfaced_and_data_intact() {
     // the open itself may fail (it flushes nothing here, so it should not)
     let db = db.unwrap();
     fill(&db, &mut m, 1000, 1100, &WriteOptions::default());
-    assert!(db.compact_range(None, None).is_err());
+    assert!(db.compact_range(None::<&[u8]>, None::<&[u8]>).is_err());
     f.clear();
     drop(db);
     let db = DB::open(&mem_opts(&mem), dir()).unwrap();
@@ -364,7 +366,7 @@ fn power_loss_random_points_keep_synced_writes_and_a_prefix() {
                         last_synced = states.len() - 1;
                     }
                     1 => {
-                        db.compact_range(None, None).unwrap();
+                        db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
                         last_synced = states.len() - 1;
                     }
                     _ => {}

@@ -613,7 +613,7 @@ fn associative_merge_closure_merges_through_flush_and_compaction() {
     db.merge(b"j", b"y").unwrap();
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"base+1+2"[..]));
     db.flush().unwrap();
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"base+1+2"[..]));
     assert_eq!(db.get(b"j").unwrap().as_deref(), Some(&b"x+y"[..]));
     drop(db);

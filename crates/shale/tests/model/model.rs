@@ -85,7 +85,7 @@ fn run_model(seeds: std::ops::RangeInclusive<u64>, rep: MemtableFactory, style: 
             random_write(&db, &mut m, &mut rng, &wo);
             match rng.below(100) {
                 0 => db.flush().unwrap(),
-                1 => db.compact_range(None, None).unwrap(),
+                1 => db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap(),
                 2 if snaps.len() < 4 => snaps.push((db.snapshot(), m.clone())),
                 3 if !snaps.is_empty() => {
                     snaps.remove(0);
