@@ -98,7 +98,8 @@ pub use options::compaction::{
 };
 pub use options::iter_range::{IterateBounds, PrefixRange};
 pub use options::types::{
-    BottommostLevelCompaction, CompactOptions, CompactionPri, FlushOptions, Options, ReadOptions, WriteOptions,
+    BottommostLevelCompaction, CompactOptions, CompactionPri, FlushOptions, Options, ReadOptions,
+    WaitForCompactOptions, WriteOptions,
 };
 pub use perf::{PerfContext, PerfMetric, PerfStatsLevel};
 pub use properties::CStrLike;

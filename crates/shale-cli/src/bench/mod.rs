@@ -959,7 +959,7 @@ impl Benchmark {
                     // db_bench gives background threads 5 s to wake before waiting.
                     std::thread::sleep(std::time::Duration::from_secs(5));
                     if let Some(db) = &self.db {
-                        db.wait_for_compact()
+                        db.wait_for_compact(&Default::default())
                             .map_err(|e| format!("WaitForCompact failed: {e}"))?;
                     }
                     continue;

@@ -23,7 +23,7 @@ use crate::engine::wal_tailing;
 use crate::engine::wal_tailing::DBWALIterator;
 use crate::engine::write;
 use crate::error::Result;
-use crate::options::types::CompactOptions;
+use crate::options::types::{CompactOptions, WaitForCompactOptions};
 use crate::options::{FlushOptions, Options, ReadOptions, WriteOptions};
 use crate::snapshot::Snapshot;
 use crate::table::pinnable::DBPinnableSlice;
@@ -275,9 +275,12 @@ impl DB {
         manual::compact_range(&self.inner, &self.inner.default_cf, start, end, opts)
     }
 
-    /// Wait until no flush or compaction is pending or running.
-    pub fn wait_for_compact(&self) -> Result<()> {
-        background::wait_for_compact(&self.inner)
+    /// Wait until no flush or compaction is pending or running (first flushing every family
+    /// if `opts` says so). A background error ends the wait with that error; a pause ends it
+    /// with Incomplete if `opts` aborts on pause, else the wait goes on; past `opts`'s timeout
+    /// it is TimedOut. A read-only DB has nothing to wait for.
+    pub fn wait_for_compact(&self, opts: &WaitForCompactOptions) -> Result<()> {
+        background::wait_for_compact(&self.inner, opts)
     }
 
     /// The value of a property such as `rocksdb.stats` or `rocksdb.num-files-at-level0`.

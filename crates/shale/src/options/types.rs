@@ -747,6 +747,33 @@ impl CompactOptions {
     }
 }
 
+/// Options of [`DB::wait_for_compact`](crate::DB::wait_for_compact) (RocksDB's
+/// `WaitForCompactOptions`, the `rocksdb` crate's type). The default waits as long as there is
+/// background work, through a pause.
+#[derive(Debug, Clone, Default)]
+pub struct WaitForCompactOptions {
+    pub(crate) abort_on_pause: bool,
+    pub(crate) flush: bool,
+    pub(crate) timeout_micros: u64,
+}
+
+impl WaitForCompactOptions {
+    /// While background work is paused (`pause_background_work`): true fails the wait at
+    /// once (Incomplete), false (the default) waits on until the work is continued (or the
+    /// timeout).
+    pub fn set_abort_on_pause(&mut self, v: bool) {
+        self.abort_on_pause = v;
+    }
+    /// Flush every column family before waiting (default false).
+    pub fn set_flush(&mut self, v: bool) {
+        self.flush = v;
+    }
+    /// Give up after `microseconds` with TimedOut; 0 (the default) waits as long as it takes.
+    pub fn set_timeout(&mut self, microseconds: u64) {
+        self.timeout_micros = microseconds;
+    }
+}
+
 /// Options for writes.
 #[derive(Debug, Clone, Default)]
 pub struct WriteOptions {

@@ -31,7 +31,7 @@ fn flushed_db(fs: &MemFs) -> Model {
             }
             db.flush().unwrap();
         }
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
     }
     drop(DB::open(&opts, dir()).unwrap());
     m
@@ -225,7 +225,7 @@ fn manifest_with_flush_edits_byte_flips_are_detected() {
             db.flush().unwrap();
         }
     }
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     drop(db);
     let mpath = newest(&fs, dir(), "MANIFEST-", "");
     let good = fs.read_all(&mpath).unwrap();

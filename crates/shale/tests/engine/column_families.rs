@@ -481,7 +481,7 @@ fn a_rarely_written_family_is_flushed_when_the_wals_grow() {
             most = most.max(wal_count(&fs));
         }
     }
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert_eq!(
         db.property_int_value_cf(&idle, "rocksdb.num-files-at-level0").unwrap(),
         Some(1),

@@ -188,7 +188,7 @@ fn writers_readers_flushes_compactions_and_snapshots() {
         all.extend(m.lock().unwrap().clone());
     }
     assert!(checked_scan(&db, ReadOptions::default()) == all);
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert!(checked_scan(&db, ReadOptions::default()) == all);
     drop(db);
     let db = DB::open(&opts, dir()).unwrap();
@@ -257,7 +257,7 @@ fn files_pinned_by_an_iterator_survive_compaction() {
         m.insert(k, v);
     }
     db.flush().unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     let before: Vec<String> = all_with(&fs, dir(), ".sst")
         .iter()
         .map(|p| p.display().to_string())
@@ -269,7 +269,7 @@ fn files_pinned_by_an_iterator_survive_compaction() {
         db.put(kv(i).0, b"new").unwrap();
     }
     db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     let live: Vec<String> = all_with(&fs, dir(), ".sst")
         .iter()
         .map(|p| p.display().to_string())
@@ -289,7 +289,7 @@ fn files_pinned_by_an_iterator_survive_compaction() {
     // once the iterator is gone the obsolete files go too
     db.put(b"zz", b"1").unwrap();
     db.flush().unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     let after: Vec<String> = all_with(&fs, dir(), ".sst")
         .iter()
         .map(|p| p.display().to_string())

@@ -175,7 +175,10 @@ fn flush_eio_stops_writes_until_resume() {
     let e = db.flush().expect_err("flush with failing table writes");
     assert!(matches!(e, Error::Background(_)), "{e:?}");
     assert!(matches!(db.put(b"x", b"y"), Err(Error::Background(_))));
-    assert!(matches!(db.wait_for_compact(), Err(Error::Background(_))));
+    assert!(matches!(
+        db.wait_for_compact(&Default::default()),
+        Err(Error::Background(_))
+    ));
     for (k, v) in &m {
         assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
     }
@@ -189,7 +192,7 @@ fn flush_eio_stops_writes_until_resume() {
     assert!(db.property_int_value("rocksdb.num-files-at-level0").unwrap().unwrap() >= 1);
     fill(&db, &mut m, 40, 400, &WriteOptions::default());
     db.flush().unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert!(dump(&db) == m);
     drop(db);
     let db = DB::open(&mem_opts(&mem), dir()).unwrap();
@@ -292,7 +295,7 @@ fn read_eio_is_an_error_not_wrong_data() {
     let mut m = Model::new();
     fill(&db, &mut m, 0, 300, &WriteOptions::default());
     db.flush().unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     f.inject(FaultKind::ReadEio, Some(".sst"));
     let r: Result<Vec<_>, _> = db.iterator(IteratorMode::Start).collect();
     assert!(r.is_err());
@@ -413,7 +416,7 @@ fn enospc_in_automatic_compaction_is_soft_and_clears_itself() {
     }
     assert!(f.injected() > 0);
     let e = db
-        .wait_for_compact()
+        .wait_for_compact(&Default::default())
         .expect_err("wait_for_compact reports the soft error");
     assert!(e.is_no_space(), "{e:?}");
     // writes and flushes go on
@@ -432,7 +435,7 @@ fn enospc_in_automatic_compaction_is_soft_and_clears_itself() {
         );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert!(db.property_int_value("rocksdb.num-files-at-level0").unwrap().unwrap() < l0);
     assert!(dump(&db) == m);
     drop(db);
@@ -464,7 +467,10 @@ fn eio_in_automatic_compaction_stops_writes_until_resume() {
     assert!(matches!(err, Error::Background(_)), "{err:?}");
     assert!(f.injected() > 0);
     assert!(matches!(db.put(b"x", b"y"), Err(Error::Background(_))));
-    assert!(matches!(db.wait_for_compact(), Err(Error::Background(_))));
+    assert!(matches!(
+        db.wait_for_compact(&Default::default()),
+        Err(Error::Background(_))
+    ));
     assert!(dump(&db) == m, "reads go on");
     // clearing the fault is not enough: the error stays until resume()
     f.clear();
@@ -472,7 +478,7 @@ fn eio_in_automatic_compaction_stops_writes_until_resume() {
     assert!(matches!(db.put(b"x", b"y"), Err(Error::Background(_))));
     db.resume().unwrap();
     fill(&db, &mut m, 200_000, 200_400, &WriteOptions::default());
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert!(dump(&db) == m);
     drop(db);
     let db = DB::open(&mem_opts(&mem), dir()).unwrap();

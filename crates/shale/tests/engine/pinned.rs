@@ -280,7 +280,7 @@ fn survives(o: Options, dir: &Path) {
     }
     db.flush().unwrap();
     db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     let after = sst_files(&*fs, dir);
     assert!(
         !after.contains(&before[0]),

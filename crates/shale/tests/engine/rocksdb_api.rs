@@ -257,7 +257,7 @@ fn write_buffer_size_decides_when_memtables_flush() {
         for i in 0..2000u32 {
             db.put(format!("key{i:06}"), [b'v'; 200]).unwrap();
         }
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
         db.property_int_value("rocksdb.num-files-at-level0").unwrap().unwrap()
     };
     assert_eq!(count_l0(64 << 20), 0);

@@ -158,7 +158,7 @@ fn exercise(fs: &MemFs, o: &Options, key: fn(u32) -> Vec<u8>, format: &str) {
     }
     drop(db);
     let db = DB::open(o, dir()).unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert_model(&db, &m, &format!("{format}: reopened"));
     assert!(
         table_formats(fs).iter().all(|f| *f == format),
@@ -212,7 +212,7 @@ fn exercise(fs: &MemFs, o: &Options, key: fn(u32) -> Vec<u8>, format: &str) {
         }
         db.flush().unwrap();
     }
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert!(
         level_files(&db, 0) < 2,
         "{format}: automatic compactions ran (L0 has {})",

@@ -106,7 +106,7 @@ fn run_model(seeds: std::ops::RangeInclusive<u64>, rep: MemtableFactory, style: 
                 }
             }
         }
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
         check_full(&db, &m, &mut rng, &ReadOptions::default());
         drop(snaps);
         drop(db);

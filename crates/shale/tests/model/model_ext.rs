@@ -187,7 +187,7 @@ fn run_model_rep(op: Op, seeds: std::ops::RangeInclusive<u64>, steps: usize, rep
                 }
             }
         }
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
         check_full(&db, &m, &mut rng, &ReadOptions::default());
         for (s, sm) in &snaps {
             let mut ro = ReadOptions::default();

@@ -134,7 +134,7 @@ fn run(rep: MemtableFactory, seed: u64) {
             check(&db, &m, &mut rng);
         }
     }
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     check(&db, &m, &mut rng);
     db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     check(&db, &m, &mut rng);

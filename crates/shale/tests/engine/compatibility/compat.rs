@@ -551,7 +551,7 @@ fn l0_compaction_keeps_a_single_delete_under_a_newer_put_as_rocksdb() {
         let db = DB::open(&o, dir.path()).unwrap();
         db.put(b"k", b"first").unwrap();
         db.flush().unwrap();
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
     }
     // Two L0 files whose key ranges overlap (so RocksDB merges them rather than moving them).
     o.set_max_bytes_for_level_base(1 << 30);
@@ -585,7 +585,7 @@ fn l0_compaction_keeps_a_single_delete_under_a_newer_put_as_rocksdb() {
     o.set_disable_auto_compactions(false);
     {
         let db = DB::open(&o, sh.path()).unwrap();
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
         assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"second"[..]));
     }
     let (by_rocksdb, rd_files) = entries_of(&t.sst_dump, rd.path(), b"k");
