@@ -182,7 +182,7 @@ if mode == "make":
     for i in range(2000):
         db[b"key%05d" % i] = b"v%d" % i
     db.flush()
-    db.compact_range(None::<&[u8]>, None::<&[u8]>)
+    db.compact_range(None, None)
     for i in range(500, 1500):
         del db[b"key%05d" % i]
     db.flush()
