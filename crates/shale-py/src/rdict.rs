@@ -737,7 +737,7 @@ impl Rdict {
         py.allow_threads(|| db.drop_cf(name)).map_err(to_py)
     }
 
-    /// Delete the database at `path` (Busy if it is open).
+    /// Delete the database at `path` (IOError naming its LOCK file if it is open).
     #[staticmethod]
     #[pyo3(signature = (path, options = None))]
     fn destroy(py: Python<'_>, path: String, options: Option<PyRef<'_, Options>>) -> PyResult<()> {

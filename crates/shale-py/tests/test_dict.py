@@ -259,8 +259,10 @@ def test_read_and_write_options(db_path):
 def test_context_manager_and_destroy(db_path):
     with Rdict(db_path) as db:
         db["x"] = 1
-        with pytest.raises(shale.Busy):
+        with pytest.raises(shale.IOError, match="/LOCK:"):
             Rdict(db_path)
+        with pytest.raises(shale.IOError, match="/LOCK:"):
+            Rdict.destroy(db_path)
     with Rdict(db_path) as db:
         assert db["x"] == 1
     Rdict.destroy(db_path)

@@ -98,7 +98,10 @@ pub use options::compaction::{
     DBCompactionStyle, FifoCompactOptions, UniversalCompactOptions, UniversalCompactionStopStyle,
 };
 pub use options::iter_range::{IterateBounds, PrefixRange};
-pub use options::types::{CompactionPri, FlushOptions, Options, ReadOptions, WriteOptions};
+pub use options::types::{
+    BottommostLevelCompaction, CompactOptions, CompactionPri, FlushOptions, Options, ReadOptions,
+    WaitForCompactOptions, WriteOptions,
+};
 pub use perf::{PerfContext, PerfMetric, PerfStatsLevel};
 pub use properties::CStrLike;
 pub use slice_transform::SliceTransform;

@@ -666,7 +666,7 @@ fn run_method(m: Method, ctx: &Ctx, sh: &Shared, t: &mut ThreadState) {
         Method::FillSeqIngest => fill_seq_ingest(ctx, sh, t),
         Method::Compact => {
             t.rand.next(); // SelectDB(thread)
-            if let Err(e) = ctx.db.compact_range(None, None) {
+            if let Err(e) = ctx.db.compact_range(None::<&[u8]>, None::<&[u8]>) {
                 sh.set_fatal(format!("compact error: {e}"));
             }
         }
@@ -959,7 +959,7 @@ impl Benchmark {
                     // db_bench gives background threads 5 s to wake before waiting.
                     std::thread::sleep(std::time::Duration::from_secs(5));
                     if let Some(db) = &self.db {
-                        db.wait_for_compact()
+                        db.wait_for_compact(&Default::default())
                             .map_err(|e| format!("WaitForCompact failed: {e}"))?;
                     }
                     continue;

@@ -224,12 +224,13 @@ pub fn power_loss(fl: &Flags) -> Result<(), String> {
                 let (r, durable_now) = match rng.below(100) {
                     0 => (flush_all(db, &hs), true),
                     1 if fams == 1 => (
-                        db.compact_range(None, None).map_err(|e| format!("compact_range: {e}")),
+                        db.compact_range(None::<&[u8]>, None::<&[u8]>)
+                            .map_err(|e| format!("compact_range: {e}")),
                         true,
                     ),
                     1 => {
                         let h = &hs[rng.below(fams) as usize];
-                        let r = db.compact_range_cf(h, None, None);
+                        let r = db.compact_range_cf(h, None::<&[u8]>, None::<&[u8]>);
                         (r.map_err(|e| format!("compact_range_cf: {e}")), false)
                     }
                     _ => continue,

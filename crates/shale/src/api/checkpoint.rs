@@ -291,6 +291,10 @@ pub struct LiveFile {
     pub smallest_seqno: u64,
     /// The largest sequence number of the file's entries.
     pub largest_seqno: u64,
+    /// The entries in the file, as its table properties count them (`rocksdb.num.entries`).
+    pub num_entries: u64,
+    /// The deletions among them, as its table properties count them (`rocksdb.deleted.keys`).
+    pub num_deletions: u64,
 }
 
 /// A live WAL file (RocksDB's `LogFile`, from `GetSortedWalFiles`).
@@ -338,25 +342,56 @@ impl DB {
         Ok(())
     }
 
-    /// Every live table file of every family with its metadata.
+    /// Every live table file of every family with its metadata. The entry counts come from
+    /// the files' table properties: a file not open yet is opened (an I/O error or a corrupt
+    /// file is the error returned).
     pub fn live_files(&self) -> Result<Vec<LiveFile>> {
-        let st = self.inner.state.lock();
-        let mut out = Vec::new();
-        for c in st.versions.cfs.values() {
-            for (level, f) in c.current.all_files() {
-                out.push(LiveFile {
-                    column_family_name: c.name.clone(),
-                    name: format!("/{:06}.sst", f.meta.number),
-                    size: f.meta.file_size as usize,
-                    level: level as i32,
-                    start_key: Some(f.smallest_user().to_vec()),
-                    end_key: Some(f.largest_user().to_vec()),
-                    smallest_seqno: f.meta.smallest_seqno,
-                    largest_seqno: f.meta.largest_seqno,
-                });
-            }
+        let files: Vec<_> = {
+            let st = self.inner.state.lock();
+            st.versions
+                .cfs
+                .iter()
+                .flat_map(|(&id, c)| {
+                    let v = c.current.clone();
+                    let name = c.name.clone();
+                    v.all_files()
+                        .map(|(level, f)| (id, name.clone(), level, f.clone()))
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        };
+        let mut out = Vec::with_capacity(files.len());
+        for (id, cf_name, level, f) in files {
+            let cfd = self.inner.cfs.read().by_id.get(&id).cloned();
+            let (num_entries, num_deletions) = match cfd {
+                Some(cfd) => {
+                    let t = cfd.table_cache.get(&f)?;
+                    let p = t.properties();
+                    (p.num_entries, p.num_deletions)
+                }
+                None => (0, 0), // the family was dropped meanwhile
+            };
+            out.push(LiveFile {
+                column_family_name: cf_name,
+                name: format!("/{:06}.sst", f.meta.number),
+                size: f.meta.file_size as usize,
+                level: level as i32,
+                start_key: Some(f.smallest_user().to_vec()),
+                end_key: Some(f.largest_user().to_vec()),
+                smallest_seqno: f.meta.smallest_seqno,
+                largest_seqno: f.meta.largest_seqno,
+                num_entries,
+                num_deletions,
+            });
         }
         Ok(out)
+    }
+
+    /// The database's identity: the UUID in its `IDENTITY` file (or its MANIFEST), as
+    /// RocksDB's `GetDbIdentity`; a checkpoint or backup of the database has the same one.
+    /// Never fails (the `Result` is the `rocksdb` crate's signature).
+    pub fn get_db_identity(&self) -> Result<Vec<u8>> {
+        Ok(self.inner.db_id.as_bytes().to_vec())
     }
 
     /// As RocksDB's `GetLiveFiles`: the names of the files that make up the DB (tables,

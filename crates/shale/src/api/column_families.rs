@@ -8,6 +8,7 @@ use super::access::DBRawIteratorWithThreadMode;
 use super::db::DB;
 use crate::engine::checks;
 use crate::engine::column_family::ColumnFamilyData;
+use crate::engine::column_family::PurgeHook;
 use crate::engine::column_family::{AsColumnFamilyRef, ColumnFamily, ColumnFamilyDescriptor};
 use crate::engine::families::cfd_of;
 use crate::engine::families::create_family;
@@ -20,9 +21,11 @@ use crate::engine::manual;
 use crate::engine::multi_get;
 use crate::engine::open;
 use crate::engine::properties;
+use crate::engine::purge;
 use crate::engine::read;
 use crate::engine::write;
 use crate::error::Result;
+use crate::options::types::CompactOptions;
 use crate::options::{FlushOptions, Options, ReadOptions, WriteOptions};
 use crate::table::pinnable::DBPinnableSlice;
 use crate::write_batch::WriteBatch;
@@ -117,13 +120,18 @@ impl DB {
         drop_family(&self.inner, name.as_ref())
     }
 
-    /// A handle on family `name`, if it exists.
+    /// A handle on family `name`, if it exists. After [`drop_cf`](Self::drop_cf) the family's
+    /// table files are deleted when its last handle goes (if an iterator still reads the
+    /// family then, by the first flush or compaction after the iterator is gone).
     pub fn cf_handle(&self, name: &str) -> Option<Arc<ColumnFamily>> {
-        self.inner
-            .cfs
-            .read()
-            .by_name(name)
-            .map(|c| Arc::new(ColumnFamily { cfd: c.clone() }))
+        let cfd = self.inner.cfs.read().by_name(name)?.clone();
+        let db = Arc::downgrade(&self.inner);
+        let purge: PurgeHook = Arc::new(move || {
+            if let Some(db) = db.upgrade() {
+                purge::purge_now(&db);
+            }
+        });
+        Some(Arc::new(ColumnFamily::new(cfd, purge)))
     }
 
     /// The names of the live families, by id (`default` first).
@@ -313,6 +321,36 @@ impl DB {
     {
         self.multi_get_cf_opt(keys, &ReadOptions::default())
     }
+    /// The values of `keys` in family `cf`, one result per key in order, each pinned where it
+    /// was found as [`get_pinned_cf`](Self::get_pinned_cf) does, all read at one point (the
+    /// `rocksdb` crate's `batched_multi_get_cf`). `sorted_input` is RocksDB's hint that the keys
+    /// are in the family's order already; Shale gives the same results either way.
+    pub fn batched_multi_get_cf<'a, K, I>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        keys: I,
+        sorted_input: bool,
+    ) -> Vec<Result<Option<DBPinnableSlice>>>
+    where
+        K: AsRef<[u8]> + 'a + ?Sized,
+        I: IntoIterator<Item = &'a K>,
+    {
+        self.batched_multi_get_cf_opt(cf, keys, sorted_input, &ReadOptions::default())
+    }
+    /// [`batched_multi_get_cf`](Self::batched_multi_get_cf) with read options `ro`.
+    pub fn batched_multi_get_cf_opt<'a, K, I>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        keys: I,
+        _sorted_input: bool,
+        ro: &ReadOptions,
+    ) -> Vec<Result<Option<DBPinnableSlice>>>
+    where
+        K: AsRef<[u8]> + 'a + ?Sized,
+        I: IntoIterator<Item = &'a K>,
+    {
+        multi_get::multi_get(&self.inner, cfd_of(cf), ro, keys.into_iter().map(|k| k.as_ref()))
+    }
     /// [`multi_get_cf`](Self::multi_get_cf) with read options `ro`.
     pub fn multi_get_cf_opt<'a, C, K, I>(&self, keys: I, ro: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>>
     where
@@ -403,14 +441,28 @@ impl DB {
         manual::flush_and_wait(&self.inner, cfs.iter().map(|c| c.id()).collect())
     }
 
-    /// Compact family `cf`'s files overlapping `[begin, end]` down to its bottom level.
-    pub fn compact_range_cf(
+    /// Compact family `cf`'s files overlapping `[start, end]` down to its bottom level (bounds
+    /// as [`compact_range`](DB::compact_range)).
+    pub fn compact_range_cf<S: AsRef<[u8]>, E: AsRef<[u8]>>(
         &self,
         cf: &impl AsColumnFamilyRef,
-        begin: Option<&[u8]>,
-        end: Option<&[u8]>,
+        start: Option<S>,
+        end: Option<E>,
     ) -> Result<()> {
-        manual::compact_range(&self.inner, cfd_of(cf), begin, end)
+        self.compact_range_cf_opt(cf, start, end, &CompactOptions::default())
+    }
+
+    /// [`compact_range_cf`](Self::compact_range_cf) with options `opts`, errors as
+    /// [`compact_range_opt`](DB::compact_range_opt).
+    pub fn compact_range_cf_opt<S: AsRef<[u8]>, E: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        start: Option<S>,
+        end: Option<E>,
+        opts: &CompactOptions,
+    ) -> Result<()> {
+        let (start, end) = (start.as_ref().map(|s| s.as_ref()), end.as_ref().map(|e| e.as_ref()));
+        manual::compact_range(&self.inner, cfd_of(cf), start, end, opts)
     }
 
     /// The approximate bytes on disk of the keys in each range `[start, end)` of the default

@@ -23,6 +23,7 @@ use crate::engine::wal_tailing;
 use crate::engine::wal_tailing::DBWALIterator;
 use crate::engine::write;
 use crate::error::Result;
+use crate::options::types::{CompactOptions, WaitForCompactOptions};
 use crate::options::{FlushOptions, Options, ReadOptions, WriteOptions};
 use crate::snapshot::Snapshot;
 use crate::table::pinnable::DBPinnableSlice;
@@ -68,7 +69,8 @@ impl DB {
         open::open(opts, path.as_ref(), true, error_if_wal_file_exists, &[]).map(|inner| DB { inner })
     }
 
-    /// Delete every file of the database at `path` (fails with Busy if it is open).
+    /// Delete every file of the database at `path`; fails with an I/O error naming its `LOCK`
+    /// file if it is open (as RocksDB's `DestroyDB`).
     pub fn destroy(opts: &Options, path: impl AsRef<Path>) -> Result<()> {
         open::destroy(opts, path.as_ref())
     }
@@ -314,14 +316,33 @@ impl DB {
         }
     }
 
-    /// Compact every file overlapping `[begin, end]` down to the bottom level, and wait.
-    pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
-        manual::compact_range(&self.inner, &self.inner.default_cf, begin, end)
+    /// Compact every file overlapping `[start, end]` down to the bottom level, and wait. The
+    /// bounds are anything with bytes (`&[u8]`, `&str`, `Vec<u8>`, byte arrays); `None` is
+    /// open-ended (written `None::<&[u8]>` when neither bound gives the type).
+    pub fn compact_range<S: AsRef<[u8]>, E: AsRef<[u8]>>(&self, start: Option<S>, end: Option<E>) -> Result<()> {
+        self.compact_range_opt(start, end, &CompactOptions::default())
     }
 
-    /// Wait until no flush or compaction is pending or running.
-    pub fn wait_for_compact(&self) -> Result<()> {
-        background::wait_for_compact(&self.inner)
+    /// [`compact_range`](Self::compact_range) with options `opts` (the bottommost level's
+    /// files, a move to another level afterwards; see [`CompactOptions`]). InvalidArgument for
+    /// a target level past the last level, NotSupported for a move that is not possible (the
+    /// compaction itself is done then).
+    pub fn compact_range_opt<S: AsRef<[u8]>, E: AsRef<[u8]>>(
+        &self,
+        start: Option<S>,
+        end: Option<E>,
+        opts: &CompactOptions,
+    ) -> Result<()> {
+        let (start, end) = (start.as_ref().map(|s| s.as_ref()), end.as_ref().map(|e| e.as_ref()));
+        manual::compact_range(&self.inner, &self.inner.default_cf, start, end, opts)
+    }
+
+    /// Wait until no flush or compaction is pending or running (first flushing every family
+    /// if `opts` says so). A background error ends the wait with that error; a pause ends it
+    /// with Incomplete if `opts` aborts on pause, else the wait goes on; past `opts`'s timeout
+    /// it is TimedOut. A read-only DB has nothing to wait for.
+    pub fn wait_for_compact(&self, opts: &WaitForCompactOptions) -> Result<()> {
+        background::wait_for_compact(&self.inner, opts)
     }
 
     /// The value of a property such as `rocksdb.stats` or `rocksdb.num-files-at-level0`.

@@ -97,7 +97,7 @@ fn intra_l0_compaction_keeps_every_version_and_tombstone() {
     for i in 0..300 {
         put(&db, &mut m, i, val("base", i, 20));
     }
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     let base_files: Vec<u64> = {
         let st = db.inner.state.lock();
         let v = &st.versions.current();
@@ -130,7 +130,7 @@ fn intra_l0_compaction_keeps_every_version_and_tombstone() {
     // intra-L0 output (not bottommost) hides the older values in A and in the base level.
     let s1 = db.snapshot();
     let m1 = m.clone();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert_eq!(
         intra_l0_count(&db),
         0,
@@ -144,7 +144,7 @@ fn intra_l0_compaction_keeps_every_version_and_tombstone() {
     db.flush().unwrap();
     let s2 = db.snapshot();
     let m2 = m.clone();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     // four files, but A is big: merging it would raise the bytes per removed file
     assert_eq!(intra_l0_count(&db), 0);
     assert_eq!(l0_files(&db).len(), 4);
@@ -156,7 +156,7 @@ fn intra_l0_compaction_keeps_every_version_and_tombstone() {
     let before = l0_files(&db);
     db.flush().unwrap();
     check(&db, None, &m, "five L0 files");
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
 
     // E, D, C, B were merged into one L0 file; A stays, older.
     assert_eq!(intra_l0_count(&db), 1);
@@ -180,7 +180,7 @@ fn intra_l0_compaction_keeps_every_version_and_tombstone() {
     put(&db, &mut m, 0, val("f", 0, 30));
     del(&db, &mut m, 101);
     db.flush().unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert_eq!(l0_files(&db).len(), 3);
     check(&db, None, &m, "after a newer flush");
 
@@ -200,7 +200,7 @@ fn intra_l0_compaction_keeps_every_version_and_tombstone() {
     let m3 = m.clone();
     put(&db, &mut m, 2, val("g", 2, 30));
     db.flush().unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert!(l0_files(&db).len() < 2, "{:?}", l0_files(&db));
     check(&db, None, &m, "after L0 -> base");
     check(&db, Some(&s3), &m3, "snapshot 3 after L0 -> base");
@@ -288,14 +288,14 @@ fn randomized_model_with_the_levels_below_l0_held_at_times() {
             }
         }
         db.flush().unwrap();
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
         check(&db, None, &m, &format!("round {round}"));
         for (j, (s, sm)) in snaps.iter().enumerate() {
             check(&db, Some(s), sm, &format!("round {round}, snapshot {j}"));
         }
     }
     release(&db, &mut held);
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert!(
         intra_l0_count(&db) >= 2,
         "intra-L0 compactions: {}",
@@ -335,7 +335,7 @@ fn manual_compaction_runs_in_chunks_of_max_compaction_bytes() {
             put(&db, &mut m, i, val(&format!("r{round}-"), i, 100));
         }
         db.flush().unwrap();
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
     }
     // Where the compactions left the data depends on their timing: add small rounds (each
     // under L1's target, so it stays in L1) until L1 holds several files above a non-empty L2.
@@ -352,7 +352,7 @@ fn manual_compaction_runs_in_chunks_of_max_compaction_bytes() {
             put(&db, &mut m, i, val(&format!("r{round}-"), i, 100));
         }
         db.flush().unwrap();
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
     }
     drop(db);
     let o = Options {
@@ -375,7 +375,7 @@ fn manual_compaction_runs_in_chunks_of_max_compaction_bytes() {
         (chunks, before)
     };
     assert!(expected_chunks >= 2);
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     {
         let st = db.inner.state.lock();
         assert_eq!(

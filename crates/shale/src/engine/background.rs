@@ -11,6 +11,7 @@ use super::error_handler::{compaction_succeeded, record_compaction_error, record
 use super::flush::{run_flush, run_flush_group};
 use super::{purge::purge_obsolete, state::flush_due_any, state::DbInner, state::DbState};
 use crate::error::{Error, Result};
+use crate::options::types::WaitForCompactOptions;
 
 pub(crate) fn start(db: &Arc<DbInner>) -> Result<()> {
     spawn_up_to(db, db.opts.max_background_jobs)
@@ -146,10 +147,12 @@ fn pick_auto_or_record(
 }
 
 /// Wait until no flush or compaction is pending or running.
-pub(crate) fn wait_for_compact(db: &Arc<DbInner>) -> Result<()> {
+pub(crate) fn wait_for_compact(db: &Arc<DbInner>, opts: &WaitForCompactOptions) -> Result<()> {
     if db.read_only {
         return Ok(());
     }
+    let deadline = (opts.timeout_micros > 0).then(|| Instant::now() + Duration::from_micros(opts.timeout_micros));
+    let mut flushed = !opts.flush;
     let mut st = db.state.lock();
     loop {
         DbInner::check_bg_error(&st)?;
@@ -157,8 +160,26 @@ pub(crate) fn wait_for_compact(db: &Arc<DbInner>) -> Result<()> {
         if let Some(e) = &st.soft_error {
             return Err(Error::Background(Arc::new(e.clone())));
         }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(Error::TimedOut(format!(
+                "wait_for_compact: background work not done after {} us",
+                opts.timeout_micros
+            )));
+        }
         if st.bg_paused > 0 {
-            return Err(Error::Incomplete("wait_for_compact: background work is paused".into()));
+            if opts.abort_on_pause {
+                return Err(Error::Incomplete("wait_for_compact: background work is paused".into()));
+            }
+            db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
+            continue;
+        }
+        if !flushed {
+            drop(st);
+            let all: Vec<u32> = db.cfs.read().by_id.keys().copied().collect();
+            super::manual::flush_and_wait(db, all)?;
+            flushed = true;
+            st = db.state.lock();
+            continue;
         }
         let pending_compaction = pick_auto_or_record(db, &mut st).is_some();
         DbInner::check_bg_error(&st)?;

@@ -37,6 +37,10 @@ pub(crate) struct ColumnFamilyData {
     pub dropped: AtomicBool,
     /// The DB's statistics (None: off).
     pub stats: crate::statistics::Stats,
+    /// The block cache the family's block-based tables read through, holding its entry-stats
+    /// collector (`rocksdb.block-cache-entry-stats`); None for other table formats or without
+    /// a cache.
+    pub cache_stats: Option<crate::table::cache::CollectorHold>,
 }
 
 impl ColumnFamilyData {
@@ -56,6 +60,12 @@ impl ColumnFamilyData {
             Some(c) => Some(c.0.clone()),
             None => db_cache,
         };
+        // As RocksDB's `InternalStats`: a family of block-based tables with a block cache
+        // takes the cache's entry-stats collector when it is created.
+        let cache_stats = match opts.table_factory {
+            crate::options::TableFactory::BlockBased => cache.as_ref().map(crate::table::cache::CollectorHold::new),
+            _ => None,
+        };
         let table_cache = TableCache::new(dir.to_path_buf(), opts.env.clone(), icmp.clone(), cache, &opts);
         ColumnFamilyData {
             id,
@@ -69,6 +79,7 @@ impl ColumnFamilyData {
             table_cache,
             dropped: AtomicBool::new(false),
             stats: opts.statistics.clone(),
+            cache_stats,
             opts: crate::options::live::LiveOptions::new(opts),
         }
     }
@@ -101,9 +112,44 @@ pub(crate) struct CfMem {
 #[derive(Clone)]
 pub struct ColumnFamily {
     pub(crate) cfd: Arc<ColumnFamilyData>,
+    /// Declared after `cfd`, so dropped after it: sees whether that was the family's last
+    /// reference.
+    _last_out: LastOut,
+}
+
+/// What a handle runs when the family's data goes with it: deletes the table files no version
+/// needs any more (RocksDB purges obsolete files when a dropped family's last handle is
+/// destroyed). Made by the API, which knows the DB; holds it weakly.
+pub(crate) type PurgeHook = Arc<dyn Fn() + Send + Sync>;
+
+#[derive(Clone)]
+struct LastOut {
+    cfd: std::sync::Weak<ColumnFamilyData>,
+    purge: PurgeHook,
+}
+
+impl Drop for LastOut {
+    fn drop(&mut self) {
+        // A live family is held by the DB, so its data outlives every handle; the data is gone
+        // here only when the family was dropped and this was its last reference.
+        if self.cfd.strong_count() == 0 {
+            (self.purge)();
+        }
+    }
 }
 
 impl ColumnFamily {
+    /// A handle on `cfd`; `purge` runs if the family's data goes with the handle.
+    pub(crate) fn new(cfd: Arc<ColumnFamilyData>, purge: PurgeHook) -> ColumnFamily {
+        let last_out = LastOut {
+            cfd: Arc::downgrade(&cfd),
+            purge,
+        };
+        ColumnFamily {
+            cfd,
+            _last_out: last_out,
+        }
+    }
     /// The family's name.
     pub fn name(&self) -> &str {
         &self.cfd.name

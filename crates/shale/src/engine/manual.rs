@@ -12,6 +12,7 @@ use crate::engine::compaction::run_compaction;
 use crate::engine::compaction::Pick;
 use crate::error::{Error, Result};
 use crate::options::compaction::DBCompactionStyle;
+use crate::options::types::{BottommostLevelCompaction, CompactOptions};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -76,18 +77,21 @@ pub(crate) fn request_flush(db: &Arc<DbInner>, cfs: Vec<u32>) -> Result<()> {
 
 /// Manual compaction of `[begin, end]` down to the bottom-most non-empty level (with dynamic
 /// level bytes: L0 into the base level, then level by level down; the levels above the base level
-/// stay empty).
+/// stay empty); `co` says what happens to the bottommost level's files and whether the files
+/// then move to another level.
 pub(crate) fn compact_range(
     db: &Arc<DbInner>,
     cf: &Arc<ColumnFamilyData>,
     begin: Option<&[u8]>,
     end: Option<&[u8]>,
+    co: &CompactOptions,
 ) -> Result<()> {
     if db.read_only {
         return Err(Error::NotSupported(
             "compact_range on a database opened read-only".into(),
         ));
     }
+    check_target_level(cf, co)?;
     if db.state.lock().bg_paused > 0 {
         return Err(Error::Incomplete("compact_range: background work is paused".into()));
     }
@@ -131,6 +135,9 @@ pub(crate) fn compact_range(
         } else {
             bottom.max(1).min(v.num_levels() - 1)
         };
+        // The bottommost level's files before this compaction (ForceOptimized rewrites only
+        // these).
+        let old_bottom: Vec<u64> = v.files[last].iter().map(|f| f.number()).collect();
         let mut level = 0;
         while level < last {
             let output_level = if level == 0 && cfg.dynamic {
@@ -172,12 +179,16 @@ pub(crate) fn compact_range(
             }
             level = output_level;
         }
-        // As RocksDB's default `bottommost_level_compaction` (kIfHaveCompactionFilter): with a
+        // `bottommost_level_compaction`: by default (kIfHaveCompactionFilter) with a
         // compaction filter, the last level's files in the range are rewritten too (one by one),
-        // so the filter sees every key of the range.
-        if cf.opts.compaction_filter.is_some() && last > 0 {
+        // so the filter sees every key of the range; Force rewrites them always, ForceOptimized
+        // those that were there before this compaction.
+        if rewrites_bottommost(cf, co) && last > 0 {
             let v = st.versions.cf(cf.id)?.current.clone();
             for f in v.overlapping(last, begin, end) {
+                if co.bottommost == BottommostLevelCompaction::ForceOptimized && !old_bottom.contains(&f.number()) {
+                    continue;
+                }
                 wait_for_quiet(db, &mut st)?;
                 let v = st.versions.cf(cf.id)?.current.clone();
                 if !v.files[last].iter().any(|g| g.number() == f.number()) {
@@ -190,6 +201,11 @@ pub(crate) fn compact_range(
         Ok(())
     }))
     .unwrap_or_else(|p| Err(Error::from_panic("manual compaction", p)));
+    // Still counted as a manual compaction, so no automatic one starts meanwhile.
+    let r = match r {
+        Ok(()) if co.change_level => refit_level(db, &mut st, cf, co.target_level),
+        r => r,
+    };
     st.manual_compactions -= 1;
     // An I/O failure in a manual compaction is handled like one in an automatic compaction:
     // ENOSPC while writing tables is a soft error, anything else stops writes (a panic too).
@@ -206,6 +222,86 @@ pub(crate) fn compact_range(
     super::purge::purge_obsolete(db, &mut st);
     db.work_cv.notify_all();
     r
+}
+
+/// InvalidArgument if `co` moves the files past the family's last level.
+fn check_target_level(cf: &ColumnFamilyData, co: &CompactOptions) -> Result<()> {
+    let num_levels = cf.opts.num_levels.max(1);
+    if co.change_level && co.target_level >= num_levels as i32 {
+        return Err(Error::invalid(format!(
+            "compact_range: target_level {} is past the family's last level {}",
+            co.target_level,
+            num_levels - 1
+        )));
+    }
+    Ok(())
+}
+
+/// Whether a manual compaction rewrites the bottommost level's files in its range.
+fn rewrites_bottommost(cf: &ColumnFamilyData, co: &CompactOptions) -> bool {
+    match co.bottommost {
+        BottommostLevelCompaction::Skip => false,
+        BottommostLevelCompaction::IfHaveCompactionFilter => cf.opts.compaction_filter.is_some(),
+        BottommostLevelCompaction::Force | BottommostLevelCompaction::ForceOptimized => true,
+    }
+}
+
+/// Move the files of family `cf`'s bottommost non-empty level to level `target` with one
+/// MANIFEST edit, rewriting nothing (RocksDB's `ReFitLevel`, for `change_level`). A negative
+/// `target` is the highest level above that is empty, with the levels between, and whose target
+/// size holds the files (never L0). NotSupported if a level from the target to the files'
+/// level holds files, or the move is into or out of L0.
+fn refit_level(
+    db: &Arc<DbInner>,
+    st: &mut parking_lot::MutexGuard<'_, super::state::DbState>,
+    cf: &Arc<ColumnFamilyData>,
+    target: i32,
+) -> Result<()> {
+    wait_for_quiet(db, st)?;
+    let v = st.versions.cf(cf.id)?.current.clone();
+    let Some(level) = (0..v.num_levels()).rev().find(|&l| v.num_files(l) > 0) else {
+        return Ok(()); // nothing to move
+    };
+    let to = match usize::try_from(target) {
+        Ok(t) => t,
+        Err(_) => {
+            let targets = compute_targets(&v, &picker_config(cf));
+            let bytes: u64 = v.files[level].iter().map(|f| f.meta.file_size).sum();
+            let mut to = level;
+            for l in (1..level).rev() {
+                if v.num_files(l) > 0 || targets.max_bytes_for_level(l) < bytes {
+                    break;
+                }
+                to = l;
+            }
+            to
+        }
+    };
+    if to == level {
+        return Ok(());
+    }
+    if to == 0 || level == 0 {
+        return Err(Error::NotSupported(format!(
+            "compact_range: change_level cannot move files from L{level} to L{to} (into or out of L0)"
+        )));
+    }
+    let mut between = if to < level { to..level } else { level + 1..to + 1 };
+    if let Some(l) = between.find(|&l| v.num_files(l) > 0) {
+        return Err(Error::NotSupported(format!(
+            "compact_range: change_level from L{level} to L{to}: L{l} between them is not empty"
+        )));
+    }
+    let mut edit = crate::lsm::version_edit::VersionEdit {
+        column_family: cf.id,
+        ..Default::default()
+    };
+    for f in &v.files[level] {
+        edit.deleted_files.push((level as u32, f.number()));
+        edit.new_files.push((to as u32, f.meta.clone()));
+    }
+    db.log_and_apply(st, &mut edit)?;
+    db.install_super_version(st, cf.id);
+    Ok(())
 }
 
 /// Wait (with the DB mutex) until no compaction runs and no ingest or `delete_file_in_range` is

@@ -74,6 +74,11 @@ pub(crate) fn property_value(db: &Arc<DbInner>, cf: &ColumnFamilyData, name: &st
         "rocksdb.total-sst-files-size" | "rocksdb.live-sst-files-size" => {
             v.all_files().map(|(_, f)| f.meta.file_size).sum::<u64>().to_string()
         }
+        // Both collect now (RocksDB's fast variant may answer from an earlier collection).
+        "rocksdb.block-cache-entry-stats" | "rocksdb.fast-block-cache-entry-stats" => match &cf.cache_stats {
+            Some(h) => h.0.entry_stats_text(),
+            None => return Ok(None),
+        },
         "rocksdb.block-cache-usage" => db.block_cache.as_ref().map(|c| c.usage()).unwrap_or(0).to_string(),
         "rocksdb.block-cache-capacity" => db.block_cache.as_ref().map(|c| c.capacity()).unwrap_or(0).to_string(),
         "rocksdb.block-cache-pinned-usage" => db

@@ -17,3 +17,10 @@ pub(crate) fn purge_obsolete(db: &DbInner, st: &mut parking_lot::MutexGuard<'_, 
         let _ = db.fs.remove_file(&crate::lsm::filename::table_name(&db.path, n));
     }
 }
+
+/// [`purge_obsolete`] taking the DB mutex itself: for a dropped family's files, once its last
+/// handle has gone.
+pub(crate) fn purge_now(db: &DbInner) {
+    let mut st = db.state.lock();
+    purge_obsolete(db, &mut st);
+}

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// A file opened for appending.
 pub trait WritableFile: Send {
@@ -98,7 +98,8 @@ pub trait FileSystem: Send + Sync {
     fn file_size(&self, path: &Path) -> Result<u64>;
     /// Make creations, renames and removals in `dir` durable.
     fn sync_dir(&self, dir: &Path) -> Result<()>;
-    /// Take an exclusive lock on `path` (creating it); fails with Busy if already held.
+    /// Take an exclusive lock on `path` (creating it); fails with an I/O error on `path` if it is
+    /// held already (as RocksDB's `LockFile`: IOError, the message naming the `LOCK` file).
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
     /// Make `to` (which must not exist) name the contents of `from`: a hard link where the file
     /// system has them (checkpoints share table files this way). The default copies the file,
@@ -144,4 +145,10 @@ pub(crate) fn copy_file<F: FileSystem + ?Sized>(fs: &F, from: &Path, to: &Path, 
 
 pub(crate) fn name_of(p: &Path) -> String {
     p.display().to_string()
+}
+
+/// The error for lock file `path` already held (`why`: by whom): an I/O error on `path`, as
+/// RocksDB's `LockFile` fails with `IO error: ...: <path>/LOCK: ...`.
+pub(crate) fn lock_held(path: &Path, kind: std::io::ErrorKind, why: String) -> Error {
+    Error::io(name_of(path), std::io::Error::new(kind, why))
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::file_system::{name_of, FileLock, FileSystem, RandomAccessFile, WritableFile};
+use super::file_system::{lock_held, name_of, FileLock, FileSystem, RandomAccessFile, WritableFile};
 use crate::error::{Error, Result};
 
 #[derive(Default)]
@@ -411,7 +411,11 @@ impl FileSystem for MemFs {
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
         let mut st = self.st.lock();
         if !st.locks.insert(path.to_path_buf()) {
-            return Err(Error::Busy(format!("lock {}: already held", name_of(path))));
+            return Err(lock_held(
+                path,
+                std::io::ErrorKind::WouldBlock,
+                "lock held already (the database is open)".into(),
+            ));
         }
         if !st.live.contains_key(path) {
             st.live
@@ -542,7 +546,8 @@ mod tests {
         let fs = MemFs::new();
         fs.create_dir_all(Path::new("/d")).unwrap();
         let l = fs.lock(Path::new("/d/LOCK")).unwrap();
-        assert!(fs.lock(Path::new("/d/LOCK")).unwrap_err().is_busy());
+        let e = fs.lock(Path::new("/d/LOCK")).unwrap_err();
+        assert!(e.is_io() && e.to_string().contains("/d/LOCK:"), "{e}");
         drop(l);
         assert!(fs.lock(Path::new("/d/LOCK")).is_ok());
     }

@@ -7,7 +7,7 @@ use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::file_system::{name_of, FileLock, FileSystem, RandomAccessFile, WritableFile};
+use super::file_system::{lock_held, name_of, FileLock, FileSystem, RandomAccessFile, WritableFile};
 use super::log_order;
 use crate::error::{Error, Result};
 
@@ -664,10 +664,11 @@ impl FileSystem for PosixFs {
                 .lock()
                 .map_err(|_| Error::Busy("lock table poisoned".into()))?;
             if !set.insert(canon.clone()) {
-                return Err(Error::Busy(format!(
-                    "lock {}: already held by this process",
-                    name_of(path)
-                )));
+                return Err(lock_held(
+                    path,
+                    std::io::ErrorKind::WouldBlock,
+                    "lock held by this process (the database is open)".into(),
+                ));
             }
         }
         let release = |canon: &PathBuf| {
@@ -698,10 +699,11 @@ impl FileSystem for PosixFs {
         if r != 0 {
             let e = std::io::Error::last_os_error();
             release(&canon);
-            return Err(Error::Busy(format!(
-                "lock {}: {e} (is another process using this database?)",
-                name_of(path)
-            )));
+            return Err(lock_held(
+                path,
+                e.kind(),
+                format!("while locking: {e} (is another process using this database?)"),
+            ));
         }
         Ok(Box::new(PosixLock {
             _file: file,

@@ -674,6 +674,106 @@ impl FlushOptions {
     }
 }
 
+/// What a manual compaction does with the files already in the bottommost level of its range
+/// (RocksDB's `BottommostLevelCompaction`, the `rocksdb` crate's enum), set with
+/// [`CompactOptions::set_bottommost_level_compaction`].
+#[derive(Debug, Copy, Clone, PartialEq, Eq, Default)]
+pub enum BottommostLevelCompaction {
+    /// Leave them as they are: upper levels are compacted into the bottommost level, whose
+    /// files are not rewritten.
+    Skip,
+    /// Rewrite them only if the family has a compaction filter, so the filter sees every key
+    /// of the range (the default).
+    #[default]
+    IfHaveCompactionFilter,
+    /// Always rewrite them (dropping what is obsolete), the files this compaction has just
+    /// written into that level included.
+    Force,
+    /// Always rewrite them, but not the files this compaction has just written into that level.
+    ForceOptimized,
+}
+
+/// Options of a manual compaction (RocksDB's `CompactRangeOptions`, the `rocksdb` crate's
+/// `CompactOptions`), for [`DB::compact_range_opt`](crate::DB::compact_range_opt) and
+/// [`DB::compact_range_cf_opt`](crate::DB::compact_range_cf_opt). The default is what
+/// `compact_range` does.
+#[derive(Debug, Clone)]
+pub struct CompactOptions {
+    pub(crate) exclusive: bool,
+    pub(crate) bottommost: BottommostLevelCompaction,
+    pub(crate) change_level: bool,
+    pub(crate) target_level: i32,
+}
+
+impl Default for CompactOptions {
+    fn default() -> Self {
+        CompactOptions {
+            exclusive: true,
+            bottommost: BottommostLevelCompaction::IfHaveCompactionFilter,
+            change_level: false,
+            target_level: -1,
+        }
+    }
+}
+
+impl CompactOptions {
+    /// Whether no automatic compaction may run while this one does (RocksDB's
+    /// `exclusive_manual_compaction`, default true). Shale's manual compactions are always
+    /// exclusive: they wait for running compactions and hold new ones back. `false` is
+    /// RocksDB's permission to run alongside them, which Shale does not use; the result is
+    /// the same.
+    pub fn set_exclusive_manual_compaction(&mut self, v: bool) {
+        self.exclusive = v;
+    }
+    /// What to do with the bottommost level's files in the range (default
+    /// [`BottommostLevelCompaction::IfHaveCompactionFilter`]).
+    pub fn set_bottommost_level_compaction(&mut self, lvl: BottommostLevelCompaction) {
+        self.bottommost = lvl;
+    }
+    /// After compacting, move the files of the level the compaction ended in to the target
+    /// level ([`set_target_level`](Self::set_target_level)), rewriting nothing (RocksDB's
+    /// `change_level`, default false). The compaction fails with NotSupported if a level
+    /// between the two (or the target itself) holds files, or if the files are in L0 and the
+    /// target is below it.
+    pub fn set_change_level(&mut self, v: bool) {
+        self.change_level = v;
+    }
+    /// The level [`set_change_level`](Self::set_change_level) moves the files to; negative
+    /// (the default, -1): the highest level above theirs that is empty, as are the levels
+    /// between, and whose target size holds them. A level past the family's last level is
+    /// InvalidArgument.
+    pub fn set_target_level(&mut self, lvl: i32) {
+        self.target_level = lvl;
+    }
+}
+
+/// Options of [`DB::wait_for_compact`](crate::DB::wait_for_compact) (RocksDB's
+/// `WaitForCompactOptions`, the `rocksdb` crate's type). The default waits as long as there is
+/// background work, through a pause.
+#[derive(Debug, Clone, Default)]
+pub struct WaitForCompactOptions {
+    pub(crate) abort_on_pause: bool,
+    pub(crate) flush: bool,
+    pub(crate) timeout_micros: u64,
+}
+
+impl WaitForCompactOptions {
+    /// While background work is paused (`pause_background_work`): true fails the wait at
+    /// once (Incomplete), false (the default) waits on until the work is continued (or the
+    /// timeout).
+    pub fn set_abort_on_pause(&mut self, v: bool) {
+        self.abort_on_pause = v;
+    }
+    /// Flush every column family before waiting (default false).
+    pub fn set_flush(&mut self, v: bool) {
+        self.flush = v;
+    }
+    /// Give up after `microseconds` with TimedOut; 0 (the default) waits as long as it takes.
+    pub fn set_timeout(&mut self, microseconds: u64) {
+        self.timeout_micros = microseconds;
+    }
+}
+
 /// Options for writes.
 #[derive(Debug, Clone, Default)]
 pub struct WriteOptions {

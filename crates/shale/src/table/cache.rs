@@ -83,6 +83,54 @@ pub(crate) const DEFAULT_HIGH_PRI_POOL_RATIO: f64 = 0.5;
 pub(crate) enum CacheValue {
     Block(Arc<Block>),
     Filter(Arc<FilterReader>),
+    /// The entry-stats collector's place in the cache (see [`BlockCache::register_collector`]):
+    /// no value, charged only the entry overhead.
+    Collector,
+}
+
+/// What an entry is for, as RocksDB's `CacheEntryRole` names it (the roles Shale's cache
+/// holds), in RocksDB's order: the order of the `rocksdb.block-cache-entry-stats` text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    DataBlock,
+    FilterBlock,
+    FilterMetaBlock,
+    IndexBlock,
+    Misc,
+}
+
+impl Role {
+    const ALL: [Role; 5] = [
+        Role::DataBlock,
+        Role::FilterBlock,
+        Role::FilterMetaBlock,
+        Role::IndexBlock,
+        Role::Misc,
+    ];
+    /// RocksDB's name of the role in the stats text (`kCacheEntryRoleToCamelString`).
+    fn camel(self) -> &'static str {
+        match self {
+            Role::DataBlock => "DataBlock",
+            Role::FilterBlock => "FilterBlock",
+            Role::FilterMetaBlock => "FilterMetaBlock",
+            Role::IndexBlock => "IndexBlock",
+            Role::Misc => "Misc",
+        }
+    }
+}
+
+/// The key of the entry-stats collector's entry: no table's key (table keys are a cache prefix
+/// below 2^64 - 2^40 per open and a file offset).
+const COLLECTOR_KEY: CacheKey = (u64::MAX, u64::MAX);
+
+/// The entry-stats collector of a cache (RocksDB's `CacheEntryStatsCollector`, one per cache,
+/// shared by the families using it): how many families hold it, and its collections so far.
+#[derive(Default)]
+struct Collector {
+    holders: usize,
+    collections: u64,
+    /// Duration of the last collection and when it ended.
+    last: Option<(std::time::Duration, std::time::Instant)>,
 }
 
 #[derive(Default)]
@@ -123,6 +171,7 @@ struct Entry {
 struct Slot {
     key: CacheKey,
     charge: usize,
+    role: Role,
 }
 
 /// Flags of a slot, one byte each in [`Shard::flags`] (dense, so a sweep reads a few cache
@@ -135,6 +184,7 @@ fn in_use(v: &CacheValue) -> bool {
     match v {
         CacheValue::Block(b) => Arc::strong_count(b) > 1,
         CacheValue::Filter(f) => Arc::strong_count(f) > 1,
+        CacheValue::Collector => false,
     }
 }
 
@@ -278,6 +328,7 @@ pub(crate) struct BlockCache {
     high_pri_pool_ratio: f64,
     /// log2 of the number of shards.
     shard_bits: u32,
+    collector: parking_lot::Mutex<Collector>,
 }
 
 impl std::fmt::Debug for BlockCache {
@@ -304,6 +355,7 @@ impl BlockCache {
             capacity: capacity_bytes,
             reserved: AtomicUsize::new(0),
             high_pri_pool_ratio: if ratio.is_finite() { ratio.clamp(0.0, 1.0) } else { 0.0 },
+            collector: parking_lot::Mutex::new(Collector::default()),
         }
     }
 
@@ -345,7 +397,7 @@ impl BlockCache {
     pub(crate) fn get(&self, key: CacheKey) -> Option<Arc<Block>> {
         match self.lookup(key)? {
             CacheValue::Block(b) => Some(b),
-            CacheValue::Filter(_) => None,
+            CacheValue::Filter(_) | CacheValue::Collector => None,
         }
     }
 
@@ -354,7 +406,7 @@ impl BlockCache {
     pub(crate) fn get_filter(&self, key: CacheKey) -> Option<Arc<FilterReader>> {
         match self.lookup(key)? {
             CacheValue::Filter(f) => Some(f),
-            CacheValue::Block(_) => None,
+            CacheValue::Block(_) | CacheValue::Collector => None,
         }
     }
 
@@ -376,14 +428,16 @@ impl BlockCache {
             charge,
             false,
             Priority::Low,
+            Role::DataBlock,
         );
         drop(shard); // before `dead`: evicted blocks are freed outside the lock
         drop(dead);
         kept
     }
 
-    /// Insert (or replace) any value at `priority`; a `pinned` entry is never evicted until
-    /// [`unpin`](Self::unpin)ned or erased. Returns whether the entry was kept.
+    /// Insert (or replace) any value at `priority`, for `role`; a `pinned` entry is never
+    /// evicted until [`unpin`](Self::unpin)ned or erased. Returns whether the entry was kept.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn insert_value(
         &self,
         key: CacheKey,
@@ -391,10 +445,11 @@ impl BlockCache {
         charge: usize,
         pinned: bool,
         priority: Priority,
+        role: Role,
     ) -> bool {
         let mut dead = Evicted::default();
         let mut shard = self.shards[shard_of(&key, self.shard_bits)].write();
-        let kept = self.insert_locked(&mut shard, &mut dead, key, value, charge, pinned, priority);
+        let kept = self.insert_locked(&mut shard, &mut dead, key, value, charge, pinned, priority, role);
         drop(shard); // before `dead`: evicted blocks are freed outside the lock
         drop(dead);
         kept
@@ -411,6 +466,7 @@ impl BlockCache {
         charge: usize,
         pinned: bool,
         priority: Priority,
+        role: Role,
     ) -> bool {
         let charge = charge + ENTRY_OVERHEAD;
         let cap = self.shard_capacity();
@@ -427,7 +483,7 @@ impl BlockCache {
             }
         }
         let flags = LIVE | if pinned { PINNED } else { 0 } | if priority == Priority::High { HIGH } else { 0 };
-        let slot = Slot { key, charge };
+        let slot = Slot { key, charge, role };
         let i = match shard.free.pop() {
             Some(i) => {
                 shard.slots[i] = slot;
@@ -528,6 +584,95 @@ impl BlockCache {
         self.capacity
     }
 
+    /// Register a holder of the cache's entry-stats collector (a column family using the
+    /// cache, as RocksDB's `InternalStats` takes the collector at a family's creation): the
+    /// first holder puts its entry in the cache, pinned while any holder is registered, charged
+    /// nothing but the entry overhead. Each call is paired with one
+    /// [`release_collector`](Self::release_collector).
+    pub(crate) fn register_collector(&self) {
+        let mut c = self.collector.lock();
+        c.holders += 1;
+        if c.holders == 1 {
+            // Fails only if a shard cannot fit the overhead alone (a cache of almost no
+            // capacity): then there is no entry, as RocksDB's insert may fail.
+            self.insert_value(
+                COLLECTOR_KEY,
+                CacheValue::Collector,
+                0,
+                true,
+                Priority::High,
+                Role::Misc,
+            );
+        }
+    }
+
+    /// A holder of the collector goes: after the last one its entry is evictable (it stays
+    /// until evicted, as RocksDB's entry does once unreferenced).
+    pub(crate) fn release_collector(&self) {
+        let mut c = self.collector.lock();
+        c.holders = c.holders.saturating_sub(1);
+        if c.holders == 0 {
+            self.unpin(COLLECTOR_KEY);
+        }
+    }
+
+    /// RocksDB's `rocksdb.block-cache-entry-stats` text: the cache's capacity, usage and
+    /// entries, then per role the entries, their charge and its share of the capacity (roles
+    /// without entries left out). Every call scans the cache (each shard under its read lock)
+    /// and counts as a collection.
+    pub(crate) fn entry_stats_text(&self) -> String {
+        let start = std::time::Instant::now();
+        let mut count = [0u64; Role::ALL.len()];
+        let mut bytes = [0u64; Role::ALL.len()];
+        let mut entries = 0usize;
+        let mut slots = 0usize;
+        for s in &self.shards {
+            let s = s.read();
+            entries += s.map.len();
+            slots += s.slots.len();
+            for e in s.map.values() {
+                let slot = &s.slots[e.slot];
+                let r = slot.role as usize; // `Role::ALL` is in declaration order
+                count[r] += 1;
+                bytes[r] += slot.charge.saturating_sub(ENTRY_OVERHEAD) as u64;
+            }
+        }
+        let took = start.elapsed();
+        let mut c = self.collector.lock();
+        let since = c.last.map(|(_, end)| end.elapsed().as_secs()).unwrap_or(0);
+        c.collections += 1;
+        c.last = Some((took, std::time::Instant::now()));
+        let mut out = format!(
+            "Block cache ShaleClockCache@{:p} capacity: {} usage: {} table_size: {slots} occupancy: {entries} \
+             collections: {} last_copies: 0 last_secs: {} secs_since: {since}\n",
+            self as *const BlockCache,
+            human_bytes(self.capacity as u64),
+            human_bytes(self.usage() as u64),
+            c.collections,
+            took.as_secs_f64(),
+        );
+        drop(c);
+        out.push_str("Block cache entry stats(count,size,portion):");
+        for (i, r) in Role::ALL.iter().enumerate() {
+            if count[i] > 0 {
+                let share = if self.capacity == 0 {
+                    0.0
+                } else {
+                    100.0 * bytes[i] as f64 / self.capacity as f64
+                };
+                out.push_str(&format!(
+                    " {}({},{},{}%)",
+                    r.camel(),
+                    count[i],
+                    human_bytes(bytes[i]),
+                    share
+                ));
+            }
+        }
+        out.push('\n');
+        out
+    }
+
     /// Number of entries (for tests and stats).
     #[cfg_attr(not(test), allow(dead_code))] // tests and tools
     pub(crate) fn len(&self) -> usize {
@@ -542,6 +687,34 @@ impl BlockCache {
             .map
             .contains_key(&key)
     }
+}
+
+/// A registration of a cache's entry-stats collector
+/// ([`BlockCache::register_collector`]), released when dropped.
+pub(crate) struct CollectorHold(pub(crate) Arc<BlockCache>);
+
+impl CollectorHold {
+    pub(crate) fn new(cache: &Arc<BlockCache>) -> CollectorHold {
+        cache.register_collector();
+        CollectorHold(cache.clone())
+    }
+}
+
+impl Drop for CollectorHold {
+    fn drop(&mut self) {
+        self.0.release_collector();
+    }
+}
+
+/// Bytes as RocksDB's `BytesToHumanString` writes them (two decimals, KB to TB).
+fn human_bytes(b: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [("TB", 1 << 40), ("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)];
+    for (name, size) in UNITS {
+        if b >= size {
+            return format!("{:.2} {name}", b as f64 / size as f64);
+        }
+    }
+    format!("{:.2} KB", b as f64 / 1024.0)
 }
 
 #[cfg(test)]
@@ -643,7 +816,7 @@ mod tests {
         let hot: Vec<CacheKey> = (0..32u64).map(|i| (7, i)).collect();
         let run = |c: &BlockCache, prio: Priority, touch_every: u64| -> usize {
             for &k in &hot {
-                c.insert_value(k, CacheValue::Block(blk(0)), 1000, false, prio);
+                c.insert_value(k, CacheValue::Block(blk(0)), 1000, false, prio, Role::IndexBlock);
             }
             for i in 0..50_000u64 {
                 c.insert((1, i), blk(0), 1000);
@@ -671,7 +844,14 @@ mod tests {
         // high-priority entries beyond the pool compete: usage stays bounded
         let c = BlockCache::with_high_pri_pool_ratio(16 * 10_000, 0.25);
         for i in 0..10_000u64 {
-            c.insert_value((3, i), CacheValue::Block(blk(0)), 1000, false, Priority::High);
+            c.insert_value(
+                (3, i),
+                CacheValue::Block(blk(0)),
+                1000,
+                false,
+                Priority::High,
+                Role::IndexBlock,
+            );
             assert!(c.usage() <= c.capacity());
         }
         assert_eq!(c.high_pri_pool_ratio(), 0.25);
@@ -726,7 +906,14 @@ mod tests {
     #[test]
     fn pinned_entries_survive_and_held_entries_stay_valid() {
         let c = BlockCache::new(16 * 4096);
-        assert!(c.insert_value((9, 0), CacheValue::Block(blk(0)), 1000, true, Priority::Low));
+        assert!(c.insert_value(
+            (9, 0),
+            CacheValue::Block(blk(0)),
+            1000,
+            true,
+            Priority::Low,
+            Role::IndexBlock
+        ));
         let held = c.get((9, 0)).unwrap();
         assert!(c.pinned_usage() >= 1000);
         c.insert((3, 3), blk(0), 10);
@@ -746,7 +933,14 @@ mod tests {
         assert!(!c.contains((9, 0)), "unpinned entry never evicted");
         assert_eq!(held.size(), Block::empty().size());
         let f = Arc::new(FilterReader::new(Vec::new()));
-        assert!(c.insert_value((5, 5), CacheValue::Filter(f), 100, false, Priority::Low));
+        assert!(c.insert_value(
+            (5, 5),
+            CacheValue::Filter(f),
+            100,
+            false,
+            Priority::Low,
+            Role::FilterBlock
+        ));
         assert!(c.get_filter((5, 5)).is_some());
         assert!(c.get((5, 5)).is_none());
     }

@@ -31,7 +31,7 @@ fn flushed_db(fs: &MemFs) -> Model {
             }
             db.flush().unwrap();
         }
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
     }
     drop(DB::open(&opts, dir()).unwrap());
     m
@@ -225,7 +225,7 @@ fn manifest_with_flush_edits_byte_flips_are_detected() {
             db.flush().unwrap();
         }
     }
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     drop(db);
     let mpath = newest(&fs, dir(), "MANIFEST-", "");
     let good = fs.read_all(&mpath).unwrap();
@@ -514,7 +514,7 @@ fn sst_db(fs: &MemFs, checksum: ChecksumType) -> Model {
         db.put(&k, &v).unwrap();
         m.insert(k, v);
     }
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     drop(db);
     m
 }
@@ -825,7 +825,7 @@ fn api_misuse() {
     b.put(b"x", b"y");
     assert!(matches!(ro.write(b), Err(Error::NotSupported(_))));
     assert!(matches!(ro.flush(), Err(Error::NotSupported(_))));
-    assert!(ro.compact_range(None, None).is_err());
+    assert!(ro.compact_range(None::<&[u8]>, None::<&[u8]>).is_err());
     assert_eq!(ro.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
     // and a read-only open does not block a writer? (it takes no lock, as RocksDB)
     let _ = Path::new("");

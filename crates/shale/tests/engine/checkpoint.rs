@@ -297,9 +297,10 @@ fn file_deletions_are_held_until_enabled_as_often_as_disabled() {
     assert_eq!((f.column_family_name.as_str(), f.level), ("default", 0));
     assert_eq!(f.start_key.as_deref(), Some(&key(0)[..]));
     assert_eq!(f.end_key.as_deref(), Some(&key(49)[..]));
+    assert_eq!((f.num_entries, f.num_deletions), (50, 0));
     db.disable_file_deletions().unwrap();
     db.disable_file_deletions().unwrap();
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     assert_eq!(db.live_files().unwrap().len(), 1);
     for f in &before {
         assert!(src.join(f).exists(), "{f} deleted while deletions are disabled");
@@ -357,7 +358,7 @@ fn backups_are_incremental_verified_purged_and_restored() {
     be.verify_backup(1).unwrap();
     be.verify_backup(2).unwrap();
     // Compact: the third backup holds one table; purging to one drops every older table.
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     let a = db.cf_handle("a").unwrap();
     db.compact_range_cf(&a, None::<&[u8]>, None::<&[u8]>).unwrap();
     drop(a);
@@ -510,4 +511,32 @@ fn rocksdb_opens_a_shale_checkpoint() {
     }
     assert_same(&got_default, &want_default, "rocksdict default");
     assert_same(&got_a, &want_a, "rocksdict a");
+}
+
+/// `live_files` counts a file's entries and deletions (from its table properties);
+/// `get_db_identity` is the IDENTITY file's UUID, and a checkpoint keeps it.
+#[test]
+fn live_files_count_entries_and_the_identity_survives_a_checkpoint() {
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("db");
+    let db = DB::open(&opts(), &src).unwrap();
+    for i in 0..30 {
+        db.put(key(i), b"v").unwrap();
+    }
+    for i in 0..10 {
+        db.delete(key(100 + i)).unwrap();
+    }
+    db.flush().unwrap();
+    let f = &db.live_files().unwrap()[0];
+    assert_eq!((f.num_entries, f.num_deletions), (40, 10));
+
+    let id = db.get_db_identity().unwrap();
+    assert_eq!(id.len(), 36, "a UUID: {:?}", String::from_utf8_lossy(&id));
+    assert_eq!(std::fs::read(src.join("IDENTITY")).unwrap().trim_ascii_end(), &id[..]);
+    let cp = d.path().join("cp");
+    Checkpoint::new(&db).unwrap().create_checkpoint(&cp).unwrap();
+    let copy = DB::open(&opts(), &cp).unwrap();
+    assert_eq!(copy.get_db_identity().unwrap(), id);
+    let other = DB::open(&opts(), d.path().join("other")).unwrap();
+    assert_ne!(other.get_db_identity().unwrap(), id);
 }

@@ -22,6 +22,14 @@ fn get_cf(db: &DB, name: &str, k: &[u8]) -> Option<Vec<u8>> {
     db.get_cf(&cf, k).unwrap()
 }
 
+fn tables(fs: &MemFs) -> usize {
+    fs.list(std::path::Path::new("/db"))
+        .unwrap()
+        .iter()
+        .filter(|n| n.ends_with(".sst"))
+        .count()
+}
+
 fn wal_count(fs: &MemFs) -> usize {
     fs.list(std::path::Path::new("/db"))
         .unwrap()
@@ -140,13 +148,6 @@ fn a_handle_outlives_drop_cf_and_the_files_go_with_it() {
         db.put_cf(&t, i.to_be_bytes(), b"v").unwrap();
     }
     db.flush_cf(&t).unwrap();
-    let tables = |fs: &MemFs| {
-        fs.list(std::path::Path::new("/db"))
-            .unwrap()
-            .iter()
-            .filter(|n| n.ends_with(".sst"))
-            .count()
-    };
     assert_eq!(tables(&fs), 1);
     let it = db.iterator_cf(&t, IteratorMode::Start);
     db.drop_cf("t").unwrap();
@@ -161,13 +162,38 @@ fn a_handle_outlives_drop_cf_and_the_files_go_with_it() {
         "a table of a dropped family was deleted while a handle held it"
     );
     drop(t);
+    // The last handle takes the family's files with it (RocksDB purges when a dropped family's
+    // last handle is destroyed), without waiting for a flush or compaction.
+    assert_eq!(tables(&fs), 0, "a dropped family's table outlived its last handle");
     db.put(b"k", b"v").unwrap();
-    db.flush().unwrap(); // a background job purges the obsolete files
+    db.flush().unwrap();
     assert_eq!(tables(&fs), 1, "only the default family's new table is left");
     drop(db);
     assert_eq!(DB::list_cf(&o, "/db").unwrap(), vec!["default"]);
     let db = DB::open(&o, "/db").unwrap();
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+}
+
+/// An iterator that outlives the last handle of a dropped family keeps its files; they go by
+/// the first flush after the iterator.
+#[test]
+fn an_iterator_keeps_a_dropped_family_files_past_its_last_handle() {
+    let fs = MemFs::new();
+    let o = mem_opts(&fs);
+    let db = DB::open(&o, "/db").unwrap();
+    db.create_cf("t", &Options::default()).unwrap();
+    let t = db.cf_handle("t").unwrap();
+    db.put_cf(&t, b"a", b"1").unwrap();
+    db.flush_cf(&t).unwrap();
+    let mut it = db.iterator_cf(&t, IteratorMode::Start);
+    db.drop_cf("t").unwrap();
+    drop(t);
+    assert_eq!(tables(&fs), 1, "a table was deleted while an iterator read it");
+    assert_eq!(it.next().unwrap().unwrap().1.as_ref(), b"1");
+    drop(it);
+    db.put(b"k", b"v").unwrap();
+    db.flush().unwrap();
+    assert_eq!(tables(&fs), 1, "only the default family's table is left");
 }
 
 #[test]
@@ -237,6 +263,18 @@ fn multi_get_cf_reads_several_families_at_one_point() {
         r,
         vec![Some(b"a1".to_vec()), Some(b"b1".to_vec()), None, Some(b"b2".to_vec())]
     );
+    // One family, values pinned; keys of any type and order (`sorted_input` is a hint).
+    for sorted in [true, false] {
+        let keys: [&[u8]; 4] = [b"k2", b"k0", b"k1", b"k2"];
+        let r = db.batched_multi_get_cf(&b, keys, sorted);
+        let r: Vec<Option<Vec<u8>>> = r.into_iter().map(|x| x.unwrap().map(|v| v.to_vec())).collect();
+        assert_eq!(
+            r,
+            vec![Some(b"b2".to_vec()), None, Some(b"b1".to_vec()), Some(b"b2".to_vec())]
+        );
+    }
+    let r = db.batched_multi_get_cf(&a, &[b"k1"], true);
+    assert_eq!(r[0].as_ref().unwrap().as_deref(), Some(&b"a1"[..]));
 }
 
 /// A family that is written rarely must not keep every WAL alive, and one that never gets a
@@ -443,7 +481,7 @@ fn a_rarely_written_family_is_flushed_when_the_wals_grow() {
             most = most.max(wal_count(&fs));
         }
     }
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert_eq!(
         db.property_int_value_cf(&idle, "rocksdb.num-files-at-level0").unwrap(),
         Some(1),

@@ -82,7 +82,7 @@ fn dynamic_levels_fill_from_the_last_level_up() {
     );
     let db = Arc::new(DB::open(&opts, dir()).unwrap());
     let m = hammer(&db, 2, 3000, 4000, 1);
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     let files = level_files(&db);
     assert!(
         files[6] > 0,
@@ -106,7 +106,7 @@ fn dynamic_levels_fill_from_the_last_level_up() {
     };
     let db = Arc::new(DB::open(&opts, dir()).unwrap());
     let m = hammer(&db, 2, 1500, 4000, 2);
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     let files = level_files(&db);
     assert!(files[1] > 0 && files[6] == 0, "{files:?}");
     assert!(dump(&db) == m);
@@ -146,7 +146,7 @@ fn parallel_compactions_never_produce_overlapping_files() {
             })
         };
         let m = hammer(&db, 4, 2500, 20000, 3);
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
         stop.store(true, Ordering::Release);
         sampler.join().unwrap();
         assert!(dump(&db) == m, "dynamic={dynamic}");
@@ -206,7 +206,7 @@ fn subcompactions_keep_every_key_and_snapshot() {
             }
             db.flush().unwrap();
         }
-        db.compact_range(None, None).unwrap();
+        db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
         let files = level_files(&db);
         assert_eq!(files[..6].iter().sum::<u64>(), 0, "{files:?}");
         if subs > 1 {
@@ -222,7 +222,7 @@ fn subcompactions_keep_every_key_and_snapshot() {
             "subs={subs}: snapshot view"
         );
         drop(snap);
-        db.compact_range(None, None).unwrap();
+        db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
         assert!(dump(&db) == m);
         drop(db);
         let db = DB::open(&opts, dir()).unwrap();
@@ -247,7 +247,7 @@ fn subcompactions_and_compression_per_level_under_load() {
     };
     let db = Arc::new(DB::open(&opts, dir()).unwrap());
     let m = hammer(&db, 3, 2000, 6000, 4);
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert!(dump(&db) == m);
     drop(db);
     let db = DB::open(&opts, dir()).unwrap();
@@ -367,7 +367,7 @@ fn randomized_model_many_flushes_and_compactions_across_threads() {
         all.extend(h.join().unwrap());
     }
     assert!(dump(&db) == all);
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert!(dump(&db) == all);
     for (k, v) in &all {
         assert_eq!(db.get(k).unwrap().as_ref(), Some(v));

@@ -241,7 +241,7 @@ fn a_factory_is_told_manual_and_full() {
     db.flush().unwrap();
     db.put("b", "1").unwrap();
     db.flush().unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     let auto = CompactionFilterContext {
         is_full_compaction: true,
         is_manual_compaction: false,

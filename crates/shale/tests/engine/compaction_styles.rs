@@ -43,7 +43,7 @@ fn fifo_keeps_the_newest_files_within_the_size_limit_and_never_stalls() {
     o.set_level_zero_stop_writes_trigger(3);
     let db = DB::open(&o, dir()).unwrap();
     fill(&db, 0, 3000, 20);
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     let levels = level_files(&db);
     assert!(levels[0] > 3, "L0 files: {levels:?}");
     assert_eq!(levels[1..].iter().sum::<u64>(), 0, "FIFO writes L0 only: {levels:?}");
@@ -76,7 +76,7 @@ fn fifo_allow_compaction_merges_small_l0_files() {
     let db = DB::open(&o, dir()).unwrap();
     // Many tiny files (well below the write buffer): merged while they keep coming.
     fill(&db, 0, 400, 10);
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     let l0 = level_files(&db)[0];
     assert!(l0 < 40, "41 flushes left {l0} L0 files");
     assert_eq!(dump(&db).len(), 400);
@@ -91,7 +91,7 @@ fn fifo_ttl_drops_expired_files() {
     fill(&db, 0, 100, 1000);
     std::thread::sleep(std::time::Duration::from_millis(2100));
     fill(&db, 100, 200, 1000);
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert_eq!(db.get(kv(5).0).unwrap(), None, "the expired file was not dropped");
     assert_eq!(db.get(kv(150).0).unwrap(), Some(kv(150).1));
 }
@@ -111,7 +111,7 @@ fn a_leveled_db_switched_to_fifo_drains_its_deeper_levels() {
     let db = DB::open(&fifo_opts(&fs, total / 2), dir()).unwrap();
     db.put(b"new", b"x").unwrap();
     db.flush().unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert!(sst_bytes(&db) <= total / 2, "{} > {}", sst_bytes(&db), total / 2);
     assert_eq!(db.get(kv(0).0).unwrap(), None, "the smallest keys go first");
     assert_eq!(db.get(kv(1999).0).unwrap(), Some(kv(1999).1));
@@ -149,7 +149,7 @@ fn universal_keeps_every_key_and_bounds_the_sorted_runs() {
         }
         db.flush().unwrap();
     }
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert_eq!(dump(&db), model);
     let levels = level_files(&db);
     let runs = levels[0] + levels[1..].iter().filter(|&&n| n > 0).count() as u64;
@@ -178,7 +178,7 @@ fn universal_single_level_compacts_within_l0() {
         db.put(kv(i % 7).0, kv(i).1).unwrap();
         db.flush().unwrap();
     }
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     let l0 = db.property_int_value("rocksdb.num-files-at-level0").unwrap().unwrap();
     assert!(l0 < 4, "{l0} L0 files");
     assert!(db
@@ -198,12 +198,12 @@ fn switching_between_leveled_and_universal_keeps_the_data() {
     let fs = MemFs::new();
     let db = DB::open(&mem_opts(&fs), dir()).unwrap();
     fill(&db, 0, 1500, 100);
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     drop(db);
     // Leveled -> universal: each level is a sorted run; writes and compactions go on.
     let db = DB::open(&universal_opts(&fs, |_| {}), dir()).unwrap();
     fill(&db, 1500, 3000, 100);
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert_eq!(dump(&db).len(), 3000);
     drop(db);
     // Universal -> leveled: the files are where leveled compaction can take them.

@@ -34,7 +34,7 @@ fn fill_then_delete_a_dense_range(db: &DB) -> u64 {
         db.delete(kv(i).0).unwrap();
     }
     db.flush().unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     before
 }
 
@@ -82,7 +82,7 @@ fn the_mark_is_kept_in_the_manifest_across_a_reopen() {
     drop(db);
     // Reopened without the collector and with compactions on: the marked files still go.
     let db = DB::open(&universal(&fs, 8), dir()).unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     let levels = level_files(&db);
     assert_eq!(levels[..6].iter().sum::<u64>(), 0, "{levels:?}");
     check_data(&db);
@@ -131,7 +131,7 @@ fn universal_periodic_compaction_merges_old_runs() {
     // fewer runs than the trigger.
     std::thread::sleep(std::time::Duration::from_millis(2200));
     db.set_options(&[("disable_auto_compactions", "false")]).unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     let levels = level_files(&db);
     assert_eq!(levels[..6].iter().sum::<u64>(), 0, "{levels:?}");
     assert!(levels[6] > 0, "{levels:?}");
@@ -139,7 +139,7 @@ fn universal_periodic_compaction_merges_old_runs() {
     // The last run alone, once it is old in turn, is rewritten in place (L6 -> L6).
     let before: Vec<String> = db.live_files().unwrap().into_iter().map(|f| f.name).collect();
     std::thread::sleep(std::time::Duration::from_millis(2200));
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     let after: Vec<String> = db.live_files().unwrap().into_iter().map(|f| f.name).collect();
     assert!(after.iter().all(|n| !before.contains(n)), "{before:?} -> {after:?}");
     let levels = level_files(&db);
@@ -235,7 +235,7 @@ fn fifo_intra_l0_output_is_one_file_however_large() {
         db.flush().unwrap();
     }
     db.set_options(&[("disable_auto_compactions", "false")]).unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     // RocksDB's FIFO pick passes a 16 MiB output limit, but compaction outputs to L0 are never
     // split (`CompactionOutputs::ShouldStopBefore`): one file of all 18 inputs' data. Cut
     // outputs would be merged again by the next intra-L0 pick (write amplification 15+).
@@ -303,13 +303,13 @@ fn fifo_ttl_ages_a_flushed_file_by_its_oldest_key() {
     std::thread::sleep(std::time::Duration::from_millis(3200));
     db.put(b"new", b"2").unwrap();
     db.flush().unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert_eq!(level_files(&db)[0], 0);
     assert_eq!(db.get(b"old").unwrap(), None);
     // A file whose keys are fresh stays.
     db.put(b"fresh", b"3").unwrap();
     db.flush().unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert_eq!(db.get(b"fresh").unwrap(), Some(b"3".to_vec()));
 }
 
@@ -368,7 +368,7 @@ fn leveled_periodic_compaction_rewrites_old_files() {
     let before: Vec<String> = db.live_files().unwrap().into_iter().map(|f| f.name).collect();
     // Older than a second: each file is rewritten (in the last level, in place).
     std::thread::sleep(std::time::Duration::from_millis(2200));
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     let after: Vec<String> = db.live_files().unwrap().into_iter().map(|f| f.name).collect();
     assert!(after.iter().all(|n| !before.contains(n)), "{before:?} -> {after:?}");
     assert_eq!(dump(&db).len(), 300);
@@ -392,7 +392,7 @@ fn leveled_ttl_moves_old_l0_files_down() {
     // non-empty level would stay: hence the file in L6).
 
     std::thread::sleep(std::time::Duration::from_millis(2200));
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     let levels = level_files(&db);
     assert_eq!(levels[0], 0, "{levels:?}");
     assert_eq!(db.get(b"a").unwrap(), Some(b"1".to_vec()));

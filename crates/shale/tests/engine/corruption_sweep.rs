@@ -52,7 +52,7 @@ fn build(fs: &MemFs, fv: u32, checksum: ChecksumType, compression: DBCompression
         db.merge(&k, 7u64.to_le_bytes()).unwrap();
         m.insert(k, 12u64.to_le_bytes().to_vec());
     }
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     drop(db);
     (opts, m)
 }

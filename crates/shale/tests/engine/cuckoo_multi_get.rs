@@ -126,10 +126,10 @@ fn multi_get_over_cuckoo_levels_matches_get_and_model() {
         let db = DB::open(&options(&fs, true), dir).unwrap();
         write_round(&db, &mut model, 1, 1, 0, 0);
         db.flush().unwrap();
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
         write_round(&db, &mut model, 2, 3, 1, 11);
         db.flush().unwrap();
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
     }
     let db = DB::open(&options(&fs, false), dir).unwrap();
     // Newer data in L0 files and the memtable, shadowing the levels below.
@@ -189,10 +189,10 @@ fn multi_get_applies_merges_and_range_deletions_over_cuckoo_files() {
         let db = DB::open(&options(&fs, true), dir).unwrap();
         write_round(&db, &mut model, 1, 1, 0, 0);
         db.flush().unwrap();
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
         write_round(&db, &mut model, 2, 3, 1, 11);
         db.flush().unwrap();
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
     }
     // Reopened writing block-based files (the only ones with merges and range deletions);
     // the cuckoo files stay below.
@@ -264,10 +264,10 @@ fn multi_get_over_plain_files_matches_get_and_model() {
         let db = DB::open(&plain(true), dir).unwrap();
         write_round(&db, &mut model, 1, 1, 0, 0);
         db.flush().unwrap();
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
         write_round(&db, &mut model, 2, 3, 1, 11);
         db.flush().unwrap();
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
     }
     let db = DB::open(&plain(false), dir).unwrap();
     write_round(&db, &mut model, 3, 7, 2, 13);

@@ -175,7 +175,10 @@ fn flush_eio_stops_writes_until_resume() {
     let e = db.flush().expect_err("flush with failing table writes");
     assert!(matches!(e, Error::Background(_)), "{e:?}");
     assert!(matches!(db.put(b"x", b"y"), Err(Error::Background(_))));
-    assert!(matches!(db.wait_for_compact(), Err(Error::Background(_))));
+    assert!(matches!(
+        db.wait_for_compact(&Default::default()),
+        Err(Error::Background(_))
+    ));
     for (k, v) in &m {
         assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
     }
@@ -189,7 +192,7 @@ fn flush_eio_stops_writes_until_resume() {
     assert!(db.property_int_value("rocksdb.num-files-at-level0").unwrap().unwrap() >= 1);
     fill(&db, &mut m, 40, 400, &WriteOptions::default());
     db.flush().unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert!(dump(&db) == m);
     drop(db);
     let db = DB::open(&mem_opts(&mem), dir()).unwrap();
@@ -245,7 +248,9 @@ fn enospc_during_compaction_is_surfaced_and_data_intact() {
         db.flush().unwrap();
     }
     f.inject_after(FaultKind::WriteNoSpace, Some(".sst"), 3);
-    let e = db.compact_range(None, None).expect_err("compaction with ENOSPC");
+    let e = db
+        .compact_range(None::<&[u8]>, None::<&[u8]>)
+        .expect_err("compaction with ENOSPC");
     assert!(e.is_no_space(), "{e:?}");
     assert!(dump(&db) == m, "reads after a failed compaction");
     // ENOSPC in a compaction is a soft error (as RocksDB's): it is reported, writes go on
@@ -255,7 +260,7 @@ fn enospc_during_compaction_is_surfaced_and_data_intact() {
     m.insert(k, v);
     f.clear();
     // the next successful compaction clears it, without resume()
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     assert_eq!(db.property_int_value("rocksdb.background-errors").unwrap(), Some(0));
     assert!(dump(&db) == m);
     drop(db);
@@ -268,7 +273,7 @@ fn enospc_during_compaction_is_surfaced_and_data_intact() {
     // the open itself may fail (it flushes nothing here, so it should not)
     let db = db.unwrap();
     fill(&db, &mut m, 1000, 1100, &WriteOptions::default());
-    assert!(db.compact_range(None, None).is_err());
+    assert!(db.compact_range(None::<&[u8]>, None::<&[u8]>).is_err());
     f.clear();
     drop(db);
     let db = DB::open(&mem_opts(&mem), dir()).unwrap();
@@ -290,7 +295,7 @@ fn read_eio_is_an_error_not_wrong_data() {
     let mut m = Model::new();
     fill(&db, &mut m, 0, 300, &WriteOptions::default());
     db.flush().unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     f.inject(FaultKind::ReadEio, Some(".sst"));
     let r: Result<Vec<_>, _> = db.iterator(IteratorMode::Start).collect();
     assert!(r.is_err());
@@ -364,7 +369,7 @@ fn power_loss_random_points_keep_synced_writes_and_a_prefix() {
                         last_synced = states.len() - 1;
                     }
                     1 => {
-                        db.compact_range(None, None).unwrap();
+                        db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
                         last_synced = states.len() - 1;
                     }
                     _ => {}
@@ -411,7 +416,7 @@ fn enospc_in_automatic_compaction_is_soft_and_clears_itself() {
     }
     assert!(f.injected() > 0);
     let e = db
-        .wait_for_compact()
+        .wait_for_compact(&Default::default())
         .expect_err("wait_for_compact reports the soft error");
     assert!(e.is_no_space(), "{e:?}");
     // writes and flushes go on
@@ -430,7 +435,7 @@ fn enospc_in_automatic_compaction_is_soft_and_clears_itself() {
         );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert!(db.property_int_value("rocksdb.num-files-at-level0").unwrap().unwrap() < l0);
     assert!(dump(&db) == m);
     drop(db);
@@ -462,7 +467,10 @@ fn eio_in_automatic_compaction_stops_writes_until_resume() {
     assert!(matches!(err, Error::Background(_)), "{err:?}");
     assert!(f.injected() > 0);
     assert!(matches!(db.put(b"x", b"y"), Err(Error::Background(_))));
-    assert!(matches!(db.wait_for_compact(), Err(Error::Background(_))));
+    assert!(matches!(
+        db.wait_for_compact(&Default::default()),
+        Err(Error::Background(_))
+    ));
     assert!(dump(&db) == m, "reads go on");
     // clearing the fault is not enough: the error stays until resume()
     f.clear();
@@ -470,7 +478,7 @@ fn eio_in_automatic_compaction_stops_writes_until_resume() {
     assert!(matches!(db.put(b"x", b"y"), Err(Error::Background(_))));
     db.resume().unwrap();
     fill(&db, &mut m, 200_000, 200_400, &WriteOptions::default());
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert!(dump(&db) == m);
     drop(db);
     let db = DB::open(&mem_opts(&mem), dir()).unwrap();

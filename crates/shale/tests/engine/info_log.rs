@@ -234,7 +234,7 @@ fn flushes_and_compactions_write_rocksdb_event_lines() {
         db.delete(format!("k{:04}", round)).unwrap();
         db.flush().unwrap();
     }
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     assert_eq!(db.property_int_value("shale.log-write-errors").unwrap(), Some(0));
     drop(db);
@@ -450,7 +450,7 @@ fn a_log_that_cannot_be_written_never_fails_the_db() {
         }
         db.flush().unwrap();
     }
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     assert_eq!(db.get(b"k007").unwrap().as_deref(), Some(&b"v2"[..]));
     let errors = db.property_int_value("shale.log-write-errors").unwrap().unwrap();
@@ -520,7 +520,7 @@ fn flush_files(db: &DB, next: &mut u32, files: usize, keys: u32) {
             *next += 1;
         }
         db.flush().unwrap();
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
     }
 }
 

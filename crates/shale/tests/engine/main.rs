@@ -15,6 +15,7 @@ mod batch_iterate;
 mod cache_priority;
 mod checkpoint;
 mod column_families;
+mod compact_options;
 mod compaction;
 mod compaction_filter;
 mod compaction_styles;

@@ -102,7 +102,7 @@ fn db_write_buffer_size_switches_memtables_early() {
         // switched once above 7/8 of the budget (plus the entry and arena block that crossed it)
         assert!(active <= budget / 8 * 7 + budget / 8 + 1024, "active memtable {active}");
     }
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     let files: u64 = (0..7)
         .map(|l| prop(&db, &format!("rocksdb.num-files-at-level{l}")))
         .sum();

@@ -32,7 +32,10 @@ fn memtables_grow_with_writes_and_flush_moves_them_to_tables_and_cache() {
     };
     let empty = measure();
     assert_eq!(empty.approximate_mem_table_readers_total(), 0, "no table yet");
-    assert_eq!(empty.approximate_cache_total(), 0, "nothing read yet");
+    // Nothing read yet: the cache holds only the entry of its stats collector, which the DB's
+    // family registered at open (as RocksDB's), charged its overhead.
+    let collector_only = empty.approximate_cache_total();
+    assert!(collector_only > 0 && collector_only < 1024, "{collector_only}");
 
     fill(|k, v| db.put(k, v).unwrap(), 2000);
     let written = measure();
@@ -71,7 +74,68 @@ fn memtables_grow_with_writes_and_flush_moves_them_to_tables_and_cache() {
         "the open table holds its index"
     );
     // A measurement is a snapshot: the earlier ones did not change.
-    assert_eq!(empty.approximate_cache_total(), 0);
+    assert_eq!(empty.approximate_cache_total(), collector_only);
+}
+
+/// `rocksdb.block-cache-entry-stats`: the cache's entries by role. The collector is one
+/// entry per cache (pinned while a family uses the cache), however many DBs share it.
+#[test]
+fn block_cache_entry_stats_count_the_entries_by_role() {
+    let d1 = tempfile::tempdir().unwrap();
+    let d2 = tempfile::tempdir().unwrap();
+    let cache = Cache::new_lru_cache(8 << 20);
+    let db1 = DB::open(&opts_with(&cache), d1.path()).unwrap();
+    let stats = |db: &DB| db.property_value("rocksdb.block-cache-entry-stats").unwrap().unwrap();
+    let s = stats(&db1);
+    assert!(s.starts_with("Block cache "), "{s}");
+    assert!(s.contains(" capacity: 8.00 MB "), "{s}");
+    assert!(s.contains("Misc(1,0.00 KB,0%)"), "{s}");
+    assert!(!s.contains("DataBlock"), "nothing read yet: {s}");
+    let pinned_with_a_db = cache.get_pinned_usage();
+    assert!(
+        pinned_with_a_db > 0,
+        "the collector's entry is held while the DB is open"
+    );
+
+    fill(|k, v| db1.put(k, v).unwrap(), 2000);
+    db1.flush().unwrap();
+    for i in (0..2000).step_by(50) {
+        assert!(db1.get(format!("key{i:06}")).unwrap().is_some());
+    }
+    let db2 = DB::open(&opts_with(&cache), d2.path()).unwrap();
+    let s = stats(&db2);
+    assert!(s.contains("Misc(1,"), "one collector per cache: {s}");
+    let data = s
+        .split(" DataBlock(")
+        .nth(1)
+        .and_then(|r| r.split(',').next())
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap_or_else(|| panic!("no data blocks counted: {s}"));
+    assert!(data >= 2, "{s}");
+    assert!(s.contains(" collections: 2 "), "each call is a collection: {s}");
+    // Another table format reads through no block cache: no stats.
+    let d3 = tempfile::tempdir().unwrap();
+    let mut plain = Options::default();
+    plain.create_if_missing(true);
+    plain.set_plain_table_factory(&shale::PlainTableFactoryOptions {
+        user_key_len: 0,
+        bloom_bits_per_key: 10,
+        hash_table_ratio: 0.75,
+        index_sparseness: 16,
+        huge_page_tlb_size: 0,
+        encoding_type: shale::KeyEncodingType::Plain,
+        full_scan_mode: false,
+        store_index_in_file: false,
+    });
+    plain.set_allow_mmap_reads(true);
+    let db3 = DB::open(&plain, d3.path()).unwrap();
+    assert_eq!(db3.property_value("rocksdb.block-cache-entry-stats").unwrap(), None);
+    drop((db1, db2, db3));
+    assert_eq!(
+        cache.get_pinned_usage(),
+        0,
+        "the collector is released with the last DB"
+    );
 }
 
 #[test]

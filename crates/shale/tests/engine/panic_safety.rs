@@ -175,7 +175,7 @@ fn a_comparator_panic_while_picking_a_compaction_is_a_background_error() {
     db.set_options(&[("disable_auto_compactions", "false")]).unwrap();
     let (tx, rx) = mpsc::channel();
     let d = db.clone();
-    let waiter = std::thread::spawn(move || tx.send(d.wait_for_compact()).unwrap());
+    let waiter = std::thread::spawn(move || tx.send(d.wait_for_compact(&Default::default())).unwrap());
     let e = rx
         .recv_timeout(Duration::from_secs(60))
         .expect("wait_for_compact hung after a panic in the background")
@@ -229,7 +229,7 @@ fn a_comparator_panic_in_a_manual_compaction_leaves_its_files_compactable() {
         db.resume().unwrap();
         // The L0 files are at the trigger: an automatic compaction must take them.
         db.set_options(&[("disable_auto_compactions", "false")]).unwrap();
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
         assert_eq!(level_files(&db)[0], 0, "panic at comparison {n}: L0 left uncompacted");
         db.set_options(&[("disable_auto_compactions", "true")]).unwrap();
         assert_eq!(db.get(key(7)).unwrap(), Some(val(n * 1000 + 7)));

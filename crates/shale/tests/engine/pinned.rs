@@ -89,7 +89,7 @@ fn pinned_equals_get_in_every_source_of_a_block_based_db() {
         db.put(key(i), val(i, 0)).unwrap();
     }
     db.flush().unwrap();
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     assert_eq!(prop(&db, "rocksdb.num-files-at-level0"), 0);
     let old = db.snapshot();
     // L0: overwrites, deletions, merge operands and a range tombstone over older data.
@@ -210,7 +210,7 @@ fn check_format(o: &Options) {
         db.put(key(i), val(i, 0)).unwrap();
     }
     db.flush().unwrap();
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     let snap = db.snapshot();
     for i in (0..n).step_by(2) {
         db.put(key(i), val(i, 1)).unwrap();
@@ -279,8 +279,8 @@ fn survives(o: Options, dir: &Path) {
         db.put(key(i), val(i, 1)).unwrap();
     }
     db.flush().unwrap();
-    db.compact_range(None, None).unwrap();
-    db.wait_for_compact().unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     let after = sst_files(&*fs, dir);
     assert!(
         !after.contains(&before[0]),

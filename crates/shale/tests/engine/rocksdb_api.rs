@@ -257,7 +257,7 @@ fn write_buffer_size_decides_when_memtables_flush() {
         for i in 0..2000u32 {
             db.put(format!("key{i:06}"), [b'v'; 200]).unwrap();
         }
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
         db.property_int_value("rocksdb.num-files-at-level0").unwrap().unwrap()
     };
     assert_eq!(count_l0(64 << 20), 0);
@@ -312,8 +312,9 @@ fn a_shared_block_cache_is_one_cache() {
 
     // without sharing, each DB has its own cache
     let (a, b) = two_dbs_reading(None);
-    assert!(usage(&a) > 0);
-    assert_eq!(usage(&b), 0);
+    assert!(usage(&a) > 1024);
+    // b read nothing: its cache holds only the entry of its stats collector
+    assert!(usage(&b) > 0 && usage(&b) < 1024, "{}", usage(&b));
 }
 
 #[test]
@@ -612,7 +613,7 @@ fn associative_merge_closure_merges_through_flush_and_compaction() {
     db.merge(b"j", b"y").unwrap();
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"base+1+2"[..]));
     db.flush().unwrap();
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"base+1+2"[..]));
     assert_eq!(db.get(b"j").unwrap().as_deref(), Some(&b"x+y"[..]));
     drop(db);
@@ -657,10 +658,15 @@ fn error_kinds() {
         ErrorKind::InvalidArgument
     );
     let db = DB::open_default(tmp.path().join("db")).unwrap();
-    assert_eq!(
-        DB::open_default(tmp.path().join("db")).unwrap_err().kind(),
-        ErrorKind::Busy
-    );
+    // A DB open in this process: RocksDB's IOError naming the LOCK file, for open and destroy.
+    for e in [
+        DB::open_default(tmp.path().join("db")).unwrap_err(),
+        DB::destroy(&Options::default(), tmp.path().join("db")).unwrap_err(),
+    ] {
+        assert_eq!(e.kind(), ErrorKind::IOError);
+        let m = e.into_string();
+        assert!(m.starts_with("IO error: ") && m.contains("/db/LOCK:"), "{m}");
+    }
     drop(db);
     let mut o = Options::default();
     o.create_if_missing(true);

@@ -53,7 +53,7 @@ fn a_smaller_write_buffer_makes_later_flushes() {
     for i in 0..1000u32 {
         db.put(format!("k{i:05}"), &v).unwrap();
     }
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert!(
         l0(&db) >= 4,
         "only {} L0 files after 1 MB with a 64 KiB buffer",
@@ -73,10 +73,10 @@ fn enabling_auto_compactions_compacts() {
         db.put(format!("k{i}"), "v").unwrap();
         db.flush().unwrap();
     }
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert_eq!(l0(&db), 4);
     db.set_options(&[("disable_auto_compactions", "false")]).unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert_eq!(l0(&db), 0);
     assert_eq!(db.get("k3").unwrap(), Some(b"v".to_vec()));
 }
@@ -181,8 +181,25 @@ fn paused_background_work_runs_no_compaction_until_continued() {
     assert!(e.to_string().contains("paused"), "{e}");
     let e = db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap_err();
     assert!(e.to_string().contains("paused"), "{e}");
-    assert!(db.wait_for_compact().is_err());
-    db.continue_background_work().unwrap();
+    // Waiting while paused: an error at once with abort_on_pause, else until the timeout.
+    let mut abort = shale::WaitForCompactOptions::default();
+    abort.set_abort_on_pause(true);
+    let e = db.wait_for_compact(&abort).unwrap_err();
+    assert_eq!(e.kind(), shale::ErrorKind::Incomplete, "{e}");
+    let mut patient = shale::WaitForCompactOptions::default();
+    patient.set_timeout(100_000);
+    let t = std::time::Instant::now();
+    let e = db.wait_for_compact(&patient).unwrap_err();
+    assert_eq!(e.kind(), shale::ErrorKind::TimedOut, "{e}");
+    assert!(t.elapsed() >= std::time::Duration::from_millis(100));
+    // Without a timeout the wait outlasts the pause.
+    std::thread::scope(|s| {
+        let waiter = s.spawn(|| db.wait_for_compact(&Default::default()));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(!waiter.is_finished(), "the wait ended while paused");
+        db.continue_background_work().unwrap();
+        waiter.join().unwrap().unwrap();
+    });
     db.flush().unwrap();
     db.put("b", "1").unwrap();
     db.pause_background_work().unwrap();
@@ -192,8 +209,10 @@ fn paused_background_work_runs_no_compaction_until_continued() {
     db.continue_background_work().unwrap();
     let e = db.continue_background_work().unwrap_err();
     assert!(e.is_invalid_argument(), "{e}");
-    db.flush().unwrap();
-    db.wait_for_compact().unwrap();
+    // `flush` flushes before waiting: "b" reaches a table, and its L0 file meets the trigger.
+    let mut flush = shale::WaitForCompactOptions::default();
+    flush.set_flush(true);
+    db.wait_for_compact(&flush).unwrap();
     // Two L0 files met the trigger once work continued.
     assert_eq!(l0(&db), 0);
     assert_eq!(db.get("a").unwrap(), Some(b"1".to_vec()));
@@ -211,7 +230,7 @@ fn cancel_all_background_work_stops_flushes_and_the_wal_keeps_writes() {
         db.put(format!("k{i}"), "v").unwrap();
         db.flush().unwrap();
     }
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert_eq!(db.get("k2").unwrap(), Some(b"v".to_vec()));
     db.cancel_all_background_work(true);
     db.put("late", "v").unwrap();

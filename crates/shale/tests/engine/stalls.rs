@@ -121,7 +121,7 @@ fn one_stop_run(name: &str, opts: Options) -> u64 {
     for h in hs {
         all.extend(h.join().unwrap());
     }
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert!(dump(&db) == all, "{name}");
     let s = stats(&db);
     let stopped = s.split(name).nth(1).and_then(|r| r.split("stopped ").nth(1)).unwrap();
@@ -177,7 +177,7 @@ fn min_write_buffer_number_to_merge_merges_memtables_into_one_flush() {
     // Two immutable memtables are not enough to flush.
     let mut keys = fill_memtables(&db, 2);
     assert_eq!(prop_u64(&db, "rocksdb.num-immutable-mem-table"), 2);
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert_eq!(
         prop_u64(&db, "rocksdb.num-files-at-level0"),
         0,
@@ -186,7 +186,7 @@ fn min_write_buffer_number_to_merge_merges_memtables_into_one_flush() {
     assert_eq!(prop_u64(&db, "rocksdb.num-immutable-mem-table"), 2);
     // The third one triggers one flush of all three, into one file.
     keys.extend(fill_memtables(&db, 3));
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert_eq!(prop_u64(&db, "rocksdb.num-files-at-level0"), 1);
     assert_eq!(prop_u64(&db, "rocksdb.num-immutable-mem-table"), 0);
     for k in &keys {
@@ -212,7 +212,7 @@ fn min_write_buffer_number_to_merge_merges_memtables_into_one_flush() {
         db.put(format!("key{i:08}"), vec![b'v'; 1024]).unwrap();
         if prop_u64(&db, "rocksdb.num-immutable-mem-table") > 0 {
             switches += 1;
-            db.wait_for_compact().unwrap();
+            db.wait_for_compact(&Default::default()).unwrap();
             assert_eq!(prop_u64(&db, "rocksdb.num-immutable-mem-table"), 0);
         }
     }

@@ -218,7 +218,7 @@ fn compaction_counts_bytes_and_dropped_keys() {
     }
     db.flush().unwrap();
     assert_eq!(t(&o, Ticker::CompactReadBytes), 0);
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     assert!(t(&o, Ticker::CompactReadBytes) > 0);
     assert!(t(&o, Ticker::CompactWriteBytes) > 0);
     // 100 older versions hidden by newer ones, 10 of them by the deletions (the deletions

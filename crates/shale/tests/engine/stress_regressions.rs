@@ -131,7 +131,7 @@ fn db_with_a_deep_key(fs: &MemFs, key: &[u8], value: &[u8]) -> Options {
     let db = DB::open(&o, "/db").unwrap();
     db.put(key, value).unwrap();
     db.flush().unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     o
 }
 
@@ -161,7 +161,7 @@ fn zeroed_key_under_kept_range_tombstone() {
     drop(db);
     // ... compacted into L1, where `a` is deeper and nothing deeper is under `m`.
     let db = DB::open(&o, "/db").unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert_eq!(db.get(b"a").unwrap(), None);
     assert_eq!(db.get(b"m").unwrap().as_deref(), Some(&b"new"[..]));
     drop(db);
@@ -285,7 +285,7 @@ fn single_delete_under_a_second_put_still_deletes_the_first_put() {
     db.put(b"k", b"second").unwrap();
     db.flush().unwrap();
     // L0 -> L1 meets the second Put above the first SingleDelete.
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert_eq!(l0_l1_total(&db), (0, 1, 2));
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"second"[..]));
     // The second SingleDelete cancels the second Put in the next L0 -> L1 compaction.
@@ -293,7 +293,7 @@ fn single_delete_under_a_second_put_still_deletes_the_first_put() {
     db.flush().unwrap();
     db.put(b"other", b"x").unwrap();
     db.flush().unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert_eq!(l0_l1_total(&db), (0, 1, 2));
     assert_eq!(db.get(b"k").unwrap(), None);
     drop(db);

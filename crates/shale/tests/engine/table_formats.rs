@@ -158,7 +158,7 @@ fn exercise(fs: &MemFs, o: &Options, key: fn(u32) -> Vec<u8>, format: &str) {
     }
     drop(db);
     let db = DB::open(o, dir()).unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert_model(&db, &m, &format!("{format}: reopened"));
     assert!(
         table_formats(fs).iter().all(|f| *f == format),
@@ -193,14 +193,14 @@ fn exercise(fs: &MemFs, o: &Options, key: fn(u32) -> Vec<u8>, format: &str) {
     check_snap(&db, "before flush");
     if format != "cuckoo" {
         db.flush().unwrap();
-        db.compact_range(None, None).unwrap();
+        db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
         check_snap(&db, "after flush and compaction");
     }
     // (the snapshot lives as long as any ReadOptions holding it)
     drop(ro);
     drop(snap);
     assert_eq!(db.property_int_value("rocksdb.num-snapshots").unwrap(), Some(0));
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     assert_model(&db, &m, &format!("{format}: compacted"));
     assert_eq!(level_files(&db, 0), 0, "{format}: compact_range empties L0");
 
@@ -212,7 +212,7 @@ fn exercise(fs: &MemFs, o: &Options, key: fn(u32) -> Vec<u8>, format: &str) {
         }
         db.flush().unwrap();
     }
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert!(
         level_files(&db, 0) < 2,
         "{format}: automatic compactions ran (L0 has {})",
@@ -327,7 +327,7 @@ fn plain_table_holds_merge_operands() {
     assert_eq!(db.get(fixed_key(1)).unwrap().as_deref(), Some(&b"a,b"[..]));
     drop(db);
     let db = DB::open(&o, dir()).unwrap();
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     assert_eq!(db.get(fixed_key(1)).unwrap().as_deref(), Some(&b"a,b"[..]));
     assert_eq!(db.get(fixed_key(2)).unwrap().as_deref(), Some(&b"c"[..]));
     assert!(table_formats(&fs).iter().all(|f| *f == "plain"));
@@ -395,7 +395,7 @@ fn failed_cuckoo_flush_loses_nothing() {
     o.create_if_missing(false);
     let db = DB::open(&o, dir()).unwrap();
     assert_model(&db, &m, "reopened block-based");
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     assert_model(&db, &m, "compacted into block-based");
     drop(db);
     // (a read-write open removes every table file no version references)
@@ -451,7 +451,7 @@ fn one_db_mixes_all_three_formats() {
             db.put(&k, value(7, 5000)).unwrap();
             m.insert(k, value(7, 5000));
         }
-        db.compact_range(None, None).unwrap();
+        db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
         assert_model(&db, &m, &format!("compacted with {name}"));
         drop(db);
         drop(DB::open(o, dir()).unwrap());
@@ -494,7 +494,7 @@ fn posix_with_mmap_reads() {
         assert_model(&db, &m, name);
         drop(db);
         let db = DB::open(&o, tmp.path()).unwrap();
-        db.compact_range(None, None).unwrap();
+        db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
         assert_model(&db, &m, &format!("{name}: reopened and compacted"));
         assert!(std::fs::read_dir(tmp.path()).unwrap().any(|e| e
             .unwrap()

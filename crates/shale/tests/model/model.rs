@@ -85,7 +85,7 @@ fn run_model(seeds: std::ops::RangeInclusive<u64>, rep: MemtableFactory, style: 
             random_write(&db, &mut m, &mut rng, &wo);
             match rng.below(100) {
                 0 => db.flush().unwrap(),
-                1 => db.compact_range(None, None).unwrap(),
+                1 => db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap(),
                 2 if snaps.len() < 4 => snaps.push((db.snapshot(), m.clone())),
                 3 if !snaps.is_empty() => {
                     snaps.remove(0);
@@ -106,7 +106,7 @@ fn run_model(seeds: std::ops::RangeInclusive<u64>, rep: MemtableFactory, style: 
                 }
             }
         }
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
         check_full(&db, &m, &mut rng, &ReadOptions::default());
         drop(snaps);
         drop(db);

@@ -378,7 +378,7 @@ fn run_model(seed: u64, steps: usize) {
             }
         }
     }
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     check(&db, &ms, &mut rng, &ReadOptions::default(), &format!("seed {seed} end"));
     // The run flushed and compacted: tables exist beyond L0 in the level and universal families.
     for n in ["default", "uni"] {

@@ -179,7 +179,7 @@ fn run_model_rep(op: Op, seeds: std::ops::RangeInclusive<u64>, steps: usize, rep
             random_write(&db, &mut m, &mut sd, &mut rng, op);
             match rng.below(100) {
                 0 | 5 => db.flush().unwrap(),
-                1 => db.compact_range(None, None).unwrap(),
+                1 => db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap(),
                 2 if snaps.len() < 4 => snaps.push((db.snapshot(), m.clone())),
                 3 if !snaps.is_empty() => {
                     snaps.remove(0);
@@ -200,7 +200,7 @@ fn run_model_rep(op: Op, seeds: std::ops::RangeInclusive<u64>, steps: usize, rep
                 }
             }
         }
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
         check_full(&db, &m, &mut rng, &ReadOptions::default());
         for (s, sm) in &snaps {
             let mut ro = ReadOptions::default();
@@ -208,7 +208,7 @@ fn run_model_rep(op: Op, seeds: std::ops::RangeInclusive<u64>, steps: usize, rep
             check_full(&db, sm, &mut rng, &ro);
         }
         drop(snaps);
-        db.compact_range(None, None).unwrap();
+        db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
         check_full(&db, &m, &mut rng, &ReadOptions::default());
         drop(db);
         let db = DB::open(&opts, path).unwrap();

@@ -123,7 +123,7 @@ fn run(rep: MemtableFactory, seed: u64) {
         random_write(&db, &mut m, &mut rng);
         match rng.below(100) {
             0 | 1 => db.flush().unwrap(),
-            2 => db.compact_range(None, None).unwrap(),
+            2 => db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap(),
             3 => {
                 drop(db);
                 db = DB::open(&o, path).unwrap();
@@ -134,9 +134,9 @@ fn run(rep: MemtableFactory, seed: u64) {
             check(&db, &m, &mut rng);
         }
     }
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     check(&db, &m, &mut rng);
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     check(&db, &m, &mut rng);
     drop(db);
     let db = DB::open(&o, path).unwrap();

@@ -21,7 +21,7 @@ use crate::table::block_based::filter::FilterReader;
 use crate::table::block_based::format::{decompress_block, trailer_checksum, Footer, BLOCK_TRAILER_LEN};
 use crate::table::block_based::format::{EXTERNAL_SST_GLOBAL_SEQNO, EXTERNAL_SST_VERSION, INDEX_NAME, RANGE_DEL_NAME};
 use crate::table::block_based::prefix_filter::FilterUse;
-use crate::table::cache::{BlockCache, CacheKey, CacheValue, Priority};
+use crate::table::cache::{BlockCache, CacheKey, CacheValue, Priority, Role};
 use crate::table::format::{BlockHandle, ChecksumType, FOOTER_LEN, PROPERTIES_NAME};
 use crate::table::pinnable::{Home, Val};
 use crate::table::properties::TableProperties;
@@ -193,6 +193,19 @@ pub(crate) enum Kind {
     Data,
     Index,
     Filter,
+}
+
+impl Kind {
+    /// The cache entry role of value `v` read as this kind: a filter block of a partitioned
+    /// filter's top level is its metadata block.
+    pub(crate) fn role(self, v: &CacheValue) -> Role {
+        match (self, v) {
+            (Kind::Data, _) => Role::DataBlock,
+            (Kind::Index, _) => Role::IndexBlock,
+            (Kind::Filter, CacheValue::Filter(_)) => Role::FilterBlock,
+            (Kind::Filter, _) => Role::FilterMetaBlock,
+        }
+    }
 }
 
 impl Drop for Table {
@@ -626,6 +639,7 @@ impl Table {
             f.memory(),
             false,
             self.meta_priority,
+            Role::FilterBlock,
         ) {
             self.cache_add(Kind::Filter, f.memory());
         } else {

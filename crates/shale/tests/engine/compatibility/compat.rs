@@ -75,7 +75,7 @@ fn write_shale_db(dir: &Path, checksum: ChecksumType, compression: DBCompression
             db.flush().unwrap();
         }
     }
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     for i in 0..300u32 {
         let k = format!("late{i:04}").into_bytes();
         db.put(&k, b"in-wal-and-l0").unwrap();
@@ -199,7 +199,7 @@ fn shale_reads_db_bench_databases() {
             let db = DB::open(&o, dir.path()).unwrap();
             assert_eq!(shale_dump(&db), expect, "fv{fv} ck{ck} {comp} (read-write)");
             db.put(b"added-by-shale", b"1").unwrap();
-            db.compact_range(None, None).unwrap();
+            db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
             drop(db);
             let mut after = expect.clone();
             after.insert(b"added-by-shale".to_vec(), b"1".to_vec());
@@ -266,7 +266,7 @@ fn rocksdb_reads_shale_range_deletions_and_single_deletes() {
         db.put(k(i), b"again").unwrap();
     }
     db.delete_range(k(1000), k(1500)).unwrap();
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     db.delete_range(k(2000), k(2100)).unwrap();
     db.flush().unwrap();
     db.delete_range(k(2500), k(2600)).unwrap(); // only in the WAL
@@ -315,7 +315,7 @@ db.close()
     assert_eq!(db.get(b"k00150").unwrap(), None);
     drop(db);
     let db = DB::open(&Options::default(), dir.path()).unwrap();
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     assert_eq!(shale_dump(&db), expect, "after Shale's compaction");
     drop(db);
     // (ldb 7.8 refuses rocksdict's OPTIONS file, so rocksdict checks Shale's output)
@@ -355,7 +355,7 @@ fn shale_reads_db_bench_merge_operands() {
     }
     drop(db);
     let db = DB::open(&o, dir.path()).unwrap();
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     assert_eq!(shale_dump(&db), expect, "after Shale's compaction");
     drop(db);
     for f in sst_files(dir.path()) {
@@ -484,7 +484,7 @@ fn rocksdb_reads_shale_uint64_comparator_database() {
     for i in 0..N {
         db.put(i.to_be_bytes(), format!("value-{i}")).unwrap();
     }
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     for i in (0..N).step_by(7) {
         db.put(i.to_be_bytes(), format!("again-{i}")).unwrap(); // some only in the WAL
     }
@@ -551,7 +551,7 @@ fn l0_compaction_keeps_a_single_delete_under_a_newer_put_as_rocksdb() {
         let db = DB::open(&o, dir.path()).unwrap();
         db.put(b"k", b"first").unwrap();
         db.flush().unwrap();
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
     }
     // Two L0 files whose key ranges overlap (so RocksDB merges them rather than moving them).
     o.set_max_bytes_for_level_base(1 << 30);
@@ -585,7 +585,7 @@ fn l0_compaction_keeps_a_single_delete_under_a_newer_put_as_rocksdb() {
     o.set_disable_auto_compactions(false);
     {
         let db = DB::open(&o, sh.path()).unwrap();
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
         assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"second"[..]));
     }
     let (by_rocksdb, rd_files) = entries_of(&t.sst_dump, rd.path(), b"k");

@@ -70,7 +70,7 @@ fn shale_reads_rocksdb_11_databases_of_every_format() {
         // read-write: WAL replayed and flushed, then compacted into Shale's own tables
         let db = DB::open(&Options::default(), dir.path()).unwrap();
         assert_eq!(shale_dump(&db), m, "{name} read-write");
-        db.compact_range(None, None).unwrap();
+        db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
         assert_eq!(shale_dump(&db), m, "{name} after compaction");
         drop(db);
         let db = DB::open(&Options::default(), dir.path()).unwrap();

@@ -163,7 +163,7 @@ fn check_db_bench_db(ldb: &Path, dir: &Path, o: &Options, what: &str) {
     let v = vec![b'z'; expect[&first].len()];
     db.put(&first, &v).unwrap();
     expect.insert(first, v);
-    db.compact_range(None, None).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     assert_same(&shale_dump(&db), &expect, &format!("{what}: after compaction"));
     drop(db);
     assert_same(
@@ -238,7 +238,7 @@ fn write_shale_db(dir: &Path, o: &Options, deletes: bool) -> Kv {
         }
         db.flush().unwrap();
         if round == 1 {
-            db.compact_range(None, None).unwrap();
+            db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
         }
     }
     drop(db);

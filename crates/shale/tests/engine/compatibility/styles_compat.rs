@@ -128,7 +128,7 @@ fn shale_universal_and_fifo_dbs_open_in_rocksdb_with_their_style() {
             }
             db.flush().unwrap();
         }
-        db.wait_for_compact().unwrap();
+        db.wait_for_compact(&Default::default()).unwrap();
         drop(db);
         let scan = ldb_scan(&ldb, &path);
         assert_eq!(scan.len(), 200);
@@ -215,7 +215,7 @@ fn marks_made_by_one_side_are_compacted_by_the_other() {
     drop(db);
     o.set_disable_auto_compactions(false);
     let db = DB::open(&o, &path).unwrap();
-    db.wait_for_compact().unwrap();
+    db.wait_for_compact(&Default::default()).unwrap();
     assert_eq!(l0_files(&db), 0);
     assert_eq!(db.get(key(499)).unwrap(), Some(b"v499".to_vec()));
     assert_eq!(db.get(key(500)).unwrap(), None);

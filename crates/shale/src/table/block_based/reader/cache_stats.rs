@@ -11,7 +11,8 @@ impl Table {
     /// Insert an index or filter block into the cache (pinned if asked). False if it did not fit.
     pub(super) fn cache_put(&mut self, key: CacheKey, v: CacheValue, charge: usize, pin: bool, kind: Kind) -> bool {
         let Some(c) = &self.cache else { return false };
-        let ok = c.insert_value(key, v, charge, pin, self.meta_priority);
+        let role = kind.role(&v);
+        let ok = c.insert_value(key, v, charge, pin, self.meta_priority, role);
         if ok {
             self.cache_add(kind, charge);
         } else {

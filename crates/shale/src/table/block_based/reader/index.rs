@@ -58,7 +58,9 @@ impl Table {
         }
         let b = Arc::new(self.read_parsed_block(h, self.verify_meta)?);
         if let Some(c) = self.cache.as_ref().filter(|_| fill_cache) {
-            let kept = c.insert_value(key, CacheValue::Block(b.clone()), b.memory(), false, self.meta_priority);
+            let v = CacheValue::Block(b.clone());
+            let role = kind.role(&v);
+            let kept = c.insert_value(key, v, b.memory(), false, self.meta_priority, role);
             self.cache_added(kept, kind, b.memory());
         }
         Ok(b)
