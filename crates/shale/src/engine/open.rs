@@ -333,6 +333,12 @@ pub(crate) fn wals_to_replay(
 ) -> Result<Vec<u64>> {
     let min_log = if opts.allow_2pc {
         vs.min_log_number_to_keep
+    } else if vs.min_log_number_to_keep > 0 {
+        // A TransactionDB kept WALs below the families' log numbers for prepared sections;
+        // one may hold the data of a transaction committed after a recovery and not flushed
+        // yet. Read them too: their prepared sections make this open NotSupported (open it as
+        // a TransactionDB), where skipping them would lose that commit.
+        vs.min_log_number(&|_| None).min(vs.min_log_number_to_keep)
     } else {
         vs.min_log_number(&|_| None)
     };

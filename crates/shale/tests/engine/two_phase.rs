@@ -987,3 +987,42 @@ fn without_skip_prepare_commit_needs_prepare() {
     t.put(b"k2", b"v").unwrap();
     t.commit().unwrap();
 }
+
+/// Found while adding entities to transactions: a prepared transaction recovered by a
+/// TransactionDB and committed there, then the DB closed and opened as a plain DB. The commit's
+/// data lived only in the prepared section of a WAL below the families' log numbers (kept for
+/// it); the plain open skipped that WAL and opened without the committed key. It must refuse,
+/// as a WAL with prepared sections is refused, rather than lose an acknowledged commit.
+#[test]
+fn a_plain_open_does_not_lose_a_recovered_commit_kept_in_a_prepared_wal() {
+    let fs = MemFs::new();
+    let dir = common::dir();
+    let o = mem_opts(&fs);
+    let db = open(&o, dir);
+    let t = named(&db, "t");
+    t.put(b"pp", b"plain").unwrap();
+    t.prepare().unwrap();
+    std::mem::forget(t);
+    crash(db, &fs);
+    {
+        let db = open(&o, dir);
+        let ts = db.prepared_transactions();
+        assert_eq!(ts.len(), 1);
+        ts[0].commit().unwrap();
+        assert_eq!(get(&db, "pp").as_deref(), Some("plain"));
+    }
+    match DB::open(&o, dir) {
+        Ok(db) => assert_eq!(
+            db.get(b"pp").unwrap().as_deref(),
+            Some(&b"plain"[..]),
+            "the commit was lost"
+        ),
+        Err(e) => {
+            assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+            assert!(e.to_string().contains("TransactionDB"), "{e}");
+        }
+    }
+    // Whatever the plain open did, the TransactionDB still has the commit.
+    let db = open(&o, dir);
+    assert_eq!(get(&db, "pp").as_deref(), Some("plain"));
+}
