@@ -582,7 +582,7 @@ class Rdict:
     def flush(self, wait: Union[bool, FlushOptions] = True) -> None: ...
     def live_files(self) -> List[Dict[str, Any]]:
         """Every live table file: name, size, level, start_key, end_key, column_family_name,
-        smallest_seqno, largest_seqno."""
+        smallest_seqno, largest_seqno, num_entries, num_deletions."""
     def set_options(self, options: Dict[str, Any]) -> None:
         """Change mutable options by RocksDB's names while the database is open."""
     def cancel_all_background(self, wait: bool = True) -> None: ...

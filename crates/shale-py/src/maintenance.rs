@@ -139,6 +139,8 @@ impl Rdict {
             d.set_item("column_family_name", f.column_family_name)?;
             d.set_item("smallest_seqno", f.smallest_seqno)?;
             d.set_item("largest_seqno", f.largest_seqno)?;
+            d.set_item("num_entries", f.num_entries)?;
+            d.set_item("num_deletions", f.num_deletions)?;
             out.append(d)?;
         }
         Ok(out)

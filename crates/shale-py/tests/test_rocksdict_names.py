@@ -504,15 +504,17 @@ def test_live_files_match_rocksdbs_listing(db_path, rocksdict):
     db[7] = "x"
     db.flush()
     db[b"zz"] = 2.5
+    del db["apple"]
     db.flush()
     ours = db.live_files()
     assert {f["column_family_name"] for f in ours} == {"default"}
     assert all(f["smallest_seqno"] <= f["largest_seqno"] for f in ours)
+    assert sorted((f["num_entries"], f["num_deletions"]) for f in ours) == [(2, 0), (2, 1)]
     db.close()
     r = rocksdict.Rdict(db_path)
     theirs = r.live_files()
     r.close()
-    fields = ("name", "size", "level", "start_key", "end_key")
+    fields = ("name", "size", "level", "start_key", "end_key", "num_entries", "num_deletions")
     assert sorted(tuple(f[k] for k in fields) for f in ours) == sorted(tuple(f[k] for k in fields) for f in theirs)
 
 
