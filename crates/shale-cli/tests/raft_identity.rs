@@ -124,3 +124,51 @@ fn the_log_has_a_line_per_election_membership_change_and_refused_request() {
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("--log_level"), "{err}");
 }
+
+/// A follower whose `--max_snapshot_bytes` is below the snapshot it needs never catches up; the
+/// follower logs each refusal, and the leader says so too (issue 35: the leader was silent).
+#[test]
+fn a_snapshot_refused_for_its_size_is_logged_on_both_sides() {
+    let mut c = Cluster::start(2, &["--snapshot_logs=20", "--keep_logs=0"]);
+    c.form();
+    let leader = c.leader(&[0, 1]);
+    let follower = 1 - leader;
+    for i in 0..100 {
+        let (s, b) = c.write(leader, &format!("k{i:03}"), &"v".repeat(100)).unwrap();
+        assert_eq!(s, 200, "{b}");
+    }
+    raft::wait_for("the leader to purge its log", 30, || {
+        let m = c.metrics(leader)?;
+        (m["purged"]["index"].as_u64()? >= 50).then_some(())
+    });
+    // The follower comes back empty, taking at most 1000 bytes of snapshot.
+    c.kill9(follower);
+    std::fs::remove_dir_all(&c.nodes[follower].dir).unwrap();
+    c.extra.push("--max_snapshot_bytes=1000".into());
+    c.spawn(follower);
+    let log = |i: usize| std::fs::read_to_string(c.log(i)).unwrap_or_default();
+    raft::wait_for("the leader's line", 60, || {
+        log(leader)
+            .lines()
+            .any(|x| x.contains("snapshot refused by the follower") && x.contains("snapshot over 1000 bytes"))
+            .then_some(())
+    });
+    raft::wait_for("the follower's line", 30, || {
+        log(follower)
+            .lines()
+            .any(|x| x.contains("request refused") && x.contains("snapshot over 1000 bytes"))
+            .then_some(())
+    });
+    // Rate-limited: openraft resends after every backoff, the leader logs it once per 30 s.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let lines = log(leader)
+        .lines()
+        .filter(|x| x.contains("snapshot refused by the follower"))
+        .count();
+    assert!(lines <= 2, "{lines} lines in 3 s");
+    assert_eq!(
+        c.read(follower, "/read-local", "k000"),
+        None,
+        "the follower caught up after all"
+    );
+}

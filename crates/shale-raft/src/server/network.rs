@@ -71,6 +71,7 @@ impl RaftNetworkFactory<TypeConfig> for Network {
             target,
             client: HttpClient::new(&node.addr, self.shared.token.clone()),
             shared: self.shared.clone(),
+            refused_logged: None,
         }
     }
 }
@@ -79,6 +80,9 @@ pub struct Peer {
     target: NodeId,
     client: HttpClient,
     shared: Arc<Shared>,
+    /// The last refused snapshot logged (its id and reason) and when: openraft sends it again
+    /// after each backoff, and one line per refusal every 30 s is enough.
+    refused_logged: Option<(String, String, std::time::Instant)>,
 }
 
 /// What can go wrong on the wire: unreachable (back off) or an answer that is not a Raft
@@ -190,10 +194,25 @@ impl RaftNetwork<TypeConfig> for Peer {
                 done,
             };
             let body = encode_snapshot_request(&head, &chunk);
-            let bytes = self.call("/raft/snapshot", body, timeout).await.map_err(|e| match e {
-                WireError::Unreachable(m) => StreamingError::Unreachable(Unreachable::new(&std::io::Error::other(m))),
-                WireError::Refused(m) => StreamingError::Network(NetworkError::new(&std::io::Error::other(m))),
-            })?;
+            let bytes = match self.call("/raft/snapshot", body, timeout).await {
+                Ok(b) => b,
+                Err(WireError::Unreachable(m)) => {
+                    return Err(StreamingError::Unreachable(Unreachable::new(&std::io::Error::other(m))))
+                }
+                Err(WireError::Refused(m)) => {
+                    // The follower answered but would not take it (over its
+                    // --max_snapshot_bytes, a damaged chunk, another cluster): say so here too,
+                    // the leader's operator would otherwise see a follower that never catches up.
+                    let id = snapshot.meta.snapshot_id.to_string();
+                    let repeat = matches!(&self.refused_logged,
+                        Some((i, r, at)) if *i == id && *r == m && at.elapsed() < Duration::from_secs(30));
+                    if !repeat {
+                        tracing::warn!(target_node = self.target, bytes = total, offset, snapshot_id = %id, reason = %m, "snapshot refused by the follower");
+                        self.refused_logged = Some((id, m.clone(), std::time::Instant::now()));
+                    }
+                    return Err(StreamingError::Network(NetworkError::new(&std::io::Error::other(m))));
+                }
+            };
             if done {
                 tracing::info!(target_node = self.target, bytes = total, snapshot_id = %snapshot.meta.snapshot_id, "snapshot sent");
                 let r: Result<SnapshotResponse<NodeId>, Fatal<NodeId>> =
