@@ -164,6 +164,11 @@ impl Cluster {
         });
     }
 
+    /// The process id of node `i` while it runs.
+    pub fn pid(&self, i: usize) -> Option<u32> {
+        self.nodes[i].child.as_ref().map(|c| c.id())
+    }
+
     /// SIGKILL: no chance to flush or close anything.
     pub fn kill9(&mut self, i: usize) {
         if let Some(mut c) = self.nodes[i].child.take() {
