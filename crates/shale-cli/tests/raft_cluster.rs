@@ -331,6 +331,13 @@ fn a_write_is_answered_503_only_when_it_was_not_applied() {
     let (s, b) = c.write(leader, "q", "1").unwrap();
     assert_eq!(s, 504, "{b}");
     assert_eq!(json(&b)["may_be_applied"], true, "{b}");
+    // A linearizable read needs a quorum's acknowledgement too: refused (503), not left waiting
+    // (the client's own read timeout is 15 s).
+    let (s, b) = post(c.addr(leader), "/read", r#"{"key":"q"}"#).unwrap();
+    assert_eq!(s, 503, "{b}");
+    // The node's own replica still answers.
+    let (s, _) = post(c.addr(leader), "/read-local", r#"{"key":"q"}"#).unwrap();
+    assert_eq!(s, 200);
     // ... and it is applied once a quorum is back: "may be applied" was the truth.
     c.spawn(f1);
     wait_for("the proposed write to be applied", 60, || {
