@@ -356,3 +356,40 @@ fn concurrent_huge_bodies_keep_resident_memory_bounded() {
     let (s, b) = c.write(0, "k", "v").unwrap();
     assert_eq!(s, 200, "{b}");
 }
+
+/// A client that asks for answers and never reads them: with `--write_timeout_ms=1000` the node
+/// closes the connection once an answer made no progress for a second, instead of holding the
+/// connection (and its slot) for as long as the client likes. 60 pipelined `/read`s of a
+/// 900 KB value (54 MB of answers, far more than the sockets buffer) and 3 s without reading:
+/// then reading gets only the answers that fit before the cut. Without the timeout every answer
+/// arrives once the client reads.
+#[test]
+fn answers_a_client_never_reads_time_out() {
+    let c = Cluster::start(1, &["--write_timeout_ms=1000", "--header_timeout_ms=30000"]);
+    let (s, b) = post(c.addr(0), "/init", "").unwrap();
+    assert_eq!(s, 200, "{b}");
+    c.leader(&[0]);
+    let (s, b) = c.write(0, "big", &"v".repeat(900_000)).unwrap();
+    assert_eq!(s, 200, "{b}");
+    let a = c.addr(0).to_string();
+    let mut s = connect(&a);
+    let body = r#"{"key":"big"}"#;
+    let one = format!(
+        "POST /read HTTP/1.1\r\nHost: {a}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let asks = 60;
+    s.write_all(one.repeat(asks).as_bytes()).unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut out = Vec::new();
+    let r = s.read_to_end(&mut out);
+    let answers = String::from_utf8_lossy(&out).matches("HTTP/1.1 200").count();
+    assert!(
+        answers < asks,
+        "all {answers} answers arrived ({r:?}): the connection was not cut"
+    );
+    // The node goes on serving.
+    let (s, b) = c.write(0, "k", "v").unwrap();
+    assert_eq!(s, 200, "{b}");
+}

@@ -54,6 +54,8 @@ connections (a refusal below reads no body and changes nothing):
                           answer) must send the whole request head within N ms, else it is
                           closed: bounds slow headers and idle keep-alive connections (default 10000)
   --body_timeout_ms=N     the whole body within N ms of the head, else 408 (default 30000)
+  --write_timeout_ms=N    an answer the client reads nothing of for N ms: the connection is
+                          closed (default 30000)
   --max_connections=N     connections open at once, peers' reserve included; past it a
                           connection is answered 503 and closed (default 512; keep it well
                           below `ulimit -n`)
@@ -99,6 +101,7 @@ fn parse(args: &[String]) -> Result<ServeConfig, String> {
             "threads" => c.threads = num(name, v)?,
             "header_timeout_ms" => c.header_timeout_ms = num(name, v)?,
             "body_timeout_ms" => c.body_timeout_ms = num(name, v)?,
+            "write_timeout_ms" => c.write_timeout_ms = num(name, v)?,
             "max_connections" => c.max_connections = num(name, v)?,
             "peer_connections" => c.peer_connections = num(name, v)?,
             "max_body_memory" => c.max_body_memory = num(name, v)?,

@@ -6,6 +6,7 @@ mod http;
 mod load;
 mod membership;
 mod network;
+mod write_timeout;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -57,6 +58,9 @@ pub struct ServeConfig {
     pub header_timeout_ms: u64,
     /// A request's body must arrive in full within this time (else 408 and the connection closes).
     pub body_timeout_ms: u64,
+    /// Writing an answer must make progress within this time: a client that reads nothing of
+    /// it for that long has its connection closed (and its slot freed).
+    pub write_timeout_ms: u64,
     /// Connections open at once; beyond it a connection is answered 503 and closed at once.
     pub max_connections: usize,
     /// Of `max_connections`, how many are kept for Raft peers: a connection that takes one of
@@ -84,6 +88,7 @@ impl ServeConfig {
             threads: 2,
             header_timeout_ms: 10_000,
             body_timeout_ms: 30_000,
+            write_timeout_ms: 30_000,
             max_connections: 512,
             peer_connections: 16,
             max_body_memory: 256 << 20,
@@ -167,8 +172,8 @@ pub fn check_config(cfg: &ServeConfig) -> Result<(), String> {
     if cfg.id == 0 {
         return Err("--id must be a positive integer".into());
     }
-    if cfg.header_timeout_ms == 0 || cfg.body_timeout_ms == 0 {
-        return Err("--header_timeout_ms and --body_timeout_ms must be positive".into());
+    if cfg.header_timeout_ms == 0 || cfg.body_timeout_ms == 0 || cfg.write_timeout_ms == 0 {
+        return Err("--header_timeout_ms, --body_timeout_ms and --write_timeout_ms must be positive".into());
     }
     if cfg.peer_connections == 0 || cfg.max_connections <= cfg.peer_connections {
         return Err(format!(
@@ -310,6 +315,7 @@ async fn run(cfg: ServeConfig) -> Result<(), String> {
     let clients = Arc::new(Semaphore::new(cfg.max_connections - cfg.peer_connections));
     let peers = Arc::new(Semaphore::new(cfg.peer_connections));
     let header_timeout = Duration::from_millis(cfg.header_timeout_ms);
+    let write_timeout = Duration::from_millis(cfg.write_timeout_ms);
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(x) => x,
@@ -346,7 +352,10 @@ async fn run(cfg: ServeConfig) -> Result<(), String> {
             let _ = http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_timeout)
-                .serve_connection(TokioIo::new(stream), svc)
+                .serve_connection(
+                    TokioIo::new(write_timeout::WriteTimeout::new(stream, write_timeout)),
+                    svc,
+                )
                 .await;
             drop(permit);
         });
