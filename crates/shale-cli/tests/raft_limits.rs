@@ -393,3 +393,38 @@ fn answers_a_client_never_reads_time_out() {
     let (s, b) = c.write(0, "k", "v").unwrap();
     assert_eq!(s, 200, "{b}");
 }
+
+/// Requests hyper cannot parse (answered by hyper itself, before any handler) still get the
+/// service's JSON error form, with hyper's status, and the node keeps serving.
+#[test]
+fn requests_that_cannot_be_parsed_get_a_json_error() {
+    let c = Cluster::start(1, &[]);
+    let a = c.addr(0).to_string();
+    assert_eq!(post(&a, "/init", "").unwrap().0, 200);
+    let long_uri = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(70_000));
+    let huge_head = format!("GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: {}\r\n\r\n", "a".repeat(1 << 20));
+    let cases: Vec<(&[u8], u16)> = vec![
+        (b"GARBAGE\r\n\r\n", 400),
+        (b"GET /metrics HTTP/1.1\r\nHost without colon\r\n\r\n", 400),
+        (b"GET /metrics HTTP/9.9\r\nHost: x\r\n\r\n", 400),
+        (long_uri.as_bytes(), 414),
+        (huge_head.as_bytes(), 431),
+    ];
+    for (req, want) in cases {
+        let mut s = connect(&a);
+        // The server may answer and close before it read all of a huge head.
+        let _ = s.write_all(req);
+        let mut answer = Vec::new();
+        let _ = s.read_to_end(&mut answer);
+        let text = String::from_utf8_lossy(&answer);
+        let (head, body) = text
+            .split_once("\r\n\r\n")
+            .unwrap_or_else(|| panic!("no answer head for {:?}: {text:?}", &req[..req.len().min(40)]));
+        assert!(head.starts_with(&format!("HTTP/1.1 {want} ")), "{head}");
+        assert!(head.to_ascii_lowercase().contains("content-type: application/json"), "{head}");
+        let v: serde_json::Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body:?}"));
+        let msg = v["error"].as_str().unwrap_or_else(|| panic!("no error field: {body}"));
+        assert!(msg.contains(&want.to_string()), "{msg}");
+    }
+    assert_eq!(http(&a, "/metrics", None, &[]).unwrap().0, 200);
+}

@@ -3,6 +3,7 @@
 
 mod client;
 mod http;
+mod json_errors;
 mod load;
 mod membership;
 mod network;
@@ -353,7 +354,10 @@ async fn run(cfg: ServeConfig) -> Result<(), String> {
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_timeout)
                 .serve_connection(
-                    TokioIo::new(write_timeout::WriteTimeout::new(stream, write_timeout)),
+                    TokioIo::new(json_errors::JsonErrors::new(write_timeout::WriteTimeout::new(
+                        stream,
+                        write_timeout,
+                    ))),
                     svc,
                 )
                 .await;
