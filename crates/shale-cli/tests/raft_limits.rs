@@ -402,7 +402,10 @@ fn requests_that_cannot_be_parsed_get_a_json_error() {
     let a = c.addr(0).to_string();
     assert_eq!(post(&a, "/init", "").unwrap().0, 200);
     let long_uri = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(70_000));
-    let huge_head = format!("GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: {}\r\n\r\n", "a".repeat(1 << 20));
+    let huge_head = format!(
+        "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: {}\r\n\r\n",
+        "a".repeat(1 << 20)
+    );
     let cases: Vec<(&[u8], u16)> = vec![
         (b"GARBAGE\r\n\r\n", 400),
         (b"GET /metrics HTTP/1.1\r\nHost without colon\r\n\r\n", 400),
@@ -421,7 +424,10 @@ fn requests_that_cannot_be_parsed_get_a_json_error() {
             .split_once("\r\n\r\n")
             .unwrap_or_else(|| panic!("no answer head for {:?}: {text:?}", &req[..req.len().min(40)]));
         assert!(head.starts_with(&format!("HTTP/1.1 {want} ")), "{head}");
-        assert!(head.to_ascii_lowercase().contains("content-type: application/json"), "{head}");
+        assert!(
+            head.to_ascii_lowercase().contains("content-type: application/json"),
+            "{head}"
+        );
         let v: serde_json::Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body:?}"));
         let msg = v["error"].as_str().unwrap_or_else(|| panic!("no error field: {body}"));
         assert!(msg.contains(&want.to_string()), "{msg}");

@@ -29,6 +29,24 @@ impl DBCompressionType {
         }
     }
     #[staticmethod]
+    fn zlib() -> Self {
+        DBCompressionType {
+            t: shale::DBCompressionType::Zlib,
+        }
+    }
+    #[staticmethod]
+    fn bz2() -> Self {
+        DBCompressionType {
+            t: shale::DBCompressionType::Bz2,
+        }
+    }
+    #[staticmethod]
+    fn lz4hc() -> Self {
+        DBCompressionType {
+            t: shale::DBCompressionType::Lz4hc,
+        }
+    }
+    #[staticmethod]
     fn lz4() -> Self {
         DBCompressionType {
             t: shale::DBCompressionType::Lz4,

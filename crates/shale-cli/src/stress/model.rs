@@ -379,7 +379,10 @@ pub fn random_options(seed: u64, sync_flag: i64, dwal_flag: i64, dyn_flag: i64) 
     o.set_compression_type(r.pick(&[
         DBCompressionType::None,
         DBCompressionType::Snappy,
+        DBCompressionType::Zlib,
+        DBCompressionType::Bz2,
         DBCompressionType::Lz4,
+        DBCompressionType::Lz4hc,
         DBCompressionType::Zstd,
     ]));
     bbo.set_checksum_type(r.pick(&[

@@ -37,7 +37,10 @@ fn compression_name(c: DBCompressionType) -> &'static str {
     match c {
         DBCompressionType::None => "kNoCompression",
         DBCompressionType::Snappy => "kSnappyCompression",
+        DBCompressionType::Zlib => "kZlibCompression",
+        DBCompressionType::Bz2 => "kBZip2Compression",
         DBCompressionType::Lz4 => "kLZ4Compression",
+        DBCompressionType::Lz4hc => "kLZ4HCCompression",
         DBCompressionType::Zstd => "kZSTD",
     }
 }

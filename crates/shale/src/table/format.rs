@@ -62,19 +62,31 @@ pub enum DBCompressionType {
     None = 0,
     /// Snappy compression.
     Snappy = 1,
+    /// Zlib compression (RocksDB's `kZlibCompression`: a raw deflate stream).
+    Zlib = 2,
+    /// BZip2 compression (RocksDB's `kBZip2Compression`).
+    Bz2 = 3,
     /// LZ4 compression (RocksDB's `kLZ4Compression`).
     Lz4 = 4,
+    /// LZ4 high compression (RocksDB's `kLZ4HCCompression`): the same LZ4 block format, so
+    /// any LZ4 decoder reads it. Shale writes it with its LZ4 encoder (a valid LZ4 block, the
+    /// ratio of plain LZ4, not of LZ4's high-compression search).
+    Lz4hc = 5,
     /// Zstandard compression.
     Zstd = 7,
 }
 
 impl DBCompressionType {
-    /// Parse a name as db_bench spells it (`none`, `snappy`, `lz4`, `zstd`).
+    /// Parse a name as db_bench spells it (`none`, `snappy`, `zlib`, `bzip2`, `lz4`, `lz4hc`,
+    /// `zstd`).
     pub fn parse(s: &str) -> Result<DBCompressionType> {
         Ok(match s.to_ascii_lowercase().as_str() {
             "none" | "no" | "nocompression" => DBCompressionType::None,
             "snappy" => DBCompressionType::Snappy,
+            "zlib" => DBCompressionType::Zlib,
+            "bzip2" | "bz2" => DBCompressionType::Bz2,
             "lz4" => DBCompressionType::Lz4,
+            "lz4hc" => DBCompressionType::Lz4hc,
             "zstd" => DBCompressionType::Zstd,
             _ => {
                 return Err(Error::invalid(format!(
@@ -88,7 +100,10 @@ impl DBCompressionType {
         match self {
             DBCompressionType::None => "NoCompression",
             DBCompressionType::Snappy => "Snappy",
+            DBCompressionType::Zlib => "Zlib",
+            DBCompressionType::Bz2 => "BZip2",
             DBCompressionType::Lz4 => "LZ4",
+            DBCompressionType::Lz4hc => "LZ4HC",
             DBCompressionType::Zstd => "ZSTD",
         }
     }

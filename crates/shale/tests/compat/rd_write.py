@@ -1,6 +1,6 @@
 """Write a database with rocksdict (RocksDB 9.x) using its defaults.
 
-usage: rd_write.py DB_PATH N COMPRESSION(none|snappy|lz4|zstd|default)
+usage: rd_write.py DB_PATH N COMPRESSION(none|snappy|zlib|bz2|lz4|lz4hc|zstd|default)
 Writes N keys (some overwritten, some deleted), flushes part of them to SSTs and leaves the rest
 only in the WAL, then closes without flushing. Prints nothing; the reader compares with
 rd_dump.py's output taken afterwards.
@@ -15,7 +15,10 @@ if comp != "default":
     opts.set_compression_type({
         "none": DBCompressionType.none(),
         "snappy": DBCompressionType.snappy(),
+        "zlib": DBCompressionType.zlib(),
+        "bz2": DBCompressionType.bz2(),
         "lz4": DBCompressionType.lz4(),
+        "lz4hc": DBCompressionType.lz4hc(),
         "zstd": DBCompressionType.zstd(),
     }[comp])
 db = Rdict(path, options=opts)

@@ -298,11 +298,64 @@ pub(crate) fn decompress_block(t: u8, data: &[u8], format_version: u32) -> Resul
             }
             Ok(out)
         }
-        2 | 3 | 6 => Err(Error::NotSupported(format!(
-            "block compression type {} ({t}) is not supported by this build",
+        2 | 3 => {
+            // format_version >= 2: a varint32 uncompressed size, then the stream; before,
+            // the stream alone (its size known only once it is inflated).
+            let (size, body) = if format_version >= 2 {
+                let (n, used) = get_varint32(data).ok_or_else(|| bad_size(t))?;
+                (Some(n as usize), &data[used..])
+            } else {
+                (None, data)
+            };
+            if size.is_some_and(|n| n > MAX_DECOMPRESSED) {
+                return Err(bad_size(t));
+            }
+            let limit = size.unwrap_or(MAX_DECOMPRESSED) as u64 + 1;
+            let mut out = Vec::with_capacity(size.unwrap_or(body.len() * 4).min(MAX_DECOMPRESSED));
+            let name = compression_name(t);
+            let read = if t == 2 {
+                std::io::Read::read_to_end(
+                    &mut std::io::Read::take(flate2::read::DeflateDecoder::new(body), limit),
+                    &mut out,
+                )
+            } else {
+                std::io::Read::read_to_end(
+                    &mut std::io::Read::take(bzip2::read::BzDecoder::new(body), limit),
+                    &mut out,
+                )
+            };
+            read.map_err(|e| Error::corrupt(format!("{name} block: {e}")))?;
+            match size {
+                Some(n) if out.len() != n => Err(Error::corrupt(format!(
+                    "{name} block: decompressed {} bytes, expected {n}",
+                    out.len()
+                ))),
+                None if out.len() > MAX_DECOMPRESSED => Err(bad_size(t)),
+                _ => Ok(out),
+            }
+        }
+        6 => Err(Error::NotSupported(format!(
+            "block compression type {} ({t}) is not supported (Windows only)",
             compression_name(t)
         ))),
         _ => Err(Error::corrupt(format!("block has {}", compression_name(t)))),
+    }
+}
+
+/// Append to `out` `raw` as a raw deflate stream (no zlib header) with a 16 KiB window:
+/// RocksDB inflates with window bits -14, which refuses a back-reference further than that.
+/// False if the stream would not be smaller than `raw` (not worth keeping) or on error.
+fn deflate_raw14(raw: &[u8], out: &mut Vec<u8>) -> bool {
+    let mut c = flate2::Compress::new_with_window_bits(flate2::Compression::default(), false, 14);
+    let start = out.len();
+    out.reserve(raw.len() + 64);
+    loop {
+        let consumed = c.total_in() as usize;
+        match c.compress_vec(&raw[consumed..], out, flate2::FlushCompress::Finish) {
+            Ok(flate2::Status::StreamEnd) => return true,
+            Ok(_) if out.len() - start < raw.len() => out.reserve(4096),
+            _ => return false,
+        }
     }
 }
 
@@ -320,7 +373,26 @@ pub(crate) fn compress_block(ty: DBCompressionType, raw: &[u8], out: &mut Vec<u8
                 Err(_) => return false,
             }
         }
-        DBCompressionType::Lz4 => {
+        DBCompressionType::Zlib | DBCompressionType::Bz2 => {
+            if raw.len() > u32::MAX as usize {
+                return false;
+            }
+            put_varint32(out, raw.len() as u32);
+            let done = if ty == DBCompressionType::Zlib {
+                deflate_raw14(raw, out)
+            } else {
+                // RocksDB compresses with bzip2's smallest block size (100 KB): blocks are small.
+                let mut e = bzip2::write::BzEncoder::new(std::mem::take(out), bzip2::Compression::new(1));
+                std::io::Write::write_all(&mut e, raw)
+                    .and_then(|_| e.finish())
+                    .map(|v| *out = v)
+                    .is_ok()
+            };
+            if !done {
+                return false;
+            }
+        }
+        DBCompressionType::Lz4 | DBCompressionType::Lz4hc => {
             if raw.len() > u32::MAX as usize {
                 return false;
             }
@@ -513,7 +585,10 @@ pub(crate) mod tests {
         let raw: Vec<u8> = (0..5000u32).map(|i| (i % 7) as u8 + b'a').collect();
         for ty in [
             DBCompressionType::Snappy,
+            DBCompressionType::Zlib,
+            DBCompressionType::Bz2,
             DBCompressionType::Lz4,
+            DBCompressionType::Lz4hc,
             DBCompressionType::Zstd,
         ] {
             let mut out = Vec::new();
@@ -543,8 +618,24 @@ pub(crate) mod tests {
         let mut v = (raw.len() as u64).to_le_bytes().to_vec();
         v.extend_from_slice(&c);
         assert_eq!(decompress_block(4, &v, 1).unwrap(), raw);
-        assert!(decompress_block(2, &v, 2).unwrap_err().is_not_supported());
-        assert!(decompress_block(3, &v, 2).unwrap_err().to_string().contains("BZip2"));
+        // Zlib and BZip2 garbage is Corruption naming the codec; Xpress is not supported.
+        let e = decompress_block(2, &v, 2).unwrap_err();
+        assert!(e.is_corruption() && e.to_string().contains("Zlib"), "{e}");
+        let e = decompress_block(3, &v, 2).unwrap_err();
+        assert!(e.is_corruption() && e.to_string().contains("BZip2"), "{e}");
+        assert!(decompress_block(6, &v, 2).unwrap_err().is_not_supported());
+        // format_version 0/1: Zlib and BZip2 streams without a size prefix.
+        for (t, ty) in [(2u8, DBCompressionType::Zlib), (3, DBCompressionType::Bz2)] {
+            let mut out = Vec::new();
+            assert!(compress_block(ty, &raw, &mut out));
+            let (_, used) = get_varint32(&out).unwrap();
+            assert_eq!(decompress_block(t, &out[used..], 1).unwrap(), raw);
+            // A size prefix that disagrees with the stream is Corruption.
+            let mut lying = Vec::new();
+            put_varint32(&mut lying, raw.len() as u32 + 1);
+            lying.extend_from_slice(&out[used..]);
+            assert!(decompress_block(t, &lying, 2).unwrap_err().is_corruption());
+        }
         assert!(decompress_block(0x99, &v, 2).unwrap_err().is_corruption());
         assert!(decompress_block(7, &[0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2], 2).is_err());
     }
