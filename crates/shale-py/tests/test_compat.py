@@ -144,15 +144,17 @@ def test_bz2_and_lz4hc_tables_both_ways(tmp_path, rocksdict):
     against RocksDB 7.8's ldb in the engine's tests.)"""
     import os
 
-    for name, kind in [("bz2", "kBZip2Compression"), ("lz4hc", "kLZ4HCCompression")]:
-        path = str(tmp_path / ("shale-" + name))
-        opts = shale.Options(raw_mode=True)
-        opts.set_compression_type(getattr(shale.DBCompressionType, name)())
-        db = shale.Rdict(path, opts)
+    def write(db):
         for k, v in ITEMS.items():
             db[k] = v
         db.flush()
         db.close()
+
+    for name, kind in [("bz2", "kBZip2Compression"), ("lz4hc", "kLZ4HCCompression")]:
+        path = str(tmp_path / ("shale-" + name))
+        opts = shale.Options(raw_mode=True)
+        opts.set_compression_type(getattr(shale.DBCompressionType, name)())
+        write(shale.Rdict(path, opts))
         newest = sorted(f for f in os.listdir(path) if f.startswith("OPTIONS-"))[-1]
         assert "compression=" + kind in open(os.path.join(path, newest)).read()
         r = rocksdict.Rdict(path, rocksdict.Options(raw_mode=True))
@@ -162,11 +164,7 @@ def test_bz2_and_lz4hc_tables_both_ways(tmp_path, rocksdict):
         path = str(tmp_path / ("rocksdict-" + name))
         ropts = rocksdict.Options(raw_mode=True)
         ropts.set_compression_type(getattr(rocksdict.DBCompressionType, name)())
-        r = rocksdict.Rdict(path, ropts)
-        for k, v in ITEMS.items():
-            r[k] = v
-        r.flush()
-        r.close()
+        write(rocksdict.Rdict(path, ropts))
         db = shale.Rdict(path, shale.Options(raw_mode=True))
         assert dict(db.items()) == ITEMS
         db.close()

@@ -203,20 +203,22 @@ fn shale_reads_db_bench_databases() {
             drop(db);
             let mut o = Options::default();
             o.create_if_missing(false);
-            let db = DB::open(&o, dir.path()).unwrap();
-            assert_eq!(shale_dump(&db), expect, "fv{fv} ck{ck} {comp} (read-write)");
-            db.put(b"added-by-shale", b"1").unwrap();
-            db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
-            drop(db);
-            let mut after = expect.clone();
-            after.insert(b"added-by-shale".to_vec(), b"1".to_vec());
-            assert_eq!(
-                ldb_scan(&t.ldb, dir.path()),
-                after,
-                "ldb after Shale rewrote fv{fv} ck{ck}"
-            );
+            rewrite_and_check_with_ldb(&t, dir.path(), &o, &expect, &format!("fv{fv} ck{ck} {comp}"));
         }
     }
+}
+
+/// Open the RocksDB database at `dir` read-write in Shale with `o`, check its content is
+/// `expect`, add a key and compact everything, then check that ldb sees `expect` plus that key.
+fn rewrite_and_check_with_ldb(t: &Tools, dir: &Path, o: &Options, expect: &Kv, label: &str) {
+    let db = DB::open(o, dir).unwrap();
+    assert_eq!(shale_dump(&db), *expect, "{label} (read-write)");
+    db.put(b"added-by-shale", b"1").unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+    drop(db);
+    let mut after = expect.clone();
+    after.insert(b"added-by-shale".to_vec(), b"1".to_vec());
+    assert_eq!(ldb_scan(&t.ldb, dir), after, "ldb after Shale rewrote {label}");
 }
 
 /// Databases written by RocksDB 7.8's db_bench with Zlib, BZip2 and LZ4HC blocks, at
@@ -260,17 +262,7 @@ fn shale_reads_db_bench_zlib_bzip2_lz4hc_databases() {
             drop(db);
             let mut o = Options::default();
             o.set_compression_type(ty);
-            let db = DB::open(&o, dir.path()).unwrap();
-            db.put(b"added-by-shale", b"1").unwrap();
-            db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
-            drop(db);
-            let mut after = expect.clone();
-            after.insert(b"added-by-shale".to_vec(), b"1".to_vec());
-            assert_eq!(
-                ldb_scan(&t.ldb, dir.path()),
-                after,
-                "ldb after Shale rewrote {comp} fv{fv}"
-            );
+            rewrite_and_check_with_ldb(&t, dir.path(), &o, &expect, &format!("{comp} fv{fv}"));
         }
     }
 }
