@@ -10,6 +10,7 @@ use super::compaction::{pick_auto, run_compaction};
 use super::error_handler::{compaction_succeeded, record_compaction_error, record_error, FIRST_RETRY_DELAY};
 use super::flush::{run_flush, run_flush_group};
 use super::{purge::purge_obsolete, state::flush_due_any, state::DbInner, state::DbState};
+use crate::env::{EnvPools, Pool};
 use crate::error::{Error, Result};
 use crate::options::types::WaitForCompactOptions;
 
@@ -53,8 +54,48 @@ fn release_free_memory() {
     }
 }
 
+/// What a background thread may run once an `Env` pool's priority is lowered (see `env.rs`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Both,
+    FlushOnly,
+    CompactOnly,
+}
+
+fn role_of(pools: Option<&EnvPools>, id: usize, jobs: usize) -> Role {
+    match pools {
+        Some(p) if p.any_lowered() && jobs >= 2 => {
+            if id == 0 {
+                Role::FlushOnly
+            } else {
+                Role::CompactOnly
+            }
+        }
+        _ => Role::Both,
+    }
+}
+
+/// Lower the calling thread as its role's pool asks, once (a thread cannot take it back).
+fn lower_for(pools: &EnvPools, role: Role, done: &mut (bool, bool)) {
+    let (cpu, io) = match role {
+        Role::FlushOnly => (pools.lowered_cpu(Pool::High), pools.lowered_io(Pool::High)),
+        Role::CompactOnly => (pools.lowered_cpu(Pool::Low), pools.lowered_io(Pool::Low)),
+        Role::Both => (
+            pools.lowered_cpu(Pool::Low) && pools.lowered_cpu(Pool::High),
+            pools.lowered_io(Pool::Low) && pools.lowered_io(Pool::High),
+        ),
+    };
+    let (cpu, io) = (cpu && !done.0, io && !done.1);
+    if cpu || io {
+        crate::env::lower_this_thread(cpu, io);
+        done.0 |= cpu;
+        done.1 |= io;
+    }
+}
+
 fn bg_loop(db: &Arc<DbInner>, id: usize) {
     let mut st = db.state.lock();
+    let mut lowered = (false, false);
     loop {
         if db.shutting_down.load(Ordering::Acquire) {
             break;
@@ -62,8 +103,25 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
         // Read each round: `set_db_options` may change it (threads above it stay idle).
         let jobs = db.opts.max_background_jobs.max(1);
         let max_compactions = jobs.saturating_sub(1).max(1);
+        // An `Env`'s pools, shared with other databases: raised to this one's own limits (as
+        // RocksDB's open raises them), then each job takes a place in its pool.
+        let pools = db.opts.env_pools.as_deref();
+        if let Some(p) = pools {
+            p.raise_to(Pool::Low, max_compactions);
+            p.raise_to(Pool::High, 1);
+        }
+        let role = role_of(pools, id, jobs);
+        if let Some(p) = pools {
+            lower_for(p, role, &mut lowered);
+        }
         if st.bg_error.is_none() && st.bg_paused == 0 && id < jobs {
-            if let Some(cf) = flush_due_any(db, &st).filter(|_| !st.flush_running) {
+            let flush = flush_due_any(db, &st)
+                .filter(|_| !st.flush_running && role != Role::CompactOnly)
+                .and_then(|cf| match pools {
+                    Some(p) => p.try_acquire(Pool::High).map(|slot| (cf, Some(slot))),
+                    None => Some((cf, None)),
+                });
+            if let Some((cf, _slot)) = flush {
                 st.flush_running = true;
                 let r = catch_unwind(AssertUnwindSafe(|| {
                     if db.opts.atomic_flush {
@@ -99,9 +157,17 @@ fn bg_loop(db: &Arc<DbInner>, id: usize) {
                 && st.manual_compactions == 0
                 && st.ingests_running == 0
                 && st.compactions_running < max_compactions
+                && role != Role::FlushOnly
+                && pools.is_none_or(|p| p.has_room(Pool::Low))
                 && (id > 0 || jobs == 1 || flush_due_any(db, &st).is_none());
             if may_compact {
                 if let Some((cf, pick)) = pick_auto_or_record(db, &mut st) {
+                    // Room was checked above; another database may have taken it since (then
+                    // the pick is dropped and made again when the pool has room).
+                    let Some(_slot) = pools.map_or(Some(None), |p| p.try_acquire(Pool::Low).map(Some)) else {
+                        db.work_cv.wait_for(&mut st, Duration::from_millis(10));
+                        continue;
+                    };
                     st.next_compaction_cf = cf.id + 1;
                     let r = catch_unwind(AssertUnwindSafe(|| run_compaction(db, &mut st, &cf, pick, true, false)));
                     match r {

@@ -175,6 +175,9 @@ pub struct Options {
     pub(crate) allow_2pc: bool,
     /// The file system (POSIX by default; tests use `MemFs`).
     pub(crate) env: Arc<dyn FileSystem>,
+    /// The background pools of the [`Env`](crate::Env) given to `set_env`, shared with the
+    /// other databases opened with it; None: the database's threads answer to no one else.
+    pub(crate) env_pools: Option<Arc<crate::env::EnvPools>>,
     /// The merge operator for [`DB::merge`](crate::DB::merge) operands (None: merges fail).
     pub(crate) merge_operator: Option<Arc<dyn crate::merge_operator::MergeOperator>>,
     /// The compaction filter or filter factory (None: compactions keep every value).
@@ -272,6 +275,7 @@ impl Default for Options {
             unordered_write: false,
             allow_2pc: false,
             env: Arc::new(PosixFs),
+            env_pools: None,
             merge_operator: None,
             compaction_filter: None,
             prefix_extractor: None,
@@ -452,9 +456,15 @@ impl Options {
     pub fn set_cuckoo_table_factory(&mut self, o: &crate::table::cuckoo::CuckooTableOptions) {
         self.table_factory = TableFactory::Cuckoo(o.clone());
     }
-    /// The file system the DB uses (default [`PosixFs`](crate::fs::PosixFs)); a DB-wide option.
-    pub fn set_env(&mut self, fs: Arc<dyn FileSystem>) {
-        self.env = fs;
+    /// The environment the DB runs in; a DB-wide option. Given an [`Env`](crate::Env) (the
+    /// `rocksdb` crate's form, `set_env(&env)`): its file system, and its background pools,
+    /// shared with every database opened with the same `Env` (see [`Env`](crate::Env)). Given
+    /// a file system alone (`Arc<dyn FileSystem>`): that file system, and pools of the
+    /// database's own. Default: [`PosixFs`](crate::fs::PosixFs), pools of its own.
+    pub fn set_env(&mut self, env: impl crate::env::IntoEnv) {
+        let env = env.into_env();
+        self.env_pools = env.shared.then(|| env.pools.clone());
+        self.env = env.fs;
     }
     /// Sets `db_write_buffer_size` (default 0: no budget): one memtable budget in bytes for all the
     /// families of this DB; ignored when a write buffer manager is set.
