@@ -78,8 +78,8 @@ pub mod comparator {
 }
 
 pub use api::{
-    DBAccess, DBRawIteratorWithThreadMode, DBWithThreadMode, IngestExternalFileOptions, LiveFile, MultiThreaded, Range,
-    SingleThreaded, SnapshotWithThreadMode, ThreadMode, DB,
+    CSlice, ColumnFamilyMetaData, DBAccess, DBRawIteratorWithThreadMode, DBWithThreadMode, IngestExternalFileOptions,
+    LiveFile, MultiThreaded, Range, SingleThreaded, SnapshotWithThreadMode, ThreadMode, DB,
 };
 pub use compaction_filter::Decision as CompactionDecision;
 pub use engine::{

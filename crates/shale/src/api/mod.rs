@@ -23,4 +23,4 @@ pub use checkpoint::{Checkpoint, LiveFile, WalFile};
 pub use column_families::Range;
 pub use db::DB;
 pub use ingest::IngestExternalFileOptions;
-pub use rocksdb_compat::{DBWithThreadMode, MultiThreaded, SingleThreaded, ThreadMode};
+pub use rocksdb_compat::{CSlice, ColumnFamilyMetaData, DBWithThreadMode, MultiThreaded, SingleThreaded, ThreadMode};

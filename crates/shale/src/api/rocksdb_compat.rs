@@ -95,6 +95,76 @@ impl DB {
     ) -> bool {
         key_may_exist(&self.inner, &cf.column_family().cfd, ro, key.as_ref())
     }
+
+    /// [`key_may_exist_cf_opt`](Self::key_may_exist_cf_opt), with the value when finding it
+    /// cost no I/O (RocksDB's `KeyMayExist` with `value_found`): a value the memtables hold
+    /// is returned; otherwise `None` (the key may still exist in a table file).
+    pub fn key_may_exist_cf_opt_value(
+        &self,
+        cf: &impl crate::engine::column_family::AsColumnFamilyRef,
+        key: impl AsRef<[u8]>,
+        ro: &ReadOptions,
+    ) -> (bool, Option<CSlice>) {
+        let (may, value) = key_may_exist_value(&self.inner, &cf.column_family().cfd, ro, key.as_ref());
+        (may, value.map(CSlice))
+    }
+
+    /// The size and file count of the default family's table files (the `rocksdb` crate's
+    /// `get_column_family_metadata`).
+    pub fn get_column_family_metadata(&self) -> ColumnFamilyMetaData {
+        family_metadata(&self.inner.default_cf)
+    }
+
+    /// [`get_column_family_metadata`](Self::get_column_family_metadata) of family `cf`.
+    pub fn get_column_family_metadata_cf(
+        &self,
+        cf: &impl crate::engine::column_family::AsColumnFamilyRef,
+    ) -> ColumnFamilyMetaData {
+        family_metadata(&cf.column_family().cfd)
+    }
+}
+
+/// A family's size and table file count (the `rocksdb` crate's `ColumnFamilyMetaData`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnFamilyMetaData {
+    /// The bytes of the family's live table files, all levels.
+    pub size: u64,
+    /// The family's name.
+    pub name: String,
+    /// How many live table files the family has.
+    pub file_count: usize,
+}
+
+fn family_metadata(cf: &crate::engine::column_family::ColumnFamilyData) -> ColumnFamilyMetaData {
+    let sv = cf.super_version();
+    let (mut size, mut file_count) = (0u64, 0usize);
+    for (_, f) in sv.version.all_files() {
+        size += f.meta.file_size;
+        file_count += 1;
+    }
+    ColumnFamilyMetaData {
+        size,
+        name: cf.name.clone(),
+        file_count,
+    }
+}
+
+/// A value returned by [`DB::key_may_exist_cf_opt_value`] (the `rocksdb` crate's `CSlice`):
+/// its bytes through `Deref` and `AsRef<[u8]>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CSlice(Vec<u8>);
+
+impl std::ops::Deref for CSlice {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl AsRef<[u8]> for CSlice {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
 }
 
 fn key_may_exist(
@@ -103,14 +173,25 @@ fn key_may_exist(
     ro: &ReadOptions,
     key: &[u8],
 ) -> bool {
+    key_may_exist_value(db, cf, ro, key).0
+}
+
+/// Whether `key` may exist, and its value when a memtable holds it.
+fn key_may_exist_value(
+    db: &Arc<DbInner>,
+    cf: &crate::engine::column_family::ColumnFamilyData,
+    ro: &ReadOptions,
+    key: &[u8],
+) -> (bool, Option<Vec<u8>>) {
     let sv = cf.super_version();
     let seq = read::read_seq(db, ro);
     let mut lookup = Vec::with_capacity(key.len() + 8);
     append_internal_key(&mut lookup, key, seq, vt::FOR_SEEK);
     for m in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
         match m.get(&lookup) {
-            Some(MemGet::Deleted) => return false,
-            Some(_) => return true,
+            Some(MemGet::Deleted) => return (false, None),
+            Some(MemGet::Value(v)) => return (true, Some(v)),
+            Some(_) => return (true, None),
             None => {}
         }
     }
@@ -126,7 +207,7 @@ fn key_may_exist(
     };
     for f in &v.files[0] {
         if in_range(f) && table_may_hold(f) {
-            return true;
+            return (true, None);
         }
     }
     for level in 1..v.num_levels() {
@@ -136,11 +217,11 @@ fn key_may_exist(
         }
         if let Some(f) = files.get(v.find_file(level, &lookup)) {
             if in_range(f) && table_may_hold(f) {
-                return true;
+                return (true, None);
             }
         }
     }
-    false
+    (false, None)
 }
 
 impl Snapshot {

@@ -788,3 +788,58 @@ fn flush_options_without_wait_hand_the_memtable_to_the_background() {
         ErrorKind::InvalidArgument
     );
 }
+
+/// `get_column_family_metadata(_cf)`: the size and count of each family's live table files,
+/// following flushes and compactions.
+#[test]
+fn column_family_metadata_counts_each_familys_table_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.create_missing_column_families(true);
+    let db = DB::open_cf(&o, dir.path(), ["other"]).unwrap();
+    let empty = db.get_column_family_metadata();
+    assert_eq!((empty.size, empty.file_count, empty.name.as_str()), (0, 0, "default"));
+    for round in 0..3u32 {
+        for i in 0..200u32 {
+            db.put(format!("k{round}-{i:04}"), [b'x'; 64]).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    let cf = db.cf_handle("other").unwrap();
+    db.put_cf(&cf, "a", "b").unwrap();
+    db.flush_cf(&cf).unwrap();
+    let m = db.get_column_family_metadata();
+    let live: Vec<_> = db.live_files().unwrap();
+    let default_files: Vec<_> = live.iter().filter(|f| f.column_family_name == "default").collect();
+    assert_eq!(m.file_count, 3);
+    assert_eq!(m.size, default_files.iter().map(|f| f.size as u64).sum::<u64>());
+    let other = db.get_column_family_metadata_cf(&cf);
+    assert_eq!((other.file_count, other.name.as_str()), (1, "other"));
+    assert!(other.size > 0 && other.size < m.size);
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+    assert_eq!(db.get_column_family_metadata().file_count, 1);
+}
+
+/// `key_may_exist_cf_opt_value`: a key in the memtable comes with its value; a deleted key
+/// does not exist; a key in a table file may exist (no value without reading it).
+#[test]
+fn key_may_exist_returns_the_value_a_memtable_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    let db = DB::open(&o, dir.path()).unwrap();
+    let cf = db.cf_handle("default").unwrap();
+    db.put("flushed", "v1").unwrap();
+    db.flush().unwrap();
+    db.put("fresh", "v2").unwrap();
+    db.put("gone", "v3").unwrap();
+    db.delete("gone").unwrap();
+    let ro = ReadOptions::default();
+    let (may, v) = db.key_may_exist_cf_opt_value(&cf, "fresh", &ro);
+    assert!(may);
+    assert_eq!(v.as_deref(), Some(&b"v2"[..]));
+    assert_eq!(db.key_may_exist_cf_opt_value(&cf, "gone", &ro), (false, None));
+    let (may, v) = db.key_may_exist_cf_opt_value(&cf, "flushed", &ro);
+    assert!(may && v.is_none());
+}
