@@ -47,6 +47,9 @@ pub(crate) struct InfoLogOptions {
     pub keep_log_file_num: usize,
     /// Dump `rocksdb.stats` into the LOG this often (0: never; RocksDB's default 600).
     pub stats_dump_period_sec: u32,
+    /// RocksDB's `db_log_dir`: the directory of the LOG files (None: the DB's directory).
+    /// There a DB's LOG is named after the DB's absolute path ([`log_file_name`]).
+    pub db_log_dir: Option<PathBuf>,
 }
 
 impl Default for InfoLogOptions {
@@ -56,6 +59,7 @@ impl Default for InfoLogOptions {
             max_log_file_size: 0,
             keep_log_file_num: 1000,
             stats_dump_period_sec: 600,
+            db_log_dir: None,
         }
     }
 }
@@ -64,6 +68,8 @@ impl Default for InfoLogOptions {
 pub(crate) struct InfoLog {
     fs: Option<Arc<dyn FileSystem>>,
     dir: PathBuf,
+    /// The current LOG's file name in `dir` (`LOG`, or `<path>_LOG` in a `db_log_dir`).
+    name: String,
     opts: InfoLogOptions,
     file: Mutex<Option<Box<dyn WritableFile>>>,
     errors: AtomicU64,
@@ -103,8 +109,32 @@ fn thread_id() -> u64 {
     unsafe { libc::pthread_self() as u64 }
 }
 
+#[cfg(test)]
 pub(crate) fn log_name(dir: &Path) -> PathBuf {
     dir.join("LOG")
+}
+
+/// The LOG's directory and file name for the DB at `db_dir`: `<db_dir>/LOG`, or with a
+/// `db_log_dir`, `<db_log_dir>/<path>_LOG` where `<path>` is the DB's absolute path with every
+/// character but ASCII letters, digits, `-`, `.` and `_` made `_` (a leading one dropped), as
+/// RocksDB names it, so the LOGs of several DBs can share a directory.
+pub(crate) fn log_file_name(db_dir: &Path, db_log_dir: Option<&Path>) -> (PathBuf, String) {
+    let Some(log_dir) = db_log_dir.filter(|d| !d.as_os_str().is_empty()) else {
+        return (db_dir.to_path_buf(), "LOG".to_string());
+    };
+    let abs = std::path::absolute(db_dir).unwrap_or_else(|_| db_dir.to_path_buf());
+    let mut name = String::new();
+    for (i, c) in abs.to_string_lossy().chars().enumerate() {
+        if c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_') {
+            name.push(c);
+        } else if i > 0 {
+            name.push('_');
+        }
+    }
+    // RocksDB flattens into a buffer of 260 bytes, the suffix included.
+    name.truncate(255 - "_LOG".len());
+    name.push_str("_LOG");
+    (log_dir.to_path_buf(), name)
 }
 
 impl InfoLog {
@@ -113,6 +143,7 @@ impl InfoLog {
         InfoLog {
             fs: None,
             dir: PathBuf::new(),
+            name: "LOG".to_string(),
             opts: InfoLogOptions::default(),
             file: Mutex::new(None),
             errors: AtomicU64::new(0),
@@ -123,12 +154,15 @@ impl InfoLog {
     /// Rename an existing `LOG` to `LOG.old.<micros>`, remove the oldest beyond
     /// `keep_log_file_num`, and start a new `LOG` (failures are counted, not returned).
     pub(crate) fn open(fs: Arc<dyn FileSystem>, dir: &Path, opts: &InfoLogOptions) -> InfoLog {
+        let (dir, name) = log_file_name(dir, opts.db_log_dir.as_deref());
+        let errors = AtomicU64::new(u64::from(fs.create_dir_all(&dir).is_err()));
         let log = InfoLog {
             fs: Some(fs),
-            dir: dir.to_path_buf(),
+            dir,
+            name,
             opts: opts.clone(),
             file: Mutex::new(None),
-            errors: AtomicU64::new(0),
+            errors,
             next_job: AtomicU64::new(1),
         };
         let mut f = log.file.lock();
@@ -167,13 +201,13 @@ impl InfoLog {
                 self.failed();
             }
         }
-        let cur = log_name(&self.dir);
+        let cur = self.dir.join(&self.name);
         if fs.exists(&cur) {
             let mut micros = now_micros();
-            let mut old = self.dir.join(format!("LOG.old.{micros}"));
+            let mut old = self.dir.join(format!("{}.old.{micros}", self.name));
             while fs.exists(&old) {
                 micros += 1;
-                old = self.dir.join(format!("LOG.old.{micros}"));
+                old = self.dir.join(format!("{}.old.{micros}", self.name));
             }
             if fs.rename(&cur, &old).is_err() {
                 self.failed();
@@ -194,7 +228,10 @@ impl InfoLog {
         };
         let mut old: Vec<(u64, String)> = names
             .into_iter()
-            .filter_map(|n| Some((n.strip_prefix("LOG.old.")?.parse::<u64>().ok()?, n)))
+            .filter_map(|n| {
+                let micros = n.strip_prefix(self.name.as_str())?.strip_prefix(".old.")?;
+                Some((micros.parse::<u64>().ok()?, n))
+            })
             .collect();
         old.sort();
         let keep_old = self.opts.keep_log_file_num.max(1) - 1;

@@ -70,6 +70,13 @@ pub mod perf {
     pub use crate::perf_context::{set_perf_stats, PerfContext, PerfMetric, PerfStatsLevel};
 }
 
+/// Types that `DB` calls return which the `rocksdb` crate keeps in modules of its own
+/// (`ColumnFamilyMetaData` from `get_column_family_metadata`, `CSlice` from
+/// `key_may_exist_cf_opt_value`).
+pub mod db {
+    pub use crate::api::{CSlice, ColumnFamilyMetaData};
+}
+
 /// Key orderings: the comparator trait, RocksDB's built-in comparators under their names, and
 /// the closure form [`Options::set_comparator`](crate::Options::set_comparator) takes.
 pub mod comparator {
@@ -78,8 +85,8 @@ pub mod comparator {
 }
 
 pub use api::{
-    CSlice, ColumnFamilyMetaData, DBAccess, DBRawIteratorWithThreadMode, DBWithThreadMode, IngestExternalFileOptions,
-    LiveFile, MultiThreaded, Range, SingleThreaded, SnapshotWithThreadMode, ThreadMode, DB,
+    DBAccess, DBRawIteratorWithThreadMode, DBWithThreadMode, IngestExternalFileOptions, LiveFile, MultiThreaded, Range,
+    SingleThreaded, SnapshotWithThreadMode, ThreadMode, DB,
 };
 pub use compaction_filter::Decision as CompactionDecision;
 pub use engine::{

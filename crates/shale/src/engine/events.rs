@@ -46,6 +46,9 @@ pub(crate) fn open_log(fs: &Arc<dyn FileSystem>, path: &Path, opts: &Options, re
                 text.push_str(&format!("{:>45}: {}\n", format!("Options.{k}"), v));
             }
         }
+        for (k, v) in opts.knobs.log_only_lines() {
+            text.push_str(&format!("{:>45}: {}\n", format!("Options.{k}"), v));
+        }
         log.log(LogLevel::Header, text.trim_end());
     }
     Arc::new(log)

@@ -506,7 +506,7 @@ fn open_inner(
     opts.validate()?;
     let wanted = wanted_families(opts, cfs)?;
     let db_opts = wanted[0].1.with_db_options_of(opts);
-    let fs = opts.env.clone();
+    let fs = crate::fs::with_fsync(opts.env.clone(), opts.knobs.use_fsync);
     let cmp_name = db_opts.comparator.name().to_string();
     let (lock, info_log) = prepare_dir(opts, &fs, path, read_only, &cmp_name, secondary)?;
     let lookup = |name: &str| {
@@ -528,6 +528,7 @@ fn open_inner(
         f.sync()?;
         drop(f);
         vs.db_id = Some(db_id.clone());
+        vs.write_db_id = opts.knobs.write_dbid_to_manifest;
         vs.write_new_manifest(&db_id)?;
     }
     let block_cache = open_block_cache(opts);

@@ -70,8 +70,9 @@ impl<'a> SstFileWriter<'a> {
     pub fn open<P: AsRef<Path>>(&mut self, path: P) -> Result<()> {
         let path = path.as_ref();
         // Written through a writer thread: building blocks overlaps the write system calls.
-        let file: Box<dyn crate::fs::WritableFile> =
-            Box::new(crate::fs::BackgroundWritable::new(self.opts.env.new_writable(path)?));
+        let file: Box<dyn crate::fs::WritableFile> = Box::new(crate::fs::BackgroundWritable::new(
+            crate::fs::with_fsync(self.opts.env.clone(), self.opts.knobs.use_fsync).new_writable(path)?,
+        ));
         let o = &self.opts;
         let compression = o.compression_for_level(o.num_levels.saturating_sub(1).max(1), 1, true);
         let topts = TableBuilderOptions {

@@ -177,6 +177,9 @@ impl WritableFile for FaultWritable {
     fn map_appends(&mut self) {
         self.inner.map_appends()
     }
+    fn use_fsync(&mut self) {
+        self.inner.use_fsync()
+    }
 }
 
 struct FaultRandom {

@@ -36,6 +36,10 @@ pub trait WritableFile: Send {
     /// durable); readers take the zeros as the end, and they are cut off when the file is
     /// closed. File systems without mappings ignore it.
     fn map_appends(&mut self) {}
+    /// Make [`sync`](Self::sync) use `fsync` (the data and every metadata of the file) instead
+    /// of `fdatasync` (the data and the metadata needed to read it back): RocksDB's
+    /// `use_fsync`. File systems with one kind of sync ignore it.
+    fn use_fsync(&mut self) {}
 }
 
 /// A file read at arbitrary offsets, shared between threads.

@@ -8,6 +8,7 @@ mod background;
 mod fault;
 mod file_system;
 mod forwarding;
+mod fsync;
 mod log_order;
 mod mem;
 mod posix;
@@ -19,6 +20,7 @@ pub(crate) use fault::IoActivity;
 pub(crate) use file_system::{copy_file, name_of};
 pub use file_system::{FileLock, FileSystem, RandomAccessFile, WritableFile};
 pub use forwarding::ForwardingFs;
+pub(crate) use fsync::with_fsync;
 #[cfg(test)]
 pub(crate) use log_order::{copy_interrupted, head_offset, head_range};
 #[cfg(test)]

@@ -31,6 +31,10 @@ static ZEROS: [u8; WRITE_BUFFER] = [0; WRITE_BUFFER];
 trait PositionalSink: Send {
     fn write_all_at(&self, data: &[u8], offset: u64) -> std::io::Result<()>;
     fn sync_data(&self) -> std::io::Result<()>;
+    /// `fsync`: the data and every metadata (`use_fsync`).
+    fn sync_all(&self) -> std::io::Result<()> {
+        self.sync_data()
+    }
     /// Cut the file to `len` bytes (the zeros kept ahead of a log's data, at close).
     fn set_len(&self, _len: u64) -> std::io::Result<()> {
         Ok(())
@@ -49,6 +53,9 @@ impl PositionalSink for File {
     }
     fn sync_data(&self) -> std::io::Result<()> {
         File::sync_data(self)
+    }
+    fn sync_all(&self) -> std::io::Result<()> {
+        File::sync_all(self)
     }
     fn set_len(&self, len: u64) -> std::io::Result<()> {
         File::set_len(self, len)
@@ -161,6 +168,8 @@ struct PosixWritable<S: PositionalSink = File> {
     /// Appends are copied into a shared mapping of zeros written ahead (a WAL on a real file).
     mapped: bool,
     window: Option<Window>,
+    /// `use_fsync` was asked for: syncs are `fsync`, not `fdatasync`.
+    full_sync: bool,
 }
 
 // SAFETY: the window is a mapping owned by this value alone (no other pointer into it escapes),
@@ -181,6 +190,7 @@ impl<S: PositionalSink> PosixWritable<S> {
             zeroed_to: 0,
             mapped: false,
             window: None,
+            full_sync: false,
         }
     }
 
@@ -342,7 +352,11 @@ impl<S: PositionalSink> WritableFile for PosixWritable<S> {
             self.guarded(|w| w.write_zeros(end))?;
         }
         self.synced = true;
-        self.guarded(|w| w.file.sync_data())
+        if self.full_sync {
+            self.guarded(|w| w.file.sync_all())
+        } else {
+            self.guarded(|w| w.file.sync_data())
+        }
     }
     fn size(&self) -> u64 {
         self.size
@@ -354,6 +368,9 @@ impl<S: PositionalSink> WritableFile for PosixWritable<S> {
     }
     fn keep_zeros_ahead(&mut self) {
         self.zeros_ahead = true;
+    }
+    fn use_fsync(&mut self) {
+        self.full_sync = true;
     }
     fn map_appends(&mut self) {
         // Only before the first byte: the zeros then start at offset 0. Not on a copy-on-write
@@ -1005,6 +1022,45 @@ mod tests {
         f.append(b"abc").unwrap();
         assert!(f.sync().is_err());
         assert!(f.append(b"def").is_err(), "the file is dead after a failed sync");
+    }
+
+    /// `use_fsync` makes every sync an `fsync`; without it, `fdatasync`.
+    #[test]
+    fn use_fsync_syncs_with_fsync() {
+        #[derive(Default)]
+        struct Counting {
+            data: std::sync::atomic::AtomicUsize,
+            all: std::sync::atomic::AtomicUsize,
+        }
+        impl PositionalSink for Arc<Counting> {
+            fn write_all_at(&self, _: &[u8], _: u64) -> std::io::Result<()> {
+                Ok(())
+            }
+            fn sync_data(&self) -> std::io::Result<()> {
+                self.data.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                Ok(())
+            }
+            fn sync_all(&self) -> std::io::Result<()> {
+                self.all.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                Ok(())
+            }
+        }
+        for full in [false, true] {
+            let c = Arc::new(Counting::default());
+            let mut f = PosixWritable::new(c.clone(), "000007.log".into());
+            if full {
+                f.use_fsync();
+            }
+            for _ in 0..3 {
+                f.append(b"abc").unwrap();
+                f.sync().unwrap();
+            }
+            let (data, all) = (
+                c.data.load(std::sync::atomic::Ordering::SeqCst),
+                c.all.load(std::sync::atomic::Ordering::SeqCst),
+            );
+            assert_eq!((data, all), if full { (0, 3) } else { (3, 0) });
+        }
     }
 
     #[test]

@@ -318,6 +318,8 @@ pub(crate) struct VersionSet {
     pub manifest_number: u64,
     pub next_epoch: u64,
     pub db_id: Option<String>,
+    /// RocksDB's `write_dbid_to_manifest` (default true): a new MANIFEST starts with the DB id.
+    pub write_db_id: bool,
     pub reaper: Arc<Reaper>,
     manifest: Option<log::Writer>,
     /// An append or sync of the MANIFEST failed: it may end in a torn or unsynced record, so
@@ -535,6 +537,7 @@ impl VersionSet {
             manifest_number: 0,
             next_epoch: 1,
             db_id: None,
+            write_db_id: true,
             reaper: Arc::new(Reaper::default()),
             manifest: None,
             manifest_broken: false,
@@ -688,13 +691,17 @@ impl VersionSet {
     }
 
     /// The records that open a new MANIFEST, as RocksDB's `WriteCurrentStateToManifest`: the
-    /// DB id; per family an edit adding it (for all but `default`) with its comparator, then an
-    /// edit with its log number and files; last the counters.
+    /// DB id (unless `write_db_id` is off); per family an edit adding it (for all but
+    /// `default`) with its comparator, then an edit with its log number and files; last the
+    /// counters.
     pub(crate) fn snapshot_records(&self, db_id: &str) -> Vec<VersionEdit> {
-        let mut edits = vec![VersionEdit {
-            db_id: Some(db_id.to_string()),
-            ..Default::default()
-        }];
+        let mut edits = Vec::new();
+        if self.write_db_id {
+            edits.push(VersionEdit {
+                db_id: Some(db_id.to_string()),
+                ..Default::default()
+            });
+        }
         for (&id, cf) in &self.cfs {
             edits.push(VersionEdit {
                 column_family: id,

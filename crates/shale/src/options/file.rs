@@ -214,6 +214,9 @@ pub(crate) fn render(opts: &Options) -> String {
     line(&mut s, "max_log_file_size", &opts.info_log.max_log_file_size);
     line(&mut s, "keep_log_file_num", &opts.info_log.keep_log_file_num);
     line(&mut s, "stats_dump_period_sec", &opts.info_log.stats_dump_period_sec);
+    for (k, v) in opts.knobs.lines(opts.info_log.db_log_dir.as_deref()) {
+        line(&mut s, k, &v);
+    }
     s.push('\n');
     render_cf(&mut s, DEFAULT_CF, opts);
     s

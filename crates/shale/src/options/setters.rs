@@ -355,6 +355,11 @@ impl Options {
 
     /// The checks of settings only the `rocksdb`-style setters can make (called by `validate`).
     pub(crate) fn validate_compat(&self) -> Result<()> {
+        if self.knobs.track_and_verify_wals_in_manifest {
+            return Err(Error::NotSupported(
+                "track_and_verify_wals_in_manifest: Shale does not record WALs in the MANIFEST".into(),
+            ));
+        }
         // As RocksDB's ValidateOptions.
         if self.unordered_write && !self.allow_concurrent_memtable_write {
             return Err(Error::invalid(

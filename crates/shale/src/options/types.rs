@@ -178,6 +178,8 @@ pub struct Options {
     /// The background pools of the [`Env`](crate::Env) given to `set_env`, shared with the
     /// other databases opened with it; None: the database's threads answer to no one else.
     pub(crate) env_pools: Option<Arc<crate::env::EnvPools>>,
+    /// RocksDB's DB-wide tuning settings taken under their names (`db_knobs.rs`).
+    pub(crate) knobs: super::db_knobs::DbKnobs,
     /// The merge operator for [`DB::merge`](crate::DB::merge) operands (None: merges fail).
     pub(crate) merge_operator: Option<Arc<dyn crate::merge_operator::MergeOperator>>,
     /// The compaction filter or filter factory (None: compactions keep every value).
@@ -276,6 +278,7 @@ impl Default for Options {
             allow_2pc: false,
             env: Arc::new(PosixFs),
             env_pools: None,
+            knobs: Default::default(),
             merge_operator: None,
             compaction_filter: None,
             prefix_extractor: None,
@@ -332,6 +335,8 @@ impl Options {
         o.unordered_write = db.unordered_write;
         o.allow_2pc = db.allow_2pc;
         o.env = db.env.clone();
+        o.env_pools = db.env_pools.clone();
+        o.knobs = db.knobs.clone();
         o.allow_mmap_reads = db.allow_mmap_reads;
         o.allow_mmap_writes = db.allow_mmap_writes;
         o.info_log = db.info_log.clone();

@@ -24,6 +24,7 @@ mod concurrency;
 mod corruption_sweep;
 mod cuckoo_multi_get;
 mod db_access;
+mod db_knobs;
 mod env_pools;
 mod faults;
 mod info_log;
