@@ -98,52 +98,84 @@ impl WriteBufferManager {
     }
 }
 
-/// Where a database's files live (rocksdict's `Env`): the operating system's file system
-/// (`Env()`), or memory (`Env.mem_env()`: a file system of its own, shared by the databases
-/// opened with this Env, gone with the process). RocksDB's thread-pool settings are not here:
-/// Shale's background threads are `max_background_jobs`.
+/// Where a database's files live and the background pools it shares (rocksdict's `Env`): the
+/// operating system's file system (`Env()`), or memory (`Env.mem_env()`: a file system of its
+/// own, shared by the databases opened with this Env, gone with the process); and RocksDB's
+/// two background pools, shared by the databases opened with this Env: the compaction pool
+/// (`set_background_threads`, `set_low_priority_background_threads`) and the flush pool
+/// (`set_high_priority_background_threads`) cap their jobs running at once across them, and
+/// `lower_thread_pool_cpu_priority` and the like run a pool's jobs at nice 19 or in the idle
+/// I/O class (the engine's `Env` documents each).
 #[pyclass(module = "shale", frozen)]
 #[derive(Clone)]
 pub(crate) struct Env {
+    /// Some: the database lives in memory, in this file system.
     pub(crate) fs: Option<Arc<dyn shale::fs::FileSystem>>,
+    /// The engine's Env: the same file system, and the pools.
+    engine: shale::Env,
 }
 
 #[pymethods]
 impl Env {
     #[new]
     pub(crate) fn new() -> Self {
-        Env { fs: None }
+        Env {
+            fs: None,
+            engine: shale::Env::with_file_system(Arc::new(shale::fs::PosixFs)),
+        }
     }
     #[staticmethod]
     fn mem_env() -> Self {
+        let fs: Arc<dyn shale::fs::FileSystem> = Arc::new(shale::fs::testing::MemFs::new());
         Env {
-            fs: Some(Arc::new(shale::fs::testing::MemFs::new())),
+            fs: Some(fs.clone()),
+            engine: shale::Env::with_file_system(fs),
         }
+    }
+    fn set_background_threads(&self, num_threads: i32) {
+        self.engine.clone().set_background_threads(num_threads);
+    }
+    fn set_low_priority_background_threads(&self, n: i32) {
+        self.engine.clone().set_low_priority_background_threads(n);
+    }
+    fn set_high_priority_background_threads(&self, n: i32) {
+        self.engine.clone().set_high_priority_background_threads(n);
+    }
+    fn set_bottom_priority_background_threads(&self, n: i32) {
+        self.engine.clone().set_bottom_priority_background_threads(n);
+    }
+    fn join_all_threads(&self) {
+        self.engine.clone().join_all_threads();
+    }
+    fn lower_thread_pool_io_priority(&self) {
+        self.engine.clone().lower_thread_pool_io_priority();
+    }
+    fn lower_high_priority_thread_pool_io_priority(&self) {
+        self.engine.clone().lower_high_priority_thread_pool_io_priority();
+    }
+    fn lower_thread_pool_cpu_priority(&self) {
+        self.engine.clone().lower_thread_pool_cpu_priority();
+    }
+    fn lower_high_priority_thread_pool_cpu_priority(&self) {
+        self.engine.clone().lower_high_priority_thread_pool_cpu_priority();
     }
 }
 
 impl Options {
-    /// The Env these options were given (the default one for the disk).
+    /// The file system these options were given (the disk unless in memory), for the config
+    /// file of an in-memory database.
     pub(crate) fn env(&self) -> Env {
-        Env {
-            fs: self.in_memory.then(|| self.inner.get_env()),
-        }
+        let fs = self.in_memory.then(|| self.inner.get_env());
+        let engine = shale::Env::with_file_system(fs.clone().unwrap_or_else(|| Arc::new(shale::fs::PosixFs)));
+        Env { fs, engine }
     }
 }
 
 impl Env {
-    /// Options `o` with this file system.
+    /// Options `o` with this file system and these pools.
     pub(crate) fn apply(&self, o: &mut Options) {
-        match &self.fs {
-            Some(fs) => {
-                o.inner.set_env(fs.clone());
-                o.in_memory = true;
-            }
-            None => {
-                o.inner.set_env(Arc::new(shale::fs::PosixFs));
-                o.in_memory = false;
-            }
-        }
+        o.inner.set_env(&self.engine);
+        o.in_memory = self.fs.is_some();
     }
 }
 

@@ -582,3 +582,44 @@ def test_plain_table_prefix_encoding(db_path, rocksdict):
     r = rocksdict.Rdict(db_path, rocksdict.Options.load_latest(db_path)[0])
     assert r[b"005-00005"] == b"v5"
     r.close()
+
+
+def test_env_pools_lower_the_compaction_threads(tmp_path):
+    """rocksdict's Env thread-pool methods: a database opened with an Env whose compaction pool
+    is lowered runs its compaction thread at nice 19 (Linux), the flush thread at its normal
+    priority; the pool sizes are taken."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("thread priorities are read from /proc")
+    env = shale.Env()
+    env.set_background_threads(2)
+    env.set_high_priority_background_threads(1)
+    env.set_bottom_priority_background_threads(0)
+    env.lower_thread_pool_cpu_priority()
+    env.join_all_threads()
+    opts = shale.Options(raw_mode=True)
+    opts.set_env(env)
+    opts.set_max_background_jobs(2)
+    db = shale.Rdict(str(tmp_path / "db"), opts)
+
+    def nice_of(name):
+        out = []
+        for t in os.listdir("/proc/self/task"):
+            try:
+                if open("/proc/self/task/%s/comm" % t).read().strip() != name:
+                    continue
+                stat = open("/proc/self/task/%s/stat" % t).read()
+            except OSError:
+                continue
+            out.append(int(stat[stat.rfind(")") + 2 :].split(" ")[16]))
+        return out
+
+    deadline = time.time() + 10
+    while 19 not in nice_of("shale-bg-1") and time.time() < deadline:
+        time.sleep(0.02)
+    assert 19 in nice_of("shale-bg-1")
+    assert 19 not in nice_of("shale-bg-0")
+    fill(db)
+    db.flush()
+    db.compact_range(None, None)
+    assert db[b"k00042"] == ROWS[b"k00042"]
+    db.close()
