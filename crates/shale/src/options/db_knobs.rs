@@ -63,9 +63,9 @@ impl DbKnobs {
         )]
     }
 
-    /// The `[DBOptions]` lines of these settings, RocksDB's names.
+    /// The `[DBOptions]` lines of these settings, RocksDB's names (`db_log_dir` when set).
     pub(crate) fn lines(&self, db_log_dir: Option<&Path>) -> Vec<(&'static str, String)> {
-        vec![
+        [
             ("use_fsync", self.use_fsync.to_string()),
             ("write_dbid_to_manifest", self.write_dbid_to_manifest.to_string()),
             (
@@ -88,10 +88,9 @@ impl DbKnobs {
             ),
             ("dump_malloc_stats", self.dump_malloc_stats.to_string()),
             ("stats_persist_period_sec", self.stats_persist_period_sec.to_string()),
-            (
-                "db_log_dir",
-                db_log_dir.map(|d| d.display().to_string()).unwrap_or_default(),
-            ),
         ]
+        .into_iter()
+        .chain(db_log_dir.map(|d| ("db_log_dir", d.display().to_string())))
+        .collect()
     }
 }
