@@ -2,7 +2,7 @@
 //! (`access.rs`), and every `impl DB` block — opening and the data calls (`db.rs`), column
 //! families (`column_families.rs`), the `rocksdb` crate's compatibility calls and thread-mode
 //! aliases (`rocksdb_compat.rs`), checkpoints and live-file listings (`checkpoint.rs`), ingest
-//! (`ingest.rs`), live option changes (`set_options.rs`), the memory a DB uses (`memory.rs`). Each calls into `engine`.
+//! (`ingest.rs`), `Options::load_latest` (`load_options.rs`), live option changes (`set_options.rs`), the memory a DB uses (`memory.rs`). Each calls into `engine`.
 
 pub(crate) mod access;
 pub(crate) mod checkpoint;
@@ -11,6 +11,7 @@ pub(crate) mod db;
 #[cfg(test)]
 mod file_drop_race_tests;
 pub(crate) mod ingest;
+pub(crate) mod load_options;
 pub(crate) mod memory;
 #[cfg(test)]
 mod picker_tests;

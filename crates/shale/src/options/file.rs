@@ -466,8 +466,18 @@ pub(crate) fn apply_latest(fs: &Arc<dyn FileSystem>, dir: &Path, opts: &mut Opti
 
 /// [`apply_latest`] for the sections of family `cf`.
 pub(crate) fn apply_latest_cf(fs: &Arc<dyn FileSystem>, dir: &Path, cf: &str, opts: &mut Options) -> Result<bool> {
-    let Some(path) = newest_options_file(fs, dir)? else {
+    let Some((name, text)) = read_newest(fs, dir)? else {
         return Ok(false);
+    };
+    apply_cf(&text, &name, cf, opts)?;
+    Ok(true)
+}
+
+/// The name and bytes of the newest OPTIONS file of `dir` (None: there is none); Corruption
+/// for one too large to be an OPTIONS file.
+fn read_newest(fs: &Arc<dyn FileSystem>, dir: &Path) -> Result<Option<(String, Vec<u8>)>> {
+    let Some(path) = newest_options_file(fs, dir)? else {
+        return Ok(None);
     };
     let name = crate::fs::name_of(&path);
     let size = fs.file_size(&path)?;
@@ -478,9 +488,38 @@ pub(crate) fn apply_latest_cf(fs: &Arc<dyn FileSystem>, dir: &Path, cf: &str, op
             format!("OPTIONS file of {size} bytes (more than {MAX_OPTIONS_FILE})"),
         ));
     }
-    let text = fs.read_all(&path)?;
-    apply_cf(&text, &name, cf, opts)?;
-    Ok(true)
+    Ok(Some((name, fs.read_all(&path)?)))
+}
+
+/// The newest OPTIONS file of `dir` read whole (RocksDB's `LoadLatestOptions`): the DB's
+/// options (with the `default` family's) and each family named in it, in the file's order,
+/// with its options. NotFound if `dir` has no OPTIONS file; Corruption (file, offset) for a
+/// line or value that does not parse.
+pub(crate) fn load_latest(fs: &Arc<dyn FileSystem>, dir: &Path) -> Result<(Options, Vec<(String, Options)>)> {
+    let Some((name, text)) = read_newest(fs, dir)? else {
+        return Err(Error::NotFound(format!("{}: no OPTIONS file", dir.display())));
+    };
+    let mut families: Vec<String> = Vec::new();
+    for line in String::from_utf8_lossy(&text).lines() {
+        let cf = line
+            .trim()
+            .strip_prefix("[CFOptions \"")
+            .and_then(|r| r.strip_suffix("\"]"));
+        if let Some(cf) = cf {
+            if !families.iter().any(|f| f == cf) {
+                families.push(cf.to_string());
+            }
+        }
+    }
+    let mut db = Options::default();
+    apply_cf(&text, &name, DEFAULT_CF, &mut db)?;
+    let mut out = Vec::with_capacity(families.len());
+    for cf in families {
+        let mut o = Options::default();
+        apply_cf(&text, &name, &cf, &mut o)?;
+        out.push((cf, o));
+    }
+    Ok((db, out))
 }
 
 /// Which section of an OPTIONS file a line is in.

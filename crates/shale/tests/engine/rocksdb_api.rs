@@ -843,3 +843,53 @@ fn key_may_exist_returns_the_value_a_memtable_holds() {
     let (may, v) = db.key_may_exist_cf_opt_value(&cf, "flushed", &ro);
     assert!(may && v.is_none());
 }
+
+/// `Options::load_latest`: the families of the newest OPTIONS file with their options — a
+/// family ordered by the uint64 comparator opens again only with it — and the cache given.
+#[test]
+fn load_latest_gives_the_families_and_their_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.create_missing_column_families(true);
+    let mut u64_opts = Options::default();
+    u64_opts.set_custom_comparator(Arc::new(shale::comparator::Uint64Comparator));
+    let db = DB::open_cf_descriptors(
+        &o,
+        dir.path(),
+        vec![
+            shale::ColumnFamilyDescriptor::new("cf0", Options::default()),
+            shale::ColumnFamilyDescriptor::new("numbers", u64_opts),
+        ],
+    )
+    .unwrap();
+    let numbers = db.cf_handle("numbers").unwrap();
+    db.put_cf(&numbers, 7u64.to_le_bytes(), "seven").unwrap();
+    drop(numbers);
+    drop(db);
+    // Without the family's comparator the open is refused...
+    let plain = vec![
+        shale::ColumnFamilyDescriptor::new("cf0", Options::default()),
+        shale::ColumnFamilyDescriptor::new("numbers", Options::default()),
+    ];
+    assert!(DB::open_cf_descriptors(&Options::default(), dir.path(), plain).is_err());
+    // ...and with what load_latest gives, it opens.
+    let cache = Cache::new_lru_cache(1 << 20);
+    let (db_opts, cfs) = Options::load_latest(dir.path(), shale::Env::new().unwrap(), false, cache).unwrap();
+    let names: Vec<&str> = cfs.iter().map(|c| c.name()).collect();
+    assert_eq!(names, ["default", "cf0", "numbers"]);
+    let db = DB::open_cf_descriptors(&db_opts, dir.path(), cfs).unwrap();
+    let numbers = db.cf_handle("numbers").unwrap();
+    assert_eq!(db.get_cf(&numbers, 7u64.to_le_bytes()).unwrap().unwrap(), b"seven");
+    drop(numbers);
+    drop(db);
+    let empty = tempfile::tempdir().unwrap();
+    let e = Options::load_latest(
+        empty.path(),
+        shale::Env::new().unwrap(),
+        true,
+        Cache::new_lru_cache(1024),
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
+}
