@@ -114,7 +114,7 @@ pub use properties::CStrLike;
 pub use slice_transform::SliceTransform;
 pub use snapshot::Snapshot;
 pub use table::block_based::partitioned_index::BlockBasedIndexType;
-pub use table::cache::Cache;
+pub use table::cache::{Cache, LruCacheOptions};
 pub use table::cuckoo::CuckooTableOptions;
 pub use table::format::{ChecksumType, DBCompressionType};
 pub use table::pinnable::DBPinnableSlice;

@@ -39,6 +39,8 @@ pub(crate) type CacheKey = (u64, u64);
 /// threads than cores a cache of few shards makes them queue behind a preempted inserter: a
 /// 32 MiB cache had 4 shards, and four readers spent most context switches yielding there.
 const MAX_SHARD_BITS: u32 = 6;
+/// The most shard bits a caller may ask for (RocksDB's LRU cache refuses 20 and more).
+pub(crate) const MAX_EXPLICIT_SHARD_BITS: u32 = 19;
 const MIN_SHARD_BYTES: usize = 2 << 20;
 
 fn shard_bits_for(capacity: usize) -> u32 {
@@ -347,11 +349,18 @@ impl BlockCache {
     /// A cache whose high-priority pool is `ratio` of the capacity (clamped to 0..=1; callers
     /// validate it).
     pub(crate) fn with_high_pri_pool_ratio(capacity_bytes: usize, ratio: f64) -> BlockCache {
+        BlockCache::with_shard_bits(capacity_bytes, ratio, shard_bits_for(capacity_bytes))
+    }
+
+    /// [`with_high_pri_pool_ratio`](Self::with_high_pri_pool_ratio) with `2^shard_bits`
+    /// shards (at most [`MAX_EXPLICIT_SHARD_BITS`]).
+    pub(crate) fn with_shard_bits(capacity_bytes: usize, ratio: f64, shard_bits: u32) -> BlockCache {
+        let shard_bits = shard_bits.min(MAX_EXPLICIT_SHARD_BITS);
         BlockCache {
-            shards: (0..1usize << shard_bits_for(capacity_bytes))
+            shards: (0..1usize << shard_bits)
                 .map(|_| ShardLock(RwLock::new(Shard::default())))
                 .collect(),
-            shard_bits: shard_bits_for(capacity_bytes),
+            shard_bits,
             capacity: capacity_bytes,
             reserved: AtomicUsize::new(0),
             high_pri_pool_ratio: if ratio.is_finite() { ratio.clamp(0.0, 1.0) } else { 0.0 },
@@ -726,6 +735,27 @@ mod tests {
     }
 
     #[test]
+    fn lru_cache_options_set_the_capacity_and_the_shards() {
+        let mut o = LruCacheOptions::default();
+        o.set_capacity(16 << 20);
+        o.set_num_shard_bits(2);
+        let c = Cache::new_lru_cache_opts(&o);
+        assert_eq!((c.get_capacity(), c.get_num_shards()), (16 << 20, 4));
+        o.set_num_shard_bits(-1);
+        assert_eq!(
+            Cache::new_lru_cache_opts(&o).get_num_shards(),
+            1 << shard_bits_for(16 << 20)
+        );
+        o.set_num_shard_bits(30);
+        assert_eq!(
+            Cache::new_lru_cache_opts(&o).get_num_shards(),
+            1 << MAX_EXPLICIT_SHARD_BITS
+        );
+        let h = Cache::new_hyper_clock_cache(1 << 20, 4096);
+        assert_eq!(h.get_capacity(), 1 << 20);
+    }
+
+    #[test]
     fn caches_of_rocksdb_sizes_get_many_shards() {
         // Few shards made reader threads queue on a shard's write lock behind a preempted
         // inserter (the readwhilewriting benchmark's 32 MiB cache had 4).
@@ -986,6 +1016,56 @@ impl Cache {
     /// The capacity in bytes.
     pub fn get_capacity(&self) -> usize {
         self.0.capacity()
+    }
+    /// A cache built from `opts` (RocksDB's `NewLRUCache(LRUCacheOptions)`): its capacity,
+    /// shard count and high-priority pool.
+    pub fn new_lru_cache_opts(opts: &LruCacheOptions) -> Cache {
+        let bits = u32::try_from(opts.num_shard_bits).unwrap_or_else(|_| shard_bits_for(opts.capacity));
+        Cache(Arc::new(BlockCache::with_shard_bits(
+            opts.capacity,
+            DEFAULT_HIGH_PRI_POOL_RATIO,
+            bits,
+        )))
+    }
+    /// RocksDB's HyperClockCache of `capacity` bytes. Shale's block cache is a sharded CLOCK
+    /// cache with lock-free hits already, so this is that cache; `estimated_entry_charge` (a
+    /// sizing hint of HyperClockCache's table) is not needed.
+    pub fn new_hyper_clock_cache(capacity: usize, estimated_entry_charge: usize) -> Cache {
+        let _ = estimated_entry_charge;
+        Cache::new_lru_cache(capacity)
+    }
+    /// The number of shards the cache's entries are spread over.
+    pub fn get_num_shards(&self) -> usize {
+        self.0.shards.len()
+    }
+}
+
+/// The settings of an LRU cache (the `rocksdb` crate's `LruCacheOptions`), for
+/// [`Cache::new_lru_cache_opts`].
+#[derive(Debug, Clone)]
+pub struct LruCacheOptions {
+    capacity: usize,
+    num_shard_bits: i32,
+}
+
+impl Default for LruCacheOptions {
+    /// Capacity 0 (RocksDB's default: set it), shard count chosen from the capacity.
+    fn default() -> Self {
+        LruCacheOptions {
+            capacity: 0,
+            num_shard_bits: -1,
+        }
+    }
+}
+
+impl LruCacheOptions {
+    /// The capacity in bytes.
+    pub fn set_capacity(&mut self, cap: usize) {
+        self.capacity = cap;
+    }
+    /// `2^val` shards (at most 2^19); negative: chosen from the capacity (as RocksDB's -1).
+    pub fn set_num_shard_bits(&mut self, val: i32) {
+        self.num_shard_bits = val;
     }
 }
 
