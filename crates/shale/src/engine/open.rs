@@ -575,7 +575,7 @@ fn open_inner(
         fs: fs.clone(),
         read_only,
         secondary: secondary.map(|_| super::state::Secondary {
-            catch_up: Mutex::new(()),
+            tails: Mutex::new(Default::default()),
         }),
         lock: Mutex::new(lock),
         state: Mutex::new(state),
@@ -665,7 +665,17 @@ pub(crate) fn preload_tables(db: &Arc<DbInner>) -> Result<()> {
 /// Every table file of the recovered version must exist with the size the MANIFEST records
 /// (RocksDB checks this when it opens the DB); checked before anything is written.
 pub(crate) fn check_live_tables(fs: &Arc<dyn FileSystem>, dir: &Path, vs: &VersionSet) -> Result<()> {
-    for (_, _, f) in vs.all_files() {
+    check_tables(fs, dir, vs.all_files().map(|(_, _, f)| f))
+}
+
+/// [`check_live_tables`] for the tables `files` (a secondary's catch-up checks those new to
+/// its version).
+pub(crate) fn check_tables<'a>(
+    fs: &Arc<dyn FileSystem>,
+    dir: &Path,
+    files: impl Iterator<Item = &'a Arc<crate::lsm::version::FileMeta>>,
+) -> Result<()> {
+    for f in files {
         let p = table_name(dir, f.number());
         let size = fs.file_size(&p).map_err(|e| match e {
             Error::Io { file, source } if source.kind() == std::io::ErrorKind::NotFound => {

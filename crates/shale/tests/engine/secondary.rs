@@ -168,13 +168,7 @@ fn secondary_model_with_flushes_compactions_and_reopens() {
         let o = opts(&fs);
         let mut primary = DB::open(&o, "/p").unwrap();
         let sec = DB::open_as_secondary(&o, "/p", "/s").unwrap();
-        let mut rng = seed;
-        let mut next = move |n: u64| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng % n
-        };
+        let mut next = crate::secondary_tail::xorshift(seed);
         let mut model = Model::new();
         let mut caught = Model::new();
         for step in 0..1500u64 {
@@ -484,7 +478,15 @@ fn a_catch_up_succeeds_while_the_primary_keeps_writing_its_manifest() {
         });
         let sbusy = sec.cf_handle("busy").unwrap();
         let r = (|| -> Result<(), String> {
-            for round in 0..8 {
+            // Catch-ups that tail the MANIFEST take milliseconds: go on until the primary
+            // flushed a dozen times under them.
+            let mut round = 0;
+            while round < 8 || written.load(std::sync::atomic::Ordering::Acquire) < 12 {
+                round += 1;
+                if round > 20_000 {
+                    return Err("the primary did not flush".into());
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
                 let before = written.load(std::sync::atomic::Ordering::Acquire);
                 sec.try_catch_up_with_primary()
                     .map_err(|e| format!("catch-up {round}: {e}"))?;

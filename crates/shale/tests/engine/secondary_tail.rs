@@ -1,0 +1,306 @@
+//! Secondary instances that tail the primary's MANIFEST and WALs: a long-running secondary
+//! equals a freshly opened one (and a read-only open, and the primary) key by key after many
+//! writes, flushes of single families, compactions and MANIFEST switches; a catch-up reads only
+//! what the MANIFEST gained and opens only new tables; a MANIFEST torn while tailed.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use shale::fs::testing::MemFs;
+use shale::fs::{FileSystem, RandomAccessFile};
+use shale::{IteratorMode, Options, DB};
+
+type Dump = BTreeMap<Vec<u8>, Vec<u8>>;
+
+fn dump_cf(db: &DB, cf: &str) -> Dump {
+    let h = db.cf_handle(cf).unwrap();
+    db.iterator_cf(&h, IteratorMode::Start)
+        .map(|r| {
+            let (k, v) = r.unwrap();
+            (k.to_vec(), v.to_vec())
+        })
+        .collect()
+}
+
+fn key(i: u64) -> Vec<u8> {
+    format!("k{i:04}").into_bytes()
+}
+
+fn opts(fs: Arc<dyn FileSystem>) -> Options {
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.create_missing_column_families(true);
+    o.set_env(fs);
+    o.set_write_buffer_size(16 << 10);
+    o.set_target_file_size_base(16 << 10);
+    o.set_level_zero_file_num_compaction_trigger(3);
+    o.set_merge_operator_associative("concat", |_k, existing, operands| {
+        let mut v = existing.map(|e| e.to_vec()).unwrap_or_default();
+        for op in operands {
+            v.extend_from_slice(op);
+        }
+        Some(v)
+    });
+    o
+}
+
+/// A small deterministic generator: `next(n)` is below `n`.
+pub(crate) fn xorshift(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut rng = seed;
+    move |n: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % n
+    }
+}
+
+const CFS: [&str; 2] = ["default", "two"];
+
+/// Every family of `a` and `b` holds the same keys and values, by iteration and by `get` of
+/// every key ever written (deleted ones included).
+fn same(a: &DB, b: &DB, what: &str) {
+    for cf in CFS {
+        let (da, db_) = (dump_cf(a, cf), dump_cf(b, cf));
+        assert_eq!(da.len(), db_.len(), "{what}: {cf}: number of keys");
+        assert!(da == db_, "{what}: {cf}: contents differ");
+        let (ha, hb) = (a.cf_handle(cf).unwrap(), b.cf_handle(cf).unwrap());
+        for i in 0..300 {
+            assert_eq!(
+                a.get_cf(&ha, key(i)).unwrap(),
+                b.get_cf(&hb, key(i)).unwrap(),
+                "{what}: {cf} get {i}"
+            );
+        }
+    }
+}
+
+/// The long-running secondary after each catch-up equals the primary, a secondary opened
+/// fresh at that point and a read-only open (whose WAL replay is the open's, not the tail's),
+/// through puts, merges, deletes, range deletions, flushes of one family at a time (so the
+/// families' log numbers differ and the secondary holds memtables of several WALs),
+/// compactions and reopens of the primary (a new MANIFEST each).
+#[test]
+fn a_long_running_secondary_equals_a_fresh_one_key_by_key() {
+    for seed in [7u64, 4242] {
+        let fs = MemFs::new();
+        let o = opts(Arc::new(fs.clone()));
+        let mut primary = DB::open_cf(&o, "/p", ["two"]).unwrap();
+        let sec = DB::open_cf_as_secondary(&o, "/p", "/s", ["two"]).unwrap();
+        let mut next = xorshift(seed);
+        let mut checks = 0;
+        for step in 0..3000u64 {
+            let cf = primary.cf_handle(CFS[next(2) as usize]).unwrap();
+            match next(1000) {
+                0..=549 => {
+                    let v = format!("s{step}").repeat(1 + next(6) as usize);
+                    primary.put_cf(&cf, key(next(300)), v).unwrap();
+                }
+                550..=699 => primary.merge_cf(&cf, key(next(300)), format!("+{step}")).unwrap(),
+                700..=849 => primary.delete_cf(&cf, key(next(300))).unwrap(),
+                850..=859 => {
+                    let a = next(300);
+                    primary.delete_range_cf(&cf, key(a), key(a + 1 + next(10))).unwrap();
+                }
+                860..=919 => primary.flush_cf(&cf).unwrap(),
+                920..=934 => primary.compact_range_cf(&cf, None::<&[u8]>, None::<&[u8]>).unwrap(),
+                935..=937 => {
+                    drop(cf);
+                    drop(primary);
+                    primary = DB::open_cf(&o, "/p", ["two"]).unwrap();
+                }
+                _ => {
+                    sec.try_catch_up_with_primary().unwrap();
+                    checks += 1;
+                    same(&sec, &primary, &format!("seed {seed} step {step}: the primary"));
+                    let fresh = DB::open_cf_as_secondary(&o, "/p", format!("/s{step}"), ["two"]).unwrap();
+                    same(&sec, &fresh, &format!("seed {seed} step {step}: a fresh secondary"));
+                    let ro = DB::open_cf_for_read_only(&o, "/p", ["two"], false).unwrap();
+                    same(&sec, &ro, &format!("seed {seed} step {step}: a read-only open"));
+                }
+            }
+        }
+        assert!(checks > 100, "{checks} checks");
+    }
+}
+
+/// Counts what is read through it, and can show the MANIFEST shorter than it is (a primary in
+/// the middle of appending a record to it).
+struct CountingFs {
+    inner: MemFs,
+    manifest_bytes: Arc<AtomicU64>,
+    table_opens: AtomicU64,
+    /// Bytes the MANIFEST is shown shorter by.
+    cut: AtomicU64,
+}
+
+struct CountedFile {
+    inner: Arc<dyn RandomAccessFile>,
+    counter: Option<Arc<AtomicU64>>,
+    size: u64,
+}
+
+impl RandomAccessFile for CountedFile {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> shale::error::Result<()> {
+        if let Some(c) = &self.counter {
+            c.fetch_add(buf.len() as u64, Ordering::Relaxed);
+        }
+        self.inner.read_exact_at(offset, buf)
+    }
+    fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+impl shale::fs::ForwardingFs for CountingFs {
+    fn inner(&self) -> &dyn FileSystem {
+        &self.inner
+    }
+    fn open_random(&self, path: &Path) -> shale::error::Result<Arc<dyn RandomAccessFile>> {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let inner = self.inner.open_random(path)?;
+        let manifest = name.starts_with("MANIFEST-");
+        if name.ends_with(".sst") {
+            self.table_opens.fetch_add(1, Ordering::Relaxed);
+        }
+        let size = if manifest {
+            inner.size().saturating_sub(self.cut.load(Ordering::Relaxed))
+        } else {
+            inner.size()
+        };
+        Ok(Arc::new(CountedFile {
+            inner,
+            counter: manifest.then(|| self.manifest_bytes.clone()),
+            size,
+        }))
+    }
+    fn read_all(&self, path: &Path) -> shale::error::Result<Vec<u8>> {
+        let data = self.inner.read_all(path)?;
+        if path.file_name().unwrap().to_string_lossy().starts_with("MANIFEST-") {
+            self.manifest_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
+        }
+        Ok(data)
+    }
+}
+
+fn counting_fs() -> Arc<CountingFs> {
+    Arc::new(CountingFs {
+        inner: MemFs::new(),
+        manifest_bytes: Arc::new(AtomicU64::new(0)),
+        table_opens: AtomicU64::new(0),
+        cut: AtomicU64::new(0),
+    })
+}
+
+fn manifest_size(fs: &CountingFs) -> u64 {
+    let cur = fs.inner.read_all(Path::new("/p/CURRENT")).unwrap();
+    let name = String::from_utf8(cur).unwrap();
+    fs.inner.file_size(&Path::new("/p").join(name.trim())).unwrap()
+}
+
+/// A catch-up reads what the MANIFEST gained (from the start of the 32 KiB block its last
+/// read stopped in), not the whole MANIFEST, and opens only the tables new to the version;
+/// after a MANIFEST switch it reads the new MANIFEST whole but opens no table it holds open.
+#[test]
+fn a_catch_up_reads_only_the_new_manifest_records_and_opens_only_new_tables() {
+    let fs = counting_fs();
+    let mut o = opts(fs.clone());
+    o.set_disable_auto_compactions(true);
+    let primary = DB::open(&o, "/p").unwrap();
+    for i in 0..1500 {
+        primary.put(key(i), b"v").unwrap();
+        primary.flush().unwrap();
+    }
+    let size = manifest_size(&fs);
+    assert!(size > 96 << 10, "a MANIFEST of {size} bytes");
+    let sec = DB::open_as_secondary(&o, "/p", "/s").unwrap();
+    let files = |db: &DB| db.property_int_value("rocksdb.num-files-at-level0").unwrap().unwrap();
+    assert_eq!(files(&sec), 1500);
+    for round in 0..3 {
+        primary.put(format!("new{round}"), b"v").unwrap();
+        primary.flush().unwrap();
+        // (The primary opens the table it wrote too.)
+        fs.manifest_bytes.store(0, Ordering::Relaxed);
+        fs.table_opens.store(0, Ordering::Relaxed);
+        sec.try_catch_up_with_primary().unwrap();
+        let read = fs.manifest_bytes.load(Ordering::Relaxed);
+        assert!(
+            read <= (32 << 10) + 1024,
+            "round {round}: {read} bytes of a {} byte MANIFEST read",
+            manifest_size(&fs)
+        );
+        assert_eq!(
+            fs.table_opens.load(Ordering::Relaxed),
+            1,
+            "round {round}: tables opened"
+        );
+        assert_eq!(files(&sec), 1501 + round);
+        assert_eq!(sec.get(format!("new{round}")).unwrap(), Some(b"v".to_vec()));
+    }
+    // A reopened primary writes a new MANIFEST: read from its start, the tables kept open.
+    drop(primary);
+    let primary = DB::open(&o, "/p").unwrap();
+    fs.table_opens.store(0, Ordering::Relaxed);
+    fs.manifest_bytes.store(0, Ordering::Relaxed);
+    sec.try_catch_up_with_primary().unwrap();
+    assert_eq!(
+        fs.table_opens.load(Ordering::Relaxed),
+        0,
+        "tables opened after the switch"
+    );
+    assert_eq!(
+        fs.manifest_bytes.load(Ordering::Relaxed),
+        manifest_size(&fs),
+        "the new MANIFEST read whole"
+    );
+    assert_eq!(files(&sec), 1503);
+    drop(primary);
+}
+
+/// The primary in the middle of appending a MANIFEST record (the MANIFEST shown cut inside its
+/// last record): a catch-up succeeds with the state of the records before it (the new table is
+/// not in its version, its keys still come from the WAL), and the next catch-up, once the
+/// record is whole, reads it. Cut at every length inside the record.
+#[test]
+fn a_manifest_record_still_being_appended_is_read_by_the_next_catch_up() {
+    let fs = counting_fs();
+    let mut o = opts(fs.clone());
+    // No compaction deletes tables the state before the cut names (a primary deletes them
+    // only once the record is whole).
+    o.set_disable_auto_compactions(true);
+    let primary = DB::open_cf(&o, "/p", ["two"]).unwrap();
+    let two = primary.cf_handle("two").unwrap();
+    let sec = DB::open_cf_as_secondary(&o, "/p", "/s", ["two"]).unwrap();
+    let stwo = sec.cf_handle("two").unwrap();
+    let files = |db: &DB, cf: &shale::ColumnFamily| {
+        db.property_int_value_cf(cf, "rocksdb.num-files-at-level0")
+            .unwrap()
+            .unwrap()
+    };
+    for round in 0..4u64 {
+        // The default family keeps the WAL alive: the flush of `two` is one MANIFEST record
+        // and deletes nothing the older state needs.
+        primary.put(format!("d{round}"), b"in-the-wal").unwrap();
+        primary.put_cf(&two, format!("t{round}"), b"flushed").unwrap();
+        let before = manifest_size(&fs);
+        primary.flush_cf(&two).unwrap();
+        let record = manifest_size(&fs) - before;
+        assert!(record > 20, "a flush edit of {record} bytes");
+        for cut in [1, record / 2, record - 1] {
+            fs.cut.store(cut, Ordering::Relaxed);
+            sec.try_catch_up_with_primary().unwrap();
+            assert_eq!(files(&sec, &stwo), round, "round {round} cut {cut}: the table not yet");
+            assert_eq!(
+                sec.get_cf(&stwo, format!("t{round}")).unwrap(),
+                Some(b"flushed".to_vec())
+            );
+        }
+        fs.cut.store(0, Ordering::Relaxed);
+        sec.try_catch_up_with_primary().unwrap();
+        assert_eq!(files(&sec, &stwo), round + 1, "round {round}: the whole record read");
+        let fresh = DB::open_cf_as_secondary(&o, "/p", format!("/f{round}"), ["two"]).unwrap();
+        same(&sec, &fresh, &format!("round {round}"));
+    }
+}
