@@ -131,6 +131,7 @@ fn a_long_running_secondary_equals_a_fresh_one_key_by_key() {
 struct CountingFs {
     inner: MemFs,
     manifest_bytes: Arc<AtomicU64>,
+    wal_bytes: Arc<AtomicU64>,
     table_opens: AtomicU64,
     /// Bytes the MANIFEST is shown shorter by.
     cut: AtomicU64,
@@ -172,7 +173,13 @@ impl shale::fs::ForwardingFs for CountingFs {
         };
         Ok(Arc::new(CountedFile {
             inner,
-            counter: manifest.then(|| self.manifest_bytes.clone()),
+            counter: if manifest {
+                Some(self.manifest_bytes.clone())
+            } else if name.ends_with(".log") {
+                Some(self.wal_bytes.clone())
+            } else {
+                None
+            },
             size,
         }))
     }
@@ -189,6 +196,7 @@ fn counting_fs() -> Arc<CountingFs> {
     Arc::new(CountingFs {
         inner: MemFs::new(),
         manifest_bytes: Arc::new(AtomicU64::new(0)),
+        wal_bytes: Arc::new(AtomicU64::new(0)),
         table_opens: AtomicU64::new(0),
         cut: AtomicU64::new(0),
     })
@@ -202,12 +210,14 @@ fn manifest_size(fs: &CountingFs) -> u64 {
 
 /// A catch-up reads what the MANIFEST gained (from the start of the 32 KiB block its last
 /// read stopped in), not the whole MANIFEST, and opens only the tables new to the version;
-/// after a MANIFEST switch it reads the new MANIFEST whole but opens no table it holds open.
+/// after a MANIFEST switch it reads the new MANIFEST whole but opens no table it holds open;
+/// of a WAL of megabytes it reads what the WAL gained.
 #[test]
 fn a_catch_up_reads_only_the_new_manifest_records_and_opens_only_new_tables() {
     let fs = counting_fs();
     let mut o = opts(fs.clone());
     o.set_disable_auto_compactions(true);
+    o.set_write_buffer_size(64 << 20);
     let primary = DB::open(&o, "/p").unwrap();
     for i in 0..1500 {
         primary.put(key(i), b"v").unwrap();
@@ -256,6 +266,21 @@ fn a_catch_up_reads_only_the_new_manifest_records_and_opens_only_new_tables() {
         "the new MANIFEST read whole"
     );
     assert_eq!(files(&sec), 1503);
+    // A WAL of megabytes: a catch-up reads what it gained (from the start of the block its
+    // last read stopped in).
+    for i in 0..20_000u64 {
+        primary.put(format!("w{i:06}"), [b'v'; 100]).unwrap();
+    }
+    sec.try_catch_up_with_primary().unwrap();
+    for round in 0..3 {
+        primary.put(format!("w-more{round}"), b"v").unwrap();
+        fs.wal_bytes.store(0, Ordering::Relaxed);
+        sec.try_catch_up_with_primary().unwrap();
+        let read = fs.wal_bytes.load(Ordering::Relaxed);
+        assert!(read <= (32 << 10) + 1024, "round {round}: {read} bytes of the WAL read");
+        assert_eq!(sec.get(format!("w-more{round}")).unwrap(), Some(b"v".to_vec()));
+    }
+    assert_eq!(sec.get("w019999").unwrap(), Some(vec![b'v'; 100]));
     drop(primary);
 }
 
@@ -303,4 +328,101 @@ fn a_manifest_record_still_being_appended_is_read_by_the_next_catch_up() {
         let fresh = DB::open_cf_as_secondary(&o, "/p", format!("/f{round}"), ["two"]).unwrap();
         same(&sec, &fresh, &format!("round {round}"));
     }
+}
+
+/// Every call that would write gives NotSupported on a secondary, and leaves the primary's
+/// directory as it was (names and sizes).
+#[test]
+fn a_secondary_refuses_every_write_and_changes_nothing() {
+    let fs = MemFs::new();
+    let o = opts(Arc::new(fs.clone()));
+    let primary = DB::open_cf(&o, "/p", ["two"]).unwrap();
+    primary.put(b"k", b"v").unwrap();
+    primary.flush().unwrap();
+    primary.put(b"w", b"in-the-wal").unwrap();
+    let sec = DB::open_cf_as_secondary(&o, "/p", "/s", ["two"]).unwrap();
+    let two = sec.cf_handle("two").unwrap();
+    // A table to ingest, written beside the DB.
+    let mut w = shale::SstFileWriter::create(&o);
+    w.open("/ext.sst").unwrap();
+    w.put(b"x", b"1").unwrap();
+    w.finish().unwrap();
+    let listing = |fs: &MemFs| -> Vec<(String, u64)> {
+        let mut v: Vec<(String, u64)> = fs
+            .list(Path::new("/p"))
+            .unwrap()
+            .into_iter()
+            .map(|n| {
+                let size = fs.file_size(&Path::new("/p").join(&n)).unwrap_or(0);
+                (n, size)
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let before = listing(&fs);
+    let mut batch = shale::WriteBatch::default();
+    batch.put(b"b", b"1");
+    let refused: Vec<(&str, shale::error::Result<()>)> = vec![
+        ("put", sec.put(b"k", b"w")),
+        ("put_cf", sec.put_cf(&two, b"k", b"w")),
+        ("delete", sec.delete(b"k")),
+        ("single_delete", sec.single_delete(b"k")),
+        ("merge", sec.merge(b"k", b"+")),
+        ("delete_range", sec.delete_range(b"a", b"z")),
+        ("put_entity", sec.put_entity(b"e", &[(b"c", b"v")])),
+        ("write", sec.write(batch)),
+        ("flush", sec.flush()),
+        ("flush_cf", sec.flush_cf(&two)),
+        ("compact_range", sec.compact_range(None::<&[u8]>, None::<&[u8]>)),
+        (
+            "compact_range_cf",
+            sec.compact_range_cf(&two, None::<&[u8]>, None::<&[u8]>),
+        ),
+        ("ingest_external_file", sec.ingest_external_file(vec!["/ext.sst"])),
+        ("delete_file_in_range", sec.delete_file_in_range(b"a", b"z")),
+        ("create_cf", sec.create_cf("three", &o)),
+        ("drop_cf", sec.drop_cf("two")),
+    ];
+    for (what, r) in refused {
+        assert!(matches!(r, Err(shale::Error::NotSupported(_))), "{what}: {r:?}");
+    }
+    assert_eq!(listing(&fs), before, "the primary's files");
+    sec.try_catch_up_with_primary().unwrap();
+    assert_eq!(sec.get(b"w").unwrap(), Some(b"in-the-wal".to_vec()));
+    assert_eq!(sec.get(b"x").unwrap(), None);
+}
+
+/// Records a catch-up adds to a memtable readers already hold carry sequence numbers above
+/// what those readers see: an iterator and a snapshot from before the catch-up keep their
+/// view of WAL-only data, and reads after it see the new records.
+#[test]
+fn readers_of_a_memtable_a_catch_up_adds_to_keep_their_view() {
+    let fs = MemFs::new();
+    let mut o = opts(Arc::new(fs.clone()));
+    o.set_write_buffer_size(4 << 20);
+    let primary = DB::open(&o, "/p").unwrap();
+    for i in 0..100 {
+        primary.put(key(i), b"old").unwrap();
+    }
+    let sec = DB::open_as_secondary(&o, "/p", "/s").unwrap();
+    let snap = sec.snapshot();
+    let mut it = sec.raw_iterator();
+    it.seek_to_first();
+    for i in 0..200 {
+        primary.put(key(i), b"new").unwrap();
+    }
+    sec.try_catch_up_with_primary().unwrap();
+    let mut n = 0;
+    while it.valid() {
+        assert_eq!(it.value().unwrap(), b"old", "{:?}", it.key());
+        n += 1;
+        it.next();
+    }
+    it.status().unwrap();
+    assert_eq!(n, 100, "the iterator from before");
+    assert_eq!(snap.get(key(5)).unwrap(), Some(b"old".to_vec()));
+    assert_eq!(snap.get(key(150)).unwrap(), None);
+    assert_eq!(sec.get(key(5)).unwrap(), Some(b"new".to_vec()));
+    assert_eq!(sec.get(key(150)).unwrap(), Some(b"new".to_vec()));
 }
