@@ -426,3 +426,153 @@ fn readers_of_a_memtable_a_catch_up_adds_to_keep_their_view() {
     assert_eq!(sec.get(key(5)).unwrap(), Some(b"new".to_vec()));
     assert_eq!(sec.get(key(150)).unwrap(), Some(b"new".to_vec()));
 }
+
+/// Reads hex lines `key value` up to `end` from a rocksdict helper.
+fn read_dump(out: &mut impl std::io::BufRead) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            out.read_line(&mut line).unwrap() > 0,
+            "the rocksdict helper ended early"
+        );
+        let line = line.trim();
+        if line == "end" {
+            return m;
+        }
+        let (k, v) = line.split_once(' ').unwrap_or((line, ""));
+        m.insert(k.to_string(), v.to_string());
+    }
+}
+
+fn hex_dump(db: &DB) -> BTreeMap<String, String> {
+    dump_cf(db, "default")
+        .into_iter()
+        .map(|(k, v)| (crate::rocksdb_tools::hex(&k), crate::rocksdb_tools::hex(&v)))
+        .collect()
+}
+
+fn rd_script() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compat/rd_secondary.py")
+}
+
+/// The rocksdict helper in mode `args[0]`, driven through its stdin and read from its stdout.
+fn rd_helper(
+    python: &Path,
+    args: &[&std::ffi::OsStr],
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    std::io::BufReader<std::process::ChildStdout>,
+) {
+    let mut child = std::process::Command::new(python)
+        .arg(rd_script())
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let stdin = child.stdin.take().unwrap();
+    (child, stdin, out)
+}
+
+/// A live RocksDB primary (rocksdict, another process) that writes, deletes, deletes ranges,
+/// flushes and compacts, round after round, followed by one long-running Shale secondary:
+/// after each round's catch-up it holds what the primary holds, and so does a Shale secondary
+/// opened fresh.
+#[test]
+fn a_long_running_shale_secondary_follows_a_rocksdb_primary_through_flushes_and_compactions() {
+    let Some(python) = crate::rocksdb_tools::python_with_rocksdict() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("p");
+    let (mut child, mut stdin, mut out) = rd_helper(&python, &["serve".as_ref(), p.as_os_str()]);
+    use std::io::Write;
+    writeln!(stdin, "round 0").unwrap();
+    let want = read_dump(&mut out);
+    let o = Options::default();
+    let sec = DB::open_as_secondary(&o, &p, dir.path().join("s")).unwrap();
+    assert!(hex_dump(&sec) == want, "at the open");
+    for round in 1..7 {
+        writeln!(stdin, "round {round}").unwrap();
+        let want = read_dump(&mut out);
+        sec.try_catch_up_with_primary().unwrap();
+        assert!(hex_dump(&sec) == want, "round {round}: the long-running secondary");
+        let fresh = DB::open_as_secondary(&o, &p, dir.path().join(format!("f{round}"))).unwrap();
+        assert!(hex_dump(&fresh) == want, "round {round}: a fresh secondary");
+    }
+    writeln!(stdin, "quit").unwrap();
+    assert!(child.wait().unwrap().success());
+}
+
+/// A live Shale primary that writes, deletes, flushes, compacts and reopens (a new MANIFEST),
+/// read round after round by RocksDB secondaries (rocksdict, other processes): one opened
+/// fresh each round holds what the primary holds; a long-running one catches up each round
+/// without error. (Its contents are not compared: RocksDB 9's secondary keeps replayed WAL
+/// entries in its active memtable after the primary flushed them, and serves them over newer
+/// values in tables — facebook/rocksdb#14444 and #15051; it does so with a RocksDB primary
+/// too.)
+#[test]
+fn rocksdb_secondaries_read_a_live_shale_primary_through_flushes_compactions_and_a_reopen() {
+    let Some(python) = crate::rocksdb_tools::python_with_rocksdict() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("p");
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_write_buffer_size(64 << 10);
+    let mut primary = DB::open(&o, &p).unwrap();
+    primary.put(b"start", b"1").unwrap();
+    let s = dir.path().join("s");
+    let (mut child, mut stdin, mut out) = rd_helper(&python, &["follow".as_ref(), p.as_os_str(), s.as_os_str()]);
+    use std::io::Write;
+    for round in 0..8u64 {
+        for i in round * 50..round * 50 + 400 {
+            primary
+                .put(key(i), format!("r{round}-{i}").repeat(1 + i as usize % 5))
+                .unwrap();
+        }
+        for i in (0..round * 50 + 400).step_by(7) {
+            primary.delete(key(i)).unwrap();
+        }
+        if round % 2 == 1 {
+            primary.flush().unwrap();
+        }
+        if round % 3 == 2 {
+            primary.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+        }
+        if round == 5 {
+            drop(primary);
+            primary = DB::open(&o, &p).unwrap();
+        }
+        writeln!(stdin, "catch").unwrap();
+        let long_running = read_dump(&mut out);
+        assert!(!long_running.is_empty(), "round {round}");
+        let fresh = crate::rocksdb_tools::run(
+            std::process::Command::new(&python)
+                .arg(rd_script())
+                .arg("read")
+                .arg(&p)
+                .arg(dir.path().join(format!("f{round}"))),
+        );
+        let got: BTreeMap<String, String> = fresh
+            .lines()
+            .map(|l| {
+                let (k, v) = l.split_once(' ').unwrap_or((l, ""));
+                (k.to_string(), v.to_string())
+            })
+            .collect();
+        let want = hex_dump(&primary);
+        assert!(
+            got == want,
+            "round {round}: a fresh RocksDB secondary: {} keys, the primary {}",
+            got.len(),
+            want.len()
+        );
+    }
+    writeln!(stdin, "quit").unwrap();
+    assert!(child.wait().unwrap().success());
+}
