@@ -613,7 +613,11 @@ fn open_inner(
     // the next open replays the WALs again for that family from scratch (merge operands must
     // not apply twice).
     let mut recovered: BTreeMap<u32, VersionEdit> = BTreeMap::new();
-    replay_wals(&db, &wals, Vec::new(), &mut recovered)?;
+    // A secondary's WALs are replayed by the catch-up its open ends with (into memtables it
+    // keeps per WAL, engine/secondary.rs), not here.
+    if secondary.is_none() {
+        replay_wals(&db, &wals, Vec::new(), &mut recovered)?;
+    }
     if !read_only {
         let options_num = start_first_wal(&db, &fs, path, opts, recovered)?;
         for name in &missing {

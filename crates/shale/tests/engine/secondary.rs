@@ -385,6 +385,13 @@ impl shale::fs::ForwardingFs for HookFs {
         }
         self.inner.read_all(path)
     }
+    // A catch-up reads what a WAL gained through a file opened for reads at an offset.
+    fn open_random(&self, path: &Path) -> shale::error::Result<Arc<dyn shale::fs::RandomAccessFile>> {
+        if self.at == HookAt::WalRead && path.extension().is_some_and(|e| e == "log") {
+            self.fire();
+        }
+        self.inner.open_random(path)
+    }
 }
 
 /// A primary on a [`HookFs`] with 20 keys in its first WAL, and a hook that flushes it (the

@@ -185,8 +185,11 @@ impl shale::fs::ForwardingFs for CountingFs {
     }
     fn read_all(&self, path: &Path) -> shale::error::Result<Vec<u8>> {
         let data = self.inner.read_all(path)?;
-        if path.file_name().unwrap().to_string_lossy().starts_with("MANIFEST-") {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if name.starts_with("MANIFEST-") {
             self.manifest_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
+        } else if name.ends_with(".log") {
+            self.wal_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
         }
         Ok(data)
     }
@@ -267,11 +270,24 @@ fn a_catch_up_reads_only_the_new_manifest_records_and_opens_only_new_tables() {
     );
     assert_eq!(files(&sec), 1503);
     // A WAL of megabytes: a catch-up reads what it gained (from the start of the block its
-    // last read stopped in).
+    // last read stopped in), and a secondary opened on it reads it once.
     for i in 0..20_000u64 {
         primary.put(format!("w{i:06}"), [b'v'; 100]).unwrap();
     }
     sec.try_catch_up_with_primary().unwrap();
+    let wal: u64 = fs
+        .inner
+        .list(Path::new("/p"))
+        .unwrap()
+        .iter()
+        .filter(|n| n.ends_with(".log"))
+        .map(|n| fs.inner.file_size(&Path::new("/p").join(n)).unwrap())
+        .sum();
+    assert!(wal > 2 << 20, "a WAL of {wal} bytes");
+    fs.wal_bytes.store(0, Ordering::Relaxed);
+    let other = DB::open_as_secondary(&o, "/p", "/s2").unwrap();
+    assert_eq!(fs.wal_bytes.load(Ordering::Relaxed), wal, "WAL bytes read by an open");
+    assert_eq!(other.get("w019999").unwrap(), Some(vec![b'v'; 100]));
     for round in 0..3 {
         primary.put(format!("w-more{round}"), b"v").unwrap();
         fs.wal_bytes.store(0, Ordering::Relaxed);
