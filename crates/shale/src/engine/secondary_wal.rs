@@ -44,6 +44,35 @@ pub(crate) struct Replayed {
     pub last_seq: Option<u64>,
 }
 
+/// Times a WAL is read again when it shrank under the read.
+const SHRINK_RETRIES: u32 = 3;
+
+/// The bytes of WAL `num` from offset `base` to its end. A WAL can shrink while it is read: a
+/// primary that writes zeros ahead of a WAL's end cuts them off when it closes the WAL (at a
+/// WAL switch), so a read of the size seen at the open may come up short; it is read again at
+/// its new size (the zeros cut off were past its records).
+fn read_from(db: &DbInner, num: u64, base: u64) -> Result<Vec<u8>> {
+    let path = wal_name(&db.path, num);
+    let mut tries = 0;
+    loop {
+        let f = db.fs.open_random(&path)?;
+        let size = f.size();
+        if size <= base {
+            return Ok(Vec::new());
+        }
+        match f.read_at(base, (size - base) as usize) {
+            Ok(data) => return Ok(data),
+            Err(e) => {
+                tries += 1;
+                let shrank = db.fs.file_size(&path).is_ok_and(|now| now < size);
+                if !shrank || tries > SHRINK_RETRIES {
+                    return Err(e);
+                }
+            }
+        }
+    }
+}
+
 impl WalTail {
     /// Read the new bytes of each of `wals` (ascending) at once: the primary may delete a WAL
     /// any time after the MANIFEST says its data is in tables.
@@ -52,13 +81,7 @@ impl WalTail {
         for &num in wals {
             let offset = self.offsets.get(&num).copied().unwrap_or(0);
             let base = offset - offset % log::BLOCK_SIZE as u64;
-            let f = db.fs.open_random(&wal_name(&db.path, num))?;
-            let size = f.size();
-            let data = if size > base {
-                f.read_at(base, (size - base) as usize)?
-            } else {
-                Vec::new()
-            };
+            let data = read_from(db, num, base)?;
             out.push(WalBytes { num, offset, data });
         }
         Ok(out)

@@ -312,14 +312,7 @@ fn a_catch_up_stops_quietly_at_a_record_still_being_written() {
             primary.put(key(i), [b'v'; 100]).unwrap();
         }
         primary.flush_wal(true).unwrap();
-        let wal = fs
-            .list(Path::new("/p"))
-            .unwrap()
-            .into_iter()
-            .filter(|n| n.ends_with(".log"))
-            .max()
-            .unwrap();
-        let path = Path::new("/p").join(&wal);
+        let path = crate::secondary_tail::newest_wal(&fs, "/p");
         let whole = fs.read_all(&path).unwrap();
         // Garble a record in the middle, as a copy in progress would leave it.
         let at = whole.len() / 2;

@@ -135,6 +135,8 @@ struct CountingFs {
     table_opens: AtomicU64,
     /// Bytes the MANIFEST is shown shorter by.
     cut: AtomicU64,
+    /// Run once, right after a WAL is next opened for reads.
+    after_wal_open: std::sync::Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
 
 struct CountedFile {
@@ -162,6 +164,12 @@ impl shale::fs::ForwardingFs for CountingFs {
     fn open_random(&self, path: &Path) -> shale::error::Result<Arc<dyn RandomAccessFile>> {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         let inner = self.inner.open_random(path)?;
+        if name.ends_with(".log") {
+            let hook = self.after_wal_open.lock().unwrap().take();
+            if let Some(h) = hook {
+                h();
+            }
+        }
         let manifest = name.starts_with("MANIFEST-");
         if name.ends_with(".sst") {
             self.table_opens.fetch_add(1, Ordering::Relaxed);
@@ -202,6 +210,7 @@ fn counting_fs() -> Arc<CountingFs> {
         wal_bytes: Arc::new(AtomicU64::new(0)),
         table_opens: AtomicU64::new(0),
         cut: AtomicU64::new(0),
+        after_wal_open: std::sync::Mutex::new(None),
     })
 }
 
@@ -591,4 +600,49 @@ fn rocksdb_secondaries_read_a_live_shale_primary_through_flushes_compactions_and
     }
     writeln!(stdin, "quit").unwrap();
     assert!(child.wait().unwrap().success());
+}
+
+/// Found by `shale stress --secondary_catch_up_one_in` (seed 4712, run seed 1004715) in the
+/// first WAL tail: a primary that writes zeros ahead of its WAL's end cuts them off when it
+/// closes the WAL, and a catch-up that had opened the WAL before (seeing its size with the
+/// zeros) failed with `Corruption: truncated read`. The WAL shrinking between the open and the
+/// read is read again at its new size.
+#[test]
+fn a_wal_cut_shorter_while_a_catch_up_reads_it_is_read_again() {
+    let fs = counting_fs();
+    let o = opts(fs.clone());
+    let primary = DB::open(&o, "/p").unwrap();
+    for i in 0..100 {
+        primary.put(key(i), b"v").unwrap();
+    }
+    let path = newest_wal(&fs.inner, "/p");
+    let data = fs.inner.read_all(&path).unwrap();
+    // The WAL as a primary writing zeros ahead leaves it while it is open.
+    let mut f = fs.inner.new_writable(&path).unwrap();
+    f.append(&data).unwrap();
+    f.append(&[0u8; 40_000]).unwrap();
+    drop(f);
+    // Its zeros cut off (the primary closed it) right after the secondary opened it.
+    let (inner, len) = (fs.inner.clone(), data.len());
+    let p2 = path.clone();
+    *fs.after_wal_open.lock().unwrap() = Some(Box::new(move || {
+        assert!(inner.truncate(&p2, len));
+    }));
+    let sec = DB::open_as_secondary(&o, "/p", "/s").unwrap();
+    assert!(fs.after_wal_open.lock().unwrap().is_none(), "the hook ran");
+    for i in 0..100 {
+        assert_eq!(sec.get(key(i)).unwrap(), Some(b"v".to_vec()), "key {i}");
+    }
+}
+
+/// The path of the newest WAL in `dir`.
+pub(crate) fn newest_wal(fs: &MemFs, dir: &str) -> std::path::PathBuf {
+    let name = fs
+        .list(Path::new(dir))
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.ends_with(".log"))
+        .max()
+        .unwrap();
+    Path::new(dir).join(name)
 }
