@@ -51,10 +51,8 @@ pub(crate) fn open(
     if let Some(sec) = &db.secondary {
         sec.tails.lock().manifest.published(&db.state.lock().versions);
     }
-    // The open read the MANIFEST, then listed and read the WALs while the primary went on: a
-    // WAL it needed may have been deleted before the listing (its data then in a table the
-    // MANIFEST it read does not name). A catch-up, whose WAL copies are checked against the
-    // MANIFEST, replaces that state before anyone reads it.
+    // The open replayed no WAL: the first catch-up does, its WAL copies checked against the
+    // MANIFEST, before anyone reads.
     catch_up(&db)?;
     Ok(db)
 }
