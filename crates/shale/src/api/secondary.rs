@@ -51,9 +51,11 @@ impl DB {
         secondary::open(opts, primary_path.as_ref(), secondary_path.as_ref(), &descs).map(|inner| DB { inner })
     }
 
-    /// Bring a secondary instance up to date with its primary: the primary's current MANIFEST
-    /// (following a switch to a new one) and its live WALs are read again, and reads started
-    /// afterwards see the primary's state as of then, including writes still only in its WAL.
+    /// Bring a secondary instance up to date with its primary: what the primary's MANIFEST
+    /// and live WALs gained since the last catch-up is read (a new MANIFEST, after a switch,
+    /// from its start; a record the primary is still appending is left for the next
+    /// catch-up), only tables new to the version are opened, and reads started afterwards see
+    /// the primary's state as of then, including writes still only in its WAL.
     /// Reads, iterators and snapshots taken before keep their view. NotSupported on a DB not
     /// opened as a secondary; Busy if the primary's MANIFEST kept changing under every one of
     /// several attempts; NotSupported if the primary dropped one of the open families.

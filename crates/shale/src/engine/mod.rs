@@ -28,6 +28,8 @@ pub(crate) mod purge;
 pub(crate) mod range_del;
 pub(crate) mod read;
 pub(crate) mod secondary;
+pub(crate) mod secondary_tails;
+pub(crate) mod secondary_wal;
 pub(crate) mod sst_file_writer;
 pub(crate) mod stall;
 pub(crate) mod state;

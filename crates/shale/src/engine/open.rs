@@ -576,7 +576,7 @@ fn open_inner(
         fs: fs.clone(),
         read_only,
         secondary: secondary.map(|_| super::state::Secondary {
-            catch_up: Mutex::new(()),
+            tails: Mutex::new(Default::default()),
         }),
         lock: Mutex::new(lock),
         state: Mutex::new(state),
@@ -614,7 +614,11 @@ fn open_inner(
     // the next open replays the WALs again for that family from scratch (merge operands must
     // not apply twice).
     let mut recovered: BTreeMap<u32, VersionEdit> = BTreeMap::new();
-    replay_wals(&db, &wals, Vec::new(), &mut recovered)?;
+    // A secondary's WALs are replayed by the catch-up its open ends with (into memtables it
+    // keeps per WAL, engine/secondary.rs), not here.
+    if secondary.is_none() {
+        replay_wals(&db, &wals, &mut recovered)?;
+    }
     if !read_only {
         let options_num = start_first_wal(&db, &fs, path, opts, recovered)?;
         for name in &missing {
@@ -666,7 +670,17 @@ pub(crate) fn preload_tables(db: &Arc<DbInner>) -> Result<()> {
 /// Every table file of the recovered version must exist with the size the MANIFEST records
 /// (RocksDB checks this when it opens the DB); checked before anything is written.
 pub(crate) fn check_live_tables(fs: &Arc<dyn FileSystem>, dir: &Path, vs: &VersionSet) -> Result<()> {
-    for (_, _, f) in vs.all_files() {
+    check_tables(fs, dir, vs.all_files().map(|(_, _, f)| f))
+}
+
+/// [`check_live_tables`] for the tables `files` (a secondary's catch-up checks those new to
+/// its version).
+pub(crate) fn check_tables<'a>(
+    fs: &Arc<dyn FileSystem>,
+    dir: &Path,
+    files: impl Iterator<Item = &'a Arc<crate::lsm::version::FileMeta>>,
+) -> Result<()> {
+    for f in files {
         let p = table_name(dir, f.number());
         let size = fs.file_size(&p).map_err(|e| match e {
             Error::Io { file, source } if source.kind() == std::io::ErrorKind::NotFound => {
@@ -721,24 +735,10 @@ fn flush_recovered(db: &Arc<DbInner>, cf: u32, recovered: &mut BTreeMap<u32, Ver
     Ok(())
 }
 
-/// Replay the WALs `wals` into the memtables. `preread` holds the bytes of the first WALs when
-/// the caller has read them already (a secondary reads them at once after listing them: the
-/// primary may delete a WAL any time after); the others are read here, one at a time.
-pub(crate) fn replay_wals(
-    db: &Arc<DbInner>,
-    wals: &[u64],
-    mut preread: Vec<Vec<u8>>,
-    recovered: &mut BTreeMap<u32, VersionEdit>,
-) -> Result<()> {
-    // A secondary reads WALs the primary is still appending to: a record being written (or,
-    // with mapped appends, copied out of order) ends what it can see, whatever the primary's
-    // recovery mode; it replays the prefix up to there and stops (the next catch-up sees more).
-    let secondary = db.secondary.is_some();
-    let mode = if secondary {
-        DBRecoveryMode::PointInTime
-    } else {
-        db.opts.wal_recovery_mode
-    };
+/// Replay the WALs `wals` into the memtables, reading them one at a time (a secondary
+/// instance's WALs are replayed by its catch-ups instead, `secondary_wal.rs`).
+fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTreeMap<u32, VersionEdit>) -> Result<()> {
+    let mode = db.opts.wal_recovery_mode;
     let mut stopped_at: Option<(String, u64, String)> = None;
     // With two-phase commit, WALs below every family's log number are read only for their
     // prepared sections: every acknowledged write in them is in the tables, so a torn tail there
@@ -753,16 +753,10 @@ pub(crate) fn replay_wals(
         .map(|c| c.log_number)
         .min()
         .unwrap_or(0);
-    for (i, &num) in wals.iter().enumerate() {
-        if secondary && stopped_at.is_some() {
-            break;
-        }
+    for &num in wals {
         let path = wal_name(&db.path, num);
         let name = name_of(&path);
-        let data = match preread.get_mut(i) {
-            Some(d) => std::mem::take(d),
-            None => db.fs.read_all(&path)?,
-        };
+        let data = db.fs.read_all(&path)?;
         let mut reader = log::Reader::new(data, name.clone(), num, mode);
         while let Some(r) = reader.read_record()? {
             let rec = r.to_vec();

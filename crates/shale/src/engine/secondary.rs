@@ -3,16 +3,18 @@
 //! date on demand.
 //!
 //! Opening is a read-only open of the primary's directory that takes no lock and keeps its LOG
-//! in the secondary's own directory. A catch-up reads the primary's MANIFEST again (from
-//! CURRENT, so a MANIFEST switch is followed), opens every table the new version names, replays
-//! the live WALs into fresh memtables, and only then publishes the new version and memtables to
-//! readers: a read sees either the state before the catch-up or the one after, never a mix.
-//! Readers that started before keep what they hold (tables the primary deleted since stay open
-//! through them). A table deleted by the primary between reading its MANIFEST and opening the
-//! table makes the catch-up read the MANIFEST again, a bounded number of times, as the
-//! read-only open does.
+//! in the secondary's own directory, followed by a first catch-up. A catch-up tails the
+//! primary's MANIFEST (`lsm/version/manifest_tail.rs`: only the edits written since the last
+//! catch-up, following CURRENT to a new MANIFEST), opens only the tables new to the version,
+//! reads what each live WAL gained since (`secondary_wal.rs`) and replays it into the
+//! families' per-WAL memtables, dropping those whose data the primary flushed; only then are
+//! the new version and memtables published to readers: a read sees either the state before
+//! the catch-up or the one after, never a mix. Readers that started before keep what they hold
+//! (tables the primary deleted since stay open through them). A table deleted by the primary
+//! between reading its MANIFEST and opening the table makes the catch-up read on, a bounded
+//! number of times.
 
-use std::collections::BTreeMap;
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -20,13 +22,11 @@ use std::sync::Arc;
 use super::column_family::ColumnFamilyData;
 use super::column_family::ColumnFamilyDescriptor;
 use super::open::ManifestState;
-use super::open::{
-    check_live_tables, is_missing_file, is_not_found, manifest_state, open_read_only, replay_wals, wals_to_replay,
-};
+use super::open::{check_tables, is_missing_file, is_not_found, manifest_state, open_read_only, wals_to_replay};
+use super::secondary_tails::{Tails, WalTail};
 use super::state::DbInner;
 use crate::error::{Error, Result};
 use crate::key::InternalKeyComparator;
-use crate::lsm::version::VersionSet;
 use crate::options::Options;
 
 /// Attempts that met a MANIFEST moving on under them before a catch-up gives up, and the time
@@ -47,10 +47,12 @@ pub(crate) fn open(
         open_read_only(opts, primary, false, cfs, Some(secondary))
     }))
     .unwrap_or_else(|p| Err(Error::from_panic("open_as_secondary", p)))?;
-    // The open read the MANIFEST, then listed and read the WALs while the primary went on: a
-    // WAL it needed may have been deleted before the listing (its data then in a table the
-    // MANIFEST it read does not name). A catch-up, whose WAL copies are checked against the
-    // MANIFEST, replaces that state before anyone reads it.
+    // The tables the open opened are reused by the catch-ups.
+    if let Some(sec) = &db.secondary {
+        sec.tails.lock().manifest.published(&db.state.lock().versions);
+    }
+    // The open replayed no WAL: the first catch-up does, its WAL copies checked against the
+    // MANIFEST, before anyone reads.
     catch_up(&db)?;
     Ok(db)
 }
@@ -63,7 +65,7 @@ pub(crate) fn catch_up(db: &Arc<DbInner>) -> Result<()> {
             "try_catch_up_with_primary: the DB was not opened as a secondary instance".into(),
         ));
     };
-    let _one_at_a_time = sec.catch_up.lock();
+    let mut tails = sec.tails.lock();
     let mut last_err = None;
     let started = std::time::Instant::now();
     let mut attempts = 0;
@@ -71,8 +73,12 @@ pub(crate) fn catch_up(db: &Arc<DbInner>) -> Result<()> {
         let attempt = attempts;
         attempts += 1;
         let before = manifest_state(&db.fs, &db.path);
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| catch_up_once(db, &before)))
-            .unwrap_or_else(|p| Err(Error::from_panic("try_catch_up_with_primary", p)));
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| catch_up_once(db, &mut tails, &before)))
+            .unwrap_or_else(|p| {
+                // Nothing of a half-done replay is kept: the next catch-up reads the WALs again.
+                tails.wal = WalTail::default();
+                Err(Error::from_panic("try_catch_up_with_primary", p))
+            });
         match r {
             Ok(true) => {
                 if attempts > 1 {
@@ -102,8 +108,10 @@ pub(crate) fn catch_up(db: &Arc<DbInner>) -> Result<()> {
 
 /// One attempt; `Ok(false)` when the primary's MANIFEST changed before the WALs were read (a
 /// WAL the version needed may have been deleted after a flush, the tables holding its data
-/// being in the newer MANIFEST): nothing is changed then, and the caller tries again.
-fn catch_up_once(db: &Arc<DbInner>, before: &ManifestState) -> Result<bool> {
+/// being in the newer MANIFEST): nothing is published then, and the caller tries again (the
+/// MANIFEST tail keeps what it read; the WAL tail is untouched).
+fn catch_up_once(db: &Arc<DbInner>, tails: &mut Tails, before: &ManifestState) -> Result<bool> {
+    let started = std::time::Instant::now();
     let families: Vec<Arc<ColumnFamilyData>> = db.cfs.read().by_id.values().cloned().collect();
     let lookup = |name: &str| {
         families
@@ -111,7 +119,10 @@ fn catch_up_once(db: &Arc<DbInner>, before: &ManifestState) -> Result<bool> {
             .find(|c| c.name == name)
             .map(|c| (InternalKeyComparator::new(c.opts.comparator.clone()), c.opts.num_levels))
     };
-    let mut vs = VersionSet::recover(&db.path, db.fs.clone(), &lookup, db.opts.paranoid_checks)?;
+    let read = tails
+        .manifest
+        .read(&db.path, &db.fs, &lookup, db.opts.paranoid_checks)?;
+    let mut vs = read.vs;
     for c in &families {
         if !vs.cfs.contains_key(&c.id) {
             return Err(Error::NotSupported(format!(
@@ -120,36 +131,27 @@ fn catch_up_once(db: &Arc<DbInner>, before: &ManifestState) -> Result<bool> {
             )));
         }
     }
-    // List the WALs the version needs and read them at once: the primary deletes a WAL only
-    // after a MANIFEST record says its data is in a table, so if the MANIFEST is still the one
-    // read above once the WALs are in memory, no WAL the version needs was missed. The window
-    // is the MANIFEST read, the listing and the copies; the replay (the slow part) and the
-    // table checks come after it.
-    let wals = wals_to_replay(&db.fs, &db.path, &mut vs, &db.opts, true, false)?;
-    let mut wal_bytes = Vec::with_capacity(wals.len());
-    for &n in &wals {
-        wal_bytes.push(db.fs.read_all(&crate::lsm::filename::wal_name(&db.path, n))?);
+    // With two-phase commit a prepared section may span WALs: those are read again from their
+    // starts into new memtables each time (as before the tail existed).
+    if db.opts.allow_2pc {
+        tails.wal = WalTail::default();
     }
+    // List the WALs the version needs and read what they gained at once: the primary deletes a
+    // WAL only after a MANIFEST record says its data is in a table, so if the MANIFEST is still
+    // the one read above once the bytes are in memory, no WAL the version needs was missed.
+    // The window is the MANIFEST read, the listing and the copies; the replay (the slow part)
+    // and the table checks come after it.
+    let wals = wals_to_replay(&db.fs, &db.path, &mut vs, &db.opts, true, false)?;
+    let new_bytes = tails.wal.read_new(db, &wals)?;
     if manifest_state(&db.fs, &db.path) != *before {
         return Ok(false);
     }
-    // A table the primary deleted since (after a later MANIFEST record) is found here, and the
-    // caller reads the MANIFEST again; open the tables before anything is published, so no
-    // reader meets it.
-    check_live_tables(&db.fs, &db.path, &vs)?;
-    if db.opts.max_open_files < 0 {
-        for c in &families {
-            if let Ok(cv) = vs.cf(c.id) {
-                for (_, f) in cv.current.all_files() {
-                    c.table_cache.get(f)?;
-                }
-            }
-        }
-    }
-    let new_last = vs.last_sequence;
-    let old_files: Vec<(Arc<ColumnFamilyData>, Vec<u64>)> = {
-        let mut st = db.state.lock();
-        let old = families
+    // Tables new to the version: a table the primary deleted since (after a later MANIFEST
+    // record) is found here, and the caller reads on; they are opened before anything is
+    // published, so no reader meets a missing one.
+    let old: Vec<(Arc<ColumnFamilyData>, HashSet<u64>)> = {
+        let st = db.state.lock();
+        families
             .iter()
             .map(|c| {
                 let nums = st
@@ -159,39 +161,82 @@ fn catch_up_once(db: &Arc<DbInner>, before: &ManifestState) -> Result<bool> {
                     .unwrap_or_default();
                 (c.clone(), nums)
             })
+            .collect()
+    };
+    let mut opened = 0;
+    for (c, nums) in &old {
+        let Ok(cv) = vs.cf(c.id) else { continue };
+        let new: Vec<_> = cv
+            .current
+            .all_files()
+            .map(|(_, f)| f)
+            .filter(|f| !nums.contains(&f.number()))
             .collect();
-        // Fresh memtables for the replay; readers keep the published SuperVersions meanwhile.
-        let ids: Vec<u32> = st.cfs.keys().copied().collect();
-        for id in ids {
-            let cfd = st.cfs[&id].cfd.clone();
-            let mem = db.new_memtable(&cfd);
-            if let Some(m) = st.cfs.get_mut(&id) {
-                m.mem = mem;
-                m.imm.clear();
+        check_tables(&db.fs, &db.path, new.iter().copied())?;
+        if db.opts.max_open_files < 0 {
+            for f in new {
+                c.table_cache.get(f)?;
+                opened += 1;
             }
         }
-        st.versions = vs;
-        st.rebuild_memset();
-        old
+    }
+    // The WAL replay: nothing it inserts is visible before the publication below (sequence
+    // numbers above the published one). An error leaves memtables half-filled: they are
+    // forgotten, and the next catch-up replays the WALs from their starts.
+    tails.wal.retire(&vs, &wals);
+    let published_seq = db.last_seq.load(Ordering::Acquire);
+    let replayed = match tails.wal.replay(db, &families, &vs, new_bytes, published_seq) {
+        Ok(r) => r,
+        Err(e) => {
+            tails.wal = WalTail::default();
+            return Err(e);
+        }
     };
-    replay_wals(db, &wals, wal_bytes, &mut BTreeMap::new())?;
-    let st = db.state.lock();
-    // Sequence numbers only grow: the replay raised it to the WALs' last record; the MANIFEST's
-    // last sequence covers what the primary flushed and no longer has in a WAL.
+    let mut st = db.state.lock();
+    for c in &families {
+        let (mem, imm) = tails.wal.publish(c.id, || db.new_memtable(c));
+        if let Some(m) = st.cfs.get_mut(&c.id) {
+            m.mem = mem;
+            m.imm = imm;
+            m.history.clear();
+        }
+    }
+    st.versions = vs;
+    st.rebuild_memset();
+    // Sequence numbers only grow: the MANIFEST's last sequence covers what the primary flushed
+    // and no longer has in a WAL.
+    let new_last = st.versions.last_sequence.max(replayed.last_seq.unwrap_or(0));
     db.last_seq.fetch_max(new_last, Ordering::AcqRel);
     let ids: Vec<u32> = st.cfs.keys().copied().collect();
     for id in ids {
         db.install_super_version(&st, id);
     }
+    tails.manifest.published(&st.versions);
+    let position = tails.manifest.position().unwrap_or_default();
     db.info_log.info(&format!(
-        "Caught up with the primary: {} WALs replayed, last sequence {}",
+        "Caught up with the primary in {} us: MANIFEST-{:06} {} edits ({} bytes{}{}), up to offset {}; \
+         {} tables opened; {} WAL records ({} bytes) replayed, {} WALs live, {} memtables; last sequence {}",
+        started.elapsed().as_micros(),
+        position.0,
+        read.records,
+        read.bytes,
+        if read.switched { ", read from its start" } else { "" },
+        read.torn
+            .as_ref()
+            .map(|(o, _)| format!(", a record not whole yet at {o}"))
+            .unwrap_or_default(),
+        position.1,
+        opened,
+        replayed.records,
+        replayed.bytes,
         wals.len(),
+        tails.wal.memtables(),
         db.last_seq.load(Ordering::Acquire)
     ));
     // Tables no longer in the version leave the table cache (readers holding them keep them).
-    for (c, nums) in old_files {
+    for (c, nums) in old {
         if let Ok(v) = st.versions.cf(c.id) {
-            let live: std::collections::HashSet<u64> = v.current.all_files().map(|(_, f)| f.number()).collect();
+            let live: HashSet<u64> = v.current.all_files().map(|(_, f)| f.number()).collect();
             for n in nums.into_iter().filter(|n| !live.contains(n)) {
                 c.table_cache.evict(n);
             }

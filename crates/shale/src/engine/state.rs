@@ -106,8 +106,9 @@ pub(crate) struct WalState {
 
 /// What a secondary instance keeps beside the read-only state.
 pub(crate) struct Secondary {
-    /// Held by a catch-up, so two run one after the other.
-    pub catch_up: Mutex<()>,
+    /// Where the catch-ups stopped in the primary's MANIFEST and WALs; held by a catch-up, so
+    /// two run one after the other.
+    pub tails: Mutex<super::secondary_tails::Tails>,
 }
 
 pub(crate) struct DbInner {

@@ -11,7 +11,7 @@ mod reader;
 mod writer;
 
 pub use format::DBRecoveryMode;
-pub(crate) use format::{rt, HEADER_SIZE, RECYCLABLE_HEADER_SIZE};
+pub(crate) use format::{rt, BLOCK_SIZE, HEADER_SIZE, RECYCLABLE_HEADER_SIZE};
 
 #[allow(unused_imports)]
 pub(crate) use reader::Reader;

@@ -86,6 +86,9 @@ pub(crate) struct Reader {
     skipped: usize,
     recycled: bool,
     done: bool,
+    /// The file offset of `data[0]` (a reader resumed in the middle of a file, see
+    /// [`Reader::resume`]); every offset the reader reports is a file offset.
+    base: u64,
 }
 
 /// What `report` decided.
@@ -118,7 +121,37 @@ impl Reader {
             skipped: 0,
             recycled: false,
             done: false,
+            base: 0,
         }
+    }
+
+    /// A reader of the part of a file that starts at `offset`, an offset where a record starts
+    /// (the end of a record read before, as [`Reader::end_offset`] gave it): `data` holds the
+    /// file's bytes from the start of `offset`'s block (`offset - offset % BLOCK_SIZE`) on. A
+    /// tailing reader (a secondary instance) reads only what a file gained since its last read.
+    pub(crate) fn resume(
+        data: Vec<u8>,
+        file_name: impl Into<String>,
+        log_number: u64,
+        mode: DBRecoveryMode,
+        offset: u64,
+    ) -> Reader {
+        let skip = (offset % BLOCK_SIZE as u64) as usize;
+        let mut r = Reader::new(data, file_name, log_number, mode);
+        r.base = offset - skip as u64;
+        if skip > 0 {
+            // The block `offset` is in is the current buffer, read up to `skip`.
+            r.buf_end = BLOCK_SIZE.min(r.data.len());
+            r.eof = r.data.len() < BLOCK_SIZE;
+            r.pos = skip.min(r.buf_end);
+        }
+        r
+    }
+
+    /// The file offset just past the last record returned (where the next one starts): a
+    /// tailing reader resumes there.
+    pub(crate) fn end_offset(&self) -> u64 {
+        self.base + self.pos as u64
     }
 
     /// The next logical record, `Ok(None)` at the end of valid data (see the type docs).
@@ -133,18 +166,18 @@ impl Reader {
     /// File offset of the first physical record of the last record returned (as RocksDB's
     /// `LastRecordOffset`, which is what `ldb dump_wal` prints as "Physical Offset").
     pub(crate) fn last_record_offset(&self) -> u64 {
-        self.last_record_offset
+        self.base + self.last_record_offset
     }
 
     /// Mid-log corruption: in `PointInTime` the offset and reason where replay stopped;
     /// in `SkipAnyCorruptedRecord` the first corruption skipped.
     pub(crate) fn corruption(&self) -> Option<(u64, String)> {
-        self.corruption.clone()
+        self.corruption.clone().map(|(o, m)| (self.base + o, m))
     }
 
     /// Where the log ended in a torn (truncated) record, if it did.
     pub(crate) fn torn_tail(&self) -> Option<(u64, String)> {
-        self.torn_tail.clone()
+        self.torn_tail.clone().map(|(o, m)| (self.base + o, m))
     }
 
     /// Number of corruptions skipped (`SkipAnyCorruptedRecord`).
@@ -153,7 +186,7 @@ impl Reader {
     }
 
     fn corruption_error(&self, off: usize, msg: &str) -> Error {
-        Error::corruption(self.file.clone(), Some(off as u64), msg)
+        Error::corruption(self.file.clone(), Some(self.base + off as u64), msg)
     }
 
     /// A mid-log corruption.
@@ -375,7 +408,7 @@ impl Reader {
             }
             let mut header_size = HEADER_SIZE;
             if rt::is_recyclable(t) {
-                if off == 0 {
+                if off == 0 && self.base == 0 {
                     self.recycled = true;
                 }
                 header_size = RECYCLABLE_HEADER_SIZE;

@@ -2,5 +2,6 @@
 //! metadata, versions and the version set that writes the MANIFEST. Knows no running DB.
 
 pub(crate) mod filename;
+pub(crate) mod manifest_tail;
 pub(crate) mod version;
 pub(crate) mod version_edit;

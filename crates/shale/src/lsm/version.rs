@@ -82,12 +82,17 @@ impl FileMeta {
         });
         FileMeta::with_life(meta, life, level)
     }
-    fn with_life(meta: FileMetaData, life: Arc<FileLife>, level: usize) -> Arc<FileMeta> {
+    /// A `FileMeta` of the file `life` stands for (a table open through it stays open).
+    pub(crate) fn with_life(meta: FileMetaData, life: Arc<FileLife>, level: usize) -> Arc<FileMeta> {
         Arc::new(FileMeta {
             meta,
             level0: level == 0,
             life,
         })
+    }
+    /// The file's on-disk life, shared by every `FileMeta` of it.
+    pub(crate) fn life(&self) -> &Arc<FileLife> {
+        &self.life
     }
     /// The opened table, when the table cache is unbounded (shared with moved copies).
     pub(crate) fn table(&self) -> &OnceLock<AnyTable> {
@@ -330,10 +335,10 @@ pub(crate) struct VersionSet {
 }
 
 /// Files per level of one family while the MANIFEST is replayed.
-type Levels = Vec<BTreeMap<u64, FileMetaData>>;
+pub(crate) type Levels = Vec<BTreeMap<u64, FileMetaData>>;
 
 /// The number of the MANIFEST that CURRENT names.
-fn read_current(dir: &Path, fs: &dyn FileSystem) -> Result<u64> {
+pub(crate) fn read_current(dir: &Path, fs: &dyn FileSystem) -> Result<u64> {
     let cur_path = current_name(dir);
     let cur = fs.read_all(&cur_path)?;
     let cur_name = name_of(&cur_path);
@@ -356,16 +361,26 @@ fn read_current(dir: &Path, fs: &dyn FileSystem) -> Result<u64> {
     }
 }
 
+/// A read of the MANIFEST CURRENT names that found no file is corruption (CURRENT names it).
+pub(crate) fn manifest_missing(e: Error) -> Error {
+    match e {
+        Error::Io { file, source } if source.kind() == std::io::ErrorKind::NotFound => {
+            Error::corruption(file, None, "MANIFEST named by CURRENT is missing")
+        }
+        e => e,
+    }
+}
+
 /// A MANIFEST being replayed: the version set it fills (families, counters), each family's
 /// files by level, and which of the required global fields have been seen.
-struct ManifestReplay<'a> {
-    vs: VersionSet,
-    lookup: CfLookup<'a>,
-    mfile: String,
-    levels: BTreeMap<u32, Levels>,
-    have_log: bool,
-    have_next: bool,
-    have_last: bool,
+pub(crate) struct ManifestReplay<'a> {
+    pub(crate) vs: VersionSet,
+    pub(crate) lookup: CfLookup<'a>,
+    pub(crate) mfile: String,
+    pub(crate) levels: BTreeMap<u32, Levels>,
+    pub(crate) have_log: bool,
+    pub(crate) have_next: bool,
+    pub(crate) have_last: bool,
 }
 
 impl ManifestReplay<'_> {
@@ -381,6 +396,17 @@ impl ManifestReplay<'_> {
             0,
             DBRecoveryMode::TolerateCorruptedTailRecords,
         );
+        self.apply_records(&mut reader)?;
+        self.check_required_fields()
+    }
+
+    /// Apply every whole record `reader` returns, an atomic group's edits together once its
+    /// last one is read (a group cut short by the end of the data is not applied). Returns the
+    /// file offset just past the last edit applied (where a tailing reader resumes) and the
+    /// number of edits applied.
+    pub(crate) fn apply_records(&mut self, reader: &mut log::Reader) -> Result<(u64, usize)> {
+        let mut applied_to = reader.end_offset();
+        let mut applied = 0;
         // The edits of an atomic group (`InAtomicGroup`, written by an atomic flush) are applied
         // together once the last one is read; a group cut short by a crash is ignored.
         let mut group: Vec<(VersionEdit, u64)> = Vec::new();
@@ -394,7 +420,9 @@ impl ManifestReplay<'_> {
                     if left == 0 {
                         for (e, off) in group.drain(..) {
                             self.apply(e, off)?;
+                            applied += 1;
                         }
+                        applied_to = reader.end_offset();
                     }
                 }
                 None if !group.is_empty() => {
@@ -404,9 +432,18 @@ impl ManifestReplay<'_> {
                         "an atomic group of edits is followed by an edit outside it before its end",
                     ))
                 }
-                None => self.apply(edit, rec_off)?,
+                None => {
+                    self.apply(edit, rec_off)?;
+                    applied += 1;
+                    applied_to = reader.end_offset();
+                }
             }
         }
+        Ok((applied_to, applied))
+    }
+
+    /// Every MANIFEST holds the log number, the next file number and the last sequence.
+    pub(crate) fn check_required_fields(&self) -> Result<()> {
         if !(self.have_log && self.have_next && self.have_last) {
             return Err(Error::corruption(
                 &self.mfile,
@@ -605,12 +642,7 @@ impl VersionSet {
         let mnum = read_current(dir, &*fs)?;
         let mpath = manifest_name(dir, mnum);
         let mfile = name_of(&mpath);
-        let data = fs.read_all(&mpath).map_err(|e| match e {
-            Error::Io { file, source } if source.kind() == std::io::ErrorKind::NotFound => {
-                Error::corruption(file, None, "MANIFEST named by CURRENT is missing")
-            }
-            e => e,
-        })?;
+        let data = fs.read_all(&mpath).map_err(manifest_missing)?;
         let default = DEFAULT_COLUMN_FAMILY_NAME;
         let (dicmp, dlevels) =
             lookup(default).ok_or_else(|| Error::invalid("the default column family must be opened"))?;
@@ -639,6 +671,20 @@ impl VersionSet {
     /// the epoch, file number and sequence counters move past everything the files hold.
     fn install_recovered_levels(&mut self, levels: BTreeMap<u32, Levels>, mfile: &str, paranoid: bool) -> Result<()> {
         let reaper = self.reaper.clone();
+        self.install_levels(levels, mfile, paranoid, &mut |f, level| {
+            FileMeta::new_at(f, reaper.clone(), level)
+        })
+    }
+
+    /// [`install_recovered_levels`](Self::install_recovered_levels) with each file's `FileMeta`
+    /// made by `make` (a secondary instance reuses the ones of tables it holds open).
+    pub(crate) fn install_levels(
+        &mut self,
+        levels: BTreeMap<u32, Levels>,
+        mfile: &str,
+        paranoid: bool,
+        make: &mut dyn FnMut(FileMetaData, usize) -> Arc<FileMeta>,
+    ) -> Result<()> {
         let mut max_num = 0;
         let mut max_seq = 0;
         let mut max_epoch = 0;
@@ -652,7 +698,7 @@ impl VersionSet {
                         .map(|(n, f)| {
                             max_num = max_num.max(n);
                             max_seq = max_seq.max(f.largest_seqno);
-                            (n, FileMeta::new_at(f, reaper.clone(), level))
+                            (n, make(f, level))
                         })
                         .collect()
                 })

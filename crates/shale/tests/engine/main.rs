@@ -40,6 +40,7 @@ mod prefix_seek;
 mod property_names;
 mod rocksdb_api;
 mod secondary;
+mod secondary_tail;
 mod set_options;
 mod stalls;
 mod statistics;
