@@ -163,12 +163,12 @@ impl Snapshot {
     /// [`get`](Self::get) with read options (their snapshot is replaced by this one).
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: ReadOptions) -> Result<Option<Vec<u8>>> {
         let db = self.db()?;
-        read::get(&db, &db.default_cf, &self.read_options(ro), key.as_ref())
+        crate::engine::timestamps::get(&db, &db.default_cf, &self.read_options(ro), key.as_ref())
     }
     /// The value of `key` as of this snapshot, pinned where it was found.
     pub fn get_pinned(&self, key: impl AsRef<[u8]>) -> Result<Option<DBPinnableSlice>> {
         let db = self.db()?;
-        read::get(
+        crate::engine::timestamps::get(
             &db,
             &db.default_cf,
             &self.read_options(ReadOptions::default()),
@@ -178,7 +178,7 @@ impl Snapshot {
     /// Several keys as of this snapshot.
     pub fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>> {
         match self.db() {
-            Ok(db) => crate::engine::multi_get::multi_get(
+            Ok(db) => crate::engine::timestamps::multi_get(
                 &db,
                 &db.default_cf,
                 &self.read_options(ReadOptions::default()),
