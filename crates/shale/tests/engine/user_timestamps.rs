@@ -217,7 +217,8 @@ fn iter_start_ts_returns_every_version_in_the_range() {
             (b"c".to_vec(), ts(25).to_vec(), b"c25".to_vec()),
         ]
     );
-    // With the deletion in range, it is an entry too (type 0 in the key's trailer).
+    // With the deletion in range, it is an entry too (deletion with timestamp, type 0x14, in the
+    // key's trailer, as RocksDB's memtable writes it).
     let mut ro = at(35);
     ro.set_iter_start_ts(ts(0));
     let mut it = db.raw_iterator_opt(ro);
@@ -237,7 +238,7 @@ fn iter_start_ts_returns_every_version_in_the_range() {
     assert_eq!(
         back,
         vec![
-            t("a", 30, 0),
+            t("a", 30, 0x14),
             t("a", 20, 1),
             t("a", 10, 1),
             t("b", 15, 1),
