@@ -492,6 +492,12 @@ impl ManifestReplay<'_> {
             // A decrease is ignored, as RocksDB does.
             cf.log_number = cf.log_number.max(n);
         }
+        if edit.persist_user_defined_timestamps == Some(false) && cf.icmp.timestamp_size() > 0 {
+            return Err(Error::NotSupported(format!(
+                "column family {:?} was written with persist_user_defined_timestamps = false (timestamps stripped from its tables), which Shale cannot read",
+                cf.name
+            )));
+        }
         if let Some(ts) = &edit.full_history_ts_low {
             // Only increases are written; a decrease read back is ignored.
             let c = cf.icmp.user_comparator();

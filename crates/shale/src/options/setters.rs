@@ -322,6 +322,12 @@ impl Options {
             without: compare_without_ts_fn,
         });
     }
+    /// RocksDB's `persist_user_defined_timestamps` (default true): whether table files keep the
+    /// user-defined timestamps. Shale always keeps them: `false` makes opening fail with
+    /// NotSupported (`docs/user-timestamps.md`).
+    pub fn set_persist_user_defined_timestamps(&mut self, v: bool) {
+        self.persist_user_defined_timestamps = v;
+    }
     /// Order keys by a [`Comparator`] object (such as [`Uint64Comparator`](crate::comparator::Uint64Comparator)).
     pub fn set_custom_comparator(&mut self, c: Arc<dyn Comparator>) {
         self.comparator = c;

@@ -99,6 +99,8 @@ pub struct Options {
     /// Table files kept open (-1 = unlimited, as RocksDB).
     pub(crate) max_open_files: i32,
     pub(crate) comparator: Arc<dyn Comparator>,
+    /// RocksDB's `persist_user_defined_timestamps` (default true); false is refused at open.
+    pub(crate) persist_user_defined_timestamps: bool,
     pub(crate) wal_recovery_mode: DBRecoveryMode,
     pub(crate) level0_file_num_compaction_trigger: usize,
     pub(crate) level0_slowdown_writes_trigger: usize,
@@ -239,6 +241,7 @@ impl Default for Options {
             format_version: 5,
             max_open_files: -1,
             comparator: Arc::new(BytewiseComparator),
+            persist_user_defined_timestamps: true,
             wal_recovery_mode: DBRecoveryMode::PointInTime,
             level0_file_num_compaction_trigger: 4,
             level0_slowdown_writes_trigger: 20,
@@ -495,6 +498,11 @@ impl Options {
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::invalid(m));
         self.validate_compat()?;
+        if !self.persist_user_defined_timestamps {
+            return Err(Error::NotSupported(
+                "persist_user_defined_timestamps = false (timestamps stripped from table files) is not supported; Shale always persists them".into(),
+            ));
+        }
         match &self.table_factory {
             TableFactory::BlockBased => {}
             TableFactory::Plain(p) => {

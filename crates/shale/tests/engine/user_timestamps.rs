@@ -444,3 +444,45 @@ fn closure_comparator_with_timestamps_works_like_the_builtin() {
     assert_eq!(get(&db, b"a", 25).as_deref(), Some(&b"a20"[..]));
     assert!(db.get_opt(b"a", &at(10)).is_err());
 }
+
+#[test]
+fn sst_file_writer_with_timestamps_makes_files_that_ingest() {
+    let fs = MemFs::new();
+    shale::fs::FileSystem::create_dir_all(&fs, std::path::Path::new("/")).unwrap();
+    let o = ts_opts(&fs);
+    let mut w = shale::SstFileWriter::create(&o);
+    w.open("/ext.sst").unwrap();
+    let e = w.put(b"a", b"no ts").unwrap_err();
+    assert!(e.is_invalid_argument(), "{e}");
+    assert!(w.put_with_ts(b"a", [0u8; 3], b"v").unwrap_err().is_invalid_argument());
+    // Newer timestamps of a key first (the comparator's order).
+    w.put_with_ts(b"a", ts(9), b"a9").unwrap();
+    w.put_with_ts(b"a", ts(4), b"a4").unwrap();
+    w.delete_with_ts(b"b", ts(6)).unwrap();
+    w.put_with_ts(b"b", ts(3), b"b3").unwrap();
+    assert!(w.put_with_ts(b"a", ts(1), b"late").unwrap_err().is_invalid_argument());
+    w.finish().unwrap();
+    let db = DB::open(&o, dir()).unwrap();
+    db.ingest_external_file(vec!["/ext.sst"]).unwrap();
+    assert_eq!(get(&db, b"a", 5).as_deref(), Some(&b"a4"[..]));
+    assert_eq!(get(&db, b"a", 9).as_deref(), Some(&b"a9"[..]));
+    assert_eq!(get(&db, b"b", 5).as_deref(), Some(&b"b3"[..]));
+    assert_eq!(get(&db, b"b", 6), None);
+    // A writer without timestamps refuses the timestamp calls.
+    let plain = mem_opts(&fs);
+    let mut w = shale::SstFileWriter::create(&plain);
+    w.open("/plain.sst").unwrap();
+    assert!(w.put_with_ts(b"a", ts(1), b"v").unwrap_err().is_invalid_argument());
+}
+
+#[test]
+fn persist_user_defined_timestamps_false_is_not_supported() {
+    let fs = MemFs::new();
+    let mut o = ts_opts(&fs);
+    o.set_persist_user_defined_timestamps(false);
+    let Err(e) = DB::open(&o, dir()) else {
+        panic!("persist_user_defined_timestamps = false must be refused")
+    };
+    assert!(matches!(e, shale::Error::NotSupported(_)), "{e}");
+    assert!(e.to_string().contains("persist_user_defined_timestamps"), "{e}");
+}
