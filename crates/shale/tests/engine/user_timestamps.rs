@@ -486,3 +486,13 @@ fn persist_user_defined_timestamps_false_is_not_supported() {
     assert!(matches!(e, shale::Error::NotSupported(_)), "{e}");
     assert!(e.to_string().contains("persist_user_defined_timestamps"), "{e}");
 }
+
+#[test]
+fn key_may_exist_never_says_no_for_a_key_with_versions() {
+    let fs = MemFs::new();
+    let db = DB::open(&ts_opts(&fs), dir()).unwrap();
+    db.put_with_ts(b"k", ts(3), b"v").unwrap();
+    assert!(db.key_may_exist(b"k"), "memtable");
+    db.flush().unwrap();
+    assert!(db.key_may_exist(b"k"), "table");
+}
