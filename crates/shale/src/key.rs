@@ -81,6 +81,37 @@ pub(crate) fn bytewise_compare(a: &[u8], b: &[u8]) -> Ordering {
     a.len().cmp(&b.len())
 }
 
+/// The `u64` timestamp order: little-endian numbers (8 bytes each; other lengths, which
+/// validated writes never produce, order by length then as numbers).
+#[inline(always)]
+pub(crate) fn u64_ts_compare(a: &[u8], b: &[u8]) -> Ordering {
+    match (<[u8; 8]>::try_from(a), <[u8; 8]>::try_from(b)) {
+        (Ok(x), Ok(y)) => u64::from_le_bytes(x).cmp(&u64::from_le_bytes(y)),
+        _ => a.len().cmp(&b.len()).then_with(|| a.iter().rev().cmp(b.iter().rev())),
+    }
+}
+
+/// Split `k` into (key without timestamp, timestamp); a key shorter than a timestamp is all key.
+#[inline(always)]
+pub(crate) fn split_ts(k: &[u8], ts_sz: usize) -> (&[u8], &[u8]) {
+    if k.len() < ts_sz {
+        return (k, &[]);
+    }
+    k.split_at(k.len() - ts_sz)
+}
+
+/// `leveldb.BytewiseComparator.u64ts`'s order (`user_timestamp.rs`) as a plain function (the internal key comparator's
+/// inline path).
+#[inline(always)]
+pub(crate) fn bytewise_u64ts_compare(a: &[u8], b: &[u8]) -> Ordering {
+    let (ka, ta) = split_ts(a, 8);
+    let (kb, tb) = split_ts(b, 8);
+    match bytewise_compare(ka, kb) {
+        Ordering::Equal => u64_ts_compare(tb, ta),
+        o => o,
+    }
+}
+
 /// The packed trailer of an internal key (0 if too short).
 #[inline]
 pub(crate) fn trailer(ikey: &[u8]) -> u64 {
@@ -134,6 +165,35 @@ pub trait Comparator: Send + Sync {
     /// with its error. The default accepts every key.
     fn validate_key(&self, _key: &[u8]) -> Result<()> {
         Ok(())
+    }
+    /// Size in bytes of the user-defined timestamp every key of this order ends with (RocksDB's
+    /// `timestamp_size`); 0 (the default): keys carry no timestamp. A comparator with timestamps
+    /// orders keys by the key without its timestamp first, then newer timestamps first.
+    fn timestamp_size(&self) -> usize {
+        0
+    }
+    /// Orders two timestamps (`timestamp_size` bytes each), older first. The default compares
+    /// them as little-endian unsigned integers of any width (RocksDB's u64 encoding).
+    fn compare_timestamp(&self, a: &[u8], b: &[u8]) -> Ordering {
+        a.len().cmp(&b.len()).then_with(|| a.iter().rev().cmp(b.iter().rev()))
+    }
+    /// Orders `a` against `b` ignoring their timestamps; `a_has_ts` / `b_has_ts` say whether each
+    /// still ends with one (a bound or lookup key may not). Without timestamps this is `compare`;
+    /// the default with timestamps compares the keys without them bytewise.
+    fn compare_without_timestamp(&self, a: &[u8], a_has_ts: bool, b: &[u8], b_has_ts: bool) -> Ordering {
+        let n = self.timestamp_size();
+        if n == 0 {
+            return self.compare(a, b);
+        }
+        let strip = |k: &'_ [u8], has: bool| -> usize {
+            if has {
+                k.len().saturating_sub(n)
+            } else {
+                k.len()
+            }
+        };
+        let (la, lb) = (strip(a, a_has_ts), strip(b, b_has_ts));
+        a[..la].cmp(&b[..lb])
     }
 }
 
@@ -266,6 +326,8 @@ pub(crate) struct InternalKeyComparator {
 pub(crate) enum UserCmpKind {
     Bytewise,
     Uint64,
+    /// `leveldb.BytewiseComparator.u64ts`: bytewise key, then an 8-byte timestamp newest first.
+    BytewiseU64Ts,
     Other,
 }
 
@@ -274,6 +336,7 @@ impl UserCmpKind {
         match user.name() {
             "leveldb.BytewiseComparator" => UserCmpKind::Bytewise,
             Uint64Comparator::NAME => UserCmpKind::Uint64,
+            "leveldb.BytewiseComparator.u64ts" => UserCmpKind::BytewiseU64Ts,
             _ => UserCmpKind::Other,
         }
     }
@@ -302,7 +365,32 @@ impl InternalKeyComparator {
         match self.kind {
             UserCmpKind::Bytewise => bytewise_compare(a, b),
             UserCmpKind::Uint64 => uint64_compare(a, b),
+            UserCmpKind::BytewiseU64Ts => bytewise_u64ts_compare(a, b),
             UserCmpKind::Other => self.user.compare(a, b),
+        }
+    }
+    /// Size of the user-defined timestamp ending every user key (0: none).
+    #[inline]
+    pub(crate) fn timestamp_size(&self) -> usize {
+        if self.kind == UserCmpKind::BytewiseU64Ts {
+            return 8;
+        }
+        if self.kind != UserCmpKind::Other {
+            return 0;
+        }
+        self.user.timestamp_size()
+    }
+    /// Orders two user keys ignoring their timestamps (`*_has_ts`: the key still ends with one).
+    #[inline]
+    pub(crate) fn compare_without_ts(&self, a: &[u8], a_has_ts: bool, b: &[u8], b_has_ts: bool) -> Ordering {
+        match self.kind {
+            UserCmpKind::BytewiseU64Ts => {
+                let la = if a_has_ts { a.len().saturating_sub(8) } else { a.len() };
+                let lb = if b_has_ts { b.len().saturating_sub(8) } else { b.len() };
+                bytewise_compare(&a[..la], &b[..lb])
+            }
+            UserCmpKind::Other => self.user.compare_without_timestamp(a, a_has_ts, b, b_has_ts),
+            _ => self.compare_user(a, b),
         }
     }
     /// Compare two internal keys (both must be >= 8 bytes; shorter keys compare as user keys only).

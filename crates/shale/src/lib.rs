@@ -42,6 +42,7 @@ mod snapshot;
 pub mod statistics;
 mod table;
 pub mod txn;
+mod user_timestamp;
 pub mod wide_columns;
 mod write_batch;
 mod write_buffer_manager;
@@ -81,7 +82,8 @@ pub mod db {
 /// the closure form [`Options::set_comparator`](crate::Options::set_comparator) takes.
 pub mod comparator {
     pub use crate::key::{BytewiseComparator, Comparator, ReverseBytewiseComparator, Uint64Comparator};
-    pub use crate::options::setters::CompareFn;
+    pub use crate::options::setters::{CompareFn, CompareTsFn, CompareWithoutTsFn};
+    pub use crate::user_timestamp::{BytewiseComparatorWithU64Ts, ReverseBytewiseComparatorWithU64Ts};
 }
 
 pub use api::{

@@ -61,6 +61,12 @@ pub struct WriteBatchWithTransaction<const TRANSACTION: bool> {
     /// Set by [`from_data`](Self::from_data) when the bytes given are not a well-formed batch:
     /// `DB::write` then refuses the batch with Corruption.
     malformed: Option<&'static str>,
+    /// Ordinals (0-based, among counted records) of the records written by a `_with_ts` call:
+    /// `DB::write` checks that exactly these go to families with timestamps.
+    ts_recs: Vec<u32>,
+    /// A `_with_ts` call given a timestamp its family cannot take: `DB::write` refuses the
+    /// batch with this InvalidArgument.
+    ts_err: Option<String>,
 }
 
 impl<const T: bool> Default for WriteBatchWithTransaction<T> {
@@ -113,6 +119,26 @@ pub(crate) fn oversize_reason(klen: usize, vlen: usize) -> Option<&'static str> 
     None
 }
 
+/// The operations that take a user-defined timestamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TsOp {
+    Put,
+    Merge,
+    Delete,
+    SingleDelete,
+}
+
+impl TsOp {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            TsOp::Put => "put_with_ts",
+            TsOp::Merge => "merge_with_ts",
+            TsOp::Delete => "delete_with_ts",
+            TsOp::SingleDelete => "single_delete_with_ts",
+        }
+    }
+}
+
 impl<const T: bool> WriteBatchWithTransaction<T> {
     /// An empty batch.
     pub fn new() -> Self {
@@ -124,6 +150,8 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
             rep,
             oversize: None,
             malformed: None,
+            ts_recs: Vec::new(),
+            ts_err: None,
         }
     }
 
@@ -318,6 +346,39 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         }
     }
 
+    /// A record written with a user-defined timestamp: `key || ts` under `tag` for family `cf`
+    /// whose timestamps are `ts_sz` bytes (0: none, which records the misuse for `DB::write`).
+    /// `value` is `None` for the deletions.
+    pub(crate) fn with_ts_cf_id(&mut self, t: TsOp, cf: u32, ts_sz: usize, key: &[u8], ts: &[u8], value: &[u8]) {
+        if let Err(e) = crate::user_timestamp::check_ts(ts_sz, ts, t.name()) {
+            if self.ts_err.is_none() {
+                self.ts_err = Some(e.to_string());
+            }
+            return;
+        }
+        let k = crate::user_timestamp::key_with_ts(key, ts);
+        let ordinal = self.count();
+        match t {
+            TsOp::Put => self.counted_kv(tag::VALUE, cf, &k, value),
+            TsOp::Merge => self.counted_kv(tag::MERGE, cf, &k, value),
+            TsOp::Delete => self.counted_k(tag::DELETION, cf, &k),
+            TsOp::SingleDelete => self.counted_k(tag::SINGLE_DELETION, cf, &k),
+        }
+        if self.count() != ordinal {
+            self.ts_recs.push(ordinal);
+        }
+    }
+
+    /// Whether the record with this ordinal was written with a timestamp.
+    pub(crate) fn record_has_ts(&self, ordinal: u32) -> bool {
+        self.ts_recs.binary_search(&ordinal).is_ok()
+    }
+
+    /// Whether any record was written with a timestamp.
+    pub(crate) fn has_ts_records(&self) -> bool {
+        !self.ts_recs.is_empty()
+    }
+
     /// A record for the family with id `cf` (internal callers that hold only the id).
     pub(crate) fn put_cf_id(&mut self, cf: u32, key: &[u8], value: &[u8]) {
         self.counted_kv(tag::VALUE, cf, key, value);
@@ -374,6 +435,8 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         self.rep.resize(HEADER, 0);
         self.oversize = None;
         self.malformed = None;
+        self.ts_recs.clear();
+        self.ts_err = None;
     }
 
     /// Number of counted records (everything but `put_log_data`).
@@ -402,6 +465,9 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         if let Some(why) = self.oversize {
             return Err(Error::invalid(format!("WriteBatch: {why}")));
         }
+        if let Some(e) = &self.ts_err {
+            return Err(Error::invalid(format!("WriteBatch: {e}")));
+        }
         match self.malformed {
             Some(why) => Err(Error::corrupt(why)),
             None => Ok(()),
@@ -426,6 +492,8 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
             rep: self.rep,
             oversize: self.oversize,
             malformed: self.malformed,
+            ts_recs: self.ts_recs,
+            ts_err: self.ts_err,
         }
     }
 
@@ -491,6 +559,11 @@ impl WriteBatch {
     /// Append `other`'s records (group commit); counts add up.
     pub(crate) fn append_batch(&mut self, other: &WriteBatch) {
         self.rep.extend_from_slice(&other.rep[HEADER..]);
+        let base = self.count();
+        self.ts_recs.extend(other.ts_recs.iter().map(|&i| base.wrapping_add(i)));
+        if self.ts_err.is_none() {
+            self.ts_err.clone_from(&other.ts_err);
+        }
         let c = self.count().wrapping_add(other.count());
         self.set_count(c);
         self.oversize = self.oversize.or(other.oversize);

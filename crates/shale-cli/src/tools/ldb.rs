@@ -109,6 +109,19 @@ impl Cmd<'_> {
     fn flag(&self, n: &str) -> bool {
         self.p.flags.iter().any(|f| f == n)
     }
+    /// The read options of `get` and `scan`: `--read_timestamp=<u64>` reads a family with
+    /// user-defined timestamps at that timestamp (8-byte little-endian, the u64 comparators').
+    fn read_options(&self) -> Result<ReadOptions, String> {
+        let mut ro = ReadOptions::default();
+        if let Some(v) = self.opt("read_timestamp") {
+            let t: u64 = v
+                .trim()
+                .parse()
+                .map_err(|_| format!("read_timestamp has an invalid value: {v}"))?;
+            ro.set_timestamp(t.to_le_bytes());
+        }
+        Ok(ro)
+    }
     fn opt(&self, n: &str) -> Option<&str> {
         self.p.options.get(n).map(|s| s.as_str())
     }
@@ -310,7 +323,7 @@ const INGEST_DEFAULTS: [bool; 6] = [false, true, true, true, false, false];
 fn command_options(cmd: &str) -> Option<(&'static [&'static str], bool)> {
     // (valid options, opens a DB)
     Some(match cmd {
-        "get" => (&[], true),
+        "get" => (&["read_timestamp"], true),
         "put" => (&[], true),
         "get_entity" => (&[], true),
         "put_entity" => (&[], true),
@@ -321,7 +334,7 @@ fn command_options(cmd: &str) -> Option<(&'static [&'static str], bool)> {
         "list_column_families" => (&["column_family"], false),
         "create_column_family" => (&[], true),
         "drop_column_family" => (&[], true),
-        "scan" => (&["from", "to", "max_keys", "no_value"], true),
+        "scan" => (&["from", "to", "max_keys", "no_value", "read_timestamp"], true),
         "dump" => (&["from", "to", "max_keys", "count_only", "stats", "path"], true),
         "manifest_dump" => (&["verbose", "path", "json"], false),
         "dump_wal" => (
@@ -412,7 +425,7 @@ fn execute(p: &Parsed, out: &mut dyn Write) -> Result<(), String> {
             }
             let key = c.key(&p.params[0])?;
             let (db, cf) = c.open(true)?;
-            match db.get_cf_opt(&cf, &key, &ReadOptions::default()) {
+            match db.get_cf_opt(&cf, &key, &c.read_options()?) {
                 Ok(Some(v)) => {
                     let mut l = c.fmt_value(&v);
                     l.push(b'\n');
@@ -564,7 +577,7 @@ fn execute(p: &Parsed, out: &mut dyn Write) -> Result<(), String> {
                     w(out, format!("{s}\n").as_bytes())?;
                 }
             }
-            let mut it = db.raw_iterator_cf(&cf);
+            let mut it = db.raw_iterator_cf_opt(&cf, c.read_options()?);
             match &from {
                 Some(f) => it.seek(f),
                 None => it.seek_to_first(),
@@ -873,6 +886,32 @@ mod tests {
             )
         );
         assert_eq!(run(&[&db, "get_entity", "--hex", "0x6E"]), (0, "0x78:0x31\n".into()));
+    }
+
+    #[test]
+    fn read_timestamp_reads_a_family_with_user_timestamps() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        {
+            let mut o = Options::default();
+            o.create_if_missing(true);
+            o.set_custom_comparator(std::sync::Arc::new(shale::comparator::BytewiseComparatorWithU64Ts));
+            let d = DB::open(&o, &path).unwrap();
+            d.put_with_ts(b"a", 5u64.to_le_bytes(), b"a5").unwrap();
+            d.put_with_ts(b"a", 9u64.to_le_bytes(), b"a9").unwrap();
+            d.put_with_ts(b"b", 7u64.to_le_bytes(), b"b7").unwrap();
+        }
+        let db = format!("--db={}", path.display());
+        // The comparator comes from the OPTIONS file; reads need the timestamp.
+        assert_eq!(run(&[&db, "get", "a", "--read_timestamp=6"]), (0, "a5\n".into()));
+        assert_eq!(run(&[&db, "get", "a", "--read_timestamp=9"]), (0, "a9\n".into()));
+        assert_eq!(
+            run(&[&db, "scan", "--read_timestamp=8"]),
+            (0, "a : a5\nb : b7\n".into())
+        );
+        assert_eq!(run(&[&db, "scan", "--read_timestamp=4"]), (0, "".into()));
+        assert_eq!(run(&[&db, "get", "a"]).0, 1, "no read timestamp");
+        assert_eq!(run(&[&db, "get", "a", "--read_timestamp=x"]).0, 1);
     }
 
     #[test]

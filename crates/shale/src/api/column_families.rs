@@ -194,7 +194,12 @@ impl DB {
         key: impl AsRef<[u8]>,
         ro: &ReadOptions,
     ) -> Result<Option<Vec<crate::wide_columns::WideColumn>>> {
-        super::db::entity_columns(read::get_entity(&self.inner, cfd_of(cf), ro, key.as_ref()))
+        super::db::entity_columns(crate::engine::timestamps::get_entity(
+            &self.inner,
+            cfd_of(cf),
+            ro,
+            key.as_ref(),
+        ))
     }
     /// [`multi_get_entity`](DB::multi_get_entity) of keys of column family `cf`, at one
     /// sequence number.
@@ -204,7 +209,7 @@ impl DB {
         keys: I,
         ro: &ReadOptions,
     ) -> Vec<Result<Option<Vec<crate::wide_columns::WideColumn>>>> {
-        crate::engine::multi_get::multi_get_entity(&self.inner, cfd_of(cf), ro, keys)
+        crate::engine::timestamps::multi_get_entity(&self.inner, cfd_of(cf), ro, keys)
             .into_iter()
             .map(super::db::entity_columns)
             .collect()
@@ -286,7 +291,7 @@ impl DB {
     /// The value of `key` in column family `cf`, `Ok(None)` if absent; errors as
     /// [`get_opt`](DB::get_opt). A dropped family's handle still reads its data.
     pub fn get_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        read::get(&self.inner, cfd_of(cf), &ReadOptions::default(), key.as_ref())
+        crate::engine::timestamps::get(&self.inner, cfd_of(cf), &ReadOptions::default(), key.as_ref())
     }
     /// [`get_cf`](Self::get_cf) with read options `ro`.
     pub fn get_cf_opt(
@@ -295,11 +300,11 @@ impl DB {
         key: impl AsRef<[u8]>,
         ro: &ReadOptions,
     ) -> Result<Option<Vec<u8>>> {
-        read::get(&self.inner, cfd_of(cf), ro, key.as_ref())
+        crate::engine::timestamps::get(&self.inner, cfd_of(cf), ro, key.as_ref())
     }
     /// [`get_pinned`](DB::get_pinned) in column family `cf`.
     pub fn get_pinned_cf(&self, cf: &impl AsColumnFamilyRef, key: impl AsRef<[u8]>) -> Result<Option<DBPinnableSlice>> {
-        read::get(&self.inner, cfd_of(cf), &ReadOptions::default(), key.as_ref())
+        crate::engine::timestamps::get(&self.inner, cfd_of(cf), &ReadOptions::default(), key.as_ref())
     }
     /// [`get_pinned_cf`](Self::get_pinned_cf) with read options `ro`.
     pub fn get_pinned_cf_opt(
@@ -308,7 +313,7 @@ impl DB {
         key: impl AsRef<[u8]>,
         ro: &ReadOptions,
     ) -> Result<Option<DBPinnableSlice>> {
-        read::get(&self.inner, cfd_of(cf), ro, key.as_ref())
+        crate::engine::timestamps::get(&self.inner, cfd_of(cf), ro, key.as_ref())
     }
 
     /// Look up keys of several families at one consistent point in time (one sequence number
@@ -349,7 +354,7 @@ impl DB {
         K: AsRef<[u8]> + 'a + ?Sized,
         I: IntoIterator<Item = &'a K>,
     {
-        multi_get::multi_get(&self.inner, cfd_of(cf), ro, keys.into_iter().map(|k| k.as_ref()))
+        crate::engine::timestamps::multi_get(&self.inner, cfd_of(cf), ro, keys.into_iter().map(|k| k.as_ref()))
     }
     /// [`multi_get_cf`](Self::multi_get_cf) with read options `ro`.
     pub fn multi_get_cf_opt<'a, C, K, I>(&self, keys: I, ro: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>>
@@ -382,7 +387,12 @@ impl DB {
             let idx: Vec<usize> = (0..keys.len()).filter(|&i| keys[i].0.id == id).collect();
             let cfd = &keys[idx[0]].0;
             let group: Vec<&[u8]> = idx.iter().map(|&i| keys[i].1.as_ref()).collect();
-            let r = multi_get::multi_get_at(cfd, &sv, ro, seq, group, false);
+            // A family with timestamps reads key by key at the read timestamp.
+            let r = if crate::engine::timestamps::needs_ts_path(cfd, ro) {
+                crate::engine::timestamps::multi_get(&self.inner, cfd, ro, group)
+            } else {
+                multi_get::multi_get_at(cfd, &sv, ro, seq, group, false)
+            };
             for (i, v) in idx.into_iter().zip(r) {
                 out[i] = Some(v);
             }

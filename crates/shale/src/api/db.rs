@@ -14,10 +14,8 @@ use crate::engine::iter;
 use crate::engine::iter::Direction;
 use crate::engine::iter::{DBIterator, IteratorMode};
 use crate::engine::manual;
-use crate::engine::multi_get;
 use crate::engine::open;
 use crate::engine::properties;
-use crate::engine::read;
 use crate::engine::state::DbInner;
 use crate::engine::wal_tailing;
 use crate::engine::wal_tailing::DBWALIterator;
@@ -163,7 +161,12 @@ impl DB {
     }
     /// [`get_entity`](Self::get_entity) with read options `ro`.
     pub fn get_entity_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<WideColumn>>> {
-        entity_columns(read::get_entity(&self.inner, &self.inner.default_cf, ro, key.as_ref()))
+        entity_columns(crate::engine::timestamps::get_entity(
+            &self.inner,
+            &self.inner.default_cf,
+            ro,
+            key.as_ref(),
+        ))
     }
     /// [`get_entity`](Self::get_entity) of several keys at one consistent point in time (RocksDB's
     /// `MultiGetEntity`): one result per key, in order.
@@ -179,7 +182,7 @@ impl DB {
         keys: I,
         ro: &ReadOptions,
     ) -> Vec<Result<Option<Vec<WideColumn>>>> {
-        multi_get::multi_get_entity(&self.inner, &self.inner.default_cf, ro, keys)
+        crate::engine::timestamps::multi_get_entity(&self.inner, &self.inner.default_cf, ro, keys)
             .into_iter()
             .map(entity_columns)
             .collect()
@@ -214,7 +217,7 @@ impl DB {
 
     /// The value of `key`, or `None` if it does not exist.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        read::get(
+        crate::engine::timestamps::get(
             &self.inner,
             &self.inner.default_cf,
             &ReadOptions::default(),
@@ -225,13 +228,13 @@ impl DB {
     /// is absent or deleted. Corruption (with the file and, when known, the offset) if a table
     /// block fails its checks, Io if reading a file fails.
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        read::get(&self.inner, &self.inner.default_cf, ro, key.as_ref())
+        crate::engine::timestamps::get(&self.inner, &self.inner.default_cf, ro, key.as_ref())
     }
     /// The value of `key` without copying it: the returned slice points into the memtable,
     /// cached block or table file it was found in and keeps that alive (see
     /// [`DBPinnableSlice`](crate::DBPinnableSlice)). Same result as [`get`](Self::get).
     pub fn get_pinned(&self, key: impl AsRef<[u8]>) -> Result<Option<DBPinnableSlice>> {
-        read::get(
+        crate::engine::timestamps::get(
             &self.inner,
             &self.inner.default_cf,
             &ReadOptions::default(),
@@ -240,7 +243,7 @@ impl DB {
     }
     /// [`get_pinned`](Self::get_pinned) with read options `ro`.
     pub fn get_pinned_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<DBPinnableSlice>> {
-        read::get(&self.inner, &self.inner.default_cf, ro, key.as_ref())
+        crate::engine::timestamps::get(&self.inner, &self.inner.default_cf, ro, key.as_ref())
     }
     /// Look up several keys at one consistent point in time.
     pub fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>> {
@@ -252,7 +255,7 @@ impl DB {
         keys: I,
         ro: &ReadOptions,
     ) -> Vec<Result<Option<Vec<u8>>>> {
-        multi_get::multi_get(&self.inner, &self.inner.default_cf, ro, keys)
+        crate::engine::timestamps::multi_get(&self.inner, &self.inner.default_cf, ro, keys)
     }
     /// [`multi_get`](Self::multi_get) with each value pinned where it was found, as
     /// [`get_pinned`](Self::get_pinned) does (the `rocksdb` crate's `batched_multi_get_cf`).
@@ -268,7 +271,7 @@ impl DB {
         keys: I,
         ro: &ReadOptions,
     ) -> Vec<Result<Option<DBPinnableSlice>>> {
-        multi_get::multi_get(&self.inner, &self.inner.default_cf, ro, keys)
+        crate::engine::timestamps::multi_get(&self.inner, &self.inner.default_cf, ro, keys)
     }
 
     /// A snapshot of the current state.

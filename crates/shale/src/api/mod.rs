@@ -2,7 +2,7 @@
 //! (`access.rs`), and every `impl DB` block — opening and the data calls (`db.rs`), column
 //! families (`column_families.rs`), the `rocksdb` crate's compatibility calls and thread-mode
 //! aliases (`rocksdb_compat.rs`), checkpoints and live-file listings (`checkpoint.rs`), ingest
-//! (`ingest.rs`), `Options::load_latest` (`load_options.rs`), live option changes (`set_options.rs`), the memory a DB uses (`memory.rs`). Each calls into `engine`.
+//! (`ingest.rs`), `Options::load_latest` (`load_options.rs`), live option changes (`set_options.rs`), user-defined timestamps' calls (`timestamps.rs`), the memory a DB uses (`memory.rs`). Each calls into `engine`.
 
 pub(crate) mod access;
 pub(crate) mod checkpoint;
@@ -18,6 +18,7 @@ mod picker_tests;
 pub(crate) mod rocksdb_compat;
 pub(crate) mod secondary;
 pub(crate) mod set_options;
+pub(crate) mod timestamps;
 
 pub use access::{DBAccess, DBRawIteratorWithThreadMode, SnapshotWithThreadMode};
 pub use checkpoint::{Checkpoint, LiveFile, WalFile};

@@ -183,6 +183,11 @@ fn key_may_exist_value(
     ro: &ReadOptions,
     key: &[u8],
 ) -> (bool, Option<Vec<u8>>) {
+    // With user-defined timestamps the stored keys end with one the caller does not give:
+    // answer "may exist" rather than risk a false "no".
+    if cf.icmp.timestamp_size() > 0 {
+        return (true, None);
+    }
     let sv = cf.super_version();
     let seq = read::read_seq(db, ro);
     let mut lookup = Vec::with_capacity(key.len() + 8);
@@ -244,12 +249,12 @@ impl Snapshot {
     /// [`get`](Self::get) with read options (their snapshot is replaced by this one).
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: ReadOptions) -> Result<Option<Vec<u8>>> {
         let db = self.db()?;
-        read::get(&db, &db.default_cf, &self.read_options(ro), key.as_ref())
+        crate::engine::timestamps::get(&db, &db.default_cf, &self.read_options(ro), key.as_ref())
     }
     /// The value of `key` as of this snapshot, pinned where it was found.
     pub fn get_pinned(&self, key: impl AsRef<[u8]>) -> Result<Option<DBPinnableSlice>> {
         let db = self.db()?;
-        read::get(
+        crate::engine::timestamps::get(
             &db,
             &db.default_cf,
             &self.read_options(ReadOptions::default()),
@@ -259,7 +264,7 @@ impl Snapshot {
     /// Several keys as of this snapshot.
     pub fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>> {
         match self.db() {
-            Ok(db) => crate::engine::multi_get::multi_get(
+            Ok(db) => crate::engine::timestamps::multi_get(
                 &db,
                 &db.default_cf,
                 &self.read_options(ReadOptions::default()),

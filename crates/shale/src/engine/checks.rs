@@ -15,17 +15,46 @@ struct Validate<'a> {
     db: &'a DbInner,
     cf: Arc<ColumnFamilyData>,
     keys: bool,
+    /// The batch, when some of its records were written with timestamps (their families are
+    /// then checked record by record).
+    ts: Option<&'a WriteBatch>,
+    /// Ordinal of the next counted record.
+    ordinal: u32,
 }
 
 impl Validate<'_> {
     #[inline(always)]
-    fn key(&self, k: &[u8]) -> Result<()> {
-        if self.keys {
-            self.cf.icmp.user_comparator().validate_key(k)
-        } else {
-            Ok(())
+    fn key(&mut self, k: &[u8]) -> Result<()> {
+        let i = self.ordinal;
+        self.ordinal = i.wrapping_add(1);
+        if !self.keys {
+            return Ok(());
         }
+        let has_ts = self.ts.is_some_and(|b| b.record_has_ts(i));
+        check_ts_use(&self.cf, has_ts)?;
+        self.cf.icmp.user_comparator().validate_key(k)
     }
+}
+
+/// A write to `cf` with (`has_ts`) or without a timestamp: InvalidArgument unless that matches
+/// whether the family's comparator has timestamps (RocksDB refuses both mismatches).
+#[inline]
+pub(crate) fn check_ts_use(cf: &ColumnFamilyData, has_ts: bool) -> Result<()> {
+    let ts_sz = cf.icmp.timestamp_size();
+    if (ts_sz > 0) == has_ts {
+        return Ok(());
+    }
+    Err(Error::invalid(if has_ts {
+        format!(
+            "column family {:?}: a write with a timestamp, but its comparator has no timestamps",
+            cf.name
+        )
+    } else {
+        format!(
+            "column family {:?}: its comparator has {ts_sz}-byte timestamps, so writes need one (the _with_ts calls)",
+            cf.name
+        )
+    }))
 }
 
 impl BatchHandler for Validate<'_> {
@@ -39,6 +68,7 @@ impl BatchHandler for Validate<'_> {
         self.key(k)
     }
     fn delete_range(&mut self, b: &[u8], e: &[u8]) -> Result<()> {
+        self.ordinal = self.ordinal.wrapping_add(1);
         super::checks::validate_range(&self.cf, b, e)
     }
     fn merge(&mut self, k: &[u8], _v: &[u8]) -> Result<()> {
@@ -51,7 +81,7 @@ impl BatchHandler for Validate<'_> {
     }
     fn set_cf(&mut self, cf: u32) -> Result<()> {
         self.cf = live_cf(self.db, cf)?;
-        self.keys = self.cf.icmp.kind() != UserCmpKind::Bytewise;
+        self.keys = self.cf.icmp.kind() != UserCmpKind::Bytewise || self.ts.is_some();
         Ok(())
     }
 }
@@ -74,6 +104,7 @@ pub(crate) fn check_key(cf: &ColumnFamilyData, k: &[u8]) -> Result<()> {
     if cf.icmp.kind() == UserCmpKind::Bytewise {
         return Ok(());
     }
+    check_ts_use(cf, false)?;
     cf.icmp.user_comparator().validate_key(k)
 }
 
@@ -88,8 +119,15 @@ pub(crate) fn check_writable(cf: &ColumnFamilyData) -> Result<()> {
 /// Check that every record of a user batch can be applied (before anything reaches the WAL).
 pub(crate) fn validate_batch(db: &DbInner, b: &WriteBatch) -> Result<()> {
     let cf = db.default_cf.clone();
-    let keys = cf.icmp.kind() != UserCmpKind::Bytewise;
-    b.handle(&mut Validate { db, cf, keys })
+    let ts = b.has_ts_records().then_some(b);
+    let keys = cf.icmp.kind() != UserCmpKind::Bytewise || ts.is_some();
+    b.handle(&mut Validate {
+        db,
+        cf,
+        keys,
+        ts,
+        ordinal: 0,
+    })
 }
 
 pub(crate) fn validate_range(db: &ColumnFamilyData, begin: &[u8], end: &[u8]) -> Result<()> {
@@ -141,4 +179,48 @@ pub(crate) fn merge_op(db: &ColumnFamilyData) -> Result<&dyn MergeOperator> {
             "the database holds merge operands but no merge operator is configured (Options::merge_operator)",
         )
     })
+}
+
+/// The timestamps of a read of `cf` (`ReadOptions::set_timestamp`, `set_iter_start_ts`), as
+/// RocksDB checks them: InvalidArgument if the family has timestamps and the read gives none,
+/// if it has none and the read gives one, if a timestamp is not the comparator's size, or if
+/// the read timestamp is older than the family's `full_history_ts_low` (those versions may be
+/// gone). `iter_start_ts` is only taken by iterators (`iterator`).
+pub(crate) fn check_read_ts(cf: &ColumnFamilyData, ro: &crate::options::ReadOptions, iterator: bool) -> Result<()> {
+    let ts_sz = cf.icmp.timestamp_size();
+    if ts_sz == 0 && ro.timestamp.is_none() && ro.iter_start_ts.is_none() {
+        return Ok(());
+    }
+    let Some(ts) = &ro.timestamp else {
+        if ts_sz == 0 {
+            return Err(Error::invalid(
+                "ReadOptions: iter_start_ts is set, but the column family's comparator has no timestamps",
+            ));
+        }
+        return Err(Error::invalid(format!(
+            "ReadOptions: column family {:?} has user-defined timestamps, so reads need ReadOptions::set_timestamp",
+            cf.name
+        )));
+    };
+    crate::user_timestamp::check_ts(ts_sz, ts, "ReadOptions::set_timestamp")?;
+    if let Some(s) = &ro.iter_start_ts {
+        if !iterator {
+            return Err(Error::invalid("ReadOptions: iter_start_ts is for iterators only"));
+        }
+        crate::user_timestamp::check_ts(ts_sz, s, "ReadOptions::set_iter_start_ts")?;
+    }
+    let low = cf.full_history_ts_low.lock();
+    if !low.is_empty() && cf.icmp.user_comparator().compare_timestamp(ts, &low) == Ordering::Less {
+        return Err(Error::invalid(format!(
+            "ReadOptions: read timestamp {} is older than column family {:?}'s full_history_ts_low {}",
+            hex(ts),
+            cf.name,
+            hex(&low)
+        )));
+    }
+    Ok(())
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }

@@ -41,6 +41,10 @@ pub(crate) struct ColumnFamilyData {
     /// collector (`rocksdb.block-cache-entry-stats`); None for other table formats or without
     /// a cache.
     pub cache_stats: Option<crate::table::cache::CollectorHold>,
+    /// The family's `full_history_ts_low` (user-defined timestamps; empty: unset): reads
+    /// below it are refused and compaction may collapse versions older than it. Mirrors the
+    /// MANIFEST's value (set under the DB mutex after it is logged).
+    pub full_history_ts_low: parking_lot::Mutex<Vec<u8>>,
 }
 
 impl ColumnFamilyData {
@@ -80,6 +84,7 @@ impl ColumnFamilyData {
             dropped: AtomicBool::new(false),
             stats: opts.statistics.clone(),
             cache_stats,
+            full_history_ts_low: parking_lot::Mutex::new(Vec::new()),
             opts: crate::options::live::LiveOptions::new(opts),
         }
     }

@@ -92,6 +92,10 @@ pub(crate) fn compact_range(
         ));
     }
     check_target_level(cf, co)?;
+    let ts_range = super::timestamps::manual_range(db, cf, begin, end, co)?;
+    let (begin, end) = ts_range
+        .as_ref()
+        .map_or((begin, end), |(b, e)| (b.as_deref(), e.as_deref()));
     if db.state.lock().bg_paused > 0 {
         return Err(Error::Incomplete("compact_range: background work is paused".into()));
     }

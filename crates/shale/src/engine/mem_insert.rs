@@ -69,7 +69,13 @@ impl BatchHandler for MemInserter<'_> {
         self.add(vt::VALUE, k, v)
     }
     fn delete(&mut self, k: &[u8]) -> Result<()> {
-        self.add(vt::DELETION, k, &[])
+        // A family with user-defined timestamps stores deletions as RocksDB's memtable does:
+        // with the deletion-with-timestamp type.
+        let t = match self.mem {
+            Some(m) if m.icmp().timestamp_size() > 0 => vt::DELETION_WITH_TIMESTAMP,
+            _ => vt::DELETION,
+        };
+        self.add(t, k, &[])
     }
     fn single_delete(&mut self, k: &[u8]) -> Result<()> {
         self.add(vt::SINGLE_DELETION, k, &[])

@@ -37,6 +37,8 @@ pub(crate) mod subcompaction;
 pub(crate) mod switch;
 pub(crate) mod table_cache;
 pub(crate) mod table_output;
+pub(crate) mod timestamps;
+pub(crate) mod ts_compaction;
 pub(crate) mod two_pc;
 pub(crate) mod two_pc_replay;
 pub(crate) mod wal_files;

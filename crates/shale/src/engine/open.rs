@@ -419,6 +419,7 @@ fn family_data(
             mem.clone(),
             c.current.clone(),
         ));
+        cfd.full_history_ts_low.lock().clone_from(&c.full_history_ts_low);
         cf_set.by_id.insert(id, cfd.clone());
         cf_mems.insert(
             id,

@@ -146,9 +146,48 @@ impl<'a> SstFileWriter<'a> {
         Ok(())
     }
 
-    /// Add a value for `key` (keys strictly increasing).
+    /// Add a value for `key` (keys strictly increasing). InvalidArgument if the comparator
+    /// has user-defined timestamps (then [`put_with_ts`](Self::put_with_ts)).
     pub fn put<K: AsRef<[u8]>, V: AsRef<[u8]>>(&mut self, key: K, value: V) -> Result<()> {
+        self.no_ts()?;
         self.add(key.as_ref(), value.as_ref(), vt::VALUE)
+    }
+
+    /// Add a value for `key` at user-defined timestamp `ts` (stored as `key || ts`; keys with
+    /// their timestamps strictly increasing in the comparator's order, so newer timestamps of
+    /// one key first). InvalidArgument if the comparator has no timestamps or `ts` is not
+    /// their size.
+    pub fn put_with_ts<K: AsRef<[u8]>, V: AsRef<[u8]>, S: AsRef<[u8]>>(
+        &mut self,
+        key: K,
+        ts: S,
+        value: V,
+    ) -> Result<()> {
+        let k = self.with_ts(key.as_ref(), ts.as_ref(), "SstFileWriter::put_with_ts")?;
+        self.add(&k, value.as_ref(), vt::VALUE)
+    }
+
+    /// Add a deletion of `key` at user-defined timestamp `ts` (type deletion-with-timestamp, as
+    /// RocksDB's); errors as [`put_with_ts`](Self::put_with_ts).
+    pub fn delete_with_ts<K: AsRef<[u8]>, S: AsRef<[u8]>>(&mut self, key: K, ts: S) -> Result<()> {
+        let k = self.with_ts(key.as_ref(), ts.as_ref(), "SstFileWriter::delete_with_ts")?;
+        self.add(&k, b"", vt::DELETION_WITH_TIMESTAMP)
+    }
+
+    fn with_ts(&self, key: &[u8], ts: &[u8], what: &str) -> Result<Vec<u8>> {
+        crate::user_timestamp::check_ts(self.icmp.timestamp_size(), ts, what)?;
+        Ok(crate::user_timestamp::key_with_ts(key, ts))
+    }
+
+    /// InvalidArgument for a write without a timestamp when the comparator has timestamps.
+    fn no_ts(&self) -> Result<()> {
+        if self.icmp.timestamp_size() > 0 {
+            return Err(Error::invalid(format!(
+                "SstFileWriter {}: the comparator has user-defined timestamps; use put_with_ts / delete_with_ts",
+                self.path
+            )));
+        }
+        Ok(())
     }
 
     /// Add a wide-column entity for `key` (keys strictly increasing; RocksDB's
@@ -166,11 +205,13 @@ impl<'a> SstFileWriter<'a> {
 
     /// Add a merge operand for `key` (keys strictly increasing).
     pub fn merge<K: AsRef<[u8]>, V: AsRef<[u8]>>(&mut self, key: K, value: V) -> Result<()> {
+        self.no_ts()?;
         self.add(key.as_ref(), value.as_ref(), vt::MERGE)
     }
 
     /// Add a deletion of `key` (keys strictly increasing).
     pub fn delete<K: AsRef<[u8]>>(&mut self, key: K) -> Result<()> {
+        self.no_ts()?;
         self.add(key.as_ref(), b"", vt::DELETION)
     }
 

@@ -197,6 +197,10 @@ pub(crate) fn build_tables(
         })
     };
     let tombs = tombstones_to_write(p);
+    // User-defined timestamps: history below `full_history_ts_low` collapses
+    // (`ts_compaction.rs`); None for families without them.
+    let ts_low = p.cf.full_history_ts_low.lock().clone();
+    let mut ts_gc = super::ts_compaction::TsGc::new(&ucmp, ts_low);
     let merge_op = p.cf.opts.merge_operator.as_deref();
     let mut filter = new_compaction_filter(p)?;
     let drop_stats = db.stats.as_deref().filter(|_| p.count_drops);
@@ -212,7 +216,20 @@ pub(crate) fn build_tables(
                         cur: &mut Option<OpenOutput>,
                         lower: &mut Option<Vec<u8>>|
          -> Result<()> {
-            let bottom = p.bottommost && !in_deeper(key, key);
+            let mut bottom = p.bottommost && !in_deeper(key, key);
+            let mut below_low = false;
+            let mut newest_deletion = None;
+            if let Some(g) = ts_gc.as_mut() {
+                match g.start(&ucmp, key) {
+                    None => return Ok(()),
+                    Some(b) => below_low = b,
+                }
+                // Only a version at or below the low mark may lose its deletion (the older
+                // versions go with it), and only if no deeper file holds any version of the key.
+                bottom =
+                    below_low && p.bottommost && !p.deeper_ranges.iter().any(|(lo, hi)| g.overlaps(&ucmp, key, lo, hi));
+                newest_deletion = entries.first().filter(|e| e.is_deletion()).map(|e| e.seq);
+            }
             let tomb_seqs: &[SequenceNumber] = match p.tombstones.fragment_for(&ucmp, key) {
                 Some(f) => &f.seqs,
                 None => &[],
@@ -224,6 +241,9 @@ pub(crate) fn build_tables(
                 tomb_seqs,
             };
             let keep = keep_of_key(key, entries, &ctx, filter.as_mut(), drop_stats)?;
+            if let Some(g) = ts_gc.as_mut() {
+                g.finish(below_low, newest_deletion, &keep, &p.snapshots);
+            }
             if keep.is_empty() {
                 return Ok(());
             }

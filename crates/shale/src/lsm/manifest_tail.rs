@@ -168,6 +168,7 @@ impl ManifestTail {
                         current: c.current.clone(),
                         log_number: c.log_number,
                         compact_cursor: c.compact_cursor.clone(),
+                        full_history_ts_low: c.full_history_ts_low.clone(),
                     },
                 )
             })

@@ -287,6 +287,8 @@ pub(crate) struct CfVersion {
     pub log_number: u64,
     /// Per-level key where the next size compaction of that level starts.
     pub compact_cursor: Vec<Vec<u8>>,
+    /// The family's `full_history_ts_low` (user-defined timestamps; empty: never set).
+    pub full_history_ts_low: Vec<u8>,
 }
 
 impl CfVersion {
@@ -297,6 +299,7 @@ impl CfVersion {
             icmp,
             log_number: 0,
             compact_cursor: vec![Vec::new(); num_levels],
+            full_history_ts_low: Vec::new(),
         }
     }
 }
@@ -528,6 +531,21 @@ impl ManifestReplay<'_> {
             // A decrease is ignored, as RocksDB does.
             cf.log_number = cf.log_number.max(n);
         }
+        if edit.persist_user_defined_timestamps == Some(false) && cf.icmp.timestamp_size() > 0 {
+            return Err(Error::NotSupported(format!(
+                "column family {:?} was written with persist_user_defined_timestamps = false (timestamps stripped from its tables), which Shale cannot read",
+                cf.name
+            )));
+        }
+        if let Some(ts) = &edit.full_history_ts_low {
+            // Only increases are written; a decrease read back is ignored.
+            let c = cf.icmp.user_comparator();
+            if cf.full_history_ts_low.is_empty()
+                || c.compare_timestamp(ts, &cf.full_history_ts_low) == std::cmp::Ordering::Greater
+            {
+                cf.full_history_ts_low = ts.clone();
+            }
+        }
         let lv = self
             .levels
             .get_mut(&id)
@@ -758,6 +776,7 @@ impl VersionSet {
             let mut files = VersionEdit {
                 column_family: id,
                 log_number: Some(cf.log_number),
+                full_history_ts_low: (!cf.full_history_ts_low.is_empty()).then(|| cf.full_history_ts_low.clone()),
                 ..Default::default()
             };
             for (level, f) in cf.current.all_files() {

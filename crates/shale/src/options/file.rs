@@ -683,7 +683,7 @@ fn apply_cf_option(k: &str, v: &str, file: &str, opts: &mut Options) -> Result<O
                 "leveldb.BytewiseComparator" => Some(Arc::new(crate::key::BytewiseComparator)),
                 "rocksdb.ReverseBytewiseComparator" => Some(Arc::new(crate::key::ReverseBytewiseComparator)),
                 "rocksdb.Uint64Comparator" => Some(Arc::new(crate::key::Uint64Comparator)),
-                _ => None,
+                n => crate::user_timestamp::builtin_by_name(n),
             };
             if let Some(c) = c {
                 opts.comparator = c;

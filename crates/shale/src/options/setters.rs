@@ -25,6 +25,12 @@ use crate::write_buffer_manager::WriteBufferManager;
 /// A comparison function for [`Options::set_comparator`] (the `rocksdb` crate's `CompareFn`,
 /// here also `Send + Sync` because a database is shared between threads).
 pub type CompareFn = dyn Fn(&[u8], &[u8]) -> Ordering + Send + Sync;
+/// A timestamp comparison for [`Options::set_comparator_with_ts`]: orders two timestamps,
+/// older first (the `rocksdb` crate's `CompareTsFn`).
+pub type CompareTsFn = dyn Fn(&[u8], &[u8]) -> Ordering + Send + Sync;
+/// A comparison ignoring timestamps for [`Options::set_comparator_with_ts`]:
+/// `f(a, a_has_ts, b, b_has_ts)` (the `rocksdb` crate's `CompareWithoutTsFn`).
+pub type CompareWithoutTsFn = dyn Fn(&[u8], bool, &[u8], bool) -> Ordering + Send + Sync;
 
 fn non_negative(v: i32) -> usize {
     usize::try_from(v).unwrap_or(0)
@@ -293,6 +299,35 @@ impl Options {
             f: compare_fn,
         });
     }
+    /// Order keys that end with a `timestamp_size`-byte user-defined timestamp (the `rocksdb`
+    /// crate's closure form): `compare_fn` orders whole keys (key without timestamp first, then
+    /// newer timestamps first), `compare_ts_fn` orders timestamps (older first) and
+    /// `compare_without_ts_fn` orders keys ignoring timestamps. `name` is recorded in the
+    /// MANIFEST and must be the same on every open. Writes then need the `_with_ts` calls and
+    /// reads [`ReadOptions::set_timestamp`](crate::ReadOptions::set_timestamp)
+    /// (`docs/user-timestamps.md`).
+    pub fn set_comparator_with_ts(
+        &mut self,
+        name: &str,
+        timestamp_size: usize,
+        compare_fn: Box<CompareFn>,
+        compare_ts_fn: Box<CompareTsFn>,
+        compare_without_ts_fn: Box<CompareWithoutTsFn>,
+    ) {
+        self.comparator = Arc::new(FnTsComparator {
+            name: name.to_string(),
+            ts_sz: timestamp_size,
+            f: compare_fn,
+            ts: compare_ts_fn,
+            without: compare_without_ts_fn,
+        });
+    }
+    /// RocksDB's `persist_user_defined_timestamps` (default true): whether table files keep the
+    /// user-defined timestamps. Shale always keeps them: `false` makes opening fail with
+    /// NotSupported (`docs/user-timestamps.md`).
+    pub fn set_persist_user_defined_timestamps(&mut self, v: bool) {
+        self.persist_user_defined_timestamps = v;
+    }
     /// Order keys by a [`Comparator`] object (such as [`Uint64Comparator`](crate::comparator::Uint64Comparator)).
     pub fn set_custom_comparator(&mut self, c: Arc<dyn Comparator>) {
         self.comparator = c;
@@ -527,6 +562,43 @@ getters! {
 struct FnComparator {
     name: String,
     f: Box<CompareFn>,
+}
+
+struct FnTsComparator {
+    name: String,
+    ts_sz: usize,
+    f: Box<CompareFn>,
+    ts: Box<CompareTsFn>,
+    without: Box<CompareWithoutTsFn>,
+}
+
+impl Comparator for FnTsComparator {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        (self.f)(a, b)
+    }
+    fn timestamp_size(&self) -> usize {
+        self.ts_sz
+    }
+    fn compare_timestamp(&self, a: &[u8], b: &[u8]) -> Ordering {
+        (self.ts)(a, b)
+    }
+    fn compare_without_timestamp(&self, a: &[u8], a_has_ts: bool, b: &[u8], b_has_ts: bool) -> Ordering {
+        (self.without)(a, a_has_ts, b, b_has_ts)
+    }
+    fn validate_key(&self, key: &[u8]) -> Result<()> {
+        if key.len() < self.ts_sz {
+            return Err(Error::invalid(format!(
+                "comparator: {} needs keys of at least {} bytes (the timestamp), got {}",
+                self.name,
+                self.ts_sz,
+                key.len()
+            )));
+        }
+        Ok(())
+    }
 }
 
 impl Comparator for FnComparator {

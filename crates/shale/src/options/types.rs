@@ -99,6 +99,8 @@ pub struct Options {
     /// Table files kept open (-1 = unlimited, as RocksDB).
     pub(crate) max_open_files: i32,
     pub(crate) comparator: Arc<dyn Comparator>,
+    /// RocksDB's `persist_user_defined_timestamps` (default true); false is refused at open.
+    pub(crate) persist_user_defined_timestamps: bool,
     pub(crate) wal_recovery_mode: DBRecoveryMode,
     pub(crate) level0_file_num_compaction_trigger: usize,
     pub(crate) level0_slowdown_writes_trigger: usize,
@@ -244,6 +246,7 @@ impl Default for Options {
             format_version: 5,
             max_open_files: -1,
             comparator: Arc::new(BytewiseComparator),
+            persist_user_defined_timestamps: true,
             wal_recovery_mode: DBRecoveryMode::PointInTime,
             level0_file_num_compaction_trigger: 4,
             level0_slowdown_writes_trigger: 20,
@@ -510,6 +513,11 @@ impl Options {
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::invalid(m));
         self.validate_compat()?;
+        if !self.persist_user_defined_timestamps {
+            return Err(Error::NotSupported(
+                "persist_user_defined_timestamps = false (timestamps stripped from table files) is not supported; Shale always persists them".into(),
+            ));
+        }
         match &self.table_factory {
             TableFactory::BlockBased => {}
             TableFactory::Plain(p) => {
@@ -718,6 +726,7 @@ pub struct CompactOptions {
     pub(crate) bottommost: BottommostLevelCompaction,
     pub(crate) change_level: bool,
     pub(crate) target_level: i32,
+    pub(crate) full_history_ts_low: Option<Vec<u8>>,
 }
 
 impl Default for CompactOptions {
@@ -727,6 +736,7 @@ impl Default for CompactOptions {
             bottommost: BottommostLevelCompaction::IfHaveCompactionFilter,
             change_level: false,
             target_level: -1,
+            full_history_ts_low: None,
         }
     }
 }
@@ -759,6 +769,14 @@ impl CompactOptions {
     /// InvalidArgument.
     pub fn set_target_level(&mut self, lvl: i32) {
         self.target_level = lvl;
+    }
+    /// Before compacting, raise the family's `full_history_ts_low` to `ts` (user-defined
+    /// timestamps; as [`DB::increase_full_history_ts_low`](crate::DB::increase_full_history_ts_low)),
+    /// so the compaction may drop versions older than it that a newer version at or below it
+    /// hides. The compaction fails with InvalidArgument if `ts` is older than the current value
+    /// or the family has no timestamps.
+    pub fn set_full_history_ts_low<S: Into<Vec<u8>>>(&mut self, ts: S) {
+        self.full_history_ts_low = Some(ts.into());
     }
 }
 
@@ -832,6 +850,11 @@ pub struct ReadOptions {
     /// Total-order results, with prefix filters asked only when the upper bound keeps a seek
     /// inside one prefix (RocksDB's `auto_prefix_mode`).
     pub(crate) auto_prefix_mode: bool,
+    /// User-defined timestamp to read at (families whose comparator has timestamps need one).
+    pub(crate) timestamp: Option<Vec<u8>>,
+    /// Oldest timestamp an iterator returns versions of (every version in `[iter_start_ts,
+    /// timestamp]`); None: only the newest visible one.
+    pub(crate) iter_start_ts: Option<Vec<u8>>,
 }
 
 impl Default for ReadOptions {
@@ -845,11 +868,28 @@ impl Default for ReadOptions {
             prefix_same_as_start: false,
             total_order_seek: false,
             auto_prefix_mode: false,
+            timestamp: None,
+            iter_start_ts: None,
         }
     }
 }
 
 impl ReadOptions {
+    /// Reads at user-defined timestamp `ts` (RocksDB's `ReadOptions::timestamp`): each key reads
+    /// as its newest version whose timestamp is at most `ts` (and whose write is in the
+    /// snapshot). Required for a family whose comparator has timestamps, refused (InvalidArgument)
+    /// for one without; `ts` must be the comparator's timestamp size and not older than the
+    /// family's `full_history_ts_low`. For iterators it is the newest timestamp returned.
+    pub fn set_timestamp<S: Into<Vec<u8>>>(&mut self, ts: S) {
+        self.timestamp = Some(ts.into());
+    }
+    /// Makes iterators return every version with a timestamp in `[ts, timestamp]`, deletions
+    /// included, instead of the newest visible one (RocksDB's `iter_start_ts`): the iterator's
+    /// `key()` is then the whole internal key (key, timestamp, 8-byte sequence and type), as
+    /// RocksDB's. Needs [`set_timestamp`](Self::set_timestamp).
+    pub fn set_iter_start_ts<S: Into<Vec<u8>>>(&mut self, ts: S) {
+        self.iter_start_ts = Some(ts.into());
+    }
     /// Reads at snapshot `s` (a clone is held, pinning it while these options live); default: the
     /// latest state at the start of each read.
     pub fn set_snapshot(&mut self, s: &crate::snapshot::Snapshot) {

@@ -343,6 +343,8 @@ impl<'db, D> Transaction<'db, D> {
         key: &[u8],
         op: impl FnOnce(&mut WriteBatchWithIndex),
     ) -> Result<()> {
+        // No `_with_ts` calls here: a family with user-defined timestamps refuses the write.
+        crate::engine::checks::check_ts_use(cf, false)?;
         let mut st = self.st.lock();
         self.usable(&st)?;
         if self.settings.max_write_batch_size > 0 && st.wbwi.size_in_bytes() >= self.settings.max_write_batch_size {

@@ -49,6 +49,7 @@ mod table_formats;
 mod transactions;
 mod two_phase;
 mod txn_modes;
+mod user_timestamps;
 mod wal_torn_copy;
 mod wal_updates;
 mod wal_zero_tail;

@@ -58,6 +58,12 @@ pub struct DBRawIterator {
     /// so an iterator does not keep a closed DB alive) and the read options without their
     /// snapshot.
     origin: (Weak<DbInner>, Weak<ColumnFamilyData>, ReadOptions),
+    /// User-defined timestamps (`docs/user-timestamps.md`): their size (0: the family has none,
+    /// and nothing below looks at them), the read timestamp and, with `iter_start_ts`, the
+    /// oldest timestamp returned (every version in the range is an entry of its own).
+    ts_sz: usize,
+    read_ts: Vec<u8>,
+    start_ts: Option<Vec<u8>>,
 }
 
 pub(crate) fn new_raw_iterator(db: &Arc<DbInner>, cf: &Arc<ColumnFamilyData>, ro: ReadOptions) -> DBRawIterator {
@@ -71,10 +77,16 @@ pub(crate) fn new_raw_iterator(db: &Arc<DbInner>, cf: &Arc<ColumnFamilyData>, ro
         snapshot: None,
         ..ro.clone()
     };
-    let (tombs, err) = match crate::engine::range_del::all_tombstone_lists(cf, &sv) {
+    let (tombs, mut err) = match crate::engine::range_del::all_tombstone_lists(cf, &sv) {
         Ok(t) => (t, None),
         Err(e) => (Vec::new(), Some(e)),
     };
+    let ts_sz = cf.icmp.timestamp_size();
+    if let Err(e) = crate::engine::checks::check_read_ts(cf, &ro, true) {
+        err = Some(e);
+    }
+    let read_ts = ro.timestamp.clone().unwrap_or_default();
+    let start_ts = ro.iter_start_ts.clone().filter(|_| ts_sz > 0);
     DBRawIterator {
         tombs,
         merge_op: cf.opts.merge_operator.clone(),
@@ -105,6 +117,9 @@ pub(crate) fn new_raw_iterator(db: &Arc<DbInner>, cf: &Arc<ColumnFamilyData>, ro
         same_prefix,
         cur_prefix: None,
         origin: (Arc::downgrade(db), Arc::downgrade(cf), origin_ro),
+        ts_sz,
+        read_ts,
+        start_ts,
     }
 }
 
@@ -138,10 +153,27 @@ impl DBRawIterator {
         if !self.valid {
             return None;
         }
-        Some(match self.dir {
+        if self.ts_sz > 0 {
+            return Some(self.ts_key());
+        }
+        Some(self.full_user_key())
+    }
+    /// The current entry's user key as stored (with its timestamp, if any).
+    #[inline]
+    fn full_user_key(&self) -> &[u8] {
+        match self.dir {
             Dir::Forward if !self.merged => user_key(self.inner.key()),
             _ => &self.saved_key,
-        })
+        }
+    }
+    /// `key()` with timestamps: the key without its timestamp, or with `iter_start_ts` the whole
+    /// internal key (as RocksDB's).
+    fn ts_key(&self) -> &[u8] {
+        if self.start_ts.is_some() {
+            return self.inner.key();
+        }
+        let k = self.full_user_key();
+        &k[..k.len().saturating_sub(self.ts_sz)]
     }
     /// The current value, or `None` when not positioned. For a wide-column entity, the value of
     /// its default column (empty if it has none), as RocksDB's `Iterator::value`.
@@ -151,6 +183,9 @@ impl DBRawIterator {
         }
         if let Some((e, dflt)) = &self.entity {
             return Some(dflt.clone().map_or(&[][..], |r| &e[r]));
+        }
+        if self.start_ts.is_some() {
+            return Some(self.inner.value());
         }
         Some(match self.dir {
             Dir::Forward if !self.merged => self.inner.value(),
@@ -208,11 +243,104 @@ impl DBRawIterator {
     pub fn item(&self) -> Option<(&[u8], &[u8])> {
         self.key().zip(self.value())
     }
-    /// The timestamp of the current entry, or `None` when not positioned. Shale has no
-    /// user-defined timestamps, so a positioned iterator's timestamp is always empty (as
-    /// RocksDB's for a family without them).
+    /// The user-defined timestamp of the current entry (the version's timestamp), or `None` when
+    /// not positioned; empty for a family whose comparator has no timestamps (as RocksDB's).
     pub fn timestamp(&self) -> Option<&[u8]> {
-        self.valid.then_some(&[][..])
+        if !self.valid {
+            return None;
+        }
+        if self.ts_sz == 0 {
+            return Some(&[][..]);
+        }
+        let k = if self.start_ts.is_some() {
+            user_key(self.inner.key())
+        } else {
+            self.full_user_key()
+        };
+        Some(&k[k.len().saturating_sub(self.ts_sz)..])
+    }
+    /// The current entry as an encoded wide-column entity (a plain value as an entity of one
+    /// default column), for `get_entity` through an iterator.
+    pub(crate) fn entity_encoding(&self) -> Option<Vec<u8>> {
+        if let Some((e, _)) = &self.entity {
+            return Some(e.clone());
+        }
+        self.value().map(crate::wide_columns::single_default)
+    }
+    /// Orders two stored user keys, ignoring timestamps when the family has them.
+    #[inline]
+    fn cmp_keys(&self, a: &[u8], b: &[u8]) -> Ordering {
+        if self.ts_sz == 0 {
+            self.icmp.compare_user(a, b)
+        } else {
+            self.icmp.compare_without_ts(a, true, b, true)
+        }
+    }
+    /// Orders a user key (`has_ts`: as stored, with its timestamp) against a bound or seek key
+    /// (given without a timestamp).
+    #[inline]
+    fn cmp_bound(&self, k: &[u8], has_ts: bool, bound: &[u8]) -> Ordering {
+        if self.ts_sz == 0 {
+            self.icmp.compare_user(k, bound)
+        } else {
+            self.icmp.compare_without_ts(k, has_ts, bound, false)
+        }
+    }
+    /// The version's timestamp is within what the read sees: at most the read timestamp, and
+    /// with `iter_start_ts` at least that.
+    fn ts_visible(&self, uk: &[u8]) -> bool {
+        let ts = &uk[uk.len().saturating_sub(self.ts_sz)..];
+        let c = self.icmp.user_comparator();
+        if c.compare_timestamp(ts, &self.read_ts) == Ordering::Greater {
+            return false;
+        }
+        match &self.start_ts {
+            Some(s) => c.compare_timestamp(ts, s) != Ordering::Less,
+            None => true,
+        }
+    }
+    /// The entry is visible to the read: in its snapshot and, with timestamps, its time range.
+    #[inline]
+    fn visible(&self, uk: &[u8], seq: u64) -> bool {
+        seq <= self.seq && (self.ts_sz == 0 || self.ts_visible(uk))
+    }
+    /// Append the seek key for user key `k` (given without a timestamp): with timestamps, `k`
+    /// at the read timestamp (`min_ts`: at the oldest timestamp, for backward seeks).
+    fn append_seek_key(&mut self, k: &[u8], seq: u64, t: u8, min_ts: bool) {
+        self.scratch.extend_from_slice(k);
+        if self.ts_sz > 0 {
+            if min_ts {
+                self.scratch.resize(self.scratch.len() + self.ts_sz, 0);
+            } else {
+                self.scratch.extend_from_slice(&self.read_ts);
+            }
+        }
+        self.scratch
+            .extend_from_slice(&crate::key::pack_trailer(seq, t).to_le_bytes());
+    }
+    /// With `iter_start_ts`: land on the first visible version at or after the inner position
+    /// (forward) or at or before it (backward). Each version is an entry of its own.
+    fn all_versions(&mut self, forward: bool) {
+        self.merged = false;
+        while self.inner.valid() {
+            let pk = match parse_internal_key(self.inner.key()) {
+                Ok(p) => p,
+                Err(e) => return self.set_error(e),
+            };
+            if forward && self.above_upper(pk.user_key) || !forward && self.below_lower(pk.user_key) {
+                break;
+            }
+            if self.visible(pk.user_key, pk.seq) {
+                self.valid = true;
+                return;
+            }
+            if forward {
+                self.inner.next();
+            } else {
+                self.inner.prev();
+            }
+        }
+        self.valid = false;
     }
     /// Makes the iterator read the DB's latest state (the memtables and files as they are now,
     /// the newest sequence number; a snapshot it was made with is no longer used, though not
@@ -240,14 +368,17 @@ impl DBRawIterator {
     fn above_upper(&self, uk: &[u8]) -> bool {
         self.upper
             .as_deref()
-            .map(|u| self.icmp.compare_user(uk, u) != Ordering::Less)
+            .map(|u| self.cmp_bound(uk, true, u) != Ordering::Less)
             .unwrap_or(false)
     }
     /// With `prefix_same_as_start`: `uk` is outside the prefix the iteration started in.
     #[inline]
     fn outside_prefix(&self, uk: &[u8]) -> bool {
         match (&self.cur_prefix, &self.prefix) {
-            (Some(cur), Some(p)) => p.extractor().transform(uk) != cur.as_slice(),
+            (Some(cur), Some(p)) => {
+                let uk = &uk[..uk.len().saturating_sub(self.ts_sz)];
+                p.extractor().transform(uk) != cur.as_slice()
+            }
             _ => false,
         }
     }
@@ -292,7 +423,7 @@ impl DBRawIterator {
     fn below_lower(&self, uk: &[u8]) -> bool {
         self.lower
             .as_deref()
-            .map(|l| self.icmp.compare_user(uk, l) == Ordering::Less)
+            .map(|l| self.cmp_bound(uk, true, l) == Ordering::Less)
             .unwrap_or(false)
     }
 
@@ -322,6 +453,9 @@ impl DBRawIterator {
     /// Forward: skip to the next visible, live entry (skipping `saved_key` when `skipping`).
     fn find_next_user_entry(&mut self, mut skipping: bool) {
         self.merged = false;
+        if self.start_ts.is_some() {
+            return self.all_versions(true);
+        }
         while self.inner.valid() {
             let ikey = self.inner.key();
             let pk = match parse_internal_key(ikey) {
@@ -331,10 +465,10 @@ impl DBRawIterator {
             if self.above_upper(pk.user_key) || self.outside_prefix(pk.user_key) {
                 break;
             }
-            if pk.seq <= self.seq {
-                let skip = skipping && self.icmp.compare_user(pk.user_key, &self.saved_key) != Ordering::Greater;
+            if self.visible(pk.user_key, pk.seq) {
+                let skip = skipping && self.cmp_keys(pk.user_key, &self.saved_key) != Ordering::Greater;
                 match self.effective_type(pk.user_key, pk.seq, pk.vtype) {
-                    vt::DELETION | vt::SINGLE_DELETION => {
+                    vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP => {
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(pk.user_key);
                         skipping = true;
@@ -388,8 +522,12 @@ impl DBRawIterator {
                 Ok(p) => p,
                 Err(e) => return self.set_error(e),
             };
-            if self.icmp.compare_user(pk.user_key, &self.saved_key) != Ordering::Equal {
+            if self.cmp_keys(pk.user_key, &self.saved_key) != Ordering::Equal {
                 break;
+            }
+            if !self.visible(pk.user_key, pk.seq) {
+                self.inner.next();
+                continue;
             }
             match self.effective_type(pk.user_key, pk.seq, pk.vtype) {
                 vt::MERGE => self.operands.push(self.inner.value().to_vec()),
@@ -398,7 +536,7 @@ impl DBRawIterator {
                     base_entity = pk.vtype == vt::WIDE_COLUMN_ENTITY;
                     break;
                 }
-                vt::DELETION | vt::SINGLE_DELETION => break,
+                vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP => break,
                 t => return self.set_error(Error::NotSupported(format!("value type {t:#x} in iteration"))),
             }
             self.inner.next();
@@ -437,6 +575,9 @@ impl DBRawIterator {
     /// Reverse: find the newest visible entry of the previous user key.
     fn find_prev_user_entry(&mut self) {
         self.merged = false;
+        if self.start_ts.is_some() {
+            return self.all_versions(false);
+        }
         let mut vtype = vt::DELETION;
         let mut has_base = false;
         let mut base_entity = false;
@@ -450,12 +591,12 @@ impl DBRawIterator {
             if self.below_lower(pk.user_key) || self.outside_prefix(pk.user_key) {
                 break;
             }
-            if pk.seq <= self.seq {
-                if vtype != vt::DELETION && self.icmp.compare_user(pk.user_key, &self.saved_key) == Ordering::Less {
+            if self.visible(pk.user_key, pk.seq) {
+                if vtype != vt::DELETION && self.cmp_keys(pk.user_key, &self.saved_key) == Ordering::Less {
                     break;
                 }
                 match self.effective_type(pk.user_key, pk.seq, pk.vtype) {
-                    vt::DELETION | vt::SINGLE_DELETION => {
+                    vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP => {
                         vtype = vt::DELETION;
                         has_base = false;
                         base_entity = false;
@@ -512,6 +653,9 @@ impl DBRawIterator {
     /// Positions at the first key (at or after the lower bound, if one is set).
     pub fn seek_to_first(&mut self) {
         self.unposition();
+        if self.err.is_some() {
+            return;
+        }
         if let Some(l) = self.lower.clone() {
             return self.seek(l);
         }
@@ -528,6 +672,9 @@ impl DBRawIterator {
     /// Positions at the last key (before the upper bound, if one is set).
     pub fn seek_to_last(&mut self) {
         self.unposition();
+        if self.err.is_some() {
+            return;
+        }
         self.count_op(Ticker::NumberDbSeek);
         self.dir = Dir::Reverse;
         self.saved_value.clear();
@@ -535,7 +682,7 @@ impl DBRawIterator {
         match self.upper.clone() {
             Some(u) => {
                 self.scratch.clear();
-                append_internal_key(&mut self.scratch, &u, MAX_SEQUENCE, vt::FOR_SEEK);
+                self.append_seek_key(&u, MAX_SEQUENCE, vt::FOR_SEEK, false);
                 let t = std::mem::take(&mut self.scratch);
                 self.inner.seek(&t);
                 self.scratch = t;
@@ -555,6 +702,9 @@ impl DBRawIterator {
     /// Position at the first key >= `key` (and >= the lower bound).
     pub fn seek(&mut self, key: impl AsRef<[u8]>) {
         self.unposition();
+        if self.err.is_some() {
+            return;
+        }
         let stats = self.stats.clone();
         let _watch = StopWatch::start(&stats, Histogram::DbSeek);
         self.count_op(Ticker::NumberDbSeek);
@@ -562,14 +712,14 @@ impl DBRawIterator {
         self.start_prefix(Some(k));
         let lower = self.lower.clone();
         if let Some(l) = lower.as_deref() {
-            if self.icmp.compare_user(k, l) == Ordering::Less {
+            if self.cmp_bound(k, false, l) == Ordering::Less {
                 k = l;
             }
         }
         self.dir = Dir::Forward;
         self.saved_value.clear();
         self.scratch.clear();
-        append_internal_key(&mut self.scratch, k, self.seq, vt::FOR_SEEK);
+        self.append_seek_key(k, self.seq, vt::FOR_SEEK, false);
         let t = std::mem::take(&mut self.scratch);
         // Only this seek (and `seek_for_prev`) may skip sources by their prefix blooms
         // (`prefix.rs`).
@@ -582,8 +732,15 @@ impl DBRawIterator {
     /// Position at the last key <= `key` (and below the upper bound).
     pub fn seek_for_prev(&mut self, key: impl AsRef<[u8]>) {
         self.unposition();
+        if self.err.is_some() {
+            return;
+        }
         let k = key.as_ref();
-        if self.above_upper(k) {
+        if self
+            .upper
+            .as_deref()
+            .is_some_and(|u| self.cmp_bound(k, false, u) != Ordering::Less)
+        {
             return self.seek_to_last();
         }
         let stats = self.stats.clone();
@@ -593,7 +750,7 @@ impl DBRawIterator {
         self.dir = Dir::Reverse;
         self.saved_value.clear();
         self.scratch.clear();
-        append_internal_key(&mut self.scratch, k, 0, 0);
+        self.append_seek_key(k, 0, 0, true);
         let t = std::mem::take(&mut self.scratch);
         // Filtered by prefix blooms like `seek` (RocksDB's SeekForPrev in prefix mode), but not
         // in `auto_prefix_mode`: its upper bound keeps a forward seek inside one prefix, while a
@@ -615,6 +772,12 @@ impl DBRawIterator {
         }
         self.unposition();
         self.count_op(Ticker::NumberDbNext);
+        if self.start_ts.is_some() {
+            self.dir = Dir::Forward;
+            self.inner.next();
+            self.all_versions(true);
+            return self.check_inner();
+        }
         if self.dir == Dir::Reverse {
             self.dir = Dir::Forward;
             // inner is just before the entries of saved_key: step into them, then skip them.
@@ -650,6 +813,12 @@ impl DBRawIterator {
         }
         self.unposition();
         self.count_op(Ticker::NumberDbPrev);
+        if self.start_ts.is_some() {
+            self.dir = Dir::Reverse;
+            self.inner.prev();
+            self.all_versions(false);
+            return self.check_inner();
+        }
         if self.dir == Dir::Forward {
             // Step back past every entry of the current user key.
             if self.merged {
@@ -673,7 +842,7 @@ impl DBRawIterator {
                     self.check_inner();
                     return;
                 }
-                if self.icmp.compare_user(user_key(self.inner.key()), &self.saved_key) == Ordering::Less {
+                if self.cmp_keys(user_key(self.inner.key()), &self.saved_key) == Ordering::Less {
                     break;
                 }
             }

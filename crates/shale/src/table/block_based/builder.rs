@@ -254,8 +254,14 @@ impl TableBuilder {
         }
         self.add_index_entry(Some(ikey));
         if let Some(f) = &mut self.filter {
+            // With user-defined timestamps the filter holds keys without them, as RocksDB's:
+            // a point lookup asks for the key whatever its read timestamp.
+            let ts_sz = self.opts.icmp.timestamp_size();
+            let strip = |k: &[u8]| -> usize { k.len().saturating_sub(ts_sz) };
             let uk = user_key(ikey);
-            if self.num_points == 0 || user_key(&self.last_key) != uk {
+            let uk = &uk[..strip(uk)];
+            let last = user_key(&self.last_key);
+            if self.num_points == 0 || &last[..strip(last)] != uk {
                 if let Some(p) = &mut self.filter_parts {
                     p.before_key(f, uk);
                 }

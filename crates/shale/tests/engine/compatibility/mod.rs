@@ -15,3 +15,4 @@ mod partitioned_compat;
 mod plain_compat;
 mod prefix_compat;
 mod styles_compat;
+mod timestamps_compat;
