@@ -130,7 +130,7 @@ impl Default for FileMetaData {
     }
 }
 
-/// A blob file added by an edit (decoded, not used by Shale).
+/// A blob file added by an edit (`blob::writer` makes them; versions track them).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub(crate) struct BlobFileAddition {
     pub blob_file_number: u64,
@@ -140,7 +140,7 @@ pub(crate) struct BlobFileAddition {
     pub checksum_value: Vec<u8>,
 }
 
-/// Garbage recorded for a blob file (decoded, not used by Shale).
+/// Garbage recorded for a blob file (compactions meter it; a file all garbage is dropped).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub(crate) struct BlobFileGarbage {
     pub blob_file_number: u64,
