@@ -9,6 +9,7 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
+use super::blob_files::{apply_blob_edit, min_oldest_blob, restate, retain_live, BlobFileMeta, BlobFiles, BlobReaper};
 use super::filename::{current_name, manifest_name, temp_name};
 use crate::error::{Error, Result};
 use crate::fs::{name_of, FileSystem};
@@ -162,6 +163,8 @@ impl FileMeta {
 pub(crate) struct Version {
     pub files: Vec<Vec<Arc<FileMeta>>>,
     pub icmp: InternalKeyComparator,
+    /// The family's live blob files (their on-disk life is held by every version naming them).
+    pub blob_files: BlobFiles,
 }
 
 impl Version {
@@ -169,6 +172,7 @@ impl Version {
         Version {
             files: vec![Vec::new(); num_levels],
             icmp,
+            blob_files: BlobFiles::new(),
         }
     }
     pub(crate) fn num_levels(&self) -> usize {
@@ -249,6 +253,7 @@ fn build_version(
     levels: &[BTreeMap<u64, Arc<FileMeta>>],
     icmp: &InternalKeyComparator,
     check: bool,
+    blob_files: BlobFiles,
 ) -> Result<Version> {
     let mut files: Vec<Vec<Arc<FileMeta>>> = levels.iter().map(|m| m.values().cloned().collect()).collect();
     if let Some(l0) = files.first_mut() {
@@ -270,6 +275,7 @@ fn build_version(
     Ok(Version {
         files,
         icmp: icmp.clone(),
+        blob_files,
     })
 }
 
@@ -319,6 +325,8 @@ pub(crate) struct VersionSet {
     pub next_epoch: u64,
     pub db_id: Option<String>,
     pub reaper: Arc<Reaper>,
+    /// Blob files dropped by synced edits, once no version holds them.
+    pub blob_reaper: Arc<BlobReaper>,
     manifest: Option<log::Writer>,
     /// An append or sync of the MANIFEST failed: it may end in a torn or unsynced record, so
     /// nothing more is appended to it; the next edit starts a new MANIFEST first (as RocksDB).
@@ -361,6 +369,8 @@ struct ManifestReplay<'a> {
     lookup: CfLookup<'a>,
     mfile: String,
     levels: BTreeMap<u32, Levels>,
+    /// Each family's blob files as the edits so far leave them.
+    blobs: BTreeMap<u32, BlobFiles>,
     have_log: bool,
     have_next: bool,
     have_last: bool,
@@ -444,6 +454,7 @@ impl ManifestReplay<'_> {
                 return Err(bad(format!("drop of unknown column family {id}")));
             }
             self.levels.remove(&id);
+            self.blobs.remove(&id);
             return Ok(());
         }
         if let Some(n) = edit.max_column_family {
@@ -509,6 +520,9 @@ impl ManifestReplay<'_> {
             }
             lv[level].insert(f.number, f.clone());
         }
+        let blobs = self.blobs.entry(id).or_default();
+        *blobs =
+            apply_blob_edit(blobs, &edit, &self.vs.blob_reaper).map_err(|e| e.in_file(&self.mfile, Some(rec_off)))?;
         Ok(())
     }
 }
@@ -536,6 +550,7 @@ impl VersionSet {
             next_epoch: 1,
             db_id: None,
             reaper: Arc::new(Reaper::default()),
+            blob_reaper: Arc::new(BlobReaper::default()),
             manifest: None,
             manifest_broken: false,
             manifest_busy: false,
@@ -620,27 +635,46 @@ impl VersionSet {
             lookup,
             mfile,
             levels,
+            blobs: BTreeMap::new(),
             have_log: false,
             have_next: false,
             have_last: false,
         };
         replay.replay_manifest_records(data)?;
         let ManifestReplay {
-            mut vs, levels, mfile, ..
+            mut vs,
+            levels,
+            mfile,
+            mut blobs,
+            ..
         } = replay;
-        vs.install_recovered_levels(levels, &mfile, paranoid)?;
+        vs.install_recovered_levels(levels, &mut blobs, &mfile, paranoid)?;
         Ok(vs)
     }
 
     /// After a MANIFEST replay: each family's files (`levels`) become its current version, and
     /// the epoch, file number and sequence counters move past everything the files hold.
-    fn install_recovered_levels(&mut self, levels: BTreeMap<u32, Levels>, mfile: &str, paranoid: bool) -> Result<()> {
+    fn install_recovered_levels(
+        &mut self,
+        levels: BTreeMap<u32, Levels>,
+        blobs: &mut BTreeMap<u32, BlobFiles>,
+        mfile: &str,
+        paranoid: bool,
+    ) -> Result<()> {
         let reaper = self.reaper.clone();
         let mut max_num = 0;
         let mut max_seq = 0;
         let mut max_epoch = 0;
         for (id, mut lv) in levels {
             max_epoch = max_epoch.max(infer_epochs(&mut lv));
+            let mut blob_files = blobs.remove(&id).unwrap_or_default();
+            let min_oldest = min_oldest_blob(lv.iter().flat_map(|l| l.values().map(|f| f.oldest_blob_file_number)));
+            // Files no table can reference any more (dropped after the last edit named them,
+            // before a crash) are left to the obsolete-file scan of the open.
+            retain_live(&mut blob_files, min_oldest);
+            if let Some(&n) = blob_files.keys().next_back() {
+                max_num = max_num.max(n);
+            }
             let metas: Vec<BTreeMap<u64, Arc<FileMeta>>> = lv
                 .into_iter()
                 .enumerate()
@@ -655,7 +689,8 @@ impl VersionSet {
                 })
                 .collect();
             let cf = self.cf_mut(id)?;
-            cf.current = Arc::new(build_version(&metas, &cf.icmp, paranoid).map_err(|e| e.in_file(mfile, None))?);
+            cf.current =
+                Arc::new(build_version(&metas, &cf.icmp, paranoid, blob_files).map_err(|e| e.in_file(mfile, None))?);
         }
         self.next_epoch = max_epoch + 1;
         self.mark_file_number_used(max_num);
@@ -710,6 +745,7 @@ impl VersionSet {
             for (level, f) in cf.current.all_files() {
                 files.new_files.push((level as u32, f.meta.clone()));
             }
+            restate(&cf.current.blob_files, &mut files);
             edits.push(files);
         }
         let mut last = VersionEdit {
@@ -815,7 +851,7 @@ impl VersionSet {
             if n > 1 {
                 edit.remaining_entries = Some((n - 1 - i) as u32);
             }
-            let (version, removed) = match &change {
+            let (version, removed, removed_blobs) = match &change {
                 CfChange::Files => {
                     let cf = self.cf(id)?;
                     if let Some(l) = edit.log_number {
@@ -823,10 +859,14 @@ impl VersionSet {
                             edit.log_number = Some(cf.log_number);
                         }
                     }
-                    apply_files(cf, edit, &self.reaper, paranoid)?
+                    apply_files(cf, edit, &self.reaper, &self.blob_reaper, paranoid)?
                 }
-                CfChange::Add(cf) => (Version::empty(cf.current.num_levels(), cf.icmp.clone()), Vec::new()),
-                CfChange::Drop => (Version::empty(0, self.cf(id)?.icmp.clone()), Vec::new()),
+                CfChange::Add(cf) => (
+                    Version::empty(cf.current.num_levels(), cf.icmp.clone()),
+                    Vec::new(),
+                    Vec::new(),
+                ),
+                CfChange::Drop => (Version::empty(0, self.cf(id)?.icmp.clone()), Vec::new(), Vec::new()),
             };
             let mut record = Vec::new();
             edit.encode(&mut record);
@@ -838,6 +878,7 @@ impl VersionSet {
                 log_number: edit.log_number,
                 min_log_number_to_keep: edit.min_log_number_to_keep,
                 obsolete: removed,
+                obsolete_blobs: removed_blobs,
             });
         }
         self.manifest_busy = true;
@@ -892,6 +933,7 @@ impl VersionSet {
             log_number,
             min_log_number_to_keep,
             obsolete,
+            obsolete_blobs,
         } = p;
         if let Some(n) = min_log_number_to_keep {
             self.min_log_number_to_keep = n;
@@ -911,6 +953,9 @@ impl VersionSet {
                     for (_, f) in c.current.all_files() {
                         f.life.obsolete.store(true, AtOrd::Release);
                     }
+                    for b in c.current.blob_files.values() {
+                        b.mark_obsolete();
+                    }
                 }
             }
             CfChange::Files => {
@@ -920,6 +965,9 @@ impl VersionSet {
                 }
                 for f in obsolete {
                     f.life.obsolete.store(true, AtOrd::Release);
+                }
+                for b in obsolete_blobs {
+                    b.mark_obsolete();
                 }
                 c.current = Arc::new(version);
             }
@@ -996,13 +1044,15 @@ fn infer_epochs(levels: &mut Levels) -> u64 {
     epoch - 1
 }
 
-/// The version `edit` makes from `cf`'s current one, and the files it removes (not moved).
+/// The version `edit` makes from `cf`'s current one, the files it removes (not moved) and the
+/// blob files it drops.
 fn apply_files(
     cf: &CfVersion,
     edit: &VersionEdit,
     reaper: &Arc<Reaper>,
+    blob_reaper: &Arc<BlobReaper>,
     paranoid: bool,
-) -> Result<(Version, Vec<Arc<FileMeta>>)> {
+) -> Result<FilesApplied> {
     let num_levels = cf.current.num_levels();
     let mut levels: Vec<BTreeMap<u64, Arc<FileMeta>>> = cf
         .current
@@ -1030,11 +1080,21 @@ fn apply_files(
         };
         levels[level].insert(f.number, meta);
     }
-    let version = build_version(&levels, &cf.icmp, paranoid)?;
+    let mut blob_files = apply_blob_edit(&cf.current.blob_files, edit, blob_reaper)?;
+    let min_oldest = min_oldest_blob(
+        levels
+            .iter()
+            .flat_map(|l| l.values().map(|f| f.meta.oldest_blob_file_number)),
+    );
+    let removed_blobs = retain_live(&mut blob_files, min_oldest);
+    let version = build_version(&levels, &cf.icmp, paranoid, blob_files)?;
     // Files moved between levels (trivial moves) are re-added: they must not be reaped.
     removed.retain(|f| !edit.new_files.iter().any(|(_, nf)| nf.number == f.number()));
-    Ok((version, removed))
+    Ok((version, removed, removed_blobs))
 }
+
+/// What [`apply_files`] makes: the new version, the tables it removes, the blob files it drops.
+type FilesApplied = (Version, Vec<Arc<FileMeta>>, Vec<Arc<BlobFileMeta>>);
 
 /// What a pending edit does to the set of families.
 pub(crate) enum CfChange {
@@ -1067,6 +1127,8 @@ struct PendingPart {
     min_log_number_to_keep: Option<u64>,
     /// Files the edit removes (not moved): obsolete once it is installed.
     obsolete: Vec<Arc<FileMeta>>,
+    /// Blob files the edit drops: obsolete once it is installed.
+    obsolete_blobs: Vec<Arc<BlobFileMeta>>,
 }
 
 impl PendingEdit {
