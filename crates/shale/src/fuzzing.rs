@@ -318,3 +318,37 @@ pub fn log_records(data: &[u8]) -> Vec<Vec<u8>> {
     }
     out
 }
+
+/// A blob file and a blob index: `data` split at its first byte's position (mod its length)
+/// into a blob index and the bytes of blob file 1; the index is decoded (and re-encoded
+/// decodes the same) and resolved against the file, for the key `k`.
+pub fn blob_read(data: &[u8]) -> Result<usize> {
+    use crate::blob::index::BlobIndex;
+    let cut = data
+        .first()
+        .map_or(0, |&b| b as usize % (data.len() + 1))
+        .min(data.len());
+    let (index, file) = data.split_at(cut);
+    if let Ok(d) = BlobIndex::decode(index) {
+        assert_eq!(BlobIndex::decode(&d.encode())?, d, "re-encoded blob index differs");
+    }
+    let fs: Arc<dyn FileSystem> = Arc::new(MemFs::new());
+    let dir = std::path::Path::new("/db");
+    fs.create_dir_all(dir)?;
+    let mut w = fs.new_writable(&crate::lsm::filename::blob_name(dir, 1))?;
+    w.append(file)?;
+    w.sync()?;
+    drop(w);
+    let cache = crate::blob::reader::BlobFileCache::new(fs, dir);
+    let _ = cache.reader(1)?;
+    let fixed = BlobIndex::Blob {
+        file_number: 1,
+        offset: 30 + 32 + 1,
+        size: file.len().saturating_sub(30 + 32 + 1 + 32) as u64,
+        compression: file.get(13).copied().unwrap_or(0),
+        expiration: None,
+    };
+    let a = cache.resolve(b"k", index, true).map_or(0, |v| v.len());
+    let b = cache.resolve(b"k", &fixed.encode(), true).map_or(0, |v| v.len());
+    Ok(a + b)
+}

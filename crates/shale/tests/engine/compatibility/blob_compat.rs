@@ -152,6 +152,16 @@ fn rocksdb_reads_shale_blob_databases() {
                 .arg("--decode_blob_index"));
             refs += out.matches("[blob ref]").count();
             sample = out.lines().take(8).collect::<Vec<_>>().join("\n");
+            // Shale's sst_dump prints the same entry lines
+            let o = shale::tools::SstDumpOptions {
+                command: "scan".into(),
+                decode_blob_index: true,
+                ..Default::default()
+            };
+            let ours = shale::tools::sst_dump(&f, &o).unwrap();
+            let entries =
+                |s: &str| -> Vec<String> { s.lines().filter(|l| l.contains(" => ")).map(String::from).collect() };
+            assert_eq!(entries(&ours), entries(&out), "{}", f.display());
             let out = run(Command::new(&sst_dump)
                 .arg(format!("--file={}", f.display()))
                 .arg("--command=check")
