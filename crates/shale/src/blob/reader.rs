@@ -238,6 +238,15 @@ mod tests {
             }
             // the wrong key for an index is Corruption
             assert!(cache.resolve(b"key999", &out[3].2, true).unwrap_err().is_corruption());
+            // the stacked BlobDB's TTL indexes are refused, not misread
+            let ttl = BlobIndex::InlinedTtl {
+                expiration: 5,
+                value: b"v".to_vec(),
+            };
+            assert!(cache
+                .resolve(b"key000", &ttl.encode(), true)
+                .unwrap_err()
+                .is_not_supported());
         }
     }
 

@@ -407,3 +407,28 @@ fn checkpoints_and_backups_carry_the_blob_files() {
     let db = DB::open(&o, &restored).unwrap();
     check_reads(&db, &m);
 }
+
+#[test]
+fn set_options_turns_blob_files_on_while_the_db_runs() {
+    let fs = MemFs::new();
+    let mut o = blob_opts(&fs, 100);
+    o.set_enable_blob_files(false);
+    let db = DB::open(&o, "/db").unwrap();
+    db.put(b"a", vec![1u8; 500]).unwrap();
+    db.flush().unwrap();
+    assert!(all_with(&fs, Path::new("/db"), ".blob").is_empty());
+    db.set_options(&[("enable_blob_files", "true"), ("min_blob_size", "200")])
+        .unwrap();
+    db.put(b"b", vec![2u8; 500]).unwrap();
+    db.flush().unwrap();
+    assert_eq!(all_with(&fs, Path::new("/db"), ".blob").len(), 1);
+    assert_eq!(db.get(b"a").unwrap(), Some(vec![1u8; 500]));
+    assert_eq!(db.get(b"b").unwrap(), Some(vec![2u8; 500]));
+    let e = db
+        .set_options(&[("blob_garbage_collection_age_cutoff", "7")])
+        .unwrap_err();
+    assert!(
+        e.is_invalid_argument() && e.to_string().contains("blob_garbage_collection_age_cutoff"),
+        "{e}"
+    );
+}
