@@ -432,3 +432,29 @@ fn set_options_turns_blob_files_on_while_the_db_runs() {
         "{e}"
     );
 }
+
+#[test]
+fn a_secondary_reads_the_primarys_blob_files_and_catches_up() {
+    let fs = MemFs::new();
+    let o = blob_opts(&fs, 100);
+    let db = DB::open(&o, "/db").unwrap();
+    let mut m = Model::new();
+    for i in 0..50 {
+        db.put(key(i), value(i)).unwrap();
+        m.insert(key(i), value(i));
+    }
+    db.flush().unwrap();
+    let sec = DB::open_as_secondary(&o, "/db", "/s").unwrap();
+    assert_eq!(dump(&sec), m);
+    for i in 50..100 {
+        db.put(key(i), value(i)).unwrap();
+        m.insert(key(i), value(i));
+    }
+    db.flush().unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+    sec.try_catch_up_with_primary().unwrap();
+    assert_eq!(dump(&sec), m);
+    for (k, v) in &m {
+        assert_eq!(sec.get(k).unwrap().as_ref(), Some(v));
+    }
+}
