@@ -458,3 +458,31 @@ fn a_secondary_reads_the_primarys_blob_files_and_catches_up() {
         assert_eq!(sec.get(k).unwrap().as_ref(), Some(v));
     }
 }
+
+#[test]
+fn blob_properties_count_files_bytes_and_garbage() {
+    let fs = MemFs::new();
+    let mut o = blob_opts(&fs, 100);
+    o.set_write_buffer_size(1 << 20); // one flush, one blob file
+    let db = DB::open(&o, "/db").unwrap();
+    let prop = |n: &shale::properties::PropName| db.property_int_value(n).unwrap().unwrap();
+    assert_eq!(prop(shale::properties::NUM_BLOB_FILES), 0);
+    for i in 0..20 {
+        db.put(key(i), vec![3u8; 1000]).unwrap();
+    }
+    db.flush().unwrap();
+    assert_eq!(prop(shale::properties::NUM_BLOB_FILES), 1);
+    assert_eq!(prop(shale::properties::LIVE_BLOB_FILE_SIZE), blob_bytes(&fs));
+    assert_eq!(prop(shale::properties::LIVE_BLOB_FILE_GARBAGE_SIZE), 0);
+    for i in 0..5 {
+        db.delete(key(i)).unwrap();
+    }
+    db.flush().unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+    // five records of 32 + 8 + 1000 bytes are garbage now
+    assert_eq!(
+        prop(shale::properties::LIVE_BLOB_FILE_GARBAGE_SIZE),
+        5 * (32 + 8 + 1000)
+    );
+    assert_eq!(prop(shale::properties::NUM_BLOB_FILES), 1);
+}
