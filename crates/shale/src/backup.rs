@@ -3,7 +3,7 @@
 //! The directory layout is Shale's own (not RocksDB's); it is described in
 //! `docs/checkpoint-backup.md`:
 //!
-//! - `shared/<number>_<crc32c>_<size>.sst`: table files, one copy for every backup holding them;
+//! - `shared/<number>_<crc32c>_<size>.sst` (and `.blob`): table and blob files, one copy for every backup holding them;
 //! - `private/<id>/`: each backup's MANIFEST, CURRENT, OPTIONS and WAL files;
 //! - `meta/<id>`: the list of a backup's files with sizes and CRC32C checksums, written last
 //!   (through `meta/<id>.tmp`, synced, renamed): a backup without it never happened, and its
@@ -316,10 +316,11 @@ impl BackupEngine {
         let r = (|| -> Result<Meta> {
             let mut files = Vec::new();
             let shared = self.dir.join("shared");
-            for &(n, _) in &cap.tables {
-                let from = cap.table_path(n);
+            let tables = cap.tables.iter().map(|&(n, _)| (n, cap.table_path(n), "sst"));
+            let blobs = cap.blobs.iter().map(|&n| (n, cap.blob_path(n), "blob"));
+            for (n, from, ext) in tables.chain(blobs) {
                 let (size, crc) = file_crc(src, &from)?;
-                let stored_name = format!("{n:06}_{crc:08x}_{size}.sst");
+                let stored_name = format!("{n:06}_{crc:08x}_{size}.{ext}");
                 let to = shared.join(&stored_name);
                 if !self.fs.exists(&to) || self.fs.file_size(&to)? != size {
                     let tmp = shared.join(format!("{stored_name}.tmp"));
@@ -335,7 +336,7 @@ impl BackupEngine {
                 }
                 files.push(BackupFile {
                     stored: format!("shared/{stored_name}"),
-                    name: format!("{n:06}.sst"),
+                    name: format!("{n:06}.{ext}"),
                     size,
                     crc,
                 });

@@ -318,3 +318,35 @@ pub fn log_records(data: &[u8]) -> Vec<Vec<u8>> {
     }
     out
 }
+
+/// A blob index and a blob file: `data` is the index's length (1 byte), the index, then the
+/// bytes of blob file 1. The index is decoded (and its re-encoding decodes the same) and
+/// resolved against the file for the key `k`, as is a plain index to the file's first record.
+/// Returns the bytes of the values read.
+pub fn blob_read(data: &[u8]) -> Result<usize> {
+    use crate::blob::index::BlobIndex;
+    let (&n, rest) = data.split_first().unwrap_or((&0, &[]));
+    let (index, file) = rest.split_at((n as usize).min(rest.len()));
+    if let Ok(d) = BlobIndex::decode(index) {
+        assert_eq!(BlobIndex::decode(&d.encode())?, d, "re-encoded blob index differs");
+    }
+    let fs: Arc<dyn FileSystem> = Arc::new(MemFs::new());
+    let dir = std::path::Path::new("/db");
+    fs.create_dir_all(dir)?;
+    let mut w = fs.new_writable(&crate::lsm::filename::blob_name(dir, 1))?;
+    w.append(file)?;
+    w.sync()?;
+    drop(w);
+    let cache = crate::blob::reader::BlobFileCache::new(fs, dir);
+    let _ = cache.reader(1)?;
+    let first = BlobIndex::Blob {
+        file_number: 1,
+        offset: 30 + 32 + 1,
+        size: file.len().saturating_sub(30 + 32 + 1 + 32) as u64,
+        compression: file.get(13).copied().unwrap_or(0),
+        expiration: None,
+    };
+    let a = cache.resolve(b"k", index, true)?.len();
+    let b = cache.resolve(b"k", &first.encode(), true).map_or(0, |v| v.len());
+    Ok(a + b)
+}

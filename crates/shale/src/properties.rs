@@ -389,6 +389,15 @@ property_names! {
     BLOCK_CACHE_PINNED_USAGE = c"rocksdb.block-cache-pinned-usage";
     /// `rocksdb.options-statistics`: the statistics object's text.
     OPTIONS_STATISTICS = c"rocksdb.options-statistics";
+    /// `rocksdb.num-blob-files`: blob files of the current version.
+    NUM_BLOB_FILES = c"rocksdb.num-blob-files";
+    /// `rocksdb.total-blob-file-size`: bytes of the blob files of the current version (Shale
+    /// counts those; RocksDB all versions').
+    TOTAL_BLOB_FILE_SIZE = c"rocksdb.total-blob-file-size";
+    /// `rocksdb.live-blob-file-size`: bytes of the blob files of the current version.
+    LIVE_BLOB_FILE_SIZE = c"rocksdb.live-blob-file-size";
+    /// `rocksdb.live-blob-file-garbage-size`: garbage bytes recorded in those blob files.
+    LIVE_BLOB_FILE_GARBAGE_SIZE = c"rocksdb.live-blob-file-garbage-size";
 }
 
 #[cfg(test)]

@@ -84,6 +84,17 @@ fn wide_columns_corpus() {
 }
 
 #[test]
+fn blob_read_corpus() {
+    run("blob_read", 400, |d| {
+        let _ = fuzzing::blob_read(d);
+    });
+    // the seeds are RocksDB's blob files with an index to their record: the value reads
+    for s in seeds("blob_read") {
+        assert!(fuzzing::blob_read(&s).unwrap() > 0);
+    }
+}
+
+#[test]
 fn block_decode_corpus() {
     run("block_decode", 300, |d| {
         let (sel, b) = d.split_first().map(|(s, b)| (*s, b)).unwrap_or((0, d));

@@ -172,8 +172,28 @@ pub fn options_from_flags(fl: &Flags) -> Result<Options, String> {
     }
     table_format_from_flags(fl, &mut o)?;
     compaction_style_from_flags(fl, &mut o)?;
+    blob_options_from_flags(fl, &mut o)?;
     o.validate().map_err(|e| format!("ERROR: {e}"))?;
     Ok(o)
+}
+
+/// db_bench's integrated blob file flags (`--enable_blob_files`, `--min_blob_size`, …); the
+/// ranges are checked by `Options::validate` (InvalidArgument naming the option).
+fn blob_options_from_flags(fl: &Flags, o: &mut Options) -> Result<(), String> {
+    o.set_enable_blob_files(fl.bool("enable_blob_files"));
+    o.set_min_blob_size(fl.u64("min_blob_size"));
+    o.set_blob_file_size(fl.u64("blob_file_size"));
+    o.set_blob_compression_type(
+        DBCompressionType::parse(fl.str("blob_compression_type"))
+            .map_err(|e| format!("ERROR: --blob_compression_type: {e}"))?,
+    );
+    o.set_enable_blob_gc(fl.bool("enable_blob_garbage_collection"));
+    o.set_blob_gc_age_cutoff(fl.f64("blob_garbage_collection_age_cutoff"));
+    o.set_blob_gc_force_threshold(fl.f64("blob_garbage_collection_force_threshold"));
+    o.set_blob_compaction_readahead_size(fl.u64("blob_compaction_readahead_size"));
+    let level = fl.i64("blob_file_starting_level");
+    o.set_blob_file_starting_level(i32::try_from(level).unwrap_or(i32::MAX));
+    Ok(())
 }
 
 impl Config {

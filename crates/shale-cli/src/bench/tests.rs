@@ -285,3 +285,47 @@ fn level_layout_flags_default_as_db_bench() {
     let o = options_from_flags(&parse(&["--cache_index_and_filter_blocks=1"])).unwrap();
     assert!(o.get_cache_index_and_filter_blocks());
 }
+
+#[test]
+fn blob_flags_reach_the_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = options_from_flags(&parse(&[
+        "--enable_blob_files",
+        "--min_blob_size=100",
+        "--blob_compression_type=lz4",
+        "--blob_file_size=1048576",
+        "--enable_blob_garbage_collection=true",
+        "--blob_garbage_collection_age_cutoff=0.5",
+    ]))
+    .unwrap();
+    o.create_if_missing(true);
+    let db = shale::DB::open(&o, dir.path()).unwrap();
+    db.put(b"small", [1u8; 99]).unwrap();
+    db.put(b"large", [2u8; 100]).unwrap();
+    db.flush().unwrap();
+    let blobs: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "blob"))
+        .collect();
+    assert_eq!(blobs.len(), 1, "the 100-byte value went to a blob file");
+    assert_eq!(db.get(b"large").unwrap(), Some(vec![2u8; 100]));
+    drop(db);
+    let opts = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("OPTIONS-"))
+        .unwrap();
+    let text = std::fs::read_to_string(opts).unwrap();
+    for l in [
+        "blob_compression_type=kLZ4Compression",
+        "blob_file_size=1048576",
+        "enable_blob_garbage_collection=true",
+        "blob_garbage_collection_age_cutoff=0.500000",
+    ] {
+        assert!(text.contains(l), "{l}");
+    }
+    let e = options_from_flags(&parse(&["--blob_garbage_collection_age_cutoff=1.5"])).unwrap_err();
+    assert!(e.contains("blob_garbage_collection_age_cutoff"), "{e}");
+    let e = options_from_flags(&parse(&["--blob_compression_type=brotli"])).unwrap_err();
+    assert!(e.contains("blob_compression_type"), "{e}");
+}

@@ -43,6 +43,8 @@ pub struct SstDumpArgs {
     pub verify_checksum: bool,
     pub output_hex: bool,
     pub input_key_hex: bool,
+    /// Print blob indexes in RocksDB's text form (`--decode_blob_index`).
+    pub decode_blob_index: bool,
     pub from: Option<Vec<u8>>,
     pub to: Option<Vec<u8>>,
     /// Stop after this many entries (`--read_num`, -1 = all).
@@ -96,6 +98,7 @@ pub fn sst_dump(args: &SstDumpArgs, out: &mut dyn Write) -> Result<(), String> {
         },
         output_hex: args.output_hex,
         verify_checksum: args.verify_checksum,
+        decode_blob_index: args.decode_blob_index,
     };
     let text = shale::tools::sst_dump(&args.file, &o).map_err(|e| e.to_string())?;
     write_all(out, &text)

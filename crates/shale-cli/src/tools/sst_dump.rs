@@ -21,6 +21,9 @@ const HELP: &str = "sst_dump --file=<data_dir_OR_sst_file> [--command=check|scan
     --output_hex
       Can be combined with scan command to print the keys and values in Hex
 
+    --decode_blob_index
+      Decode blob indexes and print them in a human-readable format during scans.
+
     --from=<user_key>
       Key to start reading from when executing check|scan
 
@@ -59,6 +62,8 @@ pub fn parse(args: &[String]) -> Result<Vec<SstDumpArgs>, (String, i32)> {
             a.output_hex = true;
         } else if s == "--input_key_hex" {
             a.input_key_hex = true;
+        } else if s == "--decode_blob_index" {
+            a.decode_blob_index = true;
         } else if let Some(v) = s.strip_prefix("--read_num=") {
             a.read_num = v.parse().map_err(|_| ("read_num must be numeric".to_string(), 1))?;
         } else if s == "--verify_checksum" {

@@ -67,6 +67,8 @@ pub(crate) struct Capture {
     pub manifest_number: u64,
     /// Table files (number, size).
     pub tables: Vec<(u64, u64)>,
+    /// Blob files (numbers).
+    pub blobs: Vec<u64>,
     pub wals: Vec<CapturedWal>,
     /// The OPTIONS file's number and contents (every captured family).
     pub options_number: u64,
@@ -113,12 +115,14 @@ pub(crate) fn capture(db: &Arc<DbInner>, flush_first: FlushFirst) -> Result<Capt
     let manifest_number = st.versions.manifest_number;
     let options_number = st.versions.next_file_number;
     let mut tables = Vec::new();
+    let mut blobs = Vec::new();
     let mut versions = Vec::new();
     let mut names = Vec::new();
     for c in st.versions.cfs.values() {
         versions.push(c.current.clone());
         names.push(c.name.clone());
         tables.extend(c.current.all_files().map(|(_, f)| (f.meta.number, f.meta.file_size)));
+        blobs.extend(c.current.blob_files.keys().copied());
     }
     let min_log = wal_files::min_log_needed(db, &st);
     let (current_wal, current_len) = {
@@ -165,6 +169,7 @@ pub(crate) fn capture(db: &Arc<DbInner>, flush_first: FlushFirst) -> Result<Capt
         records,
         manifest_number,
         tables,
+        blobs,
         wals,
         options_number,
         options: crate::options::file::render_families(&fam),
@@ -187,6 +192,10 @@ impl Capture {
     /// The source path of table `n`.
     pub(crate) fn table_path(&self, n: u64) -> PathBuf {
         table_name(&self.db_path, n)
+    }
+    /// The source path of blob file `n`.
+    pub(crate) fn blob_path(&self, n: u64) -> PathBuf {
+        crate::lsm::filename::blob_name(&self.db_path, n)
     }
     pub(crate) fn wal_path(&self, n: u64) -> PathBuf {
         wal_name(&self.db_path, n)
@@ -253,6 +262,9 @@ impl<'a> Checkpoint<'a> {
         let r = (|| -> Result<()> {
             for &(n, _) in &cap.tables {
                 fs.link(&cap.table_path(n), &table_name(&tmp, n))?;
+            }
+            for &n in &cap.blobs {
+                fs.link(&cap.blob_path(n), &crate::lsm::filename::blob_name(&tmp, n))?;
             }
             for w in &cap.wals {
                 copy_file(&**fs, &cap.wal_path(w.number), &wal_name(&tmp, w.number), w.len)?;
@@ -410,6 +422,10 @@ impl DB {
             .all_files()
             .map(|(_, _, f)| format!("/{:06}.sst", f.meta.number))
             .collect();
+        // As RocksDB's `GetLiveFiles`: the live blob files too.
+        for c in st.versions.cfs.values() {
+            names.extend(c.current.blob_files.keys().map(|n| format!("/{n:06}.blob")));
+        }
         names.push("/CURRENT".into());
         let manifest = crate::lsm::filename::manifest_name(&db.path, st.versions.manifest_number);
         names.push(format!("/MANIFEST-{:06}", st.versions.manifest_number));

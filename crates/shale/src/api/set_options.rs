@@ -119,6 +119,9 @@ fn refuse(name: &str, db_level: bool) -> Error {
 
 /// Apply one mutable column-family option to `o`.
 fn apply_cf(o: &mut Options, name: &str, v: &str) -> Result<()> {
+    if let Some(r) = o.blob.apply(name, v) {
+        return r.map_err(|e| Error::invalid(format!("set_options: {e}")));
+    }
     match name {
         "write_buffer_size" => o.set_write_buffer_size(parse_u64(name, v)? as usize),
         "max_write_buffer_number" => o.set_max_write_buffer_number(parse_i32(name, v)?),

@@ -33,6 +33,8 @@ pub(crate) struct ColumnFamilyData {
     /// What readers pin: memtables and version, switched atomically.
     pub sv: RwLock<Arc<SuperVersion>>,
     pub table_cache: TableCache,
+    /// The family's open blob files (values its tables' blob indexes point to).
+    pub blob_cache: Arc<crate::blob::reader::BlobFileCache>,
     /// Set by `drop_cf`: writes to the family fail; its files go when the last handle does.
     pub dropped: AtomicBool,
     /// The DB's statistics (None: off).
@@ -81,6 +83,7 @@ impl ColumnFamilyData {
                 version,
             })),
             table_cache,
+            blob_cache: Arc::new(crate::blob::reader::BlobFileCache::new(opts.env.clone(), dir)),
             dropped: AtomicBool::new(false),
             stats: opts.statistics.clone(),
             cache_stats,

@@ -13,7 +13,7 @@ use super::table_output::{FilterSpec, OutputParams};
 use super::{column_family::ColumnFamilyData, state::DbInner, state::DbState};
 use crate::compaction_filter_factory::CompactionFilterContext;
 use crate::error::{Error, Result};
-use crate::lsm::version_edit::{FileMetaData, VersionEdit};
+use crate::lsm::version_edit::VersionEdit;
 use crate::range_del::FragmentedRangeTombstoneList;
 
 use super::subcompaction::run_subcompactions;
@@ -174,8 +174,11 @@ fn output_params(
             filter: None,
             count_drops: true,
             ancestor_time: 0,
+            blob: Default::default(),
         }
     };
+    params.blob = super::table_output::blob_policy(cf, pick.output_level);
+    params.blob.relocate_below = blob_gc_cutoff(cf, version);
     params.ancestor_time = oldest_ancestor_time(pick);
     params.count_drops = true;
     params.filter = cf.opts.compaction_filter.as_ref().map(|source| FilterSpec {
@@ -227,7 +230,7 @@ fn run_compaction_inner(
         cf.opts.max_subcompactions
     };
     let job = super::events::compaction_started(db, st, cf, pick);
-    let outputs = parking_lot::MutexGuard::unlocked(st, || -> Result<Vec<FileMetaData>> {
+    let (outputs, blobs) = parking_lot::MutexGuard::unlocked(st, || -> Result<super::table_output::Built> {
         run_subcompactions(db, pick, &params, max_subs)
     })?;
     let mut edit = VersionEdit {
@@ -242,12 +245,14 @@ fn run_compaction_inner(
         out_bytes += f.file_size;
         edit.new_files.push((pick.output_level as u32, f.clone()));
     }
+    blobs.add_to_edit(&mut edit);
     if let Err(e) = db.log_and_apply(st, &mut edit) {
         if cf.is_dropped() {
             // The family was dropped meanwhile: its outputs are not needed.
             for f in &outputs {
                 let _ = db.fs.remove_file(&crate::lsm::filename::table_name(&db.path, f.number));
             }
+            blobs.remove_files(&*db.fs, &db.path);
             return Ok(());
         }
         // The outputs stay: the edit naming them may have reached the disk before the failure
@@ -416,5 +421,23 @@ fn universal_params(
         filter: None,
         count_drops: true,
         ancestor_time: 0,
+        blob: Default::default(),
+    }
+}
+
+/// Garbage collection of blob files (`enable_blob_garbage_collection`): blobs in the oldest
+/// `blob_garbage_collection_age_cutoff` fraction of the family's blob files are relocated by
+/// the compaction; returns the first blob file number not collected (0: none is).
+fn blob_gc_cutoff(cf: &ColumnFamilyData, version: &Version) -> u64 {
+    let b = &cf.opts.blob;
+    if !b.enable_blob_garbage_collection {
+        return 0;
+    }
+    let files: Vec<u64> = version.blob_files.keys().copied().collect();
+    let n = (files.len() as f64 * b.blob_garbage_collection_age_cutoff) as usize;
+    match n {
+        0 => 0,
+        n if n >= files.len() => files.last().map_or(0, |l| l + 1),
+        n => files[n],
     }
 }

@@ -28,6 +28,7 @@ struct FlushPart {
     job: u64,
     params: OutputParams,
     outputs: Vec<crate::lsm::version_edit::FileMetaData>,
+    blobs: crate::blob::changes::BlobChanges,
 }
 
 /// Flush the immutable memtables of families `cfs`; with more than one (`atomic_flush`) their
@@ -73,6 +74,7 @@ pub(crate) fn run_flush_group(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState
             job,
             params,
             outputs: Vec::new(),
+            blobs: Default::default(),
         });
     }
     if parts.is_empty() {
@@ -91,13 +93,16 @@ pub(crate) fn run_flush_group(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState
                     .collect();
                 Box::new(super::iter::MergingIterator::new(p.cfd.icmp.clone(), children))
             };
-            p.outputs = build_tables(db, &mut *it, &p.params)?;
+            (p.outputs, p.blobs) = build_tables(db, &mut *it, &p.params)?;
         }
         Ok(())
     });
     let remove_outputs = |parts: &[FlushPart]| {
-        for f in parts.iter().flat_map(|p| p.outputs.iter()) {
-            let _ = db.fs.remove_file(&crate::lsm::filename::table_name(&db.path, f.number));
+        for p in parts {
+            for f in &p.outputs {
+                let _ = db.fs.remove_file(&crate::lsm::filename::table_name(&db.path, f.number));
+            }
+            p.blobs.remove_files(&*db.fs, &db.path);
         }
     };
     if let Err(e) = built {
@@ -120,6 +125,7 @@ pub(crate) fn run_flush_group(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState
         for f in &p.outputs {
             edit.new_files.push((0, f.clone()));
         }
+        p.blobs.add_to_edit(&mut edit);
         edits.push(edit);
     }
     if st.versions.cfs.len() > 1 || db.opts.allow_2pc {

@@ -99,7 +99,7 @@ pub(crate) fn keep_of_key(
 pub(crate) fn output_seq(e: &KEntry, ctx: &KeyCtx<'_>) -> SequenceNumber {
     if ctx.bottom
         && ctx.tomb_seqs.is_empty()
-        && matches!(e.vtype, vt::VALUE | vt::WIDE_COLUMN_ENTITY)
+        && matches!(e.vtype, vt::VALUE | vt::WIDE_COLUMN_ENTITY | vt::BLOB_INDEX)
         && stripe(ctx.snapshots, e.seq) == 0
     {
         0
@@ -142,7 +142,7 @@ pub(crate) fn compact_key(key: &[u8], entries: Vec<KEntry>, ctx: &KeyCtx<'_>) ->
             }
             vt::SINGLE_DELETION => {
                 let next_put = entries.get(i + 1).filter(|x| {
-                    matches!(x.vtype, vt::VALUE | vt::WIDE_COLUMN_ENTITY)
+                    matches!(x.vtype, vt::VALUE | vt::WIDE_COLUMN_ENTITY | vt::BLOB_INDEX)
                         && stripe(ctx.snapshots, x.seq) == s
                         && !ctx.covered(x.seq)
                 });

@@ -135,6 +135,11 @@ impl Chain {
         }
         match t {
             vt::VALUE => self.finish(db, key, Some(value)).map(Some),
+            vt::BLOB_INDEX => {
+                // The value is in a blob file: read (and check) it where the lookup ends.
+                let blob = db.blob_cache.resolve(key, value.bytes(), true)?;
+                self.finish(db, key, Some(Val::unpinned(&blob))).map(Some)
+            }
             vt::WIDE_COLUMN_ENTITY => self.finish_entity(db, key, value).map(Some),
             vt::DELETION | vt::SINGLE_DELETION | vt::DELETION_WITH_TIMESTAMP => self.finish(db, key, None).map(Some),
             vt::MERGE => {

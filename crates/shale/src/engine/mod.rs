@@ -7,6 +7,7 @@
 //! LOG lines (`events.rs`). See docs/architecture.md.
 
 pub(crate) mod background;
+pub(crate) mod blob_output;
 pub(crate) mod checks;
 pub(crate) mod column_family;
 pub(crate) mod compaction;

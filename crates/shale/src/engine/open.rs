@@ -352,9 +352,10 @@ pub(crate) fn wals_to_replay(
                     wals.push(num);
                 }
             }
-            Some(FileType::Table(num)) | Some(FileType::Manifest(num)) | Some(FileType::Options(num)) => {
-                vs.mark_file_number_used(num)
-            }
+            Some(FileType::Table(num))
+            | Some(FileType::Blob(num))
+            | Some(FileType::Manifest(num))
+            | Some(FileType::Options(num)) => vs.mark_file_number_used(num),
             Some(FileType::Temp(num)) => vs.mark_file_number_used(num),
             _ => {}
         }
@@ -481,6 +482,9 @@ fn start_first_wal(
             log_number: Some(num),
             prev_log_number: Some(0),
             new_files: rec.new_files,
+            // The blob files the recovery flush wrote, which its tables reference.
+            blob_file_additions: rec.blob_file_additions,
+            blob_file_garbages: rec.blob_file_garbages,
             ..Default::default()
         };
         if (multi || opts.allow_2pc) && i + 1 == ids.len() {
@@ -724,12 +728,13 @@ fn flush_recovered(db: &Arc<DbInner>, cf: u32, recovered: &mut BTreeMap<u32, Ver
             .unwrap_or_default(),
     );
     let mut it: Box<dyn InternalIterator> = Box::new(mem.iter());
-    let outputs = build_tables(db, &mut *it, &params)?;
+    let (outputs, blobs) = build_tables(db, &mut *it, &params)?;
     let mut st = db.state.lock();
     let edit = recovered.entry(cf).or_default();
     for f in outputs {
         edit.new_files.push((0, f));
     }
+    blobs.add_to_edit(edit);
     let fresh = db.new_memtable(&cfd);
     st.cf_mut(cf)?.mem = fresh;
     st.rebuild_memset();
@@ -852,14 +857,20 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64], recovered: &mut BTreeMap<u32, Ve
     Ok(())
 }
 
-/// Remove files no live version references: unreferenced tables, WALs below the log number,
-/// old MANIFESTs and temp files.
+/// Remove files no live version references: unreferenced tables and blob files, WALs below
+/// the log number, old MANIFESTs and temp files.
 fn delete_obsolete_files(db: &DbInner, vs: &VersionSet, prep_floor: u64) -> Result<()> {
     let live: HashSet<u64> = vs.all_files().map(|(_, _, f)| f.number()).collect();
+    let live_blobs: HashSet<u64> = vs
+        .cfs
+        .values()
+        .flat_map(|c| c.current.blob_files.keys().copied())
+        .collect();
     let min_log = vs.min_log_number(&|_| None).min(prep_floor);
     for n in db.fs.list(&db.path)? {
         let remove = match parse_file_name(&n) {
             Some(FileType::Table(num)) => !live.contains(&num),
+            Some(FileType::Blob(num)) => !live_blobs.contains(&num),
             Some(FileType::Wal(num)) if num < min_log => {
                 // Archived (WAL_ttl_seconds / WAL_size_limit_MB) or deleted.
                 super::wal_files::retire_wal(db, num);

@@ -71,6 +71,17 @@ pub(crate) fn property_value(db: &Arc<DbInner>, cf: &ColumnFamilyData, name: &st
         "rocksdb.num-deletes-active-mem-table" => sv.mem.num_deletes().to_string(),
         "rocksdb.num-deletes-imm-mem-tables" => sv.imm.iter().map(|m| m.num_deletes()).sum::<u64>().to_string(),
         "rocksdb.estimate-live-data-size" => v.estimate_live_data_size().to_string(),
+        "rocksdb.num-blob-files" => v.blob_files.len().to_string(),
+        // A blob file's size: its records, header and footer.
+        "rocksdb.total-blob-file-size" | "rocksdb.live-blob-file-size" => v
+            .blob_files
+            .values()
+            .map(|b| b.addition.total_blob_bytes + 30 + 32)
+            .sum::<u64>()
+            .to_string(),
+        "rocksdb.live-blob-file-garbage-size" => {
+            v.blob_files.values().map(|b| b.garbage_bytes).sum::<u64>().to_string()
+        }
         "rocksdb.total-sst-files-size" | "rocksdb.live-sst-files-size" => {
             v.all_files().map(|(_, f)| f.meta.file_size).sum::<u64>().to_string()
         }

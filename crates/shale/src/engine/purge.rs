@@ -1,4 +1,4 @@
-//! Deleting the table files that no version needs any more.
+//! Deleting the table and blob files that no version needs any more.
 
 use super::events;
 use super::state::{DbInner, DbState};
@@ -15,6 +15,12 @@ pub(crate) fn purge_obsolete(db: &DbInner, st: &mut parking_lot::MutexGuard<'_, 
         }
         events::table_file_deleted(db, n);
         let _ = db.fs.remove_file(&crate::lsm::filename::table_name(&db.path, n));
+    }
+    for n in st.versions.blob_reaper.take() {
+        for c in db.cfs.read().by_id.values() {
+            c.blob_cache.evict(n);
+        }
+        let _ = db.fs.remove_file(&crate::lsm::filename::blob_name(&db.path, n));
     }
 }
 

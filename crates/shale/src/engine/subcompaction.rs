@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::iter::MergingIterator;
-use super::table_output::{build_tables, OutputParams};
+use super::table_output::{build_tables, Built, OutputParams};
 use super::{column_family::ColumnFamilyData, state::DbInner};
 use crate::compaction::picker::Pick;
 use crate::error::Result;
@@ -15,7 +15,6 @@ use crate::fs::{ActivityGuard, IoActivity};
 use crate::iterator::InternalIterator;
 use crate::key::{make_internal_key, user_key, InternalKeyComparator, MAX_SEQUENCE};
 use crate::lsm::filename::table_name;
-use crate::lsm::version_edit::FileMetaData;
 use crate::range_del::{Fragment, FragmentedRangeTombstoneList};
 
 /// Type byte of seek keys (RocksDB's `kValueTypeForSeek`): sorts before every entry of the
@@ -154,14 +153,14 @@ fn merge_inputs(db: &ColumnFamilyData, pick: &Pick) -> Result<MergingIterator> {
 }
 
 /// Merge the inputs of `pick` into new files, split into up to `max_subs` key ranges run on
-/// separate threads. Returns the outputs of every piece in key order; on failure no output of
-/// any piece is left behind.
+/// separate threads. Returns the outputs of every piece in key order and their blob file
+/// changes together; on failure no output (table or blob file) of any piece is left behind.
 pub(crate) fn run_subcompactions(
     db: &Arc<DbInner>,
     pick: &Pick,
     params: &OutputParams,
     max_subs: usize,
-) -> Result<Vec<FileMetaData>> {
+) -> Result<Built> {
     let files: Vec<(Vec<u8>, u64)> = pick
         .all_inputs()
         .map(|f| (f.smallest_user().to_vec(), f.meta.file_size))
@@ -180,7 +179,7 @@ pub(crate) fn run_subcompactions(
         lo = Some(b.clone());
     }
     ranges.push((lo, None));
-    let results: Vec<Result<Vec<FileMetaData>>> = std::thread::scope(|s| {
+    let results: Vec<Result<Built>> = std::thread::scope(|s| {
         let handles: Vec<_> = ranges
             .iter()
             .map(|(lo, hi)| {
@@ -194,7 +193,7 @@ pub(crate) fn run_subcompactions(
                     ..*params
                 };
                 let (lo, hi) = (lo.clone(), hi.clone());
-                s.spawn(move || -> Result<Vec<FileMetaData>> {
+                s.spawn(move || -> Result<Built> {
                     let _io = ActivityGuard::set(IoActivity::Compaction);
                     let it = merge_inputs(cf, pick)?;
                     let mut it = RangeIter::new(it, cf.icmp.clone(), lo, hi);
@@ -211,10 +210,14 @@ pub(crate) fn run_subcompactions(
             .collect()
     });
     let mut outputs = Vec::new();
+    let mut blobs = crate::blob::changes::BlobChanges::default();
     let mut err = None;
     for r in results {
         match r {
-            Ok(o) => outputs.extend(o),
+            Ok((o, b)) => {
+                outputs.extend(o);
+                blobs.absorb(b);
+            }
             Err(e) => {
                 err.get_or_insert(e);
             }
@@ -224,9 +227,10 @@ pub(crate) fn run_subcompactions(
         for f in &outputs {
             let _ = db.fs.remove_file(&table_name(&db.path, f.number));
         }
+        blobs.remove_files(&*db.fs, &db.path);
         return Err(e);
     }
-    Ok(outputs)
+    Ok((outputs, blobs))
 }
 
 #[cfg(test)]

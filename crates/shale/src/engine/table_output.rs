@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering as AtOrd;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::blob_output::{BlobOutput, BlobPolicy};
 use super::key_compaction::{add_clipped, catch_user, keep_of_key, output_seq, output_tombstones, KEntry, KeyCtx};
 use super::{column_family::ColumnFamilyData, state::DbInner};
 use crate::compaction::output_cut::GrandparentCut;
@@ -54,7 +55,29 @@ pub(crate) struct OutputParams {
     /// oldest, written as the MANIFEST's `oldest_ancester_time` and the table's
     /// `rocksdb.creation.time`, as RocksDB does.
     pub ancestor_time: u64,
+    /// Blob files: whether large values go to them, which old ones are collected.
+    pub blob: BlobPolicy,
 }
+
+/// The blob policy of outputs written to `level`: blob files as the family's options say
+/// (`enable_blob_files` from `blob_file_starting_level` on), no garbage collection.
+pub(crate) fn blob_policy(cf: &ColumnFamilyData, level: usize) -> BlobPolicy {
+    let b = &cf.opts.blob;
+    BlobPolicy {
+        write: b
+            .writes_blobs_at(level)
+            .then_some(crate::blob::writer::BlobWriteConfig {
+                min_blob_size: b.min_blob_size,
+                blob_file_size: b.blob_file_size,
+                compression: b.blob_compression_type,
+                column_family_id: cf.id,
+            }),
+        relocate_below: 0,
+    }
+}
+
+/// What writing tables made: the table files and the blob file changes.
+pub(crate) type Built = (Vec<FileMetaData>, crate::blob::changes::BlobChanges);
 
 /// A compaction's filter: each `build_tables` (each subcompaction) creates its own instance.
 #[derive(Clone)]
@@ -87,6 +110,7 @@ impl OutputParams {
             filter: None,
             count_drops: false,
             ancestor_time: 0,
+            blob: blob_policy(cf, 0),
         }
     }
 }
@@ -131,6 +155,8 @@ struct OpenOutput {
     number: u64,
     /// `rocksdb.creation.time` of the table (its oldest ancestor time).
     creation_time: u64,
+    /// The smallest blob file number the table's blob indexes point into (0: none).
+    oldest_blob: u64,
     collector: Option<crate::options::compaction::DeletionCollector>,
 }
 
@@ -181,12 +207,9 @@ pub(crate) fn new_table_builder(
 
 /// Write the entries of `input` (in internal-key order) and the range tombstones of
 /// `p.tombstones` to new table files, dropping entries no reader can see (per-key rules in
-/// `key_compaction::compact_key`). Returns the metadata of the files written (synced).
-pub(crate) fn build_tables(
-    db: &Arc<DbInner>,
-    input: &mut dyn InternalIterator,
-    p: &OutputParams,
-) -> Result<Vec<FileMetaData>> {
+/// `key_compaction::compact_key`), large values to blob files (`p.blob`). Returns the metadata
+/// of the files written and the blob files written and garbage made (every file synced).
+pub(crate) fn build_tables(db: &Arc<DbInner>, input: &mut dyn InternalIterator, p: &OutputParams) -> Result<Built> {
     let mut outputs: Vec<FileMetaData> = Vec::new();
     let mut cur: Option<OpenOutput> = None;
     let mut written: Vec<u64> = Vec::new();
@@ -204,6 +227,7 @@ pub(crate) fn build_tables(
     let merge_op = p.cf.opts.merge_operator.as_deref();
     let mut filter = new_compaction_filter(p)?;
     let drop_stats = db.stats.as_deref().filter(|_| p.count_drops);
+    let mut blobs = BlobOutput::new(p.blob, &db.fs, &db.path, p.cf.blob_cache.clone());
     let r = (|| -> Result<()> {
         let mut cur_key: Vec<u8> = Vec::new();
         let mut entries: Vec<KEntry> = Vec::new();
@@ -212,9 +236,10 @@ pub(crate) fn build_tables(
         let mut zeroed = Vec::new();
         let mut gp = GrandparentCut::new(&p.grandparents, p.max_grandparent_overlap, p.target_file_size);
         let mut emit = |key: &[u8],
-                        entries: Vec<KEntry>,
+                        mut entries: Vec<KEntry>,
                         cur: &mut Option<OpenOutput>,
-                        lower: &mut Option<Vec<u8>>|
+                        lower: &mut Option<Vec<u8>>,
+                        blobs: &mut BlobOutput|
          -> Result<()> {
             let mut bottom = p.bottommost && !in_deeper(key, key);
             let mut below_low = false;
@@ -230,6 +255,7 @@ pub(crate) fn build_tables(
                     below_low && p.bottommost && !p.deeper_ranges.iter().any(|(lo, hi)| g.overlaps(&ucmp, key, lo, hi));
                 newest_deletion = entries.first().filter(|e| e.is_deletion()).map(|e| e.seq);
             }
+            blobs.resolve_for_merge(key, &mut entries)?;
             let tomb_seqs: &[SequenceNumber] = match p.tombstones.fragment_for(&ucmp, key) {
                 Some(f) => &f.seqs,
                 None => &[],
@@ -264,9 +290,20 @@ pub(crate) fn build_tables(
             let o = cur.as_mut().ok_or_else(|| Error::corrupt("no output"))?;
             for e in &keep {
                 let seq = output_seq(e, &ctx);
+                let mut new_number = || db.state.lock().versions.new_file_number();
+                let replaced = blobs.output(key, e.vtype, &e.value, &mut new_number)?;
+                let (vtype, value) = match &replaced {
+                    Some((t, v)) => (*t, v.as_slice()),
+                    None => (e.vtype, e.value.as_slice()),
+                };
+                if vtype == crate::key::vt::BLOB_INDEX {
+                    if let Some(f) = blobs.changes.note_output(key, value) {
+                        o.oldest_blob = if o.oldest_blob == 0 { f } else { o.oldest_blob.min(f) };
+                    }
+                }
                 zeroed.clear();
-                crate::key::append_internal_key(&mut zeroed, key, seq, e.vtype);
-                o.builder.add(&zeroed, &e.value)?;
+                crate::key::append_internal_key(&mut zeroed, key, seq, vtype);
+                o.builder.add(&zeroed, value)?;
                 if let Some(c) = o.collector.as_mut() {
                     c.add(e.is_deletion());
                 }
@@ -280,12 +317,13 @@ pub(crate) fn build_tables(
             }
             let pk = parse_internal_key(input.key())?;
             if !entries.is_empty() && ucmp.compare_user(pk.user_key, &cur_key) != Ordering::Equal {
-                emit(&cur_key, std::mem::take(&mut entries), &mut cur, &mut lower)?;
+                emit(&cur_key, std::mem::take(&mut entries), &mut cur, &mut lower, &mut blobs)?;
             }
             if entries.is_empty() {
                 cur_key.clear();
                 cur_key.extend_from_slice(pk.user_key);
             }
+            blobs.note_input(pk.user_key, pk.vtype, input.value());
             entries.push(KEntry {
                 seq: pk.seq,
                 vtype: pk.vtype,
@@ -295,8 +333,10 @@ pub(crate) fn build_tables(
         }
         input.status()?;
         if !entries.is_empty() {
-            emit(&cur_key, std::mem::take(&mut entries), &mut cur, &mut lower)?;
+            emit(&cur_key, std::mem::take(&mut entries), &mut cur, &mut lower, &mut blobs)?;
         }
+        // Blob files are complete and synced before the tables (and the directory, below).
+        blobs.finish()?;
         finish_last_output(db, p, &mut cur, lower.as_deref(), &tombs, &mut written, &mut outputs)
     })();
     if let Err(e) = r {
@@ -305,9 +345,11 @@ pub(crate) fn build_tables(
         for n in written {
             let _ = db.fs.remove_file(&table_name(&db.path, n));
         }
+        blobs.abandon();
+        blobs.changes.remove_files(&*db.fs, &db.path);
         return Err(e);
     }
-    Ok(outputs)
+    Ok((outputs, blobs.changes))
 }
 
 /// The range tombstones the outputs hold (`output_tombstones`): nothing older exists under a
@@ -381,6 +423,7 @@ fn open_output(db: &Arc<DbInner>, p: &OutputParams, written: &mut Vec<u64>) -> R
         builder,
         number,
         creation_time,
+        oldest_blob: 0,
         collector,
     })
 }
@@ -413,6 +456,7 @@ fn finish_output(o: OpenOutput, p: &OutputParams, stats: &crate::statistics::Sta
         file_creation_time: now,
         epoch_number: epoch,
         marked_for_compaction: marked,
+        oldest_blob_file_number: o.oldest_blob,
         ..Default::default()
     })
 }

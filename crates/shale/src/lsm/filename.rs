@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 pub(crate) enum FileType {
     Wal(u64),
     Table(u64),
+    Blob(u64),
     Manifest(u64),
     Current,
     Identity,
@@ -20,6 +21,9 @@ pub(crate) fn wal_name(dir: &Path, n: u64) -> PathBuf {
 }
 pub(crate) fn table_name(dir: &Path, n: u64) -> PathBuf {
     dir.join(format!("{n:06}.sst"))
+}
+pub(crate) fn blob_name(dir: &Path, n: u64) -> PathBuf {
+    dir.join(format!("{n:06}.blob"))
 }
 pub(crate) fn manifest_name(dir: &Path, n: u64) -> PathBuf {
     dir.join(format!("MANIFEST-{n:06}"))
@@ -69,6 +73,7 @@ pub(crate) fn parse_file_name(name: &str) -> Option<FileType> {
         "log" => Some(FileType::Wal(n)),
         "sst" | "ldb" => Some(FileType::Table(n)),
         "dbtmp" => Some(FileType::Temp(n)),
+        "blob" => Some(FileType::Blob(n)),
         _ => None,
     }
 }
@@ -86,6 +91,8 @@ mod tests {
         assert_eq!(parse_file_name("000004.log"), Some(FileType::Wal(4)));
         assert_eq!(parse_file_name("000013.sst"), Some(FileType::Table(13)));
         assert_eq!(parse_file_name("000013.ldb"), Some(FileType::Table(13)));
+        assert_eq!(parse_file_name("000014.blob"), Some(FileType::Blob(14)));
+        assert_eq!(blob_name(d, 14), Path::new("/x/000014.blob"));
         assert_eq!(parse_file_name("MANIFEST-000005"), Some(FileType::Manifest(5)));
         assert_eq!(parse_file_name("OPTIONS-000007"), Some(FileType::Options(7)));
         assert_eq!(parse_file_name("CURRENT"), Some(FileType::Current));

@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
+use super::blob_files::BlobFiles;
 use super::version::{
     manifest_missing, read_current, CfLookup, CfVersion, FileLife, FileMeta, Levels, ManifestReplay, VersionSet,
     DEFAULT_COLUMN_FAMILY_NAME,
@@ -26,6 +27,8 @@ use crate::lsm::filename::manifest_name;
 struct Replayed {
     vs: VersionSet,
     levels: BTreeMap<u32, Levels>,
+    /// Each family's blob files as the edits so far leave them.
+    blobs: BTreeMap<u32, BlobFiles>,
     have: [bool; 3],
 }
 
@@ -83,6 +86,7 @@ impl ManifestTail {
                         Replayed {
                             vs,
                             levels: lv,
+                            blobs: BTreeMap::new(),
                             have: [false; 3],
                         },
                     )
@@ -113,6 +117,7 @@ impl ManifestTail {
                 lookup,
                 mfile: mfile.clone(),
                 levels: replayed.levels,
+                blobs: replayed.blobs,
                 have_log,
                 have_next,
                 have_last,
@@ -123,6 +128,7 @@ impl ManifestTail {
             let replayed = Replayed {
                 vs: replay.vs,
                 levels: replay.levels,
+                blobs: replay.blobs,
                 have: [replay.have_log, replay.have_next, replay.have_last],
             };
             let vs = self.build(&replayed, &mfile, paranoid)?;
@@ -184,6 +190,7 @@ impl ManifestTail {
         let reaper = vs.reaper.clone();
         vs.install_levels(
             r.levels.clone(),
+            &mut r.blobs.clone(),
             mfile,
             paranoid,
             &mut |f, level| match self.lives.get(&f.number) {

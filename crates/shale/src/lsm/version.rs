@@ -9,6 +9,7 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
+use super::blob_files::{apply_blob_edit, min_oldest_blob, restate, retain_live, BlobFileMeta, BlobFiles, BlobReaper};
 use super::filename::{current_name, manifest_name, temp_name};
 use crate::error::{Error, Result};
 use crate::fs::{name_of, FileSystem};
@@ -167,6 +168,8 @@ impl FileMeta {
 pub(crate) struct Version {
     pub files: Vec<Vec<Arc<FileMeta>>>,
     pub icmp: InternalKeyComparator,
+    /// The family's live blob files (their on-disk life is held by every version naming them).
+    pub blob_files: BlobFiles,
 }
 
 impl Version {
@@ -174,6 +177,7 @@ impl Version {
         Version {
             files: vec![Vec::new(); num_levels],
             icmp,
+            blob_files: BlobFiles::new(),
         }
     }
     pub(crate) fn num_levels(&self) -> usize {
@@ -254,6 +258,7 @@ fn build_version(
     levels: &[BTreeMap<u64, Arc<FileMeta>>],
     icmp: &InternalKeyComparator,
     check: bool,
+    blob_files: BlobFiles,
 ) -> Result<Version> {
     let mut files: Vec<Vec<Arc<FileMeta>>> = levels.iter().map(|m| m.values().cloned().collect()).collect();
     if let Some(l0) = files.first_mut() {
@@ -275,6 +280,7 @@ fn build_version(
     Ok(Version {
         files,
         icmp: icmp.clone(),
+        blob_files,
     })
 }
 
@@ -329,6 +335,8 @@ pub(crate) struct VersionSet {
     /// RocksDB's `write_dbid_to_manifest` (default true): a new MANIFEST starts with the DB id.
     pub write_db_id: bool,
     pub reaper: Arc<Reaper>,
+    /// Blob files dropped by synced edits, once no version holds them.
+    pub blob_reaper: Arc<BlobReaper>,
     manifest: Option<log::Writer>,
     /// An append or sync of the MANIFEST failed: it may end in a torn or unsynced record, so
     /// nothing more is appended to it; the next edit starts a new MANIFEST first (as RocksDB).
@@ -381,6 +389,8 @@ pub(crate) struct ManifestReplay<'a> {
     pub(crate) lookup: CfLookup<'a>,
     pub(crate) mfile: String,
     pub(crate) levels: BTreeMap<u32, Levels>,
+    /// Each family's blob files as the edits so far leave them.
+    pub(crate) blobs: BTreeMap<u32, BlobFiles>,
     pub(crate) have_log: bool,
     pub(crate) have_next: bool,
     pub(crate) have_last: bool,
@@ -486,6 +496,7 @@ impl ManifestReplay<'_> {
                 return Err(bad(format!("drop of unknown column family {id}")));
             }
             self.levels.remove(&id);
+            self.blobs.remove(&id);
             return Ok(());
         }
         if let Some(n) = edit.max_column_family {
@@ -566,6 +577,9 @@ impl ManifestReplay<'_> {
             }
             lv[level].insert(f.number, f.clone());
         }
+        let blobs = self.blobs.entry(id).or_default();
+        *blobs =
+            apply_blob_edit(blobs, &edit, &self.vs.blob_reaper).map_err(|e| e.in_file(&self.mfile, Some(rec_off)))?;
         Ok(())
     }
 }
@@ -594,6 +608,7 @@ impl VersionSet {
             db_id: None,
             write_db_id: true,
             reaper: Arc::new(Reaper::default()),
+            blob_reaper: Arc::new(BlobReaper::default()),
             manifest: None,
             manifest_broken: false,
             manifest_busy: false,
@@ -673,23 +688,34 @@ impl VersionSet {
             lookup,
             mfile,
             levels,
+            blobs: BTreeMap::new(),
             have_log: false,
             have_next: false,
             have_last: false,
         };
         replay.replay_manifest_records(data)?;
         let ManifestReplay {
-            mut vs, levels, mfile, ..
+            mut vs,
+            levels,
+            mfile,
+            mut blobs,
+            ..
         } = replay;
-        vs.install_recovered_levels(levels, &mfile, paranoid)?;
+        vs.install_recovered_levels(levels, &mut blobs, &mfile, paranoid)?;
         Ok(vs)
     }
 
     /// After a MANIFEST replay: each family's files (`levels`) become its current version, and
     /// the epoch, file number and sequence counters move past everything the files hold.
-    fn install_recovered_levels(&mut self, levels: BTreeMap<u32, Levels>, mfile: &str, paranoid: bool) -> Result<()> {
+    fn install_recovered_levels(
+        &mut self,
+        levels: BTreeMap<u32, Levels>,
+        blobs: &mut BTreeMap<u32, BlobFiles>,
+        mfile: &str,
+        paranoid: bool,
+    ) -> Result<()> {
         let reaper = self.reaper.clone();
-        self.install_levels(levels, mfile, paranoid, &mut |f, level| {
+        self.install_levels(levels, blobs, mfile, paranoid, &mut |f, level| {
             FileMeta::new_at(f, reaper.clone(), level)
         })
     }
@@ -699,6 +725,7 @@ impl VersionSet {
     pub(crate) fn install_levels(
         &mut self,
         levels: BTreeMap<u32, Levels>,
+        blobs: &mut BTreeMap<u32, BlobFiles>,
         mfile: &str,
         paranoid: bool,
         make: &mut dyn FnMut(FileMetaData, usize) -> Arc<FileMeta>,
@@ -708,6 +735,14 @@ impl VersionSet {
         let mut max_epoch = 0;
         for (id, mut lv) in levels {
             max_epoch = max_epoch.max(infer_epochs(&mut lv));
+            let mut blob_files = blobs.remove(&id).unwrap_or_default();
+            let min_oldest = min_oldest_blob(lv.iter().flat_map(|l| l.values().map(|f| f.oldest_blob_file_number)));
+            // Files no table can reference any more (dropped after the last edit named them,
+            // before a crash) are left to the obsolete-file scan of the open.
+            retain_live(&mut blob_files, min_oldest);
+            if let Some(&n) = blob_files.keys().next_back() {
+                max_num = max_num.max(n);
+            }
             let metas: Vec<BTreeMap<u64, Arc<FileMeta>>> = lv
                 .into_iter()
                 .enumerate()
@@ -722,7 +757,8 @@ impl VersionSet {
                 })
                 .collect();
             let cf = self.cf_mut(id)?;
-            cf.current = Arc::new(build_version(&metas, &cf.icmp, paranoid).map_err(|e| e.in_file(mfile, None))?);
+            cf.current =
+                Arc::new(build_version(&metas, &cf.icmp, paranoid, blob_files).map_err(|e| e.in_file(mfile, None))?);
         }
         self.next_epoch = max_epoch + 1;
         self.mark_file_number_used(max_num);
@@ -782,6 +818,7 @@ impl VersionSet {
             for (level, f) in cf.current.all_files() {
                 files.new_files.push((level as u32, f.meta.clone()));
             }
+            restate(&cf.current.blob_files, &mut files);
             edits.push(files);
         }
         let mut last = VersionEdit {
@@ -887,7 +924,7 @@ impl VersionSet {
             if n > 1 {
                 edit.remaining_entries = Some((n - 1 - i) as u32);
             }
-            let (version, removed) = match &change {
+            let (version, removed, removed_blobs) = match &change {
                 CfChange::Files => {
                     let cf = self.cf(id)?;
                     if let Some(l) = edit.log_number {
@@ -895,10 +932,14 @@ impl VersionSet {
                             edit.log_number = Some(cf.log_number);
                         }
                     }
-                    apply_files(cf, edit, &self.reaper, paranoid)?
+                    apply_files(cf, edit, &self.reaper, &self.blob_reaper, paranoid)?
                 }
-                CfChange::Add(cf) => (Version::empty(cf.current.num_levels(), cf.icmp.clone()), Vec::new()),
-                CfChange::Drop => (Version::empty(0, self.cf(id)?.icmp.clone()), Vec::new()),
+                CfChange::Add(cf) => (
+                    Version::empty(cf.current.num_levels(), cf.icmp.clone()),
+                    Vec::new(),
+                    Vec::new(),
+                ),
+                CfChange::Drop => (Version::empty(0, self.cf(id)?.icmp.clone()), Vec::new(), Vec::new()),
             };
             let mut record = Vec::new();
             edit.encode(&mut record);
@@ -910,6 +951,7 @@ impl VersionSet {
                 log_number: edit.log_number,
                 min_log_number_to_keep: edit.min_log_number_to_keep,
                 obsolete: removed,
+                obsolete_blobs: removed_blobs,
             });
         }
         self.manifest_busy = true;
@@ -964,6 +1006,7 @@ impl VersionSet {
             log_number,
             min_log_number_to_keep,
             obsolete,
+            obsolete_blobs,
         } = p;
         if let Some(n) = min_log_number_to_keep {
             self.min_log_number_to_keep = n;
@@ -983,6 +1026,9 @@ impl VersionSet {
                     for (_, f) in c.current.all_files() {
                         f.life.obsolete.store(true, AtOrd::Release);
                     }
+                    for b in c.current.blob_files.values() {
+                        b.mark_obsolete();
+                    }
                 }
             }
             CfChange::Files => {
@@ -992,6 +1038,9 @@ impl VersionSet {
                 }
                 for f in obsolete {
                     f.life.obsolete.store(true, AtOrd::Release);
+                }
+                for b in obsolete_blobs {
+                    b.mark_obsolete();
                 }
                 c.current = Arc::new(version);
             }
@@ -1068,13 +1117,15 @@ fn infer_epochs(levels: &mut Levels) -> u64 {
     epoch - 1
 }
 
-/// The version `edit` makes from `cf`'s current one, and the files it removes (not moved).
+/// The version `edit` makes from `cf`'s current one, the files it removes (not moved) and the
+/// blob files it drops.
 fn apply_files(
     cf: &CfVersion,
     edit: &VersionEdit,
     reaper: &Arc<Reaper>,
+    blob_reaper: &Arc<BlobReaper>,
     paranoid: bool,
-) -> Result<(Version, Vec<Arc<FileMeta>>)> {
+) -> Result<FilesApplied> {
     let num_levels = cf.current.num_levels();
     let mut levels: Vec<BTreeMap<u64, Arc<FileMeta>>> = cf
         .current
@@ -1102,11 +1153,21 @@ fn apply_files(
         };
         levels[level].insert(f.number, meta);
     }
-    let version = build_version(&levels, &cf.icmp, paranoid)?;
+    let mut blob_files = apply_blob_edit(&cf.current.blob_files, edit, blob_reaper)?;
+    let min_oldest = min_oldest_blob(
+        levels
+            .iter()
+            .flat_map(|l| l.values().map(|f| f.meta.oldest_blob_file_number)),
+    );
+    let removed_blobs = retain_live(&mut blob_files, min_oldest);
+    let version = build_version(&levels, &cf.icmp, paranoid, blob_files)?;
     // Files moved between levels (trivial moves) are re-added: they must not be reaped.
     removed.retain(|f| !edit.new_files.iter().any(|(_, nf)| nf.number == f.number()));
-    Ok((version, removed))
+    Ok((version, removed, removed_blobs))
 }
+
+/// What [`apply_files`] makes: the new version, the tables it removes, the blob files it drops.
+type FilesApplied = (Version, Vec<Arc<FileMeta>>, Vec<Arc<BlobFileMeta>>);
 
 /// What a pending edit does to the set of families.
 pub(crate) enum CfChange {
@@ -1139,6 +1200,8 @@ struct PendingPart {
     min_log_number_to_keep: Option<u64>,
     /// Files the edit removes (not moved): obsolete once it is installed.
     obsolete: Vec<Arc<FileMeta>>,
+    /// Blob files the edit drops: obsolete once it is installed.
+    obsolete_blobs: Vec<Arc<BlobFileMeta>>,
 }
 
 impl PendingEdit {

@@ -130,7 +130,7 @@ impl Default for FileMetaData {
     }
 }
 
-/// A blob file added by an edit (decoded, not used by Shale).
+/// A blob file added by an edit (`blob::writer` makes them; versions track them).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub(crate) struct BlobFileAddition {
     pub blob_file_number: u64,
@@ -140,7 +140,7 @@ pub(crate) struct BlobFileAddition {
     pub checksum_value: Vec<u8>,
 }
 
-/// Garbage recorded for a blob file (decoded, not used by Shale).
+/// Garbage recorded for a blob file (compactions meter it; a file all garbage is dropped).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub(crate) struct BlobFileGarbage {
     pub blob_file_number: u64,
@@ -290,14 +290,14 @@ impl VersionEdit {
             put_varint64(dst, b.total_blob_bytes);
             put_lpslice(dst, &b.checksum_method);
             put_lpslice(dst, &b.checksum_value);
-            put_varint32(dst, 1);
+            put_varint32(dst, BLOB_END_MARKER);
         }
         for g in &self.blob_file_garbages {
             put_varint32(dst, tag::BLOB_FILE_GARBAGE);
             put_varint64(dst, g.blob_file_number);
             put_varint64(dst, g.garbage_blob_count);
             put_varint64(dst, g.garbage_blob_bytes);
-            put_varint32(dst, 1);
+            put_varint32(dst, BLOB_END_MARKER);
         }
         for w in &self.wal_additions {
             let mut tmp = Vec::new();
@@ -763,21 +763,27 @@ fn decode_new_file4(r: &mut Reader<'_>, e: &mut VersionEdit) -> Result<(u32, Fil
 }
 
 /// Skip the custom fields of a blob record (tag varint32 + lpslice, ended by 1).
+/// The tag that ends the custom fields of a blob file addition or garbage record (unlike
+/// NewFile4's, which ends with 1).
+const BLOB_END_MARKER: u32 = 0;
+
+/// Skip the custom fields (tag varint32 + lpslice each) of a blob file record up to its end
+/// marker; a tag in the forward-incompatible range (bit 6) is Corruption.
 fn skip_blob_custom_fields(r: &mut Reader<'_>, class: &str) -> Result<()> {
     loop {
         let t = r
             .varint32()
             .ok_or_else(|| Error::corrupt(format!("{class}: Error decoding custom field tag")))?;
-        if t == 1 {
+        if t == BLOB_END_MARKER {
             return Ok(());
         }
-        r.lpslice()
-            .ok_or_else(|| Error::corrupt(format!("{class}: Error decoding custom field value")))?;
         if t & nf4::NON_SAFE_IGNORE_MASK != 0 {
             return Err(Error::corrupt(format!(
                 "{class}: Forward incompatible custom field encountered"
             )));
         }
+        r.lpslice()
+            .ok_or_else(|| Error::corrupt(format!("{class}: Error decoding custom field value")))?;
     }
 }
 
@@ -1179,15 +1185,34 @@ mod tests {
             VersionEdit::decode(&unhex("8440 04 07 01")).is_err(),
             "unknown WalAddition subtag"
         );
-        // Deprecated blob tags (no length prefix).
-        let v = unhex("8240 01 02 03 00 00 01  8340 01 02 03 01");
+        // Blob tags, new and deprecated numbering (neither length-prefixed); their custom
+        // fields end with tag 0 (a forward-compatible field 3 is skipped).
+        let v = unhex("9003 01 02 03 00 00 03 01 aa 00  9103 01 02 03 00  8240 04 02 03 00 00 00  8340 04 02 03 00");
         let e = VersionEdit::decode(&v).unwrap();
-        assert_eq!(e.blob_file_additions.len(), 1);
-        assert_eq!(e.blob_file_garbages.len(), 1);
+        assert_eq!(e.blob_file_additions.len(), 2);
+        assert_eq!(e.blob_file_garbages.len(), 2);
+        assert_eq!(e.blob_file_garbages[1].blob_file_number, 4);
         assert!(
-            VersionEdit::decode(&unhex("9003 01 02 03 00 00 42 00 01")).is_err(),
+            VersionEdit::decode(&unhex("9003 01 02 03 00 00 42 00 00")).is_err(),
             "must-understand blob field"
         );
+        // What Shale writes for an addition and its garbage, byte for byte.
+        let mut e = VersionEdit::default();
+        e.blob_file_additions.push(BlobFileAddition {
+            blob_file_number: 9,
+            total_blob_count: 2,
+            total_blob_bytes: 300,
+            ..Default::default()
+        });
+        e.blob_file_garbages.push(BlobFileGarbage {
+            blob_file_number: 9,
+            garbage_blob_count: 1,
+            garbage_blob_bytes: 150,
+        });
+        let mut enc = Vec::new();
+        e.encode(&mut enc);
+        let want = unhex("9003 09 02 ac02 00 00 00  9103 09 01 9601 00");
+        assert!(enc.windows(want.len()).any(|w| w == want), "{enc:02x?}");
         // PersistUDT wrong size; empty FullHistoryTsLow.
         assert!(VersionEdit::decode(&unhex("8940 02 0101")).is_err());
         assert!(VersionEdit::decode(&unhex("8640 00")).is_err());

@@ -341,6 +341,7 @@ fn render_cf_compaction_options(s: &mut String, opts: &Options) {
     if let Some(c) = opts.bottommost_compression {
         line(s, "bottommost_compression", &compression_name(c));
     }
+    opts.blob.render(s);
 }
 
 /// The `[TableOptions/<factory> "name"]` section of the family's table factory.
@@ -566,7 +567,13 @@ pub(crate) fn apply_cf(text: &[u8], file: &str, cf: &str, opts: &mut Options) ->
                 factory = Some((object_id(v).to_string(), at));
                 Some(())
             }
-            Section::Cf => apply_cf_option(k, v, file, opts)?,
+            Section::Cf => match opts.blob.apply(k, v) {
+                Some(r) => {
+                    r.map_err(|e| e.in_file(file, Some(at)))?;
+                    Some(())
+                }
+                None => apply_cf_option(k, v, file, opts)?,
+            },
             Section::Block => apply_block_based_option(k, v, opts),
             Section::Plain => apply_plain_option(k, v, &mut plain),
             Section::Cuckoo => apply_cuckoo_option(k, v, &mut cuckoo),

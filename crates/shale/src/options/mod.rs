@@ -6,6 +6,8 @@
 //! (`compaction.rs`), RocksDB's OPTIONS file (`file.rs`), and options that change while the DB
 //! runs (`live.rs`).
 
+pub(crate) mod blob;
+pub(crate) mod blob_setters;
 pub(crate) mod block_based;
 pub(crate) mod compaction;
 pub(crate) mod db_knobs;

@@ -149,6 +149,8 @@ pub struct Options {
     /// Seconds after which FIFO deletes a file, universal compacts it again, leveled moves it
     /// down (0: never).
     pub(crate) ttl: u64,
+    /// Integrated blob files (key-value separation): `options::blob`.
+    pub(crate) blob: super::blob::BlobOptions,
     /// Files older than this (seconds) are compacted again, universal and leveled (RocksDB's
     /// `periodic_compaction_seconds`; 0: never; universal folds `ttl` in).
     pub(crate) periodic_compaction_seconds: u64,
@@ -269,6 +271,7 @@ impl Default for Options {
             compaction_options_universal: Default::default(),
             compaction_options_fifo: Default::default(),
             ttl: 0,
+            blob: super::blob::BlobOptions::default(),
             periodic_compaction_seconds: 0,
             compact_on_deletion: None,
             disable_auto_compactions: false,
@@ -622,6 +625,7 @@ impl Options {
                 self.soft_pending_compaction_bytes_limit, self.hard_pending_compaction_bytes_limit
             ));
         }
+        self.blob.validate()?;
         if self.compression_per_level.len() > self.num_levels {
             return bad(format!(
                 "compression_per_level has {} entries, more than num_levels ({})",

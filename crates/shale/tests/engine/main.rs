@@ -12,6 +12,7 @@ mod compatibility;
 mod api;
 mod bad_input;
 mod batch_iterate;
+mod blob_files;
 mod cache_priority;
 mod checkpoint;
 mod column_families;

@@ -42,6 +42,7 @@ pub(crate) fn test_version(levels: Vec<Vec<Arc<FileMeta>>>, num_levels: usize) -
     Version {
         files,
         icmp: InternalKeyComparator::default(),
+        blob_files: Default::default(),
     }
 }
 

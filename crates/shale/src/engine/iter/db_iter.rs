@@ -39,6 +39,10 @@ pub struct DBRawIterator {
     /// Positioned on a wide-column entity (or a merge over one): its encoding, and where its
     /// default column's value lies in it (`None`: no default column, the value is empty).
     entity: Option<(Vec<u8>, Option<std::ops::Range<usize>>)>,
+    /// Positioned (forward) on a blob index: the blob's value, read from its blob file.
+    blob_value: Option<Vec<u8>>,
+    /// The family's open blob files.
+    blob_cache: Arc<crate::blob::reader::BlobFileCache>,
     _sv: Arc<SuperVersion>,
     _snapshot: Option<crate::snapshot::Snapshot>,
     stats: crate::statistics::Stats,
@@ -93,6 +97,8 @@ pub(crate) fn new_raw_iterator(db: &Arc<DbInner>, cf: &Arc<ColumnFamilyData>, ro
         merged: false,
         operands: Vec::new(),
         entity: None,
+        blob_value: None,
+        blob_cache: cf.blob_cache.clone(),
         inner,
         icmp: cf.icmp.clone(),
         seq,
@@ -183,6 +189,9 @@ impl DBRawIterator {
         }
         if let Some((e, dflt)) = &self.entity {
             return Some(dflt.clone().map_or(&[][..], |r| &e[r]));
+        }
+        if let Some(b) = &self.blob_value {
+            return Some(b);
         }
         if self.start_ts.is_some() {
             return Some(self.inner.value());
@@ -433,6 +442,7 @@ impl DBRawIterator {
     fn unposition(&mut self) {
         self.valid = false;
         self.entity = None;
+        self.blob_value = None;
     }
 
     fn set_error(&mut self, e: Error) {
@@ -474,8 +484,14 @@ impl DBRawIterator {
                         skipping = true;
                         self.deletes_skipped += 1;
                     }
-                    vt::VALUE => {
+                    vt::VALUE | vt::BLOB_INDEX => {
                         if !skip {
+                            if pk.vtype == vt::BLOB_INDEX {
+                                match self.blob_cache.resolve(pk.user_key, self.inner.value(), true) {
+                                    Ok(v) => self.blob_value = Some(v),
+                                    Err(e) => return self.set_error(e),
+                                }
+                            }
                             self.valid = true;
                             self.saved_key.clear();
                             return;
@@ -531,6 +547,13 @@ impl DBRawIterator {
             }
             match self.effective_type(pk.user_key, pk.seq, pk.vtype) {
                 vt::MERGE => self.operands.push(self.inner.value().to_vec()),
+                vt::BLOB_INDEX => {
+                    match self.blob_cache.resolve(pk.user_key, self.inner.value(), true) {
+                        Ok(v) => base = Some(v),
+                        Err(e) => return self.set_error(e),
+                    }
+                    break;
+                }
                 vt::VALUE | vt::WIDE_COLUMN_ENTITY => {
                     base = Some(self.inner.value().to_vec());
                     base_entity = pk.vtype == vt::WIDE_COLUMN_ENTITY;
@@ -581,6 +604,7 @@ impl DBRawIterator {
         let mut vtype = vt::DELETION;
         let mut has_base = false;
         let mut base_entity = false;
+        let mut base_blob = false;
         self.operands.clear();
         while self.inner.valid() {
             let ikey = self.inner.key();
@@ -600,14 +624,16 @@ impl DBRawIterator {
                         vtype = vt::DELETION;
                         has_base = false;
                         base_entity = false;
+                        base_blob = false;
                         self.operands.clear();
                         self.saved_key.clear();
                         self.saved_value.clear();
                     }
-                    vt::VALUE | vt::WIDE_COLUMN_ENTITY => {
+                    vt::VALUE | vt::WIDE_COLUMN_ENTITY | vt::BLOB_INDEX => {
                         vtype = vt::VALUE;
                         has_base = true;
                         base_entity = pk.vtype == vt::WIDE_COLUMN_ENTITY;
+                        base_blob = pk.vtype == vt::BLOB_INDEX;
                         self.operands.clear();
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(pk.user_key);
@@ -626,6 +652,13 @@ impl DBRawIterator {
                 }
             }
             self.inner.prev();
+        }
+        if base_blob && vtype != vt::DELETION {
+            // The value is the blob the index (in `saved_value`) points to.
+            match self.blob_cache.resolve(&self.saved_key, &self.saved_value, true) {
+                Ok(v) => self.saved_value = v,
+                Err(e) => return self.set_error(e),
+            }
         }
         if vtype == vt::DELETION {
             self.valid = false;

@@ -4,6 +4,7 @@
 //! `rocksdb_tools`. A missing tool is a loud skip; with `SHALE_REQUIRE_ROCKSDB=1` (set by
 //! `.ci/run`) it fails the test.
 
+mod blob_compat;
 mod cf_compat;
 mod compat;
 mod cuckoo_compat;
