@@ -33,16 +33,9 @@ fn options_temp_name(dir: &Path, n: u64) -> std::path::PathBuf {
     dir.join(format!("OPTIONS-{n:06}.dbtmp"))
 }
 
+/// RocksDB's OPTIONS-file name of a compression type (one table, shared with the blob options).
 fn compression_name(c: DBCompressionType) -> &'static str {
-    match c {
-        DBCompressionType::None => "kNoCompression",
-        DBCompressionType::Snappy => "kSnappyCompression",
-        DBCompressionType::Zlib => "kZlibCompression",
-        DBCompressionType::Bz2 => "kBZip2Compression",
-        DBCompressionType::Lz4 => "kLZ4Compression",
-        DBCompressionType::Lz4hc => "kLZ4HCCompression",
-        DBCompressionType::Zstd => "kZSTD",
-    }
+    super::blob::compression_option_name(c)
 }
 
 fn checksum_name(c: ChecksumType) -> &'static str {
